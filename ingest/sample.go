@@ -1,0 +1,48 @@
+// Package ingest turns bytes into latency samples: one decoder per input
+// format, each a streaming iterator over an io.Reader.
+package ingest
+
+import (
+	"fmt"
+	"time"
+)
+
+// Sample is one observed call.
+type Sample struct {
+	// Latency is how long the call took. When Censored is true it is a lower
+	// bound: the call took at least this long (it ended because it was slow).
+	Latency time.Duration
+	// Time is when the call happened; the zero Time when the input has none.
+	Time time.Time
+	// Status is the response status (HTTP code or similar); 0 when unknown.
+	Status int
+	// Group is the values of the group-by fields joined by " "; "" when the
+	// input is not grouped.
+	Group string
+	// Censored marks a right-censored observation ("took at least Latency").
+	Censored bool
+}
+
+// ParseError describes one input line that could not be used. It is not
+// fatal: callers count it and go on, unless they run in strict mode.
+type ParseError struct {
+	File   string // name of the input, "-" for stdin
+	Line   int    // 1-based line number
+	Field  string // column or field name; "" when the whole line is bad
+	Value  string // the offending value, truncated for display
+	Reason string // e.g. "is not a number"
+}
+
+func (e *ParseError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason)
+	}
+	return fmt.Sprintf("%s:%d: column %q: %q %s", e.File, e.Line, e.Field, e.Value, e.Reason)
+}
+
+// Decoder yields samples one at a time. Next returns io.EOF after the last
+// sample. A *ParseError means the current line was skipped and Next may be
+// called again; any other error is fatal.
+type Decoder interface {
+	Next() (Sample, error)
+}
