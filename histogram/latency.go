@@ -2,7 +2,12 @@
 // package that touches hdrhistogram-go.
 package histogram
 
-import "time"
+import (
+	"math"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
 
 const (
 	// Lowest is the smallest latency told apart from zero.
@@ -16,7 +21,36 @@ const (
 
 // Latency is a latency histogram with its right-censored samples and the
 // samples it could not record.
-type Latency struct{}
+//
+// Values are kept in whole microseconds (sub-microsecond parts are truncated,
+// so anything below Lowest, zero included, is recorded as 0) with Digits
+// significant digits: two values in the same HDR bucket are "equivalent" and
+// cannot be told apart. Every query answers in those terms; Quantile, Max and
+// the bounds of QuantileInterval return the highest value equivalent to the
+// sample they stand for, Min the lowest.
+//
+// Censoring: a right-censored sample (RecordCensored: "took at least d") is
+// recorded at its lower bound d, counts in Count, and is also kept in a
+// histogram of censored values. Quantile is computed over all recorded values
+// with censored ones at their lower bound, so it is a lower bound of the true
+// quantile as soon as one censored sample lies at or below the estimate (its
+// true value could lie above the estimate and push it up); QuantileIsLowerBound
+// says when that is the case.
+//
+// Nothing is dropped silently: negative values and values above Highest are
+// not recorded but counted, see OutOfRange. Count, quantiles and fractions are
+// over the recorded values only.
+//
+// A Latency is not safe for concurrent use (nor is the hdrhistogram-go
+// histogram under it): callers must synchronize every Record and Merge
+// against all other use. The zero value is not ready for use; call New.
+type Latency struct {
+	h *hdr.Histogram // every recorded value, censored ones at their lower bound
+	// censored holds the censored values only, with the geometry of h. It is
+	// allocated on the first censored sample: a histogram costs about 230 KB.
+	censored     *hdr.Histogram
+	below, above int64 // not recorded: negative, above Highest
+}
 
 // Interval is a distribution-free confidence interval for a quantile, from
 // order statistics (DOMAIN.md section 1).
@@ -28,19 +62,264 @@ type Interval struct {
 	Above      int64         // samples above the q-quantile estimate
 }
 
-func New() *Latency                                                { panic("unimplemented") }
-func (l *Latency) Record(d time.Duration) bool                     { panic("unimplemented") }
-func (l *Latency) RecordCensored(d time.Duration) bool             { panic("unimplemented") }
-func (l *Latency) Count() int64                                    { panic("unimplemented") }
-func (l *Latency) Censored() int64                                 { panic("unimplemented") }
-func (l *Latency) OutOfRange() (below, above int64)                { panic("unimplemented") }
-func (l *Latency) Quantile(q float64) time.Duration                { panic("unimplemented") }
-func (l *Latency) QuantileIsLowerBound(q float64) bool             { panic("unimplemented") }
-func (l *Latency) FractionAbove(d time.Duration) float64           { panic("unimplemented") }
-func (l *Latency) CountAbove(d time.Duration) int64                { panic("unimplemented") }
-func (l *Latency) CountBetween(lo, hi time.Duration) int64         { panic("unimplemented") }
-func (l *Latency) Mean() time.Duration                             { panic("unimplemented") }
-func (l *Latency) Min() time.Duration                              { panic("unimplemented") }
-func (l *Latency) Max() time.Duration                              { panic("unimplemented") }
-func (l *Latency) Merge(o *Latency)                                { panic("unimplemented") }
-func (l *Latency) QuantileInterval(q, confidence float64) Interval { panic("unimplemented") }
+// highestMicros is Highest in the histogram's unit.
+const highestMicros = int64(Highest / time.Microsecond)
+
+func newHDR() *hdr.Histogram {
+	return hdr.New(int64(Lowest/time.Microsecond), highestMicros, Digits)
+}
+
+// New returns an empty latency histogram covering Lowest to Highest with
+// Digits significant digits.
+func New() *Latency {
+	return &Latency{h: newHDR()}
+}
+
+// micros converts d to the histogram's unit, truncating sub-microsecond
+// parts. It reports false, after counting d, when d is out of range.
+func (l *Latency) micros(d time.Duration) (int64, bool) {
+	switch {
+	case d < 0:
+		l.below++
+		return 0, false
+	case d > Highest:
+		l.above++
+		return 0, false
+	}
+	return int64(d / time.Microsecond), true
+}
+
+// toDuration converts a value in the histogram's unit back to a duration.
+func toDuration(us int64) time.Duration {
+	return time.Duration(us) * time.Microsecond
+}
+
+// Record records one sample. It returns false when d is negative or above
+// Highest; such a sample is counted by OutOfRange instead. Record does not
+// allocate.
+func (l *Latency) Record(d time.Duration) bool {
+	us, ok := l.micros(d)
+	if !ok {
+		return false
+	}
+	if l.h.RecordValue(us) != nil {
+		// Not reached for values within [0, Highest]; counted all the same.
+		l.above++
+		return false
+	}
+	return true
+}
+
+// RecordCensored records a right-censored sample, one that took at least d
+// (a timeout, an nginx 499). It counts in Count at d and in Censored. It
+// returns false, counting the sample in OutOfRange, when d is negative or
+// above Highest.
+func (l *Latency) RecordCensored(d time.Duration) bool {
+	us, ok := l.micros(d)
+	if !ok {
+		return false
+	}
+	if l.h.RecordValue(us) != nil {
+		l.above++
+		return false
+	}
+	if l.censored == nil {
+		l.censored = newHDR()
+	}
+	// Same geometry as l.h, which just accepted us: this cannot fail.
+	_ = l.censored.RecordValue(us)
+	return true
+}
+
+// Count returns the number of recorded samples, censored ones included and
+// out-of-range ones excluded.
+func (l *Latency) Count() int64 { return l.h.TotalCount() }
+
+// Censored returns how many of the recorded samples are right-censored.
+func (l *Latency) Censored() int64 {
+	if l.censored == nil {
+		return 0
+	}
+	return l.censored.TotalCount()
+}
+
+// OutOfRange returns how many samples were not recorded: below counts
+// negative durations, above those longer than Highest (and values dropped
+// by Merge).
+func (l *Latency) OutOfRange() (below, above int64) { return l.below, l.above }
+
+// valueAtQuantile returns h's value at quantile q in [0, 1]. It is the one
+// place that converts to hdrhistogram's 0-100 percentiles (hdrhistogram-go's
+// ValueAtQuantile takes 0-100 as well, despite its name). hdrhistogram takes
+// the sample of rank round(q*N), at least 1, and returns the highest value
+// equivalent to it (the lowest one for q = 0).
+func valueAtQuantile(h *hdr.Histogram, q float64) int64 {
+	return h.ValueAtPercentile(q * 100)
+}
+
+// valueAtRank returns the highest value equivalent to the r-th smallest
+// recorded sample, 1 <= r <= Count().
+func (l *Latency) valueAtRank(r int64) int64 {
+	return valueAtQuantile(l.h, float64(r)/float64(l.h.TotalCount()))
+}
+
+// Quantile returns the latency at quantile q, 0 < q <= 1 (0.999 for p99.9):
+// the recorded sample of rank round(q*N) among N, as its highest equivalent
+// value. Quantile(1) is Max. q above 1 is read as 1; q <= 0 or NaN gives
+// Min. An empty histogram gives 0. See Latency for censored samples.
+func (l *Latency) Quantile(q float64) time.Duration {
+	switch {
+	case q > 1:
+		q = 1
+	case !(q > 0): // q <= 0 or NaN
+		q = 0
+	}
+	return toDuration(valueAtQuantile(l.h, q))
+}
+
+// QuantileIsLowerBound reports whether Quantile(q) is only a lower bound of
+// the true quantile: whether at least one censored sample is equivalent to
+// or below it.
+func (l *Latency) QuantileIsLowerBound(q float64) bool {
+	if l.censored == nil || l.censored.TotalCount() == 0 {
+		return false
+	}
+	// Quantile returns the highest value of its bucket and Min the lowest of
+	// the smallest censored sample's bucket, so this compares buckets.
+	return l.censored.Min() <= int64(l.Quantile(q)/time.Microsecond)
+}
+
+// FractionAbove returns the share of Count strictly above d: the share of
+// calls a timeout of d would cut off (the false-timeout rate). A sample
+// equivalent to d is not above it. It returns 0 for an empty histogram.
+func (l *Latency) FractionAbove(d time.Duration) float64 {
+	n := l.Count()
+	if n == 0 {
+		return 0
+	}
+	return float64(l.CountAbove(d)) / float64(n)
+}
+
+// CountAbove returns how many recorded samples are strictly above d, that is
+// in a bucket above the one holding d.
+func (l *Latency) CountAbove(d time.Duration) int64 {
+	if d < 0 {
+		return l.Count()
+	}
+	us := int64(d / time.Microsecond)
+	var n int64
+	for _, b := range l.h.Distribution() {
+		if b.From > us {
+			n += b.Count
+		}
+	}
+	return n
+}
+
+// CountBetween returns how many recorded samples v satisfy lo <= v <= hi,
+// where a sample equivalent to lo or to hi counts. It returns 0 when lo > hi.
+// CountBetween(0, d) + CountAbove(d) == Count() for every d >= 0.
+func (l *Latency) CountBetween(lo, hi time.Duration) int64 {
+	if lo > hi || hi < 0 {
+		return 0
+	}
+	loUs := max(int64(lo/time.Microsecond), 0)
+	hiUs := int64(hi / time.Microsecond)
+	var n int64
+	for _, b := range l.h.Distribution() {
+		if b.To >= loUs && b.From <= hiUs {
+			n += b.Count
+		}
+	}
+	return n
+}
+
+// Mean returns the mean of the recorded samples, each taken at the middle of
+// its bucket; 0 when empty.
+func (l *Latency) Mean() time.Duration {
+	return time.Duration(math.Round(l.h.Mean() * float64(time.Microsecond)))
+}
+
+// Min returns the smallest recorded sample as the lowest value equivalent to
+// it; 0 when empty.
+func (l *Latency) Min() time.Duration { return toDuration(l.h.Min()) }
+
+// Max returns the largest recorded sample as the highest value equivalent to
+// it (so up to one bucket width, 0.1 %, above the sample); 0 when empty.
+func (l *Latency) Max() time.Duration { return toDuration(l.h.Max()) }
+
+// Merge adds o's samples, censored samples and out-of-range counts to l.
+// Values hdrhistogram drops while merging are counted as above range.
+// Merging a histogram into itself doubles it.
+func (l *Latency) Merge(o *Latency) {
+	if o == nil {
+		return
+	}
+	if o == l {
+		c := &Latency{h: l.h.Clone(), below: l.below, above: l.above}
+		if l.censored != nil {
+			c.censored = l.censored.Clone()
+		}
+		o = c
+	}
+	l.below += o.below
+	l.above += o.above
+	l.above += l.h.Merge(o.h)
+	if o.censored != nil && o.censored.TotalCount() > 0 {
+		if l.censored == nil {
+			l.censored = newHDR()
+		}
+		// The censored values are a subset of o.h's and have l.h's geometry:
+		// a value dropped here was dropped from l.h above and is counted.
+		_ = l.censored.Merge(o.censored)
+	}
+}
+
+// QuantileInterval returns a distribution-free confidence interval for the
+// q-quantile from order statistics (DOMAIN.md section 1). With N = Count(),
+// z the standard normal quantile of (1+confidence)/2 and
+// s = sqrt(N*q*(1-q)), the true quantile lies, with probability about
+// confidence, between the samples of rank floor(N*q - z*s) and
+// ceil(N*q + z*s) + 1. A lower rank below 1 gives Min; an upper rank beyond
+// N gives Max with HiKnown false: the data cannot bound the quantile from
+// above. Above is CountAbove(Quantile(q)); below about 10 the estimate rests
+// on few samples. confidence is clamped to [0, 1]. An empty histogram gives
+// zero bounds with HiKnown false.
+func (l *Latency) QuantileInterval(q, confidence float64) Interval {
+	iv := Interval{Quantile: q, Confidence: confidence}
+	n := l.Count()
+	if n == 0 {
+		return iv
+	}
+	qq := min(max(q, 0), 1)
+	if math.IsNaN(q) {
+		qq = 0
+	}
+	c := min(max(confidence, 0), 1)
+	if math.IsNaN(confidence) {
+		c = 0
+	}
+	z := math.Sqrt2 * math.Erfinv(c) // = inverse normal CDF at (1+c)/2
+	nf := float64(n)
+	center := nf * qq
+	half := z * math.Sqrt(nf*qq*(1-qq))
+	// N*q is often an integer computed with a rounding error (2000*0.999);
+	// the tolerance keeps floor and ceil from stepping a whole rank on it.
+	const eps = 1e-9
+	loRank := math.Floor(center - half + eps)
+	hiRank := math.Ceil(center+half-eps) + 1
+
+	if loRank < 1 { // also -Inf for confidence 1
+		iv.Lo = l.Min()
+	} else {
+		iv.Lo = toDuration(l.valueAtRank(int64(min(loRank, nf))))
+	}
+	if hiRank > nf { // also +Inf
+		iv.Hi = l.Max()
+	} else {
+		iv.Hi = toDuration(l.valueAtRank(int64(max(hiRank, 1))))
+		iv.HiKnown = true
+	}
+	iv.Above = l.CountAbove(l.Quantile(q))
+	return iv
+}

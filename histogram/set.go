@@ -1,6 +1,12 @@
 package histogram
 
-import "time"
+import (
+	"cmp"
+	"maps"
+	"math"
+	"slices"
+	"time"
+)
 
 // Group is everything measured for one group of samples (a route, a method,
 // or the whole input).
@@ -11,23 +17,299 @@ type Group struct {
 	Arrivals *Arrivals        // every sample with a timestamp, excluded ones too
 }
 
-// Set holds the groups of one analysis by name.
-type Set struct{}
+// Set holds the groups of one analysis by name. Like Latency, it is not safe
+// for concurrent use.
+type Set struct {
+	groups map[string]*Group
+}
 
-func NewSet() *Set                      { panic("unimplemented") }
-func (s *Set) Group(name string) *Group { panic("unimplemented") } // creates it on first use
-func (s *Set) Groups() []*Group         { panic("unimplemented") } // sorted by name
-func (s *Set) Merge(o *Set)             { panic("unimplemented") }
+// NewSet returns an empty set.
+func NewSet() *Set { return &Set{groups: make(map[string]*Group)} }
+
+// Group returns the group called name, creating it empty (New latency
+// histogram, no exclusions, NewArrivals) on first use.
+func (s *Set) Group(name string) *Group {
+	if g, ok := s.groups[name]; ok {
+		return g
+	}
+	g := &Group{
+		Name:     name,
+		Latency:  New(),
+		Excluded: make(map[string]int64),
+		Arrivals: NewArrivals(),
+	}
+	s.groups[name] = g
+	return g
+}
+
+// Groups returns the groups sorted by name.
+func (s *Set) Groups() []*Group {
+	gs := make([]*Group, 0, len(s.groups))
+	for _, g := range s.groups {
+		gs = append(gs, g)
+	}
+	slices.SortFunc(gs, func(a, b *Group) int { return cmp.Compare(a.Name, b.Name) })
+	return gs
+}
+
+// Merge adds o's groups to s group by group: latency histograms, exclusion
+// counts and arrivals of groups with the same name are merged, groups only
+// in o are created in s. o is left unchanged (unless it is s, which doubles).
+func (s *Set) Merge(o *Set) {
+	if o == nil {
+		return
+	}
+	for _, og := range o.Groups() {
+		g := s.Group(og.Name)
+		if og.Latency != nil {
+			g.Latency.Merge(og.Latency)
+		}
+		excluded := og.Excluded
+		if o == s {
+			excluded = maps.Clone(excluded) // g.Excluded is the map being ranged over
+		}
+		for reason, n := range excluded {
+			g.Excluded[reason] += n
+		}
+		if og.Arrivals != nil {
+			g.Arrivals.Merge(og.Arrivals)
+		}
+	}
+}
+
+// Arrivals are kept per second in chunks of chunkLen consecutive seconds. A
+// chunk with few busy seconds stores them sparsely (6 bytes each), one with
+// many as a dense array (4 bytes a second), so a week of a busy group costs
+// about 2.4 MB and a week of one call a minute about 60 KB, where a map from
+// second to count would cost 20-40 bytes per busy second.
+const (
+	chunkBits = 10
+	chunkLen  = 1 << chunkBits // seconds per chunk
+	// sparseMax is the number of busy seconds above which a chunk turns
+	// dense: the sparse form then costs about as much as the dense one.
+	sparseMax = chunkLen / 2
+)
+
+// chunk holds the per-second counts of chunkLen consecutive seconds, either
+// dense (dense has chunkLen entries) or sparse (offs sorted, ns beside them).
+type chunk struct {
+	dense []uint32
+	offs  []uint16
+	ns    []uint32
+}
 
 // Arrivals counts calls per second of wall time, for measured call rates.
-type Arrivals struct{}
+// The zero value is not ready for use; call NewArrivals. It is not safe for
+// concurrent use.
+type Arrivals struct {
+	chunks map[int64]*chunk // by second >> chunkBits
+	// overflow holds what exceeds math.MaxUint32 in one second's count; nil
+	// until needed (4 billion calls in one second of one group).
+	overflow    map[int64]int64
+	count       int64
+	first, last int64 // Unix seconds; valid when count > 0
+}
 
-func NewArrivals() *Arrivals            { panic("unimplemented") }
-func (a *Arrivals) Add(t time.Time)     { panic("unimplemented") }
-func (a *Arrivals) Count() int64        { panic("unimplemented") }
-func (a *Arrivals) Span() time.Duration { panic("unimplemented") } // last second - first second + 1 s
-func (a *Arrivals) MeanRate() float64   { panic("unimplemented") } // calls per second over Span; 0 when empty
+// NewArrivals returns an empty arrivals counter.
+func NewArrivals() *Arrivals {
+	return &Arrivals{chunks: make(map[int64]*chunk)}
+}
+
+// Add counts one call at t, in the whole second (Unix time) that holds it.
+func (a *Arrivals) Add(t time.Time) { a.add(t.Unix(), 1) }
+
+// add counts n > 0 calls in second sec.
+func (a *Arrivals) add(sec, n int64) {
+	if a.count == 0 {
+		a.first, a.last = sec, sec
+	} else {
+		a.first = min(a.first, sec)
+		a.last = max(a.last, sec)
+	}
+	a.count += n
+
+	key, off := sec>>chunkBits, sec&(chunkLen-1)
+	c := a.chunks[key]
+	if c == nil {
+		c = &chunk{}
+		a.chunks[key] = c
+	}
+	if c.dense != nil {
+		a.bump(&c.dense[off], sec, n)
+		return
+	}
+	i, found := slices.BinarySearch(c.offs, uint16(off))
+	if found {
+		a.bump(&c.ns[i], sec, n)
+		return
+	}
+	if len(c.offs) < sparseMax {
+		c.offs = slices.Insert(c.offs, i, uint16(off))
+		c.ns = slices.Insert(c.ns, i, 0)
+		a.bump(&c.ns[i], sec, n)
+		return
+	}
+	c.dense = make([]uint32, chunkLen)
+	for j, o := range c.offs {
+		c.dense[o] = c.ns[j]
+	}
+	c.offs, c.ns = nil, nil
+	a.bump(&c.dense[off], sec, n)
+}
+
+// bump adds n to the count of second sec held in *slot, spilling what does
+// not fit in 32 bits into a.overflow.
+func (a *Arrivals) bump(slot *uint32, sec, n int64) {
+	s := int64(*slot) + n
+	if s > math.MaxUint32 {
+		if a.overflow == nil {
+			a.overflow = make(map[int64]int64)
+		}
+		a.overflow[sec] += s - math.MaxUint32
+		s = math.MaxUint32
+	}
+	*slot = uint32(s)
+}
+
+// Count returns the number of calls counted.
+func (a *Arrivals) Count() int64 { return a.count }
+
+// Span returns the time from the start of the first second with a call to the
+// end of the last one (last second - first second + 1 s); 0 when empty.
+func (a *Arrivals) Span() time.Duration {
+	if a.count == 0 {
+		return 0
+	}
+	return time.Duration(a.last-a.first+1) * time.Second
+}
+
+// MeanRate returns the calls per second over Span; 0 when empty.
+func (a *Arrivals) MeanRate() float64 {
+	if a.count == 0 {
+		return 0
+	}
+	return float64(a.count) / float64(a.last-a.first+1)
+}
+
 // Busiest returns the largest number of calls in any window of length w
 // (whole seconds, sliding by one second), and where that window starts.
-func (a *Arrivals) Busiest(w time.Duration) (calls int64, start time.Time) { panic("unimplemented") }
-func (a *Arrivals) Merge(o *Arrivals)                                      { panic("unimplemented") }
+// Seconds without calls count as 0. w is truncated to whole seconds, at least
+// one. Windows lie within Span; when Span is shorter than w the window covers
+// everything and starts at the first second. Among equally busy windows the
+// earliest one that starts at a second with calls (or at the last possible
+// start) is returned. An empty Arrivals gives 0 and the zero time.
+func (a *Arrivals) Busiest(w time.Duration) (calls int64, start time.Time) {
+	if a.count == 0 {
+		return 0, time.Time{}
+	}
+	width := max(int64(w/time.Second), 1)
+	if a.last-a.first+1 <= width {
+		return a.count, time.Unix(a.first, 0)
+	}
+	// Slide over the seconds with calls: a window moved right until it starts
+	// at a second with calls loses none, so those starts suffice, clamped to
+	// lastStart so windows stay within the span.
+	lastStart := a.last - width + 1
+	keys := a.sortedKeys()
+	head, tail := a.iter(keys), a.iter(keys)
+	headOK, tailOK := head.next(), tail.next()
+	var sum int64
+	best, bestStart := int64(-1), a.first
+	for starts := a.iter(keys); starts.next(); {
+		s := min(starts.sec, lastStart)
+		for tailOK && tail.sec < s {
+			sum -= tail.n
+			tailOK = tail.next()
+		}
+		for headOK && head.sec < s+width {
+			sum += head.n
+			headOK = head.next()
+		}
+		if sum > best {
+			best, bestStart = sum, s
+		}
+		if s == lastStart {
+			break
+		}
+	}
+	return best, time.Unix(bestStart, 0)
+}
+
+// Merge adds o's calls to a. Merging an Arrivals into itself doubles it.
+func (a *Arrivals) Merge(o *Arrivals) {
+	if o == nil || o.count == 0 {
+		return
+	}
+	keys := o.sortedKeys()
+	if o == a {
+		// Collect first: adding while iterating would see its own additions
+		// once a chunk turns dense.
+		type sn struct{ sec, n int64 }
+		var all []sn
+		for it := o.iter(keys); it.next(); {
+			all = append(all, sn{it.sec, it.n})
+		}
+		for _, x := range all {
+			a.add(x.sec, x.n)
+		}
+		return
+	}
+	for it := o.iter(keys); it.next(); {
+		a.add(it.sec, it.n)
+	}
+}
+
+func (a *Arrivals) sortedKeys() []int64 {
+	keys := make([]int64, 0, len(a.chunks))
+	for k := range a.chunks {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// secondIter walks the seconds with calls in time order.
+type secondIter struct {
+	a    *Arrivals
+	keys []int64
+	ki   int // index into keys of the current chunk
+	i    int // next position in the current chunk
+	sec  int64
+	n    int64
+}
+
+func (a *Arrivals) iter(keys []int64) *secondIter {
+	return &secondIter{a: a, keys: keys}
+}
+
+// next moves to the next second with calls, reporting false at the end.
+func (it *secondIter) next() bool {
+	for it.ki < len(it.keys) {
+		key := it.keys[it.ki]
+		c := it.a.chunks[key]
+		if c.dense != nil {
+			for it.i < chunkLen {
+				off := it.i
+				it.i++
+				if c.dense[off] != 0 {
+					return it.set(key<<chunkBits|int64(off), c.dense[off])
+				}
+			}
+		} else if it.i < len(c.offs) {
+			j := it.i
+			it.i++
+			return it.set(key<<chunkBits|int64(c.offs[j]), c.ns[j])
+		}
+		it.ki++
+		it.i = 0
+	}
+	return false
+}
+
+func (it *secondIter) set(sec int64, n uint32) bool {
+	it.sec, it.n = sec, int64(n)
+	if n == math.MaxUint32 && it.a.overflow != nil {
+		it.n += it.a.overflow[sec]
+	}
+	return true
+}
