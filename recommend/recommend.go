@@ -1,8 +1,19 @@
 // Package recommend turns a latency histogram into a timeout, a connect
 // timeout and the reasons for both (DOMAIN.md section 1).
+//
+// The method: take the latency at quantile 1 - f, where f is the share of
+// good calls the user accepts to cut off, then apply padding rules (tight
+// tail, network allowance, rounding, a 1 ms floor, user bounds). Every rule
+// that changed the timeout is one Step with a reason a person can check.
 package recommend
 
 import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
@@ -11,17 +22,17 @@ import (
 // Options are the user's choices for one recommendation.
 type Options struct {
 	FalseTimeouts    float64       // share of good calls accepted to be cut off, 0 < f < 1; 0.001 -> p99.9
-	TightTailRatio   float64       // floor the timeout at this multiple of p50; default 2
+	TightTailRatio   float64       // floor the timeout at this multiple of p50; default 2, 0 turns the rule off
 	NetworkAllowance time.Duration // added for clients far from the server
 	Min, Max         time.Duration // user bounds; 0 means none
 	RTT              time.Duration // round-trip time to the server; 0 = unknown (no connect timeout)
-	Confidence       float64       // confidence of the quantile's interval; default 0.95
+	Confidence       float64       // confidence of the quantile's interval; default 0.95 (also when 0)
 }
 
 // Step is one rule applied on the way to the timeout, in order.
 type Step struct {
-	Rule   string        // stable identifier: "quantile", "tight-tail", "network-allowance", "round", "min", "max", "connect"
-	Value  time.Duration // the timeout after this step
+	Rule   string        // stable identifier: "quantile", "tight-tail", "network-allowance", "round", "floor", "min", "max", "connect"
+	Value  time.Duration // the timeout after this step (for "connect": the connect timeout)
 	Reason string        // one sentence for people
 }
 
@@ -29,7 +40,7 @@ type Step struct {
 type Recommendation struct {
 	Quantile       float64            // 1 - FalseTimeouts
 	Base           time.Duration      // the measured quantile
-	LowerBound     bool               // Base is only a lower bound (censored samples at or below it)
+	LowerBound     bool               // Base is only a lower bound (censored samples at or below it, or inside a pile-up at an existing timeout)
 	Interval       histogram.Interval // confidence interval of Base
 	Timeout        time.Duration
 	RoundingStep   time.Duration // the rounding step used at Base's magnitude
@@ -38,8 +49,489 @@ type Recommendation struct {
 	Warnings       []string
 }
 
-func DefaultOptions() Options                                           { panic("unimplemented") }
-func Recommend(h *histogram.Latency, o Options) (Recommendation, error) { panic("unimplemented") }
-func RoundUp(d time.Duration) (rounded, step time.Duration)             { panic("unimplemented") }
-func Candidates(h *histogram.Latency, r Recommendation) []time.Duration { panic("unimplemented") }
-func ParseNetworkAllowance(s string) (time.Duration, error)             { panic("unimplemented") }
+// MinTimeout is the smallest timeout Recommend returns: Istio and the
+// Kubernetes Gateway API cannot express less than one millisecond
+// (DOMAIN.md section 4).
+const MinTimeout = time.Millisecond
+
+// fewAbove is the number of samples above the chosen quantile below which
+// the estimate rests on too few observations (DOMAIN.md section 1).
+const fewAbove = 10
+
+// ErrNoSamples is returned by Recommend for an empty histogram.
+var ErrNoSamples = errors.New("no samples: nothing to base a timeout on")
+
+// DefaultOptions returns the usual starting point: cut off 0.1 % of good
+// calls (p99.9), floor the timeout at 2 x p50, 95 % confidence intervals.
+func DefaultOptions() Options {
+	return Options{FalseTimeouts: 0.001, TightTailRatio: 2, Confidence: 0.95}
+}
+
+// validate checks o and returns it with defaults filled in.
+func (o Options) validate() (Options, error) {
+	var errs []error
+	if !(o.FalseTimeouts > 0 && o.FalseTimeouts < 1) {
+		errs = append(errs, fmt.Errorf("false-timeout rate %v must lie between 0 and 1, both excluded (0.001 is 0.1 %%, p99.9)", o.FalseTimeouts))
+	}
+	if !(o.TightTailRatio >= 0) || math.IsInf(o.TightTailRatio, 0) {
+		errs = append(errs, fmt.Errorf("tight-tail ratio %v must be a finite number >= 0 (0 turns the rule off)", o.TightTailRatio))
+	}
+	if o.Confidence == 0 {
+		o.Confidence = DefaultOptions().Confidence
+	}
+	if !(o.Confidence > 0 && o.Confidence < 1) {
+		errs = append(errs, fmt.Errorf("confidence %v must lie between 0 and 1, both excluded (0.95 for 95 %%)", o.Confidence))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"network allowance", o.NetworkAllowance}, {"minimum", o.Min}, {"maximum", o.Max}, {"RTT", o.RTT}} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("%s %v must not be negative", d.name, d.v))
+		}
+	}
+	if o.Max > 0 && o.Max < MinTimeout {
+		errs = append(errs, fmt.Errorf("maximum %v is below %v, the smallest timeout gateway and Istio configs can express", o.Max, MinTimeout))
+	}
+	if o.Min > 0 && o.Max > 0 && o.Min > o.Max {
+		errs = append(errs, fmt.Errorf("minimum %v is above maximum %v", o.Min, o.Max))
+	}
+	return o, errors.Join(errs...)
+}
+
+// Recommend derives a timeout from h. The steps, in order: the quantile
+// 1 - FalseTimeouts; the tight-tail floor; the network allowance; rounding to
+// a value people write in configs; a 1 ms floor; the user's minimum and
+// maximum; last, the connect timeout (which does not change Timeout). It
+// returns an error for invalid options (all problems at once) and
+// ErrNoSamples for an empty histogram.
+func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
+	o, err := o.validate()
+	if err != nil {
+		return Recommendation{}, fmt.Errorf("invalid options: %w", err)
+	}
+	if h == nil || h.Count() == 0 {
+		return Recommendation{}, ErrNoSamples
+	}
+	f := o.FalseTimeouts
+	q := 1 - f
+	name := QuantileName(q)
+	n := h.Count()
+
+	r := Recommendation{Quantile: q}
+	r.Base = h.Quantile(q)
+	r.Interval = h.QuantileInterval(q, o.Confidence)
+	r.LowerBound = h.QuantileIsLowerBound(q)
+	_, r.RoundingStep = RoundUp(r.Base)
+
+	t := r.Base
+	step := func(rule, format string, args ...any) {
+		r.Steps = append(r.Steps, Step{Rule: rule, Value: t, Reason: fmt.Sprintf(format, args...)})
+	}
+	warn := func(format string, args ...any) {
+		r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...))
+	}
+
+	// 1. The quantile.
+	step("quantile", "%s of %s calls is %s (%s of calls are slower)",
+		name, formatInt(n), formatDuration(r.Base), formatPercent(f))
+
+	// 2. Tight tail: a timeout close to the median fires on noise.
+	if o.TightTailRatio > 0 {
+		p50 := h.Quantile(0.5)
+		floor := time.Duration(math.Ceil(o.TightTailRatio * float64(p50)))
+		if t < floor {
+			t = floor
+			step("tight-tail", "%s (%s) is below %s x the median (%s): a timeout that close to the median fires on ordinary noise, a GC pause or one TCP retransmission, so it is raised to %s",
+				name, formatDuration(r.Base), formatFloat(o.TightTailRatio), formatDuration(p50), formatDuration(t))
+		}
+	}
+
+	// 3. Network allowance: the server's measurements miss the client's network.
+	if o.NetworkAllowance > 0 {
+		before := t
+		t += o.NetworkAllowance
+		step("network-allowance", "latency measured at the server does not include the client's network, so %s of network allowance is added (%s to %s)",
+			formatDuration(o.NetworkAllowance), formatDuration(before), formatDuration(t))
+	}
+
+	// 4. Round to a value people write in configs; always shown.
+	rounded, rstep := RoundUp(t)
+	if rounded != t {
+		before := t
+		t = rounded
+		step("round", "%s is rounded up to %s, a value people write in configs (steps of %s at this size)",
+			formatDuration(before), formatDuration(t), formatDuration(rstep))
+	} else {
+		step("round", "%s is already a value people write in configs", formatDuration(t))
+	}
+
+	// The floor: configs cannot express less than 1 ms.
+	if t < MinTimeout {
+		before := t
+		t = MinTimeout
+		step("floor", "%s is raised to %s: gateway and Istio configs cannot express a shorter timeout",
+			formatDuration(before), formatDuration(t))
+	}
+
+	// 5. The user's bounds.
+	if o.Min > 0 && t < o.Min {
+		before := t
+		t = o.Min
+		step("min", "you set a minimum of %s, so the timeout is raised from %s", formatDuration(o.Min), formatDuration(before))
+	}
+	if o.Max > 0 && t > o.Max {
+		before := t
+		t = o.Max
+		step("max", "you set a maximum of %s, so the timeout is lowered from %s", formatDuration(o.Max), formatDuration(before))
+		if o.Max < r.Base {
+			warn("the maximum of %s you set is below the measured %s (%s): it cuts off %s of calls instead of %s",
+				formatDuration(o.Max), name, formatDuration(r.Base), formatPercent(h.FractionAbove(o.Max)), formatPercent(f))
+		}
+	}
+	r.Timeout = t
+
+	// Connect timeout: last, and it leaves Timeout alone.
+	if o.RTT > 0 {
+		c, _ := RoundUp(3 * o.RTT)
+		c = max(c, MinTimeout)
+		capped := ""
+		if c > r.Timeout {
+			c = r.Timeout
+			capped = fmt.Sprintf(", capped at the timeout of %s", formatDuration(r.Timeout))
+		}
+		r.ConnectTimeout = c
+		syn := "; at 1 s or more it survives one lost SYN, which Linux retransmits after about 1 s"
+		if c < time.Second {
+			syn = "; Linux retransmits a lost SYN after about 1 s, so a connect timeout under 1 s turns one lost SYN into a failed connect rather than a slow one (fine when the call is retried)"
+		}
+		r.Steps = append(r.Steps, Step{Rule: "connect", Value: c, Reason: fmt.Sprintf(
+			"a TCP handshake and TLS take 1 to 3 round trips, so the connect timeout is 3 x the RTT of %s, rounded up: %s%s%s",
+			formatDuration(o.RTT), formatDuration(c), capped, syn)})
+	}
+
+	// Warnings, most important first.
+	pileAt, pileN, pile := PileUp(h)
+	inPile := pile && r.Base >= pileEdge(pileAt)
+	if inPile || r.LowerBound {
+		r.LowerBound = true
+		at := r.Base
+		why := "censored calls (timeouts) lie at or below it, and they took at least their recorded time, maybe longer"
+		if inPile {
+			at = pileAt
+			why = fmt.Sprintf("it falls into the pile-up at %s, where calls were cut off by an existing timeout", formatDuration(pileAt))
+		}
+		warn("the true %s is at least %s, not measured: %s; measure without that timeout (or with a longer one) to see the tail",
+			name, formatDuration(at), why)
+	}
+	if pile {
+		warn("%s calls (%s) end at %s, the largest value: this looks like an existing timeout of %s; latency beyond it is unknown",
+			formatInt(pileN), formatPercent(float64(pileN)/float64(n)), formatDuration(pileAt), formatDuration(pileAt))
+	}
+	if float64(n)*f < 1 {
+		warn("only %s calls: fewer than needed to see one in %s, so %s is at best the largest sample",
+			formatInt(n), formatInt(int64(math.Round(1/f))), name)
+	}
+	// Inside a pile-up the interval only brackets the existing timeout; the
+	// warnings above already say what is unknown.
+	if iv := r.Interval; iv.Above < fewAbove && !inPile {
+		hi := "beyond the largest sample"
+		if iv.HiKnown {
+			hi = formatDuration(iv.Hi)
+		}
+		warn("only %s calls lie above %s; the true %s is between %s and %s (%s confidence)",
+			formatInt(iv.Above), name, name, formatDuration(iv.Lo), hi, formatPercent(iv.Confidence))
+	}
+	if c := h.Censored(); c > 0 {
+		warn("%s calls (%s) were censored, cut off because they were slow (a timeout, a 504, an nginx 499): they are kept as lower bounds, each at least as long as recorded",
+			formatInt(c), formatPercent(float64(c)/float64(n)))
+	}
+	if below, above := h.OutOfRange(); below+above > 0 {
+		warn("%s samples were not recorded, being out of the histogram's range: %s negative and %s longer than %s",
+			formatInt(below+above), formatInt(below), formatInt(above), formatDuration(histogram.Highest))
+	}
+	return r, nil
+}
+
+// pileEdge is the lower edge of a pile-up at max: timer jitter spreads calls
+// cut off by one timeout over about 1 % below it.
+func pileEdge(max time.Duration) time.Duration {
+	return time.Duration(float64(max) * 0.99)
+}
+
+// PileUp detects a spike of samples at the maximum that looks like an
+// existing timeout: latency recorded by a client whose timeout is T0 never
+// exceeds T0, so the calls that would have taken longer all end at T0
+// (DOMAIN.md section 1). It reports the maximum, the number of samples in
+// the spike and whether there is one.
+//
+// With M the maximum, the spike holds the samples within 1 % below M (timer
+// jitter); it is compared with the samples in the 9 % below that. It counts
+// as a pile-up when it holds at least 5 samples, at least 0.05 % of all
+// samples, at least 3 times as many as the 9 % below, and at most half of
+// all samples (a spike holding most samples is the body of the distribution,
+// not a cut-off tail). The 0.05 % keeps the thin, smooth end of a long tail
+// from counting: in the mixture of DOMAIN.md (200,000 calls) the top 1 %
+// below the maximum holds a handful of calls, while clamping it at 500 ms
+// puts about 2,000 there against a few hundred in the 9 % below.
+//
+// Caveat: with coarse timestamps (whole milliseconds) and a maximum of a few
+// milliseconds, the 9 % below M may hold no distinct value at all; such data
+// can be flagged although it has no pile-up.
+func PileUp(h *histogram.Latency) (at time.Duration, n int64, ok bool) {
+	if h == nil {
+		return 0, 0, false
+	}
+	count := h.Count()
+	m := h.Max()
+	if count == 0 || m <= 0 {
+		return 0, 0, false
+	}
+	edge := pileEdge(m)
+	pile := h.CountBetween(edge, m)
+	before := h.CountBetween(time.Duration(float64(m)*0.9), edge-time.Microsecond)
+	need := max(5, int64(math.Ceil(0.0005*float64(count))), 3*before)
+	if pile >= need && 2*pile <= count {
+		return m, pile, true
+	}
+	return m, pile, false
+}
+
+// QuantileName names quantile q the way people say it: 0.999 -> "p99.9",
+// 0.99 -> "p99", 0.5 -> "p50", 1 -> "p100".
+func QuantileName(q float64) string {
+	// Rounding to 9 decimals of a percent hides binary noise (1-0.001).
+	p := math.Round(q*100*1e9) / 1e9
+	return "p" + strconv.FormatFloat(p, 'f', -1, 64)
+}
+
+// RoundUp rounds d up to a value people write in configs and returns it with
+// the step it used. With d written in units of its magnitude (p <= d < 10p,
+// p a power of ten): a leading digit of 1-4 rounds up to two significant
+// digits (step p/10), 5-9 to a multiple of 5p/10 (step p/2). 788ms -> 800ms
+// (step 50ms), 412ms -> 420ms (10ms), 1.05s -> 1.1s, 5.01s -> 5.5s,
+// 9.6s -> 10s, 23.4ms -> 24ms; round values stay. The step is at least 1µs,
+// so sub-microsecond parts round up to whole microseconds (4.3µs -> 5µs).
+// d <= 0 gives (0, 0). The arithmetic is in integer nanoseconds.
+func RoundUp(d time.Duration) (rounded, step time.Duration) {
+	if d <= 0 {
+		return 0, 0
+	}
+	p := int64(1)
+	for p <= int64(d)/10 {
+		p *= 10
+	}
+	if int64(d)/p < 5 {
+		step = time.Duration(p / 10)
+	} else {
+		step = time.Duration(p / 2)
+	}
+	step = max(step, time.Microsecond)
+	if d > math.MaxInt64-step { // the next multiple would overflow
+		return d, step
+	}
+	return (d + step - 1) / step * step, step
+}
+
+// Candidates returns the candidate timeouts to show next to r: the 1-2.5-5
+// series (10ms, 25ms, 50ms, 100ms, ...) from the first value at or above
+// 2 x p50 (at least 1ms) up to the first at or above 2 x r.Timeout, plus
+// r.Timeout and RoundUp(p99); sorted and without duplicates. When that is
+// more than 9 values the series is thinned out evenly, keeping its ends.
+func Candidates(h *histogram.Latency, r Recommendation) []time.Duration {
+	const most = 9
+	if h == nil || h.Count() == 0 || r.Timeout <= 0 {
+		return nil
+	}
+	from := max(2*h.Quantile(0.5), MinTimeout)
+	to := 2 * r.Timeout
+	var series []time.Duration
+	for _, v := range series125(from) {
+		series = append(series, v)
+		if v >= to {
+			break
+		}
+	}
+	p99, _ := RoundUp(h.Quantile(0.99))
+	extra := []time.Duration{r.Timeout}
+	if p99 > 0 {
+		extra = append(extra, p99)
+	}
+	slices.Sort(extra)
+	extra = slices.Compact(extra)
+	if len(series)+len(extra) > most {
+		series = thin(series, most-len(extra))
+	}
+	out := append(series, extra...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// series125 returns the 1-2.5-5 series (1µs, 2.5µs, 5µs, 10µs, ...) from
+// the first value >= from up to the largest that fits in a Duration.
+func series125(from time.Duration) []time.Duration {
+	var out []time.Duration
+	for p := time.Microsecond; p <= math.MaxInt64/10; p *= 10 {
+		for _, v := range []time.Duration{p, p * 5 / 2, 5 * p} {
+			if v >= from {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// thin keeps k values of s, evenly spread, always the first and the last.
+func thin(s []time.Duration, k int) []time.Duration {
+	if k >= len(s) {
+		return s
+	}
+	if k <= 1 {
+		return s[len(s)-1:]
+	}
+	out := make([]time.Duration, 0, k)
+	for i := range k {
+		out = append(out, s[int(math.Round(float64(i)*float64(len(s)-1)/float64(k-1)))])
+	}
+	return out
+}
+
+// NetworkPreset is a named network allowance: the worst-case time the
+// client's own network adds to latency measured at the server.
+type NetworkPreset struct {
+	Name      string
+	Allowance time.Duration
+	Why       string
+}
+
+// NetworkPresets are the names ParseNetworkAllowance accepts, nearest first.
+// The allowance covers a request and its response on a warm connection (one
+// round trip, with room for a slow one); connecting is the connect timeout's
+// business.
+var NetworkPresets = []NetworkPreset{
+	// The latency was measured next to the client, or the client is in the
+	// same datacenter: nothing to add.
+	{"datacenter", 0, "clients in the same datacenter as the server"},
+	// Availability zones of one cloud region are tens of kilometres apart
+	// (AWS: within 100 km) and documented to be single-digit milliseconds
+	// apart; 10 ms covers a cross-zone round trip with room to spare.
+	{"region", 10 * time.Millisecond, "clients in another zone of the same cloud region (cross-zone round trips are single-digit ms)"},
+	// One intercontinental round trip: Europe-US east is about 80-100 ms,
+	// US-Asia about 150 ms, Europe-Australia 250-300 ms. 300 ms covers the
+	// farthest pairs once.
+	{"internet", 300 * time.Millisecond, "clients on the internet (one intercontinental round trip is up to about 300ms)"},
+	// Slow mobile networks: round trips of several hundred milliseconds on
+	// 3G or congested cells, and a radio woken from idle adds hundreds of
+	// milliseconds (LTE) to more than a second (3G) before the first byte.
+	{"mobile", time.Second, "clients on mobile networks (slow round trips of several hundred ms plus the radio waking up)"},
+}
+
+// ParseNetworkAllowance reads a preset name from NetworkPresets or a Go
+// duration ("150ms").
+func ParseNetworkAllowance(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	for _, p := range NetworkPresets {
+		if strings.EqualFold(s, p.Name) {
+			return p.Allowance, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		names := make([]string, len(NetworkPresets))
+		for i, p := range NetworkPresets {
+			names[i] = fmt.Sprintf("%s (%v)", p.Name, p.Allowance)
+		}
+		return 0, fmt.Errorf("network allowance %q is neither a preset, one of %s, nor a duration such as 150ms", s, strings.Join(names, ", "))
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("network allowance %q must not be negative", s)
+	}
+	return d, nil
+}
+
+// ParsePercent reads a share of calls written as a percentage ("0.1%") or a
+// bare fraction ("0.001") and returns the fraction. The share must lie
+// strictly between 0 and 1 (0 % and 100 %).
+func ParsePercent(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	num, pct := strings.CutSuffix(t, "%")
+	num = strings.TrimSpace(num)
+	var v float64
+	var err error
+	if pct && !strings.ContainsAny(num, "eE") {
+		// "0.1" + "e-2" is parsed as the exact decimal 0.001, so 0.1% and
+		// 0.001 give the same float64.
+		v, err = strconv.ParseFloat(num+"e-2", 64)
+	} else {
+		v, err = strconv.ParseFloat(num, 64)
+		if pct {
+			v /= 100
+		}
+	}
+	if err != nil || num == "" || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is not a percentage (0.1%%) or a fraction (0.001)", s)
+	}
+	if !(v > 0 && v < 1) {
+		if !pct && v >= 1 && v < 100 {
+			return 0, fmt.Errorf("%q is not a fraction below 1: write %s%% for a percentage", s, num)
+		}
+		return 0, fmt.Errorf("%q must lie strictly between 0 %% and 100 %%", s)
+	}
+	return v, nil
+}
+
+// formatDuration shows d to three significant digits: 788.479ms -> "788ms",
+// 1m0s -> "1m", 24h0m0s -> "24h".
+func formatDuration(d time.Duration) string {
+	if d > 0 {
+		p := int64(1)
+		for p <= int64(d)/10 {
+			p *= 10
+		}
+		if unit := p / 100; unit > 1 {
+			d = time.Duration((int64(d) + unit/2) / unit * unit)
+		}
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// formatPercent shows a fraction as a percentage to three significant
+// digits: 0.001 -> "0.1 %", 0.0525 -> "5.25 %".
+func formatPercent(frac float64) string {
+	p := frac * 100
+	switch {
+	case p == 0:
+		return "0 %"
+	case p < 0.001:
+		return "< 0.001 %"
+	}
+	return strconv.FormatFloat(p, 'g', 3, 64) + " %"
+}
+
+// formatFloat shows a ratio without trailing zeros: 2 -> "2", 1.5 -> "1.5".
+func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// formatInt writes n with thousands separators: 200000 -> "200,000".
+func formatInt(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
