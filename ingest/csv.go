@@ -1,19 +1,393 @@
 package ingest
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
 	"io"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
 // CSVOptions select the columns of a CSV input.
+//
+// A column is named case-insensitively, with spaces and hyphens read as
+// underscores ("Latency-MS" finds "latency_ms"), or by its 1-based index
+// ("2"). An input without a header row can only be addressed by index.
 type CSVOptions struct {
 	Column       string        // latency column; "" = the first well-known name found
 	Unit         time.Duration // unit of the latency column; 0 = from the column name's suffix
-	TimeColumn   string        // timestamp column; "" = detect ("timestamp", "time", "ts", "date")
+	TimeColumn   string        // timestamp column; "" = detect ("timestamp", "time", "ts", "date", "datetime")
 	StatusColumn string        // status column; "" = detect ("status", "status_code", "code")
 	By           []string      // group-by columns, in order
 }
 
+// ErrEmptyInput is returned (wrapped, after the input's name) by NewCSV when
+// the input holds no row at all.
+var ErrEmptyInput = errors.New("empty input")
+
+// Column names NewCSV looks for, in order of preference. A latency name may
+// carry a unit suffix (see unitSuffixes); the first base name present wins,
+// and among columns with the same base the leftmost one. cmd/tunetimeout's
+// help text lists them too.
+var (
+	latencyColumns = []string{"latency", "duration", "elapsed", "response_time"}
+	timeColumns    = []string{"timestamp", "time", "ts", "date", "datetime"}
+	statusColumns  = []string{"status", "status_code", "code"}
+)
+
+// unitSuffixes map a column name's suffix to the unit of its values.
+var unitSuffixes = []struct {
+	suffix string
+	unit   time.Duration
+}{
+	{"_ns", time.Nanosecond}, {"_nanos", time.Nanosecond}, {"_nanoseconds", time.Nanosecond},
+	{"_us", time.Microsecond}, {"_micros", time.Microsecond}, {"_microseconds", time.Microsecond},
+	{"_ms", time.Millisecond}, {"_millis", time.Millisecond}, {"_milliseconds", time.Millisecond},
+	{"_s", time.Second}, {"_sec", time.Second}, {"_secs", time.Second}, {"_seconds", time.Second},
+}
+
+// splitUnit splits a normalized column name into its stem and the unit its
+// suffix names; unit is 0 when there is no unit suffix.
+func splitUnit(name string) (stem string, unit time.Duration) {
+	for _, s := range unitSuffixes {
+		if len(name) > len(s.suffix) && strings.HasSuffix(name, s.suffix) {
+			return name[:len(name)-len(s.suffix)], s.unit
+		}
+	}
+	return name, 0
+}
+
+// normalize folds a column name for matching: trimmed, lower case, with
+// spaces and hyphens read as underscores.
+func normalize(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' {
+			return '_'
+		}
+		return r
+	}, strings.ToLower(strings.TrimSpace(name)))
+}
+
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// maxInternedGroups bounds the table of group names a CSV decoder reuses, so
+// that grouping by a column with a distinct value on every row (a request
+// id) costs one string per row rather than memory growing with the input.
+const maxInternedGroups = 10_000
+
+// csvDecoder is the Decoder NewCSV returns.
+type csvDecoder struct {
+	r    *csv.Reader
+	name string
+	cols columns
+
+	lat       int
+	unit      time.Duration
+	timeCol   int // -1: none
+	statusCol int // -1: none
+	by        []int
+	need      int // fields a row must have to hold every column above
+
+	// pending is the first row of an input without a header, yielded first.
+	// It is still the CSV reader's last record, so FieldPos applies to it.
+	pending []string
+
+	groups map[string]string
+	buf    []byte
+}
+
+// columns describes the columns of a CSV input, from its header row or,
+// without one, from the width of its first row.
+type columns struct {
+	names []string // as written; nil when the input has no header
+	norm  []string // names normalized
+	width int
+}
+
+// find returns the index of the column ref names, or -1.
+func (c *columns) find(ref string) int {
+	if c.names != nil {
+		n := normalize(ref)
+		if i := slices.Index(c.norm, n); i >= 0 {
+			return i
+		}
+	}
+	if k, err := strconv.Atoi(strings.TrimSpace(ref)); err == nil && k >= 1 && k <= c.width {
+		return k - 1
+	}
+	return -1
+}
+
+// detect returns the first column with one of the given names, or -1.
+func (c *columns) detect(names []string) int {
+	for _, n := range names {
+		if i := slices.Index(c.norm, n); i >= 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// detectLatency returns the first column named like a latency, or -1.
+func (c *columns) detectLatency() int {
+	for _, base := range latencyColumns {
+		for i, n := range c.norm {
+			if stem, _ := splitUnit(n); n == base || stem == base {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// name returns how errors name column i: its header, or its 1-based index.
+func (c *columns) name(i int) string {
+	if c.names != nil {
+		return c.names[i]
+	}
+	return strconv.Itoa(i + 1)
+}
+
+// list returns the column names for an error message, at most 20.
+func (c *columns) list() string {
+	const maxShown = 20
+	var b strings.Builder
+	for i, n := range c.names {
+		if i == maxShown {
+			fmt.Fprintf(&b, ", and %d more", len(c.names)-maxShown)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q", n)
+	}
+	return b.String()
+}
+
+// notFound is the error for a column named by an option but absent.
+func (c *columns) notFound(input, flag, ref string) error {
+	if c.names == nil {
+		return fmt.Errorf("%s: %s column %q not found: the input has no header row (its first row is all numbers), so name columns by 1-based index, 1 to %d",
+			input, flag, ref, c.width)
+	}
+	return fmt.Errorf("%s: %s column %q not found; the columns are %s", input, flag, ref, c.list())
+}
+
 // NewCSV reads the header of r (named name in errors; "-" for stdin) and
 // returns a streaming decoder over the remaining rows.
-func NewCSV(r io.Reader, name string, o CSVOptions) (Decoder, error) { panic("unimplemented") }
+//
+// The first row is a header when any of its fields is not a number; a UTF-8
+// byte order mark before it is ignored. Without a header, the latency is the
+// only column, or the one o.Column gives by 1-based index, and o.Unit is
+// required. The latency column is o.Column or the first of latency,
+// duration, elapsed, response_time, each alone or with a unit suffix (_ns,
+// _us, _ms, _s, _seconds, ...); its unit is o.Unit, else the suffix's. The
+// timestamp (timestamp, time, ts, date, datetime) and status (status,
+// status_code, code) columns are optional and detected by name unless given.
+//
+// NewCSV fails when the input is empty (ErrEmptyInput), when no latency
+// column or unit is found, or when a column named in o is absent. Row
+// problems are reported by Next as *ParseError: a latency that is empty, not
+// a number, negative, not finite or beyond time.Duration; a timestamp or
+// status that does not parse; a row too short; a CSV syntax error.
+//
+// Values are read with surrounding spaces trimmed. An empty or "-" status
+// reads as 0 (unknown) and an empty or "-" timestamp as the zero Time.
+// Sample.Group is the o.By values joined by " ".
+func NewCSV(r io.Reader, name string, o CSVOptions) (Decoder, error) {
+	if o.Unit < 0 {
+		return nil, fmt.Errorf("%s: unit %v is negative", name, o.Unit)
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
+		br.Discard(len(utf8BOM))
+	}
+	cr := csv.NewReader(br) // reuses br: it is a large enough bufio.Reader
+	cr.ReuseRecord = true
+	cr.FieldsPerRecord = -1
+	first, err := cr.Read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("%s: %w", name, ErrEmptyInput)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: first row: %w", name, err)
+	}
+
+	d := &csvDecoder{r: cr, name: name, timeCol: -1, statusCol: -1}
+	d.cols.width = len(first)
+	header := slices.ContainsFunc(first, func(f string) bool { return !isNumber(strings.TrimSpace(f)) })
+	if header {
+		d.cols.names = make([]string, len(first))
+		d.cols.norm = make([]string, len(first))
+		for i, f := range first {
+			d.cols.names[i] = strings.TrimSpace(f)
+			d.cols.norm[i] = normalize(f)
+		}
+	} else {
+		d.pending = slices.Clone(first)
+	}
+	c := &d.cols
+
+	switch {
+	case o.Column != "":
+		if d.lat = c.find(o.Column); d.lat < 0 {
+			return nil, c.notFound(name, "--column", o.Column)
+		}
+	case header:
+		if d.lat = c.detectLatency(); d.lat < 0 {
+			return nil, fmt.Errorf("%s: no latency column among %s; looked for %s, each alone or with a unit suffix (_ms, _us, _s, _seconds, ...); name it with --column",
+				name, c.list(), strings.Join(latencyColumns, ", "))
+		}
+	case c.width == 1:
+		d.lat = 0
+	default:
+		return nil, fmt.Errorf("%s: the input has no header row (its first row is all numbers) and %d columns; give the latency column's 1-based index with --column",
+			name, c.width)
+	}
+
+	d.unit = o.Unit
+	if d.unit == 0 {
+		if header {
+			_, d.unit = splitUnit(c.norm[d.lat])
+		}
+		if d.unit == 0 {
+			what := fmt.Sprintf("column %q has no unit suffix (_ms, _us, _s, ...)", c.name(d.lat))
+			if !header {
+				what = "the input has no header row to name the unit"
+			}
+			return nil, fmt.Errorf("%s: unknown unit of the latency: %s; pass --unit (ns, us, ms or s)", name, what)
+		}
+	}
+
+	if o.TimeColumn != "" {
+		if d.timeCol = c.find(o.TimeColumn); d.timeCol < 0 {
+			return nil, c.notFound(name, "--time-column", o.TimeColumn)
+		}
+	} else if header {
+		d.timeCol = c.detect(timeColumns)
+	}
+	if o.StatusColumn != "" {
+		if d.statusCol = c.find(o.StatusColumn); d.statusCol < 0 {
+			return nil, c.notFound(name, "--status-column", o.StatusColumn)
+		}
+	} else if header {
+		d.statusCol = c.detect(statusColumns)
+	}
+	for _, b := range o.By {
+		i := c.find(b)
+		if i < 0 {
+			return nil, c.notFound(name, "--by", b)
+		}
+		d.by = append(d.by, i)
+	}
+	if len(d.by) > 0 {
+		d.groups = make(map[string]string)
+	}
+
+	d.need = max(d.lat, d.timeCol, d.statusCol) + 1
+	for _, i := range d.by {
+		d.need = max(d.need, i+1)
+	}
+	return d, nil
+}
+
+// Next returns the next row's sample; see Decoder.
+func (d *csvDecoder) Next() (Sample, error) {
+	rec := d.pending
+	if rec != nil {
+		d.pending = nil
+	} else {
+		var err error
+		if rec, err = d.r.Read(); err != nil {
+			return Sample{}, d.readError(err)
+		}
+	}
+	if len(rec) < d.need {
+		line, _ := d.r.FieldPos(0)
+		return Sample{}, &ParseError{File: d.name, Line: line,
+			Reason: fmt.Sprintf("has %d fields, want at least %d", len(rec), d.need)}
+	}
+
+	var s Sample
+	v := strings.TrimSpace(rec[d.lat])
+	lat, reason := parseLatency(v, d.unit)
+	if reason != "" {
+		return Sample{}, d.fieldError(d.lat, v, reason)
+	}
+	s.Latency = lat
+	if d.timeCol >= 0 {
+		v := strings.TrimSpace(rec[d.timeCol])
+		if v != "" && v != "-" {
+			t, ok := parseTime(v)
+			if !ok {
+				return Sample{}, d.fieldError(d.timeCol, v, reasonTime)
+			}
+			s.Time = t
+		}
+	}
+	if d.statusCol >= 0 {
+		v := strings.TrimSpace(rec[d.statusCol])
+		st, ok := parseStatus(v)
+		if !ok {
+			return Sample{}, d.fieldError(d.statusCol, v, reasonStatus)
+		}
+		s.Status = st
+	}
+	if len(d.by) > 0 {
+		s.Group = d.group(rec)
+	}
+	return s, nil
+}
+
+// readError turns an error of the CSV reader into Next's error: io.EOF as
+// is, a syntax error as a *ParseError (encoding/csv has dropped the rest of
+// the bad record and reads on from the next line), anything else fatal.
+func (d *csvDecoder) readError(err error) error {
+	if err == io.EOF {
+		return err
+	}
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		reason := fmt.Sprintf("invalid CSV: %v (column %d)", pe.Err, pe.Column)
+		if pe.Line != pe.StartLine {
+			reason = fmt.Sprintf("invalid CSV: %v (line %d, column %d)", pe.Err, pe.Line, pe.Column)
+		}
+		return &ParseError{File: d.name, Line: pe.StartLine, Reason: reason}
+	}
+	return fmt.Errorf("%s: %w", d.name, err)
+}
+
+// fieldError is the *ParseError for column i of the current row holding v,
+// at the line where that field starts (a quoted field may follow a line
+// break inside the row).
+func (d *csvDecoder) fieldError(i int, v, reason string) *ParseError {
+	line, _ := d.r.FieldPos(i)
+	return &ParseError{File: d.name, Line: line, Field: d.cols.name(i), Value: displayValue(v), Reason: reason}
+}
+
+// group returns the row's group name, reusing one string per distinct group
+// (up to maxInternedGroups) so that grouping does not allocate on each row.
+func (d *csvDecoder) group(rec []string) string {
+	b := d.buf[:0]
+	for k, i := range d.by {
+		if k > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, strings.TrimSpace(rec[i])...)
+	}
+	d.buf = b
+	if g, ok := d.groups[string(b)]; ok { // no allocation: the compiler reads b in place
+		return g
+	}
+	g := string(b)
+	if len(d.groups) < maxInternedGroups {
+		d.groups[g] = g
+	}
+	return g
+}

@@ -1,10 +1,16 @@
 // Package ingest turns bytes into latency samples: one decoder per input
 // format, each a streaming iterator over an io.Reader.
+//
+// A decoder never loads its whole input. Rows it cannot use are reported one
+// at a time as *ParseError (counted by the caller, not fatal); anything else
+// Next returns, other than io.EOF, ends the input.
 package ingest
 
 import (
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Sample is one observed call.
@@ -38,6 +44,23 @@ func (e *ParseError) Error() string {
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason)
 	}
 	return fmt.Sprintf("%s:%d: column %q: %q %s", e.File, e.Line, e.Field, e.Value, e.Reason)
+}
+
+// maxValueLen is how many bytes of an offending value a ParseError keeps.
+const maxValueLen = 64
+
+// displayValue returns v cut to at most maxValueLen bytes (on a UTF-8
+// boundary) with "..." appended when cut. The result never shares memory
+// with v, so an error does not pin a whole input line.
+func displayValue(v string) string {
+	if len(v) <= maxValueLen {
+		return strings.Clone(v)
+	}
+	n := maxValueLen
+	for n > 0 && !utf8.RuneStart(v[n]) {
+		n--
+	}
+	return v[:n] + "..."
 }
 
 // Decoder yields samples one at a time. Next returns io.EOF after the last

@@ -1,0 +1,240 @@
+package ingest
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ParseUnit parses the name of a latency unit: "ns", "us" (or "µs"), "ms",
+// "s", their long forms ("nanoseconds", "micros", "millis", "seconds", ...),
+// or a positive Go duration such as "100us" for inputs in odd units.
+func ParseUnit(s string) (time.Duration, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	if u, ok := unitNames[t]; ok {
+		return u, nil
+	}
+	if d, err := time.ParseDuration(t); err == nil && d > 0 {
+		return d, nil
+	}
+	return 0, fmt.Errorf("unknown unit %q: want ns, us, ms or s", s)
+}
+
+var unitNames = map[string]time.Duration{
+	"ns": time.Nanosecond, "nanos": time.Nanosecond, "nanosecond": time.Nanosecond, "nanoseconds": time.Nanosecond,
+	"us": time.Microsecond, "µs": time.Microsecond, "μs": time.Microsecond, "micros": time.Microsecond,
+	"microsecond": time.Microsecond, "microseconds": time.Microsecond,
+	"ms": time.Millisecond, "millis": time.Millisecond, "millisecond": time.Millisecond, "milliseconds": time.Millisecond,
+	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+}
+
+// Reasons a value is rejected, shared by decoders so that reports group them.
+const (
+	reasonEmpty     = "is empty"
+	reasonNotNumber = "is not a number"
+	reasonNotFinite = "is not a finite number"
+	reasonNegative  = "is negative"
+	reasonRange     = "is out of range"
+	reasonTime      = "is not a timestamp (RFC 3339, Unix seconds or milliseconds)"
+	reasonStatus    = "is not a status code"
+)
+
+// decimal is a non-negative number [+-]ddd[.fff] read exactly: the integer
+// part, then the first k digits of the fraction as an integer.
+type decimal struct {
+	neg  bool
+	i, f uint64
+	k    int
+}
+
+// maxFracDigits is how many fraction digits a decimal keeps; more digits
+// cannot change a value in nanoseconds by more than rounding.
+const maxFracDigits = 19
+
+var pow10 = func() (p [maxFracDigits + 1]uint64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// parseDecimal reads s when it is a plain decimal: an optional sign, digits,
+// an optional point and fraction digits, at least one digit in all. It
+// reports false for anything else (exponents, NaN, an integer part that does
+// not fit in 64 bits), which callers hand to strconv.ParseFloat.
+func parseDecimal(s string) (d decimal, ok bool) {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		d.neg = s[0] == '-'
+		s = s[1:]
+	}
+	digits := 0
+	i := 0
+	for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+		hi, lo := bits.Mul64(d.i, 10)
+		lo, carry := bits.Add64(lo, uint64(s[i]-'0'), 0)
+		if hi != 0 || carry != 0 {
+			return d, false
+		}
+		d.i = lo
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		for i++; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+			if d.k < maxFracDigits {
+				d.f = d.f*10 + uint64(s[i]-'0')
+				d.k++
+			}
+			digits++
+		}
+	}
+	return d, digits > 0 && i == len(s)
+}
+
+// scale returns d x unit in nanoseconds rounded to the nearest one, and
+// false when that does not fit in an int64. unit must be positive.
+func (d decimal) scale(unit time.Duration) (int64, bool) {
+	hi, n := bits.Mul64(d.i, uint64(unit))
+	if hi != 0 || n > math.MaxInt64 {
+		return 0, false
+	}
+	if d.k > 0 && d.f > 0 {
+		p := pow10[d.k]
+		// d.f < p and unit < 2^63, so the high word is below p: no panic.
+		fh, fl := bits.Mul64(d.f, uint64(unit))
+		q, r := bits.Div64(fh, fl, p)
+		if r >= p-r {
+			q++
+		}
+		n += q
+		if n > math.MaxInt64 {
+			return 0, false
+		}
+	}
+	return int64(n), true
+}
+
+func (d decimal) isZero() bool { return d.i == 0 && d.f == 0 }
+
+// parseLatency reads a non-negative number of units as a duration. On
+// failure it returns one of the reason constants.
+func parseLatency(s string, unit time.Duration) (time.Duration, string) {
+	if s == "" {
+		return 0, reasonEmpty
+	}
+	if d, ok := parseDecimal(s); ok {
+		if d.neg && !d.isZero() {
+			return 0, reasonNegative
+		}
+		n, ok := d.scale(unit)
+		if !ok {
+			return 0, reasonRange
+		}
+		return time.Duration(n), ""
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	switch {
+	case isRangeErr(err): // beyond float64, e.g. 1e400
+		return 0, reasonRange
+	case err != nil:
+		return 0, reasonNotNumber
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return 0, reasonNotFinite
+	case v < 0:
+		return 0, reasonNegative
+	}
+	ns := math.Round(v * float64(unit))
+	if ns >= 1<<63 {
+		return 0, reasonRange
+	}
+	return time.Duration(ns), ""
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+// isNumber reports whether s reads as a number, for header detection.
+func isNumber(s string) bool {
+	if _, ok := parseDecimal(s); ok {
+		return true
+	}
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil || isRangeErr(err)
+}
+
+// unixMillisFrom is the magnitude from which a Unix timestamp is read as
+// milliseconds rather than seconds: 1e11 seconds is the year 5138, 1e11
+// milliseconds is March 1973.
+const unixMillisFrom = 1e11
+
+// parseTime reads an RFC 3339 timestamp (fractional seconds optional; a space
+// instead of the "T" is accepted, as RFC 3339 allows) or a Unix time in
+// seconds or milliseconds told apart by magnitude. Unix times must be
+// non-negative and before the year 2262 (time.Duration's range).
+func parseTime(s string) (time.Time, bool) {
+	if s == "" {
+		return time.Time{}, false
+	}
+	if d, ok := parseDecimal(s); ok {
+		if d.neg && !d.isZero() {
+			return time.Time{}, false
+		}
+		unit := time.Second
+		if d.i >= unixMillisFrom {
+			unit = time.Millisecond
+		}
+		ns, ok := d.scale(unit)
+		if !ok {
+			return time.Time{}, false
+		}
+		return time.Unix(0, ns).UTC(), true
+	}
+	if c := s[0]; c >= '0' && c <= '9' && strings.IndexByte(s, ':') >= 0 {
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			return t, true
+		}
+		if len(s) > 10 && s[10] == ' ' {
+			if t, err := time.Parse(time.RFC3339Nano, s[:10]+"T"+s[11:]); err == nil {
+				return t, true
+			}
+		}
+		return time.Time{}, false
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v >= 0) || math.IsInf(v, 0) {
+		return time.Time{}, false
+	}
+	unit := float64(time.Second)
+	if v >= unixMillisFrom {
+		unit = float64(time.Millisecond)
+	}
+	ns := math.Round(v * unit)
+	if ns >= 1<<63 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, int64(ns)).UTC(), true
+}
+
+// parseStatus reads a status code 0-999; "" and "-" (unset) read as 0.
+func parseStatus(s string) (int, bool) {
+	if s == "" || s == "-" {
+		return 0, true
+	}
+	if len(s) > 3 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
