@@ -5,6 +5,7 @@ package littleslaw
 
 import (
 	"fmt"
+	"github.com/tunetimeout/tunetimeout/internal/human"
 	"math"
 	"strconv"
 	"strings"
@@ -39,6 +40,7 @@ type Result struct {
 	InFlightDuringHang   float64       // hang rate (PeakRate, else Rate) x Timeout
 	PoolExhausted        bool
 	SecondsToExhaustion  float64 // Pool / hang rate, when PoolExhausted
+	InFlightPeak         float64 // peak rate (else Rate) x MeanLatency: the normal demand the bulkhead is sized for
 	Bulkhead             int     // Poisson quantile 1-Rejection of (peak rate x mean latency)
 	Hystrix              int     // peak rate x p99 + breathing room
 }
@@ -178,8 +180,9 @@ func Analyze(in Input) Result {
 		r.PoolExhausted = true
 		r.SecondsToExhaustion = float64(r.Pool) / hang
 	}
-	if demand := InFlight(hang, r.MeanLatency); demand > 0 {
-		r.Bulkhead = max(1, PoissonQuantile(demand, 1-rejection))
+	r.InFlightPeak = InFlight(hang, r.MeanLatency)
+	if r.InFlightPeak > 0 {
+		r.Bulkhead = max(1, PoissonQuantile(r.InFlightPeak, 1-rejection))
 	}
 	if hang > 0 && in.P99 > 0 {
 		r.Hystrix = hystrix(hang, in.P99)
@@ -213,7 +216,7 @@ func (r Result) Verdict() string {
 	case hang <= 0 && !r.PoolKnown:
 		return "Give --rate (or timestamps) and --pool to see what a hang costs."
 	case hang <= 0:
-		return fmt.Sprintf("Give --rate (or timestamps) to see what a hang costs the pool of %s.", formatInt(r.Pool))
+		return fmt.Sprintf("Give --rate (or timestamps) to see what a hang costs the pool of %s.", human.Count(int64(r.Pool)))
 	case r.Timeout <= 0:
 		return "Give a timeout to see what a hang costs."
 	}
@@ -222,72 +225,24 @@ func (r Result) Verdict() string {
 		at = "During a hang at the peak rate"
 	}
 	s := fmt.Sprintf("%s, %s calls/s x %s = %s calls wait at once",
-		at, formatNumber(hang), formatDuration(r.Timeout), formatNumber(r.InFlightDuringHang))
+		at, human.Number(hang), human.Duration(r.Timeout), human.Number(r.InFlightDuringHang))
 	var b strings.Builder
 	switch {
 	case !r.PoolKnown:
 		b.WriteString(s + "; give --pool to compare that with the pool the calls share.")
 	case r.PoolExhausted:
 		fmt.Fprintf(&b, "%s, %s x the pool of %s: the pool is exhausted %s s into the hang.",
-			s, strconv.FormatFloat(r.InFlightDuringHang/float64(r.Pool), 'f', 1, 64), formatInt(r.Pool),
+			s, strconv.FormatFloat(r.InFlightDuringHang/float64(r.Pool), 'f', 1, 64), human.Count(int64(r.Pool)),
 			strconv.FormatFloat(r.SecondsToExhaustion, 'f', 2, 64))
 	default:
-		fmt.Fprintf(&b, "%s, within the pool of %s.", s, formatInt(r.Pool))
+		fmt.Fprintf(&b, "%s, within the pool of %s.", s, human.Count(int64(r.Pool)))
 	}
 	if r.PoolKnown && r.Bulkhead > r.Pool {
 		fmt.Fprintf(&b, " Even normal demand needs a bulkhead of %s, more than the pool of %s: the pool itself is too small.",
-			formatInt(r.Bulkhead), formatInt(r.Pool))
+			human.Count(int64(r.Bulkhead)), human.Count(int64(r.Pool)))
 	} else if r.PoolExhausted && r.Bulkhead > 0 {
 		fmt.Fprintf(&b, " A bulkhead of %s (normal demand is %s in flight) keeps the rest of the pool serving other work.",
-			formatInt(r.Bulkhead), formatNumber(InFlight(hang, r.MeanLatency)))
+			human.Count(int64(r.Bulkhead)), human.Number(r.InFlightPeak))
 	}
 	return b.String()
-}
-
-// formatNumber shows a count of calls: whole numbers from 10 up, two
-// significant digits below (12.8 -> "13", 0.45 -> "0.45").
-func formatNumber(x float64) string {
-	if x >= 10 {
-		return formatInt(int(math.Round(x)))
-	}
-	return strconv.FormatFloat(x, 'g', 2, 64)
-}
-
-// formatInt writes n with thousands separators: 200000 -> "200,000".
-func formatInt(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
-// formatDuration shows d to three significant digits: 788.479ms -> "788ms".
-func formatDuration(d time.Duration) string {
-	if d > 0 {
-		p := int64(1)
-		for p <= int64(d)/10 {
-			p *= 10
-		}
-		if unit := p / 100; unit > 1 {
-			d = time.Duration((int64(d) + unit/2) / unit * unit)
-		}
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

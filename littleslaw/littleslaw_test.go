@@ -102,44 +102,44 @@ func TestAnalyze(t *testing.T) {
 	}{
 		{"pool exhausted", domain, littleslaw.Result{
 			Rate: 400, Pool: 200, RateKnown: true, PoolKnown: true, MeanLatency: 32 * ms, Timeout: 800 * ms,
-			InFlightNormal: 12.8, InFlightDuringHang: 320, PoolExhausted: true, SecondsToExhaustion: 0.5,
+			InFlightNormal: 12.8, InFlightPeak: 12.8, InFlightDuringHang: 320, PoolExhausted: true, SecondsToExhaustion: 0.5,
 			Bulkhead: 25,  // Poisson(12.8) p99.9
 			Hystrix:  300, // ceil(400 x 0.5) = 200, + 100
 		}},
 		{"the peak rate runs into the hang", withPeak, littleslaw.Result{
 			Rate: 100, PeakRate: 400, Pool: 200, RateKnown: true, PoolKnown: true, MeanLatency: 32 * ms, Timeout: 800 * ms,
-			InFlightNormal: 3.2, InFlightDuringHang: 320, PoolExhausted: true, SecondsToExhaustion: 0.5,
+			InFlightNormal: 3.2, InFlightPeak: 12.8, InFlightDuringHang: 320, PoolExhausted: true, SecondsToExhaustion: 0.5,
 			Bulkhead: 25, // sized from peak demand, 12.8, not the mean 3.2 (whose p99.9 is 10)
 			Hystrix:  300,
 		}},
 		{"within the pool", safe, littleslaw.Result{
 			Rate: 100, Pool: 200, RateKnown: true, PoolKnown: true, MeanLatency: 32 * ms, Timeout: 800 * ms,
-			InFlightNormal: 3.2, InFlightDuringHang: 80, Bulkhead: 10,
+			InFlightNormal: 3.2, InFlightPeak: 3.2, InFlightDuringHang: 80, Bulkhead: 10,
 			Hystrix: 75, // ceil(100 x 0.5) = 50, + half of it
 		}},
 		{"rejection 1 %", looser, littleslaw.Result{
 			Rate: 400, Pool: 200, RateKnown: true, PoolKnown: true, MeanLatency: 32 * ms, Timeout: 800 * ms,
-			InFlightNormal: 12.8, InFlightDuringHang: 320, PoolExhausted: true, SecondsToExhaustion: 0.5,
+			InFlightNormal: 12.8, InFlightPeak: 12.8, InFlightDuringHang: 320, PoolExhausted: true, SecondsToExhaustion: 0.5,
 			Bulkhead: 22, Hystrix: 300,
 		}},
 		{"a pool too small for normal demand", tinyPool, littleslaw.Result{
 			Rate: 400, Pool: 20, RateKnown: true, PoolKnown: true, MeanLatency: 32 * ms, Timeout: 800 * ms,
-			InFlightNormal: 12.8, InFlightDuringHang: 320, PoolExhausted: true, SecondsToExhaustion: 0.05,
+			InFlightNormal: 12.8, InFlightPeak: 12.8, InFlightDuringHang: 320, PoolExhausted: true, SecondsToExhaustion: 0.05,
 			Bulkhead: 25, Hystrix: 300,
 		}},
 		{"pool unknown", littleslaw.Input{Rate: 400, MeanLatency: 32 * ms, Timeout: 800 * ms}, littleslaw.Result{
 			Rate: 400, RateKnown: true, MeanLatency: 32 * ms, Timeout: 800 * ms,
-			InFlightNormal: 12.8, InFlightDuringHang: 320, Bulkhead: 25,
+			InFlightNormal: 12.8, InFlightPeak: 12.8, InFlightDuringHang: 320, Bulkhead: 25,
 		}},
 		{"rate unknown", littleslaw.Input{Pool: 200, MeanLatency: 32 * ms, P99: 500 * ms, Timeout: 800 * ms}, littleslaw.Result{
 			Pool: 200, PoolKnown: true, MeanLatency: 32 * ms, Timeout: 800 * ms,
 		}},
 		{"only the peak rate", littleslaw.Input{PeakRate: 400, Pool: 200, MeanLatency: 32 * ms, Timeout: 800 * ms}, littleslaw.Result{
 			PeakRate: 400, Pool: 200, PoolKnown: true, MeanLatency: 32 * ms, Timeout: 800 * ms,
-			InFlightDuringHang: 320, PoolExhausted: true, SecondsToExhaustion: 0.5, Bulkhead: 25,
+			InFlightPeak: 12.8, InFlightDuringHang: 320, PoolExhausted: true, SecondsToExhaustion: 0.5, Bulkhead: 25,
 		}},
 		{"a trickle still gets a bulkhead of 1", littleslaw.Input{Rate: 0.01, MeanLatency: 10 * ms}, littleslaw.Result{
-			Rate: 0.01, RateKnown: true, MeanLatency: 10 * ms, InFlightNormal: 0.0001, Bulkhead: 1,
+			Rate: 0.01, RateKnown: true, MeanLatency: 10 * ms, InFlightNormal: 0.0001, InFlightPeak: 0.0001, Bulkhead: 1,
 		}},
 		{"nothing known", littleslaw.Input{}, littleslaw.Result{}},
 	}
@@ -147,6 +147,7 @@ func TestAnalyze(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := littleslaw.Analyze(tc.in)
 			assert.InDelta(t, tc.want.InFlightNormal, got.InFlightNormal, 1e-9)
+			assert.InDelta(t, tc.want.InFlightPeak, got.InFlightPeak, 1e-9)
 			assert.InDelta(t, tc.want.InFlightDuringHang, got.InFlightDuringHang, 1e-9)
 			assert.InDelta(t, tc.want.SecondsToExhaustion, got.SecondsToExhaustion, 1e-12)
 			got.InFlightNormal, got.InFlightDuringHang, got.SecondsToExhaustion = tc.want.InFlightNormal, tc.want.InFlightDuringHang, tc.want.SecondsToExhaustion

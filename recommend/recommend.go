@@ -10,6 +10,7 @@ package recommend
 import (
 	"errors"
 	"fmt"
+	"github.com/tunetimeout/tunetimeout/internal/human"
 	"math"
 	"slices"
 	"strconv"
@@ -48,6 +49,10 @@ type Recommendation struct {
 	Steps          []Step
 	Warnings       []string
 }
+
+// precision is the histogram's relative resolution (3 significant digits):
+// values within t/precision of each other may share a bucket.
+const precision = 1000
 
 // MinTimeout is the smallest timeout Recommend returns: Istio and the
 // Kubernetes Gateway API cannot express less than one millisecond
@@ -115,7 +120,7 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 	}
 	f := o.FalseTimeouts
 	q := 1 - f
-	name := QuantileName(q)
+	name := human.Quantile(q)
 	n := h.Count()
 
 	r := Recommendation{Quantile: q}
@@ -134,7 +139,7 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 
 	// 1. The quantile.
 	step("quantile", "%s of %s calls is %s (%s of calls are slower)",
-		name, formatInt(n), formatDuration(r.Base), formatPercent(f))
+		name, human.Count(n), human.Duration(r.Base), human.Percent(f))
 
 	// 2. Tight tail: a timeout close to the median fires on noise.
 	if o.TightTailRatio > 0 {
@@ -143,7 +148,7 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 		if t < floor {
 			t = floor
 			step("tight-tail", "%s (%s) is below %s x the median (%s): a timeout that close to the median fires on ordinary noise, a GC pause or one TCP retransmission, so it is raised to %s",
-				name, formatDuration(r.Base), formatFloat(o.TightTailRatio), formatDuration(p50), formatDuration(t))
+				name, human.Duration(r.Base), formatFloat(o.TightTailRatio), human.Duration(p50), human.Duration(t))
 		}
 	}
 
@@ -152,18 +157,26 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 		before := t
 		t += o.NetworkAllowance
 		step("network-allowance", "latency measured at the server does not include the client's network, so %s of network allowance is added (%s to %s)",
-			formatDuration(o.NetworkAllowance), formatDuration(before), formatDuration(t))
+			human.Duration(o.NetworkAllowance), human.Duration(before), human.Duration(t))
 	}
 
 	// 4. Round to a value people write in configs; always shown.
 	rounded, rstep := RoundUp(t)
-	if rounded != t {
+	if below := rounded - rstep; rounded != t && below > 0 && t-below <= t/precision {
+		// The histogram reports the top of the bucket a value fell into, up
+		// to 0.1 % above it: an exact 500ms comes back as 500.2ms. Rounding
+		// that up a whole step would pad for an artefact of the histogram.
+		before := t
+		t = below
+		step("round", "%s is within the histogram's precision (0.1 %%) of %s, a value people write in configs",
+			human.Duration(before), human.Duration(t))
+	} else if rounded != t {
 		before := t
 		t = rounded
 		step("round", "%s is rounded up to %s, a value people write in configs (steps of %s at this size)",
-			formatDuration(before), formatDuration(t), formatDuration(rstep))
+			human.Duration(before), human.Duration(t), human.Duration(rstep))
 	} else {
-		step("round", "%s is already a value people write in configs", formatDuration(t))
+		step("round", "%s is already a value people write in configs", human.Duration(t))
 	}
 
 	// The floor: configs cannot express less than 1 ms.
@@ -171,22 +184,22 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 		before := t
 		t = MinTimeout
 		step("floor", "%s is raised to %s: gateway and Istio configs cannot express a shorter timeout",
-			formatDuration(before), formatDuration(t))
+			human.Duration(before), human.Duration(t))
 	}
 
 	// 5. The user's bounds.
 	if o.Min > 0 && t < o.Min {
 		before := t
 		t = o.Min
-		step("min", "you set a minimum of %s, so the timeout is raised from %s", formatDuration(o.Min), formatDuration(before))
+		step("min", "you set a minimum of %s, so the timeout is raised from %s", human.Duration(o.Min), human.Duration(before))
 	}
 	if o.Max > 0 && t > o.Max {
 		before := t
 		t = o.Max
-		step("max", "you set a maximum of %s, so the timeout is lowered from %s", formatDuration(o.Max), formatDuration(before))
+		step("max", "you set a maximum of %s, so the timeout is lowered from %s", human.Duration(o.Max), human.Duration(before))
 		if o.Max < r.Base {
 			warn("the maximum of %s you set is below the measured %s (%s): it cuts off %s of calls instead of %s",
-				formatDuration(o.Max), name, formatDuration(r.Base), formatPercent(h.FractionAbove(o.Max)), formatPercent(f))
+				human.Duration(o.Max), name, human.Duration(r.Base), human.Percent(h.FractionAbove(o.Max)), human.Percent(f))
 		}
 	}
 	r.Timeout = t
@@ -198,7 +211,7 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 		capped := ""
 		if c > r.Timeout {
 			c = r.Timeout
-			capped = fmt.Sprintf(", capped at the timeout of %s", formatDuration(r.Timeout))
+			capped = fmt.Sprintf(", capped at the timeout of %s", human.Duration(r.Timeout))
 		}
 		r.ConnectTimeout = c
 		syn := "; at 1 s or more it survives one lost SYN, which Linux retransmits after about 1 s"
@@ -207,7 +220,7 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 		}
 		r.Steps = append(r.Steps, Step{Rule: "connect", Value: c, Reason: fmt.Sprintf(
 			"a TCP handshake and TLS take 1 to 3 round trips, so the connect timeout is 3 x the RTT of %s, rounded up: %s%s%s",
-			formatDuration(o.RTT), formatDuration(c), capped, syn)})
+			human.Duration(o.RTT), human.Duration(c), capped, syn)})
 	}
 
 	// Warnings, most important first.
@@ -219,36 +232,36 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 		why := "censored calls (timeouts) lie at or below it, and they took at least their recorded time, maybe longer"
 		if inPile {
 			at = pileAt
-			why = fmt.Sprintf("it falls into the pile-up at %s, where calls were cut off by an existing timeout", formatDuration(pileAt))
+			why = fmt.Sprintf("it falls into the pile-up at %s, where calls were cut off by an existing timeout", human.Duration(pileAt))
 		}
 		warn("the true %s is at least %s, not measured: %s; measure without that timeout (or with a longer one) to see the tail",
-			name, formatDuration(at), why)
+			name, human.Duration(at), why)
 	}
 	if pile {
 		warn("%s calls (%s) end at %s, the largest value: this looks like an existing timeout of %s; latency beyond it is unknown",
-			formatInt(pileN), formatPercent(float64(pileN)/float64(n)), formatDuration(pileAt), formatDuration(pileAt))
+			human.Count(pileN), human.Percent(float64(pileN)/float64(n)), human.Duration(pileAt), human.Duration(pileAt))
 	}
 	if float64(n)*f < 1 {
 		warn("only %s calls: fewer than needed to see one in %s, so %s is at best the largest sample",
-			formatInt(n), formatInt(int64(math.Round(1/f))), name)
+			human.Count(n), human.Count(int64(math.Round(1/f))), name)
 	}
 	// Inside a pile-up the interval only brackets the existing timeout; the
 	// warnings above already say what is unknown.
 	if iv := r.Interval; iv.Above < fewAbove && !inPile {
 		hi := "beyond the largest sample"
 		if iv.HiKnown {
-			hi = formatDuration(iv.Hi)
+			hi = human.Duration(iv.Hi)
 		}
 		warn("only %s calls lie above %s; the true %s is between %s and %s (%s confidence)",
-			formatInt(iv.Above), name, name, formatDuration(iv.Lo), hi, formatPercent(iv.Confidence))
+			human.Count(iv.Above), name, name, human.Duration(iv.Lo), hi, human.Percent(iv.Confidence))
 	}
 	if c := h.Censored(); c > 0 {
 		warn("%s calls (%s) were censored, cut off because they were slow (a timeout, a 504, an nginx 499): they are kept as lower bounds, each at least as long as recorded",
-			formatInt(c), formatPercent(float64(c)/float64(n)))
+			human.Count(c), human.Percent(float64(c)/float64(n)))
 	}
 	if below, above := h.OutOfRange(); below+above > 0 {
 		warn("%s samples were not recorded, being out of the histogram's range: %s negative and %s longer than %s",
-			formatInt(below+above), formatInt(below), formatInt(above), formatDuration(histogram.Highest))
+			human.Count(below+above), human.Count(below), human.Count(above), human.Duration(histogram.Highest))
 	}
 	return r, nil
 }
@@ -295,14 +308,6 @@ func PileUp(h *histogram.Latency) (at time.Duration, n int64, ok bool) {
 		return m, pile, true
 	}
 	return m, pile, false
-}
-
-// QuantileName names quantile q the way people say it: 0.999 -> "p99.9",
-// 0.99 -> "p99", 0.5 -> "p50", 1 -> "p100".
-func QuantileName(q float64) string {
-	// Rounding to 9 decimals of a percent hides binary noise (1-0.001).
-	p := math.Round(q*100*1e9) / 1e9
-	return "p" + strconv.FormatFloat(p, 'f', -1, 64)
 }
 
 // RoundUp rounds d up to a value people write in configs and returns it with
@@ -480,58 +485,5 @@ func ParsePercent(s string) (float64, error) {
 	return v, nil
 }
 
-// formatDuration shows d to three significant digits: 788.479ms -> "788ms",
-// 1m0s -> "1m", 24h0m0s -> "24h".
-func formatDuration(d time.Duration) string {
-	if d > 0 {
-		p := int64(1)
-		for p <= int64(d)/10 {
-			p *= 10
-		}
-		if unit := p / 100; unit > 1 {
-			d = time.Duration((int64(d) + unit/2) / unit * unit)
-		}
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
-// formatPercent shows a fraction as a percentage to three significant
-// digits: 0.001 -> "0.1 %", 0.0525 -> "5.25 %".
-func formatPercent(frac float64) string {
-	p := frac * 100
-	switch {
-	case p == 0:
-		return "0 %"
-	case p < 0.001:
-		return "< 0.001 %"
-	}
-	return strconv.FormatFloat(p, 'g', 3, 64) + " %"
-}
-
 // formatFloat shows a ratio without trailing zeros: 2 -> "2", 1.5 -> "1.5".
 func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-
-// formatInt writes n with thousands separators: 200000 -> "200,000".
-func formatInt(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}

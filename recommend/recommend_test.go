@@ -434,25 +434,6 @@ func TestRoundUp(t *testing.T) {
 	assert.Equal(t, time.Duration(1<<63-1), got, "no overflow")
 }
 
-func TestQuantileName(t *testing.T) {
-	for q, want := range map[float64]string{
-		0.999:  "p99.9",
-		0.99:   "p99",
-		0.9999: "p99.99",
-		0.995:  "p99.5",
-		0.5:    "p50",
-		0.997:  "p99.7",
-		1:      "p100",
-	} {
-		assert.Equal(t, want, recommend.QuantileName(q), "%v", q)
-	}
-	// The way Recommend computes it, in float64 arithmetic.
-	for _, f := range []float64{0.001, 0.003, 0.0001, 0.01, 0.05} {
-		want := map[float64]string{0.001: "p99.9", 0.003: "p99.7", 0.0001: "p99.99", 0.01: "p99", 0.05: "p95"}[f]
-		assert.Equal(t, want, recommend.QuantileName(1-f), "1 - %v", f)
-	}
-}
-
 func TestCandidates(t *testing.T) {
 	t.Run("log spread", func(t *testing.T) {
 		h := hist(t, logSpread(20000, ms, s))
@@ -558,4 +539,22 @@ func TestParseNetworkAllowance(t *testing.T) {
 		assert.NotEmpty(t, p.Why)
 	}
 	assert.Equal(t, []string{"datacenter", "region", "internet", "mobile"}, names, "nearest first, for --help")
+}
+
+// TestRecommendRoundsWithinHistogramPrecision pins a regression: the
+// histogram reports the top of a value's bucket (an exact 500ms comes back
+// as 500.2ms), and strict rounding then padded a whole step to 550ms for an
+// artefact of the histogram. Logs with millisecond resolution hit this often.
+func TestRecommendRoundsWithinHistogramPrecision(t *testing.T) {
+	h := hist(t, linSpread(9_000, 10*time.Millisecond, 400*time.Millisecond), repeat(1_000, 500*time.Millisecond))
+	require.Greater(t, h.Quantile(0.999), 500*time.Millisecond, "precondition: the histogram reports above the exact value")
+	r, err := recommend.Recommend(h, recommend.DefaultOptions())
+	require.NoError(t, err)
+	assert.Equal(t, 500*time.Millisecond, r.Timeout)
+
+	// Just beyond the histogram's precision the rule still rounds up.
+	h = hist(t, linSpread(9_000, 10*time.Millisecond, 400*time.Millisecond), repeat(1_000, 502*time.Millisecond))
+	r, err = recommend.Recommend(h, recommend.DefaultOptions())
+	require.NoError(t, err)
+	assert.Equal(t, 550*time.Millisecond, r.Timeout)
 }
