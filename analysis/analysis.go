@@ -1,0 +1,232 @@
+// Package analysis runs the whole job behind `tunetimeout analyze`: it reads
+// the inputs, groups the samples into histograms, recommends a timeout per
+// group, applies Little's law and builds the report. It sits at the right end
+// of the pipeline and imports every package to its left.
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/tunetimeout/tunetimeout/internal/human"
+	"io"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/littleslaw"
+	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
+)
+
+// ErrNothingToAnalyse is returned (wrapped) when no input sample could be used.
+var ErrNothingToAnalyse = errors.New("nothing to analyse")
+
+// Options are everything a user chooses for one analysis.
+type Options struct {
+	Inputs     []string // file names; "-" is standard input
+	CSV        ingest.CSVOptions
+	Status     ingest.StatusRule
+	Strict     bool // a bad record is fatal
+	ShowErrors int  // how many bad records to quote in the report; default 5
+
+	Recommend  recommend.Options
+	Rate       float64         // calls per second from the user; 0 = measure from timestamps
+	Pool       int             // 0 = unknown
+	Candidates []time.Duration // nil = the default ladder around the recommendation
+}
+
+// Run analyses the inputs and returns the report. stdin is read for "-".
+func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error) {
+	if len(o.Inputs) == 0 {
+		o.Inputs = []string{"-"}
+	}
+	if o.ShowErrors == 0 {
+		o.ShowErrors = 5
+	}
+	r := &report.Report{Input: report.Input{Files: o.Inputs, BadExamples: []string{}, Notes: []string{}}}
+	set := histogram.NewSet()
+	for _, name := range o.Inputs {
+		if err := readInput(ctx, name, o, stdin, set, &r.Input); err != nil {
+			return nil, err
+		}
+	}
+	groups := set.Groups()
+	var used int64
+	for _, g := range groups {
+		used += g.Latency.Count()
+	}
+	if used == 0 {
+		return nil, nothingToAnalyse(r.Input, groups)
+	}
+	total := int64(0)
+	for _, g := range groups {
+		total += g.Latency.Count() + sum(g.Excluded)
+	}
+	if o.Rate > 0 && len(groups) > 1 {
+		r.Input.Notes = append(r.Input.Notes, fmt.Sprintf(
+			"The --rate of %s calls/s is shared among the groups by their share of the calls read.", human.Number(o.Rate)))
+	}
+	r.Groups = []report.Group{}
+	for _, g := range groups {
+		if g.Latency.Count() == 0 {
+			r.Input.Notes = append(r.Input.Notes, fmt.Sprintf("Group %q has no call usable for latency (%s); it is left out.", g.Name, describe(g.Excluded)))
+			continue
+		}
+		res, err := analyseGroup(g, o, float64(g.Latency.Count()+sum(g.Excluded))/float64(total))
+		if err != nil {
+			return nil, fmt.Errorf("group %q: %w", g.Name, err)
+		}
+		r.Groups = append(r.Groups, report.NewGroup(res))
+	}
+	return r, nil
+}
+
+// readInput decodes one input into set, counting records and bad records.
+func readInput(ctx context.Context, name string, o Options, stdin io.Reader, set *histogram.Set, in *report.Input) error {
+	rc, err := ingest.Open(name, stdin)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	dec, err := ingest.NewCSV(rc, name, o.CSV)
+	if err != nil {
+		return err
+	}
+	for n := 0; ; n++ {
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		s, err := dec.Next()
+		if err == io.EOF {
+			return nil
+		}
+		var pe *ingest.ParseError
+		if errors.As(err, &pe) {
+			in.Records++
+			in.BadRecords++
+			if o.Strict {
+				return fmt.Errorf("%w (--strict)", err)
+			}
+			if len(in.BadExamples) < o.ShowErrors {
+				in.BadExamples = append(in.BadExamples, pe.Error())
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		in.Records++
+		add(set.Group(groupName(s.Group)), o.Status, s)
+	}
+}
+
+// add files one sample under its group.
+func add(g *histogram.Group, rule ingest.StatusRule, s ingest.Sample) {
+	if !s.Time.IsZero() {
+		g.Arrivals.Add(s.Time)
+	}
+	if reason := rule.Classify(&s); reason != "" {
+		g.Excluded[reason]++
+		return
+	}
+	if s.Censored {
+		g.Latency.RecordCensored(s.Latency)
+	} else {
+		g.Latency.Record(s.Latency)
+	}
+}
+
+func groupName(g string) string {
+	if g == "" {
+		return "all"
+	}
+	return g
+}
+
+// analyseGroup recommends a timeout for one group and applies Little's law.
+// share is the group's share of all calls, used to split a --rate.
+func analyseGroup(g *histogram.Group, o Options, share float64) (report.Result, error) {
+	h := g.Latency
+	rec, err := recommend.Recommend(h, o.Recommend)
+	if err != nil {
+		return report.Result{}, err
+	}
+	res := report.Result{Group: g, Recommendation: rec, RateSource: "unknown"}
+	in := littleslaw.Input{
+		Pool:        o.Pool,
+		MeanLatency: h.Mean(),
+		P99:         h.Quantile(0.99),
+		Timeout:     rec.Timeout,
+	}
+	switch {
+	case o.Rate > 0:
+		in.Rate = o.Rate * share
+		res.RateSource = "flag"
+	case g.Arrivals.Count() > 0 && g.Arrivals.Span() >= 2*time.Second:
+		// One second of data gives no rate worth the name.
+		in.Rate = g.Arrivals.MeanRate()
+		minute, _ := g.Arrivals.Busiest(time.Minute)
+		in.PeakRate = float64(minute) / min(time.Minute, g.Arrivals.Span()).Seconds()
+		res.BusiestSecond, _ = g.Arrivals.Busiest(time.Second)
+		res.RateSource = "measured"
+	}
+	res.LittlesLaw = littleslaw.Analyze(in)
+	res.Candidates = o.Candidates
+	if res.Candidates == nil {
+		res.Candidates = recommend.Candidates(h, rec)
+	}
+	return res, nil
+}
+
+// nothingToAnalyse explains why no sample could be used.
+func nothingToAnalyse(in report.Input, groups []*histogram.Group) error {
+	excluded := map[string]int64{}
+	for _, g := range groups {
+		for k, v := range g.Excluded {
+			excluded[k] += v
+		}
+		if below, above := g.Latency.OutOfRange(); below+above > 0 {
+			excluded["out of the histogram's range"] += below + above
+		}
+	}
+	switch {
+	case in.Records == 0:
+		return fmt.Errorf("%w: the input holds no records", ErrNothingToAnalyse)
+	case in.BadRecords == in.Records:
+		first := ""
+		if len(in.BadExamples) > 0 {
+			first = "; first: " + in.BadExamples[0]
+		}
+		return fmt.Errorf("%w: all %s records are bad%s", ErrNothingToAnalyse, human.Count(in.Records), first)
+	default:
+		return fmt.Errorf("%w: none of %s records counts for latency (%s); --include-errors keeps error responses",
+			ErrNothingToAnalyse, human.Count(in.Records), describe(excluded))
+	}
+}
+
+func describe(m map[string]int64) string {
+	if len(m) == 0 {
+		return "no reason recorded"
+	}
+	s := ""
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if s != "" {
+			s += ", "
+		}
+		s += fmt.Sprintf("%s %s", human.Count(m[k]), k)
+	}
+	return s
+}
+
+func sum(m map[string]int64) int64 {
+	var t int64
+	for _, v := range m {
+		t += v
+	}
+	return t
+}

@@ -1,0 +1,232 @@
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/mixture"
+	"github.com/tunetimeout/tunetimeout/recommend"
+)
+
+// writeFile writes content to a file in a temporary directory.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	return path
+}
+
+func options(inputs ...string) Options {
+	return Options{Inputs: inputs, Recommend: recommend.DefaultOptions()}
+}
+
+// TestAgreesWithExactComputation is the issue's acceptance test: on a
+// generated 200,000-sample mixture every percentile, cut-off share and
+// in-flight figure of the report agrees, within HDR precision, with an exact
+// computation over the same samples.
+func TestAgreesWithExactComputation(t *testing.T) {
+	samples := mixture.Default().Generate(7, 200_000)
+	var b strings.Builder
+	b.WriteString("latency_us\n")
+	for _, d := range samples {
+		fmt.Fprintf(&b, "%d\n", d.Microseconds())
+	}
+	o := options("-")
+	o.Rate, o.Pool = 400, 200
+	r, err := Run(context.Background(), o, strings.NewReader(b.String()))
+	require.NoError(t, err)
+	require.Len(t, r.Groups, 1)
+	g := r.Groups[0]
+
+	// Exact computation over the same microsecond values.
+	exact := make([]float64, len(samples))
+	var total float64
+	for i, d := range samples {
+		exact[i] = float64(d.Microseconds()) / 1e6
+		total += exact[i]
+	}
+	slices.Sort(exact)
+	n := float64(len(exact))
+	require.EqualValues(t, len(samples), g.Samples)
+
+	const precision = 1e-3 // 3 significant digits
+	for _, p := range g.Percentiles {
+		rank := int(math.Ceil(p.Quantile*n)) - 1
+		want := exact[rank]
+		assert.InDelta(t, want, p.Seconds, want*precision+1e-6, "%s", human.Quantile(p.Quantile))
+	}
+	assert.InDelta(t, total/n, g.MeanSeconds, total/n*precision)
+
+	cutOff := func(timeout float64) float64 {
+		i, _ := slices.BinarySearch(exact, math.Nextafter(timeout, math.Inf(1)))
+		return (n - float64(i)) / n
+	}
+	require.NotEmpty(t, g.Candidates)
+	for _, c := range g.Candidates {
+		// A sample within HDR precision of the timeout may fall on either side.
+		lo, hi := cutOff(c.TimeoutSeconds*(1+precision)), cutOff(c.TimeoutSeconds*(1-precision))
+		assert.GreaterOrEqual(t, c.CutOffFraction, lo-1e-12, "cut off at %v", c.TimeoutSeconds)
+		assert.LessOrEqual(t, c.CutOffFraction, hi+1e-12, "cut off at %v", c.TimeoutSeconds)
+		require.NotNil(t, c.InFlightDuringHang)
+		assert.InDelta(t, 400*c.TimeoutSeconds, *c.InFlightDuringHang, 1e-9)
+		require.NotNil(t, c.PoolMultiple)
+		assert.InDelta(t, 400*c.TimeoutSeconds/200, *c.PoolMultiple, 1e-9)
+	}
+
+	ll := g.LittlesLaw
+	require.NotNil(t, ll.InFlightNormal)
+	assert.InDelta(t, 400*total/n, *ll.InFlightNormal, 400*total/n*precision)
+	require.NotNil(t, ll.InFlightDuringHang)
+	assert.InDelta(t, 400*g.Recommendation.TimeoutSeconds, *ll.InFlightDuringHang, 1e-9)
+
+	// The recommendation: between p99.9 and p99.9 plus one rounding step,
+	// the pool flagged, the bulkhead far below the pool.
+	p999 := exact[int(math.Ceil(0.999*n))-1]
+	rec := g.Recommendation
+	assert.GreaterOrEqual(t, rec.TimeoutSeconds, p999*(1-precision))
+	_, step := recommend.RoundUp(time.Duration(p999 * 1e9))
+	assert.LessOrEqual(t, rec.TimeoutSeconds, p999+step.Seconds())
+	require.NotNil(t, ll.PoolExhausted)
+	assert.True(t, *ll.PoolExhausted)
+	require.NotNil(t, ll.SecondsToExhaustion)
+	assert.InDelta(t, 200.0/400, *ll.SecondsToExhaustion, 1e-9)
+	require.NotNil(t, ll.Bulkhead)
+	assert.Less(t, *ll.Bulkhead, 50)
+	assert.Greater(t, *ll.Bulkhead, int(math.Ceil(*ll.InFlightNormal)), "a bulkhead must hold more than the mean demand")
+	assert.Contains(t, ll.Verdict, "exhausted")
+}
+
+// TestBadInput covers every kind of bad input the issue names: each gives a
+// one-line error or a counted, reported skip.
+func TestBadInput(t *testing.T) {
+	garbage := func() string {
+		var b strings.Builder
+		b.WriteString("latency_ms\n")
+		for i := range 1000 {
+			if i%10 == 3 {
+				b.WriteString("oops\n")
+			} else {
+				fmt.Fprintf(&b, "%d\n", 10+i%7)
+			}
+		}
+		return b.String()
+	}()
+	tests := []struct {
+		name      string
+		content   string
+		missing   bool
+		strict    bool
+		wantErr   string // substring of the one-line error; "" = success
+		nothing   bool   // the error wraps ErrNothingToAnalyse
+		wantBad   int64
+		wantFirst string // first bad example, with its line number
+		wantUsed  int64
+		wantOut   string // a key of the group's excluded counts
+	}{
+		{name: "empty file", content: "", wantErr: "empty input"},
+		{name: "header only", content: "latency_ms\n", wantErr: "the input holds no records", nothing: true},
+		{name: "no latency column", content: "a,b\n1,2\n", wantErr: "no latency column"},
+		{name: "missing file", missing: true, wantErr: "no such file or directory"},
+		{name: "all negative", content: "latency_ms\n-5\n-1\n", wantErr: "all 2 records are bad", nothing: true},
+		{name: "negative skipped", content: "latency_ms\n5\n-1\n7\n", wantBad: 1, wantFirst: `:3: column "latency_ms": "-1" is negative`, wantUsed: 2},
+		{name: "not a number", content: "latency_ms\n5\nabc\n", wantBad: 1, wantFirst: `:3: column "latency_ms": "abc" is not a number`, wantUsed: 1},
+		{name: "not a number strict", content: "latency_ms\n5\nabc\n", strict: true, wantErr: `"abc" is not a number (--strict)`},
+		{name: "beyond the histogram's range", content: "latency_s\n0.5\n100000\n", wantUsed: 1, wantOut: "above range"},
+		{name: "only beyond range", content: "latency_s\n100000\n", wantErr: "out of the histogram's range", nothing: true},
+		{name: "ten percent garbage", content: garbage, wantBad: 100, wantFirst: `:5: column "latency_ms": "oops" is not a number`, wantUsed: 900},
+		{name: "only errors", content: "latency_ms,status\n5,500\n6,503\n", wantErr: "--include-errors", nothing: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "missing.csv")
+			if !tt.missing {
+				path = writeFile(t, "in.csv", tt.content)
+			}
+			o := options(path)
+			o.Strict = tt.strict
+			r, err := Run(context.Background(), o, nil)
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				assert.NotContains(t, err.Error(), "\n", "errors are one line")
+				assert.Equal(t, tt.nothing, errors.Is(err, ErrNothingToAnalyse))
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantBad, r.Input.BadRecords)
+			if tt.wantFirst != "" {
+				require.NotEmpty(t, r.Input.BadExamples)
+				assert.Equal(t, path+tt.wantFirst, r.Input.BadExamples[0])
+				assert.LessOrEqual(t, len(r.Input.BadExamples), 5)
+			}
+			require.Len(t, r.Groups, 1)
+			assert.Equal(t, tt.wantUsed, r.Groups[0].Samples)
+			if tt.wantOut != "" {
+				assert.EqualValues(t, 1, r.Groups[0].Excluded[tt.wantOut])
+			}
+		})
+	}
+}
+
+// TestGroupsAndMeasuredRate checks grouping, the status rule and rates
+// measured from timestamps.
+func TestGroupsAndMeasuredRate(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("timestamp,route,status,latency_ms\n")
+	start := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	// /a: 10 calls a second for 120 s, 20 a second in seconds 30-39.
+	// /b: one call a second, every tenth a 504 after 1 s.
+	for s := range 120 {
+		calls := 10
+		if s >= 30 && s < 40 {
+			calls = 20
+		}
+		for c := range calls {
+			ts := start.Add(time.Duration(s)*time.Second + time.Duration(c)*time.Millisecond)
+			fmt.Fprintf(&b, "%s,/a,200,%d\n", ts.Format(time.RFC3339Nano), 10+c)
+		}
+		status, latency := 200, 30
+		if s%10 == 0 {
+			status, latency = 504, 1000
+		}
+		fmt.Fprintf(&b, "%s,/b,%d,%d\n", start.Add(time.Duration(s)*time.Second).Format(time.RFC3339), status, latency)
+	}
+	b.WriteString(start.Format(time.RFC3339) + ",/a,500,2\n")
+
+	o := options("-")
+	o.CSV.By = []string{"route"}
+	o.Pool = 50
+	r, err := Run(context.Background(), o, strings.NewReader(b.String()))
+	require.NoError(t, err)
+	require.Len(t, r.Groups, 2)
+
+	a, bg := r.Groups[0], r.Groups[1]
+	assert.Equal(t, "/a", a.Name)
+	assert.EqualValues(t, 1300, a.Samples)
+	assert.Equal(t, map[string]int64{"status 5xx": 1}, a.Excluded)
+	require.NotNil(t, a.LittlesLaw.RatePerSecond)
+	assert.Equal(t, "measured", a.LittlesLaw.RateSource)
+	assert.InDelta(t, 1301.0/120, *a.LittlesLaw.RatePerSecond, 1e-9)
+	require.NotNil(t, a.LittlesLaw.PeakRatePerSecond)
+	// The busiest minute holds 50 seconds at 10 and 10 seconds at 20 calls, plus the 500.
+	assert.InDelta(t, 701.0/60, *a.LittlesLaw.PeakRatePerSecond, 1e-9)
+	require.NotNil(t, a.LittlesLaw.BusiestSecond)
+	assert.EqualValues(t, 20, *a.LittlesLaw.BusiestSecond)
+
+	assert.Equal(t, "/b", bg.Name)
+	assert.EqualValues(t, 120, bg.Samples)
+	assert.EqualValues(t, 12, bg.Censored, "504s are kept as censored samples")
+	assert.Empty(t, bg.Excluded)
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tunetimeout/tunetimeout/analysis"
+	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
+)
+
+// analyzeFlags holds the raw flag values that need parsing.
+type analyzeFlags struct {
+	unit, falseTimeouts, network, format, output string
+}
+
+func newAnalyze() *cobra.Command {
+	var (
+		o = analysis.Options{Recommend: recommend.DefaultOptions()}
+		f analyzeFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "analyze [FILE...]",
+		Short: "Recommend a timeout from a CSV of measured latencies",
+		Long: `analyze reads latencies from CSV files (or standard input, "-"), builds an
+HDR histogram per group and recommends a timeout at the chosen share of false
+timeouts, with every padding rule shown as a step. With a call rate (--rate, or
+measured from a timestamp column) and a pool size (--pool) it applies Little's
+law: calls in flight normally and during a hang, whether the pool is exhausted,
+and the bulkhead that prevents it.
+
+The latency column is --column or the first of latency, duration, elapsed,
+response_time (each alone or with a unit suffix _ms, _us, _s, _seconds). Rows
+answered 4xx/5xx are left out (--include-errors keeps them); timeouts (408,
+499, 504) are kept as "took at least this long". Bad rows are counted and the
+first few shown; --strict makes the first one fatal.
+
+Network allowance presets: ` + presetList() + `.`,
+		Example: `  # The worked example of the README
+  tunetimeout analyze testdata/mixture.csv --rate 400 --pool 200
+
+  # Per route, rate measured from the timestamp column, JSON for other tools
+  tunetimeout analyze --by route --pool 200 -o json latencies.csv > report.json
+
+  # A headerless column of milliseconds from another tool
+  awk '{print $NF * 1000}' access.log | tunetimeout analyze --unit ms -
+
+  # Clients on mobile networks, a 1% false-timeout budget, a 2ms RTT
+  tunetimeout analyze --false-timeouts 1% --network-allowance mobile --rtt 2ms data.csv`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.apply(&o); err != nil {
+				return usageError{err}
+			}
+			write, err := report.Lookup(f.format)
+			if err != nil {
+				return usageError{err}
+			}
+			o.Inputs = args
+			r, err := analysis.Run(cmd.Context(), o, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if f.output != "" {
+				file, err := os.Create(f.output)
+				if err != nil {
+					return err
+				}
+				defer file.Close()
+				if err := write(file, r); err != nil {
+					return err
+				}
+				return file.Close()
+			}
+			return write(out, r)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.CSV.Column, "column", "", "latency column (name, or 1-based index); default: a well-known name")
+	fl.StringVar(&f.unit, "unit", "", "unit of the latency column: ns, us, ms, s; default: from the column name's suffix")
+	fl.StringVar(&o.CSV.TimeColumn, "time-column", "", "timestamp column (RFC 3339, Unix seconds or milliseconds); default: timestamp, time, ts, date")
+	fl.StringVar(&o.CSV.StatusColumn, "status-column", "", "status column; default: status, status_code, code")
+	fl.StringSliceVar(&o.CSV.By, "by", nil, "group by these columns (comma-separated)")
+	fl.BoolVar(&o.Strict, "strict", false, "stop at the first bad record instead of counting it")
+	fl.BoolVar(&o.Status.IncludeErrors, "include-errors", false, "count 4xx and 5xx responses as latency samples")
+
+	fl.StringVar(&f.falseTimeouts, "false-timeouts", "0.1%", "share of good calls the timeout may cut off (0.1% -> p99.9)")
+	fl.Float64Var(&o.Recommend.TightTailRatio, "tight-tail", o.Recommend.TightTailRatio, "never recommend less than this multiple of the median")
+	fl.StringVar(&f.network, "network-allowance", "datacenter", "added for the client's network: a preset or a duration")
+	fl.DurationVar(&o.Recommend.Min, "min", 0, "lowest timeout to recommend")
+	fl.DurationVar(&o.Recommend.Max, "max", 0, "highest timeout to recommend")
+	fl.DurationVar(&o.Recommend.RTT, "rtt", 0, "round-trip time to the server, for the connect timeout")
+	fl.Float64Var(&o.Recommend.Confidence, "confidence", o.Recommend.Confidence, "confidence of the quantile's interval")
+	fl.DurationSliceVar(&o.Candidates, "candidates", nil, "timeouts to compare (default: a ladder around the recommendation)")
+
+	fl.Float64Var(&o.Rate, "rate", 0, "calls per second to the dependency (default: measured from timestamps)")
+	fl.IntVar(&o.Pool, "pool", 0, "size of the pool the calls share (threads, connections)")
+
+	fl.StringVarP(&f.format, "format", "o", "text", "output format: "+strings.Join(report.Formats(), ", "))
+	fl.StringVar(&f.output, "output", "", "write the report to this file instead of standard output")
+	return cmd
+}
+
+// apply parses the flags that are not plain values into o.
+func (f analyzeFlags) apply(o *analysis.Options) error {
+	var err error
+	if f.unit != "" {
+		if o.CSV.Unit, err = ingest.ParseUnit(f.unit); err != nil {
+			return fmt.Errorf("--unit: %w", err)
+		}
+	}
+	if o.Recommend.FalseTimeouts, err = recommend.ParsePercent(f.falseTimeouts); err != nil {
+		return fmt.Errorf("--false-timeouts: %w", err)
+	}
+	if o.Recommend.NetworkAllowance, err = recommend.ParseNetworkAllowance(f.network); err != nil {
+		return fmt.Errorf("--network-allowance: %w", err)
+	}
+	if o.Rate < 0 {
+		return fmt.Errorf("--rate: %v is negative", o.Rate)
+	}
+	if o.Pool < 0 {
+		return fmt.Errorf("--pool: %d is negative", o.Pool)
+	}
+	for _, c := range o.Candidates {
+		if c <= 0 {
+			return fmt.Errorf("--candidates: %v is not a positive duration", c)
+		}
+	}
+	return nil
+}
+
+// presetList names the network allowance presets for --help.
+func presetList() string {
+	var parts []string
+	for _, p := range recommend.NetworkPresets {
+		parts = append(parts, fmt.Sprintf("%s (%v)", p.Name, p.Allowance))
+	}
+	return strings.Join(parts, ", ")
+}

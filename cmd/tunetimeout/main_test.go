@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// golden compares got with the golden file testdata/golden/name, or rewrites
+// it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("..", "..", "testdata", "golden", name)
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test ./cmd/tunetimeout -update to create it")
+	assert.Equal(t, string(want), string(got))
+}
+
+// execute runs one command line in-process.
+func execute(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+const mixture = "../../testdata/mixture.csv"
+
+// TestGoldenReports pins the text and JSON reports of the README's worked example.
+func TestGoldenReports(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			out, errOut, code := execute(t, "", "analyze", mixture, "--rate", "400", "--pool", "200", "-o", format)
+			require.Equal(t, 0, code, errOut)
+			golden(t, "analyze-mixture."+format, []byte(out))
+		})
+	}
+	t.Run("by route", func(t *testing.T) {
+		out, errOut, code := execute(t, "", "analyze", mixture, "--by", "route", "--pool", "200", "--rtt", "2ms")
+		require.Equal(t, 0, code, errOut)
+		golden(t, "analyze-mixture-by-route.text", []byte(out))
+	})
+}
+
+// TestJSONContract checks the field names other tools rely on.
+func TestJSONContract(t *testing.T) {
+	out, errOut, code := execute(t, "", "analyze", mixture, "--rate", "400", "--pool", "200", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	groups := doc["groups"].([]any)
+	require.Len(t, groups, 1)
+	g := groups[0].(map[string]any)
+	for _, k := range []string{"name", "samples", "censored", "excluded", "percentiles", "recommendation", "candidates", "littles_law"} {
+		assert.Contains(t, g, k)
+	}
+	rec := g["recommendation"].(map[string]any)
+	for _, k := range []string{"quantile", "timeout_seconds", "connect_timeout_seconds", "steps", "warnings"} {
+		assert.Contains(t, rec, k)
+	}
+	assert.Nil(t, rec["connect_timeout_seconds"], "no --rtt: the connect timeout is unknown")
+	step := rec["steps"].([]any)[0].(map[string]any)
+	assert.ElementsMatch(t, []string{"rule", "seconds", "reason"}, keys(step))
+	cand := g["candidates"].([]any)[0].(map[string]any)
+	assert.ElementsMatch(t, []string{"timeout_seconds", "cut_off_fraction", "in_flight_during_hang", "pool_multiple"}, keys(cand))
+	ll := g["littles_law"].(map[string]any)
+	for _, k := range []string{"rate_per_second", "peak_rate_per_second", "pool", "in_flight_normal", "in_flight_during_hang", "pool_exhausted", "seconds_to_exhaustion", "bulkhead"} {
+		assert.Contains(t, ll, k)
+	}
+	assert.Equal(t, 400.0, ll["rate_per_second"])
+	assert.Equal(t, true, ll["pool_exhausted"])
+	var qs []float64
+	for _, p := range g["percentiles"].([]any) {
+		qs = append(qs, p.(map[string]any)["quantile"].(float64))
+	}
+	assert.Subset(t, qs, []float64{0.5, 0.9, 0.99, 0.999, 0.9999, 1})
+}
+
+func keys(m map[string]any) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// TestExitCodes runs the real binary: exit codes are API.
+func TestExitCodes(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "tunetimeout")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, string(out))
+	empty := filepath.Join(t.TempDir(), "empty.csv")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"success", []string{"analyze", mixture, "-o", "json"}, 0, ""},
+		{"version", []string{"version"}, 0, ""},
+		{"missing file", []string{"analyze", "does-not-exist.csv"}, 1, "does-not-exist.csv: no such file or directory"},
+		{"empty file", []string{"analyze", empty}, 1, "empty input"},
+		{"unknown flag", []string{"analyze", "--no-such-flag", mixture}, 2, "unknown flag: --no-such-flag"},
+		{"bad percentage", []string{"analyze", "--false-timeouts", "abc", mixture}, 2, "--false-timeouts"},
+		{"unknown output", []string{"analyze", "-o", "yaml", mixture}, 2, `unknown output format "yaml"`},
+		{"bad network preset", []string{"analyze", "--network-allowance", "satellite", mixture}, 2, "--network-allowance"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(bin, tt.args...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tt.wantCode, code, stderr.String())
+			if tt.wantErr != "" {
+				assert.Contains(t, stderr.String(), tt.wantErr)
+				assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), "a runtime error is one line, not the usage: %q", stderr.String())
+			}
+		})
+	}
+}
+
+// TestHelpHasExamples: every command documents itself with examples.
+func TestHelpHasExamples(t *testing.T) {
+	root := newRoot(nil, nil, nil)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			return
+		}
+		assert.NotEmpty(t, c.Example, "command %q has no Examples block", c.CommandPath())
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	out, _, code := execute(t, "", "analyze", "--help")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "Examples:")
+	assert.Contains(t, out, "--false-timeouts")
+}

@@ -1,0 +1,138 @@
+// Package report turns analysis results into what people and other tools
+// read: a text report, a JSON document (a stable contract, documented in the
+// README), and later Markdown, HTML and client configuration.
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Report is the result of one analysis. Its JSON field names are a contract
+// with other tools: keep them stable. Durations are seconds as floats.
+type Report struct {
+	Input  Input   `json:"input"`
+	Groups []Group `json:"groups"`
+}
+
+// Input describes what was read and what could not be used.
+type Input struct {
+	Files []string `json:"files"`
+	// Records is how many data rows or lines were read, bad ones included.
+	Records int64 `json:"records"`
+	// BadRecords is how many could not be parsed; BadExamples shows the first few.
+	BadRecords  int64    `json:"bad_records"`
+	BadExamples []string `json:"bad_examples"`
+	// Notes are facts about the input worth knowing (how a rate was split, ...).
+	Notes []string `json:"notes"`
+}
+
+// Group is the analysis of one group of calls.
+type Group struct {
+	Name string `json:"name"`
+	// Samples counts the observations used for latency, censored ones included.
+	Samples int64 `json:"samples"`
+	// Censored counts the samples that are lower bounds ("took at least").
+	Censored int64 `json:"censored"`
+	// Excluded counts the samples not used for latency, by reason.
+	Excluded       map[string]int64 `json:"excluded"`
+	MeanSeconds    float64          `json:"mean_seconds"`
+	Percentiles    []Percentile     `json:"percentiles"`
+	Recommendation Recommendation   `json:"recommendation"`
+	Candidates     []Candidate      `json:"candidates"`
+	LittlesLaw     LittlesLaw       `json:"littles_law"`
+}
+
+// Percentile is one point of the latency distribution.
+type Percentile struct {
+	Quantile float64 `json:"quantile"`
+	Seconds  float64 `json:"seconds"`
+	// LowerBound is true when censored samples make this only a lower bound.
+	LowerBound bool `json:"lower_bound"`
+}
+
+// Recommendation is the recommended timeout with its reasons.
+type Recommendation struct {
+	Quantile              float64  `json:"quantile"`
+	BaseSeconds           float64  `json:"base_seconds"`
+	LowerBound            bool     `json:"lower_bound"`
+	Interval              Interval `json:"interval"`
+	TimeoutSeconds        float64  `json:"timeout_seconds"`
+	CutOffFraction        float64  `json:"cut_off_fraction"`
+	ConnectTimeoutSeconds *float64 `json:"connect_timeout_seconds"`
+	Steps                 []Step   `json:"steps"`
+	Warnings              []string `json:"warnings"`
+}
+
+// Interval is the confidence interval of the measured quantile.
+type Interval struct {
+	Confidence  float64  `json:"confidence"`
+	LowSeconds  float64  `json:"low_seconds"`
+	HighSeconds *float64 `json:"high_seconds"` // null: beyond the largest sample
+	Above       int64    `json:"samples_above"`
+}
+
+// Step is one rule applied on the way to the timeout.
+type Step struct {
+	Rule    string  `json:"rule"`
+	Seconds float64 `json:"seconds"`
+	Reason  string  `json:"reason"`
+}
+
+// Candidate is one timeout and what it costs.
+type Candidate struct {
+	TimeoutSeconds     float64  `json:"timeout_seconds"`
+	CutOffFraction     float64  `json:"cut_off_fraction"`
+	InFlightDuringHang *float64 `json:"in_flight_during_hang"`
+	PoolMultiple       *float64 `json:"pool_multiple"`
+}
+
+// LittlesLaw is what a hang costs. Null fields: the input does not allow them.
+type LittlesLaw struct {
+	RatePerSecond       *float64 `json:"rate_per_second"`
+	PeakRatePerSecond   *float64 `json:"peak_rate_per_second"`
+	BusiestSecond       *float64 `json:"busiest_second_calls"`
+	RateSource          string   `json:"rate_source"` // "measured", "flag", "unknown"
+	Pool                *int     `json:"pool"`
+	InFlightNormal      *float64 `json:"in_flight_normal"`
+	InFlightPeak        *float64 `json:"in_flight_peak"` // peak rate x mean latency: what the bulkhead is sized for
+	InFlightDuringHang  *float64 `json:"in_flight_during_hang"`
+	PoolExhausted       *bool    `json:"pool_exhausted"`
+	SecondsToExhaustion *float64 `json:"seconds_to_exhaustion"`
+	Bulkhead            *int     `json:"bulkhead"`
+	HystrixBulkhead     *int     `json:"hystrix_bulkhead"`
+	Verdict             string   `json:"verdict"`
+}
+
+// Writer renders a report in one format.
+type Writer func(w io.Writer, r *Report) error
+
+// formats is the registry of output formats by name.
+var formats = map[string]Writer{
+	"text": WriteText,
+	"json": WriteJSON,
+}
+
+// Formats lists the output format names, sorted.
+func Formats() []string {
+	names := make([]string, 0, len(formats))
+	for n := range formats {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Lookup returns the writer for a format name.
+func Lookup(name string) (Writer, error) {
+	w, ok := formats[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown output format %q (known: %s)", name, strings.Join(Formats(), ", "))
+	}
+	return w, nil
+}
+
+// ptr returns a pointer to v, for the nullable JSON fields.
+func ptr[T any](v T) *T { return &v }
