@@ -230,3 +230,59 @@ func TestGroupsAndMeasuredRate(t *testing.T) {
 	assert.EqualValues(t, 12, bg.Censored, "504s are kept as censored samples")
 	assert.Empty(t, bg.Excluded)
 }
+
+// TestUnknownRateAndPool: without a rate, timestamps or a pool the report
+// says so instead of inventing numbers.
+func TestUnknownRateAndPool(t *testing.T) {
+	r, err := Run(context.Background(), options("-"), strings.NewReader("latency_ms\n10\n20\n30\n"))
+	require.NoError(t, err)
+	ll := r.Groups[0].LittlesLaw
+	assert.Equal(t, "unknown", ll.RateSource)
+	assert.Nil(t, ll.RatePerSecond)
+	assert.Nil(t, ll.Pool)
+	assert.Nil(t, ll.PoolExhausted)
+	assert.Nil(t, ll.Bulkhead)
+	assert.Contains(t, ll.Verdict, "--rate")
+	for _, c := range r.Groups[0].Candidates {
+		assert.Nil(t, c.InFlightDuringHang)
+		assert.Nil(t, c.PoolMultiple)
+	}
+	assert.Nil(t, r.Groups[0].Recommendation.ConnectTimeoutSeconds)
+}
+
+// TestExistingTimeout: a client that already times out at 500ms records
+// 504s at 500ms. They are kept as censored samples, the pile-up is flagged,
+// and p99.9 is reported as "at least 500ms", not as a measurement.
+func TestExistingTimeout(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("latency_ms,status\n")
+	var timeouts int64
+	for _, d := range mixture.Default().Generate(3, 50_000) {
+		if d >= 500*time.Millisecond {
+			b.WriteString("500,504\n")
+			timeouts++
+			continue
+		}
+		fmt.Fprintf(&b, "%.3f,200\n", float64(d.Microseconds())/1e3)
+	}
+	r, err := Run(context.Background(), options("-"), strings.NewReader(b.String()))
+	require.NoError(t, err)
+	g := r.Groups[0]
+	require.Greater(t, timeouts, int64(100), "precondition: the mixture has a tail beyond 500ms")
+	assert.Equal(t, timeouts, g.Censored)
+	assert.EqualValues(t, 50_000, g.Samples, "censored samples count as samples")
+	rec := g.Recommendation
+	assert.True(t, rec.LowerBound)
+	assert.InDelta(t, 0.5, rec.BaseSeconds, 0.5e-3)
+	joined := strings.Join(rec.Warnings, "\n")
+	assert.Contains(t, joined, "existing timeout")
+	assert.Contains(t, joined, "at least 500ms")
+	for _, p := range g.Percentiles {
+		if p.Quantile >= 0.999 {
+			assert.True(t, p.LowerBound, "%v is only a lower bound", p.Quantile)
+		}
+		if p.Quantile <= 0.99 { // p99 is about 490ms, below the pile-up
+			assert.False(t, p.LowerBound, "%v is measured", p.Quantile)
+		}
+	}
+}
