@@ -115,19 +115,14 @@ func (l *Latency) Record(d time.Duration) bool {
 // returns false, counting the sample in OutOfRange, when d is negative or
 // above Highest.
 func (l *Latency) RecordCensored(d time.Duration) bool {
-	us, ok := l.micros(d)
-	if !ok {
-		return false
-	}
-	if l.h.RecordValue(us) != nil {
-		l.above++
+	if !l.Record(d) {
 		return false
 	}
 	if l.censored == nil {
 		l.censored = newHDR()
 	}
-	// Same geometry as l.h, which just accepted us: this cannot fail.
-	_ = l.censored.RecordValue(us)
+	// Same geometry as l.h, which just accepted d: this cannot fail.
+	_ = l.censored.RecordValue(int64(d / time.Microsecond))
 	return true
 }
 
