@@ -26,8 +26,9 @@ var ErrNothingToAnalyse = errors.New("nothing to analyse")
 
 // Options are everything a user chooses for one analysis.
 type Options struct {
-	Inputs     []string // file names; "-" is standard input
-	CSV        ingest.CSVOptions
+	Inputs     []string // file names or globs; "-" is standard input
+	Format     string   // input format name (ingest.FormatNames); "" = auto
+	Ingest     ingest.Options
 	Status     ingest.StatusRule
 	Strict     bool // a bad record is fatal
 	ShowErrors int  // how many bad records to quote in the report; default 5
@@ -91,7 +92,7 @@ func readInput(ctx context.Context, name string, o Options, stdin io.Reader, set
 		return err
 	}
 	defer rc.Close()
-	dec, err := ingest.NewCSV(rc, name, o.CSV)
+	dec, err := ingest.NewDecoder(o.Format, rc, name, o.Ingest)
 	if err != nil {
 		return err
 	}

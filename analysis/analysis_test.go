@@ -128,6 +128,7 @@ func TestBadInput(t *testing.T) {
 		content   string
 		missing   bool
 		strict    bool
+		format    string
 		wantErr   string // substring of the one-line error; "" = success
 		nothing   bool   // the error wraps ErrNothingToAnalyse
 		wantBad   int64
@@ -137,7 +138,8 @@ func TestBadInput(t *testing.T) {
 	}{
 		{name: "empty file", content: "", wantErr: "empty input"},
 		{name: "header only", content: "latency_ms\n", wantErr: "the input holds no records", nothing: true},
-		{name: "no latency column", content: "a,b\n1,2\n", wantErr: "no latency column"},
+		{name: "no latency column", content: "a,b\n1,2\n", format: "csv", wantErr: "no latency column"},
+		{name: "unknown format", content: "a,b\n1,2\n", wantErr: `cannot tell the input format from its first line "a,b"; tried csv`},
 		{name: "missing file", missing: true, wantErr: "no such file or directory"},
 		{name: "all negative", content: "latency_ms\n-5\n-1\n", wantErr: "all 2 records are bad", nothing: true},
 		{name: "negative skipped", content: "latency_ms\n5\n-1\n7\n", wantBad: 1, wantFirst: `:3: column "latency_ms": "-1" is negative`, wantUsed: 2},
@@ -156,6 +158,7 @@ func TestBadInput(t *testing.T) {
 			}
 			o := options(path)
 			o.Strict = tt.strict
+			o.Format = tt.format
 			r, err := Run(context.Background(), o, nil)
 			if tt.wantErr != "" {
 				require.Error(t, err)
@@ -206,7 +209,7 @@ func TestGroupsAndMeasuredRate(t *testing.T) {
 	b.WriteString(start.Format(time.RFC3339) + ",/a,500,2\n")
 
 	o := options("-")
-	o.CSV.By = []string{"route"}
+	o.Ingest.CSV.By = []string{"route"}
 	o.Pool = 50
 	r, err := Run(context.Background(), o, strings.NewReader(b.String()))
 	require.NoError(t, err)

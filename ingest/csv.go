@@ -368,7 +368,7 @@ func (d *csvDecoder) readError(err error) error {
 // break inside the row).
 func (d *csvDecoder) fieldError(i int, v, reason string) *ParseError {
 	line, _ := d.r.FieldPos(i)
-	return &ParseError{File: d.name, Line: line, Field: d.cols.name(i), Value: displayValue(v), Reason: reason}
+	return &ParseError{File: d.name, Line: line, Field: d.cols.name(i), Value: displayValue(v), Reason: reason, Kind: "column"}
 }
 
 // group returns the row's group name, reusing one string per distinct group
@@ -390,4 +390,33 @@ func (d *csvDecoder) group(rec []string) string {
 		d.groups[g] = g
 	}
 	return g
+}
+
+func init() {
+	Register(Format{
+		Name:    "csv",
+		Summary: "CSV with a header: a latency column (latency_ms, duration_s, ...), optional timestamp, status and group columns",
+		Sniff:   sniffCSV,
+		New: func(r io.Reader, name string, o Options) (Decoder, error) {
+			return NewCSV(r, name, o.CSV)
+		},
+	})
+}
+
+// sniffCSV accepts a header naming a latency column, or a first row that is
+// one number (a headerless column of latencies).
+func sniffCSV(line []byte) bool {
+	if isNumber(strings.TrimSpace(string(line))) {
+		return true
+	}
+	if bytes.HasPrefix(line, utf8BOM) {
+		line = line[len(utf8BOM):]
+	}
+	for _, f := range strings.Split(string(line), ",") {
+		n := normalize(strings.Trim(f, `"`))
+		if stem, _ := splitUnit(n); slices.Contains(latencyColumns, n) || slices.Contains(latencyColumns, stem) {
+			return true
+		}
+	}
+	return false
 }

@@ -440,8 +440,10 @@ func TestCSVGarbageRows(t *testing.T) {
 }
 
 func TestParseErrorFormat(t *testing.T) {
-	e := &ParseError{File: "data.csv", Line: 17, Field: "latency_ms", Value: "abc", Reason: "is not a number"}
+	e := &ParseError{File: "data.csv", Line: 17, Field: "latency_ms", Value: "abc", Reason: "is not a number", Kind: "column"}
 	assert.Equal(t, `data.csv:17: column "latency_ms": "abc" is not a number`, e.Error())
+	e = &ParseError{File: "access.log", Line: 3, Field: "request_time", Value: "abc", Reason: "is not a number"}
+	assert.Equal(t, `access.log:3: field "request_time": "abc" is not a number`, e.Error())
 	e = &ParseError{File: "-", Line: 3, Reason: "has 2 fields, want at least 4"}
 	assert.Equal(t, "-:3: has 2 fields, want at least 4", e.Error())
 }

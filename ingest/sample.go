@@ -27,6 +27,15 @@ type Sample struct {
 	Group string
 	// Censored marks a right-censored observation ("took at least Latency").
 	Censored bool
+	// Connect is the time it took to connect to the upstream, when the
+	// source records it (nginx $upstream_connect_time, HAProxy Tc) and
+	// ConnectKnown is true. It feeds the connect-timeout recommendation.
+	Connect      time.Duration
+	ConnectKnown bool
+	// Excluded is a decoder's own reason to leave this call out of the
+	// latency sample ("envoy UF": the upstream connection failed, a fast
+	// failure); "" when the format says nothing. The status rule keeps it.
+	Excluded string
 }
 
 // ParseError describes one input line that could not be used. It is not
@@ -37,13 +46,18 @@ type ParseError struct {
 	Field  string // column or field name; "" when the whole line is bad
 	Value  string // the offending value, truncated for display
 	Reason string // e.g. "is not a number"
+	Kind   string // what Field is: "column" (CSV) or "" for "field" (logs)
 }
 
 func (e *ParseError) Error() string {
 	if e.Field == "" {
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason)
 	}
-	return fmt.Sprintf("%s:%d: column %q: %q %s", e.File, e.Line, e.Field, e.Value, e.Reason)
+	kind := e.Kind
+	if kind == "" {
+		kind = "field"
+	}
+	return fmt.Sprintf("%s:%d: %s %q: %q %s", e.File, e.Line, kind, e.Field, e.Value, e.Reason)
 }
 
 // maxValueLen is how many bytes of an offending value a ParseError keeps.

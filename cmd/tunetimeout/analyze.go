@@ -80,11 +80,11 @@ Network allowance presets: ` + presetList() + `.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.CSV.Column, "column", "", "latency column (name, or 1-based index); default: a well-known name")
+	fl.StringVar(&o.Ingest.CSV.Column, "column", "", "latency column (name, or 1-based index); default: a well-known name")
 	fl.StringVar(&f.unit, "unit", "", "unit of the latency column: ns, us, ms, s; default: from the column name's suffix")
-	fl.StringVar(&o.CSV.TimeColumn, "time-column", "", "timestamp column (RFC 3339, Unix seconds or milliseconds); default: timestamp, time, ts, date")
-	fl.StringVar(&o.CSV.StatusColumn, "status-column", "", "status column; default: status, status_code, code")
-	fl.StringSliceVar(&o.CSV.By, "by", nil, "group by these columns (comma-separated)")
+	fl.StringVar(&o.Ingest.CSV.TimeColumn, "time-column", "", "timestamp column (RFC 3339, Unix seconds or milliseconds); default: timestamp, time, ts, date")
+	fl.StringVar(&o.Ingest.CSV.StatusColumn, "status-column", "", "status column; default: status, status_code, code")
+	fl.StringSliceVar(&o.Ingest.CSV.By, "by", nil, "group by these columns (comma-separated)")
 	fl.BoolVar(&o.Strict, "strict", false, "stop at the first bad record instead of counting it")
 	fl.BoolVar(&o.Status.IncludeErrors, "include-errors", false, "count 4xx and 5xx responses as latency samples")
 
@@ -109,7 +109,7 @@ Network allowance presets: ` + presetList() + `.`,
 func (f analyzeFlags) apply(o *analysis.Options) error {
 	var err error
 	if f.unit != "" {
-		if o.CSV.Unit, err = ingest.ParseUnit(f.unit); err != nil {
+		if o.Ingest.CSV.Unit, err = ingest.ParseUnit(f.unit); err != nil {
 			return fmt.Errorf("--unit: %w", err)
 		}
 	}

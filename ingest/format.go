@@ -1,0 +1,132 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Options are everything a decoder may need from the user. Each format uses
+// the fields that apply to it and ignores the rest.
+type Options struct {
+	CSV CSVOptions
+
+	// By names the group-by keys of log formats: route, method,
+	// status_class, status, upstream, host. (CSV groups by column names in
+	// CSV.By.)
+	By []string
+	// RoutePatterns are the user's own routes (--route-pattern), tried
+	// before the automatic normalization of paths.
+	RoutePatterns []string
+
+	// Latency picks the measure where a format has several: "request" (the
+	// whole request as the server saw it, the default), "upstream" (the
+	// upstream's response time, summed over tries), "upstream-last" (the
+	// last try only), "upstream-header" (until the upstream's headers).
+	Latency string
+
+	// LogFormat is an nginx log_format or Apache LogFormat string.
+	LogFormat string
+	// NginxConf and LogFormatName read the log_format from a config file.
+	NginxConf, LogFormatName string
+
+	// Field, TimeField, StatusField, PathField, MethodField name the fields
+	// of JSON logs (dotted paths); "" = the format's default.
+	Field, TimeField, StatusField, PathField, MethodField string
+	// Unit is the unit of Field's numbers for JSON logs; 0 = the format's default.
+	Unit time.Duration
+}
+
+// Format is one input format of the registry.
+type Format struct {
+	Name    string
+	Summary string // one line for --help
+	// Sniff reports whether line (the first non-empty line of an input, at
+	// most 64 KiB) looks like this format; nil: never chosen by "auto".
+	Sniff func(line []byte) bool
+	// New returns a decoder over r, named name in errors.
+	New func(r io.Reader, name string, o Options) (Decoder, error)
+}
+
+// formats is the registry, filled by each format's file in its init.
+var formats = map[string]Format{}
+
+// Register adds a format to the registry; it panics on a duplicate name.
+func Register(f Format) {
+	if _, dup := formats[f.Name]; dup {
+		panic("ingest: format registered twice: " + f.Name)
+	}
+	formats[f.Name] = f
+}
+
+// Formats returns the registered formats sorted by name.
+func Formats() []Format {
+	out := make([]Format, 0, len(formats))
+	for _, f := range formats {
+		out = append(out, f)
+	}
+	slices.SortFunc(out, func(a, b Format) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// FormatNames returns the names --input accepts, "auto" first.
+func FormatNames() []string {
+	names := []string{"auto"}
+	for _, f := range Formats() {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// NewDecoder returns a decoder for the named format ("auto" sniffs the first
+// non-empty line of r and says which formats it tried when none fits).
+func NewDecoder(format string, r io.Reader, name string, o Options) (Decoder, error) {
+	if format == "" || format == "auto" {
+		return sniff(r, name, o)
+	}
+	f, ok := formats[format]
+	if !ok {
+		return nil, fmt.Errorf("unknown input format %q (known: %s)", format, strings.Join(FormatNames(), ", "))
+	}
+	return f.New(r, name, o)
+}
+
+// sniff picks the format of r from its first non-empty line.
+func sniff(r io.Reader, name string, o Options) (Decoder, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	peek, err := br.Peek(br.Size()) // all of a shorter input
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(peek) == 0 {
+		return nil, fmt.Errorf("%s: %w", name, ErrEmptyInput)
+	}
+	var line []byte
+	for rest := peek; len(rest) > 0 && len(line) == 0; {
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		line = bytes.TrimSpace(line)
+	}
+	if len(line) == 0 {
+		return nil, fmt.Errorf("%s: holds only blank lines", name)
+	}
+	var tried []string
+	for _, f := range Formats() {
+		if f.Sniff == nil {
+			continue
+		}
+		tried = append(tried, f.Name)
+		if f.Sniff(line) {
+			return f.New(br, name, o)
+		}
+	}
+	shown := line
+	if len(shown) > 120 {
+		shown = append(shown[:120:120], "..."...)
+	}
+	return nil, fmt.Errorf("%s: cannot tell the input format from its first line %q; tried %s; name it with --input",
+		name, shown, strings.Join(tried, ", "))
+}
