@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/klauspost/compress v1.20.4
 	github.com/spf13/cobra v1.10.2
 	github.com/stretchr/testify v1.12.1
 )

@@ -122,12 +122,12 @@ func readInput(ctx context.Context, name string, o Options, stdin io.Reader, set
 			return err
 		}
 		in.Records++
-		add(set.Group(groupName(s.Group)), o.Status, s)
+		add(set.Group(groupName(s.Group)), &o.Status, s)
 	}
 }
 
 // add files one sample under its group.
-func add(g *histogram.Group, rule ingest.StatusRule, s ingest.Sample) {
+func add(g *histogram.Group, rule *ingest.StatusRule, s ingest.Sample) {
 	if !s.Time.IsZero() {
 		g.Arrivals.Add(s.Time)
 	}
