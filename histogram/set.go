@@ -15,22 +15,65 @@ type Group struct {
 	Latency  *Latency
 	Excluded map[string]int64 // reason -> count of samples not used for latency
 	Arrivals *Arrivals        // every sample with a timestamp, excluded ones too
+	// Connect holds measured connect times (nginx $upstream_connect_time,
+	// HAProxy Tc); nil until the first one, since most inputs have none.
+	Connect *Latency
 }
+
+// RecordConnect records one measured connect time.
+func (g *Group) RecordConnect(d time.Duration) {
+	if g.Connect == nil {
+		g.Connect = New()
+	}
+	g.Connect.Record(d)
+}
+
+// Other is the group that takes the samples of groups beyond a Set's limit.
+const Other = "other"
+
+// maxFoldedNames bounds the names a Set remembers to count distinct folded
+// groups: beyond it the count is a lower bound.
+const maxFoldedNames = 100_000
 
 // Set holds the groups of one analysis by name. Like Latency, it is not safe
 // for concurrent use.
 type Set struct {
 	groups map[string]*Group
+	// limit is the most groups kept apart (0: no limit); the samples of
+	// later groups go to Other, and folded/foldedNames count them.
+	limit       int
+	folded      int64
+	foldedNames map[string]struct{}
 }
 
 // NewSet returns an empty set.
 func NewSet() *Set { return &Set{groups: make(map[string]*Group)} }
 
+// Limit keeps at most n groups apart (n <= 0: no limit); samples of any
+// further group are folded into the group Other, so that a hostile or huge
+// URL space cannot exhaust memory. Groups that exist already stay.
+func (s *Set) Limit(n int) { s.limit = n }
+
+// Folded returns how many samples went to Other because of the limit, and
+// how many distinct groups they came from (at least; see maxFoldedNames).
+func (s *Set) Folded() (samples int64, groups int) { return s.folded, len(s.foldedNames) }
+
 // Group returns the group called name, creating it empty (New latency
-// histogram, no exclusions, NewArrivals) on first use.
+// histogram, no exclusions, NewArrivals) on first use. Beyond the set's
+// limit it returns the group Other instead and counts the fold.
 func (s *Set) Group(name string) *Group {
 	if g, ok := s.groups[name]; ok {
 		return g
+	}
+	if s.limit > 0 && name != Other && len(s.groups)-s.hasOther() >= s.limit {
+		s.folded++
+		if s.foldedNames == nil {
+			s.foldedNames = make(map[string]struct{})
+		}
+		if len(s.foldedNames) < maxFoldedNames {
+			s.foldedNames[name] = struct{}{}
+		}
+		return s.Group(Other)
 	}
 	g := &Group{
 		Name:     name,
@@ -40,6 +83,15 @@ func (s *Set) Group(name string) *Group {
 	}
 	s.groups[name] = g
 	return g
+}
+
+// hasOther is 1 when the set holds the group Other, which the limit does
+// not count.
+func (s *Set) hasOther() int {
+	if _, ok := s.groups[Other]; ok {
+		return 1
+	}
+	return 0
 }
 
 // Groups returns the groups sorted by name.
@@ -73,6 +125,21 @@ func (s *Set) Merge(o *Set) {
 		}
 		if og.Arrivals != nil {
 			g.Arrivals.Merge(og.Arrivals)
+		}
+		if og.Connect != nil {
+			if g.Connect == nil {
+				g.Connect = New()
+			}
+			g.Connect.Merge(og.Connect)
+		}
+	}
+	s.folded += o.folded
+	for name := range o.foldedNames {
+		if s.foldedNames == nil {
+			s.foldedNames = make(map[string]struct{})
+		}
+		if len(s.foldedNames) < maxFoldedNames {
+			s.foldedNames[name] = struct{}{}
 		}
 	}
 }

@@ -259,3 +259,33 @@ func TestSetGroupAndMerge(t *testing.T) {
 	assert.Equal(t, map[string]int64{"status 500": 20, "status 404": 2}, s1.Group("/b").Excluded)
 	assert.EqualValues(t, 10, s1.Group("/b").Arrivals.Count())
 }
+
+func TestSetLimitFoldsIntoOther(t *testing.T) {
+	s := histogram.NewSet()
+	s.Limit(2)
+	s.Group("/a").Latency.Record(time.Millisecond)
+	s.Group("/b").Latency.Record(time.Millisecond)
+	for _, name := range []string{"/c", "/d", "/c", "/e"} {
+		g := s.Group(name)
+		require.Equal(t, histogram.Other, g.Name)
+		g.Latency.Record(2 * time.Millisecond)
+	}
+	assert.Same(t, s.Group("/a"), s.Group("/a"), "groups kept before the limit stay")
+	names := []string{}
+	for _, g := range s.Groups() {
+		names = append(names, g.Name)
+	}
+	assert.Equal(t, []string{"/a", "/b", histogram.Other}, names)
+	samples, groups := s.Folded()
+	assert.EqualValues(t, 4, samples)
+	assert.Equal(t, 3, groups)
+	assert.EqualValues(t, 4, s.Group(histogram.Other).Latency.Count())
+
+	// Merging carries the fold counts and the connect times.
+	o := histogram.NewSet()
+	o.Group("/a").RecordConnect(3 * time.Millisecond)
+	s.Merge(o)
+	require.NotNil(t, s.Group("/a").Connect)
+	assert.EqualValues(t, 1, s.Group("/a").Connect.Count())
+	assert.Nil(t, s.Group("/b").Connect, "connect histograms are made only when needed")
+}

@@ -26,8 +26,11 @@ type Options struct {
 	TightTailRatio   float64       // floor the timeout at this multiple of p50; default 2, 0 turns the rule off
 	NetworkAllowance time.Duration // added for clients far from the server
 	Min, Max         time.Duration // user bounds; 0 means none
-	RTT              time.Duration // round-trip time to the server; 0 = unknown (no connect timeout)
-	Confidence       float64       // confidence of the quantile's interval; default 0.95 (also when 0)
+	RTT              time.Duration // round-trip time to the server; 0 = unknown
+	// ConnectTimes are measured connect times (nginx $upstream_connect_time,
+	// HAProxy Tc); nil or empty = none. With RTT they give the connect timeout.
+	ConnectTimes *histogram.Latency
+	Confidence   float64 // confidence of the quantile's interval; default 0.95 (also when 0)
 }
 
 // Step is one rule applied on the way to the timeout, in order.
@@ -205,22 +208,9 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 	r.Timeout = t
 
 	// Connect timeout: last, and it leaves Timeout alone.
-	if o.RTT > 0 {
-		c, _ := RoundUp(3 * o.RTT)
-		c = max(c, MinTimeout)
-		capped := ""
-		if c > r.Timeout {
-			c = r.Timeout
-			capped = fmt.Sprintf(", capped at the timeout of %s", human.Duration(r.Timeout))
-		}
+	if c, reason := connectTimeout(o, q, r.Timeout); c > 0 {
 		r.ConnectTimeout = c
-		syn := "; at 1 s or more it survives one lost SYN, which Linux retransmits after about 1 s"
-		if c < time.Second {
-			syn = "; Linux retransmits a lost SYN after about 1 s, so a connect timeout under 1 s turns one lost SYN into a failed connect rather than a slow one (fine when the call is retried)"
-		}
-		r.Steps = append(r.Steps, Step{Rule: "connect", Value: c, Reason: fmt.Sprintf(
-			"a TCP handshake and TLS take 1 to 3 round trips, so the connect timeout is 3 x the RTT of %s, rounded up: %s%s%s",
-			human.Duration(o.RTT), human.Duration(c), capped, syn)})
+		r.Steps = append(r.Steps, Step{Rule: "connect", Value: c, Reason: reason})
 	}
 
 	// Warnings, most important first.
@@ -487,3 +477,37 @@ func ParsePercent(s string) (float64, error) {
 
 // formatFloat shows a ratio without trailing zeros: 2 -> "2", 1.5 -> "1.5".
 func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// connectTimeout recommends the connect timeout from measured connect times
+// (their q-quantile, never below twice their median, rounded up) and from
+// the RTT (3 round trips: the TCP handshake and TLS), taking the larger when
+// both are known; capped at the timeout. It returns 0 when neither is known.
+func connectTimeout(o Options, q float64, timeout time.Duration) (time.Duration, string) {
+	var c time.Duration
+	var why []string
+	if m := o.ConnectTimes; m != nil && m.Count() > 0 {
+		base := m.Quantile(q)
+		c = max(base, 2*m.Quantile(0.5))
+		why = append(why, fmt.Sprintf("%s of %s measured connects is %s (median %s; never below twice the median)",
+			human.Quantile(q), human.Count(m.Count()), human.Duration(base), human.Duration(m.Quantile(0.5))))
+	}
+	if o.RTT > 0 {
+		c = max(c, 3*o.RTT)
+		why = append(why, fmt.Sprintf("a TCP handshake and TLS take 1 to 3 round trips, so the connect timeout is 3 x the RTT of %s", human.Duration(o.RTT)))
+	}
+	if c == 0 && len(why) == 0 {
+		return 0, ""
+	}
+	c, _ = RoundUp(c)
+	c = max(c, MinTimeout)
+	capped := ""
+	if c > timeout {
+		c = timeout
+		capped = fmt.Sprintf(", capped at the timeout of %s", human.Duration(timeout))
+	}
+	syn := "; at 1 s or more it survives one lost SYN, which Linux retransmits after about 1 s"
+	if c < time.Second {
+		syn = "; Linux retransmits a lost SYN after about 1 s, so a connect timeout under 1 s turns one lost SYN into a failed connect rather than a slow one (fine when the call is retried)"
+	}
+	return c, fmt.Sprintf("%s, rounded up: %s%s%s", strings.Join(why, "; the larger of the two, "), human.Duration(c), capped, syn)
+}

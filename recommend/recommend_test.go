@@ -558,3 +558,37 @@ func TestRecommendRoundsWithinHistogramPrecision(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 550*time.Millisecond, r.Timeout)
 }
+
+func TestRecommendMeasuredConnectTimes(t *testing.T) {
+	h := hist(t, linSpread(10_000, 10*time.Millisecond, 400*time.Millisecond))
+	tests := []struct {
+		name     string
+		connects []time.Duration
+		rtt      time.Duration
+		want     time.Duration
+		contains string
+	}{
+		// p99.9 of a 1..30ms log spread is about 30ms (the median 5.5ms).
+		{"measured", logSpread(10_000, time.Millisecond, 30*time.Millisecond), 0, 30 * time.Millisecond, "p99.9 of 10,000 measured connects is 29.9ms (median 5.48ms"},
+		// All connects at 2ms: never below twice the median, 4ms.
+		{"tight", repeat(1_000, 2*time.Millisecond), 0, 4 * time.Millisecond, "never below twice the median"},
+		// The RTT asks for more (3 x 20ms = 60ms) than the measurements.
+		{"rtt larger", repeat(1_000, 2*time.Millisecond), 20 * time.Millisecond, 60 * time.Millisecond, "the larger of the two"},
+		// Measured beyond the timeout: capped.
+		{"capped", repeat(1_000, 900*time.Millisecond), 0, 410 * time.Millisecond, "capped at the timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := recommend.DefaultOptions()
+			o.ConnectTimes = hist(t, tt.connects)
+			o.RTT = tt.rtt
+			r, err := recommend.Recommend(h, o)
+			require.NoError(t, err)
+			require.Equal(t, 410*time.Millisecond, r.Timeout, "precondition")
+			assert.Equal(t, tt.want, r.ConnectTimeout)
+			last := r.Steps[len(r.Steps)-1]
+			assert.Equal(t, "connect", last.Rule)
+			assert.Contains(t, last.Reason, tt.contains)
+		})
+	}
+}
