@@ -24,6 +24,9 @@ import (
 // ErrNothingToAnalyse is returned (wrapped) when no input sample could be used.
 var ErrNothingToAnalyse = errors.New("nothing to analyse")
 
+// DefaultMaxGroups is how many groups an analysis keeps apart by default.
+const DefaultMaxGroups = 200
+
 // Options are everything a user chooses for one analysis.
 type Options struct {
 	Inputs     []string // file names or globs; "-" is standard input
@@ -32,6 +35,7 @@ type Options struct {
 	Status     ingest.StatusRule
 	Strict     bool // a bad record is fatal
 	ShowErrors int  // how many bad records to quote in the report; default 5
+	MaxGroups  int  // groups kept apart, the rest folded into "other"; 0 = DefaultMaxGroups, < 0 = no limit
 
 	Recommend  recommend.Options
 	Rate       float64         // calls per second from the user; 0 = measure from timestamps
@@ -47,12 +51,25 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 	if o.ShowErrors == 0 {
 		o.ShowErrors = 5
 	}
-	r := &report.Report{Input: report.Input{Files: o.Inputs, BadExamples: []string{}, Notes: []string{}}}
+	if o.MaxGroups == 0 {
+		o.MaxGroups = DefaultMaxGroups
+	}
+	inputs, err := ingest.Expand(o.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	r := &report.Report{Input: report.Input{Files: inputs, BadExamples: []string{}, Notes: []string{}}}
 	set := histogram.NewSet()
-	for _, name := range o.Inputs {
+	set.Limit(o.MaxGroups)
+	for _, name := range inputs {
 		if err := readInput(ctx, name, o, stdin, set, &r.Input); err != nil {
 			return nil, err
 		}
+	}
+	if samples, groups := set.Folded(); samples > 0 {
+		r.Input.Notes = append(r.Input.Notes, fmt.Sprintf(
+			"%s calls from %s more groups are folded into %q: only %d groups are kept apart (--max-groups).",
+			human.Count(samples), human.Count(int64(groups)), histogram.Other, o.MaxGroups))
 	}
 	groups := set.Groups()
 	var used int64
@@ -131,6 +148,9 @@ func add(g *histogram.Group, rule *ingest.StatusRule, s ingest.Sample) {
 	if !s.Time.IsZero() {
 		g.Arrivals.Add(s.Time)
 	}
+	if s.ConnectKnown {
+		g.RecordConnect(s.Connect)
+	}
 	if reason := rule.Classify(&s); reason != "" {
 		g.Excluded[reason]++
 		return
@@ -153,6 +173,7 @@ func groupName(g string) string {
 // share is the group's share of all calls, used to split a --rate.
 func analyseGroup(g *histogram.Group, o Options, share float64) (report.Result, error) {
 	h := g.Latency
+	o.Recommend.ConnectTimes = g.Connect
 	rec, err := recommend.Recommend(h, o.Recommend)
 	if err != nil {
 		return report.Result{}, err

@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/internal/mixture"
 	"github.com/tunetimeout/tunetimeout/recommend"
@@ -288,4 +291,55 @@ func TestExistingTimeout(t *testing.T) {
 			assert.False(t, p.LowerBound, "%v is measured", p.Quantile)
 		}
 	}
+}
+
+// TestMaxGroupsAndRotatedInputs: a glob over rotated logs (one compressed)
+// reads every file, and groups beyond --max-groups fold into "other".
+func TestMaxGroupsAndRotatedInputs(t *testing.T) {
+	dir := t.TempDir()
+	var plain, zipped strings.Builder
+	plain.WriteString("route,latency_ms\n")
+	zipped.WriteString("route,latency_ms\n")
+	for i := range 100 {
+		fmt.Fprintf(&plain, "/r%d,%d\n", i%10, 10+i%5)
+		fmt.Fprintf(&zipped, "/r%d,%d\n", i%10, 20+i%5)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "access.csv"), []byte(plain.String()), 0o644))
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err := zw.Write([]byte(zipped.String()))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "access.csv.1.gz"), gz.Bytes(), 0o644))
+
+	o := options(filepath.Join(dir, "access.csv*"))
+	o.Ingest.CSV.By = []string{"route"}
+	o.MaxGroups = 3
+	r, err := Run(context.Background(), o, nil)
+	require.NoError(t, err)
+	assert.Len(t, r.Input.Files, 2)
+	assert.EqualValues(t, 200, r.Input.Records)
+	var names []string
+	for _, g := range r.Groups {
+		names = append(names, g.Name)
+	}
+	assert.Equal(t, []string{"/r0", "/r1", "/r2", "other"}, names)
+	assert.EqualValues(t, 140, r.Groups[3].Samples, "7 routes x 20 calls folded")
+	require.Len(t, r.Input.Notes, 1)
+	assert.Equal(t, `140 calls from 7 more groups are folded into "other": only 3 groups are kept apart (--max-groups).`, r.Input.Notes[0])
+}
+
+// TestStatusRuleOverride: --status decides what counts.
+func TestStatusRuleOverride(t *testing.T) {
+	in := "latency_ms,status\n10,200\n20,404\n30,503\n40,504\n"
+	rule, err := ingest.ParseStatusRule("exclude=4xx censor=503")
+	require.NoError(t, err)
+	o := options("-")
+	o.Status = rule
+	r, err := Run(context.Background(), o, strings.NewReader(in))
+	require.NoError(t, err)
+	g := r.Groups[0]
+	assert.EqualValues(t, 3, g.Samples)
+	assert.EqualValues(t, 2, g.Censored, "503 by the override, 504 by the built-in rule")
+	assert.Equal(t, map[string]int64{"status 4xx": 1}, g.Excluded)
 }

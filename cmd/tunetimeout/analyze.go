@@ -15,7 +15,8 @@ import (
 
 // analyzeFlags holds the raw flag values that need parsing.
 type analyzeFlags struct {
-	unit, falseTimeouts, network, format, output string
+	unit, falseTimeouts, network, format, output, status string
+	by                                                   []string
 }
 
 func newAnalyze() *cobra.Command {
@@ -25,19 +26,26 @@ func newAnalyze() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "analyze [FILE...]",
-		Short: "Recommend a timeout from a CSV of measured latencies",
-		Long: `analyze reads latencies from CSV files (or standard input, "-"), builds an
-HDR histogram per group and recommends a timeout at the chosen share of false
-timeouts, with every padding rule shown as a step. With a call rate (--rate, or
-measured from a timestamp column) and a pool size (--pool) it applies Little's
-law: calls in flight normally and during a hang, whether the pool is exhausted,
-and the bulkhead that prevents it.
+		Short: "Recommend a timeout from measured latencies (CSV or access logs)",
+		Long: `analyze reads latencies from files (globs and rotated .gz/.zst logs too) or
+standard input ("-"), builds an HDR histogram per group and recommends a
+timeout at the chosen share of false timeouts, with every padding rule shown as
+a step. With a call rate (--rate, or measured from timestamps) and a pool size
+(--pool) it applies Little's law: calls in flight normally and during a hang,
+whether the pool is exhausted, and the bulkhead that prevents it.
 
-The latency column is --column or the first of latency, duration, elapsed,
-response_time (each alone or with a unit suffix _ms, _us, _s, _seconds). Rows
-answered 4xx/5xx are left out (--include-errors keeps them); timeouts (408,
-499, 504) are kept as "took at least this long". Bad rows are counted and the
-first few shown; --strict makes the first one fatal.
+Input formats (--input, default auto: detected from the first line):
+` + formatList() + `
+
+CSV: the latency column is --column or the first of latency, duration,
+elapsed, response_time (each alone or with a unit suffix _ms, _us, _s,
+_seconds). Logs: --by route,method,status_class,status,upstream,host; routes
+are normalized (/users/42 -> /users/{id}) unless --route-pattern matches.
+
+Status rule: 1xx-4xx count, 5xx are left out (--include-errors keeps them),
+timeouts (408, 499, 504, 524, 598, 599 and each format's own signals) are kept
+as "took at least this long"; --status changes it. Bad lines are counted and
+the first few shown; --strict makes the first one fatal.
 
 Network allowance presets: ` + presetList() + `.`,
 		Example: `  # The worked example of the README
@@ -45,6 +53,10 @@ Network allowance presets: ` + presetList() + `.`,
 
   # Per route, rate measured from the timestamp column, JSON for other tools
   tunetimeout analyze --by route --pool 200 -o json latencies.csv > report.json
+
+  # nginx with your own log_format, read from the config, per route
+  tunetimeout analyze --input nginx --nginx-conf /etc/nginx/nginx.conf \
+      --log-format-name timing --by route --pool 100 /var/log/nginx/access.log*
 
   # A headerless column of milliseconds from another tool
   awk '{print $NF * 1000}' access.log | tunetimeout analyze --unit ms -
@@ -80,11 +92,24 @@ Network allowance presets: ` + presetList() + `.`,
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVar(&o.Format, "input", "auto", "input format: "+strings.Join(ingest.FormatNames(), ", "))
+	fl.StringVar(&o.Ingest.LogFormat, "log-format", "", "nginx log_format or Apache LogFormat string of the input")
+	fl.StringVar(&o.Ingest.NginxConf, "nginx-conf", "", "read the log_format from this nginx config file (with --log-format-name)")
+	fl.StringVar(&o.Ingest.LogFormatName, "log-format-name", "", "name of the log_format in --nginx-conf")
+	fl.StringVar(&o.Ingest.Latency, "latency", "", "which latency of a log: request, upstream, upstream-last, upstream-header (default: request)")
+	fl.StringVar(&o.Ingest.Field, "field", "", "JSON logs: the latency field (dotted path)")
+	fl.StringVar(&o.Ingest.TimeField, "time-field", "", "JSON logs: the timestamp field")
+	fl.StringVar(&o.Ingest.StatusField, "status-field", "", "JSON logs: the status field")
+	fl.StringVar(&o.Ingest.PathField, "path-field", "", "JSON logs: the request path field")
+	fl.StringVar(&o.Ingest.MethodField, "method-field", "", "JSON logs: the request method field")
+	fl.StringArrayVar(&o.Ingest.RoutePatterns, "route-pattern", nil, "a route of your own, e.g. /users/{id}/posts/* (repeatable; tried before automatic normalization)")
+	fl.IntVar(&o.MaxGroups, "max-groups", analysis.DefaultMaxGroups, "keep at most this many groups apart; the rest go to \"other\"")
+	fl.StringVar(&f.status, "status", "", "status rule overrides, e.g. \"exclude=4xx count=404 censor=503\"")
 	fl.StringVar(&o.Ingest.CSV.Column, "column", "", "latency column (name, or 1-based index); default: a well-known name")
 	fl.StringVar(&f.unit, "unit", "", "unit of the latency column: ns, us, ms, s; default: from the column name's suffix")
 	fl.StringVar(&o.Ingest.CSV.TimeColumn, "time-column", "", "timestamp column (RFC 3339, Unix seconds or milliseconds); default: timestamp, time, ts, date")
 	fl.StringVar(&o.Ingest.CSV.StatusColumn, "status-column", "", "status column; default: status, status_code, code")
-	fl.StringSliceVar(&o.Ingest.CSV.By, "by", nil, "group by these columns (comma-separated)")
+	fl.StringSliceVar(&f.by, "by", nil, "group by: CSV column names, or for logs "+strings.Join(ingest.GroupKeys, ", "))
 	fl.BoolVar(&o.Strict, "strict", false, "stop at the first bad record instead of counting it")
 	fl.BoolVar(&o.Status.IncludeErrors, "include-errors", false, "count 4xx and 5xx responses as latency samples")
 
@@ -109,9 +134,18 @@ Network allowance presets: ` + presetList() + `.`,
 func (f analyzeFlags) apply(o *analysis.Options) error {
 	var err error
 	if f.unit != "" {
-		if o.Ingest.CSV.Unit, err = ingest.ParseUnit(f.unit); err != nil {
+		if o.Ingest.Unit, err = ingest.ParseUnit(f.unit); err != nil {
 			return fmt.Errorf("--unit: %w", err)
 		}
+		o.Ingest.CSV.Unit = o.Ingest.Unit
+	}
+	o.Ingest.By, o.Ingest.CSV.By = f.by, f.by
+	if f.status != "" {
+		include := o.Status.IncludeErrors
+		if o.Status, err = ingest.ParseStatusRule(f.status); err != nil {
+			return fmt.Errorf("--status: %w", err)
+		}
+		o.Status.IncludeErrors = include
 	}
 	if o.Recommend.FalseTimeouts, err = recommend.ParsePercent(f.falseTimeouts); err != nil {
 		return fmt.Errorf("--false-timeouts: %w", err)
@@ -140,4 +174,13 @@ func presetList() string {
 		parts = append(parts, fmt.Sprintf("%s (%v)", p.Name, p.Allowance))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// formatList lists the input formats for --help, one a line.
+func formatList() string {
+	var b strings.Builder
+	for _, f := range ingest.Formats() {
+		fmt.Fprintf(&b, "  %-14s %s\n", f.Name, f.Summary)
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
