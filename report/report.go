@@ -43,6 +43,7 @@ type Group struct {
 	Recommendation Recommendation   `json:"recommendation"`
 	Candidates     []Candidate      `json:"candidates"`
 	LittlesLaw     LittlesLaw       `json:"littles_law"`
+	Policy         *Policy          `json:"policy"`
 }
 
 // Percentile is one point of the latency distribution.
