@@ -1,0 +1,389 @@
+package recommend_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/recommend"
+)
+
+// domain returns the histogram of DOMAIN.md's worked example (p50 20ms,
+// p99.9 792ms) and its recommendation (800ms), built once.
+var domain = sync.OnceValues(func() (*histogram.Latency, recommend.Recommendation) {
+	h := histogram.New()
+	for _, d := range mixture(1, 200_000) {
+		h.Record(d)
+	}
+	rec, err := recommend.Recommend(h, recommend.DefaultOptions())
+	if err != nil {
+		panic(err)
+	}
+	return h, rec
+})
+
+func policyWarning(p recommend.Policy, sub string) string {
+	for _, w := range p.Warnings {
+		if strings.Contains(w, sub) {
+			return w
+		}
+	}
+	return ""
+}
+
+func policyRules(p recommend.Policy) []string {
+	var out []string
+	for _, s := range p.Steps {
+		out = append(out, s.Rule)
+	}
+	return out
+}
+
+func TestNewPolicyRules(t *testing.T) {
+	h, rec := domain()
+	require.Equal(t, 800*ms, rec.Timeout, "precondition: the worked example recommends 800ms")
+
+	tests := []struct {
+		name          string
+		o             recommend.PolicyOptions
+		wantAttempts  int
+		wantPerTry    time.Duration
+		wantWorstCase time.Duration
+		wantRetryOn   []string
+		wantRules     []string
+		wantWarnings  []string // substrings, each in some warning
+		noWarnings    []string // substrings in no warning
+	}{
+		{
+			name:         "defaults: one attempt at the recommendation",
+			o:            recommend.PolicyOptions{},
+			wantAttempts: 1, wantPerTry: 800 * ms, wantWorstCase: 800 * ms,
+			wantRetryOn: []string{"connect-failure", "408", "429", "503"},
+			wantRules:   []string{"per-try"},
+			noWarnings:  []string{"idempotent", "budget", "deadline"},
+		},
+		{
+			name:         "three attempts fit a 3s deadline: 3 x 800ms + 2 x 250ms = 2.9s",
+			o:            recommend.PolicyOptions{Deadline: 3 * s, Attempts: 3, Idempotent: true, RetryBudget: 0.1},
+			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms,
+			wantRetryOn: []string{"connect-failure", "timeout", "408", "429", "502", "503", "504"},
+			wantRules:   []string{"per-try", "attempts", "backoff", "min-useful-try"},
+			noWarnings:  []string{"do not fit", "idempotent", "budget"},
+		},
+		{
+			name:         "a 2s deadline fits two of three: 2 x 800ms + 250ms = 1.85s",
+			o:            recommend.PolicyOptions{Deadline: 2 * s, Attempts: 3, Idempotent: true, RetryBudget: 0.1},
+			wantAttempts: 2, wantPerTry: 800 * ms, wantWorstCase: 1850 * ms,
+			wantRetryOn:  []string{"connect-failure", "timeout", "408", "429", "502", "503", "504"},
+			wantRules:    []string{"per-try", "attempts", "backoff", "min-useful-try"},
+			wantWarnings: []string{"3 attempts do not fit the deadline of 2s", "only 2 attempts of 800ms fit", "A per-try timeout of 500ms would fit all 3"},
+		},
+		{
+			name:         "the README's 1s deadline fits one attempt; the timeout is kept, not cut",
+			o:            recommend.PolicyOptions{Deadline: s, Attempts: 3, Idempotent: true, RetryBudget: 0.1},
+			wantAttempts: 1, wantPerTry: 800 * ms, wantWorstCase: 800 * ms,
+			wantRetryOn:  []string{"connect-failure", "timeout", "408", "429", "502", "503", "504"},
+			wantRules:    []string{"per-try", "attempts", "min-useful-try"},
+			wantWarnings: []string{"only 1 attempt of 800ms fits", "A per-try timeout of 160ms would fit all 3, but it cuts off " + human.Percent(h.FractionAbove(160*ms))},
+			noWarnings:   []string{"exceeds the deadline", "idempotent"},
+		},
+		{
+			name:         "a deadline below the timeout lowers the per-try timeout to it",
+			o:            recommend.PolicyOptions{Deadline: 500 * ms, Attempts: 3, Idempotent: true, RetryBudget: 0.1},
+			wantAttempts: 1, wantPerTry: 500 * ms, wantWorstCase: 500 * ms,
+			wantRetryOn: []string{"connect-failure", "timeout", "408", "429", "502", "503", "504"},
+			wantRules:   []string{"per-try", "deadline", "attempts", "min-useful-try"},
+			wantWarnings: []string{
+				"the recommended timeout of 800ms exceeds the deadline of 500ms: the per-try timeout is lowered to 500ms, which cuts off " + human.Percent(h.FractionAbove(500*ms)),
+				"Even a per-try timeout of 1ms would not fit 3 attempts",
+			},
+		},
+		{
+			name:         "one attempt and a deadline below the timeout",
+			o:            recommend.PolicyOptions{Deadline: 250 * ms},
+			wantAttempts: 1, wantPerTry: 250 * ms, wantWorstCase: 250 * ms,
+			wantRetryOn:  []string{"connect-failure", "408", "429", "503"},
+			wantRules:    []string{"per-try", "deadline", "min-useful-try"},
+			wantWarnings: []string{"cuts off 1.74 % of calls instead of 0.0655 %"},
+			noWarnings:   []string{"idempotent", "budget", "do not fit"},
+		},
+		{
+			name:         "retries on a call that is not idempotent drop timeout, 502 and 504",
+			o:            recommend.PolicyOptions{Deadline: 3 * s, Attempts: 3, RetryBudget: 0.1},
+			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms,
+			wantRetryOn:  []string{"connect-failure", "408", "429", "503"},
+			wantRules:    []string{"per-try", "attempts", "backoff", "min-useful-try"},
+			wantWarnings: []string{"not marked idempotent (--idempotent): timeout, 502, 504 are not retried", "connect-failure, 408, 429, 503 still are"},
+		},
+		{
+			name:         "no retry budget with retries warns about the load in an outage",
+			o:            recommend.PolicyOptions{Attempts: 3, Idempotent: true},
+			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms,
+			wantRetryOn:  []string{"connect-failure", "timeout", "408", "429", "502", "503", "504"},
+			wantRules:    []string{"per-try", "attempts", "backoff"},
+			wantWarnings: []string{"no retry budget: during an outage 3 attempts per request cost 3 x the load"},
+		},
+		{
+			name:         "3 attempts at 3 layers amplify 27 times",
+			o:            recommend.PolicyOptions{Attempts: 3, Layers: 3, Idempotent: true, RetryBudget: 0.1},
+			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms,
+			wantRetryOn:  []string{"connect-failure", "timeout", "408", "429", "502", "503", "504"},
+			wantRules:    []string{"per-try", "attempts", "backoff"},
+			wantWarnings: []string{"up to 27 calls to the bottom layer", "retry at one layer, the others fail fast"},
+		},
+		{
+			name:         "3 attempts at 2 layers (9) do not warn",
+			o:            recommend.PolicyOptions{Attempts: 3, Layers: 2, Idempotent: true, RetryBudget: 0.1},
+			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms,
+			wantRetryOn: []string{"connect-failure", "timeout", "408", "429", "502", "503", "504"},
+			wantRules:   []string{"per-try", "attempts", "backoff"},
+			noWarnings:  []string{"layers"},
+		},
+		{
+			name:         "500 may be retried, with a warning",
+			o:            recommend.PolicyOptions{Attempts: 2, Idempotent: true, RetryBudget: 0.1, RetryOn: []string{"500", " 503", "TIMEOUT", "503"}},
+			wantAttempts: 2, wantPerTry: 800 * ms, wantWorstCase: 1850 * ms,
+			wantRetryOn:  []string{"timeout", "500", "503"},
+			wantRules:    []string{"per-try", "attempts", "backoff"},
+			wantWarnings: []string{"500 is retried: a deterministic bug"},
+		},
+		{
+			name:         "a small backoff cap lets three attempts fit a 2.5s deadline",
+			o:            recommend.PolicyOptions{Deadline: 2500 * ms, Attempts: 3, Idempotent: true, RetryBudget: 0.1, BackoffBase: 10 * ms, BackoffCap: 50 * ms},
+			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2500 * ms,
+			wantRetryOn: []string{"connect-failure", "timeout", "408", "429", "502", "503", "504"},
+			wantRules:   []string{"per-try", "attempts", "backoff", "min-useful-try"},
+			noWarnings:  []string{"do not fit"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := recommend.NewPolicy(h, rec, tt.o)
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantAttempts, p.Attempts, "attempts")
+			assert.Equal(t, max(tt.o.Attempts, 1), p.RequestedAttempts)
+			assert.Equal(t, tt.wantPerTry, p.PerTryTimeout, "per-try timeout")
+			assert.Equal(t, tt.wantWorstCase, p.WorstCase, "worst case")
+			assert.Equal(t, tt.wantRetryOn, p.RetryOn, "retry on")
+			assert.Equal(t, tt.wantRules, policyRules(p), "steps")
+			assert.Equal(t, h.FractionAbove(p.PerTryTimeout), p.CutOff)
+			assert.Equal(t, int(math.Pow(float64(p.Attempts), float64(p.Layers))), p.Amplification)
+			for _, w := range tt.wantWarnings {
+				assert.NotEmpty(t, policyWarning(p, w), "no warning contains %q in %q", w, p.Warnings)
+			}
+			for _, w := range tt.noWarnings {
+				assert.Empty(t, policyWarning(p, w), "unexpected warning with %q", w)
+			}
+		})
+	}
+}
+
+func TestNewPolicyDefaults(t *testing.T) {
+	h, rec := domain()
+	p, err := recommend.NewPolicy(h, rec, recommend.PolicyOptions{Deadline: 2 * s, Attempts: 2})
+	require.NoError(t, err)
+	assert.Equal(t, recommend.Backoff{Jitter: recommend.JitterFull, Base: 25 * ms, Cap: 250 * ms}, p.Backoff)
+	assert.Equal(t, 1, p.Layers)
+	// 2 x p50 (20.3ms), the tight-tail floor.
+	assert.Equal(t, 2*h.Quantile(0.5), p.MinUsefulTry)
+	assert.Equal(t, 12500*us, p.ExpectedBackoff, "one full-jitter wait over [0, 25ms]")
+	assert.Equal(t, 25*ms, p.LargestBackoff)
+
+	// Only the base given: the cap is 10 x base, as in Envoy.
+	p, err = recommend.NewPolicy(h, rec, recommend.PolicyOptions{BackoffBase: 100 * ms})
+	require.NoError(t, err)
+	assert.Equal(t, time.Second, p.Backoff.Cap)
+
+	// A per-try timeout cut below the useful minimum: the minimum follows it.
+	p, err = recommend.NewPolicy(h, rec, recommend.PolicyOptions{Deadline: 30 * ms})
+	require.NoError(t, err)
+	assert.Equal(t, 30*ms, p.PerTryTimeout)
+	assert.Equal(t, 30*ms, p.MinUsefulTry)
+	assert.NotEmpty(t, policyWarning(p, "below 2 x the median"))
+}
+
+func TestNewPolicyRejects(t *testing.T) {
+	h, rec := domain()
+	tests := []struct {
+		name string
+		o    recommend.PolicyOptions
+		want []string
+	}{
+		{"404", recommend.PolicyOptions{RetryOn: []string{"404"}}, []string{"retry-on 404", "Not Found"}},
+		{"401 and 403", recommend.PolicyOptions{RetryOn: []string{"401", "403"}}, []string{"retry-on 401", "retry-on 403", "refresh them once"}},
+		{"400 and 422", recommend.PolicyOptions{RetryOn: []string{"400", "422"}}, []string{"400 Bad Request", "422 Unprocessable"}},
+		{"other 4xx", recommend.PolicyOptions{RetryOn: []string{"409"}}, []string{"only 408, 425 and 429"}},
+		{"not a failure", recommend.PolicyOptions{RetryOn: []string{"200"}}, []string{"200 is not a failure"}},
+		{"unknown condition", recommend.PolicyOptions{RetryOn: []string{"reset"}}, []string{`"reset" is neither`}},
+		{"negative deadline", recommend.PolicyOptions{Deadline: -s}, []string{"deadline -1s must not be negative"}},
+		{"sub-millisecond deadline", recommend.PolicyOptions{Deadline: 500 * us}, []string{"below 1ms"}},
+		{"cap below base", recommend.PolicyOptions{BackoffBase: 100 * ms, BackoffCap: 50 * ms}, []string{"cap 50ms is below the base 100ms"}},
+		{"jitter", recommend.PolicyOptions{Jitter: "none"}, []string{`unknown jitter "none"`}},
+		{"attempts", recommend.PolicyOptions{Attempts: 101}, []string{"attempts 101"}},
+		{"budget", recommend.PolicyOptions{RetryBudget: 1.5}, []string{"retry budget 1.5"}},
+		{"layers", recommend.PolicyOptions{Layers: -1}, []string{"layers -1"}},
+		{"all at once", recommend.PolicyOptions{Attempts: -2, Jitter: "x", RetryOn: []string{"404"}}, []string{"attempts -2", `jitter "x"`, "404"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := recommend.NewPolicy(h, rec, tt.o)
+			require.Error(t, err)
+			for _, w := range tt.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+	_, err := recommend.NewPolicy(histogram.New(), rec, recommend.PolicyOptions{})
+	assert.True(t, errors.Is(err, recommend.ErrNoSamples))
+}
+
+func TestParseRetryOn(t *testing.T) {
+	got, err := recommend.ParseRetryOn([]string{"504", "Timeout", "", "connect-failure", "429", "504", "599"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"connect-failure", "timeout", "429", "504", "599"}, got)
+	got, err = recommend.ParseRetryOn([]string{})
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	_, err = recommend.ParseRetryOn([]string{"501"})
+	assert.ErrorContains(t, err, "does not support the request")
+}
+
+// TestNewPolicyProperties: for random histograms and random options the
+// policy always fits the deadline in the worst case, makes at least one
+// attempt with a positive per-try timeout, and makes as many attempts as
+// fit.
+func TestNewPolicyProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(42, 42))
+	logUniform := func(lo, hi time.Duration) time.Duration {
+		return time.Duration(float64(lo) * math.Pow(float64(hi)/float64(lo), r.Float64()))
+	}
+	jitters := []recommend.Jitter{"", recommend.JitterFull, recommend.JitterEqual, recommend.JitterDecorrelated}
+	// 100 histograms x 10 option sets: building histograms and
+	// recommending is the slow part, not NewPolicy.
+	var h *histogram.Latency
+	var rec recommend.Recommendation
+	for i := range 1000 {
+		if i%10 == 0 {
+			h = histogram.New()
+			// Medians of 100µs to 1s, tails up to about 60 x the median.
+			median := logUniform(100*us, s)
+			sigma := 0.1 + 1.1*r.Float64()
+			for range 50 + r.IntN(500) {
+				h.Record(time.Duration(float64(median) * math.Exp(sigma*r.NormFloat64())))
+			}
+			ro := recommend.DefaultOptions()
+			ro.FalseTimeouts = []float64{0.001, 0.01, 0.05}[r.IntN(3)]
+			var err error
+			rec, err = recommend.Recommend(h, ro)
+			require.NoError(t, err)
+		}
+
+		o := recommend.PolicyOptions{
+			Attempts:    1 + r.IntN(6),
+			Jitter:      jitters[r.IntN(len(jitters))],
+			Idempotent:  r.IntN(2) == 0,
+			Layers:      r.IntN(4),
+			RetryBudget: []float64{0, 0.1, 0.2}[r.IntN(3)],
+		}
+		if r.IntN(5) > 0 {
+			o.Deadline = logUniform(time.Millisecond, 20*s)
+		}
+		if r.IntN(2) == 0 {
+			o.BackoffBase = logUniform(time.Millisecond, 200*ms)
+			o.BackoffCap = o.BackoffBase + logUniform(time.Microsecond, 2*s)
+		}
+		p, err := recommend.NewPolicy(h, rec, o)
+		require.NoError(t, err, "case %d: %+v", i, o)
+
+		msg := []any{"case %d: %+v -> %+v", i, o, p}
+		require.GreaterOrEqual(t, p.Attempts, 1, msg...)
+		require.LessOrEqual(t, p.Attempts, max(o.Attempts, 1), msg...)
+		require.Positive(t, p.PerTryTimeout, msg...)
+		require.LessOrEqual(t, p.PerTryTimeout, rec.Timeout, msg...)
+		worst := time.Duration(p.Attempts)*p.PerTryTimeout + time.Duration(p.Attempts-1)*p.Backoff.Cap
+		require.Equal(t, worst, p.WorstCase, msg...)
+		require.LessOrEqual(t, p.LargestBackoff, time.Duration(p.Attempts-1)*p.Backoff.Cap, msg...)
+		require.LessOrEqual(t, p.ExpectedBackoff, p.LargestBackoff, msg...)
+		if o.Deadline > 0 {
+			require.LessOrEqual(t, worst, o.Deadline, msg...)
+			if p.PerTryTimeout < rec.Timeout {
+				require.Equal(t, o.Deadline, p.PerTryTimeout, msg...)
+				require.Equal(t, 1, p.Attempts, msg...)
+			} else if p.Attempts < max(o.Attempts, 1) {
+				// As many as fit: one more would not.
+				require.Greater(t, recommend.WorstCaseOf(p.Attempts+1, p.PerTryTimeout, p.Backoff.Cap), o.Deadline, msg...)
+			}
+		} else {
+			require.Equal(t, max(o.Attempts, 1), p.Attempts, msg...)
+			require.Equal(t, rec.Timeout, p.PerTryTimeout, msg...)
+		}
+		require.Positive(t, p.MinUsefulTry, msg...)
+		require.LessOrEqual(t, p.MinUsefulTry, p.PerTryTimeout, msg...)
+		if !o.Idempotent {
+			require.NotContains(t, p.RetryOn, "timeout", msg...)
+		}
+	}
+}
+
+// TestBackoffTotalsAgainstDraws checks the expected and largest totals of
+// every jitter against 200,000 drawn schedules.
+func TestBackoffTotalsAgainstDraws(t *testing.T) {
+	tests := []struct {
+		b            recommend.Backoff
+		retries      int
+		wantExpected time.Duration // exact where known, else 0
+		wantLargest  time.Duration
+	}{
+		// Windows 25, 50ms: full jitter waits half of each on average.
+		{recommend.Backoff{Jitter: recommend.JitterFull, Base: 25 * ms, Cap: 250 * ms}, 2, 37500 * us, 75 * ms},
+		// Windows 25, 50, 100, 200, 250, 250ms.
+		{recommend.Backoff{Jitter: recommend.JitterFull, Base: 25 * ms, Cap: 250 * ms}, 6, 437500 * us, 875 * ms},
+		// Equal jitter: three quarters of each window.
+		{recommend.Backoff{Jitter: recommend.JitterEqual, Base: 25 * ms, Cap: 250 * ms}, 2, 56250 * us, 75 * ms},
+		// Decorrelated below the cap: 50ms, then (25 + 3 x 50) / 2 = 87.5ms.
+		{recommend.Backoff{Jitter: recommend.JitterDecorrelated, Base: 25 * ms, Cap: 250 * ms}, 2, 137500 * us, 300 * ms},
+		// Decorrelated against the cap: no closed form.
+		{recommend.Backoff{Jitter: recommend.JitterDecorrelated, Base: 100 * ms, Cap: 250 * ms}, 4, 0, 1000 * ms},
+		{recommend.Backoff{Jitter: recommend.JitterDecorrelated, Base: 25 * ms, Cap: 1 * s}, 6, 0, 25*3*ms + 25*9*ms + 25*27*ms + 3*s},
+		// Cap equal to the base: every wait is the cap.
+		{recommend.Backoff{Jitter: recommend.JitterDecorrelated, Base: 50 * ms, Cap: 50 * ms}, 3, 150 * ms, 150 * ms},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.b.Jitter), func(t *testing.T) {
+			expected, largest := tt.b.Totals(tt.retries)
+			assert.Equal(t, tt.wantLargest, largest, "largest")
+			if tt.wantExpected > 0 {
+				assert.InDelta(t, float64(tt.wantExpected), float64(expected), float64(us), "expected")
+			}
+			r := rand.New(rand.NewPCG(1, 2))
+			const n = 200_000
+			var sum float64
+			var most time.Duration
+			for range n {
+				var total, prev time.Duration
+				for k := range tt.retries {
+					w := tt.b.Wait(r, k, prev)
+					if w < 0 || w > tt.b.Cap {
+						require.Failf(t, "wait out of range", "retry %d: %v not in [0, %v]", k, w, tt.b.Cap)
+					}
+					total += w
+					prev = w
+				}
+				sum += float64(total)
+				most = max(most, total)
+			}
+			assert.InEpsilon(t, float64(expected), sum/n, 0.005, "mean of the draws")
+			assert.LessOrEqual(t, most, largest)
+			assert.GreaterOrEqual(t, most, largest*95/100, "the draws come near the largest total")
+		})
+	}
+}
