@@ -20,8 +20,14 @@ type Input struct {
 	Pool        int           // threads, connections or goroutines the calls share
 	MeanLatency time.Duration // mean latency in normal operation
 	P99         time.Duration // p99 latency, for the Hystrix rule of thumb
-	Timeout     time.Duration // the timeout a hang runs into
+	Timeout     time.Duration // the (per-try) timeout a hang runs into
 	Rejection   float64       // share of calls the bulkhead may reject in normal operation; default 0.001
+	// Attempts is how many attempts each request makes during a hang, the
+	// first included (every one times out); 0 or 1 = no retries.
+	Attempts int
+	// Backoff is the total wait between those attempts; Little's law is
+	// about means, so give the expected total.
+	Backoff time.Duration
 }
 
 // DefaultRejection is the share of calls a bulkhead may reject in normal
@@ -36,8 +42,10 @@ type Result struct {
 	RateKnown, PoolKnown bool
 	MeanLatency          time.Duration // copied from Input, for Verdict
 	Timeout              time.Duration // copied from Input, for Verdict
+	Attempts             int           // copied from Input; 0 or 1 = one attempt
+	Backoff              time.Duration // copied from Input; 0 with one attempt
 	InFlightNormal       float64       // Rate x MeanLatency
-	InFlightDuringHang   float64       // hang rate (PeakRate, else Rate) x Timeout
+	InFlightDuringHang   float64       // hang rate (PeakRate, else Rate) x (Attempts x Timeout + Backoff)
 	PoolExhausted        bool
 	SecondsToExhaustion  float64 // Pool / hang rate, when PoolExhausted
 	InFlightPeak         float64 // peak rate (else Rate) x MeanLatency: the normal demand the bulkhead is sized for
@@ -49,6 +57,17 @@ type Result struct {
 // arrive at rate per second and each waits wait.
 func InFlight(rate float64, wait time.Duration) float64 {
 	return rate * wait.Seconds()
+}
+
+// HangWithRetries is Little's law during a hang when every request makes
+// attempts attempts that all time out after perTry, with backoff in total
+// between them (DOMAIN.md section 2): rate x (attempts x perTry + backoff).
+// attempts below 1 count as 1, and then backoff does not count.
+func HangWithRetries(rate float64, attempts int, perTry, backoff time.Duration) float64 {
+	if attempts <= 1 {
+		return InFlight(rate, perTry)
+	}
+	return rate * (float64(attempts)*perTry.Seconds() + backoff.Seconds())
 }
 
 // PoissonQuantile returns the smallest k with P(X <= k) >= p for X Poisson
@@ -165,6 +184,10 @@ func Analyze(in Input) Result {
 		Pool:        max(in.Pool, 0),
 		MeanLatency: max(in.MeanLatency, 0),
 		Timeout:     max(in.Timeout, 0),
+		Attempts:    max(in.Attempts, 0),
+	}
+	if r.Attempts > 1 {
+		r.Backoff = max(in.Backoff, 0)
 	}
 	r.RateKnown = r.Rate > 0
 	r.PoolKnown = r.Pool > 0
@@ -175,7 +198,7 @@ func Analyze(in Input) Result {
 	hang := r.hangRate()
 
 	r.InFlightNormal = InFlight(r.Rate, r.MeanLatency)
-	r.InFlightDuringHang = InFlight(hang, r.Timeout)
+	r.InFlightDuringHang = HangWithRetries(hang, r.Attempts, r.Timeout, r.Backoff)
 	if r.PoolKnown && hang > 0 && r.InFlightDuringHang > float64(r.Pool) {
 		r.PoolExhausted = true
 		r.SecondsToExhaustion = float64(r.Pool) / hang
@@ -224,8 +247,14 @@ func (r Result) Verdict() string {
 	if r.PeakRate > 0 {
 		at = "During a hang at the peak rate"
 	}
+	wait := human.Duration(r.Timeout)
+	if r.Attempts > 1 {
+		// Each request waits for every attempt to time out and for the
+		// backoff between them: retries multiply what a hang holds.
+		wait = fmt.Sprintf("(%d attempts x %s + %s of backoff)", r.Attempts, human.Duration(r.Timeout), human.Duration(r.Backoff))
+	}
 	s := fmt.Sprintf("%s, %s calls/s x %s = %s calls wait at once",
-		at, human.Number(hang), human.Duration(r.Timeout), human.Number(r.InFlightDuringHang))
+		at, human.Number(hang), wait, human.Number(r.InFlightDuringHang))
 	var b strings.Builder
 	switch {
 	case !r.PoolKnown:
