@@ -124,6 +124,13 @@ func WorstCaseOf(n int, perTry, maxWait time.Duration) time.Duration {
 	return time.Duration(n)*perTry + time.Duration(n-1)*maxWait
 }
 
+// Validate reports every problem with o at once (nil when there is none),
+// as NewPolicy would: callers can check options before reading any data.
+func (o PolicyOptions) Validate() error {
+	_, err := o.validate()
+	return err
+}
+
 // validate checks o and returns it with the defaults filled in, except
 // MinUsefulTry, which needs the histogram.
 func (o PolicyOptions) validate() (PolicyOptions, error) {
