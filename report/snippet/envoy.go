@@ -1,0 +1,163 @@
+package snippet
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// envoyTarget writes two YAML documents: a RouteConfiguration (one route per
+// group: timeout, retry_policy) and a Cluster (connect_timeout, circuit
+// breakers, retry budget). YAML rather than JSON so that the numbers can
+// carry their reasons; Envoy reads both.
+var envoyTarget = Target{
+	Name:    "envoy",
+	File:    "envoy.yaml",
+	Summary: "Envoy RouteConfiguration (timeout, retry_policy) and Cluster (connect_timeout, circuit_breakers, retry_budget)",
+	Comment: "#",
+	render:  renderEnvoy,
+}
+
+func renderEnvoy(p *plan, d *doc) error {
+	d.note("Envoy route and cluster for %q, written by tunetimeout from measured latency.", p.service)
+	d.note("Durations are proto JSON durations rounded up to the millisecond. The route timeout covers every attempt and the backoff.")
+	names := newUnique("-")
+	d.p("# RouteConfiguration: serve it by RDS, or paste it as route_config of the HTTP connection manager.\n")
+	d.p("name: %s\n", yq(p.service))
+	d.p("virtual_hosts:\n- name: %s\n  domains: [\"*\"]\n  routes:\n", yq(p.service))
+	for _, rt := range p.routes {
+		name := names.name(routeName(rt.group))
+		d.note("route %q (%s):", name, rt.match.describe())
+		d.note("  timeout %s: %s", protoDur(rt.timeout), rt.timeoutWhy)
+		d.p("  - name: %s\n    match:\n", yq(name))
+		switch {
+		case rt.match.regex != "":
+			d.p("      safe_regex:\n        regex: %s\n", yq(rt.match.regex))
+		case rt.match.exact != "":
+			d.p("      path: %s\n", yq(rt.match.exact))
+		default:
+			d.p("      prefix: \"/\"\n")
+		}
+		if rt.match.method != "" {
+			d.p("      headers:\n      - name: \":method\"\n        string_match:\n          exact: %s\n", rt.match.method)
+		}
+		d.p("    route:\n      cluster: %s\n      timeout: %s\n", yq(p.service), protoDur(rt.timeout))
+		if rt.attempts <= 1 {
+			d.note("  no retry_policy, %s", rt.attemptsWhy)
+			continue
+		}
+		conds, codes, skipped := envoyRetryOn(rt.retryOn)
+		d.note("  num_retries %d = %s, less the first; per_try_timeout %s: %s", rt.retries(), rt.attemptsWhy, protoDur(rt.perTry), rt.perTryWhy)
+		d.note("  retry_on %s from %s", conds, strings.Join(rt.retryOn, ", "))
+		if len(skipped) > 0 {
+			d.note("  not expressible in Envoy's retry_on, left out: %s", strings.Join(skipped, ", "))
+		}
+		d.note("  retry_back_off %s to %s: %s; Envoy's backoff is full jitter", protoDur(rt.backoffBase), protoDur(rt.backoffCap), rt.backoffWhy)
+		d.p("      retry_policy:\n        retry_on: %s\n", yq(conds))
+		if len(codes) > 0 {
+			d.p("        retriable_status_codes: [%s]\n", strings.Join(codes, ", "))
+		}
+		d.p("        num_retries: %d\n        per_try_timeout: %s\n", rt.retries(), protoDur(rt.perTry))
+		d.p("        retry_back_off:\n          base_interval: %s\n          max_interval: %s\n", protoDur(rt.backoffBase), protoDur(rt.backoffCap))
+	}
+
+	d.p("---\n# Cluster: serve it by CDS, or add it to static_resources.clusters.\n")
+	d.p("name: %s\ntype: STRICT_DNS\n", yq(p.service))
+	d.note("cluster %q:", p.service)
+	if p.connect != nil {
+		d.note("  connect_timeout %s: %s", protoDur(*p.connect), p.connectWhy)
+		d.p("connect_timeout: %s\n", protoDur(*p.connect))
+	} else {
+		d.note("  connect_timeout not set (Envoy's default 5s applies): the report has no connect timeout (analyze --rtt, or logs with connect times)")
+	}
+	if p.bulkhead != nil || p.budget != nil {
+		d.p("circuit_breakers:\n  thresholds:\n  - priority: DEFAULT\n")
+	}
+	if b := p.bulkhead; b != nil {
+		d.note("  max_requests %s", p.bulkheadWhy)
+		d.note("  max_connections and max_pending_requests: the same bulkhead (HTTP/1.1 holds one connection per request; a cold start queues them all)")
+		d.p("    max_connections: %d\n    max_pending_requests: %d\n    max_requests: %d\n", *b, *b, *b)
+	} else {
+		d.note("  no bulkhead (Envoy's default thresholds of 1024 apply): the report has no call rate (analyze --rate, or timestamps)")
+	}
+	if bud := p.budget; bud != nil {
+		pct := math.Min(100, math.Round(*bud*100*1000)/1000)
+		d.note("  retry_budget budget_percent %s: %s; min_retry_concurrency 3 (Envoy's default); it replaces max_retries", ratio(pct), p.budgetWhy)
+		d.p("    retry_budget:\n      budget_percent:\n        value: %s\n      min_retry_concurrency: 3\n", ratio(pct))
+	} else if b := p.bulkhead; b != nil && maxAttempts(p) > 1 {
+		mr := max(1, int(math.Ceil(float64(*b)*0.1)))
+		d.note("  max_retries %d = 10 %% of the bulkhead retried at once (no retry budget in the report)", mr)
+		d.p("    max_retries: %d\n", mr)
+	}
+	d.p("load_assignment:\n  cluster_name: %s\n  endpoints:\n  - lb_endpoints:\n    - endpoint:\n        address:\n          socket_address:\n            address: %s\n            port_value: 80  # the service's port\n", yq(p.service), yq(dnsSubdomain(p.service)))
+	return nil
+}
+
+// envoyRetryOn maps the call policy's retry conditions to Envoy's retry_on:
+// connect-failure as is, a timeout to "reset" (no response at all:
+// disconnect, reset or per-try timeout), status codes to
+// retriable-status-codes.
+func envoyRetryOn(on []string) (conds string, codes, skipped []string) {
+	var cs []string
+	add := func(c string) {
+		for _, x := range cs {
+			if x == c {
+				return
+			}
+		}
+		cs = append(cs, c)
+	}
+	for _, o := range on {
+		o = strings.ToLower(strings.TrimSpace(o))
+		switch {
+		case o == "connect-failure" || o == "refused-stream" || o == "reset" || o == "5xx" || o == "gateway-error":
+			add(o)
+		case o == "timeout":
+			add("reset")
+		case isStatus(o):
+			add("retriable-status-codes")
+			codes = append(codes, o)
+		default:
+			skipped = append(skipped, o)
+		}
+	}
+	if len(cs) == 0 {
+		cs = []string{"connect-failure"}
+	}
+	return strings.Join(cs, ","), codes, skipped
+}
+
+// isStatus reports whether s is an HTTP status code.
+func isStatus(s string) bool {
+	n, err := strconv.Atoi(s)
+	return err == nil && n >= 100 && n <= 599 && len(s) == 3
+}
+
+// maxAttempts is the most attempts of any route.
+func maxAttempts(p *plan) int {
+	m := 1
+	for _, rt := range p.routes {
+		m = max(m, rt.attempts)
+	}
+	return m
+}
+
+// dnsSubdomain is a DNS-1123 subdomain (a Kubernetes metadata.name, a
+// host name): dot-separated labels, at most 253 characters; "backend" when
+// s has no letter or digit.
+func dnsSubdomain(s string) string {
+	var labels []string
+	for _, l := range strings.Split(s, ".") {
+		if l = dnsLabel(l, 63); l != "" {
+			labels = append(labels, l)
+		}
+	}
+	out := strings.Join(labels, ".")
+	if len(out) > 253 {
+		out = strings.TrimRight(out[:253], "-.")
+	}
+	if out == "" {
+		return DefaultService
+	}
+	return out
+}

@@ -1,0 +1,204 @@
+// Package snippet turns a report into client configuration: the timeouts,
+// retries, backoff, retry budget, connect timeout and bulkhead of each group,
+// written in the syntax of one target (Envoy, gRPC, Istio, Linkerd, Gateway
+// API, resilience4j, Go net/http, Python httpx, nginx, HAProxy).
+//
+// Snippets are rendered from a report alone, so a saved JSON report renders
+// the same snippets as the analysis that produced it. Each target has its own
+// duration format and limits (DOMAIN.md section 4); a value a target would
+// reject is adjusted to the nearest value it accepts and the snippet's header
+// says so. Every snippet starts with that header: which data and which rule
+// produced each number. Formats without comments (gRPC's JSON) return the
+// header separately through Explain.
+package snippet
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tunetimeout/tunetimeout/report"
+)
+
+// Options name what the report does not know.
+type Options struct {
+	// Service names the service, cluster or upstream the calls go to; it
+	// becomes the Envoy cluster, the Kubernetes host, the gRPC service.
+	// Default "backend".
+	Service string
+	// Namespace is the Kubernetes namespace of the Istio, Linkerd and Gateway
+	// API resources. Default "default".
+	Namespace string
+}
+
+// DefaultService is the service name when Options.Service is empty.
+const DefaultService = "backend"
+
+// Target is one kind of client configuration.
+type Target struct {
+	Name    string // as given to --emit
+	File    string // the file --emit-dir writes
+	Summary string // one line for --help
+	// Comment starts a comment line in the target's format; "" when the
+	// format has none (JSON): the header is then only available from Explain.
+	Comment string
+	render  func(p *plan, d *doc) error
+}
+
+// targets is the registry of snippet targets, in the order --emit all
+// prints them. Adding a target is one file and one line here.
+var targets = []Target{
+	envoyTarget,
+	grpcTarget,
+	istioTarget,
+	linkerdTarget,
+	gatewayTarget,
+	resilience4jTarget,
+	goTarget,
+	httpxTarget,
+	nginxTarget,
+	haproxyTarget,
+}
+
+// Targets returns the registered targets in their order.
+func Targets() []Target { return append([]Target(nil), targets...) }
+
+// Names returns the target names in registry order.
+func Names() []string {
+	names := make([]string, len(targets))
+	for i, t := range targets {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// Lookup returns the target of a name.
+func Lookup(name string) (Target, error) {
+	for _, t := range targets {
+		if t.Name == name {
+			return t, nil
+		}
+	}
+	return Target{}, fmt.Errorf("unknown snippet target %q (known: %s, or all)", name, strings.Join(Names(), ", "))
+}
+
+// ParseList resolves a comma-separated list of target names ("all" for
+// every target) in registry order, without duplicates.
+func ParseList(list string) ([]Target, error) {
+	want := map[string]bool{}
+	for _, n := range strings.Split(list, ",") {
+		n = strings.ToLower(strings.TrimSpace(n))
+		switch n {
+		case "":
+			continue
+		case "all":
+			for _, t := range targets {
+				want[t.Name] = true
+			}
+			continue
+		}
+		if _, err := Lookup(n); err != nil {
+			return nil, err
+		}
+		want[n] = true
+	}
+	if len(want) == 0 {
+		return nil, fmt.Errorf("no snippet target given (known: %s, or all)", strings.Join(Names(), ", "))
+	}
+	var out []Target
+	for _, t := range targets {
+		if want[t.Name] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// Render writes the snippet of one target for a report.
+func Render(target string, r *report.Report, o Options) ([]byte, error) {
+	t, err := Lookup(target)
+	if err != nil {
+		return nil, err
+	}
+	return t.Render(r, o)
+}
+
+// Render writes the snippet of this target for a report: the header as
+// comments where the format has them, then the configuration.
+func (t Target) Render(r *report.Report, o Options) ([]byte, error) {
+	d, err := t.run(r, o)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if t.Comment != "" {
+		for _, line := range d.header {
+			b.WriteString(strings.TrimRight(t.Comment+" "+line, " "))
+			b.WriteByte('\n')
+		}
+		if len(d.header) > 0 {
+			b.WriteByte('\n')
+		}
+	}
+	b.Write(d.body.Bytes())
+	return b.Bytes(), nil
+}
+
+// Explain returns the header of the target's snippet as lines without a
+// comment marker: where each number comes from, and what the target could
+// not express.
+func (t Target) Explain(r *report.Report, o Options) ([]string, error) {
+	d, err := t.run(r, o)
+	if err != nil {
+		return nil, err
+	}
+	return d.header, nil
+}
+
+func (t Target) run(r *report.Report, o Options) (*doc, error) {
+	p, err := newPlan(r, o)
+	if err != nil {
+		return nil, err
+	}
+	d := &doc{}
+	if err := t.render(p, d); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	return d, nil
+}
+
+// doc collects one snippet: its header lines and its body.
+type doc struct {
+	header []string
+	body   bytes.Buffer
+}
+
+// note adds a header line.
+func (d *doc) note(format string, args ...any) {
+	d.header = append(d.header, oneLine(fmt.Sprintf(format, args...)))
+}
+
+// p writes to the body.
+func (d *doc) p(format string, args ...any) { fmt.Fprintf(&d.body, format, args...) }
+
+// oneLine keeps a header line on one line whatever a group name holds.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '\n', '\r', '\u2028', '\u2029', '\v', '\f', '\x85':
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// sortedKeys returns the keys of a map in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
