@@ -115,6 +115,17 @@ func (p Policy) Retries() bool { return p.Attempts > 1 }
 // as "timeout" or a status code such as "503").
 func (p Policy) RetriesOn(c string) bool { return p.Attempts > 1 && slices.Contains(p.RetryOn, c) }
 
+// Hang returns how many attempts a request makes when the dependency
+// hangs, and the expected total backoff between them: every attempt when
+// timeouts are retried, else one (without idempotency, a timed-out request
+// is not repeated).
+func (p Policy) Hang() (attempts int, backoff time.Duration) {
+	if p.RetriesOn(RetryTimeout) {
+		return p.Attempts, p.ExpectedBackoff
+	}
+	return 1, 0
+}
+
 // WorstCaseOf is n attempts of perTry each with every wait between them at
 // the cap: n x perTry + (n-1) x maxWait.
 func WorstCaseOf(n int, perTry, maxWait time.Duration) time.Duration {

@@ -387,3 +387,18 @@ func TestBackoffTotalsAgainstDraws(t *testing.T) {
 		})
 	}
 }
+
+func TestPolicyHang(t *testing.T) {
+	h, rec := domain()
+	p, err := recommend.NewPolicy(h, rec, recommend.PolicyOptions{Attempts: 3, Idempotent: true})
+	require.NoError(t, err)
+	attempts, backoff := p.Hang()
+	assert.Equal(t, 3, attempts, "timeouts are retried: a hang runs into every attempt")
+	assert.Equal(t, 37500*us, backoff)
+
+	p, err = recommend.NewPolicy(h, rec, recommend.PolicyOptions{Attempts: 3})
+	require.NoError(t, err)
+	attempts, backoff = p.Hang()
+	assert.Equal(t, 1, attempts, "not idempotent: a timed-out request is not repeated")
+	assert.Zero(t, backoff)
+}
