@@ -7,6 +7,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/littleslaw"
 	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/simulate"
 )
 
 // StandardQuantiles are the percentiles every report shows; 1 is the maximum.
@@ -22,6 +23,11 @@ type Result struct {
 	RateSource string
 	// BusiestSecond is the number of calls in the busiest second; 0 when unknown.
 	BusiestSecond int64
+	// Policy is the call policy (recommend.NewPolicy); the zero value (no
+	// attempts) when none was computed, and then the report has none.
+	Policy recommend.Policy
+	// Simulation is the policy's replay; nil when not simulated.
+	Simulation *simulate.Result
 }
 
 // NewGroup turns one group's results into its report section.
@@ -123,5 +129,62 @@ func NewGroup(r Result) Group {
 			}
 		}
 	}
+	if r.Policy.Attempts > 0 {
+		g.Policy = newPolicy(r)
+	}
 	return g
+}
+
+// newPolicy turns the call policy and its simulation into their report
+// section. In flight during a hang is Little's law with the retries, as
+// littleslaw.Analyze computed it for the policy's attempts and backoff.
+func newPolicy(r Result) *Policy {
+	p := r.Policy
+	out := &Policy{
+		RequestedAttempts:      p.RequestedAttempts,
+		Attempts:               p.Attempts,
+		PerTryTimeoutSeconds:   p.PerTryTimeout.Seconds(),
+		CutOffFraction:         p.CutOff,
+		BackoffBaseSeconds:     p.Backoff.Base.Seconds(),
+		BackoffCapSeconds:      p.Backoff.Cap.Seconds(),
+		Jitter:                 string(p.Backoff.Jitter),
+		ExpectedBackoffSeconds: p.ExpectedBackoff.Seconds(),
+		LargestBackoffSeconds:  p.LargestBackoff.Seconds(),
+		WorstCaseSeconds:       p.WorstCase.Seconds(),
+		MinUsefulTrySeconds:    p.MinUsefulTry.Seconds(),
+		RetryOn:                append([]string{}, p.RetryOn...),
+		Idempotent:             p.Idempotent,
+		Layers:                 p.Layers,
+		Amplification:          p.Amplification,
+		Steps:                  []Step{},
+		Warnings:               append([]string{}, p.Warnings...),
+	}
+	if p.Deadline > 0 {
+		out.DeadlineSeconds = ptr(p.Deadline.Seconds())
+	}
+	if p.RetryBudget > 0 {
+		out.RetryBudget = ptr(p.RetryBudget)
+	}
+	if ll := r.LittlesLaw; ll.RateKnown {
+		out.InFlightDuringHang = ptr(ll.InFlightDuringHang)
+	}
+	for _, s := range p.Steps {
+		out.Steps = append(out.Steps, Step{Rule: s.Rule, Seconds: s.Value.Seconds(), Reason: s.Reason})
+	}
+	if sim := r.Simulation; sim != nil {
+		out.Simulation = &Simulation{Seed: sim.Seed, Requests: sim.Requests, Scenarios: []Scenario{}}
+		for _, s := range sim.Scenarios {
+			out.Simulation.Scenarios = append(out.Simulation.Scenarios, Scenario{
+				Name:               s.Name,
+				FailRate:           s.FailRate,
+				Hang:               s.Hang,
+				WithBudget:         s.WithBudget,
+				SuccessFraction:    s.SuccessFraction,
+				AttemptsPerRequest: s.AttemptsPerRequest,
+				P50Seconds:         s.P50.Seconds(),
+				P99Seconds:         s.P99.Seconds(),
+			})
+		}
+	}
+	return out
 }

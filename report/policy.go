@@ -1,5 +1,13 @@
 package report
 
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
 // Policy is the call policy of one group: the per-try timeout that fits the
 // caller's deadline, the retries, the backoff and the retry budget
 // (DOMAIN.md section 3). It is always present; without --deadline and
@@ -10,16 +18,26 @@ type Policy struct {
 	Attempts             int      `json:"attempts"` // attempts that fit the deadline in the worst case
 	PerTryTimeoutSeconds float64  `json:"per_try_timeout_seconds"`
 	// CutOffFraction is the false-timeout rate the per-try timeout really gives.
-	CutOffFraction     float64  `json:"cut_off_fraction"`
-	BackoffBaseSeconds float64  `json:"backoff_base_seconds"`
-	BackoffCapSeconds  float64  `json:"backoff_cap_seconds"`
-	Jitter             string   `json:"jitter"` // full, equal, decorrelated
-	WorstCaseSeconds   float64  `json:"worst_case_seconds"`
-	RetryOn            []string `json:"retry_on"`     // e.g. connect-failure, timeout, 408, 429, 502, 503, 504
-	RetryBudget        *float64 `json:"retry_budget"` // fraction of requests that may be retried; null: none
-	Idempotent         bool     `json:"idempotent"`
-	Layers             int      `json:"layers"`
-	Amplification      int      `json:"amplification"` // attempts ^ layers
+	CutOffFraction     float64 `json:"cut_off_fraction"`
+	BackoffBaseSeconds float64 `json:"backoff_base_seconds"`
+	BackoffCapSeconds  float64 `json:"backoff_cap_seconds"`
+	Jitter             string  `json:"jitter"` // full, equal, decorrelated
+	// ExpectedBackoffSeconds and LargestBackoffSeconds are the expected and
+	// the largest total wait between the attempts under the jitter's own
+	// schedule; WorstCaseSeconds counts every wait at the cap instead.
+	ExpectedBackoffSeconds float64 `json:"expected_backoff_seconds"`
+	LargestBackoffSeconds  float64 `json:"largest_backoff_seconds"`
+	// WorstCaseSeconds is attempts x per-try timeout + (attempts-1) x cap:
+	// what must fit the deadline.
+	WorstCaseSeconds float64 `json:"worst_case_seconds"`
+	// MinUsefulTrySeconds: an attempt with less time left before the
+	// deadline is not sent.
+	MinUsefulTrySeconds float64  `json:"min_useful_try_seconds"`
+	RetryOn             []string `json:"retry_on"`     // e.g. connect-failure, timeout, 408, 429, 502, 503, 504
+	RetryBudget         *float64 `json:"retry_budget"` // fraction of requests that may be retried; null: none
+	Idempotent          bool     `json:"idempotent"`
+	Layers              int      `json:"layers"`
+	Amplification       int      `json:"amplification"` // attempts ^ layers
 	// InFlightDuringHang is Little's law during a hang with the retries and
 	// backoff: peak rate x (attempts x per-try timeout + total backoff).
 	InFlightDuringHang *float64    `json:"in_flight_during_hang"`
@@ -44,5 +62,53 @@ type Scenario struct {
 	SuccessFraction    float64 `json:"success_fraction"`
 	AttemptsPerRequest float64 `json:"attempts_per_request"` // the load multiplier
 	P50Seconds         float64 `json:"p50_seconds"`          // end to end, successful requests
-	P99Seconds         float64 `json:"p99_seconds"`
+	P99Seconds         float64 `json:"p99_seconds"`          // 0 when no request succeeded
+}
+
+// policyFormats is the registry of the formats `simulate` writes: the call
+// policy and its simulation alone.
+var policyFormats = map[string]Writer{
+	"text": WritePolicyText,
+	"json": WritePolicyJSON,
+}
+
+// LookupPolicy returns the writer of the policy-only report for a format
+// name.
+func LookupPolicy(name string) (Writer, error) {
+	w, ok := policyFormats[name]
+	if !ok {
+		names := make([]string, 0, len(policyFormats))
+		for n := range policyFormats {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("unknown output format %q (known: %s)", name, strings.Join(names, ", "))
+	}
+	return w, nil
+}
+
+// policyReport is the JSON of the policy-only report: the input and, per
+// group, its name, its samples and its policy; the field names are those
+// of Report.
+type policyReport struct {
+	Input  Input         `json:"input"`
+	Groups []policyGroup `json:"groups"`
+}
+
+type policyGroup struct {
+	Name    string  `json:"name"`
+	Samples int64   `json:"samples"`
+	Policy  *Policy `json:"policy"`
+}
+
+// WritePolicyJSON writes the input and each group's call policy with its
+// simulation as indented JSON.
+func WritePolicyJSON(w io.Writer, r *Report) error {
+	out := policyReport{Input: r.Input, Groups: []policyGroup{}}
+	for _, g := range r.Groups {
+		out.Groups = append(out.Groups, policyGroup{Name: g.Name, Samples: g.Samples, Policy: g.Policy})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -184,6 +185,10 @@ func writeGroupText(w *errWriter, g Group) {
 			*ll.Bulkhead, human.Number(*ll.InFlightPeak), *ll.Bulkhead, *ll.HystrixBulkhead)
 	}
 
+	if policyAsked(g.Policy) {
+		writePolicyText(w, g)
+	}
+
 	if len(rec.Warnings) > 0 {
 		w.printf("\nWarnings\n")
 		for _, s := range rec.Warnings {
@@ -200,4 +205,131 @@ func rateSourceText(source string) string {
 		return "from --rate"
 	}
 	return source
+}
+
+// WritePolicyText writes the call policy and its simulation of every group,
+// the report of `tunetimeout simulate`.
+func WritePolicyText(w io.Writer, r *Report) error {
+	var buf bytes.Buffer
+	ew := &errWriter{w: &buf}
+	writeInputText(ew, r)
+	for _, g := range r.Groups {
+		ew.printf("\n== %s: %s calls ==\n", g.Name, human.Count(g.Samples))
+		if g.Policy == nil {
+			ew.printf("\nNo call policy.\n")
+			continue
+		}
+		writePolicyText(ew, g)
+	}
+	out := trailingBlanks.ReplaceAll(buf.Bytes(), []byte("\n"))
+	_, err := w.Write(out)
+	return err
+}
+
+// policyAsked reports whether the full report shows the call policy: when a
+// deadline or retries were asked for, or it was simulated. One attempt at
+// the recommended timeout without a deadline adds nothing to the report.
+func policyAsked(p *Policy) bool {
+	return p != nil && (p.DeadlineSeconds != nil || p.RequestedAttempts > 1 || p.Simulation != nil)
+}
+
+// writePolicyText writes the "Call policy" section of one group.
+func writePolicyText(w *errWriter, g Group) {
+	p := g.Policy
+	sec := human.Seconds
+	w.printf("\nCall policy")
+	if p.DeadlineSeconds != nil {
+		w.printf(" (deadline %s)", sec(*p.DeadlineSeconds))
+	} else {
+		w.printf(" (no deadline)")
+	}
+	w.printf("\n  %s of %s", plural(p.Attempts, "attempt"), sec(p.PerTryTimeoutSeconds))
+	if p.RequestedAttempts != p.Attempts {
+		w.printf(" (%d asked)", p.RequestedAttempts)
+	}
+	w.printf(", each cutting off %s of calls; at most %s in all\n", human.Percent(p.CutOffFraction), sec(p.WorstCaseSeconds))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for i, s := range p.Steps {
+		fmt.Fprintf(tw, "  %d. %s\t%s\t%s\n", i+1, s.Rule, sec(s.Seconds), s.Reason)
+	}
+	tw.Flush()
+
+	retryOn := "nothing"
+	if len(p.RetryOn) > 0 {
+		retryOn = strings.Join(p.RetryOn, ", ")
+	}
+	idem := "not idempotent"
+	if p.Idempotent {
+		idem = "idempotent"
+	}
+	if p.Attempts > 1 {
+		w.printf("  Retry on: %s (%s). Backoff: %s jitter from %s, capped at %s.\n",
+			retryOn, idem, p.Jitter, sec(p.BackoffBaseSeconds), sec(p.BackoffCapSeconds))
+	} else {
+		w.printf("  No retries: one attempt per request.\n")
+	}
+	if p.RetryBudget != nil && p.Attempts > 1 {
+		w.printf("  Retry budget: %s of requests (a token bucket: each request earns %s token, at most 10 kept; each retry spends 1).\n",
+			human.Percent(*p.RetryBudget), human.Number(*p.RetryBudget))
+	} else if p.Attempts > 1 {
+		w.printf("  Retry budget: none.\n")
+	}
+	if p.Layers > 1 || p.Attempts > 1 {
+		w.printf("  Amplification: %d attempts ^ %s = up to %s calls to the bottom layer per request.\n",
+			p.Attempts, plural(p.Layers, "layer"), human.Count(int64(p.Amplification)))
+	}
+	if p.InFlightDuringHang != nil {
+		w.printf("  During a hang: %s calls in flight", human.Number(*p.InFlightDuringHang))
+		if pool := g.LittlesLaw.Pool; pool != nil && *pool > 0 {
+			w.printf(", %.1f x the pool of %s", *p.InFlightDuringHang/float64(*pool), human.Count(int64(*pool)))
+		}
+		w.printf(".\n")
+	}
+	if len(p.Warnings) > 0 {
+		w.printf("  Warnings\n")
+		for _, s := range p.Warnings {
+			w.printf("    - %s\n", s)
+		}
+	}
+
+	sim := p.Simulation
+	if sim == nil {
+		return
+	}
+	w.printf("\nSimulation (%s requests per scenario, seed %d)\n", human.Count(int64(sim.Requests)), sim.Seed)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  scenario\tbudget\tsucceed\tattempts per request\tp50\tp99\t\n")
+	for _, s := range sim.Scenarios {
+		budget := "no"
+		if s.WithBudget {
+			budget = "yes"
+		}
+		p50, p99 := "-", "-"
+		if s.SuccessFraction > 0 {
+			p50, p99 = sec(s.P50Seconds), sec(s.P99Seconds)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.2f\t%s\t%s\t\n", s.Name, budget, successText(s.SuccessFraction), s.AttemptsPerRequest, p50, p99)
+	}
+	tw.Flush()
+}
+
+// successText shows a success share like human.Percent, except that a
+// share short of 1 never reads "100 %": 0.99998 -> "99.998 %".
+func successText(frac float64) string {
+	s := human.Percent(frac)
+	if frac >= 1 || s != "100 %" {
+		return s
+	}
+	if t := strconv.FormatFloat(100*frac, 'f', 3, 64); t != "100.000" {
+		return t + " %"
+	}
+	return "> 99.999 %"
+}
+
+// plural writes n with a noun: "1 attempt", "3 attempts".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
