@@ -19,6 +19,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/littleslaw"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/simulate"
 )
 
 // ErrNothingToAnalyse is returned (wrapped) when no input sample could be used.
@@ -41,6 +42,14 @@ type Options struct {
 	Rate       float64         // calls per second from the user; 0 = measure from timestamps
 	Pool       int             // 0 = unknown
 	Candidates []time.Duration // nil = the default ladder around the recommendation
+
+	// Policy is the call policy fitted to the caller's deadline; the zero
+	// value is one attempt at the recommended timeout.
+	Policy recommend.PolicyOptions
+	// Simulate configures the policy's replay, which runs when a deadline
+	// or retries are asked for, or always with AlwaysSimulate.
+	Simulate       simulate.Options
+	AlwaysSimulate bool
 }
 
 // Run analyses the inputs and returns the report. stdin is read for "-".
@@ -197,7 +206,23 @@ func analyseGroup(g *histogram.Group, o Options, share float64) (report.Result, 
 		res.BusiestSecond, _ = g.Arrivals.Busiest(time.Second)
 		res.RateSource = "measured"
 	}
+	pol, err := recommend.NewPolicy(h, rec, o.Policy)
+	if err != nil {
+		return report.Result{}, err
+	}
+	res.Policy = pol
+	// A hang runs into the per-try timeout, once per attempt when timeouts
+	// are retried.
+	in.Timeout = pol.PerTryTimeout
+	in.Attempts, in.Backoff = pol.Hang()
 	res.LittlesLaw = littleslaw.Analyze(in)
+	if o.AlwaysSimulate || pol.Deadline > 0 || pol.RequestedAttempts > 1 {
+		sim, err := simulate.Run(h, pol, o.Simulate)
+		if err != nil {
+			return report.Result{}, err
+		}
+		res.Simulation = &sim
+	}
 	res.Candidates = o.Candidates
 	if res.Candidates == nil {
 		res.Candidates = recommend.Candidates(h, rec)
