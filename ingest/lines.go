@@ -61,6 +61,7 @@ type lineDecoder struct {
 	g      *Grouper
 	line   int
 	long   []byte // a line longer than the reader's buffer, assembled
+	s      Sample
 	fields Fields
 }
 
@@ -73,9 +74,12 @@ func (d *lineDecoder) Next() (Sample, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var s Sample
+		// s lives in the decoder: a local passed to Parse through the
+		// interface would escape to the heap, one allocation per line.
+		d.s = Sample{}
 		d.fields = Fields{}
-		if err := d.p.Parse(line, &s, &d.fields); err != nil {
+		s := &d.s
+		if err := d.p.Parse(line, s, &d.fields); err != nil {
 			var fe *FieldError
 			if errors.As(err, &fe) {
 				return Sample{}, &ParseError{File: d.name, Line: d.line, Field: fe.Field, Value: displayValue(fe.Value), Reason: fe.Reason}
@@ -83,9 +87,9 @@ func (d *lineDecoder) Next() (Sample, error) {
 			return Sample{}, &ParseError{File: d.name, Line: d.line, Reason: err.Error()}
 		}
 		if d.g != nil {
-			s.Group = d.g.Key(&s, &d.fields)
+			s.Group = d.g.Key(s, &d.fields)
 		}
-		return s, nil
+		return *s, nil
 	}
 }
 

@@ -78,8 +78,9 @@ func TestNewDecoderAuto(t *testing.T) {
 	assert.EqualError(t, err, "in: holds only blank lines")
 	_, err = NewDecoder("auto", strings.NewReader("hello world\n"), "in", Options{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `in: cannot tell the input format from its first line "hello world"; tried csv`)
+	assert.Contains(t, err.Error(), `in: cannot tell the input format from its first line "hello world"; tried `)
+	assert.Contains(t, err.Error(), "csv")
 	_, err = NewDecoder("yaml", strings.NewReader("x"), "in", Options{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `unknown input format "yaml" (known: auto, csv`)
+	assert.Contains(t, err.Error(), `unknown input format "yaml" (known: auto, `)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,11 +19,7 @@ type analyzeFlags struct {
 }
 
 func newAnalyze() *cobra.Command {
-	var (
-		o = analysis.Options{Recommend: recommend.DefaultOptions()}
-		f analyzeFlags
-	)
-	cmd := &cobra.Command{
+	return newFileCommand(&cobra.Command{
 		Use:   "analyze [FILE...]",
 		Short: "Recommend a timeout from measured latencies (CSV or access logs)",
 		Long: `analyze reads latencies from files (globs and rotated .gz/.zst logs too) or
@@ -47,7 +42,12 @@ timeouts (408, 499, 504, 524, 598, 599 and each format's own signals) are kept
 as "took at least this long"; --status changes it. Bad lines are counted and
 the first few shown; --strict makes the first one fatal.
 
-Network allowance presets: ` + presetList() + `.`,
+Network allowance presets: ` + presetList() + `.
+
+Call policy: --deadline and --attempts fit the per-try timeout, the retries
+and their backoff (--backoff-base, --backoff-cap, --jitter) to the caller's
+deadline, with --retry-on, --idempotent, --retry-budget and --layers; the
+report then shows the policy and its simulation (see tunetimeout simulate).`,
 		Example: `  # The worked example of the README
   tunetimeout analyze testdata/mixture.csv --rate 400 --pool 200
 
@@ -62,35 +62,28 @@ Network allowance presets: ` + presetList() + `.`,
   awk '{print $NF * 1000}' access.log | tunetimeout analyze --unit ms -
 
   # Clients on mobile networks, a 1% false-timeout budget, a 2ms RTT
-  tunetimeout analyze --false-timeouts 1% --network-allowance mobile --rtt 2ms data.csv`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.apply(&o); err != nil {
-				return usageError{err}
-			}
-			write, err := report.Lookup(f.format)
-			if err != nil {
-				return usageError{err}
-			}
-			o.Inputs = args
-			r, err := analysis.Run(cmd.Context(), o, cmd.InOrStdin())
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if f.output != "" {
-				file, err := os.Create(f.output)
-				if err != nil {
-					return err
-				}
-				defer file.Close()
-				if err := write(file, r); err != nil {
-					return err
-				}
-				return file.Close()
-			}
-			return write(out, r)
-		},
+  tunetimeout analyze --false-timeouts 1% --network-allowance mobile --rtt 2ms data.csv
+
+  # A 1s deadline, 3 attempts and a 10% retry budget: the call policy and its simulation
+  tunetimeout analyze testdata/mixture.csv --rate 400 --pool 200 \
+      --deadline 1s --attempts 3 --retry-budget 10% --idempotent`,
+	}, report.Lookup, false)
+}
+
+// newFileCommand completes a command that analyses files (analyze,
+// simulate): both register the same flags here and run through runFiles,
+// which writes the report with the writer lookup finds for -o. always
+// simulates the call policy, even without a deadline or retries.
+func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, error), always bool) *cobra.Command {
+	var (
+		o  = analysis.Options{Recommend: recommend.DefaultOptions(), AlwaysSimulate: always}
+		f  analyzeFlags
+		pf policyFlags
+	)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		return runFiles(cmd, args, o, f, pf, lookup)
 	}
+	addPolicyFlags(cmd, &o, &pf)
 	fl := cmd.Flags()
 	fl.StringVar(&o.Format, "input", "auto", "input format: "+strings.Join(ingest.FormatNames(), ", "))
 	fl.StringVar(&o.Ingest.LogFormat, "log-format", "", "nginx log_format or Apache LogFormat string of the input")

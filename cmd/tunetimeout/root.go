@@ -25,5 +25,6 @@ bulkhead prevents that.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newAnalyze(), newVersion())
+	root.AddCommand(newSimulate())
 	return root
 }

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tunetimeout/tunetimeout/analysis"
+	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/simulate"
+)
+
+func newSimulate() *cobra.Command {
+	return newFileCommand(&cobra.Command{
+		Use:   "simulate [FILE...]",
+		Short: "Replay measured latency through a call policy: deadline, retries, backoff, budget",
+		Long: `simulate reads latencies like analyze (same inputs and flags), fits a call
+policy to the caller's deadline and replays the measured latency through it.
+It prints only the policy and the simulation.
+
+The policy: the per-try timeout is the recommended timeout; as many attempts
+as fit the deadline in the worst case (every attempt times out, every backoff
+wait at its cap: attempts x per-try + (attempts-1) x cap <= deadline). When
+even one attempt does not fit, the per-try timeout is lowered to the deadline.
+Without --idempotent, timeouts, 502 and 504 are not retried: the request may
+have taken effect. 400, 401, 403, 404 and 422 are never retried.
+
+The simulation draws each attempt's latency from the measured histogram,
+waits the jittered backoff between attempts, sends no attempt with less than
+the useful minimum (2 x the median) left before the deadline, and with
+--retry-budget lets each request earn that share of a token (at most 10 kept)
+while each retry spends one. Scenarios: normal, --fail-rate of attempts
+failing fast (in 1ms, like a refused connection or a 503), and a hang; each
+with and without the budget. The same --seed gives the same figures.`,
+		Example: `  # The README's worked example with a 1s deadline and 3 attempts
+  tunetimeout simulate testdata/mixture.csv --rate 400 --pool 200 \
+      --deadline 1s --attempts 3 --retry-budget 10% --idempotent
+
+  # What a retry budget does when 5 % of attempts fail, as JSON
+  tunetimeout simulate latencies.csv --deadline 3s --attempts 3 --idempotent \
+      --retry-budget 10% --fail-rate 5% -o json
+
+  # Decorrelated jitter, retries at two layers, another seed
+  tunetimeout simulate data.csv --attempts 2 --layers 2 --jitter decorrelated --seed 7`,
+	}, report.LookupPolicy, true)
+}
+
+// runFiles is the body of the commands that analyse files (analyze,
+// simulate): it parses the flags into o, runs the analysis and writes the
+// report in the -o format, looked up with lookup.
+func runFiles(cmd *cobra.Command, args []string, o analysis.Options, f analyzeFlags, pf policyFlags,
+	lookup func(string) (report.Writer, error)) error {
+	if err := f.apply(&o); err != nil {
+		return usageError{err}
+	}
+	if err := pf.apply(cmd, &o); err != nil {
+		return usageError{err}
+	}
+	write, err := lookup(f.format)
+	if err != nil {
+		return usageError{err}
+	}
+	o.Inputs = args
+	r, err := analysis.Run(cmd.Context(), o, cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	if f.output == "" {
+		return write(cmd.OutOrStdout(), r)
+	}
+	file, err := os.Create(f.output)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	if err := write(file, r); err != nil {
+		return err
+	}
+	return file.Close()
+}
+
+// policyFlags holds the raw values of the call policy flags that need
+// parsing; the others go straight into analysis.Options.
+type policyFlags struct {
+	jitter, retryBudget, failRate string
+	retryOn                       []string
+}
+
+// addPolicyFlags registers the call policy and simulation flags.
+func addPolicyFlags(cmd *cobra.Command, o *analysis.Options, pf *policyFlags) {
+	fl := cmd.Flags()
+	fl.DurationVar(&o.Policy.Deadline, "deadline", 0, "the caller's deadline over all attempts, e.g. 1s (default: none)")
+	fl.IntVar(&o.Policy.Attempts, "attempts", 1, "most attempts per request, the first included")
+	fl.DurationVar(&o.Policy.BackoffBase, "backoff-base", recommend.DefaultBackoffBase, "first backoff window (Envoy's default; gRPC has none)")
+	fl.DurationVar(&o.Policy.BackoffCap, "backoff-cap", recommend.DefaultBackoffCap, "largest backoff wait; 10 x --backoff-base when only that is given (Envoy's rule)")
+	fl.StringVar(&pf.jitter, "jitter", string(recommend.JitterFull), "backoff jitter: "+jitterNames())
+	fl.StringVar(&pf.retryBudget, "retry-budget", "", "share of requests that may be retried, e.g. 10% (default: no budget)")
+	fl.StringSliceVar(&pf.retryOn, "retry-on", recommend.DefaultRetryOn, "what to retry: connect-failure, timeout and status codes")
+	fl.BoolVar(&o.Policy.Idempotent, "idempotent", false, "the call is safe to repeat (GET, PUT, DELETE, an idempotency key): timeouts, 502 and 504 may be retried")
+	fl.IntVar(&o.Policy.Layers, "layers", 1, "layers of the call chain that retry like this (amplification: attempts ^ layers)")
+	fl.StringVar(&pf.failRate, "fail-rate", "20%", "share of attempts failing fast in the simulation's failing scenario")
+	fl.Uint64Var(&o.Simulate.Seed, "seed", 1, "seed of the simulation: the same seed gives the same figures")
+	fl.IntVar(&o.Simulate.Requests, "requests", simulate.DefaultRequests, "requests per simulated scenario")
+}
+
+// apply parses the policy flags into o and checks the policy options, so a
+// bad value is a usage error before any input is read.
+func (pf policyFlags) apply(cmd *cobra.Command, o *analysis.Options) error {
+	fl := cmd.Flags()
+	var err error
+	if o.Policy.Jitter, err = recommend.ParseJitter(pf.jitter); err != nil {
+		return fmt.Errorf("--jitter: %w", err)
+	}
+	if fl.Changed("backoff-base") && !fl.Changed("backoff-cap") {
+		o.Policy.BackoffCap = 0 // 10 x the base
+	}
+	o.Policy.RetryBudget = 0
+	if b := strings.TrimSpace(pf.retryBudget); b != "" && b != "0" && b != "0%" {
+		if o.Policy.RetryBudget, err = recommend.ParsePercent(b); err != nil {
+			return fmt.Errorf("--retry-budget: %w", err)
+		}
+	}
+	o.Policy.RetryOn = append([]string{}, pf.retryOn...)
+	if o.Simulate.FailRate, err = parseFailRate(pf.failRate); err != nil {
+		return fmt.Errorf("--fail-rate: %w", err)
+	}
+	if o.Simulate.Requests < 1 || o.Simulate.Requests > simulate.MaxRequests {
+		return fmt.Errorf("--requests: %d must lie between 1 and %d", o.Simulate.Requests, simulate.MaxRequests)
+	}
+	return o.Policy.Validate()
+}
+
+// parseFailRate reads a percentage like ParsePercent, and also 100 %: a
+// dependency whose every attempt fails fast.
+func parseFailRate(s string) (float64, error) {
+	if t := strings.TrimSpace(s); t == "100%" || t == "1" {
+		return 1, nil
+	}
+	return recommend.ParsePercent(s)
+}
+
+func jitterNames() string {
+	names := make([]string, len(recommend.Jitters))
+	for i, j := range recommend.Jitters {
+		names[i] = string(j)
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// readmePolicy is the command of the README's "Call policy and simulation"
+// section.
+var readmePolicy = []string{"analyze", mixture, "--rate", "400", "--pool", "200",
+	"--deadline", "1s", "--attempts", "3", "--retry-budget", "10%", "--idempotent"}
+
+// TestGoldenPolicy pins the call policy and its simulation: the README's
+// example (3 attempts do not fit 1s) and one whose retries fit (3s).
+func TestGoldenPolicy(t *testing.T) {
+	t.Run("readme", func(t *testing.T) {
+		out, errOut, code := execute(t, "", readmePolicy...)
+		require.Equal(t, 0, code, errOut)
+		golden(t, "analyze-mixture-policy.text", []byte(out))
+		assert.Contains(t, out, "\nCall policy (deadline 1s)\n")
+		assert.Contains(t, out, "1 attempt of 800ms (3 asked)")
+	})
+	for _, format := range []string{"text", "json"} {
+		t.Run("simulate "+format, func(t *testing.T) {
+			out, errOut, code := execute(t, "", "simulate", mixture, "--rate", "400", "--pool", "200",
+				"--deadline", "3s", "--attempts", "3", "--retry-budget", "10%", "--idempotent", "-o", format)
+			require.Equal(t, 0, code, errOut)
+			golden(t, "simulate-mixture."+format, []byte(out))
+			assert.NotContains(t, out, "Candidates", "simulate prints only the policy")
+		})
+	}
+}
+
+// TestSimulateJSON checks the policy's contract and DOMAIN.md's budget
+// figures as the command reports them.
+func TestSimulateJSON(t *testing.T) {
+	out, errOut, code := execute(t, "", "simulate", mixture, "--rate", "400",
+		"--deadline", "3s", "--attempts", "3", "--retry-budget", "10%", "--idempotent", "--requests", "20000", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var doc struct {
+		Groups []struct {
+			Name   string         `json:"name"`
+			Policy map[string]any `json:"policy"`
+		} `json:"groups"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	require.Len(t, doc.Groups, 1)
+	p := doc.Groups[0].Policy
+	for _, k := range []string{"deadline_seconds", "requested_attempts", "attempts", "per_try_timeout_seconds", "cut_off_fraction",
+		"backoff_base_seconds", "backoff_cap_seconds", "jitter", "worst_case_seconds", "retry_on", "retry_budget", "idempotent",
+		"layers", "amplification", "in_flight_during_hang", "steps", "warnings", "simulation"} {
+		assert.Contains(t, p, k)
+	}
+	assert.Equal(t, 3.0, p["attempts"])
+	assert.Equal(t, 2.9, p["worst_case_seconds"])
+	// 400/s x (3 x 800ms + 37.5ms of expected backoff).
+	assert.InDelta(t, 975, p["in_flight_during_hang"], 1e-9)
+	sim := p["simulation"].(map[string]any)
+	assert.Equal(t, 20000.0, sim["requests"])
+	byName := map[string]map[string]any{}
+	for _, s := range sim["scenarios"].([]any) {
+		sc := s.(map[string]any)
+		key := sc["name"].(string)
+		if sc["with_budget"].(bool) {
+			key += " budget"
+		}
+		byName[key] = sc
+	}
+	require.Len(t, byName, 6)
+	assert.InDelta(t, 0.99, byName["fail 20%"]["success_fraction"], 0.01)
+	assert.InDelta(t, 0.88, byName["fail 20% budget"]["success_fraction"], 0.01)
+	assert.InDelta(t, 3.0, byName["hang"]["attempts_per_request"], 0.001)
+	assert.InDelta(t, 1.1, byName["hang budget"]["attempts_per_request"], 0.02)
+}
+
+func TestSimulateSeed(t *testing.T) {
+	args := []string{"simulate", mixture, "--attempts", "3", "--idempotent", "--requests", "5000"}
+	a, _, code := execute(t, "", append(args, "--seed", "7")...)
+	require.Equal(t, 0, code)
+	b, _, _ := execute(t, "", append(args, "--seed", "7")...)
+	c, _, _ := execute(t, "", append(args, "--seed", "8")...)
+	assert.Equal(t, a, b, "the same seed gives the same figures")
+	assert.NotEqual(t, a, c)
+	assert.Contains(t, a, "seed 7")
+}
+
+// TestAnalyzeWithoutPolicyFlags: the text report only grows a call policy
+// section when a deadline or retries are asked for.
+func TestAnalyzeWithoutPolicyFlags(t *testing.T) {
+	out, errOut, code := execute(t, "", "analyze", mixture, "--rate", "400")
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, out, "Call policy")
+	assert.NotContains(t, out, "Simulation")
+}
+
+func TestPolicyFlagErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"never retry 404", []string{"--retry-on", "timeout,404"}, "retry-on 404: never retried"},
+		{"unknown jitter", []string{"--jitter", "none"}, `unknown jitter "none"`},
+		{"bad budget", []string{"--retry-budget", "lots"}, "--retry-budget"},
+		{"bad fail rate", []string{"--fail-rate", "150%"}, "--fail-rate"},
+		{"cap below base", []string{"--backoff-base", "1s", "--backoff-cap", "100ms"}, "below the base"},
+		{"negative deadline", []string{"--deadline", "-1s"}, "deadline -1s"},
+		{"too many attempts", []string{"--attempts", "1000"}, "attempts 1000"},
+	}
+	for _, tt := range tests {
+		for _, command := range []string{"analyze", "simulate"} {
+			t.Run(command+" "+tt.name, func(t *testing.T) {
+				_, errOut, code := execute(t, "", append([]string{command, mixture}, tt.args...)...)
+				assert.Equal(t, 2, code, "a bad policy flag is a usage error: %s", errOut)
+				assert.Contains(t, errOut, tt.wantErr)
+				assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+			})
+		}
+	}
+}
+
+// TestSharedFlags: analyze and simulate register the same flags.
+func TestSharedFlags(t *testing.T) {
+	root := newRoot(nil, nil, nil)
+	analyze, _, err := root.Find([]string{"analyze"})
+	require.NoError(t, err)
+	simulate, _, err := root.Find([]string{"simulate"})
+	require.NoError(t, err)
+	assert.Equal(t, analyze.Flags().FlagUsages(), simulate.Flags().FlagUsages())
+	for _, want := range []string{"deadline", "attempts", "backoff-base", "backoff-cap", "jitter", "retry-budget",
+		"retry-on", "idempotent", "layers", "fail-rate", "seed", "input", "column", "rate", "pool"} {
+		assert.NotNil(t, simulate.Flags().Lookup(want), "--%s", want)
+	}
+}
