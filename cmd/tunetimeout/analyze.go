@@ -79,7 +79,10 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 		o  = analysis.Options{Recommend: recommend.DefaultOptions(), AlwaysSimulate: always}
 		f  analyzeFlags
 		pf policyFlags
+		e  emitFlags // --emit, --emit-dir, --service, --namespace: snippets after the report (snippet.go)
 	)
+	lookup = e.wrap(lookup)
+	e.register(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return runFiles(cmd, args, o, f, pf, lookup)
 	}

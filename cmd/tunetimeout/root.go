@@ -26,5 +26,6 @@ bulkhead prevents that.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newAnalyze(), newVersion())
 	root.AddCommand(newSimulate())
+	root.AddCommand(newSnippet())
 	return root
 }

@@ -267,11 +267,12 @@ func derivation(g *report.Group, t time.Duration) string {
 	return s
 }
 
-// policyReason is the last reason the call policy gives, or a summary.
+// policyReason is the call policy's reason for its per-try timeout, or a
+// summary.
 func policyReason(pol *report.Policy) string {
-	for i := len(pol.Steps) - 1; i >= 0; i-- {
-		if pol.Steps[i].Reason != "" {
-			return pol.Steps[i].Reason
+	for _, st := range pol.Steps {
+		if st.Rule == "per-try" && st.Reason != "" {
+			return st.Reason
 		}
 	}
 	if pol.DeadlineSeconds != nil {

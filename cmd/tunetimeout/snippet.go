@@ -1,0 +1,209 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/report/snippet"
+)
+
+func newSnippet() *cobra.Command {
+	var (
+		e    emitFlags
+		from string
+	)
+	cmd := &cobra.Command{
+		Use:   "snippet --from REPORT.json --emit TARGET[,TARGET...]",
+		Short: "Write client configuration (Envoy, gRPC, Istio, ...) from a saved JSON report",
+		Long: `snippet renders client configuration from a report saved with
+"analyze -o json": for each group its timeout, retries, backoff and retry
+budget, and for the service its connect timeout and bulkhead, in the syntax
+and limits of each target. Every snippet starts with comments saying which
+data and which rule produced each number (gRPC's JSON cannot hold comments:
+they go to standard error, or beside it when several snippets are printed).
+
+Targets (--emit, comma-separated, or all):
+` + targetList() + `
+
+One target prints its configuration alone; several print one after the
+other under a "# ---" line. --emit-dir writes one file per target instead.`,
+		Example: `  tunetimeout analyze --by route,method -o json --rate 400 access.log > report.json
+  tunetimeout snippet --from report.json --emit envoy,grpc
+  tunetimeout snippet --from report.json --emit istio --service checkout --namespace shop > istio.yaml
+  tunetimeout snippet --from report.json --emit all --emit-dir config/`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if from == "" {
+				return usageError{errors.New("--from: the JSON report to render (analyze -o json), or - for standard input")}
+			}
+			if e.emit == "" && e.dir == "" {
+				return usageError{fmt.Errorf("--emit: which targets (%s, or all)", strings.Join(snippet.Names(), ", "))}
+			}
+			r, err := readReport(cmd.InOrStdin(), from)
+			if err != nil {
+				return err
+			}
+			return e.write(cmd.OutOrStdout(), cmd.ErrOrStderr(), r, true)
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "the JSON report to render (analyze -o json); - for standard input")
+	e.register(cmd)
+	return cmd
+}
+
+// emitFlags are the snippet flags shared by analyze and snippet.
+type emitFlags struct {
+	emit, dir string
+	opts      snippet.Options
+	targets   []snippet.Target
+	cmd       *cobra.Command
+}
+
+// register adds the flags to cmd and checks them before it runs, so that an
+// unknown target is a usage error before any input is read.
+func (e *emitFlags) register(cmd *cobra.Command) {
+	e.cmd = cmd
+	fl := cmd.Flags()
+	fl.StringVar(&e.emit, "emit", "", "client configuration to write: "+strings.Join(snippet.Names(), ", ")+", or all (comma-separated)")
+	fl.StringVar(&e.dir, "emit-dir", "", "write one file per target (envoy.yaml, grpc.json, ...) into this directory; without --emit, every target")
+	fl.StringVar(&e.opts.Service, "service", snippet.DefaultService, "the service, cluster or upstream the snippets configure")
+	fl.StringVar(&e.opts.Namespace, "namespace", "default", "Kubernetes namespace of the Istio, Linkerd and Gateway API snippets")
+	prev := cmd.PreRunE
+	cmd.PreRunE = func(c *cobra.Command, args []string) error {
+		if err := e.parse(); err != nil {
+			return usageError{err}
+		}
+		if prev != nil {
+			return prev(c, args)
+		}
+		return nil
+	}
+}
+
+func (e *emitFlags) parse() error {
+	list := e.emit
+	if list == "" && e.dir != "" {
+		list = "all"
+	}
+	if list == "" {
+		return nil
+	}
+	ts, err := snippet.ParseList(list)
+	if err != nil {
+		return fmt.Errorf("--emit: %w", err)
+	}
+	e.targets = ts
+	return nil
+}
+
+// wrap returns a report writer lookup whose writers add the snippets after
+// the report: printed to the command's output (not into an --output file),
+// or written to --emit-dir.
+func (e *emitFlags) wrap(lookup func(string) (report.Writer, error)) func(string) (report.Writer, error) {
+	return func(format string) (report.Writer, error) {
+		write, err := lookup(format)
+		if err != nil || len(e.targets) == 0 {
+			return write, err
+		}
+		return func(w io.Writer, r *report.Report) error {
+			if err := write(w, r); err != nil {
+				return err
+			}
+			return e.write(e.cmd.OutOrStdout(), e.cmd.ErrOrStderr(), r, false)
+		}, nil
+	}
+}
+
+// write renders the chosen targets: into files under --emit-dir, or to out.
+// alone allows one target to be printed bare (snippet command).
+func (e *emitFlags) write(out, errOut io.Writer, r *report.Report, alone bool) error {
+	if e.dir != "" {
+		if err := os.MkdirAll(e.dir, 0o755); err != nil {
+			return err
+		}
+		var names []string
+		for _, t := range e.targets {
+			body, err := t.Render(r, e.opts)
+			if err != nil {
+				return err
+			}
+			path := filepath.Join(e.dir, t.File)
+			if err := os.WriteFile(path, body, 0o644); err != nil {
+				return err
+			}
+			names = append(names, t.File)
+		}
+		fmt.Fprintf(errOut, "Wrote %s to %s.\n", strings.Join(names, ", "), e.dir)
+		return nil
+	}
+	for i, t := range e.targets {
+		body, err := t.Render(r, e.opts)
+		if err != nil {
+			return err
+		}
+		notes := []string(nil)
+		if t.Comment == "" {
+			if notes, err = t.Explain(r, e.opts); err != nil {
+				return err
+			}
+		}
+		if alone && len(e.targets) == 1 {
+			// Bare, so that it can be redirected into a file; a JSON
+			// snippet's explanation goes beside it on standard error.
+			for _, n := range notes {
+				fmt.Fprintf(errOut, "# %s\n", n)
+			}
+			_, err := out.Write(body)
+			return err
+		}
+		if i > 0 || !alone {
+			fmt.Fprintln(out)
+		}
+		fmt.Fprintf(out, "# --- %s (%s) ---\n", t.File, t.Name)
+		for _, n := range notes {
+			fmt.Fprintf(out, "# %s\n", n)
+		}
+		if _, err := out.Write(body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readReport reads a JSON report from a file or "-".
+func readReport(stdin io.Reader, name string) (*report.Report, error) {
+	in := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		in = f
+	}
+	var r report.Report
+	if err := json.NewDecoder(in).Decode(&r); err != nil {
+		return nil, fmt.Errorf("%s: not a JSON report (analyze -o json): %w", name, err)
+	}
+	if len(r.Groups) == 0 {
+		return nil, fmt.Errorf("%s: the report has no groups (analyze -o json writes them)", name)
+	}
+	return &r, nil
+}
+
+// targetList lists the snippet targets for --help, one a line.
+func targetList() string {
+	var b strings.Builder
+	for _, t := range snippet.Targets() {
+		fmt.Fprintf(&b, "  %-13s %-18s %s\n", t.Name, t.File, t.Summary)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

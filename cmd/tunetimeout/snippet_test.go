@@ -1,0 +1,86 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/report/snippet"
+)
+
+// savedReport is the JSON report of the README's worked example with a 2ms
+// RTT, the fixture of report/snippet's golden files.
+const savedReport = "../../report/snippet/testdata/mixture.json"
+
+func TestSnippetFromReport(t *testing.T) {
+	t.Run("one target prints bare", func(t *testing.T) {
+		out, errOut, code := execute(t, "", "snippet", "--from", savedReport, "--emit", "envoy")
+		require.Equal(t, 0, code, errOut)
+		want, err := os.ReadFile("../../testdata/golden/snippets/mixture/envoy.yaml")
+		require.NoError(t, err)
+		assert.Equal(t, string(want), out)
+	})
+	t.Run("grpc explains on stderr", func(t *testing.T) {
+		in, err := os.ReadFile(savedReport)
+		require.NoError(t, err)
+		out, errOut, code := execute(t, string(in), "snippet", "--from", "-", "--emit", "grpc", "--service", "pkg.Users")
+		require.Equal(t, 0, code, errOut)
+		assert.True(t, strings.HasPrefix(out, "{"), "bare JSON on stdout: %s", out)
+		assert.Contains(t, out, `"service": "pkg.Users"`)
+		assert.Contains(t, errOut, "#   timeout 0.800s: 800ms = p99.9 of 200,000 calls (792ms), rounded up")
+	})
+	t.Run("several under headers", func(t *testing.T) {
+		out, errOut, code := execute(t, "", "snippet", "--from", savedReport, "--emit", "haproxy,grpc")
+		require.Equal(t, 0, code, errOut)
+		g := strings.Index(out, "# --- grpc.json (grpc) ---\n# gRPC service config")
+		h := strings.Index(out, "# --- haproxy.cfg (haproxy) ---")
+		assert.True(t, g >= 0 && h > g, "registry order, grpc with its notes first:\n%s", out)
+	})
+	t.Run("unknown target", func(t *testing.T) {
+		_, errOut, code := execute(t, "", "snippet", "--from", savedReport, "--emit", "envoy,kong")
+		assert.Equal(t, 2, code)
+		assert.Contains(t, errOut, `unknown snippet target "kong" (known: `+strings.Join(snippet.Names(), ", ")+", or all)")
+	})
+	t.Run("no --from", func(t *testing.T) {
+		_, _, code := execute(t, "", "snippet", "--emit", "envoy")
+		assert.Equal(t, 2, code)
+	})
+	t.Run("not a report", func(t *testing.T) {
+		_, errOut, code := execute(t, "latency_ms\n1\n", "snippet", "--from", "-", "--emit", "envoy")
+		assert.Equal(t, 1, code)
+		assert.Contains(t, errOut, "not a JSON report")
+	})
+}
+
+func TestAnalyzeEmit(t *testing.T) {
+	t.Run("after the report", func(t *testing.T) {
+		out, errOut, code := execute(t, "", "analyze", mixture, "--rate", "400", "--pool", "200", "--emit", "linkerd", "--service", "users")
+		require.Equal(t, 0, code, errOut)
+		report := strings.Index(out, "Recommended timeout: 800ms")
+		snip := strings.Index(out, "# --- linkerd.yaml (linkerd) ---\n")
+		require.True(t, report >= 0 && snip > report, out)
+		assert.Contains(t, out[snip:], "name: users.default.svc.cluster.local")
+		assert.Contains(t, out[snip:], "timeout: 800ms")
+	})
+	t.Run("unknown target before reading", func(t *testing.T) {
+		_, errOut, code := execute(t, "", "analyze", "does-not-exist.csv", "--emit", "nginx,apache")
+		assert.Equal(t, 2, code, "a usage error, not the missing file")
+		assert.Contains(t, errOut, `unknown snippet target "apache"`)
+	})
+	t.Run("emit-dir writes every target", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "config")
+		out, errOut, code := execute(t, "", "analyze", mixture, "--rate", "400", "--pool", "200", "-o", "json", "--emit-dir", dir)
+		require.Equal(t, 0, code, errOut)
+		assert.True(t, strings.HasPrefix(out, "{"), "the report alone on stdout")
+		for _, tg := range snippet.Targets() {
+			b, err := os.ReadFile(filepath.Join(dir, tg.File))
+			require.NoError(t, err, tg.File)
+			assert.Contains(t, string(b), "800", tg.File)
+		}
+		assert.Contains(t, errOut, "Wrote envoy.yaml, grpc.json")
+	})
+}
