@@ -1,0 +1,458 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/analysis"
+	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/recommend"
+)
+
+// call is what the backend was told to do for one request, and what it
+// measured doing it.
+type call struct {
+	route  string        // "/users/{id}" or "/orders"
+	delay  time.Duration // how long the handler waits before answering
+	status int           // 200, or 500 for a fast failure
+	hang   bool          // delay is past HAProxy's "timeout server 1s"
+	took   time.Duration // measured by the handler, from its start to the answer
+	rtt    time.Duration // measured by the client, from sending to the end of the body
+}
+
+// plan returns n calls of a seeded mixture: mostly 5-30 ms, 12 % 100-300
+// ms, about 3 % fast 500s, and `hangs` calls that sleep 1.5 s, past
+// "timeout server 1s", so that HAProxy answers 504 with state sH.
+func plan(n, hangs int, seed uint64) []call {
+	r := rand.New(rand.NewPCG(seed, 1))
+	calls := make([]call, n)
+	for i := range calls {
+		c := &calls[i]
+		c.route, c.status = "/users/{id}", 200
+		if i%10 == 3 {
+			c.route = "/orders"
+		}
+		switch p := r.Float64(); {
+		case p < 0.03:
+			c.status = 500
+		case p < 0.15:
+			c.delay = time.Duration(100+r.IntN(200)) * time.Millisecond
+		default:
+			c.delay = time.Duration(5+r.IntN(25)) * time.Millisecond
+		}
+	}
+	for k := range hangs {
+		c := &calls[(k*n)/hangs+n/(2*hangs)]
+		c.status, c.delay, c.hang = 200, 1500*time.Millisecond, true
+	}
+	return calls
+}
+
+// logSink receives HAProxy's syslog datagrams on a UDP port of 127.0.0.1.
+//
+// Not a unix datagram socket: Linux queues at most net.unix.max_dgram_qlen
+// datagrams on one (10 here), HAProxy drops a log it cannot send at once
+// (its DroppedLogs counter), and a first version of this test lost 4 of
+// 3,001 lines that way. A UDP socket queues by bytes, up to its read buffer.
+type logSink struct {
+	conn  *net.UDPConn
+	mu    sync.Mutex
+	lines []string
+	done  chan struct{}
+}
+
+func listenLog(t *testing.T) *logSink {
+	t.Helper()
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadBuffer(4<<20))
+	s := &logSink{conn: conn, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				return
+			}
+			line := strings.TrimRight(string(buf[:n]), "\n\x00")
+			s.mu.Lock()
+			s.lines = append(s.lines, line)
+			s.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { conn.Close(); <-s.done })
+	return s
+}
+
+func (s *logSink) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.lines)
+}
+
+// TestHAProxyAccessLog runs a seeded mixture of calls through a real HAProxy
+// with "option httplog" logging over syslog to a UDP port of the test (so
+// the lines carry HAProxy's own RFC 3164 syslog header), then analyses the
+// log it wrote and checks the result against what the backend measured.
+func TestHAProxyAccessLog(t *testing.T) {
+	bin := requireBinary(t, "haproxy", "haproxy")
+	const (
+		requests    = 2500
+		hangs       = 8
+		concurrency = 16
+	)
+	calls := plan(requests, hangs, 20261129)
+	var tookMu sync.Mutex // orders the handlers' writes of took before the reads
+
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		i, err := strconv.Atoi(r.URL.Query().Get("i"))
+		if err != nil || i < 0 || i >= len(calls) {
+			http.Error(w, "no such call", http.StatusBadRequest)
+			return
+		}
+		c := &calls[i]
+		if c.hang {
+			select { // HAProxy gives up after 1 s and closes the connection
+			case <-time.After(c.delay):
+			case <-r.Context().Done():
+			}
+			return
+		}
+		time.Sleep(c.delay)
+		took := time.Since(start)
+		tookMu.Lock()
+		c.took = took
+		tookMu.Unlock()
+		w.WriteHeader(c.status)
+	}))
+	defer backend.Close()
+
+	dir := t.TempDir()
+	sink := listenLog(t)
+	port := freePort(t)
+	cfg := fmt.Sprintf(`global
+    log %s len 8192 local0
+
+defaults
+    mode http
+    log global
+    option httplog
+    timeout connect 1s
+    timeout client 5s
+    timeout server 1s
+
+frontend fe
+    bind 127.0.0.1:%d
+    capture request header Host len 64
+    capture request header User-Agent len 64
+    default_backend app
+
+backend app
+    server go %s
+`, sink.conn.LocalAddr(), port, strings.TrimPrefix(backend.URL, "http://"))
+	cfgPath := filepath.Join(dir, "haproxy.cfg")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+
+	stderr := &lockedBuffer{}
+	cmd := exec.Command(bin, "-db", "-f", cfgPath)
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	require.NoError(t, cmd.Start())
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+		}
+	}
+	defer stop()
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	waitForPort(t, addr, stderr)
+
+	// Send the calls with bounded concurrency, to 127.0.0.1 only.
+	client := &http.Client{
+		Timeout:   10 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: concurrency},
+	}
+	got := make([]int, len(calls))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range concurrency {
+		wg.Go(func() {
+			for i := range next {
+				path := fmt.Sprintf("/users/%d?i=%d", 100+i%50, i)
+				if calls[i].route == "/orders" {
+					path = fmt.Sprintf("/orders?i=%d", i)
+				}
+				req, _ := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+				req.Host = "shop.example.com"
+				req.Header.Set("User-Agent", "tunetimeout e2e (haproxy; {braces} | bars)")
+				sent := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Errorf("call %d: %v", i, err)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				got[i] = resp.StatusCode
+				calls[i].rtt = time.Since(sent) // one goroutine per call; read after wg.Wait
+			}
+		})
+	}
+	started := time.Now()
+	for i := range calls {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	tookMu.Lock() // every handler has written took
+	tookMu.Unlock()
+	t.Logf("%d calls through HAProxy in %v", len(calls), time.Since(started).Round(time.Millisecond))
+
+	var fast500, slow504 int
+	for i, c := range calls {
+		switch {
+		case c.hang:
+			require.Equal(t, http.StatusGatewayTimeout, got[i], "call %d hangs past timeout server", i)
+			slow504++
+		case c.status == 500:
+			require.Equal(t, 500, got[i], "call %d", i)
+			fast500++
+		default:
+			require.Equal(t, 200, got[i], "call %d", i)
+		}
+	}
+
+	// HAProxy logs each call when it ends: wait for all the lines (and the
+	// probe's, see below), then stop.
+	deadline := time.Now().Add(5 * time.Second)
+	for sink.count() < len(calls)+1 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	sink.mu.Lock()
+	lines := slices.Clone(sink.lines)
+	sink.mu.Unlock()
+	// Connections without a request: waitForPort's probe (closed at once,
+	// state CR--) and any the client's transport dialled but did not use
+	// (closed by "timeout client" 5 s later, 408 and cR--, if that was
+	// before the end). HAProxy logs them as "<BADREQ>": lines to exclude.
+	noRequest := 0
+	for _, l := range lines {
+		if strings.Contains(l, `"<BADREQ>"`) {
+			noRequest++
+			require.True(t, strings.Contains(l, " CR-- ") || strings.Contains(l, " cR-- "), l)
+		}
+	}
+	require.GreaterOrEqual(t, noRequest, 1, "the probe's line")
+	require.Equal(t, len(calls)+noRequest, len(lines), "log lines received; haproxy said:\n%s", stderr.String())
+	t.Logf("a log line: %s", lines[len(lines)/2])
+	require.True(t, strings.HasPrefix(lines[0], "<134>"), "a syslog line with facility local0, level info: %s", lines[0])
+	logPath := filepath.Join(dir, "haproxy.log")
+	require.NoError(t, os.WriteFile(logPath, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+
+	var strays int // calls whose Ta is outside [backend, client]: see checkHAProxySamples
+	t.Run("ingest", func(t *testing.T) { strays = checkHAProxySamples(t, logPath, lines, calls) })
+	if t.Failed() {
+		return
+	}
+
+	// The whole pipeline on the file HAProxy wrote.
+	rep, err := analysis.Run(context.Background(), analysis.Options{
+		Inputs:    []string{logPath},
+		Format:    "haproxy",
+		Ingest:    ingest.Options{By: []string{"route"}},
+		Recommend: recommend.DefaultOptions(),
+	}, nil)
+	require.NoError(t, err)
+	assert.EqualValues(t, len(lines), rep.Input.Records)
+	assert.Zero(t, rep.Input.BadRecords, "%v", rep.Input.BadExamples)
+	require.Len(t, rep.Groups, 2, "the probe's group has no latency and is left out: %v", rep.Input.Notes)
+	var censored, excluded5xx, samples int64
+	for _, g := range rep.Groups {
+		censored += g.Censored
+		excluded5xx += g.Excluded[ingest.Excluded5xx]
+		assert.Len(t, g.Excluded, 1, "group %s: only 5xx excluded: %v", g.Name, g.Excluded)
+		samples += g.Samples
+		assert.NotNil(t, g.Recommendation.ConnectTimeoutSeconds, "group %s: measured Tc feeds the connect timeout", g.Name)
+
+		// Percentiles of Ta against the backend's own measurements (the
+		// hangs at HAProxy's 1 s: they are censored there) and the
+		// client's. Each call's Ta lies between its time in the handler
+		// and its round trip at the client, so each percentile of Ta lies
+		// between theirs, however busy the machine; with k strays, between
+		// the backend's k ranks lower and the client's k ranks higher. On
+		// a quiet machine the three agree within a few ms (see the log).
+		var backendTimes, clientTimes []time.Duration
+		for _, c := range calls {
+			if c.route != g.Name || c.status == 500 {
+				continue
+			}
+			if c.hang {
+				backendTimes = append(backendTimes, time.Second)
+			} else {
+				backendTimes = append(backendTimes, c.took)
+			}
+			clientTimes = append(clientTimes, c.rtt)
+		}
+		slices.Sort(backendTimes)
+		slices.Sort(clientTimes)
+		require.EqualValues(t, len(backendTimes), g.Samples, "group %s", g.Name)
+		for _, p := range g.Percentiles {
+			if p.Quantile > 0.99 {
+				continue // the few calls above p99 are the hangs at ~1 s
+			}
+			rank := max(int(float64(len(backendTimes))*p.Quantile+0.999999)-1, 0)
+			backendSays, clientSays := backendTimes[max(rank-strays, 0)], clientTimes[min(rank+strays, len(clientTimes)-1)]
+			haproxySays := time.Duration(p.Seconds * float64(time.Second))
+			t.Logf("group %s p%v: backend %v, HAProxy Ta %v, client %v", g.Name, p.Quantile*100,
+				backendSays.Round(time.Microsecond), haproxySays.Round(time.Microsecond), clientSays.Round(time.Microsecond))
+			slack := msSlack + haproxySays/200 // HAProxy's clock, the histogram's precision
+			assert.GreaterOrEqual(t, haproxySays+slack, backendSays, "group %s p%v: Ta below the backend's time", g.Name, p.Quantile*100)
+			assert.LessOrEqual(t, haproxySays-slack, clientSays, "group %s p%v: Ta above the client's time", g.Name, p.Quantile*100)
+			if p.Quantile == 0.5 {
+				assert.InDelta(t, backendTimes[rank].Seconds(), haproxySays.Seconds(), 0.005, "group %s: median", g.Name)
+			}
+		}
+	}
+	assert.EqualValues(t, slow504, censored, "the 504s are censored, one per hanging call")
+	assert.EqualValues(t, fast500, excluded5xx, "the fast 500s are excluded")
+	assert.EqualValues(t, len(calls)-fast500, samples)
+}
+
+// msSlack is how far HAProxy's timers may stray from a Go clock measuring
+// the same span: they count whole milliseconds of HAProxy's event-loop date.
+const msSlack = 2 * time.Millisecond
+
+// checkHAProxySamples decodes the log and compares each call with what the
+// backend measured for it (the call's index is in its query string). It
+// returns how many calls had a Ta outside [backend time, client time].
+//
+// There may be a few: HAProxy's timers count its own clock, which it
+// advances by at most its poll timeout when the system date moves more than
+// 100 ms past it (src/clock.c, clock_update_local_date, takes that for a
+// clock jump), so a HAProxy starved of CPU for a while, on a busy test
+// machine, undercounts the calls it was handling then by about that much.
+func checkHAProxySamples(t *testing.T, logPath string, lines []string, calls []call) int {
+	f, err := os.Open(logPath)
+	require.NoError(t, err)
+	defer f.Close()
+	d, err := ingest.NewDecoder("haproxy", f, logPath, ingest.Options{By: []string{"route", "host"}})
+	require.NoError(t, err)
+	var diffs []time.Duration // Ta - the backend's time, for calls that completed
+	var outside []string      // calls whose Ta is not between the backend's and the client's time
+	for n := 0; ; n++ {
+		s, err := d.Next()
+		if errors.Is(err, io.EOF) {
+			require.Equal(t, len(lines), n)
+			break
+		}
+		require.NoError(t, err)
+		if strings.Contains(lines[n], "<BADREQ>") {
+			assert.Contains(t, []string{"haproxy CR", "haproxy cR"}, s.Excluded)
+			assert.Equal(t, "/ -", s.Group)
+			continue
+		}
+		_, q, ok := strings.Cut(lines[n], "?i=")
+		require.True(t, ok, lines[n])
+		i, err := strconv.Atoi(q[:strings.IndexByte(q, ' ')])
+		require.NoError(t, err)
+		c := calls[i]
+
+		assert.Equal(t, c.route+" shop.example.com", s.Group, "the first captured header is the Host")
+		require.True(t, s.ConnectKnown, "Tc is known: %s", lines[n])
+		assert.Less(t, s.Connect, 100*time.Millisecond, lines[n])
+		assert.False(t, s.Time.IsZero())
+		assert.Empty(t, s.Excluded, lines[n])
+		switch {
+		case c.hang:
+			assert.Equal(t, 504, s.Status, lines[n])
+			assert.Contains(t, lines[n], " sH-- ")
+			assert.True(t, s.Censored, lines[n])
+			assert.GreaterOrEqual(t, s.Latency, time.Second-msSlack, lines[n])
+			assert.LessOrEqual(t, s.Latency, c.rtt+msSlack, lines[n])
+		default:
+			assert.Equal(t, c.status, s.Status, lines[n])
+			assert.False(t, s.Censored, lines[n])
+			// Ta covers the handler and a little more (HAProxy's and the Go
+			// server's own work), and the client's round trip covers Ta, up
+			// to HAProxy's clock: whole ms, read when its event loop wakes.
+			diff := s.Latency - c.took
+			if diff < -msSlack || s.Latency > c.rtt+msSlack {
+				outside = append(outside, fmt.Sprintf("call %d: backend %v, Ta %v, client %v", i, c.took, s.Latency, c.rtt))
+			}
+			diffs = append(diffs, diff)
+		}
+	}
+	if len(outside) > 0 {
+		t.Logf("%d calls with Ta outside [backend, client] +/- %v (HAProxy starved of CPU?), such as %v",
+			len(outside), msSlack, outside[:min(len(outside), 3)])
+	}
+	assert.LessOrEqual(t, len(outside), len(calls)/50, "at most 2 %% of the calls")
+	// On a busy machine a stall of the Go server (scheduling, GC) lands in Ta
+	// and not in the handler's clock, so a few calls may differ by more.
+	slices.Sort(diffs)
+	median, p90 := diffs[len(diffs)/2], diffs[len(diffs)*90/100]
+	t.Logf("Ta - backend time over %d calls: median %v, p90 %v, p99 %v, max %v",
+		len(diffs), median, p90, diffs[len(diffs)*99/100], diffs[len(diffs)-1])
+	assert.Less(t, median, time.Millisecond, "Ta agrees with the backend's time")
+	assert.Less(t, p90, 10*time.Millisecond, "Ta agrees with the backend within 10 ms for 90 %% of the calls")
+	return len(outside)
+}
+
+// waitForPort waits until addr accepts connections (HAProxy is up).
+func waitForPort(t *testing.T, addr string, stderr *lockedBuffer) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("haproxy does not listen on %s: %v; it said:\n%s", addr, err, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// lockedBuffer collects a process's output while tests may read it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
