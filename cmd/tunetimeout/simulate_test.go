@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -134,5 +136,22 @@ func TestSharedFlags(t *testing.T) {
 	for _, want := range []string{"deadline", "attempts", "backoff-base", "backoff-cap", "jitter", "retry-budget",
 		"retry-on", "idempotent", "layers", "fail-rate", "seed", "input", "column", "rate", "pool"} {
 		assert.NotNil(t, simulate.Flags().Lookup(want), "--%s", want)
+	}
+}
+
+// TestReadmePolicyOutput: the README shows the real output of its call
+// policy examples, as pinned by the golden files.
+func TestReadmePolicyOutput(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	for _, tt := range []struct{ golden, from string }{
+		{"analyze-mixture-policy.text", "Call policy (deadline 1s)"},
+		{"simulate-mixture.text", "Call policy (deadline 3s)"},
+	} {
+		g, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", tt.golden))
+		require.NoError(t, err)
+		i := strings.Index(string(g), tt.from)
+		require.GreaterOrEqual(t, i, 0, "%s lacks %q", tt.golden, tt.from)
+		assert.Contains(t, string(readme), string(g[i:]), "README.md is out of date with %s", tt.golden)
 	}
 }
