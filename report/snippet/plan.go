@@ -148,6 +148,7 @@ func newRoute(g *report.Group) (route, error) {
 			}
 			if rt.timeout < rt.perTry {
 				rt.timeout = rt.perTry
+				rt.timeoutWhy = fmt.Sprintf("%s = the per-try timeout: the whole call cannot be shorter than one attempt", fmtDur(rt.timeout))
 			}
 		} else {
 			rt.timeout, rt.timeoutWhy = rt.perTry, rt.perTryWhy

@@ -662,9 +662,13 @@ func validateGo(t *testing.T, bodies ...[]byte) error {
 
 // validatePython compiles Python snippets with py_compile, all at once.
 func validatePython(t *testing.T, bodies ...[]byte) error {
-	py := "/usr/bin/python3" // the system one starts faster than a pyenv shim
+	// Not an end-to-end binary: missing, the check skips even under
+	// TUNETIMEOUT_E2E=1. The system python3 starts faster than a pyenv shim.
+	py := "/usr/bin/python3"
 	if _, err := os.Stat(py); err != nil {
-		py = requireTool(t, "python3", "apt-get install -y python3")
+		if py, err = exec.LookPath("python3"); err != nil {
+			t.Skip("python3 is not installed: the httpx snippet is not compiled (apt-get install -y python3)")
+		}
 	}
 	dir := t.TempDir()
 	args := []string{"-m", "py_compile"}
