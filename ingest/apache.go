@@ -1,0 +1,387 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Apache httpd access logs.
+//
+// Like nginx, Apache writes what its LogFormat says, so the decoder
+// compiles the format (--log-format) into the layout engine of
+// nginx_layout.go. Without a format it recognises from the first line the
+// two formats Apache predefines in its default config, common and combined,
+// each followed by " %D" (the duration in microseconds), the usual way to
+// add timing to them.
+
+// Apache's predefined formats (httpd.conf) and the two the decoder
+// recognises without --log-format.
+const (
+	apacheCommon    = `%h %l %u %t "%r" %>s %b`
+	apacheCombined  = `%h %l %u %t "%r" %>s %b "%{Referer}i" "%{User-agent}i"`
+	apacheCommonD   = apacheCommon + ` %D`
+	apacheCombinedD = apacheCombined + ` %D`
+)
+
+// clfTimeFormat is the strftime format of %t, the one %{...}t format read
+// besides sec, msec and usec.
+const clfTimeFormat = "%d/%b/%Y:%H:%M:%S %z"
+
+// parseApacheFormat splits an Apache LogFormat string into its leading
+// literal and its directives, each with the literal after it. A directive
+// is % then modifiers (<, >, a status condition like !200,304), an optional
+// {argument}, and a letter (or ^ti / ^to); %% is a literal %. %t becomes
+// the literal "[", the time, the literal "]", as Apache writes it. The key
+// of each item is the letter, with its argument after a colon
+// ("T:ms", "i:referer"; header names lower-cased) and ">" or "<" before
+// the letter for s.
+func parseApacheFormat(format string) (prefix []byte, vars []logItem, err error) {
+	lit := []byte{}
+	addVar := func(it logItem) {
+		if len(vars) == 0 {
+			prefix = lit
+		} else {
+			vars[len(vars)-1].lit = lit
+		}
+		lit = []byte{}
+		vars = append(vars, it)
+	}
+	for i := 0; i < len(format); {
+		c := format[i]
+		if c == '\\' && i+1 < len(format) {
+			switch format[i+1] {
+			case 'n':
+				lit = append(lit, '\n')
+			case 't':
+				lit = append(lit, '\t')
+			case 'r':
+				lit = append(lit, '\r')
+			case '"', '\\':
+				lit = append(lit, format[i+1])
+			default:
+				lit = append(lit, c, format[i+1])
+			}
+			i += 2
+			continue
+		}
+		if c != '%' {
+			lit = append(lit, c)
+			i++
+			continue
+		}
+		start := i
+		i++
+		if i < len(format) && format[i] == '%' {
+			lit = append(lit, '%')
+			i++
+			continue
+		}
+		var mod byte
+		var arg string
+		hasArg := false
+		for i < len(format) {
+			switch c := format[i]; {
+			case c == '<' || c == '>':
+				mod = c
+				i++
+				continue
+			case c == '!' || c == ',' || c >= '0' && c <= '9':
+				i++ // a status condition: the value is "-" when it does not hold
+				continue
+			case c == '{':
+				end := strings.IndexByte(format[i+1:], '}')
+				if end < 0 {
+					return nil, nil, fmt.Errorf("the { of %s is not closed", format[start:])
+				}
+				arg, hasArg = format[i+1:i+1+end], true
+				i += end + 2
+				continue
+			}
+			break
+		}
+		if i >= len(format) {
+			return nil, nil, fmt.Errorf("%q at the end of the format lacks its directive letter", format[start:])
+		}
+		letter := string(format[i])
+		switch {
+		case format[i] == '^' && i+2 < len(format):
+			letter = format[i : i+3]
+		case !isASCIILetter(format[i]):
+			return nil, nil, fmt.Errorf("%q is not a LogFormat directive", format[start:i+1])
+		}
+		i += len(letter)
+		name := format[start:i]
+
+		key := letter
+		switch letter {
+		case "s":
+			if mod != 0 {
+				key = string(mod) + "s"
+			}
+		case "i", "o":
+			key += ":" + strings.ToLower(arg)
+		case "t":
+			if !hasArg {
+				lit = append(lit, '[')
+				addVar(logItem{name: name, key: "t"})
+				lit = append(lit, ']')
+				continue
+			}
+			k, err := apacheTimeKey(name, arg)
+			if err != nil {
+				return nil, nil, err
+			}
+			key = k
+		default:
+			if hasArg {
+				key += ":" + arg
+			}
+		}
+		addVar(logItem{name: name, key: key})
+	}
+	if len(vars) == 0 {
+		return lit, nil, nil
+	}
+	vars[len(vars)-1].lit = lit
+	return prefix, vars, nil
+}
+
+func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// apacheTimeKey reads the argument of %{...}t: sec, msec, usec (with an
+// optional begin: or end: prefix), msec_frac and usec_frac (fractions of
+// a second, read past), or the strftime format of %t. Other strftime
+// formats are rejected: their values cannot be read back in general.
+func apacheTimeKey(name, arg string) (string, error) {
+	a := strings.TrimPrefix(strings.TrimPrefix(arg, "begin:"), "end:")
+	switch a {
+	case "sec", "msec", "usec":
+		return "t:" + a, nil
+	case "msec_frac", "usec_frac":
+		return "t:frac", nil
+	case clfTimeFormat:
+		return "t:clf", nil
+	}
+	return "", fmt.Errorf("%s: a time in a strftime format of its own cannot be read back; use %%t, %%{%s}t, %%{sec}t, %%{msec}t or %%{usec}t",
+		name, clfTimeFormat)
+}
+
+// apacheDurations are the directives that hold the request's duration, most
+// precise first.
+var apacheDurations = []struct {
+	key  string
+	unit time.Duration
+}{
+	{"D", time.Microsecond},
+	{"T:us", time.Microsecond},
+	{"T:ms", time.Millisecond},
+	{"T", time.Second},
+	{"T:s", time.Second},
+}
+
+// compileApache compiles an Apache LogFormat into a LineParser. latency must
+// be "" or "request": Apache records only the whole request's duration.
+//
+// The values used: the duration from %D, %{us}T, %{ms}T or %T (the first
+// found in that order; %T is whole seconds), the status from %>s, %s or
+// %<s, the time from %{usec}t, %{msec}t, %{sec}t or %t, the method from %m
+// or %r, the request target from %r or %U, the host from %{Host}i, %V or
+// %v, the upstream from %{BALANCER_WORKER_NAME}e (mod_proxy_balancer).
+func compileApache(format, origin, latency string) (*logLayout, error) {
+	if latency != "" && latency != "request" {
+		return nil, fmt.Errorf("latency measure %q: Apache's access log records only the whole request's duration (%%D, %%T); use --latency request", latency)
+	}
+	prefix, vars, err := parseApacheFormat(format)
+	if err != nil {
+		return nil, fmt.Errorf("%s (%q): %w", origin, format, err)
+	}
+	has := func(key string) int {
+		return slices.IndexFunc(vars, func(v logItem) bool { return v.key == key })
+	}
+	first := func(keys ...string) int {
+		for _, k := range keys {
+			if i := has(k); i >= 0 {
+				return i
+			}
+		}
+		return -1
+	}
+	fields := make([]logField, len(vars))
+	for i, v := range vars {
+		fields[i] = logField{name: v.name}
+		if v.key == "t" || v.key == "t:clf" {
+			fields[i].width = len("10/Oct/2000:13:55:36 -0700")
+		}
+	}
+	set := func(i int, r logRole) *logField {
+		if i < 0 {
+			return nil
+		}
+		if fields[i].role == roleSkip {
+			fields[i].role = r
+		}
+		return &fields[i]
+	}
+
+	lat := -1
+	var unit time.Duration
+	for _, d := range apacheDurations {
+		if i := has(d.key); i >= 0 {
+			lat, unit = i, d.unit
+			break
+		}
+	}
+	if lat < 0 {
+		what := "it has no duration"
+		if len(vars) == 0 && strings.Contains(format, "$") {
+			return nil, fmt.Errorf("%s (%q) has no Apache directive (%%x); it looks like an nginx log_format: use --input nginx", origin, format)
+		}
+		if format == apacheCommon || format == apacheCombined {
+			what = "Apache's common and combined formats record no duration"
+		}
+		return nil, fmt.Errorf("%s (%q): %s. Add %%D (microseconds) to the LogFormat, e.g.\n  LogFormat \"%s %%D\" timed\n  CustomLog logs/access_log timed",
+			origin, format, what, strings.ReplaceAll(apacheCombined, `"`, `\"`))
+	}
+	set(lat, roleLatency).unit = unit
+	set(first(">s", "s", "<s"), roleStatus)
+	switch i := first("t:usec", "t:msec", "t:sec", "t", "t:clf"); {
+	case i < 0:
+	case vars[i].key == "t" || vars[i].key == "t:clf":
+		set(i, roleTimeCLF)
+	default:
+		f := set(i, roleTimeUnix)
+		f.unit = map[string]time.Duration{"t:usec": time.Microsecond, "t:msec": time.Millisecond, "t:sec": time.Second}[vars[i].key]
+	}
+	if i := has("m"); i >= 0 {
+		set(i, roleMethod)
+	} else if r := set(has("r"), roleRequest); r != nil {
+		r.method = true
+	}
+	if i := has("r"); i >= 0 {
+		set(i, roleRequest).path = true
+	} else {
+		set(has("U"), rolePath)
+	}
+	set(first("i:host", "V", "v"), roleHost)
+	set(has("e:BALANCER_WORKER_NAME"), roleUpstreamName)
+
+	l, err := newLogLayout(prefix, vars, fields)
+	if err != nil {
+		return nil, fmt.Errorf("%s (%q): %w", origin, format, err)
+	}
+	l.backslash = true // Apache escapes " and \ in values as \" and \\
+	return l, nil
+}
+
+// apacheFormatFlag reads --log-format for Apache: the format string as it
+// stands between the quotes of a LogFormat directive (\" read as "), the
+// nicknames common and combined, or a whole LogFormat directive.
+func apacheFormatFlag(s string) string {
+	t := strings.TrimSpace(s)
+	if len(t) > len("LogFormat ") && strings.EqualFold(t[:len("LogFormat ")], "LogFormat ") {
+		rest := strings.TrimSpace(t[len("LogFormat "):])
+		if strings.HasPrefix(rest, `"`) {
+			// the quoted format, up to its closing unescaped quote
+			for i := 1; i < len(rest); i++ {
+				if rest[i] == '\\' {
+					i++
+					continue
+				}
+				if rest[i] == '"' {
+					return rest[1:i]
+				}
+			}
+		}
+		if f, _, ok := strings.Cut(rest, " "); ok {
+			return f
+		}
+		return rest
+	}
+	switch t {
+	case "common":
+		return apacheCommon
+	case "combined":
+		return apacheCombined
+	}
+	return s
+}
+
+// NewApache returns a decoder of Apache httpd access-log lines read from r
+// (named name in errors) written with the LogFormat o.LogFormat. Without
+// one it recognises from the first line Apache's common or combined format
+// followed by " %D", and otherwise fails saying what to pass. Samples are
+// grouped by o.By (see Grouper).
+func NewApache(r io.Reader, name string, o Options) (Decoder, error) {
+	if o.NginxConf != "" {
+		return nil, fmt.Errorf("%s: --nginx-conf is for nginx logs; give Apache's LogFormat with --log-format", name)
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	format, origin := apacheFormatFlag(o.LogFormat), "--log-format"
+	if o.LogFormat == "" {
+		line, err := peekFirstLine(br)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		switch format = apacheShape(line); format {
+		case apacheCombinedD:
+			origin = "combined + %D (recognised from the first line)"
+		case apacheCommonD:
+			origin = "common + %D (recognised from the first line)"
+		default:
+			return nil, fmt.Errorf("%s: give the LogFormat the log was written with: --log-format '<format>' "+
+				"(without it only common or combined followed by %%D is recognised, and the first line is not that)", name)
+		}
+	}
+	p, err := compileApache(format, origin, o.Latency)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	g, err := NewGrouper(o.By, o.RoutePatterns)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return NewLineDecoder(br, name, p, g), nil
+}
+
+// apacheShape returns which of combined + %D and common + %D a line is
+// written in, or "". The duration must be an integer without a decimal
+// point: nginx's $request_time has one, so lines ending in "0.012" go to
+// the nginx decoder.
+func apacheShape(line []byte) string {
+	if !looksCombined(line) {
+		return ""
+	}
+	i := bytes.LastIndexByte(line, ' ')
+	if i < 0 {
+		return ""
+	}
+	if _, ok := allDigits(line[i+1:]); !ok {
+		return ""
+	}
+	for _, format := range []string{apacheCombinedD, apacheCommonD} {
+		l, err := compileApache(format, "built-in", "")
+		if err != nil {
+			panic("ingest: built-in format does not compile: " + err.Error())
+		}
+		if layoutParses(l, line) {
+			return format
+		}
+	}
+	return ""
+}
+
+func sniffApache(line []byte) bool { return apacheShape(line) != "" }
+
+func init() {
+	Register(Format{
+		Name:    "apache",
+		Summary: "Apache httpd access log in the LogFormat given by --log-format (recognised without it: common or combined + %D)",
+		Sniff:   sniffApache,
+		New:     NewApache,
+	})
+}
