@@ -4,6 +4,7 @@ package histogram
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -50,6 +51,12 @@ type Latency struct {
 	// allocated on the first censored sample: a histogram costs about 230 KB.
 	censored     *hdr.Histogram
 	below, above int64 // not recorded: negative, above Highest
+	// exact holds the values samples were recorded at exactly (the bounds
+	// of bucketed data, see SnapTo), sorted; nil for ordinary samples.
+	exact []time.Duration
+	// aboveAt maps the HDR value where RecordAboveN put samples to the bound
+	// they exceed; nil for ordinary samples.
+	aboveAt map[int64]time.Duration
 }
 
 // Interval is a distribution-free confidence interval for a quantile, from
@@ -126,6 +133,92 @@ func (l *Latency) RecordCensored(d time.Duration) bool {
 	return true
 }
 
+// RecordN records n samples at d, as n calls of Record would (a bucket count
+// of a Prometheus histogram recorded at one bound). n <= 0 records nothing
+// and returns true. Out of range, all n are counted by OutOfRange.
+func (l *Latency) RecordN(d time.Duration, n int64) bool {
+	if n <= 0 {
+		return true
+	}
+	us, ok := l.micros(d)
+	if !ok {
+		if d < 0 {
+			l.below += n - 1
+		} else {
+			l.above += n - 1
+		}
+		return false
+	}
+	if l.h.RecordValues(us, n) != nil {
+		l.above += n
+		return false
+	}
+	return true
+}
+
+// RecordCensoredN records n right-censored samples at d, as n calls of
+// RecordCensored would.
+func (l *Latency) RecordCensoredN(d time.Duration, n int64) bool {
+	if n <= 0 {
+		return true
+	}
+	if !l.RecordN(d, n) {
+		return false
+	}
+	if l.censored == nil {
+		l.censored = newHDR()
+	}
+	_ = l.censored.RecordValues(int64(d/time.Microsecond), n)
+	return true
+}
+
+// SnapTo declares that samples are recorded at these values exactly: the
+// bounds of bucketed data (a Prometheus histogram's le). Quantile, Max, Min
+// and the bounds of QuantileInterval then answer with the declared value
+// equivalent to the sample (1s) instead of the highest or lowest value of
+// its HDR bucket (1.000447s). Values not equivalent to a declared one are
+// answered as usual.
+func (l *Latency) SnapTo(values []time.Duration) {
+	l.exact = append(l.exact, values...)
+	slices.Sort(l.exact)
+	l.exact = slices.Compact(l.exact)
+}
+
+// RecordAboveN records n right-censored samples that took more than d, by
+// how much nobody knows (the +Inf bucket of a Prometheus histogram beyond
+// its largest bound d). They are recorded just above d, at NextDistinct(d),
+// so CountAbove(d) counts them (a timeout of d cuts them off), and queries
+// that land on them answer d with QuantileIsLowerBound true.
+func (l *Latency) RecordAboveN(d time.Duration, n int64) bool {
+	at := l.NextDistinct(d)
+	if !l.RecordCensoredN(at, n) {
+		return false
+	}
+	if l.aboveAt == nil {
+		l.aboveAt = make(map[int64]time.Duration)
+	}
+	l.aboveAt[int64(at/time.Microsecond)] = d
+	return true
+}
+
+// snap returns the declared exact value equivalent to us, else us.
+func (l *Latency) snap(us int64) time.Duration {
+	for at, d := range l.aboveAt {
+		if l.h.ValuesAreEquivalent(at, us) {
+			return d
+		}
+	}
+	if len(l.exact) > 0 {
+		i, _ := slices.BinarySearch(l.exact, toDuration(us))
+		for _, j := range []int{i - 1, i, i + 1} {
+			if j >= 0 && j < len(l.exact) && l.h.ValuesAreEquivalent(int64(l.exact[j]/time.Microsecond), us) {
+				return l.exact[j]
+			}
+		}
+	}
+	return toDuration(us)
+}
+
 // Count returns the number of recorded samples, censored ones included and
 // out-of-range ones excluded.
 func (l *Latency) Count() int64 { return l.h.TotalCount() }
@@ -169,7 +262,43 @@ func (l *Latency) Quantile(q float64) time.Duration {
 	case !(q > 0): // q <= 0 or NaN
 		q = 0
 	}
+	return l.snap(valueAtQuantile(l.h, q))
+}
+
+// rawQuantile is Quantile without SnapTo.
+func (l *Latency) rawQuantile(q float64) time.Duration {
+	if q > 1 {
+		q = 1
+	} else if !(q > 0) {
+		q = 0
+	}
 	return toDuration(valueAtQuantile(l.h, q))
+}
+
+// NextDistinct returns the smallest duration above d that the histogram
+// tells apart from d: the start of the next HDR bucket. A sample that took
+// more than d, recorded there, counts in CountAbove(d). It returns Highest
+// when no such value is in range.
+func (l *Latency) NextDistinct(d time.Duration) time.Duration {
+	us := max(int64(d/time.Microsecond), 0)
+	if us >= highestMicros {
+		return Highest
+	}
+	// The values equivalent to us form an interval: widen, then bisect.
+	step := int64(1)
+	for us+step < highestMicros && l.h.ValuesAreEquivalent(us, us+step) {
+		step *= 2
+	}
+	lo, hi := us+step/2, min(us+step, highestMicros) // lo equivalent (or us), hi not (or the end)
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if l.h.ValuesAreEquivalent(us, mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return toDuration(hi)
 }
 
 // QuantileIsLowerBound reports whether Quantile(q) is only a lower bound of
@@ -180,8 +309,9 @@ func (l *Latency) QuantileIsLowerBound(q float64) bool {
 		return false
 	}
 	// Quantile returns the highest value of its bucket and Min the lowest of
-	// the smallest censored sample's bucket, so this compares buckets.
-	return l.censored.Min() <= int64(l.Quantile(q)/time.Microsecond)
+	// the smallest censored sample's bucket, so this compares buckets (in
+	// raw values: SnapTo may have moved the answer within its bucket).
+	return l.censored.Min() <= int64(l.rawQuantile(q)/time.Microsecond)
 }
 
 // FractionAbove returns the share of Count strictly above d: the share of
@@ -237,11 +367,11 @@ func (l *Latency) Mean() time.Duration {
 
 // Min returns the smallest recorded sample as the lowest value equivalent to
 // it; 0 when empty.
-func (l *Latency) Min() time.Duration { return toDuration(l.h.Min()) }
+func (l *Latency) Min() time.Duration { return l.snap(l.h.Min()) }
 
 // Max returns the largest recorded sample as the highest value equivalent to
 // it (so up to one bucket width, 0.1 %, above the sample); 0 when empty.
-func (l *Latency) Max() time.Duration { return toDuration(l.h.Max()) }
+func (l *Latency) Max() time.Duration { return l.snap(l.h.Max()) }
 
 // Merge adds o's samples, censored samples and out-of-range counts to l.
 // Values hdrhistogram drops while merging are counted as above range.
@@ -260,6 +390,15 @@ func (l *Latency) Merge(o *Latency) {
 	l.below += o.below
 	l.above += o.above
 	l.above += l.h.Merge(o.h)
+	if len(o.exact) > 0 {
+		l.SnapTo(o.exact)
+	}
+	for at, d := range o.aboveAt {
+		if l.aboveAt == nil {
+			l.aboveAt = make(map[int64]time.Duration)
+		}
+		l.aboveAt[at] = d
+	}
 	if o.censored != nil && o.censored.TotalCount() > 0 {
 		if l.censored == nil {
 			l.censored = newHDR()
@@ -307,12 +446,12 @@ func (l *Latency) QuantileInterval(q, confidence float64) Interval {
 	if loRank < 1 { // also -Inf for confidence 1
 		iv.Lo = l.Min()
 	} else {
-		iv.Lo = toDuration(l.valueAtRank(int64(min(loRank, nf))))
+		iv.Lo = l.snap(l.valueAtRank(int64(min(loRank, nf))))
 	}
 	if hiRank > nf { // also +Inf
 		iv.Hi = l.Max()
 	} else {
-		iv.Hi = toDuration(l.valueAtRank(int64(max(hiRank, 1))))
+		iv.Hi = l.snap(l.valueAtRank(int64(max(hiRank, 1))))
 		iv.HiKnown = true
 	}
 	iv.Above = l.CountAbove(l.Quantile(q))

@@ -18,6 +18,20 @@ type Group struct {
 	// Connect holds measured connect times (nginx $upstream_connect_time,
 	// HAProxy Tc); nil until the first one, since most inputs have none.
 	Connect *Latency
+	// Measured holds what a source measured for the group as a whole rather
+	// than call by call (Prometheus: rates from NAME_count, the mean from
+	// NAME_sum / NAME_count); nil for sources of single calls. Set.Merge
+	// leaves it alone.
+	Measured *Measured
+}
+
+// Measured is what a source of aggregates measured for one group. Zero
+// means unknown for every field.
+type Measured struct {
+	Rate     float64       // mean calls per second over the window
+	PeakRate float64       // calls per second in the busiest minute
+	Mean     time.Duration // mean latency, exact where the bucketed histogram is not
+	Source   string        // where the rates came from, for people: "prometheus"
 }
 
 // RecordConnect records one measured connect time.
