@@ -1,0 +1,289 @@
+package promsource
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// These fakes cover only what a real Prometheus will not do on demand:
+// failing. Everything that works is tested against a real server in e2e.
+
+const (
+	secretToken = "s3cr3t-t0ken-value"
+	secretPass  = "hunter2-password"
+	secretOrg   = "tenant-credential-42"
+)
+
+// fake records what it was sent and answers with handler.
+type fake struct {
+	mu       sync.Mutex
+	requests int
+	auth     []string
+	orgs     []string
+}
+
+func (f *fake) server(t *testing.T, handler func(n int, w http.ResponseWriter, r *http.Request)) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.requests++
+		n := f.requests
+		f.auth = append(f.auth, r.Header.Get("Authorization"))
+		f.orgs = append(f.orgs, r.Header.Get("X-Scope-OrgID"))
+		f.mu.Unlock()
+		handler(n, w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func (f *fake) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.requests
+}
+
+// noSleep records the backoffs instead of waiting.
+type noSleep struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (s *noSleep) sleep(_ context.Context, d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.waits = append(s.waits, d)
+	return nil
+}
+
+func options(url string, sl *noSleep) Options {
+	o := Options{Metric: "http_request_duration_seconds", Window: time.Hour, At: time.Unix(1_800_000_000, 0)}
+	o.URL = url
+	o.QueryTimeout = time.Second
+	o.sleep = sl.sleep
+	o.jitter = func() float64 { return 1 } // the top of the full-jitter range
+	return o
+}
+
+const emptyVector = `{"status":"success","data":{"resultType":"vector","result":[]}}`
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		handler  func(n int, w http.ResponseWriter, r *http.Request)
+		timeout  time.Duration
+		want     string
+		requests int
+	}{
+		{
+			name: "500 with Prometheus's error JSON, not retried",
+			handler: func(_ int, w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(http.StatusInternalServerError)
+				w.Write([]byte(`{"status":"error","errorType":"internal","error":"tsdb: out of disk space"}`))
+			},
+			want:     "answered HTTP 500 Internal Server Error: tsdb: out of disk space",
+			requests: 1,
+		},
+		{
+			name: "503 retried until the attempts run out",
+			handler: func(_ int, w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				w.Write([]byte(`{"status":"error","errorType":"unavailable","error":"too many queries"}`))
+			},
+			want:     "answered HTTP 503 Service Unavailable: too many queries (3 attempts)",
+			requests: 3,
+		},
+		{
+			name: "malformed JSON",
+			handler: func(_ int, w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(`{"status":"success","data":{"resultType":"vector","result":[`))
+			},
+			want:     "sent an answer that is not the Prometheus API's JSON",
+			requests: 1,
+		},
+		{
+			name: "HTML from something else",
+			handler: func(_ int, w http.ResponseWriter, _ *http.Request) {
+				w.Write([]byte(`<html><body>Grafana</body></html>`))
+			},
+			want:     "is --url the Prometheus API?",
+			requests: 1,
+		},
+		{
+			name: "slow server",
+			handler: func(_ int, w http.ResponseWriter, r *http.Request) {
+				_ = r.ParseForm() // a server notices a closed connection once the body is read
+				select {
+				case <-r.Context().Done():
+				case <-time.After(5 * time.Second):
+				}
+			},
+			timeout:  50 * time.Millisecond,
+			want:     "did not answer within 50ms (3 attempts); a longer --query-timeout or a shorter --window may help",
+			requests: 3,
+		},
+		{
+			name: "401",
+			handler: func(_ int, w http.ResponseWriter, r *http.Request) {
+				// A careless proxy that quotes the credentials it refused.
+				w.WriteHeader(http.StatusUnauthorized)
+				w.Write([]byte("bad credentials: " + r.Header.Get("Authorization") + " for org " + r.Header.Get("X-Scope-OrgID")))
+			},
+			want:     "answered HTTP 401 Unauthorized: it needs credentials, or refused the ones given",
+			requests: 1,
+		},
+		{
+			name: "bad query",
+			handler: func(_ int, w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(http.StatusBadRequest)
+				w.Write([]byte(`{"status":"error","errorType":"bad_data","error":"1:10: parse error: unexpected identifier"}`))
+			},
+			want:     "rejected the query count(last_over_time(http_request_duration_seconds_bucket[1h])): 1:10: parse error: unexpected identifier",
+			requests: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fake{}
+			srv := f.server(t, tt.handler)
+			sl := &noSleep{}
+			o := options(strings.Replace(srv.URL, "http://", "http://admin:"+secretPass+"@", 1), sl)
+			t.Setenv("TT_TEST_TOKEN", secretToken)
+			o.BasicUser = ""
+			o.Headers = []string{"X-Scope-OrgID: " + secretOrg}
+			if tt.timeout > 0 {
+				o.QueryTimeout = tt.timeout
+			}
+			_, err := Fetch(context.Background(), o)
+			require.Error(t, err)
+			msg := err.Error()
+			assert.Contains(t, msg, tt.want)
+			assert.NotContains(t, msg, "\n", "one line")
+			for _, s := range []string{secretPass, secretToken, secretOrg, "admin:"} {
+				assert.NotContains(t, msg, s, "a credential in the error")
+			}
+			assert.Equal(t, tt.requests, f.count())
+		})
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there any more
+	sl := &noSleep{}
+	_, err := Fetch(context.Background(), options(url, sl))
+	require.Error(t, err)
+	assert.Equal(t, "cannot reach Prometheus at "+url+": connection refused (3 attempts)", err.Error())
+	// Full jitter with the random factor at its top: base, 2 x base.
+	assert.Equal(t, []time.Duration{DefaultBackoffBase, 2 * DefaultBackoffBase}, sl.waits)
+}
+
+func TestBackoffCappedAndRetryAfter(t *testing.T) {
+	tr := &retryTransport{base: 250 * time.Millisecond, cap: time.Second, jitter: func() float64 { return 1 }}
+	var got []time.Duration
+	for n := range 5 {
+		got = append(got, tr.backoff(n))
+	}
+	assert.Equal(t, []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, time.Second, time.Second}, got)
+	tr.jitter = func() float64 { return 0.5 }
+	assert.Equal(t, 500*time.Millisecond, tr.backoff(3), "uniform below the capped ceiling")
+
+	f := &fake{}
+	srv := f.server(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n == 1 {
+			w.Header().Set("Retry-After", "2")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.Write([]byte(emptyVector))
+	})
+	sl := &noSleep{}
+	o := options(srv.URL, sl)
+	o.BackoffCap = 10 * time.Second
+	_, err := Fetch(context.Background(), o)
+	require.Error(t, err, "the fake has no series")
+	assert.Contains(t, err.Error(), "no series of http_request_duration_seconds")
+	require.NotEmpty(t, sl.waits)
+	assert.Equal(t, 2*time.Second, sl.waits[0], "Retry-After is a lower bound on the wait")
+}
+
+func TestCredentialsSent(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte(secretToken+"\n"), 0o600))
+	var calls atomic.Int32
+	tests := []struct {
+		name  string
+		setup func(o *Options)
+		want  string
+	}{
+		{"bearer token file", func(o *Options) { o.BearerTokenFile = tokenFile }, "Bearer " + secretToken},
+		{"bearer token env", func(o *Options) {
+			t.Setenv("TT_TEST_TOKEN", secretToken)
+			o.BearerTokenEnv = "TT_TEST_TOKEN"
+		}, "Bearer " + secretToken},
+		{"basic auth from env", func(o *Options) {
+			t.Setenv("TT_TEST_PASS", secretPass)
+			o.BasicUser, o.BasicPasswordEnv = "admin", "TT_TEST_PASS"
+		}, "Basic YWRtaW46aHVudGVyMi1wYXNzd29yZA=="},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fake{}
+			srv := f.server(t, func(int, http.ResponseWriter, *http.Request) { calls.Add(1) })
+			o := options(srv.URL, &noSleep{})
+			o.Headers = []string{"X-Scope-OrgID: " + secretOrg}
+			tt.setup(&o)
+			_, err := Fetch(context.Background(), o)
+			require.Error(t, err, "an empty answer is no Prometheus JSON")
+			require.NotEmpty(t, f.auth)
+			assert.Equal(t, tt.want, f.auth[0])
+			assert.Equal(t, secretOrg, f.orgs[0])
+			assert.NotContains(t, err.Error(), secretToken)
+			assert.NotContains(t, err.Error(), secretPass)
+		})
+	}
+}
+
+func TestConnectionErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(o *Options)
+		want  string
+	}{
+		{"no url", func(o *Options) { o.URL = "" }, "--url is required"},
+		{"not http", func(o *Options) { o.URL = "ftp://admin:" + secretPass + "@host" }, `--url "ftp://***@host" is not an http:// or https:// address`},
+		{"missing token file", func(o *Options) { o.BearerTokenFile = "/does/not/exist" }, "--bearer-token-file: cannot read /does/not/exist: no such file or directory"},
+		{"unset env", func(o *Options) { o.BearerTokenEnv = "TT_TEST_UNSET_VARIABLE" }, "--bearer-token-env: the environment variable TT_TEST_UNSET_VARIABLE is not set or empty"},
+		{"bad header", func(o *Options) { o.Headers = []string{"X-Scope-OrgID " + secretOrg} }, `-H "X-Scope-OrgID ` + secretOrg + `" is not a header`},
+		{"password without user", func(o *Options) {
+			t.Setenv("TT_TEST_PASS", secretPass)
+			o.BasicPasswordEnv = "TT_TEST_PASS"
+		}, "a basic-auth password needs a user"},
+		{"no metric", func(o *Options) { o.Metric = "" }, "--metric is required"},
+		{"selector", func(o *Options) { o.Selector = `job="api"` }, "must be label matchers in braces"},
+		{"by le", func(o *Options) { o.By = []string{"le"} }, "--by le: cannot group by the histogram's own label"},
+		{"step", func(o *Options) { o.Step = 2 * time.Hour }, "--step 2h is longer than --window 1h"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := options("http://127.0.0.1:9", &noSleep{})
+			tt.setup(&o)
+			_, err := Fetch(context.Background(), o)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}

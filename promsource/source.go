@@ -1,0 +1,683 @@
+// Package promsource reads latency histograms live from Prometheus (or
+// Thanos, Mimir, Cortex, VictoriaMetrics: anything speaking its HTTP API)
+// through client_golang's api/prometheus/v1: classic histograms
+// (NAME_bucket{le}), native histograms, summaries (shown, never aggregated),
+// call rates for Little's law, and per-step windows. It sits between
+// histogram and recommend in the pipeline: its output is one bucketed
+// Histogram per group, which converts to a histogram.Latency
+// (DOMAIN.md sections 1 and 5).
+//
+// Bucketed data only says that a quantile lies within a bucket (lo, hi]:
+// Histogram.Latency records every call at its bucket's upper bound, so the
+// timeout built on it is conservative, and Histogram.Locate gives
+// histogram_quantile's linear estimate beside it.
+package promsource
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// Options say what to read and where from.
+type Options struct {
+	Connection
+	Metric   string        // histogram name without _bucket, e.g. http_request_duration_seconds
+	Selector string        // label matchers, e.g. {job="api"}; "" for all series
+	By       []string      // labels to group by; none: one group "all"
+	Window   time.Duration // how far back from At; 0 = DefaultWindow
+	At       time.Time     // end of the window; zero = now
+	Step     time.Duration // > 0: also evaluate each step-long window within Window
+	// Unit is what one unit of the metric lasts; 0 = from the name's suffix.
+	Unit time.Duration
+	// PeakRange is the range of the rate whose maximum is the peak rate;
+	// 0 = DefaultPeakRange.
+	PeakRange time.Duration
+}
+
+// Defaults of Options.
+const (
+	DefaultWindow    = 7 * 24 * time.Hour
+	DefaultPeakRange = time.Minute
+	// maxSteps bounds --step: Prometheus refuses range queries of more than
+	// 11,000 points.
+	maxSteps = 11000
+)
+
+// Result is what was read.
+type Result struct {
+	URL      string // without credentials
+	Metric   string
+	Kind     string        // Classic, Native or Summary
+	Unit     time.Duration // what one unit of the metric lasts
+	UnitFrom string        // "the name's suffix _seconds" or "--unit"
+	At       time.Time
+	Window   time.Duration
+	Step     time.Duration
+	Queries  []string // every query sent, in order
+	// Notes are facts for people: repairs, renamed metrics, missing rates.
+	Notes []string
+	// Warnings are Prometheus's own warnings and infos, deduplicated.
+	Warnings []string
+	Groups   []Group         // sorted by name; Classic and Native
+	Summary  []SummarySeries // Summary only
+}
+
+// Summary is the kind of a metric that only has precomputed quantiles.
+const Summary = "summary"
+
+// Group is one group's histogram and rates.
+type Group struct {
+	Name    string
+	Overall *Histogram // the whole window; nil with Err
+	Steps   []Step     // per step when Options.Step > 0, oldest first
+	// Calls is the increase of NAME_count over the window (the histogram's
+	// own count for native histograms).
+	Calls    float64
+	Rate     float64 // mean calls per second over the window
+	PeakRate float64 // largest PeakRange rate over the window; 0 = unknown
+	Mean     float64 // mean latency in seconds from _sum / _count; NaN = unknown
+	Err      error   // why the group has no histogram (an empty window)
+}
+
+// Step is one step-long window ending at End.
+type Step struct {
+	End  time.Time
+	Hist *Histogram // nil when no call fell into the window
+}
+
+// SummarySeries is one quantile series of a summary.
+type SummarySeries struct {
+	Labels     string  // the series' labels without __name__ and quantile
+	Quantile   float64 // the quantile label
+	Seconds    float64 // the value at the end of the window
+	MaxSeconds float64 // the largest value within the window
+}
+
+var (
+	metricName = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+	labelName  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+)
+
+// session is one Fetch: the client, the time and what was said.
+type session struct {
+	c       *client
+	o       Options
+	sel     string // inner matchers, without braces
+	res     *Result
+	seenMsg map[string]bool
+}
+
+// Fetch reads the histogram of o.Metric from Prometheus.
+func Fetch(ctx context.Context, o Options) (*Result, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	c, err := connect(o.Connection)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{URL: c.display, At: o.At, Window: o.Window, Step: o.Step}
+	s := &session{c: c, o: o, res: res, seenMsg: map[string]bool{}}
+	s.sel = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(o.Selector), "{"), "}"))
+
+	name := o.Metric
+	for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+		if base, ok := strings.CutSuffix(name, suffix); ok && base != "" {
+			res.Notes = append(res.Notes, fmt.Sprintf("--metric %s names one series of the histogram %s; reading %s.", name, base, base))
+			name = base
+			break
+		}
+	}
+	res.Metric = name
+
+	// What kind of metric is it? Classic buckets first: a server scraping
+	// both (Prometheus 2.45+ with scrape_classic_histograms) keeps both,
+	// and their le bounds are what people configured.
+	n, err := s.count(ctx, s.series(name+"_bucket"))
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		res.Kind = Classic
+	} else {
+		// increase() keeps native histograms histograms (last_over_time
+		// does not before Prometheus 2.50), and float series show their
+		// labels, among them a summary's quantile.
+		vec, err := s.query(ctx, fmt.Sprintf("increase(%s[%s])", s.series(name), dur(o.Window)))
+		if err != nil {
+			return nil, err
+		}
+		for _, smp := range vec {
+			switch {
+			case smp.Histogram != nil:
+				res.Kind = Native
+			case res.Kind == "" && smp.Metric["quantile"] != "":
+				res.Kind = Summary
+			case res.Kind == "":
+				res.Kind = "other"
+			}
+		}
+	}
+	switch res.Kind {
+	case "":
+		return nil, s.noSeries(ctx, name)
+	case "other":
+		return nil, fmt.Errorf("%s is not a histogram: it has neither %s_bucket series nor native histogram samples in the %s window ending %s (a counter or gauge holds no latency distribution)",
+			name, name, dur(o.Window), o.At.UTC().Format(time.RFC3339))
+	}
+	if res.Unit, res.UnitFrom, err = unitOf(name, o.Unit); err != nil {
+		return nil, err
+	}
+	switch res.Kind {
+	case Classic:
+		return res, s.classic(ctx)
+	case Native:
+		return res, s.native(ctx)
+	}
+	return res, s.summary(ctx)
+}
+
+func (o *Options) check() error {
+	var errs []error
+	if o.Metric == "" {
+		errs = append(errs, errors.New("--metric is required: the histogram's name, e.g. http_request_duration_seconds"))
+	} else if !metricName.MatchString(o.Metric) {
+		errs = append(errs, fmt.Errorf("--metric %q is not a Prometheus metric name", o.Metric))
+	}
+	if s := strings.TrimSpace(o.Selector); s != "" && !(strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}")) {
+		errs = append(errs, fmt.Errorf(`--selector %q must be label matchers in braces, e.g. {job="api"}`, o.Selector))
+	}
+	for _, l := range o.By {
+		switch {
+		case !labelName.MatchString(l):
+			errs = append(errs, fmt.Errorf("--by %q is not a label name", l))
+		case l == "le" || l == "quantile" || l == "__name__":
+			errs = append(errs, fmt.Errorf("--by %s: cannot group by the histogram's own label", l))
+		}
+	}
+	if o.Window == 0 {
+		o.Window = DefaultWindow
+	}
+	if o.Window < 0 {
+		errs = append(errs, fmt.Errorf("--window %v is negative", o.Window))
+	}
+	if o.PeakRange <= 0 {
+		o.PeakRange = DefaultPeakRange
+	}
+	switch {
+	case o.Step < 0:
+		errs = append(errs, fmt.Errorf("--step %v is negative", o.Step))
+	case o.Step > 0 && o.Step > o.Window:
+		errs = append(errs, fmt.Errorf("--step %s is longer than --window %s", dur(o.Step), dur(o.Window)))
+	case o.Step > 0 && o.Window/o.Step > maxSteps:
+		errs = append(errs, fmt.Errorf("--step %s makes %d steps in --window %s; at most %d", dur(o.Step), o.Window/o.Step, dur(o.Window), maxSteps))
+	}
+	if o.At.IsZero() {
+		o.At = time.Now()
+	}
+	return errors.Join(errs...)
+}
+
+// unitOf tells what one unit of the metric lasts.
+func unitOf(name string, flag time.Duration) (time.Duration, string, error) {
+	if flag > 0 {
+		return flag, "--unit", nil
+	}
+	for _, u := range []struct {
+		suffix string
+		d      time.Duration
+	}{{"_seconds", time.Second}, {"_milliseconds", time.Millisecond}, {"_microseconds", time.Microsecond}, {"_nanoseconds", time.Nanosecond}} {
+		if strings.HasSuffix(name, u.suffix) {
+			return u.d, "the name's suffix " + u.suffix, nil
+		}
+	}
+	return 0, "", fmt.Errorf("cannot tell the unit of %s from its name (no _seconds or _milliseconds suffix): give --unit s, ms or us", name)
+}
+
+// series writes a series selector with the user's matchers.
+func (s *session) series(name string) string {
+	if s.sel == "" {
+		return name
+	}
+	return name + "{" + s.sel + "}"
+}
+
+// sumBy writes "sum by (labels) (expr)" or "sum(expr)".
+func sumBy(labels []string, expr string) string {
+	if len(labels) == 0 {
+		return "sum(" + expr + ")"
+	}
+	return "sum by (" + strings.Join(labels, ", ") + ") (" + expr + ")"
+}
+
+// dur writes a duration the way PromQL reads it: 7d, 1h30m, 90s.
+func dur(d time.Duration) string { return model.Duration(d).String() }
+
+func (s *session) note(warns v1.Warnings, infos v1.Infos) {
+	for _, w := range append(slices.Clone([]string(warns)), infos...) {
+		w = s.c.secrets.clean(oneLine(w))
+		if !s.seenMsg[w] {
+			s.seenMsg[w] = true
+			s.res.Warnings = append(s.res.Warnings, w)
+		}
+	}
+}
+
+// query runs an instant query at the window's end.
+func (s *session) query(ctx context.Context, q string) (model.Vector, error) {
+	s.res.Queries = append(s.res.Queries, q)
+	v, warns, infos, err := s.c.api.Query(ctx, q, s.o.At, v1.WithTimeout(s.c.tr.perTry))
+	s.note(warns, infos)
+	if err != nil {
+		return nil, s.c.explain(err, q)
+	}
+	vec, ok := v.(model.Vector)
+	if !ok {
+		return nil, fmt.Errorf("Prometheus at %s answered %s with a %s, not an instant vector", s.c.display, q, v.Type())
+	}
+	return vec, nil
+}
+
+// queryRange runs a range query over the window's steps.
+func (s *session) queryRange(ctx context.Context, q string) (model.Matrix, error) {
+	s.res.Queries = append(s.res.Queries, q)
+	r := v1.Range{Start: s.o.At.Add(-s.o.Window + s.o.Step), End: s.o.At, Step: s.o.Step}
+	v, warns, infos, err := s.c.api.QueryRange(ctx, q, r, v1.WithTimeout(s.c.tr.perTry))
+	s.note(warns, infos)
+	if err != nil {
+		return nil, s.c.explain(err, q)
+	}
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return nil, fmt.Errorf("Prometheus at %s answered %s with a %s, not a range vector", s.c.display, q, v.Type())
+	}
+	return m, nil
+}
+
+// count returns how many series match within the window.
+func (s *session) count(ctx context.Context, series string) (float64, error) {
+	vec, err := s.query(ctx, fmt.Sprintf("count(last_over_time(%s[%s]))", series, dur(s.o.Window)))
+	if err != nil || len(vec) == 0 {
+		return 0, err
+	}
+	return float64(vec[0].Value), nil
+}
+
+// groupName names a series' group by the --by labels, as analyze does: the
+// values joined by spaces, "-" for a missing label; "all" without --by.
+func (s *session) groupName(m model.Metric) string {
+	if len(s.o.By) == 0 {
+		return "all"
+	}
+	parts := make([]string, len(s.o.By))
+	for i, l := range s.o.By {
+		v := string(m[model.LabelName(l)])
+		if v == "" {
+			v = "-"
+		}
+		parts[i] = v
+	}
+	return strings.Join(parts, " ")
+}
+
+// perGroup collects a vector's values by group.
+func (s *session) perGroup(vec model.Vector) map[string]float64 {
+	out := map[string]float64{}
+	for _, smp := range vec {
+		out[s.groupName(smp.Metric)] += float64(smp.Value)
+	}
+	return out
+}
+
+func (s *session) classic(ctx context.Context) error {
+	o, name := s.o, s.res.Metric
+	w := dur(o.Window)
+	withLE := append([]string{"le"}, o.By...)
+	vec, err := s.query(ctx, sumBy(withLE, fmt.Sprintf("increase(%s[%s])", s.series(name+"_bucket"), w)))
+	if err != nil {
+		return err
+	}
+	les := map[string][]LE{}
+	for _, smp := range vec {
+		le, err := parseLE(smp.Metric)
+		if err != nil {
+			return err
+		}
+		g := s.groupName(smp.Metric)
+		les[g] = append(les[g], LE{Upper: le, Cumulative: float64(smp.Value)})
+	}
+	groups := map[string]*Group{}
+	for g, l := range les {
+		h, err := FromClassic(l, s.res.Unit)
+		groups[g] = &Group{Name: g, Overall: h, Mean: math.NaN(), Err: err}
+	}
+	counts, err := s.query(ctx, sumBy(o.By, fmt.Sprintf("increase(%s[%s])", s.series(name+"_count"), w)))
+	if err != nil {
+		return err
+	}
+	sums, err := s.query(ctx, sumBy(o.By, fmt.Sprintf("increase(%s[%s])", s.series(name+"_sum"), w)))
+	if err != nil {
+		return err
+	}
+	calls, total := s.perGroup(counts), s.perGroup(sums)
+	for name, g := range groups {
+		c, ok := calls[name]
+		if !ok && g.Overall != nil {
+			c = g.Overall.Count // no _count series: the +Inf bucket says the same
+		}
+		g.Calls = c
+		if sum, ok := total[name]; ok && c > 0 {
+			g.Mean = sum / c * s.res.Unit.Seconds()
+		}
+	}
+	if err := s.rates(ctx, groups, fmt.Sprintf("rate(%s[%s])", s.series(name+"_count"), dur(o.PeakRange))); err != nil {
+		return err
+	}
+	if o.Step > 0 {
+		m, err := s.queryRange(ctx, sumBy(withLE, fmt.Sprintf("increase(%s[%s])", s.series(name+"_bucket"), dur(o.Step))))
+		if err != nil {
+			return err
+		}
+		steps := map[string]map[model.Time][]LE{}
+		for _, ss := range m {
+			le, err := parseLE(ss.Metric)
+			if err != nil {
+				return err
+			}
+			g := s.groupName(ss.Metric)
+			if steps[g] == nil {
+				steps[g] = map[model.Time][]LE{}
+			}
+			for _, p := range ss.Values {
+				steps[g][p.Timestamp] = append(steps[g][p.Timestamp], LE{Upper: le, Cumulative: float64(p.Value)})
+			}
+		}
+		for name, byTime := range steps {
+			g := groups[name]
+			if g == nil {
+				continue
+			}
+			times := mapsKeys(byTime)
+			slices.Sort(times)
+			for _, t := range times {
+				h, err := FromClassic(byTime[t], s.res.Unit)
+				if err != nil {
+					h = nil
+				}
+				g.Steps = append(g.Steps, Step{End: t.Time(), Hist: h})
+			}
+		}
+	}
+	return s.finish(groups)
+}
+
+func mapsKeys[K comparable, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func parseLE(m model.Metric) (float64, error) {
+	v, ok := m["le"]
+	if !ok {
+		return 0, fmt.Errorf("a bucket series has no le label: %s", m)
+	}
+	f, err := parseFloat(string(v))
+	if err != nil {
+		return 0, fmt.Errorf("a bucket series has le=%q, which is not a number", v)
+	}
+	return f, nil
+}
+
+func parseFloat(s string) (float64, error) {
+	var f model.SampleValue
+	if err := f.UnmarshalJSON([]byte(`"` + s + `"`)); err != nil {
+		return 0, err
+	}
+	return float64(f), nil
+}
+
+func (s *session) native(ctx context.Context) error {
+	o, name := s.o, s.res.Metric
+	vec, err := s.query(ctx, sumBy(o.By, fmt.Sprintf("increase(%s[%s])", s.series(name), dur(o.Window))))
+	if err != nil {
+		return err
+	}
+	groups := map[string]*Group{}
+	for _, smp := range vec {
+		if smp.Histogram == nil {
+			continue
+		}
+		g := s.groupName(smp.Metric)
+		h, err := FromNative(smp.Histogram, s.res.Unit)
+		grp := &Group{Name: g, Overall: h, Mean: math.NaN(), Err: err, Calls: float64(smp.Histogram.Count)}
+		if c := float64(smp.Histogram.Count); c > 0 {
+			grp.Mean = float64(smp.Histogram.Sum) / c * s.res.Unit.Seconds()
+		}
+		groups[g] = grp
+	}
+	if err := s.rates(ctx, groups, fmt.Sprintf("histogram_count(rate(%s[%s]))", s.series(name), dur(o.PeakRange))); err != nil {
+		return err
+	}
+	if o.Step > 0 {
+		m, err := s.queryRange(ctx, sumBy(o.By, fmt.Sprintf("increase(%s[%s])", s.series(name), dur(o.Step))))
+		if err != nil {
+			return err
+		}
+		for _, ss := range m {
+			g := groups[s.groupName(ss.Metric)]
+			if g == nil {
+				continue
+			}
+			for _, p := range ss.Histograms {
+				h, err := FromNative(p.Histogram, s.res.Unit)
+				if err != nil {
+					h = nil
+				}
+				g.Steps = append(g.Steps, Step{End: p.Timestamp.Time(), Hist: h})
+			}
+		}
+	}
+	return s.finish(groups)
+}
+
+// rates fills the mean rate from the calls and the peak from the largest
+// rate over the window (a subquery at the peak range's resolution).
+func (s *session) rates(ctx context.Context, groups map[string]*Group, rate string) error {
+	o := s.o
+	for _, g := range groups {
+		g.Rate = g.Calls / o.Window.Seconds()
+	}
+	q := fmt.Sprintf("max_over_time(%s[%s:%s])", sumBy(o.By, rate), dur(o.Window), dur(o.PeakRange))
+	vec, err := s.query(ctx, q)
+	if err != nil {
+		return err
+	}
+	peaks := s.perGroup(vec)
+	missing := 0
+	for name, g := range groups {
+		if p, ok := peaks[name]; ok && !math.IsNaN(p) {
+			g.PeakRate = p
+		} else {
+			missing++
+		}
+	}
+	if missing > 0 {
+		s.res.Notes = append(s.res.Notes, fmt.Sprintf(
+			"No %s rate for %d groups: series scraped less often than every %s have fewer than two samples in it; the mean rate stands in for the peak.",
+			dur(o.PeakRange), missing, dur(o.PeakRange/2)))
+	}
+	return nil
+}
+
+// finish sorts the groups and fails when none holds a call.
+func (s *session) finish(groups map[string]*Group) error {
+	for _, g := range groups {
+		s.res.Groups = append(s.res.Groups, *g)
+	}
+	slices.SortFunc(s.res.Groups, func(a, b Group) int { return cmp.Compare(a.Name, b.Name) })
+	for _, g := range s.res.Groups {
+		if g.Err == nil {
+			return nil
+		}
+	}
+	if len(s.res.Groups) == 1 {
+		return fmt.Errorf("%s: %w", s.res.Metric, s.res.Groups[0].Err)
+	}
+	return fmt.Errorf("%w: %s has series but no group had a call in the %s window ending %s", ErrEmptyWindow,
+		s.res.Metric, dur(s.o.Window), s.o.At.UTC().Format(time.RFC3339))
+}
+
+func (s *session) summary(ctx context.Context) error {
+	o, name := s.o, s.res.Metric
+	last, err := s.query(ctx, fmt.Sprintf("last_over_time(%s[%s])", s.series(name), dur(o.Window)))
+	if err != nil {
+		return err
+	}
+	maxVec, err := s.query(ctx, fmt.Sprintf("max_over_time(%s[%s])", s.series(name), dur(o.Window)))
+	if err != nil {
+		return err
+	}
+	key := func(m model.Metric) string {
+		c := m.Clone()
+		delete(c, model.MetricNameLabel)
+		delete(c, "quantile")
+		return model.LabelSet(c).String()
+	}
+	maxOf := map[string]float64{}
+	for _, smp := range maxVec {
+		maxOf[key(smp.Metric)+string(smp.Metric["quantile"])] = float64(smp.Value)
+	}
+	u := s.res.Unit.Seconds()
+	for _, smp := range last {
+		ql := string(smp.Metric["quantile"])
+		if ql == "" {
+			continue
+		}
+		q, err := parseFloat(ql)
+		if err != nil {
+			continue
+		}
+		k := key(smp.Metric)
+		s.res.Summary = append(s.res.Summary, SummarySeries{
+			Labels: k, Quantile: q, Seconds: float64(smp.Value) * u, MaxSeconds: maxOf[k+ql] * u,
+		})
+	}
+	slices.SortFunc(s.res.Summary, func(a, b SummarySeries) int {
+		if c := cmp.Compare(a.Labels, b.Labels); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Quantile, b.Quantile)
+	})
+	return nil
+}
+
+// noSeries explains a metric without series and suggests similar names.
+func (s *session) noSeries(ctx context.Context, name string) error {
+	where := ""
+	if s.sel != "" {
+		where = " matching {" + s.sel + "}"
+	}
+	msg := fmt.Sprintf("no series of %s%s in the %s window ending %s", name, where, dur(s.o.Window), s.o.At.UTC().Format(time.RFC3339))
+	names, _, _, err := s.c.api.LabelValues(ctx, model.MetricNameLabel, nil, s.o.At.Add(-s.o.Window), s.o.At)
+	if err != nil {
+		return errors.New(msg)
+	}
+	if similar := Similar(name, names, 5); len(similar) > 0 {
+		msg += "; similar metrics: " + strings.Join(similar, ", ")
+	}
+	return errors.New(msg)
+}
+
+// Similar returns up to n of names that look like want, histograms first:
+// the most shared words (split at "_"), then the closest in spelling.
+func Similar(want string, names model.LabelValues, n int) []string {
+	words := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for _, w := range strings.Split(strings.ToLower(s), "_") {
+			if len(w) >= 3 {
+				m[w] = true
+			}
+		}
+		return m
+	}
+	ww := words(want)
+	type cand struct {
+		name   string
+		shared int
+		dist   int
+	}
+	seen := map[string]bool{}
+	var cs []cand
+	for _, lv := range names {
+		nm := string(lv)
+		base := nm
+		for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+			if b, ok := strings.CutSuffix(nm, suffix); ok {
+				base = b
+				break
+			}
+		}
+		if seen[base] || base == want {
+			continue
+		}
+		seen[base] = true
+		shared := 0
+		for w := range words(base) {
+			if ww[w] {
+				shared++
+			}
+		}
+		d := levenshtein(want, base)
+		if shared == 0 && d > len(want)/3 {
+			continue
+		}
+		cs = append(cs, cand{base, shared, d})
+	}
+	slices.SortFunc(cs, func(a, b cand) int {
+		if c := cmp.Compare(b.shared, a.shared); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.dist, b.dist); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.name, b.name)
+	})
+	var out []string
+	for _, c := range cs[:min(n, len(cs))] {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
