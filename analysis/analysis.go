@@ -194,10 +194,17 @@ func analyseGroup(g *histogram.Group, o Options, share float64) (report.Result, 
 		P99:         h.Quantile(0.99),
 		Timeout:     rec.Timeout,
 	}
+	if m := g.Measured; m != nil && m.Mean > 0 {
+		in.MeanLatency = m.Mean // exact, where bucketed data is not
+	}
 	switch {
 	case o.Rate > 0:
 		in.Rate = o.Rate * share
 		res.RateSource = "flag"
+	case g.Measured != nil && g.Measured.Rate > 0:
+		// Rates a source measured as a whole (Prometheus's _count).
+		in.Rate, in.PeakRate = g.Measured.Rate, g.Measured.PeakRate
+		res.RateSource = g.Measured.Source
 	case g.Arrivals.Count() > 0 && g.Arrivals.Span() >= 2*time.Second:
 		// One second of data gives no rate worth the name.
 		in.Rate = g.Arrivals.MeanRate()

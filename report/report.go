@@ -15,6 +15,8 @@ import (
 type Report struct {
 	Input  Input   `json:"input"`
 	Groups []Group `json:"groups"`
+	// Prometheus describes the live source; absent for files.
+	Prometheus *PrometheusSource `json:"prometheus,omitempty"`
 }
 
 // Input describes what was read and what could not be used.
@@ -44,6 +46,9 @@ type Group struct {
 	Candidates     []Candidate      `json:"candidates"`
 	LittlesLaw     LittlesLaw       `json:"littles_law"`
 	Policy         *Policy          `json:"policy"`
+	// Buckets is the bucket view of bucketed data (Prometheus); absent
+	// for calls read one by one.
+	Buckets *Buckets `json:"buckets,omitempty"`
 }
 
 // Percentile is one point of the latency distribution.

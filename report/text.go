@@ -18,6 +18,7 @@ func WriteText(w io.Writer, r *Report) error {
 	var buf bytes.Buffer
 	ew := &errWriter{w: &buf}
 	writeInputText(ew, r)
+	writePrometheusText(ew, r)
 	if len(r.Groups) > 1 {
 		writeSummaryText(ew, r)
 	}
@@ -150,6 +151,8 @@ func writeGroupText(w *errWriter, g Group) {
 		w.printf("Connect timeout: not recommended without a round-trip time (--rtt) or measured connect times.\n")
 	}
 
+	writeBucketsText(w, g)
+
 	w.printf("\nCandidates\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  timeout\tcut off\tin flight during a hang\tx pool\t\n")
@@ -203,6 +206,8 @@ func rateSourceText(source string) string {
 		return "measured from timestamps"
 	case "flag":
 		return "from --rate"
+	case "prometheus":
+		return "from Prometheus, the increase of _count"
 	}
 	return source
 }

@@ -1,0 +1,262 @@
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/promsource"
+	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
+)
+
+// PrometheusOptions are the choices that only `tunetimeout prometheus` has.
+type PrometheusOptions struct {
+	Source promsource.Options
+	// Overall builds the recommendation on the whole window even with
+	// Source.Step; by default it builds on the worst step, the window the
+	// timeout must survive (DOMAIN.md section 1, variation over time).
+	Overall bool
+}
+
+// ErrSummary is returned (wrapped), with a report of the quantile series,
+// when the metric is a summary.
+var ErrSummary = errors.New("a summary's quantiles cannot give a timeout")
+
+// RunPrometheus reads a histogram from Prometheus and returns the report:
+// per group the recommendation built on the conservative reading of the
+// buckets (every call at its bucket's upper bound), the bucket view beside
+// it, and Little's law with the rates Prometheus measured. For a summary it
+// returns a report of its quantile series together with ErrSummary.
+func RunPrometheus(ctx context.Context, o Options, p PrometheusOptions) (*report.Report, error) {
+	res, err := promsource.Fetch(ctx, p.Source)
+	if err != nil {
+		return nil, err
+	}
+	src := &report.PrometheusSource{
+		URL:           res.URL,
+		Metric:        res.Metric,
+		Kind:          res.Kind,
+		UnitSeconds:   res.Unit.Seconds(),
+		UnitFrom:      res.UnitFrom,
+		At:            res.At.UTC().Format(time.RFC3339),
+		WindowSeconds: res.Window.Seconds(),
+		Aggregate:     "overall",
+		Queries:       res.Queries,
+		Warnings:      append([]string{}, res.Warnings...),
+	}
+	if res.Step > 0 {
+		src.StepSeconds = ptr(res.Step.Seconds())
+		if !p.Overall {
+			src.Aggregate = "worst-step"
+		}
+	}
+	r := &report.Report{
+		Input: report.Input{
+			Files:       []string{res.Metric + " at " + res.URL},
+			BadExamples: []string{},
+			Notes:       append([]string{}, res.Notes...),
+		},
+		Groups:     []report.Group{},
+		Prometheus: src,
+	}
+	if res.Kind == promsource.Summary {
+		for _, s := range res.Summary {
+			src.Summary = append(src.Summary, report.SummaryQuantile(s))
+		}
+		return r, fmt.Errorf("%s is a summary: %w. Its quantiles were computed by each instance over its own sliding window; they cannot be averaged or added across instances, and cannot tell what share of calls another timeout would cut off. Export a histogram (classic or native) to get a recommendation",
+			res.Metric, ErrSummary)
+	}
+
+	q := 1 - o.Recommend.FalseTimeouts
+	var total float64
+	for _, g := range res.Groups {
+		if g.Err == nil {
+			total += g.Calls
+		}
+	}
+	if o.Rate > 0 && len(res.Groups) > 1 {
+		r.Input.Notes = append(r.Input.Notes, fmt.Sprintf(
+			"The --rate of %s calls/s is shared among the groups by their share of the calls.", human.Number(o.Rate)))
+	}
+	for _, g := range res.Groups {
+		if g.Err != nil {
+			r.Input.Notes = append(r.Input.Notes, fmt.Sprintf("Group %q: %v; it is left out.", g.Name, g.Err))
+			continue
+		}
+		rg, err := prometheusGroup(g, o, p, res, q, g.Calls/total)
+		if err != nil {
+			return nil, fmt.Errorf("group %q: %w", g.Name, err)
+		}
+		r.Input.Records += int64(math.Round(g.Calls))
+		r.Groups = append(r.Groups, rg)
+	}
+	return r, nil
+}
+
+// prometheusGroup analyses one group's buckets.
+func prometheusGroup(g promsource.Group, o Options, p PrometheusOptions, res *promsource.Result, q, share float64) (report.Group, error) {
+	view := &report.Buckets{Kind: res.Kind, Quantile: q, Repairs: append([]string{}, g.Overall.Repairs...), BoundsSeconds: []float64{}, Steps: []report.StepQuantile{}}
+	chosen := g.Overall
+	worstKey := [2]float64{math.Inf(-1), math.Inf(-1)}
+	for _, st := range g.Steps {
+		if st.Hist == nil {
+			continue
+		}
+		pos := st.Hist.Locate(q)
+		view.Steps = append(view.Steps, report.StepQuantile{
+			End:                      st.End.UTC().Format(time.RFC3339),
+			Calls:                    st.Hist.Count,
+			Bucket:                   report.NewBucketRange(pos.Bucket.Lo, pos.Bucket.Hi),
+			HistogramQuantileSeconds: pos.Estimate,
+			BeyondLargestBound:       pos.InInf,
+		})
+		if key := [2]float64{pos.Bucket.Hi, pos.Estimate}; key[0] > worstKey[0] || (key[0] == worstKey[0] && key[1] > worstKey[1]) {
+			worstKey = key
+			view.WorstStep = ptr(len(view.Steps) - 1)
+			if !p.Overall {
+				chosen = st.Hist
+			}
+		}
+	}
+	if view.WorstStep != nil && !p.Overall {
+		view.UsesWorstStep = true
+		view.Repairs = append([]string{}, chosen.Repairs...)
+	}
+	pos := chosen.Locate(q)
+	view.Calls = chosen.Count
+	view.Bucket = report.NewBucketRange(pos.Bucket.Lo, pos.Bucket.Hi)
+	view.HistogramQuantileSeconds = pos.Estimate
+	view.BeyondLargestBound = pos.InInf
+	if res.Kind == promsource.Classic {
+		view.BoundsSeconds = chosen.Bounds()
+		view.SuggestedLE = suggestLE(pos, chosen, res.Unit)
+	}
+
+	lat := chosen.Latency()
+	hg := &histogram.Group{
+		Name:     g.Name,
+		Latency:  lat,
+		Excluded: map[string]int64{},
+		Arrivals: histogram.NewArrivals(),
+		Measured: &histogram.Measured{Rate: g.Rate, PeakRate: g.PeakRate, Source: "prometheus"},
+	}
+	if g.Mean > 0 {
+		hg.Measured.Mean = seconds(g.Mean)
+	}
+	if n := int64(math.Round(chosen.Negative)); n > 0 {
+		hg.Excluded["negative"] = n
+	}
+	result, err := analyseGroup(hg, o, share)
+	if err != nil {
+		return report.Group{}, err
+	}
+	bucketReasons(&result.Recommendation, lat, pos, chosen)
+	rg := report.NewGroup(result)
+	if g.Mean > 0 {
+		rg.MeanSeconds = g.Mean
+	}
+	// A percentile is a lower bound only beyond the largest finite bound:
+	// below it the bucket is known even where censored calls share the
+	// HDR value of the largest bound.
+	for i := range rg.Percentiles {
+		rg.Percentiles[i].LowerBound = chosen.Locate(rg.Percentiles[i].Quantile).InInf
+	}
+	rg.Buckets = view
+	return rg, nil
+}
+
+// Warnings of recommend.Recommend that do not fit bucketed data, told apart
+// by their wording (TestBucketWarningPredicates fails if that changes):
+//
+//   - a pile-up at the maximum: recommend reads a spike of calls at the
+//     largest value as an existing timeout, but bucketed data always piles
+//     up at bucket bounds;
+//   - "the true pX is at least ..., not measured" and "N calls were
+//     censored": they explain censoring by timeouts and 504s, where here the
+//     censored calls are the +Inf bucket; bucketReasons says so instead.
+func isPileUpWarning(w string) bool { return strings.Contains(w, "existing timeout") }
+func isLowerBoundWarning(w string) bool {
+	return strings.HasPrefix(w, "the true ") && strings.Contains(w, ", not measured:")
+}
+func isCensoredWarning(w string) bool { return strings.Contains(w, "were censored") }
+
+// bucketReasons rewrites the quantile step and the warnings of a
+// recommendation built on bucketed data so that they say what buckets can
+// and cannot say.
+func bucketReasons(rec *recommend.Recommendation, h *histogram.Latency, pos promsource.Position, hist *promsource.Histogram) {
+	name := human.Quantile(rec.Quantile)
+	largest := seconds(hist.LargestFinite())
+	for i := range rec.Steps {
+		if rec.Steps[i].Rule != "quantile" {
+			continue
+		}
+		if pos.InInf {
+			// The calls beyond the bound are recorded just above it; the
+			// base is the bound itself, a lower bound.
+			rec.Base, rec.Steps[i].Value = largest, largest
+			rec.Steps[i].Reason = fmt.Sprintf("%s of %s calls lies in the +Inf bucket, beyond the largest finite bound %s: those calls took longer, by how much the histogram cannot say, so %s is a lower bound, not a measurement",
+				name, human.Count(h.Count()), human.Duration(largest), human.Duration(largest))
+		} else {
+			rec.Steps[i].Reason = fmt.Sprintf("%s of %s calls lies in the bucket (%s, %s]; bucketed data cannot say where within it, so the bucket's upper bound %s is used (conservative; histogram_quantile's linear estimate is %s)",
+				name, human.Count(h.Count()), human.Duration(seconds(pos.Bucket.Lo)), human.Duration(seconds(pos.Bucket.Hi)),
+				human.Duration(seconds(pos.Bucket.Hi)), human.Duration(seconds(pos.Estimate)))
+		}
+		break
+	}
+	var ws []string
+	if pos.InInf {
+		ws = append(ws, fmt.Sprintf("the true %s is at least %s, not measured: it lies in the +Inf bucket, beyond the largest finite bound; add bucket bounds above %s to see the tail",
+			name, human.Duration(largest), human.Duration(largest)))
+	}
+	for _, w := range rec.Warnings {
+		if isPileUpWarning(w) || isLowerBoundWarning(w) || isCensoredWarning(w) {
+			continue
+		}
+		ws = append(ws, w)
+	}
+	if c := h.Censored(); c > 0 {
+		share := human.Percent(float64(c) / float64(h.Count()))
+		ws = append(ws, fmt.Sprintf("%s calls (%s) took longer than the largest finite bound %s (the +Inf bucket); they count as taking at least %s, so a timeout above %s cuts off anywhere between 0 %% and %s of calls: the data cannot say",
+			human.Count(c), share, human.Duration(largest), human.Duration(largest), human.Duration(largest), share))
+	}
+	rec.LowerBound = pos.InInf
+	rec.Warnings = ws
+}
+
+// suggestLE proposes a bucket bound near histogram_quantile's estimate, as
+// the le label would be written, so that the next measurement can tell the
+// quantile more sharply: a value people write (recommend.RoundUp) strictly
+// inside the bucket; beyond the largest finite bound, twice that bound. ""
+// when the bucket has no room for one.
+func suggestLE(pos promsource.Position, h *promsource.Histogram, unit time.Duration) string {
+	var v time.Duration
+	if pos.InInf {
+		v, _ = recommend.RoundUp(seconds(2 * h.LargestFinite()))
+	} else {
+		est := seconds(pos.Estimate)
+		lo, hi := seconds(pos.Bucket.Lo), seconds(pos.Bucket.Hi)
+		var step time.Duration
+		v, step = recommend.RoundUp(est)
+		if v >= hi && step > 0 {
+			v = est / step * step
+		}
+		if v <= lo || v >= hi {
+			return ""
+		}
+	}
+	return strconv.FormatFloat(v.Seconds()/unit.Seconds(), 'g', -1, 64)
+}
+
+// seconds converts seconds to a duration.
+func seconds(s float64) time.Duration {
+	return time.Duration(math.Round(s * float64(time.Second)))
+}
+
+func ptr[T any](v T) *T { return &v }

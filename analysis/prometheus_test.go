@@ -1,0 +1,85 @@
+package analysis
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/promsource"
+	"github.com/tunetimeout/tunetimeout/recommend"
+)
+
+// TestBucketWarningPredicates pins the wording bucketReasons relies on: if
+// recommend rephrases a warning, this fails instead of the pile-up warning
+// silently reappearing in every Prometheus report.
+func TestBucketWarningPredicates(t *testing.T) {
+	h := histogram.New()
+	h.RecordN(20*time.Millisecond, 9000)
+	h.RecordN(500*time.Millisecond, 990) // a pile-up at the maximum
+	h.RecordCensoredN(500*time.Millisecond, 10)
+	rec, err := recommend.Recommend(h, recommend.DefaultOptions())
+	require.NoError(t, err)
+	for name, pred := range map[string]func(string) bool{
+		"pile-up": isPileUpWarning, "lower bound": isLowerBoundWarning, "censored": isCensoredWarning,
+	} {
+		assert.True(t, slices.ContainsFunc(rec.Warnings, pred), "%s: no warning matches among %q", name, rec.Warnings)
+	}
+}
+
+func TestBucketReasons(t *testing.T) {
+	inf := math.Inf(1)
+	h, err := promsource.FromClassic([]promsource.LE{{Upper: 0.1, Cumulative: 900}, {Upper: 0.5, Cumulative: 990}, {Upper: 1, Cumulative: 999}, {Upper: inf, Cumulative: 1000}}, time.Second)
+	require.NoError(t, err)
+
+	t.Run("in a bucket", func(t *testing.T) {
+		lat := h.Latency()
+		pos := h.Locate(0.99)
+		rec, err := recommend.Recommend(lat, recommend.Options{FalseTimeouts: 0.01, TightTailRatio: 2})
+		require.NoError(t, err)
+		bucketReasons(&rec, lat, pos, h)
+		assert.Equal(t, 500*time.Millisecond, rec.Base)
+		assert.Contains(t, rec.Steps[0].Reason, "p99 of 1,000 calls lies in the bucket (100ms, 500ms]")
+		assert.False(t, rec.LowerBound)
+		for _, w := range rec.Warnings {
+			assert.NotContains(t, w, "existing timeout")
+		}
+		assert.Contains(t, rec.Warnings[len(rec.Warnings)-1], "1 calls (0.1 %) took longer than the largest finite bound 1s (the +Inf bucket)")
+	})
+	t.Run("+Inf", func(t *testing.T) {
+		lat := h.Latency()
+		pos := h.Locate(0.9999)
+		require.True(t, pos.InInf)
+		rec, err := recommend.Recommend(lat, recommend.Options{FalseTimeouts: 0.0001, TightTailRatio: 2})
+		require.NoError(t, err)
+		bucketReasons(&rec, lat, pos, h)
+		assert.True(t, rec.LowerBound)
+		assert.Equal(t, time.Second, rec.Base)
+		assert.Contains(t, rec.Steps[0].Reason, "lies in the +Inf bucket, beyond the largest finite bound 1s")
+		assert.Equal(t, "the true p99.99 is at least 1s, not measured: it lies in the +Inf bucket, beyond the largest finite bound; add bucket bounds above 1s to see the tail", rec.Warnings[0])
+	})
+}
+
+func TestSuggestLE(t *testing.T) {
+	inf := math.Inf(1)
+	h, err := promsource.FromClassic([]promsource.LE{{Upper: 0.5, Cumulative: 90}, {Upper: 1, Cumulative: 99}, {Upper: 2.5, Cumulative: 99.5}, {Upper: inf, Cumulative: 100}}, time.Second)
+	require.NoError(t, err)
+	tests := []struct {
+		pos  promsource.Position
+		unit time.Duration
+		want string
+	}{
+		{promsource.Position{Bucket: promsource.Bucket{Lo: 0.5, Hi: 1}, Estimate: 0.7083}, time.Second, "0.75"},
+		{promsource.Position{Bucket: promsource.Bucket{Lo: 0.5, Hi: 1}, Estimate: 0.98}, time.Second, "0.95"}, // rounding up would hit the bound
+		{promsource.Position{Bucket: promsource.Bucket{Lo: 0.5, Hi: 1}, Estimate: 0.7083}, time.Millisecond, "750"},
+		{promsource.Position{Bucket: promsource.Bucket{Lo: 2.5, Hi: inf}, Estimate: 2.5, InInf: true}, time.Second, "5"},
+		{promsource.Position{Bucket: promsource.Bucket{Lo: 0.5, Hi: 0.51}, Estimate: 0.5}, time.Second, ""},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, suggestLE(tt.pos, h, tt.unit), "%+v", tt.pos)
+	}
+}
