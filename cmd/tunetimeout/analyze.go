@@ -109,6 +109,15 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 	fl.BoolVar(&o.Strict, "strict", false, "stop at the first bad record instead of counting it")
 	fl.BoolVar(&o.Status.IncludeErrors, "include-errors", false, "count 4xx and 5xx responses as latency samples")
 
+	addAnalysisFlags(cmd, &o, &f)
+	return cmd
+}
+
+// addAnalysisFlags registers the flags every analysing command shares
+// (analyze, simulate, prometheus): the recommendation, Little's law and
+// the report. The call policy flags are addPolicyFlags.
+func addAnalysisFlags(cmd *cobra.Command, o *analysis.Options, f *analyzeFlags) {
+	fl := cmd.Flags()
 	fl.StringVar(&f.falseTimeouts, "false-timeouts", "0.1%", "share of good calls the timeout may cut off (0.1% -> p99.9)")
 	fl.Float64Var(&o.Recommend.TightTailRatio, "tight-tail", o.Recommend.TightTailRatio, "never recommend less than this multiple of the median")
 	fl.StringVar(&f.network, "network-allowance", "datacenter", "added for the client's network: a preset or a duration")
@@ -123,7 +132,6 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 
 	fl.StringVarP(&f.format, "format", "o", "text", "output format: "+strings.Join(report.Formats(), ", "))
 	fl.StringVar(&f.output, "output", "", "write the report to this file instead of standard output")
-	return cmd
 }
 
 // apply parses the flags that are not plain values into o.

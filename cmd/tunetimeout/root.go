@@ -24,7 +24,7 @@ bulkhead prevents that.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newAnalyze(), newVersion())
+	root.AddCommand(newAnalyze(), newPrometheus(), newVersion())
 	root.AddCommand(newSimulate())
 	root.AddCommand(newSnippet())
 	return root

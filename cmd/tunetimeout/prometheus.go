@@ -1,0 +1,214 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/spf13/cobra"
+
+	"github.com/tunetimeout/tunetimeout/analysis"
+	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/promsource"
+	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
+)
+
+// prometheusFlags holds the raw values of the prometheus command's own flags.
+type prometheusFlags struct {
+	window, at, step, aggregate, unit, peakRange string
+	retries                                      int
+}
+
+func newPrometheus() *cobra.Command {
+	var (
+		o   = analysis.Options{Recommend: recommend.DefaultOptions()}
+		p   analysis.PrometheusOptions
+		f   analyzeFlags
+		pf  prometheusFlags
+		pol policyFlags
+		e   emitFlags // --emit and friends: snippets after the report (snippet.go)
+	)
+	lookup := e.wrap(report.Lookup)
+	cmd := &cobra.Command{
+		Use:     "prometheus --url URL --metric NAME",
+		Aliases: []string{"prom"},
+		Short:   "Recommend a timeout from a latency histogram in Prometheus",
+		Long: `prometheus reads a latency histogram live from Prometheus (or Thanos, Mimir,
+Cortex, VictoriaMetrics: anything that speaks its HTTP API) and recommends a
+timeout per group, with the same rules, Little's law and reports as analyze.
+
+Classic histograms: sum by (le) (increase(NAME_bucket[WINDOW])) at --at. A
+quantile is only known to lie in a bucket (lo, hi]: the timeout builds on hi
+(conservative), histogram_quantile's linear estimate is shown beside it, and
+the report suggests an le bound to add near it. A quantile in the +Inf bucket
+is a lower bound, never shown as measured. Native histograms (Prometheus 2.40+
+with --enable-feature=native-histograms) are read with their exponential
+buckets. Summaries are shown, with why their quantiles cannot give a timeout.
+
+Rates for Little's law: the mean from NAME_count over the window, the peak
+from the largest 1-minute rate within it. --step 1h evaluates every hour of
+the window and the recommendation builds on the worst one (--aggregate
+overall: the whole window). The unit comes from the name's suffix (_seconds,
+_milliseconds) or --unit.
+
+Credentials come from files or environment variables, never from flags, and
+never appear in output or errors. Failed queries are retried with capped
+exponential backoff and full jitter.`,
+		Example: `  # The last 7 days of one job's request latency, per route
+  tunetimeout prometheus --url http://localhost:9090 \
+      --metric http_request_duration_seconds --selector '{job="api"}' --by route --pool 200
+
+  # Hour by hour over a day; the timeout must survive the worst hour
+  tunetimeout prom --url http://localhost:9090 --metric rpc_latency_seconds --window 1d --step 1h
+
+  # Mimir or Cortex: the tenant header and a bearer token from the environment
+  tunetimeout prom --url https://mimir.example.com/prometheus -H 'X-Scope-OrgID: team-a' \
+      --bearer-token-env MIMIR_TOKEN --metric http_request_duration_seconds -o json`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("prometheus reads no files (got %q): name the histogram with --metric", args[0])}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.apply(&o); err != nil {
+				return usageError{err}
+			}
+			if err := pol.apply(cmd, &o); err != nil {
+				return usageError{err}
+			}
+			if err := pf.apply(&p); err != nil {
+				return usageError{err}
+			}
+			write, err := lookup(f.format)
+			if err != nil {
+				return usageError{err}
+			}
+			r, err := analysis.RunPrometheus(cmd.Context(), o, p)
+			if r != nil {
+				if werr := writeReport(cmd.OutOrStdout(), f.output, write, r); werr != nil {
+					return werr
+				}
+			}
+			return err
+		},
+	}
+	e.register(cmd)
+	addPolicyFlags(cmd, &o, &pol)
+	fl := cmd.Flags()
+	s := &p.Source
+	fl.StringVar(&s.URL, "url", "", "address of the Prometheus HTTP API, e.g. http://localhost:9090")
+	fl.StringVar(&s.Metric, "metric", "", "the histogram's name without _bucket, e.g. http_request_duration_seconds")
+	fl.StringVar(&s.Selector, "selector", "", `label matchers, e.g. '{job="api",code!~"5.."}'`)
+	fl.StringSliceVar(&s.By, "by", nil, "labels to group by, e.g. route,method")
+	fl.StringVar(&pf.window, "window", "7d", "how far back to read: 1h, 1d, 7d, ...")
+	fl.StringVar(&pf.at, "at", "now", "end of the window: RFC 3339 or Unix seconds")
+	fl.StringVar(&pf.step, "step", "", "also evaluate every step-long window within --window, e.g. 1h")
+	fl.StringVar(&pf.aggregate, "aggregate", "worst", "with --step, what the recommendation builds on: worst (step) or overall")
+	fl.StringVar(&pf.unit, "unit", "", "unit of the metric: s, ms, us; default: from the name's suffix")
+	fl.StringVar(&pf.peakRange, "peak-range", "1m", "range of the rate whose maximum is the peak rate")
+
+	fl.StringVar(&s.BearerTokenFile, "bearer-token-file", "", "read a bearer token from this file")
+	fl.StringVar(&s.BearerTokenEnv, "bearer-token-env", "", "read a bearer token from this environment variable")
+	fl.StringVar(&s.BasicUser, "basic-auth-user", "", "basic auth user (the password from --basic-auth-password-file or -env)")
+	fl.StringVar(&s.BasicPasswordFile, "basic-auth-password-file", "", "read the basic auth password from this file")
+	fl.StringVar(&s.BasicPasswordEnv, "basic-auth-password-env", "", "read the basic auth password from this environment variable")
+	fl.StringVar(&s.CAFile, "ca-file", "", "PEM CA certificates to verify the server with")
+	fl.BoolVar(&s.InsecureSkipVerify, "insecure-skip-verify", false, "do not verify the server's TLS certificate")
+	fl.StringArrayVarP(&s.Headers, "header", "H", nil, "extra request header, e.g. 'X-Scope-OrgID: team-a' (repeatable)")
+	fl.DurationVar(&s.QueryTimeout, "query-timeout", promsource.DefaultQueryTimeout, "timeout of one query attempt")
+	fl.IntVar(&pf.retries, "query-retries", promsource.DefaultAttempts-1, "retries of a failed query (capped exponential backoff, full jitter)")
+
+	addAnalysisFlags(cmd, &o, &f)
+	return cmd
+}
+
+// apply parses the prometheus command's own flags into p.
+func (pf prometheusFlags) apply(p *analysis.PrometheusOptions) error {
+	s := &p.Source
+	if s.URL == "" {
+		return errors.New("--url is required: the address of the Prometheus HTTP API, e.g. http://localhost:9090")
+	}
+	if s.Metric == "" {
+		return errors.New("--metric is required: the histogram's name, e.g. http_request_duration_seconds")
+	}
+	w, err := model.ParseDuration(pf.window)
+	if err != nil || w <= 0 {
+		return fmt.Errorf("--window %q is not a duration such as 1h, 1d or 7d", pf.window)
+	}
+	s.Window = time.Duration(w)
+	if pf.step != "" {
+		st, err := model.ParseDuration(pf.step)
+		if err != nil || st <= 0 {
+			return fmt.Errorf("--step %q is not a duration such as 1h", pf.step)
+		}
+		s.Step = time.Duration(st)
+	}
+	pr, err := model.ParseDuration(pf.peakRange)
+	if err != nil || pr <= 0 {
+		return fmt.Errorf("--peak-range %q is not a duration such as 1m", pf.peakRange)
+	}
+	s.PeakRange = time.Duration(pr)
+	if s.At, err = parseAt(pf.at); err != nil {
+		return err
+	}
+	switch pf.aggregate {
+	case "worst":
+		p.Overall = false
+	case "overall":
+		p.Overall = true
+	default:
+		return fmt.Errorf("--aggregate %q: want worst or overall", pf.aggregate)
+	}
+	if pf.unit != "" {
+		if s.Unit, err = ingest.ParseUnit(pf.unit); err != nil {
+			return fmt.Errorf("--unit: %w", err)
+		}
+	}
+	if pf.retries < 0 {
+		return fmt.Errorf("--query-retries %d is negative", pf.retries)
+	}
+	s.Attempts = pf.retries + 1
+	if s.QueryTimeout <= 0 {
+		return errors.New("--query-timeout must be positive")
+	}
+	return nil
+}
+
+// parseAt reads --at: "now", RFC 3339 or Unix seconds.
+func parseAt(v string) (time.Time, error) {
+	v = strings.TrimSpace(v)
+	if v == "" || v == "now" {
+		return time.Now(), nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 {
+		sec := int64(f)
+		return time.Unix(sec, int64((f-float64(sec))*1e9)), nil
+	}
+	return time.Time{}, fmt.Errorf("--at %q is neither now, an RFC 3339 time (2026-05-01T12:00:00Z) nor Unix seconds", v)
+}
+
+// writeReport writes r to the file named by output, or to out.
+func writeReport(out io.Writer, output string, write report.Writer, r *report.Report) error {
+	if output == "" {
+		return write(out, r)
+	}
+	file, err := os.Create(output)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	if err := write(file, r); err != nil {
+		return err
+	}
+	return file.Close()
+}
