@@ -97,13 +97,12 @@ import (
 
 // Reasons for Sample.Excluded set by the Envoy decoders.
 const (
-	ExcludedEnvoyTCP       = "envoy tcp connection"
-	ExcludedNoUpstreamTime = "no upstream time"
-	ExcludedNoDuration     = "no duration"
-	excludedEnvoyPrefix    = "envoy "
-	maxEnvoyReasons        = 1000
-	envoyLatencyRequest    = "request"
-	envoyLatencyUpstream   = "upstream"
+	ExcludedEnvoyTCP     = "envoy tcp connection"
+	ExcludedNoDuration   = "no duration"
+	excludedEnvoyPrefix  = "envoy "
+	maxEnvoyReasons      = 1000
+	envoyLatencyRequest  = "request"
+	envoyLatencyUpstream = "upstream"
 )
 
 type envoyFlagClass uint8
@@ -237,7 +236,7 @@ func (r *envoyRules) apply(o *envoyOutcome, s *Sample) {
 	case r.upstream:
 		s.Latency = o.duration
 		if s.Excluded == "" {
-			s.Excluded = ExcludedNoUpstreamTime
+			s.Excluded = ExcludedNoUpstream
 		}
 	case o.durationKnown:
 		s.Latency, s.Censored = o.duration, slow

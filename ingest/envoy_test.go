@@ -142,7 +142,7 @@ func TestEnvoyFlags(t *testing.T) {
 		request, upstream      want
 	}{
 		{"no flags", "200", "-", "90", want{100 * ms, false, ""}, want{90 * ms, false, ""}},
-		{"no flags, no upstream time", "200", "-", "-", want{100 * ms, false, ""}, want{100 * ms, false, ExcludedNoUpstreamTime}},
+		{"no flags, no upstream time", "200", "-", "-", want{100 * ms, false, ""}, want{100 * ms, false, ExcludedNoUpstream}},
 		{"UT upstream request timeout", "504", "UT", "-", want{100 * ms, true, ""}, want{100 * ms, true, ""}},
 		{"SI stream idle timeout", "408", "SI", "-", want{100 * ms, true, ""}, want{100 * ms, true, ""}},
 		{"DT max duration", "200", "DT", "-", want{100 * ms, true, ""}, want{100 * ms, true, ""}},
@@ -160,7 +160,7 @@ func TestEnvoyFlags(t *testing.T) {
 		{"RL rate limited", "429", "RL", "-", want{100 * ms, false, "envoy RL"}, want{100 * ms, false, "envoy RL"}},
 		{"UAEX ext authz", "403", "UAEX", "-", want{100 * ms, false, "envoy UAEX"}, want{100 * ms, false, "envoy UAEX"}},
 		{"DI injected delay", "200", "DI", "5", want{100 * ms, false, "envoy DI"}, want{5 * ms, false, "envoy DI"}},
-		{"RFCF from cache", "200", "RFCF", "-", want{100 * ms, false, ""}, want{100 * ms, false, ExcludedNoUpstreamTime}},
+		{"RFCF from cache", "200", "RFCF", "-", want{100 * ms, false, ""}, want{100 * ms, false, ExcludedNoUpstream}},
 		{"unknown flag is a failure", "503", "ZZ", "-", want{100 * ms, false, "envoy ZZ"}, want{100 * ms, false, "envoy ZZ"}},
 		{"timeout wins over failure", "504", "UT,URX", "-", want{100 * ms, true, ""}, want{100 * ms, true, ""}},
 		{"failure wins over client gone", "503", "UC,DC", "-", want{100 * ms, false, "envoy UC,DC"}, want{100 * ms, false, "envoy UC,DC"}},

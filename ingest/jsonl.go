@@ -24,7 +24,7 @@ import (
 // does (see envoy.go) and with --latency upstream takes upstream_service_time.
 // Traefik's names are the keys of its access log (pkg/middlewares/accesslog/
 // logdata.go); --latency upstream takes OriginDuration (ns), the time the
-// origin server took, and excludes as "no upstream time" the lines Traefik
+// origin server took, and excludes as "no upstream" the lines Traefik
 // answered itself (a redirect, a 404 without a router), where OriginStatus
 // is 0 or absent and OriginDuration 0. DownstreamStatus is the status the
 // client got. Caddy's names are those of its "handled request" access log
@@ -41,7 +41,7 @@ import (
 // which carries its own unit (Caddy's duration_format "string"). envoy-json
 // takes numbers only, as Envoy writes them. null, "-" (Envoy's unset value),
 // "" and an absent member are unknown: a sample without its latency is kept
-// but excluded, as "no duration" (or "no upstream time" with --latency
+// but excluded, as "no duration" (or "no upstream" with --latency
 // upstream; "no FIELD" for jsonl), so that a wrong --field shows up in the
 // report rather than as a wall of errors. A time is an RFC 3339 string, or a
 // number or numeric string of Unix seconds or milliseconds (see parseTime).
@@ -172,7 +172,7 @@ func newJSONLParser(l jsonlLayout, o Options) (*jsonlParser, error) {
 	}
 	switch {
 	case upstream:
-		p.noValue = ExcludedNoUpstreamTime
+		p.noValue = ExcludedNoUpstream
 		if p.envoy != nil {
 			p.names[jfDuration] = l.latency
 		}

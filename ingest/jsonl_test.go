@@ -215,8 +215,8 @@ func TestEnvoyJSON(t *testing.T) {
 		{501 * ms, 504, true, "", ""},
 		{0, 0, false, "envoy UF,URX", ""},
 		{60 * time.Second, 0, false, ExcludedEnvoyTCP, ""},
-		{12500 * time.Microsecond, 200, false, ExcludedNoUpstreamTime, ""},
-		{0, 200, false, ExcludedNoUpstreamTime, ""},
+		{12500 * time.Microsecond, 200, false, ExcludedNoUpstream, ""},
+		{0, 200, false, ExcludedNoUpstream, ""},
 	}, got)
 
 	// Field names of one's own.
@@ -249,7 +249,7 @@ func TestTraefik(t *testing.T) {
 	require.Len(t, samples, 2)
 	assert.Equal(t, time.Duration(14051833), samples[0].Latency)
 	assert.Empty(t, samples[0].Excluded)
-	assert.Equal(t, ExcludedNoUpstreamTime, samples[1].Excluded)
+	assert.Equal(t, ExcludedNoUpstream, samples[1].Excluded)
 }
 
 func TestCaddy(t *testing.T) {

@@ -106,11 +106,6 @@ const (
 	reasonUnix      = "is not a Unix time"
 )
 
-// ExcludedNoUpstream is the Sample.Excluded reason of an nginx request that
-// never reached an upstream (its upstream time is "-") when the latency
-// measured is the upstream's.
-const ExcludedNoUpstream = "no upstream"
-
 // newLayout builds a layout from the items of a format: prefix is the text
 // before the first variable, vars the variables with the text after each,
 // roles the role of each variable (nil: skipped). It fails when a variable

@@ -83,3 +83,8 @@ func displayValue(v string) string {
 type Decoder interface {
 	Next() (Sample, error)
 }
+
+// ExcludedNoUpstream is the Sample.Excluded reason, shared by every format,
+// of a request that never reached an upstream (its upstream time is "-")
+// when the latency measured is the upstream's.
+const ExcludedNoUpstream = "no upstream"
