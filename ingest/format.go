@@ -3,6 +3,7 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -86,7 +87,15 @@ func FormatNames() []string {
 // non-empty line of r and says which formats it tried when none fits).
 func NewDecoder(format string, r io.Reader, name string, o Options) (Decoder, error) {
 	if format == "" || format == "auto" {
-		return sniff(r, name, o)
+		// A log format the user gave says which server wrote the log.
+		switch {
+		case o.NginxConf != "" || strings.Contains(o.LogFormat, "$"):
+			format = "nginx"
+		case strings.Contains(o.LogFormat, "%"):
+			format = "apache"
+		default:
+			return sniff(r, name, o)
+		}
 	}
 	f, ok := formats[format]
 	if !ok {
@@ -95,23 +104,42 @@ func NewDecoder(format string, r io.Reader, name string, o Options) (Decoder, er
 	return f.New(r, name, o)
 }
 
+// firstLine returns the first non-blank line of br without consuming it. It
+// reads no more than it must, so a slow pipe (tail -f) is sniffed as soon
+// as its first line arrives; a line longer than the buffer is cut.
+func firstLine(br *bufio.Reader) ([]byte, error) {
+	for want := 1; ; {
+		peek, err := br.Peek(min(br.Size(), max(want, br.Buffered())))
+		want = len(peek) + 1 // if no whole line is in peek, wait for one byte more
+		rest := peek
+		for {
+			line, after, found := bytes.Cut(rest, []byte("\n"))
+			if !found && err == nil && len(peek) < br.Size() {
+				break // an incomplete line: read more
+			}
+			if line = bytes.TrimSpace(line); len(line) > 0 {
+				return line, nil
+			}
+			if !found {
+				switch {
+				case len(peek) == 0:
+					return nil, ErrEmptyInput
+				case err == nil || err == io.EOF:
+					return nil, errors.New("holds only blank lines")
+				}
+				return nil, err
+			}
+			rest = after
+		}
+	}
+}
+
 // sniff picks the format of r from its first non-empty line.
 func sniff(r io.Reader, name string, o Options) (Decoder, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	peek, err := br.Peek(br.Size()) // all of a shorter input
-	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+	line, err := firstLine(br)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(peek) == 0 {
-		return nil, fmt.Errorf("%s: %w", name, ErrEmptyInput)
-	}
-	var line []byte
-	for rest := peek; len(rest) > 0 && len(line) == 0; {
-		line, rest, _ = bytes.Cut(rest, []byte("\n"))
-		line = bytes.TrimSpace(line)
-	}
-	if len(line) == 0 {
-		return nil, fmt.Errorf("%s: holds only blank lines", name)
 	}
 	var tried []string
 	for _, f := range Formats() {

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,4 +84,44 @@ func TestNewDecoderAuto(t *testing.T) {
 	_, err = NewDecoder("yaml", strings.NewReader("x"), "in", Options{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `unknown input format "yaml" (known: auto, `)
+}
+
+// TestAutoDoesNotWaitForMore: auto-detection reads only up to the first
+// line, so a slow pipe (tail -f) is sniffed as soon as that line arrives.
+func TestAutoDoesNotWaitForMore(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() { _, _ = pw.Write([]byte("\nlatency_ms\n12\n")) }() // and then nothing, for now
+	done := make(chan error, 1)
+	go func() {
+		d, err := NewDecoder("auto", pr, "-", Options{})
+		if err == nil {
+			_, err = d.Next()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("auto-detection waits for more input than its first line")
+	}
+}
+
+// TestAutoWithLogFormat: a log format given with --input auto says which
+// server wrote the log, nginx ($variables) or Apache (%directives).
+func TestAutoWithLogFormat(t *testing.T) {
+	line := `1.2.3.4 [07/Feb/2020:11:48:51 +0000] "GET /a HTTP/1.1" 200 0.123` + "\n"
+	d, err := NewDecoder("auto", strings.NewReader(line), "in", Options{LogFormat: `$remote_addr [$time_local] "$request" $status $request_time`})
+	require.NoError(t, err)
+	s, err := d.Next()
+	require.NoError(t, err)
+	assert.Equal(t, 123*time.Millisecond, s.Latency)
+
+	line = `1.2.3.4 [07/Feb/2020:11:48:51 +0000] "GET /a HTTP/1.1" 200 123456` + "\n"
+	d, err = NewDecoder("auto", strings.NewReader(line), "in", Options{LogFormat: `%h %t "%r" %>s %D`})
+	require.NoError(t, err)
+	s, err = d.Next()
+	require.NoError(t, err)
+	assert.Equal(t, 123456*time.Microsecond, s.Latency)
 }
