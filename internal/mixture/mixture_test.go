@@ -3,6 +3,7 @@ package mixture_test
 import (
 	"bytes"
 	"encoding/csv"
+	"io"
 	"math"
 	"os"
 	"slices"
@@ -133,4 +134,25 @@ func TestCheckedInFile(t *testing.T) {
 		t.Fatalf("testdata/mixture.csv differs from the generator's output (first lines %q); regenerate it as testdata/README.md says",
 			strings.SplitN(got.String(), "\n", 3)[:2])
 	}
+}
+
+func TestNginxLog(t *testing.T) {
+	read := func(seed uint64) string {
+		b, err := io.ReadAll(mixture.Default().NewNginxLog(seed, 1000, time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC), 400))
+		require.NoError(t, err)
+		return string(b)
+	}
+	a := read(1)
+	assert.Equal(t, a, read(1), "the same seed gives the same bytes")
+	assert.NotEqual(t, a, read(2))
+	lines := strings.Split(strings.TrimSuffix(a, "\n"), "\n")
+	require.Len(t, lines, 1000)
+	assert.Regexp(t, `^10\.0\.\d+\.\d+ - - \[02/Nov/2026:10:00:0\d \+0000\] "GET /[a-z/?=]+\d* HTTP/1\.1" (200|500) \d+ "-" "bench/1\.0" \d+\.\d{3} \d+\.\d{3}$`, lines[0])
+	var fast500 int
+	for _, l := range lines {
+		if strings.Contains(l, `" 500 `) {
+			fast500++
+		}
+	}
+	assert.InDelta(t, 5, fast500, 5, "about 0.5 %% fast 500s")
 }
