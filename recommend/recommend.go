@@ -242,12 +242,20 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 		if iv.HiKnown {
 			hi = human.Duration(iv.Hi)
 		}
-		warn("only %s calls lie above %s; the true %s is between %s and %s (%s confidence)",
-			human.Count(iv.Above), name, name, human.Duration(iv.Lo), hi, human.Percent(iv.Confidence))
+		verb := "lie"
+		if iv.Above == 1 {
+			verb = "lies"
+		}
+		warn("only %s %s above %s; the true %s is between %s and %s (%s confidence)",
+			human.Calls(iv.Above), verb, name, name, human.Duration(iv.Lo), hi, human.Percent(iv.Confidence))
 	}
 	if c := h.Censored(); c > 0 {
-		warn("%s calls (%s) were censored, cut off because they were slow (a timeout, a 504, an nginx 499): they are kept as lower bounds, each at least as long as recorded",
-			human.Count(c), human.Percent(float64(c)/float64(n)))
+		were := "were"
+		if c == 1 {
+			were = "was"
+		}
+		warn("%s (%s) %s censored, cut off because they were slow (a timeout, a 504, an nginx 499): they are kept as lower bounds, each at least as long as recorded",
+			human.Calls(c), human.Percent(float64(c)/float64(n)), were)
 	}
 	if below, above := h.OutOfRange(); below+above > 0 {
 		warn("%s samples were not recorded, being out of the histogram's range: %s negative and %s longer than %s",

@@ -95,3 +95,11 @@ func Quantile(q float64) string {
 	p := math.Round(q*100*1e9) / 1e9
 	return "p" + strconv.FormatFloat(p, 'f', -1, 64)
 }
+
+// Calls counts calls in words: "1 call", "0 calls", "200,000 calls".
+func Calls(n int64) string {
+	if n == 1 {
+		return "1 call"
+	}
+	return Count(n) + " calls"
+}

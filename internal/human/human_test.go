@@ -72,3 +72,9 @@ func TestQuantileFromFalseTimeouts(t *testing.T) {
 		assert.Equal(t, want, Quantile(1-f), "1 - %v", f)
 	}
 }
+
+func TestCalls(t *testing.T) {
+	assert.Equal(t, "0 calls", Calls(0))
+	assert.Equal(t, "1 call", Calls(1))
+	assert.Equal(t, "200,000 calls", Calls(200000))
+}
