@@ -234,6 +234,15 @@ func TestNginxAccessLog(t *testing.T) {
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	require.Len(t, lines, len(calls), "nginx said:\n%s%s", stderr.String(), nginxErrorLog(dir))
+	if out := os.Getenv("TUNETIMEOUT_NGINX_SAMPLE"); out != "" {
+		// Keeps a real nginx log and its config for the README's example
+		// (testdata/nginx/): go test ./e2e -run TestNginxAccessLog with
+		// TUNETIMEOUT_NGINX_SAMPLE=$PWD/testdata/nginx.
+		require.NoError(t, os.MkdirAll(out, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(out, "access.log"), data, 0o644))
+		sample := strings.ReplaceAll(conf, dir, "/var/lib/tunetimeout-e2e")
+		require.NoError(t, os.WriteFile(filepath.Join(out, "nginx.conf"), []byte(sample), 0o644))
+	}
 	t.Logf("a log line: %s", lines[len(lines)/2])
 
 	var noise time.Duration // p99 of |nginx's time - the upstream's| over the calls
