@@ -1,7 +1,9 @@
 package report
 
 import (
+	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
@@ -132,7 +134,98 @@ func NewGroup(r Result) Group {
 	if r.Policy.Attempts > 0 {
 		g.Policy = newPolicy(r)
 	}
+	g.Distribution = newDistribution(h.Bars())
 	return g
+}
+
+// Distribution is a group's latency histogram in at most MaxBins
+// log-spaced bins, small enough for every report to carry.
+//
+// Bin i holds the samples above the upper bound of bin i-1 (LowestSeconds
+// for the first bin) and at most its own upper bound; the empty bins between
+// the first and the last non-empty one are kept, so the bins are contiguous.
+// The bounds lie on one fixed grid, 20 per decade (10^(k/20) seconds rounded
+// to three significant digits: 1ms, 1.12ms, 1.26ms, ... 8.91ms, 10ms), so two
+// reports bin alike; a distribution spanning more than five decades takes
+// every second, fourth, fifth, tenth or twentieth bound instead. A sample
+// is binned by the lowest value its HDR bucket holds (within 0.1 % of it);
+// censored samples are counted at their lower bound, as everywhere else.
+// Samples below one microsecond, zero included, are in the first bin of the
+// grid, whose upper bound is 1µs.
+type Distribution struct {
+	LowestSeconds float64 `json:"lowest_seconds"`
+	Bins          []Bin   `json:"bins"`
+}
+
+// Bin is one bin of a Distribution.
+type Bin struct {
+	UpperSeconds float64 `json:"upper_seconds"`
+	Count        int64   `json:"count"`
+}
+
+// MaxBins is the most bins a Distribution has.
+const MaxBins = 100
+
+// gridPerDecade is the finest grid of the bin bounds.
+const gridPerDecade = 20
+
+// gridBound returns the k-th bound of the grid, 10^(k/20) seconds rounded
+// to three significant digits.
+func gridBound(k int) float64 {
+	v := math.Pow(10, float64(k)/gridPerDecade)
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	return r
+}
+
+// gridIndex returns the smallest k with gridBound(k) >= seconds, for
+// seconds of at least 1µs.
+func gridIndex(seconds float64) int {
+	k := int(math.Ceil(gridPerDecade * math.Log10(seconds)))
+	for gridBound(k-1) >= seconds {
+		k--
+	}
+	for gridBound(k) < seconds {
+		k++
+	}
+	return k
+}
+
+// newDistribution bins the histogram's buckets; nil when there are none.
+func newDistribution(bars []histogram.Bar) *Distribution {
+	if len(bars) == 0 {
+		return nil
+	}
+	ks := make([]int, len(bars))
+	for i, b := range bars {
+		ks[i] = gridIndex(max(b.Lo.Seconds(), 1e-6))
+	}
+	lo, hi := ks[0], ks[len(ks)-1]
+	// The coarsest grids keep every step-th bound: 20, 10, 5, 4, 2, 1 per decade.
+	step := 1
+	for _, s := range []int{1, 2, 4, 5, 10, 20} {
+		step = s
+		if ceilDiv(hi, s)-ceilDiv(lo, s)+1 <= MaxBins {
+			break
+		}
+	}
+	first, last := ceilDiv(lo, step), ceilDiv(hi, step)
+	d := &Distribution{LowestSeconds: gridBound((first - 1) * step), Bins: make([]Bin, last-first+1)}
+	for i := range d.Bins {
+		d.Bins[i].UpperSeconds = gridBound((first + i) * step)
+	}
+	for i, b := range bars {
+		d.Bins[ceilDiv(ks[i], step)-first].Count += b.Count
+	}
+	return d
+}
+
+// ceilDiv is a/b rounded towards +Inf, for b > 0.
+func ceilDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && a > 0 {
+		q++
+	}
+	return q
 }
 
 // newPolicy turns the call policy and its simulation into their report

@@ -17,6 +17,9 @@ type Report struct {
 	Groups []Group `json:"groups"`
 	// Prometheus describes the live source; absent for files.
 	Prometheus *PrometheusSource `json:"prometheus,omitempty"`
+	// Summary is the summary table, riskiest group first (Summarize):
+	// written by WriteJSON when there are several groups.
+	Summary []SummaryRow `json:"summary,omitempty"`
 }
 
 // Input describes what was read and what could not be used.
@@ -46,6 +49,8 @@ type Group struct {
 	Candidates     []Candidate      `json:"candidates"`
 	LittlesLaw     LittlesLaw       `json:"littles_law"`
 	Policy         *Policy          `json:"policy"`
+	// Distribution is the latency histogram in log-spaced bins, for plots.
+	Distribution *Distribution `json:"distribution,omitempty"`
 	// Buckets is the bucket view of bucketed data (Prometheus); absent
 	// for calls read one by one.
 	Buckets *Buckets `json:"buckets,omitempty"`

@@ -68,16 +68,37 @@ func writeInputText(w *errWriter, r *Report) {
 	}
 }
 
+// writeSummaryText writes the summary table, riskiest group first
+// (Summarize).
 func writeSummaryText(w *errWriter, r *Report) {
 	w.printf("\nSummary\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  group\tcalls\tp50\tp99.9\ttimeout\tpool during a hang\t\n")
-	for _, g := range r.Groups {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t\n", g.Name, human.Count(g.Samples),
-			human.Seconds(percentile(g, 0.5)), human.Seconds(percentile(g, 0.999)),
-			human.Seconds(g.Recommendation.TimeoutSeconds), poolVerdict(g.LittlesLaw))
+	fmt.Fprintf(tw, "  group\tcalls\tp50\tp99.9\tuncertainty\ttimeout\tpool during a hang\t\n")
+	for _, s := range Summarize(r) {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Group, human.Count(s.Samples),
+			human.Seconds(s.P50Seconds), human.Seconds(s.P999Seconds), UncertaintyText(s.Uncertainty),
+			human.Seconds(s.TimeoutSeconds), s.PoolVerdict)
 	}
 	tw.Flush()
+	w.printf("%s", wrap(summaryLegend(r), "  ", 100))
+}
+
+// wrap breaks text into lines of at most width columns, each starting with
+// indent and ending with a line break.
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if line != indent && len(line)+1+len(word) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += word
+	}
+	return b.String() + line + "\n"
 }
 
 // percentile returns the seconds at quantile q, 0 when the group lacks it.
