@@ -20,6 +20,18 @@ type Report struct {
 	// Summary is the summary table, riskiest group first (Summarize):
 	// written by WriteJSON when there are several groups.
 	Summary []SummaryRow `json:"summary,omitempty"`
+	// Snippets are client configuration snippets for the formats that
+	// carry them inside the document (EmbedsSnippets); the command fills
+	// them from --emit before writing. Not part of the JSON.
+	Snippets []Snippet `json:"-"`
+}
+
+// Snippet is one rendered client configuration (report/snippet).
+type Snippet struct {
+	Target string   // as given to --emit: "envoy"
+	File   string   // the file --emit-dir writes: "envoy.yaml"
+	Notes  []string // the explanation, for formats without comments (gRPC's JSON)
+	Text   string
 }
 
 // Input describes what was read and what could not be used.
@@ -122,8 +134,10 @@ type Writer func(w io.Writer, r *Report) error
 
 // formats is the registry of output formats by name.
 var formats = map[string]Writer{
-	"text": WriteText,
-	"json": WriteJSON,
+	"text":     WriteText,
+	"json":     WriteJSON,
+	"html":     WriteHTML,
+	"markdown": WriteMarkdown,
 }
 
 // Formats lists the output format names, sorted.
