@@ -51,6 +51,10 @@ report then shows the policy and its simulation (see tunetimeout simulate).`,
 		Example: `  # The worked example of the README
   tunetimeout analyze testdata/mixture.csv --rate 400 --pool 200
 
+  # The same as one self-contained HTML page with plots, or as Markdown for a pull request
+  tunetimeout analyze testdata/mixture.csv --rate 400 --pool 200 -o html --output report.html
+  tunetimeout analyze testdata/mixture.csv --rate 400 --pool 200 -o markdown
+
   # Per route, rate measured from the timestamp column, JSON for other tools
   tunetimeout analyze --by route --pool 200 -o json latencies.csv > report.json
 

@@ -106,20 +106,49 @@ func (e *emitFlags) parse() error {
 
 // wrap returns a report writer lookup whose writers add the snippets after
 // the report: printed to the command's output (not into an --output file),
-// or written to --emit-dir.
+// or written to --emit-dir. HTML and Markdown carry them inside the
+// document instead (report.EmbedsSnippets), and --emit-dir still writes
+// the files.
 func (e *emitFlags) wrap(lookup func(string) (report.Writer, error)) func(string) (report.Writer, error) {
 	return func(format string) (report.Writer, error) {
 		write, err := lookup(format)
 		if err != nil || len(e.targets) == 0 {
 			return write, err
 		}
+		embed := report.EmbedsSnippets(format)
 		return func(w io.Writer, r *report.Report) error {
+			if embed {
+				if err := e.embed(r); err != nil {
+					return err
+				}
+			}
 			if err := write(w, r); err != nil {
 				return err
+			}
+			if embed && e.dir == "" {
+				return nil
 			}
 			return e.write(e.cmd.OutOrStdout(), e.cmd.ErrOrStderr(), r, false)
 		}, nil
 	}
+}
+
+// embed renders the chosen targets into r.Snippets.
+func (e *emitFlags) embed(r *report.Report) error {
+	for _, t := range e.targets {
+		body, err := t.Render(r, e.opts)
+		if err != nil {
+			return err
+		}
+		var notes []string
+		if t.Comment == "" {
+			if notes, err = t.Explain(r, e.opts); err != nil {
+				return err
+			}
+		}
+		r.Snippets = append(r.Snippets, report.Snippet{Target: t.Name, File: t.File, Notes: notes, Text: string(body)})
+	}
+	return nil
 }
 
 // write renders the chosen targets: into files under --emit-dir, or to out.
