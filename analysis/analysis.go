@@ -50,6 +50,22 @@ type Options struct {
 	// or retries are asked for, or always with AlwaysSimulate.
 	Simulate       simulate.Options
 	AlwaysSimulate bool
+
+	// Progress, when set, follows the reading of the inputs.
+	Progress Progress
+}
+
+// Progress follows the reading of the inputs (internal/progress draws it
+// on a terminal). Begin is called once with the inputs' size in bytes (< 0
+// when unknown: standard input from a pipe); Read with the bytes read from
+// the inputs as stored, compressed ones for .gz and .zst, so that they
+// add up to that size; Records with the records read so far; End when the
+// reading is over, perhaps more than once.
+type Progress interface {
+	Begin(totalBytes int64)
+	Read(n int)
+	Records(n int64)
+	End()
 }
 
 // Run analyses the inputs and returns the report. stdin is read for "-".
@@ -70,10 +86,17 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 	r := &report.Report{Input: report.Input{Files: inputs, BadExamples: []string{}, Notes: []string{}}}
 	set := histogram.NewSet()
 	set.Limit(o.MaxGroups)
+	if o.Progress != nil {
+		o.Progress.Begin(inputSize(inputs, stdin))
+		defer o.Progress.End()
+	}
 	for _, name := range inputs {
 		if err := readInput(ctx, name, o, stdin, set, &r.Input); err != nil {
 			return nil, err
 		}
+	}
+	if o.Progress != nil {
+		o.Progress.End()
 	}
 	if samples, groups := set.Folded(); samples > 0 {
 		r.Input.Notes = append(r.Input.Notes, fmt.Sprintf(
@@ -113,7 +136,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 
 // readInput decodes one input into set, counting records and bad records.
 func readInput(ctx context.Context, name string, o Options, stdin io.Reader, set *histogram.Set, in *report.Input) error {
-	rc, err := ingest.Open(name, stdin)
+	rc, err := open(name, stdin, o.Progress)
 	if err != nil {
 		return err
 	}
@@ -126,6 +149,9 @@ func readInput(ctx context.Context, name string, o Options, stdin io.Reader, set
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if o.Progress != nil {
+				o.Progress.Records(in.Records)
 			}
 		}
 		s, err := dec.Next()

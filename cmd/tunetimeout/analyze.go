@@ -16,6 +16,7 @@ import (
 type analyzeFlags struct {
 	unit, falseTimeouts, network, format, output, status string
 	by                                                   []string
+	quiet                                                bool // no progress line (file commands)
 }
 
 func newAnalyze() *cobra.Command {
@@ -104,6 +105,7 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 	fl.StringVar(&o.Ingest.MethodField, "method-field", "", "JSON logs: the request method field")
 	fl.StringArrayVar(&o.Ingest.RoutePatterns, "route-pattern", nil, "a route of your own, e.g. /users/{id}/posts/* (repeatable; tried before automatic normalization)")
 	fl.IntVar(&o.MaxGroups, "max-groups", analysis.DefaultMaxGroups, "keep at most this many groups apart; the rest go to \"other\"")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on standard error while reading (drawn only when it is a terminal)")
 	fl.StringVar(&f.status, "status", "", "status rule overrides, e.g. \"exclude=4xx count=404 censor=503\"")
 	fl.StringVar(&o.Ingest.CSV.Column, "column", "", "latency column (name, or 1-based index); default: a well-known name")
 	fl.StringVar(&f.unit, "unit", "", "unit of the latency column: ns, us, ms, s; default: from the column name's suffix")

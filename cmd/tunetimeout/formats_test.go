@@ -201,3 +201,15 @@ func TestEmitInsideTheDocument(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, envoy, string(written), "--emit-dir still writes the files")
 }
+
+// TestNoProgressOffATerminal: the tests' standard error is a buffer, not a
+// terminal, so no progress line is drawn, with or without --quiet; stdout
+// holds the report alone.
+func TestNoProgressOffATerminal(t *testing.T) {
+	for _, args := range [][]string{{}, {"--quiet"}, {"-q"}} {
+		out, errOut, code := execute(t, "", append([]string{"analyze", mixture, "-o", "json"}, args...)...)
+		require.Equal(t, 0, code, errOut)
+		assert.Empty(t, errOut, "%v", args)
+		assert.True(t, strings.HasPrefix(out, "{"), "%v", args)
+	}
+}

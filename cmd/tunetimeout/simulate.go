@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tunetimeout/tunetimeout/analysis"
+	"github.com/tunetimeout/tunetimeout/internal/progress"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/simulate"
@@ -64,6 +65,9 @@ func runFiles(cmd *cobra.Command, args []string, o analysis.Options, f analyzeFl
 		return usageError{err}
 	}
 	o.Inputs = args
+	if errOut := cmd.ErrOrStderr(); !f.quiet && progress.IsTerminal(errOut) {
+		o.Progress = progress.New(errOut)
+	}
 	r, err := analysis.Run(cmd.Context(), o, cmd.InOrStdin())
 	if err != nil {
 		return err
