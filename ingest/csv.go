@@ -82,7 +82,23 @@ const maxInternedGroups = 10_000
 
 // csvDecoder is the Decoder NewCSV returns.
 type csvDecoder struct {
-	r    *csv.Reader
+	csvLayout
+	rows csvRows
+
+	// pending is the first row of an input without a header, yielded
+	// first, and the lines its fields start on.
+	pending      []string
+	pendingLines []int
+	atPending    bool // the row being decoded is pending
+
+	times  lastSecond
+	groups map[string]string
+	buf    []byte
+}
+
+// csvLayout is what NewCSV learns from the header and the options: where
+// the columns are. Forks of a decoder share it, read-only.
+type csvLayout struct {
 	name string
 	cols columns
 
@@ -92,13 +108,6 @@ type csvDecoder struct {
 	statusCol int // -1: none
 	by        []int
 	need      int // fields a row must have to hold every column above
-
-	// pending is the first row of an input without a header, yielded first.
-	// It is still the CSV reader's last record, so FieldPos applies to it.
-	pending []string
-
-	groups map[string]string
-	buf    []byte
 }
 
 // columns describes the columns of a CSV input, from its header row or,
@@ -208,29 +217,32 @@ func NewCSV(r io.Reader, name string, o CSVOptions) (Decoder, error) {
 	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
 		br.Discard(len(utf8BOM))
 	}
-	cr := csv.NewReader(br) // reuses br: it is a large enough bufio.Reader
-	cr.ReuseRecord = true
-	cr.FieldsPerRecord = -1
-	first, err := cr.Read()
+	d := &csvDecoder{csvLayout: csvLayout{name: name, timeCol: -1, statusCol: -1}, rows: csvRows{br: br}}
+	err := d.rows.next()
 	if err == io.EOF {
 		return nil, fmt.Errorf("%s: %w", name, ErrEmptyInput)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: first row: %w", name, err)
 	}
-
-	d := &csvDecoder{r: cr, name: name, timeCol: -1, statusCol: -1}
+	first := d.rows.fields
 	d.cols.width = len(first)
 	header := slices.ContainsFunc(first, func(f string) bool { return !isNumber(strings.TrimSpace(f)) })
 	if header {
 		d.cols.names = make([]string, len(first))
 		d.cols.norm = make([]string, len(first))
 		for i, f := range first {
+			f = strings.Clone(f) // first's fields point into the read buffer
 			d.cols.names[i] = strings.TrimSpace(f)
 			d.cols.norm[i] = normalize(f)
 		}
 	} else {
-		d.pending = slices.Clone(first)
+		d.pending = make([]string, len(first))
+		d.pendingLines = make([]int, len(first))
+		for i, f := range first {
+			d.pending[i] = strings.Clone(f)
+			d.pendingLines[i] = d.rows.fieldLine(i)
+		}
 	}
 	c := &d.cols
 
@@ -300,17 +312,17 @@ func NewCSV(r io.Reader, name string, o CSVOptions) (Decoder, error) {
 // Next returns the next row's sample; see Decoder.
 func (d *csvDecoder) Next() (Sample, error) {
 	rec := d.pending
+	d.atPending = rec != nil
 	if rec != nil {
 		d.pending = nil
 	} else {
-		var err error
-		if rec, err = d.r.Read(); err != nil {
+		if err := d.rows.next(); err != nil {
 			return Sample{}, d.readError(err)
 		}
+		rec = d.rows.fields
 	}
 	if len(rec) < d.need {
-		line, _ := d.r.FieldPos(0)
-		return Sample{}, &ParseError{File: d.name, Line: line,
+		return Sample{}, &ParseError{File: d.name, Line: d.fieldLine(0),
 			Reason: fmt.Sprintf("has %d fields, want at least %d", len(rec), d.need)}
 	}
 
@@ -324,7 +336,7 @@ func (d *csvDecoder) Next() (Sample, error) {
 	if d.timeCol >= 0 {
 		v := strings.TrimSpace(rec[d.timeCol])
 		if v != "" && v != "-" {
-			t, ok := parseTime(v)
+			t, ok := d.times.parse(v)
 			if !ok {
 				return Sample{}, d.fieldError(d.timeCol, v, reasonTime)
 			}
@@ -345,7 +357,15 @@ func (d *csvDecoder) Next() (Sample, error) {
 	return s, nil
 }
 
-// readError turns an error of the CSV reader into Next's error: io.EOF as
+// fieldLine returns the line where field i of the current row starts.
+func (d *csvDecoder) fieldLine(i int) int {
+	if d.atPending {
+		return d.pendingLines[i]
+	}
+	return d.rows.fieldLine(i)
+}
+
+// readError turns an error of the row reader into Next's error: io.EOF as
 // is, a syntax error as a *ParseError (encoding/csv has dropped the rest of
 // the bad record and reads on from the next line), anything else fatal.
 func (d *csvDecoder) readError(err error) error {
@@ -367,8 +387,7 @@ func (d *csvDecoder) readError(err error) error {
 // at the line where that field starts (a quoted field may follow a line
 // break inside the row).
 func (d *csvDecoder) fieldError(i int, v, reason string) *ParseError {
-	line, _ := d.r.FieldPos(i)
-	return &ParseError{File: d.name, Line: line, Field: d.cols.name(i), Value: displayValue(v), Reason: reason, Kind: "column"}
+	return &ParseError{File: d.name, Line: d.fieldLine(i), Field: d.cols.name(i), Value: displayValue(v), Reason: reason, Kind: "column"}
 }
 
 // group returns the row's group name, reusing one string per distinct group

@@ -238,3 +238,56 @@ func parseStatus(s string) (int, bool) {
 	}
 	return n, true
 }
+
+// lastSecond is parseTime with a memory of the last second it read from an
+// RFC 3339 timestamp: consecutive rows of a log mostly share it, and a
+// timestamp with the same date, time of day (to the second) and zone as
+// the remembered one is read without time.Parse, only its fraction parsed.
+// The answers are parseTime's.
+type lastSecond struct {
+	prefix [19]byte // "2024-10-27T03:33:20" (or with a space for the T)
+	zone   [6]byte  // "Z" or "+02:00"
+	zoneN  int
+	sec    time.Time // the second, its fraction cut
+	valid  bool
+}
+
+func (c *lastSecond) parse(s string) (time.Time, bool) {
+	if c.valid && len(s) > 19 && s[:19] == string(c.prefix[:]) {
+		if frac, n, ok := fraction(s[19:]); ok && s[19+n:] == string(c.zone[:c.zoneN]) {
+			return c.sec.Add(frac), true
+		}
+	}
+	t, ok := parseTime(s)
+	if !ok || len(s) <= 19 || s[4] != '-' {
+		return t, ok // not RFC 3339
+	}
+	_, n, fok := fraction(s[19:])
+	if zone := s[19+n:]; fok && len(zone) <= len(c.zone) {
+		copy(c.prefix[:], s)
+		c.zoneN = copy(c.zone[:], zone)
+		c.sec = t.Add(-time.Duration(t.Nanosecond()))
+		c.valid = true
+	}
+	return t, ok
+}
+
+// fraction reads the fraction of a second at the start of s: nothing, or
+// "." and one to nine digits. It returns the fraction and its length.
+func fraction(s string) (time.Duration, int, bool) {
+	if s == "" || s[0] != '.' {
+		return 0, 0, true
+	}
+	var ns time.Duration
+	i := 1
+	for ; i < len(s) && i <= 9 && '0' <= s[i] && s[i] <= '9'; i++ {
+		ns = ns*10 + time.Duration(s[i]-'0')
+	}
+	if i == 1 || (i < len(s) && '0' <= s[i] && s[i] <= '9') {
+		return 0, 0, false // no digit, or more than nine
+	}
+	for k := i; k <= 9; k++ {
+		ns *= 10
+	}
+	return ns, i, true
+}

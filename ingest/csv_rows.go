@@ -1,0 +1,181 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"io"
+	"unsafe"
+)
+
+// csvRows reads the rows of a CSV input. A line without a double quote,
+// the common case of latency exports, is split at its commas in place: the
+// fields are views of the reader's buffer and reading them allocates
+// nothing. A line with a quote is handed to encoding/csv, which reads the
+// further lines of a quoted field if it must, so that quoting, and every
+// error about it, follows encoding/csv to the letter. Either way the rows,
+// their fields and their line numbers are those encoding/csv gives with
+// FieldsPerRecord -1 and ReuseRecord.
+type csvRows struct {
+	br   *bufio.Reader
+	line int    // lines consumed so far
+	long []byte // a line longer than br's buffer, assembled
+
+	fields []string // the current row; see next
+
+	// The current row's position: all its fields are on line rowLine,
+	// unless it came from cr, whose line numbers plus crBase are ours.
+	rowLine int
+	quoted  bool
+	crBase  int
+
+	cr   *csv.Reader // made on the first line with a quote
+	feed csvFeed
+}
+
+// next reads the next row into r.fields. The fields are valid until the
+// following call. It returns io.EOF at the end, a *csv.ParseError (line
+// numbers already ours) for a row encoding/csv rejects, which is then
+// skipped, or a read error.
+func (r *csvRows) next() error {
+	for {
+		line, err := r.rawLine()
+		if err != nil {
+			return err
+		}
+		body := trimEOL(line)
+		if len(body) == 0 {
+			continue // encoding/csv skips empty lines
+		}
+		if bytes.IndexByte(body, '"') >= 0 {
+			return r.readQuoted(line)
+		}
+		r.fields = r.fields[:0]
+		for {
+			i := bytes.IndexByte(body, ',')
+			if i < 0 {
+				r.fields = append(r.fields, view(body))
+				break
+			}
+			r.fields = append(r.fields, view(body[:i]))
+			body = body[i+1:]
+		}
+		r.quoted, r.rowLine = false, r.line
+		return nil
+	}
+}
+
+// fieldLine returns the line where field i of the current row starts.
+func (r *csvRows) fieldLine(i int) int {
+	if !r.quoted {
+		return r.rowLine
+	}
+	line, _ := r.cr.FieldPos(i)
+	return line + r.crBase
+}
+
+// readQuoted reads the row that starts with line (already consumed, the
+// r.line-th) with encoding/csv.
+func (r *csvRows) readQuoted(line []byte) error {
+	if r.cr == nil {
+		r.feed.rows = r
+		r.cr = csv.NewReader(&r.feed)
+		r.cr.ReuseRecord = true
+		r.cr.FieldsPerRecord = -1
+	}
+	start := r.line
+	r.feed.rest = line
+	rec, err := r.cr.Read()
+	r.feed.rest = nil
+	var pe *csv.ParseError
+	switch {
+	case err == nil:
+		first, _ := r.cr.FieldPos(0)
+		r.quoted, r.crBase, r.fields = true, start-first, rec
+		return nil
+	case errors.As(err, &pe):
+		e := *pe
+		base := start - e.StartLine
+		e.StartLine += base
+		e.Line += base
+		return &e
+	case err == io.EOF:
+		return io.ErrUnexpectedEOF // not reached: cr was handed a line
+	}
+	return err
+}
+
+// rawLine returns the next line with its line ending, or io.EOF. The line
+// is valid until the next call.
+func (r *csvRows) rawLine() ([]byte, error) {
+	line, err := r.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		r.long = append(r.long[:0], line...)
+		for err == bufio.ErrBufferFull {
+			line, err = r.br.ReadSlice('\n')
+			r.long = append(r.long, line...)
+		}
+		line = r.long
+	}
+	if err != nil && (err != io.EOF || len(line) == 0) {
+		return nil, err
+	}
+	r.line++
+	return line, nil
+}
+
+// reset makes r read br's new input, whose first line is number line.
+func (r *csvRows) reset(line int) {
+	r.line = line - 1
+	r.long = r.long[:0]
+	r.fields = r.fields[:0]
+	r.feed.rest = nil
+}
+
+// trimEOL returns line without its line ending as encoding/csv reads it:
+// "\n" or "\r\n", or at the end of the input (no "\n") one "\r".
+func trimEOL(line []byte) []byte {
+	n := len(line)
+	if n > 0 && line[n-1] == '\n' {
+		n--
+		if n > 0 && line[n-1] == '\r' {
+			n--
+		}
+	} else if n > 0 && line[n-1] == '\r' {
+		n--
+	}
+	return line[:n]
+}
+
+// view returns b as a string without copying it. The string is only valid
+// while b is: csvDecoder.Next parses it and copies what it keeps (group
+// names are interned copies, error values go through displayValue).
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// csvFeed is the reader under encoding/csv: it hands over the line the row
+// starts with, then further lines of the input one Read at a time, never
+// more than one line, so that encoding/csv's buffer ends where its row
+// ends and the rows after it are read by csvRows again.
+type csvFeed struct {
+	rows *csvRows
+	rest []byte
+}
+
+func (f *csvFeed) Read(p []byte) (int, error) {
+	if len(f.rest) == 0 {
+		line, err := f.rows.rawLine()
+		if err != nil {
+			return 0, err
+		}
+		f.rest = line
+	}
+	n := copy(p, f.rest)
+	f.rest = f.rest[n:]
+	return n, nil
+}
