@@ -193,7 +193,7 @@ func intervalText(rec Recommendation) string {
 	if iv.HighSeconds != nil {
 		hi = human.Seconds(*iv.HighSeconds)
 	}
-	return fmt.Sprintf("%s confidence: %s to %s; %s calls above", human.Percent(iv.Confidence), human.Seconds(iv.LowSeconds), hi, human.Count(iv.Above))
+	return fmt.Sprintf("%s confidence: %s to %s; %s above", human.Percent(iv.Confidence), human.Seconds(iv.LowSeconds), hi, human.Calls(iv.Above))
 }
 
 // littlesLawRateText says which rate Little's law used; "" when unknown.

@@ -152,7 +152,7 @@ func writeGroupText(w *errWriter, g Group) {
 			if iv.HighSeconds != nil {
 				hi = human.Seconds(*iv.HighSeconds)
 			}
-			note = fmt.Sprintf("%s confidence: %s to %s; %s calls above", human.Percent(iv.Confidence), human.Seconds(iv.LowSeconds), hi, human.Count(iv.Above))
+			note = fmt.Sprintf("%s confidence: %s to %s; %s above", human.Percent(iv.Confidence), human.Seconds(iv.LowSeconds), hi, human.Calls(iv.Above))
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", human.Quantile(p.Quantile), value, note)
 	}
