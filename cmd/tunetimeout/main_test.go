@@ -51,6 +51,12 @@ func TestGoldenReports(t *testing.T) {
 			golden(t, "analyze-mixture."+format, []byte(out))
 		})
 	}
+	t.Run("nginx by route", func(t *testing.T) {
+		out, errOut, code := execute(t, "", "analyze", "--nginx-conf", "../../testdata/nginx/nginx.conf",
+			"--log-format-name", "timing", "--by", "route", "--pool", "64", "../../testdata/nginx/access.log")
+		require.Equal(t, 0, code, errOut)
+		golden(t, "analyze-nginx-by-route.text", []byte(out))
+	})
 	t.Run("by route", func(t *testing.T) {
 		out, errOut, code := execute(t, "", "analyze", mixture, "--by", "route", "--pool", "200", "--rtt", "2ms")
 		require.Equal(t, 0, code, errOut)
@@ -163,4 +169,19 @@ func TestHelpHasExamples(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "Examples:")
 	assert.Contains(t, out, "--false-timeouts")
+}
+
+// TestReadmeExamples: the README shows the real output of its worked
+// example and its nginx example, as pinned by the golden files (from the
+// line after "Read ... from <file>", whose path differs).
+func TestReadmeExamples(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	for _, name := range []string{"analyze-mixture.text", "analyze-nginx-by-route.text"} {
+		g, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", name))
+		require.NoError(t, err)
+		_, body, ok := strings.Cut(string(g), "\n")
+		require.True(t, ok)
+		assert.Contains(t, string(readme), body, "README.md is out of date with %s", name)
+	}
 }
