@@ -88,12 +88,20 @@ func (r *csvRows) readQuoted(line []byte) error {
 	r.feed.rest = line
 	rec, err := r.cr.Read()
 	r.feed.rest = nil
-	var pe *csv.ParseError
-	switch {
-	case err == nil:
+	if err == nil {
 		first, _ := r.cr.FieldPos(0)
 		r.quoted, r.crBase, r.fields = true, start-first, rec
 		return nil
+	}
+	return quotedError(err, start)
+}
+
+// quotedError moves the line numbers of encoding/csv's error about a row
+// that starts at line start to ours. (Apart from readQuoted: pe would go
+// to the heap on every row.)
+func quotedError(err error, start int) error {
+	var pe *csv.ParseError
+	switch {
 	case errors.As(err, &pe):
 		e := *pe
 		base := start - e.StartLine
