@@ -10,13 +10,16 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tunetimeout",
 		Short: "Recommend client timeouts, pools and retry policies from measured latency",
-		Long: `tunetimeout reads latency you have measured (CSV today; access logs,
-Prometheus and HdrHistogram logs are coming) and tells you what your client
-timeout should be at a chosen share of false timeouts, what a hang of the
-dependency costs your connection or thread pool (Little's law), and how large a
-bulkhead prevents that.`,
+		Long: `tunetimeout reads latency you have measured (CSV, access logs of nginx,
+Apache, ingress-nginx, Envoy, HAProxy, AWS ALB and JSON logs, or a live
+Prometheus) and tells you what your client timeout should be at a chosen share
+of false timeouts, what a hang of the dependency costs your connection or
+thread pool (Little's law), how large a bulkhead prevents that, which retry
+policy fits the caller's deadline, and the client configuration to paste.`,
 		Example: `  tunetimeout analyze testdata/mixture.csv --rate 400 --pool 200
-  tunetimeout analyze --by route -o json latencies.csv > report.json`,
+  tunetimeout analyze --input nginx --nginx-conf /etc/nginx/nginx.conf --log-format-name main --by route access.log*
+  tunetimeout prometheus --url http://localhost:9090 --metric http_request_duration_seconds --by route
+  tunetimeout analyze -o html --output report.html --deadline 1s --attempts 3 --emit envoy,grpc latencies.csv`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -24,8 +27,6 @@ bulkhead prevents that.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newAnalyze(), newPrometheus(), newVersion())
-	root.AddCommand(newSimulate())
-	root.AddCommand(newSnippet())
+	root.AddCommand(newAnalyze(), newPrometheus(), newSimulate(), newSnippet(), newVersion())
 	return root
 }
