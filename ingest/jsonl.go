@@ -431,18 +431,7 @@ func (p *jsonlParser) timeOf(v jsonlValue) (time.Time, bool) {
 		return p.clock.parse(p.sc.str(v))
 	case jsonlNumber:
 		if d, ok := parseDecimal(string(v.raw)); ok {
-			if d.neg && !d.isZero() {
-				return time.Time{}, false
-			}
-			unit := time.Second
-			if d.i >= unixMillisFrom {
-				unit = time.Millisecond
-			}
-			ns, ok := d.scale(unit)
-			if !ok {
-				return time.Time{}, false
-			}
-			return time.Unix(0, ns).UTC(), true
+			return unixTime(d)
 		}
 		return parseTime(string(v.raw)) // an exponent
 	}

@@ -181,18 +181,7 @@ func parseTime(s string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	if d, ok := parseDecimal(s); ok {
-		if d.neg && !d.isZero() {
-			return time.Time{}, false
-		}
-		unit := time.Second
-		if d.i >= unixMillisFrom {
-			unit = time.Millisecond
-		}
-		ns, ok := d.scale(unit)
-		if !ok {
-			return time.Time{}, false
-		}
-		return time.Unix(0, ns).UTC(), true
+		return unixTime(d)
 	}
 	if c := s[0]; c >= '0' && c <= '9' && strings.IndexByte(s, ':') >= 0 {
 		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
@@ -290,4 +279,21 @@ func fraction(s string) (time.Duration, int, bool) {
 		ns *= 10
 	}
 	return ns, i, true
+}
+
+// unixTime reads a Unix timestamp in seconds, or in milliseconds when it is
+// large enough to be one (unixMillisFrom); negative times are refused.
+func unixTime(d decimal) (time.Time, bool) {
+	if d.neg && !d.isZero() {
+		return time.Time{}, false
+	}
+	unit := time.Second
+	if d.i >= unixMillisFrom {
+		unit = time.Millisecond
+	}
+	ns, ok := d.scale(unit)
+	if !ok {
+		return time.Time{}, false
+	}
+	return time.Unix(0, ns).UTC(), true
 }
