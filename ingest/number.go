@@ -248,17 +248,57 @@ func (c *lastSecond) parse(s string) (time.Time, bool) {
 		}
 	}
 	t, ok := parseTime(s)
-	if !ok || len(s) <= 19 || s[4] != '-' {
-		return t, ok // not RFC 3339
+	if !ok || len(s) <= 19 || !rfc3339Second(s[:19]) {
+		return t, ok // not a timestamp the cache can answer for
 	}
 	_, n, fok := fraction(s[19:])
-	if zone := s[19+n:]; fok && len(zone) <= len(c.zone) {
+	if zone := s[19+n:]; fok && rfc3339Zone(zone) {
 		copy(c.prefix[:], s)
 		c.zoneN = copy(c.zone[:], zone)
 		c.sec = t.Add(-time.Duration(t.Nanosecond()))
 		c.valid = true
 	}
 	return t, ok
+}
+
+// rfc3339Second reports whether s is "YYYY-MM-DDTHH:MM:SS" (or with a space
+// for the T) with every digit in its place, the only form the cache
+// remembers: time.Parse also reads "3:04:05" for "03:04:05", where the
+// fraction and zone would not follow at a fixed offset.
+func rfc3339Second(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 4, 7:
+			if c != '-' {
+				return false
+			}
+		case 10:
+			if c != 'T' && c != ' ' {
+				return false
+			}
+		case 13, 16:
+			if c != ':' {
+				return false
+			}
+		default:
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+	}
+	return len(s) == 19
+}
+
+// rfc3339Zone reports whether s is an RFC 3339 zone: "Z" or "+hh:mm".
+func rfc3339Zone(s string) bool {
+	switch len(s) {
+	case 1:
+		return s[0] == 'Z' || s[0] == 'z'
+	case 6:
+		return (s[0] == '+' || s[0] == '-') && s[3] == ':' && rfc3339Second("0000-00-00T00:"+s[1:3]+":"+s[4:6])
+	}
+	return false
 }
 
 // fraction reads the fraction of a second at the start of s: nothing, or
