@@ -439,3 +439,25 @@ func sniffCSV(line []byte) bool {
 	}
 	return false
 }
+
+// Reset makes d read data, rows of the same input from line number line
+// on, with the columns of its header; see ChunkDecoder.
+func (d *csvDecoder) Reset(data []byte, line int) {
+	if data == nil {
+		data = []byte{}
+	}
+	d.rows.reset(data, line)
+	d.pending, d.atPending = nil, false
+}
+
+// resetReader makes d read r, the rest of the same input from line number
+// line on.
+func (d *csvDecoder) resetReader(r io.Reader, line int) {
+	d.rows.br.Reset(r)
+	d.rows.reset(nil, line)
+	d.pending, d.atPending = nil, false
+}
+
+// cuttable: a block without a quote holds no quoted line break, so each of
+// its lines starts a row.
+func (d *csvDecoder) cuttable(block []byte) bool { return bytes.IndexByte(block, '"') < 0 }

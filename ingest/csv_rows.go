@@ -21,6 +21,11 @@ type csvRows struct {
 	br   *bufio.Reader
 	line int    // lines consumed so far
 	long []byte // a line longer than br's buffer, assembled
+	// mem is a chunk of the input held in memory (reset), read instead of
+	// br when inMem, from pos on.
+	mem   []byte
+	pos   int
+	inMem bool
 
 	fields []string // the current row; see next
 
@@ -117,6 +122,19 @@ func quotedError(err error, start int) error {
 // rawLine returns the next line with its line ending, or io.EOF. The line
 // is valid until the next call.
 func (r *csvRows) rawLine() ([]byte, error) {
+	if r.inMem {
+		if r.pos >= len(r.mem) {
+			return nil, io.EOF
+		}
+		rest := r.mem[r.pos:]
+		n := bytes.IndexByte(rest, '\n') + 1
+		if n == 0 {
+			n = len(rest)
+		}
+		r.pos += n
+		r.line++
+		return rest[:n], nil
+	}
 	line, err := r.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		r.long = append(r.long[:0], line...)
@@ -133,8 +151,10 @@ func (r *csvRows) rawLine() ([]byte, error) {
 	return line, nil
 }
 
-// reset makes r read br's new input, whose first line is number line.
-func (r *csvRows) reset(line int) {
+// reset makes r read data (in memory) or, when data is nil, br's new
+// input, whose first line is number line.
+func (r *csvRows) reset(data []byte, line int) {
+	r.mem, r.pos, r.inMem = data, 0, data != nil
 	r.line = line - 1
 	r.long = r.long[:0]
 	r.fields = r.fields[:0]

@@ -172,6 +172,29 @@ func TestCSVRowsSmallBuffer(t *testing.T) {
 	assert.Equal(t, `data.csv:5: invalid CSV: bare " in non-quoted-field (column 200001)`, got[2])
 }
 
+// TestCSVNoAllocsPerRow pins the hot path: once the group table holds the
+// routes, a row without quotes costs no allocation, timestamps included.
+func TestCSVNoAllocsPerRow(t *testing.T) {
+	input := csvBenchInput(2_000)
+	d, err := NewCSV(strings.NewReader(input), "bench.csv", CSVOptions{By: []string{"route"}})
+	require.NoError(t, err)
+	dec := d.(*csvDecoder)
+	lines := strings.SplitAfter(input, "\n")[1:]
+	rows := []byte(strings.Join(lines, ""))
+	read := func() {
+		dec.Reset(rows, 2)
+		for {
+			_, err := dec.Next()
+			if err == io.EOF {
+				return
+			}
+			require.NoError(t, err)
+		}
+	}
+	read()
+	assert.Zero(t, testing.AllocsPerRun(5, read))
+}
+
 // TestLastSecond: the cache of the last second answers as parseTime does,
 // fraction, zone and all, and only reuses a second whose zone matches.
 func TestLastSecond(t *testing.T) {

@@ -86,6 +86,16 @@ func FormatNames() []string {
 // NewDecoder returns a decoder for the named format ("auto" sniffs the first
 // non-empty line of r and says which formats it tried when none fits).
 func NewDecoder(format string, r io.Reader, name string, o Options) (Decoder, error) {
+	f, r, err := detect(format, r, name, o)
+	if err != nil {
+		return nil, err
+	}
+	return f.New(r, name, o)
+}
+
+// detect returns the format NewDecoder picks for r, and what to give its
+// New: r, or after sniffing a bufio.Reader over r that holds what was read.
+func detect(format string, r io.Reader, name string, o Options) (Format, io.Reader, error) {
 	if format == "" || format == "auto" {
 		// A log format the user gave says which server wrote the log.
 		switch {
@@ -94,14 +104,16 @@ func NewDecoder(format string, r io.Reader, name string, o Options) (Decoder, er
 		case strings.Contains(o.LogFormat, "%"):
 			format = "apache"
 		default:
-			return sniff(r, name, o)
+			br := bufio.NewReaderSize(r, 64<<10)
+			f, err := sniff(br, name)
+			return f, br, err
 		}
 	}
 	f, ok := formats[format]
 	if !ok {
-		return nil, fmt.Errorf("unknown input format %q (known: %s)", format, strings.Join(FormatNames(), ", "))
+		return Format{}, nil, fmt.Errorf("unknown input format %q (known: %s)", format, strings.Join(FormatNames(), ", "))
 	}
-	return f.New(r, name, o)
+	return f, r, nil
 }
 
 // firstLine returns the first non-blank line of br without consuming it. It
@@ -134,12 +146,11 @@ func firstLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// sniff picks the format of r from its first non-empty line.
-func sniff(r io.Reader, name string, o Options) (Decoder, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+// sniff picks the format of br's input from its first non-empty line.
+func sniff(br *bufio.Reader, name string) (Format, error) {
 	line, err := firstLine(br)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return Format{}, fmt.Errorf("%s: %w", name, err)
 	}
 	var tried []string
 	for _, f := range Formats() {
@@ -148,13 +159,13 @@ func sniff(r io.Reader, name string, o Options) (Decoder, error) {
 		}
 		tried = append(tried, f.Name)
 		if f.Sniff(line) {
-			return f.New(br, name, o)
+			return f, nil
 		}
 	}
 	shown := line
 	if len(shown) > 120 {
 		shown = append(shown[:120:120], "..."...)
 	}
-	return nil, fmt.Errorf("%s: cannot tell the input format from its first line %q; tried %s; name it with --input",
+	return Format{}, fmt.Errorf("%s: cannot tell the input format from its first line %q; tried %s; name it with --input",
 		name, shown, strings.Join(tried, ", "))
 }

@@ -55,12 +55,17 @@ func NewLineDecoder(r io.Reader, name string, p LineParser, g *Grouper) Decoder 
 }
 
 type lineDecoder struct {
-	br     *bufio.Reader
-	name   string
-	p      LineParser
-	g      *Grouper
-	line   int
-	long   []byte // a line longer than the reader's buffer, assembled
+	br   *bufio.Reader
+	name string
+	p    LineParser
+	g    *Grouper
+	line int
+	long []byte // a line longer than the reader's buffer, assembled
+	// mem is a chunk of the input held in memory (Reset), read instead of
+	// br when inMem, from pos on: its lines are sliced, not copied.
+	mem    []byte
+	pos    int
+	inMem  bool
 	s      Sample
 	fields Fields
 }
@@ -97,6 +102,22 @@ func (d *lineDecoder) Next() (Sample, error) {
 // longer than maxLine is returned as a *ParseError after it is skipped.
 func (d *lineDecoder) readLine() ([]byte, error) {
 	d.line++
+	if d.inMem {
+		if d.pos >= len(d.mem) {
+			return nil, io.EOF
+		}
+		rest := d.mem[d.pos:]
+		n := bytes.IndexByte(rest, '\n') + 1
+		if n == 0 {
+			n = len(rest)
+		}
+		d.pos += n
+		if n > maxLine {
+			return nil, &ParseError{File: d.name, Line: d.line, Reason: "line is longer than 1 MiB"}
+		}
+		line := bytes.TrimSuffix(rest[:n], []byte("\n"))
+		return bytes.TrimSuffix(line, []byte("\r")), nil
+	}
 	line, err := d.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		d.long = append(d.long[:0], line...)
@@ -121,3 +142,22 @@ func (d *lineDecoder) readLine() ([]byte, error) {
 	line = bytes.TrimSuffix(line, []byte("\n"))
 	return bytes.TrimSuffix(line, []byte("\r")), nil
 }
+
+// Reset makes d read data, lines of the same input from line number line
+// on; see ChunkDecoder. The lines are parsed where they are.
+func (d *lineDecoder) Reset(data []byte, line int) {
+	d.mem, d.pos, d.inMem = data, 0, true
+	d.line = line - 1
+}
+
+// resetReader makes d read r, the rest of the same input from line number
+// line on.
+func (d *lineDecoder) resetReader(r io.Reader, line int) {
+	d.br.Reset(r)
+	d.mem, d.pos, d.inMem = nil, 0, false
+	d.line = line - 1
+	d.long = d.long[:0]
+}
+
+// cuttable: every line is a record.
+func (d *lineDecoder) cuttable([]byte) bool { return true }
