@@ -80,14 +80,7 @@ func (s *Set) Group(name string) *Group {
 		return g
 	}
 	if s.limit > 0 && name != Other && len(s.groups)-s.hasOther() >= s.limit {
-		s.folded++
-		if s.foldedNames == nil {
-			s.foldedNames = make(map[string]struct{})
-		}
-		if len(s.foldedNames) < maxFoldedNames {
-			s.foldedNames[name] = struct{}{}
-		}
-		return s.Group(Other)
+		return s.Fold(name)
 	}
 	g := &Group{
 		Name:     name,
@@ -97,6 +90,21 @@ func (s *Set) Group(name string) *Group {
 	}
 	s.groups[name] = g
 	return g
+}
+
+// Fold returns the group Other and counts one sample of the group called
+// name as folded into it, as Group does beyond the limit. Sets filled at
+// once from parts of one input (one per core) fold with it when the limit
+// is decided for all of them, in input order; Merge adds up their folds.
+func (s *Set) Fold(name string) *Group {
+	s.folded++
+	if s.foldedNames == nil {
+		s.foldedNames = make(map[string]struct{})
+	}
+	if len(s.foldedNames) < maxFoldedNames {
+		s.foldedNames[name] = struct{}{}
+	}
+	return s.Group(Other)
 }
 
 // hasOther is 1 when the set holds the group Other, which the limit does

@@ -289,3 +289,31 @@ func TestSetLimitFoldsIntoOther(t *testing.T) {
 	assert.EqualValues(t, 1, s.Group("/a").Connect.Count())
 	assert.Nil(t, s.Group("/b").Connect, "connect histograms are made only when needed")
 }
+
+// TestSetFold: Fold counts a sample as Group does beyond the limit, and
+// Merge adds up the folds of sets filled apart (one per core), counting a
+// group folded in both once.
+func TestSetFold(t *testing.T) {
+	limited := histogram.NewSet()
+	limited.Limit(1)
+	limited.Group("/a")
+	folding := histogram.NewSet()
+	folding.Group("/a")
+	for _, name := range []string{"/x", "/y", "/x"} {
+		assert.Same(t, limited.Group(histogram.Other), limited.Group(name))
+		assert.Same(t, folding.Group(histogram.Other), folding.Fold(name))
+	}
+	ls, lg := limited.Folded()
+	fs, fg := folding.Folded()
+	assert.Equal(t, []any{int64(3), 2}, []any{ls, lg})
+	assert.Equal(t, []any{ls, lg}, []any{fs, fg})
+
+	other := histogram.NewSet()
+	other.Fold("/y").Latency.Record(time.Millisecond)
+	other.Fold("/z")
+	folding.Merge(other)
+	fs, fg = folding.Folded()
+	assert.EqualValues(t, 5, fs)
+	assert.Equal(t, 3, fg, "/x, /y and /z")
+	assert.EqualValues(t, 1, folding.Group(histogram.Other).Latency.Count())
+}
