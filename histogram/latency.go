@@ -57,6 +57,11 @@ type Latency struct {
 	// aboveAt maps the HDR value where RecordAboveN put samples to the bound
 	// they exceed; nil for ordinary samples.
 	aboveAt map[int64]time.Duration
+	// filled caches the buckets of h that hold samples, in value order, for
+	// CountAbove and CountBetween, which a report asks hundreds of times
+	// (h.Distribution walks and copies all 28,000 buckets each time); nil
+	// when h has changed since.
+	filled []hdr.Bar
 }
 
 // Interval is a distribution-free confidence interval for a quantile, from
@@ -109,6 +114,7 @@ func (l *Latency) Record(d time.Duration) bool {
 	if !ok {
 		return false
 	}
+	l.filled = nil
 	if l.h.RecordValue(us) != nil {
 		// Not reached for values within [0, Highest]; counted all the same.
 		l.above++
@@ -149,6 +155,7 @@ func (l *Latency) RecordN(d time.Duration, n int64) bool {
 		}
 		return false
 	}
+	l.filled = nil
 	if l.h.RecordValues(us, n) != nil {
 		l.above += n
 		return false
@@ -333,12 +340,25 @@ func (l *Latency) CountAbove(d time.Duration) int64 {
 	}
 	us := int64(d / time.Microsecond)
 	var n int64
-	for _, b := range l.h.Distribution() {
+	for _, b := range l.filledBuckets() {
 		if b.From > us {
 			n += b.Count
 		}
 	}
 	return n
+}
+
+// filledBuckets returns the buckets of h that hold samples, in value order.
+func (l *Latency) filledBuckets() []hdr.Bar {
+	if l.filled == nil {
+		l.filled = []hdr.Bar{}
+		for _, b := range l.h.Distribution() {
+			if b.Count > 0 {
+				l.filled = append(l.filled, b)
+			}
+		}
+	}
+	return l.filled
 }
 
 // CountBetween returns how many recorded samples v satisfy lo <= v <= hi,
@@ -351,7 +371,7 @@ func (l *Latency) CountBetween(lo, hi time.Duration) int64 {
 	loUs := max(int64(lo/time.Microsecond), 0)
 	hiUs := int64(hi / time.Microsecond)
 	var n int64
-	for _, b := range l.h.Distribution() {
+	for _, b := range l.filledBuckets() {
 		if b.To >= loUs && b.From <= hiUs {
 			n += b.Count
 		}
@@ -389,6 +409,7 @@ func (l *Latency) Merge(o *Latency) {
 	}
 	l.below += o.below
 	l.above += o.above
+	l.filled = nil
 	l.above += l.h.Merge(o.h)
 	if len(o.exact) > 0 {
 		l.SnapTo(o.exact)

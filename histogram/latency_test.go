@@ -388,3 +388,25 @@ func ExampleLatency() {
 	// a 900ms timeout cuts off 10.09%
 	// p99 95% interval: 984ms - 999ms samples above: 10
 }
+
+// TestCountsSeeLaterSamples pins the cache behind CountAbove and
+// CountBetween: a sample recorded or merged after a query counts in the
+// next one.
+func TestCountsSeeLaterSamples(t *testing.T) {
+	l := histogram.New()
+	l.Record(10 * time.Millisecond)
+	require.EqualValues(t, 1, l.CountAbove(time.Millisecond))
+	l.Record(20 * time.Millisecond)
+	assert.EqualValues(t, 2, l.CountAbove(time.Millisecond))
+	l.RecordN(30*time.Millisecond, 3)
+	assert.EqualValues(t, 5, l.CountBetween(time.Millisecond, time.Second))
+	l.RecordCensored(40 * time.Millisecond)
+	assert.EqualValues(t, 6, l.CountAbove(time.Millisecond))
+	o := histogram.New()
+	o.Record(50 * time.Millisecond)
+	l.Merge(o)
+	assert.EqualValues(t, 7, l.CountAbove(time.Millisecond))
+	l.Merge(l)
+	assert.EqualValues(t, 14, l.CountAbove(time.Millisecond))
+	assert.EqualValues(t, 2, l.CountBetween(45*time.Millisecond, time.Second))
+}
