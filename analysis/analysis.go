@@ -158,8 +158,13 @@ func readInput(ctx context.Context, name string, o Options, stdin io.Reader, set
 		if err == io.EOF {
 			return nil
 		}
-		var pe *ingest.ParseError
-		if errors.As(err, &pe) {
+		if err != nil {
+			// pe is declared here: errors.As moves it to the heap, which
+			// would cost an allocation on every line.
+			var pe *ingest.ParseError
+			if !errors.As(err, &pe) {
+				return err
+			}
 			in.Records++
 			in.BadRecords++
 			if o.Strict {
@@ -169,9 +174,6 @@ func readInput(ctx context.Context, name string, o Options, stdin io.Reader, set
 				in.BadExamples = append(in.BadExamples, pe.Error())
 			}
 			continue
-		}
-		if err != nil {
-			return err
 		}
 		in.Records++
 		add(set.Group(groupName(s.Group)), &o.Status, s)
