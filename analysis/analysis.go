@@ -11,6 +11,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"io"
 	"maps"
+	"runtime"
 	"slices"
 	"time"
 
@@ -53,6 +54,13 @@ type Options struct {
 
 	// Progress, when set, follows the reading of the inputs.
 	Progress Progress
+
+	// Workers is how many goroutines decode the inputs at once, each
+	// taking chunks of whole lines; 0 = runtime.GOMAXPROCS(0), one per
+	// core. The report does not depend on it.
+	Workers int
+	// chunkSize is the size of those chunks; 0 = ingest.DefaultChunkSize.
+	chunkSize int
 }
 
 // Progress follows the reading of the inputs (internal/progress draws it
@@ -90,10 +98,24 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		o.Progress.Begin(inputSize(inputs, stdin))
 		defer o.Progress.End()
 	}
+	var par *parallel
+	if o.Workers == 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.Workers > 1 {
+		par = newParallel(o.Workers, o.MaxGroups)
+	}
 	for _, name := range inputs {
-		if err := readInput(ctx, name, o, stdin, set, &r.Input); err != nil {
+		read := readInput
+		if par != nil {
+			read = par.read
+		}
+		if err := read(ctx, name, o, stdin, set, &r.Input); err != nil {
 			return nil, err
 		}
+	}
+	if par != nil {
+		set = par.set()
 	}
 	if o.Progress != nil {
 		o.Progress.End()
