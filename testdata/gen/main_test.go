@@ -38,3 +38,17 @@ func TestRunErrors(t *testing.T) {
 		assert.ErrorContains(t, err, tt.want, "%q", tt.args)
 	}
 }
+
+// TestRunNginx: -format nginx writes n lines of the combined format plus
+// the two times, the same for the same seed.
+func TestRunNginx(t *testing.T) {
+	var out, again bytes.Buffer
+	args := []string{"-format", "nginx", "-n", "500", "-seed", "2", "-start", "2026-01-01T00:00:00Z"}
+	require.NoError(t, run(args, &out, io.Discard))
+	require.NoError(t, run(args, &again, io.Discard))
+	assert.Equal(t, out.String(), again.String())
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	require.Len(t, lines, 500)
+	assert.Regexp(t, `^10\.0\.\d+\.\d+ - - \[01/Jan/2026:00:00:0\d \+0000\] "GET /\S+ HTTP/1\.1" (200|500) \d+ "[^"]*" "[^"]+" \d+\.\d{3} \d+\.\d{3}$`, lines[0])
+	assert.ErrorContains(t, run([]string{"-format", "xml"}, io.Discard, io.Discard), "-format")
+}
