@@ -153,7 +153,36 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		}
 		r.Groups = append(r.Groups, report.NewGroup(res))
 	}
+	sharedPoolNote(r, o.Pool)
 	return r, nil
+}
+
+// sharedPoolNote checks that the bulkheads of groups sharing one pool fit
+// in it together (DOMAIN.md section 2): each group's verdict looks at the
+// pool alone, but a caller gives all its dependencies the same pool.
+func sharedPoolNote(r *report.Report, pool int) {
+	if pool <= 0 || len(r.Groups) < 2 {
+		return
+	}
+	total, known := 0, 0
+	for _, g := range r.Groups {
+		if b := g.LittlesLaw.Bulkhead; b != nil {
+			total += *b
+			known++
+		}
+	}
+	if known < 2 {
+		return
+	}
+	if total > pool {
+		r.Input.Notes = append(r.Input.Notes, fmt.Sprintf(
+			"The bulkheads of the %d groups add up to %s, more than the pool of %s they share: even normal demand does not fit, so the pool itself is too small (or the groups do not share it).",
+			known, human.Count(int64(total)), human.Count(int64(pool))))
+		return
+	}
+	r.Input.Notes = append(r.Input.Notes, fmt.Sprintf(
+		"The bulkheads of the %d groups add up to %s of the pool of %s they share, leaving %s for everything else.",
+		known, human.Count(int64(total)), human.Count(int64(pool)), human.Count(int64(pool-total))))
 }
 
 // readInput decodes one input into set, counting records and bad records.

@@ -343,3 +343,37 @@ func TestStatusRuleOverride(t *testing.T) {
 	assert.EqualValues(t, 2, g.Censored, "503 by the override, 504 by the built-in rule")
 	assert.Equal(t, map[string]int64{"status 4xx": 1}, g.Excluded)
 }
+
+// TestSharedPoolNote: groups sharing one pool must fit their bulkheads in it
+// together, whatever each group's own verdict says.
+func TestSharedPoolNote(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("route,latency_ms\n")
+	for i := range 3000 {
+		fmt.Fprintf(&b, "/r%d,%d\n", i%3, 20+i%40)
+	}
+	for _, tt := range []struct {
+		pool int
+		want string
+	}{
+		{pool: 200, want: "The bulkheads of the 3 groups add up to "},
+		{pool: 5, want: "more than the pool of 5 they share"},
+	} {
+		o := options("-")
+		o.Ingest.CSV.By = []string{"route"}
+		o.Rate, o.Pool = 3000, tt.pool
+		r, err := Run(context.Background(), o, strings.NewReader(b.String()))
+		require.NoError(t, err)
+		total := 0
+		for _, g := range r.Groups {
+			require.NotNil(t, g.LittlesLaw.Bulkhead)
+			total += *g.LittlesLaw.Bulkhead
+		}
+		require.NotEmpty(t, r.Input.Notes)
+		note := r.Input.Notes[len(r.Input.Notes)-1]
+		assert.Contains(t, note, tt.want)
+		if tt.pool == 200 {
+			assert.Contains(t, note, fmt.Sprintf("add up to %d of the pool of 200 they share, leaving %d", total, 200-total))
+		}
+	}
+}

@@ -97,6 +97,7 @@ func RunPrometheus(ctx context.Context, o Options, p PrometheusOptions) (*report
 		r.Input.Records += int64(math.Round(g.Calls))
 		r.Groups = append(r.Groups, rg)
 	}
+	sharedPoolNote(r, o.Pool)
 	return r, nil
 }
 
