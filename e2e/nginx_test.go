@@ -171,41 +171,19 @@ func TestNginxAccessLog(t *testing.T) {
 	nginxWaitPort(t, addr, exited, dir)
 
 	// Send the calls with bounded concurrency, to 127.0.0.1 only.
-	client := &http.Client{
-		Timeout:   10 * time.Second,
-		Transport: &http.Transport{MaxIdleConnsPerHost: concurrency, Proxy: nil},
-	}
-	got := make([]int, len(calls))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range concurrency {
-		wg.Go(func() {
-			for i := range next {
-				path := fmt.Sprintf("/api/items/%d?i=%d", 100+i%50, i)
-				if calls[i].route == "/api/search" {
-					path = fmt.Sprintf("/api/search?q=shoes&i=%d", i)
-				}
-				req, _ := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
-				req.Header.Set("User-Agent", `tunetimeout e2e (nginx; "quoted" words)`)
-				sent := time.Now()
-				resp, err := client.Do(req)
-				if err != nil {
-					t.Errorf("call %d: %v", i, err)
-					continue
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				got[i] = resp.StatusCode
-				calls[i].rtt = time.Since(sent) // one goroutine per call; read after wg.Wait
-			}
-		})
-	}
 	started := time.Now()
+	got, rtts := sendCalls(t, len(calls), concurrency, func(i int) *http.Request {
+		path := fmt.Sprintf("/api/items/%d?i=%d", 100+i%50, i)
+		if calls[i].route == "/api/search" {
+			path = fmt.Sprintf("/api/search?q=shoes&i=%d", i)
+		}
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+		req.Header.Set("User-Agent", `tunetimeout e2e (nginx; "quoted" words)`)
+		return req
+	})
 	for i := range calls {
-		next <- i
+		calls[i].rtt = rtts[i]
 	}
-	close(next)
-	wg.Wait()
 	tookMu.Lock() // every handler has written took
 	tookMu.Unlock()
 	t.Logf("%d calls through nginx in %v", len(calls), time.Since(started).Round(time.Millisecond))
