@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -602,33 +601,7 @@ func BenchmarkCSVQuoted(b *testing.B) {
 }
 
 func benchCSV(b *testing.B, input string, rows int) {
-	b.SetBytes(int64(len(input)))
-	b.ReportAllocs()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for b.Loop() {
-		d, err := NewCSV(strings.NewReader(input), "bench.csv", CSVOptions{By: []string{"route"}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		n := 0
-		for {
-			_, err := d.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			n++
-		}
-		if n != rows {
-			b.Fatalf("decoded %d rows, want %d", n, rows)
-		}
-	}
-	b.StopTimer()
-	runtime.ReadMemStats(&after)
-	total := float64(b.N) * float64(rows)
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/total, "ns/line")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/total, "allocs/line")
+	benchDecode(b, len(input), rows, func() (Decoder, error) {
+		return NewCSV(strings.NewReader(input), "bench.csv", CSVOptions{By: []string{"route"}})
+	})
 }

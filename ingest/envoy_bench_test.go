@@ -3,9 +3,7 @@ package ingest
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -61,36 +59,9 @@ func envoyBenchInput() []byte {
 // its 64 KiB buffer included) besides MB/s.
 func envoyBenchDecode(b *testing.B, format string, data []byte, o Options) {
 	o.By = []string{"route"}
-	b.ReportAllocs()
-	b.SetBytes(int64(len(data)))
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	iterations := 0
-	for b.Loop() {
-		iterations++
-		d, err := NewDecoder(format, bytes.NewReader(data), "bench.log", o)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n := 0
-		for {
-			_, err := d.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			n++
-		}
-		if n != envoyBenchLines {
-			b.Fatalf("%d samples, want %d", n, envoyBenchLines)
-		}
-	}
-	runtime.ReadMemStats(&after)
-	lines := float64(iterations * envoyBenchLines)
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/lines, "ns/line")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/lines, "allocs/line")
+	benchDecode(b, len(data), envoyBenchLines, func() (Decoder, error) {
+		return NewDecoder(format, bytes.NewReader(data), "bench.log", o)
+	})
 }
 
 // envoyBenchParse runs p and a route Grouper over the lines of data, without the

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -576,37 +575,9 @@ func hapGenerate(n int) []byte {
 // benchLines decodes data (n lines) with format, grouped by route, once per
 // iteration, and reports ns/line and allocs/line.
 func benchLines(b *testing.B, format string, data []byte, n int) {
-	b.Helper()
-	b.ReportAllocs()
-	b.SetBytes(int64(len(data)))
-	var ms0, ms1 runtime.MemStats
-	runtime.ReadMemStats(&ms0)
-	b.ResetTimer()
-	for b.Loop() {
-		d, err := NewDecoder(format, bytes.NewReader(data), "bench.log", Options{By: []string{"route"}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		got := 0
-		for {
-			_, err := d.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			got++
-		}
-		if got != n {
-			b.Fatalf("%d samples, want %d", got, n)
-		}
-	}
-	b.StopTimer()
-	runtime.ReadMemStats(&ms1)
-	lines := float64(b.N) * float64(n)
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/lines, "ns/line")
-	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/lines, "allocs/line")
+	benchDecode(b, len(data), n, func() (Decoder, error) {
+		return NewDecoder(format, bytes.NewReader(data), "bench.log", Options{By: []string{"route"}})
+	})
 }
 
 func BenchmarkHAProxy(b *testing.B) {

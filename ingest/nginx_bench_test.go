@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 	"time"
 )
@@ -63,33 +62,9 @@ func accessLogBenchDecode(b *testing.B, data []byte, lines int, p LineParser) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	b.ResetTimer()
-	for b.Loop() {
-		d := NewLineDecoder(bytes.NewReader(data), "bench.log", p, g)
-		n := 0
-		for {
-			_, err := d.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			n++
-		}
-		if n != lines {
-			b.Fatalf("%d samples, want %d", n, lines)
-		}
-	}
-	b.StopTimer()
-	runtime.ReadMemStats(&after)
-	total := float64(b.N) * float64(lines)
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/total, "ns/line")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/total, "allocs/line")
+	benchDecode(b, len(data), lines, func() (Decoder, error) {
+		return NewLineDecoder(bytes.NewReader(data), "bench.log", p, g), nil
+	})
 }
 
 // BenchmarkNginx decodes 10,000 lines of combined + " $request_time
