@@ -36,6 +36,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tunetimeout/tunetimeout/internal/e2etest"
 )
 
 // goValidators are the validators that need no external binary; the
@@ -610,20 +612,7 @@ func validateResilience4j(body []byte) error {
 // under TUNETIMEOUT_E2E=1, as in .ci/run) when it is missing.
 func requireTool(t *testing.T, name, install string) string {
 	t.Helper()
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	for _, dir := range []string{"/usr/sbin", "/usr/bin", "/sbin", "/usr/local/bin"} {
-		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-			return filepath.Join(dir, name)
-		}
-	}
-	msg := name + " is not installed: " + install
-	if os.Getenv("TUNETIMEOUT_E2E") == "1" {
-		t.Fatal(msg + " (TUNETIMEOUT_E2E=1 requires it)")
-	}
-	t.Skip(msg + " (or set TUNETIMEOUT_E2E=1 to make this a failure)")
-	return ""
+	return e2etest.RequireBinary(t, name, install)
 }
 
 func runTool(dir, name string, args ...string) error {
