@@ -117,11 +117,7 @@ func newALB(r io.Reader, name string, o Options) (Decoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := NewGrouper(o.By, o.RoutePatterns)
-	if err != nil {
-		return nil, err
-	}
-	return NewLineDecoder(r, name, &albParser{target: target}, g), nil
+	return newLogDecoder(r, name, o, &albParser{target: target})
 }
 
 func init() {

@@ -218,15 +218,6 @@ func compileApache(format, origin, latency string) (*logLayout, error) {
 			fields[i].width = len("10/Oct/2000:13:55:36 -0700")
 		}
 	}
-	set := func(i int, r logRole) *logField {
-		if i < 0 {
-			return nil
-		}
-		if fields[i].role == roleSkip {
-			fields[i].role = r
-		}
-		return &fields[i]
-	}
 
 	lat := -1
 	var unit time.Duration
@@ -247,28 +238,28 @@ func compileApache(format, origin, latency string) (*logLayout, error) {
 		return nil, fmt.Errorf("%s (%q): %s. Add %%D (microseconds) to the LogFormat, e.g.\n  LogFormat \"%s %%D\" timed\n  CustomLog logs/access_log timed",
 			origin, format, what, strings.ReplaceAll(apacheCombined, `"`, `\"`))
 	}
-	set(lat, roleLatency).unit = unit
-	set(first(">s", "s", "<s"), roleStatus)
+	claim(fields, lat, roleLatency).unit = unit
+	claim(fields, first(">s", "s", "<s"), roleStatus)
 	switch i := first("t:usec", "t:msec", "t:sec", "t", "t:clf"); {
 	case i < 0:
 	case vars[i].key == "t" || vars[i].key == "t:clf":
-		set(i, roleTimeCLF)
+		claim(fields, i, roleTimeCLF)
 	default:
-		f := set(i, roleTimeUnix)
+		f := claim(fields, i, roleTimeUnix)
 		f.unit = map[string]time.Duration{"t:usec": time.Microsecond, "t:msec": time.Millisecond, "t:sec": time.Second}[vars[i].key]
 	}
 	if i := has("m"); i >= 0 {
-		set(i, roleMethod)
-	} else if r := set(has("r"), roleRequest); r != nil {
+		claim(fields, i, roleMethod)
+	} else if r := claim(fields, has("r"), roleRequest); r != nil {
 		r.method = true
 	}
 	if i := has("r"); i >= 0 {
-		set(i, roleRequest).path = true
+		claim(fields, i, roleRequest).path = true
 	} else {
-		set(has("U"), rolePath)
+		claim(fields, has("U"), rolePath)
 	}
-	set(first("i:host", "V", "v"), roleHost)
-	set(has("e:BALANCER_WORKER_NAME"), roleUpstreamName)
+	claim(fields, first("i:host", "V", "v"), roleHost)
+	claim(fields, has("e:BALANCER_WORKER_NAME"), roleUpstreamName)
 
 	l, err := newLogLayout(prefix, vars, fields)
 	if err != nil {
@@ -341,11 +332,7 @@ func NewApache(r io.Reader, name string, o Options) (Decoder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	g, err := NewGrouper(o.By, o.RoutePatterns)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return NewLineDecoder(br, name, p, g), nil
+	return newLogDecoder(br, name, o, p)
 }
 
 // apacheShape returns which of combined + %D and common + %D a line is

@@ -470,11 +470,7 @@ func newEnvoyDecoder(r io.Reader, name string, o Options) (Decoder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	g, err := NewGrouper(o.By, o.RoutePatterns)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return NewLineDecoder(r, name, p, g), nil
+	return newLogDecoder(r, name, o, p)
 }
 
 func init() {

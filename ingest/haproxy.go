@@ -121,11 +121,7 @@ func newHAProxy(r io.Reader, name string, o Options) (Decoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := NewGrouper(o.By, o.RoutePatterns)
-	if err != nil {
-		return nil, err
-	}
-	return NewLineDecoder(r, name, &haproxyParser{tr: tr, reasons: map[[2]byte]string{}}, g), nil
+	return newLogDecoder(r, name, o, &haproxyParser{tr: tr, reasons: map[[2]byte]string{}})
 }
 
 func init() {

@@ -444,10 +444,6 @@ func newJSONLDecoder(l jsonlLayout, r io.Reader, name string, o Options) (Decode
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	g, err := NewGrouper(o.By, o.RoutePatterns)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
 	if p.unit == 0 {
 		br := bufio.NewReaderSize(r, 64<<10)
 		if err := p.checkUnit(br); err != nil {
@@ -455,7 +451,7 @@ func newJSONLDecoder(l jsonlLayout, r io.Reader, name string, o Options) (Decode
 		}
 		r = br
 	}
-	return NewLineDecoder(r, name, p, g), nil
+	return newLogDecoder(r, name, o, p)
 }
 
 // checkUnit fails when the first line's latency is a number, which needs

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 )
 
@@ -161,3 +162,13 @@ func (d *lineDecoder) resetReader(r io.Reader, line int) {
 
 // cuttable: every line is a record.
 func (d *lineDecoder) cuttable([]byte) bool { return true }
+
+// newLogDecoder ends every log format's constructor: the grouper from o,
+// then the line decoder over p. A bad --by or --route-pattern names the input.
+func newLogDecoder(r io.Reader, name string, o Options, p LineParser) (Decoder, error) {
+	g, err := NewGrouper(o.By, o.RoutePatterns)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return NewLineDecoder(r, name, p, g), nil
+}

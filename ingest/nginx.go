@@ -178,52 +178,43 @@ func compileNginx(nf nginxFormat, latency string) (*logLayout, error) {
 		}
 		return -1
 	}
-	assign := func(i int, r logRole) *logField {
-		if i < 0 {
-			return nil
-		}
-		if fields[i].role == roleSkip {
-			fields[i].role = r
-		}
-		return &fields[i]
-	}
 
-	lat := assign(has(measure.variable), roleLatency)
+	lat := claim(fields, has(measure.variable), roleLatency)
 	lat.unit, lat.agg = time.Second, measure.agg
 	if measure.variable != "request_time" {
 		lat.noValue = ExcludedNoUpstream
 	}
-	if c := assign(has("upstream_connect_time"), roleConnect); c != nil {
+	if c := claim(fields, has("upstream_connect_time"), roleConnect); c != nil {
 		c.unit = time.Second
 	}
-	assign(has("status"), roleStatus)
+	claim(fields, has("status"), roleStatus)
 	switch i := first("msec", "time_iso8601", "time_local"); {
 	case i < 0:
 	case vars[i].key == "msec":
-		assign(i, roleTimeUnix).unit = time.Second
+		claim(fields, i, roleTimeUnix).unit = time.Second
 	case vars[i].key == "time_iso8601":
-		assign(i, roleTimeISO)
+		claim(fields, i, roleTimeISO)
 	default:
-		assign(i, roleTimeCLF)
+		claim(fields, i, roleTimeCLF)
 	}
 	if i := has("request_method"); i >= 0 {
-		assign(i, roleMethod)
-	} else if r := assign(has("request"), roleRequest); r != nil {
+		claim(fields, i, roleMethod)
+	} else if r := claim(fields, has("request"), roleRequest); r != nil {
 		r.method = true
 	}
 	switch i := first("request_uri", "request", "uri"); {
 	case i < 0:
 	case vars[i].key == "request":
-		r := assign(i, roleRequest)
+		r := claim(fields, i, roleRequest)
 		r.path = true
 	default:
-		assign(i, rolePath)
+		claim(fields, i, rolePath)
 	}
-	assign(first("host", "http_host", "server_name"), roleHost)
+	claim(fields, first("host", "http_host", "server_name"), roleHost)
 	if i := has("proxy_upstream_name"); i >= 0 {
-		assign(i, roleUpstreamName)
+		claim(fields, i, roleUpstreamName)
 	} else {
-		assign(has("upstream_addr"), roleUpstream)
+		claim(fields, has("upstream_addr"), roleUpstream)
 	}
 
 	l, err := newLogLayout(prefix, vars, fields)
@@ -419,11 +410,7 @@ func newNginxDecoder(r io.Reader, name string, nf nginxFormat, o Options) (Decod
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	g, err := NewGrouper(o.By, o.RoutePatterns)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return NewLineDecoder(r, name, p, g), nil
+	return newLogDecoder(r, name, o, p)
 }
 
 // NewIngressNginx returns a decoder of ingress-nginx controller logs in its

@@ -106,6 +106,18 @@ const (
 	reasonUnix      = "is not a Unix time"
 )
 
+// claim gives field i the role r unless another role has it already, and
+// returns it; nil when the format has no such field (i < 0).
+func claim(fields []logField, i int, r logRole) *logField {
+	if i < 0 {
+		return nil
+	}
+	if fields[i].role == roleSkip {
+		fields[i].role = r
+	}
+	return &fields[i]
+}
+
 // newLayout builds a layout from the items of a format: prefix is the text
 // before the first variable, vars the variables with the text after each,
 // roles the role of each variable (nil: skipped). It fails when a variable

@@ -5,11 +5,12 @@ package littleslaw
 
 import (
 	"fmt"
-	"github.com/tunetimeout/tunetimeout/internal/human"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
 // Input is what is known about the calls to one dependency. Zero means

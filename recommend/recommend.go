@@ -10,7 +10,6 @@ package recommend
 import (
 	"errors"
 	"fmt"
-	"github.com/tunetimeout/tunetimeout/internal/human"
 	"math"
 	"slices"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
 // Options are the user's choices for one recommendation.

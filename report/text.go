@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"github.com/tunetimeout/tunetimeout/internal/human"
 	"io"
 	"maps"
 	"regexp"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
 // WriteText writes the report for people reading a terminal.

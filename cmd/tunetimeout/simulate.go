@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -72,18 +71,7 @@ func runFiles(cmd *cobra.Command, args []string, o analysis.Options, f analyzeFl
 	if err != nil {
 		return err
 	}
-	if f.output == "" {
-		return write(cmd.OutOrStdout(), r)
-	}
-	file, err := os.Create(f.output)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	if err := write(file, r); err != nil {
-		return err
-	}
-	return file.Close()
+	return writeReport(cmd.OutOrStdout(), f.output, write, r)
 }
 
 // policyFlags holds the raw values of the call policy flags that need
