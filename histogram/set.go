@@ -23,6 +23,11 @@ type Group struct {
 	// NAME_sum / NAME_count); nil for sources of single calls. Set.Merge
 	// leaves it alone.
 	Measured *Measured
+	// Cells holds the group's samples once more, interval by interval
+	// (Cell.Start -> cell), when its set keeps intervals for an interval
+	// log (Set.Every); nil otherwise.
+	Cells map[int64]*Cell
+	every int64 // the interval in seconds; 0: no cells
 }
 
 // Measured is what a source of aggregates measured for one group. Zero
@@ -58,6 +63,7 @@ type Set struct {
 	limit       int
 	folded      int64
 	foldedNames map[string]struct{}
+	every       int64 // interval of the groups' cells in seconds; 0: none (see Every)
 }
 
 // NewSet returns an empty set.
@@ -87,6 +93,10 @@ func (s *Set) Group(name string) *Group {
 		Latency:  New(),
 		Excluded: make(map[string]int64),
 		Arrivals: NewArrivals(),
+		every:    s.every,
+	}
+	if s.every > 0 {
+		g.Cells = make(map[int64]*Cell)
 	}
 	s.groups[name] = g
 	return g
@@ -105,6 +115,26 @@ func (s *Set) Fold(name string) *Group {
 		s.foldedNames[name] = struct{}{}
 	}
 	return s.Group(Other)
+}
+
+// FoldedNames returns the names of the groups folded into Other, sorted
+// (at most maxFoldedNames of them).
+func (s *Set) FoldedNames() []string {
+	return slices.Sorted(maps.Keys(s.foldedNames))
+}
+
+// AddFolded counts samples folded into Other elsewhere (a summary's), from
+// the groups called names.
+func (s *Set) AddFolded(samples int64, names []string) {
+	s.folded += samples
+	for _, name := range names {
+		if s.foldedNames == nil {
+			s.foldedNames = make(map[string]struct{})
+		}
+		if len(s.foldedNames) < maxFoldedNames {
+			s.foldedNames[name] = struct{}{}
+		}
+	}
 }
 
 // hasOther is 1 when the set holds the group Other, which the limit does
@@ -153,6 +183,15 @@ func (s *Set) Merge(o *Set) {
 				g.Connect = New()
 			}
 			g.Connect.Merge(og.Connect)
+		}
+		if g.Cells != nil {
+			for start, oc := range og.Cells {
+				if c := g.Cells[start]; c != nil {
+					c.Merge(oc)
+				} else {
+					g.Cells[start] = oc.clone()
+				}
+			}
 		}
 	}
 	s.folded += o.folded

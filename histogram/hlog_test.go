@@ -1,0 +1,231 @@
+package histogram
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/ingest"
+)
+
+// fill records the same random calls into a plain set and, by interval,
+// into a set that keeps cells, the way analysis files samples.
+func fill(t *testing.T, plain, cells *Set, n int) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(1, 2))
+	t0 := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	groups := []string{"GET /users/{id}", "POST /orders", "a,b%c#[x]"}
+	for i := range n {
+		name := groups[r.IntN(len(groups))]
+		at := t0.Add(time.Duration(r.Int64N(int64(7 * time.Minute))))
+		if i%97 == 0 {
+			at = time.Time{} // no time
+		}
+		d := time.Duration(r.ExpFloat64() * float64(20*time.Millisecond))
+		for _, s := range []*Set{plain, cells} {
+			g := s.Group(name)
+			c := g.Cell(at)
+			if !at.IsZero() {
+				g.Arrivals.Add(at)
+				if c != nil {
+					c.Arrive(at.Unix(), 1)
+				}
+			}
+			if i%5 == 0 {
+				g.RecordConnect(d / 10)
+				if c != nil {
+					c.RecordConnect(d / 10)
+				}
+			}
+			switch {
+			case i%13 == 0:
+				g.Excluded["5xx"]++
+				if c != nil {
+					c.Exclude("5xx")
+				}
+			case i%29 == 0:
+				g.Latency.RecordCensored(d + time.Second)
+				if c != nil {
+					c.RecordCensored(d + time.Second)
+				}
+			case i%31 == 0:
+				g.Latency.Record(-d)
+				if c != nil {
+					c.Record(-d)
+				}
+			default:
+				g.Latency.Record(d)
+				if c != nil {
+					c.Record(d)
+				}
+			}
+		}
+	}
+}
+
+func TestLogRoundTrip(t *testing.T) {
+	plain, cells := NewSet(), NewSet()
+	cells.Every(time.Minute)
+	fill(t, plain, cells, 20_000)
+
+	var buf bytes.Buffer
+	require.NoError(t, WriteLog(&buf, cells, map[string]int{"records": 20_000}))
+	text := buf.String()
+	assert.True(t, strings.HasPrefix(text, logMarker), text[:80])
+	assert.Contains(t, text, "Tag=a%2Cb%25c%23%5Bx%5D,")
+	assert.Contains(t, text, "#[BaseTime: 0 (seconds since epoch)]")
+
+	back := NewSet()
+	lr := NewLogReader(&buf, "x.hlog")
+	var input json.RawMessage
+	entries := 0
+	for {
+		e, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		if e.Input != nil {
+			input = e.Input
+			continue
+		}
+		entries++
+		back.Group(e.Tag).AddCell(e.Cell)
+	}
+	assert.True(t, lr.Own())
+	assert.JSONEq(t, `{"records":20000}`, string(input))
+	assert.Equal(t, 3*(7+1), entries, "3 groups x 7 minutes + the untimed cells")
+
+	want, got := plain.Groups(), back.Groups()
+	require.Len(t, got, len(want))
+	for i, w := range want {
+		g := got[i]
+		assert.Equal(t, w.Name, g.Name)
+		assert.Equal(t, w.Latency.Count(), g.Latency.Count(), w.Name)
+		assert.Equal(t, w.Latency.Censored(), g.Latency.Censored(), w.Name)
+		wb, wa := w.Latency.OutOfRange()
+		gb, ga := g.Latency.OutOfRange()
+		assert.Equal(t, [2]int64{wb, wa}, [2]int64{gb, ga}, w.Name)
+		assert.Positive(t, wb)
+		for _, q := range []float64{0.5, 0.9, 0.99, 0.999, 1} {
+			assert.Equal(t, w.Latency.Quantile(q), g.Latency.Quantile(q), "%s q%v", w.Name, q)
+			assert.Equal(t, w.Latency.QuantileIsLowerBound(q), g.Latency.QuantileIsLowerBound(q))
+		}
+		assert.Equal(t, w.Connect.Count(), g.Connect.Count())
+		assert.Equal(t, w.Connect.Quantile(0.99), g.Connect.Quantile(0.99))
+		assert.Equal(t, w.Excluded, g.Excluded)
+		assert.Equal(t, w.Arrivals.Count(), g.Arrivals.Count())
+		assert.Equal(t, w.Arrivals.Span(), g.Arrivals.Span())
+		wm, wt := w.Arrivals.Busiest(time.Minute)
+		gm, gt := g.Arrivals.Busiest(time.Minute)
+		assert.Equal(t, wm, gm)
+		assert.Equal(t, wt, gt)
+		ws, _ := w.Arrivals.Busiest(time.Second)
+		gs, _ := g.Arrivals.Busiest(time.Second)
+		assert.Equal(t, ws, gs)
+	}
+}
+
+// Cells filled apart (one set per host, one per core) merge to the cells
+// of one set.
+func TestCellsMerge(t *testing.T) {
+	a, b, all := NewSet(), NewSet(), NewSet()
+	for _, s := range []*Set{a, b, all} {
+		s.Every(time.Minute)
+	}
+	t0 := time.Unix(1_800_000_000, 0)
+	for i := range 1000 {
+		at := t0.Add(time.Duration(i) * 250 * time.Millisecond)
+		s := a
+		if i%3 == 0 {
+			s = b
+		}
+		for _, s := range []*Set{s, all} {
+			c := s.Group("g").Cell(at)
+			c.Record(time.Duration(i) * time.Millisecond)
+			c.Arrive(at.Unix(), 1)
+		}
+	}
+	a.Merge(b)
+	ga, gall := a.Group("g"), all.Group("g")
+	require.Len(t, ga.Cells, len(gall.Cells))
+	for start, c := range gall.Cells {
+		m := ga.Cells[start]
+		require.NotNil(t, m, start)
+		assert.Equal(t, c.Latency.TotalCount(), m.Latency.TotalCount())
+		assert.Equal(t, c.Latency.ValueAtPercentile(99), m.Latency.ValueAtPercentile(99))
+		assert.Equal(t, c.Seconds, m.Seconds)
+		assert.Equal(t, c.Calls, m.Calls)
+		assert.Zero(t, start%60, "intervals start on whole minutes")
+	}
+}
+
+func TestEquivalentRange(t *testing.T) {
+	for _, geo := range []struct {
+		lowest, highest int64
+		digits          int
+	}{{1, highestMicros, 3}, {1000, 3_600_000_000_000, 2}, {1, 1 << 40, 5}, {64, 1 << 30, 1}} {
+		h := hdr.New(geo.lowest, geo.highest, geo.digits)
+		for _, v := range []int64{0, 1, 7, 2047, 2048, 2049, 4095, 100_000, 123_456_789, geo.highest / 3} {
+			if v > geo.highest {
+				continue
+			}
+			h.Reset()
+			require.NoError(t, h.RecordValue(v))
+			lo := h.ValueAtQuantile(0)
+			hi := h.ValueAtQuantile(100)
+			assert.Equal(t, hi-lo+1, equivalentRange(lo, geo.lowest, geo.digits), "%+v v=%d", geo, v)
+		}
+	}
+}
+
+func TestLogReaderErrors(t *testing.T) {
+	good := func() string {
+		s := NewSet()
+		s.Every(time.Minute)
+		c := s.Group("g").Cell(time.Unix(1_800_000_000, 0))
+		c.Record(time.Millisecond)
+		c.Arrive(1_800_000_000, 1)
+		var b bytes.Buffer
+		require.NoError(t, WriteLog(&b, s, nil))
+		return b.String()
+	}()
+	lines := strings.Split(strings.TrimSuffix(good, "\n"), "\n")
+	histLine := lines[len(lines)-1]
+	for _, tc := range []struct {
+		name, log string
+		line      int
+		want      string
+	}{
+		{"bad number", "1.0,x,2.0,HISTFAAAAB\n", 1, `"x" is not a number of seconds`},
+		{"fields", "1.0,2.0,HISTFAAAAB\n", 1, "want start,length,max,histogram; got 3 fields"},
+		{"payload", "#c\n1.0,2.0,3.0,HISTnotbase64!\n", 2, "is not a histogram"},
+		{"tag only", "Tag=abc\n", 1, "Tag= with no interval"},
+		{"cell mismatch", strings.Replace(good, `"start":1800000000`, `"start":1800000060`, 1), len(lines), "its cell line"},
+		{"arrivals outside", strings.Replace(good, `"arrivals":[0,1]`, `"arrivals":[60,1]`, 1), len(lines) - 1, "is not a second of the interval"},
+		{"bad cell json", strings.Replace(good, `{"tag"`, `{tag`, 1), len(lines) - 1, "cell line is not valid"},
+		{"dangling cell", strings.TrimSuffix(good, histLine+"\n"), len(lines) - 1, "no histogram line after it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lr := NewLogReader(strings.NewReader(tc.log), "h.hlog")
+			var err error
+			for err == nil {
+				_, err = lr.Next()
+			}
+			var pe *ingest.ParseError
+			require.True(t, errors.As(err, &pe), "%v", err)
+			assert.Equal(t, tc.line, pe.Line, "%v", err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), "h.hlog:")
+		})
+	}
+}
