@@ -49,8 +49,13 @@ type Format struct {
 	// Sniff reports whether line (the first non-empty line of an input, at
 	// most 64 KiB) looks like this format; nil: never chosen by "auto".
 	Sniff func(line []byte) bool
-	// New returns a decoder over r, named name in errors.
+	// New returns a decoder over r, named name in errors; nil for
+	// formats of histograms.
 	New func(r io.Reader, name string, o Options) (Decoder, error)
+	// Histograms says the format holds histograms rather than samples
+	// (the HdrHistogram interval log): its inputs are read by package
+	// histogram, not by a Decoder; see Detect.
+	Histograms bool
 }
 
 // formats is the registry, filled by each format's file in its init.
@@ -90,7 +95,18 @@ func NewDecoder(format string, r io.Reader, name string, o Options) (Decoder, er
 	if err != nil {
 		return nil, err
 	}
+	if f.New == nil {
+		return nil, fmt.Errorf("%s: format %s holds histograms, not samples: it has no decoder", name, f.Name)
+	}
 	return f.New(r, name, o)
+}
+
+// Detect returns the format NewDecoder would pick for r (by name, or
+// sniffed from the first line for "auto"), and the reader to go on with:
+// r, or a bufio.Reader over r holding what sniffing read. Callers use it to
+// send inputs of histograms (Format.Histograms) elsewhere.
+func Detect(format string, r io.Reader, name string, o Options) (Format, io.Reader, error) {
+	return detect(format, r, name, o)
 }
 
 // detect returns the format NewDecoder picks for r, and what to give its

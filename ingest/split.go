@@ -3,6 +3,7 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 )
 
@@ -104,6 +105,9 @@ func NewSplitter(format string, r io.Reader, name string, o Options, size int) (
 	f, _, err := detect(format, br, name, o)
 	if err != nil {
 		return nil, err
+	}
+	if f.New == nil {
+		return nil, fmt.Errorf("%s: format %s holds histograms, not samples: it has no decoder", name, f.Name)
 	}
 	return &Splitter{br: br, f: f, name: name, o: o, size: size, line: 1, free: make(chan []byte, 16)}, nil
 }
