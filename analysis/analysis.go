@@ -5,6 +5,7 @@
 package analysis
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -61,6 +62,14 @@ type Options struct {
 	Workers int
 	// chunkSize is the size of those chunks; 0 = ingest.DefaultChunkSize.
 	chunkSize int
+
+	// From and To keep the calls of [From, To) alone; zero: no bound.
+	// Interval logs are kept or left out an interval at a time, by its
+	// start (see readLog).
+	From, To time.Time
+	// every > 0 keeps each group's samples per interval of that length
+	// too (histogram.Set.Every), for Summarize.
+	every time.Duration
 }
 
 // Progress follows the reading of the inputs (internal/progress draws it
@@ -78,48 +87,12 @@ type Progress interface {
 
 // Run analyses the inputs and returns the report. stdin is read for "-".
 func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error) {
-	if len(o.Inputs) == 0 {
-		o.Inputs = []string{"-"}
-	}
-	if o.ShowErrors == 0 {
-		o.ShowErrors = 5
-	}
-	if o.MaxGroups == 0 {
-		o.MaxGroups = DefaultMaxGroups
-	}
-	inputs, err := ingest.Expand(o.Inputs)
+	o.defaults()
+	set, in, err := read(ctx, o, stdin)
 	if err != nil {
 		return nil, err
 	}
-	r := &report.Report{Input: report.Input{Files: inputs, BadExamples: []string{}, Notes: []string{}}}
-	set := histogram.NewSet()
-	set.Limit(o.MaxGroups)
-	if o.Progress != nil {
-		o.Progress.Begin(inputSize(inputs, stdin))
-		defer o.Progress.End()
-	}
-	var par *parallel
-	if o.Workers == 0 {
-		o.Workers = runtime.GOMAXPROCS(0)
-	}
-	if o.Workers > 1 {
-		par = newParallel(o.Workers, o.MaxGroups)
-	}
-	for _, name := range inputs {
-		read := readInput
-		if par != nil {
-			read = par.read
-		}
-		if err := read(ctx, name, o, stdin, set, &r.Input); err != nil {
-			return nil, err
-		}
-	}
-	if par != nil {
-		set = par.set()
-	}
-	if o.Progress != nil {
-		o.Progress.End()
-	}
+	r := &report.Report{Input: in}
 	if samples, groups := set.Folded(); samples > 0 {
 		r.Input.Notes = append(r.Input.Notes, fmt.Sprintf(
 			"%s calls from %s more groups are folded into %q: only %d groups are kept apart (--max-groups).",
@@ -157,6 +130,59 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 	return r, nil
 }
 
+func (o *Options) defaults() {
+	if len(o.Inputs) == 0 {
+		o.Inputs = []string{"-"}
+	}
+	if o.ShowErrors == 0 {
+		o.ShowErrors = 5
+	}
+	if o.MaxGroups == 0 {
+		o.MaxGroups = DefaultMaxGroups
+	}
+	if o.Workers == 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+}
+
+// read reads every input into one set: samples of logs and CSV, histograms
+// of interval logs.
+func read(ctx context.Context, o Options, stdin io.Reader) (*histogram.Set, report.Input, error) {
+	o.defaults()
+	inputs, err := ingest.Expand(o.Inputs)
+	if err != nil {
+		return nil, report.Input{}, err
+	}
+	in := report.Input{Files: inputs, BadExamples: []string{}, Notes: []string{}}
+	set := o.newSet()
+	set.Limit(o.MaxGroups)
+	if o.Progress != nil {
+		o.Progress.Begin(inputSize(inputs, stdin))
+		defer o.Progress.End()
+	}
+	var par *parallel
+	if o.Workers > 1 {
+		par = newParallel(o.Workers, o.MaxGroups, o.newSet)
+	}
+	logs := newLogState()
+	for _, name := range inputs {
+		if err := readAny(ctx, name, o, stdin, set, par, logs, &in); err != nil {
+			return nil, in, err
+		}
+	}
+	if par != nil {
+		all := par.set()
+		all.Merge(set) // what interval logs held
+		set = all
+	}
+	logs.finish(set, o, &in)
+	if in.OutsideRange > 0 {
+		in.Notes = append(in.Notes, fmt.Sprintf("%s calls outside %s are left out.",
+			human.Count(in.OutsideRange), describeRange(o.From, o.To)))
+	}
+	return set, in, nil
+}
+
 // sharedPoolNote checks that the bulkheads of groups sharing one pool fit
 // in it together (DOMAIN.md section 2): each group's verdict looks at the
 // pool alone, but a caller gives all its dependencies the same pool.
@@ -185,14 +211,60 @@ func sharedPoolNote(r *report.Report, pool int) {
 		known, human.Count(int64(total)), human.Count(int64(pool)), human.Count(int64(pool-total))))
 }
 
-// readInput decodes one input into set, counting records and bad records.
-func readInput(ctx context.Context, name string, o Options, stdin io.Reader, set *histogram.Set, in *report.Input) error {
+// newSet returns an empty set that keeps intervals when o asks for them.
+func (o Options) newSet() *histogram.Set {
+	s := histogram.NewSet()
+	if o.every > 0 {
+		s.Every(o.every)
+	}
+	return s
+}
+
+// inRange reports whether a call at t lies in [From, To); without bounds,
+// every call does, and with one, a call without a time does not.
+func (o *Options) inRange(t time.Time) bool {
+	if o.From.IsZero() && o.To.IsZero() {
+		return true
+	}
+	return !t.IsZero() && (o.From.IsZero() || !t.Before(o.From)) && (o.To.IsZero() || t.Before(o.To))
+}
+
+// describeRange says [from, to) for people.
+func describeRange(from, to time.Time) string {
+	switch {
+	case to.IsZero():
+		return "--from " + from.UTC().Format(time.RFC3339)
+	case from.IsZero():
+		return "--to " + to.UTC().Format(time.RFC3339)
+	}
+	return "--from " + from.UTC().Format(time.RFC3339) + " --to " + to.UTC().Format(time.RFC3339)
+}
+
+// readAny reads one input: an interval log into set, samples into set or
+// the parallel workers' sets.
+func readAny(ctx context.Context, name string, o Options, stdin io.Reader, set *histogram.Set, par *parallel, logs *logState, in *report.Input) error {
 	rc, err := open(name, stdin, o.Progress)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	dec, err := ingest.NewDecoder(o.Format, rc, name, o.Ingest)
+	f, r, err := ingest.Detect(o.Format, bufio.NewReaderSize(rc, 64<<10), name, o.Ingest)
+	if err != nil {
+		return err
+	}
+	if f.Histograms {
+		return readLog(ctx, name, r, o, set, logs, in)
+	}
+	o.Format = f.Name
+	if par != nil {
+		return par.read(ctx, name, r, o, in)
+	}
+	return readInput(ctx, name, r, o, set, in)
+}
+
+// readInput decodes one input into set, counting records and bad records.
+func readInput(ctx context.Context, name string, r io.Reader, o Options, set *histogram.Set, in *report.Input) error {
+	dec, err := ingest.NewDecoder(o.Format, r, name, o.Ingest)
 	if err != nil {
 		return err
 	}
@@ -227,12 +299,19 @@ func readInput(ctx context.Context, name string, o Options, stdin io.Reader, set
 			continue
 		}
 		in.Records++
+		if !o.inRange(s.Time) {
+			in.OutsideRange++
+			continue
+		}
 		add(set.Group(groupName(s.Group)), &o.Status, s)
 	}
 }
 
 // add files one sample under its group.
 func add(g *histogram.Group, rule *ingest.StatusRule, s ingest.Sample) {
+	if g.Cells != nil {
+		addCell(g.Cell(s.Time), rule, s)
+	}
 	if !s.Time.IsZero() {
 		g.Arrivals.Add(s.Time)
 	}
@@ -247,6 +326,26 @@ func add(g *histogram.Group, rule *ingest.StatusRule, s ingest.Sample) {
 		g.Latency.RecordCensored(s.Latency)
 	} else {
 		g.Latency.Record(s.Latency)
+	}
+}
+
+// addCell files one sample in its interval's cell, as add does in the
+// group's totals.
+func addCell(c *histogram.Cell, rule *ingest.StatusRule, s ingest.Sample) {
+	if !s.Time.IsZero() {
+		c.Arrive(s.Time.Unix(), 1)
+	}
+	if s.ConnectKnown {
+		c.RecordConnect(s.Connect)
+	}
+	if reason := rule.Classify(&s); reason != "" {
+		c.Exclude(reason)
+		return
+	}
+	if s.Censored {
+		c.RecordCensored(s.Latency)
+	} else {
+		c.Record(s.Latency)
 	}
 }
 

@@ -38,13 +38,16 @@ type parallel struct {
 	adm     admission
 	// seq holds the samples the calling goroutine files itself (see
 	// chunkResult.pending); nil until needed.
-	seq *histogram.Set
+	seq    *histogram.Set
+	newSet func() *histogram.Set
 }
 
-func newParallel(workers, maxGroups int) *parallel {
-	p := &parallel{adm: admission{limit: maxGroups, admitted: map[string]bool{}}}
+// newParallel returns a reader with one worker per core (workers), each
+// filling a set newSet returns.
+func newParallel(workers, maxGroups int, newSet func() *histogram.Set) *parallel {
+	p := &parallel{adm: admission{limit: maxGroups, admitted: map[string]bool{}}, newSet: newSet}
 	for range workers {
-		p.workers = append(p.workers, &worker{adm: &p.adm, set: histogram.NewSet(), known: map[string]*histogram.Group{}})
+		p.workers = append(p.workers, &worker{adm: &p.adm, set: newSet(), known: map[string]*histogram.Group{}})
 	}
 	return p
 }
@@ -95,6 +98,7 @@ type worker struct {
 type chunkResult struct {
 	seq          int
 	records, bad int64
+	outside      int64    // records outside --from/--to
 	examples     []string // the first bad lines, at most ShowErrors
 	// pending are the chunk's samples whose group could not be decided
 	// while the chunk was decoded, in input order.
@@ -104,13 +108,8 @@ type chunkResult struct {
 
 // read reads one input, as readInput does; the samples go to the workers'
 // sets, not to the set readInput would fill.
-func (p *parallel) read(ctx context.Context, name string, o Options, stdin io.Reader, _ *histogram.Set, in *report.Input) error {
-	rc, err := open(name, stdin, o.Progress)
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	sp, err := ingest.NewSplitter(o.Format, rc, name, o.Ingest, o.chunkSize)
+func (p *parallel) read(ctx context.Context, name string, r io.Reader, o Options, in *report.Input) error {
+	sp, err := ingest.NewSplitter(o.Format, r, name, o.Ingest, o.chunkSize)
 	if err != nil {
 		return err
 	}
@@ -192,6 +191,7 @@ func (p *parallel) read(ctx context.Context, name string, o Options, stdin io.Re
 func (p *parallel) take(r chunkResult, o *Options, in *report.Input) error {
 	in.Records += r.records
 	in.BadRecords += r.bad
+	in.OutsideRange += r.outside
 	for _, e := range r.examples {
 		if len(in.BadExamples) < o.ShowErrors {
 			in.BadExamples = append(in.BadExamples, e)
@@ -205,7 +205,7 @@ func (p *parallel) take(r chunkResult, o *Options, in *report.Input) error {
 	defer a.mu.Unlock()
 	for _, s := range r.pending {
 		if p.seq == nil {
-			p.seq = histogram.NewSet()
+			p.seq = p.newSet()
 		}
 		name := groupName(s.Group)
 		var g *histogram.Group
@@ -284,6 +284,10 @@ func (w *worker) decode(ctx context.Context, c ingest.Chunk, sp *ingest.Splitter
 			continue
 		}
 		r.records++
+		if !o.inRange(s.Time) {
+			r.outside++
+			continue
+		}
 		if g := w.group(groupName(s.Group)); g != nil {
 			add(g, &o.Status, s)
 		} else {

@@ -42,6 +42,9 @@ type Input struct {
 	// BadRecords is how many could not be parsed; BadExamples shows the first few.
 	BadRecords  int64    `json:"bad_records"`
 	BadExamples []string `json:"bad_examples"`
+	// OutsideRange is how many records lay outside --from/--to (or, in
+	// interval logs, how many calls their intervals held).
+	OutsideRange int64 `json:"outside_range,omitempty"`
 	// Notes are facts about the input worth knowing (how a rate was split, ...).
 	Notes []string `json:"notes"`
 }

@@ -1,0 +1,232 @@
+package analysis
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/report"
+)
+
+// hosts cuts a log into n logs the way a load balancer spreads calls over
+// n hosts: line i goes to host i mod n, so each host's log spans the whole
+// time and every interval holds calls from every host.
+func hosts(data []byte, n int) [][]byte {
+	out := make([][]byte, n)
+	for i, line := range bytes.SplitAfter(data, []byte("\n")) {
+		out[i%n] = append(out[i%n], line...)
+	}
+	return out
+}
+
+// censor turns every k-th line's status into a 504 (a timeout, kept as
+// censored) and every (k+1)-th into a 499 (the client gave up; censored).
+func censor(data []byte, k int) []byte {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	for i := range lines {
+		for _, c := range []struct {
+			every  int
+			status string
+		}{{k, " 504 "}, {k + 1, " 499 "}} {
+			if i%c.every == c.every-1 {
+				lines[i] = bytes.Replace(lines[i], []byte(" 200 "), []byte(c.status), 1)
+			}
+		}
+	}
+	return bytes.Join(lines, nil)
+}
+
+// reportJSON runs an analysis and returns its report as JSON, with the
+// input's file names, which differ by design, left out.
+func reportJSON(t *testing.T, o Options) (string, *report.Report) {
+	t.Helper()
+	r, err := Run(context.Background(), o, nil)
+	require.NoError(t, err)
+	r.Input.Files = nil
+	var b bytes.Buffer
+	require.NoError(t, report.WriteJSON(&b, r))
+	return b.String(), r
+}
+
+// TestSummariesMergeToTheRawReport is the acceptance test: a log
+// is split across several "hosts", each host's part is summarised to an
+// interval log, and the analysis of the interval logs together is the
+// analysis of the whole log: the same percentiles, recommendation, rates
+// (mean, busiest minute and second), censored, excluded and bad-line
+// counts, the JSON report byte for byte but for the file names.
+func TestSummariesMergeToTheRawReport(t *testing.T) {
+	dir := t.TempDir()
+	// 40,000 calls at 100/s: almost 7 minutes, routes with ids, 0.5 % fast
+	// 500s (excluded), 504s and 499s (censored), bad lines.
+	whole := spoil(censor(nginxLog(t, 11, 40_000), 211), 1499)
+	real, err := os.ReadFile("../testdata/nginx/access.log") // connect times too
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name  string
+		data  []byte
+		hosts int
+		every time.Duration
+		o     func(o *Options)
+	}{
+		{"generated nginx, 3 hosts, per route and status class", whole, 3, time.Minute, func(o *Options) {
+			o.Ingest.By = []string{"route", "status_class"}
+			o.Rate, o.Pool = 0, 200
+		}},
+		{"real nginx with connect times, 2 hosts", real, 2, time.Minute, func(o *Options) {
+			o.Ingest.NginxConf, o.Ingest.LogFormatName = "../testdata/nginx/nginx.conf", "timing"
+			o.Ingest.By = []string{"route"}
+			o.Pool = 64
+		}},
+		{"40 s cut out by --from/--to, 4 hosts", whole, 4, 10 * time.Second, func(o *Options) {
+			// The log spans 10:00:00 to 10:01:40.
+			o.Ingest.By = []string{"route"}
+			o.From = time.Date(2026, 11, 2, 10, 0, 30, 0, time.UTC)
+			o.To = time.Date(2026, 11, 2, 10, 1, 10, 0, time.UTC)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := options(filepath.Join(dir, "whole.log"))
+			raw.ShowErrors = 100
+			tc.o(&raw)
+			require.NoError(t, os.WriteFile(raw.Inputs[0], tc.data, 0o644))
+			want, wantR := reportJSON(t, raw)
+
+			var summaries []string
+			for i, part := range hosts(tc.data, tc.hosts) {
+				name := filepath.Join(dir, "host"+string(rune('a'+i)))
+				require.NoError(t, os.WriteFile(name+".log", part, 0o644))
+				o := raw
+				o.Inputs = []string{name + ".log"}
+				o.From, o.To = time.Time{}, time.Time{} // the summary keeps all; the range is the reader's
+				var hlog bytes.Buffer
+				_, err := Summarize(context.Background(), o, tc.every, nil, &hlog)
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(name+".hlog", hlog.Bytes(), 0o644))
+				summaries = append(summaries, name+".hlog")
+			}
+			merged := options(summaries...)
+			merged.ShowErrors = 100
+			tc.o(&merged)
+			// Grouping and log format flags are the summary's business: the
+			// reader of interval logs must not need them.
+			merged.Ingest.By, merged.Ingest.NginxConf, merged.Ingest.LogFormatName = nil, "", ""
+			got, gotR := reportJSON(t, merged)
+
+			// The bad lines are quoted with their host file's name and line.
+			for _, r := range []*report.Report{wantR, gotR} {
+				for i := range r.Input.BadExamples {
+					r.Input.BadExamples[i] = r.Input.BadExamples[i][strings.Index(r.Input.BadExamples[i], ": "):]
+				}
+			}
+			if len(wantR.Input.BadExamples) > 0 {
+				assert.ElementsMatch(t, wantR.Input.BadExamples, gotR.Input.BadExamples)
+				wantR.Input.BadExamples, gotR.Input.BadExamples = nil, nil
+				want, got = mustJSON(t, wantR), mustJSON(t, gotR)
+			}
+			assert.Equal(t, want, got)
+
+			// Not equal by luck: the figures that could go wrong are there.
+			require.NotEmpty(t, wantR.Groups)
+			g := wantR.Groups[0]
+			assert.Positive(t, g.Samples)
+			assert.Equal(t, "measured", g.LittlesLaw.RateSource)
+			if tc.name != "real nginx with connect times, 2 hosts" {
+				assert.Positive(t, wantR.Input.BadRecords)
+				var censored, excluded int64
+				for _, g := range wantR.Groups {
+					censored += g.Censored
+					for _, n := range g.Excluded {
+						excluded += n
+					}
+				}
+				assert.Positive(t, censored)
+				assert.Positive(t, excluded)
+			}
+			if !raw.From.IsZero() {
+				assert.Positive(t, wantR.Input.OutsideRange)
+				assert.Less(t, wantR.Input.OutsideRange, wantR.Input.Records)
+			}
+		})
+	}
+}
+
+func mustJSON(t *testing.T, r *report.Report) string {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, report.WriteJSON(&b, r))
+	return b.String()
+}
+
+// A summary does not depend on how many cores read the log.
+func TestSummaryIsTheSameOnAnyCores(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "access.log")
+	data := spoil(censor(nginxLog(t, 12, 30_000), 97), 501)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	var records int64 // lines, the blank ones aside
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(l)) > 0 {
+			records++
+		}
+	}
+	var out []string
+	for _, workers := range []int{1, 2, 5} {
+		o := options(path)
+		o.Ingest.By = []string{"route"}
+		o.Workers, o.chunkSize = workers, 64<<10
+		var b bytes.Buffer
+		in, err := Summarize(context.Background(), o, 30*time.Second, nil, &b)
+		require.NoError(t, err)
+		assert.Equal(t, records, in.Records)
+		out = append(out, b.String())
+	}
+	assert.Equal(t, out[0], out[1])
+	assert.Equal(t, out[0], out[2])
+	// 30,000 calls at 400/s are 75 s: intervals at :00, :30 and :60 (whole
+	// half minutes), 4 routes each.
+	assert.Equal(t, 3*4, strings.Count(out[0], "\nTag="), out[0][:400])
+}
+
+func TestSummarizeRefusesOddIntervals(t *testing.T) {
+	for _, d := range []time.Duration{0, 500 * time.Millisecond, 1500 * time.Millisecond} {
+		_, err := Summarize(context.Background(), options("../testdata/mixture.csv"), d, nil, &bytes.Buffer{})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "want whole seconds")
+	}
+}
+
+// A corrupt line of an interval log is a bad record with its file and
+// line, counted and quoted like a bad log line; --strict makes it fatal.
+func TestCorruptIntervalLog(t *testing.T) {
+	var b bytes.Buffer
+	_, err := Summarize(context.Background(), options("../testdata/mixture.csv"), time.Minute, nil, &b)
+	require.NoError(t, err)
+	lines := strings.Split(b.String(), "\n")
+	var bad int
+	for i, l := range lines {
+		if strings.HasPrefix(l, "Tag=") && bad == 0 {
+			lines[i] = l[:len(l)-20] + "!!!!" // a broken histogram
+			bad = i + 1
+		}
+	}
+	path := writeFile(t, "a.hlog", strings.Join(lines, "\n"))
+	r, err := Run(context.Background(), options(path), nil)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), r.Input.BadRecords)
+	require.Len(t, r.Input.BadExamples, 1)
+	assert.Contains(t, r.Input.BadExamples[0], path+":"+strconv.Itoa(bad)+": field \"Interval_Compressed_Histogram\"")
+
+	o := options(path)
+	o.Strict = true
+	_, err = Run(context.Background(), o, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "(--strict)")
+}
