@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +18,7 @@ import (
 // analyzeFlags holds the raw flag values that need parsing.
 type analyzeFlags struct {
 	unit, falseTimeouts, network, format, output, status string
+	from, to                                             string
 	by                                                   []string
 	quiet                                                bool // no progress line (file commands)
 }
@@ -92,6 +96,14 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 		return runFiles(cmd, args, o, f, pf, lookup)
 	}
 	addPolicyFlags(cmd, &o, &pf)
+	addInputFlags(cmd, &o, &f)
+	addAnalysisFlags(cmd, &o, &f)
+	return cmd
+}
+
+// addInputFlags registers the flags that say how to read the inputs and
+// group their samples, which analyze, simulate and summarize share.
+func addInputFlags(cmd *cobra.Command, o *analysis.Options, f *analyzeFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&o.Format, "input", "auto", "input format: "+strings.Join(ingest.FormatNames(), ", "))
 	fl.StringVar(&o.Ingest.LogFormat, "log-format", "", "nginx log_format or Apache LogFormat string of the input")
@@ -104,19 +116,18 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 	fl.StringVar(&o.Ingest.PathField, "path-field", "", "JSON logs: the request path field")
 	fl.StringVar(&o.Ingest.MethodField, "method-field", "", "JSON logs: the request method field")
 	fl.StringArrayVar(&o.Ingest.RoutePatterns, "route-pattern", nil, "a route of your own, e.g. /users/{id}/posts/* (repeatable; tried before automatic normalization)")
-	fl.IntVar(&o.MaxGroups, "max-groups", analysis.DefaultMaxGroups, "keep at most this many groups apart; the rest go to \"other\"")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on standard error while reading (drawn only when it is a terminal)")
 	fl.StringVar(&f.status, "status", "", "status rule overrides, e.g. \"exclude=4xx count=404 censor=503\"")
 	fl.StringVar(&o.Ingest.CSV.Column, "column", "", "latency column (name, or 1-based index); default: a well-known name")
-	fl.StringVar(&f.unit, "unit", "", "unit of the latency column: ns, us, ms, s; default: from the column name's suffix")
+	fl.StringVar(&f.unit, "unit", "", "unit of the latency column (CSV, JSON logs) or of interval logs other tools wrote: ns, us, ms, s; default: from the column name's suffix, ns for interval logs")
 	fl.StringVar(&o.Ingest.CSV.TimeColumn, "time-column", "", "timestamp column (RFC 3339, Unix seconds or milliseconds); default: timestamp, time, ts, date")
 	fl.StringVar(&o.Ingest.CSV.StatusColumn, "status-column", "", "status column; default: status, status_code, code")
 	fl.StringSliceVar(&f.by, "by", nil, "group by: CSV column names, or for logs "+strings.Join(ingest.GroupKeys, ", "))
 	fl.BoolVar(&o.Strict, "strict", false, "stop at the first bad record instead of counting it")
 	fl.BoolVar(&o.Status.IncludeErrors, "include-errors", false, "count 4xx and 5xx responses as latency samples")
-
-	addAnalysisFlags(cmd, &o, &f)
-	return cmd
+	fl.IntVar(&o.MaxGroups, "max-groups", analysis.DefaultMaxGroups, "keep at most this many groups apart; the rest go to \"other\"")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on standard error while reading (drawn only when it is a terminal)")
+	fl.StringVar(&f.from, "from", "", "keep the calls from this time on (RFC 3339 or Unix seconds); interval logs: the intervals that start then or later")
+	fl.StringVar(&f.to, "to", "", "keep the calls before this time (RFC 3339 or Unix seconds); interval logs: the intervals that start before it")
 }
 
 // addAnalysisFlags registers the flags every analysing command shares
@@ -142,21 +153,10 @@ func addAnalysisFlags(cmd *cobra.Command, o *analysis.Options, f *analyzeFlags) 
 
 // apply parses the flags that are not plain values into o.
 func (f analyzeFlags) apply(o *analysis.Options) error {
+	if err := f.applyInput(o); err != nil {
+		return err
+	}
 	var err error
-	if f.unit != "" {
-		if o.Ingest.Unit, err = ingest.ParseUnit(f.unit); err != nil {
-			return fmt.Errorf("--unit: %w", err)
-		}
-		o.Ingest.CSV.Unit = o.Ingest.Unit
-	}
-	o.Ingest.By, o.Ingest.CSV.By = f.by, f.by
-	if f.status != "" {
-		include := o.Status.IncludeErrors
-		if o.Status, err = ingest.ParseStatusRule(f.status); err != nil {
-			return fmt.Errorf("--status: %w", err)
-		}
-		o.Status.IncludeErrors = include
-	}
 	if o.Recommend.FalseTimeouts, err = recommend.ParsePercent(f.falseTimeouts); err != nil {
 		return fmt.Errorf("--false-timeouts: %w", err)
 	}
@@ -175,6 +175,50 @@ func (f analyzeFlags) apply(o *analysis.Options) error {
 		}
 	}
 	return nil
+}
+
+// applyInput parses the input flags (addInputFlags) into o.
+func (f analyzeFlags) applyInput(o *analysis.Options) error {
+	var err error
+	if f.unit != "" {
+		if o.Ingest.Unit, err = ingest.ParseUnit(f.unit); err != nil {
+			return fmt.Errorf("--unit: %w", err)
+		}
+		o.Ingest.CSV.Unit = o.Ingest.Unit
+	}
+	o.Ingest.By, o.Ingest.CSV.By = f.by, f.by
+	if f.status != "" {
+		include := o.Status.IncludeErrors
+		if o.Status, err = ingest.ParseStatusRule(f.status); err != nil {
+			return fmt.Errorf("--status: %w", err)
+		}
+		o.Status.IncludeErrors = include
+	}
+	if o.From, err = parseTime(f.from); err != nil {
+		return fmt.Errorf("--from: %w", err)
+	}
+	if o.To, err = parseTime(f.to); err != nil {
+		return fmt.Errorf("--to: %w", err)
+	}
+	if !o.From.IsZero() && !o.To.IsZero() && !o.From.Before(o.To) {
+		return fmt.Errorf("--from %s is not before --to %s", f.from, f.to)
+	}
+	return nil
+}
+
+// parseTime reads a time of --from or --to: RFC 3339 or Unix seconds; ""
+// is the zero time.
+func parseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if sec, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(sec, 0) && !math.IsNaN(sec) {
+		return time.Unix(0, int64(sec*1e9)), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time (2026-11-02T10:00:00Z) nor Unix seconds", s)
 }
 
 // presetList names the network allowance presets for --help.

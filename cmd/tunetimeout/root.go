@@ -27,6 +27,6 @@ policy fits the caller's deadline, and the client configuration to paste.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newAnalyze(), newPrometheus(), newSimulate(), newSnippet(), newVersion())
+	root.AddCommand(newAnalyze(), newPrometheus(), newSimulate(), newSnippet(), newSummarize(), newVersion())
 	return root
 }

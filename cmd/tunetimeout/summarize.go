@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tunetimeout/tunetimeout/analysis"
+	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/progress"
+)
+
+func newSummarize() *cobra.Command {
+	var (
+		o      = analysis.Options{}
+		f      analyzeFlags
+		every  = analysis.DefaultInterval
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "summarize [FILE...]",
+		Short: "Reduce logs to an HdrHistogram interval log (.hlog) that analyze merges with others",
+		Long: `summarize reads the same inputs as analyze, with the same grouping and status
+flags, and writes instead of a report an HdrHistogram interval log: one
+histogram per group and interval (--interval), in microseconds, with the
+group in its Tag=. Comment lines keep what the format has no place for (the
+censored values, connect times, exclusions by reason, calls out of range,
+arrivals per second, records and bad lines), so that
+
+  tunetimeout analyze host-a.hlog host-b.hlog ...
+
+gives the report one run over all the raw logs would give. Summaries are a
+few kilobytes an interval: summarise logs where they are written, copy the
+.hlog files, analyse them together. Intervals start at whole multiples of
+--interval since the Unix epoch, so summaries of different hosts line up;
+calls without a time go to one last interval at time 0 of length 0.`,
+		Example: `  # On each host: the day's logs, per route, in one-minute intervals
+  tunetimeout summarize --by route -o $(hostname).hlog /var/log/nginx/access.log*
+
+  # Anywhere: all hosts together, or one hour of them
+  tunetimeout analyze --pool 200 host-*.hlog
+  tunetimeout analyze --from 2026-11-02T10:00:00Z --to 2026-11-02T11:00:00Z host-*.hlog`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.applyInput(&o); err != nil {
+				return usageError{err}
+			}
+			if every < time.Second || every%time.Second != 0 {
+				return usageError{fmt.Errorf("--interval %s: want whole seconds, at least 1s", every)}
+			}
+			o.Inputs = args
+			if errOut := cmd.ErrOrStderr(); !f.quiet && progress.IsTerminal(errOut) {
+				o.Progress = progress.New(errOut)
+			}
+			// The log is written whole once the inputs are read, so a
+			// failed run leaves no half file behind.
+			var buf bytes.Buffer
+			in, err := analysis.Summarize(cmd.Context(), o, every, cmd.InOrStdin(), &buf)
+			if err != nil {
+				return err
+			}
+			if output == "" || output == "-" {
+				_, err = cmd.OutOrStdout().Write(buf.Bytes())
+				return err
+			}
+			if err := os.WriteFile(output, buf.Bytes(), 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s records (%s bad) in %s\n",
+				output, human.Count(in.Records), human.Count(in.BadRecords), human.Count(int64(buf.Len()))+" bytes")
+			return nil
+		},
+	}
+	addInputFlags(cmd, &o, &f)
+	fl := cmd.Flags()
+	fl.DurationVar(&every, "interval", every, "length of each interval (whole seconds)")
+	fl.StringVarP(&output, "output", "o", "", "write the interval log to this file instead of standard output")
+	return cmd
+}
