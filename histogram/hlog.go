@@ -288,6 +288,7 @@ func (lr *LogReader) Next() (LogEntry, error) {
 		return LogEntry{}, fmt.Errorf("%s: %w", lr.name, err)
 	}
 	if lr.pending != nil {
+		lr.pending = nil
 		return LogEntry{}, lr.errorf(lr.pendingLine, "", "", "cell line with no histogram line after it")
 	}
 	return LogEntry{}, io.EOF
@@ -320,18 +321,23 @@ func (lr *LogReader) comment(line []byte) (LogEntry, bool, error) {
 		}
 		lr.baseTime, lr.sawBase = v, true
 	case lr.own && strings.HasPrefix(s, cellPrefix):
+		var dangling error
 		if lr.pending != nil {
-			return LogEntry{}, false, lr.errorf(lr.pendingLine, "", "", "cell line with no histogram line after it")
+			dangling = lr.errorf(lr.pendingLine, "", "", "cell line with no histogram line after it")
+			lr.pending = nil
 		}
 		var j cellJSON
 		body := strings.TrimSuffix(s[len(cellPrefix):], "]")
 		if err := json.Unmarshal([]byte(body), &j); err != nil {
-			return LogEntry{}, false, lr.errorf(lr.line, "", "", "cell line is not valid: %v", err)
+			return LogEntry{}, false, cmp.Or(dangling, error(lr.errorf(lr.line, "", "", "cell line is not valid: %v", err)))
 		}
 		if len(j.Arrivals)%2 != 0 {
-			return LogEntry{}, false, lr.errorf(lr.line, "", "", "cell line: arrivals are not pairs of second and calls")
+			return LogEntry{}, false, cmp.Or(dangling, error(lr.errorf(lr.line, "", "", "cell line: arrivals are not pairs of second and calls")))
 		}
 		lr.pending, lr.pendingLine = &j, lr.line
+		if dangling != nil {
+			return LogEntry{}, false, dangling
+		}
 	case lr.own && strings.HasPrefix(s, inputPrefix):
 		body := strings.TrimSuffix(s[len(inputPrefix):], "]")
 		if !json.Valid([]byte(body)) {
