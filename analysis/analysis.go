@@ -104,7 +104,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		used += g.Latency.Count()
 	}
 	if used == 0 {
-		return nil, nothingToAnalyse(r.Input, groups)
+		return nil, nothingToAnalyse(r.Input, groups, o)
 	}
 	total := int64(0)
 	for _, g := range groups {
@@ -416,7 +416,7 @@ func analyseGroup(g *histogram.Group, o Options, share float64) (report.Result, 
 }
 
 // nothingToAnalyse explains why no sample could be used.
-func nothingToAnalyse(in report.Input, groups []*histogram.Group) error {
+func nothingToAnalyse(in report.Input, groups []*histogram.Group, o Options) error {
 	excluded := map[string]int64{}
 	for _, g := range groups {
 		for k, v := range g.Excluded {
@@ -429,6 +429,9 @@ func nothingToAnalyse(in report.Input, groups []*histogram.Group) error {
 	switch {
 	case in.Records == 0:
 		return fmt.Errorf("%w: the input holds no records", ErrNothingToAnalyse)
+	case len(groups) == 0 && in.OutsideRange > 0:
+		return fmt.Errorf("%w: all %s records that could be read lie outside %s", ErrNothingToAnalyse,
+			human.Count(in.OutsideRange), describeRange(o.From, o.To))
 	case in.BadRecords == in.Records:
 		first := ""
 		if len(in.BadExamples) > 0 {

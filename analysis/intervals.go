@@ -1,12 +1,13 @@
 package analysis
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
+	"slices"
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
@@ -69,7 +70,7 @@ func Summarize(ctx context.Context, o Options, every time.Duration, stdin io.Rea
 type logState struct {
 	// spans holds, per group, the intervals of logs other tools wrote:
 	// their calls give the rates (their logs have no arrivals).
-	spans map[string]*span
+	spans map[string][]span
 	// units lists the foreign logs read with an assumed unit; coarse those
 	// with fewer significant digits than ours.
 	foreign []string
@@ -78,15 +79,14 @@ type logState struct {
 	folded  int64
 }
 
-// span is what the intervals of one group say of its rate.
+// span is one interval of a foreign log: its start and length in seconds
+// and its calls.
 type span struct {
-	calls        int64
-	first, last  float64 // the earliest start and latest end, Unix seconds
-	peak         float64 // calls per second of the busiest interval
-	peakInterval float64 // its length
+	start, length float64
+	calls         int64
 }
 
-func newLogState() *logState { return &logState{spans: map[string]*span{}} }
+func newLogState() *logState { return &logState{spans: map[string][]span{}} }
 
 // readLog reads one interval log into set: each interval's histograms,
 // exclusions and arrivals join its group's (the tag; "all" without one).
@@ -190,21 +190,8 @@ func addTrailer(raw json.RawMessage, set *histogram.Set, o Options, in *report.I
 
 // interval takes one interval of a foreign log for group's rate.
 func (l *logState) interval(group string, e histogram.LogEntry, calls int64) {
-	if e.Untimed {
-		return
-	}
-	s := l.spans[group]
-	if s == nil {
-		s = &span{first: math.Inf(1), last: math.Inf(-1)}
-		l.spans[group] = s
-	}
-	s.calls += calls
-	s.first = min(s.first, e.Start)
-	s.last = max(s.last, e.Start+e.Length)
-	if e.Length >= 1 {
-		if r := float64(calls) / e.Length; r > s.peak {
-			s.peak, s.peakInterval = r, e.Length
-		}
+	if !e.Untimed {
+		l.spans[group] = append(l.spans[group], span{e.Start, e.Length, calls})
 	}
 }
 
@@ -212,14 +199,8 @@ func (l *logState) interval(group string, e histogram.LogEntry, calls int64) {
 // intervals' counts, and says what the reading assumed.
 func (l *logState) finish(set *histogram.Set, o Options, in *report.Input) {
 	for _, g := range set.Groups() {
-		s := l.spans[g.Name]
-		if s == nil || g.Arrivals.Count() > 0 || s.last-s.first < 2 {
-			continue
-		}
-		g.Measured = &histogram.Measured{
-			Rate:     float64(s.calls) / (s.last - s.first),
-			PeakRate: s.peak,
-			Source:   "interval counts",
+		if spans := l.spans[g.Name]; len(spans) > 0 && g.Arrivals.Count() == 0 {
+			g.Measured = intervalRates(spans)
 		}
 	}
 	if l.coarse > 0 {
@@ -227,4 +208,50 @@ func (l *logState) finish(set *histogram.Set, o Options, in *report.Input) {
 			"%s intervals hold histograms with fewer than %d significant digits: their values are read at the top of their coarser buckets.",
 			human.Count(int64(l.coarse)), histogram.Digits))
 	}
+}
+
+// intervalRates measures a group's rates from its intervals: the mean over
+// the time from the first start to the last end, the peak over the busiest
+// minute made of whole intervals (or the busiest interval when intervals
+// are a minute or longer). nil when the intervals span less than 2 s.
+func intervalRates(spans []span) *histogram.Measured {
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+	first, last := spans[0].start, spans[0].start+spans[0].length
+	var calls int64
+	for _, s := range spans {
+		last = max(last, s.start+s.length)
+		calls += s.calls
+	}
+	if last-first < 2 {
+		return nil
+	}
+	m := &histogram.Measured{Rate: float64(calls) / (last - first), Source: "interval counts"}
+	const minute = 60.0
+	if last-first <= minute {
+		m.PeakRate = m.Rate
+		return m
+	}
+	var sum int64 // calls of spans[i:j] shorter than a minute
+	j := 0
+	for i, s := range spans {
+		if j < i {
+			j, sum = i, 0
+		}
+		// The window [s.start, s.start+minute) takes the intervals that end in it.
+		for j < len(spans) && spans[j].start+spans[j].length <= s.start+minute {
+			if spans[j].length < minute {
+				sum += spans[j].calls
+			}
+			j++
+		}
+		if s.length >= minute {
+			m.PeakRate = max(m.PeakRate, float64(s.calls)/s.length)
+			continue
+		}
+		m.PeakRate = max(m.PeakRate, float64(sum)/minute)
+		if j > i {
+			sum -= s.calls
+		}
+	}
+	return m
 }

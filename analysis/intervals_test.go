@@ -230,3 +230,46 @@ func TestCorruptIntervalLog(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "(--strict)")
 }
+
+func TestIntervalRates(t *testing.T) {
+	sec := func(start, length float64, calls int64) span { return span{start, length, calls} }
+	// 10 s intervals over 3 minutes: 100 calls each, but 400 in the three
+	// intervals from 60 s on: the busiest minute is 60-120 s with
+	// 3x400 + 3x100 = 1,500 calls, 25/s.
+	var spans []span
+	for i := range 18 {
+		n := int64(100)
+		if i >= 6 && i < 9 {
+			n = 400
+		}
+		spans = append(spans, sec(1000+float64(i)*10, 10, n))
+	}
+	m := intervalRates(spans)
+	require.NotNil(t, m)
+	assert.InDelta(t, float64(15*100+3*400)/180, m.Rate, 1e-9)
+	assert.InDelta(t, 25.0, m.PeakRate, 1e-9)
+	assert.Equal(t, "interval counts", m.Source)
+
+	// Two hosts, the same intervals: counts add up per window.
+	both := append(append([]span{}, spans...), spans...)
+	m = intervalRates(both)
+	assert.InDelta(t, 50.0, m.PeakRate, 1e-9)
+
+	// Intervals of 5 minutes: the busiest interval's rate.
+	m = intervalRates([]span{sec(0, 300, 3000), sec(300, 300, 6000), sec(600, 300, 300)})
+	assert.InDelta(t, 20.0, m.PeakRate, 1e-9)
+	assert.InDelta(t, 9300.0/900, m.Rate, 1e-9)
+
+	// Less than a minute in all: the peak is the mean; under 2 s, no rate.
+	m = intervalRates([]span{sec(0, 10, 10), sec(10, 10, 30)})
+	assert.InDelta(t, 2.0, m.PeakRate, 1e-9)
+	assert.Nil(t, intervalRates([]span{sec(0, 1, 10)}))
+}
+
+func TestNothingInTheRange(t *testing.T) {
+	o := options("../testdata/mixture.csv")
+	o.From = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	_, err := Run(context.Background(), o, nil)
+	require.ErrorIs(t, err, ErrNothingToAnalyse)
+	assert.Contains(t, err.Error(), "all 200,961 records that could be read lie outside --from 2030-01-01T00:00:00Z")
+}
