@@ -1,0 +1,72 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The per-host workflow of the README on the command line: summarise two
+// halves of the worked example's CSV, analyse the summaries together, get
+// the worked example's report (the first line, which names the inputs,
+// aside).
+func TestSummarizeThenAnalyze(t *testing.T) {
+	data, err := os.ReadFile(mixture)
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(data), "\n")
+	header, rows := lines[0], lines[1:]
+	dir := t.TempDir()
+	var hlogs []string
+	for i, part := range [][]string{rows[:len(rows)/3], rows[len(rows)/3:]} {
+		csv := filepath.Join(dir, "host"+string(rune('a'+i))+".csv")
+		require.NoError(t, os.WriteFile(csv, []byte(header+strings.Join(part, "")), 0o644))
+		hlog := strings.TrimSuffix(csv, ".csv") + ".hlog"
+		_, errOut, code := execute(t, "", "summarize", csv, "--interval", "10s", "-o", hlog)
+		require.Equal(t, 0, code, errOut)
+		assert.Contains(t, errOut, hlog+": ")
+		hlogs = append(hlogs, hlog)
+	}
+	want, errOut, code := execute(t, "", "analyze", mixture, "--rate", "400", "--pool", "200")
+	require.Equal(t, 0, code, errOut)
+	got, errOut, code := execute(t, "", append([]string{"analyze", "--rate", "400", "--pool", "200"}, hlogs...)...)
+	require.Equal(t, 0, code, errOut)
+	cut := func(s string) string { return s[strings.Index(s, "\n"):] }
+	assert.Equal(t, cut(want), cut(got))
+	assert.Contains(t, got, "p99.9   792ms")
+
+	// Standard output when no file is named, and the interval log is
+	// detected by its first line whatever the file's name.
+	out, errOut, code := execute(t, "", "summarize", "--interval", "1h", mixture)
+	require.Equal(t, 0, code, errOut)
+	assert.True(t, strings.HasPrefix(out, "#[tunetimeout interval log 1"), out[:80])
+	stdin, _, code := execute(t, out, "analyze", "--rate", "400", "--pool", "200", "-")
+	require.Equal(t, 0, code)
+	assert.Equal(t, cut(want), cut(stdin))
+}
+
+func TestSummarizeUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"summarize", "--interval", "1500ms", mixture}, "want whole seconds"},
+		{[]string{"summarize", "--interval", "0s", mixture}, "want whole seconds"},
+		{[]string{"summarize", "--from", "yesterday", mixture}, `--from: "yesterday" is neither`},
+		{[]string{"analyze", "--from", "2026-11-02T11:00:00Z", "--to", "2026-11-02T10:00:00Z", mixture}, "is not before --to"},
+	} {
+		_, errOut, code := execute(t, "", tc.args...)
+		assert.Equal(t, 2, code, tc.args)
+		assert.Contains(t, errOut, tc.want)
+	}
+	// Nothing to summarise: exit 1, and no file left behind.
+	out := filepath.Join(t.TempDir(), "empty.hlog")
+	empty := filepath.Join(t.TempDir(), "empty.csv")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	_, errOut, code := execute(t, "", "summarize", "-o", out, empty)
+	assert.Equal(t, 1, code, errOut)
+	assert.NoFileExists(t, out)
+}
