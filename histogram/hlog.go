@@ -382,7 +382,7 @@ func (lr *LogReader) histogramLine(line []byte) (LogEntry, error) {
 		}
 		nums[i] = v
 	}
-	p, err := hdr.DecodePacked([]byte(f[3]))
+	p, err := decodeHistogram([]byte(f[3]))
 	if err != nil {
 		return e, lr.errorf(lr.line, "Interval_Compressed_Histogram", f[3], "is not a histogram: %v", err)
 	}
@@ -449,7 +449,7 @@ func (lr *LogReader) ownCell(e LogEntry, p *hdr.PackedHistogram, pending *cellJS
 			if h.text == "" {
 				continue
 			}
-			q, err := hdr.DecodePacked([]byte(h.text))
+			q, err := decodeHistogram([]byte(h.text))
 			if err != nil {
 				return e, lr.errorf(lr.pendingLine, h.name, h.text, "is not a histogram: %v", err)
 			}
