@@ -310,7 +310,9 @@ func readInput(ctx context.Context, name string, r io.Reader, o Options, set *hi
 // add files one sample under its group.
 func add(g *histogram.Group, rule *ingest.StatusRule, s ingest.Sample) {
 	if g.Cells != nil {
+		// A summary: the interval's cell is all that is written.
 		addCell(g.Cell(s.Time), rule, s)
+		return
 	}
 	if !s.Time.IsZero() {
 		g.Arrivals.Add(s.Time)
