@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"time"
 
@@ -143,6 +144,12 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 		if !o.inRange(at) {
 			in.OutsideRange += c.Count()
 			continue
+		}
+		// A summary of summaries: each interval must fall in one of the
+		// new ones (a millisecond of slack for other tools' times).
+		if every := o.every.Seconds(); every > 0 && !e.Untimed && math.Floor((e.Start+e.Length-1e-3)/every) > math.Floor(e.Start/every) {
+			return fmt.Errorf("%s:%d: an interval of %s from %s does not fit in one of --interval %s: summaries merge into longer intervals, not shorter",
+				name, e.Line, human.Seconds(e.Length), time.Unix(0, int64(e.Start*1e9)).UTC().Format(time.RFC3339), o.every)
 		}
 		g := set.Group(groupName(e.Tag))
 		g.AddCell(c)

@@ -425,3 +425,46 @@ func TestOtherToolsIntervalLogsInARange(t *testing.T) {
 		})
 	}
 }
+
+// Summaries summarised again into longer intervals (a day's hosts into
+// one file of 5-minute intervals) still give the raw logs' report; into
+// shorter intervals they cannot go.
+func TestSummaryOfSummaries(t *testing.T) {
+	dir := t.TempDir()
+	whole := spoil(censor(nginxLog(t, 13, 30_000), 101), 997)
+	raw := options(filepath.Join(dir, "whole.log"))
+	raw.Ingest.By = []string{"route"}
+	require.NoError(t, os.WriteFile(raw.Inputs[0], whole, 0o644))
+	_, wantR := reportJSON(t, raw)
+	require.Len(t, wantR.Input.BadExamples, 5)
+	wantR.Input.BadExamples = nil // quoted with the host files' names and lines
+	want := mustJSON(t, wantR)
+
+	var parts []string
+	for i, part := range hosts(whole, 2) {
+		name := filepath.Join(dir, fmt.Sprintf("host%d", i))
+		require.NoError(t, os.WriteFile(name+".log", part, 0o644))
+		o := raw
+		o.Inputs = []string{name + ".log"}
+		var b bytes.Buffer
+		_, err := Summarize(context.Background(), o, 20*time.Second, nil, &b)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(name+".hlog", b.Bytes(), 0o644))
+		parts = append(parts, name+".hlog")
+	}
+	var merged bytes.Buffer
+	_, err := Summarize(context.Background(), options(parts...), time.Minute, nil, &merged)
+	require.NoError(t, err)
+	assert.Contains(t, merged.String(), ",60.000000,")
+	assert.NotContains(t, merged.String(), ",20.000000,")
+	path := filepath.Join(dir, "merged.hlog")
+	require.NoError(t, os.WriteFile(path, merged.Bytes(), 0o644))
+	_, gotR := reportJSON(t, options(path))
+	require.Len(t, gotR.Input.BadExamples, 5)
+	gotR.Input.BadExamples = nil
+	assert.Equal(t, want, mustJSON(t, gotR))
+
+	_, err = Summarize(context.Background(), options(parts...), 10*time.Second, nil, &bytes.Buffer{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "does not fit in one of --interval 10s")
+}

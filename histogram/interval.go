@@ -219,10 +219,20 @@ func (g *Group) AddCell(c *Cell) {
 		}
 	}
 	if g.every > 0 {
+		c = c.clone()
+		if c.Start != Untimed {
+			// Into the set's interval holding the cell's start: summaries
+			// merge into longer intervals (never shorter: see Summarize).
+			start := c.Start - mod(c.Start, g.every)
+			for i := range c.Seconds {
+				c.Seconds[i] += int32(c.Start - start)
+			}
+			c.Start = start
+		}
 		if have := g.Cells[c.Start]; have != nil {
 			have.Merge(c)
 		} else {
-			g.Cells[c.Start] = c.clone()
+			g.Cells[c.Start] = c
 		}
 	}
 }
