@@ -72,12 +72,10 @@ type logState struct {
 	// spans holds, per group, the intervals of logs other tools wrote:
 	// their calls give the rates (their logs have no arrivals).
 	spans map[string][]span
-	// units lists the foreign logs read with an assumed unit; coarse those
-	// with fewer significant digits than ours.
-	foreign []string
-	coarse  int
-	own     int
-	folded  int64
+	// coarse counts the intervals of histograms with fewer significant
+	// digits than ours.
+	coarse     int
+	flagsNoted bool // the note that reading flags do not apply is given
 }
 
 // span is one interval of a foreign log: its start and length in seconds
@@ -163,10 +161,12 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 	if entries == 0 && in.Records == 0 {
 		return fmt.Errorf("%s: %w", name, ingest.ErrEmptyInput)
 	}
-	if lr.Own() {
-		logs.own++
-	} else {
-		logs.foreign = append(logs.foreign, name)
+	if !logs.flagsNoted && (len(o.Ingest.By) > 0 || len(o.Ingest.CSV.By) > 0 || o.Ingest.Latency != "" || o.Status.IncludeErrors ||
+		o.Ingest.LogFormat != "" || o.Ingest.NginxConf != "") {
+		logs.flagsNoted = true
+		in.Notes = append(in.Notes, "--by, --latency, --include-errors and the log format do not apply to interval logs: their groups, latency and status rule were set when they were written.")
+	}
+	if !lr.Own() {
 		in.Notes = append(in.Notes, fmt.Sprintf(
 			"%s is an interval log another tool wrote: its values are read as %s each (--unit; the format does not say), its rates come from its intervals' counts.",
 			name, human.Duration(lr.Unit)))

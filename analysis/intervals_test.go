@@ -467,4 +467,11 @@ func TestSummaryOfSummaries(t *testing.T) {
 	_, err = Summarize(context.Background(), options(parts...), 10*time.Second, nil, &bytes.Buffer{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "does not fit in one of --interval 10s")
+
+	// Grouping flags cannot regroup a summary: the report says so.
+	o := options(path)
+	o.Ingest.By = []string{"method"}
+	_, r := reportJSON(t, o)
+	assert.Equal(t, []string{"--by, --latency, --include-errors and the log format do not apply to interval logs: their groups, latency and status rule were set when they were written."}, r.Input.Notes)
+	assert.Equal(t, gotR.Groups, r.Groups)
 }
