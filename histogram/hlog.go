@@ -93,7 +93,7 @@ func WriteLog(w io.Writer, s *Set, trailer any) error {
 	_ = lw.OutputBaseTime(0)
 	_ = lw.OutputLegend()
 	for _, e := range cells {
-		if err := writeCell(bw, lw, e.tag, e.c, every); err != nil {
+		if err := writeCell(bw, e.tag, e.c, every); err != nil {
 			return err
 		}
 	}
@@ -117,7 +117,7 @@ type cellJSON struct {
 	Arrivals []int64          `json:"arrivals,omitempty"` // second, calls, second, calls...
 }
 
-func writeCell(w io.Writer, lw *hdr.HistogramLogWriter, tag string, c *Cell, every int64) error {
+func writeCell(w io.Writer, tag string, c *Cell, every int64) error {
 	start := c.Start
 	length := every
 	if start == Untimed {
@@ -137,18 +137,31 @@ func writeCell(w io.Writer, lw *hdr.HistogramLogWriter, tag string, c *Cell, eve
 	if err := writeComment(w, cellPrefix, j); err != nil {
 		return err
 	}
-	h := c.Latency
-	h.SetTag(j.Tag)
-	h.SetStartTimeMs(start * 1000)
-	h.SetEndTimeMs((start + length) * 1000)
-	return lw.OutputIntervalPackedHistogram(h)
+	return writeHistogram(w, j.Tag, start, length, c.Latency)
+}
+
+// writeHistogram writes a histogram line as hdrhistogram-go's
+// HistogramLogWriter does (TestHistogramLineIsTheLibrarys), with
+// encodeV2's reused compressors: "Tag=t," when tagged, then start and
+// length in seconds, the largest value divided by 10^6 (the writer's
+// default ratio), and the histogram.
+func writeHistogram(w io.Writer, tag string, start, length int64, h *hdr.PackedHistogram) error {
+	payload, err := encodeV2(h)
+	if err != nil {
+		return err
+	}
+	if tag != "" {
+		tag = "Tag=" + tag + ","
+	}
+	_, err = fmt.Fprintf(w, "%s%f,%f,%f,%s\n", tag, float64(start), float64(length), float64(h.Max())/hdr.MsToNsRatio, payload)
+	return err
 }
 
 func encodePacked(p *hdr.PackedHistogram) (string, error) {
 	if p == nil || p.TotalCount() == 0 {
 		return "", nil
 	}
-	b, err := p.Encode()
+	b, err := encodeV2(p)
 	return string(b), err
 }
 

@@ -229,3 +229,48 @@ func TestLogReaderErrors(t *testing.T) {
 		})
 	}
 }
+
+// Another reader of the format, hdrhistogram-go's own HistogramLogReader,
+// reads what WriteLog writes: every histogram with its tag, times and
+// counts, our comment lines skipped.
+func TestLogReadByHdrHistogramGo(t *testing.T) {
+	plain, cells := NewSet(), NewSet()
+	cells.Every(time.Minute)
+	fill(t, plain, cells, 5_000)
+	var buf bytes.Buffer
+	require.NoError(t, WriteLog(&buf, cells, map[string]int{"records": 5_000}))
+
+	type key struct {
+		tag   string
+		start int64
+	}
+	want := map[key]int64{}
+	for _, g := range cells.Groups() {
+		for start, c := range g.Cells {
+			if start == Untimed {
+				start = 0
+			}
+			want[key{escapeTag(g.Name), start * 1000}] = c.Latency.TotalCount()
+		}
+	}
+	got := map[key]int64{}
+	r := hdr.NewHistogramLogReader(&buf)
+	for {
+		h, err := r.NextIntervalHistogram()
+		require.NoError(t, err)
+		if h == nil {
+			break
+		}
+		k := key{h.Tag(), h.StartTimeMs()}
+		_, dup := got[k]
+		require.False(t, dup, "%v read twice", k)
+		got[k] = h.TotalCount()
+		if k.start != 0 {
+			assert.Equal(t, k.start+60_000, h.EndTimeMs(), "the interval is a minute")
+		}
+		assert.Equal(t, int64(1), h.LowestTrackableValue())
+		assert.Equal(t, int64(3), h.SignificantFigures())
+	}
+	assert.Equal(t, want, got)
+	assert.Len(t, got, 3*8)
+}
