@@ -232,6 +232,8 @@ func (o *Options) inRange(t time.Time) bool {
 // describeRange says [from, to) for people.
 func describeRange(from, to time.Time) string {
 	switch {
+	case from.IsZero() && to.IsZero():
+		return "the --from/--to of the summaries"
 	case to.IsZero():
 		return "--from " + from.UTC().Format(time.RFC3339)
 	case from.IsZero():

@@ -40,6 +40,14 @@ type trailer struct {
 // DefaultInterval is the interval of a summary unless told otherwise.
 const DefaultInterval = time.Minute
 
+// A summary of at least sparseCells intervals of groups with fewer than
+// sparseCalls calls each on average gets a note: it is not much smaller
+// than its log.
+const (
+	sparseCells = 1000
+	sparseCalls = 50
+)
+
 // Summarize reads the inputs as Run does and writes to w, instead of a
 // report, an interval log of each group's samples per interval of length
 // every (whole seconds, at least one): tunetimeout's HdrHistogram log,
@@ -57,13 +65,25 @@ func Summarize(ctx context.Context, o Options, every time.Duration, stdin io.Rea
 		BadExamples: in.BadExamples, OutsideRange: in.OutsideRange, Notes: in.Notes}
 	t.FoldedCalls, _ = set.Folded()
 	t.FoldedGroups = set.FoldedNames()
-	if err := histogram.WriteLog(w, set, t); err != nil {
-		return in, err
-	}
 	if in.Records == 0 {
 		return in, fmt.Errorf("%w: the input holds no records", ErrNothingToAnalyse)
 	}
-	return in, nil
+	var cells, calls int64
+	for _, g := range set.Groups() {
+		for _, c := range g.Cells {
+			cells++
+			calls += c.Count()
+		}
+	}
+	if cells >= sparseCells && calls < sparseCalls*cells {
+		// Each cell costs a histogram line of about 100 bytes and its
+		// comment: with few calls in each, the summary is no smaller
+		// than the log.
+		in.Notes = append(in.Notes, fmt.Sprintf(
+			"%s intervals of groups hold %s calls on average: a summary this sparse is hardly smaller than its log; a longer --interval (%s, 1h) makes it smaller.",
+			human.Count(cells), human.Number(float64(calls)/float64(cells)), 10*every))
+	}
+	return in, histogram.WriteLog(w, set, t)
 }
 
 // logState gathers, over the interval logs of one run, what turns into
@@ -206,7 +226,7 @@ func (l *logState) interval(group string, e histogram.LogEntry, calls int64) {
 // intervals' counts, and says what the reading assumed.
 func (l *logState) finish(set *histogram.Set, o Options, in *report.Input) {
 	for _, g := range set.Groups() {
-		if spans := l.spans[g.Name]; len(spans) > 0 && g.Arrivals.Count() == 0 {
+		if spans := l.spans[g.Name]; len(spans) > 0 && g.Arrivals != nil && g.Arrivals.Count() == 0 {
 			g.Measured = intervalRates(spans)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/internal/mixture"
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -474,4 +475,27 @@ func TestSummaryOfSummaries(t *testing.T) {
 	_, r := reportJSON(t, o)
 	assert.Equal(t, []string{"--by, --latency, --include-errors and the log format do not apply to interval logs: their groups, latency and status rule were set when they were written."}, r.Input.Notes)
 	assert.Equal(t, gotR.Groups, r.Groups)
+}
+
+// A summary of many small intervals says it is hardly smaller than its
+// log; the range a summary was cut to is named as the summaries'.
+func TestSparseSummaryNote(t *testing.T) {
+	path := writeFile(t, "groups.csv", manyGroups(30_000, 400, 5))
+	o := options(path)
+	o.Ingest.CSV.By = []string{"group"}
+	o.MaxGroups = -1
+	var b bytes.Buffer
+	in, err := Summarize(context.Background(), o, time.Minute, nil, &b)
+	require.NoError(t, err)
+	require.NotEmpty(t, in.Notes)
+	assert.Regexp(t, `^[0-9,]+ intervals of groups hold [0-9.]+ calls on average: a summary this sparse`, in.Notes[len(in.Notes)-1])
+
+	o.From = time.Unix(1793613600+300, 0)
+	b.Reset()
+	_, err = Summarize(context.Background(), o, time.Minute, nil, &b)
+	require.NoError(t, err)
+	r, err := Run(context.Background(), options(writeFile(t, "cut.hlog", b.String())), nil)
+	require.NoError(t, err)
+	assert.Positive(t, r.Input.OutsideRange)
+	assert.Contains(t, r.Input.Notes, human.Count(r.Input.OutsideRange)+" calls outside the --from/--to of the summaries are left out.")
 }

@@ -10,9 +10,11 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -92,9 +94,32 @@ func WriteLog(w io.Writer, s *Set, trailer any) error {
 	// for offsets when the first one is the untimed cell's 0.
 	_ = lw.OutputBaseTime(0)
 	_ = lw.OutputLegend()
-	for _, e := range cells {
-		if err := writeCell(bw, e.tag, e.c, every); err != nil {
-			return err
+	// Cells are encoded on every core (deflating thousands of small
+	// histograms is most of the work) a batch at a time, and written in
+	// order.
+	workers := runtime.GOMAXPROCS(0)
+	const batch = 512
+	texts := make([]bytes.Buffer, batch)
+	errs := make([]error, batch)
+	for lo := 0; lo < len(cells); lo += batch {
+		part := cells[lo:min(lo+batch, len(cells))]
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for i := w; i < len(part); i += workers {
+					texts[i].Reset()
+					errs[i] = writeCell(&texts[i], part[i].tag, part[i].c, every)
+				}
+			})
+		}
+		wg.Wait()
+		for i := range part {
+			if errs[i] != nil {
+				return errs[i]
+			}
+			if _, err := bw.Write(texts[i].Bytes()); err != nil {
+				return err
+			}
 		}
 	}
 	if trailer != nil {

@@ -31,43 +31,29 @@ func fill(t *testing.T, plain, cells *Set, n int) {
 			at = time.Time{} // no time
 		}
 		d := time.Duration(r.ExpFloat64() * float64(20*time.Millisecond))
-		for _, s := range []*Set{plain, cells} {
-			g := s.Group(name)
-			c := g.Cell(at)
-			if !at.IsZero() {
-				g.Arrivals.Add(at)
-				if c != nil {
-					c.Arrive(at.Unix(), 1)
-				}
-			}
-			if i%5 == 0 {
-				g.RecordConnect(d / 10)
-				if c != nil {
-					c.RecordConnect(d / 10)
-				}
-			}
-			switch {
-			case i%13 == 0:
-				g.Excluded["5xx"]++
-				if c != nil {
-					c.Exclude("5xx")
-				}
-			case i%29 == 0:
-				g.Latency.RecordCensored(d + time.Second)
-				if c != nil {
-					c.RecordCensored(d + time.Second)
-				}
-			case i%31 == 0:
-				g.Latency.Record(-d)
-				if c != nil {
-					c.Record(-d)
-				}
-			default:
-				g.Latency.Record(d)
-				if c != nil {
-					c.Record(d)
-				}
-			}
+		g := plain.Group(name)
+		c := cells.Group(name).Cell(at)
+		if !at.IsZero() {
+			g.Arrivals.Add(at)
+			c.Arrive(at.Unix(), 1)
+		}
+		if i%5 == 0 {
+			g.RecordConnect(d / 10)
+			c.RecordConnect(d / 10)
+		}
+		switch {
+		case i%13 == 0:
+			g.Excluded["5xx"]++
+			c.Exclude("5xx")
+		case i%29 == 0:
+			g.Latency.RecordCensored(d + time.Second)
+			c.RecordCensored(d + time.Second)
+		case i%31 == 0:
+			g.Latency.Record(-d)
+			c.Record(-d)
+		default:
+			g.Latency.Record(d)
+			c.Record(d)
 		}
 	}
 }

@@ -119,17 +119,7 @@ func (c *Cell) Count() int64 {
 	return n
 }
 
-func (c *Cell) micros(d time.Duration) (int64, bool) {
-	switch {
-	case d < 0:
-		c.Below++
-		return 0, false
-	case d > Highest:
-		c.Above++
-		return 0, false
-	}
-	return int64(d / time.Microsecond), true
-}
+func (c *Cell) micros(d time.Duration) (int64, bool) { return toMicros(d, &c.Below, &c.Above) }
 
 // Merge adds o's counts to c; both hold the same interval.
 func (c *Cell) Merge(o *Cell) {
@@ -190,7 +180,7 @@ func mod(a, b int64) int64 {
 }
 
 // Every makes the set keep each group's samples per interval of length d
-// as well (Group.Cells), for an interval log; intervals start at whole
+// (Group.Cells), and nothing else, for an interval log; intervals start at whole
 // multiples of d since the Unix epoch, so that logs summarised apart line
 // up. d is whole seconds, at least one; it applies to groups made after the
 // call.
@@ -200,9 +190,14 @@ func (s *Set) Every(d time.Duration) { s.every = max(int64(d/time.Second), 1) }
 func (s *Set) Interval() time.Duration { return time.Duration(s.every) * time.Second }
 
 // AddCell adds a cell read from an interval log to the group's totals: its
-// histograms, out-of-range counts, exclusions and arrivals. Its connect
-// times join g.Connect.
+// histograms, out-of-range counts, exclusions and arrivals; its connect
+// times join g.Connect. A group of a set that keeps intervals takes it
+// into its cells instead.
 func (g *Group) AddCell(c *Cell) {
+	if g.every > 0 {
+		g.addToCells(c)
+		return
+	}
 	g.Latency.addPacked(c.Latency, c.Censored, c.Below, c.Above)
 	if c.Connect != nil && c.Connect.TotalCount() > 0 {
 		if g.Connect == nil {
@@ -218,22 +213,25 @@ func (g *Group) AddCell(c *Cell) {
 			g.Arrivals.add(c.Start+int64(off), c.Calls[i])
 		}
 	}
-	if g.every > 0 {
-		c = c.clone()
-		if c.Start != Untimed {
-			// Into the set's interval holding the cell's start: summaries
-			// merge into longer intervals (never shorter: see Summarize).
-			start := c.Start - mod(c.Start, g.every)
-			for i := range c.Seconds {
-				c.Seconds[i] += int32(c.Start - start)
-			}
-			c.Start = start
+}
+
+// addToCells adds c to the group's cells, in the interval that holds its
+// start.
+func (g *Group) addToCells(c *Cell) {
+	c = c.clone()
+	if c.Start != Untimed {
+		// Into the set's interval holding the cell's start: summaries
+		// merge into longer intervals (never shorter: see Summarize).
+		start := c.Start - mod(c.Start, g.every)
+		for i := range c.Seconds {
+			c.Seconds[i] += int32(c.Start - start)
 		}
-		if have := g.Cells[c.Start]; have != nil {
-			have.Merge(c)
-		} else {
-			g.Cells[c.Start] = c
-		}
+		c.Start = start
+	}
+	if have := g.Cells[c.Start]; have != nil {
+		have.Merge(c)
+	} else {
+		g.Cells[c.Start] = c
 	}
 }
 

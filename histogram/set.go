@@ -23,9 +23,10 @@ type Group struct {
 	// NAME_sum / NAME_count); nil for sources of single calls. Set.Merge
 	// leaves it alone.
 	Measured *Measured
-	// Cells holds the group's samples once more, interval by interval
-	// (Cell.Start -> cell), when its set keeps intervals for an interval
-	// log (Set.Every); nil otherwise.
+	// Cells holds the group's samples interval by interval (Cell.Start ->
+	// cell) when its set keeps intervals for an interval log (Set.Every);
+	// nil otherwise. Such a group has nothing else: Latency, Arrivals and
+	// Connect are nil.
 	Cells map[int64]*Cell
 	every int64 // the interval in seconds; 0: no cells
 }
@@ -88,15 +89,13 @@ func (s *Set) Group(name string) *Group {
 	if s.limit > 0 && name != Other && len(s.groups)-s.hasOther() >= s.limit {
 		return s.Fold(name)
 	}
-	g := &Group{
-		Name:     name,
-		Latency:  New(),
-		Excluded: make(map[string]int64),
-		Arrivals: NewArrivals(),
-		every:    s.every,
-	}
+	g := &Group{Name: name, Excluded: make(map[string]int64), every: s.every}
 	if s.every > 0 {
+		// Cells alone: a summary writes nothing else, and a dense
+		// histogram per group and core would cost more than the cells.
 		g.Cells = make(map[int64]*Cell)
+	} else {
+		g.Latency, g.Arrivals = New(), NewArrivals()
 	}
 	s.groups[name] = g
 	return g
@@ -165,7 +164,7 @@ func (s *Set) Merge(o *Set) {
 	}
 	for _, og := range o.Groups() {
 		g := s.Group(og.Name)
-		if og.Latency != nil {
+		if g.Latency != nil && og.Latency != nil {
 			g.Latency.Merge(og.Latency)
 		}
 		excluded := og.Excluded
@@ -175,7 +174,7 @@ func (s *Set) Merge(o *Set) {
 		for reason, n := range excluded {
 			g.Excluded[reason] += n
 		}
-		if og.Arrivals != nil {
+		if g.Arrivals != nil && og.Arrivals != nil {
 			g.Arrivals.Merge(og.Arrivals)
 		}
 		if og.Connect != nil {
@@ -194,15 +193,7 @@ func (s *Set) Merge(o *Set) {
 			}
 		}
 	}
-	s.folded += o.folded
-	for name := range o.foldedNames {
-		if s.foldedNames == nil {
-			s.foldedNames = make(map[string]struct{})
-		}
-		if len(s.foldedNames) < maxFoldedNames {
-			s.foldedNames[name] = struct{}{}
-		}
-	}
+	s.AddFolded(o.folded, o.FoldedNames())
 }
 
 // Arrivals are kept per second in chunks of chunkLen consecutive seconds. A

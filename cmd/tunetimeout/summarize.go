@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -55,22 +55,39 @@ calls without a time go to one last interval at time 0 of length 0.`,
 			if errOut := cmd.ErrOrStderr(); !f.quiet && progress.IsTerminal(errOut) {
 				o.Progress = progress.New(errOut)
 			}
-			// The log is written whole once the inputs are read, so a
-			// failed run leaves no half file behind.
-			var buf bytes.Buffer
-			in, err := analysis.Summarize(cmd.Context(), o, every, cmd.InOrStdin(), &buf)
+			if output == "" || output == "-" {
+				_, err := analysis.Summarize(cmd.Context(), o, every, cmd.InOrStdin(), cmd.OutOrStdout())
+				return err
+			}
+			// A temporary file renamed at the end: a failed run leaves
+			// no half summary behind, nor replaces a good one.
+			tmp, err := os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".*")
 			if err != nil {
 				return err
 			}
-			if output == "" || output == "-" {
-				_, err = cmd.OutOrStdout().Write(buf.Bytes())
+			defer os.Remove(tmp.Name()) // gone by then when renamed
+			in, err := analysis.Summarize(cmd.Context(), o, every, cmd.InOrStdin(), tmp)
+			if cerr := tmp.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
 				return err
 			}
-			if err := os.WriteFile(output, buf.Bytes(), 0o644); err != nil {
+			if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s records (%s bad) in %s\n",
-				output, human.Count(in.Records), human.Count(in.BadRecords), human.Count(int64(buf.Len()))+" bytes")
+			if err := os.Rename(tmp.Name(), output); err != nil {
+				return err
+			}
+			st, err := os.Stat(output)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s records (%s bad) in %s bytes\n",
+				output, human.Count(in.Records), human.Count(in.BadRecords), human.Count(st.Size()))
+			for _, n := range in.Notes {
+				fmt.Fprintln(cmd.ErrOrStderr(), n)
+			}
 			return nil
 		},
 	}
