@@ -194,6 +194,9 @@ func encodingName(base int32) string {
 // decodeV2Histogram decodes a compressed V2 histogram (the bytes, not base64) with
 // hdr.DecodePacked and rejects counts whose sum DecodePacked had to saturate.
 func decodeV2Histogram(raw []byte) (*hdr.PackedHistogram, error) {
+	if p, ok, err := decodeOurs(raw); ok {
+		return p, err
+	}
 	p, err := hdr.DecodePacked([]byte(base64.StdEncoding.EncodeToString(raw)))
 	if err != nil {
 		return nil, fmt.Errorf("histogram encoding V2: %w", err)

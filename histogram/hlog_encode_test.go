@@ -98,3 +98,46 @@ func TestHistogramLineIsTheLibrarys(t *testing.T) {
 	}
 	assert.Equal(t, 3*8, n)
 }
+
+// decodeOurs reads back what hdr.DecodePacked reads, bucket for bucket.
+func TestDecodeOursMatchesTheLibrary(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	buckets := func(p *hdr.PackedHistogram) [][2]int64 {
+		var out [][2]int64
+		for v, n := range p.ForEachBucket {
+			out = append(out, [2]int64{v, n})
+		}
+		return out
+	}
+	for i := range 300 {
+		p := newPacked()
+		for range r.IntN(3000) {
+			v := int64(r.ExpFloat64() * float64([]int64{100, 20_000, 5_000_000}[i%3]))
+			require.NoError(t, p.RecordValues(min(v, highestMicros), 1+r.Int64N(1<<uint(r.IntN(30)))))
+		}
+		text, err := encodeV2(p)
+		require.NoError(t, err)
+		want, err := hdr.DecodePacked(text)
+		require.NoError(t, err)
+		raw, err := decodeHistogramBase64(text)
+		require.NoError(t, err)
+		got, ok, err := decodeOurs(raw)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, buckets(want), buckets(got), i)
+		assert.Equal(t, want.TotalCount(), got.TotalCount())
+		assert.Equal(t, want.Max(), got.Max())
+	}
+	assert.Equal(t, int64(len(hdr.New(1, highestMicros, Digits).Export().Counts)), countsLen)
+	for _, i := range []int64{0, 1, 1023, 1024, 2047, 2048, 3071, 3072, countsLen - 1} {
+		assert.Equal(t, i, countsIndex(valueAt(i)), i)
+	}
+	// Other geometries are left to the library.
+	other := hdr.NewPacked(1000, 1<<40, 2)
+	require.NoError(t, other.RecordValue(123456))
+	text, _ := other.Encode()
+	raw, _ := decodeHistogramBase64(text)
+	_, ok, err := decodeOurs(raw)
+	assert.False(t, ok)
+	assert.NoError(t, err)
+}

@@ -90,12 +90,18 @@ func New() *Latency {
 // micros converts d to the histogram's unit, truncating sub-microsecond
 // parts. It reports false, after counting d, when d is out of range.
 func (l *Latency) micros(d time.Duration) (int64, bool) {
+	return toMicros(d, &l.below, &l.above)
+}
+
+// toMicros converts d to the histograms' unit, truncating sub-microsecond
+// parts; out of range, it counts d in *below or *above and reports false.
+func toMicros(d time.Duration, below, above *int64) (int64, bool) {
 	switch {
 	case d < 0:
-		l.below++
+		*below++
 		return 0, false
 	case d > Highest:
-		l.above++
+		*above++
 		return 0, false
 	}
 	return int64(d / time.Microsecond), true
