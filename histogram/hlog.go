@@ -27,13 +27,13 @@ import (
 // in microseconds, with the group in Tag=, and keeps what the format has
 // no place for in comment lines other readers skip:
 //
-//	#[tunetimeout interval log 1: values in microseconds, Interval_Max in seconds, Tag= is the group (percent-encoded)]
+//	#[tunetimeout interval log 1: values in microseconds, Interval_Max in seconds, Tag= is the group (percent-encoded), interval 1m0s]
 //	#[Histogram log format version 1.3]
-//	#[StartTime: 1762077600 (seconds since epoch), 2025-11-02T10:00:00Z]
+//	#[StartTime: 1793613600 (seconds since epoch), 2026-11-02T10:00:00Z]
 //	#[BaseTime: 0 (seconds since epoch)]
 //	"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"
-//	#[tunetimeout-cell {"tag":"/users/{id}","start":1762077600,"excluded":{"5xx":3},"censored":"HISTF...","arrivals":[0,12,1,9]}]
-//	Tag=/users/{id},1762077600.000000,60.000000,0.812031,HISTFAAAA...
+//	#[tunetimeout-cell {"tag":"/users/{id}","start":1793613600,"excluded":{"status 5xx":3},"censored":"HISTF...","arrivals":[0,12,1,9]}]
+//	Tag=/users/{id},1793613600.000000,60.000000,0.812031,HISTFAAAA...
 //	#[tunetimeout-input {...}]
 //
 // A cell line comes just before the histogram line it completes: the
@@ -263,8 +263,8 @@ type LogEntry struct {
 }
 
 // LogReader reads interval logs: tunetimeout's own and those of other
-// HdrHistogram implementations (Java's HistogramLogWriter, jHiccup, wrk2,
-// HdrHistogram_c...). A line it cannot read is an *ingest.ParseError with
+// HdrHistogram implementations (Java's HistogramLogWriter, jHiccup, YCSB,
+// HdrHistogram_c...), histograms of every encoding (decodeHistogram). A line it cannot read is an *ingest.ParseError with
 // the file and line; reading goes on after one.
 type LogReader struct {
 	// Unit is the duration of one histogram value in logs other tools
