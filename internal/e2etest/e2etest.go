@@ -32,3 +32,18 @@ func RequireBinary(t testing.TB, name, install string) string {
 	t.Skip(msg + " (or set TUNETIMEOUT_E2E=1 to make this a failure)")
 	return ""
 }
+
+// RequireFile skips the test (or fails it under TUNETIMEOUT_E2E=1) with
+// install in the message when path does not exist: a library a real binary
+// needs, say.
+func RequireFile(t testing.TB, path, install string) {
+	t.Helper()
+	if _, err := os.Stat(path); err == nil {
+		return
+	}
+	msg := path + " is missing: " + install
+	if os.Getenv("TUNETIMEOUT_E2E") == "1" {
+		t.Fatal(msg + " (TUNETIMEOUT_E2E=1 requires it)")
+	}
+	t.Skip(msg + " (or set TUNETIMEOUT_E2E=1 to make this a failure)")
+}
