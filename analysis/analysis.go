@@ -284,19 +284,8 @@ func readInput(ctx context.Context, name string, r io.Reader, o Options, set *hi
 			return nil
 		}
 		if err != nil {
-			// pe is declared here: errors.As moves it to the heap, which
-			// would cost an allocation on every line.
-			var pe *ingest.ParseError
-			if !errors.As(err, &pe) {
+			if err := badRecord(err, &o, in); err != nil {
 				return err
-			}
-			in.Records++
-			in.BadRecords++
-			if o.Strict {
-				return fmt.Errorf("%w (--strict)", err)
-			}
-			if len(in.BadExamples) < o.ShowErrors {
-				in.BadExamples = append(in.BadExamples, pe.Error())
 			}
 			continue
 		}
@@ -307,6 +296,27 @@ func readInput(ctx context.Context, name string, r io.Reader, o Options, set *hi
 		}
 		add(set.Group(groupName(s.Group)), &o.Status, s)
 	}
+}
+
+// badRecord counts the bad record err reports in in, quoting the first
+// few. It returns the error that ends the reading: err itself when it is not
+// an *ingest.ParseError (a read error), or err under --strict.
+func badRecord(err error, o *Options, in *report.Input) error {
+	// pe is declared here, not in the callers' loops: errors.As moves it to
+	// the heap, which would cost an allocation on every line.
+	var pe *ingest.ParseError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	in.Records++
+	in.BadRecords++
+	if o.Strict {
+		return fmt.Errorf("%w (--strict)", err)
+	}
+	if len(in.BadExamples) < o.ShowErrors {
+		in.BadExamples = append(in.BadExamples, pe.Error())
+	}
+	return nil
 }
 
 // add files one sample under its group.

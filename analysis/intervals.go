@@ -130,17 +130,8 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 			break
 		}
 		if err != nil {
-			var pe *ingest.ParseError
-			if !errors.As(err, &pe) {
+			if err := badRecord(err, &o, in); err != nil {
 				return err
-			}
-			in.Records++
-			in.BadRecords++
-			if o.Strict {
-				return fmt.Errorf("%w (--strict)", err)
-			}
-			if len(in.BadExamples) < o.ShowErrors {
-				in.BadExamples = append(in.BadExamples, pe.Error())
 			}
 			continue
 		}

@@ -58,20 +58,27 @@ func fill(t *testing.T, plain, cells *Set, n int) {
 	}
 }
 
-func TestLogRoundTrip(t *testing.T) {
-	plain, cells := NewSet(), NewSet()
+// written fills a plain set and a set of one-minute cells with the same n
+// calls (fill), and writes the cells as an interval log.
+func written(t *testing.T, n int) (plain, cells *Set, log *bytes.Buffer) {
+	t.Helper()
+	plain, cells = NewSet(), NewSet()
 	cells.Every(time.Minute)
-	fill(t, plain, cells, 20_000)
+	fill(t, plain, cells, n)
+	log = &bytes.Buffer{}
+	require.NoError(t, WriteLog(log, cells, map[string]int{"records": n}))
+	return plain, cells, log
+}
 
-	var buf bytes.Buffer
-	require.NoError(t, WriteLog(&buf, cells, map[string]int{"records": 20_000}))
+func TestLogRoundTrip(t *testing.T) {
+	plain, _, buf := written(t, 20_000)
 	text := buf.String()
 	assert.True(t, strings.HasPrefix(text, logMarker), text[:80])
 	assert.Contains(t, text, "Tag=a%2Cb%25c%23%5Bx%5D,")
 	assert.Contains(t, text, "#[BaseTime: 0 (seconds since epoch)]")
 
 	back := NewSet()
-	lr := NewLogReader(&buf, "x.hlog")
+	lr := NewLogReader(buf, "x.hlog")
 	var input json.RawMessage
 	entries := 0
 	for {
@@ -220,11 +227,7 @@ func TestLogReaderErrors(t *testing.T) {
 // reads what WriteLog writes: every histogram with its tag, times and
 // counts, our comment lines skipped.
 func TestLogReadByHdrHistogramGo(t *testing.T) {
-	plain, cells := NewSet(), NewSet()
-	cells.Every(time.Minute)
-	fill(t, plain, cells, 5_000)
-	var buf bytes.Buffer
-	require.NoError(t, WriteLog(&buf, cells, map[string]int{"records": 5_000}))
+	_, cells, buf := written(t, 5_000)
 
 	type key struct {
 		tag   string
@@ -240,7 +243,7 @@ func TestLogReadByHdrHistogramGo(t *testing.T) {
 		}
 	}
 	got := map[key]int64{}
-	r := hdr.NewHistogramLogReader(&buf)
+	r := hdr.NewHistogramLogReader(buf)
 	for {
 		h, err := r.NextIntervalHistogram()
 		require.NoError(t, err)
