@@ -142,6 +142,10 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 			continue
 		}
 		entries++
+		if e.OldGo {
+			in.Notes = append(in.Notes, fmt.Sprintf(
+				"%s was written by hdrhistogram-go before v1.3.0, which put times in milliseconds and the interval's end in place of its length: its times are read as such.", name))
+		}
 		c := e.Cell
 		if !lr.Own() {
 			in.Records += c.Count()

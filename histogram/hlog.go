@@ -259,7 +259,11 @@ type LogEntry struct {
 	// Digits is the precision of the file's histogram: fewer than Digits
 	// means the values are coarser than Latency's.
 	Digits int
-	Input  json.RawMessage
+	// OldGo is set on the first entry of a log written by hdrhistogram-go
+	// before v1.3.0, whose times were in milliseconds, the end in place of
+	// the length: they are read as such.
+	OldGo bool
+	Input json.RawMessage
 }
 
 // LogReader reads interval logs: tunetimeout's own and those of other
@@ -282,7 +286,12 @@ type LogReader struct {
 	sawStart, sawBase bool
 	pending           *cellJSON // the cell line before the next histogram line
 	pendingLine       int
+	oldGo             bool // the log's times are those of hdrhistogram-go before v1.3.0
 }
+
+// oldGoMillis is where a StartTimestamp stops being seconds (the year
+// 5138) and is taken for the milliseconds of hdrhistogram-go before v1.3.0.
+const oldGoMillis = 1e11
 
 // maxLogLine bounds a line: a V2 histogram of 28,000 populated buckets
 // fits in less than 200 KB of base64.
@@ -352,7 +361,8 @@ func (lr *LogReader) comment(line []byte) (LogEntry, bool, error) {
 			return LogEntry{}, false, lr.errorf(lr.line, "StartTime", s, "is not a time in seconds")
 		}
 		lr.startTime, lr.sawStart = v, true
-	case strings.HasPrefix(s, "#[BaseTime: "):
+	case len(s) >= len("#[BaseTime: ") && strings.EqualFold(s[:len("#[BaseTime: ")], "#[BaseTime: "):
+		// hdrhistogram-go before v1.4.0 wrote "#[Basetime: ".
 		v, err := leadingFloat(s[len("#[BaseTime: "):])
 		if err != nil {
 			return LogEntry{}, false, lr.errorf(lr.line, "BaseTime", s, "is not a time in seconds")
@@ -425,6 +435,17 @@ func (lr *LogReader) histogramLine(line []byte) (LogEntry, error) {
 		return e, lr.errorf(lr.line, "Interval_Compressed_Histogram", f[3], "is not a histogram: %v", err)
 	}
 	e.Digits = int(p.SignificantFigures())
+	if !lr.own && nums[0] >= oldGoMillis && nums[1] >= nums[0] {
+		// hdrhistogram-go before v1.3.0 wrote the start and the end in
+		// milliseconds where the start and the length in seconds go: no
+		// time in seconds is that large (it would be after the year
+		// 5000), nor an interval longer than the time since 1970.
+		nums[0], nums[1] = nums[0]/1000, (nums[1]-nums[0])/1000
+		if !lr.oldGo {
+			lr.oldGo = true
+			e.OldGo = true
+		}
+	}
 	// Timestamps: absolute, or offsets from BaseTime, or (no BaseTime)
 	// offsets from StartTime when more than a year before it, as Java's
 	// HistogramLogReader decides.

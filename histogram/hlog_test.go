@@ -263,3 +263,45 @@ func TestLogReadByHdrHistogramGo(t *testing.T) {
 	assert.Equal(t, want, got)
 	assert.Len(t, got, 3*8)
 }
+
+// hdrhistogram-go before v1.3.0 wrote "start,end" in milliseconds where
+// "start,length" in seconds go (its issue #52), and "#[Basetime:".
+func TestOldHdrHistogramGoLog(t *testing.T) {
+	p := hdr.NewPacked(1, 3_600_000_000, 3)
+	for v := range int64(1000) {
+		require.NoError(t, p.RecordValue(1000+v*997))
+	}
+	text, err := p.Encode()
+	require.NoError(t, err)
+	log := "#[Histogram log format version 1.3]\n#[Basetime: 0 (seconds since epoch)]\n" +
+		"Tag=a,1441812279474.000000,1441812280474.000000,0.997,HISTx\n" +
+		"Tag=a,1441812280474.000000,1441812281475.000000,0.997,HISTx\n"
+	log = strings.ReplaceAll(log, "HISTx", string(text))
+	lr := NewLogReader(strings.NewReader(log), "old.hlog")
+	var entries []LogEntry
+	for {
+		e, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		entries = append(entries, e)
+	}
+	require.Len(t, entries, 2)
+	assert.True(t, entries[0].OldGo)
+	assert.False(t, entries[1].OldGo, "said once")
+	assert.InDelta(t, 1441812279.474, entries[0].Start, 1e-6)
+	assert.InDelta(t, 1.0, entries[0].Length, 1e-9)
+	assert.InDelta(t, 1441812280.474, entries[1].Start, 1e-6)
+	assert.InDelta(t, 1.001, entries[1].Length, 1e-9)
+	assert.Equal(t, int64(1000), entries[0].Cell.Latency.TotalCount())
+
+	// A log of seconds is left alone, and a lowercase Basetime is a base time.
+	lr = NewLogReader(strings.NewReader(strings.ReplaceAll(
+		"#[StartTime: 1441812279.474 (seconds since epoch)]\n#[Basetime: 1441812279.000 (seconds since epoch)]\n0.474,1.000,0.997,HISTx\n", "HISTx", string(text))), "new.hlog")
+	e, err := lr.Next()
+	require.NoError(t, err)
+	assert.False(t, e.OldGo)
+	assert.InDelta(t, 1441812279.474, e.Start, 1e-6)
+	assert.InDelta(t, 1.0, e.Length, 1e-9)
+}
