@@ -186,9 +186,6 @@ func mod(a, b int64) int64 {
 // call.
 func (s *Set) Every(d time.Duration) { s.every = max(int64(d/time.Second), 1) }
 
-// Interval returns the interval length set by Every; 0 when none.
-func (s *Set) Interval() time.Duration { return time.Duration(s.every) * time.Second }
-
 // AddCell adds a cell read from an interval log to the group's totals: its
 // histograms, out-of-range counts, exclusions and arrivals; its connect
 // times join g.Connect. A group of a set that keeps intervals takes it

@@ -11,6 +11,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/internal/progress"
+	"github.com/tunetimeout/tunetimeout/report"
 )
 
 func newSummarize() *cobra.Command {
@@ -55,8 +56,16 @@ calls without a time go to one last interval at time 0 of length 0.`,
 			if errOut := cmd.ErrOrStderr(); !f.quiet && progress.IsTerminal(errOut) {
 				o.Progress = progress.New(errOut)
 			}
+			notes := func(in report.Input) {
+				for _, n := range in.Notes {
+					fmt.Fprintln(cmd.ErrOrStderr(), n)
+				}
+			}
 			if output == "" || output == "-" {
-				_, err := analysis.Summarize(cmd.Context(), o, every, cmd.InOrStdin(), cmd.OutOrStdout())
+				in, err := analysis.Summarize(cmd.Context(), o, every, cmd.InOrStdin(), cmd.OutOrStdout())
+				if err == nil {
+					notes(in)
+				}
 				return err
 			}
 			// A temporary file renamed at the end: a failed run leaves
@@ -85,9 +94,7 @@ calls without a time go to one last interval at time 0 of length 0.`,
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s records (%s bad) in %s bytes\n",
 				output, human.Count(in.Records), human.Count(in.BadRecords), human.Count(st.Size()))
-			for _, n := range in.Notes {
-				fmt.Fprintln(cmd.ErrOrStderr(), n)
-			}
+			notes(in)
 			return nil
 		},
 	}
