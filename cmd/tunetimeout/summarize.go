@@ -33,11 +33,14 @@ arrivals per second, records and bad lines), so that
 
   tunetimeout analyze host-a.hlog host-b.hlog ...
 
-gives the report one run over all the raw logs would give. Summaries are a
-few kilobytes an interval: summarise logs where they are written, copy the
-.hlog files, analyse them together. Intervals start at whole multiples of
---interval since the Unix epoch, so summaries of different hosts line up;
-calls without a time go to one last interval at time 0 of length 0.`,
+gives the report one run over all the raw logs would give. A busy group
+costs a few kilobytes an interval (a group with a handful of calls an
+interval is better summarised with a longer --interval): summarise logs
+where they are written, copy the .hlog files, analyse them together.
+Intervals start at whole multiples of --interval since the Unix epoch, so
+summaries of different hosts line up; calls without a time go to one last
+interval at time 0 of length 0. Summaries are inputs too: summarize
+--interval 1h host-*.hlog merges one-minute summaries into one file.`,
 		Example: `  # On each host: the day's logs, per route, in one-minute intervals
   tunetimeout summarize --by route -o $(hostname).hlog /var/log/nginx/access.log*
 
