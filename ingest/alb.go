@@ -101,19 +101,21 @@ const (
 
 var albTimeNames = [3]string{"request_processing_time", "target_processing_time", "response_processing_time"}
 
-// albMeasure reads Options.Latency for ALB logs.
-func albMeasure(latency string) (target bool, err error) {
+// upstreamMeasure reads Options.Latency for formats with two measures,
+// the request's (the default) and the upstream's: it reports whether the
+// upstream's is asked for. format and measures name them in the error.
+func upstreamMeasure(format, latency, measures string) (upstream bool, err error) {
 	switch latency {
 	case "", "request":
 		return false, nil
 	case "upstream", "upstream-header":
 		return true, nil
 	}
-	return false, fmt.Errorf("alb logs have no %q latency: use request (the sum of the three processing times, the default) or upstream (target_processing_time)", latency)
+	return false, fmt.Errorf("%s logs have no %q latency: use %s", format, latency, measures)
 }
 
 func newALB(r io.Reader, name string, o Options) (Decoder, error) {
-	target, err := albMeasure(o.Latency)
+	target, err := upstreamMeasure("alb", o.Latency, "request (the sum of the three processing times, the default) or upstream (target_processing_time)")
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"math"
 	"time"
@@ -105,19 +104,8 @@ type haproxyParser struct {
 	reasons map[[2]byte]string
 }
 
-// haproxyMeasure reads Options.Latency for HAProxy logs.
-func haproxyMeasure(latency string) (tr bool, err error) {
-	switch latency {
-	case "", "request":
-		return false, nil
-	case "upstream", "upstream-header":
-		return true, nil
-	}
-	return false, fmt.Errorf("haproxy logs have no %q latency: use request (Ta, the default) or upstream (Tr, the server's time to its response headers)", latency)
-}
-
 func newHAProxy(r io.Reader, name string, o Options) (Decoder, error) {
-	tr, err := haproxyMeasure(o.Latency)
+	tr, err := upstreamMeasure("haproxy", o.Latency, "request (Ta, the default) or upstream (Tr, the server's time to its response headers)")
 	if err != nil {
 		return nil, err
 	}
