@@ -41,27 +41,36 @@ const (
 // Retry conditions other than status codes.
 const (
 	RetryConnectFailure = "connect-failure" // the connection could not be made: the request was never sent
+	RetryRefusedStream  = "refused-stream"  // HTTP/2 REFUSED_STREAM (RFC 9113 section 8.7): the server did not process the request
 	RetryTimeout        = "timeout"         // the per-try timeout fired: the request may have taken effect
 )
 
-// DefaultRetryOn is what is retried by default (DOMAIN.md section 3):
-// failures that can succeed later. 500 is not among them: a deterministic
-// bug returns it every time.
-var DefaultRetryOn = []string{RetryConnectFailure, RetryTimeout, "408", "429", "502", "503", "504"}
+// DefaultRetryOn is what an idempotent call retries by default (DOMAIN.md
+// section 3): failures that can succeed later. 500 is not among them: a
+// deterministic bug returns it every time.
+var DefaultRetryOn = []string{RetryConnectFailure, RetryRefusedStream, RetryTimeout, "408", "429", "502", "503", "504"}
 
-// safeWithoutIdempotency are the conditions under which the request was not
-// processed, so repeating it is safe even for a POST:
-//   - connect-failure: the request never left the client;
-//   - 408: the server gave up waiting for the request before reading it;
-//   - 425 (Too Early): the server refused to process early data;
-//   - 429: rejected by rate limiting before any work;
-//   - 503: usually sent by a proxy or a load shedder before the work starts
-//     (RFC 9110: "currently unable to handle the request"). A server that
-//     can answer 503 after doing the work should leave 503 out.
+// NeverSent are the failures that prove the request never reached the
+// application, the only ones a call that is not idempotent may retry (RFC
+// 9110 section 9.2.2: a client must not repeat a non-idempotent request
+// unless it knows the first was never applied):
+//   - connect-failure: the connection could not be made (refused, connect
+//     timeout), so the request never left the client;
+//   - refused-stream: an HTTP/2 server refused the stream before processing
+//     it (RFC 9113 section 8.7; gRPC's transparent retries rest on it).
 //
-// A timeout, a 502 or a 504 (the upstream may have answered after the proxy
-// gave up) and any other 5xx may come after the request took effect.
-var safeWithoutIdempotency = []string{RetryConnectFailure, "408", "425", "429", "503"}
+// A timeout, a reset after the request was sent, a 408, 429 or 503 (a proxy
+// or a server may answer it after doing the work) and any other status may
+// all follow a request that was applied.
+var NeverSent = []string{RetryConnectFailure, RetryRefusedStream}
+
+// IdempotentMethods are the request methods RFC 9110 section 9.2.2 defines
+// as idempotent; POST, PATCH, CONNECT and LOCK are not.
+var IdempotentMethods = []string{"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"}
+
+// RFC9110 names the rule against repeating non-idempotent requests, for
+// warnings.
+const RFC9110 = "RFC 9110 section 9.2.2: a client must not repeat a non-idempotent request unless it knows the first was never applied"
 
 // PolicyOptions are the caller's choices for a call policy. Zero values
 // take the defaults given per field.
@@ -72,40 +81,96 @@ type PolicyOptions struct {
 	BackoffCap  time.Duration // 0 = DefaultBackoffCap, or 10 x BackoffBase when only that is given (Envoy's rule)
 	Jitter      Jitter        // "" = full
 	RetryBudget float64       // share of requests that may be retried (0.1 = 10 %); 0 = no budget
-	RetryOn     []string      // conditions and status codes to retry; nil = DefaultRetryOn
-	Idempotent  bool          // the call is safe to repeat (GET, PUT, DELETE, or an idempotency key)
-	Layers      int           // layers of the call chain that retry like this; 0 = 1
+	// RetryOn are the conditions and status codes to retry. nil = the
+	// default: DefaultRetryOn for an idempotent call, NeverSent for one that
+	// is not. A list given for a call that is not idempotent is kept as
+	// given, with a warning for every condition that is not NeverSent.
+	RetryOn    []string
+	Idempotent bool // the call is safe to repeat (GET, PUT, DELETE, or an idempotency key)
+	// Method is the request method of the group's calls when the data say
+	// it (--by method); "" when unknown. When known it decides Idempotent:
+	// idempotent when it is one of IdempotentMethods.
+	Method string
+	// IdempotentMethods overrides the package's IdempotentMethods (say,
+	// POST added when every POST carries an idempotency key); nil = RFC
+	// 9110's.
+	IdempotentMethods []string
+	Layers            int // layers of the call chain that retry like this; 0 = 1
 	// MinUsefulTry: an attempt with less than this left before the
 	// deadline is not sent. 0 = max(2 x p50, 1ms), at most the per-try
 	// timeout.
 	MinUsefulTry time.Duration
+	// Hedge asks for hedged requests (idempotent calls only): a second
+	// attempt is sent when the first has not answered after the hedge
+	// delay, without cancelling it (DOMAIN.md section 3).
+	Hedge bool
+	// HedgeAt is the quantile of the measured latency the hedge delay is
+	// taken at; 0 = DefaultHedgeAt (p95).
+	HedgeAt float64
 }
 
 // Policy is a call policy fitted to a deadline: the per-try timeout, how
-// many attempts fit, the backoff between them, what is retried and the
-// retry budget, with the steps that produced it and warnings.
+// many attempts the deadline allows, the backoff between them, what is
+// retried and the retry budget, what a hang and fast failures do with it,
+// with the steps that produced it and warnings.
+//
+// With a deadline, the deadline bounds the whole call (DOMAIN.md section
+// 3): each attempt gets the smaller of the per-try timeout and the time
+// left, no attempt is sent with less than MinUsefulTry left, and a backoff
+// that would leave less than that ends the call. A dependency that fails
+// fast therefore gets every attempt, and a hang costs the caller the
+// deadline. Clients with no bound over all attempts (HAProxy,
+// resilience4j's Retry without an outer TimeLimiter) cannot do that: for
+// them every attempt may time out in full, and StaticAttempts is how many
+// fit. (nginx and the httpx snippet start an attempt only while a whole one
+// fits, which keeps them within the deadline too; their snippets say so.)
 type Policy struct {
 	Deadline          time.Duration // 0 = none
 	RequestedAttempts int
-	Attempts          int // attempts that fit the deadline in the worst case
-	PerTryTimeout     time.Duration
-	CutOff            float64 // share of the calls the per-try timeout cuts off
-	Backoff           Backoff
+	// Attempts is how many attempts the policy allows: those asked for, as
+	// many as are sure to be sent within the deadline when every attempt
+	// fails fast and every wait is at its largest.
+	Attempts      int
+	PerTryTimeout time.Duration
+	CutOff        float64 // share of the calls the per-try timeout cuts off
+	Backoff       Backoff
 	// ExpectedBackoff and LargestBackoff are the expected and the largest
 	// total wait between Attempts attempts under the backoff's own schedule.
 	ExpectedBackoff, LargestBackoff time.Duration
-	// WorstCase is Attempts x PerTryTimeout + (Attempts-1) x Backoff.Cap:
-	// every attempt times out and every wait is at the cap. It is what must
-	// fit the deadline, whatever schedule a client uses below the cap.
-	WorstCase     time.Duration
+	// WorstCase is the longest the caller can wait: Attempts x
+	// PerTryTimeout + (Attempts-1) x Backoff.Cap (every attempt times out,
+	// every wait at the cap, whatever schedule a client draws below it),
+	// and never more than the deadline when there is one.
+	WorstCase time.Duration
+	// StaticAttempts is how many attempts fit the deadline when every one
+	// times out in full and every wait is at the cap: what a client without
+	// a bound over all attempts may be given. Attempts without a deadline.
+	StaticAttempts  int
+	StaticWorstCase time.Duration // StaticAttempts x PerTryTimeout + (StaticAttempts-1) x Backoff.Cap
+	// HangAttempts, HangBackoff and HangWait are what a request does when
+	// the dependency hangs, with the expected wait between attempts: how
+	// many attempts it sends, the backoff it waits between them, and how
+	// long it waits in all (at most the deadline). One attempt when
+	// timeouts are not retried.
+	HangAttempts int
+	HangBackoff  time.Duration
+	HangWait     time.Duration
+	// FastAttempts is how many attempts a request sends when every attempt
+	// fails fast with a refused connection: Attempts when connection
+	// failures are retried, else 1.
+	FastAttempts  int
 	RetryOn       []string // canonical: conditions first, then codes in order
 	RetryBudget   float64  // 0 = none
 	Idempotent    bool
+	Method        string // the request method Idempotent was taken from; "" when unknown
 	Layers        int
 	Amplification int // Attempts ^ Layers, saturated at math.MaxInt
 	MinUsefulTry  time.Duration
-	Steps         []Step // rules: per-try, deadline, attempts, backoff, min-useful-try
-	Warnings      []string
+	// Hedge is the hedging of the calls; nil when not asked for or not
+	// allowed (a call that is not idempotent is never hedged).
+	Hedge    *Hedge
+	Steps    []Step // rules: per-try, deadline, attempts, backoff, min-useful-try, hang, fast-failures, static, hedge
+	Warnings []string
 }
 
 // Retries reports whether the policy makes more than one attempt.
@@ -115,15 +180,10 @@ func (p Policy) Retries() bool { return p.Attempts > 1 }
 // as "timeout" or a status code such as "503").
 func (p Policy) RetriesOn(c string) bool { return p.Attempts > 1 && slices.Contains(p.RetryOn, c) }
 
-// Hang returns how many attempts a request makes when the dependency
-// hangs, and the expected total backoff between them: every attempt when
-// timeouts are retried, else one (without idempotency, a timed-out request
-// is not repeated).
+// Hang returns how many attempts a request sends when the dependency
+// hangs and the backoff it waits between them (HangAttempts, HangBackoff).
 func (p Policy) Hang() (attempts int, backoff time.Duration) {
-	if p.RetriesOn(RetryTimeout) {
-		return p.Attempts, p.ExpectedBackoff
-	}
-	return 1, 0
+	return p.HangAttempts, p.HangBackoff
 }
 
 // WorstCaseOf is n attempts of perTry each with every wait between them at
@@ -182,14 +242,33 @@ func (o PolicyOptions) validate() (PolicyOptions, error) {
 	if !(o.RetryBudget >= 0 && o.RetryBudget <= 1) {
 		errs = append(errs, fmt.Errorf("retry budget %v must lie between 0 (none) and 1 (100 %%)", o.RetryBudget))
 	}
-	if o.RetryOn == nil {
-		o.RetryOn = slices.Clone(DefaultRetryOn)
+	if o.RetryOn != nil {
+		on, err := ParseRetryOn(o.RetryOn)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		o.RetryOn = on
 	}
-	on, err := ParseRetryOn(o.RetryOn)
-	if err != nil {
-		errs = append(errs, err)
+	o.Method = strings.ToUpper(strings.TrimSpace(o.Method))
+	if o.IdempotentMethods == nil {
+		o.IdempotentMethods = IdempotentMethods
 	}
-	o.RetryOn = on
+	methods := make([]string, 0, len(o.IdempotentMethods))
+	for _, m := range o.IdempotentMethods {
+		if m = strings.ToUpper(strings.TrimSpace(m)); m != "" {
+			if !isToken(m) {
+				errs = append(errs, fmt.Errorf("idempotent method %q is not an HTTP method name", m))
+			}
+			methods = append(methods, m)
+		}
+	}
+	o.IdempotentMethods = methods
+	if o.HedgeAt == 0 {
+		o.HedgeAt = DefaultHedgeAt
+	}
+	if !(o.HedgeAt > 0 && o.HedgeAt < 1) {
+		errs = append(errs, fmt.Errorf("hedge quantile %v must lie strictly between 0 and 1 (p95 is 0.95)", o.HedgeAt))
+	}
 	if o.Layers == 0 {
 		o.Layers = 1
 	}
@@ -218,7 +297,7 @@ func ParseRetryOn(list []string) ([]string, error) {
 		switch s {
 		case "":
 			continue
-		case RetryConnectFailure, RetryTimeout:
+		case RetryConnectFailure, RetryRefusedStream, RetryTimeout:
 			if !slices.Contains(conds, s) {
 				conds = append(conds, s)
 			}
@@ -226,7 +305,7 @@ func ParseRetryOn(list []string) ([]string, error) {
 		}
 		code, err := strconv.Atoi(s)
 		if err != nil || code < 100 || code > 599 {
-			errs = append(errs, fmt.Errorf("retry-on %q is neither %s, %s nor an HTTP status code", raw, RetryConnectFailure, RetryTimeout))
+			errs = append(errs, fmt.Errorf("retry-on %q is neither %s, %s, %s nor an HTTP status code", raw, RetryConnectFailure, RetryRefusedStream, RetryTimeout))
 			continue
 		}
 		if why := neverRetry(code); why != "" {
@@ -237,9 +316,7 @@ func ParseRetryOn(list []string) ([]string, error) {
 			codes = append(codes, code)
 		}
 	}
-	slices.SortFunc(conds, func(a, b string) int { // connect-failure before timeout
-		return strings.Compare(a, b)
-	})
+	slices.Sort(conds) // connect-failure, refused-stream, timeout
 	slices.Sort(codes)
 	out := conds
 	for _, c := range codes {
@@ -275,26 +352,26 @@ func neverRetry(code int) string {
 }
 
 // NewPolicy fits a call policy to the caller's deadline (DOMAIN.md section
-// 3). The per-try timeout starts at rec.Timeout. The policy must fit the
-// deadline in the worst case, every attempt timing out and every wait at
-// the backoff cap:
+// 3). The per-try timeout is rec.Timeout, lowered to the deadline only when
+// one attempt at rec.Timeout is longer than it (a timeout longer than the
+// caller waits is work done for nobody), with a warning giving the share of
+// calls it cuts off.
 //
-//	attempts x per-try timeout + (attempts-1) x cap <= deadline
+// With a deadline the deadline bounds the whole call: each attempt gets
+// min(per-try timeout, time left), no attempt is sent with less than
+// MinUsefulTry left, and a backoff that would leave less than that ends the
+// call. The policy allows as many of the requested attempts as are sure to
+// be sent when every attempt fails fast and every wait is at its largest;
+// a hang then costs the caller at most the deadline, and the steps say
+// attempt by attempt what happens in a hang and under fast failures. For
+// clients with no bound over all attempts, StaticAttempts is how many fit
+// when every attempt times out in full and every wait is at the cap.
 //
-// When the requested attempts do not fit, NewPolicy keeps the per-try
-// timeout and makes fewer attempts: a per-try timeout below the
-// recommendation cuts off good calls on every request, while a missing
-// retry only matters when an attempt fails. Only when one attempt at
-// rec.Timeout is longer than the deadline is the per-try timeout lowered,
-// to the deadline (a timeout longer than the caller waits is work done for
-// nobody), with a warning giving the share of calls it cuts off. The
-// warning for attempts that do not fit names the per-try timeout that would
-// fit them all and what it would cut off, for the reader to weigh.
-//
-// Without Idempotent only failures after which the request was certainly
-// not processed are retried (see safeWithoutIdempotency); timeout, 502,
-// 504 and other 5xx are dropped from RetryOn, with a warning when retries
-// were asked for. NewPolicy returns an error for invalid options (all
+// Without Idempotent (or with a Method that is not idempotent) only
+// failures that prove the request never reached the application
+// (NeverSent) are retried unless RetryOn says otherwise, and then every
+// other condition is warned about (RFC 9110 section 9.2.2); such a call is
+// never hedged. NewPolicy returns an error for invalid options (all
 // problems at once) and ErrNoSamples for an empty histogram.
 func NewPolicy(h *histogram.Latency, rec Recommendation, o PolicyOptions) (Policy, error) {
 	o, err := o.validate()
@@ -313,157 +390,338 @@ func NewPolicy(h *histogram.Latency, rec Recommendation, o PolicyOptions) (Polic
 		Attempts:          o.Attempts,
 		PerTryTimeout:     rec.Timeout,
 		Backoff:           Backoff{Jitter: o.Jitter, Base: o.BackoffBase, Cap: o.BackoffCap},
-		RetryOn:           o.RetryOn,
 		RetryBudget:       o.RetryBudget,
 		Idempotent:        o.Idempotent,
+		Method:            o.Method,
 		Layers:            o.Layers,
 	}
-	step := func(rule string, v time.Duration, format string, args ...any) {
-		p.Steps = append(p.Steps, Step{Rule: rule, Value: v, Reason: fmt.Sprintf(format, args...)})
-	}
-	warn := func(format string, args ...any) {
-		p.Warnings = append(p.Warnings, fmt.Sprintf(format, args...))
-	}
+	b := &policyBuilder{p: &p, h: h}
+	d := human.Duration
 	// FractionAbove walks the whole histogram: call it once per value.
 	recCut := h.FractionAbove(rec.Timeout)
 	p.CutOff = recCut
-	d := human.Duration
-	maxWait := p.Backoff.Cap
 
 	// 1. The per-try timeout starts at the recommendation.
-	step("per-try", rec.Timeout, "each attempt gets the recommended timeout of %s (it cuts off %s of calls)",
+	b.step("per-try", rec.Timeout, "each attempt gets the recommended timeout of %s (it cuts off %s of calls)",
 		d(rec.Timeout), human.Percent(recCut))
 
 	// 2. One attempt longer than the deadline: lower the per-try timeout.
 	if dl := o.Deadline; dl > 0 && rec.Timeout > dl {
 		p.PerTryTimeout = dl
-		p.Attempts = 1
 		cut := h.FractionAbove(dl)
 		p.CutOff = cut
-		step("deadline", dl, "the recommended %s is longer than the deadline of %s, and a timeout longer than the caller waits is work done for nobody: the per-try timeout is lowered to %s",
+		b.step("deadline", dl, "the recommended %s is longer than the deadline of %s, and a timeout longer than the caller waits is work done for nobody: the per-try timeout is lowered to %s",
 			d(rec.Timeout), d(dl), d(dl))
-		warn("the recommended timeout of %s exceeds the deadline of %s: the per-try timeout is lowered to %s, which cuts off %s of calls instead of %s; raise the deadline or make the dependency faster",
+		b.warn("the recommended timeout of %s exceeds the deadline of %s: the per-try timeout is lowered to %s, which cuts off %s of calls instead of %s; raise the deadline or make the dependency faster",
 			d(rec.Timeout), d(dl), d(dl), human.Percent(cut), human.Percent(recCut))
 	}
 
-	// 3. How many attempts fit the deadline in the worst case.
-	if p.RequestedAttempts > 1 {
-		asked := WorstCaseOf(p.RequestedAttempts, p.PerTryTimeout, maxWait)
-		switch {
-		case o.Deadline == 0:
-			step("attempts", asked, "%d attempts of %s with waits capped at %s take at most %s; without a deadline nothing bounds that (give --deadline)",
-				p.Attempts, d(p.PerTryTimeout), d(maxWait), d(asked))
-		case asked <= o.Deadline:
-			step("attempts", asked, "%d attempts of %s with waits capped at %s take at most %s, within the deadline of %s",
-				p.Attempts, d(p.PerTryTimeout), d(maxWait), d(asked), d(o.Deadline))
-		default:
-			if p.PerTryTimeout == rec.Timeout {
-				for p.Attempts > 1 && WorstCaseOf(p.Attempts, p.PerTryTimeout, maxWait) > o.Deadline {
-					p.Attempts--
-				}
-			}
-			fit := WorstCaseOf(p.Attempts, p.PerTryTimeout, maxWait)
-			step("attempts", fit, "%d attempts of %s with waits capped at %s take up to %s, more than the deadline of %s: %s (at most %s)",
-				p.RequestedAttempts, d(p.PerTryTimeout), d(maxWait), d(asked), d(o.Deadline), fitText(p.Attempts), d(fit))
-			warn("%s", p.attemptsDoNotFit(h, recCut))
-		}
+	// What is too little time for an attempt: needed to fit the attempts.
+	p.MinUsefulTry = o.MinUsefulTry
+	p50 := h.Quantile(0.5)
+	minWhy := fmt.Sprintf("you set %s", d(o.MinUsefulTry))
+	if p.MinUsefulTry == 0 {
+		p.MinUsefulTry = max(minUsefulRatio*p50, MinTimeout)
+		minWhy = fmt.Sprintf("%d x the median of %s: less than that fires on ordinary noise", minUsefulRatio, d(p50))
+	}
+	if p.MinUsefulTry > p.PerTryTimeout {
+		p.MinUsefulTry = p.PerTryTimeout
+		minWhy += fmt.Sprintf(", but never more than the per-try timeout of %s: the first attempt is always sent", d(p.PerTryTimeout))
 	}
 
-	// 4. The backoff between the attempts.
+	// 3. How many attempts the deadline allows, and the backoff between them.
+	b.fitAttempts()
 	p.ExpectedBackoff, p.LargestBackoff = p.Backoff.Totals(p.Attempts - 1)
 	if p.Attempts > 1 {
 		waits := "the wait between 2 attempts is"
 		if p.Attempts > 2 {
 			waits = fmt.Sprintf("the %d waits between %d attempts total", p.Attempts-1, p.Attempts)
 		}
-		step("backoff", p.ExpectedBackoff, "%s jitter between %s and %s: %s %s on average, at most %s",
-			p.Backoff.Jitter, d(p.Backoff.Base), d(maxWait), waits, d(p.ExpectedBackoff), d(p.LargestBackoff))
-	}
-	p.WorstCase = WorstCaseOf(p.Attempts, p.PerTryTimeout, maxWait)
-
-	// 5. What is too little time for an attempt.
-	p.MinUsefulTry = o.MinUsefulTry
-	p50 := h.Quantile(0.5)
-	why := fmt.Sprintf("you set %s", d(o.MinUsefulTry))
-	if p.MinUsefulTry == 0 {
-		p.MinUsefulTry = max(minUsefulRatio*p50, MinTimeout)
-		why = fmt.Sprintf("%d x the median of %s: less than that fires on ordinary noise", minUsefulRatio, d(p50))
-	}
-	if p.MinUsefulTry > p.PerTryTimeout {
-		p.MinUsefulTry = p.PerTryTimeout
-		why += fmt.Sprintf(", but never more than the per-try timeout of %s: the first attempt is always sent", d(p.PerTryTimeout))
+		b.step("backoff", p.ExpectedBackoff, "%s jitter between %s and %s: %s %s on average, at most %s",
+			p.Backoff.Jitter, d(p.Backoff.Base), d(p.Backoff.Cap), waits, d(p.ExpectedBackoff), d(p.LargestBackoff))
 	}
 	if o.Deadline > 0 {
-		step("min-useful-try", p.MinUsefulTry, "an attempt with less than %s left before the deadline is not sent (%s)", d(p.MinUsefulTry), why)
+		b.step("min-useful-try", p.MinUsefulTry, "an attempt with less than %s left before the deadline is not sent, and a backoff that would leave less ends the call (%s)", d(p.MinUsefulTry), minWhy)
 	}
 	if p.PerTryTimeout < minUsefulRatio*p50 {
-		warn("the per-try timeout of %s is below %d x the median (%s): it fires on ordinary noise, a GC pause or one TCP retransmission",
+		b.warn("the per-try timeout of %s is below %d x the median (%s): it fires on ordinary noise, a GC pause or one TCP retransmission",
 			d(p.PerTryTimeout), minUsefulRatio, d(p50))
 	}
 
-	// What is retried.
-	if !p.Idempotent {
-		var dropped []string
-		p.RetryOn = slices.DeleteFunc(p.RetryOn, func(c string) bool {
-			if slices.Contains(safeWithoutIdempotency, c) {
-				return false
+	// 4. What is retried: idempotency decides.
+	b.retryOn(o)
+
+	// 5. What a hang and fast failures do with the policy, and what fits
+	// clients that cannot bound the whole call.
+	b.hang()
+	b.fastFailures()
+	b.static(recCut)
+
+	// 6. Hedging, for idempotent calls.
+	if o.Hedge {
+		if p.Idempotent {
+			hd := newHedge(h, o.HedgeAt, max(p.Attempts, 2))
+			limit := p.WorstCase
+			if p.Deadline > 0 {
+				limit = p.Deadline
 			}
-			dropped = append(dropped, c)
-			return true
-		})
-		if p.Attempts > 1 {
-			what := "only failures after which the request was certainly not processed are retried"
-			if len(dropped) > 0 {
-				verb := "are"
-				if len(dropped) == 1 {
-					verb = "is"
+			if hd.Delay >= limit {
+				b.warn("not hedged: the hedge delay of %s (%s) is not below %s, the most the call may take", d(hd.Delay), human.Quantile(hd.Quantile), d(limit))
+			} else {
+				p.Hedge = hd
+				b.step("hedge", hd.Delay, "%s", hd.reason())
+				if p.Deadline > 0 && hd.P999 > p.Deadline {
+					b.warn("with hedging, p99.9 is still %s, beyond the deadline of %s", d(hd.P999), d(p.Deadline))
 				}
-				what = fmt.Sprintf("%s %s not retried, as a timed-out POST may have taken effect", strings.Join(dropped, ", "), verb)
+				b.warn("hedging sends up to %d requests per call: during a hang each call holds that many connections until it ends", hd.Attempts)
 			}
-			kept := "nothing else is on the list"
-			if len(p.RetryOn) > 0 {
-				kept = strings.Join(p.RetryOn, ", ") + " still are (the request was not processed)"
-			}
-			warn("retries on a call not marked idempotent (--idempotent): %s; %s. Mark the call idempotent when it is (GET, HEAD, OPTIONS, PUT, DELETE, or a request with an idempotency key)",
-				what, kept)
+		} else {
+			b.warn("not hedged: the call is not idempotent, and a hedged request is sent twice while the first may take effect (%s)", RFC9110)
 		}
 	}
-	if p.Attempts > 1 && slices.Contains(p.RetryOn, "500") {
-		warn("500 is retried: a deterministic bug returns it every time, so each such request costs %d calls for nothing", p.Attempts)
-	}
-	if p.Attempts > 1 && len(p.RetryOn) == 0 {
-		warn("%d attempts but nothing to retry on: every failure ends the request", p.Attempts)
-	}
 
-	// Amplification across layers.
+	// Amplification across layers, and the load of retries in an outage.
 	p.Amplification = ipow(p.Attempts, p.Layers)
 	if p.Amplification > amplificationWarning {
-		warn("retries multiply across layers: %d attempts at each of %d layers send up to %s calls to the bottom layer for one request; retry at one layer, the others fail fast",
+		b.warn("retries multiply across layers: %d attempts at each of %d layers send up to %s calls to the bottom layer for one request; retry at one layer, the others fail fast",
 			p.Attempts, p.Layers, human.Count(int64(p.Amplification)))
 	}
-	if p.Attempts > 1 && p.RetryBudget == 0 {
-		warn("no retry budget: during an outage %d attempts per request cost %d x the load on a dependency that is already failing; a budget of 10 %% (--retry-budget 10%%) keeps it near 1.1 x",
+	if p.Attempts > 1 && p.RetryBudget == 0 && len(p.RetryOn) > 0 {
+		b.warn("no retry budget: during an outage %d attempts per request cost %d x the load on a dependency that is already failing; a budget of 10 %% (--retry-budget 10%%) keeps it near 1.1 x",
 			p.Attempts, p.Attempts)
 	}
 	return p, nil
 }
 
-// attemptsDoNotFit explains that fewer attempts than asked fit and what the
-// per-try timeout that would fit them all costs.
-func (p Policy) attemptsDoNotFit(h *histogram.Latency, recCut float64) string {
-	d := human.Duration
-	n, maxWait, dl := p.RequestedAttempts, p.Backoff.Cap, p.Deadline
-	s := fmt.Sprintf("%d attempts do not fit the deadline of %s: in the worst case (every attempt times out, every wait at the cap of %s) they take %s; only %s of %s %s",
-		n, d(dl), d(maxWait), d(WorstCaseOf(n, p.PerTryTimeout, maxWait)), attemptsText(p.Attempts), d(p.PerTryTimeout), fitsVerb(p.Attempts))
-	alt := roundDown((dl - time.Duration(n-1)*maxWait) / time.Duration(n))
-	if alt >= MinTimeout {
-		s += fmt.Sprintf(". A per-try timeout of %s would fit all %d, but it cuts off %s of calls instead of %s",
-			d(alt), n, human.Percent(h.FractionAbove(alt)), human.Percent(recCut))
-	} else {
-		s += fmt.Sprintf(". Even a per-try timeout of %s would not fit %d attempts with waits capped at %s: lower --backoff-cap or raise the deadline",
-			d(MinTimeout), n, d(maxWait))
+// policyBuilder collects the steps and warnings of one policy.
+type policyBuilder struct {
+	p *Policy
+	h *histogram.Latency
+}
+
+func (b *policyBuilder) step(rule string, v time.Duration, format string, args ...any) {
+	b.p.Steps = append(b.p.Steps, Step{Rule: rule, Value: v, Reason: fmt.Sprintf(format, args...)})
+}
+
+func (b *policyBuilder) warn(format string, args ...any) {
+	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(format, args...))
+}
+
+// fitAttempts keeps as many of the requested attempts as are sure to be
+// sent within the deadline when every attempt fails fast: the waits before
+// the last one, each at its largest, must leave it MinUsefulTry. It sets
+// WorstCase, and the attempts step.
+func (b *policyBuilder) fitAttempts() {
+	p, d := b.p, human.Duration
+	if p.RequestedAttempts <= 1 {
+		p.WorstCase = p.PerTryTimeout
+		return
 	}
-	return s
+	dl, cp := p.Deadline, p.Backoff.Cap
+	if dl == 0 {
+		p.WorstCase = WorstCaseOf(p.Attempts, p.PerTryTimeout, cp)
+		b.step("attempts", p.WorstCase, "%d attempts of %s with waits capped at %s take at most %s; without a deadline nothing bounds that (give --deadline)",
+			p.Attempts, d(p.PerTryTimeout), d(cp), d(p.WorstCase))
+		return
+	}
+	for p.Attempts > 1 {
+		if _, largest := p.Backoff.Totals(p.Attempts - 1); largest+p.MinUsefulTry <= dl {
+			break
+		}
+		p.Attempts--
+	}
+	p.WorstCase = min(dl, WorstCaseOf(p.Attempts, p.PerTryTimeout, cp))
+	_, largest := p.Backoff.Totals(p.Attempts - 1)
+	each := fmt.Sprintf("each attempt gets the smaller of %s and the time left", d(p.PerTryTimeout))
+	if p.Attempts == p.RequestedAttempts {
+		b.step("attempts", p.WorstCase, "%d attempts within the deadline of %s: %s; when attempts fail fast all %d are sent (the waits before the last take at most %s, leaving it the %s an attempt needs); at most %s in all",
+			p.Attempts, d(dl), each, p.Attempts, d(largest), d(p.MinUsefulTry), d(p.WorstCase))
+		return
+	}
+	_, asked := p.Backoff.Totals(p.RequestedAttempts - 1)
+	b.step("attempts", p.WorstCase, "%d attempts asked, but their %d waits take up to %s and the last attempt needs %s, more than the deadline of %s leaves: %s, %s; at most %s in all",
+		p.RequestedAttempts, p.RequestedAttempts-1, d(asked), d(p.MinUsefulTry), d(dl), attemptsText(p.Attempts), each, d(p.WorstCase))
+	if p.Attempts == 1 {
+		b.warn("no retries fit the deadline of %s: even the first wait (up to %s) would leave less than the %s an attempt needs; raise the deadline or lower --backoff-base",
+			d(dl), d(p.Backoff.window(0)), d(p.MinUsefulTry))
+	}
+}
+
+// retryOn settles idempotency and what is retried.
+func (b *policyBuilder) retryOn(o PolicyOptions) {
+	p := b.p
+	if o.Method != "" {
+		p.Idempotent = slices.Contains(o.IdempotentMethods, o.Method)
+		if o.Idempotent && !p.Idempotent {
+			b.warn("%s is not idempotent, so the group is not treated as idempotent despite --idempotent; add %s to --idempotent-methods when every such request carries an idempotency key",
+				o.Method, o.Method)
+		}
+	}
+	switch {
+	case o.RetryOn == nil && p.Idempotent:
+		p.RetryOn = slices.Clone(DefaultRetryOn)
+	case o.RetryOn == nil:
+		p.RetryOn = slices.Clone(NeverSent)
+		if p.Attempts > 1 {
+			what := "the call is not marked idempotent (--idempotent)"
+			if p.Method != "" {
+				what = fmt.Sprintf("%s is not idempotent", p.Method)
+			}
+			b.warn("%s, so only failures that prove the request was never sent are retried (%s): %s. Mark it idempotent when it is (GET, HEAD, OPTIONS, PUT, DELETE, or a request with an idempotency key)",
+				what, strings.Join(NeverSent, ", "), RFC9110)
+		}
+	default:
+		p.RetryOn = o.RetryOn
+		if !p.Idempotent && p.Attempts > 1 {
+			var risky []string
+			for _, c := range p.RetryOn {
+				if !slices.Contains(NeverSent, c) {
+					risky = append(risky, c)
+				}
+			}
+			if len(risky) > 0 {
+				b.warn("--retry-on %s on a call that is not idempotent: the request may already have taken effect, and %s; only %s prove that",
+					strings.Join(risky, ", "), RFC9110, strings.Join(NeverSent, ", "))
+			}
+		}
+	}
+	if p.Attempts > 1 && slices.Contains(p.RetryOn, "500") {
+		b.warn("500 is retried: a deterministic bug returns it every time, so each such request costs %d calls for nothing", p.Attempts)
+	}
+	if p.Attempts > 1 && len(p.RetryOn) == 0 {
+		b.warn("%d attempts but nothing to retry on: every failure ends the request", p.Attempts)
+	}
+}
+
+// hang follows a request through a hang, every attempt running into its
+// timeout, with the expected wait between attempts: HangAttempts,
+// HangBackoff, HangWait, and the hang step.
+func (b *policyBuilder) hang() {
+	p, d := b.p, human.Duration
+	dl := p.Deadline
+	if !p.RetriesOn(RetryTimeout) {
+		p.HangAttempts, p.HangWait = 1, p.PerTryTimeout
+		switch {
+		case p.Attempts > 1:
+			b.step("hang", p.HangWait, "when the dependency hangs, the one attempt times out at %s and the call fails: timeouts are not retried (%s)",
+				d(p.PerTryTimeout), b.whyNoTimeoutRetry())
+		case dl > 0:
+			b.step("hang", p.HangWait, "when the dependency hangs, the one attempt times out at %s", d(p.PerTryTimeout))
+		}
+		return
+	}
+	var clauses []string
+	var elapsed, prevTotal time.Duration
+	ended := ""
+	for a := range p.Attempts {
+		if a > 0 {
+			total, _ := p.Backoff.Totals(a)
+			wait := total - prevTotal
+			prevTotal = total
+			if dl > 0 && dl-(elapsed+wait) < p.MinUsefulTry {
+				ended = fmt.Sprintf("attempt %d is not sent: after its wait less than %s would be left", a+1, d(p.MinUsefulTry))
+				break
+			}
+			elapsed += wait
+			p.HangBackoff += wait
+		}
+		perTry := p.PerTryTimeout
+		start := elapsed
+		if dl > 0 && dl-elapsed < perTry {
+			perTry = dl - elapsed
+			clauses = append(clauses, fmt.Sprintf("attempt %d at %s gets only the %s left", a+1, d(start), d(perTry)))
+		} else {
+			clauses = append(clauses, fmt.Sprintf("attempt %d at %s times out at %s", a+1, d(start), d(start+perTry)))
+		}
+		elapsed += perTry
+		p.HangAttempts++
+	}
+	p.HangWait = elapsed
+	if len(clauses) > 4 {
+		clauses = append(clauses[:2], append([]string{"..."}, clauses[len(clauses)-2:]...)...)
+	}
+	s := "when the dependency hangs (waits at their mean): " + strings.Join(clauses, ", ")
+	if ended != "" {
+		s += "; " + ended
+	}
+	switch {
+	case dl > 0 && elapsed == dl:
+		s += fmt.Sprintf("; the caller waits %s, the deadline", d(elapsed))
+	case dl > 0:
+		s += fmt.Sprintf("; the caller waits %s, within the deadline of %s", d(elapsed), d(dl))
+	default:
+		s += fmt.Sprintf("; the caller waits %s: nothing but the attempts bounds it", d(elapsed))
+	}
+	b.step("hang", p.HangWait, "%s", s)
+}
+
+// whyNoTimeoutRetry says why a policy with retries does not retry timeouts.
+func (b *policyBuilder) whyNoTimeoutRetry() string {
+	if !b.p.Idempotent {
+		return "the call is not idempotent: a timed-out request may have taken effect"
+	}
+	return "timeout is not in --retry-on"
+}
+
+// fastFailures says what a request does when every attempt fails fast with
+// a refused connection: FastAttempts and the fast-failures step.
+func (b *policyBuilder) fastFailures() {
+	p, d := b.p, human.Duration
+	p.FastAttempts = 1
+	if p.Attempts <= 1 {
+		return
+	}
+	if !p.RetriesOn(RetryConnectFailure) {
+		b.step("fast-failures", 0, "a refused connection is not retried (%s is not in --retry-on): one attempt", RetryConnectFailure)
+		return
+	}
+	p.FastAttempts = p.Attempts
+	b.step("fast-failures", p.ExpectedBackoff, "when every attempt fails fast (a refused connection), all %d are sent, with %s of backoff between them on average (at most %s)",
+		p.Attempts, d(p.ExpectedBackoff), d(p.LargestBackoff))
+}
+
+// static fits the attempts for clients with no bound over all attempts:
+// every attempt times out in full and every wait is at the cap.
+func (b *policyBuilder) static(recCut float64) {
+	p, d := b.p, human.Duration
+	p.StaticAttempts = p.Attempts
+	cp, dl := p.Backoff.Cap, p.Deadline
+	if dl > 0 {
+		for p.StaticAttempts > 1 && WorstCaseOf(p.StaticAttempts, p.PerTryTimeout, cp) > dl {
+			p.StaticAttempts--
+		}
+	}
+	p.StaticWorstCase = WorstCaseOf(p.StaticAttempts, p.PerTryTimeout, cp)
+	if dl == 0 || p.Attempts <= 1 {
+		return
+	}
+	who := "clients with no bound over all attempts (HAProxy, resilience4j's Retry without an outer TimeLimiter) must fit every attempt timing out in full, every wait at the cap of " + d(cp)
+	if p.StaticAttempts == p.Attempts {
+		b.step("static", p.StaticWorstCase, "%s: %d attempts of %s take at most %s, within the deadline of %s; their snippets make all %d",
+			who, p.Attempts, d(p.PerTryTimeout), d(p.StaticWorstCase), d(dl), p.Attempts)
+		return
+	}
+	s := fmt.Sprintf("%s: %s of %s %s the deadline of %s (%d would take %s), so their snippets let at most %s run into the timeout, and beyond that retry only refused connections (a retry of one costs no more than a connect)",
+		who, attemptsText(p.StaticAttempts), d(p.PerTryTimeout), fitsVerb(p.StaticAttempts), d(dl),
+		p.Attempts, d(WorstCaseOf(p.Attempts, p.PerTryTimeout, cp)), attemptsText(p.StaticAttempts))
+	n := p.Attempts
+	if alt := roundDown((dl - time.Duration(n-1)*cp) / time.Duration(n)); alt >= MinTimeout {
+		s += fmt.Sprintf(". A per-try timeout of %s would fit all %d for them, but it cuts off %s of calls instead of %s",
+			d(alt), n, human.Percent(b.h.FractionAbove(alt)), human.Percent(recCut))
+	}
+	b.step("static", p.StaticWorstCase, "%s", s)
+}
+
+// isToken reports whether s is an HTTP token (RFC 9110 section 5.6.2), as a
+// method name must be.
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // roundDown rounds d down to a value people write in configs, with the
@@ -475,9 +733,6 @@ func roundDown(d time.Duration) time.Duration {
 	_, step := RoundUp(d)
 	return d / step * step
 }
-
-// fitText says how many attempts fit: "1 attempt fits", "2 attempts fit".
-func fitText(n int) string { return attemptsText(n) + " " + fitsVerb(n) }
 
 func attemptsText(n int) string {
 	if n == 1 {

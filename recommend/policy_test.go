@@ -51,6 +51,9 @@ func policyRules(p recommend.Policy) []string {
 func TestNewPolicyRules(t *testing.T) {
 	h, rec := domain()
 	require.Equal(t, 800*ms, rec.Timeout, "precondition: the worked example recommends 800ms")
+	all := []string{"per-try", "attempts", "backoff", "min-useful-try", "hang", "fast-failures", "static"}
+	idem := []string{"connect-failure", "refused-stream", "timeout", "408", "429", "502", "503", "504"}
+	never := []string{"connect-failure", "refused-stream"}
 
 	tests := []struct {
 		name          string
@@ -58,110 +61,156 @@ func TestNewPolicyRules(t *testing.T) {
 		wantAttempts  int
 		wantPerTry    time.Duration
 		wantWorstCase time.Duration
+		wantStatic    int
+		wantHang      int           // attempts sent in a hang
+		wantHangWait  time.Duration // what the caller waits then
 		wantRetryOn   []string
 		wantRules     []string
 		wantWarnings  []string // substrings, each in some warning
 		noWarnings    []string // substrings in no warning
 	}{
 		{
-			name:         "defaults: one attempt at the recommendation",
+			name:         "defaults: one attempt at the recommendation, nothing retried but never-sent failures",
 			o:            recommend.PolicyOptions{},
-			wantAttempts: 1, wantPerTry: 800 * ms, wantWorstCase: 800 * ms,
-			wantRetryOn: []string{"connect-failure", "408", "429", "503"},
+			wantAttempts: 1, wantPerTry: 800 * ms, wantWorstCase: 800 * ms, wantStatic: 1, wantHang: 1, wantHangWait: 800 * ms,
+			wantRetryOn: never,
 			wantRules:   []string{"per-try"},
 			noWarnings:  []string{"idempotent", "budget", "deadline"},
 		},
 		{
-			name:         "three attempts fit a 3s deadline: 3 x 800ms + 2 x 250ms = 2.9s",
-			o:            recommend.PolicyOptions{Deadline: 3 * s, Attempts: 3, Idempotent: true, RetryBudget: 0.1},
-			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms,
-			wantRetryOn: []string{"connect-failure", "timeout", "408", "429", "502", "503", "504"},
-			wantRules:   []string{"per-try", "attempts", "backoff", "min-useful-try"},
-			noWarnings:  []string{"do not fit", "idempotent", "budget"},
+			name: "three attempts and a 3s deadline: all three time out in a hang, within it",
+			o:    recommend.PolicyOptions{Deadline: 3 * s, Attempts: 3, Idempotent: true, RetryBudget: 0.1},
+			// 800 + 12.5 + 800 + 25 + 800 = 2,437.5ms with the mean waits.
+			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms, wantStatic: 3, wantHang: 3, wantHangWait: 2437500 * us,
+			wantRetryOn: idem,
+			wantRules:   all,
+			noWarnings:  []string{"idempotent", "budget"},
 		},
 		{
-			name:         "a 2s deadline fits two of three: 2 x 800ms + 250ms = 1.85s",
-			o:            recommend.PolicyOptions{Deadline: 2 * s, Attempts: 3, Idempotent: true, RetryBudget: 0.1},
-			wantAttempts: 2, wantPerTry: 800 * ms, wantWorstCase: 1850 * ms,
-			wantRetryOn:  []string{"connect-failure", "timeout", "408", "429", "502", "503", "504"},
-			wantRules:    []string{"per-try", "attempts", "backoff", "min-useful-try"},
-			wantWarnings: []string{"3 attempts do not fit the deadline of 2s", "only 2 attempts of 800ms fit", "A per-try timeout of 500ms would fit all 3"},
+			name: "a 2s deadline: the third attempt gets only what is left (DOMAIN.md's lab)",
+			o:    recommend.PolicyOptions{Deadline: 2 * s, Attempts: 3, Idempotent: true, RetryBudget: 0.1},
+			// Attempt 3 starts at 1,637.5ms and gets the 362.5ms left;
+			// statically 2 x 800 + 250 = 1.85s fits, 3 x 800 + 500 does not.
+			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2 * s, wantStatic: 2, wantHang: 3, wantHangWait: 2 * s,
+			wantRetryOn:  idem,
+			wantRules:    all,
+			wantWarnings: []string{},
 		},
 		{
-			name:         "the README's 1s deadline fits one attempt; the timeout is kept, not cut",
-			o:            recommend.PolicyOptions{Deadline: s, Attempts: 3, Idempotent: true, RetryBudget: 0.1},
-			wantAttempts: 1, wantPerTry: 800 * ms, wantWorstCase: 800 * ms,
-			wantRetryOn:  []string{"connect-failure", "timeout", "408", "429", "502", "503", "504"},
-			wantRules:    []string{"per-try", "attempts", "min-useful-try"},
-			wantWarnings: []string{"only 1 attempt of 800ms fits", "A per-try timeout of 160ms would fit all 3, but it cuts off " + human.Percent(h.FractionAbove(160*ms))},
-			noWarnings:   []string{"exceeds the deadline", "idempotent"},
+			name: "the README's 1s deadline allows all 3 attempts; a hang sends 2 and waits the deadline",
+			o:    recommend.PolicyOptions{Deadline: s, Attempts: 3, Idempotent: true, RetryBudget: 0.1},
+			// Attempt 2 at 812.5ms gets the 187.5ms left; attempt 3 would
+			// start with less than 40.5ms left.
+			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: s, wantStatic: 1, wantHang: 2, wantHangWait: s,
+			wantRetryOn: idem,
+			wantRules:   all,
+			noWarnings:  []string{"exceeds the deadline", "idempotent", "do not fit"},
 		},
 		{
-			name:         "a deadline below the timeout lowers the per-try timeout to it",
+			name:         "a deadline below the timeout lowers the per-try timeout to it; a hang sends one attempt",
 			o:            recommend.PolicyOptions{Deadline: 500 * ms, Attempts: 3, Idempotent: true, RetryBudget: 0.1},
-			wantAttempts: 1, wantPerTry: 500 * ms, wantWorstCase: 500 * ms,
-			wantRetryOn: []string{"connect-failure", "timeout", "408", "429", "502", "503", "504"},
-			wantRules:   []string{"per-try", "deadline", "attempts", "min-useful-try"},
+			wantAttempts: 3, wantPerTry: 500 * ms, wantWorstCase: 500 * ms, wantStatic: 1, wantHang: 1, wantHangWait: 500 * ms,
+			wantRetryOn: idem,
+			wantRules:   []string{"per-try", "deadline", "attempts", "backoff", "min-useful-try", "hang", "fast-failures", "static"},
 			wantWarnings: []string{
 				"the recommended timeout of 800ms exceeds the deadline of 500ms: the per-try timeout is lowered to 500ms, which cuts off " + human.Percent(h.FractionAbove(500*ms)),
-				"Even a per-try timeout of 1ms would not fit 3 attempts",
 			},
 		},
 		{
 			name:         "one attempt and a deadline below the timeout",
 			o:            recommend.PolicyOptions{Deadline: 250 * ms},
-			wantAttempts: 1, wantPerTry: 250 * ms, wantWorstCase: 250 * ms,
-			wantRetryOn:  []string{"connect-failure", "408", "429", "503"},
-			wantRules:    []string{"per-try", "deadline", "min-useful-try"},
+			wantAttempts: 1, wantPerTry: 250 * ms, wantWorstCase: 250 * ms, wantStatic: 1, wantHang: 1, wantHangWait: 250 * ms,
+			wantRetryOn:  never,
+			wantRules:    []string{"per-try", "deadline", "min-useful-try", "hang"},
 			wantWarnings: []string{"cuts off 1.74 % of calls instead of 0.0655 %"},
 			noWarnings:   []string{"idempotent", "budget", "do not fit"},
 		},
 		{
-			name:         "retries on a call that is not idempotent drop timeout, 502 and 504",
+			name:         "a call that is not idempotent retries only never-sent failures; a hang is one attempt",
 			o:            recommend.PolicyOptions{Deadline: 3 * s, Attempts: 3, RetryBudget: 0.1},
-			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms,
-			wantRetryOn:  []string{"connect-failure", "408", "429", "503"},
-			wantRules:    []string{"per-try", "attempts", "backoff", "min-useful-try"},
-			wantWarnings: []string{"not marked idempotent (--idempotent): timeout, 502, 504 are not retried", "connect-failure, 408, 429, 503 still are"},
+			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms, wantStatic: 3, wantHang: 1, wantHangWait: 800 * ms,
+			wantRetryOn:  never,
+			wantRules:    all,
+			wantWarnings: []string{"not marked idempotent (--idempotent), so only failures that prove the request was never sent are retried (connect-failure, refused-stream)", "RFC 9110 section 9.2.2"},
+		},
+		{
+			name:         "--retry-on widens a call that is not idempotent, with a warning naming RFC 9110",
+			o:            recommend.PolicyOptions{Deadline: 3 * s, Attempts: 3, RetryBudget: 0.1, RetryOn: []string{"connect-failure", "503", "timeout"}},
+			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms, wantStatic: 3, wantHang: 3, wantHangWait: 2437500 * us,
+			wantRetryOn:  []string{"connect-failure", "timeout", "503"},
+			wantRules:    all,
+			wantWarnings: []string{"--retry-on timeout, 503 on a call that is not idempotent", "RFC 9110 section 9.2.2"},
+		},
+		{
+			name:         "a POST group is not idempotent, whatever --idempotent says",
+			o:            recommend.PolicyOptions{Deadline: 3 * s, Attempts: 3, Idempotent: true, Method: "POST", RetryBudget: 0.1},
+			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms, wantStatic: 3, wantHang: 1, wantHangWait: 800 * ms,
+			wantRetryOn:  never,
+			wantRules:    all,
+			wantWarnings: []string{"POST is not idempotent, so the group is not treated as idempotent despite --idempotent", "POST is not idempotent, so only failures"},
+		},
+		{
+			name:         "a GET group is idempotent without --idempotent",
+			o:            recommend.PolicyOptions{Deadline: 3 * s, Attempts: 3, Method: "get", RetryBudget: 0.1},
+			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms, wantStatic: 3, wantHang: 3, wantHangWait: 2437500 * us,
+			wantRetryOn: idem,
+			wantRules:   all,
+			noWarnings:  []string{"idempotent"},
+		},
+		{
+			name:         "POST declared idempotent (idempotency keys) by --idempotent-methods",
+			o:            recommend.PolicyOptions{Attempts: 2, Method: "POST", IdempotentMethods: []string{"get", "POST"}, RetryBudget: 0.1},
+			wantAttempts: 2, wantPerTry: 800 * ms, wantWorstCase: 1850 * ms, wantStatic: 2, wantHang: 2, wantHangWait: 1612500 * us,
+			wantRetryOn: idem,
+			wantRules:   []string{"per-try", "attempts", "backoff", "hang", "fast-failures"},
+			noWarnings:  []string{"idempotent"},
+		},
+		{
+			name: "ten attempts asked in 200ms: the waits leave room for three",
+			o:    recommend.PolicyOptions{Deadline: 200 * ms, Attempts: 10, Idempotent: true, RetryBudget: 0.1},
+			// Waits at most 25, 50, 100ms: 75ms + 40.5ms fits, 175ms + 40.5ms does not.
+			wantAttempts: 3, wantPerTry: 200 * ms, wantWorstCase: 200 * ms, wantStatic: 1, wantHang: 1, wantHangWait: 200 * ms,
+			wantRetryOn: idem,
+			wantRules:   []string{"per-try", "deadline", "attempts", "backoff", "min-useful-try", "hang", "fast-failures", "static"},
 		},
 		{
 			name:         "no retry budget with retries warns about the load in an outage",
 			o:            recommend.PolicyOptions{Attempts: 3, Idempotent: true},
-			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms,
-			wantRetryOn:  []string{"connect-failure", "timeout", "408", "429", "502", "503", "504"},
-			wantRules:    []string{"per-try", "attempts", "backoff"},
+			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms, wantStatic: 3, wantHang: 3, wantHangWait: 2437500 * us,
+			wantRetryOn:  idem,
+			wantRules:    []string{"per-try", "attempts", "backoff", "hang", "fast-failures"},
 			wantWarnings: []string{"no retry budget: during an outage 3 attempts per request cost 3 x the load"},
 		},
 		{
 			name:         "3 attempts at 3 layers amplify 27 times",
 			o:            recommend.PolicyOptions{Attempts: 3, Layers: 3, Idempotent: true, RetryBudget: 0.1},
-			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms,
-			wantRetryOn:  []string{"connect-failure", "timeout", "408", "429", "502", "503", "504"},
-			wantRules:    []string{"per-try", "attempts", "backoff"},
+			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms, wantStatic: 3, wantHang: 3, wantHangWait: 2437500 * us,
+			wantRetryOn:  idem,
+			wantRules:    []string{"per-try", "attempts", "backoff", "hang", "fast-failures"},
 			wantWarnings: []string{"up to 27 calls to the bottom layer", "retry at one layer, the others fail fast"},
 		},
 		{
 			name:         "3 attempts at 2 layers (9) do not warn",
 			o:            recommend.PolicyOptions{Attempts: 3, Layers: 2, Idempotent: true, RetryBudget: 0.1},
-			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms,
-			wantRetryOn: []string{"connect-failure", "timeout", "408", "429", "502", "503", "504"},
-			wantRules:   []string{"per-try", "attempts", "backoff"},
+			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms, wantStatic: 3, wantHang: 3, wantHangWait: 2437500 * us,
+			wantRetryOn: idem,
+			wantRules:   []string{"per-try", "attempts", "backoff", "hang", "fast-failures"},
 			noWarnings:  []string{"layers"},
 		},
 		{
-			name:         "500 may be retried, with a warning",
+			name:         "500 may be retried, with a warning; refused connections are not on the list",
 			o:            recommend.PolicyOptions{Attempts: 2, Idempotent: true, RetryBudget: 0.1, RetryOn: []string{"500", " 503", "TIMEOUT", "503"}},
-			wantAttempts: 2, wantPerTry: 800 * ms, wantWorstCase: 1850 * ms,
+			wantAttempts: 2, wantPerTry: 800 * ms, wantWorstCase: 1850 * ms, wantStatic: 2, wantHang: 2, wantHangWait: 1612500 * us,
 			wantRetryOn:  []string{"timeout", "500", "503"},
-			wantRules:    []string{"per-try", "attempts", "backoff"},
+			wantRules:    []string{"per-try", "attempts", "backoff", "hang", "fast-failures"},
 			wantWarnings: []string{"500 is retried: a deterministic bug"},
 		},
 		{
-			name:         "a small backoff cap lets three attempts fit a 2.5s deadline",
+			name:         "a small backoff cap fits three attempts statically in 2.5s",
 			o:            recommend.PolicyOptions{Deadline: 2500 * ms, Attempts: 3, Idempotent: true, RetryBudget: 0.1, BackoffBase: 10 * ms, BackoffCap: 50 * ms},
-			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2500 * ms,
-			wantRetryOn: []string{"connect-failure", "timeout", "408", "429", "502", "503", "504"},
-			wantRules:   []string{"per-try", "attempts", "backoff", "min-useful-try"},
+			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2500 * ms, wantStatic: 3, wantHang: 3, wantHangWait: 2415 * ms,
+			wantRetryOn: idem,
+			wantRules:   all,
 			noWarnings:  []string{"do not fit"},
 		},
 	}
@@ -173,6 +222,9 @@ func TestNewPolicyRules(t *testing.T) {
 			assert.Equal(t, max(tt.o.Attempts, 1), p.RequestedAttempts)
 			assert.Equal(t, tt.wantPerTry, p.PerTryTimeout, "per-try timeout")
 			assert.Equal(t, tt.wantWorstCase, p.WorstCase, "worst case")
+			assert.Equal(t, tt.wantStatic, p.StaticAttempts, "static attempts")
+			assert.Equal(t, tt.wantHang, p.HangAttempts, "attempts in a hang")
+			assert.Equal(t, tt.wantHangWait, p.HangWait, "wait in a hang")
 			assert.Equal(t, tt.wantRetryOn, p.RetryOn, "retry on")
 			assert.Equal(t, tt.wantRules, policyRules(p), "steps")
 			assert.Equal(t, h.FractionAbove(p.PerTryTimeout), p.CutOff)
@@ -185,6 +237,26 @@ func TestNewPolicyRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNewPolicyHangStep pins the words of the hang step of the README's
+// example: the lab of DOMAIN.md section 3 with the measured latency.
+func TestNewPolicyHangStep(t *testing.T) {
+	h, rec := domain()
+	p, err := recommend.NewPolicy(h, rec, recommend.PolicyOptions{Deadline: 2 * s, Attempts: 3, Idempotent: true})
+	require.NoError(t, err)
+	var hang, fast string
+	for _, st := range p.Steps {
+		switch st.Rule {
+		case "hang":
+			hang = st.Reason
+		case "fast-failures":
+			fast = st.Reason
+		}
+	}
+	assert.Equal(t, "when the dependency hangs (waits at their mean): attempt 1 at 0s times out at 800ms, attempt 2 at 813ms times out at 1.61s, "+
+		"attempt 3 at 1.64s gets only the 363ms left; the caller waits 2s, the deadline", hang)
+	assert.Equal(t, "when every attempt fails fast (a refused connection), all 3 are sent, with 37.5ms of backoff between them on average (at most 75ms)", fast)
 }
 
 func TestNewPolicyDefaults(t *testing.T) {
@@ -309,27 +381,47 @@ func TestNewPolicyProperties(t *testing.T) {
 		require.LessOrEqual(t, p.Attempts, max(o.Attempts, 1), msg...)
 		require.Positive(t, p.PerTryTimeout, msg...)
 		require.LessOrEqual(t, p.PerTryTimeout, rec.Timeout, msg...)
-		worst := time.Duration(p.Attempts)*p.PerTryTimeout + time.Duration(p.Attempts-1)*p.Backoff.Cap
-		require.Equal(t, worst, p.WorstCase, msg...)
+		worst := recommend.WorstCaseOf(p.Attempts, p.PerTryTimeout, p.Backoff.Cap)
 		require.LessOrEqual(t, p.LargestBackoff, time.Duration(p.Attempts-1)*p.Backoff.Cap, msg...)
 		require.LessOrEqual(t, p.ExpectedBackoff, p.LargestBackoff, msg...)
+		require.GreaterOrEqual(t, p.HangAttempts, 1, msg...)
+		require.LessOrEqual(t, p.HangAttempts, p.Attempts, msg...)
+		require.LessOrEqual(t, p.StaticAttempts, p.Attempts, msg...)
+		require.Equal(t, recommend.WorstCaseOf(p.StaticAttempts, p.PerTryTimeout, p.Backoff.Cap), p.StaticWorstCase, msg...)
 		if o.Deadline > 0 {
-			require.LessOrEqual(t, worst, o.Deadline, msg...)
+			require.Equal(t, min(worst, o.Deadline), p.WorstCase, msg...)
+			require.LessOrEqual(t, p.HangWait, o.Deadline, msg...)
+			require.Equal(t, min(o.Deadline, time.Duration(p.HangAttempts)*p.PerTryTimeout+p.HangBackoff), p.HangWait, msg...)
+			require.LessOrEqual(t, p.StaticWorstCase, o.Deadline, msg...)
 			if p.PerTryTimeout < rec.Timeout {
 				require.Equal(t, o.Deadline, p.PerTryTimeout, msg...)
-				require.Equal(t, 1, p.Attempts, msg...)
-			} else if p.Attempts < max(o.Attempts, 1) {
-				// As many as fit: one more would not.
-				require.Greater(t, recommend.WorstCaseOf(p.Attempts+1, p.PerTryTimeout, p.Backoff.Cap), o.Deadline, msg...)
+			}
+			// Every allowed attempt is sent when attempts fail fast, and one
+			// more would not be.
+			if p.Attempts > 1 {
+				_, largest := p.Backoff.Totals(p.Attempts - 1)
+				require.LessOrEqual(t, largest+p.MinUsefulTry, o.Deadline, msg...)
+			}
+			if p.Attempts < max(o.Attempts, 1) {
+				_, largest := p.Backoff.Totals(p.Attempts)
+				require.Greater(t, largest+p.MinUsefulTry, o.Deadline, msg...)
+			}
+			if p.StaticAttempts < p.Attempts {
+				require.Greater(t, recommend.WorstCaseOf(p.StaticAttempts+1, p.PerTryTimeout, p.Backoff.Cap), o.Deadline, msg...)
 			}
 		} else {
+			require.Equal(t, worst, p.WorstCase, msg...)
 			require.Equal(t, max(o.Attempts, 1), p.Attempts, msg...)
+			require.Equal(t, p.Attempts, p.StaticAttempts, msg...)
 			require.Equal(t, rec.Timeout, p.PerTryTimeout, msg...)
 		}
 		require.Positive(t, p.MinUsefulTry, msg...)
 		require.LessOrEqual(t, p.MinUsefulTry, p.PerTryTimeout, msg...)
 		if !o.Idempotent {
-			require.NotContains(t, p.RetryOn, "timeout", msg...)
+			for _, c := range p.RetryOn {
+				require.Contains(t, recommend.NeverSent, c, msg...)
+			}
+			require.Equal(t, 1, p.HangAttempts, msg...)
 		}
 	}
 }
@@ -401,4 +493,51 @@ func TestPolicyHang(t *testing.T) {
 	attempts, backoff = p.Hang()
 	assert.Equal(t, 1, attempts, "not idempotent: a timed-out request is not repeated")
 	assert.Zero(t, backoff)
+}
+
+// TestHedge checks the hedging figures against hedged calls drawn from the
+// same histogram: the formula's p99, p99.9 and extra load must match what
+// independent draws give.
+func TestHedge(t *testing.T) {
+	h, rec := domain()
+	p, err := recommend.NewPolicy(h, rec, recommend.PolicyOptions{Deadline: 2 * s, Attempts: 3, Idempotent: true, Hedge: true})
+	require.NoError(t, err)
+	hd := p.Hedge
+	require.NotNil(t, hd)
+	assert.Equal(t, 3, hd.Attempts)
+	assert.Equal(t, (h.Quantile(0.95)+ms-1)/ms*ms, hd.Delay, "p95 rounded up to the millisecond")
+	assert.Equal(t, h.Quantile(0.99), hd.P99Without)
+
+	sampler := h.Sampler()
+	r := rand.New(rand.NewPCG(3, 4))
+	const n = 400_000
+	lat := histogram.New()
+	sent := 0
+	for range n {
+		best := time.Duration(math.MaxInt64)
+		for i := range hd.Attempts {
+			at := time.Duration(i) * hd.Delay
+			if at >= best {
+				break // answered before this request would go out
+			}
+			sent++
+			best = min(best, at+sampler.Sample(r))
+		}
+		lat.Record(best)
+	}
+	assert.InDelta(t, float64(sent)/n-1, hd.ExtraLoad, 0.003, "extra requests per call")
+	assert.InEpsilon(t, float64(lat.Quantile(0.99)), float64(hd.P99), 0.03, "p99 with hedging")
+	assert.InEpsilon(t, float64(lat.Quantile(0.999)), float64(hd.P999), 0.05, "p99.9 with hedging")
+	assert.Less(t, hd.P99, hd.P99Without/4, "hedging at p95 cuts a tail of 2 %% of stalls")
+
+	p, err = recommend.NewPolicy(h, rec, recommend.PolicyOptions{Attempts: 3, Hedge: true})
+	require.NoError(t, err)
+	assert.Nil(t, p.Hedge, "a call that is not idempotent is never hedged")
+	assert.NotEmpty(t, policyWarning(p, "not hedged: the call is not idempotent"))
+
+	p, err = recommend.NewPolicy(h, rec, recommend.PolicyOptions{Idempotent: true, Hedge: true, HedgeAt: 0.9})
+	require.NoError(t, err)
+	require.NotNil(t, p.Hedge)
+	assert.Equal(t, 2, p.Hedge.Attempts, "one attempt asked: hedging sends at most one more")
+	assert.Equal(t, 0.9, p.Hedge.Quantile)
 }
