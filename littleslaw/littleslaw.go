@@ -6,6 +6,7 @@ package littleslaw
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,10 @@ type Input struct {
 	// Backoff is the total wait between those attempts; Little's law is
 	// about means, so give the expected total.
 	Backoff time.Duration
+	// Deadline is the caller's deadline over all attempts; 0 = none. A
+	// request waits at most this long, whatever its attempts: the last one
+	// gets only the time left.
+	Deadline time.Duration
 }
 
 // DefaultRejection is the share of calls a bulkhead may reject in normal
@@ -45,13 +50,17 @@ type Result struct {
 	Timeout              time.Duration // copied from Input, for Verdict
 	Attempts             int           // copied from Input; 0 or 1 = one attempt
 	Backoff              time.Duration // copied from Input; 0 with one attempt
-	InFlightNormal       float64       // Rate x MeanLatency
-	InFlightDuringHang   float64       // hang rate (PeakRate, else Rate) x (Attempts x Timeout + Backoff)
-	PoolExhausted        bool
-	SecondsToExhaustion  float64 // Pool / hang rate, when PoolExhausted
-	InFlightPeak         float64 // peak rate (else Rate) x MeanLatency: the normal demand the bulkhead is sized for
-	Bulkhead             int     // Poisson quantile 1-Rejection of (peak rate x mean latency)
-	Hystrix              int     // peak rate x p99 + breathing room
+	Deadline             time.Duration // copied from Input
+	// HangWait is what each request waits during a hang: Attempts x Timeout
+	// + Backoff, at most the Deadline.
+	HangWait            time.Duration
+	InFlightNormal      float64 // Rate x MeanLatency
+	InFlightDuringHang  float64 // hang rate (PeakRate, else Rate) x HangWait
+	PoolExhausted       bool
+	SecondsToExhaustion float64 // Pool / hang rate, when PoolExhausted
+	InFlightPeak        float64 // peak rate (else Rate) x MeanLatency: the normal demand the bulkhead is sized for
+	Bulkhead            int     // Poisson quantile 1-Rejection of (peak rate x mean latency)
+	Hystrix             int     // peak rate x p99 + breathing room
 }
 
 // InFlight is Little's law: the mean number of calls in flight when calls
@@ -65,10 +74,21 @@ func InFlight(rate float64, wait time.Duration) float64 {
 // between them (DOMAIN.md section 2): rate x (attempts x perTry + backoff).
 // attempts below 1 count as 1, and then backoff does not count.
 func HangWithRetries(rate float64, attempts int, perTry, backoff time.Duration) float64 {
-	if attempts <= 1 {
-		return InFlight(rate, perTry)
+	return InFlight(rate, hangWait(attempts, perTry, backoff, 0))
+}
+
+// hangWait is what a request waits during a hang: attempts x perTry +
+// backoff (one attempt: perTry alone), cut at the deadline when there is
+// one.
+func hangWait(attempts int, perTry, backoff, deadline time.Duration) time.Duration {
+	w := perTry
+	if attempts > 1 {
+		w = time.Duration(attempts)*perTry + backoff
 	}
-	return rate * (float64(attempts)*perTry.Seconds() + backoff.Seconds())
+	if deadline > 0 {
+		w = min(w, deadline)
+	}
+	return w
 }
 
 // PoissonQuantile returns the smallest k with P(X <= k) >= p for X Poisson
@@ -190,6 +210,8 @@ func Analyze(in Input) Result {
 	if r.Attempts > 1 {
 		r.Backoff = max(in.Backoff, 0)
 	}
+	r.Deadline = max(in.Deadline, 0)
+	r.HangWait = hangWait(r.Attempts, r.Timeout, r.Backoff, r.Deadline)
 	r.RateKnown = r.Rate > 0
 	r.PoolKnown = r.Pool > 0
 	rejection := in.Rejection
@@ -199,7 +221,7 @@ func Analyze(in Input) Result {
 	hang := r.hangRate()
 
 	r.InFlightNormal = InFlight(r.Rate, r.MeanLatency)
-	r.InFlightDuringHang = HangWithRetries(hang, r.Attempts, r.Timeout, r.Backoff)
+	r.InFlightDuringHang = InFlight(hang, r.HangWait)
 	if r.PoolKnown && hang > 0 && r.InFlightDuringHang > float64(r.Pool) {
 		r.PoolExhausted = true
 		r.SecondsToExhaustion = float64(r.Pool) / hang
@@ -233,6 +255,14 @@ func (r Result) HangAt(timeout time.Duration) (inFlight, poolMultiple float64) {
 	return inFlight, poolMultiple
 }
 
+// attemptsOf says "2 attempts of 800ms".
+func attemptsOf(n int, perTry time.Duration) string {
+	if n <= 1 {
+		return "1 attempt of " + human.Duration(perTry)
+	}
+	return fmt.Sprintf("%d attempts of up to %s", n, human.Duration(perTry))
+}
+
 // Verdict says in one or two sentences what a hang costs.
 func (r Result) Verdict() string {
 	hang := r.hangRate()
@@ -249,7 +279,11 @@ func (r Result) Verdict() string {
 		at = "During a hang at the peak rate"
 	}
 	wait := human.Duration(r.Timeout)
-	if r.Attempts > 1 {
+	switch {
+	case r.Deadline > 0 && r.HangWait == r.Deadline && (r.Attempts > 1 || r.Timeout != r.Deadline):
+		// The deadline ends the wait: the last attempt got only what was left.
+		wait = fmt.Sprintf("%s (the deadline, over %s)", human.Duration(r.Deadline), attemptsOf(r.Attempts, r.Timeout))
+	case r.Attempts > 1:
 		// Each request waits for every attempt to time out and for the
 		// backoff between them: retries multiply what a hang holds.
 		wait = fmt.Sprintf("(%d attempts x %s + %s of backoff)", r.Attempts, human.Duration(r.Timeout), human.Duration(r.Backoff))
@@ -273,6 +307,119 @@ func (r Result) Verdict() string {
 	} else if r.PoolExhausted && r.Bulkhead > 0 {
 		fmt.Fprintf(&b, " A bulkhead of %s (normal demand is %s in flight) keeps the rest of the pool serving other work.",
 			human.Count(int64(r.Bulkhead)), human.Number(r.InFlightPeak))
+	}
+	return b.String()
+}
+
+// Shared is a hang of one dependency whose calls, split into groups (routes,
+// methods), share one pool: when the dependency hangs, every group hangs at
+// once, so the calls in flight add up even when each group alone fits.
+type Shared struct {
+	Pool   int
+	Groups int // the groups that share the pool
+	// RateKnown: every group's rate is known, so the figures below are.
+	RateKnown bool
+	// InFlightDuringHang is the sum over the groups of hang rate x
+	// HangWait: how many calls wait at once once the hang has lasted as
+	// long as the longest wait.
+	InFlightDuringHang  float64
+	PoolExhausted       bool
+	SecondsToExhaustion float64 // when the calls in flight first reach the pool
+	// Bulkheads is the sum of the groups' bulkheads; BulkheadsKnown when
+	// every group has one.
+	Bulkheads      int
+	BulkheadsKnown bool
+	// FitAlone is how many of the groups a hang of their own would not
+	// exhaust the pool with.
+	FitAlone int
+}
+
+// AnalyzeShared adds up the hangs of groups that share a pool of pool
+// calls. t seconds into a hang, group g holds rate_g x min(t, HangWait_g)
+// calls (each call waits at most HangWait_g, then gives up), so the pool
+// is exhausted at the first t where the sum reaches it; with equal waits
+// that is pool / the sum of the rates.
+func AnalyzeShared(pool int, groups []Result) Shared {
+	s := Shared{Pool: max(pool, 0), Groups: len(groups), RateKnown: len(groups) > 0, BulkheadsKnown: len(groups) > 0}
+	type hang struct {
+		rate float64
+		wait float64
+	}
+	var hangs []hang
+	for _, g := range groups {
+		rate := g.hangRate()
+		if rate <= 0 {
+			s.RateKnown = false
+		}
+		if g.Bulkhead <= 0 {
+			s.BulkheadsKnown = false
+		}
+		s.Bulkheads += g.Bulkhead
+		s.InFlightDuringHang += g.InFlightDuringHang
+		if g.InFlightDuringHang <= float64(s.Pool) {
+			s.FitAlone++
+		}
+		hangs = append(hangs, hang{rate, g.HangWait.Seconds()})
+	}
+	if !s.RateKnown {
+		s.InFlightDuringHang = 0
+		return s
+	}
+	if !s.BulkheadsKnown {
+		s.Bulkheads = 0
+	}
+	if s.Pool == 0 || s.InFlightDuringHang <= float64(s.Pool) {
+		return s
+	}
+	s.PoolExhausted = true
+	// Walk the waits in order: between two of them the calls in flight
+	// grow at the rate of the groups still filling.
+	sort.Slice(hangs, func(i, j int) bool { return hangs[i].wait < hangs[j].wait })
+	filling := 0.0
+	for _, h := range hangs {
+		filling += h.rate
+	}
+	t, held := 0.0, 0.0
+	for _, h := range hangs {
+		end := held + filling*(h.wait-t)
+		if end >= float64(s.Pool) {
+			s.SecondsToExhaustion = t + (float64(s.Pool)-held)/filling
+			return s
+		}
+		held, t = end, h.wait
+		filling -= h.rate
+	}
+	return s
+}
+
+// Verdict says in a few sentences what a hang costs the shared pool.
+func (s Shared) Verdict() string {
+	var b strings.Builder
+	pool := human.Count(int64(s.Pool))
+	if !s.RateKnown {
+		fmt.Fprintf(&b, "The %d groups share the pool of %s; give --rate (or timestamps) to see what a hang of the dependency costs it.", s.Groups, pool)
+	} else {
+		fmt.Fprintf(&b, "When the dependency hangs, the %d groups hang together: %s calls wait at once (each group's rate x what each of its calls waits)",
+			s.Groups, human.Number(s.InFlightDuringHang))
+		if s.PoolExhausted {
+			fmt.Fprintf(&b, ", %s x the pool of %s: the pool is exhausted %s s into the hang",
+				strconv.FormatFloat(s.InFlightDuringHang/float64(s.Pool), 'f', 1, 64), pool, strconv.FormatFloat(s.SecondsToExhaustion, 'f', 2, 64))
+			if s.FitAlone == s.Groups {
+				b.WriteString(", though each group alone fits")
+			}
+			b.WriteString(".")
+		} else {
+			fmt.Fprintf(&b, ", within the pool of %s.", pool)
+		}
+	}
+	if s.BulkheadsKnown {
+		if s.Bulkheads > s.Pool {
+			fmt.Fprintf(&b, " Their bulkheads add up to %s, more than the pool: even normal demand does not fit, so the pool itself is too small (or the groups do not share it).",
+				human.Count(int64(s.Bulkheads)))
+		} else {
+			fmt.Fprintf(&b, " Their bulkheads add up to %s of the pool, leaving %s for everything else: with them a hang fills %s slots and the rest fail fast.",
+				human.Count(int64(s.Bulkheads)), human.Count(int64(s.Pool-s.Bulkheads)), human.Count(int64(s.Bulkheads)))
+		}
 	}
 	return b.String()
 }

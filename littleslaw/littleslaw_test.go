@@ -150,7 +150,9 @@ func TestAnalyze(t *testing.T) {
 			assert.InDelta(t, tc.want.InFlightPeak, got.InFlightPeak, 1e-9)
 			assert.InDelta(t, tc.want.InFlightDuringHang, got.InFlightDuringHang, 1e-9)
 			assert.InDelta(t, tc.want.SecondsToExhaustion, got.SecondsToExhaustion, 1e-12)
+			assert.Equal(t, tc.in.Timeout, got.HangWait, "one attempt: a hang waits the timeout")
 			got.InFlightNormal, got.InFlightDuringHang, got.SecondsToExhaustion = tc.want.InFlightNormal, tc.want.InFlightDuringHang, tc.want.SecondsToExhaustion
+			got.HangWait = 0
 			assert.Equal(t, tc.want, got)
 		})
 	}

@@ -84,7 +84,7 @@ func (o Options) withDefaults() (Options, error) {
 // Condition is a state of the dependency.
 type Condition struct {
 	Name     string
-	FailRate float64 // share of attempts that fail fast (a refused connection, a 503)
+	FailRate float64 // share of attempts that fail fast with a refused connection
 	Hang     bool    // no attempt is answered: each one runs into its timeout
 }
 
@@ -154,9 +154,9 @@ func Replay(s *histogram.Sampler, p recommend.Policy, c Condition, withBudget bo
 	r := rand.New(rand.NewPCG(o.Seed, o.Seed))
 	sc := Scenario{Condition: c, WithBudget: withBudget, Requests: o.Requests}
 	e2e := histogram.New()
-	// A fast failure stands for a refused connection or a 503 from a load
-	// shedder: it is retried when the policy retries either.
-	retryFast := p.RetriesOn(recommend.RetryConnectFailure) || p.RetriesOn("503")
+	// A fast failure is a refused connection: the one failure every policy
+	// may retry, idempotent or not (recommend.NeverSent).
+	retryFast := p.RetriesOn(recommend.RetryConnectFailure)
 	retryTimeout := p.RetriesOn(recommend.RetryTimeout)
 	// A bucket that starts full and earns in float64 steps of the budget:
 	// ten steps of 0.1 add up to 0.9999999999999999, hence the slack.

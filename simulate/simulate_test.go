@@ -121,25 +121,27 @@ func TestRunScenarios(t *testing.T) {
 	assert.NotEqual(t, res.Scenarios[2], other.Scenarios[2])
 }
 
-// TestDeadlineStopsAttempts: attempts that do not fit the deadline are not
-// sent, and none succeeds after it.
-func TestDeadlineStopsAttempts(t *testing.T) {
-	h, rec := domain()
-	// 3 attempts of 800ms under a 1s deadline: the policy fits only one, so
-	// build the unfitted policy by hand to see the deadline cut.
-	p, err := recommend.NewPolicy(h, rec, recommend.PolicyOptions{Attempts: 3, Idempotent: true})
-	require.NoError(t, err)
-	p.Deadline = time.Second
+// TestDeadlineBoundsTheCall is the README's example: 3 attempts of 800ms
+// in a deadline of 1s. In a hang the second attempt gets only what is left
+// and the third is never sent, as the policy's hang step says; when 20 %
+// of attempts fail fast every attempt is available, and the lesson's 99 %
+// succeed; no request succeeds after the deadline.
+func TestDeadlineBoundsTheCall(t *testing.T) {
+	h, p := policy(t, recommend.PolicyOptions{Deadline: time.Second, Attempts: 3, Idempotent: true})
+	require.Equal(t, 3, p.Attempts, "precondition: the deadline allows all three")
+	require.Equal(t, 2, p.HangAttempts)
 	s := h.Sampler()
 	o := simulate.Options{Seed: 1, Requests: 20_000}
 
 	hang := simulate.Replay(s, p, simulate.Condition{Name: "hang", Hang: true}, false, o)
 	// After 800ms and a wait of up to 25ms less than 200ms is left: the
 	// second attempt gets the rest (at least the 40ms minimum), never a third.
-	assert.InDelta(t, 2.0, hang.AttemptsPerRequest, 0.001)
+	assert.InDelta(t, float64(p.HangAttempts), hang.AttemptsPerRequest, 0.001)
+	assert.Zero(t, hang.Succeeded)
 
 	fail := simulate.Replay(s, p, simulate.Condition{Name: "fail", FailRate: 0.2}, false, o)
-	assert.InDelta(t, 0.99, fail.SuccessFraction, 0.01, "fast failures leave time for full retries")
+	assert.GreaterOrEqual(t, fail.SuccessFraction, 0.98, "fast failures leave time for every retry")
+	assert.InDelta(t, 1.24, fail.AttemptsPerRequest, 0.02)
 	assert.LessOrEqual(t, fail.P99, time.Second)
 
 	// A minimum above what is left stops the retry after a timeout.
@@ -148,17 +150,46 @@ func TestDeadlineStopsAttempts(t *testing.T) {
 	assert.InDelta(t, 1.0, hang.AttemptsPerRequest, 0.001)
 }
 
+// TestSimulatorFollowsTheHangStep: for random deadlines and attempts the
+// replayed hang sends as many attempts as the policy's hang step says on
+// average (its waits are drawn, the step's are their means), and never
+// keeps a request past the deadline.
+func TestSimulatorFollowsTheHangStep(t *testing.T) {
+	h, rec := domain()
+	s := h.Sampler()
+	for _, dl := range []time.Duration{900 * ms, 1700 * ms, 2 * time.Second, 2500 * ms, 5 * time.Second} {
+		for _, n := range []int{2, 3, 5} {
+			p, err := recommend.NewPolicy(h, rec, recommend.PolicyOptions{Deadline: dl, Attempts: n, Idempotent: true, BackoffBase: 10 * ms, BackoffCap: 20 * ms})
+			require.NoError(t, err)
+			hang := simulate.Replay(s, p, simulate.Condition{Name: "hang", Hang: true}, false, simulate.Options{Seed: 2, Requests: 5_000})
+			assert.InDelta(t, float64(p.HangAttempts), hang.AttemptsPerRequest, 0.51, "deadline %v, %d attempts", dl, n)
+		}
+	}
+}
+
 func TestNotIdempotentDoesNotRetryTimeouts(t *testing.T) {
 	h, p := policy(t, recommend.PolicyOptions{Attempts: 3, RetryBudget: 0.1})
+	require.Equal(t, recommend.NeverSent, p.RetryOn)
 	res, err := simulate.Run(h, p, simulate.Options{Seed: 1, Requests: 20_000})
 	require.NoError(t, err)
 	assert.InDelta(t, 1.0, find(t, res, "hang", false).AttemptsPerRequest, 0, "a timed-out POST is not repeated")
-	assert.InDelta(t, 1.25, find(t, res, "fail 20%", false).AttemptsPerRequest, 0.02, "fast failures (503, refused connections) are")
+	assert.InDelta(t, 1.25, find(t, res, "fail 20%", false).AttemptsPerRequest, 0.02, "refused connections are")
+}
+
+// TestFastFailureIsARefusedConnection: the failing scenario's failures are
+// refused connections, so a policy that does not retry connect-failure
+// does not retry them, whatever else it retries.
+func TestFastFailureIsARefusedConnection(t *testing.T) {
+	h, p := policy(t, recommend.PolicyOptions{Attempts: 3, Idempotent: true, RetryOn: []string{"503", "timeout"}})
+	res, err := simulate.Run(h, p, simulate.Options{Seed: 1, Requests: 20_000})
+	require.NoError(t, err)
+	assert.InDelta(t, 1.0, find(t, res, "fail 20%", false).AttemptsPerRequest, 0.002, "only the few timed-out calls are retried")
+	assert.InDelta(t, 0.8, find(t, res, "fail 20%", false).SuccessFraction, 0.01)
 }
 
 func TestRunOneAttemptHasNoBudgetScenarios(t *testing.T) {
-	h, p := policy(t, recommend.PolicyOptions{Deadline: time.Second, Attempts: 3, Idempotent: true, RetryBudget: 0.1})
-	require.Equal(t, 1, p.Attempts, "precondition: only one attempt fits")
+	h, p := policy(t, recommend.PolicyOptions{Deadline: time.Second, Attempts: 1, Idempotent: true, RetryBudget: 0.1})
+	require.Equal(t, 1, p.Attempts)
 	res, err := simulate.Run(h, p, simulate.Options{Seed: 1, Requests: 10_000, FailRate: 0.5})
 	require.NoError(t, err)
 	require.Len(t, res.Scenarios, 3, "nothing for a budget to limit")
