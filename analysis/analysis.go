@@ -13,6 +13,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
@@ -115,6 +116,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 			"The --rate of %s calls/s is shared among the groups by their share of the calls read.", human.Number(o.Rate)))
 	}
 	r.Groups = []report.Group{}
+	var hangs []littleslaw.Result
 	for _, g := range groups {
 		if g.Latency.Count() == 0 {
 			r.Input.Notes = append(r.Input.Notes, fmt.Sprintf("Group %q has no call usable for latency (%s); it is left out.", g.Name, describe(g.Excluded)))
@@ -125,8 +127,9 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 			return nil, fmt.Errorf("group %q: %w", g.Name, err)
 		}
 		r.Groups = append(r.Groups, report.NewGroup(res))
+		hangs = append(hangs, res.LittlesLaw)
 	}
-	sharedPoolNote(r, o.Pool)
+	r.SharedPool = report.NewSharedPool(o.Pool, hangs)
 	return r, nil
 }
 
@@ -181,34 +184,6 @@ func read(ctx context.Context, o Options, stdin io.Reader) (*histogram.Set, repo
 			human.Count(in.OutsideRange), describeRange(o.From, o.To)))
 	}
 	return set, in, nil
-}
-
-// sharedPoolNote checks that the bulkheads of groups sharing one pool fit
-// in it together (DOMAIN.md section 2): each group's verdict looks at the
-// pool alone, but a caller gives all its dependencies the same pool.
-func sharedPoolNote(r *report.Report, pool int) {
-	if pool <= 0 || len(r.Groups) < 2 {
-		return
-	}
-	total, known := 0, 0
-	for _, g := range r.Groups {
-		if b := g.LittlesLaw.Bulkhead; b != nil {
-			total += *b
-			known++
-		}
-	}
-	if known < 2 {
-		return
-	}
-	if total > pool {
-		r.Input.Notes = append(r.Input.Notes, fmt.Sprintf(
-			"The bulkheads of the %d groups add up to %s, more than the pool of %s they share: even normal demand does not fit, so the pool itself is too small (or the groups do not share it).",
-			known, human.Count(int64(total)), human.Count(int64(pool))))
-		return
-	}
-	r.Input.Notes = append(r.Input.Notes, fmt.Sprintf(
-		"The bulkheads of the %d groups add up to %s of the pool of %s they share, leaving %s for everything else.",
-		known, human.Count(int64(total)), human.Count(int64(pool)), human.Count(int64(pool-total))))
 }
 
 // newSet returns an empty set that keeps intervals when o asks for them.
@@ -405,15 +380,18 @@ func analyseGroup(g *histogram.Group, o Options, share float64) (report.Result, 
 		res.BusiestSecond, _ = g.Arrivals.Busiest(time.Second)
 		res.RateSource = "measured"
 	}
-	pol, err := recommend.NewPolicy(h, rec, o.Policy)
+	po := o.Policy
+	po.Method = methodOf(g.Name, o.Ingest.By)
+	pol, err := recommend.NewPolicy(h, rec, po)
 	if err != nil {
 		return report.Result{}, err
 	}
 	res.Policy = pol
 	// A hang runs into the per-try timeout, once per attempt when timeouts
-	// are retried.
+	// are retried, and never for longer than the deadline.
 	in.Timeout = pol.PerTryTimeout
 	in.Attempts, in.Backoff = pol.Hang()
+	in.Deadline = pol.Deadline
 	res.LittlesLaw = littleslaw.Analyze(in)
 	if o.AlwaysSimulate || pol.Deadline > 0 || pol.RequestedAttempts > 1 {
 		sim, err := simulate.Run(h, pol, o.Simulate)
@@ -428,6 +406,50 @@ func analyseGroup(g *histogram.Group, o Options, share float64) (report.Result, 
 	}
 	return res, nil
 }
+
+// methodKeys are the --by keys (log fields, CSV columns, Prometheus labels)
+// whose values are request methods.
+var methodKeys = []string{"method", "http_method", "http_request_method", "request_method"}
+
+// methodOf returns the request method in a group's name, "" when the
+// grouping has none. Group names are the values of the --by keys joined by
+// spaces (ingest.Grouper, the CSV reader, promsource); a route may hold
+// spaces itself, so the method is read from the start or the end of the
+// name, whichever side has no other key before it. A value that is not an
+// HTTP method (a "-" for a missing one) is no method.
+func methodOf(name string, by []string) string {
+	at := -1
+	for i, k := range by {
+		if slices.Contains(methodKeys, strings.ToLower(strings.TrimSpace(k))) {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return ""
+	}
+	tokens := strings.Split(name, " ")
+	var m string
+	switch {
+	case len(tokens) == len(by):
+		m = tokens[at]
+	case at == 0:
+		m = tokens[0]
+	case at == len(by)-1:
+		m = tokens[len(tokens)-1]
+	default:
+		return ""
+	}
+	m = strings.ToUpper(m)
+	if !slices.Contains(httpMethods, m) {
+		return ""
+	}
+	return m
+}
+
+// httpMethods are the methods of RFC 9110 and PATCH (RFC 5789): a group's
+// method must be one of them to decide its idempotency.
+var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"}
 
 // nothingToAnalyse explains why no sample could be used.
 func nothingToAnalyse(in report.Input, groups []*histogram.Group, o Options) error {

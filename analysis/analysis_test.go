@@ -346,34 +346,96 @@ func TestStatusRuleOverride(t *testing.T) {
 
 // TestSharedPoolNote: groups sharing one pool must fit their bulkheads in it
 // together, whatever each group's own verdict says.
-func TestSharedPoolNote(t *testing.T) {
+// TestSharedPool: groups that share --pool hang together. Three routes at
+// 1,000 calls/s each fit a pool of 5,000 alone but not together, and their
+// bulkheads are added up against the pool.
+func TestSharedPool(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("route,latency_ms\n")
 	for i := range 3000 {
 		fmt.Fprintf(&b, "/r%d,%d\n", i%3, 20+i%40)
 	}
 	for _, tt := range []struct {
-		pool int
-		want string
+		pool      int
+		exhausted bool
+		want      string
 	}{
-		{pool: 200, want: "The bulkheads of the 3 groups add up to "},
-		{pool: 5, want: "more than the pool of 5 they share"},
+		{pool: 200, exhausted: true, want: "Their bulkheads add up to "},
+		{pool: 5, exhausted: true, want: "more than the pool: even normal demand does not fit"},
+		{pool: 100_000, exhausted: false, want: "within the pool of 100,000"},
 	} {
 		o := options("-")
 		o.Ingest.CSV.By = []string{"route"}
 		o.Rate, o.Pool = 3000, tt.pool
 		r, err := Run(context.Background(), o, strings.NewReader(b.String()))
 		require.NoError(t, err)
-		total := 0
+		total, inFlight := 0, 0.0
 		for _, g := range r.Groups {
 			require.NotNil(t, g.LittlesLaw.Bulkhead)
 			total += *g.LittlesLaw.Bulkhead
+			inFlight += *g.LittlesLaw.InFlightDuringHang
 		}
-		require.NotEmpty(t, r.Input.Notes)
-		note := r.Input.Notes[len(r.Input.Notes)-1]
-		assert.Contains(t, note, tt.want)
-		if tt.pool == 200 {
-			assert.Contains(t, note, fmt.Sprintf("add up to %d of the pool of 200 they share, leaving %d", total, 200-total))
+		sp := r.SharedPool
+		require.NotNil(t, sp)
+		assert.Equal(t, tt.pool, sp.Pool)
+		assert.Equal(t, 3, sp.Groups)
+		assert.InDelta(t, inFlight, *sp.InFlightDuringHang, 1e-9, "the groups' hangs add up")
+		assert.Equal(t, tt.exhausted, *sp.PoolExhausted)
+		assert.Equal(t, total, *sp.BulkheadsTotal)
+		assert.Contains(t, sp.Verdict, tt.want)
+		if tt.exhausted {
+			// Every group waits the same timeout: the pool fills at the sum
+			// of the rates.
+			assert.InDelta(t, float64(tt.pool)/3000, *sp.SecondsToExhaustion, 1e-9)
 		}
+	}
+	o := options("-")
+	o.Ingest.CSV.By = []string{"route"}
+	o.Rate = 3000
+	r, err := Run(context.Background(), o, strings.NewReader(b.String()))
+	require.NoError(t, err)
+	assert.Nil(t, r.SharedPool, "no pool, no shared pool")
+}
+
+// TestMethodSetsIdempotency: with --by method a group's method decides
+// whether its calls are retried after they were sent.
+func TestMethodSetsIdempotency(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("route,method,latency_ms\n")
+	for i := range 3000 {
+		fmt.Fprintf(&b, "/r,%s,%d\n", []string{"GET", "POST", "PUT"}[i%3], 20+i%40)
+	}
+	o := options("-")
+	o.Ingest.CSV.By = []string{"route", "method"}
+	o.Ingest.By = o.Ingest.CSV.By
+	o.Policy = recommend.PolicyOptions{Deadline: 2 * time.Second, Attempts: 3}
+	r, err := Run(context.Background(), o, strings.NewReader(b.String()))
+	require.NoError(t, err)
+	got := map[string]bool{}
+	for _, g := range r.Groups {
+		require.NotNil(t, g.Policy.Method, g.Name)
+		got[*g.Policy.Method] = g.Policy.Idempotent
+		if !g.Policy.Idempotent {
+			assert.Equal(t, recommend.NeverSent, g.Policy.RetryOn, g.Name)
+		}
+	}
+	assert.Equal(t, map[string]bool{"GET": true, "POST": false, "PUT": true}, got)
+}
+
+func TestMethodOf(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		by   []string
+		want string
+	}{
+		{"GET /users/{id}", []string{"method", "route"}, "GET"},
+		{"/a b/c POST", []string{"route", "method"}, "POST"},
+		{"/a b/c POST x", []string{"route", "method", "host"}, ""},
+		{"- /x", []string{"method", "route"}, ""},
+		{"get /x", []string{"http_method", "route"}, "GET"},
+		{"/x", []string{"route"}, ""},
+		{"FOO /x", []string{"method", "route"}, ""},
+	} {
+		assert.Equal(t, tc.want, methodOf(tc.name, tc.by), "%q by %v", tc.name, tc.by)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/littleslaw"
 	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
@@ -35,6 +36,9 @@ var ErrSummary = errors.New("a summary's quantiles cannot give a timeout")
 // it, and Little's law with the rates Prometheus measured. For a summary it
 // returns a report of its quantile series together with ErrSummary.
 func RunPrometheus(ctx context.Context, o Options, p PrometheusOptions) (*report.Report, error) {
+	// Group names are the values of these labels, as of --by in files: a
+	// method label sets each group's idempotency (methodOf).
+	o.Ingest.By = p.Source.By
 	res, err := promsource.Fetch(ctx, p.Source)
 	if err != nil {
 		return nil, err
@@ -85,24 +89,26 @@ func RunPrometheus(ctx context.Context, o Options, p PrometheusOptions) (*report
 		r.Input.Notes = append(r.Input.Notes, fmt.Sprintf(
 			"The --rate of %s calls/s is shared among the groups by their share of the calls.", human.Number(o.Rate)))
 	}
+	var hangs []littleslaw.Result
 	for _, g := range res.Groups {
 		if g.Err != nil {
 			r.Input.Notes = append(r.Input.Notes, fmt.Sprintf("Group %q: %v; it is left out.", g.Name, g.Err))
 			continue
 		}
-		rg, err := prometheusGroup(g, o, p, res, q, g.Calls/total)
+		rg, ll, err := prometheusGroup(g, o, p, res, q, g.Calls/total)
 		if err != nil {
 			return nil, fmt.Errorf("group %q: %w", g.Name, err)
 		}
+		hangs = append(hangs, ll)
 		r.Input.Records += int64(math.Round(g.Calls))
 		r.Groups = append(r.Groups, rg)
 	}
-	sharedPoolNote(r, o.Pool)
+	r.SharedPool = report.NewSharedPool(o.Pool, hangs)
 	return r, nil
 }
 
 // prometheusGroup analyses one group's buckets.
-func prometheusGroup(g promsource.Group, o Options, p PrometheusOptions, res *promsource.Result, q, share float64) (report.Group, error) {
+func prometheusGroup(g promsource.Group, o Options, p PrometheusOptions, res *promsource.Result, q, share float64) (report.Group, littleslaw.Result, error) {
 	view := &report.Buckets{Kind: res.Kind, Quantile: q, Repairs: append([]string{}, g.Overall.Repairs...), BoundsSeconds: []float64{}, Steps: []report.StepQuantile{}}
 	chosen := g.Overall
 	worstKey := [2]float64{math.Inf(-1), math.Inf(-1)}
@@ -156,7 +162,7 @@ func prometheusGroup(g promsource.Group, o Options, p PrometheusOptions, res *pr
 	}
 	result, err := analyseGroup(hg, o, share)
 	if err != nil {
-		return report.Group{}, err
+		return report.Group{}, littleslaw.Result{}, err
 	}
 	bucketReasons(&result.Recommendation, lat, pos, chosen)
 	rg := report.NewGroup(result)
@@ -170,7 +176,7 @@ func prometheusGroup(g promsource.Group, o Options, p PrometheusOptions, res *pr
 		rg.Percentiles[i].LowerBound = chosen.Locate(rg.Percentiles[i].Quantile).InInf
 	}
 	rg.Buckets = view
-	return rg, nil
+	return rg, result.LittlesLaw, nil
 }
 
 // Warnings of recommend.Recommend that do not fit bucketed data, told apart

@@ -244,6 +244,12 @@ func newPolicy(r Result) *Policy {
 		ExpectedBackoffSeconds: p.ExpectedBackoff.Seconds(),
 		LargestBackoffSeconds:  p.LargestBackoff.Seconds(),
 		WorstCaseSeconds:       p.WorstCase.Seconds(),
+		StaticAttempts:         p.StaticAttempts,
+		StaticWorstCaseSeconds: p.StaticWorstCase.Seconds(),
+		HangAttempts:           p.HangAttempts,
+		HangWaitSeconds:        p.HangWait.Seconds(),
+		HangBackoffSeconds:     p.HangBackoff.Seconds(),
+		FastFailureAttempts:    p.FastAttempts,
 		MinUsefulTrySeconds:    p.MinUsefulTry.Seconds(),
 		RetryOn:                append([]string{}, p.RetryOn...),
 		Idempotent:             p.Idempotent,
@@ -257,6 +263,13 @@ func newPolicy(r Result) *Policy {
 	}
 	if p.RetryBudget > 0 {
 		out.RetryBudget = ptr(p.RetryBudget)
+	}
+	if p.Method != "" {
+		out.Method = ptr(p.Method)
+	}
+	if hd := p.Hedge; hd != nil {
+		out.Hedge = &Hedge{Quantile: hd.Quantile, DelaySeconds: hd.Delay.Seconds(), Attempts: hd.Attempts,
+			ExtraLoadFraction: hd.ExtraLoad, P99Seconds: hd.P99.Seconds(), P999Seconds: hd.P999.Seconds()}
 	}
 	if ll := r.LittlesLaw; ll.RateKnown {
 		out.InFlightDuringHang = ptr(ll.InFlightDuringHang)
@@ -278,6 +291,27 @@ func newPolicy(r Result) *Policy {
 				P99Seconds:         s.P99.Seconds(),
 			})
 		}
+	}
+	return out
+}
+
+// NewSharedPool is the hang of the whole dependency when its groups share a
+// pool of pool calls; nil without a pool or with fewer than two groups.
+func NewSharedPool(pool int, groups []littleslaw.Result) *SharedPool {
+	if pool <= 0 || len(groups) < 2 {
+		return nil
+	}
+	s := littleslaw.AnalyzeShared(pool, groups)
+	out := &SharedPool{Pool: s.Pool, Groups: s.Groups, Verdict: s.Verdict()}
+	if s.RateKnown {
+		out.InFlightDuringHang = ptr(s.InFlightDuringHang)
+		out.PoolExhausted = ptr(s.PoolExhausted)
+		if s.PoolExhausted {
+			out.SecondsToExhaustion = ptr(s.SecondsToExhaustion)
+		}
+	}
+	if s.BulkheadsKnown {
+		out.BulkheadsTotal = ptr(s.Bulkheads)
 	}
 	return out
 }

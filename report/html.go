@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
@@ -28,7 +29,12 @@ import (
 // attribute from the input in its context; the plots are SVG written by
 // the same template (html_plot.go), never strings pasted into it.
 func WriteHTML(w io.Writer, r *Report) error {
-	return htmlTemplate.Execute(w, newHTMLPage(r))
+	var b strings.Builder
+	if err := htmlTemplate.Execute(&b, newHTMLPage(forPeople(r))); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, escape.Lines(b.String()))
+	return err
 }
 
 // EmbedsSnippets reports whether a format carries the --emit snippets
@@ -51,6 +57,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"plural":   plural,
 	"f2":       func(v float64) string { return fmt.Sprintf("%.2f", v) },
 	"deref":    func(p *float64) float64 { return *p },
+	"isTrue":   func(p *bool) bool { return p != nil && *p },
 	"count64":  func(n int) string { return human.Count(int64(n)) },
 }).Parse(htmlSource))
 
@@ -60,13 +67,14 @@ type htmlPage struct {
 	Input Input
 	// Source describes a live source (Prometheus) as the text report
 	// does; "" for files.
-	Source   string
-	Unusable string // "; 9 could not be used (75 %)"
-	More     string // "... and 8 more" bad records
-	Summary  []htmlSummaryRow
-	Legend   string
-	Groups   []htmlGroup
-	Snippets []Snippet
+	Source     string
+	Unusable   string // "; 9 could not be used (75 %)"
+	More       string // "... and 8 more" bad records
+	Summary    []htmlSummaryRow
+	Legend     string
+	Groups     []htmlGroup
+	Snippets   []Snippet
+	SharedPool *SharedPool
 }
 
 type htmlSummaryRow struct {
@@ -110,9 +118,10 @@ type htmlCandidate struct {
 
 func newHTMLPage(r *Report) htmlPage {
 	p := htmlPage{
-		Title:    "Timeout report: " + strings.Join(r.Input.Files, ", "),
-		Input:    r.Input,
-		Snippets: r.Snippets,
+		Title:      "Timeout report: " + strings.Join(r.Input.Files, ", "),
+		Input:      r.Input,
+		Snippets:   r.Snippets,
+		SharedPool: r.SharedPool,
 	}
 	p.Source = sourceText(r)
 	in := r.Input

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
@@ -19,10 +20,14 @@ import (
 // carries them. Every text from the input is escaped (md), so a route named
 // <script> or *bold* reads as itself.
 func WriteMarkdown(w io.Writer, r *Report) error {
+	r = forPeople(r)
 	var buf bytes.Buffer
 	m := &errWriter{w: &buf}
 	m.printf("# Timeout report\n\n")
 	writeInputMarkdown(m, r)
+	if sp := r.SharedPool; sp != nil {
+		m.printf("\n## Shared pool\n\n%s\n", md(sp.Verdict))
+	}
 	if len(r.Groups) > 1 {
 		m.printf("\n## Summary\n\n")
 		m.printf("| group | calls | p50 | p99.9 | uncertainty | timeout | pool during a hang |\n")
@@ -58,7 +63,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if m.err != nil {
 		return m.err
 	}
-	_, err := w.Write(buf.Bytes())
+	_, err := io.WriteString(w, escape.Lines(buf.String()))
 	return err
 }
 
@@ -301,6 +306,10 @@ func policyFacts(g Group) []string {
 	if p.Layers > 1 || p.Attempts > 1 {
 		out = append(out, fmt.Sprintf("Amplification: %d attempts ^ %s = up to %s calls to the bottom layer per request.",
 			p.Attempts, plural(p.Layers, "layer"), human.Count(int64(p.Amplification))))
+	}
+	if hd := p.Hedge; hd != nil {
+		out = append(out, fmt.Sprintf("Hedging: another request when none has answered after %s (%s), up to %d in all: p99 %s, p99.9 %s, for %s more requests (attempts assumed independent).",
+			sec(hd.DelaySeconds), human.Quantile(hd.Quantile), hd.Attempts, sec(hd.P99Seconds), sec(hd.P999Seconds), human.Percent(hd.ExtraLoadFraction)))
 	}
 	if p.InFlightDuringHang != nil {
 		s := fmt.Sprintf("During a hang: %s calls in flight", human.Number(*p.InFlightDuringHang))

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -13,10 +12,12 @@ import (
 // (DOMAIN.md section 3). It is always present; without --deadline and
 // --attempts it is one attempt at the recommended timeout.
 type Policy struct {
-	DeadlineSeconds      *float64 `json:"deadline_seconds"` // null: no deadline given
-	RequestedAttempts    int      `json:"requested_attempts"`
-	Attempts             int      `json:"attempts"` // attempts that fit the deadline in the worst case
-	PerTryTimeoutSeconds float64  `json:"per_try_timeout_seconds"`
+	DeadlineSeconds   *float64 `json:"deadline_seconds"` // null: no deadline given
+	RequestedAttempts int      `json:"requested_attempts"`
+	// Attempts is how many attempts the policy allows within the deadline:
+	// the requested ones that are sure to be sent when attempts fail fast.
+	Attempts             int     `json:"attempts"`
+	PerTryTimeoutSeconds float64 `json:"per_try_timeout_seconds"`
 	// CutOffFraction is the false-timeout rate the per-try timeout really gives.
 	CutOffFraction     float64 `json:"cut_off_fraction"`
 	BackoffBaseSeconds float64 `json:"backoff_base_seconds"`
@@ -24,26 +25,50 @@ type Policy struct {
 	Jitter             string  `json:"jitter"` // full, equal, decorrelated
 	// ExpectedBackoffSeconds and LargestBackoffSeconds are the expected and
 	// the largest total wait between the attempts under the jitter's own
-	// schedule; WorstCaseSeconds counts every wait at the cap instead.
+	// schedule.
 	ExpectedBackoffSeconds float64 `json:"expected_backoff_seconds"`
 	LargestBackoffSeconds  float64 `json:"largest_backoff_seconds"`
-	// WorstCaseSeconds is attempts x per-try timeout + (attempts-1) x cap:
-	// what must fit the deadline.
+	// WorstCaseSeconds is the longest the caller can wait: attempts x
+	// per-try timeout + (attempts-1) x cap, at most the deadline.
 	WorstCaseSeconds float64 `json:"worst_case_seconds"`
-	// MinUsefulTrySeconds: an attempt with less time left before the
-	// deadline is not sent.
-	MinUsefulTrySeconds float64  `json:"min_useful_try_seconds"`
-	RetryOn             []string `json:"retry_on"`     // e.g. connect-failure, timeout, 408, 429, 502, 503, 504
-	RetryBudget         *float64 `json:"retry_budget"` // fraction of requests that may be retried; null: none
-	Idempotent          bool     `json:"idempotent"`
-	Layers              int      `json:"layers"`
-	Amplification       int      `json:"amplification"` // attempts ^ layers
+	// StaticAttempts is how many attempts fit the deadline when every one
+	// times out in full and every wait is at the cap: what clients with no
+	// bound over all attempts (HAProxy, resilience4j) may make.
+	StaticAttempts         int      `json:"static_attempts"`
+	StaticWorstCaseSeconds float64  `json:"static_worst_case_seconds"`
+	HangAttempts           int      `json:"hang_attempts"`         // attempts a request sends when the dependency hangs
+	HangWaitSeconds        float64  `json:"hang_wait_seconds"`     // what it waits then in all, at most the deadline
+	HangBackoffSeconds     float64  `json:"hang_backoff_seconds"`  // of which backoff (expected)
+	FastFailureAttempts    int      `json:"fast_failure_attempts"` // attempts sent when every attempt fails fast
+	MinUsefulTrySeconds    float64  `json:"min_useful_try_seconds"`
+	RetryOn                []string `json:"retry_on"`     // connect-failure, refused-stream, timeout, status codes
+	RetryBudget            *float64 `json:"retry_budget"` // fraction of requests that may be retried; null: none
+	Idempotent             bool     `json:"idempotent"`
+	// Method is the group's request method, from which Idempotent was
+	// taken; null when the grouping has none.
+	Method        *string `json:"method"`
+	Layers        int     `json:"layers"`
+	Amplification int     `json:"amplification"` // attempts ^ layers
 	// InFlightDuringHang is Little's law during a hang with the retries and
-	// backoff: peak rate x (attempts x per-try timeout + total backoff).
+	// backoff: peak rate x hang_wait_seconds.
 	InFlightDuringHang *float64    `json:"in_flight_during_hang"`
+	Hedge              *Hedge      `json:"hedge"` // null: no hedging
 	Steps              []Step      `json:"steps"`
 	Warnings           []string    `json:"warnings"`
 	Simulation         *Simulation `json:"simulation"` // null when not simulated
+}
+
+// Hedge is the hedging of an idempotent call (--hedge): another request
+// when none has answered after delay_seconds, up to attempts in all. The
+// latencies assume independent attempts drawn from the measured
+// distribution.
+type Hedge struct {
+	Quantile          float64 `json:"quantile"` // the quantile the delay is taken at
+	DelaySeconds      float64 `json:"delay_seconds"`
+	Attempts          int     `json:"attempts"`
+	ExtraLoadFraction float64 `json:"extra_load_fraction"` // extra requests per call: 0.05 = 5 % more
+	P99Seconds        float64 `json:"p99_seconds"`         // end to end, with hedging
+	P999Seconds       float64 `json:"p999_seconds"`
 }
 
 // Simulation is the replay of the measured latency through the policy.
@@ -108,7 +133,5 @@ func WritePolicyJSON(w io.Writer, r *Report) error {
 	for _, g := range r.Groups {
 		out.Groups = append(out.Groups, policyGroup{Name: g.Name, Samples: g.Samples, Policy: g.Policy})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(w, out)
 }

@@ -15,6 +15,9 @@ import (
 type Report struct {
 	Input  Input   `json:"input"`
 	Groups []Group `json:"groups"`
+	// SharedPool is the hang of the whole dependency when several groups
+	// share --pool: null without a pool or with one group.
+	SharedPool *SharedPool `json:"shared_pool"`
 	// Prometheus describes the live source; absent for files.
 	Prometheus *PrometheusSource `json:"prometheus,omitempty"`
 	// Summary is the summary table, riskiest group first (Summarize):
@@ -129,6 +132,21 @@ type LittlesLaw struct {
 	SecondsToExhaustion *float64 `json:"seconds_to_exhaustion"`
 	Bulkhead            *int     `json:"bulkhead"`
 	HystrixBulkhead     *int     `json:"hystrix_bulkhead"`
+	Verdict             string   `json:"verdict"`
+}
+
+// SharedPool is what a hang of the dependency costs the pool its groups
+// share (DOMAIN.md section 2): they hang together, so their calls in flight
+// add up. Null fields: the input does not allow them (no rate, no bulkhead).
+type SharedPool struct {
+	Pool   int `json:"pool"`
+	Groups int `json:"groups"` // how many groups share it
+	// InFlightDuringHang is the sum over the groups of hang rate x what each
+	// call waits (littles_law.in_flight_during_hang of each group).
+	InFlightDuringHang  *float64 `json:"in_flight_during_hang"`
+	PoolExhausted       *bool    `json:"pool_exhausted"`
+	SecondsToExhaustion *float64 `json:"seconds_to_exhaustion"`
+	BulkheadsTotal      *int     `json:"bulkheads_total"`
 	Verdict             string   `json:"verdict"`
 }
 

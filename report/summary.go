@@ -70,7 +70,7 @@ func Summarize(r *Report) []SummaryRow {
 			P999Seconds:    percentile(g, 0.999),
 			TimeoutSeconds: g.Recommendation.TimeoutSeconds,
 			PoolExhausted:  g.LittlesLaw.PoolExhausted,
-			PoolVerdict:    poolVerdict(g.LittlesLaw),
+			PoolVerdict:    poolVerdict(g.LittlesLaw, r.SharedPool != nil),
 			Index:          i,
 		}
 		if u := Uncertainty(g); !math.IsInf(u, 1) {

@@ -11,24 +11,36 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
 // WriteText writes the report for people reading a terminal.
 func WriteText(w io.Writer, r *Report) error {
+	r = forPeople(r)
 	var buf bytes.Buffer
 	ew := &errWriter{w: &buf}
 	writeInputText(ew, r)
 	writePrometheusText(ew, r)
+	if sp := r.SharedPool; sp != nil {
+		ew.printf("\nShared pool (%s, shared by %d groups)\n", human.Count(int64(sp.Pool)), sp.Groups)
+		ew.printf("%s", wrap(sp.Verdict, "  ", 100))
+	}
 	if len(r.Groups) > 1 {
 		writeSummaryText(ew, r)
 	}
 	for _, g := range r.Groups {
 		writeGroupText(ew, g)
 	}
-	// tabwriter pads empty trailing cells; nobody wants trailing blanks.
-	out := trailingBlanks.ReplaceAll(buf.Bytes(), []byte("\n"))
-	_, err := w.Write(out)
+	return writeLines(w, buf.Bytes())
+}
+
+// writeLines writes a text document: without trailing blanks (tabwriter
+// pads empty trailing cells; nobody wants them), and with any control
+// character that got past forPeople escaped all the same.
+func writeLines(w io.Writer, doc []byte) error {
+	out := trailingBlanks.ReplaceAll(doc, []byte("\n"))
+	_, err := io.WriteString(w, escape.Lines(string(out)))
 	return err
 }
 
@@ -112,13 +124,17 @@ func percentile(g Group, q float64) float64 {
 	return 0
 }
 
-// poolVerdict is a short word on the pool for summary tables.
-func poolVerdict(l LittlesLaw) string {
+// poolVerdict is a short word on the pool for summary tables; shared says
+// the groups share the pool, so a group's own hang is not the whole story
+// (Report.SharedPool is).
+func poolVerdict(l LittlesLaw, shared bool) string {
 	switch {
 	case l.PoolExhausted == nil:
 		return "unknown"
 	case *l.PoolExhausted:
 		return fmt.Sprintf("exhausted after %ss", human.Number(*l.SecondsToExhaustion))
+	case shared:
+		return "fits alone"
 	default:
 		return "fits"
 	}
@@ -237,6 +253,7 @@ func rateSourceText(source string) string {
 // WritePolicyText writes the call policy and its simulation of every group,
 // the report of `tunetimeout simulate`.
 func WritePolicyText(w io.Writer, r *Report) error {
+	r = forPeople(r)
 	var buf bytes.Buffer
 	ew := &errWriter{w: &buf}
 	writeInputText(ew, r)
@@ -248,9 +265,7 @@ func WritePolicyText(w io.Writer, r *Report) error {
 		}
 		writePolicyText(ew, g)
 	}
-	out := trailingBlanks.ReplaceAll(buf.Bytes(), []byte("\n"))
-	_, err := w.Write(out)
-	return err
+	return writeLines(w, buf.Bytes())
 }
 
 // policyAsked reports whether the full report shows the call policy: when a
@@ -281,36 +296,8 @@ func writePolicyText(w *errWriter, g Group) {
 	}
 	tw.Flush()
 
-	retryOn := "nothing"
-	if len(p.RetryOn) > 0 {
-		retryOn = strings.Join(p.RetryOn, ", ")
-	}
-	idem := "not idempotent"
-	if p.Idempotent {
-		idem = "idempotent"
-	}
-	if p.Attempts > 1 {
-		w.printf("  Retry on: %s (%s). Backoff: %s jitter from %s, capped at %s.\n",
-			retryOn, idem, p.Jitter, sec(p.BackoffBaseSeconds), sec(p.BackoffCapSeconds))
-	} else {
-		w.printf("  No retries: one attempt per request.\n")
-	}
-	if p.RetryBudget != nil && p.Attempts > 1 {
-		w.printf("  Retry budget: %s of requests (a token bucket: each request earns %s token, at most 10 kept; each retry spends 1).\n",
-			human.Percent(*p.RetryBudget), human.Number(*p.RetryBudget))
-	} else if p.Attempts > 1 {
-		w.printf("  Retry budget: none.\n")
-	}
-	if p.Layers > 1 || p.Attempts > 1 {
-		w.printf("  Amplification: %d attempts ^ %s = up to %s calls to the bottom layer per request.\n",
-			p.Attempts, plural(p.Layers, "layer"), human.Count(int64(p.Amplification)))
-	}
-	if p.InFlightDuringHang != nil {
-		w.printf("  During a hang: %s calls in flight", human.Number(*p.InFlightDuringHang))
-		if pool := g.LittlesLaw.Pool; pool != nil && *pool > 0 {
-			w.printf(", %.1f x the pool of %s", *p.InFlightDuringHang/float64(*pool), human.Count(int64(*pool)))
-		}
-		w.printf(".\n")
+	for _, f := range policyFacts(g) {
+		w.printf("  %s\n", f)
 	}
 	if len(p.Warnings) > 0 {
 		w.printf("  Warnings\n")

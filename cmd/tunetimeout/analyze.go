@@ -49,10 +49,17 @@ the first few shown; --strict makes the first one fatal.
 
 Network allowance presets: ` + presetList() + `.
 
-Call policy: --deadline and --attempts fit the per-try timeout, the retries
-and their backoff (--backoff-base, --backoff-cap, --jitter) to the caller's
-deadline, with --retry-on, --idempotent, --retry-budget and --layers; the
-report then shows the policy and its simulation (see tunetimeout simulate).`,
+Call policy: --deadline bounds the whole call and --attempts the attempts
+within it (each gets the smaller of the per-try timeout and the time left),
+with their backoff (--backoff-base, --backoff-cap, --jitter), --retry-on,
+--idempotent (without it, or for a POST with --by method, only never-sent
+failures are retried), --retry-budget, --layers and --hedge; the report then
+shows the policy, what a hang and fast failures do with it, and its simulation
+(see tunetimeout simulate). With --pool and several groups the report leads
+with their shared hang: they call one dependency and hang together.
+
+--false-timeouts takes a percentage (0.1%) or a ratio (1/1000); a bare 0.1 is
+refused as ambiguous.`,
 		Example: `  # The worked example of the README
   tunetimeout analyze testdata/mixture.csv --rate 400 --pool 200
 
@@ -135,7 +142,7 @@ func addInputFlags(cmd *cobra.Command, o *analysis.Options, f *analyzeFlags) {
 // the report. The call policy flags are addPolicyFlags.
 func addAnalysisFlags(cmd *cobra.Command, o *analysis.Options, f *analyzeFlags) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.falseTimeouts, "false-timeouts", "0.1%", "share of good calls the timeout may cut off (0.1% -> p99.9)")
+	fl.StringVar(&f.falseTimeouts, "false-timeouts", "0.1%", "share of good calls the timeout may cut off: a percentage (0.1% -> p99.9) or a ratio (1/1000)")
 	fl.Float64Var(&o.Recommend.TightTailRatio, "tight-tail", o.Recommend.TightTailRatio, "never recommend less than this multiple of the median")
 	fl.StringVar(&f.network, "network-allowance", "datacenter", "added for the client's network: a preset or a duration")
 	fl.DurationVar(&o.Recommend.Min, "min", 0, "lowest timeout to recommend")

@@ -13,6 +13,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+
+	"github.com/tunetimeout/tunetimeout/internal/escape"
 )
 
 func main() {
@@ -30,7 +32,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(stderr, "tunetimeout: %v\n", err)
+	// An error may quote a file name or a value from the data: escaped,
+	// but the line breaks between joined errors kept.
+	fmt.Fprintf(stderr, "tunetimeout: %s\n", escape.Lines(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) {
 		return 2

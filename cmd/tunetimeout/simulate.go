@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -21,23 +23,37 @@ func newSimulate() *cobra.Command {
 policy to the caller's deadline and replays the measured latency through it.
 It prints only the policy and the simulation.
 
-The policy: the per-try timeout is the recommended timeout; as many attempts
-as fit the deadline in the worst case (every attempt times out, every backoff
-wait at its cap: attempts x per-try + (attempts-1) x cap <= deadline). When
-even one attempt does not fit, the per-try timeout is lowered to the deadline.
-Without --idempotent, timeouts, 502 and 504 are not retried: the request may
-have taken effect. 400, 401, 403, 404 and 422 are never retried.
+The policy: the per-try timeout is the recommended timeout, and the deadline
+bounds the whole call: each attempt gets the smaller of the per-try timeout and
+the time left, no attempt is sent with less than the useful minimum (2 x the
+median) left, so fast failures get every attempt and a hang costs at most the
+deadline. The steps say what a hang and fast failures do, and how many attempts
+clients without a bound over the whole call (HAProxy, resilience4j) may make.
+When one attempt does not fit, the per-try timeout is lowered to the deadline.
+
+A call that is not idempotent is retried only when the request never reached
+the application (connect-failure, refused-stream; RFC 9110 section 9.2.2);
+--idempotent, or --by method with an idempotent method (GET, HEAD, OPTIONS,
+TRACE, PUT, DELETE), allows timeouts and 408, 429, 502, 503, 504. 400, 401,
+403, 404 and 422 are never retried. --hedge (idempotent calls) sends another
+request after the --hedge-at quantile and reports the p99 it gives.
 
 The simulation draws each attempt's latency from the measured histogram,
 waits the jittered backoff between attempts, sends no attempt with less than
 the useful minimum (2 x the median) left before the deadline, and with
 --retry-budget lets each request earn that share of a token (at most 10 kept)
 while each retry spends one. Scenarios: normal, --fail-rate of attempts
-failing fast (in 1ms, like a refused connection or a 503), and a hang; each
-with and without the budget. The same --seed gives the same figures.`,
+failing fast (in 1ms, a refused connection), and a hang; each with and without
+the budget. The same --seed gives the same figures.`,
 		Example: `  # The README's worked example with a 1s deadline and 3 attempts
   tunetimeout simulate testdata/mixture.csv --rate 400 --pool 200 \
       --deadline 1s --attempts 3 --retry-budget 10% --idempotent
+
+  # Per method: GET and PUT are retried after a timeout, POST only when never sent
+  tunetimeout simulate access.log --by route,method --deadline 2s --attempts 3
+
+  # Hedging at p95 for idempotent reads
+  tunetimeout simulate data.csv --deadline 1s --attempts 2 --idempotent --hedge
 
   # What a retry budget does when 5 % of attempts fail, as JSON
   tunetimeout simulate latencies.csv --deadline 3s --attempts 3 --idempotent \
@@ -77,8 +93,8 @@ func runFiles(cmd *cobra.Command, args []string, o analysis.Options, f analyzeFl
 // policyFlags holds the raw values of the call policy flags that need
 // parsing; the others go straight into analysis.Options.
 type policyFlags struct {
-	jitter, retryBudget, failRate string
-	retryOn                       []string
+	jitter, retryBudget, failRate, hedgeAt string
+	retryOn, idempotentMethods             []string
 }
 
 // addPolicyFlags registers the call policy and simulation flags.
@@ -90,8 +106,12 @@ func addPolicyFlags(cmd *cobra.Command, o *analysis.Options, pf *policyFlags) {
 	fl.DurationVar(&o.Policy.BackoffCap, "backoff-cap", recommend.DefaultBackoffCap, "largest backoff wait; 10 x --backoff-base when only that is given (Envoy's rule)")
 	fl.StringVar(&pf.jitter, "jitter", string(recommend.JitterFull), "backoff jitter: "+jitterNames())
 	fl.StringVar(&pf.retryBudget, "retry-budget", "", "share of requests that may be retried, e.g. 10% (default: no budget)")
-	fl.StringSliceVar(&pf.retryOn, "retry-on", recommend.DefaultRetryOn, "what to retry: connect-failure, timeout and status codes")
-	fl.BoolVar(&o.Policy.Idempotent, "idempotent", false, "the call is safe to repeat (GET, PUT, DELETE, an idempotency key): timeouts, 502 and 504 may be retried")
+	fl.StringSliceVar(&pf.retryOn, "retry-on", nil, "what to retry: connect-failure, refused-stream, timeout and status codes (default: "+
+		strings.Join(recommend.DefaultRetryOn, ",")+" for idempotent calls, "+strings.Join(recommend.NeverSent, ",")+" for others)")
+	fl.BoolVar(&o.Policy.Idempotent, "idempotent", false, "the calls are safe to repeat (GET, PUT, DELETE, an idempotency key): timeouts and 5xx may be retried; without it only failures that prove the request was never sent are (RFC 9110 section 9.2.2)")
+	fl.StringSliceVar(&pf.idempotentMethods, "idempotent-methods", recommend.IdempotentMethods, "with --by method, the methods whose groups are idempotent (add POST when every POST carries an idempotency key)")
+	fl.BoolVar(&o.Policy.Hedge, "hedge", false, "hedge idempotent calls: another request when none has answered after the --hedge-at quantile, up to --attempts (at least 2) in all")
+	fl.StringVar(&pf.hedgeAt, "hedge-at", "p95", "the quantile of the measured latency the hedge delay is taken at: p95, p90, p99")
 	fl.IntVar(&o.Policy.Layers, "layers", 1, "layers of the call chain that retry like this (amplification: attempts ^ layers)")
 	fl.StringVar(&pf.failRate, "fail-rate", "20%", "share of attempts failing fast in the simulation's failing scenario")
 	fl.Uint64Var(&o.Simulate.Seed, "seed", 1, "seed of the simulation: the same seed gives the same figures")
@@ -115,7 +135,17 @@ func (pf policyFlags) apply(cmd *cobra.Command, o *analysis.Options) error {
 			return fmt.Errorf("--retry-budget: %w", err)
 		}
 	}
-	o.Policy.RetryOn = append([]string{}, pf.retryOn...)
+	o.Policy.RetryOn = nil // the default for each group's idempotency
+	if fl.Changed("retry-on") {
+		o.Policy.RetryOn = append([]string{}, pf.retryOn...)
+	}
+	o.Policy.IdempotentMethods = append([]string{}, pf.idempotentMethods...)
+	if o.Policy.HedgeAt, err = parseQuantileName(pf.hedgeAt); err != nil {
+		return fmt.Errorf("--hedge-at: %w", err)
+	}
+	if fl.Changed("hedge-at") && !o.Policy.Hedge {
+		return errors.New("--hedge-at: give --hedge too")
+	}
 	if o.Simulate.FailRate, err = parseFailRate(pf.failRate); err != nil {
 		return fmt.Errorf("--fail-rate: %w", err)
 	}
@@ -132,6 +162,18 @@ func parseFailRate(s string) (float64, error) {
 		return 1, nil
 	}
 	return recommend.ParsePercent(s)
+}
+
+// parseQuantileName reads a quantile written as a percentile, "p95" or
+// "p99.9".
+func parseQuantileName(s string) (float64, error) {
+	t := strings.TrimSpace(strings.ToLower(s))
+	num, ok := strings.CutPrefix(t, "p")
+	v, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil || !(v > 0 && v < 100) {
+		return 0, fmt.Errorf("%q is not a percentile such as p95 or p99.9", s)
+	}
+	return v / 100, nil
 }
 
 func jitterNames() string {

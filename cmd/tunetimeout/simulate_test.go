@@ -17,14 +17,17 @@ var readmePolicy = []string{"analyze", mixture, "--rate", "400", "--pool", "200"
 	"--deadline", "1s", "--attempts", "3", "--retry-budget", "10%", "--idempotent"}
 
 // TestGoldenPolicy pins the call policy and its simulation: the README's
-// example (3 attempts do not fit 1s) and one whose retries fit (3s).
+// example (3 attempts within 1s: a hang sends 2 and waits the deadline)
+// and one whose hang sends all 3 (3s).
 func TestGoldenPolicy(t *testing.T) {
 	t.Run("readme", func(t *testing.T) {
 		out, errOut, code := execute(t, "", readmePolicy...)
 		require.Equal(t, 0, code, errOut)
 		golden(t, "analyze-mixture-policy.text", []byte(out))
 		assert.Contains(t, out, "\nCall policy (deadline 1s)\n")
-		assert.Contains(t, out, "1 attempt of 800ms (3 asked)")
+		assert.Contains(t, out, "3 attempts of 800ms, each cutting off 0.0655 % of calls; at most 1s in all")
+		assert.Contains(t, out, "During a hang: 400 calls in flight, 2.0 x the pool of 200.")
+		assert.Regexp(t, `fail 20%\s+no\s+99\.1 %\s+1\.24`, out, "the retry lesson's 99.1 %")
 	})
 	for _, format := range []string{"text", "json"} {
 		t.Run("simulate "+format, func(t *testing.T) {
@@ -57,8 +60,15 @@ func TestSimulateJSON(t *testing.T) {
 		"layers", "amplification", "in_flight_during_hang", "steps", "warnings", "simulation"} {
 		assert.Contains(t, p, k)
 	}
+	for _, k := range []string{"static_attempts", "static_worst_case_seconds", "hang_attempts", "hang_wait_seconds",
+		"hang_backoff_seconds", "fast_failure_attempts", "method", "hedge"} {
+		assert.Contains(t, p, k)
+	}
 	assert.Equal(t, 3.0, p["attempts"])
 	assert.Equal(t, 2.9, p["worst_case_seconds"])
+	assert.Equal(t, 3.0, p["hang_attempts"])
+	assert.InDelta(t, 2.4375, p["hang_wait_seconds"], 1e-9)
+	assert.Nil(t, p["hedge"])
 	// 400/s x (3 x 800ms + 37.5ms of expected backoff).
 	assert.InDelta(t, 975, p["in_flight_during_hang"], 1e-9)
 	sim := p["simulation"].(map[string]any)
