@@ -76,6 +76,8 @@ func (e *emitFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&e.dir, "emit-dir", "", "write one file per target (envoy.yaml, grpc.json, ...) into this directory; without --emit, every target")
 	fl.StringVar(&e.opts.Service, "service", snippet.DefaultService, "the service, cluster or upstream the snippets configure")
 	fl.StringVar(&e.opts.Namespace, "namespace", "default", "Kubernetes namespace of the Istio, Linkerd and Gateway API snippets")
+	fl.StringVar(&e.opts.GatewayAPIChannel, "gateway-api-channel", snippet.GatewayStandard, "Gateway API release channel of the cluster's CRDs: standard, or experimental (writes rules[].retry)")
+	fl.StringVar(&e.opts.LinkerdResource, "linkerd-resource", snippet.LinkerdAuto, "what the Linkerd snippet writes: auto (GRPCRoute for gRPC methods, else HTTPRoute), httproute, grpcroute, or serviceprofile (meshes older than 2.16)")
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(c *cobra.Command, args []string) error {
 		if err := e.parse(); err != nil {
@@ -89,6 +91,9 @@ func (e *emitFlags) register(cmd *cobra.Command) {
 }
 
 func (e *emitFlags) parse() error {
+	if err := e.opts.Check(); err != nil {
+		return err
+	}
 	list := e.emit
 	if list == "" && e.dir != "" {
 		list = "all"

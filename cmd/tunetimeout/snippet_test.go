@@ -63,8 +63,8 @@ func TestAnalyzeEmit(t *testing.T) {
 		report := strings.Index(out, "Recommended timeout: 800ms")
 		snip := strings.Index(out, "# --- linkerd.yaml (linkerd) ---\n")
 		require.True(t, report >= 0 && snip > report, out)
-		assert.Contains(t, out[snip:], "name: users.default.svc.cluster.local")
-		assert.Contains(t, out[snip:], "timeout: 800ms")
+		assert.Contains(t, out[snip:], "name: users-all")
+		assert.Contains(t, out[snip:], `timeout.linkerd.io/request: "800ms"`)
 	})
 	t.Run("unknown target before reading", func(t *testing.T) {
 		_, errOut, code := execute(t, "", "analyze", "does-not-exist.csv", "--emit", "nginx,apache")

@@ -4,30 +4,39 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // envoyTarget writes two YAML documents: a RouteConfiguration (one route per
-// group: timeout, retry_policy) and a Cluster (connect_timeout, circuit
-// breakers, retry budget). YAML rather than JSON so that the numbers can
-// carry their reasons; Envoy reads both.
+// group: timeout, retry_policy, hedge_policy) and a Cluster
+// (connect_timeout, circuit breakers, retry budget). YAML rather than JSON
+// so that the numbers can carry their reasons; Envoy reads both.
 var envoyTarget = Target{
 	Name:    "envoy",
 	File:    "envoy.yaml",
-	Summary: "Envoy RouteConfiguration (timeout, retry_policy) and Cluster (connect_timeout, circuit_breakers, retry_budget)",
+	Summary: "Envoy RouteConfiguration (timeout, retry_policy, hedge_policy) and Cluster (connect_timeout, circuit_breakers, retry_budget)",
 	Comment: "#",
 	render:  renderEnvoy,
 }
 
+// envoyNeverSent is what Envoy retries for a call that is not idempotent:
+// failures after which the request never reached the upstream
+// (router/retry_state_impl.cc: connect-failure is a pool or TCP failure,
+// refused-stream an HTTP/2 REFUSED_STREAM, reset-before-request a reset
+// before the request's headers were sent upstream; Envoy 1.31 or later).
+const envoyNeverSent = "connect-failure,refused-stream,reset-before-request"
+
 func renderEnvoy(p *plan, d *doc) error {
 	d.note("Envoy route and cluster for %q, written by tunetimeout from measured latency.", p.service)
-	d.note("Durations are proto JSON durations rounded up to the millisecond. The route timeout covers every attempt and the backoff.")
+	d.note("Durations are proto JSON durations rounded up to the millisecond. A route's timeout bounds the whole call: every attempt and the backoff between them; Envoy sends a retry however little time is left, and the route timeout cuts it.")
+	p.noteUnroutable(d, "an Envoy route")
 	names := newUnique("-")
 	d.p("# RouteConfiguration: serve it by RDS, or paste it as route_config of the HTTP connection manager.\n")
 	d.p("name: %s\n", yq(p.service))
 	d.p("virtual_hosts:\n- name: %s\n  domains: [\"*\"]\n  routes:\n", yq(p.service))
-	for _, rt := range p.routes {
+	for _, rt := range p.pathRoutes() {
 		name := names.name(routeName(rt.group))
-		d.note("route %q (%s):", name, rt.match.describe())
+		d.note("route %q (%s):", name, rt.describe())
 		d.note("  timeout %s: %s", protoDur(rt.timeout), rt.timeoutWhy)
 		d.p("  - name: %s\n    match:\n", yq(name))
 		switch {
@@ -42,47 +51,28 @@ func renderEnvoy(p *plan, d *doc) error {
 			d.p("      headers:\n      - name: \":method\"\n        string_match:\n          exact: %s\n", rt.match.method)
 		}
 		d.p("    route:\n      cluster: %s\n      timeout: %s\n", yq(p.service), protoDur(rt.timeout))
-		if rt.attempts <= 1 {
-			d.note("  no retry_policy, %s", rt.attemptsWhy)
-			continue
-		}
-		conds, codes, skipped := envoyRetryOn(rt.retryOn)
-		d.note("  num_retries %d = %s, less the first; per_try_timeout %s: %s", rt.retries(), rt.attemptsWhy, protoDur(rt.perTry), rt.perTryWhy)
-		d.note("  retry_on %s from %s", conds, strings.Join(rt.retryOn, ", "))
-		if len(skipped) > 0 {
-			d.note("  not expressible in Envoy's retry_on, left out: %s", strings.Join(skipped, ", "))
-		}
-		d.note("  retry_back_off %s to %s: %s; Envoy's backoff is full jitter", protoDur(rt.backoffBase), protoDur(rt.backoffCap), rt.backoffWhy)
-		d.p("      retry_policy:\n        retry_on: %s\n", yq(conds))
-		if len(codes) > 0 {
-			d.p("        retriable_status_codes: [%s]\n", strings.Join(codes, ", "))
-		}
-		d.p("        num_retries: %d\n        per_try_timeout: %s\n", rt.retries(), protoDur(rt.perTry))
-		d.p("        retry_back_off:\n          base_interval: %s\n          max_interval: %s\n", protoDur(rt.backoffBase), protoDur(rt.backoffCap))
+		envoyRetries(d, rt)
 	}
 
 	d.p("---\n# Cluster: serve it by CDS, or add it to static_resources.clusters.\n")
 	d.p("name: %s\ntype: STRICT_DNS\n", yq(p.service))
 	d.note("cluster %q:", p.service)
-	if p.connect != nil {
-		d.note("  connect_timeout %s: %s", protoDur(*p.connect), p.connectWhy)
-		d.p("connect_timeout: %s\n", protoDur(*p.connect))
-	} else {
-		d.note("  connect_timeout not set (Envoy's default 5s applies): the report has no connect timeout (analyze --rtt, or logs with connect times)")
-	}
+	connect, why := p.clusterConnect()
+	d.note("  connect_timeout %s: %s", protoDur(connect), why)
+	d.p("connect_timeout: %s\n", protoDur(connect))
 	if p.bulkhead != nil || p.budget != nil {
 		d.p("circuit_breakers:\n  thresholds:\n  - priority: DEFAULT\n")
 	}
 	if b := p.bulkhead; b != nil {
 		d.note("  max_requests %s", p.bulkheadWhy)
-		d.note("  max_connections and max_pending_requests: the same bulkhead (HTTP/1.1 holds one connection per request; a cold start queues them all)")
+		d.note("  max_connections and max_pending_requests: the same bulkhead (HTTP/1.1 holds one connection per request; a cold start queues them all, and a queued request waits within the route timeout)")
 		d.p("    max_connections: %d\n    max_pending_requests: %d\n    max_requests: %d\n", *b, *b, *b)
 	} else {
 		d.note("  no bulkhead (Envoy's default thresholds of 1024 apply): the report has no call rate (analyze --rate, or timestamps)")
 	}
 	if bud := p.budget; bud != nil {
 		pct := math.Min(100, math.Round(*bud*100*1000)/1000)
-		d.note("  retry_budget budget_percent %s: %s; min_retry_concurrency 3 (Envoy's default); it replaces max_retries", ratio(pct), p.budgetWhy)
+		d.note("  retry_budget budget_percent %s: %s; min_retry_concurrency 3 (Envoy's default); Envoy's budget caps the retries outstanding at once to that share of the active requests, and it replaces max_retries", ratio(pct), p.budgetWhy)
 		d.p("    retry_budget:\n      budget_percent:\n        value: %s\n      min_retry_concurrency: 3\n", ratio(pct))
 	} else if b := p.bulkhead; b != nil && maxAttempts(p) > 1 {
 		mr := max(1, int(math.Ceil(float64(*b)*0.1)))
@@ -93,11 +83,70 @@ func renderEnvoy(p *plan, d *doc) error {
 	return nil
 }
 
-// envoyRetryOn maps the call policy's retry conditions to Envoy's retry_on:
-// connect-failure as is, a timeout to "reset" (no response at all:
-// disconnect, reset or per-try timeout), status codes to
+// envoyRetries writes a route's retry_policy and hedge_policy.
+func envoyRetries(d *doc, rt route) {
+	hedged := rt.hedge != nil
+	if rt.attempts <= 1 && !hedged {
+		d.note("  no retry_policy, %s", rt.attemptsWhy)
+		return
+	}
+	retries := rt.retries()
+	perTry, perTryWhy := rt.perTry, rt.perTryWhy
+	if hedged {
+		retries = max(retries, rt.hedge.Attempts-1)
+		perTry = ceilMs(rt.hedge.DelaySeconds)
+		perTryWhy = "the hedge delay"
+	}
+	conds, codes, skipped := envoyRetryOn(rt)
+	if hedged && rt.attempts <= 1 {
+		d.note("  num_retries %d: the hedges beyond the first request (each hedge counts as a retry); per_try_timeout %s: %s", retries, protoDur(perTry), perTryWhy)
+	} else {
+		d.note("  num_retries %d = %s, less the first; per_try_timeout %s: %s", retries, rt.attemptsWhy, protoDur(perTry), perTryWhy)
+	}
+	if !rt.idempotent && rt.neverSentOnly() {
+		d.note("  retry_on %s: %s, so only failures that prove the request never reached the upstream are retried; reset-before-request needs Envoy 1.31 or later", conds, rt.idempotentWhy)
+	} else {
+		d.note("  retry_on %s from %s (a per-try timeout is retried under reset)", conds, strings.Join(rt.retryOn, ", "))
+	}
+	if len(skipped) > 0 {
+		d.note("  not expressible in Envoy's retry_on, left out: %s", strings.Join(skipped, ", "))
+	}
+	d.note("  retry_back_off %s to %s: %s; Envoy's backoff is full jitter, uniform up to min(base x 2^n, max)", protoDur(rt.backoffBase), protoDur(rt.backoffCap), rt.backoffWhy)
+	d.note("  %s", rt.hangText(true))
+	d.p("      retry_policy:\n        retry_on: %s\n", yq(conds))
+	if len(codes) > 0 {
+		d.p("        retriable_status_codes: [%s]\n", strings.Join(codes, ", "))
+	}
+	d.p("        num_retries: %d\n", retries)
+	// Envoy ignores a per_try_timeout that is not below the route timeout
+	// (router's FilterUtility::finalTimeout sets it to 0).
+	if perTry < rt.timeout {
+		d.p("        per_try_timeout: %s\n", protoDur(perTry))
+	} else {
+		d.note("  per_try_timeout not written: at %s it is not below the route timeout, and Envoy would ignore it", protoDur(perTry))
+	}
+	base, capd := rt.backoffBase, rt.backoffCap
+	if base <= 0 {
+		base, capd = 25*time.Millisecond, 250*time.Millisecond // Envoy's defaults, for a hedge without retries
+	}
+	d.p("        retry_back_off:\n          base_interval: %s\n          max_interval: %s\n", protoDur(base), protoDur(capd))
+	if hedged {
+		h := rt.hedge
+		d.note("  hedge_policy hedge_on_per_try_timeout: when no answer has come %s (%s) after a request, Envoy sends another (after a backoff wait) without cancelling it, up to %d in all; the first good answer wins. With independent attempts p99 %s, p99.9 %s, for %s more requests. The per-try timeout no longer ends an attempt: the route timeout does",
+			protoDur(perTry), quantileName(h.Quantile), h.Attempts, secs(h.P99Seconds), secs(h.P999Seconds), percent(h.ExtraLoadFraction))
+		d.p("      hedge_policy:\n        hedge_on_per_try_timeout: true\n")
+	}
+}
+
+// envoyRetryOn maps the route's retry conditions to Envoy's retry_on: for
+// a call that is not idempotent retrying only never-sent failures,
+// envoyNeverSent; else connect-failure and refused-stream as they are, a
+// timeout to "reset" (a per-try timeout is a local reset), status codes to
 // retriable-status-codes.
-func envoyRetryOn(on []string) (conds string, codes, skipped []string) {
+func envoyRetryOn(rt route) (conds string, codes, skipped []string) {
+	if rt.neverSentOnly() {
+		return envoyNeverSent, nil, nil
+	}
 	var cs []string
 	add := func(c string) {
 		for _, x := range cs {
@@ -107,7 +156,7 @@ func envoyRetryOn(on []string) (conds string, codes, skipped []string) {
 		}
 		cs = append(cs, c)
 	}
-	for _, o := range on {
+	for _, o := range rt.retryOn {
 		o = strings.ToLower(strings.TrimSpace(o))
 		switch {
 		case o == "connect-failure" || o == "refused-stream" || o == "reset" || o == "5xx" || o == "gateway-error":

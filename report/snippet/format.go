@@ -1,8 +1,6 @@
 package snippet
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -10,6 +8,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/tunetimeout/tunetimeout/internal/escape"
 )
 
 // match is what a group name says about the requests it holds. Group names
@@ -320,7 +320,8 @@ var (
 )
 
 // yq writes a string as a YAML scalar: plain where that cannot be read as
-// anything else, else double-quoted (a JSON string is a YAML string).
+// anything else, else double-quoted with every control and bidirectional
+// character escaped (escape.Quote): YAML refuses C1 characters raw.
 func yq(s string) string {
 	if plainYAML.MatchString(s) && !yamlWords[strings.ToLower(s)] {
 		return s
@@ -328,14 +329,18 @@ func yq(s string) string {
 	return jsonString(s)
 }
 
-// jsonString is s as a JSON string, without escaping <, > and &.
-func jsonString(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return strings.TrimSuffix(b.String(), "\n")
-}
+// jsonString is s as a double-quoted string that JSON, YAML and Python all
+// read back as s, with no control or bidirectional character raw, and <, >
+// and & as themselves.
+func jsonString(s string) string { return escape.Quote(s) }
 
 // ratio shows a fraction with up to three decimals: 0.1, 0.125, 0.001.
 func ratio(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// plural writes n with a noun: "1 attempt", "3 attempts".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

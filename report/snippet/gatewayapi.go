@@ -2,6 +2,7 @@ package snippet
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -22,6 +23,14 @@ const gatewayMaxRules = 16
 // gatewayMaxPath is the longest path value the CRD accepts.
 const gatewayMaxPath = 1024
 
+// Gateway API release channels (--gateway-api-channel): the standard
+// channel's CRD has no retry field and drops it without a word, so retries
+// are written only for the experimental one.
+const (
+	GatewayStandard     = "standard"
+	GatewayExperimental = "experimental"
+)
+
 func renderGateway(p *plan, d *doc) error {
 	host := dnsLabel(p.service, 63)
 	if host == "" {
@@ -31,11 +40,20 @@ func renderGateway(p *plan, d *doc) error {
 	if ns == "" {
 		ns = "default"
 	}
+	experimental := p.opts.GatewayAPIChannel == GatewayExperimental
 	d.note("Gateway API HTTPRoute for Service %q, written by tunetimeout from measured latency.", host)
 	d.note("Durations are whole units without decimals (^([0-9]{1,5}(h|m|s|ms)){1,4}$), rounded up to the millisecond.")
 	d.note("request covers the whole request, retries included; backendRequest one request to the backend; backendRequest <= request.")
+	if experimental {
+		d.note("Written for the experimental channel's CRD (rules[].retry, GEP-1731): the standard channel's CRD drops the retry field.")
+	} else {
+		d.note("Written for the standard channel: retries are not written (--gateway-api-channel experimental writes rules[].retry, GEP-1731).")
+	}
+	d.note("Istio reads backendRequest as its route timeout when a rule has no retry: a rule there is bounded by backendRequest, which is never longer than request.")
+	p.noteUnroutable(d, "an HTTPRoute rule")
 	ruleNames := newUnique("-")
-	for i, rt := range p.routes {
+	routes := p.pathRoutes()
+	for i, rt := range routes {
 		if i%gatewayMaxRules == 0 {
 			name := host
 			if i > 0 {
@@ -54,26 +72,64 @@ func renderGateway(p *plan, d *doc) error {
 		}
 		rn = ruleNames.name(rn)
 		typ, value, why := gatewayPath(rt.match)
-		d.note("rule %q (group %q, %s):", rn, rt.group, rt.match.describe())
+		d.note("rule %q (group %q, %s):", rn, rt.group, rt.describe())
 		if why != "" {
 			d.note("  %s", why)
 		}
 		d.note("  request %s: %s", gatewayDur(rt.timeout), rt.timeoutWhy)
 		d.note("  backendRequest %s: %s", gatewayDur(rt.perTry), rt.perTryWhy)
-		if rt.attempts > 1 {
-			d.note("  retries (%s) are not written: HTTPRoute's retry field is experimental; configure them in the implementation", rt.attemptsWhy)
-		}
 		d.p("  - name: %s\n    matches:\n    - path:\n        type: %s\n        value: %s\n", yq(rn), typ, yq(value))
 		if rt.match.method != "" {
 			d.p("      method: %s\n", rt.match.method)
 		}
 		d.p("    backendRefs:\n    - name: %s\n      port: 80  # the Service's port\n", yq(host))
 		d.p("    timeouts:\n      request: %s\n      backendRequest: %s\n", gatewayDur(rt.timeout), gatewayDur(rt.perTry))
+		gatewayRetry(d, rt, experimental)
+		if rt.hedge != nil {
+			d.note("  no hedging: HTTPRoute cannot express it")
+		}
 	}
-	if p.connect != nil || p.bulkhead != nil {
-		d.note("the connect timeout and the bulkhead have no place in an HTTPRoute (see the implementation's backend policy)")
-	}
+	connect, cwhy := p.clusterConnect()
+	d.note("connect timeout %s (%s) and the bulkhead have no place in an HTTPRoute: set them in the implementation's backend policy", gatewayDur(connect), cwhy)
 	return nil
+}
+
+// gatewayRetry writes a rule's retry (experimental channel), or says why
+// there is none.
+func gatewayRetry(d *doc, rt route, experimental bool) {
+	switch {
+	case rt.attempts <= 1:
+		return
+	case !experimental:
+		d.note("  retries (%s) are not written: the standard channel has no retry field; configure them in the implementation, or use --gateway-api-channel experimental", rt.attemptsWhy)
+		return
+	case rt.neverSentOnly():
+		d.note("  no retry: %s, and HTTPRoute's retry repeats requests on status codes and backendRequest timeouts, after the request was sent", rt.idempotentWhy)
+		return
+	}
+	var codes, skipped []string
+	for _, c := range rt.retryOn {
+		if n, err := strconv.Atoi(c); err == nil && n >= 400 && n <= 599 {
+			codes = append(codes, c)
+		} else if c != "timeout" {
+			skipped = append(skipped, c)
+		}
+	}
+	d.note("  retry.attempts %d = %s, less the first; codes %s; backoff %s: %s (at least this long between attempts; the implementation may grow and jitter it)",
+		rt.retries(), rt.attemptsWhy, strings.Join(codes, ", "), gatewayDur(rt.backoffBase), rt.backoffWhy)
+	if rt.retriesOn("timeout") {
+		d.note("  an attempt that reaches backendRequest is cancelled and retried (GEP-1731), within request")
+	} else {
+		d.note("  timeouts are not retried by the call policy, but GEP-1731 retries an attempt that reaches backendRequest: set backendRequest equal to request to avoid it")
+	}
+	if len(skipped) > 0 {
+		d.note("  not expressible in retry (status codes 400-599 only), left out: %s", strings.Join(skipped, ", "))
+	}
+	d.p("    retry:\n      attempts: %d\n", rt.retries())
+	if len(codes) > 0 {
+		d.p("      codes: [%s]\n", strings.Join(codes, ", "))
+	}
+	d.p("      backoff: %s\n", gatewayDur(rt.backoffBase))
 }
 
 // gatewayPath is the path match of a route in the types of the core

@@ -1,51 +1,58 @@
 package snippet
 
 import (
+	"fmt"
 	"go/format"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// goTarget writes a Go file (net/http): a Transport for the service (dial
-// and TLS timeouts, MaxConnsPerHost as the bulkhead) and one http.Client
-// per group with its per-try timeout, plus each group's retry policy as data
-// for the caller's retry loop (net/http does not retry).
+// goTarget writes a Go file (net/http): a Transport for the service (its
+// own DNS timeout, a connect timeout per address, TLS and response-header
+// timeouts, MaxConnsPerHost as the bulkhead), an http.Client per group, each
+// group's policy, and Do, which makes the attempts: each within the
+// smaller of its per-try timeout and the time left, retrying only what the
+// policy allows (a call that is not idempotent only when the request was
+// never sent).
 var goTarget = Target{
 	Name:    "go",
 	File:    "go.go",
-	Summary: "Go net/http: Transport (Dialer, TLS, ResponseHeaderTimeout, MaxConnsPerHost) and an http.Client per group",
+	Summary: "Go net/http: Transport (DNS, connect, TLS, ResponseHeaderTimeout, MaxConnsPerHost), a Policy per group and Do, the retry loop within the deadline",
 	Comment: "//",
 	render:  renderGo,
 }
 
+// goDNSTimeout is the time the Go snippet gives name resolution, apart from
+// the connect: a pod's search path (ndots:5) may take several lookups, and
+// net.Dialer.Timeout alone would spend the connect timeout on them.
+const goDNSTimeout = time.Second
+
 func renderGo(p *plan, d *doc) error {
 	pkg := strings.ToLower(identifier(p.service, false))
 	pkg = strings.ReplaceAll(pkg, "_", "") + "client"
+	routes := p.groupRoutes()
 	d.note("Package %s holds the HTTP clients of %q, written by tunetimeout from measured latency.", pkg, p.service)
-	d.note("http.Client.Timeout bounds one request, reading the body included: it is the per-try timeout.")
-	d.note("Give each call a context deadline of its RetryPolicy's Deadline and retry in a loop that reads the RetryPolicy.")
-	var perTry = p.routes[0].perTry
-	for _, rt := range p.routes {
+	d.note("Call Do(ctx, NewXClient(), req, XPolicy): Timeout bounds the whole call (every attempt and wait); each attempt gets the smaller of PerTry and the time left, reading the body included; no attempt is sent with less than MinUseful left.")
+	d.note("Do retries a request that was never sent (no connection was obtained: DNS or connect failed) for every call, and after it was sent only when RetrySent is set (idempotent calls).")
+	perTry := routes[0].perTry
+	for _, rt := range routes {
 		perTry = max(perTry, rt.perTry)
 	}
-	d.p("package %s\n\nimport (\n\t\"net\"\n\t\"net/http\"\n\t\"time\"\n)\n\n", pkg)
-	d.p("// RetryPolicy is the retry policy of a group: at most Attempts calls (the\n// first included), waiting a random time from 0 to Base x 2^n, at most Cap,\n// between them (full jitter), all within Deadline.\n")
-	d.p("type RetryPolicy struct {\n\tAttempts  int\n\tBase, Cap time.Duration\n\tDeadline  time.Duration\n}\n\n")
-	d.p("// transport is shared by the clients of the service.\nvar transport = &http.Transport{\n\tProxy: http.ProxyFromEnvironment,\n")
-	if c := p.connect; c != nil {
-		d.note("net.Dialer.Timeout %s: %s", goDurLit(*c), p.connectWhy)
-		d.note("TLSHandshakeTimeout %s: the connect timeout again, a handshake costs about as many round trips", goDurLit(*c))
-		d.p("\tDialContext: (&net.Dialer{\n\t\tTimeout:   %s,\n\t\tKeepAlive: 30 * time.Second,\n\t}).DialContext,\n", goDurLit(*c))
-		d.p("\tTLSHandshakeTimeout: %s,\n", goDurLit(*c))
-	} else {
-		d.note("net.Dialer.Timeout and TLSHandshakeTimeout keep Go's defaults (30s, 10s): the report has no connect timeout (analyze --rtt)")
-		d.p("\tDialContext: (&net.Dialer{\n\t\tTimeout:   30 * time.Second,\n\t\tKeepAlive: 30 * time.Second,\n\t}).DialContext,\n")
-		d.p("\tTLSHandshakeTimeout: 10 * time.Second,\n")
-	}
-	d.note("ResponseHeaderTimeout %s: the longest per-try timeout of the groups", goDurLit(perTry))
+	connect, connectWhy := p.clusterConnect()
+	d.p("package %s\n\nimport (\n\t\"context\"\n\t\"io\"\n\t\"math/rand/v2\"\n\t\"net\"\n\t\"net/http\"\n\t\"net/http/httptrace\"\n\t\"slices\"\n\t\"time\"\n)\n\n", pkg)
+	d.p(goPolicySource)
+	d.note("dial: DNS within %s, then each address within the connect timeout %s: %s (net.Dialer.Timeout alone covers DNS too, and is divided among the addresses)", goDurLit(goDNSTimeout), goDurLit(connect), connectWhy)
+	d.note("TLSHandshakeTimeout %s: the connect timeout again, a handshake costs about as many round trips", goDurLit(connect))
+	d.p("// dialer connects to one address; dial gives name resolution its own time.\nvar dialer = &net.Dialer{Timeout: %s, KeepAlive: 30 * time.Second}\n\n", goDurLit(connect))
+	d.p("// dnsTimeout bounds name resolution, the search path's lookups included.\nconst dnsTimeout = %s\n\n", goDurLit(goDNSTimeout))
+	d.p(goDialSource)
+	d.p("// transport is shared by the clients of the service.\nvar transport = &http.Transport{\n\tProxy:               http.ProxyFromEnvironment,\n\tDialContext:         dial,\n\tTLSHandshakeTimeout: %s,\n", goDurLit(connect))
+	d.note("ResponseHeaderTimeout %s: the longest per-try timeout of the groups (each attempt's own context is shorter where its group's is)", goDurLit(perTry))
 	d.p("\tResponseHeaderTimeout: %s,\n", goDurLit(perTry))
 	if b := p.bulkhead; b != nil {
-		d.note("MaxConnsPerHost %s", p.bulkheadWhy)
+		d.note("MaxConnsPerHost %s; a request beyond it waits for a connection within its attempt's time (Go has no limit on waiting requests)", p.bulkheadWhy)
 		d.p("\tMaxConnsPerHost:       %d,\n\tMaxIdleConnsPerHost:   %d,\n", *b, *b)
 	} else {
 		d.note("MaxConnsPerHost not set (no limit): the report has no call rate for a bulkhead (analyze --rate)")
@@ -53,32 +60,193 @@ func renderGo(p *plan, d *doc) error {
 	d.p("\tIdleConnTimeout:       90 * time.Second,\n}\n")
 
 	names := newUnique("")
-	for _, rt := range p.routes {
+	for _, rt := range routes {
 		id := ""
-		if len(p.routes) > 1 {
+		if len(routes) > 1 {
 			id = names.name(identifier(rt.group, true))
 		}
-		retry := id + "Retry"
+		pol := id + "Policy"
 		if id == "" {
-			retry = "DefaultRetry"
+			pol = "DefaultPolicy"
 		}
-		d.note("New%sClient (group %q): Timeout %s: %s", id, rt.group, goDurLit(rt.perTry), rt.perTryWhy)
-		d.note("  %s: %s; Deadline %s: %s", retry, rt.attemptsWhy, goDurLit(rt.timeout), rt.timeoutWhy)
-		d.p("\n// New%sClient returns the client for group %s.\nfunc New%sClient() *http.Client {\n\treturn &http.Client{Transport: transport, Timeout: %s}\n}\n", id, goCommentQuote(rt.group), id, goDurLit(rt.perTry))
-		d.p("\n// %s is the retry policy of group %s.\nvar %s = RetryPolicy{\n\tAttempts: %d,\n", retry, goCommentQuote(rt.group), retry, rt.attempts)
+		d.note("New%sClient and %s (group %q):", id, pol, rt.group)
+		d.note("  Timeout %s: %s", goDurLit(rt.timeout), rt.timeoutWhy)
+		d.note("  PerTry %s: %s", goDurLit(rt.perTry), rt.perTryWhy)
+		d.note("  Attempts %d: %s", rt.attempts, rt.attemptsWhy)
+		retrySent := rt.attempts > 1 && !rt.neverSentOnly()
+		var codes []string
+		if retrySent {
+			codes = rt.statuses()
+			d.note("  RetrySent: %s; RetryStatus %s; %s", rt.idempotentWhy, orNone(codes), rt.hangText(true))
+		} else if rt.attempts > 1 {
+			d.note("  RetrySent false: %s, so only a request never sent is retried; in a hang the one attempt times out at %s", rt.idempotentWhy, goDurLit(rt.perTry))
+		}
+		if rt.hedge != nil {
+			d.note("  no hedging: net/http has none; Do does not hedge")
+		}
+		d.p("\n// New%sClient returns the client for group %s.\nfunc New%sClient() *http.Client {\n\treturn &http.Client{Transport: transport}\n}\n", id, goCommentQuote(rt.group), id)
+		d.p("\n// %s is the policy of group %s.\nvar %s = Policy{\n\tTimeout:   %s,\n\tPerTry:    %s,\n\tAttempts:  %d,\n", pol, goCommentQuote(rt.group), pol, goDurLit(rt.timeout), goDurLit(rt.perTry), rt.attempts)
 		if rt.attempts > 1 {
-			d.p("\tBase:     %s,\n\tCap:      %s,\n", goDurLit(rt.backoffBase), goDurLit(rt.backoffCap))
+			d.p("\tBase:      %s,\n\tCap:       %s,\n\tMinUseful: %s,\n", goDurLit(rt.backoffBase), goDurLit(rt.backoffCap), goDurLit(max(rt.minUseful, time.Millisecond)))
+			if retrySent {
+				d.p("\tRetrySent: true,\n")
+				if len(codes) > 0 {
+					d.p("\tRetryStatus: []int{%s},\n", strings.Join(codes, ", "))
+				}
+			}
 		}
-		d.p("\tDeadline: %s,\n}\n", goDurLit(rt.timeout))
+		d.p("}\n")
 	}
 	src, err := format.Source(d.body.Bytes())
 	if err != nil {
-		return err
+		return fmt.Errorf("go snippet: %w", err)
 	}
 	d.body.Reset()
 	d.body.Write(src)
 	return nil
 }
+
+func orNone(list []string) string {
+	if len(list) == 0 {
+		return "none"
+	}
+	return strings.Join(slices.Clone(list), ", ")
+}
+
+// goPolicySource is the Policy type and Do, the same in every Go snippet.
+const goPolicySource = `// Policy is how the calls of one group are made.
+type Policy struct {
+	// Timeout bounds the whole call: every attempt and the waits between them.
+	Timeout time.Duration
+	// PerTry bounds one attempt, reading the body included; an attempt gets
+	// the smaller of PerTry and what is left of Timeout.
+	PerTry time.Duration
+	// Attempts is the most attempts, the first included.
+	Attempts int
+	// Base and Cap: before retry n Do waits a random time from 0 to
+	// min(Cap, Base x 2^n) (full jitter).
+	Base, Cap time.Duration
+	// MinUseful: no attempt is sent, and no wait begun, with less than
+	// this left of Timeout.
+	MinUseful time.Duration
+	// RetrySent allows a retry after the request was sent (a timeout, a
+	// reset, a status of RetryStatus): for idempotent calls only. Without
+	// it only a request that never got a connection is retried.
+	RetrySent   bool
+	RetryStatus []int
+}
+
+// Do sends req with policy p through c. The response it returns must be
+// closed; its body is read within the attempt's time.
+func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http.Response, error) {
+	var cancelAll context.CancelFunc = func() {}
+	if p.Timeout > 0 {
+		ctx, cancelAll = context.WithTimeout(ctx, p.Timeout)
+	}
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, p.PerTry)
+		sent := false
+		trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { sent = true }}
+		r := req.Clone(httptrace.WithClientTrace(actx, trace))
+		if attempt > 1 && req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				cancel()
+				cancelAll()
+				return nil, err
+			}
+			r.Body = body
+		}
+		resp, err := c.Do(r)
+		retry := !sent || (p.RetrySent && (err != nil || slices.Contains(p.RetryStatus, resp.StatusCode)))
+		if attempt >= p.Attempts || !retry || (req.Body != nil && req.GetBody == nil) || !waitBeforeRetry(ctx, p, attempt) {
+			if err != nil {
+				cancel()
+				cancelAll()
+				return nil, err
+			}
+			resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: func() { cancel(); cancelAll() }}
+			return resp, nil
+		}
+		if err == nil {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+		}
+		cancel()
+	}
+}
+
+// waitBeforeRetry waits the backoff before retry n (from 1) and reports
+// whether a retry may follow: false when the wait would leave less than
+// MinUseful of the call's time, or the call's context ends.
+func waitBeforeRetry(ctx context.Context, p Policy, n int) bool {
+	window := p.Base
+	for i := 1; i < n && window < p.Cap; i++ {
+		window *= 2
+	}
+	window = min(window, p.Cap)
+	var wait time.Duration
+	if window > 0 {
+		wait = rand.N(window + 1)
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl)-wait < p.MinUseful {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// cancelOnClose ends the attempt's context when the body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel func()
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
+
+`
+
+// goDialSource is the dial function, the same in every Go snippet.
+const goDialSource = `// dial resolves the host within dnsTimeout, then connects to its addresses
+// in turn, each within the dialer's timeout.
+func dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, dnsTimeout)
+	ips, err := net.DefaultResolver.LookupNetIP(rctx, "ip", host)
+	cancel()
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	var first error
+	for _, ip := range ips {
+		conn, err := dialer.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+		if err == nil {
+			return conn, nil
+		}
+		if first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, first
+}
+
+`
 
 // goCommentQuote quotes a group name for a Go comment.
 func goCommentQuote(s string) string { return oneLine(strconv.Quote(s)) }

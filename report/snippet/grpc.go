@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -29,9 +30,10 @@ type grpcConfig struct {
 }
 
 type grpcMethodConfig struct {
-	Name        []grpcName       `json:"name"`
-	Timeout     string           `json:"timeout"`
-	RetryPolicy *grpcRetryPolicy `json:"retryPolicy,omitempty"`
+	Name          []grpcName         `json:"name"`
+	Timeout       string             `json:"timeout"`
+	RetryPolicy   *grpcRetryPolicy   `json:"retryPolicy,omitempty"`
+	HedgingPolicy *grpcHedgingPolicy `json:"hedgingPolicy,omitempty"`
 }
 
 type grpcName struct {
@@ -47,6 +49,15 @@ type grpcRetryPolicy struct {
 	RetryableStatusCodes []string `json:"retryableStatusCodes"`
 }
 
+// grpcHedgingPolicy is gRFC A6's hedging: maxAttempts requests, hedgingDelay
+// apart, until one answers; a nonFatalStatusCodes answer sends the next at
+// once. It excludes retryPolicy in one method config.
+type grpcHedgingPolicy struct {
+	MaxAttempts         int      `json:"maxAttempts"`
+	HedgingDelay        string   `json:"hedgingDelay"`
+	NonFatalStatusCodes []string `json:"nonFatalStatusCodes,omitempty"`
+}
+
 type grpcThrottling struct {
 	MaxTokens  float64 `json:"maxTokens"`
 	TokenRatio float64 `json:"tokenRatio"`
@@ -55,10 +66,12 @@ type grpcThrottling struct {
 func renderGRPC(p *plan, d *doc) error {
 	svc := grpcFullName(p.service)
 	d.note("gRPC service config for service %q, written by tunetimeout from measured latency.", svc)
-	d.note("timeout is the deadline of the whole call, every attempt and backoff included; gRPC has no per-try timeout.")
+	d.note("timeout is the deadline of the whole call, every attempt and backoff included; gRPC has no per-try timeout, so a slow attempt is not cut and retried: only failures that answer are.")
+	d.note("gRPC retries transparently, whatever this config says, the RPCs that never left the client or that the server refused before its application saw them (gRFC A6).")
+	p.noteUnroutable(d, "a gRPC method name")
 	var cfg grpcConfig
 	seen := map[string]bool{}
-	for _, rt := range p.routes {
+	for _, rt := range p.pathRoutes() {
 		n := grpcName{Service: svc}
 		switch {
 		case rt.match.catchAll && !rt.match.notPath:
@@ -66,6 +79,9 @@ func renderGRPC(p *plan, d *doc) error {
 			n = *grpcMethodPath(rt.group)
 		default:
 			n.Method = identifier(rt.group, true)
+		}
+		if rt.synthetic && seen[n.Service+"/"] {
+			continue // a group already configures every method of the service
 		}
 		// gRPC refuses a service config that names a method twice.
 		if seen[n.Service+"/"+n.Method] {
@@ -84,36 +100,20 @@ func renderGRPC(p *plan, d *doc) error {
 			label = n.Service + " (every method)"
 		}
 		d.note("%s, group %q:", label, rt.group)
-		d.note("  timeout %s: %s", mc.Timeout, rt.timeoutWhy)
-		if rt.attempts > 1 {
-			rp := &grpcRetryPolicy{
-				MaxAttempts:          min(rt.attempts, grpcMaxAttempts),
-				InitialBackoff:       protoDur(rt.backoffBase),
-				MaxBackoff:           protoDur(rt.backoffCap),
-				BackoffMultiplier:    2,
-				RetryableStatusCodes: grpcCodes(rt.retryOn),
-			}
-			mc.RetryPolicy = rp
-			d.note("  maxAttempts %d: %s", rp.MaxAttempts, rt.attemptsWhy)
-			if rt.attempts > grpcMaxAttempts {
-				d.note("  gRPC treats maxAttempts above 5 as 5 (unless the channel raises it): %d attempts clamped to 5", rt.attempts)
-			}
-			d.note("  per-try timeout %s cannot be written: %s", protoDur(rt.perTry), rt.perTryWhy)
-			d.note("  initialBackoff %s, maxBackoff %s, multiplier 2: %s; gRPC's backoff is full jitter", rp.InitialBackoff, rp.MaxBackoff, rt.backoffWhy)
-			d.note("  retryableStatusCodes %s from %s", strings.Join(rp.RetryableStatusCodes, ", "), strings.Join(rt.retryOn, ", "))
-		} else {
-			d.note("  no retryPolicy (gRPC needs maxAttempts >= 2): %s", rt.attemptsWhy)
+		if rt.synthetic {
+			d.note("  %s", rt.describe())
 		}
+		d.note("  timeout %s: %s", mc.Timeout, rt.timeoutWhy)
+		grpcRetries(d, rt, &mc)
 		cfg.MethodConfig = append(cfg.MethodConfig, mc)
 	}
 	if b := p.budget; b != nil {
 		tr := math.Max(0.001, math.Round(*b*1000)/1000)
 		cfg.RetryThrottling = &grpcThrottling{MaxTokens: 10, TokenRatio: tr}
-		d.note("retryThrottling: tokenRatio %s = %s (each success earns it, each failure costs 1); maxTokens 10 stops retries after about 5 failures in a row", ratio(tr), p.budgetWhy)
+		d.note("retryThrottling: tokenRatio %s = %s (each success earns it, each failed attempt costs 1, retries stop at half the tokens); maxTokens 10 stops retries after about 5 failures in a row", ratio(tr), p.budgetWhy)
 	}
-	if p.connect != nil {
-		d.note("connect timeout %s is not part of a service config: dial with grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: ...})", protoDur(*p.connect))
-	}
+	connect, why := p.clusterConnect()
+	d.note("connect timeout %s (%s) is not part of a service config: dial with grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: ...})", protoDur(connect), why)
 	if p.bulkhead != nil {
 		d.note("bulkhead %s: gRPC has no client-side limit of calls in flight; use a semaphore or an interceptor", p.bulkheadWhy)
 	}
@@ -126,6 +126,48 @@ func renderGRPC(p *plan, d *doc) error {
 	}
 	d.body.Write(b.Bytes())
 	return nil
+}
+
+// grpcRetries writes a method config's retryPolicy or hedgingPolicy.
+func grpcRetries(d *doc, rt route, mc *grpcMethodConfig) {
+	codes, skipped := grpcCodes(rt.retryOn)
+	switch {
+	case rt.hedge != nil:
+		h := rt.hedge
+		hp := &grpcHedgingPolicy{MaxAttempts: min(h.Attempts, grpcMaxAttempts), HedgingDelay: protoDur(ceilMs(h.DelaySeconds)), NonFatalStatusCodes: codes}
+		mc.HedgingPolicy = hp
+		d.note("  hedgingPolicy: another request %s (%s) after the last one, up to maxAttempts %d, until one answers; nonFatalStatusCodes %s send the next at once. With independent attempts p99 %s, p99.9 %s, for %s more requests",
+			hp.HedgingDelay, quantileName(h.Quantile), hp.MaxAttempts, strings.Join(codes, ", "), secs(h.P99Seconds), secs(h.P999Seconds), percent(h.ExtraLoadFraction))
+		d.note("  hedgingPolicy replaces retryPolicy. grpc-java implements it; grpc-go (1.85) and gRPC C-core drop it without a word, so their clients neither hedge nor retry this method: write the config without --hedge for them")
+	case rt.attempts <= 1:
+		d.note("  no retryPolicy (gRPC needs maxAttempts >= 2): %s", rt.attemptsWhy)
+	case rt.neverSentOnly():
+		d.note("  no retryPolicy: %s, and the failures that prove a request was never applied are the ones gRPC retries transparently; a retryPolicy on UNAVAILABLE would also repeat calls the server may have processed", rt.idempotentWhy)
+	case len(codes) == 0:
+		d.note("  no retryPolicy: gRPC has no status for %s (a per-try timeout cannot be written)", strings.Join(rt.retryOn, ", "))
+	default:
+		rp := &grpcRetryPolicy{
+			MaxAttempts:          min(rt.attempts, grpcMaxAttempts),
+			InitialBackoff:       protoDur(rt.backoffBase),
+			MaxBackoff:           protoDur(rt.backoffCap),
+			BackoffMultiplier:    2,
+			RetryableStatusCodes: codes,
+		}
+		mc.RetryPolicy = rp
+		d.note("  maxAttempts %d: %s", rp.MaxAttempts, rt.attemptsWhy)
+		if rt.attempts > grpcMaxAttempts {
+			d.note("  gRPC treats maxAttempts above 5 as 5 (unless the channel raises it): %d attempts clamped to 5", rt.attempts)
+		}
+		d.note("  initialBackoff %s, maxBackoff %s, multiplier 2: %s; grpc-go draws each wait within 20 %% of min(initialBackoff x 2^n, maxBackoff) (gRFC A6 as amended), not full jitter", rp.InitialBackoff, rp.MaxBackoff, rt.backoffWhy)
+		d.note("  retryableStatusCodes %s from %s", strings.Join(rp.RetryableStatusCodes, ", "), strings.Join(rt.retryOn, ", "))
+		if len(skipped) > 0 {
+			d.note("  no gRPC status for %s: left out", strings.Join(skipped, ", "))
+		}
+		if !rt.idempotent {
+			d.note("  %s: UNAVAILABLE may follow a request the server applied; the call policy's --retry-on asks for it anyway", rt.idempotentWhy)
+		}
+		d.note("  %s", rt.hangText(false))
+	}
 }
 
 // grpcMethodPath reads a group that is a gRPC method path,
@@ -156,16 +198,26 @@ func grpcFullName(s string) string {
 }
 
 // grpcCodes maps retry conditions to gRPC status codes, following gRPC's
-// HTTP-to-gRPC mapping: a connect failure, 429, 502, 503 and 504 are
-// UNAVAILABLE; 429 is also RESOURCE_EXHAUSTED, gRPC's own "slow down".
-// UNAVAILABLE is always in the list, which may not be empty.
-func grpcCodes(on []string) []string {
-	codes := []string{"UNAVAILABLE"}
-	for _, o := range on {
-		if strings.TrimSpace(o) == "429" {
-			codes = append(codes, "RESOURCE_EXHAUSTED")
-			break
+// HTTP-to-gRPC mapping (doc/http-grpc-status-mapping.md): a failed
+// connection, a refused stream, 429, 502, 503 and 504 are UNAVAILABLE; 429
+// is also RESOURCE_EXHAUSTED, gRPC's own "slow down". A timeout and the
+// other statuses have no status a retry policy could name.
+func grpcCodes(on []string) (codes, skipped []string) {
+	add := func(c string) {
+		if !slices.Contains(codes, c) {
+			codes = append(codes, c)
 		}
 	}
-	return codes
+	for _, o := range on {
+		switch o = strings.TrimSpace(o); o {
+		case "connect-failure", "refused-stream", "502", "503", "504":
+			add("UNAVAILABLE")
+		case "429":
+			add("UNAVAILABLE")
+			add("RESOURCE_EXHAUSTED")
+		default:
+			skipped = append(skipped, o)
+		}
+	}
+	return codes, skipped
 }

@@ -3,100 +3,124 @@ package snippet
 import (
 	"strconv"
 	"strings"
+	"time"
 )
 
-// haproxyTarget writes one HAProxy backend per group: timeout connect,
-// timeout server, retries, retry-on, option redispatch, and maxconn on the
-// server line as the bulkhead.
+// haproxyTarget writes one HAProxy backend per group: timeout queue,
+// connect and server, retries and retry-on fitted to the deadline, option
+// redispatch, and maxconn on the server line as the bulkhead.
 var haproxyTarget = Target{
 	Name:    "haproxy",
 	File:    "haproxy.cfg",
-	Summary: "HAProxy backends: timeout connect/server, retries, retry-on, redispatch, server maxconn",
+	Summary: "HAProxy backends: timeout queue/connect/server, retries and retry-on fitted to the deadline, redispatch, server maxconn",
 	Comment: "#",
 	render:  renderHAProxy,
 }
 
-// haproxyRetryStatus lists the statuses HAProxy's retry-on accepts (2.6).
+// haproxyRetryStatus lists the statuses HAProxy's retry-on accepts (2.6;
+// not 429).
 var haproxyRetryStatus = map[string]bool{"401": true, "403": true, "404": true, "408": true, "425": true, "500": true, "501": true, "502": true, "503": true, "504": true}
 
 func renderHAProxy(p *plan, d *doc) error {
 	host := dnsSubdomain(p.service)
 	d.note("HAProxy backends for %q, written by tunetimeout from measured latency.", p.service)
-	d.note("timeout server is the longest silence of the server during one try; HAProxy has no deadline over all retries.")
+	d.note("HAProxy has no deadline over all retries (timeout client is suspended while the server is awaited): each backend makes only as many attempts as fit the deadline when every one runs into its timers (queue + connect + server).")
+	d.note("timeout server counts from the connection to the response headers, then between reads; retry-on replaces HAProxy's default (conn-failure) rather than adding to it.")
 	names := newUnique("_")
-	var frontend []string
-	for i, rt := range p.routes {
+	// HAProxy takes the first use_backend that matches: the default last.
+	var frontend, defaults []string
+	p.noteUnroutable(d, "an HAProxy ACL")
+	routes := p.pathRoutes()
+	for i, rt := range routes {
 		be := identifier(p.service, false)
-		if len(p.routes) > 1 {
+		if len(routes) > 1 {
 			be += "_" + strings.ToLower(identifier(rt.group, false))
 		}
 		be = names.name(be)
 		if i > 0 {
 			d.p("\n")
 		}
-		d.note("backend %s (group %q, %s):", be, rt.group, rt.match.describe())
+		d.note("backend %s (group %q, %s):", be, rt.group, rt.describe())
 		d.p("backend %s\n    mode http\n", be)
-		if c := p.connect; c != nil {
-			d.note("  timeout connect %s: %s", unitDur(*c), p.connectWhy)
-			d.p("    timeout connect %s\n", unitDur(*c))
-		} else {
-			d.note("  timeout connect 5s, a common default: the report has no connect timeout (analyze --rtt)")
-			d.p("    timeout connect 5s\n")
-		}
-		d.note("  timeout server %s: %s", unitDur(rt.perTry), rt.perTryWhy)
-		d.p("    timeout server %s\n", unitDur(rt.perTry))
-		if rt.attempts <= 1 {
-			d.note("  retries 0 (HAProxy retries failed connects 3 times by default): %s", rt.attemptsWhy)
+		tm := p.timers(rt, 1)
+		setup := tm.connect + tm.other
+		// A refused connect waits min(timeout connect, 1s) before the next
+		// try on the same server (the turn-around timer), no more than a
+		// connect that times out; layer-7 retries do not wait. Each attempt
+		// is counted with the queue, as a redispatch may queue again.
+		asked := rt
+		asked.perTry = tm.perTry
+		rt, n, perTry, worst, fellBack := asked.fitStatic(setup, setup, func(int) time.Duration { return 0 }, asked.attempts)
+		d.note("  timeout connect %s: %s", unitDur(tm.connect), tm.connectWhy)
+		d.note("  timeout queue %s: %s", unitDur(tm.other), tm.otherWhy)
+		d.note("  timeout server %s: %s", unitDur(perTry), tm.perTryWhy)
+		d.p("    timeout queue %s\n    timeout connect %s\n    timeout server %s\n", unitDur(tm.other), unitDur(tm.connect), unitDur(perTry))
+		switch {
+		case rt.attempts <= 1:
+			d.note("  retries 0 (HAProxy retries failed connects 3 times by default): %s; worst case %s", rt.attemptsWhy, fmtDur(worst))
 			d.p("    retries 0\n")
-		} else {
-			var conds, skipped []string
-			for _, o := range rt.retryOn {
-				switch o = strings.ToLower(strings.TrimSpace(o)); {
-				case o == "connect-failure":
-					conds = append(conds, "conn-failure")
-				case o == "timeout":
-					conds = append(conds, "response-timeout")
-				case haproxyRetryStatus[o]:
-					conds = append(conds, o)
-				default:
-					skipped = append(skipped, o)
-				}
+		case n <= 1:
+			d.note("  retries 0: %s, but HAProxy cannot bound the whole call and one attempt may take %s (queue, connect, server), so a second would not fit the deadline of %s", rt.attemptsWhy, fmtDur(worst), fmtDur(rt.deadline))
+			d.p("    retries 0\n")
+		default:
+			conds, skipped := haproxyConditions(rt)
+			d.note("  retries %d = %s, less the first; retry-on %s from %s", n-1, rt.attemptsWhy, strings.Join(conds, " "), strings.Join(rt.retryOn, ", "))
+			if fellBack {
+				k, _, _ := asked.staticFit(setup, setup, func(int) time.Duration { return 0 }, asked.attempts)
+				d.note("  conn-failure only: retrying %s, where every attempt may run into its timers, would fit %s in the deadline of %s; a connection failure costs a retry no more than the queue and connect timeouts", strings.Join(asked.retryOn, ", "), plural(k, "attempt"), fmtDur(rt.deadline))
 			}
-			if len(conds) == 0 {
-				conds = []string{"conn-failure"}
+			if n < rt.attempts {
+				d.note("  %d attempts of the %d: more would not fit the deadline of %s", n, rt.attempts, fmtDur(rt.deadline))
 			}
-			d.note("  retries %d = %s, less the first; retry-on %s from %s", rt.retries(), rt.attemptsWhy, strings.Join(conds, " "), strings.Join(rt.retryOn, ", "))
+			if rt.neverSentOnly() && !fellBack {
+				d.note("  conn-failure only: %s, and a connection failure is the one failure after which HAProxy knows the request was never sent (its documentation calls any other retry-on value very dangerous without that guarantee)", rt.idempotentWhy)
+			}
 			if len(skipped) > 0 {
-				d.note("  not accepted by retry-on, left out: %s", strings.Join(skipped, ", "))
+				d.note("  not accepted by retry-on in HAProxy 2.6, left out: %s", strings.Join(skipped, ", "))
+			}
+			if rt.deadline > 0 {
+				d.note("  worst case %s, within the deadline of %s", fmtDur(worst), fmtDur(rt.deadline))
+			} else {
+				d.note("  worst case %s: no deadline in the report", fmtDur(worst))
 			}
 			d.note("  option redispatch: a retry may go to another server; HAProxy has no backoff (the policy's %s to %s)", unitDur(rt.backoffBase), unitDur(rt.backoffCap))
-			d.p("    retries %d\n    option redispatch\n    retry-on %s\n", rt.retries(), strings.Join(conds, " "))
+			d.p("    retries %d\n    option redispatch\n    retry-on %s\n", n-1, strings.Join(conds, " "))
+			if !rt.neverSentOnly() {
+				d.note("  option http-buffer-request: a layer-7 retry resends the request, which HAProxy keeps only when the whole of it (up to tune.bufsize, 16kB) arrived before the first try")
+				d.p("    option http-buffer-request\n")
+			}
 		}
-		b, why := p.bulkhead, p.bulkheadWhy
+		if rt.hedge != nil {
+			d.note("  no hedging: HAProxy cannot express it")
+		}
+		b, bwhy := p.bulkhead, p.bulkheadWhy
 		if rt.bulkhead != nil {
-			b, why = rt.bulkhead, rt.bulkheadWhy
+			b, bwhy = rt.bulkhead, rt.bulkheadWhy
 		}
 		// init-addr: the check and the start do not fail while the name does
 		// not resolve.
 		server := "    server s1 " + host + ":80"
 		if b != nil {
-			d.note("  server maxconn %s; calls beyond it wait in the queue for at most timeout connect", why)
+			d.note("  server maxconn %s; calls beyond it wait in the queue for at most timeout queue", bwhy)
 			server += " maxconn " + strconv.Itoa(*b)
 		} else {
 			d.note("  no maxconn: the report has no call rate for a bulkhead (analyze --rate)")
 		}
 		d.p("%s init-addr last,libc,none  # every instance of the service\n", server)
-		if len(p.routes) > 1 {
+		if len(routes) > 1 {
 			switch {
 			case rt.match.regex != "":
 				frontend = append(frontend, "use_backend "+be+" if { path_reg "+haproxyArg(rt.match.regex)+" }")
 			case rt.match.exact != "":
 				frontend = append(frontend, "use_backend "+be+" if { path "+haproxyArg(rt.match.exact)+" }")
-			default:
-				frontend = append(frontend, "default_backend "+be)
+			case rt.match.method != "":
+				frontend = append(frontend, "use_backend "+be+" if METH_"+rt.match.method)
+			case len(defaults) == 0: // a group that is no path, or the catch-all
+				defaults = append(defaults, "default_backend "+be)
 			}
 		}
 	}
+	frontend = append(frontend, defaults...)
 	if len(frontend) > 0 {
 		d.p("\n# In your frontend (mode http):\n")
 		for _, f := range frontend {
@@ -104,6 +128,25 @@ func renderHAProxy(p *plan, d *doc) error {
 		}
 	}
 	return nil
+}
+
+// haproxyConditions maps the route's retry conditions to retry-on: always
+// conn-failure (retry-on replaces the default), response-timeout for a
+// timeout, the status codes HAProxy 2.6 accepts.
+func haproxyConditions(rt route) (conds, skipped []string) {
+	conds = []string{"conn-failure"}
+	for _, o := range rt.retryOn {
+		switch o = strings.ToLower(strings.TrimSpace(o)); {
+		case o == "connect-failure", o == "refused-stream":
+		case o == "timeout":
+			conds = append(conds, "response-timeout")
+		case haproxyRetryStatus[o]:
+			conds = append(conds, o)
+		default:
+			skipped = append(skipped, o)
+		}
+	}
+	return conds, skipped
 }
 
 // haproxyArg quotes an ACL argument when it holds spaces or quotes.

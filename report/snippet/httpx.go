@@ -1,57 +1,118 @@
 package snippet
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
-// httpxTarget writes Python for httpx: an httpx.Timeout per group (seconds
-// as floats), httpx.Limits with the bulkhead, and each group's retry policy
-// as data (httpx retries only failed connects).
+// httpxTarget writes Python for httpx: per group an httpx.Timeout (each
+// phase of one attempt) and its policy, httpx.Limits with the bulkhead, and
+// send(), which makes the attempts: httpx has no timeout for a whole
+// request and retries nothing but connects by itself.
 var httpxTarget = Target{
 	Name:    "httpx",
 	File:    "httpx.py",
-	Summary: "Python httpx: httpx.Timeout(connect, read, write, pool) per group and httpx.Limits(max_connections)",
+	Summary: "Python httpx: httpx.Timeout(connect, read, write, pool) and a policy per group, httpx.Limits(max_connections), send(): the retry loop within the deadline",
 	Comment: "#",
 	render:  renderHTTPX,
 }
 
-// httpxDefault is httpx's default timeout, kept where the report has no value.
-const httpxDefault = 5 * time.Second
-
 func renderHTTPX(p *plan, d *doc) error {
-	d.note("httpx timeouts and limits for %q, written by tunetimeout from measured latency.", p.service)
-	d.note("read and write bound each network read or write of one attempt (the per-try timeout); httpx has no timeout for a whole request.")
-	connect, pool := httpxDefault, httpxDefault
-	if c := p.connect; c != nil {
-		connect, pool = *c, *c
-		d.note("connect %s s: %s", pySeconds(connect), p.connectWhy)
-		d.note("pool %s s: the wait for a free connection; as short as a connect, so a full bulkhead fails fast", pySeconds(pool))
-	} else {
-		d.note("connect and pool keep httpx's default 5.0 s: the report has no connect timeout (analyze --rtt)")
-	}
-	d.p("import httpx\n\n")
+	routes := p.groupRoutes()
+	d.note("httpx timeouts, limits and retries for %q, written by tunetimeout from measured latency.", p.service)
+	d.note("Call send(client(group), request, group). httpx has no timeout over a whole request: its timeouts bound each phase of one attempt (the wait for a pooled connection, the connect, each write, each read).")
+	d.note("send() sends an attempt only while the worst case of one attempt (pool + connect + write + read) fits in what is left of the deadline, so the call never outlasts it, unless a server trickles its answer: read bounds each read, not the whole response.")
+	d.note("send() retries a request that was never sent (httpx.ConnectError, httpx.ConnectTimeout) for every call, and after it was sent only when retry_sent is set (idempotent calls); httpx's own retries (HTTPTransport(retries=)) are left off, for their fixed 0.5s, 1s waits.")
+	d.p("import random\nimport time\n\nimport httpx\n\n")
 	if b := p.bulkhead; b != nil {
-		d.note("max_connections %s", p.bulkheadWhy)
+		d.note("max_connections %s; a request beyond it waits at most the pool timeout, then fails (httpx.PoolTimeout)", p.bulkheadWhy)
 		d.p("LIMITS = httpx.Limits(max_connections=%d, max_keepalive_connections=%d)\n\n", *b, *b)
 	} else {
 		d.note("httpx's default limits (100 connections): the report has no call rate for a bulkhead (analyze --rate)")
 		d.p("LIMITS = httpx.Limits()\n\n")
 	}
-	d.p("# Per group: the timeouts of one attempt.\nTIMEOUTS = {\n")
-	for _, rt := range p.routes {
-		d.note("group %q: read and write %s s: %s", rt.group, pySeconds(rt.perTry), rt.perTryWhy)
-		d.p("    %s: httpx.Timeout(connect=%s, read=%s, write=%s, pool=%s),\n", jsonString(rt.group), pySeconds(connect), pySeconds(rt.perTry), pySeconds(rt.perTry), pySeconds(pool))
-	}
-	d.p("}\n\n# Per group: attempts (the first included), full-jitter backoff from base to\n# cap seconds, and the deadline of the whole call in seconds.\nRETRIES = {\n")
-	for _, rt := range p.routes {
-		d.note("group %q: %s; deadline %s s: %s", rt.group, rt.attemptsWhy, pySeconds(rt.timeout), rt.timeoutWhy)
-		base, cp := "None", "None"
+	d.p("# Per group: the timeouts of one attempt (seconds), and how attempts are made:\n")
+	d.p("# deadline bounds the whole call (None: no deadline), attempts counts the first,\n")
+	d.p("# waits are random from 0 to min(backoff_cap, backoff_base x 2^n) (full jitter),\n")
+	d.p("# retry_sent allows a retry after the request was sent (idempotent calls only).\n")
+	d.p("GROUPS = {\n")
+	for _, rt := range routes {
+		tm := p.timers(rt, 2)
+		perTry := tm.perTry
+		setup := tm.connect + 2*tm.other
+		d.note("group %q:", rt.group)
+		d.note("  connect %s s: %s", pySeconds(tm.connect), tm.connectWhy)
+		d.note("  pool and write %s s: %s", pySeconds(tm.other), tm.otherWhy)
+		d.note("  read %s s: %s", pySeconds(perTry), tm.perTryWhy)
+		dl := "None"
+		if rt.deadline > 0 {
+			dl = pySeconds(rt.deadline)
+			d.note("  deadline %s s: the caller's; one attempt takes at most %s s, so send() stops when less is left", dl, pySeconds(setup+perTry))
+		} else {
+			d.note("  no deadline in the report: send() makes every attempt (at most %s s in all)", pySeconds(time.Duration(rt.attempts)*(setup+perTry)+time.Duration(rt.attempts-1)*rt.backoffCap))
+		}
+		retrySent := rt.attempts > 1 && !rt.neverSentOnly()
+		codes := "[]"
+		if retrySent {
+			codes = "[" + strings.Join(rt.statuses(), ", ") + "]"
+			d.note("  attempts %d: %s; retry_sent: %s; retry_status %s", rt.attempts, rt.attemptsWhy, rt.idempotentWhy, codes)
+		} else {
+			d.note("  attempts %d: %s; retry_sent False: %s", rt.attempts, rt.attemptsWhy, rt.idempotentWhy)
+		}
+		if rt.hedge != nil {
+			d.note("  no hedging: send() does not hedge")
+		}
+		base, cp := "0.0", "0.0"
 		if rt.attempts > 1 {
 			base, cp = pySeconds(rt.backoffBase), pySeconds(rt.backoffCap)
 		}
-		d.p("    %s: {\"attempts\": %d, \"backoff_base\": %s, \"backoff_cap\": %s, \"deadline\": %s},\n", jsonString(rt.group), rt.attempts, base, cp, pySeconds(rt.timeout))
+		py := map[bool]string{true: "True", false: "False"}
+		d.p("    %s: {\n", jsonString(rt.group))
+		d.p("        \"timeout\": httpx.Timeout(connect=%s, read=%s, write=%s, pool=%s),\n", pySeconds(tm.connect), pySeconds(perTry), pySeconds(tm.other), pySeconds(tm.other))
+		d.p("        \"deadline\": %s,\n        \"attempts\": %d,\n        \"backoff_base\": %s,\n        \"backoff_cap\": %s,\n", dl, rt.attempts, base, cp)
+		d.p("        \"retry_sent\": %s,\n        \"retry_status\": %s,\n    },\n", py[retrySent], codes)
 	}
-	first := p.routes[0]
-	d.p("}\n\n\ndef client(group=%s):\n", jsonString(first.group))
-	d.p("    \"\"\"Return an httpx.Client with the timeouts of one group.\"\"\"\n")
-	d.p("    return httpx.Client(timeout=TIMEOUTS[group], limits=LIMITS)\n")
+	d.p("}\n\n")
+	d.p("# Failures after which the request was never sent: safe to retry for any call.\nNEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout)\n\n\n")
+	d.p("def client(group=%s):\n    \"\"\"Return an httpx.Client with the timeouts of one group.\"\"\"\n    return httpx.Client(timeout=GROUPS[group][\"timeout\"], limits=LIMITS)\n\n\n", jsonString(routes[0].group))
+	d.p("%s", httpxSend)
 	return nil
 }
+
+// httpxSend is send(), the same in every httpx snippet.
+const httpxSend = `def send(client, request, group):
+    """Send request with the policy of group: return the response, the last
+    one when every attempt answered with a retryable status, or raise the
+    last error. The request's body must be replayable (bytes, not a stream)
+    for a retry to resend it."""
+    policy = GROUPS[group]
+    t = policy["timeout"]
+    one_attempt = t.pool + t.connect + t.write + t.read
+    deadline = policy["deadline"]
+    start = time.monotonic()
+    last = None
+    for attempt in range(1, policy["attempts"] + 1):
+        if attempt > 1:
+            window = min(policy["backoff_cap"], policy["backoff_base"] * 2 ** (attempt - 2))
+            wait = random.uniform(0, window)
+            if deadline is not None and deadline - (time.monotonic() - start) - wait < one_attempt:
+                break
+            time.sleep(wait)
+        try:
+            response = client.send(request)
+        except NEVER_SENT as e:
+            last = e
+            continue
+        except httpx.TransportError as e:
+            if not policy["retry_sent"]:
+                raise
+            last = e
+            continue
+        if policy["retry_sent"] and response.status_code in policy["retry_status"]:
+            last = response
+            continue
+        return response
+    if isinstance(last, httpx.Response):
+        return last
+    raise last
+`

@@ -3,6 +3,7 @@ package snippet
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // nginxTarget writes nginx configuration for the http context: an upstream
@@ -11,8 +12,9 @@ import (
 var nginxTarget = Target{
 	Name:    "nginx",
 	File:    "nginx.conf",
-	Summary: "nginx: upstream max_conns, proxy_*_timeout and proxy_next_upstream per location",
+	Summary: "nginx: upstream max_conns, proxy_*_timeout and proxy_next_upstream (tries within the deadline) per location",
 	Comment: "#",
+	MaxLine: 4000,
 	render:  renderNginx,
 }
 
@@ -23,77 +25,135 @@ func renderNginx(p *plan, d *doc) error {
 	up := identifier(p.service, false)
 	host := dnsSubdomain(p.service)
 	d.note("nginx upstream and locations for %q, written by tunetimeout from measured latency (http context).", p.service)
-	d.note("proxy_read_timeout and proxy_send_timeout bound the wait between two reads or writes of one try, not the whole response.")
+	d.note("proxy_read_timeout bounds the wait for the response header and then between two reads of one try, not the whole response; nginx has no deadline over all tries, but starts no new try after proxy_next_upstream_timeout, set so that a try begun before it ends within the deadline.")
+	tries := 1
+	for _, rt := range p.pathRoutes() {
+		if rt.attempts > 1 {
+			tries = max(tries, rt.attempts)
+		}
+	}
 	d.p("upstream %s {\n", up)
 	d.p("    zone %s 64k;  # max_conns counts across worker processes\n", up)
+	server := fmt.Sprintf("server %s:80", host)
+	if tries > 1 {
+		d.note("upstream: nginx tries each server entry at most once per request, so the one address the report knows is listed %d times for %d tries; max_fails=0 keeps a failed entry in service (with the default max_fails=1 the entries are taken out for 10s, and later requests get 502). Listing your instances instead works too", tries, tries)
+		server += " max_fails=0"
+	}
 	if b := p.bulkhead; b != nil {
-		d.note("upstream max_conns %s", p.bulkheadWhy)
-		d.p("    server %s:80 max_conns=%d;  # every instance of the service, each with its share\n", host, *b)
+		each := max(1, *b/tries)
+		if tries > 1 {
+			d.note("upstream max_conns=%d on each of the %d entries, %d in all: %s", each, tries, each*tries, p.bulkheadWhy)
+		} else {
+			d.note("upstream max_conns %s; a request beyond it gets a 502 at once (open-source nginx has no queue)", p.bulkheadWhy)
+		}
+		server += fmt.Sprintf(" max_conns=%d", each)
 	} else {
 		d.note("no max_conns: the report has no call rate for a bulkhead (analyze --rate)")
-		d.p("    server %s:80;  # every instance of the service\n", host)
+	}
+	for i := range tries {
+		if i == 0 {
+			d.p("    %s;  # every instance of the service\n", server)
+		} else {
+			d.p("    %s;  # the same address again: one more try\n", server)
+		}
 	}
 	d.p("}\n\nserver {\n    listen 80;  # or paste the locations into your own server block\n")
+	p.noteUnroutable(d, "an nginx location")
 	seen := map[string]string{}
-	for _, rt := range p.routes {
+	for _, rt := range p.pathRoutes() {
 		loc := nginxLocation(rt.match)
 		if g, dup := seen[loc]; dup {
 			d.note("group %q: nginx matches paths only, so it shares the location %s of group %q: its numbers are not written", rt.group, loc, g)
 			continue
 		}
 		seen[loc] = rt.group
-		d.note("location %s (group %q):", loc, rt.group)
+		d.note("location %s (group %q, %s):", loc, rt.group, rt.describe())
 		if rt.match.method != "" {
 			d.note("  the group's method %s is not matched: a location matches paths", rt.match.method)
 		}
 		if rt.match.notPath {
 			d.note("  the group is not a request path: replace this catch-all location with one that selects its calls")
 		}
+		tm := p.timers(rt, 0)
+		connect, connectWhy, perTry, perTryWhy := tm.connect, tm.connectWhy, tm.perTry, tm.perTryWhy
 		d.p("\n    location %s {\n        proxy_pass http://%s;\n", loc, up)
-		if c := p.connect; c != nil {
-			d.note("  proxy_connect_timeout %s: %s", unitDur(*c), p.connectWhy)
-			d.p("        proxy_connect_timeout %s;\n", unitDur(*c))
+		d.note("  proxy_connect_timeout %s: %s", unitDur(connect), connectWhy)
+		d.note("  proxy_read_timeout and proxy_send_timeout %s: %s", unitDur(perTry), perTryWhy)
+		d.p("        proxy_connect_timeout %s;\n        proxy_send_timeout %s;\n        proxy_read_timeout %s;\n", unitDur(connect), unitDur(perTry), unitDur(perTry))
+		one := connect + perTry
+		n := min(rt.attempts, tries)
+		var next time.Duration
+		if rt.deadline > 0 && n > 1 {
+			if next = rt.deadline - one; next < time.Millisecond {
+				n = 1
+			}
 		}
-		d.note("  proxy_read_timeout and proxy_send_timeout %s: %s", unitDur(rt.perTry), rt.perTryWhy)
-		d.p("        proxy_send_timeout %s;\n        proxy_read_timeout %s;\n", unitDur(rt.perTry), unitDur(rt.perTry))
-		if rt.attempts <= 1 {
-			d.note("  proxy_next_upstream off: %s", rt.attemptsWhy)
+		if n <= 1 {
+			why := rt.attemptsWhy
+			if rt.attempts > 1 {
+				why = fmt.Sprintf("%s, but a try may take %s (connect %s + read %s) and a second would not begin within the deadline of %s", rt.attemptsWhy, fmtDur(one), fmtDur(connect), fmtDur(perTry), fmtDur(rt.deadline))
+			}
+			d.note("  proxy_next_upstream off: %s; worst case %s", why, fmtDur(one))
 			d.p("        proxy_next_upstream off;\n    }\n")
 			continue
 		}
-		var conds, skipped []string
-		for _, o := range rt.retryOn {
-			switch o = strings.ToLower(strings.TrimSpace(o)); {
-			case o == "connect-failure":
-				conds = append(conds, "error")
-			case o == "timeout":
-				conds = append(conds, "timeout")
-			case nginxNextUpstream[o]:
-				conds = append(conds, "http_"+o)
-			default:
-				skipped = append(skipped, o)
-			}
-		}
-		if len(conds) == 0 {
-			conds = []string{"error"}
-		}
+		conds, skipped := nginxConditions(rt)
+		d.note("  proxy_next_upstream %s from %s; tries %d: %s", strings.Join(conds, " "), strings.Join(rt.retryOn, ", "), n, rt.attemptsWhy)
 		if rt.idempotent {
-			conds = append(conds, "non_idempotent")
-			d.note("  non_idempotent: the call policy says these calls are safe to repeat")
+			d.note("  non_idempotent: %s, so POST, LOCK and PATCH are retried too", rt.idempotentWhy)
 		} else {
-			d.note("  nginx does not retry POST, LOCK or PATCH requests (non_idempotent is not set)")
+			d.note("  %s: without non_idempotent nginx passes POST, LOCK and PATCH to the next try only when the request was never sent (a refused or timed-out connect); other methods it also retries after a timeout or an error reading the response header, which RFC 9110 allows for them", rt.idempotentWhy)
 		}
-		d.note("  proxy_next_upstream %s from %s; tries %d: %s", strings.Join(conds, " "), strings.Join(rt.retryOn, ", "), rt.attempts, rt.attemptsWhy)
 		if len(skipped) > 0 {
 			d.note("  not expressible in proxy_next_upstream, left out: %s", strings.Join(skipped, ", "))
 		}
-		d.note("  proxy_next_upstream_timeout %s: %s", unitDur(rt.timeout), rt.timeoutWhy)
-		d.note("  a retry goes to the next server of the upstream, at once: nginx has no backoff (the policy's %s to %s)", unitDur(rt.backoffBase), unitDur(rt.backoffCap))
+		if rt.deadline > 0 {
+			d.note("  proxy_next_upstream_timeout %s = the deadline of %s less one try (%s): no try begins after it, so the worst case is %s", unitDur(next), fmtDur(rt.deadline), fmtDur(one), fmtDur(min(time.Duration(n)*one, next+one)))
+		} else {
+			next = time.Duration(n) * one
+			d.note("  proxy_next_upstream_timeout %s = %d tries of %s: no deadline in the report", unitDur(next), n, fmtDur(one))
+		}
+		d.note("  a retry goes to the next entry at once: nginx has no backoff (the policy's %s to %s)", unitDur(rt.backoffBase), unitDur(rt.backoffCap))
 		d.p("        proxy_next_upstream %s;\n        proxy_next_upstream_tries %d;\n        proxy_next_upstream_timeout %s;\n    }\n",
-			strings.Join(conds, " "), rt.attempts, unitDur(rt.timeout))
+			strings.Join(conds, " "), n, unitDur(next))
 	}
 	d.p("}\n")
 	return nil
+}
+
+// nginxConditions maps the route's retry conditions to proxy_next_upstream.
+// error and timeout cover the connect, sending the request and reading the
+// response header; nginx itself never passes a POST, LOCK or PATCH that was
+// sent to the next server unless non_idempotent is set.
+func nginxConditions(rt route) (conds, skipped []string) {
+	add := func(c string) {
+		for _, x := range conds {
+			if x == c {
+				return
+			}
+		}
+		conds = append(conds, c)
+	}
+	for _, o := range rt.retryOn {
+		switch o = strings.ToLower(strings.TrimSpace(o)); {
+		case o == "connect-failure", o == "refused-stream":
+			add("error")
+			add("timeout")
+		case o == "timeout":
+			add("timeout")
+		case nginxNextUpstream[o]:
+			add("http_" + o)
+		default:
+			skipped = append(skipped, o)
+		}
+	}
+	if len(conds) == 0 {
+		conds = []string{"error", "timeout"}
+	}
+	if rt.idempotent {
+		add("non_idempotent")
+	}
+	return conds, skipped
 }
 
 // nginxLocation is the location of a route: = for an exact path, ~ for a
@@ -115,6 +175,6 @@ func nginxQuote(s string) string {
 	if !strings.ContainsAny(s, " \t\r\n\"'{};#$\\") && s != "" {
 		return s
 	}
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`, "\t", `\t`)
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
 	return fmt.Sprintf(`"%s"`, r.Replace(s))
 }

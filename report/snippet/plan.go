@@ -4,12 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/littleslaw"
+	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 )
 
@@ -18,6 +22,7 @@ import (
 type plan struct {
 	service   string
 	namespace string
+	opts      Options
 	routes    []route // the most specific match first, catch-alls last
 
 	// The service-wide values (a cluster, a connection pool): from the one
@@ -34,9 +39,15 @@ type plan struct {
 type route struct {
 	group string
 	match match
+	// synthetic marks the catch-all added for the requests no group holds
+	// (plan.catchAll); targets without path routing leave it out.
+	synthetic bool
 
-	// timeout covers the whole call, all attempts and the backoff between
-	// them; perTry bounds one attempt. With one attempt they are equal.
+	// deadline is the caller's deadline over all attempts; 0 = none.
+	// timeout is what a target with a bound over the whole call writes:
+	// the deadline with retries, the worst case of the attempts without
+	// one, the per-try timeout with one attempt. perTry bounds one attempt.
+	deadline   time.Duration
 	timeout    time.Duration
 	timeoutWhy string
 	perTry     time.Duration
@@ -44,12 +55,17 @@ type route struct {
 	attempts   int // 1 = no retries
 	// attemptsWhy says where the attempts come from.
 	attemptsWhy string
+	// minUseful: an attempt with less than this left is not worth sending.
+	minUseful   time.Duration
 	backoffBase time.Duration
 	backoffCap  time.Duration
 	backoffWhy  string
 	jitter      string   // full, equal, decorrelated
-	retryOn     []string // connect-failure, timeout, status codes
+	retryOn     []string // connect-failure, refused-stream, timeout, status codes
 	idempotent  bool
+	// idempotentWhy says why the calls are or are not idempotent.
+	idempotentWhy string
+	hedge         *report.Hedge // nil: no hedging
 
 	connect     *time.Duration
 	connectWhy  string
@@ -61,6 +77,33 @@ type route struct {
 // retries is the number of retries after the first attempt.
 func (r route) retries() int { return r.attempts - 1 }
 
+// neverSentOnly reports whether the route retries nothing but failures
+// that prove the request never reached the application (a refused
+// connection, an HTTP/2 refused stream): what a call that is not
+// idempotent may retry (recommend.NeverSent).
+func (r route) neverSentOnly() bool {
+	for _, c := range r.retryOn {
+		if !slices.Contains(recommend.NeverSent, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// retriesOn reports whether the route retries on condition c.
+func (r route) retriesOn(c string) bool { return r.attempts > 1 && slices.Contains(r.retryOn, c) }
+
+// statuses returns the status codes the route retries on.
+func (r route) statuses() []string {
+	var out []string
+	for _, c := range r.retryOn {
+		if isStatus(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // newPlan reads the numbers of a report, rounding every duration up to a
 // whole millisecond: rounding a timeout up never cuts off more calls, and
 // every target can write a whole millisecond.
@@ -68,7 +111,7 @@ func newPlan(r *report.Report, o Options) (*plan, error) {
 	if r == nil || len(r.Groups) == 0 {
 		return nil, errors.New("the report has no groups")
 	}
-	p := &plan{service: o.Service, namespace: o.Namespace}
+	p := &plan{service: o.Service, namespace: o.Namespace, opts: o}
 	if strings.TrimSpace(p.service) == "" {
 		p.service = DefaultService
 	}
@@ -85,6 +128,7 @@ func newPlan(r *report.Report, o Options) (*plan, error) {
 	// Targets that take the first match need the most specific first.
 	sort.SliceStable(p.routes, func(i, j int) bool { return p.routes[i].match.before(p.routes[j].match) })
 	p.combine(r)
+	p.addCatchAll()
 	return p, nil
 }
 
@@ -96,6 +140,7 @@ func newRoute(g *report.Group) (route, error) {
 	rt := route{group: g.Name, match: parseMatch(g.Name), attempts: 1, jitter: "full"}
 	recTimeout := ceilMs(rec.TimeoutSeconds)
 	recWhy := derivation(g, recTimeout)
+	rt.idempotentWhy = "the report has no call policy: the calls are not known to be idempotent"
 
 	pol := g.Policy
 	if pol == nil || pol.Attempts < 1 || !(pol.PerTryTimeoutSeconds > 0) {
@@ -104,58 +149,7 @@ func newRoute(g *report.Group) (route, error) {
 		rt.timeout, rt.timeoutWhy = recTimeout, recWhy
 		rt.attemptsWhy = "no call policy in the report: one attempt, no retries"
 	} else {
-		rt.attempts = pol.Attempts
-		rt.perTry = ceilMs(pol.PerTryTimeoutSeconds)
-		if rt.perTry == recTimeout {
-			rt.perTryWhy = recWhy
-		} else {
-			rt.perTryWhy = fmt.Sprintf("%s = the call policy's per-try timeout (%s)", fmtDur(rt.perTry), policyReason(pol))
-		}
-		rt.attemptsWhy = fmt.Sprintf("%d attempts from the call policy", pol.Attempts)
-		if pol.Attempts == 1 {
-			rt.attemptsWhy = "1 attempt from the call policy: no retries"
-		}
-		if pol.RequestedAttempts > pol.Attempts {
-			rt.attemptsWhy += fmt.Sprintf(" (%d requested; %d fit the deadline)", pol.RequestedAttempts, pol.Attempts)
-		}
-		if pol.Jitter != "" {
-			rt.jitter = pol.Jitter
-		}
-		rt.retryOn = append(rt.retryOn, pol.RetryOn...)
-		rt.idempotent = pol.Idempotent
-		rt.budget = pol.RetryBudget
-		if rt.attempts > 1 {
-			rt.backoffBase = ceilMs(pol.BackoffBaseSeconds)
-			rt.backoffCap = ceilMs(pol.BackoffCapSeconds)
-			rt.backoffWhy = fmt.Sprintf("backoff %s doubling up to %s, %s jitter, from the call policy", fmtDur(rt.backoffBase), fmtDur(rt.backoffCap), rt.jitter)
-			if rt.backoffCap < rt.backoffBase {
-				rt.backoffCap = rt.backoffBase
-				rt.backoffWhy += fmt.Sprintf("; its cap is below its base, so the cap is raised to %s", fmtDur(rt.backoffCap))
-			}
-			worst := pol.WorstCaseSeconds
-			if !(worst > 0) {
-				worst = float64(rt.attempts)*rt.perTry.Seconds() + backoffTotal(rt).Seconds()
-			}
-			rt.timeout = ceilMs(worst)
-			rt.timeoutWhy = fmt.Sprintf("%s = worst case of %d attempts x %s plus the backoff between them", fmtDur(rt.timeout), rt.attempts, fmtDur(rt.perTry))
-			if pol.DeadlineSeconds != nil && *pol.DeadlineSeconds > 0 {
-				if dl := ceilMs(*pol.DeadlineSeconds); dl < rt.timeout {
-					rt.timeout = dl
-					rt.timeoutWhy = fmt.Sprintf("%s = the caller's deadline", fmtDur(dl))
-				} else {
-					rt.timeoutWhy += fmt.Sprintf(", within the %s deadline", fmtDur(dl))
-				}
-			}
-			if rt.timeout < rt.perTry {
-				rt.timeout = rt.perTry
-				rt.timeoutWhy = fmt.Sprintf("%s = the per-try timeout: the whole call cannot be shorter than one attempt", fmtDur(rt.timeout))
-			}
-		} else {
-			rt.timeout, rt.timeoutWhy = rt.perTry, rt.perTryWhy
-		}
-	}
-	if rt.attempts > 1 && len(rt.retryOn) == 0 {
-		rt.retryOn = []string{"connect-failure", "timeout", "503"}
+		rt.readPolicy(pol, recTimeout, recWhy)
 	}
 
 	if c := rec.ConnectTimeoutSeconds; c != nil && *c > 0 && !math.IsInf(*c, 0) {
@@ -176,6 +170,287 @@ func newRoute(g *report.Group) (route, error) {
 		}
 	}
 	return rt, nil
+}
+
+// readPolicy takes the route's numbers from its call policy.
+func (rt *route) readPolicy(pol *report.Policy, recTimeout time.Duration, recWhy string) {
+	rt.attempts = pol.Attempts
+	rt.perTry = ceilMs(pol.PerTryTimeoutSeconds)
+	if rt.perTry == recTimeout {
+		rt.perTryWhy = recWhy
+	} else {
+		rt.perTryWhy = fmt.Sprintf("%s = the call policy's per-try timeout (%s)", fmtDur(rt.perTry), policyReason(pol))
+	}
+	if d := pol.DeadlineSeconds; d != nil && *d > 0 && !math.IsInf(*d, 0) {
+		rt.deadline = ceilMs(*d)
+		if rt.perTry > rt.deadline {
+			rt.perTry = rt.deadline
+			rt.perTryWhy = fmt.Sprintf("%s = the caller's deadline", fmtDur(rt.deadline))
+		}
+	}
+	rt.attemptsWhy = fmt.Sprintf("%d attempts from the call policy", pol.Attempts)
+	if pol.Attempts == 1 {
+		rt.attemptsWhy = "1 attempt from the call policy: no retries"
+	}
+	if pol.RequestedAttempts > pol.Attempts {
+		rt.attemptsWhy += fmt.Sprintf(" (%d requested; %d are sure to be sent within the deadline)", pol.RequestedAttempts, pol.Attempts)
+	}
+	if pol.Jitter != "" {
+		rt.jitter = pol.Jitter
+	}
+	rt.minUseful = time.Duration(math.Round(pol.MinUsefulTrySeconds*1e9)) / time.Millisecond * time.Millisecond
+	rt.idempotent = pol.Idempotent
+	switch {
+	case pol.Method != nil && pol.Idempotent:
+		rt.idempotentWhy = fmt.Sprintf("%s calls are idempotent", *pol.Method)
+	case pol.Method != nil:
+		rt.idempotentWhy = fmt.Sprintf("%s is not idempotent (RFC 9110 section 9.2.2)", *pol.Method)
+	case pol.Idempotent:
+		rt.idempotentWhy = "the call policy says the calls are idempotent (--idempotent)"
+	default:
+		rt.idempotentWhy = "the calls are not marked idempotent (--idempotent)"
+	}
+	rt.retryOn = append(rt.retryOn, pol.RetryOn...)
+	if !rt.idempotent && pol.RetryOn == nil {
+		rt.retryOn = slices.Clone(recommend.NeverSent)
+	}
+	rt.budget = pol.RetryBudget
+	if h := pol.Hedge; h != nil && rt.idempotent && h.Attempts > 1 && h.DelaySeconds > 0 {
+		hd := *h
+		rt.hedge = &hd
+	}
+	if rt.attempts > 1 && len(rt.retryOn) == 0 {
+		rt.attempts = 1
+		rt.attemptsWhy = fmt.Sprintf("1 attempt: the call policy's %d attempts have nothing to retry on", pol.Attempts)
+	}
+	if rt.attempts > 1 || rt.hedge != nil {
+		rt.backoffBase = ceilMs(pol.BackoffBaseSeconds)
+		rt.backoffCap = ceilMs(pol.BackoffCapSeconds)
+		rt.backoffWhy = fmt.Sprintf("backoff %s doubling up to %s, %s jitter, from the call policy", fmtDur(rt.backoffBase), fmtDur(rt.backoffCap), rt.jitter)
+		if rt.backoffCap < rt.backoffBase {
+			rt.backoffCap = rt.backoffBase
+			rt.backoffWhy += fmt.Sprintf("; its cap is below its base, so the cap is raised to %s", fmtDur(rt.backoffCap))
+		}
+		if rt.deadline > 0 {
+			rt.timeout = rt.deadline
+			rt.timeoutWhy = fmt.Sprintf("%s = the caller's deadline: it bounds every attempt and the backoff between them, the last attempt getting only what is left", fmtDur(rt.deadline))
+		} else {
+			rt.timeout = rt.perTry*time.Duration(rt.attempts) + rt.backoffCap*time.Duration(rt.attempts-1)
+			rt.timeoutWhy = fmt.Sprintf("%s = worst case of %d attempts x %s plus %d waits at the backoff cap of %s (no deadline in the report)",
+				fmtDur(rt.timeout), rt.attempts, fmtDur(rt.perTry), rt.attempts-1, fmtDur(rt.backoffCap))
+		}
+	}
+	switch h := rt.hedge; {
+	case rt.attempts > 1:
+	case h != nil && rt.deadline > 0:
+		rt.timeout = rt.deadline
+		rt.timeoutWhy = fmt.Sprintf("%s = the caller's deadline: it bounds the first request and its hedges", fmtDur(rt.deadline))
+	case h != nil:
+		rt.timeout = rt.perTry
+		rt.timeoutWhy = fmt.Sprintf("%s: it bounds the first request and its hedges (no deadline in the report)", rt.perTryWhy)
+	default:
+		rt.timeout, rt.timeoutWhy = rt.perTry, rt.perTryWhy
+	}
+}
+
+// addCatchAll ends the routes with one for every request no group holds,
+// unless a group already matches them all: a route config that matches
+// only the measured paths answers every other path with a 404 once pasted.
+// It takes the numbers of the group with the longest timeout (the most
+// patient), and retries as a call that is not idempotent unless every group
+// is idempotent: nothing is known of the requests it will see.
+func (p *plan) addCatchAll() {
+	idempotent := true
+	var longest *route
+	for i := range p.routes {
+		rt := &p.routes[i]
+		if rt.match.catchAll && !rt.match.notPath {
+			return
+		}
+		idempotent = idempotent && rt.idempotent
+		if longest == nil || rt.timeout > longest.timeout || (rt.timeout == longest.timeout && rt.perTry > longest.perTry) {
+			longest = rt
+		}
+	}
+	if longest == nil {
+		return
+	}
+	c := *longest
+	c.group, c.synthetic = "catch-all", true
+	c.match = match{catchAll: true}
+	c.retryOn = slices.Clone(longest.retryOn)
+	c.idempotent = idempotent
+	c.idempotentWhy = longest.idempotentWhy
+	if !idempotent {
+		c.hedge = nil
+		c.idempotentWhy = "the other requests are not known to be idempotent"
+		c.retryOn = slices.DeleteFunc(c.retryOn, func(x string) bool { return !slices.Contains(recommend.NeverSent, x) })
+		if c.attempts > 1 && len(c.retryOn) == 0 {
+			c.retryOn = slices.Clone(recommend.NeverSent)
+		}
+	}
+	c.timeoutWhy = fmt.Sprintf("%s (the numbers of group %q, the longest timeout: these requests were not measured)", c.timeoutWhy, longest.group)
+	p.routes = append(p.routes, c)
+}
+
+// describe says in a header line which requests a route matches.
+func (rt route) describe() string {
+	if rt.synthetic {
+		return "every request no group holds, which were not measured"
+	}
+	return rt.match.describe()
+}
+
+// hangText says what a hang of the dependency does with the route's
+// attempts on a target whose per-try timeout ends an attempt (perTry), or
+// on one that has none (gRPC: one attempt runs into the whole timeout).
+func (rt route) hangText(perTry bool) string {
+	timeouts := rt.retriesOn(recommend.RetryTimeout)
+	switch {
+	case !perTry && rt.attempts > 1:
+		return fmt.Sprintf("in a hang the first attempt waits the whole timeout of %s: there is no per-try timeout to end it and retry", fmtDur(rt.timeout))
+	case !perTry || rt.attempts <= 1:
+		return fmt.Sprintf("in a hang the one attempt waits %s", fmtDur(rt.timeout))
+	case !timeouts:
+		why := "timeout is not in the call policy's retry conditions"
+		if !rt.idempotent {
+			why = rt.idempotentWhy + ": a timed-out request may have taken effect"
+		}
+		return fmt.Sprintf("in a hang the one attempt times out at %s and the call fails: timeouts are not retried (%s)", fmtDur(rt.perTry), why)
+	case rt.deadline > 0:
+		return fmt.Sprintf("in a hang each attempt times out at %s and is retried until the timeout of %s ends the call: the caller waits at most %s", fmtDur(rt.perTry), fmtDur(rt.timeout), fmtDur(rt.timeout))
+	}
+	return fmt.Sprintf("in a hang each of the %d attempts times out at %s: the caller waits up to the timeout of %s", rt.attempts, fmtDur(rt.perTry), fmtDur(rt.timeout))
+}
+
+// secs, percent and quantileName show report values in header lines.
+func secs(s float64) string         { return human.Seconds(s) }
+func percent(f float64) string      { return human.Percent(f) }
+func quantileName(q float64) string { return human.Quantile(q) }
+
+// pathRoutes returns the routes of a target that routes by path, the
+// catch-all included, but for the groups whose names hold control or
+// bidirectional characters: a router matches the decoded request path, a
+// route with such characters would match a different path than the group's
+// (or none), and splitting the name where it breaks would route a
+// different path. They are left to the catch-all, and each target's header
+// names them (noteUnroutable).
+func (p *plan) pathRoutes() []route {
+	var out []route
+	for _, rt := range p.routes {
+		if !rt.unroutable() {
+			out = append(out, rt)
+		}
+	}
+	return out
+}
+
+// unroutable reports whether a group's name cannot be a route.
+func (rt route) unroutable() bool {
+	return !rt.synthetic && strings.IndexFunc(rt.group, escape.Unsafe) >= 0
+}
+
+// noteUnroutable says in the header which groups a routing target left to
+// its catch-all; what names the target's kind of route ("an Envoy route").
+func (p *plan) noteUnroutable(d *doc, what string) {
+	for _, rt := range p.routes {
+		if rt.unroutable() {
+			d.note("group %s is not written: %s cannot match the control characters of its name as the group's path; the catch-all takes its requests", strconv.Quote(rt.group), what)
+		}
+	}
+}
+
+// groupRoutes returns the routes of the measured groups alone, for targets
+// that configure a client per group (Go, httpx, resilience4j) rather than
+// route requests.
+func (p *plan) groupRoutes() []route {
+	var out []route
+	for _, rt := range p.routes {
+		if !rt.synthetic {
+			out = append(out, rt)
+		}
+	}
+	return out
+}
+
+// defaultConnect is the connect timeout a snippet writes when the report
+// has none (no --rtt, no measured connect times): long enough for any
+// healthy connection, short next to most deadlines.
+const defaultConnect = time.Second
+
+// connectTimer is the connect timeout the route's snippet writes, with its
+// reason: the report's, else defaultConnect shortened so that a connect and
+// one attempt fit the deadline.
+func (p *plan) connectTimer(rt route) (time.Duration, string) {
+	t := p.timers(rt, 0)
+	return t.connect, t.connectWhy
+}
+
+// timers are the timers of one attempt of a target that has, before the
+// request is sent, a connect and others waits (a queue slot, a pooled
+// connection, the write), each with its reason.
+type timers struct {
+	connect, other, perTry          time.Duration
+	connectWhy, otherWhy, perTryWhy string
+}
+
+// timers fits the timers of one attempt to the route's deadline: the
+// report's connect timeout, else defaultConnect shortened so that the
+// waits and the per-try timeout fit (never below a tenth of the deadline
+// shared among them); the other waits as long as the connect (on a healthy
+// server a pooled connection or a write takes no longer), shortened first
+// when they do not fit, then the per-try timeout, and the connect last.
+// Every timer is at least 1ms.
+func (p *plan) timers(rt route, others int) timers {
+	const ms = time.Millisecond
+	t := timers{perTry: rt.perTry, perTryWhy: rt.perTryWhy}
+	dl, k := rt.deadline, time.Duration(others)
+	if p.connect != nil {
+		t.connect, t.connectWhy = *p.connect, p.connectWhy
+	} else {
+		t.connect = defaultConnect
+		t.connectWhy = fmt.Sprintf("%s, a default: the report has no connect timeout (analyze --rtt, or logs with connect times)", fmtDur(t.connect))
+		if dl > 0 {
+			if fit := (max(dl/10, dl-t.perTry) / (1 + k)).Truncate(ms); fit < t.connect {
+				t.connect = max(fit, ms)
+				t.connectWhy = fmt.Sprintf("%s, a default shortened from %s so that the waits before a request and an attempt of %s fit the deadline of %s: the report has no connect timeout (analyze --rtt, or logs with connect times)",
+					fmtDur(t.connect), fmtDur(defaultConnect), fmtDur(t.perTry), fmtDur(dl))
+			}
+		}
+	}
+	t.other, t.otherWhy = t.connect, "as long as the connect: on a healthy server it takes no longer"
+	if dl == 0 || t.connect+k*t.other+t.perTry <= dl {
+		return t
+	}
+	if others > 0 {
+		t.other = max(((dl - t.connect - t.perTry) / k).Truncate(ms), ms)
+		t.otherWhy = fmt.Sprintf("%s each: what the deadline of %s leaves after the connect (%s) and one attempt (%s)", fmtDur(t.other), fmtDur(dl), fmtDur(t.connect), fmtDur(t.perTry))
+		if t.connect+k*t.other+t.perTry <= dl {
+			return t
+		}
+	}
+	if left := dl - t.connect - k*t.other; left >= ms {
+		t.perTry = left
+		t.perTryWhy = fmt.Sprintf("%s = the deadline of %s less the waits before the request is sent (%s): the per-try timeout of %s would not fit", fmtDur(left), fmtDur(dl), fmtDur(t.connect+k*t.other), fmtDur(rt.perTry))
+		return t
+	}
+	t.connect = max(((dl - k*t.other) / 2).Truncate(ms), ms)
+	t.perTry = max(dl-t.connect-k*t.other, ms)
+	t.connectWhy += fmt.Sprintf("; shortened to %s, half of what the deadline of %s leaves", fmtDur(t.connect), fmtDur(dl))
+	t.perTryWhy = fmt.Sprintf("%s = the rest of the deadline of %s", fmtDur(t.perTry), fmtDur(dl))
+	return t
+}
+
+// clusterConnect is the connect timeout of a target that has one for the
+// whole service (Envoy, Istio): the shortest any route needs.
+func (p *plan) clusterConnect() (time.Duration, string) {
+	c, why := p.connectTimer(p.routes[0])
+	for _, rt := range p.routes[1:] {
+		if d, w := p.connectTimer(rt); d < c {
+			c, why = d, w
+		}
+	}
+	return c, why
 }
 
 // combine sets the service-wide values from the groups.
@@ -282,20 +557,6 @@ func policyReason(pol *report.Policy) string {
 	return fmt.Sprintf("%d attempts", pol.Attempts)
 }
 
-// backoffTotal is the longest total wait between the attempts of a route:
-// base x 2^n capped, summed over the retries.
-func backoffTotal(rt route) time.Duration {
-	var total time.Duration
-	w := rt.backoffBase
-	for i := 0; i < rt.retries(); i++ {
-		total += min(w, rt.backoffCap)
-		if w < rt.backoffCap {
-			w *= 2
-		}
-	}
-	return total
-}
-
 // ceilMs converts seconds to a duration rounded up to a whole millisecond,
 // at least 1ms. The seconds are first rounded to the nanosecond so that
 // binary noise (0.8 = 0.80000000000000004) does not add a millisecond.
@@ -313,3 +574,69 @@ func ceilMs(s float64) time.Duration {
 // fmtDur shows a whole-millisecond duration as a Go duration for the
 // header lines: 800ms, 1.25s, 2m0.5s.
 func fmtDur(d time.Duration) string { return d.String() }
+
+// staticFit is what a client with no bound over the whole call (HAProxy,
+// resilience4j's Retry without an outer TimeLimiter) may be given: every
+// attempt costs setup (connect, queue: what comes before the per-try
+// timer) plus the per-try timeout; one whose failure is retried costs that
+// in full when the call retries failures after the request was sent, and
+// neverSent (the most a refused or timed-out connect can take) when it
+// retries only never-sent failures; before retry i the client waits at
+// most wait(i). It returns how many attempts (at most most) fit the
+// deadline that way, the per-try timeout (lowered when setup and one
+// attempt do not fit) and the worst case. Without a deadline every attempt
+// is kept.
+func (rt route) staticFit(setup, neverSent time.Duration, wait func(retry int) time.Duration, most int) (n int, perTry, worst time.Duration) {
+	perTry = rt.perTry
+	if dl := rt.deadline; dl > 0 && setup+perTry > dl {
+		perTry = max(dl-setup, time.Millisecond)
+	}
+	fail := setup + perTry
+	if rt.neverSentOnly() {
+		fail = min(neverSent, fail)
+	}
+	worstOf := func(k int) time.Duration {
+		w := setup + perTry
+		for i := range k - 1 {
+			w += fail + wait(i)
+		}
+		return w
+	}
+	n = max(1, min(rt.attempts, most))
+	for rt.deadline > 0 && n > 1 && worstOf(n) > rt.deadline {
+		n--
+	}
+	return n, perTry, worstOf(n)
+}
+
+// fitStatic is staticFit, falling back on retrying never-sent failures
+// alone when the route's own retries do not fit as many attempts: a
+// refused connection costs a retry no more than the setup, so retrying it
+// fits where retrying a timeout does not, and it is safe for every call. It
+// returns the route it fitted (the fallback's retryOn when it took it) and
+// whether it fell back.
+func (rt route) fitStatic(setup, neverSent time.Duration, wait func(retry int) time.Duration, most int) (fitted route, n int, perTry, worst time.Duration, fellBack bool) {
+	n, perTry, worst = rt.staticFit(setup, neverSent, wait, most)
+	if n >= min(rt.attempts, most) || rt.neverSentOnly() {
+		return rt, n, perTry, worst, false
+	}
+	alt := rt
+	alt.retryOn = slices.Clone(recommend.NeverSent)
+	if n2, p2, w2 := alt.staticFit(setup, neverSent, wait, most); n2 > n {
+		return alt, n2, p2, w2, true
+	}
+	return rt, n, perTry, worst, false
+}
+
+// window is the largest wait before retry i of a capped exponential
+// backoff: min(cap, base x 2^i).
+func (rt route) window(i int) time.Duration {
+	w := rt.backoffBase
+	for range i {
+		if w >= rt.backoffCap {
+			break
+		}
+		w *= 2
+	}
+	return min(w, rt.backoffCap)
+}

@@ -11,6 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/escape"
+	"github.com/tunetimeout/tunetimeout/littleslaw"
+	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 )
 
@@ -182,5 +186,117 @@ func TestPropertyTools(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// hostileNames are group names with control and bidirectional characters:
+// an SGR colour, an OSC 52 clipboard write, an 8-bit CSI, a bidi override, a
+// newline that forges a line, DEL.
+var hostileNames = []string{"/a\x1b[31mred\x1b[0m/{id}", "/x\x1b]52;c;ZWNobyBoaQ==\x07", "/c\u009b2J", "/admin\u202e/gpj.exe", "/ok\n== evil: 1 calls ==", "/del\x7f"}
+
+// pipelineReport runs the real pipeline on a random histogram and random
+// flags: Recommend, NewPolicy and report.NewGroup for 1 to 4 groups that
+// share a deadline (or none) and an idempotency, as groups of one caller do.
+func pipelineReport(t *testing.T, r *rand.Rand) (*report.Report, time.Duration, bool) {
+	t.Helper()
+	idempotent := r.IntN(2) == 0
+	var deadline time.Duration
+	if r.IntN(4) > 0 {
+		deadline = time.Duration(math.Exp(math.Log(20e6) + r.Float64()*(math.Log(60e9)-math.Log(20e6))))
+	}
+	po := recommend.PolicyOptions{
+		Deadline:    deadline,
+		Attempts:    1 + r.IntN(6),
+		Idempotent:  idempotent,
+		Hedge:       r.IntN(3) == 0,
+		RetryBudget: []float64{0, 0.1, 0.2}[r.IntN(3)],
+		Jitter:      recommend.Jitters[r.IntN(3)],
+	}
+	if r.IntN(2) == 0 {
+		po.BackoffBase = time.Duration(1+r.IntN(200)) * time.Millisecond
+		po.BackoffCap = po.BackoffBase * time.Duration(1+r.IntN(20))
+	}
+	ro := recommend.DefaultOptions()
+	if r.IntN(2) == 0 {
+		ro.RTT = time.Duration(1+r.IntN(50)) * time.Millisecond
+	}
+	rep := &report.Report{}
+	var inputs []littleslaw.Result
+	n := 1 + r.IntN(4)
+	for i := range n {
+		h := histogram.New()
+		median := time.Duration(math.Exp(math.Log(2e5) + r.Float64()*(math.Log(2e9)-math.Log(2e5))))
+		sigma := 0.1 + r.Float64()
+		for range 200 + r.IntN(2000) {
+			h.Record(time.Duration(float64(median) * math.Exp(sigma*r.NormFloat64())))
+		}
+		rec, err := recommend.Recommend(h, ro)
+		require.NoError(t, err)
+		pol, err := recommend.NewPolicy(h, rec, po)
+		require.NoError(t, err)
+		name := fmt.Sprintf("/r%d/{id}", i)
+		if r.IntN(5) == 0 {
+			name = hostileNames[r.IntN(len(hostileNames))]
+		}
+		if i == 0 && n > 1 && r.IntN(3) == 0 {
+			name = "all"
+		}
+		rate := 1 + 500*r.Float64()
+		ll := littleslaw.Analyze(littleslaw.Input{Rate: rate, Pool: 200, MeanLatency: h.Mean(), P99: h.Quantile(0.99),
+			Timeout: pol.PerTryTimeout, Attempts: pol.HangAttempts, Backoff: pol.HangBackoff, Deadline: pol.Deadline})
+		inputs = append(inputs, ll)
+		rep.Groups = append(rep.Groups, report.NewGroup(report.Result{
+			Group: &histogram.Group{Name: name, Latency: h, Excluded: map[string]int64{}}, Recommendation: rec,
+			Policy: pol, LittlesLaw: ll, RateSource: "flag",
+		}))
+	}
+	rep.SharedPool = report.NewSharedPool(200, inputs)
+	return rep, deadline, idempotent
+}
+
+// TestPropertyDeadlineAndIdempotency: for random histograms and flags,
+// every emitted target, read back by its own documented semantics
+// (semantics_test.go), never keeps a caller past the deadline, and a call
+// that is not idempotent is never retried after its request was sent. No
+// snippet carries a control or bidirectional character raw.
+func TestPropertyDeadlineAndIdempotency(t *testing.T) {
+	runs := *propertyRuns
+	if testing.Short() {
+		runs = 20
+	}
+	for i := range runs {
+		seed := uint64(i)
+		r := rand.New(rand.NewPCG(seed, 0xdead))
+		rep, deadline, idempotent := pipelineReport(t, r)
+		dl := ceilMs(deadline.Seconds())
+		for _, tg := range Targets() {
+			o := Options{GatewayAPIChannel: []string{GatewayStandard, GatewayExperimental}[r.IntN(2)],
+				LinkerdResource: []string{LinkerdAuto, LinkerdServiceProfile}[r.IntN(2)]}
+			body, err := tg.Render(rep, o)
+			require.NoError(t, err, "seed %d target %s", seed, tg.Name)
+			for _, c := range string(body) {
+				if c == '\t' && tg.Name == "go" {
+					continue
+				}
+				require.False(t, escape.Unsafe(c) && c != '\n', "seed %d target %s: %q raw in the snippet:\n%s", seed, tg.Name, c, body)
+			}
+			if v, ok := goValidators[tg.Name]; ok {
+				require.NoError(t, v(body), "seed %d target %s:\n%s", seed, tg.Name, body)
+			}
+			bs, err := readers[tg.Name](body)
+			require.NoError(t, err, "seed %d target %s", seed, tg.Name)
+			require.NotEmpty(t, bs, "seed %d target %s", seed, tg.Name)
+			for _, b := range bs {
+				msg := []any{"seed %d target %s route %s (deadline %v, idempotent %v): %+v\n%s", seed, tg.Name, b.name, deadline, idempotent, b, body}
+				if deadline > 0 {
+					require.LessOrEqual(t, b.worst, dl, msg...)
+				}
+				if !idempotent {
+					require.False(t, b.retrySent, msg...)
+					require.Zero(t, b.hedge, msg...)
+				}
+				require.GreaterOrEqual(t, b.attempts, 1, msg...)
+			}
+		}
 	}
 }

@@ -1,5 +1,10 @@
 package snippet
 
+import (
+	"strings"
+	"time"
+)
+
 // resilience4jTarget writes Spring Boot configuration for resilience4j: one
 // instance per group of TimeLimiter (per-try timeout), Bulkhead and Retry.
 var resilience4jTarget = Target{
@@ -10,32 +15,70 @@ var resilience4jTarget = Target{
 	render:  renderResilience4j,
 }
 
+// Exceptions resilience4j's Retry may retry (retryExceptions): for a call
+// that is not idempotent only those thrown before a request was sent (a
+// refused connection, a name that does not resolve, a connect timeout of
+// the JDK's HttpClient); for an idempotent one any I/O failure and the
+// TimeLimiter's timeout. Its default, with no retryExceptions, retries
+// every exception.
+var (
+	r4jNeverSent  = []string{"java.net.ConnectException", "java.net.NoRouteToHostException", "java.net.UnknownHostException", "java.net.http.HttpConnectTimeoutException"}
+	r4jIdempotent = []string{"java.io.IOException", "java.util.concurrent.TimeoutException"}
+)
+
 func renderResilience4j(p *plan, d *doc) error {
 	d.note("resilience4j instances for %q (Spring Boot application.yaml), written by tunetimeout from measured latency.", p.service)
-	d.note("Decorate each call as Retry(TimeLimiter(Bulkhead(call))): the time limit applies to every attempt.")
-	inst := make([]string, len(p.routes))
+	d.note("Spring's aspects decorate a call as Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(call))))): the time limit applies to every attempt, and nothing bounds the whole call, so the retries are fitted so that every attempt may time out in full within the deadline.")
+	d.note("The @TimeLimiter aspect needs a CompletionStage (or reactive) return type and does not interrupt the work it stops waiting for.")
+	routes := p.groupRoutes()
+	inst := make([]string, len(routes))
 	names := newUnique("-")
-	for i, rt := range p.routes {
+	for i, rt := range routes {
 		n := dnsLabel(p.service, 40)
 		if n == "" {
 			n = DefaultService
 		}
-		if len(p.routes) > 1 {
+		if len(routes) > 1 {
 			if g := dnsLabel(rt.group, 40); g != "" {
 				n += "-" + g
 			}
 		}
 		inst[i] = names.name(n)
 	}
+	type fitted struct {
+		attempts      int
+		perTry, worst time.Duration
+		fellBack      bool
+		asked         route
+		askedN        int // the attempts the route's own retries would fit
+	}
+	fits := make([]fitted, len(routes))
+	for i, rt := range routes {
+		// The wait before retry i: min(randomized(base x 2^i), cap) with a
+		// factor of 0.5 (IntervalFunction.ofExponentialRandomBackoff caps
+		// after randomizing): at most min(1.5 x base x 2^i, cap).
+		wait := func(i int) time.Duration { return min(rt.window(i)*3/2, rt.backoffCap) }
+		// A connect failure is bounded by the client's connect timeout,
+		// which resilience4j does not set: only the time limiter bounds an
+		// attempt, whatever its failure.
+		fr, n, perTry, worst, fellBack := rt.fitStatic(0, rt.perTry, wait, rt.attempts)
+		k, _, _ := rt.staticFit(0, rt.perTry, wait, rt.attempts)
+		fits[i] = fitted{n, perTry, worst, fellBack, rt, k}
+		routes[i] = fr
+	}
 	d.p("resilience4j:\n  timelimiter:\n    instances:\n")
-	for i, rt := range p.routes {
+	for i, rt := range routes {
 		d.note("instance %s (group %q):", inst[i], rt.group)
-		d.note("  timelimiter timeoutDuration %s: %s", unitDur(rt.perTry), rt.perTryWhy)
-		d.p("      %s:\n        timeoutDuration: %s\n        cancelRunningFuture: true\n", inst[i], unitDur(rt.perTry))
+		why := rt.perTryWhy
+		if fits[i].perTry != rt.perTry {
+			why = "the deadline less the connect timeout: one attempt must fit the deadline"
+		}
+		d.note("  timelimiter timeoutDuration %s: %s", unitDur(fits[i].perTry), why)
+		d.p("      %s:\n        timeoutDuration: %s\n        cancelRunningFuture: true\n", inst[i], unitDur(fits[i].perTry))
 	}
 	if p.bulkhead != nil {
 		d.p("  bulkhead:\n    instances:\n")
-		for i, rt := range p.routes {
+		for i, rt := range routes {
 			b, why := p.bulkhead, p.bulkheadWhy
 			if rt.bulkhead != nil {
 				b, why = rt.bulkhead, rt.bulkheadWhy
@@ -46,26 +89,58 @@ func renderResilience4j(p *plan, d *doc) error {
 	} else {
 		d.note("no bulkhead: the report has no call rate (analyze --rate, or timestamps)")
 	}
+	connect, cwhy := p.clusterConnect()
+	d.note("set the HTTP client's connect timeout to %s (%s): resilience4j has none", unitDur(connect), cwhy)
 	retries := false
-	for _, rt := range p.routes {
-		retries = retries || rt.attempts > 1
+	for i := range routes {
+		retries = retries || fits[i].attempts > 1
 	}
 	if !retries {
+		for i, rt := range routes {
+			if rt.attempts > 1 {
+				d.note("retry %s: none: %s, but with every attempt timing out in full only 1 fits the deadline of %s (worst case %s)", inst[i], rt.attemptsWhy, fmtDur(rt.deadline), fmtDur(fits[i].worst))
+			}
+		}
 		d.note("no retry instances: one attempt per call")
 		return nil
 	}
 	d.p("  retry:\n    instances:\n")
-	for i, rt := range p.routes {
-		if rt.attempts <= 1 {
+	for i, rt := range routes {
+		f := fits[i]
+		if f.attempts <= 1 {
 			d.note("retry %s: none (%s)", inst[i], rt.attemptsWhy)
 			continue
 		}
-		d.note("retry %s maxAttempts %d (the first call included): %s", inst[i], rt.attempts, rt.attemptsWhy)
+		d.note("retry %s maxAttempts %d (the first call included): %s", inst[i], f.attempts, rt.attemptsWhy)
+		if f.fellBack {
+			d.note("  connection failures only: retrying %s, where every attempt may time out in full, would fit %s in the deadline of %s; a failed connect costs a retry no more than the connect timeout", strings.Join(f.asked.retryOn, ", "), plural(f.askedN, "attempt"), fmtDur(rt.deadline))
+		}
+		if f.attempts < rt.attempts {
+			d.note("  %d of them: with every attempt failing as slowly as it can and every wait at its largest, more would not fit the deadline of %s", f.attempts, fmtDur(rt.deadline))
+		}
+		if rt.deadline > 0 {
+			d.note("  worst case %s, within the deadline of %s", fmtDur(f.worst), fmtDur(rt.deadline))
+		}
 		d.note("  waitDuration %s doubling up to exponentialMaxWaitDuration %s: %s", unitDur(rt.backoffBase), unitDur(rt.backoffCap), rt.backoffWhy)
-		d.note("  randomizedWaitFactor 0.5 spreads each wait over +/- 50 %% around it: resilience4j's jitter is not full jitter (uniform from 0 to the wait); both together need resilience4j 1.7 or later")
-		d.p("      %s:\n        maxAttempts: %d\n        waitDuration: %s\n", inst[i], rt.attempts, unitDur(rt.backoffBase))
+		d.note("  randomizedWaitFactor 0.5 spreads each wait over +/- 50 %% around it, then caps it: resilience4j's jitter is not full jitter (uniform from 0 to the wait); exponentialMaxWaitDuration only applies with the multiplier and the factor set, as here")
+		exc := r4jIdempotent
+		if rt.neverSentOnly() {
+			exc = r4jNeverSent
+			why := rt.idempotentWhy
+			if f.fellBack {
+				why = "only they fit the deadline"
+			}
+			d.note("  retryExceptions %s: %s, so only failures before the request was sent are retried (resilience4j's default retries every exception, a timeout included)", strings.Join(exc, ", "), why)
+		} else {
+			d.note("  retryExceptions %s: I/O failures and the time limiter's timeout, from %s; status codes need the HTTP client's exception for them (or a resultPredicate)", strings.Join(exc, ", "), strings.Join(rt.retryOn, ", "))
+		}
+		d.note("  resilience4j matches the exception thrown, not its causes: Spring's RestTemplate and WebClient wrap these (ResourceAccessException, WebClientRequestException); with them, point retryExceptionPredicate at a Predicate<Throwable> that walks getCause()")
+		d.p("      %s:\n        maxAttempts: %d\n        waitDuration: %s\n", inst[i], f.attempts, unitDur(rt.backoffBase))
 		d.p("        enableExponentialBackoff: true\n        exponentialBackoffMultiplier: 2\n        exponentialMaxWaitDuration: %s\n", unitDur(rt.backoffCap))
-		d.p("        enableRandomizedWait: true\n        randomizedWaitFactor: 0.5\n")
+		d.p("        enableRandomizedWait: true\n        randomizedWaitFactor: 0.5\n        retryExceptions:\n")
+		for _, e := range exc {
+			d.p("        - %s\n", e)
+		}
 	}
 	return nil
 }

@@ -17,7 +17,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"github.com/tunetimeout/tunetimeout/report"
 )
 
@@ -30,6 +32,30 @@ type Options struct {
 	// Namespace is the Kubernetes namespace of the Istio, Linkerd and Gateway
 	// API resources. Default "default".
 	Namespace string
+	// GatewayAPIChannel is the Gateway API release channel whose CRD the
+	// cluster runs: GatewayStandard (default) or GatewayExperimental, which
+	// has rules[].retry.
+	GatewayAPIChannel string
+	// LinkerdResource is what the Linkerd snippet writes: LinkerdAuto
+	// (default: GRPCRoute when every group is a gRPC method, else
+	// HTTPRoute), LinkerdHTTPRoute, LinkerdGRPCRoute, or
+	// LinkerdServiceProfile for meshes older than 2.16.
+	LinkerdResource string
+}
+
+// Check reports an option no target knows.
+func (o Options) Check() error {
+	switch o.GatewayAPIChannel {
+	case "", GatewayStandard, GatewayExperimental:
+	default:
+		return fmt.Errorf("unknown Gateway API channel %q (known: %s, %s)", o.GatewayAPIChannel, GatewayStandard, GatewayExperimental)
+	}
+	switch o.LinkerdResource {
+	case "", LinkerdAuto, LinkerdHTTPRoute, LinkerdGRPCRoute, LinkerdServiceProfile:
+	default:
+		return fmt.Errorf("unknown Linkerd resource %q (known: %s)", o.LinkerdResource, strings.Join(linkerdResources, ", "))
+	}
+	return nil
 }
 
 // DefaultService is the service name when Options.Service is empty.
@@ -43,6 +69,10 @@ type Target struct {
 	// Comment starts a comment line in the target's format; "" when the
 	// format has none (JSON): the header is then only available from Explain.
 	Comment string
+	// MaxLine, when set, is the longest comment line the target's parser
+	// takes (nginx reads at most 4096 bytes of one); longer header lines are
+	// broken into several.
+	MaxLine int
 	render  func(p *plan, d *doc) error
 }
 
@@ -134,8 +164,10 @@ func (t Target) Render(r *report.Report, o Options) ([]byte, error) {
 	var b bytes.Buffer
 	if t.Comment != "" {
 		for _, line := range d.header {
-			b.WriteString(strings.TrimRight(t.Comment+" "+line, " "))
-			b.WriteByte('\n')
+			for _, part := range splitLine(line, t.MaxLine-len(t.Comment)-4) {
+				b.WriteString(strings.TrimRight(t.Comment+" "+part, " "))
+				b.WriteByte('\n')
+			}
 		}
 		if len(d.header) > 0 {
 			b.WriteByte('\n')
@@ -182,16 +214,28 @@ func (d *doc) note(format string, args ...any) {
 // p writes to the body.
 func (d *doc) p(format string, args ...any) { fmt.Fprintf(&d.body, format, args...) }
 
-// oneLine keeps a header line on one line whatever a group name holds.
-func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch r {
-		case '\n', '\r', '\u2028', '\u2029', '\v', '\f', '\x85':
-			return ' '
+// splitLine breaks s into pieces of at most max bytes, on rune boundaries,
+// the later ones indented; max <= 0 keeps s whole.
+func splitLine(s string, max int) []string {
+	if max <= 0 || len(s) <= max {
+		return []string{s}
+	}
+	var out []string
+	for len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
 		}
-		return r
-	}, s)
+		out = append(out, s[:cut])
+		s = "    " + s[cut:]
+	}
+	return append(out, s)
 }
+
+// oneLine keeps a header line on one line whatever a group name holds, and
+// shows its control and bidirectional characters as escapes (\x1b): a
+// comment is read on a terminal too.
+func oneLine(s string) string { return escape.Visible(s) }
 
 // sortedKeys returns the keys of a map in order.
 func sortedKeys[V any](m map[string]V) []string {

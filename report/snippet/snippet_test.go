@@ -64,12 +64,19 @@ func validate(t *testing.T, target string, body []byte) error {
 var fixtures = []struct {
 	name, report string
 	opts         Options
+	only         string // the one target the fixture is for; "" for all
 }{
 	// The README's worked example with a 2ms RTT: one group, no call policy.
-	{"mixture", "mixture.json", Options{}},
-	// Three routes with call policies: retries within a deadline, one
-	// attempt for a POST, 7 attempts (gRPC clamps to 5), retry budgets.
-	{"policy", "policy.json", Options{Service: "shop-api", Namespace: "shop"}},
+	{"mixture", "mixture.json", Options{}, ""},
+	// Three routes with call policies: retries within a deadline, a POST
+	// retried on never-sent failures only, 7 attempts (gRPC clamps to 5),
+	// retry budgets.
+	{"policy", "policy.json", Options{Service: "shop-api", Namespace: "shop"}, ""},
+	// The issue's case from a real analysis: the worked example by route
+	// with a 1s deadline, 3 idempotent attempts, hedging and a 2ms RTT;
+	// Gateway API's experimental retries, Linkerd's legacy ServiceProfile.
+	{"deadline", "deadline.json", Options{GatewayAPIChannel: GatewayExperimental}, ""},
+	{"deadline-serviceprofile", "deadline.json", Options{LinkerdResource: LinkerdServiceProfile}, "linkerd"},
 }
 
 // TestGolden pins every target's snippet of each fixture, and has each one
@@ -78,6 +85,9 @@ func TestGolden(t *testing.T) {
 	for _, f := range fixtures {
 		r := loadReport(t, f.report)
 		for _, tg := range Targets() {
+			if f.only != "" && tg.Name != f.only {
+				continue
+			}
 			t.Run(f.name+"/"+tg.Name, func(t *testing.T) {
 				got, err := tg.Render(r, f.opts)
 				require.NoError(t, err)
@@ -195,7 +205,7 @@ func TestOneAttempt(t *testing.T) {
 		"istio":   "attempts: 0",
 		"haproxy": "retries 0",
 		"nginx":   "proxy_next_upstream off;",
-		"linkerd": "isRetryable: false",
+		"linkerd": "timeout.linkerd.io/request: \"800ms\"\nspec:",
 	} {
 		body, err := Render(target, r, Options{})
 		require.NoError(t, err)
@@ -244,29 +254,37 @@ func TestValidatorsRefuse(t *testing.T) {
 	r := loadReport(t, "policy.json")
 	for _, tc := range []struct {
 		name, target, from, to string
+		linkerd                string
 	}{
-		{"gateway decimal duration", "gateway-api", "request: 800ms", "request: 0.5s"},
-		{"gateway backendRequest > request", "gateway-api", "backendRequest: 351ms", "backendRequest: 6s"},
-		{"gateway path character", "gateway-api", "value: /api/orders", `value: "/api/or ders"`},
-		{"gateway unknown field", "gateway-api", "    timeouts:\n", "    timeout:\n"},
-		{"grpc maxAttempts 1", "grpc", `"maxAttempts": 3`, `"maxAttempts": 1`},
-		{"grpc maxBackoff < initialBackoff", "grpc", `"maxBackoff": "0.250s"`, `"maxBackoff": "0.010s"`},
-		{"grpc Go duration", "grpc", `"timeout": "0.800s"`, `"timeout": "800ms"`},
-		{"envoy max_interval < base_interval", "envoy", "max_interval: 0.250s", "max_interval: 0.010s"},
-		{"envoy Go duration", "envoy", "timeout: 0.800s", "timeout: 800ms"},
-		{"envoy zero connect timeout", "envoy", "connect_timeout: 0.006s", "connect_timeout: 0s"},
-		{"envoy unknown field", "envoy", "num_retries: 2", "retries: 2"},
-		{"istio sub-millisecond timeout", "istio", "timeout: 800ms", "timeout: 500us"},
-		{"istio unknown field", "istio", "perTryTimeout: 800ms", "perTryTimout: 800ms"},
-		{"istio bad retryOn", "istio", "connect-failure,reset,408,503", "connect-failure,timeout"},
-		{"linkerd missing ttl", "linkerd", "    ttl: 10s\n", ""},
-		{"linkerd bad timeout", "linkerd", "timeout: 800ms", "timeout: 800"},
-		{"linkerd unknown field", "linkerd", "isRetryable: false", "retryable: false"},
-		{"resilience4j compound duration", "resilience4j", "timeoutDuration: 351ms", "timeoutDuration: 1s351ms"},
-		{"resilience4j randomizedWaitFactor 1", "resilience4j", "randomizedWaitFactor: 0.5", "randomizedWaitFactor: 1"},
+		{"gateway decimal duration", "gateway-api", "request: 1s", "request: 0.5s", ""},
+		{"gateway backendRequest > request", "gateway-api", "backendRequest: 351ms", "backendRequest: 9s", ""},
+		{"gateway path character", "gateway-api", "value: /api/orders", `value: "/api/or ders"`, ""},
+		{"gateway unknown field", "gateway-api", "    timeouts:\n", "    timeout:\n", ""},
+		{"grpc maxAttempts 1", "grpc", `"maxAttempts": 3`, `"maxAttempts": 1`, ""},
+		{"grpc maxBackoff < initialBackoff", "grpc", `"maxBackoff": "0.250s"`, `"maxBackoff": "0.010s"`, ""},
+		{"grpc Go duration", "grpc", `"timeout": "1.000s"`, `"timeout": "1000ms"`, ""},
+		{"envoy max_interval < base_interval", "envoy", "max_interval: 0.250s", "max_interval: 0.010s", ""},
+		{"envoy Go duration", "envoy", "timeout: 0.800s", "timeout: 800ms", ""},
+		{"envoy per_try_timeout as long as the route's", "envoy", "per_try_timeout: 0.800s", "per_try_timeout: 2.500s", ""},
+		{"envoy unknown retry_on", "envoy", `retry_on: "connect-failure,refused-stream,reset-before-request"`, `retry_on: "connect-failure,timeout"`, ""},
+		{"envoy zero connect timeout", "envoy", "connect_timeout: 0.006s", "connect_timeout: 0s", ""},
+		{"envoy unknown field", "envoy", "num_retries: 2", "retries: 2", ""},
+		{"istio sub-millisecond timeout", "istio", "perTryTimeout: 800ms", "perTryTimeout: 500us", ""},
+		{"istio unknown field", "istio", "perTryTimeout: 800ms", "perTryTimout: 800ms", ""},
+		{"istio bad retryOn", "istio", "connect-failure,reset,408,503", "connect-failure,timeout", ""},
+		{"linkerd bad timeout", "linkerd", `timeout.linkerd.io/request: "1s"`, `timeout.linkerd.io/request: "1"`, ""},
+		{"linkerd unknown annotation", "linkerd", "retry.linkerd.io/limit:", "retry.linkerd.io/limits:", ""},
+		{"linkerd parent is a Gateway", "linkerd", "    kind: Service\n", "    kind: Gateway\n", ""},
+		{"linkerd bad condition", "linkerd", `retry.linkerd.io/http: "503"`, `retry.linkerd.io/http: "timeout"`, ""},
+		{"linkerd unknown field", "linkerd", "    backendRefs:", "    backendRef:", ""},
+		{"serviceprofile missing ttl", "linkerd", "    ttl: 10s\n", "", LinkerdServiceProfile},
+		{"serviceprofile bad timeout", "linkerd", "timeout: 1s", "timeout: 1", LinkerdServiceProfile},
+		{"serviceprofile unknown field", "linkerd", "isRetryable: false", "retryable: false", LinkerdServiceProfile},
+		{"resilience4j compound duration", "resilience4j", "timeoutDuration: 351ms", "timeoutDuration: 1s351ms", ""},
+		{"resilience4j randomizedWaitFactor 1", "resilience4j", "randomizedWaitFactor: 0.5", "randomizedWaitFactor: 1", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			body, err := Render(tc.target, r, Options{Service: "shop-api", Namespace: "shop"})
+			body, err := Render(tc.target, r, Options{Service: "shop-api", Namespace: "shop", LinkerdResource: tc.linkerd})
 			require.NoError(t, err)
 			require.Contains(t, string(body), tc.from)
 			// The last occurrence: the first may be in the header.

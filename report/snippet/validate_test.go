@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -120,8 +121,18 @@ func validateEnvoy(body []byte) error {
 			if rp.GetNumRetries().GetValue() < 1 {
 				return fmt.Errorf("route %q: a retry_policy without retries", r.GetName())
 			}
-			if pt := rp.GetPerTryTimeout().AsDuration(); pt <= 0 || pt > ra.GetTimeout().AsDuration() {
-				return fmt.Errorf("route %q: per_try_timeout %v outside (0, timeout %v]", r.GetName(), pt, ra.GetTimeout().AsDuration())
+			// Envoy ignores a per_try_timeout that is not below a non-zero
+			// route timeout (router's FilterUtility::finalTimeout).
+			if pt := rp.GetPerTryTimeout(); pt != nil && (pt.AsDuration() <= 0 || pt.AsDuration() >= ra.GetTimeout().AsDuration()) {
+				return fmt.Errorf("route %q: per_try_timeout %v outside (0, timeout %v)", r.GetName(), pt.AsDuration(), ra.GetTimeout().AsDuration())
+			}
+			for _, c := range strings.Split(rp.GetRetryOn(), ",") {
+				if !istioRetryConditions[c] {
+					return fmt.Errorf("route %q: retry_on %q", r.GetName(), c)
+				}
+			}
+			if hp := ra.GetHedgePolicy(); hp != nil && (!hp.GetHedgeOnPerTryTimeout() || rp.GetPerTryTimeout() == nil) {
+				return fmt.Errorf("route %q: a hedge_policy without hedge_on_per_try_timeout and a per_try_timeout does nothing", r.GetName())
 			}
 		}
 	}
@@ -318,6 +329,11 @@ func validateIstio(body []byte) error {
 	if err := strict.Unmarshal(bytes.NewReader(o.Spec), &dr); err != nil {
 		return fmt.Errorf("DestinationRule spec: %w", err)
 	}
+	if rb := dr.GetTrafficPolicy().GetRetryBudget(); rb != nil {
+		if p := rb.GetPercent().GetValue(); p <= 0 || p > 100 {
+			return fmt.Errorf("retryBudget.percent %v outside (0, 100]", p)
+		}
+	}
 	cp := dr.GetTrafficPolicy().GetConnectionPool()
 	if err := atLeastMs("connectTimeout", cp.GetTcp().GetConnectTimeout()); err != nil {
 		return err
@@ -407,6 +423,21 @@ func validateGateway(body []byte) error {
 			if rd != 0 && bd > rd {
 				return fmt.Errorf("rule %v: backendRequest %s longer than request %s", r.Name, back, req)
 			}
+			if rt := r.Retry; rt != nil {
+				// The experimental CRD: codes 400-599, attempts >= 1, a
+				// Gateway API duration.
+				for _, c := range rt.Codes {
+					if c < 400 || c > 599 {
+						return fmt.Errorf("rule %v: retry code %d outside 400-599", r.Name, c)
+					}
+				}
+				if rt.Attempts != nil && *rt.Attempts < 1 {
+					return fmt.Errorf("rule %v: retry attempts %d below 1", r.Name, *rt.Attempts)
+				}
+				if rt.Backoff != nil && !gatewayDuration.MatchString(string(*rt.Backoff)) {
+					return fmt.Errorf("rule %v: retry backoff %q", r.Name, *rt.Backoff)
+				}
+			}
 		}
 	}
 	return nil
@@ -480,7 +511,120 @@ type lkRetryBudget struct {
 	TTL                 *string  `json:"ttl"`
 }
 
+// validateLinkerd reads each document of the Linkerd snippet: HTTPRoutes
+// (policy.linkerd.io/v1beta3, whose spec is Gateway API's HTTPRoute spec)
+// and GRPCRoutes through the Gateway API types, strictly, with Linkerd's
+// annotations checked as its policy controller reads them; a
+// ServiceProfile through the mirror of its CRD.
 func validateLinkerd(body []byte) error {
+	docs := yamlDocs(body)
+	if len(docs) == 0 {
+		return errors.New("no document")
+	}
+	for _, doc := range docs {
+		var head struct{ Kind string }
+		if err := yaml.Unmarshal(doc, &head); err != nil {
+			return err
+		}
+		var err error
+		switch head.Kind {
+		case "ServiceProfile":
+			err = validateServiceProfile(doc)
+		case "HTTPRoute", "GRPCRoute":
+			err = validateLinkerdRoute(doc, head.Kind)
+		default:
+			err = fmt.Errorf("unexpected kind %q", head.Kind)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var (
+	linkerdDuration       = regexp.MustCompile(`^[0-9]+(ms|s)$`)
+	linkerdHTTPConditions = regexp.MustCompile(`^(5xx|gateway-error|[1-5][0-9][0-9](-[1-5][0-9][0-9])?)(,(5xx|gateway-error|[1-5][0-9][0-9](-[1-5][0-9][0-9])?))*$`)
+	linkerdGRPCConditions = regexp.MustCompile(`^(cancelled|deadline-exceeded|internal|resource-exhausted|unavailable)(,(cancelled|deadline-exceeded|internal|resource-exhausted|unavailable))*$`)
+)
+
+func validateLinkerdRoute(doc []byte, kind string) error {
+	j, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return err
+	}
+	var meta metav1.ObjectMeta
+	var parents []gatewayv1.ParentReference
+	switch kind {
+	case "HTTPRoute":
+		var hr gatewayv1.HTTPRoute
+		if err := strictJSON(j, &hr); err != nil {
+			return fmt.Errorf("HTTPRoute: %w", err)
+		}
+		if hr.APIVersion != "policy.linkerd.io/v1beta3" {
+			return fmt.Errorf("HTTPRoute apiVersion %q", hr.APIVersion)
+		}
+		meta, parents = hr.ObjectMeta, hr.Spec.ParentRefs
+		if len(hr.Spec.Rules) == 0 {
+			return errors.New("HTTPRoute without rules")
+		}
+		for _, r := range hr.Spec.Rules {
+			for _, m := range r.Matches {
+				if err := gatewayCheckPath(m.Path); err != nil {
+					return err
+				}
+			}
+		}
+	default:
+		var gr gatewayv1.GRPCRoute
+		if err := strictJSON(j, &gr); err != nil {
+			return fmt.Errorf("GRPCRoute: %w", err)
+		}
+		if gr.APIVersion != "gateway.networking.k8s.io/v1" {
+			return fmt.Errorf("GRPCRoute apiVersion %q", gr.APIVersion)
+		}
+		meta, parents = gr.ObjectMeta, gr.Spec.ParentRefs
+	}
+	if errs := validation.IsDNS1123Subdomain(meta.Name); len(errs) > 0 {
+		return fmt.Errorf("metadata.name %q: %s", meta.Name, errs[0])
+	}
+	// Linkerd attaches a route to a Service only when the parent says so:
+	// the CRD's defaults are a Gateway.
+	if len(parents) != 1 || parents[0].Group == nil || *parents[0].Group != "" || parents[0].Kind == nil || *parents[0].Kind != "Service" {
+		return fmt.Errorf("route %s: parentRefs must name one Service (group \"\", kind Service)", meta.Name)
+	}
+	for k, v := range meta.Annotations {
+		switch k {
+		case "timeout.linkerd.io/request", "timeout.linkerd.io/response", "retry.linkerd.io/timeout":
+			if d, err := time.ParseDuration(v); err != nil || d <= 0 || !linkerdDuration.MatchString(v) {
+				return fmt.Errorf("route %s: %s %q is not a duration", meta.Name, k, v)
+			}
+		case "retry.linkerd.io/limit":
+			if n, err := strconv.Atoi(v); err != nil || n < 1 {
+				return fmt.Errorf("route %s: %s %q", meta.Name, k, v)
+			}
+		case "retry.linkerd.io/http":
+			if kind != "HTTPRoute" || !linkerdHTTPConditions.MatchString(v) {
+				return fmt.Errorf("route %s: %s %q", meta.Name, k, v)
+			}
+		case "retry.linkerd.io/grpc":
+			if !linkerdGRPCConditions.MatchString(v) {
+				return fmt.Errorf("route %s: %s %q", meta.Name, k, v)
+			}
+		default:
+			return fmt.Errorf("route %s: unknown annotation %q", meta.Name, k)
+		}
+	}
+	_, http := meta.Annotations["retry.linkerd.io/http"]
+	_, grpc := meta.Annotations["retry.linkerd.io/grpc"]
+	_, perTry := meta.Annotations["retry.linkerd.io/timeout"]
+	if _, limit := meta.Annotations["retry.linkerd.io/limit"]; limit && !http && !grpc && !perTry {
+		return fmt.Errorf("route %s: a retry limit with nothing to retry on", meta.Name)
+	}
+	return nil
+}
+
+func validateServiceProfile(body []byte) error {
 	var sp lkServiceProfile
 	if err := yaml.UnmarshalStrict(body, &sp); err != nil {
 		return fmt.Errorf("ServiceProfile: %w", err)
@@ -546,19 +690,23 @@ type r4jConfig struct {
 		} `json:"bulkhead"`
 		Retry *struct {
 			Instances map[string]struct {
-				MaxAttempts                  int     `json:"maxAttempts"`
-				WaitDuration                 string  `json:"waitDuration"`
-				EnableExponentialBackoff     bool    `json:"enableExponentialBackoff"`
-				ExponentialBackoffMultiplier float64 `json:"exponentialBackoffMultiplier"`
-				ExponentialMaxWaitDuration   string  `json:"exponentialMaxWaitDuration"`
-				EnableRandomizedWait         bool    `json:"enableRandomizedWait"`
-				RandomizedWaitFactor         float64 `json:"randomizedWaitFactor"`
+				MaxAttempts                  int      `json:"maxAttempts"`
+				WaitDuration                 string   `json:"waitDuration"`
+				EnableExponentialBackoff     bool     `json:"enableExponentialBackoff"`
+				ExponentialBackoffMultiplier float64  `json:"exponentialBackoffMultiplier"`
+				ExponentialMaxWaitDuration   string   `json:"exponentialMaxWaitDuration"`
+				EnableRandomizedWait         bool     `json:"enableRandomizedWait"`
+				RandomizedWaitFactor         float64  `json:"randomizedWaitFactor"`
+				RetryExceptions              []string `json:"retryExceptions"`
 			} `json:"instances"`
 		} `json:"retry"`
 	} `json:"resilience4j"`
 }
 
-var springDuration = regexp.MustCompile(`^[0-9]+(ns|us|ms|s|m|h|d)$`)
+var (
+	springDuration = regexp.MustCompile(`^[0-9]+(ns|us|ms|s|m|h|d)$`)
+	javaClass      = regexp.MustCompile(`^([a-z][a-z0-9_]*\.)+[A-Z][A-Za-z0-9_$]*$`)
+)
 
 func validateResilience4j(body []byte) error {
 	var c r4jConfig
@@ -600,6 +748,15 @@ func validateResilience4j(body []byte) error {
 			}
 			if err := dur(n+".exponentialMaxWaitDuration", rt.ExponentialMaxWaitDuration); err != nil {
 				return err
+			}
+			// Without retryExceptions resilience4j retries every exception.
+			if len(rt.RetryExceptions) == 0 {
+				return fmt.Errorf("retry %s: no retryExceptions: every exception would be retried", n)
+			}
+			for _, e := range rt.RetryExceptions {
+				if !javaClass.MatchString(e) {
+					return fmt.Errorf("retry %s: %q is not a Java class name", n, e)
+				}
 			}
 		}
 	}

@@ -1,37 +1,167 @@
 // Package backendclient holds the HTTP clients of "backend", written by tunetimeout from measured latency.
-// http.Client.Timeout bounds one request, reading the body included: it is the per-try timeout.
-// Give each call a context deadline of its RetryPolicy's Deadline and retry in a loop that reads the RetryPolicy.
-// net.Dialer.Timeout 6 * time.Millisecond: a TCP handshake and TLS take 1 to 3 round trips, so the connect timeout is 3 x the RTT of 2ms, rounded up: 6ms; Linux retransmits a lost SYN after about 1 s, so a connect timeout under 1 s turns one lost SYN into a failed connect rather than a slow one (fine when the call is retried)
+// Call Do(ctx, NewXClient(), req, XPolicy): Timeout bounds the whole call (every attempt and wait); each attempt gets the smaller of PerTry and the time left, reading the body included; no attempt is sent with less than MinUseful left.
+// Do retries a request that was never sent (no connection was obtained: DNS or connect failed) for every call, and after it was sent only when RetrySent is set (idempotent calls).
+// dial: DNS within time.Second, then each address within the connect timeout 6 * time.Millisecond: a TCP handshake and TLS take 1 to 3 round trips, so the connect timeout is 3 x the RTT of 2ms, rounded up: 6ms; Linux retransmits a lost SYN after about 1 s, so a connect timeout under 1 s turns one lost SYN into a failed connect rather than a slow one (fine when the call is retried) (net.Dialer.Timeout alone covers DNS too, and is divided among the addresses)
 // TLSHandshakeTimeout 6 * time.Millisecond: the connect timeout again, a handshake costs about as many round trips
-// ResponseHeaderTimeout 800 * time.Millisecond: the longest per-try timeout of the groups
-// MaxConnsPerHost 25 = bulkhead (Poisson p99.9 of 13 calls in flight at the peak rate)
-// NewClient (group "all"): Timeout 800 * time.Millisecond: 800ms = p99.9 of 200,000 calls (792ms), rounded up
-//   DefaultRetry: no call policy in the report: one attempt, no retries; Deadline 800 * time.Millisecond: 800ms = p99.9 of 200,000 calls (792ms), rounded up
+// ResponseHeaderTimeout 800 * time.Millisecond: the longest per-try timeout of the groups (each attempt's own context is shorter where its group's is)
+// MaxConnsPerHost 25 = bulkhead (Poisson p99.9 of 13 calls in flight at the peak rate); a request beyond it waits for a connection within its attempt's time (Go has no limit on waiting requests)
+// NewClient and DefaultPolicy (group "all"):
+//   Timeout 800 * time.Millisecond: 800ms = p99.9 of 200,000 calls (792ms), rounded up
+//   PerTry 800 * time.Millisecond: 800ms = p99.9 of 200,000 calls (792ms), rounded up
+//   Attempts 1: no call policy in the report: one attempt, no retries
 
 package backendclient
 
 import (
+	"context"
+	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"slices"
 	"time"
 )
 
-// RetryPolicy is the retry policy of a group: at most Attempts calls (the
-// first included), waiting a random time from 0 to Base x 2^n, at most Cap,
-// between them (full jitter), all within Deadline.
-type RetryPolicy struct {
-	Attempts  int
+// Policy is how the calls of one group are made.
+type Policy struct {
+	// Timeout bounds the whole call: every attempt and the waits between them.
+	Timeout time.Duration
+	// PerTry bounds one attempt, reading the body included; an attempt gets
+	// the smaller of PerTry and what is left of Timeout.
+	PerTry time.Duration
+	// Attempts is the most attempts, the first included.
+	Attempts int
+	// Base and Cap: before retry n Do waits a random time from 0 to
+	// min(Cap, Base x 2^n) (full jitter).
 	Base, Cap time.Duration
-	Deadline  time.Duration
+	// MinUseful: no attempt is sent, and no wait begun, with less than
+	// this left of Timeout.
+	MinUseful time.Duration
+	// RetrySent allows a retry after the request was sent (a timeout, a
+	// reset, a status of RetryStatus): for idempotent calls only. Without
+	// it only a request that never got a connection is retried.
+	RetrySent   bool
+	RetryStatus []int
+}
+
+// Do sends req with policy p through c. The response it returns must be
+// closed; its body is read within the attempt's time.
+func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http.Response, error) {
+	var cancelAll context.CancelFunc = func() {}
+	if p.Timeout > 0 {
+		ctx, cancelAll = context.WithTimeout(ctx, p.Timeout)
+	}
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, p.PerTry)
+		sent := false
+		trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { sent = true }}
+		r := req.Clone(httptrace.WithClientTrace(actx, trace))
+		if attempt > 1 && req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				cancel()
+				cancelAll()
+				return nil, err
+			}
+			r.Body = body
+		}
+		resp, err := c.Do(r)
+		retry := !sent || (p.RetrySent && (err != nil || slices.Contains(p.RetryStatus, resp.StatusCode)))
+		if attempt >= p.Attempts || !retry || (req.Body != nil && req.GetBody == nil) || !waitBeforeRetry(ctx, p, attempt) {
+			if err != nil {
+				cancel()
+				cancelAll()
+				return nil, err
+			}
+			resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: func() { cancel(); cancelAll() }}
+			return resp, nil
+		}
+		if err == nil {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+		}
+		cancel()
+	}
+}
+
+// waitBeforeRetry waits the backoff before retry n (from 1) and reports
+// whether a retry may follow: false when the wait would leave less than
+// MinUseful of the call's time, or the call's context ends.
+func waitBeforeRetry(ctx context.Context, p Policy, n int) bool {
+	window := p.Base
+	for i := 1; i < n && window < p.Cap; i++ {
+		window *= 2
+	}
+	window = min(window, p.Cap)
+	var wait time.Duration
+	if window > 0 {
+		wait = rand.N(window + 1)
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl)-wait < p.MinUseful {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// cancelOnClose ends the attempt's context when the body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel func()
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
+
+// dialer connects to one address; dial gives name resolution its own time.
+var dialer = &net.Dialer{Timeout: 6 * time.Millisecond, KeepAlive: 30 * time.Second}
+
+// dnsTimeout bounds name resolution, the search path's lookups included.
+const dnsTimeout = time.Second
+
+// dial resolves the host within dnsTimeout, then connects to its addresses
+// in turn, each within the dialer's timeout.
+func dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, dnsTimeout)
+	ips, err := net.DefaultResolver.LookupNetIP(rctx, "ip", host)
+	cancel()
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	var first error
+	for _, ip := range ips {
+		conn, err := dialer.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+		if err == nil {
+			return conn, nil
+		}
+		if first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, first
 }
 
 // transport is shared by the clients of the service.
 var transport = &http.Transport{
-	Proxy: http.ProxyFromEnvironment,
-	DialContext: (&net.Dialer{
-		Timeout:   6 * time.Millisecond,
-		KeepAlive: 30 * time.Second,
-	}).DialContext,
+	Proxy:                 http.ProxyFromEnvironment,
+	DialContext:           dial,
 	TLSHandshakeTimeout:   6 * time.Millisecond,
 	ResponseHeaderTimeout: 800 * time.Millisecond,
 	MaxConnsPerHost:       25,
@@ -41,11 +171,12 @@ var transport = &http.Transport{
 
 // NewClient returns the client for group "all".
 func NewClient() *http.Client {
-	return &http.Client{Transport: transport, Timeout: 800 * time.Millisecond}
+	return &http.Client{Transport: transport}
 }
 
-// DefaultRetry is the retry policy of group "all".
-var DefaultRetry = RetryPolicy{
+// DefaultPolicy is the policy of group "all".
+var DefaultPolicy = Policy{
+	Timeout:  800 * time.Millisecond,
+	PerTry:   800 * time.Millisecond,
 	Attempts: 1,
-	Deadline: 800 * time.Millisecond,
 }

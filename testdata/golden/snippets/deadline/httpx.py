@@ -1,0 +1,112 @@
+# httpx timeouts, limits and retries for "backend", written by tunetimeout from measured latency.
+# Call send(client(group), request, group). httpx has no timeout over a whole request: its timeouts bound each phase of one attempt (the wait for a pooled connection, the connect, each write, each read).
+# send() sends an attempt only while the worst case of one attempt (pool + connect + write + read) fits in what is left of the deadline, so the call never outlasts it, unless a server trickles its answer: read bounds each read, not the whole response.
+# send() retries a request that was never sent (httpx.ConnectError, httpx.ConnectTimeout) for every call, and after it was sent only when retry_sent is set (idempotent calls); httpx's own retries (HTTPTransport(retries=)) are left off, for their fixed 0.5s, 1s waits.
+# max_connections 25 = bulkhead for the whole service (Poisson p99.9 of 13 calls in flight at the peak rate, summed over 3 groups); a request beyond it waits at most the pool timeout, then fails (httpx.PoolTimeout)
+# group "/api/orders":
+#   connect 0.006 s: a TCP handshake and TLS take 1 to 3 round trips, so the connect timeout is 3 x the RTT of 2ms, rounded up: 6ms; Linux retransmits a lost SYN after about 1 s, so a connect timeout under 1 s turns one lost SYN into a failed connect rather than a slow one (fine when the call is retried)
+#   pool and write 0.006 s: as long as the connect: on a healthy server it takes no longer
+#   read 0.8 s: 800ms = p99.9 of 59,978 calls (796ms), rounded up
+#   deadline 1.0 s: the caller's; one attempt takes at most 0.818 s, so send() stops when less is left
+#   attempts 3: 3 attempts from the call policy; retry_sent: the call policy says the calls are idempotent (--idempotent); retry_status [408, 429, 502, 503, 504]
+#   no hedging: send() does not hedge
+# group "/api/search":
+#   connect 0.006 s: a TCP handshake and TLS take 1 to 3 round trips, so the connect timeout is 3 x the RTT of 2ms, rounded up: 6ms; Linux retransmits a lost SYN after about 1 s, so a connect timeout under 1 s turns one lost SYN into a failed connect rather than a slow one (fine when the call is retried)
+#   pool and write 0.006 s: as long as the connect: on a healthy server it takes no longer
+#   read 0.8 s: 800ms = p99.9 of 19,908 calls (792ms), rounded up
+#   deadline 1.0 s: the caller's; one attempt takes at most 0.818 s, so send() stops when less is left
+#   attempts 3: 3 attempts from the call policy; retry_sent: the call policy says the calls are idempotent (--idempotent); retry_status [408, 429, 502, 503, 504]
+#   no hedging: send() does not hedge
+# group "/api/users":
+#   connect 0.006 s: a TCP handshake and TLS take 1 to 3 round trips, so the connect timeout is 3 x the RTT of 2ms, rounded up: 6ms; Linux retransmits a lost SYN after about 1 s, so a connect timeout under 1 s turns one lost SYN into a failed connect rather than a slow one (fine when the call is retried)
+#   pool and write 0.006 s: as long as the connect: on a healthy server it takes no longer
+#   read 0.8 s: 800ms = p99.9 of 120,114 calls (790ms), rounded up
+#   deadline 1.0 s: the caller's; one attempt takes at most 0.818 s, so send() stops when less is left
+#   attempts 3: 3 attempts from the call policy; retry_sent: the call policy says the calls are idempotent (--idempotent); retry_status [408, 429, 502, 503, 504]
+#   no hedging: send() does not hedge
+
+import random
+import time
+
+import httpx
+
+LIMITS = httpx.Limits(max_connections=25, max_keepalive_connections=25)
+
+# Per group: the timeouts of one attempt (seconds), and how attempts are made:
+# deadline bounds the whole call (None: no deadline), attempts counts the first,
+# waits are random from 0 to min(backoff_cap, backoff_base x 2^n) (full jitter),
+# retry_sent allows a retry after the request was sent (idempotent calls only).
+GROUPS = {
+    "/api/orders": {
+        "timeout": httpx.Timeout(connect=0.006, read=0.8, write=0.006, pool=0.006),
+        "deadline": 1.0,
+        "attempts": 3,
+        "backoff_base": 0.025,
+        "backoff_cap": 0.25,
+        "retry_sent": True,
+        "retry_status": [408, 429, 502, 503, 504],
+    },
+    "/api/search": {
+        "timeout": httpx.Timeout(connect=0.006, read=0.8, write=0.006, pool=0.006),
+        "deadline": 1.0,
+        "attempts": 3,
+        "backoff_base": 0.025,
+        "backoff_cap": 0.25,
+        "retry_sent": True,
+        "retry_status": [408, 429, 502, 503, 504],
+    },
+    "/api/users": {
+        "timeout": httpx.Timeout(connect=0.006, read=0.8, write=0.006, pool=0.006),
+        "deadline": 1.0,
+        "attempts": 3,
+        "backoff_base": 0.025,
+        "backoff_cap": 0.25,
+        "retry_sent": True,
+        "retry_status": [408, 429, 502, 503, 504],
+    },
+}
+
+# Failures after which the request was never sent: safe to retry for any call.
+NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
+
+
+def client(group="/api/orders"):
+    """Return an httpx.Client with the timeouts of one group."""
+    return httpx.Client(timeout=GROUPS[group]["timeout"], limits=LIMITS)
+
+
+def send(client, request, group):
+    """Send request with the policy of group: return the response, the last
+    one when every attempt answered with a retryable status, or raise the
+    last error. The request's body must be replayable (bytes, not a stream)
+    for a retry to resend it."""
+    policy = GROUPS[group]
+    t = policy["timeout"]
+    one_attempt = t.pool + t.connect + t.write + t.read
+    deadline = policy["deadline"]
+    start = time.monotonic()
+    last = None
+    for attempt in range(1, policy["attempts"] + 1):
+        if attempt > 1:
+            window = min(policy["backoff_cap"], policy["backoff_base"] * 2 ** (attempt - 2))
+            wait = random.uniform(0, window)
+            if deadline is not None and deadline - (time.monotonic() - start) - wait < one_attempt:
+                break
+            time.sleep(wait)
+        try:
+            response = client.send(request)
+        except NEVER_SENT as e:
+            last = e
+            continue
+        except httpx.TransportError as e:
+            if not policy["retry_sent"]:
+                raise
+            last = e
+            continue
+        if policy["retry_sent"] and response.status_code in policy["retry_status"]:
+            last = response
+            continue
+        return response
+    if isinstance(last, httpx.Response):
+        return last
+    raise last
