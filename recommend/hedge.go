@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
@@ -43,26 +44,58 @@ type Hedge struct {
 // is sent when every earlier one is still out at i x delay: the expected
 // extra requests are sum_{i>=1} prod_{j<i} P(X > (i-j) x delay).
 func newHedge(h *histogram.Latency, q float64, attempts int) *Hedge {
+	attempts = min(attempts, MaxHedgeAttempts)
 	delay := ceilMillisecond(h.Quantile(q))
 	hd := &Hedge{Quantile: q, Delay: delay, Attempts: attempts,
 		P99Without: h.Quantile(0.99), P999Without: h.Quantile(0.999)}
+	above := fractionAbove(h)
 	survival := func(t time.Duration) float64 { // P(L > t)
 		p := 1.0
 		for i := range attempts {
-			p *= h.FractionAbove(t - time.Duration(i)*delay)
+			p *= above(t - time.Duration(i)*delay)
 		}
 		return p
 	}
 	for i := 1; i < attempts; i++ {
 		p := 1.0
 		for j := range i {
-			p *= h.FractionAbove(time.Duration(i-j) * delay)
+			p *= above(time.Duration(i-j) * delay)
 		}
 		hd.ExtraLoad += p
 	}
 	hd.P99 = hedgedQuantile(survival, 0.99, h.Max())
 	hd.P999 = hedgedQuantile(survival, 0.999, h.Max())
 	return hd
+}
+
+// MaxHedgeAttempts is the most requests one hedged call sends: gRPC's limit
+// for hedgingPolicy.maxAttempts (more are treated as 5), and more than any
+// tail needs.
+const MaxHedgeAttempts = 5
+
+// fractionAbove returns h.FractionAbove as a function that looks the
+// value up in the histogram's buckets by binary search, for the many
+// lookups of the hedging figures: the same answers (a sample is above d when
+// its bucket starts above d's).
+func fractionAbove(h *histogram.Latency) func(time.Duration) float64 {
+	bars := h.Bars()
+	n := h.Count()
+	// above[i] is the count of the buckets from i on.
+	above := make([]int64, len(bars)+1)
+	for i := len(bars) - 1; i >= 0; i-- {
+		above[i] = above[i+1] + bars[i].Count
+	}
+	return func(d time.Duration) float64 {
+		if n == 0 {
+			return 0
+		}
+		if d < 0 {
+			return 1
+		}
+		d = d.Truncate(time.Microsecond)
+		i := sort.Search(len(bars), func(i int) bool { return bars[i].Lo > d })
+		return float64(above[i]) / float64(n)
+	}
 }
 
 // hedgedQuantile returns the smallest whole microsecond t with P(L > t) <=

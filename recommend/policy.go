@@ -430,8 +430,9 @@ func NewPolicy(h *histogram.Latency, rec Recommendation, o PolicyOptions) (Polic
 	}
 
 	// 3. How many attempts the deadline allows, and the backoff between them.
+	b.expected, b.largest = p.Backoff.Cumulative(p.RequestedAttempts - 1)
 	b.fitAttempts()
-	p.ExpectedBackoff, p.LargestBackoff = p.Backoff.Totals(p.Attempts - 1)
+	p.ExpectedBackoff, p.LargestBackoff = b.totals(p.Attempts - 1)
 	if p.Attempts > 1 {
 		waits := "the wait between 2 attempts is"
 		if p.Attempts > 2 {
@@ -497,6 +498,17 @@ func NewPolicy(h *histogram.Latency, rec Recommendation, o PolicyOptions) (Polic
 type policyBuilder struct {
 	p *Policy
 	h *histogram.Latency
+	// expected and largest are the backoff's totals over the first k waits
+	// (index k-1) of the requested attempts (Backoff.Cumulative).
+	expected, largest []time.Duration
+}
+
+// totals is Backoff.Totals(retries) from the cumulative totals.
+func (b *policyBuilder) totals(retries int) (expected, largest time.Duration) {
+	if retries <= 0 {
+		return 0, 0
+	}
+	return b.expected[retries-1], b.largest[retries-1]
 }
 
 func (b *policyBuilder) step(rule string, v time.Duration, format string, args ...any) {
@@ -525,20 +537,20 @@ func (b *policyBuilder) fitAttempts() {
 		return
 	}
 	for p.Attempts > 1 {
-		if _, largest := p.Backoff.Totals(p.Attempts - 1); largest+p.MinUsefulTry <= dl {
+		if _, largest := b.totals(p.Attempts - 1); largest+p.MinUsefulTry <= dl {
 			break
 		}
 		p.Attempts--
 	}
 	p.WorstCase = min(dl, WorstCaseOf(p.Attempts, p.PerTryTimeout, cp))
-	_, largest := p.Backoff.Totals(p.Attempts - 1)
+	_, largest := b.totals(p.Attempts - 1)
 	each := fmt.Sprintf("each attempt gets the smaller of %s and the time left", d(p.PerTryTimeout))
 	if p.Attempts == p.RequestedAttempts {
 		b.step("attempts", p.WorstCase, "%d attempts within the deadline of %s: %s; when attempts fail fast all %d are sent (the waits before the last take at most %s, leaving it the %s an attempt needs); at most %s in all",
 			p.Attempts, d(dl), each, p.Attempts, d(largest), d(p.MinUsefulTry), d(p.WorstCase))
 		return
 	}
-	_, asked := p.Backoff.Totals(p.RequestedAttempts - 1)
+	_, asked := b.totals(p.RequestedAttempts - 1)
 	b.step("attempts", p.WorstCase, "%d attempts asked, but their %d waits take up to %s and the last attempt needs %s, more than the deadline of %s leaves: %s, %s; at most %s in all",
 		p.RequestedAttempts, p.RequestedAttempts-1, d(asked), d(p.MinUsefulTry), d(dl), attemptsText(p.Attempts), each, d(p.WorstCase))
 	if p.Attempts == 1 {
@@ -615,7 +627,7 @@ func (b *policyBuilder) hang() {
 	ended := ""
 	for a := range p.Attempts {
 		if a > 0 {
-			total, _ := p.Backoff.Totals(a)
+			total, _ := b.totals(a)
 			wait := total - prevTotal
 			prevTotal = total
 			if dl > 0 && dl-(elapsed+wait) < p.MinUsefulTry {

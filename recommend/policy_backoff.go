@@ -111,32 +111,54 @@ func (b Backoff) Totals(retries int) (expected, largest time.Duration) {
 	if retries <= 0 {
 		return 0, 0
 	}
-	if b.Jitter == JitterDecorrelated {
-		return b.decorrelatedTotals(retries)
+	e, l := b.Cumulative(retries)
+	return e[retries-1], l[retries-1]
+}
+
+// Cumulative returns, for k from 1 to retries, the expected and the
+// largest total of the first k waits (index k-1), as Totals(k) would: one
+// pass for every prefix, where calling Totals for each would repeat the
+// decorrelated grid's work.
+func (b Backoff) Cumulative(retries int) (expected, largest []time.Duration) {
+	if retries <= 0 {
+		return nil, nil
 	}
+	if b.Jitter == JitterDecorrelated {
+		return b.decorrelatedCumulative(retries)
+	}
+	expected, largest = make([]time.Duration, retries), make([]time.Duration, retries)
 	var e float64
+	var l time.Duration
 	for n := range retries {
 		v := b.window(n)
-		largest += v
+		l += v
 		if b.Jitter == JitterEqual {
 			e += 0.75 * float64(v)
 		} else {
 			e += 0.5 * float64(v)
 		}
+		expected[n], largest[n] = time.Duration(math.Round(e)), l
 	}
-	return time.Duration(math.Round(e)), largest
+	return expected, largest
 }
 
-func (b Backoff) decorrelatedTotals(retries int) (expected, largest time.Duration) {
+func (b Backoff) decorrelatedCumulative(retries int) (expected, largest []time.Duration) {
+	expected, largest = make([]time.Duration, retries), make([]time.Duration, retries)
 	base, capf := float64(b.Base), float64(b.Cap)
 	prevMax := base
-	for range retries {
+	var l time.Duration
+	for k := range retries {
 		prevMax = min(capf, 3*prevMax)
-		largest += time.Duration(prevMax)
+		l += time.Duration(prevMax)
+		largest[k] = l
 	}
 	if b.Cap <= b.Base {
 		// Every draw from [base, 3 x prev] is at least base >= cap.
-		return time.Duration(retries) * b.Cap, time.Duration(retries) * b.Cap
+		for k := range retries {
+			expected[k] = time.Duration(k+1) * b.Cap
+			largest[k] = expected[k]
+		}
+		return expected, largest
 	}
 
 	// meanAfter is E[min(cap, uniform(base, 3w))] for a previous wait w.
@@ -167,7 +189,7 @@ func (b Backoff) decorrelatedTotals(retries int) (expected, largest time.Duratio
 	}
 	var total float64
 	first := true
-	for range retries {
+	for k := range retries {
 		clear(next)
 		newAtom, mean := 0.0, 0.0
 		spread := func(w, m float64) {
@@ -195,6 +217,7 @@ func (b Backoff) decorrelatedTotals(retries int) (expected, largest time.Duratio
 			forEach(spread)
 		}
 		total += mean
+		expected[k] = min(time.Duration(math.Round(total)).Round(time.Microsecond), largest[k])
 		run := 0.0
 		for i := range mass {
 			run += next[i]
@@ -202,5 +225,5 @@ func (b Backoff) decorrelatedTotals(retries int) (expected, largest time.Duratio
 		}
 		atom = newAtom
 	}
-	return min(time.Duration(math.Round(total)).Round(time.Microsecond), largest), largest
+	return expected, largest
 }

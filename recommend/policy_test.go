@@ -541,3 +541,39 @@ func TestHedge(t *testing.T) {
 	assert.Equal(t, 2, p.Hedge.Attempts, "one attempt asked: hedging sends at most one more")
 	assert.Equal(t, 0.9, p.Hedge.Quantile)
 }
+
+// TestBackoffCumulative: one pass gives every prefix's totals, equal to
+// Totals of that many retries, for every jitter.
+func TestBackoffCumulative(t *testing.T) {
+	for _, b := range []recommend.Backoff{
+		{Jitter: recommend.JitterFull, Base: 25 * ms, Cap: 250 * ms},
+		{Jitter: recommend.JitterEqual, Base: 10 * ms, Cap: 1 * s},
+		{Jitter: recommend.JitterDecorrelated, Base: 25 * ms, Cap: 1 * s},
+		{Jitter: recommend.JitterDecorrelated, Base: 50 * ms, Cap: 50 * ms},
+	} {
+		expected, largest := b.Cumulative(12)
+		require.Len(t, expected, 12)
+		for k := 1; k <= 12; k++ {
+			e, l := b.Totals(k)
+			assert.Equal(t, e, expected[k-1], "%s: expected total of %d waits", b.Jitter, k)
+			assert.Equal(t, l, largest[k-1], "%s: largest total of %d waits", b.Jitter, k)
+		}
+	}
+}
+
+// BenchmarkNewPolicy fits the worst case the flags allow: 100 attempts of
+// decorrelated jitter within a long deadline, where every attempt's mean
+// wait comes from the grid of Backoff.Cumulative.
+func BenchmarkNewPolicy(b *testing.B) {
+	h, rec := domain()
+	for _, j := range []recommend.Jitter{recommend.JitterFull, recommend.JitterDecorrelated} {
+		b.Run(string(j), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := recommend.NewPolicy(h, rec, recommend.PolicyOptions{Deadline: time.Minute, Attempts: 100, Idempotent: true, Jitter: j, Hedge: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

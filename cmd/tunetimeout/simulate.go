@@ -110,7 +110,7 @@ func addPolicyFlags(cmd *cobra.Command, o *analysis.Options, pf *policyFlags) {
 		strings.Join(recommend.DefaultRetryOn, ",")+" for idempotent calls, "+strings.Join(recommend.NeverSent, ",")+" for others)")
 	fl.BoolVar(&o.Policy.Idempotent, "idempotent", false, "the calls are safe to repeat (GET, PUT, DELETE, an idempotency key): timeouts and 5xx may be retried; without it only failures that prove the request was never sent are (RFC 9110 section 9.2.2)")
 	fl.StringSliceVar(&pf.idempotentMethods, "idempotent-methods", recommend.IdempotentMethods, "with --by method, the methods whose groups are idempotent (add POST when every POST carries an idempotency key)")
-	fl.BoolVar(&o.Policy.Hedge, "hedge", false, "hedge idempotent calls: another request when none has answered after the --hedge-at quantile, up to --attempts (at least 2) in all")
+	fl.BoolVar(&o.Policy.Hedge, "hedge", false, "hedge idempotent calls: another request when none has answered after the --hedge-at quantile, up to --attempts (2 to 5) in all")
 	fl.StringVar(&pf.hedgeAt, "hedge-at", "p95", "the quantile of the measured latency the hedge delay is taken at: p95, p90, p99")
 	fl.IntVar(&o.Policy.Layers, "layers", 1, "layers of the call chain that retry like this (amplification: attempts ^ layers)")
 	fl.StringVar(&pf.failRate, "fail-rate", "20%", "share of attempts failing fast in the simulation's failing scenario")
