@@ -395,9 +395,10 @@ type timers struct {
 }
 
 // timers fits the timers of one attempt to the route's deadline: the
-// report's connect timeout, else defaultConnect shortened so that the
-// waits and the per-try timeout fit (never below a tenth of the deadline
-// shared among them); the other waits as long as the connect (on a healthy
+// report's connect timeout, else defaultConnect shortened so that every
+// attempt, each with its waits before the request, fits (or when that
+// leaves less than 10ms a wait, one attempt, never below a tenth of the
+// deadline shared among its waits); the other waits as long as the connect (on a healthy
 // server a pooled connection or a write takes no longer), shortened first
 // when they do not fit, then the per-try timeout, and the connect last.
 // Every timer is at least 1ms.
@@ -411,10 +412,19 @@ func (p *plan) timers(rt route, others int) timers {
 		t.connect = defaultConnect
 		t.connectWhy = fmt.Sprintf("%s, a default: the report has no connect timeout (analyze --rtt, or logs with connect times)", fmtDur(t.connect))
 		if dl > 0 {
-			if fit := (max(dl/10, dl-t.perTry) / (1 + k)).Truncate(ms); fit < t.connect {
+			// Room for every attempt with its waits when there is some (a
+			// tenth of the deadline's share at least), else for one.
+			n := time.Duration(max(rt.attempts, 1))
+			what := fmt.Sprintf("%d attempts of %s, each with the waits before its request,", n, fmtDur(t.perTry))
+			fit := ((dl - n*t.perTry) / (n * (1 + k))).Truncate(ms)
+			if n == 1 || fit < 10*ms {
+				what = fmt.Sprintf("the waits before a request and an attempt of %s", fmtDur(t.perTry))
+				fit = (max(dl/10, dl-t.perTry) / (1 + k)).Truncate(ms)
+			}
+			if fit < t.connect {
 				t.connect = max(fit, ms)
-				t.connectWhy = fmt.Sprintf("%s, a default shortened from %s so that the waits before a request and an attempt of %s fit the deadline of %s: the report has no connect timeout (analyze --rtt, or logs with connect times)",
-					fmtDur(t.connect), fmtDur(defaultConnect), fmtDur(t.perTry), fmtDur(dl))
+				t.connectWhy = fmt.Sprintf("%s, a default shortened from %s so that %s fit the deadline of %s: the report has no connect timeout (analyze --rtt, or logs with connect times)",
+					fmtDur(t.connect), fmtDur(defaultConnect), what, fmtDur(dl))
 			}
 		}
 	}
