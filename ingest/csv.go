@@ -372,6 +372,9 @@ func (d *csvDecoder) readError(err error) error {
 	if err == io.EOF {
 		return err
 	}
+	if err == errLongLine {
+		return &ParseError{File: d.name, Line: d.rows.line, Reason: err.Error()}
+	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		reason := fmt.Sprintf("invalid CSV: %v (column %d)", pe.Err, pe.Column)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"io"
 	"unsafe"
 )
@@ -37,7 +38,23 @@ type csvRows struct {
 
 	cr   *csv.Reader // made on the first line with a quote
 	feed csvFeed
+	// replay holds lines a row with an unterminated quote took from the
+	// input and gave back (readQuoted): rawLine returns them first.
+	replay [][]byte
 }
+
+// maxQuotedRow is the most bytes one row with quotes may span, line breaks
+// inside quoted fields included: a stray quote must not make one field of
+// the rest of the input.
+const maxQuotedRow = maxLine
+
+// errLongLine is rawLine's complaint about a line longer than maxLine,
+// which it has skipped; errLongRow encoding/csv's, through csvFeed, about
+// a row with quotes longer than maxQuotedRow.
+var (
+	errLongLine = errors.New("line is longer than 1 MiB")
+	errLongRow  = errors.New("the row's quoted fields span more than 1 MiB")
+)
 
 // next reads the next row into r.fields. The fields are valid until the
 // following call. It returns io.EOF at the end, a *csv.ParseError (line
@@ -81,7 +98,11 @@ func (r *csvRows) fieldLine(i int) int {
 }
 
 // readQuoted reads the row that starts with line (already consumed, the
-// r.line-th) with encoding/csv.
+// r.line-th) with encoding/csv. encoding/csv reads on into the next lines
+// while a quoted field is open; when the row turns out bad (a quote never
+// closed, a stray one, more than maxQuotedRow), only its first line is
+// bad: the lines it took after that are given back, to be read as rows of
+// their own, so that one stray quote does not swallow the rows after it.
 func (r *csvRows) readQuoted(line []byte) error {
 	if r.cr == nil {
 		r.feed.rows = r
@@ -91,6 +112,8 @@ func (r *csvRows) readQuoted(line []byte) error {
 	}
 	start := r.line
 	r.feed.rest = line
+	r.feed.size = len(line)
+	r.feed.taken = r.feed.taken[:0]
 	rec, err := r.cr.Read()
 	r.feed.rest = nil
 	if err == nil {
@@ -98,7 +121,27 @@ func (r *csvRows) readQuoted(line []byte) error {
 		r.quoted, r.crBase, r.fields = true, start-first, rec
 		return nil
 	}
-	return quotedError(err, start)
+	// encoding/csv keeps no state worth keeping after an error, and may
+	// hold part of what it read: start afresh.
+	r.cr = nil
+	taken := r.feed.taken
+	if len(taken) > 0 {
+		r.replay = append(taken, r.replay...)
+		r.feed.taken = nil
+		r.line -= len(taken)
+	}
+	if errors.Is(err, errLongRow) {
+		return &csv.ParseError{StartLine: start, Line: start, Column: 1, Err: errLongRow}
+	}
+	e := quotedError(err, start)
+	var pe *csv.ParseError
+	if errors.As(e, &pe) && len(taken) > 0 {
+		// The error was found on a later line encoding/csv read for an
+		// open quote; it is this line's quote that is wrong.
+		pe.Line, pe.Column = start, bytes.IndexByte(line, '"')+1
+		pe.Err = fmt.Errorf("%w: the quote opened on this line does not close where a row ends; this line is skipped and the next is read as a row", pe.Err)
+	}
+	return e
 }
 
 // quotedError moves the line numbers of encoding/csv's error about a row
@@ -122,6 +165,12 @@ func quotedError(err error, start int) error {
 // rawLine returns the next line with its line ending, or io.EOF. The line
 // is valid until the next call.
 func (r *csvRows) rawLine() ([]byte, error) {
+	if len(r.replay) > 0 {
+		line := r.replay[0]
+		r.replay = r.replay[1:]
+		r.line++
+		return line, nil
+	}
 	if r.inMem {
 		if r.pos >= len(r.mem) {
 			return nil, io.EOF
@@ -133,14 +182,21 @@ func (r *csvRows) rawLine() ([]byte, error) {
 		}
 		r.pos += n
 		r.line++
+		if n > maxLine {
+			return nil, errLongLine
+		}
 		return rest[:n], nil
 	}
 	line, err := r.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
+		// A long line is assembled up to maxLine and skipped beyond it:
+		// one line without a line break must not take the memory.
 		r.long = append(r.long[:0], line...)
 		for err == bufio.ErrBufferFull {
 			line, err = r.br.ReadSlice('\n')
-			r.long = append(r.long, line...)
+			if len(r.long) <= maxLine {
+				r.long = append(r.long, line...)
+			}
 		}
 		line = r.long
 	}
@@ -148,6 +204,9 @@ func (r *csvRows) rawLine() ([]byte, error) {
 		return nil, err
 	}
 	r.line++
+	if len(line) > maxLine {
+		return nil, errLongLine
+	}
 	return line, nil
 }
 
@@ -159,6 +218,7 @@ func (r *csvRows) reset(data []byte, line int) {
 	r.long = r.long[:0]
 	r.fields = r.fields[:0]
 	r.feed.rest = nil
+	r.replay = nil
 }
 
 // trimEOL returns line without its line ending as encoding/csv reads it:
@@ -193,14 +253,29 @@ func view(b []byte) string {
 type csvFeed struct {
 	rows *csvRows
 	rest []byte
+	// taken are copies of the lines handed over after the row's first, for
+	// readQuoted to give back when the row is bad; size is the row's bytes
+	// so far, which may not pass maxQuotedRow.
+	taken [][]byte
+	size  int
 }
 
 func (f *csvFeed) Read(p []byte) (int, error) {
 	if len(f.rest) == 0 {
 		line, err := f.rows.rawLine()
+		if err == errLongLine {
+			err = errLongRow
+		}
 		if err != nil {
 			return 0, err
 		}
+		f.size += len(line)
+		if f.size > maxQuotedRow {
+			// Give this line back too: it may be a row of its own.
+			f.taken = append(f.taken, bytes.Clone(line))
+			return 0, errLongRow
+		}
+		f.taken = append(f.taken, bytes.Clone(line))
 		f.rest = line
 	}
 	n := copy(p, f.rest)

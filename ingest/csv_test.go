@@ -377,8 +377,16 @@ func TestCSVRowErrors(t *testing.T) {
 			[]string{`data.csv:3: invalid CSV: bare " in non-quoted-field (column 2)`}, []time.Duration{1e6, 3e6}},
 		{"text after a closing quote", "latency_ms\n1\n\"2\"x\n3\n",
 			[]string{`data.csv:3: invalid CSV: extraneous or missing " in quoted-field (column 3)`}, []time.Duration{1e6, 3e6}},
-		{"unterminated quote swallows the rest", "latency_ms\n1\n\"2\n3\n4\n",
-			[]string{`data.csv:3: invalid CSV: extraneous or missing " in quoted-field (line 5, column 3)`}, []time.Duration{1e6}},
+		// The quote opened on line 3 is never closed: line 3 alone is bad,
+		// and the rows after it are read.
+		{"unterminated quote loses only its line", "latency_ms\n1\n\"2\n3\n4\n",
+			[]string{`data.csv:3: invalid CSV: extraneous or missing " in quoted-field: the quote opened on this line does not close where a row ends; this line is skipped and the next is read as a row (column 1)`}, []time.Duration{1e6, 3e6, 4e6}},
+		{"a stray quote closed by another", "latency_ms\n1\n\"2\n3\n4\"x\n5\n",
+			[]string{`data.csv:3: invalid CSV: extraneous or missing " in quoted-field: the quote opened on this line does not close where a row ends; this line is skipped and the next is read as a row (column 1)`,
+				`data.csv:5: invalid CSV: bare " in non-quoted-field (column 2)`}, []time.Duration{1e6, 3e6, 5e6}},
+		{"a line longer than 1 MiB", "latency_ms\n1\n" + strings.Repeat("9", maxLine+5) + "\n2\n",
+			[]string{`data.csv:3: line is longer than 1 MiB`}, []time.Duration{1e6, 2e6}},
+
 		{"field after a line break in quotes", "note,latency_ms\n\"two\nlines\",abc\n5,1\n",
 			[]string{`data.csv:3: column "latency_ms": "abc" is not a number`}, []time.Duration{1e6}},
 		{"CRLF line numbers", "latency_ms\r\n1\r\nx\r\n\r\n-1\r\n",
@@ -604,4 +612,32 @@ func benchCSV(b *testing.B, input string, rows int) {
 	benchDecode(b, len(input), rows, func() (Decoder, error) {
 		return NewCSV(strings.NewReader(input), "bench.csv", CSVOptions{By: []string{"route"}})
 	})
+}
+
+// TestCSVQuotedRowCap: a quote that opens a field of more than 1 MiB of
+// lines ends the row there: its first line is bad, and every line it took
+// is read again as a row of its own, so nothing is lost and nothing is held
+// beyond the cap.
+func TestCSVQuotedRowCap(t *testing.T) {
+	n := maxQuotedRow/2 + 5
+	in := "latency_ms\n1\n\"" + strings.Repeat("9\n", n) + "\"\n"
+	dec, err := NewDecoder("csv", strings.NewReader(in), "data.csv", Options{})
+	require.NoError(t, err)
+	var samples int
+	var bad []string
+	for {
+		_, err := dec.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			bad = append(bad, err.Error())
+			continue
+		}
+		samples++
+	}
+	assert.Equal(t, n, samples, "the first row and every line the quote took but its first")
+	require.Len(t, bad, 2)
+	assert.Equal(t, `data.csv:3: invalid CSV: the row's quoted fields span more than 1 MiB (column 1)`, bad[0])
+	assert.Contains(t, bad[1], fmt.Sprintf("data.csv:%d:", 3+n), "the closing quote, alone on its line")
 }
