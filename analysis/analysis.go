@@ -229,14 +229,43 @@ func readAny(ctx context.Context, name string, o Options, stdin io.Reader, set *
 	if err != nil {
 		return err
 	}
-	if f.Histograms {
-		return readLog(ctx, name, r, o, set, logs, in)
+	records := in.Records
+	switch {
+	case f.Histograms:
+		err = readLog(ctx, name, r, o, set, logs, in)
+	case par != nil:
+		o.Format = f.Name
+		err = par.read(ctx, name, r, o, in)
+	default:
+		o.Format = f.Name
+		err = readInput(ctx, name, r, o, set, in)
 	}
-	o.Format = f.Name
-	if par != nil {
-		return par.read(ctx, name, r, o, in)
+	if err != nil {
+		return err
 	}
-	return readInput(ctx, name, r, o, set, in)
+	return truncated(ingest.Truncated(rc), in.Records-records, o, in)
+}
+
+// truncated reports a compressed input that ended early: a note with the
+// complete records read from it, and its cut-off last line as a bad
+// record; under --strict, an error.
+func truncated(t *ingest.TruncatedError, complete int64, o Options, in *report.Input) error {
+	if t == nil {
+		return nil
+	}
+	if o.Strict {
+		return fmt.Errorf("%w (--strict)", t)
+	}
+	if t.Partial {
+		in.Records++
+		in.BadRecords++
+		if len(in.BadExamples) < o.ShowErrors {
+			in.BadExamples = append(in.BadExamples, fmt.Sprintf("%s: the last line is cut off (the %s stream ends early)", t.Name, t.Format))
+		}
+	}
+	in.Notes = append(in.Notes, fmt.Sprintf("%s: the %s stream ends early (the file is cut off): %s complete records were read from it%s.",
+		t.Name, t.Format, human.Count(complete), map[bool]string{true: "; its cut-off last line is counted bad", false: ""}[t.Partial]))
+	return nil
 }
 
 // readInput decodes one input into set, counting records and bad records.

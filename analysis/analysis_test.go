@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	kgzip "github.com/klauspost/compress/gzip"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -438,4 +440,66 @@ func TestMethodOf(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, methodOf(tc.name, tc.by), "%q by %v", tc.name, tc.by)
 	}
+}
+
+// TestTruncatedInput: a gzip file cut off is read to its last whole line,
+// told in a note with the complete records read, its partial line counted
+// bad; --strict makes it fatal.
+func TestTruncatedInput(t *testing.T) {
+	var content strings.Builder
+	content.WriteString("latency_ms\n")
+	for i := range 20000 {
+		fmt.Fprintf(&content, "%d\n", 10+i*7919%997)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err := zw.Write([]byte(content.String()))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	// A cut that falls inside a line, and what the decompressor hands on
+	// before it meets the cut.
+	var cut, raw []byte
+	for n := gz.Len() * 6 / 10; n > 0; n-- {
+		zr, err := kgzip.NewReader(bytes.NewReader(gz.Bytes()[:n]))
+		require.NoError(t, err)
+		b, err := io.ReadAll(zr)
+		require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			cut, raw = gz.Bytes()[:n], b
+			break
+		}
+	}
+	require.NotNil(t, cut)
+	complete := int64(bytes.Count(raw, []byte("\n")) - 1) // less the header
+	require.Greater(t, complete, int64(500))
+	path := filepath.Join(t.TempDir(), "access.csv.gz")
+	require.NoError(t, os.WriteFile(path, cut, 0o644))
+
+	for _, workers := range []int{1, 2} {
+		t.Run(fmt.Sprint(workers, " workers"), func(t *testing.T) {
+			o := options(path)
+			o.Workers = workers
+			r, err := Run(context.Background(), o, nil)
+			require.NoError(t, err)
+			assert.Equal(t, complete+1, r.Input.Records)
+			assert.EqualValues(t, 1, r.Input.BadRecords)
+			assert.Equal(t, []string{path + ": the last line is cut off (the gzip stream ends early)"}, r.Input.BadExamples)
+			require.Len(t, r.Groups, 1)
+			assert.Equal(t, complete, r.Groups[0].Samples, "the partial line is never a sample")
+			assert.Contains(t, r.Input.Notes, fmt.Sprintf("%s: the gzip stream ends early (the file is cut off): %s complete records were read from it; its cut-off last line is counted bad.",
+				path, human.Count(complete)))
+
+			o.Strict = true
+			_, err = Run(context.Background(), o, nil)
+			require.Error(t, err)
+			assert.Equal(t, fmt.Sprintf("%s: the gzip stream ends early, after %d bytes of data (the file is cut off); its cut-off last line is dropped (--strict)", path, len(raw)), err.Error())
+		})
+	}
+}
+
+func TestDirectoryInput(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Run(context.Background(), options(dir), nil)
+	require.Error(t, err)
+	assert.Equal(t, dir+": is a directory (give its files, or a glob: "+filepath.Join(dir, "*")+")", err.Error())
 }

@@ -3,7 +3,6 @@ package analysis
 import (
 	"io"
 	"os"
-	"strings"
 
 	"github.com/tunetimeout/tunetimeout/ingest"
 )
@@ -32,60 +31,12 @@ func inputSize(inputs []string, stdin io.Reader) int64 {
 	return total
 }
 
-// open opens one input like ingest.Open. With progress it opens the file
-// itself and counts the bytes read from it before any decompression, so
-// that they add up to the size inputSize measured.
+// open opens one input like ingest.Open; with progress, p is told the bytes
+// read from it before any decompression, so that they add up to the size
+// inputSize measured.
 func open(name string, stdin io.Reader, p Progress) (io.ReadCloser, error) {
 	if p == nil {
 		return ingest.Open(name, stdin)
 	}
-	src, closeSrc := stdin, func() error { return nil }
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		src, closeSrc = f, f.Close
-	}
-	rc, err := ingest.Open("-", counter{src, p})
-	if err != nil {
-		closeSrc()
-		return nil, renamed{name, err}
-	}
-	return closer{rc, func() error {
-		err := rc.Close()
-		if err2 := closeSrc(); err == nil {
-			err = err2
-		}
-		return err
-	}}, nil
+	return ingest.OpenCounted(name, stdin, p.Read)
 }
-
-// counter tells p how many bytes were read through it.
-type counter struct {
-	r io.Reader
-	p Progress
-}
-
-func (c counter) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	c.p.Read(n)
-	return n, err
-}
-
-type closer struct {
-	io.Reader
-	close func() error
-}
-
-func (c closer) Close() error { return c.close() }
-
-// renamed is an error of ingest.Open on "-", told about the input's name:
-// "-: gzip: ..." reads "access.log.gz: gzip: ...".
-type renamed struct {
-	name string
-	err  error
-}
-
-func (e renamed) Error() string { return e.name + strings.TrimPrefix(e.err.Error(), "-") }
-func (e renamed) Unwrap() error { return e.err }

@@ -244,12 +244,9 @@ func (s *Splitter) block() ([]byte, int, error) {
 	n := copy(buf, s.carry)
 	s.carry = s.carry[:0]
 	for {
-		m, err := io.ReadFull(s.br, buf[n:want])
+		m, err := fill(s.br, buf[n:want])
 		scanned := n
 		n += m
-		if err == io.ErrUnexpectedEOF {
-			err = io.EOF
-		}
 		if err != nil || bytes.IndexByte(buf[scanned:n], '\n') >= 0 || n >= maxChunk {
 			return buf, n, err
 		}
@@ -287,4 +284,19 @@ func (s *Splitter) fork() (cutter, error) {
 		return nil, err
 	}
 	return dec.(cutter), nil
+}
+
+// fill reads into b until it is full or the reader fails, and returns the
+// reader's own error: io.EOF for an input that ends, and anything else (a
+// decompressor's io.ErrUnexpectedEOF) as it is, never taken for an end.
+func fill(r io.Reader, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := r.Read(b[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
