@@ -2,10 +2,13 @@ package ingest
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
 // Reading log_format directives from an nginx configuration.
@@ -28,6 +31,14 @@ type nginxStmt struct {
 // maxNginxIncludeDepth bounds nested includes, so that a file including itself
 // ends with an error rather than never.
 const maxNginxIncludeDepth = 16
+
+// maxNginxConfFile caps one config file and maxNginxConfTotal all of them
+// with their includes: real configs are kilobytes, and an include of
+// /dev/zero or of a huge file must not take the machine.
+const (
+	maxNginxConfFile  = 4 << 20
+	maxNginxConfTotal = 64 << 20
+)
 
 // tokenizeNginxConf splits a config into directives. A directive cut short
 // by the end of the input (no ";") is returned too, for --log-format values
@@ -159,6 +170,7 @@ type nginxConfFormat struct {
 // it includes.
 type nginxConfReader struct {
 	dir     string // the main config's directory: nginx resolves includes against it
+	total   int64  // bytes read so far, of every file
 	formats []nginxConfFormat
 	missing []string // includes of one file that does not exist
 }
@@ -172,7 +184,7 @@ type nginxConfReader struct {
 // that could not be read.
 func readNginxConf(path, name string) (nginxFormat, error) {
 	r := &nginxConfReader{dir: filepath.Dir(path)}
-	if err := r.read(path, 0); err != nil {
+	if err := r.read(path, "", 0); err != nil {
 		return nginxFormat{}, err
 	}
 	if name == "" {
@@ -214,14 +226,15 @@ func (r *nginxConfReader) missingNote() string {
 	return fmt.Sprintf(" (these includes could not be read: %s)", strings.Join(r.missing, ", "))
 }
 
-// read reads one config file and the files it includes.
-func (r *nginxConfReader) read(file string, depth int) error {
+// read reads one config file and the files it includes. from is where
+// it is included ("nginx.conf:12"), "" for the main config.
+func (r *nginxConfReader) read(file, from string, depth int) error {
 	if depth > maxNginxIncludeDepth {
 		return fmt.Errorf("%s: includes nested deeper than %d (does a file include itself?)", file, maxNginxIncludeDepth)
 	}
-	data, err := os.ReadFile(file)
+	data, err := r.readFile(file, from)
 	if err != nil {
-		if depth > 0 && os.IsNotExist(err) {
+		if from != "" && os.IsNotExist(err) {
 			r.missing = append(r.missing, file)
 			return nil
 		}
@@ -257,8 +270,9 @@ func (r *nginxConfReader) read(file string, depth int) error {
 			if !filepath.IsAbs(pattern) {
 				pattern = filepath.Join(r.dir, pattern)
 			}
+			from := fmt.Sprintf("%s:%d", file, st.line)
 			if !strings.ContainsAny(pattern, "*?[") {
-				if err := r.read(pattern, depth+1); err != nil {
+				if err := r.read(pattern, from, depth+1); err != nil {
 					return err
 				}
 				continue
@@ -268,11 +282,64 @@ func (r *nginxConfReader) read(file string, depth int) error {
 				return fmt.Errorf("%s:%d: include %s: %w", file, st.line, st.words[1], err)
 			}
 			for _, m := range matches { // sorted by filepath.Glob
-				if err := r.read(m, depth+1); err != nil {
+				if err := r.read(m, from, depth+1); err != nil {
 					return err
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// readFile reads one config file within the caps. An include must name a
+// regular file (not a device, a pipe or a directory); the main config may
+// also be a pipe (--nginx-conf <(kubectl exec ... cat nginx.conf)).
+func (r *nginxConfReader) readFile(file, from string) ([]byte, error) {
+	where := ""
+	if from != "" {
+		where = from + ": include "
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case st.IsDir():
+		return nil, fmt.Errorf("%s%s: is a directory, not a config file", where, file)
+	case from != "" && !st.Mode().IsRegular():
+		return nil, fmt.Errorf("%s%s: not a regular file (%s); an include is read only from a regular file", where, file, fileKind(st.Mode()))
+	}
+	limit := min(int64(maxNginxConfFile), maxNginxConfTotal-r.total)
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		if limit < maxNginxConfFile {
+			return nil, fmt.Errorf("%s%s: the config and its includes are larger than %s, the cap of what is read of a config", where, file, human.Bytes(maxNginxConfTotal))
+		}
+		return nil, fmt.Errorf("%s%s: larger than %s, the cap of one config file", where, file, human.Bytes(maxNginxConfFile))
+	}
+	r.total += int64(len(data))
+	return data, nil
+}
+
+// fileKind names a file mode that is not a regular file's.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "not a regular file"
 }

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,4 +146,93 @@ func TestNginxConfIntoDecoder(t *testing.T) {
 	assert.Equal(t, millis(12), samples[0].Latency)
 	assert.Equal(t, "/x/{id}", samples[0].Group)
 	assert.Equal(t, 2020, samples[0].Time.Year())
+}
+
+// TestNginxConfCaps: the include follower reads regular files only, each up
+// to 4 MiB and 64 MiB with all its includes; the error names the including
+// line and the cap.
+func TestNginxConfCaps(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return p
+	}
+	// Comments: a file near the cap that the tokenizer reads fast.
+	comment := strings.Repeat("# "+strings.Repeat("x", 1021)+"\n", 1024)
+	require.Len(t, comment, 1<<20)
+	big := write("big.conf", strings.Repeat(comment, 4)+"#\n") // 4 MiB + 2 bytes
+	nearly := write("nearly.conf", strings.Repeat(comment, 4)) // 4 MiB exactly
+	write("fmt.conf", "log_format main '$request_time';\n")
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "conf.d"), 0o755))
+
+	tests := []struct {
+		name, conf string
+		want       string // "" = reads the format
+	}{
+		{"device", "http {\n  include /dev/zero;\n}\n",
+			"nginx.conf:2: include /dev/zero: not a regular file (a device); an include is read only from a regular file"},
+		{"directory", "include conf.d;\n",
+			"nginx.conf:1: include " + filepath.Join(dir, "conf.d") + ": is a directory, not a config file"},
+		{"over the cap", "include fmt.conf;\n\ninclude big.conf;\n",
+			"nginx.conf:3: include " + big + ": larger than 4 MiB, the cap of one config file"},
+		{"at the cap", "include nearly.conf; include fmt.conf;\n", ""},
+		{"over the total", "include fmt.conf;\n" + strings.Repeat("include nearly.conf;\n", 16),
+			"nginx.conf:17: include " + nearly + ": the config and its includes are larger than 64 MiB, the cap of what is read of a config"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			main := write("nginx.conf", tt.conf)
+			_, err := readNginxConf(main, "main")
+			if tt.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, filepath.Join(dir, tt.want), err.Error())
+		})
+	}
+	t.Run("the main config may be a pipe", func(t *testing.T) {
+		r, w, err := os.Pipe()
+		require.NoError(t, err)
+		go func() {
+			_, _ = w.WriteString("log_format main '$request_time $status';\n")
+			w.Close()
+		}()
+		defer r.Close()
+		nf, err := readNginxConf(fmt.Sprintf("/dev/fd/%d", r.Fd()), "main")
+		require.NoError(t, err)
+		assert.Equal(t, "$request_time $status", nf.text)
+	})
+	t.Run("a main config over the cap", func(t *testing.T) {
+		_, err := readNginxConf(big, "main")
+		assert.EqualError(t, err, big+": larger than 4 MiB, the cap of one config file")
+	})
+}
+
+// FuzzNginxConfIncludes reads a config that includes files of random
+// content, itself among them: it ends (the depth cap), never panics, and an
+// error is one line that names a file.
+func FuzzNginxConfIncludes(f *testing.F) {
+	f.Add([]byte("include a.conf;\nlog_format main '$request_time';"), []byte("include b/*.conf;"), []byte("log_format main x;"))
+	f.Add([]byte("include nginx.conf;"), []byte(""), []byte(""))
+	f.Add([]byte("include /dev/null; include b; include a.conf"), []byte("include a.conf;"), []byte("'"))
+	f.Fuzz(func(t *testing.T, main, a, b []byte) {
+		dir := t.TempDir()
+		require.NoError(t, os.Mkdir(filepath.Join(dir, "b"), 0o755))
+		for name, data := range map[string][]byte{"nginx.conf": main, "a.conf": a, "b/c.conf": b} {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+		}
+		_, err := readNginxConf(filepath.Join(dir, "nginx.conf"), "main")
+		if err == nil {
+			return
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Fatalf("error of more than one line: %q", err)
+		}
+		if !strings.Contains(err.Error(), dir) && !strings.Contains(err.Error(), "/dev/") && !strings.Contains(err.Error(), "include") {
+			t.Fatalf("error names no file: %v", err)
+		}
+	})
 }

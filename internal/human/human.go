@@ -103,3 +103,28 @@ func Calls(n int64) string {
 	}
 	return Count(n) + " calls"
 }
+
+// Bytes writes a size in binary units, the way caps are written: 1048576
+// -> "1 MiB", 1536 -> "1.5 KiB", 100 -> "100 bytes". The figure has at most
+// three significant digits, rounded down (a cap shown must not look larger
+// than it is).
+func Bytes(n int64) string {
+	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	if n < 1024 {
+		return strconv.FormatInt(n, 10) + " bytes"
+	}
+	u, x := -1, float64(n)
+	for x >= 1024 && u+1 < len(units) {
+		x /= 1024
+		u++
+	}
+	digits := 2
+	switch {
+	case x >= 100:
+		digits = 0
+	case x >= 10:
+		digits = 1
+	}
+	p := math.Pow(10, float64(digits))
+	return strconv.FormatFloat(math.Floor(x*p)/p, 'f', -1, 64) + " " + units[u]
+}

@@ -78,3 +78,22 @@ func TestCalls(t *testing.T) {
 	assert.Equal(t, "1 call", Calls(1))
 	assert.Equal(t, "200,000 calls", Calls(200000))
 }
+
+func TestBytes(t *testing.T) {
+	for n, want := range map[int64]string{
+		0:             "0 bytes",
+		1023:          "1023 bytes",
+		1024:          "1 KiB",
+		1536:          "1.5 KiB",
+		1 << 20:       "1 MiB",
+		4 << 20:       "4 MiB",
+		256 << 20:     "256 MiB",
+		1<<30 - 1:     "1023 MiB", // rounded down, never up to 1 GiB
+		3 << 29:       "1.5 GiB",
+		1<<40 + 1<<30: "1 TiB",
+	} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
