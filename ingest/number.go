@@ -119,6 +119,68 @@ func (d decimal) scale(unit time.Duration) (int64, bool) {
 
 func (d decimal) isZero() bool { return d.i == 0 && d.f == 0 }
 
+// The number grammar of every reader (CSV cells, log fields, JSON values
+// given as strings, Unix timestamps):
+//
+//	number   = [ "+" | "-" ] ( digits [ "." [ digits ] ] | "." digits ) [ exponent ]
+//	exponent = ( "e" | "E" ) [ "+" | "-" ] digits
+//	digits   = "0" ... "9" { "0" ... "9" }
+//
+// Nothing else is a number: no digit separators ("1_000", "1,000"), no
+// hexadecimal ("0x10", "0x1p4"), no spaces. "inf", "infinity" and "nan"
+// (any case, signed) are told apart as "not a finite number".
+
+// floatSyntax reports whether s follows the number grammar. It is checked
+// before strconv.ParseFloat, which also reads Go's literals ("1_000",
+// "0x1p4").
+func floatSyntax(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := 0
+	for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		for i++; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+			digits++
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		exp := 0
+		for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+			exp++
+		}
+		if exp == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// notFinite reports whether s names an infinity or NaN as strconv reads them.
+func notFinite(s string) bool {
+	t := strings.ToLower(strings.TrimLeft(s, "+-"))
+	return len(s)-len(t) <= 1 && (t == "inf" || t == "infinity" || t == "nan")
+}
+
+// parseFloat is strconv.ParseFloat within the number grammar; infinities
+// and NaN come back as such, for the caller to refuse by name.
+func parseFloat(s string) (float64, error) {
+	if !floatSyntax(s) && !notFinite(s) {
+		return 0, strconv.ErrSyntax
+	}
+	return strconv.ParseFloat(s, 64)
+}
+
 // parseLatency reads a non-negative number of units as a duration. On
 // failure it returns one of the reason constants.
 func parseLatency(s string, unit time.Duration) (time.Duration, string) {
@@ -135,7 +197,7 @@ func parseLatency(s string, unit time.Duration) (time.Duration, string) {
 		}
 		return time.Duration(n), ""
 	}
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := parseFloat(s)
 	switch {
 	case isRangeErr(err): // beyond float64, e.g. 1e400
 		return 0, reasonRange
@@ -163,7 +225,7 @@ func isNumber(s string) bool {
 	if _, ok := parseDecimal(s); ok {
 		return true
 	}
-	_, err := strconv.ParseFloat(s, 64)
+	_, err := parseFloat(s)
 	return err == nil || isRangeErr(err)
 }
 
@@ -194,7 +256,7 @@ func parseTime(s string) (time.Time, bool) {
 		}
 		return time.Time{}, false
 	}
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := parseFloat(s)
 	if err != nil || !(v >= 0) || math.IsInf(v, 0) {
 		return time.Time{}, false
 	}
