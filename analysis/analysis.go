@@ -118,11 +118,14 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 	r.Groups = []report.Group{}
 	var hangs []littleslaw.Result
 	for _, g := range groups {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if g.Latency.Count() == 0 {
 			r.Input.Notes = append(r.Input.Notes, fmt.Sprintf("Group %q has no call usable for latency (%s); it is left out.", g.Name, describe(g.Excluded)))
 			continue
 		}
-		res, err := analyseGroup(g, o, float64(g.Latency.Count()+sum(g.Excluded))/float64(total))
+		res, err := analyseGroup(ctx, g, o, float64(g.Latency.Count()+sum(g.Excluded))/float64(total))
 		if err != nil {
 			return nil, fmt.Errorf("group %q: %w", g.Name, err)
 		}
@@ -376,7 +379,7 @@ func groupName(g string) string {
 
 // analyseGroup recommends a timeout for one group and applies Little's law.
 // share is the group's share of all calls, used to split a --rate.
-func analyseGroup(g *histogram.Group, o Options, share float64) (report.Result, error) {
+func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share float64) (report.Result, error) {
 	h := g.Latency
 	o.Recommend.ConnectTimes = g.Connect
 	rec, err := recommend.Recommend(h, o.Recommend)
@@ -423,7 +426,7 @@ func analyseGroup(g *histogram.Group, o Options, share float64) (report.Result, 
 	in.Deadline = pol.Deadline
 	res.LittlesLaw = littleslaw.Analyze(in)
 	if o.AlwaysSimulate || pol.Deadline > 0 || pol.RequestedAttempts > 1 {
-		sim, err := simulate.Run(h, pol, o.Simulate)
+		sim, err := simulate.Run(ctx, h, pol, o.Simulate)
 		if err != nil {
 			return report.Result{}, err
 		}

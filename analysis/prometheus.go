@@ -91,11 +91,14 @@ func RunPrometheus(ctx context.Context, o Options, p PrometheusOptions) (*report
 	}
 	var hangs []littleslaw.Result
 	for _, g := range res.Groups {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if g.Err != nil {
 			r.Input.Notes = append(r.Input.Notes, fmt.Sprintf("Group %q: %v; it is left out.", g.Name, g.Err))
 			continue
 		}
-		rg, ll, err := prometheusGroup(g, o, p, res, q, g.Calls/total)
+		rg, ll, err := prometheusGroup(ctx, g, o, p, res, q, g.Calls/total)
 		if err != nil {
 			return nil, fmt.Errorf("group %q: %w", g.Name, err)
 		}
@@ -108,7 +111,7 @@ func RunPrometheus(ctx context.Context, o Options, p PrometheusOptions) (*report
 }
 
 // prometheusGroup analyses one group's buckets.
-func prometheusGroup(g promsource.Group, o Options, p PrometheusOptions, res *promsource.Result, q, share float64) (report.Group, littleslaw.Result, error) {
+func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p PrometheusOptions, res *promsource.Result, q, share float64) (report.Group, littleslaw.Result, error) {
 	view := &report.Buckets{Kind: res.Kind, Quantile: q, Repairs: append([]string{}, g.Overall.Repairs...), BoundsSeconds: []float64{}, Steps: []report.StepQuantile{}}
 	chosen := g.Overall
 	worstKey := [2]float64{math.Inf(-1), math.Inf(-1)}
@@ -160,7 +163,7 @@ func prometheusGroup(g promsource.Group, o Options, p PrometheusOptions, res *pr
 	if n := int64(math.Round(chosen.Negative)); n > 0 {
 		hg.Excluded["negative"] = n
 	}
-	result, err := analyseGroup(hg, o, share)
+	result, err := analyseGroup(ctx, hg, o, share)
 	if err != nil {
 		return report.Group{}, littleslaw.Result{}, err
 	}

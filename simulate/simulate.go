@@ -21,6 +21,7 @@
 package simulate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -118,8 +119,10 @@ func Conditions(failRate float64) []Condition {
 }
 
 // Run replays the conditions of Conditions(o.FailRate) through p: each
-// without the retry budget and, when p has one and retries, with it.
-func Run(h *histogram.Latency, p recommend.Policy, o Options) (Result, error) {
+// without the retry budget and, when p has one and retries, with it. It
+// stops with ctx's error soon after ctx is cancelled (every 4,096 requests
+// of a scenario).
+func Run(ctx context.Context, h *histogram.Latency, p recommend.Policy, o Options) (Result, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return Result{}, fmt.Errorf("invalid simulation: %w", err)
@@ -133,9 +136,15 @@ func Run(h *histogram.Latency, p recommend.Policy, o Options) (Result, error) {
 	}
 	res := Result{Seed: o.Seed, Requests: o.Requests}
 	for _, c := range Conditions(o.FailRate) {
-		res.Scenarios = append(res.Scenarios, Replay(s, p, c, false, o))
-		if p.RetryBudget > 0 && p.Attempts > 1 {
-			res.Scenarios = append(res.Scenarios, Replay(s, p, c, true, o))
+		for _, budget := range []bool{false, true} {
+			if budget && !(p.RetryBudget > 0 && p.Attempts > 1) {
+				continue
+			}
+			sc, err := replay(ctx, s, p, c, budget, o)
+			if err != nil {
+				return Result{}, err
+			}
+			res.Scenarios = append(res.Scenarios, sc)
 		}
 	}
 	return res, nil
@@ -145,6 +154,12 @@ func Run(h *histogram.Latency, p recommend.Policy, o Options) (Result, error) {
 // c, with the retry budget when withBudget. o's zero fields take the
 // defaults; Replay does not validate them (Run does).
 func Replay(s *histogram.Sampler, p recommend.Policy, c Condition, withBudget bool, o Options) Scenario {
+	sc, _ := replay(context.Background(), s, p, c, withBudget, o)
+	return sc
+}
+
+// replay is Replay that ends with ctx's error once ctx is cancelled.
+func replay(ctx context.Context, s *histogram.Sampler, p recommend.Policy, c Condition, withBudget bool, o Options) (Scenario, error) {
 	if o.Requests == 0 {
 		o.Requests = DefaultRequests
 	}
@@ -162,7 +177,12 @@ func Replay(s *histogram.Sampler, p recommend.Policy, c Condition, withBudget bo
 	// ten steps of 0.1 add up to 0.9999999999999999, hence the slack.
 	const slack = 1e-9
 	tokens := float64(MaxTokens)
-	for range o.Requests {
+	for i := range o.Requests {
+		if i%4096 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return Scenario{}, err
+			}
+		}
 		if withBudget {
 			tokens = min(MaxTokens, tokens+p.RetryBudget)
 		}
@@ -215,5 +235,5 @@ func Replay(s *histogram.Sampler, p recommend.Policy, c Condition, withBudget bo
 	if sc.Succeeded > 0 {
 		sc.P50, sc.P99 = e2e.Quantile(0.5), e2e.Quantile(0.99)
 	}
-	return sc
+	return sc, nil
 }

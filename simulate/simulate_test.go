@@ -1,6 +1,7 @@
 package simulate_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -84,7 +85,7 @@ func TestDomainBudgetFigures(t *testing.T) {
 func TestRunScenarios(t *testing.T) {
 	h, p := policy(t, recommend.PolicyOptions{Deadline: 3 * time.Second, Attempts: 3, Idempotent: true, RetryBudget: 0.1})
 	start := time.Now()
-	res, err := simulate.Run(h, p, simulate.Options{Seed: 1})
+	res, err := simulate.Run(context.Background(), h, p, simulate.Options{Seed: 1})
 	require.NoError(t, err)
 	t.Logf("6 scenarios of 100,000 requests in %v", time.Since(start))
 	require.Len(t, res.Scenarios, 6)
@@ -113,10 +114,10 @@ func TestRunScenarios(t *testing.T) {
 	assert.InDelta(t, 3.0, hang.AttemptsPerRequest, 0.001, "3 x 800ms + 2 x 250ms = 2.9s fits the 3s deadline")
 	assert.InDelta(t, 1.1, find(t, res, "hang", true).AttemptsPerRequest, 0.02)
 
-	again, err := simulate.Run(h, p, simulate.Options{Seed: 1})
+	again, err := simulate.Run(context.Background(), h, p, simulate.Options{Seed: 1})
 	require.NoError(t, err)
 	assert.Equal(t, res, again, "deterministic for a seed")
-	other, err := simulate.Run(h, p, simulate.Options{Seed: 2})
+	other, err := simulate.Run(context.Background(), h, p, simulate.Options{Seed: 2})
 	require.NoError(t, err)
 	assert.NotEqual(t, res.Scenarios[2], other.Scenarios[2])
 }
@@ -170,7 +171,7 @@ func TestSimulatorFollowsTheHangStep(t *testing.T) {
 func TestNotIdempotentDoesNotRetryTimeouts(t *testing.T) {
 	h, p := policy(t, recommend.PolicyOptions{Attempts: 3, RetryBudget: 0.1})
 	require.Equal(t, recommend.NeverSent, p.RetryOn)
-	res, err := simulate.Run(h, p, simulate.Options{Seed: 1, Requests: 20_000})
+	res, err := simulate.Run(context.Background(), h, p, simulate.Options{Seed: 1, Requests: 20_000})
 	require.NoError(t, err)
 	assert.InDelta(t, 1.0, find(t, res, "hang", false).AttemptsPerRequest, 0, "a timed-out POST is not repeated")
 	assert.InDelta(t, 1.25, find(t, res, "fail 20%", false).AttemptsPerRequest, 0.02, "refused connections are")
@@ -181,7 +182,7 @@ func TestNotIdempotentDoesNotRetryTimeouts(t *testing.T) {
 // does not retry them, whatever else it retries.
 func TestFastFailureIsARefusedConnection(t *testing.T) {
 	h, p := policy(t, recommend.PolicyOptions{Attempts: 3, Idempotent: true, RetryOn: []string{"503", "timeout"}})
-	res, err := simulate.Run(h, p, simulate.Options{Seed: 1, Requests: 20_000})
+	res, err := simulate.Run(context.Background(), h, p, simulate.Options{Seed: 1, Requests: 20_000})
 	require.NoError(t, err)
 	assert.InDelta(t, 1.0, find(t, res, "fail 20%", false).AttemptsPerRequest, 0.002, "only the few timed-out calls are retried")
 	assert.InDelta(t, 0.8, find(t, res, "fail 20%", false).SuccessFraction, 0.01)
@@ -190,7 +191,7 @@ func TestFastFailureIsARefusedConnection(t *testing.T) {
 func TestRunOneAttemptHasNoBudgetScenarios(t *testing.T) {
 	h, p := policy(t, recommend.PolicyOptions{Deadline: time.Second, Attempts: 1, Idempotent: true, RetryBudget: 0.1})
 	require.Equal(t, 1, p.Attempts)
-	res, err := simulate.Run(h, p, simulate.Options{Seed: 1, Requests: 10_000, FailRate: 0.5})
+	res, err := simulate.Run(context.Background(), h, p, simulate.Options{Seed: 1, Requests: 10_000, FailRate: 0.5})
 	require.NoError(t, err)
 	require.Len(t, res.Scenarios, 3, "nothing for a budget to limit")
 	assert.Equal(t, "fail 50%", res.Scenarios[1].Name)
@@ -199,11 +200,11 @@ func TestRunOneAttemptHasNoBudgetScenarios(t *testing.T) {
 
 func TestRunRejects(t *testing.T) {
 	h, p := policy(t, recommend.PolicyOptions{})
-	_, err := simulate.Run(h, p, simulate.Options{Requests: -1, FailRate: 2})
+	_, err := simulate.Run(context.Background(), h, p, simulate.Options{Requests: -1, FailRate: 2})
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "requests -1")
 	assert.ErrorContains(t, err, "fail rate 2")
-	_, err = simulate.Run(histogram.New(), p, simulate.Options{})
+	_, err = simulate.Run(context.Background(), histogram.New(), p, simulate.Options{})
 	assert.ErrorIs(t, err, recommend.ErrNoSamples)
 }
 
@@ -213,6 +214,22 @@ func BenchmarkRun(b *testing.B) {
 	require.NoError(b, err)
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = simulate.Run(h, p, simulate.Options{Seed: 1})
+		_, _ = simulate.Run(context.Background(), h, p, simulate.Options{Seed: 1})
 	}
+}
+
+// TestRunCancelled: a cancelled context ends the replay with its error.
+func TestRunCancelled(t *testing.T) {
+	h := histogram.New()
+	for i := range 1000 {
+		h.Record(time.Duration(1+i%100) * time.Millisecond)
+	}
+	p := recommend.Policy{Attempts: 3, PerTryTimeout: 50 * time.Millisecond, Deadline: time.Second}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := simulate.Run(ctx, h, p, simulate.Options{Seed: 1, Requests: simulate.MaxRequests})
+	require.ErrorIs(t, err, context.Canceled)
+	res, err := simulate.Run(context.Background(), h, p, simulate.Options{Seed: 1, Requests: 4095})
+	require.NoError(t, err)
+	assert.Len(t, res.Scenarios, 3)
 }

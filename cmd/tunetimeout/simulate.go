@@ -79,6 +79,9 @@ func runFiles(cmd *cobra.Command, args []string, o analysis.Options, f analyzeFl
 	if err != nil {
 		return usageError{err}
 	}
+	if err := refuseInputAsOutput("--output", f.output, args); err != nil {
+		return usageError{err}
+	}
 	o.Inputs = args
 	if errOut := cmd.ErrOrStderr(); !f.quiet && progress.IsTerminal(errOut) {
 		o.Progress = progress.New(errOut)
@@ -87,7 +90,7 @@ func runFiles(cmd *cobra.Command, args []string, o analysis.Options, f analyzeFl
 	if err != nil {
 		return err
 	}
-	return writeReport(cmd.OutOrStdout(), f.output, write, r)
+	return emitReport(cmd, f.output, write, r)
 }
 
 // policyFlags holds the raw values of the call policy flags that need

@@ -170,7 +170,10 @@ func (e *emitFlags) write(out, errOut io.Writer, r *report.Report, alone bool) e
 				return err
 			}
 			path := filepath.Join(e.dir, t.File)
-			if err := os.WriteFile(path, body, 0o644); err != nil {
+			if err := writeOutput(e.cmd.Context(), path, func(w io.Writer) error {
+				_, err := w.Write(body)
+				return err
+			}); err != nil {
 				return err
 			}
 			names = append(names, t.File)

@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -55,6 +55,9 @@ interval at time 0 of length 0. Summaries are inputs too: summarize
 			if every < time.Second || every%time.Second != 0 {
 				return usageError{fmt.Errorf("--interval %s: want whole seconds, at least 1s", every)}
 			}
+			if err := refuseInputAsOutput("--output", output, args); err != nil {
+				return usageError{err}
+			}
 			o.Inputs = args
 			if errOut := cmd.ErrOrStderr(); !f.quiet && progress.IsTerminal(errOut) {
 				o.Progress = progress.New(errOut)
@@ -71,24 +74,13 @@ interval at time 0 of length 0. Summaries are inputs too: summarize
 				}
 				return err
 			}
-			// A temporary file renamed at the end: a failed run leaves
-			// no half summary behind, nor replaces a good one.
-			tmp, err := os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".*")
+			var in report.Input
+			err := writeOutput(cmd.Context(), output, func(w io.Writer) error {
+				var err error
+				in, err = analysis.Summarize(cmd.Context(), o, every, cmd.InOrStdin(), w)
+				return err
+			})
 			if err != nil {
-				return err
-			}
-			defer os.Remove(tmp.Name()) // gone by then when renamed
-			in, err := analysis.Summarize(cmd.Context(), o, every, cmd.InOrStdin(), tmp)
-			if cerr := tmp.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-			if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-				return err
-			}
-			if err := os.Rename(tmp.Name(), output); err != nil {
 				return err
 			}
 			st, err := os.Stat(output)
