@@ -3,9 +3,11 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 
 	"github.com/tunetimeout/tunetimeout/internal/escape"
+	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
 // WriteJSON writes r as indented JSON (the contract in the README), with
@@ -31,4 +33,41 @@ func writeJSON(w io.Writer, v any) error {
 	}
 	_, err := w.Write(escape.JSON(b.Bytes()))
 	return err
+}
+
+// MaxJSONReport caps what ReadJSON reads: a report of the 20,000 groups
+// --max-groups allows at most is a few tens of megabytes.
+const MaxJSONReport = 256 << 20
+
+// ReadJSON reads a report WriteJSON wrote (snippet --from), name being
+// where it comes from for errors. It reads at most MaxJSONReport bytes,
+// one JSON document with nothing but space after it, and refuses a report
+// without groups or with a group whose recommended timeout is not a
+// positive number of seconds below a year: the snippets are built from it.
+func ReadJSON(in io.Reader, name string) (*Report, error) {
+	lr := &io.LimitedReader{R: in, N: MaxJSONReport + 1}
+	dec := json.NewDecoder(lr)
+	var r Report
+	if err := dec.Decode(&r); err != nil {
+		if lr.N == 0 {
+			return nil, fmt.Errorf("%s: larger than %s, the cap of a JSON report", name, human.Bytes(MaxJSONReport))
+		}
+		return nil, fmt.Errorf("%s: not a JSON report (analyze -o json): %w", name, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if lr.N == 0 {
+			return nil, fmt.Errorf("%s: larger than %s, the cap of a JSON report", name, human.Bytes(MaxJSONReport))
+		}
+		return nil, fmt.Errorf("%s: not a JSON report (analyze -o json): more data after the report", name)
+	}
+	if len(r.Groups) == 0 {
+		return nil, fmt.Errorf("%s: the report has no groups (analyze -o json writes them)", name)
+	}
+	const year = 365 * 24 * 3600
+	for i, g := range r.Groups {
+		if t := g.Recommendation.TimeoutSeconds; !(t > 0 && t < year) {
+			return nil, fmt.Errorf("%s: group %d (%q): timeout_seconds %v is not a positive number of seconds below a year", name, i+1, g.Name, t)
+		}
+	}
+	return &r, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,4 +91,62 @@ func TestNamesFromDataEscaped(t *testing.T) {
 	require.NoError(t, WritePolicyText(&b, r))
 	assert.NotContains(t, b.String(), "\x1b")
 	assert.Contains(t, b.String(), `\x1b[31mred`)
+}
+
+// FuzzRenderers puts any text where the data put names, files, notes and
+// bad examples, and renders every format, the policy formats among them:
+// no control or bidirectional character reaches the output raw, HTML shows
+// a tag in a name as text, and JSON decodes back to the names as read.
+func FuzzRenderers(f *testing.F) {
+	for _, c := range controls {
+		f.Add(c, "x")
+	}
+	f.Add("<x-fuzz>a</x-fuzz>", "\r\n\x00")
+	f.Add("\xff\xfe", "\u2066\u2069")
+	f.Fuzz(func(t *testing.T, name, other string) {
+		r := controlReport()
+		r.Input.Files = []string{other}
+		r.Input.Notes = []string{name + other}
+		r.Input.BadExamples = []string{other + name}
+		for i := range r.Groups {
+			g := &r.Groups[i]
+			g.Name = []string{name, other, name + other}[i%3]
+			g.Excluded = map[string]int64{other: 1}
+			g.Recommendation.Warnings = []string{name}
+			g.Policy.Steps = []Step{{Rule: "hang", Reason: other}}
+		}
+		r.Groups[0].Name = "<x-fuzz>" + name
+		for _, lookup := range []func(string) (Writer, error){Lookup, LookupPolicy} {
+			for _, format := range Formats() {
+				w, err := lookup(format)
+				if err != nil {
+					continue
+				}
+				var b bytes.Buffer
+				if err := w(&b, r); err != nil {
+					t.Fatalf("%s: %v", format, err)
+				}
+				out := b.String()
+				for _, c := range out {
+					if c != '\n' && c != '\t' && escape.Unsafe(c) {
+						t.Fatalf("%U raw in the %s report", c, format)
+					}
+				}
+				switch format {
+				case "html":
+					if strings.Contains(out, "<x-fuzz>") {
+						t.Fatalf("a tag in a name reached the HTML raw")
+					}
+				case "json":
+					var back Report
+					if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+						t.Fatalf("the JSON does not decode: %v", err)
+					}
+					if want := "<x-fuzz>" + name; utf8.ValidString(want) && back.Groups[0].Name != want {
+						t.Fatalf("JSON name %q, read %q", back.Groups[0].Name, want)
+					}
+				}
+			}
+		}
+	})
 }

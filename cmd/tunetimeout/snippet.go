@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -215,7 +214,7 @@ func (e *emitFlags) write(out, errOut io.Writer, r *report.Report, alone bool) e
 	return nil
 }
 
-// readReport reads a JSON report from a file or "-".
+// readReport reads a JSON report from a file or "-" (report.ReadJSON).
 func readReport(stdin io.Reader, name string) (*report.Report, error) {
 	in := stdin
 	if name != "-" {
@@ -226,14 +225,7 @@ func readReport(stdin io.Reader, name string) (*report.Report, error) {
 		defer f.Close()
 		in = f
 	}
-	var r report.Report
-	if err := json.NewDecoder(in).Decode(&r); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON report (analyze -o json): %w", name, err)
-	}
-	if len(r.Groups) == 0 {
-		return nil, fmt.Errorf("%s: the report has no groups (analyze -o json writes them)", name)
-	}
-	return &r, nil
+	return report.ReadJSON(in, name)
 }
 
 // targetList lists the snippet targets for --help, one a line.

@@ -1,0 +1,49 @@
+package report
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReadJSON(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, WriteJSON(&b, controlReport()))
+	r, err := ReadJSON(bytes.NewReader(b.Bytes()), "r.json")
+	require.NoError(t, err)
+	assert.Equal(t, controlReport().Groups[0].Name, r.Groups[0].Name, "what WriteJSON wrote reads back")
+
+	tests := []struct{ name, in, want string }{
+		{"not JSON", "Read 3 records", "r.json: not a JSON report (analyze -o json): invalid character 'R' looking for beginning of value"},
+		{"two documents", `{"groups":[{"recommendation":{"timeout_seconds":1}}]} {}`, "r.json: not a JSON report (analyze -o json): more data after the report"},
+		{"cut off", b.String()[:b.Len()/2], "r.json: not a JSON report (analyze -o json): unexpected EOF"},
+		{"no groups", `{"groups":[]}`, "r.json: the report has no groups (analyze -o json writes them)"},
+		{"zero timeout", `{"groups":[{"name":"a\u001b","recommendation":{"timeout_seconds":0}}]}`,
+			`r.json: group 1 ("a\x1b"): timeout_seconds 0 is not a positive number of seconds below a year`},
+		{"huge timeout", `{"groups":[{"recommendation":{"timeout_seconds":1}},{"recommendation":{"timeout_seconds":1e300}}]}`,
+			`r.json: group 2 (""): timeout_seconds 1e+300 is not a positive number of seconds below a year`},
+	}
+	for _, tt := range tests {
+		_, err := ReadJSON(strings.NewReader(tt.in), "r.json")
+		assert.EqualError(t, err, tt.want, tt.name)
+	}
+
+	// Beyond the cap: an endless document ends with the cap named.
+	endless := io.MultiReader(strings.NewReader(`{"groups":[{"name":"`), infinite('a'))
+	_, err = ReadJSON(endless, "big.json")
+	assert.EqualError(t, err, "big.json: larger than 256 MiB, the cap of a JSON report")
+}
+
+// infinite is an endless stream of one byte.
+type infinite byte
+
+func (c infinite) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(c)
+	}
+	return len(p), nil
+}
