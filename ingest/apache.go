@@ -132,11 +132,7 @@ func parseApacheFormat(format string) (prefix []byte, vars []logItem, err error)
 				lit = append(lit, ']')
 				continue
 			}
-			k, err := apacheTimeKey(name, arg)
-			if err != nil {
-				return nil, nil, err
-			}
-			key = k
+			key = apacheTimeKey(arg)
 		default:
 			if hasArg {
 				key += ":" + arg
@@ -155,20 +151,25 @@ func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <
 
 // apacheTimeKey reads the argument of %{...}t: sec, msec, usec (with an
 // optional begin: or end: prefix), msec_frac and usec_frac (fractions of
-// a second, read past), or the strftime format of %t. Other strftime
-// formats are rejected: their values cannot be read back in general.
-func apacheTimeKey(name, arg string) (string, error) {
+// a second), or a strftime format: that of %t ("t:clf"), %s (Unix
+// seconds), or any other ("t:strftime:" and the format), which the layout
+// skips and apacheClock reads back where it can (apache_time.go). No
+// format is refused: latency does not need the time.
+func apacheTimeKey(arg string) string {
 	a := strings.TrimPrefix(strings.TrimPrefix(arg, "begin:"), "end:")
 	switch a {
 	case "sec", "msec", "usec":
-		return "t:" + a, nil
+		return "t:" + a
 	case "msec_frac", "usec_frac":
-		return "t:frac", nil
-	case clfTimeFormat:
-		return "t:clf", nil
+		return "t:frac"
 	}
-	return "", fmt.Errorf("%s: a time in a strftime format of its own cannot be read back; use %%t, %%{%s}t, %%{sec}t, %%{msec}t or %%{usec}t",
-		name, clfTimeFormat)
+	switch apacheExpand(a) {
+	case apacheExpand(clfTimeFormat):
+		return "t:clf"
+	case "%s":
+		return "t:sec"
+	}
+	return "t:strftime:" + a
 }
 
 // apacheDurations are the directives that hold the request's duration, most
@@ -189,16 +190,24 @@ var apacheDurations = []struct {
 //
 // The values used: the duration from %D, %{us}T, %{ms}T or %T (the first
 // found in that order; %T is whole seconds), the status from %>s, %s or
-// %<s, the time from %{usec}t, %{msec}t, %{sec}t or %t, the method from %m
+// %<s, the time from %{usec}t, %{msec}t, %{sec}t or %t (or strftime
+// directives of any shape, read by NewApache: apache_time.go), the method from %m
 // or %r, the request target from %r or %U, the host from %{Host}i, %V or
 // %v, the upstream from %{BALANCER_WORKER_NAME}e (mod_proxy_balancer).
 func compileApache(format, origin, latency string) (*logLayout, error) {
+	l, _, err := compileApacheItems(format, origin, latency)
+	return l, err
+}
+
+// compileApacheItems is compileApache, which returns the format's items
+// too.
+func compileApacheItems(format, origin, latency string) (*logLayout, []logItem, error) {
 	if latency != "" && latency != "request" {
-		return nil, fmt.Errorf("latency measure %q: Apache's access log records only the whole request's duration (%%D, %%T); use --latency request", latency)
+		return nil, nil, fmt.Errorf("latency measure %q: Apache's access log records only the whole request's duration (%%D, %%T); use --latency request", latency)
 	}
 	prefix, vars, err := parseApacheFormat(format)
 	if err != nil {
-		return nil, fmt.Errorf("%s (%q): %w", origin, format, err)
+		return nil, nil, fmt.Errorf("%s (%q): %w", origin, format, err)
 	}
 	has := func(key string) int {
 		return slices.IndexFunc(vars, func(v logItem) bool { return v.key == key })
@@ -217,6 +226,10 @@ func compileApache(format, origin, latency string) (*logLayout, error) {
 		if v.key == "t" || v.key == "t:clf" {
 			fields[i].width = len("10/Oct/2000:13:55:36 -0700")
 		}
+		if spec, ok := strings.CutPrefix(v.key, "t:strftime:"); ok {
+			// a value of fixed width may hold the text that follows it
+			fields[i].width, _ = apacheStrftimeWidth(apacheExpand(spec))
+		}
 	}
 
 	lat := -1
@@ -230,12 +243,12 @@ func compileApache(format, origin, latency string) (*logLayout, error) {
 	if lat < 0 {
 		what := "it has no duration"
 		if len(vars) == 0 && strings.Contains(format, "$") {
-			return nil, fmt.Errorf("%s (%q) has no Apache directive (%%x); it looks like an nginx log_format: use --input nginx", origin, format)
+			return nil, nil, fmt.Errorf("%s (%q) has no Apache directive (%%x); it looks like an nginx log_format: use --input nginx", origin, format)
 		}
 		if format == apacheCommon || format == apacheCombined {
 			what = "Apache's common and combined formats record no duration"
 		}
-		return nil, fmt.Errorf("%s (%q): %s. Add %%D (microseconds) to the LogFormat, e.g.\n  LogFormat \"%s %%D\" timed\n  CustomLog logs/access_log timed",
+		return nil, nil, fmt.Errorf("%s (%q): %s. Add %%D (microseconds) to the LogFormat, e.g.\n  LogFormat \"%s %%D\" timed\n  CustomLog logs/access_log timed",
 			origin, format, what, strings.ReplaceAll(apacheCombined, `"`, `\"`))
 	}
 	claim(fields, lat, roleLatency).unit = unit
@@ -263,10 +276,10 @@ func compileApache(format, origin, latency string) (*logLayout, error) {
 
 	l, err := newLogLayout(prefix, vars, fields)
 	if err != nil {
-		return nil, fmt.Errorf("%s (%q): %w", origin, format, err)
+		return nil, nil, fmt.Errorf("%s (%q): %w", origin, format, err)
 	}
 	l.backslash = true // Apache escapes " and \ in values as \" and \\
-	return l, nil
+	return l, vars, nil
 }
 
 // apacheFormatFlag reads --log-format for Apache: the format string as it
@@ -303,7 +316,9 @@ func apacheFormatFlag(s string) string {
 }
 
 // NewApache returns a decoder of Apache httpd access-log lines read from r
-// (named name in errors) written with the LogFormat o.LogFormat. Without
+// (named name in errors) written with the LogFormat o.LogFormat. Times in
+// strftime formats of the user's own are read back where they can be
+// (apache_time.go); where they cannot, the decoder's Notes say so. Without
 // one it recognises from the first line Apache's common or combined format
 // followed by " %D", and otherwise fails saying what to pass. Samples are
 // grouped by o.By (see Grouper).
@@ -328,11 +343,28 @@ func NewApache(r io.Reader, name string, o Options) (Decoder, error) {
 				"(without it only common or combined followed by %%D is recognised, and the first line is not that)", name)
 		}
 	}
-	p, err := compileApache(format, origin, o.Latency)
+	l, vars, err := compileApacheItems(format, origin, o.Latency)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return newLogDecoder(br, name, o, p)
+	var p LineParser = l
+	var notes []string
+	if !layoutReadsTime(l) {
+		switch clock, note := newApacheClock(l, vars); {
+		case clock != nil:
+			p = &apacheParser{logLayout: l, clock: clock}
+		case note != "":
+			notes = append(notes, note)
+		}
+	}
+	return newLogDecoder(br, name, o, p, notes...)
+}
+
+// layoutReadsTime reports whether l reads a time itself.
+func layoutReadsTime(l *logLayout) bool {
+	return slices.ContainsFunc(l.fields, func(f logField) bool {
+		return f.role == roleTimeCLF || f.role == roleTimeISO || f.role == roleTimeUnix
+	})
 }
 
 // apacheShape returns which of combined + %D and common + %D a line is

@@ -71,7 +71,6 @@ func TestApacheErrors(t *testing.T) {
 		{"no duration", `%h %>s`, "", `--log-format ("%h %>s"): it has no duration. Add %D`},
 		{"combined", "combined", "", `Apache's common and combined formats record no duration. Add %D (microseconds) to the LogFormat`},
 		{"upstream measure", apacheCommonD, "upstream", `latency measure "upstream": Apache's access log records only the whole request's duration`},
-		{"own strftime", `%{%Y-%m-%d %H:%M:%S}t %D`, "", `%{%Y-%m-%d %H:%M:%S}t: a time in a strftime format of its own cannot be read back`},
 		{"unclosed brace", `%{Referer %D`, "", `the { of %{Referer %D is not closed`},
 		{"a lone % at the end", `%D %`, "", `"%" at the end of the format lacks its directive letter`},
 		{"not a directive", `%D %-`, "", `"%-" is not a LogFormat directive`},
@@ -129,4 +128,95 @@ func TestApacheWithoutFormat(t *testing.T) {
 	assert.ErrorContains(t, err, "access_log: give the LogFormat the log was written with: --log-format")
 	_, err = NewApache(strings.NewReader(combined+"\n"), "access_log", Options{NginxConf: "nginx.conf"})
 	assert.ErrorContains(t, err, "--nginx-conf is for nginx logs")
+}
+
+// TestApacheStrftime: times in strftime formats of the user's own are read
+// back when they hold a whole date and time, and otherwise left out with a
+// note; the format is never refused for them (latency does not need them).
+func TestApacheStrftime(t *testing.T) {
+	const req = `"GET /a HTTP/1.1" 200 3 1500`
+	tests := []struct {
+		name, format, line string
+		want               time.Time // zero: no time
+		note               string
+	}{
+		{"mod_log_config's milliseconds", `%h [%{%d/%b/%Y:%H:%M:%S}t.%{msec_frac}t %{%z}t] "%r" %>s %b %D`,
+			`127.0.0.1 [01/Dec/2026:21:16:15.146 +0100] ` + req, time.Date(2026, 12, 1, 20, 16, 15, 146e6, time.UTC), ""},
+		{"microseconds, end of the request", `%h [%{end:%d/%b/%Y:%H:%M:%S}t.%{end:usec_frac}t] "%r" %>s %b %D`,
+			`127.0.0.1 [01/Dec/2026:20:16:15.000146] ` + req, time.Date(2026, 12, 1, 20, 16, 15, 146e3, time.UTC), ""},
+		{"a space inside the value", `%{%Y-%m-%d %H:%M:%S}t %h "%r" %>s %b %D`,
+			`2026-12-01 20:16:15 127.0.0.1 ` + req, time.Date(2026, 12, 1, 20, 16, 15, 0, time.UTC), ""},
+		{"aliases and names", `[%{%a %b %e %T %Y}t] "%r" %>s %b %D`,
+			`[Tue Dec  1 20:16:15 2026] ` + req, time.Date(2026, 12, 1, 20, 16, 15, 0, time.UTC), ""},
+		{"date and time apart", `%{%F}t %h %{%T}t "%r" %>s %b %D`,
+			`2026-12-01 127.0.0.1 20:16:15 ` + req, time.Date(2026, 12, 1, 20, 16, 15, 0, time.UTC), ""},
+		{"%t's own format", `[%{%d/%b/%Y:%T %z}t] "%r" %>s %b %D`,
+			`[01/Dec/2026:20:16:15 +0000] ` + req, time.Date(2026, 12, 1, 20, 16, 15, 0, time.UTC), ""},
+		{"Unix seconds", `%{%s}t "%r" %>s %b %D`, `1796156175 ` + req, time.Unix(1796156175, 0).UTC(), ""},
+		{"no date", `[%{%H:%M:%S}t] "%r" %>s %b %D`, `[20:16:15] ` + req, time.Time{},
+			`the times in %{%H:%M:%S}t are not read (between them they hold no whole date and time)`},
+		{"a conversion not read back", `[%{%Y %j %H:%M:%S}t] "%r" %>s %b %D`, `[2026 335 20:16:15] ` + req, time.Time{},
+			`the times in %{%Y %j %H:%M:%S}t are not read (it holds a conversion that is not read back)`},
+		{"a time beside %t is not needed", `%t %{%Y}t "%r" %>s %b %D`, `[01/Dec/2026:20:16:15 +0000] 2026 ` + req,
+			time.Date(2026, 12, 1, 20, 16, 15, 0, time.UTC), ""},
+		{"a value that does not read", `[%{%d/%b/%Y:%H:%M:%S}t] "%r" %>s %b %D`, `[01/Dxx/2026:20:16:15] ` + req, time.Time{}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := NewApache(strings.NewReader(tt.line+"\n"), "access_log", Options{LogFormat: tt.format})
+			require.NoError(t, err)
+			samples, errs := decodeAll(t, d)
+			require.Empty(t, errs)
+			require.Len(t, samples, 1)
+			assert.Equal(t, 1500*time.Microsecond, samples[0].Latency)
+			assert.Equal(t, 200, samples[0].Status)
+			assert.True(t, tt.want.Equal(samples[0].Time), "time %v, want %v", samples[0].Time, tt.want)
+			notes := d.(Noter).Notes()
+			if tt.note == "" {
+				assert.Empty(t, notes)
+			} else {
+				require.Len(t, notes, 1)
+				assert.Contains(t, notes[0], tt.note)
+			}
+		})
+	}
+}
+
+// FuzzApacheTime checks that reading strftime times back never panics and
+// never turns a line the layout accepts into an error or changes its
+// latency, whatever the line and the time format.
+func FuzzApacheTime(f *testing.F) {
+	for _, s := range []string{
+		"[01/Dec/2026:21:16:15.146 +0100] 1500", "[Tue Dec  1 20:16:15 2026] 15", "[2026-12-01 20:16:15] 0",
+		"[01/Dxx/2026:20:16:15.9999999999 +9999] 1", "[] 1", "[%] 2",
+	} {
+		for spec := range uint8(5) {
+			f.Add(spec, s)
+		}
+	}
+	specs := []string{
+		`[%{%d/%b/%Y:%H:%M:%S}t.%{msec_frac}t %{%z}t] %D`, `[%{%a %b %e %T %Y}t] %D`, `[%{%F %T}t] %D`,
+		`[%{%Y%m%d%H%M%S}t%{usec_frac}t] %D`, `[%{%B %d %y %H %M %S %Z %%}t] %D`,
+	}
+	f.Fuzz(func(t *testing.T, spec uint8, line string) {
+		format := specs[int(spec)%len(specs)]
+		l, err := compileApache(format, "fuzz", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s0 Sample
+		var f0 Fields
+		plain := l.Parse([]byte(line), &s0, &f0)
+		d, err := NewApache(strings.NewReader(line+"\n"), "fuzz", Options{LogFormat: format})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := d.Next()
+		if plain == nil && err != nil && !strings.ContainsAny(line, "\n\r") && strings.TrimSpace(line) != "" {
+			t.Fatalf("the layout reads %q, the decoder says %v", line, err)
+		}
+		if err == nil && s.Latency != s0.Latency && plain == nil && strings.TrimSpace(line) == line {
+			t.Fatalf("latency %v, the layout's %v", s.Latency, s0.Latency)
+		}
+	})
 }

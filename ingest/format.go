@@ -46,9 +46,16 @@ type Options struct {
 type Format struct {
 	Name    string
 	Summary string // one line for --help
-	// Sniff reports whether line (the first non-empty line of an input, at
-	// most 64 KiB) looks like this format; nil: never chosen by "auto".
+	// Sniff reports whether line (a non-empty line of an input, at most 64
+	// KiB, as it stands or without the prefixes of prefix.go) looks like
+	// this format; nil: never chosen by "auto". See sniff.
 	Sniff func(line []byte) bool
+	// NotRequest returns, for a line (without its prefixes) that is one of
+	// the server's own messages rather than a request, what it is ("haproxy
+	// proxy started"); "" for any other line. Auto-detection looks past such
+	// lines, and the format's decoder reports them as *NotRequestError. nil:
+	// the format has none.
+	NotRequest func(line []byte) string
 	// New returns a decoder over r, named name in errors; nil for
 	// formats of histograms.
 	New func(r io.Reader, name string, o Options) (Decoder, error)
@@ -89,7 +96,7 @@ func FormatNames() []string {
 }
 
 // NewDecoder returns a decoder for the named format ("auto" sniffs the first
-// non-empty line of r and says which formats it tried when none fits).
+// lines of r, see sniff, and says which formats it tried when none fits).
 func NewDecoder(format string, r io.Reader, name string, o Options) (Decoder, error) {
 	f, r, err := detect(format, r, name, o)
 	if err != nil {
@@ -102,7 +109,7 @@ func NewDecoder(format string, r io.Reader, name string, o Options) (Decoder, er
 }
 
 // Detect returns the format NewDecoder would pick for r (by name, or
-// sniffed from the first line for "auto"), and the reader to go on with:
+// sniffed from the first lines for "auto"), and the reader to go on with:
 // r, or a bufio.Reader over r holding what sniffing read. Callers use it to
 // send inputs of histograms (Format.Histograms) elsewhere.
 func Detect(format string, r io.Reader, name string, o Options) (Format, io.Reader, error) {
@@ -120,7 +127,7 @@ func detect(format string, r io.Reader, name string, o Options) (Format, io.Read
 		case strings.Contains(o.LogFormat, "%"):
 			format = "apache"
 		default:
-			br := bufio.NewReaderSize(r, 64<<10)
+			br := bufio.NewReaderSize(r, sniffBytes)
 			f, err := sniff(br, name)
 			return f, br, err
 		}
@@ -132,56 +139,166 @@ func detect(format string, r io.Reader, name string, o Options) (Format, io.Read
 	return f, r, nil
 }
 
-// firstLine returns the first non-blank line of br without consuming it. It
-// reads no more than it must, so a slow pipe (tail -f) is sniffed as soon
-// as its first line arrives; a line longer than the buffer is cut.
-func firstLine(br *bufio.Reader) ([]byte, error) {
-	for want := 1; ; {
+// Auto-detection reads no more than sniffLines lines and sniffBytes bytes
+// of an input (the size of the reader NewDecoder puts over it).
+const (
+	sniffLines = 64
+	sniffBytes = 64 << 10
+)
+
+// errSniffWindow ends peekLine at the end of what sniffing may read.
+var errSniffWindow = errors.New("past what auto-detection reads")
+
+// peekLine returns the line of br's input that starts at offset off,
+// without its line ending and without consuming it, and the offset of the
+// next line. It reads no more than it must, so a slow pipe (tail -f) is
+// sniffed as soon as the lines it needs arrive. err is io.EOF after the
+// last line (which line then holds, unless empty), errSniffWindow when the
+// line reaches past br's buffer (line holds what it has), or a read error.
+func peekLine(br *bufio.Reader, off int) (line []byte, next int, err error) {
+	for want := off + 1; ; {
 		peek, err := br.Peek(min(br.Size(), max(want, br.Buffered())))
-		want = len(peek) + 1 // if no whole line is in peek, wait for one byte more
-		rest := peek
-		for {
-			line, after, found := bytes.Cut(rest, []byte("\n"))
-			if !found && err == nil && len(peek) < br.Size() {
-				break // an incomplete line: read more
+		if off < len(peek) {
+			if i := bytes.IndexByte(peek[off:], '\n'); i >= 0 {
+				return peek[off : off+i], off + i + 1, nil
 			}
-			if line = bytes.TrimSpace(line); len(line) > 0 {
-				return line, nil
-			}
-			if !found {
-				switch {
-				case len(peek) == 0:
-					return nil, ErrEmptyInput
-				case err == nil || err == io.EOF:
-					return nil, errors.New("holds only blank lines")
-				}
-				return nil, err
-			}
-			rest = after
 		}
+		switch {
+		case err == nil && len(peek) >= br.Size():
+			err = errSniffWindow
+		case err == nil:
+			want = len(peek) + 1 // no whole line yet: wait for one byte more
+			continue
+		}
+		if off >= len(peek) {
+			return nil, off, err
+		}
+		return peek[off:], len(peek), err
 	}
 }
 
-// sniff picks the format of br's input from its first non-empty line.
+// sniff picks the format of br's input. It reads lines until one decides,
+// at most sniffLines of them within sniffBytes:
+//
+//   - blank lines are passed over;
+//   - a line that a format's Sniff accepts as it stands is that format's
+//     (the formats tried in the order of Formats); failing that, a line
+//     that one accepts without the prefixes of prefix.go (a kubectl
+//     timestamp, a docker compose service name, a syslog header), formats
+//     of histograms left out, which are not read by the line decoder;
+//   - a line that a format's NotRequest names is passed over (HAProxy's
+//     "Proxy fe started.", Caddy's startup messages);
+//   - any other line decides that no format fits, as when it is the first.
+//
+// An input that holds nothing but lines that are not requests, of one
+// format, is that format's (its decoder will say so, line by line).
 func sniff(br *bufio.Reader, name string) (Format, error) {
-	line, err := firstLine(br)
-	if err != nil {
-		return Format{}, fmt.Errorf("%s: %w", name, err)
-	}
+	var sniffers, notRequests []Format
 	var tried []string
 	for _, f := range Formats() {
-		if f.Sniff == nil {
-			continue
+		if f.Sniff != nil {
+			sniffers = append(sniffers, f)
+			tried = append(tried, f.Name)
 		}
-		tried = append(tried, f.Name)
+		if f.NotRequest != nil {
+			notRequests = append(notRequests, f)
+		}
+	}
+	var claimed []string // the formats that named lines passed over
+	skipped, n := 0, 0
+	for off := 0; n < sniffLines; {
+		raw, next, err := peekLine(br, off)
+		if err != nil && err != io.EOF && err != errSniffWindow {
+			return Format{}, fmt.Errorf("%s: %w", name, err)
+		}
+		if err == errSniffWindow && n > 0 {
+			break // a line cut by the end of the window: only the first one is read so
+		}
+		line := bytes.TrimSpace(raw)
+		if len(line) > 0 {
+			n++
+			if f, ok := sniffLine(sniffers, line); ok {
+				return f, nil
+			}
+			reason, by := "", ""
+			rest := stripPrefixes(line, allPrefixes)
+			for _, f := range notRequests {
+				if reason = f.NotRequest(rest); reason != "" {
+					by = f.Name
+					break
+				}
+			}
+			if reason == "" {
+				shown := line
+				if len(shown) > 120 {
+					shown = append(shown[:120:120], "..."...)
+				}
+				where := "its first line"
+				if skipped > 0 {
+					where = fmt.Sprintf("its line %d (the first that is not a server's own message)", n)
+				}
+				return Format{}, fmt.Errorf("%s: cannot tell the input format from %s %q; tried %s; name it with --input",
+					name, where, shown, strings.Join(tried, ", "))
+			}
+			skipped++
+			if !slices.Contains(claimed, by) {
+				claimed = append(claimed, by)
+			}
+		}
+		if err != nil {
+			break
+		}
+		off = next
+	}
+	switch {
+	case n == 0 && br.Buffered() == 0:
+		return Format{}, fmt.Errorf("%s: %w", name, ErrEmptyInput)
+	case n == 0:
+		return Format{}, fmt.Errorf("%s: holds only blank lines", name)
+	case len(claimed) == 1:
+		return formats[claimed[0]], nil
+	}
+	return Format{}, fmt.Errorf("%s: cannot tell the input format: its first %d lines are not requests but messages of %s; name it with --input",
+		name, skipped, strings.Join(claimed, " and "))
+}
+
+// sniffLine returns the format of the first of sniffers that accepts line
+// as it stands, else of the first that accepts it without its prefixes.
+func sniffLine(sniffers []Format, line []byte) (Format, bool) {
+	for _, f := range sniffers {
 		if f.Sniff(line) {
-			return f, nil
+			return f, true
 		}
 	}
-	shown := line
-	if len(shown) > 120 {
-		shown = append(shown[:120:120], "..."...)
+	rest := stripPrefixes(line, allPrefixes)
+	if len(rest) == len(line) || len(bytes.TrimSpace(rest)) == 0 {
+		return Format{}, false
 	}
-	return Format{}, fmt.Errorf("%s: cannot tell the input format from its first line %q; tried %s; name it with --input",
-		name, shown, strings.Join(tried, ", "))
+	for _, f := range sniffers {
+		if !f.Histograms && f.Sniff(rest) {
+			return f, true
+		}
+	}
+	return Format{}, false
+}
+
+// firstLine returns the first non-blank line of br, trimmed, without
+// consuming it (a line longer than br's buffer is cut).
+func firstLine(br *bufio.Reader) ([]byte, error) {
+	for off := 0; ; {
+		raw, next, err := peekLine(br, off)
+		if line := bytes.TrimSpace(raw); len(line) > 0 {
+			return line, nil
+		}
+		switch {
+		case err == nil:
+			off = next
+		case err != io.EOF && err != errSniffWindow:
+			return nil, err
+		case br.Buffered() == 0:
+			return nil, ErrEmptyInput
+		default:
+			return nil, errors.New("holds only blank lines")
+		}
+	}
 }

@@ -20,7 +20,12 @@ import (
 // ("<134>1 2026-11-29T10:00:00Z host haproxy 123 - - ") or nothing ("log
 // stdout format raw"). The parser does not read it: it finds the request date
 // ("[30/Jul/2018:09:03:52.726]", which no syslog header looks like) and reads
-// the fields from there, so any prefix a log shipper adds works too.
+// the fields from there, so any prefix a log shipper adds works too (the
+// line decoder leaves syslog headers to it: ownPrefixes).
+//
+// HAProxy's own messages in the same log (a server going down, a failed TLS
+// handshake, a proxy stopping: see hapNotRequest) are not requests: Parse
+// returns them as such (NotRequestError), not as bad lines.
 //
 // Custom log-formats built on the httplog string sometimes add fields
 // between the server and the timers (a Host header, for example): the timers
@@ -114,11 +119,87 @@ func newHAProxy(r io.Reader, name string, o Options) (Decoder, error) {
 
 func init() {
 	Register(Format{
-		Name:    "haproxy",
-		Summary: `HAProxy "option httplog" lines, with or without a syslog prefix: Ta (or Tr with --latency upstream), Tc, termination state`,
-		Sniff:   sniffHAProxy,
-		New:     newHAProxy,
+		Name:       "haproxy",
+		Summary:    `HAProxy "option httplog" lines, with or without a syslog prefix: Ta (or Tr with --latency upstream), Tc, termination state`,
+		Sniff:      sniffHAProxy,
+		NotRequest: hapNotRequest,
+		New:        newHAProxy,
 	})
+}
+
+// ownPrefixes: the parser finds the request date behind any syslog header
+// (see haproxyParser), so the line decoder leaves syslog headers to it.
+func (p *haproxyParser) ownPrefixes() prefixRules { return prefixSyslog }
+
+// The reasons of HAProxy's lines that are not requests (NotRequestError).
+const (
+	hapProxyStarted notRequest = "haproxy proxy started"
+	hapProxyStopped notRequest = "haproxy proxy stopped"
+	hapProxyPaused  notRequest = "haproxy proxy paused or resumed"
+	hapServerState  notRequest = "haproxy server state"
+	hapNoServer     notRequest = "haproxy no server available"
+	hapSSLHandshake notRequest = "haproxy SSL handshake failure"
+	hapConnError    notRequest = "haproxy connection error"
+	hapConnectLog   notRequest = "haproxy connection without httplog"
+)
+
+// hapNotRequest says which of HAProxy's own messages line (without its
+// syslog header) is, "" when it is none. HAProxy sends them to the same log
+// as the requests (src/proxy.c, src/server.c, src/check.c, src/session.c):
+//
+//	Proxy fe started.                                  (versions before 2.3 at startup)
+//	Proxy fe stopped (cumulated conns: FE: 1, BE: 0).  (soft stop, reload)
+//	Stopping frontend fe in 0 ms.                      (and proxy, backend)
+//	Pausing frontend fe. / Resuming frontend fe.
+//	Server app/go is DOWN, reason: ... / is UP ...     (and "Health check for server ...")
+//	backend app has no server available!
+//	127.0.0.1:56426 [01/Dec/2026:20:19:46.987] fe/2: SSL handshake failure
+//	                                                   (a connection that failed before its
+//	                                                   first request; other such errors too)
+//	Connect from 127.0.0.1:1234 to 127.0.0.1:80 (fe/HTTP)  (a frontend without httplog)
+func hapNotRequest(line []byte) string {
+	return string(hapMessage(line))
+}
+
+func hapMessage(line []byte) notRequest {
+	has := func(p string) bool { return bytes.HasPrefix(line, []byte(p)) }
+	switch {
+	case has("Proxy ") && bytes.HasSuffix(line, []byte(" started.")):
+		return hapProxyStarted
+	case has("Proxy ") && bytes.Contains(line, []byte(" stopped (")),
+		(has("Stopping proxy ") || has("Stopping frontend ") || has("Stopping backend ")) && bytes.HasSuffix(line, []byte(" ms.")):
+		return hapProxyStopped
+	case has("Pausing ") || has("Resuming ") || has("Paused ") || has("Resumed "):
+		if w, _ := hapToken(line[bytes.IndexByte(line, ' '):]); string(w) == "proxy" || string(w) == "frontend" || string(w) == "backend" {
+			return hapProxyPaused
+		}
+	case has("Server ") && (bytes.Contains(line, []byte(" is DOWN")) || bytes.Contains(line, []byte(" is UP")) ||
+		bytes.Contains(line, []byte(" is going DOWN")) || bytes.Contains(line, []byte(" maintenance")) ||
+		bytes.Contains(line, []byte(" is stopping")) || bytes.Contains(line, []byte(" is leaving"))),
+		has("Health check for ") || has("Agent check for "):
+		return hapServerState
+	case (has("backend ") || has("proxy ")) && bytes.HasSuffix(line, []byte(" has no server available!")):
+		return hapNoServer
+	case has("Connect from ") && bytes.Contains(line, []byte(" to ")):
+		return hapConnectLog
+	}
+	// client_ip:port [date] frontend/listener: message
+	at := hapDateAt(line)
+	if at <= 0 || line[at-1] != ' ' || bytes.IndexByte(line[:at-1], ' ') >= 0 || bytes.IndexByte(line[:at], ':') < 0 {
+		return ""
+	}
+	_, n, ok := hapParseDate(line[at:])
+	if !ok {
+		return ""
+	}
+	where, msg := hapToken(line[at+n:])
+	if len(where) < 2 || where[len(where)-1] != ':' || bytes.IndexByte(where, '/') < 0 || len(bytes.TrimSpace(msg)) == 0 {
+		return ""
+	}
+	if bytes.Contains(msg, []byte("SSL")) { // "SSL handshake failure", "Timeout during SSL handshake", ...
+		return hapSSLHandshake
+	}
+	return hapConnError
 }
 
 // sniffHAProxy accepts a line that parses as an httplog line.
@@ -139,6 +220,9 @@ const hapMaxMillis = math.MaxInt64 / int64(time.Millisecond)
 func (p *haproxyParser) Parse(line []byte, s *Sample, f *Fields) error {
 	at := hapDateAt(line)
 	if at < 0 {
+		if nr := hapMessage(stripPrefixes(line, allPrefixes)); nr != "" {
+			return nr
+		}
 		return &FieldError{Reason: "is not an HAProxy httplog line: no request date like [30/Jul/2018:09:03:52.726]"}
 	}
 	t, n, ok := hapParseDate(line[at:])
@@ -155,6 +239,11 @@ func (p *haproxyParser) Parse(line []byte, s *Sample, f *Fields) error {
 	var frontend, backend []byte
 	frontend, rest = hapToken(rest)
 	backend, rest = hapToken(rest)
+	if len(frontend) > 0 && frontend[len(frontend)-1] == ':' {
+		if nr := hapMessage(stripPrefixes(line, allPrefixes)); nr != "" {
+			return nr // a connection error, before any request
+		}
+	}
 	if len(frontend) == 0 || len(backend) == 0 {
 		return &FieldError{Reason: "is not an HAProxy httplog line: no frontend and backend/server after the date"}
 	}

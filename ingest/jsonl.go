@@ -47,11 +47,19 @@ import (
 // number or numeric string of Unix seconds or milliseconds (see parseTime).
 // A status is a number or a numeric string.
 //
-// Auto-detection looks at the first line: envoy-json when it has
-// response_code and duration, traefik when it has Duration and RequestPath,
-// caddy when it has duration and a logger or a request object. Generic jsonl
-// is never auto-detected: it cannot know which field is the latency without
-// --field. A first line longer than 64 KiB is not recognized.
+// Auto-detection looks at each line until one decides (format.go's
+// sniff): envoy-json when it has response_code and duration, traefik when
+// it has Duration and RequestPath, caddy when it has duration and a logger
+// or a request object. Caddy's own messages before its first access log
+// entry are looked past (caddyNotRequest). Generic jsonl is never
+// auto-detected: it cannot know which field is the latency without
+// --field. A line longer than 64 KiB is not recognized.
+//
+// Caddy writes "status":0 when the client went away before an answer (the
+// reverse proxy's upstream had not answered yet): the sample is censored,
+// as nginx's 499 is, at the duration Caddy measured, which the client
+// waited at least. Its log messages and the error log's copy of a failed
+// request are not requests (caddyMessage).
 
 // Reasons of the JSON decoders.
 const (
@@ -79,6 +87,14 @@ type jsonlLayout struct {
 	origin string
 	// durations accepts Go duration strings as latencies.
 	durations bool
+	// logger is the path of the name of the logger that wrote the entry;
+	// notRequest, given the line and that name, says which lines are the
+	// server's own messages, not requests (Caddy's).
+	logger     string
+	notRequest func(line, logger []byte) notRequest
+	// zeroCensored: a status of 0 means the client went away before an
+	// answer (Caddy), a censored observation like nginx's 499.
+	zeroCensored bool
 }
 
 var (
@@ -96,6 +112,7 @@ var (
 		format: "caddy", latency: "duration", unit: time.Second,
 		time: "ts", status: "status", path: "request.uri", method: "request.method",
 		host: "request.host", durations: true,
+		logger: "logger", notRequest: caddyMessage, zeroCensored: true,
 	}
 	jsonlGenericLayout = jsonlLayout{format: "jsonl", durations: true}
 )
@@ -112,6 +129,7 @@ const (
 	jfBackend
 	jfFlags
 	jfOrigin // the upstream's status (Traefik's OriginStatus), with --latency upstream
+	jfLogger // the logger that wrote the entry (Caddy's)
 	jfCount
 )
 
@@ -125,10 +143,14 @@ type jsonlParser struct {
 	envoy     *envoyRules // nil unless envoy-json
 	noValue   string      // Sample.Excluded when the latency is unknown
 	clock     envoyClock
+	// notRequest and zeroCensored: see jsonlLayout.
+	notRequest   func(line, logger []byte) notRequest
+	zeroCensored bool
 }
 
 func newJSONLParser(l jsonlLayout, o Options) (*jsonlParser, error) {
-	p := &jsonlParser{durations: l.durations, unit: l.unit, noValue: ExcludedNoDuration}
+	p := &jsonlParser{durations: l.durations, unit: l.unit, noValue: ExcludedNoDuration,
+		notRequest: l.notRequest, zeroCensored: l.zeroCensored}
 	if o.Unit < 0 {
 		return nil, fmt.Errorf("unit %v is negative", o.Unit)
 	}
@@ -186,6 +208,7 @@ func newJSONLParser(l jsonlLayout, o Options) (*jsonlParser, error) {
 	p.names[jfHost] = l.host
 	p.names[jfBackend] = l.backend
 	p.names[jfFlags] = l.flags
+	p.names[jfLogger] = l.logger
 	if upstream {
 		p.names[jfOrigin] = l.origin
 	}
@@ -254,6 +277,11 @@ func (p *jsonlParser) Parse(line []byte, s *Sample, f *Fields) error {
 	if err := p.sc.scan(line); err != nil {
 		return &FieldError{Reason: err.Error()}
 	}
+	if p.notRequest != nil {
+		if v := p.val(jfLogger); v.kind == jsonlString && bytes.HasPrefix(v.raw, caddyErrorLogger) {
+			return caddyErrorEntry // its request is logged by the access log too
+		}
+	}
 	if v := p.val(jfTime); !jsonlUnset(v) {
 		t, ok := p.timeOf(v)
 		if !ok {
@@ -271,6 +299,7 @@ func (p *jsonlParser) Parse(line []byte, s *Sample, f *Fields) error {
 			return p.fieldError(jfStatus, v, reasonStatus)
 		}
 		s.Status = st
+		s.Censored = st == 0 && p.zeroCensored
 	}
 	f.Method, f.Path = p.text(jfMethod), p.text(jfPath)
 	f.Host, f.Upstream = p.text(jfHost), p.text(jfBackend)
@@ -283,9 +312,15 @@ func (p *jsonlParser) Parse(line []byte, s *Sample, f *Fields) error {
 		known = false
 	}
 	if p.envoy == nil {
-		if known {
+		switch {
+		case known:
 			s.Latency = lat
-		} else {
+		case p.notRequest != nil:
+			if nr := p.notRequest(line, p.text(jfLogger)); nr != "" {
+				return nr
+			}
+			fallthrough
+		default:
 			s.Excluded = p.noValue
 		}
 		return nil
@@ -512,12 +547,75 @@ func init() {
 		"Traefik JSON access log: Duration ns; --latency upstream reads OriginDuration",
 		jsonlSniff(func(v []jsonlValue) bool { return v[0].kind != jsonlAbsent && v[1].kind != jsonlAbsent },
 			"Duration", "RequestPath")))
-	Register(jsonlFormat(jsonlCaddyLayout,
-		"Caddy JSON access log: duration s, status, request.uri",
+	caddy := jsonlFormat(jsonlCaddyLayout,
+		"Caddy JSON access log: duration s, status (0, the client gone, is censored), request.uri",
 		jsonlSniff(func(v []jsonlValue) bool {
 			return v[0].kind != jsonlAbsent && (v[1].kind == jsonlString || v[2].kind == jsonlObject)
-		}, "duration", "logger", "request")))
+		}, "duration", "logger", "request"))
+	caddy.NotRequest = caddyNotRequest
+	Register(caddy)
 	Register(jsonlFormat(jsonlGenericLayout,
 		"JSON lines: --field names the latency (dotted path), --unit its unit; --time-field, --status-field, --path-field, --method-field",
 		nil))
+}
+
+// Caddy's lines that are not requests (NotRequestError). Caddy writes its
+// own messages to the same log as the access log entries unless the access
+// log has an output of its own (a Caddyfile "log" without "output file", or
+// both on a container's stderr):
+//
+//	{"level":"info","ts":1796156150.969368,"msg":"using provided configuration","config_file":"Caddyfile",...}
+//	{"level":"info","ts":1796156150.9718554,"logger":"http.log","msg":"server running","name":"srv0",...}
+//
+// and, for a request a handler failed (an upstream that refused the
+// connection: 502), an entry of the error log besides the access log's:
+//
+//	{"level":"error","ts":...,"logger":"http.log.error.log0","msg":"dial tcp ...: connect: connection refused",
+//	 "request":{...},"duration":0.000387127,"status":502,"err_id":"v3i4a9kj7",...}
+//
+// which has a request and a duration too but would count the call twice.
+const (
+	caddyLogMessage notRequest = "caddy log message"
+	caddyErrorEntry notRequest = "caddy error log entry"
+)
+
+var caddyErrorLogger = []byte("http.log.error")
+
+// caddyMessage says which of Caddy's lines that are not requests line is,
+// given its logger ("" when it has none): an error log entry, or a message
+// (level, ts and msg, and no request) of any logger but the access log's.
+func caddyMessage(line, logger []byte) notRequest {
+	if bytes.HasPrefix(logger, caddyErrorLogger) {
+		return caddyErrorEntry
+	}
+	if bytes.HasPrefix(logger, []byte("http.log.access")) {
+		return ""
+	}
+	sc := newJSONLScanner("level", "ts", "msg", "request", "duration")
+	if sc.scan(bytes.TrimPrefix(line, utf8BOM)) != nil {
+		return ""
+	}
+	v := sc.vals
+	if v[0].kind == jsonlString && (v[1].kind == jsonlNumber || v[1].kind == jsonlString) && v[2].kind == jsonlString &&
+		v[3].kind == jsonlAbsent && v[4].kind == jsonlAbsent {
+		return caddyLogMessage
+	}
+	return ""
+}
+
+// caddyNotRequest is Format.NotRequest for caddy.
+func caddyNotRequest(line []byte) string {
+	line = bytes.TrimPrefix(line, utf8BOM)
+	if len(line) == 0 || line[0] != '{' {
+		return ""
+	}
+	sc := newJSONLScanner("logger")
+	if sc.scan(line) != nil {
+		return ""
+	}
+	var logger []byte
+	if v := sc.vals[0]; v.kind == jsonlString {
+		logger = sc.str(v)
+	}
+	return string(caddyMessage(line, logger))
 }
