@@ -555,6 +555,16 @@ func TestPrometheusClassic(t *testing.T) {
 		assert.Contains(t, errOut, "tt_in_flight is not a histogram")
 	})
 
+	t.Run("max response bytes", func(t *testing.T) {
+		// Every answer of this data is under 4 KiB but the range query's.
+		_, errOut, code := runTool(t, append(append([]string{}, api...), "--step", "15m", "--max-response-bytes", "4KiB")...)
+		assert.Equal(t, 1, code)
+		assert.Equal(t, "tunetimeout: Prometheus at "+srv.url+` answered sum by (le) (increase(`+promMetric+`_bucket{route="/api"}[15m])) with more than 4 KiB, the --max-response-bytes cap; `+
+			"a shorter --window, a coarser --step, a narrower --selector or a larger --max-response-bytes helps\n", errOut)
+		r := runJSON(t, append(append([]string{}, api...), "--step", "15m", "--max-response-bytes", "64KiB")...)
+		assert.Len(t, r.Groups[0].Buckets.Steps, 24, "the same query within a larger cap")
+	})
+
 	t.Run("summary", func(t *testing.T) {
 		out, errOut, code := runTool(t, "prometheus", "--url", srv.url, "--metric", "tt_rpc_seconds",
 			"--window", "6h", "--at", at.Format(time.RFC3339))

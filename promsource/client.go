@@ -18,8 +18,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+
+	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
 // Connection is how to reach a Prometheus server (or Thanos, Mimir, Cortex,
@@ -44,6 +45,10 @@ type Connection struct {
 	BackoffBase  time.Duration // 0 = DefaultBackoffBase
 	BackoffCap   time.Duration // 0 = DefaultBackoffCap
 
+	// MaxResponseBytes caps the size of one answer, after decompression; 0
+	// = DefaultMaxResponseBytes. A query whose answer is larger fails.
+	MaxResponseBytes int64
+
 	// Transport, when set, is used instead of a new http.Transport (tests).
 	Transport http.RoundTripper
 	// sleep and jitter are replaced by tests; nil: real time, math/rand.
@@ -61,10 +66,12 @@ const (
 
 // client is a connected API with what it needs to explain its errors.
 type client struct {
-	api     v1.API
-	display string // the URL without credentials
-	secrets *redactor
-	tr      *retryTransport
+	endpoint *url.URL // display parsed, without a trailing /
+	http     *http.Client
+	limit    int64  // bytes of one answer
+	display  string // the URL without credentials
+	secrets  *redactor
+	tr       *retryTransport
 }
 
 // connect checks c and builds the client. Errors name flags, never secrets.
@@ -183,11 +190,17 @@ func connect(c Connection) (*client, error) {
 	if tr.jitter == nil {
 		tr.jitter = rand.Float64
 	}
-	ac, err := api.NewClient(api.Config{Address: display, RoundTripper: tr})
+	endpoint, err := url.Parse(display)
 	if err != nil {
 		return nil, fmt.Errorf("--url %q: %v", display, sec.clean(err.Error()))
 	}
-	return &client{api: v1.NewAPI(ac), display: display, secrets: sec, tr: tr}, nil
+	endpoint.Path = strings.TrimRight(endpoint.Path, "/")
+	limit := c.MaxResponseBytes
+	if limit <= 0 {
+		limit = DefaultMaxResponseBytes
+	}
+	return &client{endpoint: endpoint, http: &http.Client{Transport: tr}, limit: limit,
+		display: display, secrets: sec, tr: tr}, nil
 }
 
 func readSecret(path, flag string) (string, error) {
@@ -418,9 +431,13 @@ func (c *client) explain(err error, query string) error {
 	var msg string
 	var apiErr *v1.Error
 	var netErr *net.OpError
+	var big *tooLargeError
 	switch {
 	case errors.Is(err, context.Canceled):
 		msg = "interrupted"
+	case errors.As(err, &big):
+		msg = fmt.Sprintf("Prometheus at %s answered %s with more than %s, the --max-response-bytes cap; a shorter --window, a coarser --step, a narrower --selector or a larger --max-response-bytes helps",
+			c.display, query, human.Bytes(big.limit))
 	case o.timedOut:
 		msg = fmt.Sprintf("Prometheus at %s did not answer within %v%s; a longer --query-timeout or a shorter --window may help", c.display, c.tr.perTry, tries)
 	case errors.As(err, &apiErr):

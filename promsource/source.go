@@ -1,11 +1,14 @@
 // Package promsource reads latency histograms live from Prometheus (or
-// Thanos, Mimir, Cortex, VictoriaMetrics: anything speaking its HTTP API)
-// through client_golang's api/prometheus/v1: classic histograms
-// (NAME_bucket{le}), native histograms, summaries (shown, never aggregated),
-// call rates for Little's law, and per-step windows. It sits between
-// histogram and recommend in the pipeline: its output is one bucketed
-// Histogram per group, which converts to a histogram.Latency
+// Thanos, Mimir, Cortex, VictoriaMetrics: anything speaking its HTTP API):
+// classic histograms (NAME_bucket{le}), native histograms, summaries (shown,
+// never aggregated), call rates for Little's law, and per-step windows. It
+// sits between histogram and recommend in the pipeline: its output is one
+// bucketed Histogram per group, which converts to a histogram.Latency
 // (DOMAIN.md sections 1 and 5).
+//
+// Answers are decoded as a stream, one series at a time, keeping only the
+// labels the session reads, and an answer larger than
+// Connection.MaxResponseBytes fails its query (api.go, response.go).
 //
 // Bucketed data only says that a quantile lies within a bucket (lo, hi]:
 // Histogram.Latency records every call at its bucket's upper bound, so the
@@ -153,11 +156,7 @@ func Fetch(ctx context.Context, o Options) (*Result, error) {
 		// increase() keeps native histograms histograms (last_over_time
 		// does not before Prometheus 2.50), and float series show their
 		// labels, among them a summary's quantile.
-		vec, err := s.query(ctx, fmt.Sprintf("increase(%s[%s])", s.series(name), dur(o.Window)))
-		if err != nil {
-			return nil, err
-		}
-		for _, smp := range vec {
+		err := s.query(ctx, fmt.Sprintf("increase(%s[%s])", s.series(name), dur(o.Window)), onlyLabels("quantile"), func(smp *model.Sample) error {
 			switch {
 			case smp.Histogram != nil:
 				res.Kind = Native
@@ -166,6 +165,10 @@ func Fetch(ctx context.Context, o Options) (*Result, error) {
 			case res.Kind == "":
 				res.Kind = "other"
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	switch res.Kind {
@@ -273,44 +276,59 @@ func (s *session) note(warns v1.Warnings, infos v1.Infos) {
 	}
 }
 
-// query runs an instant query at the window's end.
-func (s *session) query(ctx context.Context, q string) (model.Vector, error) {
+// query runs an instant query at the window's end and hands each sample
+// to each as it is decoded, with only the labels in keep: nothing holds
+// the whole answer. An error each returns is returned as it is.
+func (s *session) query(ctx context.Context, q string, keep labels, each func(*model.Sample) error) error {
 	s.res.Queries = append(s.res.Queries, q)
-	v, warns, infos, err := s.c.api.Query(ctx, q, s.o.At, v1.WithTimeout(s.c.tr.perTry))
+	warns, infos, err := s.c.query(ctx, q, s.o.At, keep, each)
 	s.note(warns, infos)
-	if err != nil {
-		return nil, s.c.explain(err, q)
-	}
-	vec, ok := v.(model.Vector)
-	if !ok {
-		return nil, fmt.Errorf("Prometheus at %s answered %s with a %s, not an instant vector", s.c.display, q, v.Type())
-	}
-	return vec, nil
+	return s.failed(err, q, "an instant vector")
 }
 
-// queryRange runs a range query over the window's steps.
-func (s *session) queryRange(ctx context.Context, q string) (model.Matrix, error) {
+// queryRange runs a range query over the window's steps and hands each
+// series to each, in chunks of its points (see visitor.series).
+func (s *session) queryRange(ctx context.Context, q string, keep labels, each func(*model.SampleStream) error) error {
 	s.res.Queries = append(s.res.Queries, q)
 	r := v1.Range{Start: s.o.At.Add(-s.o.Window + s.o.Step), End: s.o.At, Step: s.o.Step}
-	v, warns, infos, err := s.c.api.QueryRange(ctx, q, r, v1.WithTimeout(s.c.tr.perTry))
+	warns, infos, err := s.c.queryRange(ctx, q, r, keep, each)
 	s.note(warns, infos)
-	if err != nil {
-		return nil, s.c.explain(err, q)
+	return s.failed(err, q, "a range vector")
+}
+
+// failed explains a query's error, except the session's own.
+func (s *session) failed(err error, q, want string) error {
+	var own *consumerError
+	var wt *wrongType
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &own):
+		return own.err
+	case errors.As(err, &wt):
+		return fmt.Errorf("Prometheus at %s answered %s with a %s, not %s", s.c.display, q, wt.got, want)
 	}
-	m, ok := v.(model.Matrix)
-	if !ok {
-		return nil, fmt.Errorf("Prometheus at %s answered %s with a %s, not a range vector", s.c.display, q, v.Type())
-	}
-	return m, nil
+	return s.c.explain(err, q)
+}
+
+// byLabels keeps the --by labels and extra ones.
+func (s *session) byLabels(extra ...string) labels {
+	return onlyLabels(append(slices.Clone(s.o.By), extra...)...)
 }
 
 // count returns how many series match within the window.
 func (s *session) count(ctx context.Context, series string) (float64, error) {
-	vec, err := s.query(ctx, fmt.Sprintf("count(last_over_time(%s[%s]))", series, dur(s.o.Window)))
-	if err != nil || len(vec) == 0 {
+	n, first := 0.0, true
+	err := s.query(ctx, fmt.Sprintf("count(last_over_time(%s[%s]))", series, dur(s.o.Window)), onlyLabels(), func(smp *model.Sample) error {
+		if first {
+			n, first = float64(smp.Value), false
+		}
+		return nil
+	})
+	if err != nil {
 		return 0, err
 	}
-	return float64(vec[0].Value), nil
+	return n, nil
 }
 
 // groupName names a series' group by the --by labels, as analyze does: the
@@ -330,46 +348,46 @@ func (s *session) groupName(m model.Metric) string {
 	return strings.Join(parts, " ")
 }
 
-// perGroup collects a vector's values by group.
-func (s *session) perGroup(vec model.Vector) map[string]float64 {
+// perGroup runs an instant query and adds up its values by group.
+func (s *session) perGroup(ctx context.Context, q string) (map[string]float64, error) {
 	out := map[string]float64{}
-	for _, smp := range vec {
+	err := s.query(ctx, q, s.byLabels(), func(smp *model.Sample) error {
 		out[s.groupName(smp.Metric)] += float64(smp.Value)
-	}
-	return out
+		return nil
+	})
+	return out, err
 }
 
 func (s *session) classic(ctx context.Context) error {
 	o, name := s.o, s.res.Metric
 	w := dur(o.Window)
 	withLE := append([]string{"le"}, o.By...)
-	vec, err := s.query(ctx, sumBy(withLE, fmt.Sprintf("increase(%s[%s])", s.series(name+"_bucket"), w)))
-	if err != nil {
-		return err
-	}
 	les := map[string][]LE{}
-	for _, smp := range vec {
+	err := s.query(ctx, sumBy(withLE, fmt.Sprintf("increase(%s[%s])", s.series(name+"_bucket"), w)), s.byLabels("le"), func(smp *model.Sample) error {
 		le, err := parseLE(smp.Metric)
 		if err != nil {
 			return err
 		}
 		g := s.groupName(smp.Metric)
 		les[g] = append(les[g], LE{Upper: le, Cumulative: float64(smp.Value)})
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	groups := map[string]*Group{}
 	for g, l := range les {
 		h, err := FromClassic(l, s.res.Unit)
 		groups[g] = &Group{Name: g, Overall: h, Mean: math.NaN(), Err: err}
 	}
-	counts, err := s.query(ctx, sumBy(o.By, fmt.Sprintf("increase(%s[%s])", s.series(name+"_count"), w)))
+	calls, err := s.perGroup(ctx, sumBy(o.By, fmt.Sprintf("increase(%s[%s])", s.series(name+"_count"), w)))
 	if err != nil {
 		return err
 	}
-	sums, err := s.query(ctx, sumBy(o.By, fmt.Sprintf("increase(%s[%s])", s.series(name+"_sum"), w)))
+	total, err := s.perGroup(ctx, sumBy(o.By, fmt.Sprintf("increase(%s[%s])", s.series(name+"_sum"), w)))
 	if err != nil {
 		return err
 	}
-	calls, total := s.perGroup(counts), s.perGroup(sums)
 	for name, g := range groups {
 		c, ok := calls[name]
 		if !ok && g.Overall != nil {
@@ -384,12 +402,8 @@ func (s *session) classic(ctx context.Context) error {
 		return err
 	}
 	if o.Step > 0 {
-		m, err := s.queryRange(ctx, sumBy(withLE, fmt.Sprintf("increase(%s[%s])", s.series(name+"_bucket"), dur(o.Step))))
-		if err != nil {
-			return err
-		}
 		steps := map[string]map[model.Time][]LE{}
-		for _, ss := range m {
+		err := s.queryRange(ctx, sumBy(withLE, fmt.Sprintf("increase(%s[%s])", s.series(name+"_bucket"), dur(o.Step))), s.byLabels("le"), func(ss *model.SampleStream) error {
 			le, err := parseLE(ss.Metric)
 			if err != nil {
 				return err
@@ -401,6 +415,10 @@ func (s *session) classic(ctx context.Context) error {
 			for _, p := range ss.Values {
 				steps[g][p.Timestamp] = append(steps[g][p.Timestamp], LE{Upper: le, Cumulative: float64(p.Value)})
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		for name, byTime := range steps {
 			g := groups[name]
@@ -451,14 +469,10 @@ func parseFloat(s string) (float64, error) {
 
 func (s *session) native(ctx context.Context) error {
 	o, name := s.o, s.res.Metric
-	vec, err := s.query(ctx, sumBy(o.By, fmt.Sprintf("increase(%s[%s])", s.series(name), dur(o.Window))))
-	if err != nil {
-		return err
-	}
 	groups := map[string]*Group{}
-	for _, smp := range vec {
+	err := s.query(ctx, sumBy(o.By, fmt.Sprintf("increase(%s[%s])", s.series(name), dur(o.Window))), s.byLabels(), func(smp *model.Sample) error {
 		if smp.Histogram == nil {
-			continue
+			return nil
 		}
 		g := s.groupName(smp.Metric)
 		h, err := FromNative(smp.Histogram, s.res.Unit)
@@ -467,19 +481,19 @@ func (s *session) native(ctx context.Context) error {
 			grp.Mean = float64(smp.Histogram.Sum) / c * s.res.Unit.Seconds()
 		}
 		groups[g] = grp
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if err := s.rates(ctx, groups, fmt.Sprintf("histogram_count(rate(%s[%s]))", s.series(name), dur(o.PeakRange))); err != nil {
 		return err
 	}
 	if o.Step > 0 {
-		m, err := s.queryRange(ctx, sumBy(o.By, fmt.Sprintf("increase(%s[%s])", s.series(name), dur(o.Step))))
-		if err != nil {
-			return err
-		}
-		for _, ss := range m {
+		err := s.queryRange(ctx, sumBy(o.By, fmt.Sprintf("increase(%s[%s])", s.series(name), dur(o.Step))), s.byLabels(), func(ss *model.SampleStream) error {
 			g := groups[s.groupName(ss.Metric)]
 			if g == nil {
-				continue
+				return nil
 			}
 			for _, p := range ss.Histograms {
 				h, err := FromNative(p.Histogram, s.res.Unit)
@@ -488,6 +502,10 @@ func (s *session) native(ctx context.Context) error {
 				}
 				g.Steps = append(g.Steps, Step{End: p.Timestamp.Time(), Hist: h})
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return s.finish(groups)
@@ -501,11 +519,10 @@ func (s *session) rates(ctx context.Context, groups map[string]*Group, rate stri
 		g.Rate = g.Calls / o.Window.Seconds()
 	}
 	q := fmt.Sprintf("max_over_time(%s[%s:%s])", sumBy(o.By, rate), dur(o.Window), dur(o.PeakRange))
-	vec, err := s.query(ctx, q)
+	peaks, err := s.perGroup(ctx, q)
 	if err != nil {
 		return err
 	}
-	peaks := s.perGroup(vec)
 	missing := 0
 	for name, g := range groups {
 		if p, ok := peaks[name]; ok && !math.IsNaN(p) {
@@ -542,11 +559,13 @@ func (s *session) finish(groups map[string]*Group) error {
 
 func (s *session) summary(ctx context.Context) error {
 	o, name := s.o, s.res.Metric
-	last, err := s.query(ctx, fmt.Sprintf("last_over_time(%s[%s])", s.series(name), dur(o.Window)))
-	if err != nil {
-		return err
-	}
-	maxVec, err := s.query(ctx, fmt.Sprintf("max_over_time(%s[%s])", s.series(name), dur(o.Window)))
+	// Every label but the name: the series are shown by their labels.
+	keep := allLabels
+	var last []*model.Sample
+	err := s.query(ctx, fmt.Sprintf("last_over_time(%s[%s])", s.series(name), dur(o.Window)), keep, func(smp *model.Sample) error {
+		last = append(last, smp)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -557,8 +576,12 @@ func (s *session) summary(ctx context.Context) error {
 		return model.LabelSet(c).String()
 	}
 	maxOf := map[string]float64{}
-	for _, smp := range maxVec {
+	err = s.query(ctx, fmt.Sprintf("max_over_time(%s[%s])", s.series(name), dur(o.Window)), keep, func(smp *model.Sample) error {
 		maxOf[key(smp.Metric)+string(smp.Metric["quantile"])] = float64(smp.Value)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	u := s.res.Unit.Seconds()
 	for _, smp := range last {
@@ -591,11 +614,16 @@ func (s *session) noSeries(ctx context.Context, name string) error {
 		where = " matching {" + s.sel + "}"
 	}
 	msg := fmt.Sprintf("no series of %s%s in the %s window ending %s", name, where, dur(s.o.Window), s.o.At.UTC().Format(time.RFC3339))
-	names, _, _, err := s.c.api.LabelValues(ctx, model.MetricNameLabel, nil, s.o.At.Add(-s.o.Window), s.o.At)
+	// The names are ranked as they arrive: only the best are kept.
+	sim := newSimilarity(name, 5)
+	_, _, err := s.c.labelValues(ctx, model.MetricNameLabel, s.o.At.Add(-s.o.Window), s.o.At, func(v model.LabelValue) error {
+		sim.add(string(v))
+		return nil
+	})
 	if err != nil {
 		return errors.New(msg)
 	}
-	if similar := Similar(name, names, 5); len(similar) > 0 {
+	if similar := sim.best(); len(similar) > 0 {
 		msg += "; similar metrics: " + strings.Join(similar, ", ")
 	}
 	return errors.New(msg)
@@ -604,59 +632,92 @@ func (s *session) noSeries(ctx context.Context, name string) error {
 // Similar returns up to n of names that look like want, histograms first:
 // the most shared words (split at "_"), then the closest in spelling.
 func Similar(want string, names model.LabelValues, n int) []string {
-	words := func(s string) map[string]bool {
-		m := map[string]bool{}
-		for _, w := range strings.Split(strings.ToLower(s), "_") {
-			if len(w) >= 3 {
-				m[w] = true
-			}
-		}
-		return m
-	}
-	ww := words(want)
-	type cand struct {
-		name   string
-		shared int
-		dist   int
-	}
-	seen := map[string]bool{}
-	var cs []cand
+	sim := newSimilarity(want, n)
 	for _, lv := range names {
-		nm := string(lv)
-		base := nm
-		for _, suffix := range []string{"_bucket", "_count", "_sum"} {
-			if b, ok := strings.CutSuffix(nm, suffix); ok {
-				base = b
-				break
-			}
-		}
-		if seen[base] || base == want {
-			continue
-		}
-		seen[base] = true
-		shared := 0
-		for w := range words(base) {
-			if ww[w] {
-				shared++
-			}
-		}
-		d := levenshtein(want, base)
-		if shared == 0 && d > len(want)/3 {
-			continue
-		}
-		cs = append(cs, cand{base, shared, d})
+		sim.add(string(lv))
 	}
-	slices.SortFunc(cs, func(a, b cand) int {
-		if c := cmp.Compare(b.shared, a.shared); c != 0 {
-			return c
+	return sim.best()
+}
+
+// similarity ranks names by their likeness to want as they are added,
+// keeping the n best.
+type similarity struct {
+	want  string
+	words map[string]bool
+	n     int
+	top   []candidate // best first, distinct base names
+}
+
+type candidate struct {
+	name   string
+	shared int
+	dist   int
+}
+
+func newSimilarity(want string, n int) *similarity {
+	return &similarity{want: want, words: nameWords(want), n: n}
+}
+
+func nameWords(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Split(strings.ToLower(s), "_") {
+		if len(w) >= 3 {
+			m[w] = true
 		}
-		if c := cmp.Compare(a.dist, b.dist); c != 0 {
-			return c
+	}
+	return m
+}
+
+func (c candidate) compare(o candidate) int {
+	if r := cmp.Compare(o.shared, c.shared); r != 0 {
+		return r
+	}
+	if r := cmp.Compare(c.dist, o.dist); r != 0 {
+		return r
+	}
+	return cmp.Compare(c.name, o.name)
+}
+
+// add ranks one name. A name already ranked, or dropped, ranks the same
+// again: keeping the n best of the distinct names needs no other memory.
+func (sim *similarity) add(nm string) {
+	if sim.n <= 0 {
+		return
+	}
+	base := nm
+	for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+		if b, ok := strings.CutSuffix(nm, suffix); ok {
+			base = b
+			break
 		}
-		return cmp.Compare(a.name, b.name)
-	})
+	}
+	if base == sim.want {
+		return
+	}
+	shared := 0
+	for w := range nameWords(base) {
+		if sim.words[w] {
+			shared++
+		}
+	}
+	d := levenshtein(sim.want, base)
+	if shared == 0 && d > len(sim.want)/3 {
+		return
+	}
+	c := candidate{base, shared, d}
+	i, found := slices.BinarySearchFunc(sim.top, c, candidate.compare)
+	if found || i >= sim.n {
+		return
+	}
+	sim.top = slices.Insert(sim.top, i, c)
+	if len(sim.top) > sim.n {
+		sim.top = sim.top[:sim.n]
+	}
+}
+
+func (sim *similarity) best() []string {
 	var out []string
-	for _, c := range cs[:min(n, len(cs))] {
+	for _, c := range sim.top {
 		out = append(out, c.name)
 	}
 	return out

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
@@ -22,6 +21,7 @@ import (
 // prometheusFlags holds the raw values of the prometheus command's own flags.
 type prometheusFlags struct {
 	window, at, step, aggregate, unit, peakRange string
+	maxResponse                                  string
 	retries                                      int
 }
 
@@ -59,7 +59,8 @@ _milliseconds) or --unit.
 
 Credentials come from files or environment variables, never from flags, and
 never appear in output or errors. Failed queries are retried with capped
-exponential backoff and full jitter.`,
+exponential backoff and full jitter. Answers are decoded as they arrive; one
+larger than --max-response-bytes (256MiB) fails its query.`,
 		Example: `  # The last 7 days of one job's request latency, per route
   tunetimeout prometheus --url http://localhost:9090 \
       --metric http_request_duration_seconds --selector '{job="api"}' --by route --pool 200
@@ -92,7 +93,7 @@ exponential backoff and full jitter.`,
 			}
 			r, err := analysis.RunPrometheus(cmd.Context(), o, p)
 			if r != nil {
-				if werr := writeReport(cmd.OutOrStdout(), f.output, write, r); werr != nil {
+				if werr := emitReport(cmd, f.output, write, r); werr != nil {
 					return werr
 				}
 			}
@@ -124,6 +125,7 @@ exponential backoff and full jitter.`,
 	fl.StringArrayVarP(&s.Headers, "header", "H", nil, "extra request header, e.g. 'X-Scope-OrgID: team-a' (repeatable)")
 	fl.DurationVar(&s.QueryTimeout, "query-timeout", promsource.DefaultQueryTimeout, "timeout of one query attempt")
 	fl.IntVar(&pf.retries, "query-retries", promsource.DefaultAttempts-1, "retries of a failed query (capped exponential backoff, full jitter)")
+	fl.StringVar(&pf.maxResponse, "max-response-bytes", "256MiB", "largest answer to one query (after decompression); a larger one fails the query. Bytes (1048576) or a number with a unit: KiB, MiB, GiB (powers of 1024) or kB, MB, GB (powers of 1000), e.g. 512MiB, 1GB")
 
 	addAnalysisFlags(cmd, &o, &f)
 	return cmd
@@ -178,6 +180,12 @@ func (pf prometheusFlags) apply(p *analysis.PrometheusOptions) error {
 	if s.QueryTimeout <= 0 {
 		return errors.New("--query-timeout must be positive")
 	}
+	if s.MaxResponseBytes, err = human.ParseBytes(pf.maxResponse); err != nil {
+		return fmt.Errorf("--max-response-bytes %w", err)
+	}
+	if s.MaxResponseBytes <= 0 {
+		return fmt.Errorf("--max-response-bytes %q must be positive", pf.maxResponse)
+	}
 	return nil
 }
 
@@ -195,20 +203,4 @@ func parseAt(v string) (time.Time, error) {
 		return time.Unix(sec, int64((f-float64(sec))*1e9)), nil
 	}
 	return time.Time{}, fmt.Errorf("--at %q is neither now, an RFC 3339 time (2026-05-01T12:00:00Z) nor Unix seconds", v)
-}
-
-// writeReport writes r to the file named by output, or to out.
-func writeReport(out io.Writer, output string, write report.Writer, r *report.Report) error {
-	if output == "" {
-		return write(out, r)
-	}
-	file, err := os.Create(output)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	if err := write(file, r); err != nil {
-		return err
-	}
-	return file.Close()
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -33,6 +34,8 @@ func TestPrometheusCommandLine(t *testing.T) {
 		{"arguments", []string{"--url", srv.URL, "--metric", "x_seconds", "file.csv"}, 2, "prometheus reads no files"},
 		{"refused", []string{"--url", srv.URL, "--metric", "x_seconds", "--bearer-token-env", "TT_CMD_TOKEN"}, 1, "answered HTTP 401 Unauthorized"},
 		{"alias", []string{"--metric", "x_seconds"}, 2, "--url is required"},
+		{"bad size", []string{"--url", srv.URL, "--metric", "x_seconds", "--max-response-bytes", "512M"}, 2, `--max-response-bytes "512M": unknown unit "M"`},
+		{"zero size", []string{"--url", srv.URL, "--metric", "x_seconds", "--max-response-bytes", "0"}, 2, `--max-response-bytes "0" must be positive`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,4 +50,27 @@ func TestPrometheusCommandLine(t *testing.T) {
 			assert.NotContains(t, out+errOut, token)
 		})
 	}
+}
+
+// An answer over --max-response-bytes fails in one line that names the
+// flag and the cap; the default cap reads the same answer.
+func TestPrometheusMaxResponseBytes(t *testing.T) {
+	const token = "very-secret-bearer-token"
+	t.Setenv("TT_CMD_TOKEN", token)
+	samples := strings.Repeat(`{"metric":{"le":"0.1"},"value":[1800000000,"1"]},`, 50000)
+	body := `{"status":"success","data":{"resultType":"vector","result":[` + strings.TrimSuffix(samples, ",") + `]}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, body)
+	}))
+	defer srv.Close()
+	args := []string{"prometheus", "--url", srv.URL, "--metric", "x_seconds", "--bearer-token-env", "TT_CMD_TOKEN", "--window", "1h"}
+	_, errOut, code := execute(t, "", append(args, "--max-response-bytes", "1MB")...)
+	assert.Equal(t, 1, code, errOut)
+	assert.Equal(t, "tunetimeout: Prometheus at "+srv.URL+" answered count(last_over_time(x_seconds_bucket[1h])) with more than 1 MB, the --max-response-bytes cap; "+
+		"a shorter --window, a coarser --step, a narrower --selector or a larger --max-response-bytes helps\n", errOut)
+	assert.NotContains(t, errOut, token)
+
+	_, errOut, code = execute(t, "", args...)
+	assert.Equal(t, 1, code)
+	assert.NotContains(t, errOut, "--max-response-bytes", "%d bytes are within the default cap", len(body))
 }

@@ -5,6 +5,7 @@
 package human
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -104,27 +105,71 @@ func Calls(n int64) string {
 	return Count(n) + " calls"
 }
 
-// Bytes writes a size in binary units, the way caps are written: 1048576
-// -> "1 MiB", 1536 -> "1.5 KiB", 100 -> "100 bytes". The figure has at most
-// three significant digits, rounded down (a cap shown must not look larger
-// than it is).
+// sizeUnits are the units ParseBytes reads, largest first within each
+// system, matched regardless of case.
+var sizeUnits = []struct {
+	name string
+	n    int64
+}{
+	{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10},
+	{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3},
+	{"B", 1},
+}
+
+// ParseBytes reads a size given on the command line (--max-response-bytes): plain bytes (1048576)
+// or a number with a unit, binary (KiB, MiB, GiB, TiB: powers of 1024) or
+// decimal (kB, MB, GB, TB: powers of 1000), e.g. 512MiB, 1GB, 1.5 GiB.
+// Units are matched regardless of case; single letters (K, M, G) are
+// refused, as they mean 1000 to some tools and 1024 to others.
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return !(r >= '0' && r <= '9' || r == '.') })
+	num, unit := t, ""
+	if i >= 0 {
+		num, unit = t[:i], strings.TrimSpace(t[i:])
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || num == "" {
+		return 0, fmt.Errorf("%q is not a size: write bytes or a number with a unit, e.g. 1048576, 512MiB, 1GB", s)
+	}
+	mult := int64(1)
+	if unit != "" {
+		mult = 0
+		for _, u := range sizeUnits {
+			if strings.EqualFold(unit, u.name) {
+				mult = u.n
+				break
+			}
+		}
+		if mult == 0 {
+			return 0, fmt.Errorf("%q: unknown unit %q: use B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)", s, unit)
+		}
+	}
+	n := f * float64(mult)
+	if n >= math.MaxInt64 {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	if n != math.Trunc(n) {
+		return 0, fmt.Errorf("%q is not a whole number of bytes", s)
+	}
+	return int64(n), nil
+}
+
+// Bytes writes a size exactly, in the largest unit that divides it, the
+// way caps are written: 268435456 -> "256 MiB", 1e9 -> "1 GB", 1000001 ->
+// "1000001 bytes".
 func Bytes(n int64) string {
-	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	if n < 1024 {
-		return strconv.FormatInt(n, 10) + " bytes"
+	best := sizeUnits[len(sizeUnits)-1]
+	for _, u := range sizeUnits {
+		if n > 0 && n%u.n == 0 && u.n > best.n {
+			best = u
+		}
 	}
-	u, x := -1, float64(n)
-	for x >= 1024 && u+1 < len(units) {
-		x /= 1024
-		u++
+	if best.n > 1 {
+		return strconv.FormatInt(n/best.n, 10) + " " + best.name
 	}
-	digits := 2
-	switch {
-	case x >= 100:
-		digits = 0
-	case x >= 10:
-		digits = 1
+	if n == 1 {
+		return "1 byte"
 	}
-	p := math.Pow(10, float64(digits))
-	return strconv.FormatFloat(math.Floor(x*p)/p, 'f', -1, 64) + " " + units[u]
+	return strconv.FormatInt(n, 10) + " bytes"
 }

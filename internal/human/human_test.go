@@ -1,6 +1,7 @@
 package human
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -79,21 +80,57 @@ func TestCalls(t *testing.T) {
 	assert.Equal(t, "200,000 calls", Calls(200000))
 }
 
+// A size is written exactly, in the unit that reads best.
 func TestBytes(t *testing.T) {
 	for n, want := range map[int64]string{
-		0:             "0 bytes",
-		1023:          "1023 bytes",
-		1024:          "1 KiB",
-		1536:          "1.5 KiB",
-		1 << 20:       "1 MiB",
-		4 << 20:       "4 MiB",
-		256 << 20:     "256 MiB",
-		1<<30 - 1:     "1023 MiB", // rounded down, never up to 1 GiB
-		3 << 29:       "1.5 GiB",
-		1<<40 + 1<<30: "1 TiB",
+		256 << 20: "256 MiB",
+		4 << 20:   "4 MiB",
+		1e9:       "1 GB",
+		1e12:      "1 TB",
+		1 << 40:   "1 TiB",
+		3 << 29:   "1536 MiB",
+		1024000:   "1000 KiB",
+		1000001:   "1000001 bytes",
+		1<<30 - 1: "1073741823 bytes",
+		1:         "1 byte",
+		0:         "0 bytes",
 	} {
 		if got := Bytes(n); got != want {
 			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    int64
+		wantErr string
+	}{
+		{"1048576", 1 << 20, ""},
+		{"512MiB", 512 << 20, ""},
+		{"512 mib", 512 << 20, ""},
+		{"1GB", 1e9, ""},
+		{"1.5GiB", 3 << 29, ""},
+		{"64kB", 64000, ""},
+		{"64KiB", 64 << 10, ""},
+		{"2TiB", 2 << 40, ""},
+		{"100B", 100, ""},
+		{"0", 0, ""},
+		{"512M", 0, `unknown unit "M"`},
+		{"1.5", 0, "not a whole number of bytes"},
+		{"-1MiB", 0, "is not a size"},
+		{"MiB", 0, "is not a size"},
+		{"", 0, "is not a size"},
+		{"9000000TiB", 0, "too large"},
+	}
+	for _, tt := range tests {
+		got, err := ParseBytes(tt.in)
+		switch {
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("ParseBytes(%q): error %v, want one saying %q", tt.in, err, tt.wantErr)
+		case tt.wantErr == "" && (err != nil || got != tt.want):
+			t.Errorf("ParseBytes(%q) = %d, %v, want %d", tt.in, got, err, tt.want)
 		}
 	}
 }
