@@ -217,8 +217,9 @@ func NewCSV(r io.Reader, name string, o CSVOptions) (Decoder, error) {
 	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
 		br.Discard(len(utf8BOM))
 	}
-	d := &csvDecoder{csvLayout: csvLayout{name: name, timeCol: -1, statusCol: -1}, rows: csvRows{br: br}}
+	d := &csvDecoder{csvLayout: csvLayout{name: name, timeCol: -1, statusCol: -1}, rows: csvRows{br: br, header: true}}
 	err := d.rows.next()
+	d.rows.header = false
 	if err == io.EOF {
 		return nil, fmt.Errorf("%s: %w", name, ErrEmptyInput)
 	}

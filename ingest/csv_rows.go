@@ -38,6 +38,8 @@ type csvRows struct {
 
 	cr   *csv.Reader // made on the first line with a quote
 	feed csvFeed
+	// header is set while NewCSV reads the first row, whose error is fatal.
+	header bool
 	// replay holds lines a row with an unterminated quote took from the
 	// input and gave back (readQuoted): rawLine returns them first.
 	replay [][]byte
@@ -111,9 +113,12 @@ func (r *csvRows) readQuoted(line []byte) error {
 		r.cr.FieldsPerRecord = -1
 	}
 	start := r.line
+	// (line's bytes may be reused by the reads below.)
+	quote, width := bytes.IndexByte(line, '"')+1, len(bytes.TrimRight(line, "\r\n"))
 	r.feed.rest = line
 	r.feed.size = len(line)
 	r.feed.taken = r.feed.taken[:0]
+	r.feed.eof = false
 	rec, err := r.cr.Read()
 	r.feed.rest = nil
 	if err == nil {
@@ -135,11 +140,17 @@ func (r *csvRows) readQuoted(line []byte) error {
 	}
 	e := quotedError(err, start)
 	var pe *csv.ParseError
-	if errors.As(e, &pe) && len(taken) > 0 {
-		// The error was found on a later line encoding/csv read for an
-		// open quote; it is this line's quote that is wrong.
-		pe.Line, pe.Column = start, bytes.IndexByte(line, '"')+1
-		pe.Err = fmt.Errorf("%w: the quote opened on this line does not close where a row ends; this line is skipped and the next is read as a row", pe.Err)
+	if errors.As(e, &pe) && (len(taken) > 0 || r.feed.eof && errors.Is(pe.Err, csv.ErrQuote) && pe.Column > width) {
+		// A quote this line opens and does not close: encoding/csv found
+		// the error on a later line it read for it, or past this line's
+		// end at the end of the input. It is this line's quote that is
+		// wrong.
+		pe.Line, pe.Column = start, quote
+		what := "this line is skipped and the next is read as a row"
+		if r.header {
+			what = "the first row must be whole" // NewCSV stops there
+		}
+		pe.Err = fmt.Errorf("%w: the quote opened on this line does not close where a row ends; %s", pe.Err, what)
 	}
 	return e
 }
@@ -258,6 +269,7 @@ type csvFeed struct {
 	// so far, which may not pass maxQuotedRow.
 	taken [][]byte
 	size  int
+	eof   bool // the input ended while encoding/csv read for the row
 }
 
 func (f *csvFeed) Read(p []byte) (int, error) {
@@ -267,6 +279,7 @@ func (f *csvFeed) Read(p []byte) (int, error) {
 			err = errLongRow
 		}
 		if err != nil {
+			f.eof = err == io.EOF
 			return 0, err
 		}
 		f.size += len(line)

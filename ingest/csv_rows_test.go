@@ -20,38 +20,59 @@ import (
 func referenceCSV(t testing.TB, data []byte, d *csvDecoder) []string {
 	t.Helper()
 	data = bytes.TrimPrefix(data, utf8BOM)
-	cr := csv.NewReader(bytes.NewReader(data))
-	cr.ReuseRecord = true
-	cr.FieldsPerRecord = -1
+	// The input's physical lines: a row whose quote does not close where a
+	// row ends is bad for its first line only, and reading starts again,
+	// with a new encoding/csv reader, on the line after it.
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	starts := make([]int, len(lines)+1)
+	for i, l := range lines {
+		starts[i+1] = starts[i] + len(l)
+	}
 	var out []string
 	first := true
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			return out
-		}
-		var pe *csv.ParseError
-		if errors.As(err, &pe) {
-			reason := fmt.Sprintf("invalid CSV: %v (column %d)", pe.Err, pe.Column)
-			if pe.Line != pe.StartLine {
-				reason = fmt.Sprintf("invalid CSV: %v (line %d, column %d)", pe.Err, pe.Line, pe.Column)
+	for base := 0; ; {
+		cr := csv.NewReader(bytes.NewReader(data[starts[base]:]))
+		cr.ReuseRecord = true
+		cr.FieldsPerRecord = -1
+		restart := false
+		for !restart {
+			rec, err := cr.Read()
+			if err == io.EOF {
+				return out
 			}
-			out = append(out, (&ParseError{File: d.name, Line: pe.StartLine, Reason: reason}).Error())
-			first = false
-			continue
-		}
-		require.NoError(t, err)
-		if first {
-			first = false
-			if d.cols.names != nil {
-				for i, f := range rec {
-					require.Equal(t, strings.TrimSpace(f), d.cols.names[i], "header")
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				start := base + pe.StartLine // 1-based, in the whole input
+				// A quote open at the end of the input: encoding/csv's error is
+				// past the last line's last byte.
+				atEnd := strings.TrimRight(string(bytes.Join(lines[start:], nil)), "\r\n") == "" &&
+					pe.Column > len(bytes.TrimRight(lines[start-1], "\r\n"))
+				reason := fmt.Sprintf("invalid CSV: %v (column %d)", pe.Err, pe.Column)
+				switch {
+				case pe.Line != pe.StartLine || errors.Is(pe.Err, csv.ErrQuote) && atEnd:
+					reason = fmt.Sprintf("invalid CSV: %v: the quote opened on this line does not close where a row ends; this line is skipped and the next is read as a row (column %d)",
+						pe.Err, bytes.IndexByte(lines[start-1], '"')+1)
+					base, restart = start, true
+				case pe.Line != pe.StartLine:
+					reason = fmt.Sprintf("invalid CSV: %v (line %d, column %d)", pe.Err, base+pe.Line, pe.Column)
 				}
+				out = append(out, (&ParseError{File: d.name, Line: start, Reason: reason}).Error())
+				first = false
 				continue
 			}
+			require.NoError(t, err)
+			if first {
+				first = false
+				if d.cols.names != nil {
+					for i, f := range rec {
+						require.Equal(t, strings.TrimSpace(f), d.cols.names[i], "header")
+					}
+					continue
+				}
+			}
+			line := func(i int) int { l, _ := cr.FieldPos(i); return base + l }
+			out = append(out, referenceRow(d, rec, line))
 		}
-		line := func(i int) int { l, _ := cr.FieldPos(i); return l }
-		out = append(out, referenceRow(d, rec, line))
 	}
 }
 
