@@ -95,9 +95,13 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 	}
 	r := &report.Report{Input: in}
 	if samples, groups := set.Folded(); samples > 0 {
+		from := human.Count(int64(groups))
+		if set.FoldedAtLeast() { // a count of distinct names is bounded (histogram.Set)
+			from = "at least " + from
+		}
 		r.Input.Notes = append(r.Input.Notes, fmt.Sprintf(
 			"%s calls from %s more groups are folded into %q: only %d groups are kept apart (--max-groups).",
-			human.Count(samples), human.Count(int64(groups)), histogram.Other, o.MaxGroups))
+			human.Count(samples), from, histogram.Other, o.MaxGroups))
 	}
 	groups := set.Groups()
 	var used int64

@@ -1,7 +1,10 @@
 package analysis
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"testing"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/mixture"
 	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
 )
 
 // peakHeap runs f while sampling the heap in use, and returns its peak.
@@ -67,4 +71,107 @@ func TestMemoryStaysFlat(t *testing.T) {
 	require.EqualValues(t, 1_200_000, n)
 	t.Logf("peak heap: %.1f MB for 200,000 lines, %.1f MB for 1,200,000", float64(small)/1e6, float64(large)/1e6)
 	assert.Less(t, float64(large), float64(small)*1.5+8e6, "memory grows with the input")
+}
+
+// routesCSV is a CSV of rows calls to each of routes routes, shuffled, with
+// the worked example's latencies, timestamps at 400 calls a second and a
+// few fast 500s.
+func routesCSV(routes, rows int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 3))
+	order := make([]int32, 0, routes*rows)
+	for g := range routes {
+		for range rows {
+			order = append(order, int32(g))
+		}
+	}
+	r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	lat := mixture.Default().Generate(seed, len(order))
+	var b bytes.Buffer
+	b.WriteString("timestamp,route,status,latency_us\n")
+	for i, g := range order {
+		status := 200
+		if i%199 == 0 {
+			status = 500
+		}
+		fmt.Fprintf(&b, "%d,/api/r%d,%d,%d\n", 1793613600+i/400, g, status, lat[i].Microseconds())
+	}
+	return b.Bytes()
+}
+
+// TestTenThousandGroups is the budget: 10,000 routes of 50 calls
+// each, all kept apart (--max-groups 20000), read by two workers and
+// written as text, peak under 400 MB (a dense histogram of 230 KB per group
+// and per worker took 2.9 GB of RSS), for the same report as one worker's.
+func TestTenThousandGroups(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 500,000 rows into 10,000 groups")
+	}
+	input := routesCSV(10_000, 50, 1)
+	run := func(workers int) (string, uint64) {
+		var out bytes.Buffer
+		peak := peakHeap(t, func() {
+			o := options("-")
+			o.Ingest.CSV.By = []string{"route"}
+			o.MaxGroups, o.Workers = 20_000, workers
+			r, err := Run(context.Background(), o, bytes.NewReader(input))
+			require.NoError(t, err)
+			require.Len(t, r.Groups, 10_000)
+			require.NoError(t, report.WriteText(&out, r))
+		})
+		return out.String(), peak
+	}
+	two, peak := run(2)
+	t.Logf("peak heap: %.0f MB with 2 workers, the 16 MB input included", float64(peak)/1e6)
+	assert.Less(t, peak, uint64(350e6))
+	one, _ := run(1)
+	assert.True(t, one == two, "the same report with one worker and with two")
+}
+
+// TestWorkersHandOverTheirSets: workers reading many groups do not each
+// keep a copy of all of them. Kept to the end, 4 workers' sets add up to
+// about 4 times the groups' memory; handed over once they pass
+// workerSetBytes, what the workers hold is bounded by that (and a chunk's
+// worth of new groups), whatever the number of groups, and the shared set
+// holds the rest once. (TestParallelMatchesSingle checks the report is the
+// same.)
+func TestWorkersHandOverTheirSets(t *testing.T) {
+	input := routesCSV(8_000, 12, 2)
+	const chunk = 16 << 10 // 500 rows: at most 500 new groups a chunk
+	read := func(workers int, handOver int64) (shared int64, held []int64) {
+		defer func(b int64) { workerSetBytes = b }(workerSetBytes)
+		workerSetBytes = handOver
+		o := options("-")
+		o.Format = "csv"
+		o.Ingest.CSV.By = []string{"route"}
+		o.MaxGroups, o.Workers, o.chunkSize = -1, workers, chunk
+		o.defaults()
+		p := newParallel(workers, o.MaxGroups, o.newSet)
+		var in report.Input
+		require.NoError(t, p.read(context.Background(), "-", bytes.NewReader(input), o, &in))
+		require.EqualValues(t, 96_000, in.Records)
+		for _, w := range p.workers {
+			held = append(held, w.set.Bytes())
+		}
+		return p.shared.Bytes(), held
+	}
+	one, alone := read(1, 1<<62)
+	one += sumBytes(alone)
+	_, kept := read(4, 1<<62)
+	const budget = 1 << 20
+	shared, handed := read(4, budget)
+	t.Logf("one set of 8,000 groups: %d KB; 4 workers keeping theirs: %d KB; handing over at %d KB: %d KB held, %d KB shared",
+		one>>10, sumBytes(kept)>>10, budget>>10, sumBytes(handed)>>10, shared>>10)
+	assert.Greater(t, sumBytes(kept), 5*one/2, "before: every worker holds most groups")
+	for _, b := range handed {
+		assert.Less(t, b, int64(2*budget), "a worker holds at most its budget and one chunk's groups")
+	}
+	assert.Greater(t, shared, one/2, "the shared set holds the groups once")
+}
+
+func sumBytes(b []int64) int64 {
+	var s int64
+	for _, v := range b {
+		s += v
+	}
+	return s
 }

@@ -16,10 +16,14 @@ import (
 // Reading in parallel: an input is cut into chunks of whole lines
 // (ingest.Splitter) by a reader goroutine, which also runs the
 // decompression; one worker per core decodes chunks into a histogram.Set
-// of its own (hdrhistogram-go is not safe for concurrent use); the calling
-// goroutine takes the chunks' results in input order; the sets are merged
-// at the end. The report is the one a single goroutine gives, byte for
-// byte:
+// of its own (histograms are not safe for concurrent use, and a set of its
+// own keeps the recording free of locks); the calling goroutine takes the
+// chunks' results in input order. A worker whose set has grown past
+// workerSetBytes hands it over, merged into one shared set under a lock,
+// and starts afresh: memory grows with the groups, not with the groups
+// times the workers (each of which would otherwise hold a copy of every
+// group it met). The rest is merged at the end. The report is the one a
+// single goroutine gives, byte for byte:
 //
 //   - histograms, exclusion counts and arrivals are counts: the order in
 //     which they are added up does not change them;
@@ -40,26 +44,56 @@ type parallel struct {
 	// chunkResult.pending); nil until needed.
 	seq    *histogram.Set
 	newSet func() *histogram.Set
+
+	mu     sync.Mutex
+	shared *histogram.Set // the sets workers handed over (see handOver)
+	handed bool           // shared holds something
 }
+
+// workerSetBytes is how large a worker's set grows (histogram.Set.Bytes,
+// checked after each chunk) before the worker hands it over to the shared
+// set. Groups that recur stay with the worker, so recording stays free of
+// locks and merges: 4 routes of a log hold a few hundred KB, 200 busy
+// routes a few MB. A variable for the tests.
+var workerSetBytes int64 = 8 << 20
 
 // newParallel returns a reader with one worker per core (workers), each
 // filling a set newSet returns.
 func newParallel(workers, maxGroups int, newSet func() *histogram.Set) *parallel {
-	p := &parallel{adm: admission{limit: maxGroups, admitted: map[string]bool{}}, newSet: newSet}
+	p := &parallel{adm: admission{limit: maxGroups, admitted: map[string]bool{}}, newSet: newSet, shared: newSet()}
 	for range workers {
 		p.workers = append(p.workers, &worker{adm: &p.adm, set: newSet(), known: map[string]*histogram.Group{}})
 	}
 	return p
 }
 
-// set merges the workers' sets into one and returns it.
+// set merges the workers' sets into the shared one and returns it.
 func (p *parallel) set() *histogram.Set {
-	all := p.workers[0].set
-	for _, w := range p.workers[1:] {
+	all, rest := p.shared, p.workers
+	if !p.handed {
+		all, rest = p.workers[0].set, p.workers[1:]
+	}
+	for _, w := range rest {
 		all.Merge(w.set)
+		w.set = nil // garbage once merged
 	}
 	all.Merge(p.seq)
 	return all
+}
+
+// handOver merges w's set into the shared set and gives w an empty one,
+// when w's set has grown past workerSetBytes. The groups' fates stay
+// decided (admission); their samples are counts, which add up in any order.
+func (p *parallel) handOver(w *worker) {
+	if w.set.Bytes() < workerSetBytes {
+		return
+	}
+	p.mu.Lock()
+	p.shared.Merge(w.set)
+	p.handed = true
+	p.mu.Unlock()
+	w.set = p.newSet()
+	clear(w.known)
 }
 
 // admission decides which groups are kept apart under the --max-groups
@@ -152,6 +186,7 @@ func (p *parallel) read(ctx context.Context, name string, r io.Reader, o Options
 			for c := range chunks {
 				r := w.decode(wctx, c, sp, &o)
 				sp.Release(c)
+				p.handOver(w)
 				results <- r
 			}
 		}()

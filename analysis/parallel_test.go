@@ -163,7 +163,9 @@ func TestParallelMatchesSingle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			run := func(workers, chunk int) (string, error) {
+			run := func(workers, chunk int, handOver int64) (string, error) {
+				defer func(b int64) { workerSetBytes = b }(workerSetBytes)
+				workerSetBytes = handOver
 				o := options()
 				tt.o(&o)
 				o.Workers, o.chunkSize = workers, chunk
@@ -176,16 +178,21 @@ func TestParallelMatchesSingle(t *testing.T) {
 				require.NoError(t, report.WriteText(&out, r))
 				return out.String(), nil
 			}
-			want, wantErr := run(1, 0)
-			for _, c := range []struct{ workers, chunk int }{{4, 3000}, {2, 64 << 10}, {3, 0}} {
-				got, err := run(c.workers, c.chunk)
+			want, wantErr := run(1, 0, workerSetBytes)
+			// Workers that keep their sets to the end, and workers that hand
+			// them over to the shared set after every chunk.
+			for _, c := range []struct {
+				workers, chunk int
+				handOver       int64
+			}{{4, 3000, workerSetBytes}, {2, 64 << 10, workerSetBytes}, {3, 0, workerSetBytes}, {3, 3000, 0}, {2, 64 << 10, 0}} {
+				got, err := run(c.workers, c.chunk, c.handOver)
 				if wantErr != nil {
 					require.EqualError(t, err, wantErr.Error(), "%d workers", c.workers)
 					continue
 				}
 				require.NoError(t, err)
 				if got != want {
-					require.Equal(t, want, got, "%d workers, chunks of %d bytes", c.workers, c.chunk)
+					require.Equal(t, want, got, "%d workers, chunks of %d bytes, hand-over at %d bytes", c.workers, c.chunk, c.handOver)
 				}
 			}
 		})
@@ -206,6 +213,28 @@ func TestParallelNotesFolds(t *testing.T) {
 	assert.Len(t, r.Input.BadExamples, 30)
 	assert.Equal(t, `-:11: column "latency_ms": "n/a" is not a number`, r.Input.BadExamples[0])
 	assert.Contains(t, r.Input.Notes[0], `more groups are folded into "other": only 25 groups are kept apart`)
+}
+
+// TestSummaryHandedOver: workers that hand their sets (cells per interval)
+// over to the shared set after every chunk write the summary one worker
+// writes, byte for byte.
+func TestSummaryHandedOver(t *testing.T) {
+	data := spoil(nginxLog(t, 21, 30_000), 499)
+	summarize := func(workers int, handOver int64) string {
+		defer func(b int64) { workerSetBytes = b }(workerSetBytes)
+		workerSetBytes = handOver
+		o := options("-")
+		o.Ingest.By = []string{"route", "status_class"}
+		o.Workers, o.chunkSize = workers, 32<<10
+		var b bytes.Buffer
+		_, err := Summarize(context.Background(), o, 10*time.Second, bytes.NewReader(data), &b)
+		require.NoError(t, err)
+		return b.String()
+	}
+	want := summarize(1, workerSetBytes)
+	require.Greater(t, strings.Count(want, "\nTag="), 20)
+	assert.True(t, want == summarize(3, 0), "the same summary")
+	assert.True(t, want == summarize(2, workerSetBytes), "the same summary")
 }
 
 // BenchmarkRun reads 200,000 generated nginx lines grouped by route, with

@@ -16,11 +16,8 @@ type Bar struct {
 // The counts add up to Count.
 func (l *Latency) Bars() []Bar {
 	var out []Bar
-	for _, b := range l.h.Distribution() {
-		if b.Count == 0 {
-			continue
-		}
-		out = append(out, Bar{Lo: toDuration(b.From), Hi: toDuration(b.To), Count: b.Count})
+	for i, n := range l.h.all() {
+		out = append(out, Bar{Lo: toDuration(valueAt(int64(i))), Hi: toDuration(highestAt(int64(i))), Count: n})
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"math/bits"
 	"slices"
@@ -25,6 +26,13 @@ func encodeV2(p *hdr.PackedHistogram) ([]byte, error) {
 	if p.LowestTrackableValue() != 1 || p.SignificantFigures() != Digits || p.HighestTrackableValue() != highestMicros {
 		return p.Encode()
 	}
+	return encodeBuckets(p.ForEachBucket, p.Max())
+}
+
+// encodeBuckets returns the V2 compressed base64 form of a histogram of
+// Latency's geometry whose filled buckets are buckets (the lowest value of
+// each and its count, lowest first) and whose largest value is maxValue.
+func encodeBuckets(buckets iter.Seq2[int64, int64], maxValue int64) ([]byte, error) {
 	e := encoders.Get().(*encoder)
 	defer encoders.Put(e)
 
@@ -41,7 +49,7 @@ func encodeV2(p *hdr.PackedHistogram) ([]byte, error) {
 		}
 		next = to
 	}
-	for v, n := range p.ForEachBucket {
+	for v, n := range buckets {
 		if n == 0 {
 			continue
 		}
@@ -50,7 +58,7 @@ func encodeV2(p *hdr.PackedHistogram) ([]byte, error) {
 		e.payload = putZigZag(e.payload, n)
 		next = i + 1
 	}
-	zeros(countsIndex(p.Max()) + 1)
+	zeros(countsIndex(maxValue) + 1)
 
 	// The 40-byte header of the V2 encoding, then the counts, deflated.
 	var head [40]byte

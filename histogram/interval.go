@@ -119,6 +119,17 @@ func (c *Cell) Count() int64 {
 	return n
 }
 
+// bytes returns about how much memory c holds.
+func (c *Cell) bytes() int {
+	n := 160 + 4*cap(c.Seconds) + 8*cap(c.Calls) + 64*len(c.Excluded)
+	for _, p := range []*hdr.PackedHistogram{c.Latency, c.Censored, c.Connect} {
+		if p != nil {
+			n += p.GetMemorySize()
+		}
+	}
+	return n
+}
+
 func (c *Cell) micros(d time.Duration) (int64, bool) { return toMicros(d, &c.Below, &c.Above) }
 
 // Merge adds o's counts to c; both hold the same interval.
@@ -251,11 +262,24 @@ func (l *Latency) addPacked(all, censored *hdr.PackedHistogram, below, above int
 	l.filled = nil
 	l.below += below
 	l.above += above
-	l.above += all.MergeInto(l.h)
+	l.above += l.h.mergePacked(all)
 	if censored != nil && censored.TotalCount() > 0 {
 		if l.censored == nil {
-			l.censored = newHDR()
+			l.censored = &counts{}
 		}
-		_ = censored.MergeInto(l.censored)
+		_ = l.censored.mergePacked(censored)
 	}
+}
+
+// mergePacked adds p's buckets to c as p.MergeInto adds them to a dense
+// histogram of Latency's geometry, and returns the samples dropped: those
+// of buckets beyond the geometry's range, and of a bucket that would push
+// the total past MaxInt64.
+func (c *counts) mergePacked(p *hdr.PackedHistogram) (dropped int64) {
+	for v, n := range p.ForEachBucket {
+		if i := countsIndex(v); i >= countsLen || !c.add(int(i), n) {
+			dropped = addDropped(dropped, n)
+		}
+	}
+	return dropped
 }

@@ -32,14 +32,12 @@ func (l *Latency) Sampler() *Sampler {
 	}
 	s := &Sampler{}
 	var total int64
-	for _, b := range l.h.Distribution() {
-		if b.Count == 0 {
-			continue
-		}
-		total += b.Count
+	for i, n := range l.h.all() {
+		from, to := valueAt(int64(i)), highestAt(int64(i))
+		total += n
 		s.cum = append(s.cum, total)
-		s.from = append(s.from, b.From)
-		s.width = append(s.width, max(b.To-b.From+1, 1))
+		s.from = append(s.from, from)
+		s.width = append(s.width, max(to-from+1, 1))
 	}
 	return s
 }

@@ -52,7 +52,9 @@ func (g *Group) RecordConnect(d time.Duration) {
 const Other = "other"
 
 // maxFoldedNames bounds the names a Set remembers to count distinct folded
-// groups: beyond it the count is a lower bound.
+// groups: beyond it the count is a lower bound (FoldedAtLeast). An exact
+// count of distinct names needs every name (or something as large) kept:
+// no bounded memory gives it for an input that may hold any number of them.
 const maxFoldedNames = 100_000
 
 // Set holds the groups of one analysis by name. Like Latency, it is not safe
@@ -64,6 +66,11 @@ type Set struct {
 	limit       int
 	folded      int64
 	foldedNames map[string]struct{}
+	// foldedMore: names of folded groups were left out of foldedNames (or
+	// may have been, by whoever counted them elsewhere): its size is a
+	// lower bound.
+	foldedMore  bool
+	foldedBytes int64 // the lengths of the names in foldedNames
 	every       int64 // interval of the groups' cells in seconds; 0: none (see Every)
 }
 
@@ -76,8 +83,30 @@ func NewSet() *Set { return &Set{groups: make(map[string]*Group)} }
 func (s *Set) Limit(n int) { s.limit = n }
 
 // Folded returns how many samples went to Other because of the limit, and
-// how many distinct groups they came from (at least; see maxFoldedNames).
+// how many distinct groups they came from: exactly, unless FoldedAtLeast.
 func (s *Set) Folded() (samples int64, groups int) { return s.folded, len(s.foldedNames) }
+
+// FoldedAtLeast reports whether the groups Folded returns are a lower bound
+// only: more than maxFoldedNames (100,000) distinct groups were folded, or
+// a summary read listed that many, and the set does not remember the names
+// beyond them.
+func (s *Set) FoldedAtLeast() bool { return s.foldedMore }
+
+// foldName remembers name as a folded group's, up to maxFoldedNames names.
+func (s *Set) foldName(name string) {
+	if s.foldedNames == nil {
+		s.foldedNames = make(map[string]struct{})
+	}
+	if _, ok := s.foldedNames[name]; ok {
+		return
+	}
+	if len(s.foldedNames) < maxFoldedNames {
+		s.foldedNames[name] = struct{}{}
+		s.foldedBytes += int64(len(name))
+	} else {
+		s.foldedMore = true
+	}
+}
 
 // Group returns the group called name, creating it empty (New latency
 // histogram, no exclusions, NewArrivals) on first use. Beyond the set's
@@ -91,8 +120,8 @@ func (s *Set) Group(name string) *Group {
 	}
 	g := &Group{Name: name, Excluded: make(map[string]int64), every: s.every}
 	if s.every > 0 {
-		// Cells alone: a summary writes nothing else, and a dense
-		// histogram per group and core would cost more than the cells.
+		// Cells alone: a summary writes nothing else, and totals
+		// beside them would only add to what a group costs.
 		g.Cells = make(map[int64]*Cell)
 	} else {
 		g.Latency, g.Arrivals = New(), NewArrivals()
@@ -107,12 +136,7 @@ func (s *Set) Group(name string) *Group {
 // is decided for all of them, in input order; Merge adds up their folds.
 func (s *Set) Fold(name string) *Group {
 	s.folded++
-	if s.foldedNames == nil {
-		s.foldedNames = make(map[string]struct{})
-	}
-	if len(s.foldedNames) < maxFoldedNames {
-		s.foldedNames[name] = struct{}{}
-	}
+	s.foldName(name)
 	return s.Group(Other)
 }
 
@@ -123,16 +147,16 @@ func (s *Set) FoldedNames() []string {
 }
 
 // AddFolded counts samples folded into Other elsewhere (a summary's), from
-// the groups called names.
+// the groups called names. A list of maxFoldedNames names or more may have
+// been cut there (FoldedNames gives no more): the count becomes a lower
+// bound.
 func (s *Set) AddFolded(samples int64, names []string) {
 	s.folded += samples
 	for _, name := range names {
-		if s.foldedNames == nil {
-			s.foldedNames = make(map[string]struct{})
-		}
-		if len(s.foldedNames) < maxFoldedNames {
-			s.foldedNames[name] = struct{}{}
-		}
+		s.foldName(name)
+	}
+	if len(names) >= maxFoldedNames {
+		s.foldedMore = true
 	}
 }
 
@@ -193,7 +217,46 @@ func (s *Set) Merge(o *Set) {
 			}
 		}
 	}
-	s.AddFolded(o.folded, o.FoldedNames())
+	s.folded += o.folded
+	for name := range o.foldedNames {
+		s.foldName(name)
+	}
+	s.foldedMore = s.foldedMore || o.foldedMore
+}
+
+// Bytes returns about how much memory the set holds: its groups, their
+// histograms, arrivals and cells, the names of folded groups.
+func (s *Set) Bytes() int64 {
+	n := int64(len(s.foldedNames))*48 + s.foldedBytes
+	for _, g := range s.groups {
+		n += int64(g.bytes())
+	}
+	return n
+}
+
+// bytes returns about how much memory g holds, its name and its entry in
+// its set included.
+func (g *Group) bytes() int {
+	const (
+		groupBytes = 160 // the struct, its entry in Set.groups, its Excluded map
+		entryBytes = 48  // a map entry: key, value, a share of the buckets
+	)
+	n := groupBytes + 2*len(g.Name) + entryBytes*len(g.Excluded)
+	for reason := range g.Excluded {
+		n += len(reason)
+	}
+	for _, l := range []*Latency{g.Latency, g.Connect} {
+		if l != nil {
+			n += l.bytes()
+		}
+	}
+	if g.Arrivals != nil {
+		n += g.Arrivals.bytes()
+	}
+	for _, c := range g.Cells {
+		n += entryBytes + c.bytes()
+	}
+	return n
 }
 
 // Arrivals are kept per second in chunks of chunkLen consecutive seconds. A
@@ -292,6 +355,16 @@ func (a *Arrivals) bump(slot *uint32, sec, n int64) {
 
 // Count returns the number of calls counted.
 func (a *Arrivals) Count() int64 { return a.count }
+
+// bytes returns about how much memory a holds.
+func (a *Arrivals) bytes() int {
+	const chunkBytes = 48 + 72 // its entry in a.chunks, the struct
+	n := 64 + 48*len(a.overflow)
+	for _, c := range a.chunks {
+		n += chunkBytes + 4*cap(c.dense) + 2*cap(c.offs) + 4*cap(c.ns)
+	}
+	return n
+}
 
 // Span returns the time from the start of the first second with a call to the
 // end of the last one (last second - first second + 1 s); 0 when empty.
