@@ -6,11 +6,13 @@ package analysis
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -186,6 +188,30 @@ func read(ctx context.Context, o Options, stdin io.Reader) (*histogram.Set, repo
 		set = all
 	}
 	logs.finish(set, o, &in)
+	if len(in.NotRequests) > 0 {
+		var total int64
+		kinds := slices.Sorted(maps.Keys(in.NotRequests))
+		slices.SortStableFunc(kinds, func(a, b string) int { return cmp.Compare(in.NotRequests[b], in.NotRequests[a]) })
+		parts := make([]string, len(kinds))
+		for i, k := range kinds {
+			total += in.NotRequests[k]
+			parts[i] = human.Count(in.NotRequests[k]) + " " + k
+		}
+		what := "lines are not requests but the server's own messages"
+		if total == 1 {
+			what = "line is not a request but the server's own message"
+		}
+		in.Notes = append(in.Notes, fmt.Sprintf("%s %s (%s); skipped.", human.Count(total), what, strings.Join(parts, ", ")))
+	}
+	if in.TimesOutOfRange > 0 {
+		what := "records have a time"
+		if in.TimesOutOfRange == 1 {
+			what = "record has a time"
+		}
+		in.Notes = append(in.Notes, fmt.Sprintf(
+			"%s %s outside 1970 to 2262 (the first: %s); their latency is used, their time is not: rates are measured from the other records.",
+			human.Count(in.TimesOutOfRange), what, logs.timeExample))
+	}
 	if in.OutsideRange > 0 {
 		in.Notes = append(in.Notes, fmt.Sprintf("%s calls outside %s are left out.",
 			human.Count(in.OutsideRange), describeRange(o.From, o.To)))
@@ -237,19 +263,22 @@ func readAny(ctx context.Context, name string, o Options, stdin io.Reader, set *
 		return err
 	}
 	records := in.Records
+	var ex extras
 	switch {
 	case f.Histograms:
 		err = readLog(ctx, name, r, o, set, logs, in)
 	case par != nil:
 		o.Format = f.Name
 		err = par.read(ctx, name, r, o, in)
+		ex = par.extras
 	default:
 		o.Format = f.Name
-		err = readInput(ctx, name, r, o, set, in)
+		err = readInput(ctx, name, r, o, set, in, &ex)
 	}
 	if err != nil {
 		return err
 	}
+	logs.extras(name, ex)
 	return truncated(ingest.Truncated(rc), in.Records-records, o, in)
 }
 
@@ -275,12 +304,23 @@ func truncated(t *ingest.TruncatedError, complete int64, o Options, in *report.I
 	return nil
 }
 
+// extras is what reading one input gives besides samples and counts.
+type extras struct {
+	timeExample string   // the first time out of range (timeInRange), as read
+	notes       []string // the decoder's (ingest.Noter)
+}
+
 // readInput decodes one input into set, counting records and bad records.
-func readInput(ctx context.Context, name string, r io.Reader, o Options, set *histogram.Set, in *report.Input) error {
+func readInput(ctx context.Context, name string, r io.Reader, o Options, set *histogram.Set, in *report.Input, ex *extras) error {
 	dec, err := ingest.NewDecoder(o.Format, r, name, o.Ingest)
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if n, ok := dec.(ingest.Noter); ok {
+			ex.notes = n.Notes()
+		}
+	}()
 	for n := 0; ; n++ {
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -301,6 +341,13 @@ func readInput(ctx context.Context, name string, r io.Reader, o Options, set *hi
 			continue
 		}
 		in.Records++
+		if !s.Time.IsZero() && !timeInRange(s.Time) {
+			in.TimesOutOfRange++
+			if ex.timeExample == "" {
+				ex.timeExample = timeShown(s.Time)
+			}
+			s.Time = time.Time{}
+		}
 		if !o.inRange(s.Time) {
 			in.OutsideRange++
 			continue
@@ -309,12 +356,34 @@ func readInput(ctx context.Context, name string, r io.Reader, o Options, set *hi
 	}
 }
 
+// The times a record may have: from the Unix epoch to the last instant
+// time.Duration reaches from it (2262-04-11). A time outside was misread
+// or mistyped (a year 2300, a 0001-01-01 zero value): kept, it would
+// stretch the span a rate is measured over by centuries.
+var (
+	minTime = time.Unix(0, 0)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
+// timeInRange reports whether t lies in [minTime, maxTime].
+func timeInRange(t time.Time) bool { return !t.Before(minTime) && !t.After(maxTime) }
+
+// timeShown writes a time out of range for a note.
+func timeShown(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
 // badRecord counts the bad record err reports in in, quoting the first
-// few. It returns the error that ends the reading: err itself when it is not
-// an *ingest.ParseError (a read error), or err under --strict.
+// few; a line that is not a request (*ingest.NotRequestError) is counted
+// by what it is, never bad, even under --strict. It returns the error that
+// ends the reading: err itself when it is not an *ingest.ParseError (a
+// read error), or err under --strict.
 func badRecord(err error, o *Options, in *report.Input) error {
 	// pe is declared here, not in the callers' loops: errors.As moves it to
 	// the heap, which would cost an allocation on every line.
+	var nr *ingest.NotRequestError
+	if errors.As(err, &nr) {
+		addNotRequests(in, nr.Reason, 1)
+		return nil
+	}
 	var pe *ingest.ParseError
 	if !errors.As(err, &pe) {
 		return err
@@ -536,4 +605,12 @@ func sum(m map[string]int64) int64 {
 		t += v
 	}
 	return t
+}
+
+// addNotRequests counts n lines that are not requests, of one kind.
+func addNotRequests(in *report.Input, reason string, n int64) {
+	if in.NotRequests == nil {
+		in.NotRequests = map[string]int64{}
+	}
+	in.NotRequests[reason] += n
 }

@@ -503,3 +503,87 @@ func TestDirectoryInput(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, dir+": is a directory (give its files, or a glob: "+filepath.Join(dir, "*")+")", err.Error())
 }
+
+// TestNotRequestsAndOddTimes: a server's own messages are skipped and
+// counted by kind, never bad, even under --strict; a time after 2262 is
+// counted and dropped, the rate measured from the other records; a
+// decoder's note is told once for the inputs of a glob. On one worker and
+// two alike.
+func TestNotRequestsAndOddTimes(t *testing.T) {
+	dir := t.TempDir()
+	events, err := os.ReadFile(filepath.Join("..", "ingest", "testdata", "conformance", "haproxy-2.6-events.log"))
+	require.NoError(t, err)
+	hap := filepath.Join(dir, "haproxy.log")
+	require.NoError(t, os.WriteFile(hap, events, 0o644))
+
+	var far strings.Builder
+	far.WriteString("timestamp,latency_ms\n")
+	start := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	for i := range 3000 {
+		fmt.Fprintf(&far, "%s,%d\n", start.Add(time.Duration(i)*20*time.Millisecond).Format(time.RFC3339Nano), 10+i%50)
+		if i == 1500 {
+			far.WriteString("2300-01-01T00:00:00Z,20\n")
+		}
+	}
+	farPath := filepath.Join(dir, "far.csv")
+	require.NoError(t, os.WriteFile(farPath, []byte(far.String()), 0o644))
+
+	var apache strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&apache, "[20:16:%02d] \"GET /a HTTP/1.1\" 200 3 %d\n", i%60, 1000+i)
+	}
+	for _, name := range []string{"a_log", "b_log"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(apache.String()), 0o644))
+	}
+
+	for _, workers := range []int{1, 2} {
+		t.Run(fmt.Sprint(workers, " workers"), func(t *testing.T) {
+			o := options(hap)
+			o.Workers, o.Strict = workers, true
+			r, err := Run(context.Background(), o, nil)
+			require.NoError(t, err, "not requests are not bad, under --strict neither")
+			var lines, requests int64
+			for _, l := range strings.Split(strings.TrimSpace(string(events)), "\n") {
+				if strings.Contains(l, `"GET `) {
+					requests++
+				}
+				lines++
+			}
+			assert.Equal(t, requests, r.Input.Records)
+			assert.Zero(t, r.Input.BadRecords)
+			var skipped int64
+			for _, n := range r.Input.NotRequests {
+				skipped += n
+			}
+			assert.Equal(t, lines-requests, skipped)
+			assert.Contains(t, strings.Join(r.Input.Notes, "\n"), human.Count(lines-requests)+" lines are not requests but the server's own messages (")
+
+			o = options(farPath)
+			o.Workers = workers
+			r, err = Run(context.Background(), o, nil)
+			require.NoError(t, err)
+			assert.EqualValues(t, 3001, r.Input.Records)
+			assert.EqualValues(t, 1, r.Input.TimesOutOfRange)
+			assert.Contains(t, r.Input.Notes, "1 record has a time outside 1970 to 2262 (the first: 2300-01-01T00:00:00Z in "+farPath+
+				"); their latency is used, their time is not: rates are measured from the other records.")
+			require.Len(t, r.Groups, 1)
+			assert.EqualValues(t, 3001, r.Groups[0].Samples, "its latency is used")
+			require.NotNil(t, r.Groups[0].LittlesLaw.RatePerSecond)
+			assert.InDelta(t, 50, *r.Groups[0].LittlesLaw.RatePerSecond, 0.5, "the rate of the other records: one every 20 ms")
+
+			o = options(filepath.Join(dir, "*_log"))
+			o.Workers = workers
+			o.Ingest.LogFormat = `[%{%H:%M:%S}t] "%r" %>s %b %D`
+			r, err = Run(context.Background(), o, nil)
+			require.NoError(t, err)
+			var told []string
+			for _, n := range r.Input.Notes {
+				if strings.Contains(n, "are not read") {
+					told = append(told, n)
+				}
+			}
+			require.Len(t, told, 1, "one note for the two inputs: %q", r.Input.Notes)
+			assert.True(t, strings.HasPrefix(told[0], filepath.Join(dir, "a_log")+", "+filepath.Join(dir, "b_log")+": "), told[0])
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
@@ -26,15 +27,17 @@ import (
 // trailer is what a summary says of its input as a whole, in its last
 // line: what the report over the raw logs shows besides the groups.
 type trailer struct {
-	Tool         string   `json:"tool"`
-	Files        []string `json:"files"`
-	Records      int64    `json:"records"`
-	BadRecords   int64    `json:"bad_records"`
-	BadExamples  []string `json:"bad_examples"`
-	OutsideRange int64    `json:"outside_range,omitempty"`
-	FoldedCalls  int64    `json:"folded_calls,omitempty"`
-	FoldedGroups []string `json:"folded_groups,omitempty"`
-	Notes        []string `json:"notes,omitempty"`
+	Tool            string           `json:"tool"`
+	Files           []string         `json:"files"`
+	Records         int64            `json:"records"`
+	BadRecords      int64            `json:"bad_records"`
+	BadExamples     []string         `json:"bad_examples"`
+	OutsideRange    int64            `json:"outside_range,omitempty"`
+	NotRequests     map[string]int64 `json:"not_requests,omitempty"`
+	TimesOutOfRange int64            `json:"times_out_of_range,omitempty"`
+	FoldedCalls     int64            `json:"folded_calls,omitempty"`
+	FoldedGroups    []string         `json:"folded_groups,omitempty"`
+	Notes           []string         `json:"notes,omitempty"`
 }
 
 // DefaultInterval is the interval of a summary unless told otherwise.
@@ -62,7 +65,8 @@ func Summarize(ctx context.Context, o Options, every time.Duration, stdin io.Rea
 		return in, err
 	}
 	t := trailer{Tool: "tunetimeout summarize", Files: in.Files, Records: in.Records, BadRecords: in.BadRecords,
-		BadExamples: in.BadExamples, OutsideRange: in.OutsideRange, Notes: in.Notes}
+		BadExamples: in.BadExamples, OutsideRange: in.OutsideRange, NotRequests: in.NotRequests,
+		TimesOutOfRange: in.TimesOutOfRange, Notes: in.Notes}
 	t.FoldedCalls, _ = set.Folded()
 	t.FoldedGroups = set.FoldedNames()
 	if in.Records == 0 {
@@ -96,6 +100,27 @@ type logState struct {
 	// digits than ours.
 	coarse     int
 	flagsNoted bool // the note that reading flags do not apply is given
+	// timeExample is the first time out of range, with its input.
+	timeExample string
+	// notes are the decoders' notes, each with the inputs that gave it.
+	notes     map[string][]string
+	noteOrder []string
+}
+
+// extras takes what reading the input name gave besides samples.
+func (l *logState) extras(name string, ex extras) {
+	if l.timeExample == "" && ex.timeExample != "" {
+		l.timeExample = ex.timeExample + " in " + name
+	}
+	for _, n := range ex.notes {
+		if l.notes == nil {
+			l.notes = map[string][]string{}
+		}
+		if _, ok := l.notes[n]; !ok {
+			l.noteOrder = append(l.noteOrder, n)
+		}
+		l.notes[n] = append(l.notes[n], name)
+	}
 }
 
 // span is one interval of a foreign log: its start and length in seconds
@@ -195,12 +220,20 @@ func addTrailer(raw json.RawMessage, set *histogram.Set, o Options, in *report.I
 	if err := json.Unmarshal(raw, &t); err != nil {
 		return fmt.Errorf("the summary's input line is not valid: %w", err)
 	}
-	if t.Records < 0 || t.BadRecords < 0 || t.OutsideRange < 0 || t.FoldedCalls < 0 {
+	negative := t.Records < 0 || t.BadRecords < 0 || t.OutsideRange < 0 || t.FoldedCalls < 0 || t.TimesOutOfRange < 0
+	for _, n := range t.NotRequests {
+		negative = negative || n < 0
+	}
+	if negative {
 		return errors.New("the summary's input line has a negative count")
 	}
 	in.Records += t.Records
 	in.BadRecords += t.BadRecords
 	in.OutsideRange += t.OutsideRange
+	in.TimesOutOfRange += t.TimesOutOfRange
+	for reason, n := range t.NotRequests {
+		addNotRequests(in, reason, n)
+	}
 	for _, e := range t.BadExamples {
 		if len(in.BadExamples) < o.ShowErrors {
 			in.BadExamples = append(in.BadExamples, e)
@@ -224,6 +257,15 @@ func (l *logState) finish(set *histogram.Set, o Options, in *report.Input) {
 		if spans := l.spans[g.Name]; len(spans) > 0 && g.Arrivals != nil && g.Arrivals.Count() == 0 {
 			g.Measured = intervalRates(spans)
 		}
+	}
+	for _, n := range l.noteOrder {
+		// The same note of the inputs of one glob, told once.
+		names := l.notes[n]
+		who := strings.Join(names, ", ")
+		if len(names) > 3 {
+			who = fmt.Sprintf("%s and %d more inputs", strings.Join(names[:2], ", "), len(names)-2)
+		}
+		in.Notes = append(in.Notes, who+": "+n)
 	}
 	if l.coarse > 0 {
 		in.Notes = append(in.Notes, fmt.Sprintf(

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/ingest"
@@ -48,6 +49,9 @@ type parallel struct {
 	mu     sync.Mutex
 	shared *histogram.Set // the sets workers handed over (see handOver)
 	handed bool           // shared holds something
+
+	// extras is what the input read gave besides samples and counts.
+	extras extras
 }
 
 // workerSetBytes is how large a worker's set grows (histogram.Set.Bytes,
@@ -134,6 +138,10 @@ type chunkResult struct {
 	records, bad int64
 	outside      int64    // records outside --from/--to
 	examples     []string // the first bad lines, at most ShowErrors
+	notRequests  map[string]int64
+	badTimes     int64    // records with a time out of range (timeInRange)
+	timeExample  string   // the first of them
+	notes        []string // the first chunk's decoder's (ingest.Noter)
 	// pending are the chunk's samples whose group could not be decided
 	// while the chunk was decoded, in input order.
 	pending []ingest.Sample
@@ -153,6 +161,7 @@ func (p *parallel) read(ctx context.Context, name string, r io.Reader, o Options
 	for _, w := range p.workers {
 		w.dec = nil // decoders are made for one input
 	}
+	p.extras = extras{}
 
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -227,6 +236,16 @@ func (p *parallel) take(r chunkResult, o *Options, in *report.Input) error {
 	in.Records += r.records
 	in.BadRecords += r.bad
 	in.OutsideRange += r.outside
+	in.TimesOutOfRange += r.badTimes
+	for reason, n := range r.notRequests {
+		addNotRequests(in, reason, n)
+	}
+	if p.extras.timeExample == "" {
+		p.extras.timeExample = r.timeExample
+	}
+	if r.notes != nil {
+		p.extras.notes = r.notes
+	}
 	for _, e := range r.examples {
 		if len(in.BadExamples) < o.ShowErrors {
 			in.BadExamples = append(in.BadExamples, e)
@@ -302,6 +321,14 @@ func (w *worker) decode(ctx context.Context, c ingest.Chunk, sp *ingest.Splitter
 			break
 		}
 		if err != nil {
+			var nr *ingest.NotRequestError
+			if errors.As(err, &nr) {
+				if r.notRequests == nil {
+					r.notRequests = map[string]int64{}
+				}
+				r.notRequests[nr.Reason]++
+				continue
+			}
 			var pe *ingest.ParseError
 			if !errors.As(err, &pe) {
 				r.err = err
@@ -319,6 +346,13 @@ func (w *worker) decode(ctx context.Context, c ingest.Chunk, sp *ingest.Splitter
 			continue
 		}
 		r.records++
+		if !s.Time.IsZero() && !timeInRange(s.Time) {
+			r.badTimes++
+			if r.timeExample == "" {
+				r.timeExample = timeShown(s.Time)
+			}
+			s.Time = time.Time{}
+		}
 		if !o.inRange(s.Time) {
 			r.outside++
 			continue
@@ -331,6 +365,11 @@ func (w *worker) decode(ctx context.Context, c ingest.Chunk, sp *ingest.Splitter
 	}
 	r.pending = w.pending
 	w.pending = nil
+	if c.Decoder != nil {
+		if n, ok := c.Decoder.(ingest.Noter); ok {
+			r.notes = n.Notes()
+		}
+	}
 	return r
 }
 

@@ -48,6 +48,14 @@ type Input struct {
 	// OutsideRange is how many records lay outside --from/--to (or, in
 	// interval logs, how many calls their intervals held).
 	OutsideRange int64 `json:"outside_range,omitempty"`
+	// NotRequests counts, by what they are, the lines that are a server's
+	// own messages rather than requests ("haproxy proxy stopped"): skipped,
+	// and in neither Records nor BadRecords.
+	NotRequests map[string]int64 `json:"not_requests,omitempty"`
+	// TimesOutOfRange counts the records whose time lies outside 1970 to
+	// 2262 (time.Duration's range from the Unix epoch): their latency is
+	// used, their time is not (no rate is measured from it).
+	TimesOutOfRange int64 `json:"times_out_of_range,omitempty"`
 	// Notes are facts about the input worth knowing (how a rate was split, ...).
 	Notes []string `json:"notes"`
 }
