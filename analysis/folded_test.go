@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -59,4 +62,43 @@ func TestFoldedNoteCounts(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestSummaryOfManyFoldedGroups: a summary folding more group names than
+// its trailer line may list cuts the list, says so, and reads back, with
+// every call and an "at least" count.
+func TestSummaryOfManyFoldedGroups(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("route,latency_ms\n")
+	const routes = 60_000
+	for i := range routes {
+		fmt.Fprintf(&b, "/api/v1/some/long/resource/path/name/segment/%08d/details,%d\n", i, 10+i%50)
+	}
+	path := filepath.Join(t.TempDir(), "routes.csv")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	o := options(path)
+	o.Ingest.CSV.By = []string{"route"}
+	o.MaxGroups = 5
+	var hlog bytes.Buffer
+	_, err := Summarize(context.Background(), o, time.Minute, nil, &hlog)
+	require.NoError(t, err)
+	for _, line := range strings.Split(hlog.String(), "\n") {
+		require.Less(t, len(line), 4<<20, "every line reads back")
+	}
+	sum := filepath.Join(t.TempDir(), "s.hlog")
+	require.NoError(t, os.WriteFile(sum, hlog.Bytes(), 0o644))
+	r, err := Run(context.Background(), options(sum), nil)
+	require.NoError(t, err)
+	var calls int64
+	for _, g := range r.Groups {
+		calls += g.Samples
+	}
+	assert.EqualValues(t, routes, calls)
+	var note string
+	for _, n := range r.Input.Notes {
+		if strings.Contains(n, "folded") {
+			note = n
+		}
+	}
+	assert.Regexp(t, `^59,995 calls from at least [0-9,]+ more groups are folded`, note)
 }

@@ -37,7 +37,11 @@ type trailer struct {
 	TimesOutOfRange int64            `json:"times_out_of_range,omitempty"`
 	FoldedCalls     int64            `json:"folded_calls,omitempty"`
 	FoldedGroups    []string         `json:"folded_groups,omitempty"`
-	Notes           []string         `json:"notes,omitempty"`
+	// FoldedAtLeast: FoldedGroups is not every folded group (there were
+	// more than the set remembers, or the list was cut to keep the line
+	// readable).
+	FoldedAtLeast bool     `json:"folded_at_least,omitempty"`
+	Notes         []string `json:"notes,omitempty"`
 }
 
 // DefaultInterval is the interval of a summary unless told otherwise.
@@ -68,7 +72,8 @@ func Summarize(ctx context.Context, o Options, every time.Duration, stdin io.Rea
 		BadExamples: in.BadExamples, OutsideRange: in.OutsideRange, NotRequests: in.NotRequests,
 		TimesOutOfRange: in.TimesOutOfRange, Notes: in.Notes}
 	t.FoldedCalls, _ = set.Folded()
-	t.FoldedGroups = set.FoldedNames()
+	t.FoldedGroups, t.FoldedAtLeast = trailerNames(set.FoldedNames())
+	t.FoldedAtLeast = t.FoldedAtLeast || set.FoldedAtLeast()
 	if in.Records == 0 {
 		return in, fmt.Errorf("%w: the input holds no records", ErrNothingToAnalyse)
 	}
@@ -239,7 +244,7 @@ func addTrailer(raw json.RawMessage, set *histogram.Set, o Options, in *report.I
 			in.BadExamples = append(in.BadExamples, e)
 		}
 	}
-	set.AddFolded(t.FoldedCalls, t.FoldedGroups)
+	set.AddFolded(t.FoldedCalls, t.FoldedGroups, t.FoldedAtLeast)
 	return nil
 }
 
@@ -318,4 +323,22 @@ func intervalRates(spans []span) *histogram.Measured {
 		}
 	}
 	return m
+}
+
+// maxTrailerNames bounds the JSON of the folded groups' names a summary's
+// trailer lists, well within the line cap of the interval-log reader (4
+// MiB): a summary must read back.
+const maxTrailerNames = 2 << 20
+
+// trailerNames returns the first of names whose JSON fits maxTrailerNames,
+// and whether that is fewer than all.
+func trailerNames(names []string) ([]string, bool) {
+	size := 0
+	for i, n := range names {
+		b, _ := json.Marshal(n)
+		if size += len(b) + 1; size > maxTrailerNames {
+			return names[:i], true
+		}
+	}
+	return names, false
 }

@@ -2,6 +2,7 @@ package histogram
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,8 +65,21 @@ func TestFoldedAtLeast(t *testing.T) {
 		names[i] = fmt.Sprintf("/s/%d", i)
 	}
 	fromLog := NewSet()
-	fromLog.AddFolded(5, names[:10])
+	fromLog.AddFolded(5, names[:10], false)
 	assert.False(t, fromLog.FoldedAtLeast())
-	fromLog.AddFolded(5, names)
+	fromLog.AddFolded(5, names, false)
 	assert.True(t, fromLog.FoldedAtLeast())
+	said := NewSet()
+	said.AddFolded(5, names[:10], true)
+	assert.True(t, said.FoldedAtLeast(), "a list the summary says it cut")
+
+	// Long names: their bytes are bounded too.
+	long := NewSet()
+	name := strings.Repeat("x", 1<<20)
+	for i := range 20 {
+		long.foldName(fmt.Sprint(i, name))
+	}
+	_, groups = long.Folded()
+	assert.Equal(t, 15, groups, "16 MiB of names")
+	assert.True(t, long.FoldedAtLeast())
 }

@@ -57,6 +57,10 @@ const Other = "other"
 // no bounded memory gives it for an input that may hold any number of them.
 const maxFoldedNames = 100_000
 
+// maxFoldedBytes bounds the bytes of those names: 100,000 URLs of a hostile
+// client may be long ones.
+const maxFoldedBytes = 16 << 20
+
 // Set holds the groups of one analysis by name. Like Latency, it is not safe
 // for concurrent use.
 type Set struct {
@@ -87,9 +91,9 @@ func (s *Set) Limit(n int) { s.limit = n }
 func (s *Set) Folded() (samples int64, groups int) { return s.folded, len(s.foldedNames) }
 
 // FoldedAtLeast reports whether the groups Folded returns are a lower bound
-// only: more than maxFoldedNames (100,000) distinct groups were folded, or
-// a summary read listed that many, and the set does not remember the names
-// beyond them.
+// only: more than maxFoldedNames (100,000) distinct groups, or more than
+// maxFoldedBytes of their names, were folded, or a summary read said its
+// list was cut, and the set does not remember the names beyond them.
 func (s *Set) FoldedAtLeast() bool { return s.foldedMore }
 
 // foldName remembers name as a folded group's, up to maxFoldedNames names.
@@ -100,7 +104,7 @@ func (s *Set) foldName(name string) {
 	if _, ok := s.foldedNames[name]; ok {
 		return
 	}
-	if len(s.foldedNames) < maxFoldedNames {
+	if len(s.foldedNames) < maxFoldedNames && s.foldedBytes+int64(len(name)) <= maxFoldedBytes {
 		s.foldedNames[name] = struct{}{}
 		s.foldedBytes += int64(len(name))
 	} else {
@@ -147,15 +151,16 @@ func (s *Set) FoldedNames() []string {
 }
 
 // AddFolded counts samples folded into Other elsewhere (a summary's), from
-// the groups called names. A list of maxFoldedNames names or more may have
-// been cut there (FoldedNames gives no more): the count becomes a lower
+// the groups called names; atLeast says the list is not all of them. A
+// list of maxFoldedNames names or more may have been cut there too
+// (summaries written before they said so): the count becomes a lower
 // bound.
-func (s *Set) AddFolded(samples int64, names []string) {
+func (s *Set) AddFolded(samples int64, names []string, atLeast bool) {
 	s.folded += samples
 	for _, name := range names {
 		s.foldName(name)
 	}
-	if len(names) >= maxFoldedNames {
+	if atLeast || len(names) >= maxFoldedNames {
 		s.foldedMore = true
 	}
 }
