@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -15,12 +16,68 @@ import (
 // kept as they are, with the control and bidirectional characters that
 // encoding/json leaves raw written as \uXXXX escapes (escape.JSON): the
 // document decodes to the same names and shows none of them raw.
+//
+// The document is written a group at a time, so that a report of 10,000
+// groups is never held whole in memory twice over (indented, then
+// escaped); the bytes are those of encoding/json's indented encoding of the
+// whole report, which TestWriteJSONStreams checks.
 func WriteJSON(w io.Writer, r *Report) error {
 	out := *r
 	if len(r.Groups) > 1 {
 		out.Summary = Summarize(r)
 	}
-	return writeJSON(w, &out)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	put := func(s string) { bw.WriteString(s) }
+	value := func(prefix string, v any) error {
+		b, err := json.MarshalIndent(v, prefix, "  ")
+		if err != nil {
+			return err
+		}
+		_, err = bw.Write(escape.JSON(b))
+		return err
+	}
+	put("{\n  \"input\": ")
+	if err := value("  ", out.Input); err != nil {
+		return err
+	}
+	put(",\n  \"groups\": ")
+	switch {
+	case out.Groups == nil:
+		put("null")
+	case len(out.Groups) == 0:
+		put("[]")
+	default:
+		put("[\n")
+		for i := range out.Groups {
+			put("    ")
+			if err := value("    ", &out.Groups[i]); err != nil {
+				return err
+			}
+			if i < len(out.Groups)-1 {
+				put(",")
+			}
+			put("\n")
+		}
+		put("  ]")
+	}
+	put(",\n  \"shared_pool\": ")
+	if err := value("  ", out.SharedPool); err != nil {
+		return err
+	}
+	if out.Prometheus != nil {
+		put(",\n  \"prometheus\": ")
+		if err := value("  ", out.Prometheus); err != nil {
+			return err
+		}
+	}
+	if len(out.Summary) > 0 {
+		put(",\n  \"summary\": ")
+		if err := value("  ", out.Summary); err != nil {
+			return err
+		}
+	}
+	put("\n}\n")
+	return bw.Flush()
 }
 
 // writeJSON encodes v as indented JSON with escape.JSON applied.

@@ -47,3 +47,29 @@ func (c infinite) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// TestWriteJSONStreams: the report written a group at a time is byte for
+// byte encoding/json's indented encoding of the whole (with escape.JSON),
+// whatever the report holds: names to escape, unknowns, a Prometheus
+// source, the summary table, no groups.
+func TestWriteJSONStreams(t *testing.T) {
+	withProm := controlReport()
+	withProm.Prometheus = &PrometheusSource{URL: "http://p:9090", Metric: "m<&>", Queries: []string{"sum(x)"}, Warnings: []string{}}
+	one := controlReport()
+	one.Groups = one.Groups[:1]
+	empty := controlReport()
+	empty.Groups = []Group{}
+	null := controlReport()
+	null.Groups = nil
+	for name, r := range map[string]*Report{"hostile": controlReport(), "unknowns": unknowns(), "prometheus": withProm,
+		"one group": one, "no groups": empty, "nil groups": null} {
+		out := *r
+		if len(r.Groups) > 1 {
+			out.Summary = Summarize(r)
+		}
+		var want, got bytes.Buffer
+		require.NoError(t, writeJSON(&want, &out), name)
+		require.NoError(t, WriteJSON(&got, r), name)
+		assert.Equal(t, want.String(), got.String(), name)
+	}
+}
