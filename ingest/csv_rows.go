@@ -114,10 +114,15 @@ func (r *csvRows) readQuoted(line []byte) error {
 	}
 	start := r.line
 	// (line's bytes may be reused by the reads below.)
-	quote, width := bytes.IndexByte(line, '"')+1, len(bytes.TrimRight(line, "\r\n"))
+	quote, width := bytes.IndexByte(line, '"')+1, len(line)
+	for width > 0 && (line[width-1] == '\n' || line[width-1] == '\r') {
+		width--
+	}
 	r.feed.rest = line
 	r.feed.size = len(line)
-	r.feed.taken = r.feed.taken[:0]
+	if len(r.feed.taken) > 0 {
+		r.feed.taken = r.feed.taken[:0] // (a pointer written on every row would cost a write barrier)
+	}
 	r.feed.eof = false
 	rec, err := r.cr.Read()
 	r.feed.rest = nil
