@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -20,10 +21,24 @@ import (
 // temporary file beside it, renamed over output once whole and only if ctx
 // is not cancelled by then: a failed or interrupted run leaves neither a
 // half-written file nor a temporary one, and never replaces a good file.
-// The file keeps the mode of the one it replaces, 0644 when new.
+// The file keeps the mode of the one it replaces, 0644 when new. A
+// symbolic link is followed (the file it names is replaced, the link
+// kept); what is not a regular file (/dev/stdout, a device, a named pipe)
+// is written to directly, as is a file in a directory that takes no new
+// files.
 func writeOutput(ctx context.Context, output string, write func(io.Writer) error) error {
+	if resolved, err := filepath.EvalSymlinks(output); err == nil {
+		output = resolved
+	}
+	st, statErr := os.Stat(output)
+	if statErr == nil && !st.Mode().IsRegular() {
+		return writeDirect(ctx, output, write)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".*")
 	if err != nil {
+		if statErr == nil && errors.Is(err, fs.ErrPermission) {
+			return writeDirect(ctx, output, write)
+		}
 		return err
 	}
 	name := tmp.Name()
@@ -44,13 +59,34 @@ func writeOutput(ctx context.Context, output string, write func(io.Writer) error
 		return err
 	}
 	mode := os.FileMode(0o644)
-	if st, err := os.Stat(output); err == nil {
+	if statErr == nil {
 		mode = st.Mode().Perm()
 	}
 	if err := os.Chmod(name, mode); err != nil {
 		return err
 	}
 	return os.Rename(name, output)
+}
+
+// writeDirect writes to output itself, for what cannot be replaced by a
+// rename; an interrupted run may leave part of it written.
+func writeDirect(ctx context.Context, output string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(output, os.O_WRONLY|os.O_TRUNC|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 64<<10)
+	err = context.Cause(ctx)
+	if err == nil {
+		err = write(bw)
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // emitReport writes r in the format of write to the file named by output

@@ -223,3 +223,45 @@ func lastLine(s string) string {
 	s = strings.TrimSuffix(s, "\n")
 	return s[strings.LastIndexByte(s, '\n')+1:] + "\n"
 }
+
+// TestOutputThatIsNotAFile: --output through a symbolic link replaces the
+// file it names and keeps the link; a named pipe is written to, not
+// replaced.
+func TestOutputThatIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "report.txt")
+	require.NoError(t, os.WriteFile(target, []byte("old"), 0o600))
+	link := filepath.Join(dir, "latest.txt")
+	require.NoError(t, os.Symlink("report.txt", link))
+	_, errOut, code := execute(t, "", "analyze", mixture, "--output", link)
+	require.Equal(t, 0, code, errOut)
+	st, err := os.Lstat(link)
+	require.NoError(t, err)
+	assert.NotZero(t, st.Mode()&os.ModeSymlink, "the link is kept")
+	got, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Contains(t, string(got), "Recommended timeout", "the file it names is written")
+	st, err = os.Stat(target)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+
+	fifo := filepath.Join(dir, "pipe")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	read := make(chan []byte)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			read <- nil
+			return
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		read <- b
+	}()
+	_, errOut, code = execute(t, "", "analyze", mixture, "--output", fifo)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, string(<-read), "Recommended timeout", "written into the pipe")
+	st, err = os.Lstat(fifo)
+	require.NoError(t, err)
+	assert.NotZero(t, st.Mode()&os.ModeNamedPipe, "still a pipe")
+}
