@@ -333,7 +333,7 @@ func NewApache(r io.Reader, name string, o Options) (Decoder, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		switch format = apacheShape(line); format {
+		switch format = shapeBehindPrefixes(line, apacheShape); format {
 		case apacheCombinedD:
 			origin = "combined + %D (recognised from the first line)"
 		case apacheCommonD:

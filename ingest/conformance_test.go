@@ -292,3 +292,34 @@ func TestApacheConformance(t *testing.T) {
 	assert.Equal(t, corpusCounts{samples: 37, excluded: map[string]int{Excluded5xx: 52}, notRequests: map[string]int{}}, countDecoded(got),
 		"Apache answers a call that outlives its proxy timeout with a 502: excluded, not censored")
 }
+
+// TestBuiltInShapesBehindPrefixes: the formats recognised without
+// --log-format (nginx's combined + $request_time [$upstream_response_time],
+// Apache's combined + %D) are recognised behind every prefix too, and read
+// the same.
+func TestBuiltInShapesBehindPrefixes(t *testing.T) {
+	inputs := map[string]string{
+		"nginx": `10.0.4.135 - - [02/Nov/2026:10:00:00 +0000] "GET /api/search?q=1 HTTP/1.1" 200 264 "-" "curl/8.5.0" 0.054 0.053` + "\n" +
+			`10.0.7.132 - - [02/Nov/2026:10:00:01 +0000] "GET /api/users/65661 HTTP/1.1" 200 410 "-" "curl/8.5.0" 0.087 0.086` + "\n",
+		"apache": `127.0.0.1 - frank [10/Oct/2026:13:55:36 -0700] "GET /a HTTP/1.0" 200 2326 "-" "Mozilla/5.0" 1234` + "\n" +
+			`127.0.0.1 - - [10/Oct/2026:13:55:37 -0700] "POST /b HTTP/1.0" 503 0 "-" "curl" 99000` + "\n",
+	}
+	for format, data := range inputs {
+		want, got := decodeFile(t, "auto", []byte(data), format, Options{})
+		require.Equal(t, format, got)
+		require.Len(t, want, 2)
+		for _, p := range corpusPrefixes {
+			t.Run(format+"/"+p.name, func(t *testing.T) {
+				var b strings.Builder
+				for _, l := range strings.Split(strings.TrimSuffix(data, "\n"), "\n") {
+					b.WriteString(p.wrap(l) + "\n")
+				}
+				for _, input := range []string{"auto", format} {
+					dec, name := decodeFile(t, input, []byte(b.String()), format, Options{})
+					assert.Equal(t, format, name)
+					assert.Equal(t, want, dec, "--input %s", input)
+				}
+			})
+		}
+	}
+}

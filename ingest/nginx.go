@@ -387,7 +387,7 @@ func NewNginx(r io.Reader, name string, o Options) (Decoder, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		switch nginxShape(line) {
+		switch shapeBehindPrefixes(line, nginxShape) {
 		case nginxCombinedTimedUpstream:
 			nf = nginxFormat{text: nginxCombinedTimedUpstream, escape: "default", origin: "combined + $request_time $upstream_response_time (recognised from the first line)"}
 		case nginxCombinedTimed:

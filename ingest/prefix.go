@@ -443,3 +443,14 @@ func rfc5424Len(b []byte) int {
 	}
 	return i
 }
+
+// shapeBehindPrefixes returns shape's answer for line as it stands, or else
+// for line without its prefixes: the built-in formats an input is
+// recognised by are recognised behind a kubectl timestamp or a syslog
+// header as detection recognises them.
+func shapeBehindPrefixes(line []byte, shape func([]byte) string) string {
+	if s := shape(line); s != "" {
+		return s
+	}
+	return shape(stripPrefixes(line, allPrefixes))
+}
