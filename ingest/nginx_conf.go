@@ -299,6 +299,12 @@ func (r *nginxConfReader) readFile(file, from string) ([]byte, error) {
 	if from != "" {
 		where = from + ": include "
 	}
+	if from != "" {
+		// Before opening: opening a named pipe waits for a writer.
+		if st, err := os.Stat(file); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+			return nil, fmt.Errorf("%s%s: not a regular file (%s); an include is read only from a regular file", where, file, fileKind(st.Mode()))
+		}
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -166,6 +167,7 @@ func TestNginxConfCaps(t *testing.T) {
 	nearly := write("nearly.conf", strings.Repeat(comment, 4)) // 4 MiB exactly
 	write("fmt.conf", "log_format main '$request_time';\n")
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "conf.d"), 0o755))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "pipe.conf"), 0o644)) // opening it would wait for a writer
 
 	tests := []struct {
 		name, conf string
@@ -173,6 +175,8 @@ func TestNginxConfCaps(t *testing.T) {
 	}{
 		{"device", "http {\n  include /dev/zero;\n}\n",
 			"nginx.conf:2: include /dev/zero: not a regular file (a device); an include is read only from a regular file"},
+		{"named pipe", "include pipe.conf;\n",
+			"nginx.conf:1: include " + filepath.Join(dir, "pipe.conf") + ": not a regular file (a named pipe); an include is read only from a regular file"},
 		{"directory", "include conf.d;\n",
 			"nginx.conf:1: include " + filepath.Join(dir, "conf.d") + ": is a directory, not a config file"},
 		{"over the cap", "include fmt.conf;\n\ninclude big.conf;\n",
