@@ -56,6 +56,9 @@ const maxQuotedRow = maxLine
 var (
 	errLongLine = errors.New("line is longer than 1 MiB")
 	errLongRow  = errors.New("the row's quoted fields span more than 1 MiB")
+	// errLongInRow is csvFeed's when a line it would hand over is longer
+	// than maxLine: the quote before it did not close where a row ends.
+	errLongInRow = errors.New("a line longer than 1 MiB follows")
 )
 
 // next reads the next row into r.fields. The fields are valid until the
@@ -113,11 +116,7 @@ func (r *csvRows) readQuoted(line []byte) error {
 		r.cr.FieldsPerRecord = -1
 	}
 	start := r.line
-	// (line's bytes may be reused by the reads below.)
-	quote, width := bytes.IndexByte(line, '"')+1, len(line)
-	for width > 0 && (line[width-1] == '\n' || line[width-1] == '\r') {
-		width--
-	}
+	r.feed.first, r.feed.kept = line, nil
 	r.feed.rest = line
 	r.feed.size = len(line)
 	if len(r.feed.taken) > 0 {
@@ -125,7 +124,7 @@ func (r *csvRows) readQuoted(line []byte) error {
 	}
 	r.feed.eof = false
 	rec, err := r.cr.Read()
-	r.feed.rest = nil
+	r.feed.rest, r.feed.first = nil, nil
 	if err == nil {
 		first, _ := r.cr.FieldPos(0)
 		r.quoted, r.crBase, r.fields = true, start-first, rec
@@ -143,14 +142,22 @@ func (r *csvRows) readQuoted(line []byte) error {
 	if errors.Is(err, errLongRow) {
 		return &csv.ParseError{StartLine: start, Line: start, Column: 1, Err: errLongRow}
 	}
+	if errors.Is(err, errLongInRow) {
+		err = &csv.ParseError{StartLine: start, Line: start + len(taken) - 1, Column: 1, Err: csv.ErrQuote}
+	}
 	e := quotedError(err, start)
 	var pe *csv.ParseError
-	if errors.As(e, &pe) && (len(taken) > 0 || r.feed.eof && errors.Is(pe.Err, csv.ErrQuote) && pe.Column > width) {
+	// line's bytes may have been reused by the reads after it; the feed
+	// kept a copy then.
+	if r.feed.kept != nil {
+		line = r.feed.kept
+	}
+	if errors.As(e, &pe) && (len(taken) > 0 || r.feed.eof && errors.Is(pe.Err, csv.ErrQuote) && pe.Column > len(trimEOL(line))) {
 		// A quote this line opens and does not close: encoding/csv found
 		// the error on a later line it read for it, or past this line's
 		// end at the end of the input. It is this line's quote that is
 		// wrong.
-		pe.Line, pe.Column = start, quote
+		pe.Line, pe.Column = start, openQuote(line)
 		what := "this line is skipped and the next is read as a row"
 		if r.header {
 			what = "the first row must be whole" // NewCSV stops there
@@ -185,6 +192,9 @@ func (r *csvRows) rawLine() ([]byte, error) {
 		line := r.replay[0]
 		r.replay = r.replay[1:]
 		r.line++
+		if line == nil {
+			return nil, errLongLine // a marker (csvFeed)
+		}
 		return line, nil
 	}
 	if r.inMem {
@@ -275,13 +285,22 @@ type csvFeed struct {
 	taken [][]byte
 	size  int
 	eof   bool // the input ended while encoding/csv read for the row
+	// first is the row's first line, as rawLine gave it; kept a copy of
+	// it, made before the next rawLine, which may reuse its bytes.
+	first, kept []byte
 }
 
 func (f *csvFeed) Read(p []byte) (int, error) {
 	if len(f.rest) == 0 {
+		if f.first != nil && f.kept == nil {
+			f.kept = bytes.Clone(f.first)
+		}
 		line, err := f.rows.rawLine()
 		if err == errLongLine {
-			err = errLongRow
+			// The long line, skipped, stands as a marker among the lines
+			// given back, to be counted bad in its turn.
+			f.taken = append(f.taken, nil)
+			err = errLongInRow
 		}
 		if err != nil {
 			f.eof = err == io.EOF
@@ -299,4 +318,33 @@ func (f *csvFeed) Read(p []byte) (int, error) {
 	n := copy(p, f.rest)
 	f.rest = f.rest[n:]
 	return n, nil
+}
+
+// openQuote returns the 1-based column of the quote that opens a quoted
+// field of line without closing it, read as encoding/csv reads fields (a
+// quote opens one only at a field's start; "" inside is a quote), or of the
+// line's first quote when none is left open.
+func openQuote(line []byte) int {
+	line = trimEOL(line)
+	open, atStart := -1, true
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case open >= 0 && c == '"' && i+1 < len(line) && line[i+1] == '"':
+			i++
+		case open >= 0 && c == '"':
+			open, atStart = -1, false
+		case open >= 0:
+		case c == ',':
+			atStart = true
+		case c == '"' && atStart:
+			open, atStart = i, false
+		default:
+			atStart = false
+		}
+	}
+	if open < 0 {
+		return bytes.IndexByte(line, '"') + 1
+	}
+	return open + 1
 }

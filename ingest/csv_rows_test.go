@@ -51,7 +51,7 @@ func referenceCSV(t testing.TB, data []byte, d *csvDecoder) []string {
 				switch {
 				case pe.Line != pe.StartLine || errors.Is(pe.Err, csv.ErrQuote) && atEnd:
 					reason = fmt.Sprintf("invalid CSV: %v: the quote opened on this line does not close where a row ends; this line is skipped and the next is read as a row (column %d)",
-						pe.Err, bytes.IndexByte(lines[start-1], '"')+1)
+						pe.Err, openQuote(lines[start-1]))
 					base, restart = start, true
 				case pe.Line != pe.StartLine:
 					reason = fmt.Sprintf("invalid CSV: %v (line %d, column %d)", pe.Err, base+pe.Line, pe.Column)

@@ -641,3 +641,44 @@ func TestCSVQuotedRowCap(t *testing.T) {
 	assert.Equal(t, `data.csv:3: invalid CSV: the row's quoted fields span more than 1 MiB (column 1)`, bad[0])
 	assert.Contains(t, bad[1], fmt.Sprintf("data.csv:%d:", 3+n), "the closing quote, alone on its line")
 }
+
+// TestCSVQuoteBeforeALongLine: a quote left open before a line longer than
+// the cap is bad for its own line, and the long line is counted bad in its
+// turn: no line is lost.
+func TestCSVQuoteBeforeALongLine(t *testing.T) {
+	in := "latency_ms\n5\n\"x\n" + strings.Repeat("a", 3<<20) + "\n7\n9\n"
+	dec, err := NewDecoder("csv", strings.NewReader(in), "data.csv", Options{})
+	require.NoError(t, err)
+	var samples []time.Duration
+	var bad []string
+	for {
+		s, err := dec.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			bad = append(bad, err.Error())
+			continue
+		}
+		samples = append(samples, s.Latency)
+	}
+	assert.Equal(t, []time.Duration{5 * time.Millisecond, 7 * time.Millisecond, 9 * time.Millisecond}, samples)
+	assert.Equal(t, []string{
+		`data.csv:3: invalid CSV: extraneous or missing " in quoted-field: the quote opened on this line does not close where a row ends; this line is skipped and the next is read as a row (column 1)`,
+		`data.csv:4: line is longer than 1 MiB`,
+	}, bad)
+}
+
+func TestOpenQuote(t *testing.T) {
+	for line, want := range map[string]int{
+		`"x`:               1,
+		`"a",5,"b`:         7,
+		`"a""b",5,"c""d`:   10,
+		`1,2,"open` + "\n": 5,
+		`a"b,"c`:           5, // a quote inside a bare field opens nothing
+		`"a","b"`:          1, // none open: the first
+		`no quote`:         0,
+	} {
+		assert.Equal(t, want, openQuote([]byte(line)), line)
+	}
+}
