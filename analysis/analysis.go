@@ -260,7 +260,7 @@ func readAny(ctx context.Context, name string, o Options, stdin io.Reader, set *
 	defer rc.Close()
 	f, r, err := ingest.Detect(o.Format, bufio.NewReaderSize(rc, 64<<10), name, o.Ingest)
 	if err != nil {
-		return err
+		return cutOff(rc, err)
 	}
 	records := in.Records
 	var ex extras
@@ -276,10 +276,43 @@ func readAny(ctx context.Context, name string, o Options, stdin io.Reader, set *
 		err = readInput(ctx, name, r, o, set, in, &ex)
 	}
 	if err != nil {
-		return err
+		if t := ingest.Truncated(rc); t != nil && o.Strict {
+			// The reading ended at the cut (a partial entry there): the
+			// cut is the reason to tell.
+			return fmt.Errorf("%w (--strict)", t)
+		}
+		return cutOff(rc, err)
 	}
 	logs.extras(name, ex)
+	if f.Histograms {
+		return truncatedLog(ingest.Truncated(rc), o, in)
+	}
 	return truncated(ingest.Truncated(rc), in.Records-records, o, in)
+}
+
+// cutOff returns err, or the truncation behind it when a compressed input
+// cut off before its first whole line reads as an empty one.
+func cutOff(rc io.ReadCloser, err error) error {
+	if t := ingest.Truncated(rc); t != nil && errors.Is(err, ingest.ErrEmptyInput) {
+		return fmt.Errorf("%w; nothing whole was read before the cut", t)
+	}
+	return err
+}
+
+// truncatedLog reports an interval log that ended early: a note (its
+// intervals before the cut are read, its cut-off last line is dropped, no
+// record is counted: an interval log's records are its calls); under
+// --strict, an error.
+func truncatedLog(t *ingest.TruncatedError, o Options, in *report.Input) error {
+	if t == nil {
+		return nil
+	}
+	if o.Strict {
+		return fmt.Errorf("%w (--strict)", t)
+	}
+	in.Notes = append(in.Notes, fmt.Sprintf("%s: the %s stream ends early (the file is cut off): the intervals before the cut are read%s.",
+		t.Name, t.Format, map[bool]string{true: ", its cut-off last line is dropped", false: ""}[t.Partial]))
+	return nil
 }
 
 // truncated reports a compressed input that ended early: a note with the

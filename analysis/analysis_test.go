@@ -587,3 +587,46 @@ func TestNotRequestsAndOddTimes(t *testing.T) {
 		})
 	}
 }
+
+// TestTruncatedIntervalLogAndFirstLine: a cut-off .hlog.gz is noted, its
+// intervals before the cut read, no record counted for the cut; a
+// compressed input cut inside its first line says it is cut off, not empty.
+func TestTruncatedIntervalLogAndFirstLine(t *testing.T) {
+	dir := t.TempDir()
+	o := options("../testdata/mixture.csv")
+	var hlog bytes.Buffer
+	_, err := Summarize(context.Background(), o, time.Second, nil, &hlog)
+	require.NoError(t, err)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err = zw.Write(hlog.Bytes())
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	path := filepath.Join(dir, "s.hlog.gz")
+	require.NoError(t, os.WriteFile(path, gz.Bytes()[:gz.Len()*3/4], 0o644))
+	r, err := Run(context.Background(), options(path), nil)
+	require.NoError(t, err)
+	// The cut may leave an interval's cell line without its histogram:
+	// one bad line, at the end.
+	assert.LessOrEqual(t, r.Input.BadRecords, int64(1))
+	require.Len(t, r.Groups, 1)
+	assert.Equal(t, r.Input.Records, r.Groups[0].Samples+sum(r.Groups[0].Excluded)+r.Input.BadRecords, "no record counted for the cut itself")
+	assert.Greater(t, r.Groups[0].Samples, int64(1000))
+	assert.Contains(t, strings.Join(r.Input.Notes, "\n"), path+": the gzip stream ends early (the file is cut off): the intervals before the cut are read")
+	strict := options(path)
+	strict.Strict = true
+	_, err = Run(context.Background(), strict, nil)
+	assert.ErrorContains(t, err, "stream ends early")
+
+	gz.Reset()
+	zw = gzip.NewWriter(&gz)
+	_, err = zw.Write([]byte("latency_ms\n" + strings.Repeat("1", 5000)))
+	require.NoError(t, err)
+	require.NoError(t, zw.Flush())
+	first := filepath.Join(dir, "first.csv.gz")
+	require.NoError(t, os.WriteFile(first, gz.Bytes()[:12], 0o644))
+	_, err = Run(context.Background(), options(first), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), first+": the gzip stream ends early")
+	assert.Contains(t, err.Error(), "nothing whole was read before the cut")
+}

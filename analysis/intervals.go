@@ -149,6 +149,10 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 		lr.Unit = o.Ingest.Unit
 	}
 	entries := 0
+	// own is what this tool's cells held, the records when the log lost
+	// its trailer (a summary cut off); trailer says whether it had one.
+	var own int64
+	trailer := false
 	for n := 0; ; n++ {
 		if n%1024 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -166,6 +170,7 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 			continue
 		}
 		if e.Input != nil {
+			trailer = true
 			if err := addTrailer(e.Input, set, o, in); err != nil {
 				return fmt.Errorf("%s:%d: %w", name, e.Line, err)
 			}
@@ -179,6 +184,8 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 		c := e.Cell
 		if !lr.Own() {
 			in.Records += c.Count()
+		} else {
+			own += c.Count()
 		}
 		var at time.Time
 		if !e.Untimed {
@@ -202,6 +209,10 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 				logs.coarse++
 			}
 		}
+	}
+	if lr.Own() && !trailer {
+		// No trailer to say what was read: the calls the cells hold.
+		in.Records += own
 	}
 	if entries == 0 && in.Records == 0 {
 		return fmt.Errorf("%s: %w", name, ingest.ErrEmptyInput)
