@@ -95,6 +95,7 @@ func (d *decoder) decode() error {
 	if err := s.expect('{', "'{' (the Prometheus API answers with a JSON object)"); err != nil {
 		return err
 	}
+	var seen uint8 // the keys read (once)
 	for n := 0; ; n++ {
 		more, err := s.member('}', n)
 		if err != nil {
@@ -105,6 +106,9 @@ func (d *decoder) decode() error {
 		}
 		k, err := s.key()
 		if err != nil {
+			return err
+		}
+		if err := d.once(&seen, k, "status", "errortype", "error", "warnings", "infos", "data"); err != nil {
 			return err
 		}
 		switch string(k) {
@@ -194,6 +198,7 @@ func (d *decoder) data() error {
 		return err
 	}
 	result := false
+	var seen uint8 // the keys read (once)
 	for n := 0; ; n++ {
 		more, err := s.member('}', n)
 		if err != nil {
@@ -204,6 +209,9 @@ func (d *decoder) data() error {
 		}
 		k, err := s.key()
 		if err != nil {
+			return err
+		}
+		if err := d.once(&seen, k, "resulttype", "result"); err != nil {
 			return err
 		}
 		switch string(k) {
@@ -274,6 +282,7 @@ func (d *decoder) sample() error {
 	}
 	smp := &model.Sample{}
 	var hist model.SampleHistogramPair
+	var seen uint8 // the keys read (once)
 	for n := 0; ; n++ {
 		more, err := s.member('}', n)
 		if err != nil {
@@ -284,6 +293,9 @@ func (d *decoder) sample() error {
 		}
 		k, err := s.key()
 		if err != nil {
+			return err
+		}
+		if err := d.once(&seen, k, "metric", "value", "histogram"); err != nil {
 			return err
 		}
 		switch string(k) {
@@ -326,6 +338,7 @@ func (d *decoder) series() error {
 		}
 		return nil
 	}
+	var seen uint8 // the keys read (once)
 	for n := 0; ; n++ {
 		more, err := s.member('}', n)
 		if err != nil {
@@ -336,6 +349,9 @@ func (d *decoder) series() error {
 		}
 		k, err := s.key()
 		if err != nil {
+			return err
+		}
+		if err := d.once(&seen, k, "metric", "values", "histograms"); err != nil {
 			return err
 		}
 		switch string(k) {
@@ -637,4 +653,20 @@ func (d *decoder) labelValues() error {
 			return &consumerError{err}
 		}
 	}
+}
+
+// once fails when key, one of keys (matched as key() gives them, lower
+// case), comes a second time in the object whose keys seen holds:
+// encoding/json would keep the last value, and reading both would count
+// a series or a sample twice.
+func (d *decoder) once(seen *uint8, key []byte, keys ...string) error {
+	for i, k := range keys {
+		if string(key) == k {
+			if *seen&(1<<i) != 0 {
+				return d.s.fail("the key %q comes twice in one object", k)
+			}
+			*seen |= 1 << i
+		}
+	}
+	return nil
 }

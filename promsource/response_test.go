@@ -89,6 +89,24 @@ func TestDecodeAnswer(t *testing.T) {
 			},
 		},
 		{
+			name: "a key twice: the data",
+			body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"1"]}]},"Data":{"resultType":"vector","result":[{"metric":{},"value":[1,"1"]}]}}`,
+			want: model.ValVector, keep: allLabels,
+			wantErr: `the key "data" comes twice in one object`,
+		},
+		{
+			name: "a key twice: a series' values",
+			body: `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,"1"]],"values":[[2,"1"]]}]}}`,
+			want: model.ValMatrix, keep: allLabels,
+			wantErr: `the key "values" comes twice in one object`,
+		},
+		{
+			name: "a key twice: a sample's value",
+			body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"1"],"value":[1,"2"]}]}}`,
+			want: model.ValVector, keep: allLabels,
+			wantErr: `the key "value" comes twice in one object`,
+		},
+		{
 			name: "labels not asked for are dropped",
 			body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"x","job":"api","le":"0.1","route":"/"},"value":[1,"2"]}]}}`,
 			want: model.ValVector, keep: onlyLabels("le", "route"),
