@@ -123,7 +123,11 @@ func ReadJSON(in io.Reader, name string) (*Report, error) {
 	const year = 365 * 24 * 3600
 	for i, g := range r.Groups {
 		if t := g.Recommendation.TimeoutSeconds; !(t > 0 && t < year) {
-			return nil, fmt.Errorf("%s: group %d (%q): timeout_seconds %v is not a positive number of seconds below a year", name, i+1, g.Name, t)
+			shown := g.Name
+			if r := []rune(shown); len(r) > 120 {
+				shown = string(r[:120]) + "..."
+			}
+			return nil, fmt.Errorf("%s: group %d (%q): timeout_seconds %v is not a positive number of seconds below a year", name, i+1, shown, t)
 		}
 	}
 	return &r, nil

@@ -24,6 +24,8 @@ func TestReadJSON(t *testing.T) {
 		{"no groups", `{"groups":[]}`, "r.json: the report has no groups (analyze -o json writes them)"},
 		{"zero timeout", `{"groups":[{"name":"a\u001b","recommendation":{"timeout_seconds":0}}]}`,
 			`r.json: group 1 ("a\x1b"): timeout_seconds 0 is not a positive number of seconds below a year`},
+		{"a long name, cut", `{"groups":[{"name":"` + strings.Repeat("é", 200) + `","recommendation":{"timeout_seconds":-1}}]}`,
+			`r.json: group 1 ("` + strings.Repeat("é", 120) + `..."): timeout_seconds -1 is not a positive number of seconds below a year`},
 		{"huge timeout", `{"groups":[{"recommendation":{"timeout_seconds":1}},{"recommendation":{"timeout_seconds":1e300}}]}`,
 			`r.json: group 2 (""): timeout_seconds 1e+300 is not a positive number of seconds below a year`},
 	}
