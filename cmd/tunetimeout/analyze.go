@@ -34,7 +34,7 @@ a step. With a call rate (--rate, or measured from timestamps) and a pool size
 (--pool) it applies Little's law: calls in flight normally and during a hang,
 whether the pool is exhausted, and the bulkhead that prevents it.
 
-Input formats (--input, default auto: detected from the first line):
+Input formats (--input, default auto: detected from the first lines, up to 64 or 64 KiB, past a server's own messages and the prefixes of kubectl, docker compose, syslog):
 ` + formatList() + `
 
 CSV: the latency column is --column or the first of latency, duration,
