@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -162,15 +163,24 @@ func (e *emitFlags) write(out, errOut io.Writer, r *report.Report, alone bool) e
 		if err := os.MkdirAll(e.dir, 0o755); err != nil {
 			return err
 		}
+		// Every target rendered before any file is written: an error or a
+		// signal while rendering leaves the directory as it was.
 		var names []string
-		for _, t := range e.targets {
+		bodies := make([][]byte, len(e.targets))
+		for i, t := range e.targets {
 			body, err := t.Render(r, e.opts)
 			if err != nil {
 				return err
 			}
+			if err := context.Cause(e.cmd.Context()); err != nil {
+				return err
+			}
+			bodies[i] = body
+		}
+		for i, t := range e.targets {
 			path := filepath.Join(e.dir, t.File)
 			if err := writeOutput(e.cmd.Context(), path, func(w io.Writer) error {
-				_, err := w.Write(body)
+				_, err := w.Write(bodies[i])
 				return err
 			}); err != nil {
 				return err
