@@ -90,28 +90,56 @@ type decoder struct {
 	ss  model.SampleStream // the chunk being filled
 }
 
-func (d *decoder) decode() error {
+// The members of the objects of an answer that are read, in the lower case
+// scanner.key gives; the others are skipped.
+var (
+	answerKeys = []string{"status", "errortype", "error", "warnings", "infos", "data"}
+	dataKeys   = []string{"resulttype", "result"}
+	sampleKeys = []string{"metric", "value", "histogram"}
+	seriesKeys = []string{"metric", "values", "histograms"}
+)
+
+// object reads an object (what names it in errors), handing each member
+// whose key is one of keys to member and skipping the others. A key of
+// keys that comes twice is an error: encoding/json would keep the last
+// value, and reading both would count a series or a sample twice.
+func (d *decoder) object(what string, keys []string, member func(key string) error) error {
 	s := d.s
-	if err := s.expect('{', "'{' (the Prometheus API answers with a JSON object)"); err != nil {
+	if err := s.expect('{', what); err != nil {
 		return err
 	}
-	var seen uint8 // the keys read (once)
+	var seen uint8 // the keys read; len(keys) <= 8
 	for n := 0; ; n++ {
 		more, err := s.member('}', n)
-		if err != nil {
+		if err != nil || !more {
 			return err
-		}
-		if !more {
-			break
 		}
 		k, err := s.key()
 		if err != nil {
 			return err
 		}
-		if err := d.once(&seen, k, "status", "errortype", "error", "warnings", "infos", "data"); err != nil {
+		i := 0
+		for i < len(keys) && keys[i] != string(k) {
+			i++
+		}
+		switch {
+		case i == len(keys):
+			err = s.skip()
+		case seen&(1<<i) != 0:
+			return s.fail("the key %q comes twice in one object", keys[i])
+		default:
+			seen |= 1 << i
+			err = member(keys[i])
+		}
+		if err != nil {
 			return err
 		}
-		switch string(k) {
+	}
+}
+
+func (d *decoder) decode() error {
+	err := d.object("'{' (the Prometheus API answers with a JSON object)", answerKeys, func(key string) (err error) {
+		switch key {
 		case "status":
 			d.ans.status, err = d.optString()
 		case "errortype":
@@ -124,14 +152,13 @@ func (d *decoder) decode() error {
 			d.ans.infos, err = d.messages("infos")
 		case "data":
 			err = d.data()
-		default:
-			err = s.skip()
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	return s.finish()
+	return d.s.finish()
 }
 
 // optString reads a string or null.
@@ -194,46 +221,24 @@ func (d *decoder) data() error {
 	if d.v.want == model.ValNone {
 		return d.labelValues()
 	}
-	if err := s.expect('{', "'{' (the data of a query)"); err != nil {
-		return err
-	}
 	result := false
-	var seen uint8 // the keys read (once)
-	for n := 0; ; n++ {
-		more, err := s.member('}', n)
-		if err != nil {
-			return err
-		}
-		if !more {
-			break
-		}
-		k, err := s.key()
-		if err != nil {
-			return err
-		}
-		if err := d.once(&seen, k, "resulttype", "result"); err != nil {
-			return err
-		}
-		switch string(k) {
-		case "resulttype":
-			var t string
-			if t, err = s.str(); err != nil {
-				return err
-			}
-			if err := d.ans.resultType.UnmarshalJSON(strconv.AppendQuote(nil, t)); err != nil {
-				return s.fail("resultType %q is none of scalar, vector, matrix, string", t)
-			}
-		case "result":
+	err := d.object("'{' (the data of a query)", dataKeys, func(key string) error {
+		if key == "result" {
 			result = true
-			err = d.result()
-		default:
-			err = s.skip()
+			return d.result()
 		}
+		t, err := s.str()
 		if err != nil {
 			return err
 		}
-	}
+		if err := d.ans.resultType.UnmarshalJSON(strconv.AppendQuote(nil, t)); err != nil {
+			return s.fail("resultType %q is none of scalar, vector, matrix, string", t)
+		}
+		return nil
+	})
 	switch {
+	case err != nil:
+		return err
 	case d.ans.resultType == model.ValNone:
 		return s.fail("the data have no resultType")
 	case !result:
@@ -276,41 +281,21 @@ func (d *decoder) result() error {
 }
 
 func (d *decoder) sample() error {
-	s := d.s
-	if err := s.expect('{', "'{' (a sample)"); err != nil {
-		return err
-	}
 	smp := &model.Sample{}
 	var hist model.SampleHistogramPair
-	var seen uint8 // the keys read (once)
-	for n := 0; ; n++ {
-		more, err := s.member('}', n)
-		if err != nil {
-			return err
-		}
-		if !more {
-			break
-		}
-		k, err := s.key()
-		if err != nil {
-			return err
-		}
-		if err := d.once(&seen, k, "metric", "value", "histogram"); err != nil {
-			return err
-		}
-		switch string(k) {
+	err := d.object("'{' (a sample)", sampleKeys, func(key string) (err error) {
+		switch key {
 		case "metric":
 			smp.Metric, err = d.metric()
 		case "value":
 			smp.Timestamp, smp.Value, err = d.pair()
 		case "histogram":
 			hist, err = d.histogramPair()
-		default:
-			err = s.skip()
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if hist.Histogram != nil { // as model.Sample's UnmarshalJSON: the histogram wins
 		smp.Timestamp, smp.Value, smp.Histogram = hist.Timestamp, 0, hist.Histogram
@@ -323,9 +308,6 @@ func (d *decoder) sample() error {
 
 func (d *decoder) series() error {
 	s := d.s
-	if err := s.expect('{', "'{' (a series)"); err != nil {
-		return err
-	}
 	ss := &d.ss
 	ss.Metric, ss.Values, ss.Histograms = nil, ss.Values[:0], ss.Histograms[:0]
 	metric, delivered := false, false
@@ -338,74 +320,55 @@ func (d *decoder) series() error {
 		}
 		return nil
 	}
-	var seen uint8 // the keys read (once)
-	for n := 0; ; n++ {
-		more, err := s.member('}', n)
-		if err != nil {
-			return err
-		}
-		if !more {
-			break
-		}
-		k, err := s.key()
-		if err != nil {
-			return err
-		}
-		if err := d.once(&seen, k, "metric", "values", "histograms"); err != nil {
-			return err
-		}
-		switch string(k) {
-		case "metric":
+	err := d.object("'{' (a series)", seriesKeys, func(key string) error {
+		if key == "metric" {
 			metric = true
+			var err error
 			ss.Metric, err = d.metric()
-		case "values", "histograms":
-			values := string(k) == "values"
-			if null, err := s.null(); null || err != nil {
-				if err != nil {
-					return err
-				}
-				continue
-			}
-			if err := s.expect('[', "'[' (the points of a series)"); err != nil {
+			return err
+		}
+		values := key == "values"
+		if null, err := s.null(); null || err != nil {
+			return err
+		}
+		if err := s.expect('[', "'[' (the points of a series)"); err != nil {
+			return err
+		}
+		for i := 0; ; i++ {
+			more, err := s.member(']', i)
+			if err != nil {
 				return err
 			}
-			for i := 0; ; i++ {
-				more, err := s.member(']', i)
+			if !more {
+				break
+			}
+			if values {
+				t, v, err := d.pair()
 				if err != nil {
 					return err
 				}
-				if !more {
-					break
+				ss.Values = append(ss.Values, model.SamplePair{Timestamp: t, Value: v})
+			} else {
+				h, err := d.histogramPair()
+				if err != nil {
+					return err
 				}
-				if values {
-					t, v, err := d.pair()
-					if err != nil {
-						return err
-					}
-					ss.Values = append(ss.Values, model.SamplePair{Timestamp: t, Value: v})
-				} else {
-					h, err := d.histogramPair()
-					if err != nil {
-						return err
-					}
-					if h.Histogram == nil {
-						return s.fail("a histogram point is null")
-					}
-					ss.Histograms = append(ss.Histograms, h)
+				if h.Histogram == nil {
+					return s.fail("a histogram point is null")
 				}
-				// Hand over full chunks once the series' labels are known.
-				if metric && len(ss.Values)+len(ss.Histograms) >= seriesChunk {
-					if err := flush(); err != nil {
-						return err
-					}
+				ss.Histograms = append(ss.Histograms, h)
+			}
+			// Hand over full chunks once the series' labels are known.
+			if metric && len(ss.Values)+len(ss.Histograms) >= seriesChunk {
+				if err := flush(); err != nil {
+					return err
 				}
 			}
-		default:
-			err = s.skip()
 		}
-		if err != nil {
-			return err
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if !delivered || len(ss.Values)+len(ss.Histograms) > 0 {
 		return flush()
@@ -653,20 +616,4 @@ func (d *decoder) labelValues() error {
 			return &consumerError{err}
 		}
 	}
-}
-
-// once fails when key, one of keys (matched as key() gives them, lower
-// case), comes a second time in the object whose keys seen holds:
-// encoding/json would keep the last value, and reading both would count
-// a series or a sample twice.
-func (d *decoder) once(seen *uint8, key []byte, keys ...string) error {
-	for i, k := range keys {
-		if string(key) == k {
-			if *seen&(1<<i) != 0 {
-				return d.s.fail("the key %q comes twice in one object", k)
-			}
-			*seen |= 1 << i
-		}
-	}
-	return nil
 }
