@@ -281,24 +281,3 @@ func sniffLine(sniffers []Format, line []byte) (Format, bool) {
 	}
 	return Format{}, false
 }
-
-// firstLine returns the first non-blank line of br, trimmed, without
-// consuming it (a line longer than br's buffer is cut).
-func firstLine(br *bufio.Reader) ([]byte, error) {
-	for off := 0; ; {
-		raw, next, err := peekLine(br, off)
-		if line := bytes.TrimSpace(raw); len(line) > 0 {
-			return line, nil
-		}
-		switch {
-		case err == nil:
-			off = next
-		case err != io.EOF && err != errSniffWindow:
-			return nil, err
-		case br.Buffered() == 0:
-			return nil, ErrEmptyInput
-		default:
-			return nil, errors.New("holds only blank lines")
-		}
-	}
-}

@@ -46,7 +46,7 @@ func TestSniffHlog(t *testing.T) {
 		assert.True(t, got.Histograms)
 		_, err = f.Seek(0, 0)
 		require.NoError(t, err)
-		line, err := firstLine(bufio.NewReader(f))
+		line, err := peekFirstLine(bufio.NewReader(f))
 		require.NoError(t, err)
 		for _, other := range Formats() {
 			if other.Name != "hlog" && other.Sniff != nil {
