@@ -284,10 +284,7 @@ func readAny(ctx context.Context, name string, o Options, stdin io.Reader, set *
 		return cutOff(rc, err)
 	}
 	logs.extras(name, ex)
-	if f.Histograms {
-		return truncatedLog(ingest.Truncated(rc), o, in)
-	}
-	return truncated(ingest.Truncated(rc), in.Records-records, o, in)
+	return truncated(ingest.Truncated(rc), f.Histograms, in.Records-records, o, in)
 }
 
 // cutOff returns err, or the truncation behind it when a compressed input
@@ -299,41 +296,32 @@ func cutOff(rc io.ReadCloser, err error) error {
 	return err
 }
 
-// truncatedLog reports an interval log that ended early: a note (its
-// intervals before the cut are read, its cut-off last line is dropped, no
-// record is counted: an interval log's records are its calls); under
-// --strict, an error.
-func truncatedLog(t *ingest.TruncatedError, o Options, in *report.Input) error {
-	if t == nil {
-		return nil
-	}
-	if o.Strict {
-		return fmt.Errorf("%w (--strict)", t)
-	}
-	in.Notes = append(in.Notes, fmt.Sprintf("%s: the %s stream ends early (the file is cut off): the intervals before the cut are read%s.",
-		t.Name, t.Format, map[bool]string{true: ", its cut-off last line is dropped", false: ""}[t.Partial]))
-	return nil
-}
-
 // truncated reports a compressed input that ended early: a note with the
-// complete records read from it, and its cut-off last line as a bad
-// record; under --strict, an error.
-func truncated(t *ingest.TruncatedError, complete int64, o Options, in *report.Input) error {
+// complete records read from it and its cut-off last line counted bad, or
+// for an interval log (whose records are its calls) the intervals read and
+// the line dropped; under --strict, an error.
+func truncated(t *ingest.TruncatedError, histograms bool, complete int64, o Options, in *report.Input) error {
 	if t == nil {
 		return nil
 	}
 	if o.Strict {
 		return fmt.Errorf("%w (--strict)", t)
 	}
-	if t.Partial {
+	read, partial := human.Count(complete)+" complete records were read from it", "; its cut-off last line is counted bad"
+	switch {
+	case histograms:
+		read, partial = "the intervals before the cut are read", ", its cut-off last line is dropped"
+	case t.Partial:
 		in.Records++
 		in.BadRecords++
 		if len(in.BadExamples) < o.ShowErrors {
 			in.BadExamples = append(in.BadExamples, fmt.Sprintf("%s: the last line is cut off (the %s stream ends early)", t.Name, t.Format))
 		}
 	}
-	in.Notes = append(in.Notes, fmt.Sprintf("%s: the %s stream ends early (the file is cut off): %s complete records were read from it%s.",
-		t.Name, t.Format, human.Count(complete), map[bool]string{true: "; its cut-off last line is counted bad", false: ""}[t.Partial]))
+	if !t.Partial {
+		partial = ""
+	}
+	in.Notes = append(in.Notes, fmt.Sprintf("%s: the %s stream ends early (the file is cut off): %s%s.", t.Name, t.Format, read, partial))
 	return nil
 }
 
