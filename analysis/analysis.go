@@ -327,7 +327,7 @@ func truncated(t *ingest.TruncatedError, histograms bool, complete int64, o Opti
 
 // extras is what reading one input gives besides samples and counts.
 type extras struct {
-	timeExample string   // the first time out of range (timeInRange), as read
+	timeExample string   // the first time out of range (dropOddTime), as read
 	notes       []string // the decoder's (ingest.Noter)
 }
 
@@ -362,13 +362,7 @@ func readInput(ctx context.Context, name string, r io.Reader, o Options, set *hi
 			continue
 		}
 		in.Records++
-		if !s.Time.IsZero() && !timeInRange(s.Time) {
-			in.TimesOutOfRange++
-			if ex.timeExample == "" {
-				ex.timeExample = timeShown(s.Time)
-			}
-			s.Time = time.Time{}
-		}
+		dropOddTime(&s, &in.TimesOutOfRange, &ex.timeExample)
 		if !o.inRange(s.Time) {
 			in.OutsideRange++
 			continue
@@ -386,11 +380,18 @@ var (
 	maxTime = time.Unix(0, math.MaxInt64)
 )
 
-// timeInRange reports whether t lies in [minTime, maxTime].
-func timeInRange(t time.Time) bool { return !t.Before(minTime) && !t.After(maxTime) }
-
-// timeShown writes a time out of range for a note.
-func timeShown(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// dropOddTime takes the time off s when it lies outside [minTime,
+// maxTime], counting it in n and keeping the first as example.
+func dropOddTime(s *ingest.Sample, n *int64, example *string) {
+	if s.Time.IsZero() || !s.Time.Before(minTime) && !s.Time.After(maxTime) {
+		return
+	}
+	*n++
+	if *example == "" {
+		*example = s.Time.UTC().Format(time.RFC3339Nano)
+	}
+	s.Time = time.Time{}
+}
 
 // badRecord counts the bad record err reports in in, quoting the first
 // few; a line that is not a request (*ingest.NotRequestError) is counted

@@ -7,7 +7,6 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/ingest"
@@ -139,7 +138,7 @@ type chunkResult struct {
 	outside      int64    // records outside --from/--to
 	examples     []string // the first bad lines, at most ShowErrors
 	notRequests  map[string]int64
-	badTimes     int64    // records with a time out of range (timeInRange)
+	badTimes     int64    // records with a time out of range (dropOddTime)
 	timeExample  string   // the first of them
 	notes        []string // the first chunk's decoder's (ingest.Noter)
 	// pending are the chunk's samples whose group could not be decided
@@ -346,13 +345,7 @@ func (w *worker) decode(ctx context.Context, c ingest.Chunk, sp *ingest.Splitter
 			continue
 		}
 		r.records++
-		if !s.Time.IsZero() && !timeInRange(s.Time) {
-			r.badTimes++
-			if r.timeExample == "" {
-				r.timeExample = timeShown(s.Time)
-			}
-			s.Time = time.Time{}
-		}
+		dropOddTime(&s, &r.badTimes, &r.timeExample)
 		if !o.inRange(s.Time) {
 			r.outside++
 			continue
