@@ -98,14 +98,28 @@ func medianAt(i int64) int64 {
 	return v + (int64(1)<<bucketOf(v))>>1
 }
 
-// percentileRank is hdrhistogram-go's: the rank, in [1, total], of the
-// sample at percentile (0-100) of a non-empty histogram.
-func percentileRank(percentile float64, total int64) int64 {
-	if percentile > 100 {
-		percentile = 100
+// quantileRank is the rank, in [1, total], of the sample at quantile q (0 to
+// 1) of a non-empty histogram: the smallest rank with at most (1-q) x total
+// samples above it, ceil(q x total), as HdrHistogram's Java implementation
+// takes it. hdrhistogram-go rounds q x total instead, which can cut off more
+// than the share 1-q promises (p99.9 of 1,600 samples would be rank 1,598,
+// with 2 samples, 0.125 %, above it). q x total is often an integer computed
+// with a rounding error (2000 x 0.999 = 1998.0000000000002): within a
+// trillionth of an integer it is that integer, as Java's one-ulp step down
+// makes it. NaN and q <= 0 give 1.
+func quantileRank(q float64, total int64) int64 {
+	if !(q > 0) {
+		return 1
 	}
-	rank := (percentile/100)*float64(total) + 0.5
-	if !(rank >= 1) { // NaN, negative percentiles, ranks below the first sample
+	if q >= 1 {
+		return total
+	}
+	x := q * float64(total)
+	if r := math.Round(x); math.Abs(x-r) <= 1e-12*r {
+		x = r
+	}
+	rank := math.Ceil(x)
+	if rank < 1 {
 		return 1
 	}
 	if rank >= float64(total) {
@@ -367,22 +381,17 @@ func (c *counts) bytes() int {
 	return 2*(cap(c.idx)+cap(c.start)+cap(c.dir)+cap(c.lo)) + 24*len(c.hi)
 }
 
-// valueAtPercentile is hdrhistogram-go's ValueAtPercentile over the
-// cumulative counts of filled buckets at (see view): 0 when empty; the
-// lowest value of the bucket holding the sample of percentileRank at
-// percentile 0, else the highest.
-func valueAtPercentile(v *view, total int64, percentile float64) int64 {
+// valueAtRank returns the highest value equivalent to the sample of rank r
+// (1 <= r <= total) over the cumulative counts of filled buckets (see view),
+// or the lowest with lowest set; 0 when empty.
+func valueAtRank(v *view, total, r int64, lowest bool) int64 {
 	if total == 0 {
 		return 0
 	}
-	if percentile > 100 {
-		percentile = 100
-	} else if percentile < 0 {
-		percentile = 0
-	}
-	k, _ := slices.BinarySearch(v.cum, percentileRank(percentile, total))
+	r = min(max(r, 1), total)
+	k, _ := slices.BinarySearch(v.cum, r)
 	i := int64(v.at[k])
-	if percentile == 0 {
+	if lowest {
 		return valueAt(i)
 	}
 	return highestAt(i)

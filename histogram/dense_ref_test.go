@@ -184,23 +184,34 @@ func (l *denseLatency) Censored() int64 {
 // by Merge).
 func (l *denseLatency) OutOfRange() (below, above int64) { return l.below, l.above }
 
-// valueAtQuantile returns h's value at quantile q in [0, 1]. It is the one
-// place that converts to hdrhistogram's 0-100 percentiles (hdrhistogram-go's
-// ValueAtQuantile takes 0-100 as well, despite its name). hdrhistogram takes
-// the sample of rank round(q*N), at least 1, and returns the highest value
-// equivalent to it (the lowest one for q = 0).
+// denseValueAtQuantile returns h's value at quantile q in [0, 1]: the
+// sample of rank ceil(q*N) (quantileRank), at least 1, as its highest
+// equivalent value (the lowest one for q = 0). hdrhistogram-go takes rank
+// round(q*N) of a percentile: asked for the percentile 100*r/N it takes rank
+// r, with room to spare for float rounding (r +- 0.5 both round to r).
 func denseValueAtQuantile(h *hdr.Histogram, q float64) int64 {
-	return h.ValueAtPercentile(q * 100)
+	n := h.TotalCount()
+	if n == 0 {
+		return 0
+	}
+	if q == 0 {
+		return h.ValueAtPercentile(0)
+	}
+	return denseValueAtRank(h, quantileRank(q, n))
+}
+
+func denseValueAtRank(h *hdr.Histogram, r int64) int64 {
+	return h.ValueAtPercentile(float64(r) / float64(h.TotalCount()) * 100)
 }
 
 // valueAtRank returns the highest value equivalent to the r-th smallest
 // recorded sample, 1 <= r <= Count().
 func (l *denseLatency) valueAtRank(r int64) int64 {
-	return denseValueAtQuantile(l.h, float64(r)/float64(l.h.TotalCount()))
+	return denseValueAtRank(l.h, r)
 }
 
 // Quantile returns the latency at quantile q, 0 < q <= 1 (0.999 for p99.9):
-// the recorded sample of rank round(q*N) among N, as its highest equivalent
+// the recorded sample of rank ceil(q*N) among N, as its highest equivalent
 // value. Quantile(1) is Max. q above 1 is read as 1; q <= 0 or NaN gives
 // Min. An empty histogram gives 0. See Latency for censored samples.
 func (l *denseLatency) Quantile(q float64) time.Duration {
@@ -399,6 +410,9 @@ func (l *denseLatency) QuantileInterval(q, confidence float64) Interval {
 	nf := float64(n)
 	center := nf * qq
 	half := z * math.Sqrt(nf*qq*(1-qq))
+	if math.IsNaN(half) { // confidence 1 (z = +Inf) at q = 0 or 1: no spread
+		half = 0
+	}
 	// N*q is often an integer computed with a rounding error (2000*0.999);
 	// the tolerance keeps floor and ceil from stepping a whole rank on it.
 	const eps = 1e-9
@@ -408,12 +422,12 @@ func (l *denseLatency) QuantileInterval(q, confidence float64) Interval {
 	if loRank < 1 { // also -Inf for confidence 1
 		iv.Lo = l.Min()
 	} else {
-		iv.Lo = l.snap(l.valueAtRank(int64(min(loRank, nf))))
+		iv.Lo = l.snap(l.valueAtRank(floatRank(loRank, n)))
 	}
 	if hiRank > nf { // also +Inf
 		iv.Hi = l.Max()
 	} else {
-		iv.Hi = l.snap(l.valueAtRank(int64(max(hiRank, 1))))
+		iv.Hi = l.snap(l.valueAtRank(floatRank(max(hiRank, 1), n)))
 		iv.HiKnown = true
 	}
 	iv.Above = l.CountAbove(l.Quantile(q))

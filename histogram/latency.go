@@ -260,25 +260,25 @@ func (l *Latency) Censored() int64 {
 // by Merge).
 func (l *Latency) OutOfRange() (below, above int64) { return l.below, l.above }
 
-// valueAtQuantile returns the value at quantile q in [0, 1]. It is the one
-// place that converts to hdrhistogram's 0-100 percentiles (hdrhistogram-go's
-// ValueAtQuantile takes 0-100 as well, despite its name). hdrhistogram takes
-// the sample of rank round(q*N), at least 1, and returns the highest value
-// equivalent to it (the lowest one for q = 0).
+// valueAtQuantile returns the value at quantile q in [0, 1]: the highest
+// value equivalent to the sample of rank ceil(q*N) (quantileRank), at least
+// 1, and the lowest one for q = 0.
 func (l *Latency) valueAtQuantile(q float64) int64 {
-	return valueAtPercentile(l.filledBuckets(), l.h.total, q*100)
+	return valueAtRank(l.filledBuckets(), l.h.total, quantileRank(q, l.h.total), q == 0)
 }
 
 // valueAtRank returns the highest value equivalent to the r-th smallest
 // recorded sample, 1 <= r <= Count().
 func (l *Latency) valueAtRank(r int64) int64 {
-	return l.valueAtQuantile(float64(r) / float64(l.h.total))
+	return valueAtRank(l.filledBuckets(), l.h.total, r, false)
 }
 
 // Quantile returns the latency at quantile q, 0 < q <= 1 (0.999 for p99.9):
-// the recorded sample of rank round(q*N) among N, as its highest equivalent
-// value. Quantile(1) is Max. q above 1 is read as 1; q <= 0 or NaN gives
-// Min. An empty histogram gives 0. See Latency for censored samples.
+// the recorded sample of rank ceil(q*N) among N, as its highest equivalent
+// value, so that at most (1-q)*N samples lie above it: a timeout at
+// Quantile(q) cuts off at most the share 1-q. Quantile(1) is Max. q above 1
+// is read as 1; q <= 0 or NaN gives Min. An empty histogram gives 0. See
+// Latency for censored samples.
 func (l *Latency) Quantile(q float64) time.Duration {
 	switch {
 	case q > 1:
@@ -484,6 +484,9 @@ func (l *Latency) QuantileInterval(q, confidence float64) Interval {
 	nf := float64(n)
 	center := nf * qq
 	half := z * math.Sqrt(nf*qq*(1-qq))
+	if math.IsNaN(half) { // confidence 1 (z = +Inf) at q = 0 or 1: no spread
+		half = 0
+	}
 	// N*q is often an integer computed with a rounding error (2000*0.999);
 	// the tolerance keeps floor and ceil from stepping a whole rank on it.
 	const eps = 1e-9
@@ -493,14 +496,24 @@ func (l *Latency) QuantileInterval(q, confidence float64) Interval {
 	if loRank < 1 { // also -Inf for confidence 1
 		iv.Lo = l.Min()
 	} else {
-		iv.Lo = l.snap(l.valueAtRank(int64(min(loRank, nf))))
+		iv.Lo = l.snap(l.valueAtRank(floatRank(loRank, n)))
 	}
 	if hiRank > nf { // also +Inf
 		iv.Hi = l.Max()
 	} else {
-		iv.Hi = l.snap(l.valueAtRank(int64(max(hiRank, 1))))
+		iv.Hi = l.snap(l.valueAtRank(floatRank(max(hiRank, 1), n)))
 		iv.HiKnown = true
 	}
 	iv.Above = l.CountAbove(l.Quantile(q))
 	return iv
+}
+
+// floatRank converts a rank of at least 1 computed in floats to an int64,
+// at most n: float64(n) can round above n (float64(MaxInt64) is 2^63,
+// which no int64 holds).
+func floatRank(r float64, n int64) int64 {
+	if r >= float64(n) {
+		return n
+	}
+	return int64(r)
 }

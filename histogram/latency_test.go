@@ -178,6 +178,37 @@ func TestQuantileSmall(t *testing.T) {
 	}
 }
 
+// TestQuantileCutsOffAtMostItsShare pins the rank rule: Quantile(q) is the
+// sample of rank ceil(q*N), the smallest with at most (1-q)*N samples above
+// it, so a timeout there cuts off at most the share 1-q. hdrhistogram-go's
+// round(q*N) takes rank 1,598 of 1,600 at p99.9, with 2 samples (0.125 %)
+// above. q*N computed with a rounding error (2000*0.999 is
+// 1998.0000000000002) is the integer it should be.
+func TestQuantileCutsOffAtMostItsShare(t *testing.T) {
+	for _, tt := range []struct {
+		n    int
+		q    float64
+		want time.Duration // rank ceil(q*n) of 1..n ms
+	}{
+		{1600, 0.999, 1599 * ms}, // 1598.4 -> 1599: 1 above (0.0625 %)
+		{2000, 0.999, 1998 * ms}, // 1998 exactly: 2 above (0.1 %)
+		{1000, 0.999, 999 * ms},
+		{1001, 0.999, 1000 * ms}, // 999.999 -> 1000
+		{100, 0.994, 100 * ms},   // 99.4 -> 100, where round takes 99
+		{10, 0.05, 1 * ms},       // 0.5 -> 1
+		{10, 0.15, 2 * ms},       // 1.5 -> 2, where round would take 2 as well
+		{10, 0.11, 2 * ms},       // 1.1 -> 2, where round takes 1
+	} {
+		l := histogram.New()
+		record(t, l, msRange(1, tt.n)...)
+		got := l.Quantile(tt.q)
+		assert.GreaterOrEqual(t, got, tt.want, "n=%d q=%v", tt.n, tt.q)
+		within(t, tt.want, got, 1e-3, "n=%d q=%v", tt.n, tt.q)
+		above := l.CountAbove(got)
+		assert.LessOrEqual(t, float64(above), (1-tt.q)*float64(tt.n)+1e-9, "n=%d q=%v: %d above", tt.n, tt.q, above)
+	}
+}
+
 // TestCountAtBucketBoundaries pins that a value recorded as exactly d, or
 // equivalent to d in HDR terms, is not above d. 50 ms lies in a bucket of
 // width 32 µs, [49.984 ms, 50.015 ms]; below 2.048 ms buckets are 1 µs wide.

@@ -36,7 +36,7 @@ func ExampleRecommend() {
 	}
 	fmt.Println("candidates:", recommend.Candidates(h, r))
 	// Output:
-	// quantile          478.207ms p99.9 of 10,000 calls is 478ms (0.1 % of calls are slower)
+	// quantile          478.207ms p99.9 of 10,000 calls is 478ms: 10 calls slower (0.1 %; at most the 0.1 % asked for)
 	// network-allowance 488.207ms latency measured at the server does not include the client's network, so 10ms of network allowance is added (478ms to 488ms)
 	// round             490ms    488ms is rounded up to 490ms, a value people write in configs (steps of 10ms at this size)
 	// connect           6ms      a TCP handshake and TLS take 1 to 3 round trips, so the connect timeout is 3 x the RTT of 2ms, rounded up: 6ms; Linux retransmits a lost SYN after about 1 s, so a connect timeout under 1 s turns one lost SYN into a failed connect rather than a slow one (fine when the call is retried)

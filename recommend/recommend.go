@@ -141,8 +141,11 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 	}
 
 	// 1. The quantile.
-	step("quantile", "%s of %s calls is %s (%s of calls are slower)",
-		name, human.Count(n), human.Duration(r.Base), human.Percent(f))
+	// Of the sample of rank ceil(q N) at most f N lie above (the rank rule
+	// of histogram.Latency.Quantile): the reason says how many do.
+	above := h.CountAbove(r.Base)
+	step("quantile", "%s of %s calls is %s: %s slower (%s; at most the %s asked for)",
+		name, human.Count(n), human.Duration(r.Base), human.Calls(above), human.Percent(float64(above)/float64(n)), human.Percent(f))
 
 	// 2. Tight tail: a timeout close to the median fires on noise.
 	if o.TightTailRatio > 0 {

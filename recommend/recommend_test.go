@@ -164,7 +164,7 @@ func TestRecommendReasons(t *testing.T) {
 	require.NoError(t, err)
 	// p99.9 of the log spread is the sample of rank 19,980: 1ms x 1000^(19979/19999).
 	assert.InEpsilon(t, float64(993*ms), float64(r.Base), 0.002)
-	assert.Equal(t, "p99.9 of 20,000 calls is 993ms (0.1 % of calls are slower)", step(t, r, "quantile").Reason)
+	assert.Equal(t, "p99.9 of 20,000 calls is 993ms: 20 calls slower (0.1 %; at most the 0.1 % asked for)", step(t, r, "quantile").Reason)
 	assert.Equal(t, "latency measured at the server does not include the client's network, so 300ms of network allowance is added (993ms to 1.29s)", step(t, r, "network-allowance").Reason)
 	assert.Equal(t, "1.29s is rounded up to 1.3s, a value people write in configs (steps of 100ms at this size)", step(t, r, "round").Reason)
 	assert.Equal(t, 50*ms, r.RoundingStep, "the step at the base's magnitude (993ms), not at the padded 1.29s")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,4 +185,37 @@ func TestReadmeExamples(t *testing.T) {
 		require.True(t, ok)
 		assert.Contains(t, string(readme), body, "README.md is out of date with %s", name)
 	}
+}
+
+// TestQuantileCutsOffAtMostTheShare: `seq 1 1600 | tunetimeout analyze
+// --unit ms -` takes as p99.9 the 1,599th call (rank ceil(0.999 x 1600)),
+// with 1 call above it, not the 1,598th (rank round(0.999 x 1600)), which
+// would cut off 2 (0.125 %, more than the 0.1 % asked for).
+func TestQuantileCutsOffAtMostTheShare(t *testing.T) {
+	var in strings.Builder
+	for i := 1; i <= 1600; i++ {
+		fmt.Fprintf(&in, "%d\n", i)
+	}
+	out, stderr, code := execute(t, in.String(), "analyze", "--unit", "ms", "-o", "json", "-")
+	require.Equal(t, 0, code, stderr)
+	var r struct {
+		Groups []struct {
+			Recommendation struct {
+				BaseSeconds float64 `json:"base_seconds"`
+				Interval    struct {
+					SamplesAbove int64 `json:"samples_above"`
+				} `json:"interval"`
+				Steps []struct {
+					Reason string `json:"reason"`
+				} `json:"steps"`
+			} `json:"recommendation"`
+		} `json:"groups"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Len(t, r.Groups, 1)
+	rec := r.Groups[0].Recommendation
+	assert.EqualValues(t, 1, rec.Interval.SamplesAbove)
+	assert.InDelta(t, 1.599, rec.BaseSeconds, 1.599/1024, "the 1,599th call, within HDR precision")
+	assert.Greater(t, rec.BaseSeconds, 1.5985, "not the 1,598th")
+	assert.Contains(t, rec.Steps[0].Reason, "1 call slower (0.0625 %; at most the 0.1 % asked for)")
 }
