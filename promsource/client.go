@@ -1,9 +1,11 @@
 package promsource
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +15,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,7 +42,10 @@ type Connection struct {
 
 	CAFile             string // PEM CA bundle to verify the server with
 	InsecureSkipVerify bool
-	Headers            []string // "Name: value", e.g. "X-Scope-OrgID: team-a"
+	// Headers are "Name: value", e.g. "X-Scope-OrgID: team-a". Their values
+	// are treated as credentials: never shown, and redacted wherever a
+	// server quotes them.
+	Headers []string
 
 	QueryTimeout time.Duration // per attempt; 0 = DefaultQueryTimeout
 	Attempts     int           // tries per query, the first included; 0 = DefaultAttempts
@@ -85,16 +92,32 @@ func connect(c Connection) (*client, error) {
 	}
 	sec := &redactor{}
 	var user, pass string
+	authBy := "" // the flag that sets the Authorization header
 	if u.User != nil {
 		user = u.User.Username()
 		pass, _ = u.User.Password()
 		sec.add(pass)
 		sec.add(u.User.String())
 		u.User = nil
+		authBy = "the user:password in --url"
 	}
-	display := u.String()
+	// The query's values may be credentials too (?api_key=...): sent, but
+	// shown as ***.
+	for _, p := range strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' }) {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok {
+			v = k
+		}
+		sec.add(v)
+		if d, err := url.QueryUnescape(v); err == nil {
+			sec.add(d)
+		}
+	}
+	u.Fragment, u.RawFragment = "", "" // never sent
+	display := displayURL(u)
 	if c.BasicUser != "" {
 		user = c.BasicUser
+		authBy = "--basic-auth-user"
 	}
 	switch {
 	case c.BasicPasswordFile != "" && c.BasicPasswordEnv != "":
@@ -111,6 +134,11 @@ func connect(c Connection) (*client, error) {
 	sec.add(pass)
 	if pass != "" && user == "" {
 		return nil, errors.New("a basic-auth password needs a user: --basic-auth-user")
+	}
+	if user != "" {
+		// What a server quoting the Authorization header would show.
+		sec.add(user + ":" + pass)
+		sec.add(base64.StdEncoding.EncodeToString([]byte(user + ":" + pass)))
 	}
 	var token string
 	switch {
@@ -129,16 +157,15 @@ func connect(c Connection) (*client, error) {
 	if token != "" && user != "" {
 		return nil, errors.New("choose one of bearer token and basic auth")
 	}
-	headers := http.Header{}
-	for _, h := range c.Headers {
-		name, value, ok := strings.Cut(h, ":")
-		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
-		if !ok || name == "" || strings.ContainsAny(name, " \t") {
-			// Say which header without its value: it may be a credential.
-			return nil, fmt.Errorf("-H %q is not a header: write Name: value", strings.TrimSpace(name))
+	if token != "" {
+		authBy = "--bearer-token-file"
+		if c.BearerTokenFile == "" {
+			authBy = "--bearer-token-env"
 		}
-		headers.Add(name, value)
-		sec.add(value)
+	}
+	headers, err := parseHeaders(c.Headers, authBy, sec)
+	if err != nil {
+		return nil, err
 	}
 
 	base := c.Transport
@@ -190,18 +217,43 @@ func connect(c Connection) (*client, error) {
 	if tr.jitter == nil {
 		tr.jitter = rand.Float64
 	}
-	endpoint, err := url.Parse(display)
-	if err != nil {
-		return nil, fmt.Errorf("--url %q: %v", display, sec.clean(err.Error()))
-	}
+	endpoint := *u // with the query's real values
 	endpoint.Path = strings.TrimRight(endpoint.Path, "/")
+	endpoint.RawPath = strings.TrimRight(endpoint.RawPath, "/")
 	limit := c.MaxResponseBytes
 	if limit <= 0 {
 		limit = DefaultMaxResponseBytes
 	}
-	return &client{endpoint: endpoint, http: &http.Client{Transport: tr}, limit: limit,
+	hc := &http.Client{Transport: tr, CheckRedirect: followWithin(u)}
+	return &client{endpoint: &endpoint, http: hc, limit: limit,
 		display: display, secrets: sec, tr: tr}, nil
 }
+
+// followWithin follows redirects, at most 10 as http.Client does, to
+// origin's host or a subdomain of it (where http.Client would send an
+// Authorization header), and not from https to http. A redirect elsewhere
+// fails: every request carries the credentials, the -H headers and
+// --url's query, in its form too.
+func followWithin(origin *url.URL) func(*http.Request, []*http.Request) error {
+	want := strings.ToLower(origin.Hostname())
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		host := strings.ToLower(req.URL.Hostname())
+		same := host == want ||
+			(!strings.ContainsAny(host, ":%") && net.ParseIP(want) == nil && strings.HasSuffix(host, "."+want))
+		if !same || (origin.Scheme == "https" && req.URL.Scheme != "https") {
+			return &redirectError{to: req.URL.Scheme + "://" + req.URL.Host}
+		}
+		return nil
+	}
+}
+
+// redirectError is a redirect that was not followed.
+type redirectError struct{ to string } // scheme://host[:port]
+
+func (e *redirectError) Error() string { return "a redirect to " + e.to }
 
 func readSecret(path, flag string) (string, error) {
 	b, err := os.ReadFile(path)
@@ -220,6 +272,10 @@ func readSecret(path, flag string) (string, error) {
 }
 
 func envSecret(name, flag string) (string, error) {
+	if !envName.MatchString(name) {
+		// Likely the secret itself ($TOKEN for TOKEN): not shown.
+		return "", fmt.Errorf("%s takes the name of an environment variable, such as PROM_TOKEN; what it was given is not one (the secret itself?), so it is not shown", flag)
+	}
 	s := strings.TrimSpace(os.Getenv(name))
 	if s == "" {
 		return "", fmt.Errorf("%s: the environment variable %s is not set or empty", flag, name)
@@ -227,43 +283,207 @@ func envSecret(name, flag string) (string, error) {
 	return s, nil
 }
 
-// redactURL removes credentials from a URL for messages.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		if i := strings.LastIndex(s, "@"); i >= 0 {
-			if j := strings.Index(s, "://"); j >= 0 && j < i {
-				return s[:j+3] + "***@" + s[i+1:]
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// parseHeaders reads the -H values and registers them with sec. It reports
+// every problem, each naming the header by its name, or by its position
+// when it has none: never by its value, which is often a credential.
+// authBy is the flag that sets the Authorization header, if one does.
+func parseHeaders(hs []string, authBy string, sec *redactor) (http.Header, error) {
+	headers := http.Header{}
+	var errs []error
+	for i, h := range hs {
+		which := fmt.Sprintf("-H number %d (of %d)", i+1, len(hs))
+		name, value, ok := strings.Cut(h, ":")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s has no colon%s: write Name: value", which, startsWith(h)))
+			continue
+		}
+		if !validHeaderName(name) {
+			// "Authorization Bearer a:b" has a colon, but what comes
+			// before it holds part of the value.
+			errs = append(errs, fmt.Errorf("%s has no header name before its first colon%s: write Name: value", which, startsWith(name)))
+			continue
+		}
+		key := http.CanonicalHeaderKey(name)
+		switch {
+		case !validHeaderValue(value):
+			errs = append(errs, fmt.Errorf("-H %s: its value holds a line break or another control character", name))
+		case key == "Authorization" && authBy != "":
+			errs = append(errs, fmt.Errorf("-H %s and %s both set the Authorization header: give one of them", name, authBy))
+		case key == "Host":
+			errs = append(errs, fmt.Errorf("-H %s: the host comes from --url", name))
+		case ownHeaders[key]:
+			errs = append(errs, fmt.Errorf("-H %s: tunetimeout sets this header itself", name))
+		default:
+			headers.Add(key, value)
+			sec.addCredential(value)
+		}
+	}
+	return headers, errors.Join(errs...)
+}
+
+// ownHeaders are set by tunetimeout or Go's transport; a -H one would
+// break the request (Accept-Encoding turns off the transport's gzip
+// decoding, Content-Type the form-encoded POST).
+var ownHeaders = map[string]bool{
+	"Content-Type": true, "Content-Length": true, "Transfer-Encoding": true,
+	"Accept-Encoding": true, "Connection": true,
+}
+
+// startsWith names the first word of a malformed -H when it is a header
+// name, for "Authorization Bearer xyz" Authorization, followed by more
+// text: a known name or one starting with X-, so never a word of the
+// value, nor a value given alone.
+func startsWith(s string) string {
+	s = strings.TrimSpace(s)
+	end := strings.IndexAny(s, " \t=")
+	if end <= 0 || strings.TrimSpace(s[end+1:]) == "" {
+		return ""
+	}
+	word := s[:end]
+	key := http.CanonicalHeaderKey(word)
+	if !hintNames[key] && !(strings.HasPrefix(key, "X-") && len(key) > 2 && validHeaderName(word)) {
+		return ""
+	}
+	return " (it starts with " + word + ")"
+}
+
+// hintNames are headers people pass with -H, whose name may be shown.
+var hintNames = map[string]bool{
+	"Authorization": true, "Proxy-Authorization": true, "Cookie": true,
+	"Accept": true, "User-Agent": true, "Api-Key": true,
+}
+
+// validHeaderName says whether s is a token (RFC 9110 section 5.1).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue says whether s holds no control character but tabs
+// (RFC 9110 section 5.5): a line break would end the header.
+func validHeaderValue(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// displayURL writes u for messages and reports: without its user info, and
+// with the values of its query (?api_key=...) as ***.
+func displayURL(u *url.URL) string {
+	v := *u
+	v.User = nil
+	v.Fragment, v.RawFragment = "", ""
+	if v.RawQuery != "" {
+		parts := strings.Split(v.RawQuery, "&")
+		for i, p := range parts {
+			if k, val, ok := strings.Cut(p, "="); ok && val != "" {
+				parts[i] = k + "=***"
+			} else if !ok && p != "" {
+				parts[i] = "***" // a bare value, ?TOKEN
 			}
 		}
-		return s
+		v.RawQuery = strings.Join(parts, "&")
 	}
-	if u.User == nil {
-		return u.String()
+	return v.String()
+}
+
+// redactURL removes credentials from a URL that is not a valid --url, for
+// its error: user info (as ***@) and the query's values.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err == nil && u.Opaque == "" {
+		shown := displayURL(u)
+		if u.User == nil {
+			return shown
+		}
+		scheme, rest, _ := strings.Cut(shown, "://")
+		return scheme + "://***@" + rest
 	}
-	u.User = nil
-	scheme, rest, _ := strings.Cut(u.String(), "://")
-	return scheme + "://***@" + rest
+	// Unparsable, or opaque (user:pass@host, without http://): what could
+	// be user info goes, up to the last @, then the query.
+	if i := strings.LastIndex(s, "@"); i >= 0 {
+		start := 0
+		if j := strings.Index(s, "://"); j >= 0 && j < i {
+			start = j + 3
+		} else if j := strings.Index(s, ":"); j >= 0 && j < i {
+			start = j + 1
+		}
+		s = s[:start] + "***@" + s[i+1:]
+	}
+	if i := strings.Index(s, "?"); i >= 0 {
+		s = s[:i] + "?***"
+	}
+	return s
 }
 
 // redactor replaces known secrets in text that leaves the program.
-type redactor struct{ secrets []string }
+type redactor struct{ secrets []string } // longest first
 
 func (r *redactor) add(s string) {
 	// Very short values (a header "1") would blank out ordinary text.
-	if len(s) >= 4 {
-		r.secrets = append(r.secrets, s)
+	if len(s) < 4 || slices.Contains(r.secrets, s) {
+		return
+	}
+	// Longest first: "Bearer xyz" before xyz leaves no part of either.
+	i, _ := slices.BinarySearchFunc(r.secrets, s, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	r.secrets = slices.Insert(r.secrets, i, s)
+}
+
+// addCredential adds a header value, and when it is "Scheme credentials"
+// (Bearer xyz, Basic dXNlcjpwYXNz) the credentials, decoded too for Basic:
+// a server may quote either.
+func (r *redactor) addCredential(v string) {
+	r.add(v)
+	scheme, cred, ok := strings.Cut(v, " ")
+	if !ok {
+		return
+	}
+	cred = strings.TrimSpace(cred)
+	r.add(cred)
+	if strings.EqualFold(scheme, "basic") {
+		if b, err := base64.StdEncoding.DecodeString(cred); err == nil {
+			r.add(string(b))
+			if _, pass, ok := strings.Cut(string(b), ":"); ok {
+				r.add(pass)
+			}
+		}
 	}
 }
 
 func (r *redactor) clean(s string) string {
 	for _, sec := range r.secrets {
 		s = strings.ReplaceAll(s, sec, "***")
-		if e := url.QueryEscape(sec); e != sec {
-			s = strings.ReplaceAll(s, e, "***")
+		// As a URL or JSON would quote it.
+		for _, e := range []string{url.QueryEscape(sec), url.PathEscape(sec), jsonString(sec)} {
+			if e != sec {
+				s = strings.ReplaceAll(s, e, "***")
+			}
 		}
 	}
 	return s
+}
+
+// jsonString is s as encoding/json writes it in a string, without quotes.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
 }
 
 // retryTransport adds the credentials and headers to every request, gives
@@ -432,9 +652,13 @@ func (c *client) explain(err error, query string) error {
 	var apiErr *v1.Error
 	var netErr *net.OpError
 	var big *tooLargeError
+	var redir *redirectError
 	switch {
 	case errors.Is(err, context.Canceled):
 		msg = "interrupted"
+	case errors.As(err, &redir):
+		msg = fmt.Sprintf("Prometheus at %s redirected to %s, which tunetimeout does not follow: it sends the credentials, the -H headers and --url's query only to --url's host (and not from https to http); if %s is the server to query, give its address as --url",
+			c.display, redir.to, redir.to)
 	case errors.As(err, &big):
 		msg = fmt.Sprintf("Prometheus at %s answered %s with more than %s, the --max-response-bytes cap; a shorter --window, a coarser --step, a narrower --selector or a larger --max-response-bytes helps",
 			c.display, query, human.Bytes(big.limit))
@@ -447,7 +671,12 @@ func (c *client) explain(err error, query string) error {
 	case errors.Is(err, context.DeadlineExceeded):
 		msg = fmt.Sprintf("Prometheus at %s did not answer in time%s", c.display, tries)
 	default:
-		msg = fmt.Sprintf("querying Prometheus at %s: %v%s", c.display, err, tries)
+		why := err
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			why = ue.Err // without the URL: it has the query and --url's own query
+		}
+		msg = fmt.Sprintf("querying Prometheus at %s: %v%s", c.display, why, tries)
 	}
 	return &QueryError{msg: c.secrets.clean(oneLine(msg)), err: err}
 }

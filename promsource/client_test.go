@@ -267,7 +267,7 @@ func TestConnectionErrors(t *testing.T) {
 		{"not http", func(o *Options) { o.URL = "ftp://admin:" + secretPass + "@host" }, `--url "ftp://***@host" is not an http:// or https:// address`},
 		{"missing token file", func(o *Options) { o.BearerTokenFile = "/does/not/exist" }, "--bearer-token-file: cannot read /does/not/exist: no such file or directory"},
 		{"unset env", func(o *Options) { o.BearerTokenEnv = "TT_TEST_UNSET_VARIABLE" }, "--bearer-token-env: the environment variable TT_TEST_UNSET_VARIABLE is not set or empty"},
-		{"bad header", func(o *Options) { o.Headers = []string{"X-Scope-OrgID " + secretOrg} }, `-H "X-Scope-OrgID ` + secretOrg + `" is not a header`},
+		{"bad header", func(o *Options) { o.Headers = []string{"X-Scope-OrgID " + secretOrg} }, `-H number 1 (of 1) has no colon (it starts with X-Scope-OrgID): write Name: value`},
 		{"password without user", func(o *Options) {
 			t.Setenv("TT_TEST_PASS", secretPass)
 			o.BasicPasswordEnv = "TT_TEST_PASS"
@@ -284,6 +284,9 @@ func TestConnectionErrors(t *testing.T) {
 			_, err := Fetch(context.Background(), o)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
+			for _, s := range []string{secretPass, secretToken, secretOrg} {
+				assert.NotContains(t, err.Error(), s, "a credential in the error")
+			}
 		})
 	}
 }
