@@ -482,10 +482,14 @@ func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share floa
 		return report.Result{}, err
 	}
 	res := report.Result{Group: g, Recommendation: rec, RateSource: "unknown"}
+	quantile := h.Quantile
+	if o.Recommend.Quantile != nil {
+		quantile = o.Recommend.Quantile // bucketed data (recommend.Options.Quantile)
+	}
 	in := littleslaw.Input{
 		Pool:        o.Pool,
 		MeanLatency: h.Mean(),
-		P99:         h.Quantile(0.99),
+		P99:         quantile(0.99),
 		Timeout:     rec.Timeout,
 	}
 	if m := g.Measured; m != nil && m.Mean > 0 {

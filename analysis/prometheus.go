@@ -39,6 +39,9 @@ func RunPrometheus(ctx context.Context, o Options, p PrometheusOptions) (*report
 	// Group names are the values of these labels, as of --by in files: a
 	// method label sets each group's idempotency (methodOf).
 	o.Ingest.By = p.Source.By
+	// The quantile the timeout builds on: a server whose histogram_quantile
+	// differs from Prometheus's (VictoriaMetrics) is asked for its own.
+	p.Source.Quantile = 1 - o.Recommend.FalseTimeouts
 	res, err := promsource.Fetch(ctx, p.Source)
 	if err != nil {
 		return nil, err
@@ -53,6 +56,8 @@ func RunPrometheus(ctx context.Context, o Options, p PrometheusOptions) (*report
 		WindowSeconds: res.Window.Seconds(),
 		Aggregate:     "overall",
 		Queries:       res.Queries,
+		Server:        res.Server,
+		ServerVersion: res.ServerVersion,
 		Warnings:      append([]string{}, res.Warnings...),
 	}
 	if res.Step > 0 {
@@ -115,20 +120,24 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 	view := &report.Buckets{Kind: res.Kind, Quantile: q, Repairs: append([]string{}, g.Overall.Repairs...), BoundsSeconds: []float64{}, Steps: []report.StepQuantile{}}
 	chosen := g.Overall
 	worstKey := [2]float64{math.Inf(-1), math.Inf(-1)}
-	for _, st := range g.Steps {
+	worstIndex := -1
+	for i, st := range g.Steps {
 		if st.Hist == nil {
 			continue
 		}
 		pos := st.Hist.Locate(q)
-		view.Steps = append(view.Steps, report.StepQuantile{
-			End:                      st.End.UTC().Format(time.RFC3339),
-			Calls:                    st.Hist.Count,
-			Bucket:                   report.NewBucketRange(pos.Bucket.Lo, pos.Bucket.Hi),
-			HistogramQuantileSeconds: pos.Estimate,
-			BeyondLargestBound:       pos.InInf,
-		})
+		sq := report.StepQuantile{
+			End:                st.End.UTC().Format(time.RFC3339),
+			Calls:              st.Hist.Count,
+			Bucket:             report.NewBucketRange(pos.Bucket.Lo, pos.Bucket.Hi),
+			EstimateSeconds:    report.Finite(pos.Estimate),
+			BeyondLargestBound: pos.InInf,
+		}
+		sq.HistogramQuantileSeconds = serverAnswer(res, st.Hist, pos, st.ServerEstimate)
+		view.Steps = append(view.Steps, sq)
 		if key := [2]float64{pos.Bucket.Hi, pos.Estimate}; key[0] > worstKey[0] || (key[0] == worstKey[0] && key[1] > worstKey[1]) {
 			worstKey = key
+			worstIndex = i
 			view.WorstStep = ptr(len(view.Steps) - 1)
 			if !p.Overall {
 				chosen = st.Hist
@@ -142,14 +151,29 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 	pos := chosen.Locate(q)
 	view.Calls = chosen.Count
 	view.Bucket = report.NewBucketRange(pos.Bucket.Lo, pos.Bucket.Hi)
-	view.HistogramQuantileSeconds = pos.Estimate
+	view.EstimateSeconds = report.Finite(pos.Estimate)
 	view.BeyondLargestBound = pos.InInf
+	serverEstimate := g.ServerEstimate
+	if view.UsesWorstStep {
+		serverEstimate = g.Steps[worstIndex].ServerEstimate
+	}
+	view.HistogramQuantileSeconds = serverAnswer(res, chosen, pos, serverEstimate)
+	view.EstimateBy, view.EstimateNote = estimateBy(res, chosen, view.EstimateSeconds, view.HistogramQuantileSeconds)
+	if serverAsked(res) {
+		view.Server = res.Server
+	}
 	if res.Kind == promsource.Classic {
 		view.BoundsSeconds = chosen.Bounds()
 		view.SuggestedLE = suggestLE(pos, chosen, res.Unit)
 	}
 
 	lat := chosen.Latency()
+	// The quantiles the timeout builds on come from the unrounded counts
+	// (promsource.Histogram.Upper); lat holds whole calls.
+	o.Recommend.Quantile = func(q float64) time.Duration {
+		d, _ := chosen.Upper(q)
+		return d
+	}
 	hg := &histogram.Group{
 		Name:     g.Name,
 		Latency:  lat,
@@ -176,10 +200,47 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 	// below it the bucket is known even where censored calls share the
 	// HDR value of the largest bound.
 	for i := range rg.Percentiles {
-		rg.Percentiles[i].LowerBound = chosen.Locate(rg.Percentiles[i].Quantile).InInf
+		if qq := rg.Percentiles[i].Quantile; qq < 1 {
+			d, lower := chosen.Upper(qq)
+			rg.Percentiles[i].Seconds, rg.Percentiles[i].LowerBound = d.Seconds(), lower
+		} else {
+			rg.Percentiles[i].LowerBound = chosen.Locate(qq).InInf
+		}
 	}
 	rg.Buckets = view
 	return rg, result.LittlesLaw, nil
+}
+
+// serverAnswer is what the server's histogram_quantile answers for h: the
+// answer it gave when it was asked (VictoriaMetrics computes otherwise than
+// Prometheus), else Locate's estimate when it reads the buckets as PromQL
+// does; nil when unknown or NaN.
+func serverAnswer(res *promsource.Result, h *promsource.Histogram, pos promsource.Position, asked float64) *float64 {
+	if serverAsked(res) {
+		return report.Finite(asked)
+	}
+	if h.Divergence == "" && res.Kind != promsource.VMRange {
+		return report.Finite(pos.Estimate)
+	}
+	return nil
+}
+
+// estimateBy labels the estimate: histogram_quantile's when it is the
+// server's answer, else tunetimeout's, with why.
+func estimateBy(res *promsource.Result, h *promsource.Histogram, est, server *float64) (by, note string) {
+	switch {
+	case serverAsked(res) && est != nil && server != nil && math.Abs(*est-*server) <= 1e-9*math.Abs(*server):
+		return "histogram_quantile", ""
+	case serverAsked(res):
+		return "tunetimeout", fmt.Sprintf("%s's histogram_quantile computes otherwise", res.Server)
+	case h.Divergence != "":
+		return "tunetimeout", h.Divergence
+	case res.Kind == promsource.VMRange:
+		// VictoriaMetrics's layout, read with its rule, from a server
+		// whose histogram_quantile reads only le buckets.
+		return "tunetimeout", "histogram_quantile reads le buckets, not vmrange ones; the ranges are read as VictoriaMetrics reads them"
+	}
+	return "histogram_quantile", ""
 }
 
 // Warnings of recommend.Recommend that do not fit bucketed data, told apart
@@ -214,13 +275,18 @@ func bucketReasons(rec *recommend.Recommendation, h *histogram.Latency, pos prom
 			rec.Steps[i].Reason = fmt.Sprintf("%s of %s calls lies in the +Inf bucket, beyond the largest finite bound %s: those calls took longer, by how much the histogram cannot say, so %s is a lower bound, not a measurement",
 				name, human.Count(h.Count()), human.Duration(largest), human.Duration(largest))
 		} else {
-			rec.Steps[i].Reason = fmt.Sprintf("%s of %s calls lies in the bucket (%s, %s]; bucketed data cannot say where within it, so the bucket's upper bound %s is used (conservative; histogram_quantile's linear estimate is %s)",
-				name, human.Count(h.Count()), human.Duration(seconds(pos.Bucket.Lo)), human.Duration(seconds(pos.Bucket.Hi)),
+			rec.Steps[i].Reason = fmt.Sprintf("%s of %s calls lies in the bucket (%s, %s]; bucketed data cannot say where within it, so the bucket's upper bound %s is used (conservative; the linear estimate within the bucket is %s)",
+				name, human.Number(hist.Count), human.Duration(seconds(pos.Bucket.Lo)), human.Duration(seconds(pos.Bucket.Hi)),
 				human.Duration(seconds(pos.Bucket.Hi)), human.Duration(seconds(pos.Estimate)))
 		}
 		break
 	}
 	var ws []string
+	if hist.Negative > 0 {
+		total := hist.Count + hist.Negative
+		ws = append(ws, fmt.Sprintf("%s of %s calls (%s) were counted below zero latency (negative buckets or le bounds), which no call can take: the exporter has a bug (a clock that went backwards, a wrong offset or unit); they are left out, and the other buckets may be as wrong",
+			human.Number(hist.Negative), human.Number(total), human.Percent(hist.Negative/total)))
+	}
 	if pos.InInf {
 		ws = append(ws, fmt.Sprintf("the true %s is at least %s, not measured: it lies in the +Inf bucket, beyond the largest finite bound; add bucket bounds above %s to see the tail",
 			name, human.Duration(largest), human.Duration(largest)))
@@ -270,3 +336,10 @@ func seconds(s float64) time.Duration {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// serverAsked tells whether promsource asked the server for its own
+// histogram_quantile (Group.ServerEstimate): VictoriaMetrics computes it
+// otherwise than Prometheus, whose answer Locate computes here.
+func serverAsked(res *promsource.Result) bool {
+	return res.Server == promsource.ServerVictoriaMetrics
+}

@@ -446,7 +446,7 @@ func TestPrometheusClassic(t *testing.T) {
 		t.Logf("tunetimeout %s\n%s", strings.Join(api, " "), out)
 		for _, want := range []string{
 			"p99.9 lies in the bucket (500ms, 1s]; the timeout builds on 1s, its upper bound (conservative).",
-			"histogram_quantile's linear estimate: 918ms.",
+			"Prometheus's histogram_quantile (a linear estimate within the bucket): 918ms.",
 			`Add a bucket bound le="0.95"`,
 			"Recommended timeout: 1s",
 			"busiest minute 30 calls/s",

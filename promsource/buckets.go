@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -40,12 +42,18 @@ type Histogram struct {
 	Kind    string
 	Buckets []Bucket // by Hi, repaired; counts >= 0
 	Count   float64  // calls, the sum of the bucket counts
-	// Negative counts the calls of a native histogram's negative buckets:
-	// a latency below zero is a bug of the exporter; they are left out.
+	// Negative counts the calls in negative buckets (native) or at or below
+	// a negative bound (classic): a latency below zero is a bug of the
+	// exporter; they are left out.
 	Negative float64
 	// Repairs says, for people, what had to be repaired before the buckets
 	// could be read (non-monotonic cumulative counts, duplicate bounds).
 	Repairs []string
+	// Divergence says why Locate's estimate is not what Prometheus's
+	// histogram_quantile answers for the same data, when a repair it does
+	// not make (a NaN count, negative buckets left out) may change it; ""
+	// when Locate reads the buckets as PromQL does.
+	Divergence string
 }
 
 // LE is one classic bucket series as a query returns it: the upper bound
@@ -61,7 +69,15 @@ type LE struct {
 // added up, and a cumulative count below the one of a lower bucket is raised
 // to it (increase() extrapolates each bucket series on its own, so the sums
 // can come out slightly non-monotonic). Without a +Inf bucket the total is
-// unknown and FromClassic fails, as histogram_quantile returns NaN.
+// unknown and FromClassic fails, as histogram_quantile returns NaN; with only
+// the +Inf bucket no latency is known and it fails with ErrOnlyInf.
+//
+// What PromQL does not repair is repaired conservatively and noted, with
+// Divergence saying that histogram_quantile reads the data otherwise: a
+// NaN bucket count is taken as the count of the bucket below it (its calls
+// move up, never down); a negative count as 0; the calls at or below a
+// negative bound, which no latency can have, are left out (Negative), as
+// for native histograms.
 func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 	h := &Histogram{Kind: Classic}
 	s := slices.Clone(les)
@@ -76,9 +92,10 @@ func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 	})
 	// Coalesce equal bounds (le="1" and le="1.0" after a sum by le).
 	var merged []LE
-	dups := 0
+	dups, nanLE := 0, 0
 	for _, b := range s {
-		if math.IsNaN(b.Upper) || math.IsNaN(b.Cumulative) {
+		if math.IsNaN(b.Upper) {
+			nanLE++
 			continue
 		}
 		if n := len(merged); n > 0 && merged[n-1].Upper == b.Upper {
@@ -88,14 +105,55 @@ func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 		}
 		merged = append(merged, b)
 	}
+	var diverges []string
+	if nanLE > 0 {
+		h.Repairs = append(h.Repairs, fmt.Sprintf("%d bucket series had le=\"NaN\", which bounds nothing; they were left out", nanLE))
+		diverges = append(diverges, "buckets with le=\"NaN\" were left out")
+	}
 	if dups > 0 {
 		h.Repairs = append(h.Repairs, fmt.Sprintf("%d bucket series had the same le bound as another (such as le=\"1\" and le=\"1.0\"); their counts were added up, as histogram_quantile does", dups))
 	}
 	if len(merged) == 0 {
 		return nil, fmt.Errorf("%w: no bucket series", ErrEmptyWindow)
 	}
-	if !math.IsInf(merged[len(merged)-1].Upper, 1) {
-		return nil, fmt.Errorf("the histogram has no le=\"+Inf\" bucket, so its total is unknown (histogram_quantile returns NaN for it); the largest bound is %v", merged[len(merged)-1].Upper)
+	last := merged[len(merged)-1]
+	switch {
+	case !math.IsInf(last.Upper, 1):
+		return nil, fmt.Errorf("the histogram has no le=\"+Inf\" bucket, so its total is unknown (histogram_quantile returns NaN for it); the largest bound is %v", last.Upper)
+	case math.IsNaN(last.Cumulative):
+		return nil, errors.New("the le=\"+Inf\" bucket's count is NaN, so the total is unknown: the exporter or a recording rule wrote NaN into a counter")
+	case last.Cumulative < 0:
+		return nil, fmt.Errorf("the le=\"+Inf\" bucket's count is negative (%s), which no count of calls can be: the series is not a counter's increase", human.Number(last.Cumulative))
+	case len(merged) == 1:
+		if !(last.Cumulative > 0) {
+			return nil, fmt.Errorf("%w: every bucket's increase is 0", ErrEmptyWindow)
+		}
+		return nil, &OnlyInfError{Calls: last.Cumulative}
+	}
+	// Counts PromQL leaves as they are: NaN takes the count below it (0 for
+	// the first bucket), a negative count 0.
+	nanCount, negCount := 0, 0
+	for i := range merged {
+		below := 0.0
+		if i > 0 {
+			below = merged[i-1].Cumulative
+		}
+		switch c := merged[i].Cumulative; {
+		case math.IsNaN(c):
+			nanCount++
+			merged[i].Cumulative = below
+		case c < 0:
+			negCount++
+			merged[i].Cumulative = 0
+		}
+	}
+	if nanCount > 0 {
+		h.Repairs = append(h.Repairs, fmt.Sprintf("%d bucket counts were NaN (the exporter or a recording rule wrote NaN into a counter); each was taken as the count of the bucket below it, which moves its calls to higher buckets, never lower", nanCount))
+		diverges = append(diverges, "histogram_quantile keeps NaN bucket counts, which tunetimeout took as the count below")
+	}
+	if negCount > 0 {
+		h.Repairs = append(h.Repairs, fmt.Sprintf("%d cumulative bucket counts were negative, which no count of calls can be; they were taken as 0", negCount))
+		diverges = append(diverges, "histogram_quantile keeps negative bucket counts, which tunetimeout took as 0")
 	}
 	// PromQL's ensureMonotonic: a cumulative count never decreases.
 	raised, by := 0, 0.0
@@ -111,6 +169,35 @@ func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 	if raised > 0 {
 		h.Repairs = append(h.Repairs, fmt.Sprintf("%d cumulative bucket counts were below the count of a lower bucket (by up to %s calls), which cannot be; they were raised to it, as histogram_quantile does. increase() extrapolates each bucket series on its own, so small differences are normal; large ones point at buckets that changed over the window", raised, human.Number(by)))
 	}
+	// Negative bounds: an exporter bug. The calls at or below the largest
+	// one took less than no time; they are left out, the rest start at 0.
+	neg := 0
+	for neg < len(merged) && merged[neg].Upper < 0 {
+		neg++
+	}
+	if neg > 0 {
+		h.Negative = merged[neg-1].Cumulative
+		bounds := make([]string, 0, min(neg, 3))
+		for _, b := range merged[:min(neg, 3)] {
+			bounds = append(bounds, fmt.Sprintf("le=%q", strconv.FormatFloat(b.Upper, 'g', -1, 64)))
+		}
+		if neg > 3 {
+			bounds = append(bounds, "...")
+		}
+		h.Repairs = append(h.Repairs, fmt.Sprintf("%d bucket bounds are negative (%s): a latency below zero is a bug of the exporter; the %s calls at or below them are left out, and the lowest bucket kept starts at 0",
+			neg, strings.Join(bounds, " "), human.Number(h.Negative)))
+		diverges = append(diverges, "histogram_quantile reads the negative buckets, which tunetimeout left out")
+		for i := range merged[neg:] {
+			merged[neg+i].Cumulative -= h.Negative
+		}
+		merged = merged[neg:]
+		if len(merged) == 1 {
+			if !(merged[0].Cumulative > 0) {
+				return nil, fmt.Errorf("%w: every call lies at or below a negative bucket bound", ErrEmptyWindow)
+			}
+			return nil, &OnlyInfError{Calls: merged[0].Cumulative}
+		}
+	}
 	u := unit.Seconds()
 	prevUpper, prevCum := 0.0, 0.0
 	for i, b := range merged {
@@ -122,11 +209,73 @@ func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 		h.Buckets = append(h.Buckets, Bucket{Lo: lo, Hi: b.Upper * u, Count: c, Cumulative: b.Cumulative})
 		prevUpper, prevCum = b.Upper*u, b.Cumulative
 	}
+	h.Divergence = strings.Join(diverges, "; ")
 	h.Count = merged[len(merged)-1].Cumulative
 	if !(h.Count > 0) {
 		return h, fmt.Errorf("%w: every bucket's increase is 0", ErrEmptyWindow)
 	}
 	return h, nil
+}
+
+// ErrOnlyInf is returned (wrapped in an *OnlyInfError) for a histogram
+// whose only bucket is le="+Inf": it counts calls but says nothing of how
+// long any took, and histogram_quantile returns NaN for it.
+var ErrOnlyInf = errors.New(`the histogram has only the le="+Inf" bucket`)
+
+// OnlyInfError is a histogram with only the +Inf bucket. Advice, when set,
+// says which bounds to add (Fetch sets it from the mean latency).
+type OnlyInfError struct {
+	Calls  float64
+	Advice string
+}
+
+func (e *OnlyInfError) Error() string {
+	msg := fmt.Sprintf("%v: it counts %s calls but says nothing of how long any took (histogram_quantile returns NaN for it), so no timeout can be read from it", ErrOnlyInf, human.Number(e.Calls))
+	if e.Advice != "" {
+		msg += "; " + e.Advice
+	}
+	return msg
+}
+
+func (e *OnlyInfError) Unwrap() error { return ErrOnlyInf }
+
+// BoundsAdvice proposes classic bucket bounds, as le labels in the metric's
+// unit, for a histogram that has none: a 1-2.5-5 series from a quarter of
+// the mean latency (seconds; from _sum / _count) to 25 times it, where
+// timeouts are chosen; without a mean, client_golang's default buckets.
+func BoundsAdvice(meanSeconds float64, unit time.Duration) string {
+	var les []string
+	u := unit.Seconds()
+	if meanSeconds > 0 && !math.IsInf(meanSeconds, 0) {
+		// The largest 1-2.5-5 value at most a quarter of the mean.
+		lo := meanSeconds / 4
+		dec := math.Pow(10, math.Floor(math.Log10(lo)))
+		mant := 1.0
+		for _, m := range []float64{5, 2.5, 1} {
+			if m*dec <= lo*(1+1e-9) {
+				mant = m
+				break
+			}
+		}
+		v := mant * dec
+		for len(les) < 8 && v <= meanSeconds*25*(1+1e-9) {
+			les = append(les, strconv.Quote(strconv.FormatFloat(v/u, 'g', 4, 64)))
+			switch mant {
+			case 1:
+				mant = 2.5
+			case 2.5:
+				mant = 5
+			default:
+				mant, dec = 1, dec*10
+			}
+			v = mant * dec
+		}
+		return fmt.Sprintf("the mean latency from _sum / _count is %s: give the histogram bucket bounds around it, such as le=%s", human.Seconds(meanSeconds), strings.Join(les, ", "))
+	}
+	for _, v := range []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10} {
+		les = append(les, strconv.Quote(strconv.FormatFloat(v/u, 'g', 4, 64)))
+	}
+	return "give the histogram bucket bounds, such as client_golang's default le=" + strings.Join(les, ", ")
 }
 
 // FromNative builds a histogram from a native histogram sample, in the
@@ -140,13 +289,17 @@ func FromNative(s *model.SampleHistogram, unit time.Duration) (*Histogram, error
 		return nil, fmt.Errorf("%w: no histogram", ErrEmptyWindow)
 	}
 	u := unit.Seconds()
-	clamped := 0
+	clamped, nans := 0, 0
 	for _, b := range s.Buckets {
 		if b == nil {
 			continue
 		}
 		lo, hi, c := float64(b.Lower)*u, float64(b.Upper)*u, float64(b.Count)
-		if math.IsNaN(c) || c == 0 {
+		if math.IsNaN(c) {
+			nans++
+			continue
+		}
+		if c == 0 {
 			continue
 		}
 		if c < 0 {
@@ -177,12 +330,20 @@ func FromNative(s *model.SampleHistogram, unit time.Duration) (*Histogram, error
 		cum += h.Buckets[i].Count
 		h.Buckets[i].Cumulative = cum
 	}
+	var diverges []string
 	if clamped > 0 {
 		h.Repairs = append(h.Repairs, fmt.Sprintf("%d buckets had a negative increase (a counter reset increase() could not see); they were taken as 0", clamped))
+		diverges = append(diverges, "histogram_quantile reads negative bucket counts, which tunetimeout took as 0")
+	}
+	if nans > 0 {
+		h.Repairs = append(h.Repairs, fmt.Sprintf("%d buckets had a NaN count (the exporter wrote NaN); they were left out", nans))
+		diverges = append(diverges, "histogram_quantile reads NaN bucket counts, which tunetimeout left out")
 	}
 	if h.Negative > 0 {
 		h.Repairs = append(h.Repairs, fmt.Sprintf("%s calls lie in negative buckets: a latency below zero is a bug of the exporter; they are left out", human.Number(h.Negative)))
+		diverges = append(diverges, "histogram_quantile reads the negative buckets, which tunetimeout left out")
 	}
+	h.Divergence = strings.Join(diverges, "; ")
 	if !(h.Count > 0) {
 		return h, fmt.Errorf("%w: the histogram's increase is empty", ErrEmptyWindow)
 	}
@@ -239,6 +400,21 @@ func (h *Histogram) Locate(q float64) Position {
 	}
 	p.Estimate = b.Lo + (b.Hi-b.Lo)*((rank-cum)/count)
 	return p
+}
+
+// Upper is the conservative reading of the q-quantile: the upper bound of
+// the bucket Locate finds on the unrounded counts, or, beyond the largest
+// finite bound, that bound as a lower bound (lower set). Latency holds whole
+// calls, and rounding the counts of fractional increases can move a
+// quantile of it to the bucket below (998.6 calls rounded to 999 reach the
+// rank 999 that 999.4 of 1000.4 needed): the quantile the timeout builds on
+// comes from here.
+func (h *Histogram) Upper(q float64) (d time.Duration, lower bool) {
+	p := h.Locate(q)
+	if p.InInf {
+		return seconds(max(h.LargestFinite(), 0)), true
+	}
+	return seconds(max(p.Bucket.Hi, 0)), false
 }
 
 // LargestFinite returns the largest finite bucket bound; 0 without one.

@@ -2,6 +2,7 @@ package promsource
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,4 +164,112 @@ func TestSimilar(t *testing.T) {
 	assert.Equal(t, []string{"http_request_duration_seconds", "http_requests_total"},
 		Similar("http_request_duration_second", names, 5))
 	assert.Empty(t, Similar("zzz", names, 5))
+}
+
+// TestPromQLEdgeCases holds the cases where Prometheus's histogram_quantile
+// and a timeout part ways, taken from PromQL's own test suite
+// (promql/promqltest/testdata/histograms.test in prometheus/prometheus) or
+// built on its rules (promql/quantile.go, BucketQuantile): each gives
+// Prometheus's answer, or says why not and refuses what cannot be known.
+func TestPromQLEdgeCases(t *testing.T) {
+	t.Run("only the +Inf bucket is refused", func(t *testing.T) {
+		// histograms.test, "Single bucket": single_bucket_bucket{le="+Inf"}
+		// 100; BucketQuantile returns NaN for fewer than 2 buckets.
+		_, err := FromClassic([]LE{{inf, 100}}, time.Second)
+		require.ErrorIs(t, err, ErrOnlyInf)
+		var oi *OnlyInfError
+		require.ErrorAs(t, err, &oi)
+		assert.Equal(t, 100.0, oi.Calls)
+		assert.Contains(t, err.Error(), "counts 100 calls but says nothing of how long any took")
+		// Zero calls in it: the window is empty, not a histogram without bounds.
+		_, err = FromClassic([]LE{{inf, 0}}, time.Second)
+		assert.ErrorIs(t, err, ErrEmptyWindow)
+		assert.NotErrorIs(t, err, ErrOnlyInf)
+	})
+	t.Run("a NaN count takes the count below it", func(t *testing.T) {
+		// BucketQuantile's search skips a NaN count (NaN >= rank is false),
+		// so p99.9 of {0.1: 5, 1: NaN, +Inf: 10} falls in +Inf and
+		// Prometheus answers the largest finite bound, 1. Dropping the
+		// bucket, as tunetimeout did, answered 0.1.
+		h, err := FromClassic([]LE{{0.1, 5}, {1, math.NaN()}, {inf, 10}}, time.Second)
+		require.NoError(t, err)
+		p := h.Locate(0.999)
+		assert.True(t, p.InInf)
+		assert.Equal(t, 1.0, p.Estimate, "Prometheus's answer")
+		assert.Equal(t, []float64{0.1, 1}, h.Bounds(), "the NaN bucket's bound is kept")
+		require.Len(t, h.Repairs, 1)
+		assert.Contains(t, h.Repairs[0], "1 bucket counts were NaN")
+		assert.Contains(t, h.Divergence, "NaN")
+		d, lower := h.Upper(0.999)
+		assert.Equal(t, time.Second, d)
+		assert.True(t, lower)
+		// A NaN total cannot be repaired.
+		_, err = FromClassic([]LE{{0.1, 5}, {inf, math.NaN()}}, time.Second)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `le="+Inf" bucket's count is NaN`)
+	})
+	t.Run("fractional counts choose the bucket unrounded", func(t *testing.T) {
+		// Rates and increases are fractional ("More realistic with rates").
+		// Rank 0.999 x 1000.4 = 999.3996 lies in (0.5, 1]: Prometheus
+		// answers 0.99975. Rounded, 998.6 becomes 999 and reaches the
+		// rank 999 of 1000 calls, which put the base at 0.5.
+		h, err := FromClassic([]LE{{0.5, 998.6}, {1, 999.4}, {inf, 1000.4}}, time.Second)
+		require.NoError(t, err)
+		p := h.Locate(0.999)
+		assert.Equal(t, 0.5, p.Bucket.Lo)
+		assert.Equal(t, 1.0, p.Bucket.Hi)
+		assert.InDelta(t, 0.99975, p.Estimate, 1e-12)
+		assert.Empty(t, h.Divergence)
+		d, lower := h.Upper(0.999)
+		assert.Equal(t, time.Second, d, "the bucket's upper bound, not the one below")
+		assert.False(t, lower)
+		assert.Equal(t, 500*time.Millisecond, h.Latency().Quantile(0.999), "what the rounded calls alone say: why Upper exists")
+	})
+	t.Run("classic negative bounds are left out and said", func(t *testing.T) {
+		// histograms.test, testhistogram{start="negative"} at 50m:
+		// le=-.2: 10, -0.1: 20, 0.3: 20, +Inf: 30. Prometheus answers
+		// p50 -0.15, a latency below zero.
+		h, err := FromClassic([]LE{{-0.2, 10}, {-0.1, 20}, {0.3, 20}, {inf, 30}}, time.Second)
+		require.NoError(t, err)
+		assert.Equal(t, 20.0, h.Negative)
+		assert.Equal(t, 10.0, h.Count)
+		assert.Equal(t, []float64{0.3}, h.Bounds())
+		assert.Equal(t, 0.0, h.Buckets[0].Lo)
+		require.Len(t, h.Repairs, 1)
+		assert.Contains(t, h.Repairs[0], `2 bucket bounds are negative (le="-0.2" le="-0.1"): a latency below zero is a bug of the exporter; the 20 calls at or below them are left out`)
+		assert.Contains(t, h.Divergence, "negative")
+		p := h.Locate(0.5)
+		assert.True(t, p.InInf, "the 10 calls kept lie above 0.3")
+		// Only negative buckets below +Inf: nothing bounds what is left.
+		_, err = FromClassic([]LE{{-0.1, 5}, {inf, 8}}, time.Second)
+		assert.ErrorIs(t, err, ErrOnlyInf)
+	})
+	t.Run("native negative buckets: the estimate is tunetimeout's", func(t *testing.T) {
+		s := &model.SampleHistogram{Count: 4, Sum: 1, Buckets: model.HistogramBuckets{
+			{Boundaries: 1, Lower: -0.05, Upper: -0.04, Count: 1},
+			{Boundaries: 0, Lower: 0.04, Upper: 0.05, Count: 3},
+		}}
+		h, err := FromNative(s, time.Second)
+		require.NoError(t, err)
+		assert.Equal(t, 1.0, h.Negative)
+		assert.Contains(t, h.Divergence, "negative buckets")
+	})
+	t.Run("negative counts are 0, and said", func(t *testing.T) {
+		h, err := FromClassic([]LE{{0.1, -2}, {1, 5}, {inf, 10}}, time.Second)
+		require.NoError(t, err)
+		assert.Equal(t, 0.0, h.Buckets[0].Count)
+		assert.Contains(t, strings.Join(h.Repairs, "\n"), "1 cumulative bucket counts were negative")
+		assert.NotEmpty(t, h.Divergence)
+		_, err = FromClassic([]LE{{0.1, -2}, {inf, -1}}, time.Second)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "is negative (-1)")
+	})
+}
+
+func TestBoundsAdvice(t *testing.T) {
+	assert.Equal(t, `the mean latency from _sum / _count is 200ms: give the histogram bucket bounds around it, such as le="0.05", "0.1", "0.25", "0.5", "1", "2.5", "5"`,
+		BoundsAdvice(0.2, time.Second))
+	assert.Equal(t, `the mean latency from _sum / _count is 200ms: give the histogram bucket bounds around it, such as le="50", "100", "250", "500", "1000", "2500", "5000"`,
+		BoundsAdvice(0.2, time.Millisecond))
+	assert.Contains(t, BoundsAdvice(math.NaN(), time.Second), `client_golang's default le="0.005", "0.01"`)
 }

@@ -426,6 +426,18 @@ func TestSecretsNeverShown(t *testing.T) {
 			echoes: true,
 		},
 		{
+			name: "a bucket series whose le quotes them",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasPrefix(r.FormValue("query"), "count(") {
+					io.WriteString(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1800000000,"3"]}]}}`)
+					return
+				}
+				fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"le":%s},"value":[1800000000,"1"]}]}}`, jsonQuote(echo(r)))
+			},
+			want:   "a bucket series has le=",
+			echoes: true,
+		},
+		{
 			name: "unknown metric, and the names fail too",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				if strings.Contains(r.URL.Path, "/label/") {

@@ -1,7 +1,8 @@
 // Package promsource reads latency histograms live from Prometheus (or
 // Thanos, Mimir, Cortex, VictoriaMetrics: anything speaking its HTTP API):
-// classic histograms (NAME_bucket{le}), native histograms, summaries (shown,
-// never aggregated), call rates for Little's law, and per-step windows. It
+// classic histograms (NAME_bucket{le}), VictoriaMetrics histograms
+// (NAME_bucket{vmrange}), native histograms, summaries (shown, never
+// aggregated), call rates for Little's law, and per-step windows. It
 // sits between histogram and recommend in the pipeline: its output is one
 // bucketed Histogram per group, which converts to a histogram.Latency
 // (DOMAIN.md sections 1 and 5).
@@ -24,11 +25,14 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
 // Options say what to read and where from.
@@ -45,6 +49,15 @@ type Options struct {
 	// PeakRange is the range of the rate whose maximum is the peak rate;
 	// 0 = DefaultPeakRange.
 	PeakRange time.Duration
+	// Quantile is the quantile the recommendation uses (0.999 for p99.9);
+	// 0 = none. With it Fetch tells the server apart (as DetectServer), and
+	// from VictoriaMetrics, whose histogram_quantile differs from
+	// Prometheus's, it also reads the server's own estimate of it
+	// (Group.ServerEstimate, Step.ServerEstimate).
+	Quantile float64
+	// DetectServer tells the server apart (Result.Server) without Quantile.
+	// Off, a Fetch sends nothing but its queries.
+	DetectServer bool
 }
 
 // Defaults of Options.
@@ -60,7 +73,7 @@ const (
 type Result struct {
 	URL      string // without credentials
 	Metric   string
-	Kind     string        // Classic, Native or Summary
+	Kind     string        // Classic, VMRange, Native or Summary
 	Unit     time.Duration // what one unit of the metric lasts
 	UnitFrom string        // "the name's suffix _seconds" or "--unit"
 	At       time.Time
@@ -71,8 +84,15 @@ type Result struct {
 	Notes []string
 	// Warnings are Prometheus's own warnings and infos, deduplicated.
 	Warnings []string
-	Groups   []Group         // sorted by name; Classic and Native
+	Groups   []Group         // sorted by name; Classic, VMRange and Native
 	Summary  []SummarySeries // Summary only
+	// Server is which server answered (ServerPrometheus,
+	// ServerVictoriaMetrics, ...; ServerUnknown), "" when not asked
+	// (Options.Quantile and Options.DetectServer unset); ServerVersion is
+	// the version it gave, one printable line, "" when none (see
+	// DetectServer).
+	Server        string
+	ServerVersion string
 }
 
 // Summary is the kind of a metric that only has precomputed quantiles.
@@ -90,12 +110,18 @@ type Group struct {
 	PeakRate float64 // largest PeakRange rate over the window; 0 = unknown
 	Mean     float64 // mean latency in seconds from _sum / _count; NaN = unknown
 	Err      error   // why the group has no histogram (an empty window)
+	// ServerEstimate is the server's own histogram_quantile of
+	// Options.Quantile over the window, in seconds; NaN when not asked
+	// (only VictoriaMetrics is, see Options.Quantile) or not answered.
+	ServerEstimate float64
 }
 
 // Step is one step-long window ending at End.
 type Step struct {
 	End  time.Time
 	Hist *Histogram // nil when no call fell into the window
+	// ServerEstimate is Group.ServerEstimate for this step.
+	ServerEstimate float64
 }
 
 // SummarySeries is one quantile series of a summary.
@@ -181,8 +207,15 @@ func Fetch(ctx context.Context, o Options) (*Result, error) {
 	if res.Unit, res.UnitFrom, err = unitOf(name, o.Unit); err != nil {
 		return nil, err
 	}
+	if o.DetectServer || o.Quantile > 0 {
+		// After the first query: the server answers queries, so this costs
+		// one or two GETs (never an error, see DetectServer).
+		info := c.detect(ctx)
+		res.Server, res.ServerVersion = info.Name, info.Version
+	}
 	switch res.Kind {
 	case Classic:
+		// A vmrange histogram too: classic tells them apart.
 		return res, s.classic(ctx)
 	case Native:
 		return res, s.native(ctx)
@@ -204,7 +237,7 @@ func (o *Options) check() error {
 		switch {
 		case !labelName.MatchString(l):
 			errs = append(errs, fmt.Errorf("--by %q is not a label name", l))
-		case l == "le" || l == "quantile" || l == "__name__":
+		case l == "le" || l == "vmrange" || l == "quantile" || l == "__name__":
 			errs = append(errs, fmt.Errorf("--by %s: cannot group by the histogram's own label", l))
 		}
 	}
@@ -224,6 +257,9 @@ func (o *Options) check() error {
 		errs = append(errs, fmt.Errorf("--step %s is longer than --window %s", dur(o.Step), dur(o.Window)))
 	case o.Step > 0 && o.Window/o.Step > maxSteps:
 		errs = append(errs, fmt.Errorf("--step %s makes %d steps in --window %s; at most %d", dur(o.Step), o.Window/o.Step, dur(o.Window), maxSteps))
+	}
+	if math.IsNaN(o.Quantile) || o.Quantile < 0 || o.Quantile > 1 {
+		errs = append(errs, fmt.Errorf("quantile %v is not between 0 and 1", o.Quantile))
 	}
 	if o.At.IsZero() {
 		o.At = time.Now()
@@ -253,6 +289,14 @@ func (s *session) series(name string) string {
 		return name
 	}
 	return name + "{" + s.sel + "}"
+}
+
+// seriesWith writes a series selector with the user's matchers and one more.
+func (s *session) seriesWith(name, matcher string) string {
+	if sel := strings.TrimSuffix(strings.TrimSpace(s.sel), ","); sel != "" {
+		return name + "{" + sel + ", " + matcher + "}"
+	}
+	return name + "{" + matcher + "}"
 }
 
 // sumBy writes "sum by (labels) (expr)" or "sum(expr)".
@@ -304,7 +348,9 @@ func (s *session) failed(err error, q, want string) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &own):
-		return own.err
+		// The session's own errors quote labels the server sent, which
+		// may echo a credential.
+		return &cleanedError{msg: s.c.secrets.clean(own.err.Error()), err: own.err}
 	case errors.As(err, &wt):
 		return fmt.Errorf("Prometheus at %s answered %s with a %s, not %s", s.c.display, q, wt.got, want)
 	}
@@ -358,27 +404,138 @@ func (s *session) perGroup(ctx context.Context, q string) (map[string]float64, e
 	return out, err
 }
 
-func (s *session) classic(ctx context.Context) error {
-	o, name := s.o, s.res.Metric
-	w := dur(o.Window)
-	withLE := append([]string{"le"}, o.By...)
-	les := map[string][]LE{}
-	err := s.query(ctx, sumBy(withLE, fmt.Sprintf("increase(%s[%s])", s.series(name+"_bucket"), w)), s.byLabels("le"), func(smp *model.Sample) error {
-		le, err := parseLE(smp.Metric)
-		if err != nil {
+// bucketLayout is how the bucket series of one kind of histogram read: a
+// classic one's le bounds or VictoriaMetrics's vmrange ranges. Everything
+// else (calls from _count, the mean from _sum, rates, steps) is shared.
+type bucketLayout struct {
+	kind  string // Classic or VMRange
+	label string // the bucket label
+	// check reads a label value as it is decoded; an error fails the Fetch.
+	check func(model.LabelValue) error
+	build func([]bucketSample, time.Duration) (*Histogram, error)
+}
+
+// bucketSample is one bucket series' increase: its bucket label's value and
+// the value.
+type bucketSample struct {
+	bound string
+	value float64
+}
+
+var (
+	leBuckets = bucketLayout{kind: Classic, label: "le",
+		check: func(v model.LabelValue) error {
+			if _, err := parseFloat(string(v)); err != nil {
+				return fmt.Errorf("a bucket series has le=%q, which is not a number", v)
+			}
+			return nil
+		},
+		build: func(bs []bucketSample, unit time.Duration) (*Histogram, error) {
+			les := make([]LE, 0, len(bs))
+			for _, b := range bs {
+				le, _ := parseFloat(b.bound) // checked as decoded
+				les = append(les, LE{Upper: le, Cumulative: b.value})
+			}
+			return FromClassic(les, unit)
+		},
+	}
+	vmrangeBuckets = bucketLayout{kind: VMRange, label: "vmrange",
+		check: func(model.LabelValue) error { return nil }, // FromVMRange tells every bad one
+		build: func(bs []bucketSample, unit time.Duration) (*Histogram, error) {
+			rs := make([]VMBucket, 0, len(bs))
+			for _, b := range bs {
+				rs = append(rs, VMBucket{Range: b.bound, Count: b.value})
+			}
+			return FromVMRange(rs, unit)
+		},
+	}
+)
+
+// bucketIncrease writes sum by (label, by...) (increase(NAME_bucket[r])).
+func (s *session) bucketIncrease(lay bucketLayout, r time.Duration) string {
+	return sumBy(append([]string{lay.label}, s.o.By...), fmt.Sprintf("increase(%s[%s])", s.series(s.res.Metric+"_bucket"), dur(r)))
+}
+
+// windowBuckets reads the buckets' increase over the window by group, and
+// the labels of a series without the layout's label (nil: none was).
+func (s *session) windowBuckets(ctx context.Context, lay bucketLayout) (map[string][]bucketSample, model.Metric, error) {
+	sets := map[string][]bucketSample{}
+	var unlabelled model.Metric
+	err := s.query(ctx, s.bucketIncrease(lay, s.o.Window), s.byLabels(lay.label), func(smp *model.Sample) error {
+		v, ok := smp.Metric[model.LabelName(lay.label)]
+		if !ok {
+			if unlabelled == nil {
+				unlabelled = smp.Metric
+				if unlabelled == nil {
+					unlabelled = model.Metric{}
+				}
+			}
+			return nil
+		}
+		if err := lay.check(v); err != nil {
 			return err
 		}
 		g := s.groupName(smp.Metric)
-		les[g] = append(les[g], LE{Upper: le, Cumulative: float64(smp.Value)})
+		sets[g] = append(sets[g], bucketSample{bound: string(v), value: float64(smp.Value)})
 		return nil
 	})
+	return sets, unlabelled, err
+}
+
+// bucketsWithoutLE decides what bucket series without an le label are.
+// VictoriaMetrics's vmrange buckets are read in their place when no series
+// has an le label; beside le buckets they are told of and left out. Other
+// series without le fail the Fetch, as they always did.
+func (s *session) bucketsWithoutLE(ctx context.Context, les map[string][]bucketSample, unlabelled model.Metric) (bucketLayout, map[string][]bucketSample, error) {
+	bucket := s.res.Metric + "_bucket"
+	noLE := fmt.Errorf("a bucket series has no le label (nor a vmrange label, as VictoriaMetrics's histograms have): %s", unlabelled)
+	if len(les) > 0 {
+		n, err := s.count(ctx, s.seriesWith(bucket, `vmrange!=""`))
+		if err != nil {
+			return bucketLayout{}, nil, err
+		}
+		if n == 0 {
+			return bucketLayout{}, nil, noLE
+		}
+		s.res.Notes = append(s.res.Notes, fmt.Sprintf(
+			"%s has both le buckets and %s series of VictoriaMetrics's vmrange buckets; the le buckets are read, the vmrange ones left out (pick one with --selector).",
+			bucket, human.Number(n)))
+		return leBuckets, les, nil
+	}
+	ranges, other, err := s.windowBuckets(ctx, vmrangeBuckets)
+	if err != nil {
+		return bucketLayout{}, nil, err
+	}
+	if len(ranges) == 0 {
+		return bucketLayout{}, nil, noLE
+	}
+	if other != nil {
+		s.res.Notes = append(s.res.Notes, fmt.Sprintf(
+			"Some %s series have neither an le nor a vmrange label (such as %s); they are left out.", bucket, other))
+	}
+	return vmrangeBuckets, ranges, nil
+}
+
+// classic reads a bucketed histogram of NAME_bucket series: classic le
+// buckets, or VictoriaMetrics's vmrange buckets when the series have no le.
+func (s *session) classic(ctx context.Context) error {
+	o, name := s.o, s.res.Metric
+	w := dur(o.Window)
+	lay := leBuckets
+	sets, unlabelled, err := s.windowBuckets(ctx, lay)
 	if err != nil {
 		return err
 	}
+	if unlabelled != nil {
+		if lay, sets, err = s.bucketsWithoutLE(ctx, sets, unlabelled); err != nil {
+			return err
+		}
+	}
+	s.res.Kind = lay.kind
 	groups := map[string]*Group{}
-	for g, l := range les {
-		h, err := FromClassic(l, s.res.Unit)
-		groups[g] = &Group{Name: g, Overall: h, Mean: math.NaN(), Err: err}
+	for g, set := range sets {
+		h, err := lay.build(set, s.res.Unit)
+		groups[g] = &Group{Name: g, Overall: h, Mean: math.NaN(), ServerEstimate: math.NaN(), Err: err}
 	}
 	calls, err := s.perGroup(ctx, sumBy(o.By, fmt.Sprintf("increase(%s[%s])", s.series(name+"_count"), w)))
 	if err != nil {
@@ -388,32 +545,50 @@ func (s *session) classic(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	badCount := 0
 	for name, g := range groups {
 		c, ok := calls[name]
+		if ok && !(c >= 0 && !math.IsInf(c, 0)) {
+			badCount++ // NaN, negative, infinite: no count of calls
+			ok = false
+		}
 		if !ok && g.Overall != nil {
-			c = g.Overall.Count // no _count series: the +Inf bucket says the same
+			c = g.Overall.Count // no _count series: the buckets say the same
 		}
 		g.Calls = c
 		if sum, ok := total[name]; ok && c > 0 {
 			g.Mean = sum / c * s.res.Unit.Seconds()
 		}
+		if math.IsNaN(g.Mean) || math.IsInf(g.Mean, 0) {
+			g.Mean = math.NaN()
+		}
+		// Only a +Inf bucket: the mean tells which bounds to add.
+		if oi := (*OnlyInfError)(nil); errors.As(g.Err, &oi) && oi.Advice == "" {
+			oi.Advice = BoundsAdvice(g.Mean, s.res.Unit)
+		}
+	}
+	if badCount > 0 {
+		s.res.Notes = append(s.res.Notes, fmt.Sprintf("The increase of %s_count is not a count of calls (NaN, negative or infinite) for %d groups: the buckets' total stands in.", name, badCount))
 	}
 	if err := s.rates(ctx, groups, fmt.Sprintf("rate(%s[%s])", s.series(name+"_count"), dur(o.PeakRange))); err != nil {
 		return err
 	}
 	if o.Step > 0 {
-		steps := map[string]map[model.Time][]LE{}
-		err := s.queryRange(ctx, sumBy(withLE, fmt.Sprintf("increase(%s[%s])", s.series(name+"_bucket"), dur(o.Step))), s.byLabels("le"), func(ss *model.SampleStream) error {
-			le, err := parseLE(ss.Metric)
-			if err != nil {
+		steps := map[string]map[model.Time][]bucketSample{}
+		err := s.queryRange(ctx, s.bucketIncrease(lay, o.Step), s.byLabels(lay.label), func(ss *model.SampleStream) error {
+			v, ok := ss.Metric[model.LabelName(lay.label)]
+			if !ok {
+				return nil // told of above
+			}
+			if err := lay.check(v); err != nil {
 				return err
 			}
 			g := s.groupName(ss.Metric)
 			if steps[g] == nil {
-				steps[g] = map[model.Time][]LE{}
+				steps[g] = map[model.Time][]bucketSample{}
 			}
 			for _, p := range ss.Values {
-				steps[g][p.Timestamp] = append(steps[g][p.Timestamp], LE{Upper: le, Cumulative: float64(p.Value)})
+				steps[g][p.Timestamp] = append(steps[g][p.Timestamp], bucketSample{bound: string(v), value: float64(p.Value)})
 			}
 			return nil
 		})
@@ -428,15 +603,71 @@ func (s *session) classic(ctx context.Context) error {
 			times := mapsKeys(byTime)
 			slices.Sort(times)
 			for _, t := range times {
-				h, err := FromClassic(byTime[t], s.res.Unit)
+				h, err := lay.build(byTime[t], s.res.Unit)
 				if err != nil {
 					h = nil
 				}
-				g.Steps = append(g.Steps, Step{End: t.Time(), Hist: h})
+				g.Steps = append(g.Steps, Step{End: t.Time(), Hist: h, ServerEstimate: math.NaN()})
 			}
 		}
 	}
+	s.serverEstimates(ctx, groups, lay)
 	return s.finish(groups)
+}
+
+// serverEstimates asks VictoriaMetrics for its own histogram_quantile of
+// Options.Quantile per group and step, over the same buckets: it reads
+// vmrange buckets (converting them to le, app/vmselect/promql/transform.go
+// vmrangeBucketsToLE) and repairs inconsistent buckets otherwise than
+// Prometheus does (fixBrokenBuckets: up to v1.101 it lowers a bucket above
+// its upper neighbour, where Prometheus raises the one above; from v1.102
+// it raises, too), so the two estimates can differ. A failed query leaves
+// the estimates NaN and says so in a note: the run does not depend on it.
+func (s *session) serverEstimates(ctx context.Context, groups map[string]*Group, lay bucketLayout) {
+	o := s.o
+	if !(o.Quantile > 0) || s.res.Server != ServerVictoriaMetrics {
+		return
+	}
+	u := s.res.Unit.Seconds()
+	phi := strconv.FormatFloat(o.Quantile, 'g', -1, 64)
+	failed := func(err error) {
+		s.res.Notes = append(s.res.Notes, fmt.Sprintf("VictoriaMetrics's own histogram_quantile could not be read: %v", err))
+	}
+	err := s.query(ctx, fmt.Sprintf("histogram_quantile(%s, %s)", phi, s.bucketIncrease(lay, o.Window)), s.byLabels(), func(smp *model.Sample) error {
+		if g := groups[s.groupName(smp.Metric)]; g != nil {
+			g.ServerEstimate = float64(smp.Value) * u
+		}
+		return nil
+	})
+	if err != nil {
+		failed(err)
+		return
+	}
+	if o.Step <= 0 {
+		return
+	}
+	byTime := map[string]map[model.Time]float64{}
+	err = s.queryRange(ctx, fmt.Sprintf("histogram_quantile(%s, %s)", phi, s.bucketIncrease(lay, o.Step)), s.byLabels(), func(ss *model.SampleStream) error {
+		g := s.groupName(ss.Metric)
+		if byTime[g] == nil {
+			byTime[g] = map[model.Time]float64{}
+		}
+		for _, p := range ss.Values {
+			byTime[g][p.Timestamp] = float64(p.Value) * u
+		}
+		return nil
+	})
+	if err != nil {
+		failed(err)
+		return
+	}
+	for name, g := range groups {
+		for i := range g.Steps {
+			if v, ok := byTime[name][model.TimeFromUnixNano(g.Steps[i].End.UnixNano())]; ok {
+				g.Steps[i].ServerEstimate = v
+			}
+		}
+	}
 }
 
 func mapsKeys[K comparable, V any](m map[K]V) []K {
@@ -445,18 +676,6 @@ func mapsKeys[K comparable, V any](m map[K]V) []K {
 		out = append(out, k)
 	}
 	return out
-}
-
-func parseLE(m model.Metric) (float64, error) {
-	v, ok := m["le"]
-	if !ok {
-		return 0, fmt.Errorf("a bucket series has no le label: %s", m)
-	}
-	f, err := parseFloat(string(v))
-	if err != nil {
-		return 0, fmt.Errorf("a bucket series has le=%q, which is not a number", v)
-	}
-	return f, nil
 }
 
 func parseFloat(s string) (float64, error) {
@@ -476,9 +695,12 @@ func (s *session) native(ctx context.Context) error {
 		}
 		g := s.groupName(smp.Metric)
 		h, err := FromNative(smp.Histogram, s.res.Unit)
-		grp := &Group{Name: g, Overall: h, Mean: math.NaN(), Err: err, Calls: float64(smp.Histogram.Count)}
-		if c := float64(smp.Histogram.Count); c > 0 {
-			grp.Mean = float64(smp.Histogram.Sum) / c * s.res.Unit.Seconds()
+		grp := &Group{Name: g, Overall: h, Mean: math.NaN(), ServerEstimate: math.NaN(), Err: err, Calls: float64(smp.Histogram.Count)}
+		if c := grp.Calls; !(c >= 0 && !math.IsInf(c, 0)) && h != nil {
+			grp.Calls = h.Count // a NaN count: the buckets' calls stand in
+		}
+		if c, m := float64(smp.Histogram.Count), float64(smp.Histogram.Sum)/float64(smp.Histogram.Count); c > 0 && !math.IsNaN(m) && !math.IsInf(m, 0) {
+			grp.Mean = m * s.res.Unit.Seconds()
 		}
 		groups[g] = grp
 		return nil
@@ -500,7 +722,7 @@ func (s *session) native(ctx context.Context) error {
 				if err != nil {
 					h = nil
 				}
-				g.Steps = append(g.Steps, Step{End: p.Timestamp.Time(), Hist: h})
+				g.Steps = append(g.Steps, Step{End: p.Timestamp.Time(), Hist: h, ServerEstimate: math.NaN()})
 			}
 			return nil
 		})
@@ -621,12 +843,12 @@ func (s *session) noSeries(ctx context.Context, name string) error {
 		return nil
 	})
 	if err != nil {
-		return errors.New(msg)
+		return errors.New(s.c.secrets.clean(msg))
 	}
 	if similar := sim.best(); len(similar) > 0 {
 		msg += "; similar metrics: " + strings.Join(similar, ", ")
 	}
-	return errors.New(msg)
+	return errors.New(s.c.secrets.clean(msg))
 }
 
 // Similar returns up to n of names that look like want, histograms first:
@@ -742,3 +964,13 @@ func levenshtein(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// cleanedError is an error whose text had secrets redacted; errors.Is and
+// As still see the error it came from.
+type cleanedError struct {
+	msg string
+	err error
+}
+
+func (e *cleanedError) Error() string { return e.msg }
+func (e *cleanedError) Unwrap() error { return e.err }

@@ -31,6 +31,11 @@ type Options struct {
 	// HAProxy Tc); nil or empty = none. With RTT they give the connect timeout.
 	ConnectTimes *histogram.Latency
 	Confidence   float64 // confidence of the quantile's interval; default 0.95 (also when 0)
+	// Quantile, when set, answers the quantiles the timeout builds on (the
+	// base and the median) in place of h.Quantile: bucketed data knows the
+	// bucket that holds a quantile from its fractional counts, where h holds
+	// whole calls (promsource.Histogram.Upper).
+	Quantile func(q float64) time.Duration
 }
 
 // Step is one rule applied on the way to the timeout, in order.
@@ -126,8 +131,12 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 	name := human.Quantile(q)
 	n := h.Count()
 
+	quantile := h.Quantile
+	if o.Quantile != nil {
+		quantile = o.Quantile
+	}
 	r := Recommendation{Quantile: q}
-	r.Base = h.Quantile(q)
+	r.Base = quantile(q)
 	r.Interval = h.QuantileInterval(q, o.Confidence)
 	r.LowerBound = h.QuantileIsLowerBound(q)
 	_, r.RoundingStep = RoundUp(r.Base)
@@ -149,7 +158,7 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 
 	// 2. Tight tail: a timeout close to the median fires on noise.
 	if o.TightTailRatio > 0 {
-		p50 := h.Quantile(0.5)
+		p50 := quantile(0.5)
 		floor := time.Duration(math.Ceil(o.TightTailRatio * float64(p50)))
 		if t < floor {
 			t = floor

@@ -103,14 +103,15 @@ func TestBucketsAndSource(t *testing.T) {
 	r.Prometheus = &PrometheusSource{URL: "http://prom:9090", Metric: "rpc_seconds", Kind: "classic", UnitSeconds: 1,
 		UnitFrom: "the name's suffix _seconds", At: "2026-11-02T12:00:00Z", WindowSeconds: 3600}
 	r.Groups[0].Buckets = &Buckets{Kind: "classic", Quantile: 0.999, Bucket: NewBucketRange(0.5, 1),
-		HistogramQuantileSeconds: 0.918, SuggestedLE: "0.95", BoundsSeconds: []float64{0.5, 1}}
+		EstimateSeconds: Finite(0.918), EstimateBy: "histogram_quantile", HistogramQuantileSeconds: Finite(0.918),
+		SuggestedLE: "0.95", BoundsSeconds: []float64{0.5, 1}}
 	var h, m bytes.Buffer
 	require.NoError(t, WriteHTML(&h, r))
 	require.NoError(t, WriteMarkdown(&m, r))
 	for name, out := range map[string]string{"html": h.String(), "markdown": m.String()} {
 		assert.Contains(t, out, "Prometheus at http://prom:9090: classic histogram", name)
 		assert.Contains(t, out, "p99.9 lies in the bucket (500ms, 1s]", name)
-		assert.Contains(t, out, "histogram_quantile", name)
+		assert.Contains(t, out, "histogram_quantile (a linear estimate within the bucket): 918ms.", name) // Prometheus&#39;s in HTML
 	}
 	assert.Contains(t, h.String(), `<h3>Buckets</h3>`)
 	assert.Contains(t, m.String(), "### Buckets\n\n```\n  p99.9 lies in the bucket")

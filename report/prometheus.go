@@ -13,7 +13,7 @@ import (
 type PrometheusSource struct {
 	URL         string  `json:"url"` // without credentials
 	Metric      string  `json:"metric"`
-	Kind        string  `json:"kind"` // "classic", "native", "summary"
+	Kind        string  `json:"kind"` // "classic", "vmrange", "native", "summary"
 	UnitSeconds float64 `json:"unit_seconds"`
 	UnitFrom    string  `json:"unit_from"`
 	At          string  `json:"at"` // end of the window, RFC 3339
@@ -24,6 +24,11 @@ type PrometheusSource struct {
 	// "worst-step" or "overall".
 	Aggregate string   `json:"aggregate"`
 	Queries   []string `json:"queries"`
+	// Server is which server answered, told by its build information:
+	// "Prometheus", "VictoriaMetrics", "Thanos", "Mimir", "Cortex" or
+	// "unknown"; ServerVersion its version as it gave it ("" when unknown).
+	Server        string `json:"server"`
+	ServerVersion string `json:"server_version"`
 	// Warnings are Prometheus's own warnings and infos.
 	Warnings []string `json:"warnings"`
 	// Summary holds the quantile series of a summary; absent otherwise.
@@ -48,11 +53,28 @@ type Buckets struct {
 	Quantile float64 `json:"quantile"`
 	// Bucket holds the quantile; the recommendation builds on its upper bound.
 	Bucket BucketRange `json:"bucket"`
-	// HistogramQuantileSeconds is what histogram_quantile answers: a linear
-	// interpolation within Bucket, or the largest finite bound when the
-	// quantile lies beyond it (BeyondLargestBound), which is no measurement.
-	HistogramQuantileSeconds float64 `json:"histogram_quantile_seconds"`
-	BeyondLargestBound       bool    `json:"beyond_largest_bound"`
+	// EstimateSeconds is a linear interpolation within Bucket, computed the
+	// way PromQL's histogram_quantile computes it, over the buckets as they
+	// were read and repaired (Repairs), or the largest finite bound when
+	// the quantile lies beyond it (BeyondLargestBound), which is no
+	// measurement; null when there is none.
+	EstimateSeconds *float64 `json:"estimate_seconds"`
+	// EstimateBy says whose answer EstimateSeconds is: "histogram_quantile"
+	// when it is what the server's histogram_quantile answers for the same
+	// data, "tunetimeout" when a repair PromQL does not make changed the
+	// buckets, or the server computes otherwise; EstimateNote says why.
+	EstimateBy   string `json:"estimate_by"`
+	EstimateNote string `json:"estimate_note"`
+	// HistogramQuantileSeconds is what the server's own histogram_quantile
+	// answers for the window: asked from the server when Server is set
+	// (VictoriaMetrics computes it otherwise than Prometheus), else equal
+	// to EstimateSeconds when EstimateBy is "histogram_quantile"; null when
+	// unknown or NaN.
+	HistogramQuantileSeconds *float64 `json:"histogram_quantile_seconds"`
+	// Server is whose histogram_quantile HistogramQuantileSeconds is, when
+	// it was asked: "VictoriaMetrics"; "" when it was computed here.
+	Server             string `json:"histogram_quantile_server,omitempty"`
+	BeyondLargestBound bool   `json:"beyond_largest_bound"`
 	// SuggestedLE is a bucket bound to add near the estimate (in the
 	// metric's unit, as the le label is written); "" for native histograms.
 	SuggestedLE   string    `json:"suggested_le"`
@@ -75,11 +97,23 @@ type BucketRange struct {
 
 // StepQuantile is the quantile within one step-long window.
 type StepQuantile struct {
-	End                      string      `json:"end"` // RFC 3339
-	Calls                    float64     `json:"calls"`
-	Bucket                   BucketRange `json:"bucket"`
-	HistogramQuantileSeconds float64     `json:"histogram_quantile_seconds"`
-	BeyondLargestBound       bool        `json:"beyond_largest_bound"`
+	End    string      `json:"end"` // RFC 3339
+	Calls  float64     `json:"calls"`
+	Bucket BucketRange `json:"bucket"`
+	// EstimateSeconds and HistogramQuantileSeconds are as in Buckets, for
+	// this step; null when there is none.
+	EstimateSeconds          *float64 `json:"estimate_seconds"`
+	HistogramQuantileSeconds *float64 `json:"histogram_quantile_seconds"`
+	BeyondLargestBound       bool     `json:"beyond_largest_bound"`
+}
+
+// Finite returns a pointer to x, or nil for NaN and infinities: JSON has no
+// number for them, and a figure that is not one is unknown.
+func Finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
 }
 
 // NewBucketRange returns (lo, hi], with +Inf as a null high.
@@ -105,8 +139,8 @@ func writePrometheusText(w *errWriter, r *Report) {
 	if p == nil {
 		return
 	}
-	w.printf("Prometheus at %s: %s %s, in %s (%s), %s window ending %s",
-		p.URL, p.Kind, kindNoun(p.Kind), unitName(p.UnitSeconds), p.UnitFrom, human.Seconds(p.WindowSeconds), p.At)
+	w.printf("%s at %s: %s %s, in %s (%s), %s window ending %s",
+		serverName(p), p.URL, p.Kind, kindNoun(p.Kind), unitName(p.UnitSeconds), p.UnitFrom, human.Seconds(p.WindowSeconds), p.At)
 	if p.StepSeconds != nil {
 		w.printf(", per %s step", human.Seconds(*p.StepSeconds))
 	}
@@ -123,6 +157,20 @@ func writePrometheusText(w *errWriter, r *Report) {
 		}
 		tw.Flush()
 	}
+}
+
+// serverName names the server as the report's first line does:
+// "Prometheus" when it is one or cannot be told apart (the API is
+// Prometheus's), else the server, with its version when known.
+func serverName(p *PrometheusSource) string {
+	switch p.Server {
+	case "", "unknown":
+		return "Prometheus"
+	}
+	if p.ServerVersion != "" {
+		return p.Server + " " + p.ServerVersion
+	}
+	return p.Server
 }
 
 func unitName(seconds float64) string {
@@ -146,6 +194,16 @@ func kindNoun(kind string) string {
 	return "histogram"
 }
 
+// histogramQuantileName names whose histogram_quantile answered: the
+// server's when it was asked, else Prometheus's (computed here as PromQL
+// does).
+func histogramQuantileName(server string) string {
+	if server == "" {
+		return "Prometheus's histogram_quantile"
+	}
+	return server + "'s histogram_quantile"
+}
+
 // writeBucketsText shows where the quantile lies in the buckets.
 func writeBucketsText(w *errWriter, g Group) {
 	b := g.Buckets
@@ -156,10 +214,25 @@ func writeBucketsText(w *errWriter, g Group) {
 	w.printf("\nBuckets (%s histogram: every call counts at its bucket's upper bound)\n", b.Kind)
 	if b.BeyondLargestBound {
 		w.printf("  %s lies in the bucket %s, beyond the largest finite bound: how long those calls took is unknown.\n", q, b.Bucket)
-		w.printf("  histogram_quantile would answer %s, the largest finite bound: that is no measurement.\n", human.Seconds(b.HistogramQuantileSeconds))
+		if b.HistogramQuantileSeconds != nil {
+			w.printf("  %s would answer %s, the largest finite bound: that is no measurement.\n", histogramQuantileName(b.Server), human.Seconds(*b.HistogramQuantileSeconds))
+		}
 	} else {
 		w.printf("  %s lies in the bucket %s; the timeout builds on %s, its upper bound (conservative).\n", q, b.Bucket, human.Seconds(*b.Bucket.HighSeconds))
-		w.printf("  histogram_quantile's linear estimate: %s.\n", human.Seconds(b.HistogramQuantileSeconds))
+		switch {
+		case b.EstimateSeconds == nil:
+		case b.EstimateBy == "histogram_quantile" && b.Server == "":
+			w.printf("  Prometheus's histogram_quantile (a linear estimate within the bucket): %s.\n", human.Seconds(*b.EstimateSeconds))
+		default:
+			w.printf("  tunetimeout's interpolation over the buckets it kept: %s", human.Seconds(*b.EstimateSeconds))
+			if b.EstimateNote != "" {
+				w.printf(" (%s)", b.EstimateNote)
+			}
+			w.printf(".\n")
+			if b.HistogramQuantileSeconds != nil {
+				w.printf("  %s answers %s.\n", histogramQuantileName(b.Server), human.Seconds(*b.HistogramQuantileSeconds))
+			}
+		}
 	}
 	if b.SuggestedLE != "" {
 		w.printf("  Add a bucket bound le=%q to sharpen the next measurement.\n", b.SuggestedLE)
@@ -174,11 +247,21 @@ func writeBucketsText(w *errWriter, g Group) {
 	if len(b.Steps) > 0 && b.WorstStep != nil {
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, s := range b.Steps {
-			lo, hi = math.Min(lo, s.HistogramQuantileSeconds), math.Max(hi, s.HistogramQuantileSeconds)
+			if s.EstimateSeconds != nil {
+				lo, hi = math.Min(lo, *s.EstimateSeconds), math.Max(hi, *s.EstimateSeconds)
+			}
 		}
 		worst := b.Steps[*b.WorstStep]
-		w.printf("  Per step (%d with calls): histogram_quantile's %s from %s to %s; the worst step, ending %s, lies in %s.\n",
-			len(b.Steps), q, human.Seconds(lo), human.Seconds(hi), worst.End, worst.Bucket)
+		estimates := "the estimated " + q
+		if b.EstimateBy == "histogram_quantile" && b.Server == "" {
+			estimates = "histogram_quantile's " + q
+		}
+		if lo <= hi {
+			w.printf("  Per step (%d with calls): %s from %s to %s; the worst step, ending %s, lies in %s.\n",
+				len(b.Steps), estimates, human.Seconds(lo), human.Seconds(hi), worst.End, worst.Bucket)
+		} else {
+			w.printf("  Per step (%d with calls): the worst step, ending %s, lies in %s.\n", len(b.Steps), worst.End, worst.Bucket)
+		}
 		if b.UsesWorstStep {
 			w.printf("  The recommendation builds on the worst step (%s calls); --aggregate overall uses the whole window.\n", human.Number(worst.Calls))
 		} else {

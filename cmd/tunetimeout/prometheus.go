@@ -44,12 +44,19 @@ Cortex, VictoriaMetrics: anything that speaks its HTTP API) and recommends a
 timeout per group, with the same rules, Little's law and reports as analyze.
 
 Classic histograms: sum by (le) (increase(NAME_bucket[WINDOW])) at --at. A
-quantile is only known to lie in a bucket (lo, hi]: the timeout builds on hi
-(conservative), histogram_quantile's linear estimate is shown beside it, and
-the report suggests an le bound to add near it. A quantile in the +Inf bucket
-is a lower bound, never shown as measured. Native histograms (Prometheus 2.40+
-with --enable-feature=native-histograms) are read with their exponential
-buckets. Summaries are shown, with why their quantiles cannot give a timeout.
+quantile is only known to lie in a bucket (lo, hi], chosen on the unrounded
+counts: the timeout builds on hi (conservative), the linear estimate within
+the bucket is shown beside it, labelled Prometheus's histogram_quantile only
+when it is what Prometheus answers, and the report suggests an le bound to
+add near it. A quantile in the +Inf bucket is a lower bound, never shown as
+measured; a histogram with only the +Inf bucket gives no timeout (exit 1) and
+the bounds to add. NaN and negative counts and negative bounds are repaired
+conservatively or refused, each with a note. Native histograms (Prometheus
+2.40+ with --enable-feature=native-histograms) are read with their
+exponential buckets, VictoriaMetrics's vmrange histograms with their ranges;
+VictoriaMetrics's own histogram_quantile, which differs from Prometheus's, is
+asked for and shown. Summaries are shown, with why their quantiles cannot
+give a timeout.
 
 Rates for Little's law: the mean from NAME_count over the window, the peak
 from the largest 1-minute rate within it. --step 1h evaluates every hour of
