@@ -223,6 +223,9 @@ func writeBucketsText(w *errWriter, g Group) {
 		case b.EstimateSeconds == nil:
 		case b.EstimateBy == "histogram_quantile" && b.Server == "":
 			w.printf("  Prometheus's histogram_quantile (a linear estimate within the bucket): %s.\n", human.Seconds(*b.EstimateSeconds))
+		case b.EstimateBy == "histogram_quantile":
+			w.printf("  %s (asked from the server; a linear estimate within the bucket): %s, as tunetimeout's own interpolation.\n",
+				histogramQuantileName(b.Server), human.Seconds(*b.EstimateSeconds))
 		default:
 			w.printf("  tunetimeout's interpolation over the buckets it kept: %s", human.Seconds(*b.EstimateSeconds))
 			if b.EstimateNote != "" {
