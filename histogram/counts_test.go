@@ -355,3 +355,15 @@ func TestLatencyMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestQuantileRankLargeTotals: the tolerance for float error in q x N is a
+// few ulps, not a share of N, so that a true fraction of a rank still
+// rounds up at large totals (0.9999 x 1,000,009,999 = 999,909,998.0001).
+func TestQuantileRankLargeTotals(t *testing.T) {
+	assert.EqualValues(t, 999_909_999, quantileRank(0.9999, 1_000_009_999))
+	assert.EqualValues(t, 1_000_000_000_001, quantileRank(0.1, 10_000_000_000_001))
+	assert.EqualValues(t, 1998, quantileRank(0.999, 2000))
+	assert.EqualValues(t, 1599, quantileRank(0.999, 1600))
+	assert.EqualValues(t, 1, quantileRank(math.NaN(), 10))
+	assert.EqualValues(t, 10, quantileRank(1, 10))
+}

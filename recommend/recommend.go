@@ -177,10 +177,12 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 
 	// 4. Round to a value people write in configs; always shown.
 	rounded, rstep := RoundUp(t)
-	if below := rounded - rstep; rounded != t && below > 0 && t-below <= t/precision {
+	if below := rounded - rstep; rounded != t && below > 0 && t-below <= t/precision && h.CountAbove(below) == h.CountAbove(t) {
 		// The histogram reports the top of the bucket a value fell into, up
 		// to 0.1 % above it: an exact 500ms comes back as 500.2ms. Rounding
 		// that up a whole step would pad for an artefact of the histogram.
+		// Only when no call lies between: a timeout below the quantile
+		// would cut off more than the share asked for.
 		before := t
 		t = below
 		step("round", "%s is within the histogram's precision (0.1 %%) of %s, a value people write in configs",

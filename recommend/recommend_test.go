@@ -566,6 +566,14 @@ func TestRecommendRoundsWithinHistogramPrecision(t *testing.T) {
 	r, err = recommend.Recommend(h, recommend.DefaultOptions())
 	require.NoError(t, err)
 	assert.Equal(t, 550*time.Millisecond, r.Timeout)
+
+	// Never down past calls: 5 of 1,000 at 1.0009s lie within 0.1 % above
+	// 1s, and a timeout of 1s would cut off 0.5 %, five times the share.
+	h = hist(t, repeat(995, 10*time.Millisecond), repeat(5, 1000900*time.Microsecond))
+	r, err = recommend.Recommend(h, recommend.DefaultOptions())
+	require.NoError(t, err)
+	assert.Greater(t, r.Timeout, time.Second)
+	assert.Zero(t, h.CountAbove(r.Timeout))
 }
 
 func TestRecommendMeasuredConnectTimes(t *testing.T) {
