@@ -200,12 +200,8 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 	// below it the bucket is known even where censored calls share the
 	// HDR value of the largest bound.
 	for i := range rg.Percentiles {
-		if qq := rg.Percentiles[i].Quantile; qq < 1 {
-			d, lower := chosen.Upper(qq)
-			rg.Percentiles[i].Seconds, rg.Percentiles[i].LowerBound = d.Seconds(), lower
-		} else {
-			rg.Percentiles[i].LowerBound = chosen.Locate(qq).InInf
-		}
+		d, lower := chosen.Upper(rg.Percentiles[i].Quantile)
+		rg.Percentiles[i].Seconds, rg.Percentiles[i].LowerBound = d.Seconds(), lower
 	}
 	rg.Buckets = view
 	return rg, result.LittlesLaw, nil
@@ -263,22 +259,27 @@ func isCensoredWarning(w string) bool { return strings.Contains(w, "were censore
 // and cannot say.
 func bucketReasons(rec *recommend.Recommendation, h *histogram.Latency, pos promsource.Position, hist *promsource.Histogram) {
 	name := human.Quantile(rec.Quantile)
-	largest := seconds(hist.LargestFinite())
+	// beyond: in +Inf, or in a bucket bounded beyond 24h (MaxBound); the
+	// base is then the largest bound within, a lower bound.
+	base, beyond := hist.Upper(rec.Quantile)
+	largest := human.Duration(seconds(hist.LargestUsable()))
 	for i := range rec.Steps {
 		if rec.Steps[i].Rule != "quantile" {
 			continue
 		}
-		if pos.InInf {
-			// The calls beyond the bound are recorded just above it; the
-			// base is the bound itself, a lower bound.
-			rec.Base, rec.Steps[i].Value = largest, largest
+		switch {
+		case pos.InInf:
 			rec.Steps[i].Reason = fmt.Sprintf("%s of %s calls lies in the +Inf bucket, beyond the largest finite bound %s: those calls took longer, by how much the histogram cannot say, so %s is a lower bound, not a measurement",
-				name, human.Count(h.Count()), human.Duration(largest), human.Duration(largest))
-		} else {
+				name, human.Number(hist.Count), largest, largest)
+		case beyond:
+			rec.Steps[i].Reason = fmt.Sprintf("%s of %s calls lies in the bucket (%s, %s], bounded beyond 24h, the longest latency tunetimeout reads: those calls took longer than %s, by how much the histogram cannot say, so %s is a lower bound, not a measurement",
+				name, human.Number(hist.Count), human.Seconds(pos.Bucket.Lo), human.Seconds(pos.Bucket.Hi), largest, largest)
+		default:
 			rec.Steps[i].Reason = fmt.Sprintf("%s of %s calls lies in the bucket (%s, %s]; bucketed data cannot say where within it, so the bucket's upper bound %s is used (conservative; the linear estimate within the bucket is %s)",
-				name, human.Number(hist.Count), human.Duration(seconds(pos.Bucket.Lo)), human.Duration(seconds(pos.Bucket.Hi)),
-				human.Duration(seconds(pos.Bucket.Hi)), human.Duration(seconds(pos.Estimate)))
+				name, human.Number(hist.Count), human.Seconds(pos.Bucket.Lo), human.Seconds(pos.Bucket.Hi),
+				human.Seconds(pos.Bucket.Hi), human.Seconds(pos.Estimate))
 		}
+		rec.Base, rec.Steps[i].Value = base, base
 		break
 	}
 	var ws []string
@@ -287,9 +288,13 @@ func bucketReasons(rec *recommend.Recommendation, h *histogram.Latency, pos prom
 		ws = append(ws, fmt.Sprintf("%s of %s calls (%s) were counted below zero latency (negative buckets or le bounds), which no call can take: the exporter has a bug (a clock that went backwards, a wrong offset or unit); they are left out, and the other buckets may be as wrong",
 			human.Number(hist.Negative), human.Number(total), human.Percent(hist.Negative/total)))
 	}
-	if pos.InInf {
-		ws = append(ws, fmt.Sprintf("the true %s is at least %s, not measured: it lies in the +Inf bucket, beyond the largest finite bound; add bucket bounds above %s to see the tail",
-			name, human.Duration(largest), human.Duration(largest)))
+	if beyond {
+		where := "in the +Inf bucket, beyond the largest finite bound"
+		if !pos.InInf {
+			where = "in a bucket bounded beyond 24h"
+		}
+		ws = append(ws, fmt.Sprintf("the true %s is at least %s, not measured: it lies %s; add bucket bounds above %s to see the tail",
+			name, largest, where, largest))
 	}
 	for _, w := range rec.Warnings {
 		if isPileUpWarning(w) || isLowerBoundWarning(w) || isCensoredWarning(w) {
@@ -299,10 +304,14 @@ func bucketReasons(rec *recommend.Recommendation, h *histogram.Latency, pos prom
 	}
 	if c := h.Censored(); c > 0 {
 		share := human.Percent(float64(c) / float64(h.Count()))
-		ws = append(ws, fmt.Sprintf("%s calls (%s) took longer than the largest finite bound %s (the +Inf bucket); they count as taking at least %s, so a timeout above %s cuts off anywhere between 0 %% and %s of calls: the data cannot say",
-			human.Count(c), share, human.Duration(largest), human.Duration(largest), human.Duration(largest), share))
+		which := "the largest finite bound %s (the +Inf bucket)"
+		if hist.LargestUsable() < hist.LargestFinite() {
+			which = "%s, the largest bound within 24h (the +Inf bucket and the buckets bounded beyond 24h)"
+		}
+		ws = append(ws, fmt.Sprintf("%s calls (%s) took longer than "+fmt.Sprintf(which, largest)+"; they count as taking at least %s, so a timeout above %s cuts off anywhere between 0 %% and %s of calls: the data cannot say",
+			human.Count(c), share, largest, largest, share))
 	}
-	rec.LowerBound = pos.InInf
+	rec.LowerBound = beyond
 	rec.Warnings = ws
 }
 
@@ -330,8 +339,12 @@ func suggestLE(pos promsource.Position, h *promsource.Histogram, unit time.Durat
 	return strconv.FormatFloat(v.Seconds()/unit.Seconds(), 'g', -1, 64)
 }
 
-// seconds converts seconds to a duration.
+// seconds converts seconds to a duration; beyond what one holds, the
+// largest.
 func seconds(s float64) time.Duration {
+	if s >= math.MaxInt64/float64(time.Second) {
+		return math.MaxInt64
+	}
 	return time.Duration(math.Round(s * float64(time.Second)))
 }
 

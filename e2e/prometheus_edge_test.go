@@ -37,6 +37,8 @@ var edgeCases = []edgeHistogram{
 	{name: "tt_negative_le_seconds", buckets: [][2]float64{{-0.2, 60}, {-0.1, 120}, {0.3, 120}, {math.Inf(1), 180}}},
 	{name: "tt_nan_count_seconds", buckets: [][2]float64{{0.1, 300}, {1, 500}, {math.Inf(1), 600}}, count: math.NaN(), sum: math.NaN()},
 	{name: "tt_nan_total_seconds", buckets: [][2]float64{{0.1, 300}, {1, 500}, {math.Inf(1), math.NaN()}}},
+	// Nanoseconds observed into a _seconds histogram: a bound of 1e10 s.
+	{name: "tt_huge_bound_seconds", buckets: [][2]float64{{1, 990}, {1e10, 1000}, {math.Inf(1), 1000}}},
 }
 
 // writeEdgeOpenMetrics writes the counters of edgeCases, rising evenly
@@ -199,6 +201,16 @@ func TestPrometheusBucketEdgeCases(t *testing.T) {
 		r := run(t, edgeCases[4].name)
 		assert.EqualValues(t, 600, r.Input.Records)
 		assert.Contains(t, strings.Join(r.Input.Notes, "\n"), "_count is not a count of calls (NaN, negative or infinite) for 1 groups")
+	})
+	t.Run("a bound beyond 24h: a lower bound, no call lost", func(t *testing.T) {
+		r := run(t, edgeCases[6].name)
+		g := r.Groups[0]
+		assert.EqualValues(t, 1000, g.Samples)
+		assert.Empty(t, g.Excluded, "nothing out of range")
+		assert.Equal(t, 1.0, g.Recommendation.BaseSeconds, "the largest bound within 24h")
+		assert.True(t, g.Recommendation.LowerBound)
+		assert.Contains(t, strings.Join(g.Buckets.Repairs, "\n"), "1 bucket bounds lie beyond 24h")
+		assert.Contains(t, strings.Join(g.Recommendation.Warnings, "\n"), "the true p99.9 is at least 1s, not measured: it lies in a bucket bounded beyond 24h")
 	})
 	t.Run("a NaN total: refused", func(t *testing.T) {
 		_, errOut, code := runTool(t, append(args(edgeCases[5].name), "-o", "json")...)

@@ -211,6 +211,7 @@ func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 	}
 	h.Divergence = strings.Join(diverges, "; ")
 	h.Count = merged[len(merged)-1].Cumulative
+	h.noteBeyond(unit)
 	if !(h.Count > 0) {
 		return h, fmt.Errorf("%w: every bucket's increase is 0", ErrEmptyWindow)
 	}
@@ -344,6 +345,7 @@ func FromNative(s *model.SampleHistogram, unit time.Duration) (*Histogram, error
 		diverges = append(diverges, "histogram_quantile reads the negative buckets, which tunetimeout left out")
 	}
 	h.Divergence = strings.Join(diverges, "; ")
+	h.noteBeyond(unit)
 	if !(h.Count > 0) {
 		return h, fmt.Errorf("%w: the histogram's increase is empty", ErrEmptyWindow)
 	}
@@ -408,11 +410,11 @@ func (h *Histogram) Locate(q float64) Position {
 // calls, and rounding the counts of fractional increases can move a
 // quantile of it to the bucket below (998.6 calls rounded to 999 reach the
 // rank 999 that 999.4 of 1000.4 needed): the quantile the timeout builds on
-// comes from here.
+// comes from here. A bucket bounded beyond MaxBound is read as +Inf.
 func (h *Histogram) Upper(q float64) (d time.Duration, lower bool) {
 	p := h.Locate(q)
-	if p.InInf {
-		return seconds(max(h.LargestFinite(), 0)), true
+	if p.InInf || p.Bucket.Hi > MaxBound {
+		return seconds(max(h.LargestUsable(), 0)), true
 	}
 	return seconds(max(p.Bucket.Hi, 0)), false
 }
@@ -448,10 +450,10 @@ func (h *Histogram) Bounds() []float64 {
 // on the cumulative counts, so the total is Count rounded.
 func (h *Histogram) Latency() *histogram.Latency {
 	l := histogram.New()
-	largest := h.LargestFinite()
+	largest := h.LargestUsable()
 	var bounds []time.Duration
 	for _, b := range h.Buckets {
-		if !math.IsInf(b.Hi, 1) {
+		if b.Hi <= MaxBound {
 			bounds = append(bounds, seconds(max(b.Hi, 0)))
 		}
 	}
@@ -463,8 +465,9 @@ func (h *Histogram) Latency() *histogram.Latency {
 			continue
 		}
 		recorded += n
-		if math.IsInf(b.Hi, 1) {
-			// Just above the largest bound: a timeout at that bound cuts
+		if b.Hi > MaxBound {
+			// Just above the largest bound a latency can have (the +Inf
+			// bucket, or one beyond 24h): a timeout at that bound cuts
 			// these calls off; quantiles among them answer the bound.
 			l.RecordAboveN(seconds(largest), n)
 			continue
@@ -474,7 +477,48 @@ func (h *Histogram) Latency() *histogram.Latency {
 	return l
 }
 
+// MaxBound is the largest bucket bound, in seconds, that a timeout can be
+// built on: histogram.Highest, 24 hours. Calls in a bucket bounded above
+// it (a _seconds histogram fed milliseconds or nanoseconds has such bounds)
+// count, as those of +Inf do, as taking longer than the largest bound
+// within it.
+var MaxBound = histogram.Highest.Seconds()
+
+// LargestUsable returns the largest finite bucket bound within MaxBound;
+// 0 without one.
+func (h *Histogram) LargestUsable() float64 {
+	for i := len(h.Buckets) - 1; i >= 0; i-- {
+		if h.Buckets[i].Hi <= MaxBound {
+			return h.Buckets[i].Hi
+		}
+	}
+	return 0
+}
+
+// noteBeyond adds a repair note for bucket bounds beyond MaxBound.
+func (h *Histogram) noteBeyond(unit time.Duration) {
+	n, first := 0, 0.0
+	for _, b := range h.Buckets {
+		if b.Hi > MaxBound && !math.IsInf(b.Hi, 1) {
+			if n == 0 {
+				first = b.Hi
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	h.Repairs = append(h.Repairs, fmt.Sprintf("%d bucket bounds lie beyond 24h, the longest latency tunetimeout reads (the first %s, le=%q in the metric's unit); their calls count as taking longer than %s, the largest bound within it. Bounds that large suggest a unit mix-up (milliseconds or nanoseconds observed into a _seconds histogram)",
+		n, human.Seconds(first), strconv.FormatFloat(first/unit.Seconds(), 'g', -1, 64), human.Seconds(h.LargestUsable())))
+}
+
 // seconds converts seconds to a duration, rounded to the nanosecond.
+// Beyond what a time.Duration holds it is the largest one (bounds that
+// large are beyond MaxBound, and never built on).
 func seconds(s float64) time.Duration {
+	if s >= math.MaxInt64/float64(time.Second) {
+		return math.MaxInt64
+	}
 	return time.Duration(math.Round(s * float64(time.Second)))
 }

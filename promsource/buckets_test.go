@@ -273,3 +273,35 @@ func TestBoundsAdvice(t *testing.T) {
 		BoundsAdvice(0.2, time.Millisecond))
 	assert.Contains(t, BoundsAdvice(math.NaN(), time.Second), `client_golang's default le="0.005", "0.01"`)
 }
+
+// TestBoundsBeyondMaxBound: a bound beyond 24h (nanoseconds observed into a
+// _seconds histogram) bounds no timeout. Its calls count as taking longer
+// than the largest bound within 24h, as those of +Inf do, and no figure
+// wraps around a time.Duration (1e10 s is more than one holds).
+func TestBoundsBeyondMaxBound(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		les   []LE
+		bound time.Duration
+	}{
+		{"beyond a Duration", []LE{{1, 990}, {1e10, 1000}, {inf, 1000}}, time.Second},
+		{"beyond 24h", []LE{{60, 900}, {172800, 1000}, {inf, 1000}}, time.Minute},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := FromClassic(tt.les, time.Second)
+			require.NoError(t, err)
+			require.Len(t, h.Repairs, 1)
+			assert.Contains(t, h.Repairs[0], "1 bucket bounds lie beyond 24h")
+			assert.Contains(t, h.Repairs[0], "unit mix-up")
+			d, lower := h.Upper(0.999)
+			assert.Equal(t, tt.bound, d)
+			assert.True(t, lower, "a lower bound, not a measurement")
+			l := h.Latency()
+			assert.EqualValues(t, 1000, l.Count(), "no call dropped")
+			below, above := l.OutOfRange()
+			assert.Zero(t, below+above)
+			assert.Equal(t, l.Count()-int64(tt.les[0].Cumulative), l.CountAbove(tt.bound), "a timeout at the bound cuts them off")
+			assert.Equal(t, l.CountAbove(tt.bound), l.Censored())
+		})
+	}
+}

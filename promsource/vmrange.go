@@ -197,6 +197,7 @@ func FromVMRange(buckets []VMBucket, unit time.Duration) (*Histogram, error) {
 		h.Buckets = append(h.Buckets, Bucket{Lo: r.lo * u, Hi: r.hi * u, Count: r.count, Cumulative: cum})
 	}
 	h.Count = cum
+	h.noteBeyond(unit)
 	if !(h.Count > 0) {
 		return h, fmt.Errorf("%w: every vmrange bucket's increase is 0", ErrEmptyWindow)
 	}

@@ -42,8 +42,21 @@ func Duration(d time.Duration) string {
 	return s
 }
 
-// Seconds shows a duration given in seconds like Duration.
-func Seconds(s float64) string { return Duration(time.Duration(math.Round(s * 1e9))) }
+// Seconds shows a duration given in seconds like Duration. Beyond what a
+// time.Duration holds (about 292 years) it writes the seconds in
+// scientific notation, "1e+10s", rather than a wrapped-around duration;
+// NaN and infinities are "NaN", "+Inf" and "-Inf".
+func Seconds(s float64) string {
+	switch {
+	case math.IsNaN(s):
+		return "NaN"
+	case math.IsInf(s, 0):
+		return strconv.FormatFloat(s, 'g', -1, 64)
+	case math.Abs(s) >= math.MaxInt64/1e9:
+		return strconv.FormatFloat(s, 'g', 3, 64) + "s"
+	}
+	return Duration(time.Duration(math.Round(s * 1e9)))
+}
 
 // Percent shows a fraction as a percentage to three significant digits:
 // 0.001 -> "0.1 %", 0.0525 -> "5.25 %"; a non-zero share below 0.001 % is

@@ -1,6 +1,7 @@
 package human
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,9 @@ func TestDuration(t *testing.T) {
 		assert.Equal(t, tt.want, Duration(tt.in), "%v", tt.in)
 	}
 	assert.Equal(t, "792ms", Seconds(0.791551))
+	assert.Equal(t, "1e+10s", Seconds(1e10), "beyond a time.Duration: no wrap-around")
+	assert.Equal(t, "+Inf", Seconds(math.Inf(1)))
+	assert.Equal(t, "NaN", Seconds(math.NaN()))
 }
 
 func TestPercent(t *testing.T) {
