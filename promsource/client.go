@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -102,11 +103,16 @@ func connect(c Connection) (*client, error) {
 		authBy = "the user:password in --url"
 	}
 	// The query's values may be credentials too (?api_key=...): sent, but
-	// shown as ***.
+	// shown as *** in the URL, and redacted from what the server says when
+	// they look like one (a credential's key, or a long value): a short
+	// ?partial_response=true must not blank out every "true".
 	for _, p := range strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' }) {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok {
 			v = k
+		}
+		if ok && !credentialKey.MatchString(k) && len(v) < 16 {
+			continue
 		}
 		sec.add(v)
 		if d, err := url.QueryUnescape(v); err == nil {
@@ -258,11 +264,16 @@ func (e *redirectError) Error() string { return "a redirect to " + e.to }
 func readSecret(path, flag string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
+		why := err
 		var pe *os.PathError
 		if errors.As(err, &pe) {
-			return "", fmt.Errorf("%s: cannot read %s: %v", flag, path, pe.Err)
+			why = pe.Err
 		}
-		return "", fmt.Errorf("%s: cannot read %s", flag, path)
+		if !showablePath(path) {
+			// Given the secret in place of a path ($TOKEN for a file)?
+			return "", fmt.Errorf("%s: cannot read the file it names: %v (the name is not shown: with no existing directory in it, it may be the secret itself)", flag, why)
+		}
+		return "", fmt.Errorf("%s: cannot read %s: %v", flag, path, why)
 	}
 	s := strings.TrimSpace(string(b))
 	if s == "" {
@@ -278,12 +289,33 @@ func envSecret(name, flag string) (string, error) {
 	}
 	s := strings.TrimSpace(os.Getenv(name))
 	if s == "" {
-		return "", fmt.Errorf("%s: the environment variable %s is not set or empty", flag, name)
+		// Not named: a token of letters, digits and _ (ghp_..., glsa_...)
+		// looks like a variable name, and may be what was given.
+		return "", fmt.Errorf("%s: the environment variable it names is not set or is empty", flag)
 	}
 	return s, nil
 }
 
+// showablePath says whether a path that cannot be read may be named in the
+// error: when it exists, or has a directory part that exists. A secret
+// given in place of a path has neither (a token may hold a /, but not a
+// directory that exists).
+func showablePath(path string) bool {
+	if _, err := os.Lstat(path); err == nil {
+		return true
+	}
+	dir := filepath.Dir(path)
+	if !strings.ContainsRune(path, filepath.Separator) || dir == "." {
+		return false
+	}
+	_, err := os.Stat(dir)
+	return err == nil
+}
+
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// credentialKey matches query keys whose values are credentials.
+var credentialKey = regexp.MustCompile(`(?i)key|token|auth|secret|pass|pwd|sig|cred|session|jwt|bearer|account`)
 
 // parseHeaders reads the -H values and registers them with sec. It reports
 // every problem, each naming the header by its name, or by its position

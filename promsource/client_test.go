@@ -265,8 +265,11 @@ func TestConnectionErrors(t *testing.T) {
 	}{
 		{"no url", func(o *Options) { o.URL = "" }, "--url is required"},
 		{"not http", func(o *Options) { o.URL = "ftp://admin:" + secretPass + "@host" }, `--url "ftp://***@host" is not an http:// or https:// address`},
-		{"missing token file", func(o *Options) { o.BearerTokenFile = "/does/not/exist" }, "--bearer-token-file: cannot read /does/not/exist: no such file or directory"},
-		{"unset env", func(o *Options) { o.BearerTokenEnv = "TT_TEST_UNSET_VARIABLE" }, "--bearer-token-env: the environment variable TT_TEST_UNSET_VARIABLE is not set or empty"},
+		{"missing token file", func(o *Options) { o.BearerTokenFile = "/tmp/does-not-exist-tt" }, "--bearer-token-file: cannot read /tmp/does-not-exist-tt: no such file or directory"},
+		// A token given in place of a path or a variable name is not shown.
+		{"token as file", func(o *Options) { o.BearerTokenFile = "glsa_AbCdEf0123456789xyzXYZ_0a1b2c3d" }, "--bearer-token-file: cannot read the file it names: no such file or directory (the name is not shown"},
+		{"token with a slash as file", func(o *Options) { o.BearerTokenFile = "ab/Cd+Ef0123456789xyzXYZ==" }, "--bearer-token-file: cannot read the file it names"},
+		{"unset env", func(o *Options) { o.BearerTokenEnv = "glsa_AbCdEf0123456789xyzXYZ_0a1b2c3d" }, "--bearer-token-env: the environment variable it names is not set or is empty"},
 		{"bad header", func(o *Options) { o.Headers = []string{"X-Scope-OrgID " + secretOrg} }, `-H number 1 (of 1) has no colon (it starts with X-Scope-OrgID): write Name: value`},
 		{"password without user", func(o *Options) {
 			t.Setenv("TT_TEST_PASS", secretPass)
@@ -284,7 +287,7 @@ func TestConnectionErrors(t *testing.T) {
 			_, err := Fetch(context.Background(), o)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
-			for _, s := range []string{secretPass, secretToken, secretOrg} {
+			for _, s := range []string{secretPass, secretToken, secretOrg, "0123456789xyzXYZ"} {
 				assert.NotContains(t, err.Error(), s, "a credential in the error")
 			}
 		})

@@ -669,3 +669,14 @@ func TestHeaderValuesRedacted(t *testing.T) {
 	assert.Equal(t, "http://127.0.0.1:9/?api_key=***", c.display)
 	assert.Equal(t, "api_key="+url.QueryEscape(secURLQuery), c.endpoint.RawQuery, "sent as given")
 }
+
+// TestQueryValuesRedactedWhenCredentials: a --url query's credential
+// values are redacted from what the server says, its other short values
+// are not (?partial_response=true must leave every "true" alone).
+func TestQueryValuesRedactedWhenCredentials(t *testing.T) {
+	c, err := connect(Connection{URL: "http://prom:9090/?partial_response=true&api_key=k3y-v4lue&dedup=0123456789abcdef01"})
+	require.NoError(t, err)
+	got := c.secrets.clean("partial_response is true; key k3y-v4lue; long 0123456789abcdef01")
+	assert.Equal(t, "partial_response is true; key ***; long ***", got)
+	assert.Equal(t, "http://prom:9090/?partial_response=***&api_key=***&dedup=***", c.display, "every value hidden in the URL shown")
+}
