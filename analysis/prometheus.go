@@ -215,7 +215,7 @@ func serverAnswer(res *promsource.Result, h *promsource.Histogram, pos promsourc
 	if serverAsked(res) {
 		return report.Finite(asked)
 	}
-	if h.Divergence == "" && res.Kind != promsource.VMRange {
+	if h.Divergence == "" && res.Kind != promsource.VMRange && (res.Kind != promsource.Native || prometheus2(res)) {
 		return report.Finite(pos.Estimate)
 	}
 	return nil
@@ -231,6 +231,10 @@ func estimateBy(res *promsource.Result, h *promsource.Histogram, est, server *fl
 		return "tunetimeout", fmt.Sprintf("%s's histogram_quantile computes otherwise", res.Server)
 	case h.Divergence != "":
 		return "tunetimeout", h.Divergence
+	case res.Kind == promsource.Native && !prometheus2(res):
+		// Prometheus 3 interpolates within an exponential bucket on a log
+		// scale; Locate is linear, as Prometheus 2 is.
+		return "tunetimeout", "linear within the bucket, as Prometheus 2's histogram_quantile computes it; Prometheus 3 interpolates native buckets exponentially"
 	case res.Kind == promsource.VMRange:
 		// VictoriaMetrics's layout, read with its rule, from a server
 		// whose histogram_quantile reads only le buckets.
@@ -349,6 +353,13 @@ func seconds(s float64) time.Duration {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// prometheus2 tells whether the server is Prometheus 2, whose
+// histogram_quantile interpolates native buckets linearly, as Locate does.
+func prometheus2(res *promsource.Result) bool {
+	major, _, _ := strings.Cut(strings.TrimPrefix(res.ServerVersion, "v"), ".")
+	return res.Server == promsource.ServerPrometheus && major == "2"
+}
 
 // serverAsked tells whether promsource asked the server for its own
 // histogram_quantile (Group.ServerEstimate): VictoriaMetrics computes it

@@ -83,3 +83,35 @@ func TestSuggestLE(t *testing.T) {
 		assert.Equal(t, tt.want, suggestLE(tt.pos, h, tt.unit), "%+v", tt.pos)
 	}
 }
+
+// TestEstimateBy: the estimate is histogram_quantile's only where the
+// server computes the same: classic buckets on any PromQL engine, native
+// ones on Prometheus 2 (3 interpolates them exponentially), never
+// repaired buckets nor vmrange ones read from Prometheus.
+func TestEstimateBy(t *testing.T) {
+	est := ptr(0.5)
+	for _, tt := range []struct {
+		name, kind, server, version, divergence string
+		want                                    string
+	}{
+		{"classic on Prometheus 3", promsource.Classic, promsource.ServerPrometheus, "3.1.0", "", "histogram_quantile"},
+		{"classic on Thanos", promsource.Classic, promsource.ServerThanos, "0.35.0", "", "histogram_quantile"},
+		{"native on Prometheus 2", promsource.Native, promsource.ServerPrometheus, "2.42.0", "", "histogram_quantile"},
+		{"native on Prometheus 3", promsource.Native, promsource.ServerPrometheus, "3.1.0", "", "tunetimeout"},
+		{"native on Mimir", promsource.Native, promsource.ServerMimir, "2.14.0", "", "tunetimeout"},
+		{"repaired", promsource.Classic, promsource.ServerPrometheus, "2.42.0", "histogram_quantile keeps NaN bucket counts", "tunetimeout"},
+		{"vmrange on Prometheus", promsource.VMRange, promsource.ServerPrometheus, "2.42.0", "", "tunetimeout"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := &promsource.Result{Kind: tt.kind, Server: tt.server, ServerVersion: tt.version}
+			h := &promsource.Histogram{Kind: tt.kind, Divergence: tt.divergence}
+			by, note := estimateBy(res, h, est, serverAnswer(res, h, promsource.Position{Estimate: 0.5}, math.NaN()))
+			assert.Equal(t, tt.want, by)
+			if by == "tunetimeout" {
+				assert.NotEmpty(t, note)
+			}
+			assert.Equal(t, by == "histogram_quantile", serverAnswer(res, h, promsource.Position{Estimate: 0.5}, math.NaN()) != nil,
+				"histogram_quantile_seconds only where it is the server's answer")
+		})
+	}
+}

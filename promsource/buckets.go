@@ -155,7 +155,11 @@ func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 		h.Repairs = append(h.Repairs, fmt.Sprintf("%d cumulative bucket counts were negative, which no count of calls can be; they were taken as 0", negCount))
 		diverges = append(diverges, "histogram_quantile keeps negative bucket counts, which tunetimeout took as 0")
 	}
-	// PromQL's ensureMonotonic: a cumulative count never decreases.
+	// PromQL's ensureMonotonic: a cumulative count never decreases. Since
+	// Prometheus 2.49 PromQL also flattens increases smaller than 1e-12 of
+	// a count (ensureMonotonicAndIgnoreSmallDeltas, float noise of sums);
+	// this does not, which changes an answer only when q x N falls inside
+	// such a sliver.
 	raised, by := 0, 0.0
 	top := math.Inf(-1)
 	for i := range merged {
@@ -291,6 +295,7 @@ func FromNative(s *model.SampleHistogram, unit time.Duration) (*Histogram, error
 	}
 	u := unit.Seconds()
 	clamped, nans := 0, 0
+	raw := 0.0 // what the buckets hold, as they are
 	for _, b := range s.Buckets {
 		if b == nil {
 			continue
@@ -300,6 +305,7 @@ func FromNative(s *model.SampleHistogram, unit time.Duration) (*Histogram, error
 			nans++
 			continue
 		}
+		raw += c
 		if c == 0 {
 			continue
 		}
@@ -326,18 +332,35 @@ func FromNative(s *model.SampleHistogram, unit time.Duration) (*Histogram, error
 		}
 		return 0
 	})
+	// Calls the count holds and the buckets do not: NaN observations
+	// (counted, in no bucket, and they make the sum NaN, which is how PromQL
+	// tells them) or buckets whose count is NaN. Their latency is unknown;
+	// they count as taking longer than the largest bound, where a timeout
+	// would cut them off, never as fast.
+	var diverges []string
+	total := float64(s.Count)
+	if (nans > 0 || math.IsNaN(float64(s.Sum))) && total-raw > 1e-9*max(total, 1) && !math.IsInf(total, 0) {
+		short := total - raw
+		largest := 0.0
+		if n := len(h.Buckets); n > 0 {
+			largest = h.Buckets[n-1].Hi
+		}
+		h.Buckets = append(h.Buckets, Bucket{Lo: largest, Hi: math.Inf(1), Count: short})
+		h.Count += short
+		h.Repairs = append(h.Repairs, fmt.Sprintf("the histogram counts %s calls more than its buckets hold (NaN observations, or buckets with a NaN count): how long they took is unknown, so they count as taking longer than the largest bound", human.Number(short)))
+		diverges = append(diverges, "histogram_quantile ranks NaN observations otherwise")
+	}
 	cum := 0.0
 	for i := range h.Buckets {
 		cum += h.Buckets[i].Count
 		h.Buckets[i].Cumulative = cum
 	}
-	var diverges []string
 	if clamped > 0 {
 		h.Repairs = append(h.Repairs, fmt.Sprintf("%d buckets had a negative increase (a counter reset increase() could not see); they were taken as 0", clamped))
 		diverges = append(diverges, "histogram_quantile reads negative bucket counts, which tunetimeout took as 0")
 	}
 	if nans > 0 {
-		h.Repairs = append(h.Repairs, fmt.Sprintf("%d buckets had a NaN count (the exporter wrote NaN); they were left out", nans))
+		h.Repairs = append(h.Repairs, fmt.Sprintf("%d buckets had a NaN count (the exporter wrote NaN); they were left out, and the calls the count holds beyond the other buckets count as slow", nans))
 		diverges = append(diverges, "histogram_quantile reads NaN bucket counts, which tunetimeout left out")
 	}
 	if h.Negative > 0 {
