@@ -262,6 +262,42 @@ func (s *promServer) get(t *testing.T, path string) []promSample {
 	return out
 }
 
+// lastStored returns the time of the last scrape Prometheus has committed,
+// in whole seconds, and the value of the instant query q there: a scrape
+// of a target appends and commits before the next one starts, so no
+// scrape in flight can add a sample at or before that time, and queries
+// there see the same samples however late they run. ok is false when q
+// has no single value there (nothing scraped yet, or the scrape failed).
+func (s *promServer) lastStored(t *testing.T, q string) (at time.Time, v float64, ok bool) {
+	t.Helper()
+	up := s.query(t, "timestamp(up)", time.Now())
+	if len(up) != 1 {
+		return time.Time{}, 0, false
+	}
+	at = time.Unix(int64(math.Floor(only(t, up))), 0) // the scrape's time has ms
+	r := s.query(t, q, at)
+	if len(r) != 1 || len(r[0].Values) != 1 {
+		return at, 0, false
+	}
+	return at, only(t, r), true
+}
+
+// scrapeHealth summarises Prometheus's scrapes of the last two minutes,
+// for a failure message: how many it took, how many failed, the longest.
+func (s *promServer) scrapeHealth(t *testing.T) string {
+	t.Helper()
+	now := time.Now()
+	value := func(q string) string {
+		r := s.query(t, q, now)
+		if len(r) != 1 {
+			return "none"
+		}
+		return strconv.FormatFloat(only(t, r), 'g', 4, 64)
+	}
+	return fmt.Sprintf("scrapes in the last 2m: %s, failed: %s, the longest: %ss",
+		value("count_over_time(up[2m])"), value("count_over_time(up[2m]) - sum_over_time(up[2m])"), value("max_over_time(scrape_duration_seconds[2m])"))
+}
+
 // only returns the single value of a one-series, one-point result.
 func only(t *testing.T, r []promSample) float64 {
 	t.Helper()
@@ -592,19 +628,11 @@ func TestPrometheusNative(t *testing.T) {
 	reg.MustRegister(h)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	var scrapes sync.WaitGroup
-	scraped := make(chan struct{}, 100)
-	handler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
-	exporter := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		handler.ServeHTTP(w, r)
-		select {
-		case scraped <- struct{}{}:
-		default:
-		}
-	})}
-	scrapes.Add(1)
-	go func() { defer scrapes.Done(); _ = exporter.Serve(ln) }()
-	t.Cleanup(func() { _ = exporter.Close(); scrapes.Wait() })
+	var serving sync.WaitGroup
+	exporter := &http.Server{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
+	serving.Add(1)
+	go func() { defer serving.Done(); _ = exporter.Serve(ln) }()
+	t.Cleanup(func() { _ = exporter.Close(); serving.Wait() })
 
 	config := fmt.Sprintf(`global:
   scrape_interval: 1s
@@ -616,36 +644,36 @@ scrape_configs:
 `, ln.Addr().String())
 	srv := startPrometheus(t, bin, t.TempDir(), config, "--enable-feature=native-histograms")
 	start := time.Now()
-	waitScrapes := func(n int) {
-		for range n {
-			select {
-			case <-scraped:
-			case <-time.After(10 * time.Second):
-				t.Fatalf("no scrape within 10s\n%s", srv.log)
-			}
-		}
-	}
-	// Two scrapes of the empty histogram, then the observations: 998 at
-	// 20ms and 2 at 700ms, which lies in the schema-3 bucket
+	// A stored sample of the empty histogram, then the observations: 998
+	// at 20ms and 2 at 700ms, which lies in the schema-3 bucket
 	// (2^(-5/8), 2^(-4/8)] = (648.4ms, 707.1ms]. The rank 0.999 x 1000 is
-	// the 999th call: the first of the two at 700ms.
-	waitScrapes(2)
+	// the 999th call: the first of the two at 700ms. Both waits poll
+	// Prometheus for what it stored, as long as its scrapes take: on a
+	// busy machine some time out (scrape_timeout is the 1s interval) and
+	// are retried at the next interval.
+	emptyStored := waitUntil(2*time.Minute, 100*time.Millisecond, func() bool {
+		_, n, ok := srv.lastStored(t, "histogram_count(tt_native_duration_seconds)")
+		return ok && n == 0
+	})
+	require.True(t, emptyStored, "Prometheus stored no sample of the empty histogram within 2 minutes: %s\n%s", srv.scrapeHealth(t), srv.log)
+	emptyAfter := time.Since(start)
 	for range 998 {
 		h.Observe(0.020)
 	}
 	h.Observe(0.7)
 	h.Observe(0.7)
-	// Wait until Prometheus has stored them.
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		r := srv.query(t, "histogram_count(tt_native_duration_seconds)", time.Now())
-		if len(r) == 1 && only(t, r) == 1000 {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "Prometheus did not store the observations\n%s", srv.log)
-		time.Sleep(200 * time.Millisecond)
-	}
-	at := time.Now().Truncate(time.Second)
+	// The observations are stored and no scrape is in flight before at:
+	// the tool and Prometheus below read the same samples.
+	var at time.Time
+	stored := waitUntil(2*time.Minute, 200*time.Millisecond, func() bool {
+		var n float64
+		var ok bool
+		at, n, ok = srv.lastStored(t, "histogram_count(tt_native_duration_seconds)")
+		return ok && n == 1000
+	})
+	require.True(t, stored, "Prometheus did not store the observations within 2 minutes: %s\n%s", srv.scrapeHealth(t), srv.log)
+	t.Logf("Prometheus stored the empty histogram %v after it was ready, the observations %v later; %s",
+		emptyAfter.Round(time.Millisecond), (time.Since(start) - emptyAfter).Round(time.Millisecond), srv.scrapeHealth(t))
 	window := (at.Sub(start) + 2*time.Second).Truncate(time.Second)
 	w := strconv.Itoa(int(window.Seconds())) + "s"
 

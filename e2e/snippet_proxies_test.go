@@ -65,6 +65,15 @@ type proxy interface {
 // runProxyCases sends each case through a proxy started by start: one in
 // front of the test upstream, one in front of an address that refuses
 // connections (there the proxy's log counts the tries).
+//
+// The report's connect timeout is 6ms (3 x its RTT of 2ms): on a loaded
+// machine a proxy starved of CPU for longer gives up a connect to the
+// upstream that the kernel had completed, and tries again, at the cost of
+// one of its tries; the case no longer runs as planned. The upstream counts
+// those connects (abandonedConnects): when there were any, what still
+// holds is checked: each try the proxy logged either reached the upstream
+// or was such a connect, no more tries than the snippet's, no wait past the
+// case's bound.
 func runProxyCases(t *testing.T, up *behaviourUpstream, cases []proxyCase, deadline time.Duration, start func(target string) proxy) {
 	t.Helper()
 	for _, refused := range []bool{false, true} {
@@ -84,6 +93,14 @@ func runProxyCases(t *testing.T, up *behaviourUpstream, cases []proxyCase, deadl
 				hits = p.tries(t, c.method, c.path)
 			}
 			t.Logf("%s %s (refused %v): %d, %d tries reached the upstream, waited %v", c.method, c.path, refused, status, hits, wait.Round(time.Millisecond))
+			if abandoned := up.abandonedConnects(t); !refused && abandoned > 0 {
+				tries := p.tries(t, c.method, c.path)
+				t.Logf("%s %s: %d of %d tries gave up a connect (the machine is busy): the tries are checked, not the plan", c.method, c.path, abandoned, tries)
+				assert.Equal(t, tries-abandoned, hits, "%s %s: every try that connected reached the upstream", c.method, c.path)
+				assert.LessOrEqual(t, tries, snippetAttempts, "%s %s: tries", c.method, c.path)
+				assert.LessOrEqual(t, wait, c.maxWait, "%s %s: the wait against the deadline of %v", c.method, c.path, deadline)
+				continue
+			}
 			assert.Equal(t, c.wantStatus, status, "%s %s", c.method, c.path)
 			assert.Equal(t, c.wantHits, hits, "%s %s: requests that reached the upstream", c.method, c.path)
 			assert.GreaterOrEqual(t, wait, c.minWait, "%s %s", c.method, c.path)
@@ -139,7 +156,7 @@ func TestSnippetNginx(t *testing.T) {
 		}},
 	} {
 		t.Run(run.name, func(t *testing.T) {
-			r := policyReport(t, run.deadline, 3, run.idempotent, false)
+			r := policyReport(t, run.deadline, snippetAttempts, run.idempotent, false)
 			body := renderSnippet(t, "nginx", r, snippet.Options{})
 			tries, err := strconv.Atoi(snippetDirective(body, "proxy_next_upstream_tries"))
 			require.NoError(t, err, "%s", body)
@@ -274,7 +291,7 @@ func TestSnippetHAProxy(t *testing.T) {
 		}},
 	} {
 		t.Run(run.name, func(t *testing.T) {
-			r := policyReport(t, run.deadline, 3, run.idempotent, false)
+			r := policyReport(t, run.deadline, snippetAttempts, run.idempotent, false)
 			body := renderSnippet(t, "haproxy", r, snippet.Options{})
 			assert.Equal(t, "2", snippetDirective(body, "retries"), "%s", body)
 			assert.Equal(t, run.retryOn, snippetDirective(body, "retry-on"), "%s", body)

@@ -31,14 +31,19 @@ type behaviourUpstream struct {
 	addr string // 127.0.0.1:port
 	mu   sync.Mutex
 	hits map[string]int // "POST /fail" -> requests that reached the upstream
+	// fresh holds the connections accepted that have not sent a byte yet;
+	// abandoned counts those closed so, since the last reset: connects a
+	// client gave up on (see abandonedConnects).
+	fresh     map[net.Conn]bool
+	abandoned int
 }
 
 func startBehaviourUpstream(t *testing.T) *behaviourUpstream {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	u := &behaviourUpstream{addr: l.Addr().String(), hits: map[string]int{}}
-	u.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	u := &behaviourUpstream{addr: l.Addr().String(), hits: map[string]int{}, fresh: map[net.Conn]bool{}}
+	u.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, ConnState: u.connState, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.mu.Lock()
 		u.hits[r.Method+" "+r.URL.Path]++
 		u.mu.Unlock()
@@ -79,6 +84,43 @@ func (u *behaviourUpstream) reset() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	clear(u.hits)
+	u.abandoned = 0
+}
+
+// connState follows each connection from its accept to its first byte.
+func (u *behaviourUpstream) connState(c net.Conn, s http.ConnState) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	switch s {
+	case http.StateNew:
+		u.fresh[c] = true
+	case http.StateClosed, http.StateHijacked:
+		if u.fresh[c] {
+			u.abandoned++
+		}
+		delete(u.fresh, c)
+	default: // active: a request came
+		delete(u.fresh, c)
+	}
+}
+
+// abandonedConnects returns how many connections were closed without a
+// request since the last reset, once none is left waiting for its first
+// byte. On loopback the kernel completes a connect at once, so a client
+// (or proxy) whose connect timed out, starved of CPU past a timeout of a
+// few ms on a busy machine, leaves one such connection per attempt: the
+// upstream's own count of the attempts that were never sent.
+func (u *behaviourUpstream) abandonedConnects(t *testing.T) int {
+	t.Helper()
+	settled := waitUntil(time.Minute, 10*time.Millisecond, func() bool {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		return len(u.fresh) == 0
+	})
+	require.True(t, settled, "a connection to the upstream neither sent a request nor closed within a minute")
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.abandoned
 }
 
 // refusedAddr is a loopback address where nothing listens: a connect to

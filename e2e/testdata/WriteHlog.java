@@ -12,9 +12,9 @@ import org.HdrHistogram.HistogramLogWriter;
  * jHiccup and load generators do: nanoseconds, 3 significant digits, one
  * histogram per tag and second, times relative to a StartTime. It prints,
  * per tag, what Java itself computes over the whole log: the total count,
- * getValueAtPercentile(99.9) (the sample of rank ceil(0.999 N)), the
- * value of the sample of rank round(0.999 N) (the rank hdrhistogram-go and
- * tunetimeout take), and getMaxValue of the accumulated histogram.
+ * getValueAtPercentile(99.9) (the sample of rank ceil(0.999 N), the rank
+ * tunetimeout takes), the value of the sample of rank round(0.999 N) (the
+ * rank hdrhistogram-go takes), and getMaxValue of the accumulated histogram.
  *
  * java -cp hdrhistogram.jar:. WriteHlog out.hlog seed
  */
