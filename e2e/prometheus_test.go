@@ -626,6 +626,15 @@ func TestPrometheusNative(t *testing.T) {
 		NativeHistogramBucketFactor: 1.1, // schema 3: bounds 2^(k/8)
 	})
 	reg.MustRegister(h)
+	// A second histogram with negative observations, an exporter's bug:
+	// Prometheus's histogram_quantile reads them, tunetimeout leaves them
+	// out and says so.
+	neg := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:                        "tt_native_negative_seconds",
+		Help:                        "Latency with a clock that went backwards.",
+		NativeHistogramBucketFactor: 1.1,
+	})
+	reg.MustRegister(neg)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	var serving sync.WaitGroup
@@ -657,6 +666,13 @@ scrape_configs:
 	})
 	require.True(t, emptyStored, "Prometheus stored no sample of the empty histogram within 2 minutes: %s\n%s", srv.scrapeHealth(t), srv.log)
 	emptyAfter := time.Since(start)
+	// Before the first histogram's: stored once its count is.
+	for range 400 {
+		neg.Observe(-0.03)
+	}
+	for range 600 {
+		neg.Observe(0.05)
+	}
 	for range 998 {
 		h.Observe(0.020)
 	}
@@ -702,4 +718,28 @@ scrape_configs:
 	assert.Greater(t, *g.LittlesLaw.Rate, 0.0)
 	t.Logf("native: bucket (%.4f, %.4f], histogram_quantile %.6f (Prometheus %.6f), calls %.1f, took %v",
 		g.Buckets.Bucket.Low, *g.Buckets.Bucket.High, g.Buckets.HistogramQuantile, theirs, g.Buckets.Calls, time.Since(start).Round(time.Second))
+
+	t.Run("negative buckets: left out, said, not Prometheus's", func(t *testing.T) {
+		out, errOut, code := runTool(t, "prometheus", "--url", srv.url, "--metric", "tt_native_negative_seconds", "--window", w,
+			"--at", strconv.FormatInt(at.Unix(), 10), "--peak-range", "5s", "--false-timeouts", "50%", "-o", "json")
+		require.Equal(t, 0, code, errOut)
+		var r edgeReport
+		require.NoError(t, json.Unmarshal([]byte(out), &r))
+		require.Len(t, r.Groups, 1)
+		g := r.Groups[0]
+		// increase() scales the 400 and 600 calls up a little, alike.
+		assert.InDelta(t, 400.0/600, float64(g.Excluded["negative"])/float64(g.Samples), 0.01)
+		require.NotEmpty(t, g.Recommendation.Warnings)
+		assert.Contains(t, g.Recommendation.Warnings[0], "were counted below zero latency")
+		assert.Equal(t, "tunetimeout", g.Buckets.EstimateBy)
+		assert.Contains(t, g.Buckets.EstimateNote, "histogram_quantile reads the negative buckets, which tunetimeout left out")
+		assert.Nil(t, g.Buckets.HistogramQuantile, "not claimed as Prometheus's")
+		require.NotNil(t, g.Buckets.Estimate)
+		theirs := only(t, srv.query(t, fmt.Sprintf("histogram_quantile(0.5, sum(increase(tt_native_negative_seconds[%s])))", w), at))
+		t.Logf("p50: Prometheus %.6f, tunetimeout over the positive buckets %.6f", theirs, *g.Buckets.Estimate)
+		assert.Greater(t, math.Abs(theirs-*g.Buckets.Estimate), 1e-6, "they differ, which is why the label says whose")
+		assert.Greater(t, g.Buckets.Bucket.Low, 0.0)
+		require.NotNil(t, g.Buckets.Bucket.High)
+		assert.GreaterOrEqual(t, *g.Buckets.Bucket.High, 0.05, "the bucket of 50ms")
+	})
 }
