@@ -71,7 +71,8 @@ func writeEdgeOpenMetrics(t *testing.T, path string, t0 time.Time) {
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
 }
 
-// edgeReport is the part of the JSON report these cases read.
+// edgeReport is the part of the JSON report these cases read (and
+// victoria_test.go's).
 type edgeReport struct {
 	Input struct {
 		Records int64
@@ -98,6 +99,7 @@ type edgeReport struct {
 			EstimateBy        string   `json:"estimate_by"`
 			EstimateNote      string   `json:"estimate_note"`
 			HistogramQuantile *float64 `json:"histogram_quantile_seconds"`
+			Server            string   `json:"histogram_quantile_server"`
 			Beyond            bool     `json:"beyond_largest_bound"`
 			Repairs           []string
 		}

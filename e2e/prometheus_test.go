@@ -168,6 +168,15 @@ func startPrometheus(t *testing.T, bin, storage, config string, extra ...string)
 		"--config.file=" + cfg,
 		"--log.level=warn",
 	}, extra...)
+	log := startServer(t, "prometheus", bin, args, "http://"+addr+"/-/ready")
+	return &promServer{url: "http://" + addr, log: log}
+}
+
+// startServer runs a server binary with args until the test ends (an
+// interrupt, then a kill after 10 s) and waits, polling ready with a 30 s
+// bound, until it answers 200. Its output is kept for failure messages.
+func startServer(t *testing.T, name, bin string, args []string, ready string) *promLog {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, args...)
 	log := &promLog{}
@@ -185,23 +194,22 @@ func startPrometheus(t *testing.T, bin, storage, config string, extra ...string)
 		}
 		cancel()
 	})
-	s := &promServer{url: "http://" + addr, log: log}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		select {
 		case err := <-exited:
-			t.Fatalf("prometheus exited before it was ready: %v\n%s", err, log)
+			t.Fatalf("%s exited before it was ready: %v\n%s", name, err, log)
 		default:
 		}
-		resp, err := http.Get(s.url + "/-/ready")
+		resp, err := http.Get(ready)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return s
+				return log
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("prometheus not ready within 30s\n%s", log)
+			t.Fatalf("%s not ready within 30s\n%s", name, log)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

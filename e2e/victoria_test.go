@@ -9,8 +9,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -205,43 +203,8 @@ func vmStart(t *testing.T, bin string) *vmServer {
 		"-search.latencyOffset=0s",
 		"-loggerLevel=WARN",
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, args...)
-	log := &promLog{}
-	cmd.Stdout, cmd.Stderr = log, log
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			cancel()
-			<-exited
-		}
-		cancel()
-	})
-	s := &vmServer{url: "http://" + addr, log: log}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case err := <-exited:
-			t.Fatalf("victoria-metrics exited before it was ready: %v\n%s", err, log)
-		default:
-		}
-		resp, err := http.Get(s.url + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("victoria-metrics not healthy within 30s\n%s", log)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	url := "http://" + addr
+	return &vmServer{url: url, log: startServer(t, "victoria-metrics", bin, args, url+"/health")}
 }
 
 // api is the server as the Prometheus tests' helpers query it.
@@ -484,21 +447,7 @@ func TestVictoriaMetrics(t *testing.T) {
 			"--at", end.Format(time.RFC3339), "--false-timeouts", "50%", "-o", "json"}
 		out, errOut, code := runTool(t, args...)
 		require.Equal(t, 0, code, errOut)
-		var r struct {
-			Groups []struct {
-				Buckets struct {
-					Bucket struct {
-						Low  float64  `json:"low_seconds"`
-						High *float64 `json:"high_seconds"`
-					}
-					Estimate          *float64 `json:"estimate_seconds"`
-					EstimateBy        string   `json:"estimate_by"`
-					EstimateNote      string   `json:"estimate_note"`
-					HistogramQuantile *float64 `json:"histogram_quantile_seconds"`
-					Server            string   `json:"histogram_quantile_server"`
-				}
-			}
-		}
+		var r edgeReport
 		require.NoError(t, json.Unmarshal([]byte(out), &r))
 		require.Len(t, r.Groups, 1)
 		b := r.Groups[0].Buckets
