@@ -217,7 +217,7 @@ func NewCSV(r io.Reader, name string, o CSVOptions) (Decoder, error) {
 	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
 		br.Discard(len(utf8BOM))
 	}
-	d := &csvDecoder{csvLayout: csvLayout{name: name, timeCol: -1, statusCol: -1}, rows: csvRows{br: br, header: true}}
+	d := &csvDecoder{csvLayout: csvLayout{name: name, timeCol: -1, statusCol: -1}, rows: csvRows{src: lineSource{br: br}, header: true}}
 	err := d.rows.next()
 	d.rows.header = false
 	if err == io.EOF {
@@ -457,7 +457,7 @@ func (d *csvDecoder) Reset(data []byte, line int) {
 // resetReader makes d read r, the rest of the same input from line number
 // line on.
 func (d *csvDecoder) resetReader(r io.Reader, line int) {
-	d.rows.br.Reset(r)
+	d.rows.src.br.Reset(r)
 	d.rows.reset(nil, line)
 	d.pending, d.atPending = nil, false
 }

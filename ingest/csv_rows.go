@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/csv"
 	"errors"
@@ -19,14 +18,8 @@ import (
 // their fields and their line numbers are those encoding/csv gives with
 // FieldsPerRecord -1 and ReuseRecord.
 type csvRows struct {
-	br   *bufio.Reader
-	line int    // lines consumed so far
-	long []byte // a line longer than br's buffer, assembled
-	// mem is a chunk of the input held in memory (reset), read instead of
-	// br when inMem, from pos on.
-	mem   []byte
-	pos   int
-	inMem bool
+	src  lineSource
+	line int // lines consumed so far
 
 	fields []string // the current row; see next
 
@@ -197,51 +190,27 @@ func (r *csvRows) rawLine() ([]byte, error) {
 		}
 		return line, nil
 	}
-	if r.inMem {
-		if r.pos >= len(r.mem) {
-			return nil, io.EOF
-		}
-		rest := r.mem[r.pos:]
-		n := bytes.IndexByte(rest, '\n') + 1
-		if n == 0 {
-			n = len(rest)
-		}
-		r.pos += n
+	line, err := r.src.next()
+	if err == errLongLine {
 		r.line++
-		if n > maxLine {
-			return nil, errLongLine
-		}
-		return rest[:n], nil
+		return nil, errLongLine
 	}
-	line, err := r.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		// A long line is assembled up to maxLine and skipped beyond it:
-		// one line without a line break must not take the memory.
-		r.long = append(r.long[:0], line...)
-		for err == bufio.ErrBufferFull {
-			line, err = r.br.ReadSlice('\n')
-			if len(r.long) <= maxLine {
-				r.long = append(r.long, line...)
-			}
-		}
-		line = r.long
-	}
-	if err != nil && (err != io.EOF || len(line) == 0) {
+	if err != nil {
 		return nil, err
 	}
 	r.line++
-	if len(line) > maxLine {
-		return nil, errLongLine
-	}
 	return line, nil
 }
 
 // reset makes r read data (in memory) or, when data is nil, br's new
 // input, whose first line is number line.
 func (r *csvRows) reset(data []byte, line int) {
-	r.mem, r.pos, r.inMem = data, 0, data != nil
+	if data != nil {
+		r.src.resetMem(data)
+	} else {
+		r.src.resetReader(nil)
+	}
 	r.line = line - 1
-	r.long = r.long[:0]
 	r.fields = r.fields[:0]
 	r.feed.rest = nil
 	r.replay = nil

@@ -101,11 +101,11 @@ const maxLine = 1 << 20
 // non-blank line (stripFirst), so that the decoders of one input's chunks
 // (ChunkDecoder), made from that line, all read alike.
 func NewLineDecoder(r io.Reader, name string, p LineParser, g *Grouper) Decoder {
-	d := &lineDecoder{br: bufio.NewReaderSize(r, 64<<10), name: name, p: p, g: g, rules: allPrefixes}
+	d := &lineDecoder{src: lineSource{br: bufio.NewReaderSize(r, 64<<10)}, name: name, p: p, g: g, rules: allPrefixes}
 	if o, ok := p.(prefixOwner); ok {
 		d.rules &^= o.ownPrefixes()
 	}
-	if line, err := peekFirstLine(d.br); err == nil {
+	if line, err := peekFirstLine(d.src.br); err == nil {
 		d.stripFirst = d.prefersStripped(line)
 	}
 	return d
@@ -126,17 +126,11 @@ func (d *lineDecoder) prefersStripped(line []byte) bool {
 }
 
 type lineDecoder struct {
-	br   *bufio.Reader
-	name string
-	p    LineParser
-	g    *Grouper
-	line int
-	long []byte // a line longer than the reader's buffer, assembled
-	// mem is a chunk of the input held in memory (Reset), read instead of
-	// br when inMem, from pos on: its lines are sliced, not copied.
-	mem    []byte
-	pos    int
-	inMem  bool
+	src    lineSource
+	name   string
+	p      LineParser
+	g      *Grouper
+	line   int
 	s      Sample
 	fields Fields
 	// rules are the prefixes stripped; stripFirst: a line is parsed
@@ -221,41 +215,11 @@ func (d *lineDecoder) Notes() []string { return d.notes }
 // longer than maxLine is returned as a *ParseError after it is skipped.
 func (d *lineDecoder) readLine() ([]byte, error) {
 	d.line++
-	if d.inMem {
-		if d.pos >= len(d.mem) {
-			return nil, io.EOF
-		}
-		rest := d.mem[d.pos:]
-		n := bytes.IndexByte(rest, '\n') + 1
-		if n == 0 {
-			n = len(rest)
-		}
-		d.pos += n
-		if n > maxLine {
-			return nil, &ParseError{File: d.name, Line: d.line, Reason: "line is longer than 1 MiB"}
-		}
-		line := bytes.TrimSuffix(rest[:n], []byte("\n"))
-		return bytes.TrimSuffix(line, []byte("\r")), nil
+	line, err := d.src.next()
+	if err == errLongLine {
+		return nil, &ParseError{File: d.name, Line: d.line, Reason: "line is longer than 1 MiB"}
 	}
-	line, err := d.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		d.long = append(d.long[:0], line...)
-		for err == bufio.ErrBufferFull {
-			line, err = d.br.ReadSlice('\n')
-			if len(d.long) <= maxLine {
-				d.long = append(d.long, line...)
-			}
-		}
-		if len(d.long) > maxLine {
-			d.long = d.long[:0]
-			if err != nil && err != io.EOF {
-				return nil, err
-			}
-			return nil, &ParseError{File: d.name, Line: d.line, Reason: "line is longer than 1 MiB"}
-		}
-		line = d.long
-	}
-	if err != nil && (err != io.EOF || len(line) == 0) {
+	if err != nil {
 		return nil, err
 	}
 	line = bytes.TrimSuffix(line, []byte("\n"))
@@ -265,17 +229,15 @@ func (d *lineDecoder) readLine() ([]byte, error) {
 // Reset makes d read data, lines of the same input from line number line
 // on; see ChunkDecoder. The lines are parsed where they are.
 func (d *lineDecoder) Reset(data []byte, line int) {
-	d.mem, d.pos, d.inMem = data, 0, true
+	d.src.resetMem(data)
 	d.line = line - 1
 }
 
 // resetReader makes d read r, the rest of the same input from line number
 // line on.
 func (d *lineDecoder) resetReader(r io.Reader, line int) {
-	d.br.Reset(r)
-	d.mem, d.pos, d.inMem = nil, 0, false
+	d.src.resetReader(r)
 	d.line = line - 1
-	d.long = d.long[:0]
 }
 
 // cuttable: every line is a record.
