@@ -124,10 +124,11 @@ func newALB(r io.Reader, name string, o Options) (Decoder, error) {
 
 func init() {
 	Register(Format{
-		Name:    "alb",
-		Summary: "AWS Application Load Balancer access logs: the three processing times (or target_processing_time with --latency upstream)",
-		Sniff:   sniffALB,
-		New:     newALB,
+		Name:     "alb",
+		Priority: 20,
+		Summary:  "AWS Application Load Balancer access logs: the three processing times (or target_processing_time with --latency upstream)",
+		Sniff:    sniffALB,
+		New:      newALB,
 	})
 }
 

@@ -398,9 +398,10 @@ func sniffApache(line []byte) bool { return apacheShape(line) != "" }
 
 func init() {
 	Register(Format{
-		Name:    "apache",
-		Summary: "Apache httpd access log in the LogFormat given by --log-format (recognised without it: common or combined + %D)",
-		Sniff:   sniffApache,
-		New:     NewApache,
+		Name:     "apache",
+		Priority: 30,
+		Summary:  "Apache httpd access log in the LogFormat given by --log-format (recognised without it: common or combined + %D)",
+		Sniff:    sniffApache,
+		New:      NewApache,
 	})
 }

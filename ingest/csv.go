@@ -417,9 +417,10 @@ func (d *csvDecoder) group(rec []string) string {
 
 func init() {
 	Register(Format{
-		Name:    "csv",
-		Summary: "CSV with a header: a latency column (latency_ms, duration_s, ...), optional timestamp, status and group columns",
-		Sniff:   sniffCSV,
+		Name:     "csv",
+		Priority: 70,
+		Summary:  "CSV with a header: a latency column (latency_ms, duration_s, ...), optional timestamp, status and group columns",
+		Sniff:    sniffCSV,
 		New: func(r io.Reader, name string, o Options) (Decoder, error) {
 			return NewCSV(r, name, o.CSV)
 		},

@@ -475,9 +475,10 @@ func newEnvoyDecoder(r io.Reader, name string, o Options) (Decoder, error) {
 
 func init() {
 	Register(Format{
-		Name:    "envoy",
-		Summary: "Envoy's default text access log (also Istio's); --latency request (%DURATION%) or upstream (x-envoy-upstream-service-time)",
-		Sniff:   sniffEnvoy,
-		New:     newEnvoyDecoder,
+		Name:     "envoy",
+		Priority: 20,
+		Summary:  "Envoy's default text access log (also Istio's); --latency request (%DURATION%) or upstream (x-envoy-upstream-service-time)",
+		Sniff:    sniffEnvoy,
+		New:      newEnvoyDecoder,
 	})
 }

@@ -3,6 +3,7 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -50,6 +51,19 @@ type Format struct {
 	// KiB, as it stands or without the prefixes of prefix.go) looks like
 	// this format; nil: never chosen by "auto". See sniff.
 	Sniff func(line []byte) bool
+	// Priority orders the sniffers, lowest first (then by name): a format
+	// whose lines another's sniffer would also accept comes before it. The
+	// order, from the registrations (TestSniffOrder pins it):
+	//   10 hlog: its header lines are like no log's;
+	//   20 alb, envoy, haproxy: shapes of their own;
+	//   30 apache: a combined line that ends in an integer (%D, in µs),
+	//      before nginx, whose $request_time has a decimal point;
+	//   40 ingress-nginx: a combined line with upstreaminfo's fields after
+	//      it, before nginx, which would read its first fields;
+	//   50 nginx;
+	//   60 caddy, envoy-json, traefik: JSON objects with fields of their own;
+	//   70 csv: a header row of column names, after every log.
+	Priority int
 	// NotRequest returns, for a line (without its prefixes) that is one of
 	// the server's own messages rather than a request, what it is ("haproxy
 	// proxy started"); "" for any other line. Auto-detection looks past such
@@ -83,6 +97,14 @@ func Formats() []Format {
 		out = append(out, f)
 	}
 	slices.SortFunc(out, func(a, b Format) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// sniffOrder returns the registered formats in the order auto-detection
+// tries them: by Priority, then by name.
+func sniffOrder() []Format {
+	out := Formats()
+	slices.SortStableFunc(out, func(a, b Format) int { return cmp.Compare(a.Priority, b.Priority) })
 	return out
 }
 
@@ -195,7 +217,7 @@ func peekLine(br *bufio.Reader, off int) (line []byte, next int, err error) {
 func sniff(br *bufio.Reader, name string) (Format, error) {
 	var sniffers, notRequests []Format
 	var tried []string
-	for _, f := range Formats() {
+	for _, f := range sniffOrder() {
 		if f.Sniff != nil {
 			sniffers = append(sniffers, f)
 			tried = append(tried, f.Name)

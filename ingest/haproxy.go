@@ -120,6 +120,7 @@ func newHAProxy(r io.Reader, name string, o Options) (Decoder, error) {
 func init() {
 	Register(Format{
 		Name:       "haproxy",
+		Priority:   20,
 		Summary:    `HAProxy "option httplog" lines, with or without a syslog prefix: Ta (or Tr with --latency upstream), Tc, termination state`,
 		Sniff:      sniffHAProxy,
 		NotRequest: hapNotRequest,

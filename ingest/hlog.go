@@ -11,6 +11,7 @@ import (
 func init() {
 	Register(Format{
 		Name:       "hlog",
+		Priority:   10,
 		Summary:    "HdrHistogram interval logs (tunetimeout summarize, jHiccup, Java's HistogramLogWriter, wrk2...)",
 		Sniff:      sniffHlog,
 		Histograms: true,

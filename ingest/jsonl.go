@@ -529,9 +529,10 @@ func jsonlSniff(ok func(v []jsonlValue) bool, paths ...string) func([]byte) bool
 
 func jsonlFormat(l jsonlLayout, summary string, sniff func([]byte) bool) Format {
 	return Format{
-		Name:    l.format,
-		Summary: summary,
-		Sniff:   sniff,
+		Name:     l.format,
+		Summary:  summary,
+		Sniff:    sniff,
+		Priority: 60, // see Format.Priority
 		New: func(r io.Reader, name string, o Options) (Decoder, error) {
 			return newJSONLDecoder(l, r, name, o)
 		},

@@ -524,16 +524,18 @@ func sniffIngressNginx(line []byte) bool {
 
 func init() {
 	Register(Format{
-		Name: "nginx",
+		Name:     "nginx",
+		Priority: 50,
 		Summary: "nginx access log in the log_format given by --log-format or --nginx-conf/--log-format-name " +
 			"(recognised without them: combined + $request_time [$upstream_response_time])",
 		Sniff: sniffNginx,
 		New:   NewNginx,
 	})
 	Register(Format{
-		Name:    "ingress-nginx",
-		Summary: "ingress-nginx controller log in its default upstreaminfo format (or --log-format)",
-		Sniff:   sniffIngressNginx,
-		New:     NewIngressNginx,
+		Name:     "ingress-nginx",
+		Priority: 40,
+		Summary:  "ingress-nginx controller log in its default upstreaminfo format (or --log-format)",
+		Sniff:    sniffIngressNginx,
+		New:      NewIngressNginx,
 	})
 }
