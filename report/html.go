@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/tunetimeout/tunetimeout/internal/escape"
@@ -87,9 +85,9 @@ type htmlSummaryRow struct {
 // htmlGroup is one group with what the template cannot compute itself.
 type htmlGroup struct {
 	Group
-	ID          string // "g1": ids never hold input
-	Excluded    string // "961 status 5xx"
-	Percentiles []htmlPercentile
+	ID          string            // "g1": ids never hold input
+	Excluded    string            // "961 status 5xx"
+	Percentiles []percentileCells // a lower bound's Value marked "≥ "
 	Interval    string
 	Plots       []scene
 	RateText    string
@@ -103,17 +101,7 @@ type htmlGroup struct {
 	ShowPolicy   bool
 	PolicyHead   string
 	PolicyFacts  []string
-	Candidates   []htmlCandidate
-}
-
-type htmlPercentile struct {
-	Name, Value, Note string
-	Chosen            bool
-}
-
-type htmlCandidate struct {
-	Timeout, CutOff, InFlight, Multiple string
-	Chosen                              bool
+	Candidates   []candidateCells
 }
 
 func newHTMLPage(r *Report) htmlPage {
@@ -167,33 +155,14 @@ func sourceText(r *Report) string {
 
 func newHTMLGroup(id string, g Group) htmlGroup {
 	h := htmlGroup{Group: g, ID: id, ShowPolicy: policyAsked(g.Policy)}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(g.Excluded)) {
-		parts = append(parts, fmt.Sprintf("%s %s", human.Count(g.Excluded[k]), k))
-	}
-	h.Excluded = strings.Join(parts, ", ")
-	rec := g.Recommendation
-	for _, p := range g.Percentiles {
-		hp := htmlPercentile{Name: human.Quantile(p.Quantile), Value: human.Seconds(p.Seconds), Chosen: p.Quantile == rec.Quantile}
+	h.Excluded = strings.Join(excludedParts(g, nil), ", ") // escaped by the template
+	for _, p := range percentileRows(g) {
 		if p.LowerBound {
-			hp.Value = "≥ " + hp.Value
+			p.Value = "≥ " + p.Value
 		}
-		if hp.Chosen {
-			hp.Note = intervalText(rec)
-		}
-		h.Percentiles = append(h.Percentiles, hp)
+		h.Percentiles = append(h.Percentiles, p)
 	}
-	for _, c := range g.Candidates {
-		hc := htmlCandidate{Timeout: human.Seconds(c.TimeoutSeconds), CutOff: human.Percent(c.CutOffFraction),
-			InFlight: "-", Multiple: "-", Chosen: c.TimeoutSeconds == rec.TimeoutSeconds}
-		if c.InFlightDuringHang != nil {
-			hc.InFlight = human.Number(*c.InFlightDuringHang)
-		}
-		if c.PoolMultiple != nil {
-			hc.Multiple = fmt.Sprintf("%.2f", *c.PoolMultiple)
-		}
-		h.Candidates = append(h.Candidates, hc)
-	}
+	h.Candidates = candidateRows(g)
 	h.Plots = append(h.Plots, percentilePlot(id, g))
 	if s, ok := histogramPlot(id, g); ok {
 		h.Plots = append(h.Plots, s)

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"maps"
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/tunetimeout/tunetimeout/internal/escape"
@@ -106,11 +104,7 @@ func writeGroupMarkdown(m *errWriter, g Group) {
 	}
 	m.printf("\n\n")
 	if len(g.Excluded) > 0 {
-		var parts []string
-		for _, k := range slices.Sorted(maps.Keys(g.Excluded)) {
-			parts = append(parts, fmt.Sprintf("%s %s", human.Count(g.Excluded[k]), md(k)))
-		}
-		m.printf("Not counted: %s.", strings.Join(parts, ", "))
+		m.printf("Not counted: %s.", strings.Join(excludedParts(g, md), ", "))
 		if g.Censored > 0 {
 			m.printf(" Censored calls took at least their recorded time.")
 		}
@@ -147,33 +141,22 @@ func writeGroupMarkdown(m *errWriter, g Group) {
 	}
 
 	m.printf("\n### Latency\n\n| percentile | latency | |\n|---|--:|---|\n")
-	for _, p := range g.Percentiles {
-		value := human.Seconds(p.Seconds)
+	for _, p := range percentileRows(g) {
+		value := p.Value
 		if p.LowerBound {
 			value = "≥ " + value
 		}
-		note := ""
-		if p.Quantile == rec.Quantile {
-			note = intervalText(rec)
-		}
-		m.printf("| %s | %s | %s|\n", human.Quantile(p.Quantile), value, cell(md(note)))
+		m.printf("| %s | %s | %s|\n", p.Name, value, cell(md(p.Note)))
 	}
 	m.printf("| mean | %s | |\n", human.Seconds(g.MeanSeconds))
 
 	m.printf("\n### Candidates\n\n| timeout | cut off | in flight during a hang | x pool |\n|--:|--:|--:|--:|\n")
-	for _, c := range g.Candidates {
-		inFlight, multiple := "-", "-"
-		if c.InFlightDuringHang != nil {
-			inFlight = human.Number(*c.InFlightDuringHang)
-		}
-		if c.PoolMultiple != nil {
-			multiple = fmt.Sprintf("%.2f", *c.PoolMultiple)
-		}
-		timeout := human.Seconds(c.TimeoutSeconds)
-		if c.TimeoutSeconds == rec.TimeoutSeconds {
+	for _, c := range candidateRows(g) {
+		timeout := c.Timeout
+		if c.Chosen {
 			timeout = "**" + timeout + "**"
 		}
-		m.printf("| %s | %s | %s | %s |\n", timeout, md(human.Percent(c.CutOffFraction)), inFlight, multiple)
+		m.printf("| %s | %s | %s | %s |\n", timeout, md(c.CutOff), c.InFlight, c.Multiple)
 	}
 
 	ll := g.LittlesLaw

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"maps"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -146,32 +144,19 @@ func writeGroupText(w *errWriter, g Group) {
 		w.printf(", %s of them censored (took at least their recorded time)", human.Count(g.Censored))
 	}
 	if len(g.Excluded) > 0 {
-		var parts []string
-		for _, k := range slices.Sorted(maps.Keys(g.Excluded)) {
-			parts = append(parts, fmt.Sprintf("%s %s", human.Count(g.Excluded[k]), k))
-		}
-		w.printf("; not counted: %s", strings.Join(parts, ", "))
+		w.printf("; not counted: %s", strings.Join(excludedParts(g, nil), ", "))
 	}
 	w.printf(" ==\n")
 
 	rec := g.Recommendation
 	w.printf("\nLatency\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, p := range g.Percentiles {
-		value := human.Seconds(p.Seconds)
+	for _, p := range percentileRows(g) {
+		value := p.Value
 		if p.LowerBound {
 			value = ">= " + value
 		}
-		note := ""
-		if p.Quantile == rec.Quantile {
-			iv := rec.Interval
-			hi := "beyond the largest sample"
-			if iv.HighSeconds != nil {
-				hi = human.Seconds(*iv.HighSeconds)
-			}
-			note = fmt.Sprintf("%s confidence: %s to %s; %s above", human.Percent(iv.Confidence), human.Seconds(iv.LowSeconds), hi, human.Calls(iv.Above))
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", human.Quantile(p.Quantile), value, note)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", p.Name, value, p.Note)
 	}
 	fmt.Fprintf(tw, "  mean\t%s\t\n", human.Seconds(g.MeanSeconds))
 	tw.Flush()
@@ -194,15 +179,8 @@ func writeGroupText(w *errWriter, g Group) {
 	w.printf("\nCandidates\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "  timeout\tcut off\tin flight during a hang\tx pool\t\n")
-	for _, c := range g.Candidates {
-		inFlight, multiple := "-", "-"
-		if c.InFlightDuringHang != nil {
-			inFlight = human.Number(*c.InFlightDuringHang)
-		}
-		if c.PoolMultiple != nil {
-			multiple = fmt.Sprintf("%.2f", *c.PoolMultiple)
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t\n", human.Seconds(c.TimeoutSeconds), human.Percent(c.CutOffFraction), inFlight, multiple)
+	for _, c := range candidateRows(g) {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t\n", c.Timeout, c.CutOff, c.InFlight, c.Multiple)
 	}
 	tw.Flush()
 
