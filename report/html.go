@@ -65,14 +65,14 @@ type htmlPage struct {
 	Input Input
 	// Source describes a live source (Prometheus) as the text report
 	// does; "" for files.
-	Source     string
-	Unusable   string // "; 9 could not be used (75 %)"
-	More       string // "... and 8 more" bad records
-	Summary    []htmlSummaryRow
-	Legend     string
-	Groups     []htmlGroup
-	Snippets   []Snippet
-	SharedPool *SharedPool
+	Source   string
+	Unusable string // "; 9 could not be used (75 %)"
+	More     string // "... and 8 more" bad records
+	Summary  []htmlSummaryRow
+	Legend   string
+	Groups   []htmlGroup
+	Snippets []Snippet
+	Sections []Section // sections (section.go)
 }
 
 type htmlSummaryRow struct {
@@ -106,10 +106,10 @@ type htmlGroup struct {
 
 func newHTMLPage(r *Report) htmlPage {
 	p := htmlPage{
-		Title:      "Timeout report: " + strings.Join(r.Input.Files, ", "),
-		Input:      r.Input,
-		Snippets:   r.Snippets,
-		SharedPool: r.SharedPool,
+		Title:    "Timeout report: " + strings.Join(r.Input.Files, ", "),
+		Input:    r.Input,
+		Snippets: r.Snippets,
+		Sections: sections(r),
 	}
 	p.Source = sourceText(r)
 	in := r.Input

@@ -23,8 +23,8 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	m := &errWriter{w: &buf}
 	m.printf("# Timeout report\n\n")
 	writeInputMarkdown(m, r)
-	if sp := r.SharedPool; sp != nil {
-		m.printf("\n## Shared pool\n\n%s\n", md(sp.Verdict))
+	for _, s := range sections(r) {
+		writeSectionMarkdown(m, s)
 	}
 	if len(r.Groups) > 1 {
 		m.printf("\n## Summary\n\n")

@@ -20,9 +20,8 @@ func WriteText(w io.Writer, r *Report) error {
 	ew := &errWriter{w: &buf}
 	writeInputText(ew, r)
 	writePrometheusText(ew, r)
-	if sp := r.SharedPool; sp != nil {
-		ew.printf("\nShared pool (%s, shared by %d groups)\n", human.Count(int64(sp.Pool)), sp.Groups)
-		ew.printf("%s", wrap(sp.Verdict, "  ", 100))
+	for _, s := range sections(r) {
+		writeSectionText(ew, s)
 	}
 	if len(r.Groups) > 1 {
 		writeSummaryText(ew, r)
