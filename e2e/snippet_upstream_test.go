@@ -19,7 +19,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/report/snippet"
 )
 
-// The behaviour tests of the snippets (DOMAIN.md section 3): a snippet of a
+// The behaviour tests of the snippets (docs/method.md#9-config-targets): a snippet of a
 // real analysis is run by its real runtime in front of behaviourUpstream,
 // which answers 503 at once (/fail), never answers (/hang) or answers 200
 // (/ok), and counts the requests that reach it by path and method; a port

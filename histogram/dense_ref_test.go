@@ -383,7 +383,7 @@ func (l *denseLatency) Merge(o *denseLatency) {
 }
 
 // QuantileInterval returns a distribution-free confidence interval for the
-// q-quantile from order statistics (DOMAIN.md section 1). With N = Count(),
+// q-quantile from order statistics (docs/method.md#1-the-quantile). With N = Count(),
 // z the standard normal quantile of (1+confidence)/2 and
 // s = sqrt(N*q*(1-q)), the true quantile lies, with probability about
 // confidence, between the samples of rank floor(N*q - z*s) and

@@ -67,7 +67,7 @@ type Latency struct {
 }
 
 // Interval is a distribution-free confidence interval for a quantile, from
-// order statistics (DOMAIN.md section 1).
+// order statistics (docs/method.md#1-the-quantile).
 type Interval struct {
 	Quantile   float64       // q, 0 < q <= 1
 	Confidence float64       // e.g. 0.95
@@ -457,7 +457,7 @@ func (l *Latency) Merge(o *Latency) {
 }
 
 // QuantileInterval returns a distribution-free confidence interval for the
-// q-quantile from order statistics (DOMAIN.md section 1). With N = Count(),
+// q-quantile from order statistics (docs/method.md#1-the-quantile). With N = Count(),
 // z the standard normal quantile of (1+confidence)/2 and
 // s = sqrt(N*q*(1-q)), the true quantile lies, with probability about
 // confidence, between the samples of rank floor(N*q - z*s) and

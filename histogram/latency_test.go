@@ -41,8 +41,8 @@ func msRange(from, to int) []time.Duration {
 	return ds
 }
 
-// TestMixtureAgainstExact is the package's "done when" test: on DOMAIN.md's
-// worked example (200,000 mixture samples) every answer matches the exact
+// TestMixtureAgainstExact is the package's "done when" test: on the worked
+// example (docs/method.md#12-the-worked-example, 200,000 mixture samples) every answer matches the exact
 // one computed from the sorted samples, within HDR precision.
 func TestMixtureAgainstExact(t *testing.T) {
 	samples := mixture.Default().Generate(1, 200_000)
@@ -293,7 +293,7 @@ func TestQuantileInterval(t *testing.T) {
 		{"p90 of 1000, 99 %", 1000, 0.9, 0.99, 875, 926, 100, 900 * ms},
 		// s = sqrt(250) = 15.811: 500 -/+ 30.99.
 		{"median of 1000", 1000, 0.5, 0.95, 469, 532, 500, 500 * ms},
-		// DOMAIN.md: a p99.9 from 2,000 samples rests on 2 observations.
+		// docs/method.md#1-the-quantile: a p99.9 from 2,000 samples rests on 2 observations.
 		// 1998 -/+ 1.959964*sqrt(1.998) = 2.770: 1995.23 .. 2000.77, upper
 		// rank 2002 > 2000.
 		{"p99.9 of 2000", 2000, 0.999, 0.95, 1995, 0, 2, 1998 * ms},

@@ -34,8 +34,8 @@ import (
 // a user agent holding `" "` shifts the fields after it (:AUTHORITY and
 // UPSTREAM_HOST, used only for grouping).
 //
-// DOMAIN.md names the upstream time %UPSTREAM_SERVICE_TIME%; Envoy has no
-// such operator: its default format logs the x-envoy-upstream-service-time
+// The upstream time has no operator of its own (there is no
+// %UPSTREAM_SERVICE_TIME%, docs/method.md#11-sources-of-latency): its default format logs the x-envoy-upstream-service-time
 // response header, which the router sets from the upstream's response
 // headers, so it is "-" when no upstream answered.
 

@@ -5,7 +5,7 @@ import (
 	"regexp"
 )
 
-// The HdrHistogram interval log (.hlog, DOMAIN.md section 5) holds
+// The HdrHistogram interval log (.hlog, docs/method.md#11-sources-of-latency) holds
 // histograms, not samples: package histogram reads it (LogReader). It is
 // in the registry so that --input names it and auto-detection finds it.
 func init() {

@@ -21,13 +21,13 @@ const (
 
 var actionNames = map[string]StatusAction{"count": Count, "exclude": Exclude, "censor": Censor}
 
-// StatusRule decides which samples count for latency (DOMAIN.md section 1):
+// StatusRule decides which samples count for latency (docs/method.md#3-censoring):
 // fast failures say nothing about how long good calls take and are excluded;
 // calls that ended because they were slow are kept as right-censored.
 //
 // The built-in rule: 1xx-4xx count (a 404 is an answer the client waited
-// for; DOMAIN.md lists a fast 400 among the exclusions, issue 3 counts 4xx by
-// default, and --status excludes them for who prefers that); 5xx are
+// for; issue 3 counts 4xx by default, as docs/method.md#3-censoring says,
+// and --status excludes them for who prefers that); 5xx are
 // excluded; the timeout statuses of IsTimeoutStatus are censored; an unknown
 // status (0) counts. A decoder's own verdict comes first: a sample it marked
 // Excluded (an Envoy UF) is excluded and one it marked Censored (a HAProxy

@@ -7,7 +7,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/littleslaw"
 )
 
-// The worked example of DOMAIN.md: 400 calls/s with a mean latency of 32ms
+// The worked example (docs/method.md#12-the-worked-example): 400 calls/s with a mean latency of 32ms
 // and a p99 of 490ms, a timeout of 800ms, a pool of 200.
 func ExampleAnalyze() {
 	r := littleslaw.Analyze(littleslaw.Input{

@@ -1,6 +1,6 @@
 // Package littleslaw applies Little's law (in flight = rate x time) to tell
 // what a hang of a dependency costs, whether it exhausts the caller's pool,
-// and how large a bulkhead prevents that (DOMAIN.md section 2).
+// and how large a bulkhead prevents that (docs/method.md#6-littles-law).
 package littleslaw
 
 import (
@@ -71,7 +71,7 @@ func InFlight(rate float64, wait time.Duration) float64 {
 
 // HangWithRetries is Little's law during a hang when every request makes
 // attempts attempts that all time out after perTry, with backoff in total
-// between them (DOMAIN.md section 2): rate x (attempts x perTry + backoff).
+// between them (docs/method.md#6-littles-law): rate x (attempts x perTry + backoff).
 // attempts below 1 count as 1, and then backoff does not count.
 func HangWithRetries(rate float64, attempts int, perTry, backoff time.Duration) float64 {
 	return InFlight(rate, hangWait(attempts, perTry, backoff, 0))

@@ -84,7 +84,7 @@ func TestPoissonCDF(t *testing.T) {
 }
 
 func TestAnalyze(t *testing.T) {
-	// DOMAIN.md: 400 calls/s, a pool of 200, mean 32ms, p99 500ms, timeout 800ms.
+	// docs/method.md#12-the-worked-example: 400 calls/s, a pool of 200, mean 32ms, p99 500ms, timeout 800ms.
 	domain := littleslaw.Input{Rate: 400, Pool: 200, MeanLatency: 32 * ms, P99: 500 * ms, Timeout: 800 * ms}
 	withPeak := domain
 	withPeak.Rate, withPeak.PeakRate = 100, 400
@@ -173,7 +173,7 @@ func TestHystrixWikiExample(t *testing.T) {
 
 func TestHangAt(t *testing.T) {
 	r := littleslaw.Analyze(littleslaw.Input{Rate: 100, PeakRate: 400, Pool: 200})
-	// The DOMAIN.md candidate table: 400 calls/s, a pool of 200.
+	// The candidate table of docs/method.md#12-the-worked-example: 400 calls/s, a pool of 200.
 	for _, tc := range []struct {
 		timeout        time.Duration
 		inFlight, pool float64

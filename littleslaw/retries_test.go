@@ -23,7 +23,7 @@ func TestHangWithRetries(t *testing.T) {
 		{"one attempt is rate x timeout", 400, 1, 800 * ms, 0, 320},
 		{"0 attempts count as one", 400, 0, 800 * ms, 0, 320},
 		{"one attempt has no backoff to wait", 400, 1, 800 * ms, 50 * ms, 320},
-		// DOMAIN.md section 2: 400/s x (3 x 300ms + 37.5ms) = 375.
+		// docs/method.md#6-littles-law: 400/s x (3 x 300ms + 37.5ms) = 375.
 		{"three attempts and their backoff", 400, 3, 300 * ms, 37500 * time.Microsecond, 375},
 		{"retries multiply the hang", 400, 3, 800 * ms, 0, 960},
 		{"no rate", 0, 3, 800 * ms, 50 * ms, 0},
@@ -67,7 +67,7 @@ func ExampleHangWithRetries() {
 }
 
 // TestDeadlineCutsTheHang: with a deadline a request waits at most the
-// deadline, however many attempts it makes (DOMAIN.md section 3): the
+// deadline, however many attempts it makes (docs/method.md#attempts-inside-a-deadline): the
 // README's 3 attempts of 800ms in 1s hold 400 calls/s x 1s.
 func TestDeadlineCutsTheHang(t *testing.T) {
 	r := littleslaw.Analyze(littleslaw.Input{Rate: 400, Pool: 200, MeanLatency: 32 * ms,

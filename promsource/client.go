@@ -521,7 +521,7 @@ func jsonString(s string) string {
 // retryTransport adds the credentials and headers to every request, gives
 // each attempt its own timeout and retries failed ones with capped
 // exponential backoff and full jitter: wait uniform(0, min(cap, base x 2^n))
-// before retry n+1 (DOMAIN.md section 3: the tool practises what it
+// before retry n+1 (docs/method.md#backoff-with-jitter: the tool practises what it
 // recommends). It retries connection failures, attempt timeouts, 429, 502,
 // 503 and 504, honouring Retry-After as a lower bound; never 4xx otherwise
 // (a wrong query or credentials fail the same way again) nor 500.

@@ -5,7 +5,7 @@
 // aggregated), call rates for Little's law, and per-step windows. It
 // sits between histogram and recommend in the pipeline: its output is one
 // bucketed Histogram per group, which converts to a histogram.Latency
-// (DOMAIN.md sections 1 and 5).
+// (docs/method.md#4-bucketed-data).
 //
 // Answers are decoded as a stream, one series at a time, keeping only the
 // labels the session reads, and an answer larger than

@@ -9,7 +9,7 @@ import (
 
 // Policy is the call policy of one group: the per-try timeout that fits the
 // caller's deadline, the retries, the backoff and the retry budget
-// (DOMAIN.md section 3). It is always present; without --deadline and
+// (docs/method.md#7-retries). It is always present; without --deadline and
 // --attempts it is one attempt at the recommended timeout.
 type Policy struct {
 	DeadlineSeconds   *float64 `json:"deadline_seconds"` // null: no deadline given

@@ -2,7 +2,7 @@
 // share of requests succeeds within the deadline, how many attempts each
 // costs the dependency (the load multiplier) and how long the successful
 // ones take end to end, when the dependency is healthy, when a share of
-// attempts fails fast, and when it hangs (DOMAIN.md section 3).
+// attempts fails fast, and when it hangs (docs/method.md#7-retries).
 //
 // Each request makes attempts in turn. An attempt's latency is drawn from
 // the measured histogram (histogram.Sampler); it succeeds when that latency
@@ -38,14 +38,14 @@ const (
 	// at 99 % is 0.03 %), and fast (well under a second for all scenarios).
 	DefaultRequests = 100_000
 	// DefaultFailRate is the share of attempts that fail fast in the
-	// failing scenario: DOMAIN.md's example of 20 % failures.
+	// failing scenario: the 20 % failures of docs/method.md#retry-budgets.
 	DefaultFailRate = 0.2
 	// DefaultFailLatency is how long a fast failure takes: a refused
 	// connection or a 503 from a load shedder returns in about a
 	// millisecond.
 	DefaultFailLatency = time.Millisecond
 	// MaxTokens is the most tokens the retry budget's bucket keeps
-	// (DOMAIN.md section 3: "at most 10 kept"). The bucket starts full.
+	// (docs/method.md#retry-budgets: the bucket keeps at most 10). The bucket starts full.
 	MaxTokens = 10
 	// MaxRequests bounds Options.Requests.
 	MaxRequests = 10_000_000

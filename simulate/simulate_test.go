@@ -17,7 +17,7 @@ import (
 
 const ms = time.Millisecond
 
-// domain is DOMAIN.md's worked example (p50 20ms, p99.9 792ms) and its
+// domain is the worked example (docs/method.md#12-the-worked-example; p50 20ms, p99.9 792ms) and its
 // recommendation (800ms), built once.
 var domain = sync.OnceValues(func() (*histogram.Latency, recommend.Recommendation) {
 	h := histogram.New()
@@ -50,9 +50,9 @@ func find(t *testing.T, res simulate.Result, name string, budget bool) simulate.
 	return simulate.Scenario{}
 }
 
-// TestDomainBudgetFigures reproduces DOMAIN.md section 3: "during an
-// outage 3 attempts per request cost 3x the load, with the budget about
-// 1.1x. At 20 % failures the budget costs success (88 % vs 99 %)."
+// TestDomainBudgetFigures reproduces docs/method.md#retry-budgets: during an
+// outage 3 attempts per request cost 3 x the load, with the budget about
+// 1.1 x; at 20 % fast failures the budget costs success (about 88 % against 99 %).
 func TestDomainBudgetFigures(t *testing.T) {
 	h, p := policy(t, recommend.PolicyOptions{Attempts: 3, Idempotent: true, RetryBudget: 0.1})
 	s := h.Sampler()

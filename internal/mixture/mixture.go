@@ -1,5 +1,5 @@
 // Package mixture generates synthetic latency samples from the mixture model
-// of DOMAIN.md section 1: a lognormal body (most calls about 20 ms) plus, for a
+// of docs/method.md#12-the-worked-example: a lognormal body (most calls about 20 ms) plus, for a
 // small share of calls, an extra uniform pause (a GC pause, a lock, a
 // retransmission). Tests and testdata/gen use it; output is reproducible from
 // the seed.
@@ -25,7 +25,8 @@ type Model struct {
 	PauseMin, PauseMax time.Duration
 }
 
-// Default returns the model of DOMAIN.md's worked example: median 20 ms,
+// Default returns the model of the worked example
+// (docs/method.md#12-the-worked-example): median 20 ms,
 // sigma 0.5, and 2 % of calls with an extra pause of 150-800 ms.
 func Default() Model {
 	return Model{

@@ -40,8 +40,8 @@ func TestGenerateIsSeeded(t *testing.T) {
 	}
 }
 
-// TestDefaultMatchesDomain checks the model against DOMAIN.md's worked
-// example (200,000 calls): p50 20 ms, p90 40 ms, p99 498 ms, p99.9 788 ms,
+// TestDefaultMatchesDomain checks the model against the worked example
+// (docs/method.md#12-the-worked-example; 200,000 calls), within the tolerances below: p50 20 ms, p90 40 ms, p99 498 ms, p99.9 788 ms,
 // max 857 ms; cut off at 50/250/500/800 ms: 5.25/1.74/0.99/0.07 %.
 func TestDefaultMatchesDomain(t *testing.T) {
 	const n = 200_000

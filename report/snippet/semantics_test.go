@@ -3,7 +3,7 @@ package snippet
 // Readers of the emitted configurations: each reads back what a snippet
 // set, by the target's own types where a Go parser exists and by its
 // directives where none does, and says what a call through it does by the
-// target's documented semantics (DOMAIN.md section 3; the sources are in
+// target's documented semantics (docs/method.md#9-config-targets; the sources are in
 // each target's file): the longest the caller can wait, the attempts, and
 // whether anything is retried after the request was sent. The property
 // tests hold every target, for random histograms and flags, to the

@@ -5,7 +5,7 @@
 //
 // Snippets are rendered from a report alone, so a saved JSON report renders
 // the same snippets as the analysis that produced it. Each target has its own
-// duration format and limits (DOMAIN.md section 4); a value a target would
+// duration format and limits (docs/method.md#9-config-targets); a value a target would
 // reject is adjusted to the nearest value it accepts and the snippet's header
 // says so. Every snippet starts with that header: which data and which rule
 // produced each number. Formats without comments (gRPC's JSON) return the

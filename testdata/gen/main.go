@@ -1,5 +1,5 @@
 // Command gen writes a synthetic access log in CSV drawn from the mixture
-// model of DOMAIN.md section 1 (see package internal/mixture):
+// model of docs/method.md#12-the-worked-example (see package internal/mixture):
 //
 //	go run ./testdata/gen -n 200000 -seed 1 -rate 400 -start 2026-11-02T10:00:00Z > testdata/mixture.csv
 //
