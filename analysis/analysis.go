@@ -20,6 +20,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/littleslaw"
 	"github.com/tunetimeout/tunetimeout/recommend"
@@ -101,7 +102,8 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		if set.FoldedAtLeast() { // a count of distinct names is bounded (histogram.Set)
 			from = "at least " + from
 		}
-		r.Input.Notes = append(r.Input.Notes, fmt.Sprintf(
+		r.Input.Note(finding.Newf(finding.GroupsFolded, finding.Fields{"calls": samples, "groups": groups,
+			"groups_at_least": set.FoldedAtLeast(), "into": histogram.Other, "max_groups": o.MaxGroups},
 			"%s calls from %s more groups are folded into %q: only %d groups are kept apart (--max-groups).",
 			human.Count(samples), from, histogram.Other, o.MaxGroups))
 	}
@@ -118,7 +120,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		total += g.Latency.Count() + sum(g.Excluded)
 	}
 	if o.Rate > 0 && len(groups) > 1 {
-		r.Input.Notes = append(r.Input.Notes, fmt.Sprintf(
+		r.Input.Note(finding.Newf(finding.RateShared, finding.Fields{"rate_per_second": o.Rate, "groups": len(groups)},
 			"The --rate of %s calls/s is shared among the groups by their share of the calls read.", human.Number(o.Rate)))
 	}
 	r.Groups = []report.Group{}
@@ -128,7 +130,8 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 			return nil, err
 		}
 		if g.Latency.Count() == 0 {
-			r.Input.Notes = append(r.Input.Notes, fmt.Sprintf("Group %q has no call usable for latency (%s); it is left out.", g.Name, describe(g.Excluded)))
+			r.Input.Note(finding.Newf(finding.GroupEmpty, finding.Fields{"group": g.Name, "excluded": maps.Clone(g.Excluded)},
+				"Group %q has no call usable for latency (%s); it is left out.", g.Name, describe(g.Excluded)))
 			continue
 		}
 		res, err := analyseGroup(ctx, g, o, float64(g.Latency.Count()+sum(g.Excluded))/float64(total))
@@ -165,7 +168,7 @@ func read(ctx context.Context, o Options, stdin io.Reader) (*histogram.Set, repo
 	if err != nil {
 		return nil, report.Input{}, err
 	}
-	in := report.Input{Files: inputs, BadExamples: []string{}, Notes: []string{}}
+	in := report.Input{Files: inputs, BadExamples: []string{}, Notes: []string{}, Findings: []report.Finding{}}
 	set := o.newSet()
 	set.Limit(o.MaxGroups)
 	if o.Progress != nil {
@@ -201,20 +204,21 @@ func read(ctx context.Context, o Options, stdin io.Reader) (*histogram.Set, repo
 		if total == 1 {
 			what = "line is not a request but the server's own message"
 		}
-		in.Notes = append(in.Notes, fmt.Sprintf("%s %s (%s); skipped.", human.Count(total), what, strings.Join(parts, ", ")))
+		in.Note(finding.Newf(finding.NotRequests, finding.Fields{"lines": total, "kinds": maps.Clone(in.NotRequests)},
+			"%s %s (%s); skipped.", human.Count(total), what, strings.Join(parts, ", ")))
 	}
 	if in.TimesOutOfRange > 0 {
 		what := "records have a time"
 		if in.TimesOutOfRange == 1 {
 			what = "record has a time"
 		}
-		in.Notes = append(in.Notes, fmt.Sprintf(
+		in.Note(finding.Newf(finding.TimesOutOfRange, finding.Fields{"records": in.TimesOutOfRange, "first": logs.timeExample},
 			"%s %s outside 1970 to 2262 (the first: %s); their latency is used, their time is not: rates are measured from the other records.",
 			human.Count(in.TimesOutOfRange), what, logs.timeExample))
 	}
 	if in.OutsideRange > 0 {
-		in.Notes = append(in.Notes, fmt.Sprintf("%s calls outside %s are left out.",
-			human.Count(in.OutsideRange), describeRange(o.From, o.To)))
+		in.Note(finding.Newf(finding.OutsideWindow, finding.Fields{"calls": in.OutsideRange, "from": rfc3339(o.From), "to": rfc3339(o.To)},
+			"%s calls outside %s are left out.", human.Count(in.OutsideRange), describeRange(o.From, o.To)))
 	}
 	return set, in, nil
 }
@@ -235,6 +239,14 @@ func (o *Options) inRange(t time.Time) bool {
 		return true
 	}
 	return !t.IsZero() && (o.From.IsZero() || !t.Before(o.From)) && (o.To.IsZero() || t.Before(o.To))
+}
+
+// rfc3339 is t for a finding's field: nil for the zero time (no bound).
+func rfc3339(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // describeRange says [from, to) for people.
@@ -321,7 +333,11 @@ func truncated(t *ingest.TruncatedError, histograms bool, complete int64, o Opti
 	if !t.Partial {
 		partial = ""
 	}
-	in.Notes = append(in.Notes, fmt.Sprintf("%s: the %s stream ends early (the file is cut off): %s%s.", t.Name, t.Format, read, partial))
+	fields := finding.Fields{"file": t.Name, "format": t.Format, "complete_records": complete, "partial_line": t.Partial, "interval_log": histograms}
+	if histograms {
+		fields["complete_records"] = nil // unknown: the intervals before the cut are read
+	}
+	in.Note(finding.Newf(finding.InputCutOff, fields, "%s: the %s stream ends early (the file is cut off): %s%s.", t.Name, t.Format, read, partial))
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -88,7 +89,7 @@ func Summarize(ctx context.Context, o Options, every time.Duration, stdin io.Rea
 		// Each cell costs a histogram line of about 100 bytes and its
 		// comment: with few calls in each, the summary is no smaller
 		// than the log.
-		in.Notes = append(in.Notes, fmt.Sprintf(
+		in.Note(finding.Newf(finding.SparseSummary, finding.Fields{"intervals": cells, "mean_calls": float64(calls) / float64(cells), "suggested_interval_seconds": 10 * every},
 			"%s intervals of groups hold %s calls on average: a summary this sparse is hardly smaller than its log; a longer --interval (%s, 1h) makes it smaller.",
 			human.Count(cells), human.Number(float64(calls)/float64(cells)), 10*every))
 	}
@@ -178,7 +179,7 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 		}
 		entries++
 		if e.OldGo {
-			in.Notes = append(in.Notes, fmt.Sprintf(
+			in.Note(finding.Newf(finding.OldHdrHistogramGo, finding.Fields{"file": name},
 				"%s was written by hdrhistogram-go before v1.3.0, which put times in milliseconds and the interval's end in place of its length: its times are read as such.", name))
 		}
 		c := e.Cell
@@ -220,10 +221,10 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 	if !logs.flagsNoted && (len(o.Ingest.By) > 0 || len(o.Ingest.CSV.By) > 0 || o.Ingest.Latency != "" || o.Status.IncludeErrors ||
 		o.Ingest.LogFormat != "" || o.Ingest.NginxConf != "") {
 		logs.flagsNoted = true
-		in.Notes = append(in.Notes, "--by, --latency, --include-errors and the log format do not apply to interval logs: their groups, latency and status rule were set when they were written.")
+		in.Note(finding.New(finding.FlagsNotForIntervalLogs, nil, "--by, --latency, --include-errors and the log format do not apply to interval logs: their groups, latency and status rule were set when they were written."))
 	}
 	if !lr.Own() {
-		in.Notes = append(in.Notes, fmt.Sprintf(
+		in.Note(finding.Newf(finding.ForeignIntervalLog, finding.Fields{"file": name, "unit_seconds": lr.Unit},
 			"%s is an interval log another tool wrote: its values are read as %s each (--unit; the format does not say), its rates come from its intervals' counts.",
 			name, human.Duration(lr.Unit)))
 	}
@@ -281,10 +282,10 @@ func (l *logState) finish(set *histogram.Set, o Options, in *report.Input) {
 		if len(names) > 3 {
 			who = fmt.Sprintf("%s and %d more inputs", strings.Join(names[:2], ", "), len(names)-2)
 		}
-		in.Notes = append(in.Notes, who+": "+n)
+		in.Note(finding.New(finding.DecoderNote, finding.Fields{"inputs": names, "note": n}, who+": "+n))
 	}
 	if l.coarse > 0 {
-		in.Notes = append(in.Notes, fmt.Sprintf(
+		in.Note(finding.Newf(finding.CoarseHistograms, finding.Fields{"intervals": l.coarse, "digits": histogram.Digits},
 			"%s intervals hold histograms with fewer than %d significant digits: their values are read at the top of their coarser buckets.",
 			human.Count(int64(l.coarse)), histogram.Digits))
 	}

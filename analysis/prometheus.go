@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/littleslaw"
 	"github.com/tunetimeout/tunetimeout/promsource"
@@ -22,7 +23,7 @@ type PrometheusOptions struct {
 	Source promsource.Options
 	// Overall builds the recommendation on the whole window even with
 	// Source.Step; by default it builds on the worst step, the window the
-	// timeout must survive (DOMAIN.md section 1, variation over time).
+	// timeout must survive (docs/method.md#5-variation-over-time).
 	Overall bool
 }
 
@@ -70,10 +71,14 @@ func RunPrometheus(ctx context.Context, o Options, p PrometheusOptions) (*report
 		Input: report.Input{
 			Files:       []string{res.Metric + " at " + res.URL},
 			BadExamples: []string{},
-			Notes:       append([]string{}, res.Notes...),
+			Notes:       []string{},
+			Findings:    []report.Finding{},
 		},
 		Groups:     []report.Group{},
 		Prometheus: src,
+	}
+	for _, n := range res.Notes {
+		r.Input.Note(finding.New(finding.PrometheusNote, nil, n))
 	}
 	if res.Kind == promsource.Summary {
 		for _, s := range res.Summary {
@@ -91,7 +96,7 @@ func RunPrometheus(ctx context.Context, o Options, p PrometheusOptions) (*report
 		}
 	}
 	if o.Rate > 0 && len(res.Groups) > 1 {
-		r.Input.Notes = append(r.Input.Notes, fmt.Sprintf(
+		r.Input.Note(finding.Newf(finding.RateShared, finding.Fields{"rate_per_second": o.Rate, "groups": len(res.Groups)},
 			"The --rate of %s calls/s is shared among the groups by their share of the calls.", human.Number(o.Rate)))
 	}
 	var hangs []littleslaw.Result
@@ -100,7 +105,8 @@ func RunPrometheus(ctx context.Context, o Options, p PrometheusOptions) (*report
 			return nil, err
 		}
 		if g.Err != nil {
-			r.Input.Notes = append(r.Input.Notes, fmt.Sprintf("Group %q: %v; it is left out.", g.Name, g.Err))
+			r.Input.Note(finding.Newf(finding.GroupFailed, finding.Fields{"group": g.Name, "error": g.Err.Error()},
+				"Group %q: %v; it is left out.", g.Name, g.Err))
 			continue
 		}
 		rg, ll, err := prometheusGroup(ctx, g, o, p, res, q, g.Calls/total)
@@ -243,20 +249,16 @@ func estimateBy(res *promsource.Result, h *promsource.Histogram, est, server *fl
 	return "histogram_quantile", ""
 }
 
-// Warnings of recommend.Recommend that do not fit bucketed data, told apart
-// by their wording (TestBucketWarningPredicates fails if that changes):
+// notForBuckets are the findings of recommend.Recommend that do not fit
+// bucketed data:
 //
-//   - a pile-up at the maximum: recommend reads a spike of calls at the
-//     largest value as an existing timeout, but bucketed data always piles
-//     up at bucket bounds;
-//   - "the true pX is at least ..., not measured" and "N calls were
-//     censored": they explain censoring by timeouts and 504s, where here the
-//     censored calls are the +Inf bucket; bucketReasons says so instead.
-func isPileUpWarning(w string) bool { return strings.Contains(w, "existing timeout") }
-func isLowerBoundWarning(w string) bool {
-	return strings.HasPrefix(w, "the true ") && strings.Contains(w, ", not measured:")
-}
-func isCensoredWarning(w string) bool { return strings.Contains(w, "were censored") }
+//   - a pile-up at the maximum (CensoredPileUp, LowerBoundPileUp):
+//     recommend reads a spike of calls at the largest value as an existing
+//     timeout, but bucketed data always piles up at bucket bounds;
+//   - LowerBound and Censored: they explain censoring by timeouts and 504s,
+//     where here the censored calls are the +Inf bucket; bucketReasons says
+//     so instead (BucketInf, BucketBeyond24h, BucketCensored).
+var notForBuckets = []finding.Code{finding.CensoredPileUp, finding.LowerBoundPileUp, finding.LowerBound, finding.Censored}
 
 // bucketReasons rewrites the quantile step and the warnings of a
 // recommendation built on bucketed data so that they say what buckets can
@@ -286,37 +288,39 @@ func bucketReasons(rec *recommend.Recommendation, h *histogram.Latency, pos prom
 		rec.Base, rec.Steps[i].Value = base, base
 		break
 	}
-	var ws []string
+	var fs []finding.Finding
 	if hist.Negative > 0 {
 		total := hist.Count + hist.Negative
-		ws = append(ws, fmt.Sprintf("%s of %s calls (%s) were counted below zero latency (negative buckets or le bounds), which no call can take: the exporter has a bug (a clock that went backwards, a wrong offset or unit); they are left out, and the other buckets may be as wrong",
+		fs = append(fs, finding.Newf(finding.NegativeLatency, finding.Fields{"calls": hist.Negative, "total": total, "fraction": hist.Negative / total},
+			"%s of %s calls (%s) were counted below zero latency (negative buckets or le bounds), which no call can take: the exporter has a bug (a clock that went backwards, a wrong offset or unit); they are left out, and the other buckets may be as wrong",
 			human.Number(hist.Negative), human.Number(total), human.Percent(hist.Negative/total)))
 	}
 	if beyond {
-		where := "in the +Inf bucket, beyond the largest finite bound"
+		code, where := finding.BucketInf, "in the +Inf bucket, beyond the largest finite bound"
 		if !pos.InInf {
-			where = "in a bucket bounded beyond 24h"
+			code, where = finding.BucketBeyond24h, "in a bucket bounded beyond 24h"
 		}
-		ws = append(ws, fmt.Sprintf("the true %s is at least %s, not measured: it lies %s; add bucket bounds above %s to see the tail",
+		fs = append(fs, finding.Newf(code, finding.Fields{"quantile": rec.Quantile, "at_least_seconds": hist.LargestUsable()},
+			"the true %s is at least %s, not measured: it lies %s; add bucket bounds above %s to see the tail",
 			name, largest, where, largest))
 	}
-	for _, w := range rec.Warnings {
-		if isPileUpWarning(w) || isLowerBoundWarning(w) || isCensoredWarning(w) {
-			continue
-		}
-		ws = append(ws, w)
-	}
+	fs = append(fs, finding.Without(rec.Findings, notForBuckets...)...)
 	if c := h.Censored(); c > 0 {
-		share := human.Percent(float64(c) / float64(h.Count()))
+		frac := float64(c) / float64(h.Count())
+		share := human.Percent(frac)
 		which := "the largest finite bound %s (the +Inf bucket)"
-		if hist.LargestUsable() < hist.LargestFinite() {
+		beyond24h := hist.LargestUsable() < hist.LargestFinite()
+		if beyond24h {
 			which = "%s, the largest bound within 24h (the +Inf bucket and the buckets bounded beyond 24h)"
 		}
-		ws = append(ws, fmt.Sprintf("%s calls (%s) took longer than "+fmt.Sprintf(which, largest)+"; they count as taking at least %s, so a timeout above %s cuts off anywhere between 0 %% and %s of calls: the data cannot say",
+		fs = append(fs, finding.Newf(finding.BucketCensored,
+			finding.Fields{"calls": c, "fraction": frac, "bound_seconds": hist.LargestUsable(), "beyond_24h_buckets": beyond24h},
+			"%s calls (%s) took longer than "+fmt.Sprintf(which, largest)+"; they count as taking at least %s, so a timeout above %s cuts off anywhere between 0 %% and %s of calls: the data cannot say",
 			human.Count(c), share, largest, largest, share))
 	}
 	rec.LowerBound = beyond
-	rec.Warnings = ws
+	rec.Findings = fs
+	rec.Warnings = finding.Messages(fs)
 }
 
 // suggestLE proposes a bucket bound near histogram_quantile's estimate, as

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"math"
-	"slices"
 	"testing"
 	"time"
 
@@ -10,25 +9,40 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/recommend"
 )
 
-// TestBucketWarningPredicates pins the wording bucketReasons relies on: if
-// recommend rephrases a warning, this fails instead of the pile-up warning
-// silently reappearing in every Prometheus report.
-func TestBucketWarningPredicates(t *testing.T) {
+// TestBucketReasonsDropsByCode: the findings of recommend that explain an
+// existing timeout or censoring by 504s are dropped from bucketed data by
+// their codes, whatever their wording, and the others are kept in order.
+func TestBucketReasonsDropsByCode(t *testing.T) {
 	h := histogram.New()
 	h.RecordN(20*time.Millisecond, 9000)
 	h.RecordN(500*time.Millisecond, 990) // a pile-up at the maximum
 	h.RecordCensoredN(500*time.Millisecond, 10)
-	rec, err := recommend.Recommend(h, recommend.DefaultOptions())
+	rec, err := recommend.Recommend(h, recommend.Options{FalseTimeouts: 0.001, TightTailRatio: 2, Max: 300 * time.Millisecond})
 	require.NoError(t, err)
-	for name, pred := range map[string]func(string) bool{
-		"pile-up": isPileUpWarning, "lower bound": isLowerBoundWarning, "censored": isCensoredWarning,
-	} {
-		assert.True(t, slices.ContainsFunc(rec.Warnings, pred), "%s: no warning matches among %q", name, rec.Warnings)
+	require.Equal(t, []finding.Code{finding.MaxBelowQuantile, finding.LowerBoundPileUp, finding.CensoredPileUp, finding.Censored}, codes(rec.Findings),
+		"the recommendation this test starts from")
+
+	b, err := promsource.FromClassic([]promsource.LE{{Upper: 0.1, Cumulative: 9000}, {Upper: 0.5, Cumulative: 9990}, {Upper: 1, Cumulative: 10000}, {Upper: math.Inf(1), Cumulative: 10000}}, time.Second)
+	require.NoError(t, err)
+	bucketReasons(&rec, h, b.Locate(0.999), b)
+	assert.Equal(t, []finding.Code{finding.MaxBelowQuantile, finding.BucketCensored}, codes(rec.Findings))
+	assert.Equal(t, finding.Messages(rec.Findings), rec.Warnings, "the warnings are the findings' messages")
+	for _, c := range notForBuckets {
+		assert.False(t, finding.Has(rec.Findings, c), "%s kept", c)
 	}
+}
+
+func codes(fs []finding.Finding) []finding.Code {
+	out := []finding.Code{}
+	for _, f := range fs {
+		out = append(out, f.Code)
+	}
+	return out
 }
 
 func TestBucketReasons(t *testing.T) {
@@ -45,10 +59,10 @@ func TestBucketReasons(t *testing.T) {
 		assert.Equal(t, 500*time.Millisecond, rec.Base)
 		assert.Contains(t, rec.Steps[0].Reason, "p99 of 1,000 calls lies in the bucket (100ms, 500ms]")
 		assert.False(t, rec.LowerBound)
-		for _, w := range rec.Warnings {
-			assert.NotContains(t, w, "existing timeout")
-		}
-		assert.Contains(t, rec.Warnings[len(rec.Warnings)-1], "1 calls (0.1 %) took longer than the largest finite bound 1s (the +Inf bucket)")
+		last := rec.Findings[len(rec.Findings)-1]
+		assert.Equal(t, finding.BucketCensored, last.Code)
+		assert.Equal(t, finding.Fields{"calls": int64(1), "fraction": 0.001, "bound_seconds": 1.0, "beyond_24h_buckets": false}, last.Fields)
+		assert.Contains(t, last.Message, "1 calls (0.1 %) took longer than the largest finite bound 1s (the +Inf bucket)")
 	})
 	t.Run("+Inf", func(t *testing.T) {
 		lat := h.Latency()
@@ -60,6 +74,8 @@ func TestBucketReasons(t *testing.T) {
 		assert.True(t, rec.LowerBound)
 		assert.Equal(t, time.Second, rec.Base)
 		assert.Contains(t, rec.Steps[0].Reason, "lies in the +Inf bucket, beyond the largest finite bound 1s")
+		assert.Equal(t, finding.BucketInf, rec.Findings[0].Code)
+		assert.Equal(t, finding.Fields{"quantile": 0.9999, "at_least_seconds": 1.0}, rec.Findings[0].Fields)
 		assert.Equal(t, "the true p99.99 is at least 1s, not measured: it lies in the +Inf bucket, beyond the largest finite bound; add bucket bounds above 1s to see the tail", rec.Warnings[0])
 	})
 }

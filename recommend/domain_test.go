@@ -13,7 +13,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/recommend"
 )
 
-// TestDomainExample is the worked example of DOMAIN.md section 1 end to
+// TestDomainExample is the worked example of docs/method.md#12-the-worked-example end to
 // end: 200,000 calls, most about 20ms, 2 % with an extra 150-800ms pause;
 // 400 calls/s; a pool of 200.
 func TestDomainExample(t *testing.T) {
@@ -39,7 +39,7 @@ func TestDomainExample(t *testing.T) {
 	assert.Greater(t, r.Interval.Hi, p999)
 	assert.True(t, r.Interval.HiKnown)
 
-	// The trade-off table of DOMAIN.md: what each candidate cuts off.
+	// The trade-off table of docs/method.md#12-the-worked-example: what each candidate cuts off.
 	assert.InDelta(t, 0.0525, h.FractionAbove(50*ms), 0.003)
 	assert.InDelta(t, 0.0174, h.FractionAbove(250*ms), 0.001)
 	assert.InDelta(t, 0.0099, h.FractionAbove(500*ms), 0.001)

@@ -10,8 +10,8 @@ import (
 )
 
 // DefaultHedgeAt is the quantile the hedge delay is taken at by default:
-// p95 (DOMAIN.md section 3: "send a second request once the first exceeds
-// about p95").
+// p95 (docs/method.md#hedging, after Dean and Barroso's "The Tail at
+// Scale").
 const DefaultHedgeAt = 0.95
 
 // Hedge is the hedging of an idempotent call: when no answer has come

@@ -11,7 +11,7 @@ import (
 	mix "github.com/tunetimeout/tunetimeout/internal/mixture"
 )
 
-// mixture generates the worked example of DOMAIN.md section 1 (median
+// mixture generates the worked example of docs/method.md#12-the-worked-example (median
 // 20ms, sigma 0.5, 2 % with an extra 150-800ms pause); seed 1 with 200,000
 // samples is testdata/mixture.csv.
 func mixture(seed uint64, n int) []time.Duration {

@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
-// Defaults of a call policy (DOMAIN.md section 3).
+// Defaults of a call policy (docs/method.md#7-retries).
 const (
 	// DefaultBackoffBase and DefaultBackoffCap are Envoy's retry backoff
 	// defaults (RetryPolicy.retry_back_off: base_interval 25ms, max_interval
@@ -45,8 +46,8 @@ const (
 	RetryTimeout        = "timeout"         // the per-try timeout fired: the request may have taken effect
 )
 
-// DefaultRetryOn is what an idempotent call retries by default (DOMAIN.md
-// section 3): failures that can succeed later. 500 is not among them: a
+// DefaultRetryOn is what an idempotent call retries by default
+// (docs/method.md#8-idempotency): failures that can succeed later. 500 is not among them: a
 // deterministic bug returns it every time.
 var DefaultRetryOn = []string{RetryConnectFailure, RetryRefusedStream, RetryTimeout, "408", "429", "502", "503", "504"}
 
@@ -102,7 +103,7 @@ type PolicyOptions struct {
 	MinUsefulTry time.Duration
 	// Hedge asks for hedged requests (idempotent calls only): a second
 	// attempt is sent when the first has not answered after the hedge
-	// delay, without cancelling it (DOMAIN.md section 3).
+	// delay, without cancelling it (docs/method.md#hedging).
 	Hedge bool
 	// HedgeAt is the quantile of the measured latency the hedge delay is
 	// taken at; 0 = DefaultHedgeAt (p95).
@@ -114,8 +115,8 @@ type PolicyOptions struct {
 // retried and the retry budget, what a hang and fast failures do with it,
 // with the steps that produced it and warnings.
 //
-// With a deadline, the deadline bounds the whole call (DOMAIN.md section
-// 3): each attempt gets the smaller of the per-try timeout and the time
+// With a deadline, the deadline bounds the whole call
+// (docs/method.md#attempts-inside-a-deadline): each attempt gets the smaller of the per-try timeout and the time
 // left, no attempt is sent with less than MinUsefulTry left, and a backoff
 // that would leave less than that ends the call. A dependency that fails
 // fast therefore gets every attempt, and a hang costs the caller the
@@ -168,8 +169,11 @@ type Policy struct {
 	MinUsefulTry  time.Duration
 	// Hedge is the hedging of the calls; nil when not asked for or not
 	// allowed (a call that is not idempotent is never hedged).
-	Hedge    *Hedge
-	Steps    []Step // rules: per-try, deadline, attempts, backoff, min-useful-try, hang, fast-failures, static, hedge
+	Hedge *Hedge
+	Steps []Step // rules: per-try, deadline, attempts, backoff, min-useful-try, hang, fast-failures, static, hedge
+	// Findings are the warnings about the policy, with their codes and
+	// numbers (internal/finding); Warnings their messages, in order.
+	Findings []finding.Finding
 	Warnings []string
 }
 
@@ -351,8 +355,8 @@ func neverRetry(code int) string {
 	return ""
 }
 
-// NewPolicy fits a call policy to the caller's deadline (DOMAIN.md section
-// 3). The per-try timeout is rec.Timeout, lowered to the deadline only when
+// NewPolicy fits a call policy to the caller's deadline
+// (docs/method.md#attempts-inside-a-deadline). The per-try timeout is rec.Timeout, lowered to the deadline only when
 // one attempt at rec.Timeout is longer than it (a timeout longer than the
 // caller waits is work done for nobody), with a warning giving the share of
 // calls it cuts off.
@@ -412,7 +416,9 @@ func NewPolicy(h *histogram.Latency, rec Recommendation, o PolicyOptions) (Polic
 		p.CutOff = cut
 		b.step("deadline", dl, "the recommended %s is longer than the deadline of %s, and a timeout longer than the caller waits is work done for nobody: the per-try timeout is lowered to %s",
 			d(rec.Timeout), d(dl), d(dl))
-		b.warn("the recommended timeout of %s exceeds the deadline of %s: the per-try timeout is lowered to %s, which cuts off %s of calls instead of %s; raise the deadline or make the dependency faster",
+		b.warn(finding.TimeoutAboveDeadline, finding.Fields{"timeout_seconds": rec.Timeout, "deadline_seconds": dl,
+			"per_try_timeout_seconds": dl, "cut_off_fraction": cut, "recommended_cut_off_fraction": recCut},
+			"the recommended timeout of %s exceeds the deadline of %s: the per-try timeout is lowered to %s, which cuts off %s of calls instead of %s; raise the deadline or make the dependency faster",
 			d(rec.Timeout), d(dl), d(dl), human.Percent(cut), human.Percent(recCut))
 	}
 
@@ -445,7 +451,8 @@ func NewPolicy(h *histogram.Latency, rec Recommendation, o PolicyOptions) (Polic
 		b.step("min-useful-try", p.MinUsefulTry, "an attempt with less than %s left before the deadline is not sent, and a backoff that would leave less ends the call (%s)", d(p.MinUsefulTry), minWhy)
 	}
 	if p.PerTryTimeout < minUsefulRatio*p50 {
-		b.warn("the per-try timeout of %s is below %d x the median (%s): it fires on ordinary noise, a GC pause or one TCP retransmission",
+		b.warn(finding.PerTryNearMedian, finding.Fields{"per_try_timeout_seconds": p.PerTryTimeout, "ratio": minUsefulRatio, "median_seconds": p50},
+			"the per-try timeout of %s is below %d x the median (%s): it fires on ordinary noise, a GC pause or one TCP retransmission",
 			d(p.PerTryTimeout), minUsefulRatio, d(p50))
 	}
 
@@ -467,30 +474,37 @@ func NewPolicy(h *histogram.Latency, rec Recommendation, o PolicyOptions) (Polic
 				limit = p.Deadline
 			}
 			if hd.Delay >= limit {
-				b.warn("not hedged: the hedge delay of %s (%s) is not below %s, the most the call may take", d(hd.Delay), human.Quantile(hd.Quantile), d(limit))
+				b.warn(finding.HedgeDelayTooLong, finding.Fields{"delay_seconds": hd.Delay, "quantile": hd.Quantile, "limit_seconds": limit},
+					"not hedged: the hedge delay of %s (%s) is not below %s, the most the call may take", d(hd.Delay), human.Quantile(hd.Quantile), d(limit))
 			} else {
 				p.Hedge = hd
 				b.step("hedge", hd.Delay, "%s", hd.reason())
 				if p.Deadline > 0 && hd.P999 > p.Deadline {
-					b.warn("with hedging, p99.9 is still %s, beyond the deadline of %s", d(hd.P999), d(p.Deadline))
+					b.warn(finding.HedgeP999BeyondDeadline, finding.Fields{"p999_seconds": hd.P999, "deadline_seconds": p.Deadline},
+						"with hedging, p99.9 is still %s, beyond the deadline of %s", d(hd.P999), d(p.Deadline))
 				}
-				b.warn("hedging sends up to %d requests per call: during a hang each call holds that many connections until it ends", hd.Attempts)
+				b.warn(finding.HedgeConnections, finding.Fields{"attempts": hd.Attempts},
+					"hedging sends up to %d requests per call: during a hang each call holds that many connections until it ends", hd.Attempts)
 			}
 		} else {
-			b.warn("not hedged: the call is not idempotent, and a hedged request is sent twice while the first may take effect (%s)", RFC9110)
+			b.warn(finding.HedgeNotIdempotent, nil,
+				"not hedged: the call is not idempotent, and a hedged request is sent twice while the first may take effect (%s)", RFC9110)
 		}
 	}
 
 	// Amplification across layers, and the load of retries in an outage.
 	p.Amplification = ipow(p.Attempts, p.Layers)
 	if p.Amplification > amplificationWarning {
-		b.warn("retries multiply across layers: %d attempts at each of %d layers send up to %s calls to the bottom layer for one request; retry at one layer, the others fail fast",
+		b.warn(finding.Amplification, finding.Fields{"attempts": p.Attempts, "layers": p.Layers, "calls": p.Amplification},
+			"retries multiply across layers: %d attempts at each of %d layers send up to %s calls to the bottom layer for one request; retry at one layer, the others fail fast",
 			p.Attempts, p.Layers, human.Count(int64(p.Amplification)))
 	}
 	if p.Attempts > 1 && p.RetryBudget == 0 && len(p.RetryOn) > 0 {
-		b.warn("no retry budget: during an outage %d attempts per request cost %d x the load on a dependency that is already failing; a budget of 10 %% (--retry-budget 10%%) keeps it near 1.1 x",
+		b.warn(finding.NoRetryBudget, finding.Fields{"attempts": p.Attempts, "suggested_budget_fraction": 0.1},
+			"no retry budget: during an outage %d attempts per request cost %d x the load on a dependency that is already failing; a budget of 10 %% (--retry-budget 10%%) keeps it near 1.1 x",
 			p.Attempts, p.Attempts)
 	}
+	p.Warnings = finding.Messages(p.Findings)
 	return p, nil
 }
 
@@ -515,8 +529,8 @@ func (b *policyBuilder) step(rule string, v time.Duration, format string, args .
 	b.p.Steps = append(b.p.Steps, Step{Rule: rule, Value: v, Reason: fmt.Sprintf(format, args...)})
 }
 
-func (b *policyBuilder) warn(format string, args ...any) {
-	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(format, args...))
+func (b *policyBuilder) warn(code finding.Code, fields finding.Fields, format string, args ...any) {
+	b.p.Findings = append(b.p.Findings, finding.Newf(code, fields, format, args...))
 }
 
 // fitAttempts keeps as many of the requested attempts as are sure to be
@@ -554,7 +568,8 @@ func (b *policyBuilder) fitAttempts() {
 	b.step("attempts", p.WorstCase, "%d attempts asked, but their %d waits take up to %s and the last attempt needs %s, more than the deadline of %s leaves: %s, %s; at most %s in all",
 		p.RequestedAttempts, p.RequestedAttempts-1, d(asked), d(p.MinUsefulTry), d(dl), attemptsText(p.Attempts), each, d(p.WorstCase))
 	if p.Attempts == 1 {
-		b.warn("no retries fit the deadline of %s: even the first wait (up to %s) would leave less than the %s an attempt needs; raise the deadline or lower --backoff-base",
+		b.warn(finding.NoRetriesFit, finding.Fields{"deadline_seconds": dl, "first_wait_seconds": p.Backoff.window(0), "min_useful_try_seconds": p.MinUsefulTry},
+			"no retries fit the deadline of %s: even the first wait (up to %s) would leave less than the %s an attempt needs; raise the deadline or lower --backoff-base",
 			d(dl), d(p.Backoff.window(0)), d(p.MinUsefulTry))
 	}
 }
@@ -565,7 +580,8 @@ func (b *policyBuilder) retryOn(o PolicyOptions) {
 	if o.Method != "" {
 		p.Idempotent = slices.Contains(o.IdempotentMethods, o.Method)
 		if o.Idempotent && !p.Idempotent {
-			b.warn("%s is not idempotent, so the group is not treated as idempotent despite --idempotent; add %s to --idempotent-methods when every such request carries an idempotency key",
+			b.warn(finding.MethodNotIdempotent, finding.Fields{"method": o.Method},
+				"%s is not idempotent, so the group is not treated as idempotent despite --idempotent; add %s to --idempotent-methods when every such request carries an idempotency key",
 				o.Method, o.Method)
 		}
 	}
@@ -579,7 +595,12 @@ func (b *policyBuilder) retryOn(o PolicyOptions) {
 			if p.Method != "" {
 				what = fmt.Sprintf("%s is not idempotent", p.Method)
 			}
-			b.warn("%s, so only failures that prove the request was never sent are retried (%s): %s. Mark it idempotent when it is (GET, HEAD, OPTIONS, PUT, DELETE, or a request with an idempotency key)",
+			fields := finding.Fields{"retry_on": NeverSent, "method": nil} // method null: unknown
+			if p.Method != "" {
+				fields["method"] = p.Method
+			}
+			b.warn(finding.RetryNeverSentOnly, fields,
+				"%s, so only failures that prove the request was never sent are retried (%s): %s. Mark it idempotent when it is (GET, HEAD, OPTIONS, PUT, DELETE, or a request with an idempotency key)",
 				what, strings.Join(NeverSent, ", "), RFC9110)
 		}
 	default:
@@ -592,16 +613,19 @@ func (b *policyBuilder) retryOn(o PolicyOptions) {
 				}
 			}
 			if len(risky) > 0 {
-				b.warn("--retry-on %s on a call that is not idempotent: the request may already have taken effect, and %s; only %s prove that",
+				b.warn(finding.RetryOnNotIdempotent, finding.Fields{"risky": risky, "never_sent": NeverSent},
+					"--retry-on %s on a call that is not idempotent: the request may already have taken effect, and %s; only %s prove that",
 					strings.Join(risky, ", "), RFC9110, strings.Join(NeverSent, ", "))
 			}
 		}
 	}
 	if p.Attempts > 1 && slices.Contains(p.RetryOn, "500") {
-		b.warn("500 is retried: a deterministic bug returns it every time, so each such request costs %d calls for nothing", p.Attempts)
+		b.warn(finding.Retry500, finding.Fields{"attempts": p.Attempts},
+			"500 is retried: a deterministic bug returns it every time, so each such request costs %d calls for nothing", p.Attempts)
 	}
 	if p.Attempts > 1 && len(p.RetryOn) == 0 {
-		b.warn("%d attempts but nothing to retry on: every failure ends the request", p.Attempts)
+		b.warn(finding.NothingToRetry, finding.Fields{"attempts": p.Attempts},
+			"%d attempts but nothing to retry on: every failure ends the request", p.Attempts)
 	}
 }
 

@@ -8,14 +8,16 @@ import (
 	"time"
 )
 
-// Jitter names how a backoff wait is randomized (DOMAIN.md section 3, after
+// Jitter names how a backoff wait is randomized (docs/method.md#backoff-with-jitter, after
 // the AWS Architecture Blog's "Exponential Backoff And Jitter"). Without
 // jitter, clients that failed together return together.
 type Jitter string
 
 const (
 	// JitterFull waits uniform(0, min(cap, base x 2^n)) before retry n
-	// (n = 0 for the first retry). gRPC's retry backoff is full jitter.
+	// (n = 0 for the first retry), as gRFC A6 specifies gRPC's retry
+	// backoff; grpc-go (1.85, stream.go) draws within 20 % of the window
+	// instead, as the gRPC snippet says.
 	JitterFull Jitter = "full"
 	// JitterEqual waits half of min(cap, base x 2^n) plus uniform over the
 	// other half: never less than half the window.

@@ -13,11 +13,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/recommend"
 )
 
-// domain returns the histogram of DOMAIN.md's worked example (p50 20ms,
+// domain returns the histogram of the worked example (docs/method.md#12-the-worked-example; p50 20ms,
 // p99.9 792ms) and its recommendation (800ms), built once.
 var domain = sync.OnceValues(func() (*histogram.Latency, recommend.Recommendation) {
 	h := histogram.New()
@@ -239,8 +240,50 @@ func TestNewPolicyRules(t *testing.T) {
 	}
 }
 
+// TestNewPolicyFindings: each warning of a policy carries its code and
+// numbers, and the warnings are the findings' messages.
+func TestNewPolicyFindings(t *testing.T) {
+	h, rec := domain()
+	for _, tt := range []struct {
+		name   string
+		o      recommend.PolicyOptions
+		codes  []finding.Code
+		fields finding.Fields // of the first finding
+	}{
+		{"one attempt", recommend.PolicyOptions{}, nil, nil},
+		{"deadline below the timeout", recommend.PolicyOptions{Deadline: 250 * ms, Idempotent: true},
+			[]finding.Code{finding.TimeoutAboveDeadline},
+			finding.Fields{"timeout_seconds": 0.8, "deadline_seconds": 0.25, "per_try_timeout_seconds": 0.25,
+				"cut_off_fraction": h.FractionAbove(250 * ms), "recommended_cut_off_fraction": h.FractionAbove(rec.Timeout)}},
+		{"not idempotent", recommend.PolicyOptions{Attempts: 3, RetryBudget: 0.1},
+			[]finding.Code{finding.RetryNeverSentOnly},
+			finding.Fields{"method": nil, "retry_on": []string{"connect-failure", "refused-stream"}}},
+		{"POST despite --idempotent", recommend.PolicyOptions{Attempts: 2, Idempotent: true, Method: "POST", RetryBudget: 0.1},
+			[]finding.Code{finding.MethodNotIdempotent, finding.RetryNeverSentOnly}, finding.Fields{"method": "POST"}},
+		{"layers, 500 and no budget", recommend.PolicyOptions{Attempts: 3, Idempotent: true, Layers: 3, RetryOn: []string{"timeout", "500"}},
+			[]finding.Code{finding.Retry500, finding.Amplification, finding.NoRetryBudget},
+			finding.Fields{"attempts": int64(3)}},
+		{"hedging a call that is not idempotent", recommend.PolicyOptions{Hedge: true},
+			[]finding.Code{finding.HedgeNotIdempotent}, finding.Fields{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := recommend.NewPolicy(h, rec, tt.o)
+			require.NoError(t, err)
+			var codes []finding.Code
+			for _, f := range p.Findings {
+				codes = append(codes, f.Code)
+			}
+			assert.Equal(t, tt.codes, codes)
+			assert.Equal(t, finding.Messages(p.Findings), p.Warnings)
+			if tt.fields != nil {
+				assert.Equal(t, tt.fields, p.Findings[0].Fields)
+			}
+		})
+	}
+}
+
 // TestNewPolicyHangStep pins the words of the hang step of the README's
-// example: the lab of DOMAIN.md section 3 with the measured latency.
+// example: the deadline rule of docs/method.md#attempts-inside-a-deadline with the measured latency.
 func TestNewPolicyHangStep(t *testing.T) {
 	h, rec := domain()
 	p, err := recommend.NewPolicy(h, rec, recommend.PolicyOptions{Deadline: 2 * s, Attempts: 3, Idempotent: true})

@@ -1,5 +1,6 @@
 // Package recommend turns a latency histogram into a timeout, a connect
-// timeout and the reasons for both (DOMAIN.md section 1).
+// timeout and the reasons for both (docs/method.md#1-the-quantile and
+// #2-padding-rules).
 //
 // The method: take the latency at quantile 1 - f, where f is the share of
 // good calls the user accepts to cut off, then apply padding rules (tight
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
@@ -55,7 +57,12 @@ type Recommendation struct {
 	RoundingStep   time.Duration // the rounding step used at Base's magnitude
 	ConnectTimeout time.Duration // 0 when unknown
 	Steps          []Step
-	Warnings       []string
+	// Findings are the warnings about the recommendation, most important
+	// first, with their codes and numbers (internal/finding).
+	Findings []finding.Finding
+	// Warnings are the findings' messages, in the same order: kept for
+	// callers that read strings.
+	Warnings []string
 }
 
 // precision is the histogram's relative resolution (3 significant digits):
@@ -64,11 +71,11 @@ const precision = 1000
 
 // MinTimeout is the smallest timeout Recommend returns: Istio and the
 // Kubernetes Gateway API cannot express less than one millisecond
-// (DOMAIN.md section 4).
+// (docs/method.md#2-padding-rules).
 const MinTimeout = time.Millisecond
 
 // fewAbove is the number of samples above the chosen quantile below which
-// the estimate rests on too few observations (DOMAIN.md section 1).
+// the estimate rests on too few observations (docs/method.md#1-the-quantile).
 const fewAbove = 10
 
 // ErrNoSamples is returned by Recommend for an empty histogram.
@@ -145,8 +152,8 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 	step := func(rule, format string, args ...any) {
 		r.Steps = append(r.Steps, Step{Rule: rule, Value: t, Reason: fmt.Sprintf(format, args...)})
 	}
-	warn := func(format string, args ...any) {
-		r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...))
+	warn := func(code finding.Code, fields finding.Fields, format string, args ...any) {
+		r.Findings = append(r.Findings, finding.Newf(code, fields, format, args...))
 	}
 
 	// 1. The quantile.
@@ -215,8 +222,11 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 		t = o.Max
 		step("max", "you set a maximum of %s, so the timeout is lowered from %s", human.Duration(o.Max), human.Duration(before))
 		if o.Max < r.Base {
-			warn("the maximum of %s you set is below the measured %s (%s): it cuts off %s of calls instead of %s",
-				human.Duration(o.Max), name, human.Duration(r.Base), human.Percent(h.FractionAbove(o.Max)), human.Percent(f))
+			cut := h.FractionAbove(o.Max)
+			warn(finding.MaxBelowQuantile, finding.Fields{"max_seconds": o.Max, "quantile": q, "base_seconds": r.Base,
+				"cut_off_fraction": cut, "false_timeouts_fraction": f},
+				"the maximum of %s you set is below the measured %s (%s): it cuts off %s of calls instead of %s",
+				human.Duration(o.Max), name, human.Duration(r.Base), human.Percent(cut), human.Percent(f))
 		}
 	}
 	r.Timeout = t
@@ -232,35 +242,43 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 	inPile := pile && r.Base >= pileEdge(pileAt)
 	if inPile || r.LowerBound {
 		r.LowerBound = true
-		at := r.Base
+		code, at := finding.LowerBound, r.Base
 		why := "censored calls (timeouts) lie at or below it, and they took at least their recorded time, maybe longer"
 		if inPile {
-			at = pileAt
+			code, at = finding.LowerBoundPileUp, pileAt
 			why = fmt.Sprintf("it falls into the pile-up at %s, where calls were cut off by an existing timeout", human.Duration(pileAt))
 		}
-		warn("the true %s is at least %s, not measured: %s; measure without that timeout (or with a longer one) to see the tail",
+		warn(code, finding.Fields{"quantile": q, "at_least_seconds": at},
+			"the true %s is at least %s, not measured: %s; measure without that timeout (or with a longer one) to see the tail",
 			name, human.Duration(at), why)
 	}
 	if pile {
-		warn("%s calls (%s) end at %s, the largest value: this looks like an existing timeout of %s; latency beyond it is unknown",
-			human.Count(pileN), human.Percent(float64(pileN)/float64(n)), human.Duration(pileAt), human.Duration(pileAt))
+		share := float64(pileN) / float64(n)
+		warn(finding.CensoredPileUp, finding.Fields{"calls": pileN, "fraction": share, "at_seconds": pileAt},
+			"%s calls (%s) end at %s, the largest value: this looks like an existing timeout of %s; latency beyond it is unknown",
+			human.Count(pileN), human.Percent(share), human.Duration(pileAt), human.Duration(pileAt))
 	}
 	if float64(n)*f < 1 {
-		warn("only %s calls: fewer than needed to see one in %s, so %s is at best the largest sample",
-			human.Count(n), human.Count(int64(math.Round(1/f))), name)
+		oneIn := int64(math.Round(1 / f))
+		warn(finding.FewSamples, finding.Fields{"samples": n, "one_in": oneIn, "quantile": q},
+			"only %s calls: fewer than needed to see one in %s, so %s is at best the largest sample",
+			human.Count(n), human.Count(oneIn), name)
 	}
 	// Inside a pile-up the interval only brackets the existing timeout; the
 	// warnings above already say what is unknown.
 	if iv := r.Interval; iv.Above < fewAbove && !inPile {
 		hi := "beyond the largest sample"
+		var hiSeconds any // null: beyond the largest sample
 		if iv.HiKnown {
-			hi = human.Duration(iv.Hi)
+			hi, hiSeconds = human.Duration(iv.Hi), iv.Hi
 		}
 		verb := "lie"
 		if iv.Above == 1 {
 			verb = "lies"
 		}
-		warn("only %s %s above %s; the true %s is between %s and %s (%s confidence)",
+		warn(finding.FewAbove, finding.Fields{"quantile": q, "samples_above": iv.Above, "low_seconds": iv.Lo,
+			"high_seconds": hiSeconds, "confidence": iv.Confidence},
+			"only %s %s above %s; the true %s is between %s and %s (%s confidence)",
 			human.Calls(iv.Above), verb, name, name, human.Duration(iv.Lo), hi, human.Percent(iv.Confidence))
 	}
 	if c := h.Censored(); c > 0 {
@@ -268,13 +286,17 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 		if c == 1 {
 			were = "was"
 		}
-		warn("%s (%s) %s censored, cut off because they were slow (a timeout, a 504, an nginx 499): they are kept as lower bounds, each at least as long as recorded",
-			human.Calls(c), human.Percent(float64(c)/float64(n)), were)
+		share := float64(c) / float64(n)
+		warn(finding.Censored, finding.Fields{"censored": c, "fraction": share},
+			"%s (%s) %s censored, cut off because they were slow (a timeout, a 504, an nginx 499): they are kept as lower bounds, each at least as long as recorded",
+			human.Calls(c), human.Percent(share), were)
 	}
 	if below, above := h.OutOfRange(); below+above > 0 {
-		warn("%s samples were not recorded, being out of the histogram's range: %s negative and %s longer than %s",
+		warn(finding.OutOfRange, finding.Fields{"samples": below + above, "negative": below, "too_long": above, "highest_seconds": histogram.Highest},
+			"%s samples were not recorded, being out of the histogram's range: %s negative and %s longer than %s",
 			human.Count(below+above), human.Count(below), human.Count(above), human.Duration(histogram.Highest))
 	}
+	r.Warnings = finding.Messages(r.Findings)
 	return r, nil
 }
 
@@ -287,7 +309,7 @@ func pileEdge(max time.Duration) time.Duration {
 // PileUp detects a spike of samples at the maximum that looks like an
 // existing timeout: latency recorded by a client whose timeout is T0 never
 // exceeds T0, so the calls that would have taken longer all end at T0
-// (DOMAIN.md section 1). It reports the maximum, the number of samples in
+// (docs/method.md#3-censoring). It reports the maximum, the number of samples in
 // the spike and whether there is one.
 //
 // With M the maximum, the spike holds the samples within 1 % below M (timer
@@ -296,7 +318,8 @@ func pileEdge(max time.Duration) time.Duration {
 // samples, at least 3 times as many as the 9 % below, and at most half of
 // all samples (a spike holding most samples is the body of the distribution,
 // not a cut-off tail). The 0.05 % keeps the thin, smooth end of a long tail
-// from counting: in the mixture of DOMAIN.md (200,000 calls) the top 1 %
+// from counting: in the worked example's mixture (200,000 calls,
+// docs/method.md#12-the-worked-example) the top 1 %
 // below the maximum holds a handful of calls, while clamping it at 500 ms
 // puts about 2,000 there against a few hundred in the 9 % below.
 //

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/recommend"
 )
 
@@ -274,16 +275,21 @@ func TestRecommendWarnings(t *testing.T) {
 		f          float64
 		want       []string // exact warnings, in order
 		lowerBound bool
+		codes      []finding.Code // the findings' codes, in order
+		fields     finding.Fields // the first finding's fields
 	}{
-		{"enough samples", func(t *testing.T) *histogram.Latency { return hist(t, logSpread(20000, ms, s)) }, 0.001, nil, false},
+		{"enough samples", func(t *testing.T) *histogram.Latency { return hist(t, logSpread(20000, ms, s)) }, 0.001, nil, false, nil, nil},
 		{
 			"few samples above p99.9", func(t *testing.T) *histogram.Latency { return hist(t, logSpread(2000, ms, s)) }, 0.001,
 			// Rank 1998 of 2000; the upper rank 1998 + 1.96 x 1.41 + 1 lies beyond 2000.
 			[]string{"only 2 calls lie above p99.9; the true p99.9 is between 983ms and beyond the largest sample (95 % confidence)"}, false,
+			[]finding.Code{finding.FewAbove},
+			finding.Fields{"quantile": 0.999, "samples_above": int64(2), "low_seconds": 0.983039, "high_seconds": nil, "confidence": 0.95},
 		},
 		{
 			"few samples above p99 with a known upper bound", func(t *testing.T) *histogram.Latency { return hist(t, logSpread(800, ms, s)) }, 0.01,
 			[]string{"only 8 calls lie above p99; the true p99 is between 886ms and 992ms (95 % confidence)"}, false,
+			[]finding.Code{finding.FewAbove}, nil,
 		},
 		{
 			"fewer calls than 1/f", func(t *testing.T) *histogram.Latency { return hist(t, logSpread(500, ms, s)) }, 0.001,
@@ -291,6 +297,8 @@ func TestRecommendWarnings(t *testing.T) {
 				"only 500 calls: fewer than needed to see one in 1,000, so p99.9 is at best the largest sample",
 				"only 0 calls lie above p99.9; the true p99.9 is between 973ms and beyond the largest sample (95 % confidence)",
 			}, false,
+			[]finding.Code{finding.FewSamples, finding.FewAbove},
+			finding.Fields{"samples": int64(500), "one_in": int64(1000), "quantile": 0.999},
 		},
 		{
 			"censored below the quantile", censoredLow, 0.001,
@@ -298,10 +306,13 @@ func TestRecommendWarnings(t *testing.T) {
 				"the true p99.9 is at least 993ms, not measured: censored calls (timeouts) lie at or below it, and they took at least their recorded time, maybe longer; measure without that timeout (or with a longer one) to see the tail",
 				"30 calls (0.15 %) were censored, cut off because they were slow (a timeout, a 504, an nginx 499): they are kept as lower bounds, each at least as long as recorded",
 			}, true,
+			[]finding.Code{finding.LowerBound, finding.Censored}, nil,
 		},
 		{
 			"out of range", outOfRange, 0.001,
 			[]string{"3 samples were not recorded, being out of the histogram's range: 1 negative and 2 longer than 24h"}, false,
+			[]finding.Code{finding.OutOfRange},
+			finding.Fields{"samples": int64(3), "negative": int64(1), "too_long": int64(2), "highest_seconds": 86400.0},
 		},
 	}
 	for _, tc := range tests {
@@ -312,11 +323,16 @@ func TestRecommendWarnings(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, r.Warnings)
 			assert.Equal(t, tc.lowerBound, r.LowerBound)
+			assert.Equal(t, finding.Messages(r.Findings), r.Warnings, "the warnings are the findings' messages")
+			assert.Equal(t, tc.codes, codesOf(r.Findings))
+			if tc.fields != nil {
+				assert.Equal(t, tc.fields, r.Findings[0].Fields)
+			}
 		})
 	}
 }
 
-// TestRecommendPileUp is the censored tail of DOMAIN.md: a client with a
+// TestRecommendPileUp is the censored tail of docs/method.md#3-censoring: a client with a
 // 500ms timeout recorded the mixture, so nothing is above 500ms.
 func TestRecommendPileUp(t *testing.T) {
 	h := hist(t, clamp(mixture(1, 200000), 500*ms))
@@ -332,6 +348,19 @@ func TestRecommendPileUp(t *testing.T) {
 	// 2 % slow x (800-480)/650 = about 1 % of calls took longer than 500ms.
 	assert.Equal(t, "1,971 calls (0.985 %) end at 500ms, the largest value: this looks like an existing timeout of 500ms; latency beyond it is unknown", w)
 	assert.Empty(t, warningWith(r, "calls lie above"), "the interval inside a pile-up says nothing")
+	assert.Equal(t, []finding.Code{finding.LowerBoundPileUp, finding.CensoredPileUp}, codesOf(r.Findings))
+	// The field is the histogram's maximum as it holds it (the top of the
+	// bucket of 500ms); the message shows it to 3 digits.
+	assert.Equal(t, finding.Fields{"calls": int64(1971), "fraction": 1971 / 200000.0, "at_seconds": 0.500223}, r.Findings[1].Fields)
+}
+
+// codesOf returns the findings' codes in order; nil for none.
+func codesOf(fs []finding.Finding) []finding.Code {
+	var out []finding.Code
+	for _, f := range fs {
+		out = append(out, f.Code)
+	}
+	return out
 }
 
 func TestPileUp(t *testing.T) {
@@ -371,7 +400,7 @@ func TestPileUp(t *testing.T) {
 		assert.False(t, ok)
 	})
 
-	// The tuning target of the detector: the mixture of DOMAIN.md is a smooth
+	// The tuning target of the detector: the mixture of docs/method.md#12-the-worked-example is a smooth
 	// tail; the same mixture recorded through a 500ms timeout is not.
 	t.Run("DOMAIN mixture", func(t *testing.T) {
 		_, n, ok := recommend.PileUp(hist(t, mixture(1, 200000)))

@@ -131,8 +131,10 @@ func NewGroup(r Result) Group {
 			}
 		}
 	}
+	g.Findings = newFindings(rec.Findings)
 	if r.Policy.Attempts > 0 {
 		g.Policy = newPolicy(r)
+		g.Findings = append(g.Findings, newFindings(r.Policy.Findings)...)
 	}
 	g.Distribution = newDistribution(h.Bars())
 	return g

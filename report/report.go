@@ -58,6 +58,17 @@ type Input struct {
 	TimesOutOfRange int64 `json:"times_out_of_range,omitempty"`
 	// Notes are facts about the input worth knowing (how a rate was split, ...).
 	Notes []string `json:"notes"`
+	// Findings are the notes as findings, with their codes and numbers
+	// (docs/findings.md); Notes are their messages, in order, after any
+	// note given as a string alone (Note adds both). Absent from reports
+	// written before findings existed.
+	Findings []Finding `json:"findings"`
+}
+
+// Note adds f to the input's findings and its message to the notes.
+func (in *Input) Note(f Finding) {
+	in.Findings = append(in.Findings, f)
+	in.Notes = append(in.Notes, f.Message)
 }
 
 // Group is the analysis of one group of calls.
@@ -80,6 +91,11 @@ type Group struct {
 	// Buckets is the bucket view of bucketed data (Prometheus); absent
 	// for calls read one by one.
 	Buckets *Buckets `json:"buckets,omitempty"`
+	// Findings are the group's warnings with their codes and numbers
+	// (docs/findings.md): the recommendation's, then the call policy's;
+	// recommendation.warnings and policy.warnings are their messages.
+	// Absent from reports written before findings existed.
+	Findings []Finding `json:"findings"`
 }
 
 // Percentile is one point of the latency distribution.
@@ -144,7 +160,7 @@ type LittlesLaw struct {
 }
 
 // SharedPool is what a hang of the dependency costs the pool its groups
-// share (DOMAIN.md section 2): they hang together, so their calls in flight
+// share (docs/method.md#6-littles-law): they hang together, so their calls in flight
 // add up. Null fields: the input does not allow them (no rate, no bulkhead).
 type SharedPool struct {
 	Pool   int `json:"pool"`

@@ -1,0 +1,128 @@
+package finding
+
+// Def declares one code: its severity and what it means, in a line.
+// docs/findings.md says more, for each code.
+type Def struct {
+	Code     Code
+	Severity Severity
+	Summary  string
+}
+
+// The codes of the recommendation (recommend.Recommend).
+const (
+	MaxBelowQuantile Code = "TT-MAX-BELOW-QUANTILE"
+	LowerBound       Code = "TT-LOWER-BOUND"
+	LowerBoundPileUp Code = "TT-LOWER-BOUND-PILEUP"
+	CensoredPileUp   Code = "TT-CENSORED-PILEUP"
+	FewSamples       Code = "TT-FEW-SAMPLES"
+	FewAbove         Code = "TT-FEW-ABOVE"
+	Censored         Code = "TT-CENSORED"
+	OutOfRange       Code = "TT-OUT-OF-RANGE"
+)
+
+// The codes of the call policy (recommend.NewPolicy).
+const (
+	TimeoutAboveDeadline    Code = "TT-TIMEOUT-ABOVE-DEADLINE"
+	PerTryNearMedian        Code = "TT-PER-TRY-NEAR-MEDIAN"
+	NoRetriesFit            Code = "TT-NO-RETRIES-FIT"
+	MethodNotIdempotent     Code = "TT-METHOD-NOT-IDEMPOTENT"
+	RetryNeverSentOnly      Code = "TT-RETRY-NEVER-SENT-ONLY"
+	RetryOnNotIdempotent    Code = "TT-RETRY-ON-NOT-IDEMPOTENT"
+	Retry500                Code = "TT-RETRY-500"
+	NothingToRetry          Code = "TT-NOTHING-TO-RETRY"
+	HedgeDelayTooLong       Code = "TT-HEDGE-DELAY-TOO-LONG"
+	HedgeP999BeyondDeadline Code = "TT-HEDGE-P999-BEYOND-DEADLINE"
+	HedgeConnections        Code = "TT-HEDGE-CONNECTIONS"
+	HedgeNotIdempotent      Code = "TT-HEDGE-NOT-IDEMPOTENT"
+	Amplification           Code = "TT-AMPLIFICATION"
+	NoRetryBudget           Code = "TT-NO-RETRY-BUDGET"
+)
+
+// The codes of bucketed data (analysis.RunPrometheus), which replace
+// LowerBound, LowerBoundPileUp, CensoredPileUp and Censored there.
+const (
+	NegativeLatency Code = "TT-NEGATIVE-LATENCY"
+	BucketInf       Code = "TT-BUCKET-INF"
+	BucketBeyond24h Code = "TT-BUCKET-BEYOND-24H"
+	BucketCensored  Code = "TT-BUCKET-CENSORED"
+	GroupFailed     Code = "TT-GROUP-FAILED"
+	PrometheusNote  Code = "TT-PROMETHEUS-NOTE"
+	RateShared      Code = "TT-RATE-SHARED"
+)
+
+// The codes of the input (the report's input.findings).
+const (
+	GroupsFolded            Code = "TT-GROUPS-FOLDED"
+	GroupEmpty              Code = "TT-GROUP-EMPTY"
+	NotRequests             Code = "TT-NOT-REQUESTS"
+	TimesOutOfRange         Code = "TT-TIMES-OUT-OF-RANGE"
+	OutsideWindow           Code = "TT-OUTSIDE-WINDOW"
+	InputCutOff             Code = "TT-INPUT-CUT-OFF"
+	DecoderNote             Code = "TT-DECODER-NOTE"
+	OldHdrHistogramGo       Code = "TT-OLD-HDRHISTOGRAM-GO"
+	FlagsNotForIntervalLogs Code = "TT-FLAGS-NOT-FOR-INTERVAL-LOGS"
+	ForeignIntervalLog      Code = "TT-FOREIGN-INTERVAL-LOG"
+	CoarseHistograms        Code = "TT-COARSE-HISTOGRAMS"
+	SparseSummary           Code = "TT-SPARSE-SUMMARY"
+)
+
+// defs declares every code, in the order of docs/findings.md.
+var defs = []Def{
+	{MaxBelowQuantile, Warning, "the --max you set is below the measured quantile: the timeout cuts off more calls than asked"},
+	{LowerBound, Warning, "censored calls lie at or below the quantile: it is only a lower bound"},
+	{LowerBoundPileUp, Warning, "the quantile falls into a pile-up at an existing timeout: it is only a lower bound"},
+	{CensoredPileUp, Warning, "many calls end at the largest value: an existing timeout cut them off"},
+	{FewSamples, Warning, "fewer calls than needed to see one beyond the quantile"},
+	{FewAbove, Warning, "fewer than 10 calls lie above the quantile: its confidence interval is wide"},
+	{Censored, Info, "some calls were censored (cut off because slow) and are kept as lower bounds"},
+	{OutOfRange, Warning, "samples outside the histogram's range (negative, or beyond 24h) were not recorded"},
+
+	{TimeoutAboveDeadline, Warning, "the recommended timeout exceeds the deadline: the per-try timeout is lowered and cuts off more"},
+	{PerTryNearMedian, Warning, "the per-try timeout is below twice the median: it fires on noise"},
+	{NoRetriesFit, Warning, "no retry fits the deadline"},
+	{MethodNotIdempotent, Warning, "the group's method is not idempotent although the call was marked idempotent"},
+	{RetryNeverSentOnly, Info, "the call is not idempotent: only failures that prove the request was never sent are retried"},
+	{RetryOnNotIdempotent, Warning, "retry conditions that may repeat an applied request, on a call that is not idempotent"},
+	{Retry500, Warning, "500 is retried, though a deterministic bug returns it every time"},
+	{NothingToRetry, Warning, "several attempts but no condition to retry on"},
+	{HedgeDelayTooLong, Warning, "not hedged: the hedge delay is not below the most the call may take"},
+	{HedgeP999BeyondDeadline, Warning, "with hedging, p99.9 is still beyond the deadline"},
+	{HedgeConnections, Info, "hedging holds several connections per call during a hang"},
+	{HedgeNotIdempotent, Warning, "not hedged: the call is not idempotent"},
+	{Amplification, Warning, "retries at several layers multiply the calls to the bottom layer"},
+	{NoRetryBudget, Warning, "retries without a retry budget multiply the load during an outage"},
+
+	{NegativeLatency, Error, "buckets counted calls below zero latency: the exporter has a bug"},
+	{BucketInf, Warning, "the quantile lies in the +Inf bucket: it is only a lower bound"},
+	{BucketBeyond24h, Warning, "the quantile lies in a bucket bounded beyond 24h: it is only a lower bound"},
+	{BucketCensored, Warning, "calls beyond the largest usable bucket bound: what a longer timeout cuts off is unknown"},
+	{GroupFailed, Warning, "a group's series could not be read and is left out"},
+	{PrometheusNote, Info, "a note of the Prometheus source on what it read"},
+	{RateShared, Info, "the --rate is shared among the groups by their share of the calls"},
+
+	{GroupsFolded, Info, "groups beyond --max-groups were folded into \"other\""},
+	{GroupEmpty, Warning, "a group has no call usable for latency and is left out"},
+	{NotRequests, Info, "lines that are a server's own messages, not requests, were skipped"},
+	{TimesOutOfRange, Warning, "records with a time outside 1970-2262: their latency is used, their time is not"},
+	{OutsideWindow, Info, "calls outside --from/--to were left out"},
+	{InputCutOff, Warning, "a compressed input ends early (the file is cut off)"},
+	{DecoderNote, Info, "a note of the input format's decoder on how it read the input"},
+	{OldHdrHistogramGo, Info, "an interval log of hdrhistogram-go before v1.3.0: its times are read as it wrote them"},
+	{FlagsNotForIntervalLogs, Info, "--by, --latency, --include-errors and the log format do not apply to interval logs"},
+	{ForeignIntervalLog, Info, "an interval log another tool wrote: the unit is assumed, rates come from its intervals"},
+	{CoarseHistograms, Info, "intervals hold histograms coarser than tunetimeout's"},
+	{SparseSummary, Info, "a summary so sparse it is hardly smaller than its log"},
+}
+
+// Codes returns every declared code, in the order of docs/findings.md.
+func Codes() []Def { return append([]Def(nil), defs...) }
+
+// Lookup returns the declaration of c.
+func Lookup(c Code) (Def, bool) {
+	for _, d := range defs {
+		if d.Code == c {
+			return d, true
+		}
+	}
+	return Def{}, false
+}
