@@ -1,16 +1,20 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -34,7 +38,9 @@ a step. With a call rate (--rate, or measured from timestamps) and a pool size
 (--pool) it applies Little's law: calls in flight normally and during a hang,
 whether the pool is exhausted, and the bulkhead that prevents it.
 
-Input formats (--input, default auto: detected from the first lines, up to 64 or 64 KiB, past a server's own messages and the prefixes of kubectl, docker compose, syslog):
+Input formats (--input; the default, auto, tells the format from the first
+lines, up to 64 or 64 KiB, past a server's own messages and the prefixes of
+kubectl, docker compose and syslog):
 ` + formatList() + `
 
 CSV: the latency column is --column or the first of latency, duration,
@@ -47,7 +53,7 @@ timeouts (408, 499, 504, 524, 598, 599 and each format's own signals) are kept
 as "took at least this long"; --status changes it. Bad lines are counted and
 the first few shown; --strict makes the first one fatal.
 
-Network allowance presets: ` + presetList() + `.
+` + wrapText("Network allowance presets: ", presetList()+".", 0) + `
 
 Call policy: --deadline bounds the whole call and --attempts the attempts
 within it (each gets the smaller of the per-try timeout and the time left),
@@ -63,8 +69,10 @@ refused as ambiguous.`,
 		Example: `  # The worked example of the README
   tunetimeout analyze testdata/mixture.csv --rate 400 --pool 200
 
-  # The same as one self-contained HTML page with plots, or as Markdown for a pull request
-  tunetimeout analyze testdata/mixture.csv --rate 400 --pool 200 -o html --output report.html
+  # The same as one self-contained HTML page with plots, or as Markdown for a
+  # pull request
+  tunetimeout analyze testdata/mixture.csv --rate 400 --pool 200 \
+      -o html --output report.html
   tunetimeout analyze testdata/mixture.csv --rate 400 --pool 200 -o markdown
 
   # Per route, rate measured from the timestamp column, JSON for other tools
@@ -78,12 +86,27 @@ refused as ambiguous.`,
   awk '{print $NF * 1000}' access.log | tunetimeout analyze --unit ms -
 
   # Clients on mobile networks, a 1% false-timeout budget, a 2ms RTT
-  tunetimeout analyze --false-timeouts 1% --network-allowance mobile --rtt 2ms data.csv
+  tunetimeout analyze --false-timeouts 1% --network-allowance mobile \
+      --rtt 2ms data.csv
 
-  # A 1s deadline, 3 attempts and a 10% retry budget: the call policy and its simulation
+  # A 1s deadline, 3 attempts and a 10% retry budget: the call policy and
+  # its simulation
   tunetimeout analyze testdata/mixture.csv --rate 400 --pool 200 \
       --deadline 1s --attempts 3 --retry-budget 10% --idempotent`,
 	}, report.Lookup, false)
+}
+
+// outputFormats lists the -o formats lookup accepts, from the registry of
+// report formats: --help, completion and the "unknown output format"
+// error of each command read the same registry.
+func outputFormats(lookup func(string) (report.Writer, error)) []string {
+	var names []string
+	for _, n := range report.Formats() {
+		if _, err := lookup(n); err == nil {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 // newFileCommand completes a command that analyses files (analyze,
@@ -104,7 +127,7 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 	}
 	addPolicyFlags(cmd, &o, &pf)
 	addInputFlags(cmd, &o, &f)
-	addAnalysisFlags(cmd, &o, &f)
+	addAnalysisFlags(cmd, &o, &f, outputFormats(lookup))
 	return cmd
 }
 
@@ -116,7 +139,7 @@ func addInputFlags(cmd *cobra.Command, o *analysis.Options, f *analyzeFlags) {
 	fl.StringVar(&o.Ingest.LogFormat, "log-format", "", "nginx log_format or Apache LogFormat string of the input")
 	fl.StringVar(&o.Ingest.NginxConf, "nginx-conf", "", "read the log_format from this nginx config file (with --log-format-name)")
 	fl.StringVar(&o.Ingest.LogFormatName, "log-format-name", "", "name of the log_format in --nginx-conf")
-	fl.StringVar(&o.Ingest.Latency, "latency", "", "which latency of a log: request, upstream, upstream-last, upstream-header (default: request)")
+	fl.StringVar(&o.Ingest.Latency, "latency", "", "which latency of a log: "+strings.Join(latencyMeasures, ", ")+" (default: request)")
 	fl.StringVar(&o.Ingest.Field, "field", "", "JSON logs: the latency field (dotted path)")
 	fl.StringVar(&o.Ingest.TimeField, "time-field", "", "JSON logs: the timestamp field")
 	fl.StringVar(&o.Ingest.StatusField, "status-field", "", "JSON logs: the status field")
@@ -135,12 +158,27 @@ func addInputFlags(cmd *cobra.Command, o *analysis.Options, f *analyzeFlags) {
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on standard error while reading (drawn only when it is a terminal)")
 	fl.StringVar(&f.from, "from", "", "keep the calls from this time on (RFC 3339 or Unix seconds); interval logs: the intervals that start then or later")
 	fl.StringVar(&f.to, "to", "", "keep the calls before this time (RFC 3339 or Unix seconds); interval logs: the intervals that start before it")
+	complete(cmd, "input", ingest.FormatNames()...)
+	complete(cmd, "latency", latencyMeasures...)
+	complete(cmd, "unit", unitNames...)
+	completeList(cmd, "by", ingest.GroupKeys...)
 }
+
+// latencyMeasures are the values of --latency, for --help and completion.
+// Each format's decoder checks the value it is given (ingest: nginx's
+// nginxMeasures are all of them, other formats accept a part); ingest
+// exports no list of them, so the value is checked only when the input's
+// format is known, as the input is opened.
+var latencyMeasures = []string{"request", "upstream", "upstream-last", "upstream-header"}
+
+// unitNames are the units completion offers for --unit, the short names
+// of ingest.ParseUnit, which reads them (and their long forms).
+var unitNames = []string{"ns", "us", "ms", "s"}
 
 // addAnalysisFlags registers the flags every analysing command shares
 // (analyze, simulate, prometheus): the recommendation, Little's law and
 // the report. The call policy flags are addPolicyFlags.
-func addAnalysisFlags(cmd *cobra.Command, o *analysis.Options, f *analyzeFlags) {
+func addAnalysisFlags(cmd *cobra.Command, o *analysis.Options, f *analyzeFlags, formats []string) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.falseTimeouts, "false-timeouts", "0.1%", "share of good calls the timeout may cut off: a percentage (0.1% -> p99.9) or a ratio (1/1000)")
 	fl.Float64Var(&o.Recommend.TightTailRatio, "tight-tail", o.Recommend.TightTailRatio, "never recommend less than this multiple of the median")
@@ -149,17 +187,21 @@ func addAnalysisFlags(cmd *cobra.Command, o *analysis.Options, f *analyzeFlags) 
 	fl.DurationVar(&o.Recommend.Max, "max", 0, "highest timeout to recommend")
 	fl.DurationVar(&o.Recommend.RTT, "rtt", 0, "round-trip time to the server, for the connect timeout")
 	fl.Float64Var(&o.Recommend.Confidence, "confidence", o.Recommend.Confidence, "confidence of the quantile's interval")
-	fl.DurationSliceVar(&o.Candidates, "candidates", nil, "timeouts to compare (default: a ladder around the recommendation)")
+	fl.DurationSliceVar(&o.Candidates, "candidates", nil, "timeouts to compare, comma-separated `durations` (default: a ladder around the recommendation)")
 
 	fl.Float64Var(&o.Rate, "rate", 0, "calls per second to the dependency (default: measured from timestamps)")
 	fl.IntVar(&o.Pool, "pool", 0, "size of the pool the calls share (threads, connections)")
 
-	fl.StringVarP(&f.format, "format", "o", "text", "output format: "+strings.Join(report.Formats(), ", "))
+	fl.StringVarP(&f.format, "format", "o", "text", "output format: "+strings.Join(formats, ", "))
 	fl.StringVar(&f.output, "output", "", "write the report to this file instead of standard output")
+	complete(cmd, "format", formats...)
+	complete(cmd, "network-allowance", presetNames()...)
 }
 
-// apply parses the flags that are not plain values into o.
-func (f analyzeFlags) apply(o *analysis.Options) error {
+// apply parses the flags that are not plain values into o and checks
+// the options of the recommendation (checkRecommend), so that a bad value
+// is a usage error before any input is read.
+func (f analyzeFlags) apply(fl *pflag.FlagSet, o *analysis.Options) error {
 	if err := f.applyInput(o); err != nil {
 		return err
 	}
@@ -181,11 +223,69 @@ func (f analyzeFlags) apply(o *analysis.Options) error {
 			return fmt.Errorf("--candidates: %v is not a positive duration", c)
 		}
 	}
-	return nil
+	return checkRecommend(fl, o.Recommend)
+}
+
+// recommendFlags are the flags that set recommend.Options, each with the
+// field it sets, so that checkRecommend can name the flag at fault.
+var recommendFlags = []struct {
+	name string
+	set  func(dst *recommend.Options, src recommend.Options)
+}{
+	{"false-timeouts", func(d *recommend.Options, s recommend.Options) { d.FalseTimeouts = s.FalseTimeouts }},
+	{"tight-tail", func(d *recommend.Options, s recommend.Options) { d.TightTailRatio = s.TightTailRatio }},
+	{"network-allowance", func(d *recommend.Options, s recommend.Options) { d.NetworkAllowance = s.NetworkAllowance }},
+	{"min", func(d *recommend.Options, s recommend.Options) { d.Min = s.Min }},
+	{"max", func(d *recommend.Options, s recommend.Options) { d.Max = s.Max }},
+	{"rtt", func(d *recommend.Options, s recommend.Options) { d.RTT = s.RTT }},
+	{"confidence", func(d *recommend.Options, s recommend.Options) { d.Confidence = s.Confidence }},
+}
+
+// checkRecommend checks o with recommend's own rule, before any input is
+// read, and names the flags at fault with their values: each flag alone
+// against the defaults, and when none is wrong alone (--min above --max)
+// every one of them the user gave.
+func checkRecommend(fl *pflag.FlagSet, o recommend.Options) error {
+	err := recommendOptionsError(o)
+	if err == nil {
+		return nil
+	}
+	var named []string
+	for _, rf := range recommendFlags {
+		one := recommend.DefaultOptions()
+		rf.set(&one, o)
+		if recommendOptionsError(one) != nil {
+			named = append(named, "--"+rf.name+" "+fl.Lookup(rf.name).Value.String())
+		}
+	}
+	if len(named) == 0 {
+		for _, rf := range recommendFlags {
+			if fl.Changed(rf.name) {
+				named = append(named, "--"+rf.name+" "+fl.Lookup(rf.name).Value.String())
+			}
+		}
+	}
+	return fmt.Errorf("%s: %w", strings.Join(named, ", "), err)
+}
+
+// recommendOptionsError is the error recommend.Recommend gives for o, nil
+// when o is valid. Recommend checks its options before it looks at the
+// histogram (all problems at once), and without one answers
+// recommend.ErrNoSamples when they are valid: its rule, asked before any
+// input is read (recommend exports no Validate of its own).
+func recommendOptionsError(o recommend.Options) error {
+	_, err := recommend.Recommend(nil, o)
+	if errors.Is(err, recommend.ErrNoSamples) {
+		return nil
+	}
+	return err
 }
 
 // applyInput parses the input flags (addInputFlags) into o.
 func (f analyzeFlags) applyInput(o *analysis.Options) error {
+	if o.Format != "" && !slices.Contains(ingest.FormatNames(), o.Format) {
+		return fmt.Errorf("--input %q: unknown input format (known: %s)", o.Format, strings.Join(ingest.FormatNames(), ", "))
+	}
 	var err error
 	if f.unit != "" {
 		if o.Ingest.Unit, err = ingest.ParseUnit(f.unit); err != nil {
@@ -232,16 +332,25 @@ func parseTime(s string) (time.Time, error) {
 func presetList() string {
 	var parts []string
 	for _, p := range recommend.NetworkPresets {
-		parts = append(parts, fmt.Sprintf("%s (%v)", p.Name, p.Allowance))
+		parts = append(parts, fmt.Sprintf("%s (%s)", p.Name, human.ExactDuration(p.Allowance, false)))
 	}
 	return strings.Join(parts, ", ")
 }
 
+// presetNames are the network allowance presets, for completion.
+func presetNames() []string {
+	var names []string
+	for _, p := range recommend.NetworkPresets {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
 // formatList lists the input formats for --help, one a line.
 func formatList() string {
-	var b strings.Builder
+	var rows [][]string
 	for _, f := range ingest.Formats() {
-		fmt.Fprintf(&b, "  %-14s %s\n", f.Name, f.Summary)
+		rows = append(rows, []string{f.Name, f.Summary})
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return wrapList(rows)
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,51 +15,114 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestCLIReference keeps docs/cli.md, the command-line reference, equal
-// to what the commands say of themselves (go test ./cmd/tunetimeout
-// -update rewrites it).
+// cliDocs is the directory of the command-line reference.
+var cliDocs = filepath.Join("..", "..", "docs", "cli")
+
+// TestCLIReference keeps docs/cli, the command-line reference, one file a
+// command, equal to what the commands say of themselves: a file that
+// differs, is missing or is not a command's fails the test (go test
+// ./cmd/tunetimeout -run TestCLIReference -update rewrites the directory).
 func TestCLIReference(t *testing.T) {
-	got := cliReference(newRoot(nil, io.Discard, io.Discard))
-	path := filepath.Join("..", "..", "docs", "cli.md")
+	want := cliReference(newRoot(nil, io.Discard, io.Discard))
 	if *update {
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		require.NoError(t, os.MkdirAll(cliDocs, 0o755))
+		old, err := filepath.Glob(filepath.Join(cliDocs, "*.md"))
+		require.NoError(t, err)
+		for _, f := range old {
+			if _, ok := want[filepath.Base(f)]; !ok {
+				require.NoError(t, os.Remove(f))
+			}
+		}
+		for name, body := range want {
+			require.NoError(t, os.WriteFile(filepath.Join(cliDocs, name), body, 0o644))
+		}
 	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./cmd/tunetimeout -update to create it")
-	assert.Equal(t, string(want), got, "docs/cli.md is out of date: go test ./cmd/tunetimeout -update")
+	entries, err := os.ReadDir(cliDocs)
+	require.NoError(t, err, "run go test ./cmd/tunetimeout -run TestCLIReference -update to create it")
+	var have []string
+	for _, e := range entries {
+		have = append(have, e.Name())
+		body, ok := want[e.Name()]
+		if !ok {
+			t.Errorf("docs/cli/%s is no command's reference: remove it, or go test ./cmd/tunetimeout -run TestCLIReference -update", e.Name())
+			continue
+		}
+		got, err := os.ReadFile(filepath.Join(cliDocs, e.Name()))
+		require.NoError(t, err)
+		assert.Equal(t, string(body), string(got), "docs/cli/%s is out of date: go test ./cmd/tunetimeout -run TestCLIReference -update", e.Name())
+	}
+	for name := range want {
+		if !slices.Contains(have, name) {
+			t.Errorf("docs/cli/%s is missing: go test ./cmd/tunetimeout -run TestCLIReference -update", name)
+		}
+	}
 }
 
-// cliReference writes the reference of root and its commands in Markdown:
-// each command's description, usage, examples and flags, as --help shows
-// them.
-func cliReference(root *cobra.Command) string {
-	var b strings.Builder
-	b.WriteString("# Command-line reference\n\n")
-	b.WriteString("<!-- Generated from the commands' own help by TestCLIReference (go test ./cmd/tunetimeout -update); do not edit. -->\n\n")
-	cmds := []*cobra.Command{root}
-	for _, c := range root.Commands() {
-		if c.IsAvailableCommand() {
-			cmds = append(cmds, c)
+// cliReference returns the Markdown reference of root and every command
+// below it by file name, one file a command named as cobra/doc's
+// GenMarkdownTree names them (tunetimeout_analyze.md) and laid out as its
+// GenMarkdownCustom writes them without the auto-generated tag, so the
+// files are the same on every run: the short description, the long one,
+// the usage line, the examples, the flags as --help wraps them, links to
+// the parent and the subcommands. (cobra/doc itself is not imported: it
+// needs github.com/cpuguy83/go-md2man/v2 for its man pages, a module
+// go.mod does not require.)
+func cliReference(root *cobra.Command) map[string][]byte {
+	files := map[string][]byte{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		files[docFile(c)] = commandDoc(c)
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() && !sub.IsAdditionalHelpTopicCommand() {
+				walk(sub)
+			}
 		}
 	}
-	for _, c := range cmds[1:] {
-		b.WriteString("- [`" + c.CommandPath() + "`](#" + strings.ReplaceAll(c.CommandPath(), " ", "-") + "): " + c.Short + "\n")
+	walk(root)
+	return files
+}
+
+func docFile(c *cobra.Command) string {
+	return strings.ReplaceAll(c.CommandPath(), " ", "_") + ".md"
+}
+
+func commandDoc(c *cobra.Command) []byte {
+	c.InitDefaultHelpFlag()
+	var b bytes.Buffer
+	b.WriteString("<!-- Generated from the commands' own help by TestCLIReference (go test ./cmd/tunetimeout -run TestCLIReference -update); do not edit. -->\n\n")
+	b.WriteString("## " + c.CommandPath() + "\n\n")
+	b.WriteString(c.Short + "\n\n")
+	if c.Long != "" {
+		b.WriteString("### Synopsis\n\n```text\n" + strings.TrimRight(c.Long, "\n") + "\n```\n\n")
 	}
-	for _, c := range cmds {
-		b.WriteString("\n## " + c.CommandPath() + "\n\n")
-		b.WriteString(c.Short + ".\n\n")
-		if c.Long != "" {
-			b.WriteString("```text\n" + strings.TrimRight(c.Long, "\n") + "\n```\n\n")
-		}
-		if c.Runnable() {
-			b.WriteString("Usage:\n\n```text\n" + c.UseLine() + "\n```\n\n")
-		}
-		if c.Example != "" {
-			b.WriteString("Examples:\n\n```sh\n" + strings.TrimRight(c.Example, "\n") + "\n```\n\n")
-		}
-		if c.HasAvailableLocalFlags() {
-			b.WriteString("Flags:\n\n```text\n" + strings.TrimRight(c.LocalFlags().FlagUsages(), "\n") + "\n```\n")
+	if c.Runnable() {
+		fmt.Fprintf(&b, "```sh\n%s\n```\n\n", c.UseLine())
+	}
+	if len(c.Aliases) > 0 {
+		b.WriteString("Aliases: `" + strings.Join(c.Aliases, "`, `") + "`\n\n")
+	}
+	if c.Example != "" {
+		fmt.Fprintf(&b, "### Examples\n\n```sh\n%s\n```\n\n", strings.TrimRight(c.Example, "\n"))
+	}
+	if fs := c.NonInheritedFlags(); fs.HasAvailableFlags() {
+		fmt.Fprintf(&b, "### Options\n\n```text\n%s\n```\n\n", strings.TrimRight(fs.FlagUsagesWrapped(helpWidth), " \n"))
+	}
+	if fs := c.InheritedFlags(); fs.HasAvailableFlags() {
+		fmt.Fprintf(&b, "### Options inherited from parent commands\n\n```text\n%s\n```\n\n", strings.TrimRight(fs.FlagUsagesWrapped(helpWidth), " \n"))
+	}
+	var also []string
+	if p := c.Parent(); p != nil {
+		also = append(also, fmt.Sprintf("* [%s](%s) - %s", p.CommandPath(), docFile(p), p.Short))
+	}
+	children := slices.Clone(c.Commands())
+	slices.SortFunc(children, func(a, b *cobra.Command) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, sub := range children {
+		if sub.IsAvailableCommand() && !sub.IsAdditionalHelpTopicCommand() {
+			also = append(also, fmt.Sprintf("* [%s](%s) - %s", sub.CommandPath(), docFile(sub), sub.Short))
 		}
 	}
-	return b.String()
+	if len(also) > 0 {
+		b.WriteString("### See also\n\n" + strings.Join(also, "\n") + "\n")
+	}
+	return append(bytes.TrimRight(b.Bytes(), "\n"), '\n')
 }

@@ -25,6 +25,10 @@ type prometheusFlags struct {
 	retries                                      int
 }
 
+// aggregates are the values of --aggregate: what the recommendation builds
+// on with --step.
+var aggregates = []string{"worst", "overall"}
+
 func newPrometheus() *cobra.Command {
 	var (
 		o   = analysis.Options{Recommend: recommend.DefaultOptions()}
@@ -70,14 +74,17 @@ exponential backoff and full jitter. Answers are decoded as they arrive; one
 larger than --max-response-bytes (256MiB) fails its query.`,
 		Example: `  # The last 7 days of one job's request latency, per route
   tunetimeout prometheus --url http://localhost:9090 \
-      --metric http_request_duration_seconds --selector '{job="api"}' --by route --pool 200
+      --metric http_request_duration_seconds --selector '{job="api"}' \
+      --by route --pool 200
 
   # Hour by hour over a day; the timeout must survive the worst hour
-  tunetimeout prom --url http://localhost:9090 --metric rpc_latency_seconds --window 1d --step 1h
+  tunetimeout prom --url http://localhost:9090 --metric rpc_latency_seconds \
+      --window 1d --step 1h
 
   # Mimir or Cortex: the tenant header and a bearer token from the environment
-  tunetimeout prom --url https://mimir.example.com/prometheus -H 'X-Scope-OrgID: team-a' \
-      --bearer-token-env MIMIR_TOKEN --metric http_request_duration_seconds -o json`,
+  tunetimeout prom --url https://mimir.example.com/prometheus \
+      -H 'X-Scope-OrgID: team-a' --bearer-token-env MIMIR_TOKEN \
+      --metric http_request_duration_seconds -o json`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError{fmt.Errorf("prometheus reads no files (got %q): name the histogram with --metric", args[0])}
@@ -85,7 +92,7 @@ larger than --max-response-bytes (256MiB) fails its query.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.apply(&o); err != nil {
+			if err := f.apply(cmd.Flags(), &o); err != nil {
 				return usageError{err}
 			}
 			if err := pol.apply(cmd, &o); err != nil {
@@ -115,12 +122,14 @@ larger than --max-response-bytes (256MiB) fails its query.`,
 	fl.StringVar(&s.Metric, "metric", "", "the histogram's name without _bucket, e.g. http_request_duration_seconds")
 	fl.StringVar(&s.Selector, "selector", "", `label matchers, e.g. '{job="api",code!~"5.."}'`)
 	fl.StringSliceVar(&s.By, "by", nil, "labels to group by, e.g. route,method")
-	fl.StringVar(&pf.window, "window", "7d", "how far back to read: 1h, 1d, 7d, ...")
+	newPromDuration(fl, &pf.window, "window", promsource.DefaultWindow, "how far back to read: 1h, 1d, 7d, ...")
 	fl.StringVar(&pf.at, "at", "now", "end of the window: RFC 3339 or Unix seconds")
-	fl.StringVar(&pf.step, "step", "", "also evaluate every step-long window within --window, e.g. 1h")
-	fl.StringVar(&pf.aggregate, "aggregate", "worst", "with --step, what the recommendation builds on: worst (step) or overall")
+	newPromDuration(fl, &pf.step, "step", 0, "also evaluate every step-long window within --window, e.g. 1h")
+	fl.StringVar(&pf.aggregate, "aggregate", aggregates[0], "with --step, what the recommendation builds on: worst (step) or overall")
 	fl.StringVar(&pf.unit, "unit", "", "unit of the metric: s, ms, us; default: from the name's suffix")
-	fl.StringVar(&pf.peakRange, "peak-range", "1m", "range of the rate whose maximum is the peak rate")
+	newPromDuration(fl, &pf.peakRange, "peak-range", promsource.DefaultPeakRange, "range of the rate whose maximum is the peak rate")
+	complete(cmd, "aggregate", aggregates...)
+	complete(cmd, "unit", unitNames...)
 
 	fl.StringVar(&s.BearerTokenFile, "bearer-token-file", "", "read a bearer token from this file")
 	fl.StringVar(&s.BearerTokenEnv, "bearer-token-env", "", "read a bearer token from this environment variable")
@@ -134,7 +143,7 @@ larger than --max-response-bytes (256MiB) fails its query.`,
 	fl.IntVar(&pf.retries, "query-retries", promsource.DefaultAttempts-1, "retries of a failed query (capped exponential backoff, full jitter)")
 	fl.StringVar(&pf.maxResponse, "max-response-bytes", "256MiB", "largest answer to one query (after decompression); a larger one fails the query. Bytes (1048576) or a number with a unit: KiB, MiB, GiB (powers of 1024) or kB, MB, GB (powers of 1000), e.g. 512MiB, 1GB")
 
-	addAnalysisFlags(cmd, &o, &f)
+	addAnalysisFlags(cmd, &o, &f, outputFormats(report.Lookup))
 	return cmd
 }
 
@@ -168,12 +177,12 @@ func (pf prometheusFlags) apply(p *analysis.PrometheusOptions) error {
 		return err
 	}
 	switch pf.aggregate {
-	case "worst":
+	case aggregates[0]:
 		p.Overall = false
-	case "overall":
+	case aggregates[1]:
 		p.Overall = true
 	default:
-		return fmt.Errorf("--aggregate %q: want worst or overall", pf.aggregate)
+		return fmt.Errorf("--aggregate %q: want %s", pf.aggregate, strings.Join(aggregates, " or "))
 	}
 	if pf.unit != "" {
 		if s.Unit, err = ingest.ParseUnit(pf.unit); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,7 +19,7 @@ import (
 func newSimulate() *cobra.Command {
 	return newFileCommand(&cobra.Command{
 		Use:   "simulate [FILE...]",
-		Short: "Replay measured latency through a call policy: deadline, retries, backoff, budget",
+		Short: "Replay latency through a call policy: deadline, retries, budget",
 		Long: `simulate reads latencies like analyze (same inputs and flags), fits a call
 policy to the caller's deadline and replays the measured latency through it.
 It prints only the policy and the simulation.
@@ -49,7 +50,8 @@ the budget. The same --seed gives the same figures.`,
   tunetimeout simulate testdata/mixture.csv --rate 400 --pool 200 \
       --deadline 1s --attempts 3 --retry-budget 10% --idempotent
 
-  # Per method: GET and PUT are retried after a timeout, POST only when never sent
+  # Per method: GET and PUT are retried after a timeout, POST only when
+  # never sent
   tunetimeout simulate access.log --by route,method --deadline 2s --attempts 3
 
   # Hedging at p95 for idempotent reads
@@ -60,7 +62,8 @@ the budget. The same --seed gives the same figures.`,
       --retry-budget 10% --fail-rate 5% -o json
 
   # Decorrelated jitter, retries at two layers, another seed
-  tunetimeout simulate data.csv --attempts 2 --layers 2 --jitter decorrelated --seed 7`,
+  tunetimeout simulate data.csv --attempts 2 --layers 2 --jitter decorrelated \
+      --seed 7`,
 	}, report.LookupPolicy, true)
 }
 
@@ -69,7 +72,7 @@ the budget. The same --seed gives the same figures.`,
 // report in the -o format, looked up with lookup.
 func runFiles(cmd *cobra.Command, args []string, o analysis.Options, f analyzeFlags, pf policyFlags,
 	lookup func(string) (report.Writer, error)) error {
-	if err := f.apply(&o); err != nil {
+	if err := f.apply(cmd.Flags(), &o); err != nil {
 		return usageError{err}
 	}
 	if err := pf.apply(cmd, &o); err != nil {
@@ -110,7 +113,7 @@ func addPolicyFlags(cmd *cobra.Command, o *analysis.Options, pf *policyFlags) {
 	fl.StringVar(&pf.jitter, "jitter", string(recommend.JitterFull), "backoff jitter: "+jitterNames())
 	fl.StringVar(&pf.retryBudget, "retry-budget", "", "share of requests that may be retried, e.g. 10% (default: no budget)")
 	fl.StringSliceVar(&pf.retryOn, "retry-on", nil, "what to retry: connect-failure, refused-stream, timeout and status codes (default: "+
-		strings.Join(recommend.DefaultRetryOn, ",")+" for idempotent calls, "+strings.Join(recommend.NeverSent, ",")+" for others)")
+		strings.Join(recommend.DefaultRetryOn, ", ")+" for idempotent calls, "+strings.Join(recommend.NeverSent, ", ")+" for others)")
 	fl.BoolVar(&o.Policy.Idempotent, "idempotent", false, "the calls are safe to repeat (GET, PUT, DELETE, an idempotency key): timeouts and 5xx may be retried; without it only failures that prove the request was never sent are (RFC 9110 section 9.2.2)")
 	fl.StringSliceVar(&pf.idempotentMethods, "idempotent-methods", recommend.IdempotentMethods, "with --by method, the methods whose groups are idempotent (add POST when every POST carries an idempotency key)")
 	fl.BoolVar(&o.Policy.Hedge, "hedge", false, "hedge idempotent calls: another request when none has answered after the --hedge-at quantile, up to --attempts (2 to 5) in all")
@@ -119,6 +122,10 @@ func addPolicyFlags(cmd *cobra.Command, o *analysis.Options, pf *policyFlags) {
 	fl.StringVar(&pf.failRate, "fail-rate", "20%", "share of attempts failing fast in the simulation's failing scenario")
 	fl.Uint64Var(&o.Simulate.Seed, "seed", 1, "seed of the simulation: the same seed gives the same figures")
 	fl.IntVar(&o.Simulate.Requests, "requests", simulate.DefaultRequests, "requests per simulated scenario")
+	complete(cmd, "jitter", jitterList()...)
+	complete(cmd, "hedge-at", "p90", "p95", "p99")
+	completeList(cmd, "retry-on", recommend.DefaultRetryOn...)
+	completeList(cmd, "idempotent-methods", append(slices.Clone(recommend.IdempotentMethods), "POST", "PATCH")...)
 }
 
 // apply parses the policy flags into o and checks the policy options, so a
@@ -179,10 +186,13 @@ func parseQuantileName(s string) (float64, error) {
 	return v / 100, nil
 }
 
-func jitterNames() string {
+func jitterNames() string { return strings.Join(jitterList(), ", ") }
+
+// jitterList names recommend.Jitters, the default first.
+func jitterList() []string {
 	names := make([]string, len(recommend.Jitters))
 	for i, j := range recommend.Jitters {
 		names[i] = string(j)
 	}
-	return strings.Join(names, ", ")
+	return names
 }

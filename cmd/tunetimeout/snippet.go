@@ -21,8 +21,8 @@ func newSnippet() *cobra.Command {
 		from string
 	)
 	cmd := &cobra.Command{
-		Use:   "snippet --from REPORT.json --emit TARGET[,TARGET...]",
-		Short: "Write client configuration (Envoy, gRPC, Istio, ...) from a saved JSON report",
+		Use:   "snippet --report REPORT.json --emit TARGET[,TARGET...]",
+		Short: "Write client configuration (Envoy, gRPC, ...) from a JSON report",
 		Long: `snippet renders client configuration from a report saved with
 "analyze -o json": for each group its timeout, retries, backoff and retry
 budget, and for the service its connect timeout and bulkhead, in the syntax
@@ -35,14 +35,16 @@ Targets (--emit, comma-separated, or all):
 
 One target prints its configuration alone; several print one after the
 other under a "# ---" line. --emit-dir writes one file per target instead.`,
-		Example: `  tunetimeout analyze --by route,method -o json --rate 400 access.log > report.json
-  tunetimeout snippet --from report.json --emit envoy,grpc
-  tunetimeout snippet --from report.json --emit istio --service checkout --namespace shop > istio.yaml
-  tunetimeout snippet --from report.json --emit all --emit-dir config/`,
+		Example: `  tunetimeout analyze --by route,method -o json --rate 400 access.log \
+      > report.json
+  tunetimeout snippet --report report.json --emit envoy,grpc
+  tunetimeout snippet --report report.json --emit istio --service checkout \
+      --namespace shop > istio.yaml
+  tunetimeout snippet --report report.json --emit all --emit-dir config/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if from == "" {
-				return usageError{errors.New("--from: the JSON report to render (analyze -o json), or - for standard input")}
+				return usageError{errors.New("--report: the JSON report to render (analyze -o json), or - for standard input")}
 			}
 			if e.emit == "" && e.dir == "" {
 				return usageError{fmt.Errorf("--emit: which targets (%s, or all)", strings.Join(snippet.Names(), ", "))}
@@ -54,7 +56,12 @@ other under a "# ---" line. --emit-dir writes one file per target instead.`,
 			return e.write(cmd.OutOrStdout(), cmd.ErrOrStderr(), r, true)
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "the JSON report to render (analyze -o json); - for standard input")
+	cmd.Flags().StringVar(&from, "report", "", "the JSON report to render (analyze -o json); - for standard input")
+	// --from was its name before: it reads as analyze's --from, a time.
+	cmd.Flags().StringVar(&from, "from", "", "the old name of --report")
+	if err := cmd.Flags().MarkDeprecated("from", "use --report"); err != nil {
+		panic(err)
+	}
 	e.register(cmd)
 	return cmd
 }
@@ -78,6 +85,9 @@ func (e *emitFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&e.opts.Namespace, "namespace", "default", "Kubernetes namespace of the Istio, Linkerd and Gateway API snippets")
 	fl.StringVar(&e.opts.GatewayAPIChannel, "gateway-api-channel", snippet.GatewayStandard, "Gateway API release channel of the cluster's CRDs: standard, or experimental (writes rules[].retry)")
 	fl.StringVar(&e.opts.LinkerdResource, "linkerd-resource", snippet.LinkerdAuto, "what the Linkerd snippet writes: auto (GRPCRoute for gRPC methods, else HTTPRoute), httproute, grpcroute, or serviceprofile (meshes older than 2.16)")
+	completeList(cmd, "emit", append(snippet.Names(), "all")...)
+	complete(cmd, "gateway-api-channel", snippet.GatewayStandard, snippet.GatewayExperimental)
+	complete(cmd, "linkerd-resource", snippet.LinkerdAuto, snippet.LinkerdHTTPRoute, snippet.LinkerdGRPCRoute, snippet.LinkerdServiceProfile)
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(c *cobra.Command, args []string) error {
 		if err := e.parse(); err != nil {
@@ -240,9 +250,9 @@ func readReport(stdin io.Reader, name string) (*report.Report, error) {
 
 // targetList lists the snippet targets for --help, one a line.
 func targetList() string {
-	var b strings.Builder
+	var rows [][]string
 	for _, t := range snippet.Targets() {
-		fmt.Fprintf(&b, "  %-13s %-18s %s\n", t.Name, t.File, t.Summary)
+		rows = append(rows, []string{t.Name, t.File, t.Summary})
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return wrapList(rows)
 }

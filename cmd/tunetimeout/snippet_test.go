@@ -18,7 +18,7 @@ const savedReport = "../../report/snippet/testdata/mixture.json"
 
 func TestSnippetFromReport(t *testing.T) {
 	t.Run("one target prints bare", func(t *testing.T) {
-		out, errOut, code := execute(t, "", "snippet", "--from", savedReport, "--emit", "envoy")
+		out, errOut, code := execute(t, "", "snippet", "--report", savedReport, "--emit", "envoy")
 		require.Equal(t, 0, code, errOut)
 		want, err := os.ReadFile("../../testdata/golden/snippets/mixture/envoy.yaml")
 		require.NoError(t, err)
@@ -27,30 +27,38 @@ func TestSnippetFromReport(t *testing.T) {
 	t.Run("grpc explains on stderr", func(t *testing.T) {
 		in, err := os.ReadFile(savedReport)
 		require.NoError(t, err)
-		out, errOut, code := execute(t, string(in), "snippet", "--from", "-", "--emit", "grpc", "--service", "pkg.Users")
+		out, errOut, code := execute(t, string(in), "snippet", "--report", "-", "--emit", "grpc", "--service", "pkg.Users")
 		require.Equal(t, 0, code, errOut)
 		assert.True(t, strings.HasPrefix(out, "{"), "bare JSON on stdout: %s", out)
 		assert.Contains(t, out, `"service": "pkg.Users"`)
 		assert.Contains(t, errOut, "#   timeout 0.800s: 800ms = p99.9 of 200,000 calls (792ms), rounded up")
 	})
 	t.Run("several under headers", func(t *testing.T) {
-		out, errOut, code := execute(t, "", "snippet", "--from", savedReport, "--emit", "haproxy,grpc")
+		out, errOut, code := execute(t, "", "snippet", "--report", savedReport, "--emit", "haproxy,grpc")
 		require.Equal(t, 0, code, errOut)
 		g := strings.Index(out, "# --- grpc.json (grpc) ---\n# gRPC service config")
 		h := strings.Index(out, "# --- haproxy.cfg (haproxy) ---")
 		assert.True(t, g >= 0 && h > g, "registry order, grpc with its notes first:\n%s", out)
 	})
 	t.Run("unknown target", func(t *testing.T) {
-		_, errOut, code := execute(t, "", "snippet", "--from", savedReport, "--emit", "envoy,kong")
+		_, errOut, code := execute(t, "", "snippet", "--report", savedReport, "--emit", "envoy,kong")
 		assert.Equal(t, 2, code)
 		assert.Contains(t, errOut, `unknown snippet target "kong" (known: `+strings.Join(snippet.Names(), ", ")+", or all)")
 	})
-	t.Run("no --from", func(t *testing.T) {
+	t.Run("--from, the old name of --report", func(t *testing.T) {
+		out, errOut, code := execute(t, "", "snippet", "--from", savedReport, "--emit", "envoy")
+		require.Equal(t, 0, code, errOut)
+		want, err := os.ReadFile("../../testdata/golden/snippets/mixture/envoy.yaml")
+		require.NoError(t, err)
+		assert.Equal(t, string(want), out)
+		assert.Equal(t, "Flag --from has been deprecated, use --report\n", errOut)
+	})
+	t.Run("no --report", func(t *testing.T) {
 		_, _, code := execute(t, "", "snippet", "--emit", "envoy")
 		assert.Equal(t, 2, code)
 	})
 	t.Run("not a report", func(t *testing.T) {
-		_, errOut, code := execute(t, "latency_ms\n1\n", "snippet", "--from", "-", "--emit", "envoy")
+		_, errOut, code := execute(t, "latency_ms\n1\n", "snippet", "--report", "-", "--emit", "envoy")
 		assert.Equal(t, 1, code)
 		assert.Contains(t, errOut, "not a JSON report")
 	})

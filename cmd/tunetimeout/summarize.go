@@ -23,7 +23,7 @@ func newSummarize() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "summarize [FILE...]",
-		Short: "Reduce logs to an HdrHistogram interval log (.hlog) that analyze merges with others",
+		Short: "Reduce logs to an HdrHistogram interval log for analyze to merge",
 		Long: `summarize reads the same inputs as analyze, with the same grouping and status
 flags, and writes instead of a report an HdrHistogram interval log: one
 histogram per group and interval (--interval), in microseconds, with the
@@ -42,11 +42,13 @@ summaries of different hosts line up; calls without a time go to one last
 interval at time 0 of length 0. Summaries are inputs too: summarize
 --interval 1h host-*.hlog merges one-minute summaries into one file.`,
 		Example: `  # On each host: the day's logs, per route, in one-minute intervals
-  tunetimeout summarize --by route -o $(hostname).hlog /var/log/nginx/access.log*
+  tunetimeout summarize --by route --output $(hostname).hlog \
+      /var/log/nginx/access.log*
 
   # Anywhere: all hosts together, or one hour of them
   tunetimeout analyze --pool 200 host-*.hlog
-  tunetimeout analyze --from 2026-11-02T10:00:00Z --to 2026-11-02T11:00:00Z host-*.hlog`,
+  tunetimeout analyze --from 2026-11-02T10:00:00Z --to 2026-11-02T11:00:00Z \
+      host-*.hlog`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.applyInput(&o); err != nil {
@@ -97,5 +99,10 @@ interval at time 0 of length 0. Summaries are inputs too: summarize
 	fl := cmd.Flags()
 	fl.DurationVar(&every, "interval", every, "length of each interval (whole seconds)")
 	fl.StringVarP(&output, "output", "o", "", "write the interval log to this file instead of standard output")
+	// -o names the output format in analyze, simulate and prometheus; here
+	// it still names the file, with a warning, until it is removed.
+	if err := fl.MarkShorthandDeprecated("output", "use --output (-o names the output format in the other commands)"); err != nil {
+		panic(err)
+	}
 	return cmd
 }

@@ -25,7 +25,7 @@ func TestSummarizeThenAnalyze(t *testing.T) {
 		csv := filepath.Join(dir, "host"+string(rune('a'+i))+".csv")
 		require.NoError(t, os.WriteFile(csv, []byte(header+strings.Join(part, "")), 0o644))
 		hlog := strings.TrimSuffix(csv, ".csv") + ".hlog"
-		_, errOut, code := execute(t, "", "summarize", csv, "--interval", "10s", "-o", hlog)
+		_, errOut, code := execute(t, "", "summarize", csv, "--interval", "10s", "--output", hlog)
 		require.Equal(t, 0, code, errOut)
 		assert.Contains(t, errOut, hlog+": ")
 		hlogs = append(hlogs, hlog)
@@ -66,7 +66,17 @@ func TestSummarizeUsageErrors(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "empty.hlog")
 	empty := filepath.Join(t.TempDir(), "empty.csv")
 	require.NoError(t, os.WriteFile(empty, nil, 0o644))
-	_, errOut, code := execute(t, "", "summarize", "-o", out, empty)
+	_, errOut, code := execute(t, "", "summarize", "--output", out, empty)
 	assert.Equal(t, 1, code, errOut)
 	assert.NoFileExists(t, out)
+}
+
+// -o, which names the output format in analyze, simulate and prometheus,
+// still names summarize's output file, with a warning.
+func TestSummarizeOldShorthand(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "all.hlog")
+	_, errOut, code := execute(t, "", "summarize", "--interval", "1h", "-o", out, mixture)
+	require.Equal(t, 0, code, errOut)
+	assert.FileExists(t, out)
+	assert.True(t, strings.HasPrefix(errOut, "Flag shorthand -o has been deprecated, use --output"), errOut)
 }

@@ -42,6 +42,39 @@ func Duration(d time.Duration) string {
 	return s
 }
 
+// ExactDuration writes d exactly, without the zero units Go's
+// time.Duration.String leaves in: 1m0s -> "1m", 1h30m0s -> "1h30m", so that
+// a default in --help reads as people write it and can be pasted back.
+// With days, whole days are written as days, the way Prometheus durations
+// are (168h -> "7d", 36h -> "1d12h"); without, in hours, which Go's
+// time.ParseDuration reads ("168h").
+func ExactDuration(d time.Duration, days bool) string {
+	if d == 0 {
+		return "0s"
+	}
+	sign := ""
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	var b strings.Builder
+	b.WriteString(sign)
+	const day = 24 * time.Hour
+	if days && d >= day {
+		fmt.Fprintf(&b, "%dd", d/day)
+		d %= day
+	}
+	for _, u := range []struct {
+		name string
+		d    time.Duration
+	}{{"h", time.Hour}, {"m", time.Minute}, {"s", time.Second}, {"ms", time.Millisecond}, {"µs", time.Microsecond}, {"ns", time.Nanosecond}} {
+		if n := d / u.d; n > 0 {
+			fmt.Fprintf(&b, "%d%s", n, u.name)
+			d -= n * u.d
+		}
+	}
+	return b.String()
+}
+
 // Seconds shows a duration given in seconds like Duration. Beyond what a
 // time.Duration holds (about 292 years) it writes the seconds in
 // scientific notation, "1e+10s", rather than a wrapped-around duration;

@@ -34,6 +34,34 @@ func TestDuration(t *testing.T) {
 	assert.Equal(t, "NaN", Seconds(math.NaN()))
 }
 
+func TestExactDuration(t *testing.T) {
+	tests := []struct {
+		in   time.Duration
+		days bool
+		want string
+	}{
+		{0, false, "0s"},
+		{time.Minute, false, "1m"},
+		{90 * time.Minute, false, "1h30m"},
+		{25 * time.Millisecond, false, "25ms"},
+		{30 * time.Second, false, "30s"},
+		{1500 * time.Millisecond, false, "1s500ms"},
+		{7 * 24 * time.Hour, false, "168h"},
+		{7 * 24 * time.Hour, true, "7d"},
+		{36 * time.Hour, true, "1d12h"},
+		{time.Hour, true, "1h"},
+		{-time.Minute, false, "-1m"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, ExactDuration(tt.in, tt.days), "%v", tt.in)
+		if !tt.days {
+			d, err := time.ParseDuration(tt.want)
+			assert.NoError(t, err)
+			assert.Equal(t, tt.in, d, "reads back")
+		}
+	}
+}
+
 func TestPercent(t *testing.T) {
 	tests := []struct {
 		in   float64

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tunetimeout/tunetimeout/internal/human"
+)
+
+// helpWidth is the widest line --help writes (TestHelpWidth): the Long
+// texts and examples are written within it, the lists generated from the
+// registries are wrapped to it (wrapList) and so are the flags' usages
+// (usageTemplate).
+const helpWidth = 80
+
+func init() {
+	cobra.AddTemplateFunc("wrappedFlagUsages", func(fs *pflag.FlagSet) string {
+		return strings.TrimRight(fs.FlagUsagesWrapped(helpWidth), " \n")
+	})
+	cobra.AddTemplateFunc("wrapped", func(s string) string { return wrapText("", s, 0) })
+}
+
+// usageTemplate is cobra's default usage template with the flags wrapped
+// to helpWidth.
+const usageTemplate = `Usage:{{if .Runnable}}
+  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
+  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
+
+Aliases:
+  {{.NameAndAliases}}{{end}}{{if .HasExample}}
+
+Examples:
+{{.Example}}{{end}}{{if .HasAvailableSubCommands}}{{$cmds := .Commands}}{{if eq (len .Groups) 0}}
+
+Available Commands:{{range $cmds}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{else}}{{range $group := .Groups}}
+
+{{.Title}}{{range $cmds}}{{if (and (eq .GroupID $group.ID) (or .IsAvailableCommand (eq .Name "help")))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if not .AllChildCommandsHaveGroup}}
+
+Additional Commands:{{range $cmds}}{{if (and (eq .GroupID "") (or .IsAvailableCommand (eq .Name "help")))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
+
+Flags:
+{{wrappedFlagUsages .LocalFlags}}{{end}}{{if .HasAvailableInheritedFlags}}
+
+Global Flags:
+{{wrappedFlagUsages .InheritedFlags}}{{end}}{{if .HasHelpSubCommands}}
+
+Additional help topics:{{range .Commands}}{{if .IsAdditionalHelpTopicCommand}}
+  {{rpad .CommandPath .CommandPathPadding}} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableSubCommands}}
+
+{{wrapped (printf "Use \"%s [command] --help\" for more information about a command." .CommandPath)}}{{end}}
+`
+
+// finishHelp sets the usage template on root, writes the defaults of
+// every command's duration flags as people write them (durationDefaults),
+// sends pflag's warnings to standard error (stderrOf) and adds cobra's completion command now rather than when the command
+// line is run (cobra adds it then), with its texts fitted to helpWidth
+// (fitLong).
+func finishHelp(root *cobra.Command) {
+	root.SetUsageTemplate(usageTemplate)
+	root.InitDefaultCompletionCmd()
+	var walk func(c *cobra.Command, cobras bool)
+	walk = func(c *cobra.Command, cobras bool) {
+		durationDefaults(c.Flags())
+		c.Flags().SetOutput(stderrOf{c})
+		if cobras {
+			c.Long = fitLong(c.Long)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub, cobras || sub.Name() == "completion")
+		}
+	}
+	walk(root, false)
+}
+
+// stderrOf writes to c's standard error, looked up when written. pflag
+// writes there the warning about a deprecated flag (snippet --from,
+// summarize -o), which cobra would print to standard output, into the
+// report or snippet being written.
+type stderrOf struct{ c *cobra.Command }
+
+func (w stderrOf) Write(p []byte) (int, error) { return w.c.ErrOrStderr().Write(p) }
+
+// fitLong fits a text of cobra's own (the completion commands') to
+// helpWidth: a tab that indents a command becomes two spaces, a command
+// too long is continued on the next line after a backslash, and prose is
+// wrapped.
+func fitLong(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if t, ok := strings.CutPrefix(l, "\t"); ok {
+			l = "  " + t
+		}
+		lines[i] = l
+		if len([]rune(l)) <= helpWidth {
+			continue
+		}
+		if !strings.HasPrefix(l, " ") {
+			lines[i] = wrapText("", l, 0)
+			continue
+		}
+		var b strings.Builder
+		for len([]rune(l)) > helpWidth {
+			cut := lastSpaceOutside(l[:helpWidth-2])
+			if cut <= strings.IndexFunc(l, func(r rune) bool { return r != ' ' }) {
+				break // no space to cut at
+			}
+			b.WriteString(l[:cut] + " \\\n")
+			l = "      " + l[cut+1:]
+		}
+		b.WriteString(l)
+		lines[i] = b.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// durationDefaults rewrites the defaults --help shows for duration flags
+// with human.ExactDuration: 1m rather than Go's 1m0s, and no "[]" after a
+// list of durations that has none.
+func durationDefaults(fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		switch f.Value.Type() {
+		case "duration":
+			if d, err := time.ParseDuration(f.DefValue); err == nil {
+				f.DefValue = human.ExactDuration(d, false)
+			}
+		case "durationSlice":
+			if f.DefValue == "[]" {
+				f.DefValue = ""
+			}
+		}
+	})
+}
+
+// promDuration is a flag holding a Prometheus duration (1h, 1d, 7d, 1w) as
+// written; the command parses it (model.ParseDuration) and says what is
+// wrong with it. --help shows it as a duration, its default written with
+// human.ExactDuration in days ("7d", not Go's "168h0m0s"); zero is none.
+type promDuration struct{ s *string }
+
+func newPromDuration(fs *pflag.FlagSet, p *string, name string, value time.Duration, usage string) {
+	*p = ""
+	if value != 0 {
+		*p = human.ExactDuration(value, true)
+	}
+	fs.Var(promDuration{p}, name, usage)
+}
+
+func (v promDuration) String() string {
+	if v.s == nil {
+		return ""
+	}
+	return *v.s
+}
+
+func (v promDuration) Set(s string) error { *v.s = s; return nil }
+
+func (promDuration) Type() string { return "duration" }
+
+// wrapList writes rows of a registry for --help, one a row: its name
+// columns padded to their widest, then its summary wrapped to helpWidth
+// under itself.
+func wrapList(rows [][]string) string {
+	if len(rows) == 0 {
+		return ""
+	}
+	cols := len(rows[0]) - 1
+	widths := make([]int, cols)
+	for _, r := range rows {
+		for i := range cols {
+			widths[i] = max(widths[i], len([]rune(r[i])))
+		}
+	}
+	indent := 2
+	for _, w := range widths {
+		indent += w + 2
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		line := "  "
+		for i := range cols {
+			line += r[i] + strings.Repeat(" ", widths[i]-len([]rune(r[i]))+2)
+		}
+		b.WriteString(wrapText(line, r[cols], indent) + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// wrapText writes text after first, wrapped at spaces to helpWidth, each
+// further line indented by indent spaces. A word longer than a line is
+// left whole.
+func wrapText(first, text string, indent int) string {
+	var b strings.Builder
+	line := first
+	n := len([]rune(line))
+	empty := true // nothing of text on this line yet
+	for _, w := range strings.Fields(text) {
+		wl := len([]rune(w))
+		if !empty && n+1+wl > helpWidth {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			line, n, empty = strings.Repeat(" ", indent), indent, true
+		}
+		if !empty {
+			line += " "
+			n++
+		}
+		line += w
+		n += wl
+		empty = false
+	}
+	b.WriteString(strings.TrimRight(line, " "))
+	return b.String()
+}
+
+// lastSpaceOutside is the offset of the last space of s outside
+// parentheses ($(brew --prefix) is not cut), -1 when none.
+func lastSpaceOutside(s string) int {
+	last, depth := -1, 0
+	for i := range len(s) {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ' ':
+			if depth == 0 {
+				last = i
+			}
+		}
+	}
+	return last
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/report/snippet"
+)
+
+// allCommands are the command paths of every command, cobra's completion
+// commands and help included, without the root's name.
+func allCommands(t *testing.T) [][]string {
+	t.Helper()
+	var paths [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		paths = append(paths, path)
+		for _, sub := range c.Commands() {
+			if !sub.Hidden {
+				walk(sub, append(append([]string{}, path...), sub.Name()))
+			}
+		}
+	}
+	root := newRoot(nil, nil, nil)
+	root.InitDefaultHelpCmd()
+	walk(root, nil)
+	require.Greater(t, len(paths), 10, "the commands, completion's four and help")
+	return paths
+}
+
+// TestHelpWidth: no line of any command's --help is wider than 80
+// columns, tabs counted to the next multiple of 8 as a terminal shows them.
+func TestHelpWidth(t *testing.T) {
+	for _, path := range allCommands(t) {
+		out, errOut, code := execute(t, "", append(path, "--help")...)
+		require.Equal(t, 0, code, errOut)
+		for i, line := range strings.Split(out, "\n") {
+			assert.LessOrEqual(t, columns(line), helpWidth, "tunetimeout %s --help, line %d:\n%s", strings.Join(path, " "), i+1, line)
+		}
+	}
+}
+
+// columns is how many columns line takes on a terminal.
+func columns(line string) int {
+	n := 0
+	for _, r := range line {
+		if r == '\t' {
+			n += 8 - n%8
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// TestHelpDefaults: defaults read as people write them: no Go "1m0s", no
+// "[]" after a list that has none, a Prometheus window in days.
+func TestHelpDefaults(t *testing.T) {
+	out, _, code := execute(t, "", "summarize", "--help")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "(default 1m)")
+	assert.NotContains(t, out, "1m0s")
+	out, _, _ = execute(t, "", "analyze", "--help")
+	assert.NotContains(t, out, "(default [])")
+	assert.Contains(t, out, "--candidates durations")
+	out, _, _ = execute(t, "", "prometheus", "--help")
+	assert.Contains(t, out, "--window duration")
+	assert.Contains(t, out, "(default 7d)")
+	assert.Contains(t, out, "(default 1m)") // --peak-range
+	assert.Contains(t, out, "(default 30s)")
+	assert.NotContains(t, out, "m0s")
+}
+
+// flat is s with its runs of white space, line breaks included, as one
+// space: what --help says, however it is wrapped.
+func flat(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// TestHelpOffersWhatIsAccepted: -o in --help lists what the command
+// writes, and each listed format is accepted.
+func TestHelpOffersWhatIsAccepted(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want string
+	}{
+		{"analyze", "output format: html, json, markdown, text"},
+		{"prometheus", "output format: html, json, markdown, text"},
+		{"simulate", "output format: json, text"},
+	} {
+		out, _, code := execute(t, "", tc.cmd, "--help")
+		require.Equal(t, 0, code)
+		assert.True(t, strings.Contains(flat(out), tc.want), "%s --help does not say %q", tc.cmd, tc.want)
+	}
+	for _, format := range []string{"json", "text"} {
+		_, errOut, code := execute(t, "", "simulate", mixture, "--requests", "100", "-o", format)
+		assert.Equal(t, 0, code, "%s: %s", format, errOut)
+	}
+	_, errOut, code := execute(t, "", "simulate", mixture, "-o", "html")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, `unknown output format "html" (known: json, text)`)
+}
+
+// TestCompletion asks cobra's __complete, as the shells do, for the
+// values of the enumerated flags.
+func TestCompletion(t *testing.T) {
+	lines := func(args ...string) []string {
+		t.Helper()
+		out, errOut, code := execute(t, "", append([]string{"__complete"}, args...)...)
+		require.Equal(t, 0, code, errOut)
+		ls := strings.Split(strings.TrimSpace(out), "\n")
+		return ls[:len(ls)-1] // the last line is the directive
+	}
+	directive := func(args ...string) string {
+		out, _, _ := execute(t, "", append([]string{"__complete"}, args...)...)
+		ls := strings.Split(strings.TrimSpace(out), "\n")
+		return ls[len(ls)-1]
+	}
+	assert.Equal(t, ingest.FormatNames(), lines("analyze", "--input", ""))
+	assert.Equal(t, []string{"envoy", "envoy-json"}, lines("analyze", "--input", "env"))
+	assert.Equal(t, ":4", directive("analyze", "--input", ""), "no file names")
+	assert.Equal(t, []string{"json", "text"}, lines("simulate", "-o", ""))
+	assert.Equal(t, []string{"html", "json", "markdown", "text"}, lines("analyze", "--format", ""))
+	assert.Equal(t, append(snippet.Names(), "all"), lines("snippet", "--emit", ""))
+	assert.Equal(t, []string{"envoy,grpc"}, lines("analyze", "--emit", "envoy,gr"))
+	assert.NotContains(t, lines("analyze", "--emit", "envoy,"), "envoy,envoy", "a target given is not offered again")
+	assert.Equal(t, ":6", directive("snippet", "--emit", "envoy,"), "no file names, no space after a list")
+	assert.Equal(t, []string{"full", "equal", "decorrelated"}, lines("simulate", "--jitter", ""))
+	assert.Equal(t, []string{"worst", "overall"}, lines("prometheus", "--aggregate", ""))
+	assert.Equal(t, []string{"ns", "us", "ms", "s"}, lines("analyze", "--unit", ""))
+	assert.Equal(t, []string{"ms"}, lines("prometheus", "--unit", "m"))
+	assert.Equal(t, []string{"datacenter", "region", "internet", "mobile"}, lines("analyze", "--network-allowance", ""))
+	assert.Equal(t, []string{"upstream", "upstream-last", "upstream-header"}, lines("summarize", "--latency", "up"))
+	assert.Equal(t, []string{"route,method", "route,status_class", "route,status", "route,upstream", "route,host"}, lines("analyze", "--by", "route,"))
+	assert.Equal(t, []string{"standard", "experimental"}, lines("snippet", "--gateway-api-channel", ""))
+	assert.Contains(t, lines("analyze", "--linkerd-resource", ""), "serviceprofile")
+}
+
+// TestFlagValuesCheckedFirst: a bad flag value is a usage error (exit 2)
+// that names the flag and the value, before any input is read: the input
+// here is a file that does not exist, which would be exit 1.
+func TestFlagValuesCheckedFirst(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "does-not-exist.csv")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"analyze", "--input", "ngnix"}, `--input "ngnix": unknown input format (known: auto, alb,`},
+		{[]string{"summarize", "--input", "ngnix"}, `--input "ngnix": unknown input format`},
+		{[]string{"analyze", "--confidence", "95"}, "--confidence 95: invalid options: confidence 95 must lie between 0 and 1"},
+		{[]string{"analyze", "--min", "2s", "--max", "1s"}, "--min 2s, --max 1s: invalid options: minimum 2s is above maximum 1s"},
+		{[]string{"analyze", "--rtt", "5ms", "--tight-tail", "-1"}, "--tight-tail -1: invalid options: tight-tail ratio -1"},
+		{[]string{"simulate", "--max", "500us"}, "--max 500µs: invalid options: maximum 500µs is below 1ms"},
+		{[]string{"simulate", "-o", "markdown"}, `unknown output format "markdown" (known: json, text)`},
+	} {
+		_, errOut, code := execute(t, "", append(tc.args, missing)...)
+		assert.Equal(t, 2, code, "%v: %s", tc.args, errOut)
+		assert.Contains(t, errOut, tc.want, tc.args)
+		assert.NotContains(t, errOut, "does-not-exist", "checked before the input is opened")
+	}
+	// The prometheus command checks them before it connects: nothing
+	// listens on port 1.
+	_, errOut, code := execute(t, "", "prometheus", "--url", "http://127.0.0.1:1", "--metric", "x_seconds", "--confidence", "95")
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, "--confidence 95: ")
+	// Valid values still run.
+	_, errOut, code = execute(t, "", "analyze", "--confidence", "0.99", "--min", "1s", "--max", "2s", mixture)
+	assert.Equal(t, 0, code, errOut)
+	require.NoFileExists(t, missing)
+	_, err := os.Stat(mixture)
+	require.NoError(t, err)
+}
