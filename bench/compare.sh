@@ -74,7 +74,7 @@ fi
 # (but for its first line, which names the inputs).
 for h in 0 1 2; do
   awk -v h="$h" 'NR % 3 == h' "$LOG" > "$OUT/host$h.log"
-  "$OUT/tunetimeout" summarize --by route -q -o "$OUT/host$h.hlog" "$OUT/host$h.log" 2> /dev/null
+  "$OUT/tunetimeout" summarize --by route -q --output "$OUT/host$h.hlog" "$OUT/host$h.log" 2> /dev/null
   rm "$OUT/host$h.log"
 done
 "$OUT/tunetimeout" analyze --by route "$LOG" | tail -n +2 > "$OUT/whole.txt"
@@ -84,7 +84,7 @@ if cmp -s "$OUT/whole.txt" "$OUT/hosts.txt"; then
 else
   merged="NO: see $OUT/whole.txt and $OUT/hosts.txt"
 fi
-"$OUT/tunetimeout" summarize --by route -q -o "$OUT/summary.hlog" "$LOG"
+"$OUT/tunetimeout" summarize --by route -q --output "$OUT/summary.hlog" "$LOG"
 hlogsize=$(stat -c %s "$OUT/summary.hlog")
 
 GOACCESS_FORMAT='%h %^[%d:%t %^] "%r" %s %b "%R" "%u" %T %^'
@@ -100,7 +100,7 @@ cmds=(
   "$OUT/tunetimeout analyze --by route $GZ"
   "gzip -dc $GZ | awk '{print \$(NF-1)}' | datamash perc:50 1 perc:99 1 perc:99.9 1"
   "gzip -dc $GZ | wc -l"
-  "$OUT/tunetimeout summarize --by route -q -o $OUT/summary.hlog $LOG"
+  "$OUT/tunetimeout summarize --by route -q --output $OUT/summary.hlog $LOG"
   "$OUT/tunetimeout analyze $OUT/summary.hlog"
 )
 

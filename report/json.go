@@ -96,7 +96,7 @@ func writeJSON(w io.Writer, v any) error {
 // --max-groups allows at most is a few tens of megabytes.
 const MaxJSONReport = 256 << 20
 
-// ReadJSON reads a report WriteJSON wrote (snippet --from), name being
+// ReadJSON reads a report WriteJSON wrote (snippet --report), name being
 // where it comes from for errors. It reads at most MaxJSONReport bytes,
 // one JSON document with nothing but space after it, and refuses a report
 // without groups or with a group whose recommended timeout is not a

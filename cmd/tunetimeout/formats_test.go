@@ -217,10 +217,10 @@ func TestNoProgressOffATerminal(t *testing.T) {
 // TestReadmeMarkdownSample: the README's Markdown sample is the real
 // output, as pinned by the golden file.
 func TestReadmeMarkdownSample(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := userDocs()
 	require.NoError(t, err)
 	g, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", "analyze-mixture.md"))
 	require.NoError(t, err)
 	body := strings.Replace(string(g), "../../testdata/mixture.csv", "testdata/mixture.csv", 1)
-	assert.Contains(t, string(readme), "````markdown\n"+body+"````\n", "README.md is out of date with analyze-mixture.md")
+	assert.Contains(t, string(readme), "````markdown\n"+body+"````\n", "README.md or docs/ is out of date with analyze-mixture.md")
 }

@@ -173,17 +173,21 @@ func TestHelpHasExamples(t *testing.T) {
 }
 
 // TestReadmeExamples: the README shows the real output of its worked
-// example and its nginx example, as pinned by the golden files (from the
-// line after "Read ... from <file>", whose path differs).
+// example, and docs/input.md that of its nginx example, as pinned by the
+// golden files (from the line after "Read ... from <file>", whose path
+// differs).
 func TestReadmeExamples(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	require.NoError(t, err)
-	for _, name := range []string{"analyze-mixture.text", "analyze-nginx-by-route.text"} {
-		g, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", name))
+	for _, tt := range []struct{ doc, golden string }{
+		{"README.md", "analyze-mixture.text"},
+		{filepath.Join("docs", "input.md"), "analyze-nginx-by-route.text"},
+	} {
+		doc, err := os.ReadFile(filepath.Join("..", "..", tt.doc))
+		require.NoError(t, err)
+		g, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", tt.golden))
 		require.NoError(t, err)
 		_, body, ok := strings.Cut(string(g), "\n")
 		require.True(t, ok)
-		assert.Contains(t, string(readme), body, "README.md is out of date with %s", name)
+		assert.Contains(t, string(doc), body, "%s is out of date with %s", tt.doc, tt.golden)
 	}
 }
 
@@ -218,4 +222,23 @@ func TestQuantileCutsOffAtMostTheShare(t *testing.T) {
 	assert.InDelta(t, 1.599, rec.BaseSeconds, 1.599/1024, "the 1,599th call, within HDR precision")
 	assert.Greater(t, rec.BaseSeconds, 1.5985, "not the 1,598th")
 	assert.Contains(t, rec.Steps[0].Reason, "1 call slower (0.0625 %; at most the 0.1 % asked for)")
+}
+
+// userDocs returns the README and the documents of docs/ (not the
+// generated CLI reference) as one text: the examples they show are the
+// real output, pinned by the golden files.
+func userDocs() ([]byte, error) {
+	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	var all []byte
+	for _, f := range append([]string{filepath.Join("..", "..", "README.md")}, docs...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		all = append(append(all, b...), '\n')
+	}
+	return all, nil
 }

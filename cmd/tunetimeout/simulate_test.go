@@ -163,7 +163,7 @@ func TestSharedFlags(t *testing.T) {
 // TestReadmePolicyOutput: the README shows the real output of its call
 // policy examples, as pinned by the golden files.
 func TestReadmePolicyOutput(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := userDocs()
 	require.NoError(t, err)
 	for _, tt := range []struct{ golden, from string }{
 		{"analyze-mixture-policy.text", "Call policy (deadline 1s)"},
@@ -173,6 +173,6 @@ func TestReadmePolicyOutput(t *testing.T) {
 		require.NoError(t, err)
 		i := strings.Index(string(g), tt.from)
 		require.GreaterOrEqual(t, i, 0, "%s lacks %q", tt.golden, tt.from)
-		assert.Contains(t, string(readme), string(g[i:]), "README.md is out of date with %s", tt.golden)
+		assert.Contains(t, string(readme), string(g[i:]), "README.md or docs/ is out of date with %s", tt.golden)
 	}
 }

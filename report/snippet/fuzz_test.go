@@ -11,7 +11,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/report"
 )
 
-// FuzzFromJSON is snippet --from on any bytes: report.ReadJSON refuses
+// FuzzFromJSON is snippet --report on any bytes: report.ReadJSON refuses
 // them with an error or returns a report, and every target renders that
 // report without a panic, either with an error or with a snippet its own
 // parser accepts, with no control character raw in it (a hostile group
