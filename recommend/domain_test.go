@@ -25,7 +25,7 @@ func TestDomainExample(t *testing.T) {
 
 	p999 := h.Quantile(0.999)
 	t.Logf("p50 %v, p99 %v, p99.9 %v, max %v, mean %v", h.Quantile(0.5), h.Quantile(0.99), p999, h.Max(), h.Mean())
-	assert.InDelta(t, float64(788*ms), float64(p999), float64(10*ms), "DOMAIN.md: p99.9 788ms")
+	assert.InDelta(t, float64(788*ms), float64(p999), float64(10*ms), "the worked example (docs/method.md#12-the-worked-example): p99.9 about 788ms")
 	assert.Equal(t, p999, r.Base)
 	assert.GreaterOrEqual(t, r.Timeout, p999)
 	assert.LessOrEqual(t, r.Timeout, p999+r.RoundingStep)

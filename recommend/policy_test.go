@@ -88,7 +88,7 @@ func TestNewPolicyRules(t *testing.T) {
 			noWarnings:  []string{"idempotent", "budget"},
 		},
 		{
-			name: "a 2s deadline: the third attempt gets only what is left (DOMAIN.md's lab)",
+			name: "a 2s deadline: the third attempt gets only what is left (the method's lab, docs/method.md#attempts-inside-a-deadline)",
 			o:    recommend.PolicyOptions{Deadline: 2 * s, Attempts: 3, Idempotent: true, RetryBudget: 0.1},
 			// Attempt 3 starts at 1,637.5ms and gets the 362.5ms left;
 			// statically 2 x 800 + 250 = 1.85s fits, 3 x 800 + 500 does not.

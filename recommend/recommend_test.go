@@ -402,11 +402,11 @@ func TestPileUp(t *testing.T) {
 
 	// The tuning target of the detector: the mixture of docs/method.md#12-the-worked-example is a smooth
 	// tail; the same mixture recorded through a 500ms timeout is not.
-	t.Run("DOMAIN mixture", func(t *testing.T) {
+	t.Run("the worked example's mixture", func(t *testing.T) {
 		_, n, ok := recommend.PileUp(hist(t, mixture(1, 200000)))
 		assert.False(t, ok, "%d calls at the maximum", n)
 	})
-	t.Run("DOMAIN mixture through a 500ms timeout", func(t *testing.T) {
+	t.Run("the worked example's mixture through a 500ms timeout", func(t *testing.T) {
 		at, n, ok := recommend.PileUp(hist(t, clamp(mixture(1, 200000), 500*ms)))
 		assert.True(t, ok)
 		assert.InDelta(t, float64(500*ms), float64(at), float64(ms))
