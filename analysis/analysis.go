@@ -358,33 +358,13 @@ func readInput(ctx context.Context, name string, r io.Reader, o Options, set *hi
 			ex.notes = n.Notes()
 		}
 	}()
-	for n := 0; ; n++ {
-		if n%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if o.Progress != nil {
-				o.Progress.Records(in.Records)
-			}
+	d := drain{in: in, o: &o, every: everyRecords, progress: true}
+	return drainInto(ctx, d, dec, func(s ingest.Sample) error {
+		if o.counted(&s, in, &ex.timeExample) {
+			add(set.Group(groupName(s.Group)), &o.Status, s)
 		}
-		s, err := dec.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			if err := badRecord(err, &o, in); err != nil {
-				return err
-			}
-			continue
-		}
-		in.Records++
-		dropOddTime(&s, &in.TimesOutOfRange, &ex.timeExample)
-		if !o.inRange(s.Time) {
-			in.OutsideRange++
-			continue
-		}
-		add(set.Group(groupName(s.Group)), &o.Status, s)
-	}
+		return nil
+	})
 }
 
 // The times a record may have: from the Unix epoch to the last instant
@@ -407,34 +387,6 @@ func dropOddTime(s *ingest.Sample, n *int64, example *string) {
 		*example = s.Time.UTC().Format(time.RFC3339Nano)
 	}
 	s.Time = time.Time{}
-}
-
-// badRecord counts the bad record err reports in in, quoting the first
-// few; a line that is not a request (*ingest.NotRequestError) is counted
-// by what it is, never bad, even under --strict. It returns the error that
-// ends the reading: err itself when it is not an *ingest.ParseError (a
-// read error), or err under --strict.
-func badRecord(err error, o *Options, in *report.Input) error {
-	// pe is declared here, not in the callers' loops: errors.As moves it to
-	// the heap, which would cost an allocation on every line.
-	var nr *ingest.NotRequestError
-	if errors.As(err, &nr) {
-		addNotRequests(in, nr.Reason, 1)
-		return nil
-	}
-	var pe *ingest.ParseError
-	if !errors.As(err, &pe) {
-		return err
-	}
-	in.Records++
-	in.BadRecords++
-	if o.Strict {
-		return fmt.Errorf("%w (--strict)", err)
-	}
-	if len(in.BadExamples) < o.ShowErrors {
-		in.BadExamples = append(in.BadExamples, pe.Error())
-	}
-	return nil
 }
 
 // add files one sample under its group.

@@ -154,28 +154,14 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 	// its trailer (a summary cut off); trailer says whether it had one.
 	var own int64
 	trailer := false
-	for n := 0; ; n++ {
-		if n%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		e, err := lr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			if err := badRecord(err, &o, in); err != nil {
-				return err
-			}
-			continue
-		}
+	d := drain{in: in, o: &o, every: everyIntervals}
+	err := drainInto(ctx, d, lr, func(e histogram.LogEntry) error {
 		if e.Input != nil {
 			trailer = true
 			if err := addTrailer(e.Input, set, o, in); err != nil {
 				return fmt.Errorf("%s:%d: %w", name, e.Line, err)
 			}
-			continue
+			return nil
 		}
 		entries++
 		if e.OldGo {
@@ -194,7 +180,7 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 		}
 		if !o.inRange(at) {
 			in.OutsideRange += c.Count()
-			continue
+			return nil
 		}
 		// A summary of summaries: each interval must fall in one of the
 		// new ones (a millisecond of slack for other tools' times).
@@ -210,6 +196,10 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 				logs.coarse++
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if lr.Own() && !trailer {
 		// No trailer to say what was read: the calls the cells hold.
@@ -244,18 +234,8 @@ func addTrailer(raw json.RawMessage, set *histogram.Set, o Options, in *report.I
 	if negative {
 		return errors.New("the summary's input line has a negative count")
 	}
-	in.Records += t.Records
-	in.BadRecords += t.BadRecords
-	in.OutsideRange += t.OutsideRange
-	in.TimesOutOfRange += t.TimesOutOfRange
-	for reason, n := range t.NotRequests {
-		addNotRequests(in, reason, n)
-	}
-	for _, e := range t.BadExamples {
-		if len(in.BadExamples) < o.ShowErrors {
-			in.BadExamples = append(in.BadExamples, e)
-		}
-	}
+	addCounts(in, &report.Input{Records: t.Records, BadRecords: t.BadRecords, BadExamples: t.BadExamples,
+		OutsideRange: t.OutsideRange, NotRequests: t.NotRequests, TimesOutOfRange: t.TimesOutOfRange}, o.ShowErrors)
 	set.AddFolded(t.FoldedCalls, t.FoldedGroups, t.FoldedAtLeast)
 	return nil
 }

@@ -2,8 +2,6 @@ package analysis
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -133,14 +131,14 @@ type worker struct {
 
 // chunkResult is what a worker hands back for one chunk.
 type chunkResult struct {
-	seq          int
-	records, bad int64
-	outside      int64    // records outside --from/--to
-	examples     []string // the first bad lines, at most ShowErrors
-	notRequests  map[string]int64
-	badTimes     int64    // records with a time out of range (dropOddTime)
-	timeExample  string   // the first of them
-	notes        []string // the first chunk's decoder's (ingest.Noter)
+	seq int
+	// counts are the chunk's records, bad records (the first few quoted,
+	// at most ShowErrors), records outside --from/--to, lines that are
+	// not requests and records with a time out of range, as the run's
+	// report.Input counts them.
+	counts      report.Input
+	timeExample string   // the first time out of range (dropOddTime)
+	notes       []string // the first chunk's decoder's (ingest.Noter)
 	// pending are the chunk's samples whose group could not be decided
 	// while the chunk was decoded, in input order.
 	pending []ingest.Sample
@@ -232,23 +230,12 @@ func (p *parallel) read(ctx context.Context, name string, r io.Reader, o Options
 // take adds up one chunk's result, the chunks before it taken already, and
 // passes the turn to the next chunk.
 func (p *parallel) take(r chunkResult, o *Options, in *report.Input) error {
-	in.Records += r.records
-	in.BadRecords += r.bad
-	in.OutsideRange += r.outside
-	in.TimesOutOfRange += r.badTimes
-	for reason, n := range r.notRequests {
-		addNotRequests(in, reason, n)
-	}
+	addCounts(in, &r.counts, o.ShowErrors)
 	if p.extras.timeExample == "" {
 		p.extras.timeExample = r.timeExample
 	}
 	if r.notes != nil {
 		p.extras.notes = r.notes
-	}
-	for _, e := range r.examples {
-		if len(in.BadExamples) < o.ShowErrors {
-			in.BadExamples = append(in.BadExamples, e)
-		}
 	}
 	if r.err != nil {
 		return r.err
@@ -309,52 +296,20 @@ func (w *worker) decode(ctx context.Context, c ingest.Chunk, sp *ingest.Splitter
 		dec = w.dec
 	}
 	w.seq, w.pending, w.status = c.Seq, nil, &o.Status
-	for n := 0; ; n++ {
-		if n%4096 == 0 {
-			if r.err = ctx.Err(); r.err != nil {
-				return r
-			}
-		}
-		s, err := dec.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var nr *ingest.NotRequestError
-			if errors.As(err, &nr) {
-				if r.notRequests == nil {
-					r.notRequests = map[string]int64{}
-				}
-				r.notRequests[nr.Reason]++
-				continue
-			}
-			var pe *ingest.ParseError
-			if !errors.As(err, &pe) {
-				r.err = err
-				return r
-			}
-			r.records++
-			r.bad++
-			if o.Strict {
-				r.err = fmt.Errorf("%w (--strict)", err)
-				return r
-			}
-			if len(r.examples) < o.ShowErrors {
-				r.examples = append(r.examples, pe.Error())
-			}
-			continue
-		}
-		r.records++
-		dropOddTime(&s, &r.badTimes, &r.timeExample)
-		if !o.inRange(s.Time) {
-			r.outside++
-			continue
+	d := drain{in: &r.counts, o: o, every: everyRecords}
+	r.err = drainInto(ctx, d, dec, func(s ingest.Sample) error {
+		if !o.counted(&s, &r.counts, &r.timeExample) {
+			return nil
 		}
 		if g := w.group(groupName(s.Group)); g != nil {
 			add(g, &o.Status, s)
 		} else {
 			w.pending = append(w.pending, s)
 		}
+		return nil
+	})
+	if r.err != nil {
+		return r
 	}
 	r.pending = w.pending
 	w.pending = nil
