@@ -101,21 +101,23 @@ const (
 
 var albTimeNames = [3]string{"request_processing_time", "target_processing_time", "response_processing_time"}
 
-// upstreamMeasure reads Options.Latency for formats with two measures,
-// the request's (the default) and the upstream's: it reports whether the
-// upstream's is asked for. format and measures name them in the error.
-func upstreamMeasure(format, latency, measures string) (upstream bool, err error) {
-	switch latency {
-	case "", "request":
-		return false, nil
-	case "upstream", "upstream-header":
-		return true, nil
+// upstreamLatencies are the Latencies of formats with two measures, the
+// request's (the default) and the upstream's, to its response headers
+// (upstream-header says the same).
+var upstreamLatencies = []string{"request", "upstream", "upstream-header"}
+
+// upstreamMeasure reads Options.Latency for the formats of
+// upstreamLatencies (CheckLatency): it reports whether the upstream's
+// measure is asked for.
+func upstreamMeasure(format, latency string) (upstream bool, err error) {
+	if err := CheckLatency(format, latency); err != nil {
+		return false, err
 	}
-	return false, fmt.Errorf("%s logs have no %q latency: use %s", format, latency, measures)
+	return latency == "upstream" || latency == "upstream-header", nil
 }
 
 func newALB(r io.Reader, name string, o Options) (Decoder, error) {
-	target, err := upstreamMeasure("alb", o.Latency, "request (the sum of the three processing times, the default) or upstream (target_processing_time)")
+	target, err := upstreamMeasure("alb", o.Latency)
 	if err != nil {
 		return nil, err
 	}
@@ -124,11 +126,12 @@ func newALB(r io.Reader, name string, o Options) (Decoder, error) {
 
 func init() {
 	Register(Format{
-		Name:     "alb",
-		Priority: 20,
-		Summary:  "AWS Application Load Balancer access logs: the three processing times (or target_processing_time with --latency upstream)",
-		Sniff:    sniffALB,
-		New:      newALB,
+		Name:      "alb",
+		Priority:  20,
+		Summary:   "AWS Application Load Balancer access logs: the three processing times (or target_processing_time with --latency upstream)",
+		Sniff:     sniffALB,
+		Latencies: upstreamLatencies,
+		New:       newALB,
 	})
 }
 

@@ -169,7 +169,7 @@ func TestALBErrors(t *testing.T) {
 		})
 	}
 	_, err := NewDecoder("alb", strings.NewReader(albSample), "x.log", Options{Latency: "upstream-last"})
-	require.EqualError(t, err, `alb logs have no "upstream-last" latency: use request (the sum of the three processing times, the default) or upstream (target_processing_time)`)
+	require.EqualError(t, err, `unknown latency measure "upstream-last" for alb logs: want request, upstream, upstream-header`)
 }
 
 const albConformance = "testdata/conformance/aws-alb.log"

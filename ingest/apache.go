@@ -202,8 +202,8 @@ func compileApache(format, origin, latency string) (*logLayout, error) {
 // compileApacheItems is compileApache, which returns the format's items
 // too.
 func compileApacheItems(format, origin, latency string) (*logLayout, []logItem, error) {
-	if latency != "" && latency != "request" {
-		return nil, nil, fmt.Errorf("latency measure %q: Apache's access log records only the whole request's duration (%%D, %%T); use --latency request", latency)
+	if err := CheckLatency("apache", latency); err != nil {
+		return nil, nil, fmt.Errorf("%w (Apache's access log records only the whole request's duration, %%D or %%T)", err)
 	}
 	prefix, vars, err := parseApacheFormat(format)
 	if err != nil {
@@ -398,10 +398,11 @@ func sniffApache(line []byte) bool { return apacheShape(line) != "" }
 
 func init() {
 	Register(Format{
-		Name:     "apache",
-		Priority: 30,
-		Summary:  "Apache httpd access log in the LogFormat given by --log-format (recognised without it: common or combined + %D)",
-		Sniff:    sniffApache,
-		New:      NewApache,
+		Name:      "apache",
+		Priority:  30,
+		Summary:   "Apache httpd access log in the LogFormat given by --log-format (recognised without it: common or combined + %D)",
+		Sniff:     sniffApache,
+		Latencies: []string{"request"},
+		New:       NewApache,
 	})
 }

@@ -70,7 +70,7 @@ func TestApacheErrors(t *testing.T) {
 	}{
 		{"no duration", `%h %>s`, "", `--log-format ("%h %>s"): it has no duration. Add %D`},
 		{"combined", "combined", "", `Apache's common and combined formats record no duration. Add %D (microseconds) to the LogFormat`},
-		{"upstream measure", apacheCommonD, "upstream", `latency measure "upstream": Apache's access log records only the whole request's duration`},
+		{"upstream measure", apacheCommonD, "upstream", `unknown latency measure "upstream" for apache logs: want request (Apache's access log records only the whole request's duration, %D or %T)`},
 		{"unclosed brace", `%{Referer %D`, "", `the { of %{Referer %D is not closed`},
 		{"a lone % at the end", `%D %`, "", `"%" at the end of the format lacks its directive letter`},
 		{"not a directive", `%D %-`, "", `"%-" is not a LogFormat directive`},

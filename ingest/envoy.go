@@ -105,6 +105,9 @@ const (
 	envoyLatencyUpstream = "upstream"
 )
 
+// requestOrUpstream are the Latencies of Envoy's and the JSON formats.
+var requestOrUpstream = []string{envoyLatencyRequest, envoyLatencyUpstream}
+
 type envoyFlagClass uint8
 
 const (
@@ -196,15 +199,10 @@ type envoyRules struct {
 }
 
 func newEnvoyRules(format, latency string) (envoyRules, error) {
-	r := envoyRules{reasons: map[string]string{}}
-	switch latency {
-	case "", envoyLatencyRequest:
-	case envoyLatencyUpstream:
-		r.upstream = true
-	default:
-		return r, fmt.Errorf("%s logs have latency request (%%DURATION%%) or upstream (x-envoy-upstream-service-time), not %q", format, latency)
+	if err := CheckLatency(format, latency); err != nil {
+		return envoyRules{}, err
 	}
-	return r, nil
+	return envoyRules{reasons: map[string]string{}, upstream: latency == envoyLatencyUpstream}, nil
 }
 
 // reason returns "envoy " + flags, the same string for the same flags.
@@ -475,10 +473,11 @@ func newEnvoyDecoder(r io.Reader, name string, o Options) (Decoder, error) {
 
 func init() {
 	Register(Format{
-		Name:     "envoy",
-		Priority: 20,
-		Summary:  "Envoy's default text access log (also Istio's); --latency request (%DURATION%) or upstream (x-envoy-upstream-service-time)",
-		Sniff:    sniffEnvoy,
-		New:      newEnvoyDecoder,
+		Name:      "envoy",
+		Priority:  20,
+		Summary:   "Envoy's default text access log (also Istio's); --latency request (%DURATION%) or upstream (x-envoy-upstream-service-time)",
+		Sniff:     sniffEnvoy,
+		Latencies: requestOrUpstream,
+		New:       newEnvoyDecoder,
 	})
 }

@@ -258,7 +258,7 @@ func TestEnvoyLines(t *testing.T) {
 func TestEnvoyLatencyOption(t *testing.T) {
 	for _, l := range []string{"upstream-last", "upstream-header", "Request"} {
 		_, err := NewDecoder("envoy", strings.NewReader(""), "access.log", Options{Latency: l})
-		assert.ErrorContains(t, err, `access.log: envoy logs have latency request (%DURATION%) or upstream (x-envoy-upstream-service-time), not "`+l+`"`)
+		assert.ErrorContains(t, err, `access.log: unknown latency measure "`+l+`" for envoy logs: want request, upstream`)
 	}
 }
 

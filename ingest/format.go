@@ -70,6 +70,12 @@ type Format struct {
 	// lines, and the format's decoder reports them as *NotRequestError. nil:
 	// the format has none.
 	NotRequest func(line []byte) string
+	// Latencies are the values of Options.Latency (--latency) the
+	// format reads, its default first ("" is the default); none: the
+	// format has one latency and --latency does not apply to it (CSV's
+	// column, the histograms of interval logs). CheckLatency reads them,
+	// and so do --help and completion.
+	Latencies []string
 	// New returns a decoder over r, named name in errors; nil for
 	// formats of histograms.
 	New func(r io.Reader, name string, o Options) (Decoder, error)
@@ -115,6 +121,55 @@ func FormatNames() []string {
 		names = append(names, f.Name)
 	}
 	return names
+}
+
+// LatencyNames returns the values of Options.Latency that some format
+// reads (Format.Latencies; those "auto" accepts): "request", the default
+// of every format that has a choice, first, the others in the order of
+// the formats that list the most of them.
+func LatencyNames() []string {
+	var names []string
+	fs := Formats()
+	slices.SortStableFunc(fs, func(a, b Format) int { return cmp.Compare(len(b.Latencies), len(a.Latencies)) })
+	for _, f := range fs {
+		for _, l := range f.Latencies {
+			if !slices.Contains(names, l) {
+				names = append(names, l)
+			}
+		}
+	}
+	if i := slices.Index(names, "request"); i > 0 {
+		names = slices.Insert(slices.Delete(names, i, i+1), 0, "request")
+	}
+	return names
+}
+
+// CheckLatency reports whether format (a registered name, or "" or
+// "auto") reads the latency measure latency (Options.Latency): one of its
+// Latencies, or of any format's for "auto", which may pick any of them; ""
+// is always the default. A format without Latencies refuses any other
+// value. It is the one rule: every decoder calls it, and the command line
+// before it reads any input.
+func CheckLatency(format, latency string) error {
+	if latency == "" {
+		return nil
+	}
+	if format == "" || format == "auto" {
+		if names := LatencyNames(); !slices.Contains(names, latency) {
+			return fmt.Errorf("unknown latency measure %q: want %s", latency, strings.Join(names, ", "))
+		}
+		return nil
+	}
+	f, ok := formats[format]
+	switch {
+	case !ok:
+		return fmt.Errorf("unknown input format %q (known: %s)", format, strings.Join(FormatNames(), ", "))
+	case len(f.Latencies) == 0:
+		return fmt.Errorf("%s inputs have one latency, no measure to choose: %q is for access logs", format, latency)
+	case !slices.Contains(f.Latencies, latency):
+		return fmt.Errorf("unknown latency measure %q for %s logs: want %s", latency, format, strings.Join(f.Latencies, ", "))
+	}
+	return nil
 }
 
 // NewDecoder returns a decoder for the named format ("auto" sniffs the first

@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,4 +19,73 @@ func TestSniffOrder(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"hlog", "alb", "envoy", "haproxy", "apache", "ingress-nginx", "nginx", "caddy", "envoy-json", "traefik", "csv"}, got)
+}
+
+// TestCheckLatency pins each format's --latency measures and the rule
+// that reads them.
+func TestCheckLatency(t *testing.T) {
+	got := map[string][]string{}
+	for _, f := range Formats() {
+		got[f.Name] = f.Latencies
+	}
+	upstream := []string{"request", "upstream", "upstream-header"}
+	both := []string{"request", "upstream"}
+	nginx := []string{"request", "upstream", "upstream-last", "upstream-header"}
+	assert.Equal(t, map[string][]string{
+		"alb": upstream, "apache": {"request"}, "caddy": both, "csv": nil, "envoy": both, "envoy-json": both,
+		"haproxy": upstream, "hlog": nil, "ingress-nginx": nginx, "jsonl": both, "nginx": nginx, "traefik": both,
+	}, got)
+	assert.Equal(t, nginx, LatencyNames(), "auto: the union, request first")
+
+	for _, tc := range []struct {
+		format, latency, want string
+	}{
+		{"nginx", "", ""},
+		{"nginx", "upstream-last", ""},
+		{"auto", "upstream-last", ""},
+		{"", "upstream-header", ""},
+		{"csv", "", ""},
+		{"nginx", "upstreem", `unknown latency measure "upstreem" for nginx logs: want request, upstream, upstream-last, upstream-header`},
+		{"envoy", "upstream-last", `unknown latency measure "upstream-last" for envoy logs: want request, upstream`},
+		{"auto", "upstreem", `unknown latency measure "upstreem": want request, upstream, upstream-last, upstream-header`},
+		{"auto", "Request", `unknown latency measure "Request": want request, upstream, upstream-last, upstream-header`},
+		{"csv", "upstream", `csv inputs have one latency, no measure to choose: "upstream" is for access logs`},
+		{"ngnix", "request", `unknown input format "ngnix"`},
+	} {
+		err := CheckLatency(tc.format, tc.latency)
+		if tc.want == "" {
+			assert.NoError(t, err, "%s %s", tc.format, tc.latency)
+			continue
+		}
+		assert.ErrorContains(t, err, tc.want, "%s %s", tc.format, tc.latency)
+	}
+}
+
+// TestDecodersCheckLatency: every decoder of a format with measures
+// refuses one it does not read with CheckLatency's error, and accepts
+// each of its own, before it reads a line.
+func TestDecodersCheckLatency(t *testing.T) {
+	opts := Options{LogFormat: "$request_time $upstream_response_time $upstream_header_time", Field: "d", Unit: 1}
+	for _, f := range Formats() {
+		if f.New == nil || len(f.Latencies) == 0 {
+			continue
+		}
+		o := opts
+		if f.Name == "apache" {
+			o.LogFormat = "%D"
+		}
+		for _, l := range append([]string{"bogus"}, LatencyNames()...) {
+			o.Latency = l
+			_, err := f.New(bytes.NewReader(nil), "x.log", o)
+			want := CheckLatency(f.Name, l)
+			if want == nil {
+				if err != nil {
+					assert.NotContains(t, err.Error(), "latency measure", "%s --latency %s", f.Name, l)
+				}
+				continue
+			}
+			// ingress-nginx's is nginx's rule, and names nginx.
+			assert.ErrorContains(t, err, strings.Replace(want.Error(), "ingress-nginx", "nginx", 1), "%s --latency %s", f.Name, l)
+		}
+	}
 }

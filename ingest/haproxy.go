@@ -110,7 +110,7 @@ type haproxyParser struct {
 }
 
 func newHAProxy(r io.Reader, name string, o Options) (Decoder, error) {
-	tr, err := upstreamMeasure("haproxy", o.Latency, "request (Ta, the default) or upstream (Tr, the server's time to its response headers)")
+	tr, err := upstreamMeasure("haproxy", o.Latency)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +124,7 @@ func init() {
 		Summary:    `HAProxy "option httplog" lines, with or without a syslog prefix: Ta (or Tr with --latency upstream), Tc, termination state`,
 		Sniff:      sniffHAProxy,
 		NotRequest: hapNotRequest,
+		Latencies:  upstreamLatencies,
 		New:        newHAProxy,
 	})
 }

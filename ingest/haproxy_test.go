@@ -345,7 +345,7 @@ func TestHAProxyErrors(t *testing.T) {
 
 func TestHAProxyOptions(t *testing.T) {
 	_, err := NewDecoder("haproxy", strings.NewReader(hapLine), "x.log", Options{Latency: "upstream-last"})
-	require.EqualError(t, err, `haproxy logs have no "upstream-last" latency: use request (Ta, the default) or upstream (Tr, the server's time to its response headers)`)
+	require.EqualError(t, err, `unknown latency measure "upstream-last" for haproxy logs: want request, upstream, upstream-header`)
 	_, err = NewDecoder("haproxy", strings.NewReader(hapLine), "x.log", Options{By: []string{"colour"}})
 	require.Error(t, err)
 

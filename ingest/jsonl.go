@@ -157,19 +157,12 @@ func newJSONLParser(l jsonlLayout, o Options) (*jsonlParser, error) {
 	if o.Unit > 0 {
 		p.unit = o.Unit
 	}
-	upstream := false
-	switch o.Latency {
-	case "", envoyLatencyRequest:
-	case envoyLatencyUpstream:
-		if l.upstream == "" && o.Field == "" {
-			return nil, fmt.Errorf("%s logs have no upstream time: use --latency request, or name a field with --field", l.format)
-		}
-		upstream = true
-	default:
-		if l.upstream == "" {
-			return nil, fmt.Errorf("%s logs have one latency (--latency request), not %q", l.format, o.Latency)
-		}
-		return nil, fmt.Errorf("%s logs have latency request (%s) or upstream (%s), not %q", l.format, l.latency, l.upstream, o.Latency)
+	if err := CheckLatency(l.format, o.Latency); err != nil {
+		return nil, err
+	}
+	upstream := o.Latency == envoyLatencyUpstream
+	if upstream && l.upstream == "" && o.Field == "" {
+		return nil, fmt.Errorf("%s logs have no upstream time: use --latency request, or name a field with --field", l.format)
 	}
 	if l.flags != "" {
 		rules, err := newEnvoyRules(l.format, o.Latency)
@@ -533,6 +526,8 @@ func jsonlFormat(l jsonlLayout, summary string, sniff func([]byte) bool) Format 
 		Summary:  summary,
 		Sniff:    sniff,
 		Priority: 60, // see Format.Priority
+		// upstream: the layout's upstream field, or the one --field names.
+		Latencies: requestOrUpstream,
 		New: func(r io.Reader, name string, o Options) (Decoder, error) {
 			return newJSONLDecoder(l, r, name, o)
 		},

@@ -331,9 +331,9 @@ func TestJSONLOptionErrors(t *testing.T) {
 		{"jsonl", "\n\n" + `{"x": {"d": "12"}}`, Options{Field: "x.d"}, `access.log: field "x.d" holds numbers (12 on the first line) but no unit was given: pass --unit ns, us, ms or s`},
 		{"jsonl", `{"d": 1}`, Options{Field: "d", Unit: -1}, "access.log: unit -1ns is negative"},
 		{"jsonl", `{"d": 1}`, Options{Field: "d..e", Unit: 1}, `access.log: jsonl: field "d..e" is not a dotted path (name.name...)`},
-		{"jsonl", `{"d": 1}`, Options{Field: "d", Unit: 1, Latency: "upstream-header"}, `access.log: jsonl logs have one latency (--latency request), not "upstream-header"`},
-		{"traefik", `{}`, Options{Latency: "upstream-last"}, `access.log: traefik logs have latency request (Duration) or upstream (OriginDuration), not "upstream-last"`},
-		{"envoy-json", `{}`, Options{Latency: "upstream-last"}, `access.log: envoy-json logs have latency request (duration) or upstream (upstream_service_time), not "upstream-last"`},
+		{"jsonl", `{"d": 1}`, Options{Field: "d", Unit: 1, Latency: "upstream-header"}, `access.log: unknown latency measure "upstream-header" for jsonl logs: want request, upstream`},
+		{"traefik", `{}`, Options{Latency: "upstream-last"}, `access.log: unknown latency measure "upstream-last" for traefik logs: want request, upstream`},
+		{"envoy-json", `{}`, Options{Latency: "upstream-last"}, `access.log: unknown latency measure "upstream-last" for envoy-json logs: want request, upstream`},
 		{"caddy", `{}`, Options{By: []string{"colour"}}, `access.log: cannot group by "colour": log formats group by route, method, status_class, status, upstream, host`},
 	}
 	for _, tt := range tests {

@@ -65,6 +65,16 @@ var nginxMeasures = []nginxMeasure{
 	{"upstream-header", "upstream_header_time", aggSum},
 }
 
+// nginxLatencies are the names of nginxMeasures, the Latencies of nginx
+// and ingress-nginx.
+func nginxLatencies() []string {
+	names := make([]string, len(nginxMeasures))
+	for i, m := range nginxMeasures {
+		names[i] = m.name
+	}
+	return names
+}
+
 // nginxFormat is a log format to compile and how to name it in errors.
 type nginxFormat struct {
 	text   string // the format, the quoted parts of log_format joined
@@ -137,18 +147,13 @@ func isNginxNameByte(c byte) bool {
 // (ingress-nginx) or the last address of $upstream_addr. Every other
 // variable is read past and ignored.
 func compileNginx(nf nginxFormat, latency string) (*logLayout, error) {
+	if err := CheckLatency("nginx", latency); err != nil {
+		return nil, err
+	}
 	if latency == "" {
 		latency = "request"
 	}
-	mi := slices.IndexFunc(nginxMeasures, func(m nginxMeasure) bool { return m.name == latency })
-	if mi < 0 {
-		names := make([]string, len(nginxMeasures))
-		for i, m := range nginxMeasures {
-			names[i] = m.name
-		}
-		return nil, fmt.Errorf("unknown latency measure %q for nginx logs: want %s", latency, strings.Join(names, ", "))
-	}
-	measure := nginxMeasures[mi]
+	measure := nginxMeasures[slices.IndexFunc(nginxMeasures, func(m nginxMeasure) bool { return m.name == latency })]
 
 	prefix, vars, err := parseNginxFormat(nf.text)
 	if err != nil {
@@ -528,14 +533,16 @@ func init() {
 		Priority: 50,
 		Summary: "nginx access log in the log_format given by --log-format or --nginx-conf/--log-format-name " +
 			"(recognised without them: combined + $request_time [$upstream_response_time])",
-		Sniff: sniffNginx,
-		New:   NewNginx,
+		Sniff:     sniffNginx,
+		Latencies: nginxLatencies(),
+		New:       NewNginx,
 	})
 	Register(Format{
-		Name:     "ingress-nginx",
-		Priority: 40,
-		Summary:  "ingress-nginx controller log in its default upstreaminfo format (or --log-format)",
-		Sniff:    sniffIngressNginx,
-		New:      NewIngressNginx,
+		Name:      "ingress-nginx",
+		Priority:  40,
+		Summary:   "ingress-nginx controller log in its default upstreaminfo format (or --log-format)",
+		Sniff:     sniffIngressNginx,
+		Latencies: nginxLatencies(),
+		New:       NewIngressNginx,
 	})
 }

@@ -82,25 +82,87 @@ type client struct {
 	tr       *retryTransport
 }
 
-// connect checks c and builds the client. Errors name flags, never secrets.
-func connect(c Connection) (*client, error) {
-	if c.URL == "" {
-		return nil, errors.New("--url is required: the address of Prometheus, e.g. http://localhost:9090")
-	}
+// check reports every problem with c that shows without reading its
+// secrets (files and environment variables) or sending anything: --url,
+// the auth flags that exclude each other, the names of environment
+// variables and the -H headers. Errors name flags, never secrets.
+func (c Connection) check() error {
+	var errs []error
 	u, err := url.Parse(c.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--url %q is not an http:// or https:// address", redactURL(c.URL))
+	switch {
+	case c.URL == "":
+		errs = append(errs, errors.New("--url is required: the address of Prometheus, e.g. http://localhost:9090"))
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		errs = append(errs, fmt.Errorf("--url %q is not an http:// or https:// address", redactURL(c.URL)))
 	}
+	if err != nil {
+		u = &url.URL{} // the other flags are checked without its user
+	}
+	urlPass := false
+	if u.User != nil {
+		_, urlPass = u.User.Password()
+	}
+	user := c.BasicUser != "" || u.User != nil && u.User.Username() != ""
+	if c.BasicPasswordFile != "" && c.BasicPasswordEnv != "" {
+		errs = append(errs, errors.New("--basic-auth-password-file and --basic-auth-password-env exclude each other"))
+	}
+	if !user && (urlPass || c.BasicPasswordFile != "" || c.BasicPasswordEnv != "") {
+		errs = append(errs, errors.New("a basic-auth password needs a user: --basic-auth-user"))
+	}
+	token := c.BearerTokenFile != "" || c.BearerTokenEnv != ""
+	if c.BearerTokenFile != "" && c.BearerTokenEnv != "" {
+		errs = append(errs, errors.New("--bearer-token-file and --bearer-token-env exclude each other"))
+	}
+	if token && (user || urlPass) {
+		errs = append(errs, errors.New("choose one of bearer token and basic auth"))
+	}
+	for _, e := range []struct{ name, flag string }{{c.BasicPasswordEnv, "--basic-auth-password-env"}, {c.BearerTokenEnv, "--bearer-token-env"}} {
+		if e.name != "" && !envName.MatchString(e.name) {
+			// Likely the secret itself ($TOKEN for TOKEN): not shown.
+			errs = append(errs, fmt.Errorf("%s takes the name of an environment variable, such as PROM_TOKEN; what it was given is not one (the secret itself?), so it is not shown", e.flag))
+		}
+	}
+	if _, err := parseHeaders(c.Headers, c.authBy(u), &redactor{}); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// authBy is the flag that sets the Authorization header, "" when none
+// does; u is c.URL parsed.
+func (c Connection) authBy(u *url.URL) string {
+	switch {
+	case c.BearerTokenFile != "":
+		return "--bearer-token-file"
+	case c.BearerTokenEnv != "":
+		return "--bearer-token-env"
+	case c.BasicUser != "":
+		return "--basic-auth-user"
+	case u.User != nil:
+		return "the user:password in --url"
+	}
+	return ""
+}
+
+// connect checks c (check), reads its secrets and builds the client.
+// Errors name flags, never secrets.
+func connect(c Connection) (*client, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(c.URL) // checked
+	if err != nil {
+		return nil, err
+	}
+	authBy := c.authBy(u)
 	sec := &redactor{}
 	var user, pass string
-	authBy := "" // the flag that sets the Authorization header
 	if u.User != nil {
 		user = u.User.Username()
 		pass, _ = u.User.Password()
 		sec.add(pass)
 		sec.add(u.User.String())
 		u.User = nil
-		authBy = "the user:password in --url"
 	}
 	// The query's values may be credentials too (?api_key=...): sent, but
 	// shown as *** in the URL, and redacted from what the server says when
@@ -123,11 +185,10 @@ func connect(c Connection) (*client, error) {
 	display := displayURL(u)
 	if c.BasicUser != "" {
 		user = c.BasicUser
-		authBy = "--basic-auth-user"
 	}
+	// check has refused two sources of one secret, a password without a
+	// user and a token beside basic auth.
 	switch {
-	case c.BasicPasswordFile != "" && c.BasicPasswordEnv != "":
-		return nil, errors.New("--basic-auth-password-file and --basic-auth-password-env exclude each other")
 	case c.BasicPasswordFile != "":
 		if pass, err = readSecret(c.BasicPasswordFile, "--basic-auth-password-file"); err != nil {
 			return nil, err
@@ -138,9 +199,6 @@ func connect(c Connection) (*client, error) {
 		}
 	}
 	sec.add(pass)
-	if pass != "" && user == "" {
-		return nil, errors.New("a basic-auth password needs a user: --basic-auth-user")
-	}
 	if user != "" {
 		// What a server quoting the Authorization header would show.
 		sec.add(user + ":" + pass)
@@ -148,8 +206,6 @@ func connect(c Connection) (*client, error) {
 	}
 	var token string
 	switch {
-	case c.BearerTokenFile != "" && c.BearerTokenEnv != "":
-		return nil, errors.New("--bearer-token-file and --bearer-token-env exclude each other")
 	case c.BearerTokenFile != "":
 		if token, err = readSecret(c.BearerTokenFile, "--bearer-token-file"); err != nil {
 			return nil, err
@@ -160,15 +216,6 @@ func connect(c Connection) (*client, error) {
 		}
 	}
 	sec.add(token)
-	if token != "" && user != "" {
-		return nil, errors.New("choose one of bearer token and basic auth")
-	}
-	if token != "" {
-		authBy = "--bearer-token-file"
-		if c.BearerTokenFile == "" {
-			authBy = "--bearer-token-env"
-		}
-	}
 	headers, err := parseHeaders(c.Headers, authBy, sec)
 	if err != nil {
 		return nil, err
@@ -282,11 +329,9 @@ func readSecret(path, flag string) (string, error) {
 	return s, nil
 }
 
+// envSecret reads the secret in the environment variable name (a name
+// check has found well formed).
 func envSecret(name, flag string) (string, error) {
-	if !envName.MatchString(name) {
-		// Likely the secret itself ($TOKEN for TOKEN): not shown.
-		return "", fmt.Errorf("%s takes the name of an environment variable, such as PROM_TOKEN; what it was given is not one (the secret itself?), so it is not shown", flag)
-	}
 	s := strings.TrimSpace(os.Getenv(name))
 	if s == "" {
 		// Not named: a token of letters, digits and _ (ghp_..., glsa_...)

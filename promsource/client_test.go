@@ -293,3 +293,68 @@ func TestConnectionErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestCheck: Check refuses what shows without a request or a secret read,
+// every problem at once, and leaves the secrets to Fetch: a token file
+// that does not exist passes Check and fails the Fetch.
+func TestCheck(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "token")
+	tests := []struct {
+		name  string
+		setup func(o *Options)
+		want  []string // the lines of the error; none: no error
+	}{
+		{"valid", func(*Options) {}, nil},
+		{"no scheme", func(o *Options) { o.URL = "localhost:9090" }, []string{`--url "localhost:9090" is not an http:// or https:// address`}},
+		{"no host", func(o *Options) { o.URL = "http:///api" }, []string{`--url "http:///api" is not an http:// or https:// address`}},
+		{"secret files are not read", func(o *Options) { o.BearerTokenFile = missing }, nil},
+		{"unset variables are not read", func(o *Options) { o.BearerTokenEnv = "TT_CHECK_UNSET" }, nil},
+		{"every problem at once", func(o *Options) {
+			o.URL = "http://admin@127.0.0.1:9"
+			o.BearerTokenFile, o.BearerTokenEnv = missing, "TT_CHECK_UNSET"
+			o.BasicPasswordFile, o.BasicPasswordEnv = missing, secretPass+"!"
+			o.Headers = []string{"X-Scope-OrgID " + secretOrg}
+			o.Metric = "bad-name"
+			o.By = []string{"le"}
+			o.Step = 2 * time.Hour
+		}, []string{
+			"--basic-auth-password-file and --basic-auth-password-env exclude each other",
+			"--bearer-token-file and --bearer-token-env exclude each other",
+			"choose one of bearer token and basic auth",
+			"--basic-auth-password-env takes the name of an environment variable, such as PROM_TOKEN; what it was given is not one (the secret itself?), so it is not shown",
+			"-H number 1 (of 1) has no colon (it starts with X-Scope-OrgID): write Name: value",
+			`--metric "bad-name" is not a Prometheus metric name`,
+			"--by le: cannot group by the histogram's own label",
+			"--step 2h is longer than --window 1h",
+		}},
+		{"a bad URL does not hide the other problems", func(o *Options) {
+			o.URL = "localhost:9090"
+			o.Headers = []string{"Host: " + secretOrg}
+		}, []string{`--url "localhost:9090" is not an http:// or https:// address`, "-H Host: the host comes from --url"}},
+		{"a password without a user", func(o *Options) { o.BasicPasswordFile = missing }, []string{"a basic-auth password needs a user: --basic-auth-user"}},
+		{"-H Authorization beside a token", func(o *Options) {
+			o.BearerTokenEnv = "TT_CHECK_UNSET"
+			o.Headers = []string{"Authorization: Bearer " + secretToken}
+		}, []string{"-H Authorization and --bearer-token-env both set the Authorization header: give one of them"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := options("http://127.0.0.1:9", &noSleep{})
+			tt.setup(&o)
+			err := o.Check()
+			if tt.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, tt.want, strings.Split(err.Error(), "\n"))
+			for _, s := range []string{secretPass, secretToken, secretOrg} {
+				assert.NotContains(t, err.Error(), s, "a credential in the error")
+			}
+		})
+	}
+	o := options("http://127.0.0.1:9", &noSleep{})
+	o.BearerTokenFile = missing
+	_, err := Fetch(context.Background(), o)
+	assert.ErrorContains(t, err, "--bearer-token-file: cannot read "+missing+": no such file or directory", "read as Fetch connects")
+}

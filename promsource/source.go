@@ -148,7 +148,7 @@ type session struct {
 
 // Fetch reads the histogram of o.Metric from Prometheus.
 func Fetch(ctx context.Context, o Options) (*Result, error) {
-	if err := o.check(); err != nil {
+	if err := o.Check(); err != nil {
 		return nil, err
 	}
 	c, err := connect(o.Connection)
@@ -223,6 +223,17 @@ func Fetch(ctx context.Context, o Options) (*Result, error) {
 	return res, s.summary(ctx)
 }
 
+// Check reports every problem with o that shows before anything is sent
+// and without reading a secret (Fetch reads them as it connects): --url,
+// the auth flags that exclude each other, the -H headers, then the metric,
+// selector, labels and durations. It fills in the defaults of Window,
+// PeakRange and At. Fetch calls it first; a command line calls it to
+// refuse bad flags before it connects. Errors name flags, never secrets.
+func (o *Options) Check() error {
+	return errors.Join(o.Connection.check(), o.check())
+}
+
+// check is Check for the fields of o outside its Connection.
 func (o *Options) check() error {
 	var errs []error
 	if o.Metric == "" {

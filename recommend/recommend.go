@@ -87,6 +87,15 @@ func DefaultOptions() Options {
 	return Options{FalseTimeouts: 0.001, TightTailRatio: 2, Confidence: 0.95}
 }
 
+// Validate reports every problem with o at once (nil when there is none),
+// as Recommend would before it looks at a histogram: callers can check the
+// options before reading any data. Recommend wraps the same error in
+// "invalid options: ".
+func (o Options) Validate() error {
+	_, err := o.validate()
+	return err
+}
+
 // validate checks o and returns it with defaults filled in.
 func (o Options) validate() (Options, error) {
 	var errs []error

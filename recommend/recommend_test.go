@@ -78,6 +78,10 @@ func TestRecommendRejectsBadOptions(t *testing.T) {
 			_, err := recommend.Recommend(h, o)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
+			// Validate is the same rule, asked without a histogram.
+			verr := o.Validate()
+			require.Error(t, verr)
+			assert.Equal(t, "invalid options: "+verr.Error(), err.Error())
 		})
 	}
 
@@ -86,6 +90,14 @@ func TestRecommendRejectsBadOptions(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "false-timeout rate 2")
 		assert.Contains(t, err.Error(), "minimum -1ns")
+		err = recommend.Options{FalseTimeouts: 2, Min: -1}.Validate()
+		require.Error(t, err)
+		assert.Equal(t, []string{"false-timeout rate 2 must lie between 0 and 1, both excluded (0.001 is 0.1 %, p99.9)", "minimum -1ns must not be negative"},
+			strings.Split(err.Error(), "\n"))
+	})
+	t.Run("valid options", func(t *testing.T) {
+		assert.NoError(t, recommend.DefaultOptions().Validate())
+		assert.NoError(t, recommend.Options{FalseTimeouts: 0.001}.Validate(), "a zero confidence is the default")
 	})
 	t.Run("confidence zero means the default", func(t *testing.T) {
 		r, err := recommend.Recommend(h, recommend.Options{FalseTimeouts: 0.001})

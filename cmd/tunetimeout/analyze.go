@@ -1,11 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +12,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/timeflag"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -139,7 +137,7 @@ func addInputFlags(cmd *cobra.Command, o *analysis.Options, f *analyzeFlags) {
 	fl.StringVar(&o.Ingest.LogFormat, "log-format", "", "nginx log_format or Apache LogFormat string of the input")
 	fl.StringVar(&o.Ingest.NginxConf, "nginx-conf", "", "read the log_format from this nginx config file (with --log-format-name)")
 	fl.StringVar(&o.Ingest.LogFormatName, "log-format-name", "", "name of the log_format in --nginx-conf")
-	fl.StringVar(&o.Ingest.Latency, "latency", "", "which latency of a log: "+strings.Join(latencyMeasures, ", ")+" (default: request)")
+	fl.StringVar(&o.Ingest.Latency, "latency", "", "which latency of a log: "+strings.Join(ingest.LatencyNames(), ", ")+" (default: request)")
 	fl.StringVar(&o.Ingest.Field, "field", "", "JSON logs: the latency field (dotted path)")
 	fl.StringVar(&o.Ingest.TimeField, "time-field", "", "JSON logs: the timestamp field")
 	fl.StringVar(&o.Ingest.StatusField, "status-field", "", "JSON logs: the status field")
@@ -156,20 +154,13 @@ func addInputFlags(cmd *cobra.Command, o *analysis.Options, f *analyzeFlags) {
 	fl.BoolVar(&o.Status.IncludeErrors, "include-errors", false, "count 4xx and 5xx responses as latency samples")
 	fl.IntVar(&o.MaxGroups, "max-groups", analysis.DefaultMaxGroups, "keep at most this many groups apart; the rest go to \"other\"")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on standard error while reading (drawn only when it is a terminal)")
-	fl.StringVar(&f.from, "from", "", "keep the calls from this time on (RFC 3339 or Unix seconds); interval logs: the intervals that start then or later")
-	fl.StringVar(&f.to, "to", "", "keep the calls before this time (RFC 3339 or Unix seconds); interval logs: the intervals that start before it")
+	fl.StringVar(&f.from, "from", "", "keep the calls from this time on ("+timeflag.Grammar+"); interval logs: the intervals that start then or later")
+	fl.StringVar(&f.to, "to", "", "keep the calls before this time ("+timeflag.Grammar+"); interval logs: the intervals that start before it")
 	complete(cmd, "input", ingest.FormatNames()...)
-	complete(cmd, "latency", latencyMeasures...)
+	complete(cmd, "latency", ingest.LatencyNames()...)
 	complete(cmd, "unit", unitNames...)
 	completeList(cmd, "by", ingest.GroupKeys...)
 }
-
-// latencyMeasures are the values of --latency, for --help and completion.
-// Each format's decoder checks the value it is given (ingest: nginx's
-// nginxMeasures are all of them, other formats accept a part); ingest
-// exports no list of them, so the value is checked only when the input's
-// format is known, as the input is opened.
-var latencyMeasures = []string{"request", "upstream", "upstream-last", "upstream-header"}
 
 // unitNames are the units completion offers for --unit, the short names
 // of ingest.ParseUnit, which reads them (and their long forms).
@@ -241,12 +232,12 @@ var recommendFlags = []struct {
 	{"confidence", func(d *recommend.Options, s recommend.Options) { d.Confidence = s.Confidence }},
 }
 
-// checkRecommend checks o with recommend's own rule, before any input is
-// read, and names the flags at fault with their values: each flag alone
-// against the defaults, and when none is wrong alone (--min above --max)
-// every one of them the user gave.
+// checkRecommend checks o with recommend's own rule (Options.Validate),
+// before any input is read, and names the flags at fault with their
+// values: each flag alone against the defaults, and when none is wrong
+// alone (--min above --max) every one of them the user gave.
 func checkRecommend(fl *pflag.FlagSet, o recommend.Options) error {
-	err := recommendOptionsError(o)
+	err := o.Validate()
 	if err == nil {
 		return nil
 	}
@@ -254,7 +245,7 @@ func checkRecommend(fl *pflag.FlagSet, o recommend.Options) error {
 	for _, rf := range recommendFlags {
 		one := recommend.DefaultOptions()
 		rf.set(&one, o)
-		if recommendOptionsError(one) != nil {
+		if one.Validate() != nil {
 			named = append(named, "--"+rf.name+" "+fl.Lookup(rf.name).Value.String())
 		}
 	}
@@ -268,23 +259,13 @@ func checkRecommend(fl *pflag.FlagSet, o recommend.Options) error {
 	return fmt.Errorf("%s: %w", strings.Join(named, ", "), err)
 }
 
-// recommendOptionsError is the error recommend.Recommend gives for o, nil
-// when o is valid. Recommend checks its options before it looks at the
-// histogram (all problems at once), and without one answers
-// recommend.ErrNoSamples when they are valid: its rule, asked before any
-// input is read (recommend exports no Validate of its own).
-func recommendOptionsError(o recommend.Options) error {
-	_, err := recommend.Recommend(nil, o)
-	if errors.Is(err, recommend.ErrNoSamples) {
-		return nil
-	}
-	return err
-}
-
 // applyInput parses the input flags (addInputFlags) into o.
 func (f analyzeFlags) applyInput(o *analysis.Options) error {
 	if o.Format != "" && !slices.Contains(ingest.FormatNames(), o.Format) {
 		return fmt.Errorf("--input %q: unknown input format (known: %s)", o.Format, strings.Join(ingest.FormatNames(), ", "))
+	}
+	if err := ingest.CheckLatency(o.Format, o.Ingest.Latency); err != nil {
+		return fmt.Errorf("--latency: %w", err)
 	}
 	var err error
 	if f.unit != "" {
@@ -301,31 +282,17 @@ func (f analyzeFlags) applyInput(o *analysis.Options) error {
 		}
 		o.Status.IncludeErrors = include
 	}
-	if o.From, err = parseTime(f.from); err != nil {
+	now := time.Now()
+	if o.From, err = timeflag.Parse(f.from, now); err != nil {
 		return fmt.Errorf("--from: %w", err)
 	}
-	if o.To, err = parseTime(f.to); err != nil {
+	if o.To, err = timeflag.Parse(f.to, now); err != nil {
 		return fmt.Errorf("--to: %w", err)
 	}
 	if !o.From.IsZero() && !o.To.IsZero() && !o.From.Before(o.To) {
 		return fmt.Errorf("--from %s is not before --to %s", f.from, f.to)
 	}
 	return nil
-}
-
-// parseTime reads a time of --from or --to: RFC 3339 or Unix seconds; ""
-// is the zero time.
-func parseTime(s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	if sec, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(sec, 0) && !math.IsNaN(sec) {
-		return time.Unix(0, int64(sec*1e9)), nil
-	}
-	return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time (2026-11-02T10:00:00Z) nor Unix seconds", s)
 }
 
 // presetList names the network allowance presets for --help.

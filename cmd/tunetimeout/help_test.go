@@ -136,6 +136,7 @@ func TestCompletion(t *testing.T) {
 	assert.Equal(t, []string{"ms"}, lines("prometheus", "--unit", "m"))
 	assert.Equal(t, []string{"datacenter", "region", "internet", "mobile"}, lines("analyze", "--network-allowance", ""))
 	assert.Equal(t, []string{"upstream", "upstream-last", "upstream-header"}, lines("summarize", "--latency", "up"))
+	assert.Equal(t, ingest.LatencyNames(), lines("analyze", "--latency", ""), "the registry's measures")
 	assert.Equal(t, []string{"route,method", "route,status_class", "route,status", "route,upstream", "route,host"}, lines("analyze", "--by", "route,"))
 	assert.Equal(t, []string{"standard", "experimental"}, lines("snippet", "--gateway-api-channel", ""))
 	assert.Contains(t, lines("analyze", "--linkerd-resource", ""), "serviceprofile")
@@ -152,11 +153,18 @@ func TestFlagValuesCheckedFirst(t *testing.T) {
 	}{
 		{[]string{"analyze", "--input", "ngnix"}, `--input "ngnix": unknown input format (known: auto, alb,`},
 		{[]string{"summarize", "--input", "ngnix"}, `--input "ngnix": unknown input format`},
-		{[]string{"analyze", "--confidence", "95"}, "--confidence 95: invalid options: confidence 95 must lie between 0 and 1"},
-		{[]string{"analyze", "--min", "2s", "--max", "1s"}, "--min 2s, --max 1s: invalid options: minimum 2s is above maximum 1s"},
-		{[]string{"analyze", "--rtt", "5ms", "--tight-tail", "-1"}, "--tight-tail -1: invalid options: tight-tail ratio -1"},
-		{[]string{"simulate", "--max", "500us"}, "--max 500µs: invalid options: maximum 500µs is below 1ms"},
+		{[]string{"analyze", "--confidence", "95"}, "--confidence 95: confidence 95 must lie between 0 and 1"},
+		{[]string{"analyze", "--min", "2s", "--max", "1s"}, "--min 2s, --max 1s: minimum 2s is above maximum 1s"},
+		{[]string{"analyze", "--rtt", "5ms", "--tight-tail", "-1"}, "--tight-tail -1: tight-tail ratio -1"},
+		{[]string{"simulate", "--max", "500us"}, "--max 500µs: maximum 500µs is below 1ms"},
 		{[]string{"simulate", "-o", "markdown"}, `unknown output format "markdown" (known: json, text)`},
+		// --latency: the measures of the format, of every format for auto
+		// (ingest.CheckLatency), as --help and completion list them.
+		{[]string{"analyze", "--nginx-conf", "../../testdata/nginx/nginx.conf", "--log-format-name", "timing", "--latency", "upstreem"},
+			`--latency: unknown latency measure "upstreem": want request, upstream, upstream-last, upstream-header`},
+		{[]string{"analyze", "--input", "envoy", "--latency", "upstream-last"}, `--latency: unknown latency measure "upstream-last" for envoy logs: want request, upstream`},
+		{[]string{"summarize", "--input", "apache", "--latency", "upstream"}, `--latency: unknown latency measure "upstream" for apache logs: want request`},
+		{[]string{"simulate", "--input", "csv", "--latency", "upstream"}, `--latency: csv inputs have one latency, no measure to choose`},
 	} {
 		_, errOut, code := execute(t, "", append(tc.args, missing)...)
 		assert.Equal(t, 2, code, "%v: %s", tc.args, errOut)
@@ -170,6 +178,9 @@ func TestFlagValuesCheckedFirst(t *testing.T) {
 	assert.Contains(t, errOut, "--confidence 95: ")
 	// Valid values still run.
 	_, errOut, code = execute(t, "", "analyze", "--confidence", "0.99", "--min", "1s", "--max", "2s", mixture)
+	assert.Equal(t, 0, code, errOut)
+	_, errOut, code = execute(t, "", "analyze", "--nginx-conf", "../../testdata/nginx/nginx.conf", "--log-format-name", "timing",
+		"--latency", "upstream-last", "../../testdata/nginx/access.log")
 	assert.Equal(t, 0, code, errOut)
 	require.NoFileExists(t, missing)
 	_, err := os.Stat(mixture)

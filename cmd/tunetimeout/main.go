@@ -36,7 +36,7 @@ func main() {
 		case <-sigs:
 		case <-time.After(stopGrace):
 		}
-		temps.cleanup()
+		temps.Cleanup()
 		fmt.Fprintf(os.Stderr, "tunetimeout: %v\n", interrupted{sig})
 		os.Exit(130)
 	}()

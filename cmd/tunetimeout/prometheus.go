@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/timeflag"
 	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
@@ -101,6 +101,11 @@ larger than --max-response-bytes (256MiB) fails its query.`,
 			if err := pf.apply(&p); err != nil {
 				return usageError{err}
 			}
+			// promsource's own rule, before anything is sent: --url,
+			// --metric, --selector, --by, --step, the auth flags, -H.
+			if err := p.Source.Check(); err != nil {
+				return usageError{err}
+			}
 			write, err := lookup(f.format)
 			if err != nil {
 				return usageError{err}
@@ -123,7 +128,7 @@ larger than --max-response-bytes (256MiB) fails its query.`,
 	fl.StringVar(&s.Selector, "selector", "", `label matchers, e.g. '{job="api",code!~"5.."}'`)
 	fl.StringSliceVar(&s.By, "by", nil, "labels to group by, e.g. route,method")
 	newPromDuration(fl, &pf.window, "window", promsource.DefaultWindow, "how far back to read: 1h, 1d, 7d, ...")
-	fl.StringVar(&pf.at, "at", "now", "end of the window: RFC 3339 or Unix seconds")
+	fl.StringVar(&pf.at, "at", "now", "end of the window: "+timeflag.Grammar)
 	newPromDuration(fl, &pf.step, "step", 0, "also evaluate every step-long window within --window, e.g. 1h")
 	fl.StringVar(&pf.aggregate, "aggregate", aggregates[0], "with --step, what the recommendation builds on: worst (step) or overall")
 	fl.StringVar(&pf.unit, "unit", "", "unit of the metric: s, ms, us; default: from the name's suffix")
@@ -147,15 +152,10 @@ larger than --max-response-bytes (256MiB) fails its query.`,
 	return cmd
 }
 
-// apply parses the prometheus command's own flags into p.
+// apply parses the prometheus command's own flags into p; p.Source.Check
+// checks what they say.
 func (pf prometheusFlags) apply(p *analysis.PrometheusOptions) error {
 	s := &p.Source
-	if s.URL == "" {
-		return errors.New("--url is required: the address of the Prometheus HTTP API, e.g. http://localhost:9090")
-	}
-	if s.Metric == "" {
-		return errors.New("--metric is required: the histogram's name, e.g. http_request_duration_seconds")
-	}
 	w, err := model.ParseDuration(pf.window)
 	if err != nil || w <= 0 {
 		return fmt.Errorf("--window %q is not a duration such as 1h, 1d or 7d", pf.window)
@@ -173,8 +173,8 @@ func (pf prometheusFlags) apply(p *analysis.PrometheusOptions) error {
 		return fmt.Errorf("--peak-range %q is not a duration such as 1m", pf.peakRange)
 	}
 	s.PeakRange = time.Duration(pr)
-	if s.At, err = parseAt(pf.at); err != nil {
-		return err
+	if s.At, err = timeflag.Parse(pf.at, time.Now()); err != nil {
+		return fmt.Errorf("--at %w", err)
 	}
 	switch pf.aggregate {
 	case aggregates[0]:
@@ -203,20 +203,4 @@ func (pf prometheusFlags) apply(p *analysis.PrometheusOptions) error {
 		return fmt.Errorf("--max-response-bytes %q must be positive", pf.maxResponse)
 	}
 	return nil
-}
-
-// parseAt reads --at: "now", RFC 3339 or Unix seconds.
-func parseAt(v string) (time.Time, error) {
-	v = strings.TrimSpace(v)
-	if v == "" || v == "now" {
-		return time.Now(), nil
-	}
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, nil
-	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 {
-		sec := int64(f)
-		return time.Unix(sec, int64((f-float64(sec))*1e9)), nil
-	}
-	return time.Time{}, fmt.Errorf("--at %q is neither now, an RFC 3339 time (2026-05-01T12:00:00Z) nor Unix seconds", v)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -73,4 +74,50 @@ func TestPrometheusMaxResponseBytes(t *testing.T) {
 	_, errOut, code = execute(t, "", args...)
 	assert.Equal(t, 1, code)
 	assert.NotContains(t, errOut, "--max-response-bytes", "%d bytes are within the default cap", len(body))
+}
+
+// TestPrometheusFlagsCheckedFirst: promsource's rule (Options.Check)
+// refuses bad flags with exit 2 before anything is sent: the server fails
+// the test if it is asked anything, and a token file that does not exist
+// is not read.
+func TestPrometheusFlagsCheckedFirst(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("a request was sent: %s %s", r.Method, r.URL)
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	missing := filepath.Join(t.TempDir(), "token")
+	ok := []string{"--url", srv.URL, "--metric", "x_seconds", "--bearer-token-file", missing}
+	tests := []struct {
+		name string
+		args []string
+		want string // the whole error, without "tunetimeout: "
+	}{
+		{"no scheme", []string{"--url", "localhost:9090", "--metric", "x_seconds"},
+			`--url "localhost:9090" is not an http:// or https:// address`},
+		{"metric name", append(ok, "--metric", "bad-name"), `--metric "bad-name" is not a Prometheus metric name`},
+		{"by le", append(ok, "--by", "le"), "--by le: cannot group by the histogram's own label"},
+		{"step longer than window", append(ok, "--step", "2h", "--window", "1h"), "--step 2h is longer than --window 1h"},
+		{"selector", append(ok, "--selector", `job="api"`), `--selector "job=\"api\"" must be label matchers in braces, e.g. {job="api"}`},
+		{"two token sources", append(ok, "--bearer-token-env", "TT_CMD_UNSET"), "--bearer-token-file and --bearer-token-env exclude each other"},
+		{"token and basic auth", append(ok, "--basic-auth-user", "admin"), "choose one of bearer token and basic auth"},
+		{"header syntax", append(ok, "-H", "X-Scope-OrgID team-a"), "-H number 1 (of 1) has no colon (it starts with X-Scope-OrgID): write Name: value"},
+		{"every problem at once", []string{"--url", "localhost:9090", "--metric", "bad-name", "--by", "le"},
+			`--url "localhost:9090" is not an http:// or https:// address` + "\n" +
+				`--metric "bad-name" is not a Prometheus metric name` + "\n" +
+				"--by le: cannot group by the histogram's own label"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := execute(t, "", append([]string{"prometheus"}, tt.args...)...)
+			assert.Equal(t, 2, code, errOut)
+			assert.Equal(t, "tunetimeout: "+tt.want+"\n", errOut)
+			assert.Empty(t, out)
+			assert.NotContains(t, errOut, missing, "the token file is read only as it connects")
+		})
+	}
+	// The same flags, valid, get as far as reading the token file: exit 1.
+	_, errOut, code := execute(t, "", append([]string{"prometheus"}, ok...)...)
+	assert.Equal(t, 1, code, errOut)
+	assert.Contains(t, errOut, "--bearer-token-file: cannot read "+missing)
 }

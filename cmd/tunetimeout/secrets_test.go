@@ -130,8 +130,9 @@ func TestPrometheusSecretsNeverShown(t *testing.T) {
 		want     string // in stderr, or in stdout with wantCode 0
 		echoes   bool   // the server quotes the credentials
 	}{
+		// A usage error (promsource.Options.Check), before anything is sent.
 		{name: "a malformed -H", args: []string{"-H", "Authorization Bearer " + cliAuthHeader},
-			wantCode: 1, want: "has no colon (it starts with Authorization): write Name: value"},
+			wantCode: 2, want: "has no colon (it starts with Authorization): write Name: value"},
 		{name: "connection refused", wantCode: 1, want: ": connection refused\n"},
 		{name: "401 quoting the credentials", handler: func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusUnauthorized)

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -53,7 +51,7 @@ other under a "# ---" line. --emit-dir writes one file per target instead.`,
 			if err != nil {
 				return err
 			}
-			return e.write(cmd.OutOrStdout(), cmd.ErrOrStderr(), r, true)
+			return e.write(cmd.OutOrStdout(), cmd.ErrOrStderr(), r, nil, true)
 		},
 	}
 	cmd.Flags().StringVar(&from, "report", "", "the JSON report to render (analyze -o json); - for standard input")
@@ -132,10 +130,13 @@ func (e *emitFlags) wrap(lookup func(string) (report.Writer, error)) func(string
 		}
 		embed := report.EmbedsSnippets(format)
 		return func(w io.Writer, r *report.Report) error {
+			var rs []snippet.Rendered
 			if embed {
-				if err := e.embed(r); err != nil {
+				var err error
+				if rs, err = snippet.RenderAll(e.cmd.Context(), r, e.targets, e.opts); err != nil {
 					return err
 				}
+				snippet.Embed(r, rs)
 			}
 			if err := write(w, r); err != nil {
 				return err
@@ -143,95 +144,25 @@ func (e *emitFlags) wrap(lookup func(string) (report.Writer, error)) func(string
 			if embed && e.dir == "" {
 				return nil
 			}
-			return e.write(e.cmd.OutOrStdout(), e.cmd.ErrOrStderr(), r, false)
+			return e.write(e.cmd.OutOrStdout(), e.cmd.ErrOrStderr(), r, rs, false)
 		}, nil
 	}
 }
 
-// embed renders the chosen targets into r.Snippets.
-func (e *emitFlags) embed(r *report.Report) error {
-	for _, t := range e.targets {
-		body, err := t.Render(r, e.opts)
-		if err != nil {
+// write puts the snippets of r (rs, or rendered now when nil) into files
+// under --emit-dir, or prints them to out; alone: nothing before them
+// (snippet.Print).
+func (e *emitFlags) write(out, errOut io.Writer, r *report.Report, rs []snippet.Rendered, alone bool) error {
+	if rs == nil {
+		var err error
+		if rs, err = snippet.RenderAll(e.cmd.Context(), r, e.targets, e.opts); err != nil {
 			return err
 		}
-		var notes []string
-		if t.Comment == "" {
-			if notes, err = t.Explain(r, e.opts); err != nil {
-				return err
-			}
-		}
-		r.Snippets = append(r.Snippets, report.Snippet{Target: t.Name, File: t.File, Notes: notes, Text: string(body)})
 	}
-	return nil
-}
-
-// write renders the chosen targets: into files under --emit-dir, or to out.
-// alone allows one target to be printed bare (snippet command).
-func (e *emitFlags) write(out, errOut io.Writer, r *report.Report, alone bool) error {
 	if e.dir != "" {
-		if err := os.MkdirAll(e.dir, 0o755); err != nil {
-			return err
-		}
-		// Every target rendered before any file is written: an error or a
-		// signal while rendering leaves the directory as it was.
-		var names []string
-		bodies := make([][]byte, len(e.targets))
-		for i, t := range e.targets {
-			body, err := t.Render(r, e.opts)
-			if err != nil {
-				return err
-			}
-			if err := context.Cause(e.cmd.Context()); err != nil {
-				return err
-			}
-			bodies[i] = body
-		}
-		for i, t := range e.targets {
-			path := filepath.Join(e.dir, t.File)
-			if err := writeOutput(e.cmd.Context(), path, func(w io.Writer) error {
-				_, err := w.Write(bodies[i])
-				return err
-			}); err != nil {
-				return err
-			}
-			names = append(names, t.File)
-		}
-		fmt.Fprintf(errOut, "Wrote %s to %s.\n", strings.Join(names, ", "), e.dir)
-		return nil
+		return snippet.WriteDir(e.cmd.Context(), &temps, e.dir, rs, errOut)
 	}
-	for i, t := range e.targets {
-		body, err := t.Render(r, e.opts)
-		if err != nil {
-			return err
-		}
-		notes := []string(nil)
-		if t.Comment == "" {
-			if notes, err = t.Explain(r, e.opts); err != nil {
-				return err
-			}
-		}
-		if alone && len(e.targets) == 1 {
-			// Bare, so that it can be redirected into a file; a JSON
-			// snippet's explanation goes beside it on standard error.
-			for _, n := range notes {
-				fmt.Fprintf(errOut, "# %s\n", n)
-			}
-			_, err := out.Write(body)
-			return err
-		}
-		if i > 0 || !alone {
-			fmt.Fprintln(out)
-		}
-		fmt.Fprintf(out, "# --- %s (%s) ---\n", t.File, t.Name)
-		for _, n := range notes {
-			fmt.Fprintf(out, "# %s\n", n)
-		}
-		if _, err := out.Write(body); err != nil {
-			return err
-		}
-	}
-	return nil
+	return snippet.Print(out, errOut, rs, alone)
 }
 
 // readReport reads a JSON report from a file or "-" (report.ReadJSON).

@@ -77,7 +77,7 @@ interval at time 0 of length 0. Summaries are inputs too: summarize
 				return err
 			}
 			var in report.Input
-			err := writeOutput(cmd.Context(), output, func(w io.Writer) error {
+			err := temps.Write(cmd.Context(), output, func(w io.Writer) error {
 				var err error
 				in, err = analysis.Summarize(cmd.Context(), o, every, cmd.InOrStdin(), w)
 				return err
