@@ -35,13 +35,6 @@ func WriteHTML(w io.Writer, r *Report) error {
 	return err
 }
 
-// EmbedsSnippets reports whether a format carries the --emit snippets
-// inside its document (Report.Snippets) instead of having them printed
-// after it.
-func EmbedsSnippets(format string) bool {
-	return format == "html" || format == "markdown"
-}
-
 //go:embed html.tmpl
 var htmlSource string
 

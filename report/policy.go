@@ -1,10 +1,7 @@
 package report
 
 import (
-	"fmt"
 	"io"
-	"sort"
-	"strings"
 )
 
 // Policy is the call policy of one group: the per-try timeout that fits the
@@ -88,28 +85,6 @@ type Scenario struct {
 	AttemptsPerRequest float64 `json:"attempts_per_request"` // the load multiplier
 	P50Seconds         float64 `json:"p50_seconds"`          // end to end, successful requests
 	P99Seconds         float64 `json:"p99_seconds"`          // 0 when no request succeeded
-}
-
-// policyFormats is the registry of the formats `simulate` writes: the call
-// policy and its simulation alone.
-var policyFormats = map[string]Writer{
-	"text": WritePolicyText,
-	"json": WritePolicyJSON,
-}
-
-// LookupPolicy returns the writer of the policy-only report for a format
-// name.
-func LookupPolicy(name string) (Writer, error) {
-	w, ok := policyFormats[name]
-	if !ok {
-		names := make([]string, 0, len(policyFormats))
-		for n := range policyFormats {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return nil, fmt.Errorf("unknown output format %q (known: %s)", name, strings.Join(names, ", "))
-	}
-	return w, nil
 }
 
 // policyReport is the JSON of the policy-only report: the input and, per

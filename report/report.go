@@ -4,10 +4,7 @@
 package report
 
 import (
-	"fmt"
 	"io"
-	"sort"
-	"strings"
 )
 
 // Report is the result of one analysis. Its JSON field names are a contract
@@ -176,33 +173,6 @@ type SharedPool struct {
 
 // Writer renders a report in one format.
 type Writer func(w io.Writer, r *Report) error
-
-// formats is the registry of output formats by name.
-var formats = map[string]Writer{
-	"text":     WriteText,
-	"json":     WriteJSON,
-	"html":     WriteHTML,
-	"markdown": WriteMarkdown,
-}
-
-// Formats lists the output format names, sorted.
-func Formats() []string {
-	names := make([]string, 0, len(formats))
-	for n := range formats {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// Lookup returns the writer for a format name.
-func Lookup(name string) (Writer, error) {
-	w, ok := formats[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown output format %q (known: %s)", name, strings.Join(Formats(), ", "))
-	}
-	return w, nil
-}
 
 // ptr returns a pointer to v, for the nullable JSON fields.
 func ptr[T any](v T) *T { return &v }
