@@ -134,7 +134,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 				"Group %q has no call usable for latency (%s); it is left out.", g.Name, describe(g.Excluded)))
 			continue
 		}
-		res, err := analyseGroup(ctx, g, o, float64(g.Latency.Count()+sum(g.Excluded))/float64(total))
+		res, err := analyseGroup(ctx, g, o, float64(g.Latency.Count()+sum(g.Excluded))/float64(total), nil)
 		if err != nil {
 			return nil, fmt.Errorf("group %q: %w", g.Name, err)
 		}
@@ -442,17 +442,17 @@ func groupName(g string) string {
 
 // analyseGroup recommends a timeout for one group and applies Little's law.
 // share is the group's share of all calls, used to split a --rate.
-func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share float64) (report.Result, error) {
+// quantile, when not nil, answers the quantiles in place of g.Latency's
+// (bucketed data: recommend.Measured.Quantile).
+func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share float64, quantile func(float64) time.Duration) (report.Result, error) {
 	h := g.Latency
-	o.Recommend.ConnectTimes = g.Connect
-	rec, err := recommend.Recommend(h, o.Recommend)
+	rec, err := recommend.RecommendMeasured(h, recommend.Measured{ConnectTimes: g.Connect, Quantile: quantile}, o.Recommend)
 	if err != nil {
 		return report.Result{}, err
 	}
 	res := report.Result{Group: g, Recommendation: rec, RateSource: "unknown"}
-	quantile := h.Quantile
-	if o.Recommend.Quantile != nil {
-		quantile = o.Recommend.Quantile // bucketed data (recommend.Options.Quantile)
+	if quantile == nil {
+		quantile = h.Quantile
 	}
 	in := littleslaw.Input{
 		Pool:        o.Pool,

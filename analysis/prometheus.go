@@ -176,7 +176,7 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 	lat := chosen.Latency()
 	// The quantiles the timeout builds on come from the unrounded counts
 	// (promsource.Histogram.Upper); lat holds whole calls.
-	o.Recommend.Quantile = func(q float64) time.Duration {
+	quantile := func(q float64) time.Duration {
 		d, _ := chosen.Upper(q)
 		return d
 	}
@@ -193,7 +193,7 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 	if n := int64(math.Round(chosen.Negative)); n > 0 {
 		hg.Excluded["negative"] = n
 	}
-	result, err := analyseGroup(ctx, hg, o, share)
+	result, err := analyseGroup(ctx, hg, o, share, quantile)
 	if err != nil {
 		return report.Group{}, littleslaw.Result{}, err
 	}

@@ -29,10 +29,16 @@ type Options struct {
 	NetworkAllowance time.Duration // added for clients far from the server
 	Min, Max         time.Duration // user bounds; 0 means none
 	RTT              time.Duration // round-trip time to the server; 0 = unknown
+	Confidence       float64       // confidence of the quantile's interval; default 0.95 (also when 0)
+}
+
+// Measured is what was measured of one group beside its latencies, which
+// Recommend reads with them: the data, where Options are the user's
+// choices. The zero value measured nothing more.
+type Measured struct {
 	// ConnectTimes are measured connect times (nginx $upstream_connect_time,
 	// HAProxy Tc); nil or empty = none. With RTT they give the connect timeout.
 	ConnectTimes *histogram.Latency
-	Confidence   float64 // confidence of the quantile's interval; default 0.95 (also when 0)
 	// Quantile, when set, answers the quantiles the timeout builds on (the
 	// base and the median) in place of h.Quantile: bucketed data knows the
 	// bucket that holds a quantile from its fractional counts, where h holds
@@ -135,6 +141,12 @@ func (o Options) validate() (Options, error) {
 // returns an error for invalid options (all problems at once) and
 // ErrNoSamples for an empty histogram.
 func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
+	return RecommendMeasured(h, Measured{}, o)
+}
+
+// RecommendMeasured is Recommend with what else was measured of the group
+// (connect times, the quantiles of bucketed data).
+func RecommendMeasured(h *histogram.Latency, m Measured, o Options) (Recommendation, error) {
 	o, err := o.validate()
 	if err != nil {
 		return Recommendation{}, fmt.Errorf("invalid options: %w", err)
@@ -148,8 +160,8 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 	n := h.Count()
 
 	quantile := h.Quantile
-	if o.Quantile != nil {
-		quantile = o.Quantile
+	if m.Quantile != nil {
+		quantile = m.Quantile
 	}
 	r := Recommendation{Quantile: q}
 	r.Base = quantile(q)
@@ -241,7 +253,7 @@ func Recommend(h *histogram.Latency, o Options) (Recommendation, error) {
 	r.Timeout = t
 
 	// Connect timeout: last, and it leaves Timeout alone.
-	if c, reason := connectTimeout(o, q, r.Timeout); c > 0 {
+	if c, reason := connectTimeout(o, m.ConnectTimes, q, r.Timeout); c > 0 {
 		r.ConnectTimeout = c
 		r.Steps = append(r.Steps, Step{Rule: "connect", Value: c, Reason: reason})
 	}
@@ -561,10 +573,10 @@ func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) 
 // (their q-quantile, never below twice their median, rounded up) and from
 // the RTT (3 round trips: the TCP handshake and TLS), taking the larger when
 // both are known; capped at the timeout. It returns 0 when neither is known.
-func connectTimeout(o Options, q float64, timeout time.Duration) (time.Duration, string) {
+func connectTimeout(o Options, connects *histogram.Latency, q float64, timeout time.Duration) (time.Duration, string) {
 	var c time.Duration
 	var why []string
-	if m := o.ConnectTimes; m != nil && m.Count() > 0 {
+	if m := connects; m != nil && m.Count() > 0 {
 		base := m.Quantile(q)
 		c = max(base, 2*m.Quantile(0.5))
 		why = append(why, fmt.Sprintf("%s of %s measured connects is %s (median %s; never below twice the median)",

@@ -638,9 +638,8 @@ func TestRecommendMeasuredConnectTimes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := recommend.DefaultOptions()
-			o.ConnectTimes = hist(t, tt.connects)
 			o.RTT = tt.rtt
-			r, err := recommend.Recommend(h, o)
+			r, err := recommend.RecommendMeasured(h, recommend.Measured{ConnectTimes: hist(t, tt.connects)}, o)
 			require.NoError(t, err)
 			require.Equal(t, 410*time.Millisecond, r.Timeout, "precondition")
 			assert.Equal(t, tt.want, r.ConnectTimeout)
