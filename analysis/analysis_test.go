@@ -214,7 +214,7 @@ func TestGroupsAndMeasuredRate(t *testing.T) {
 	b.WriteString(start.Format(time.RFC3339) + ",/a,500,2\n")
 
 	o := options("-")
-	o.Ingest.CSV.By = []string{"route"}
+	o.Ingest.By = []string{"route"}
 	o.Pool = 50
 	r, err := Run(context.Background(), o, strings.NewReader(b.String()))
 	require.NoError(t, err)
@@ -315,7 +315,7 @@ func TestMaxGroupsAndRotatedInputs(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "access.csv.1.gz"), gz.Bytes(), 0o644))
 
 	o := options(filepath.Join(dir, "access.csv*"))
-	o.Ingest.CSV.By = []string{"route"}
+	o.Ingest.By = []string{"route"}
 	o.MaxGroups = 3
 	r, err := Run(context.Background(), o, nil)
 	require.NoError(t, err)
@@ -367,7 +367,7 @@ func TestSharedPool(t *testing.T) {
 		{pool: 100_000, exhausted: false, want: "within the pool of 100,000"},
 	} {
 		o := options("-")
-		o.Ingest.CSV.By = []string{"route"}
+		o.Ingest.By = []string{"route"}
 		o.Rate, o.Pool = 3000, tt.pool
 		r, err := Run(context.Background(), o, strings.NewReader(b.String()))
 		require.NoError(t, err)
@@ -392,7 +392,7 @@ func TestSharedPool(t *testing.T) {
 		}
 	}
 	o := options("-")
-	o.Ingest.CSV.By = []string{"route"}
+	o.Ingest.By = []string{"route"}
 	o.Rate = 3000
 	r, err := Run(context.Background(), o, strings.NewReader(b.String()))
 	require.NoError(t, err)
@@ -408,8 +408,7 @@ func TestMethodSetsIdempotency(t *testing.T) {
 		fmt.Fprintf(&b, "/r,%s,%d\n", []string{"GET", "POST", "PUT"}[i%3], 20+i%40)
 	}
 	o := options("-")
-	o.Ingest.CSV.By = []string{"route", "method"}
-	o.Ingest.By = o.Ingest.CSV.By
+	o.Ingest.By = []string{"route", "method"}
 	o.Policy = recommend.PolicyOptions{Deadline: 2 * time.Second, Attempts: 3}
 	r, err := Run(context.Background(), o, strings.NewReader(b.String()))
 	require.NoError(t, err)

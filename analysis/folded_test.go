@@ -50,7 +50,7 @@ func TestFoldedNoteCounts(t *testing.T) {
 		for _, workers := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%d groups, %d workers", tt.groups, workers), func(t *testing.T) {
 				o := options("-")
-				o.Ingest.CSV.By = []string{"group"}
+				o.Ingest.By = []string{"group"}
 				o.MaxGroups, o.Workers = 10, workers
 				r, err := Run(context.Background(), o, strings.NewReader(input))
 				require.NoError(t, err)
@@ -77,7 +77,7 @@ func TestSummaryOfManyFoldedGroups(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "routes.csv")
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
 	o := options(path)
-	o.Ingest.CSV.By = []string{"route"}
+	o.Ingest.By = []string{"route"}
 	o.MaxGroups = 5
 	var hlog bytes.Buffer
 	_, err := Summarize(context.Background(), o, time.Minute, nil, &hlog)

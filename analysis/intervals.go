@@ -208,7 +208,7 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 	if entries == 0 && in.Records == 0 {
 		return fmt.Errorf("%s: %w", name, ingest.ErrEmptyInput)
 	}
-	if !logs.flagsNoted && (len(o.Ingest.By) > 0 || len(o.Ingest.CSV.By) > 0 || o.Ingest.Latency != "" || o.Status.IncludeErrors ||
+	if !logs.flagsNoted && (len(o.Ingest.By) > 0 || o.Ingest.Latency != "" || o.Status.IncludeErrors ||
 		o.Ingest.LogFormat != "" || o.Ingest.NginxConf != "") {
 		logs.flagsNoted = true
 		in.Note(finding.New(finding.FlagsNotForIntervalLogs, nil, "--by, --latency, --include-errors and the log format do not apply to interval logs: their groups, latency and status rule were set when they were written."))

@@ -482,7 +482,7 @@ func TestSummaryOfSummaries(t *testing.T) {
 func TestSparseSummaryNote(t *testing.T) {
 	path := writeFile(t, "groups.csv", manyGroups(30_000, 400, 5))
 	o := options(path)
-	o.Ingest.CSV.By = []string{"group"}
+	o.Ingest.By = []string{"group"}
 	o.MaxGroups = -1
 	var b bytes.Buffer
 	in, err := Summarize(context.Background(), o, time.Minute, nil, &b)

@@ -111,7 +111,7 @@ func TestTenThousandGroups(t *testing.T) {
 		var out bytes.Buffer
 		peak := peakHeap(t, func() {
 			o := options("-")
-			o.Ingest.CSV.By = []string{"route"}
+			o.Ingest.By = []string{"route"}
 			o.MaxGroups, o.Workers = 20_000, workers
 			r, err := Run(context.Background(), o, bytes.NewReader(input))
 			require.NoError(t, err)
@@ -142,7 +142,7 @@ func TestWorkersHandOverTheirSets(t *testing.T) {
 		workerSetBytes = handOver
 		o := options("-")
 		o.Format = "csv"
-		o.Ingest.CSV.By = []string{"route"}
+		o.Ingest.By = []string{"route"}
 		o.MaxGroups, o.Workers, o.chunkSize = -1, workers, chunk
 		o.defaults()
 		p := newParallel(workers, o.MaxGroups, o.newSet)

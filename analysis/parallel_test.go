@@ -104,7 +104,7 @@ func TestParallelMatchesSingle(t *testing.T) {
 	}{
 		{"csv mixture by route", nil, func(o *Options) {
 			o.Inputs = []string{"../testdata/mixture.csv"}
-			o.Ingest.CSV.By = []string{"route"}
+			o.Ingest.By = []string{"route"}
 			o.Rate, o.Pool = 400, 200
 		}},
 		{"nginx with bad lines", nil, func(o *Options) {
@@ -128,28 +128,28 @@ func TestParallelMatchesSingle(t *testing.T) {
 		}},
 		{"more groups than --max-groups", nil, func(o *Options) {
 			o.Inputs = []string{groupsFile}
-			o.Ingest.CSV.By = []string{"group"}
+			o.Ingest.By = []string{"group"}
 			o.MaxGroups = 25
 			o.ShowErrors = 30
 		}},
 		{"--max-groups reached late", nil, func(o *Options) {
 			o.Inputs = []string{lateFile}
-			o.Ingest.CSV.By = []string{"group"}
+			o.Ingest.By = []string{"group"}
 			o.MaxGroups = 50
 		}},
 		{"every row its own group", nil, func(o *Options) {
 			o.Inputs = []string{uniqueFile}
-			o.Ingest.CSV.By = []string{"group"}
+			o.Ingest.By = []string{"group"}
 			o.MaxGroups = 5
 		}},
 		{"no group limit", nil, func(o *Options) {
 			o.Inputs = []string{groupsFile}
-			o.Ingest.CSV.By = []string{"group"}
+			o.Ingest.By = []string{"group"}
 			o.MaxGroups = -1
 		}},
 		{"csv with a quoted line break", nil, func(o *Options) {
 			o.Inputs = []string{quotedFile}
-			o.Ingest.CSV.By = []string{"group"}
+			o.Ingest.By = []string{"group"}
 			o.MaxGroups = 12
 		}},
 		{"strict", nil, func(o *Options) {
@@ -204,7 +204,7 @@ func TestParallelMatchesSingle(t *testing.T) {
 // comparison covers them.
 func TestParallelNotesFolds(t *testing.T) {
 	o := options("-")
-	o.Ingest.CSV.By = []string{"group"}
+	o.Ingest.By = []string{"group"}
 	o.MaxGroups, o.ShowErrors = 25, 30
 	o.Workers, o.chunkSize = 4, 3000
 	r, err := Run(context.Background(), o, strings.NewReader(manyGroups(30_000, 400, 5)))

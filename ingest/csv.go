@@ -24,6 +24,9 @@ type CSVOptions struct {
 	TimeColumn   string        // timestamp column; "" = detect ("timestamp", "time", "ts", "date", "datetime")
 	StatusColumn string        // status column; "" = detect ("status", "status_code", "code")
 	By           []string      // group-by columns, in order
+	// Through the registry (NewDecoder, Format.New), Unit and By are
+	// Options.Unit and Options.By, whatever they hold here: one --unit and
+	// one --by for every format. NewCSV's own callers set them here.
 }
 
 // ErrEmptyInput is returned (wrapped, after the input's name) by NewCSV when
@@ -422,7 +425,9 @@ func init() {
 		Summary:  "CSV with a header: a latency column (latency_ms, duration_s, ...), optional timestamp, status and group columns",
 		Sniff:    sniffCSV,
 		New: func(r io.Reader, name string, o Options) (Decoder, error) {
-			return NewCSV(r, name, o.CSV)
+			c := o.CSV
+			c.By, c.Unit = o.By, o.Unit // one --by and one --unit for every format
+			return NewCSV(r, name, c)
 		},
 	})
 }

@@ -17,9 +17,8 @@ import (
 type Options struct {
 	CSV CSVOptions
 
-	// By names the group-by keys of log formats: route, method,
-	// status_class, status, upstream, host. (CSV groups by column names in
-	// CSV.By.)
+	// By names the group-by keys: route, method, status_class, status,
+	// upstream, host for logs; column names for CSV.
 	By []string
 	// RoutePatterns are the user's own routes (--route-pattern), tried
 	// before the automatic normalization of paths.

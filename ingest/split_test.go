@@ -117,13 +117,13 @@ func splitInputs(t *testing.T) map[string]struct {
 		data   string
 		o      Options
 	}{
-		"csv":                       {"auto", plain, Options{CSV: CSVOptions{By: []string{"route"}}}},
-		"csv without final newline": {"csv", strings.TrimSuffix(plain, "\r\n"), Options{CSV: CSVOptions{By: []string{"route", "status"}}}},
-		"csv quoted late":           {"csv", quotedLate, Options{CSV: CSVOptions{By: []string{"route"}}}},
+		"csv":                       {"auto", plain, Options{By: []string{"route"}}},
+		"csv without final newline": {"csv", strings.TrimSuffix(plain, "\r\n"), Options{By: []string{"route", "status"}}},
+		"csv quoted late":           {"csv", quotedLate, Options{By: []string{"route"}}},
 		"csv quoted header":         {"csv", "\"latency_ms\"\n" + strings.Repeat("1\n2\n", 200), Options{}},
-		"csv headerless":            {"csv", "\n\n5\n" + strings.Repeat("7\nabc\n-1\n", 100), Options{CSV: CSVOptions{Unit: 1e6}}},
+		"csv headerless":            {"csv", "\n\n5\n" + strings.Repeat("7\nabc\n-1\n", 100), Options{Unit: 1e6}},
 		"csv bom":                   {"auto", "\xef\xbb\xbflatency_ms\n" + strings.Repeat("3\n", 300), Options{}},
-		"csv long line":             {"csv", "route,latency_ms\n" + strings.Repeat("/a,1\n"+long+",2\n", 20), Options{CSV: CSVOptions{By: []string{"route"}}}},
+		"csv long line":             {"csv", "route,latency_ms\n" + strings.Repeat("/a,1\n"+long+",2\n", 20), Options{By: []string{"route"}}},
 		"nginx":                     {"auto", nginx, Options{By: []string{"route"}}},
 		"nginx bad lines":           {"nginx", nginxBad, Options{By: []string{"route", "method", "status_class"}, Latency: "upstream"}},
 		"nginx long line":           {"nginx", strings.Replace(nginx, "\n", "\n"+strings.Repeat("y", 1<<20+5)+"\n", 3), Options{By: []string{"route"}}},

@@ -272,9 +272,8 @@ func (f analyzeFlags) applyInput(o *analysis.Options) error {
 		if o.Ingest.Unit, err = ingest.ParseUnit(f.unit); err != nil {
 			return fmt.Errorf("--unit: %w", err)
 		}
-		o.Ingest.CSV.Unit = o.Ingest.Unit
 	}
-	o.Ingest.By, o.Ingest.CSV.By = f.by, f.by
+	o.Ingest.By = f.by
 	if f.status != "" {
 		include := o.Status.IncludeErrors
 		if o.Status, err = ingest.ParseStatusRule(f.status); err != nil {
