@@ -147,8 +147,10 @@ func LatencyNames() []string {
 // "auto") reads the latency measure latency (Options.Latency): one of its
 // Latencies, or of any format's for "auto", which may pick any of them; ""
 // is always the default. A format without Latencies refuses any other
-// value. It is the one rule: every decoder calls it, and the command line
-// before it reads any input.
+// value. It is the one rule: every decoder that reads a latency measure
+// calls it, and the command line before it reads any input. CSV, which has
+// one latency, refuses --latency when named (--input csv); found by "auto"
+// among other inputs, it leaves it to the logs.
 func CheckLatency(format, latency string) error {
 	if latency == "" {
 		return nil

@@ -38,8 +38,9 @@ func (t *Temps) Write(ctx context.Context, path string, write func(io.Writer) er
 
 // WriteAll writes every file through a temporary file beside it, and
 // renames the temporary files over their files only once all of them are
-// written and ctx is not cancelled: an error or a cancellation leaves every
-// file as it was. A file keeps the mode of the one it replaces, 0644 when
+// written and ctx is not cancelled: an error or a cancellation while
+// writing leaves every file as it was (a rename that fails once others
+// were done, rare on one file system, leaves those done). A file keeps the mode of the one it replaces, 0644 when
 // new. A symbolic link is followed (the file it names is replaced, the link
 // kept); what is not a regular file (/dev/stdout, a device, a named pipe)
 // is written to directly, as is a file in a directory that takes no new

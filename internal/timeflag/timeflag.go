@@ -33,14 +33,26 @@ func Parse(s string, now time.Time) (time.Time, error) {
 	case "now":
 		return now, nil
 	}
-	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-		return t, nil
+	t, err := time.Parse(time.RFC3339Nano, v)
+	ok := err == nil
+	if !ok {
+		t, ok = unixSeconds(v)
 	}
-	if t, ok := unixSeconds(v); ok {
-		return t, nil
+	if !ok {
+		return time.Time{}, fmt.Errorf("%q is neither now, an RFC 3339 time (2026-11-02T10:00:00Z) nor Unix seconds", s)
 	}
-	return time.Time{}, fmt.Errorf("%q is neither now, an RFC 3339 time (2026-11-02T10:00:00Z) nor Unix seconds", s)
+	if t.Before(minTime) || t.After(maxTime) {
+		return time.Time{}, fmt.Errorf("%q lies outside the years 1677 to 2262, the times Unix nanoseconds hold", s)
+	}
+	return t, nil
 }
+
+// The times a flag may give: those Unix nanoseconds in an int64 hold
+// (1677 to 2262; records' times outside 1970 to 2262 are dropped).
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
 
 // unixSeconds reads v as Unix seconds: a decimal number exactly, to the
 // nanosecond, and any other number strconv.ParseFloat reads (an exponent)

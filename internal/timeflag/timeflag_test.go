@@ -2,6 +2,7 @@ package timeflag
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +50,8 @@ func TestParse(t *testing.T) {
 		{"empty", "", time.Time{}, false},
 		{"blank", "   ", time.Time{}, false},
 
+		{"beyond 2262", "1e18", time.Time{}, true},
+		{"beyond 2262 in RFC 3339", "9999-01-01T00:00:00Z", time.Time{}, true},
 		{"a word", "yesterday", time.Time{}, true},
 		{"relative", "-1h", time.Time{}, true},
 		{"date alone", "2026-11-02", time.Time{}, true},
@@ -68,7 +71,11 @@ func TestParse(t *testing.T) {
 			got, err := Parse(tt.input, now)
 			if tt.err {
 				require.Error(t, err)
-				assert.Equal(t, fmt.Sprintf("%q is neither now, an RFC 3339 time (2026-11-02T10:00:00Z) nor Unix seconds", tt.input), err.Error())
+				want := fmt.Sprintf("%q is neither now, an RFC 3339 time (2026-11-02T10:00:00Z) nor Unix seconds", tt.input)
+				if strings.HasPrefix(tt.name, "beyond 2262") {
+					want = fmt.Sprintf("%q lies outside the years 1677 to 2262, the times Unix nanoseconds hold", tt.input)
+				}
+				assert.Equal(t, want, err.Error())
 				return
 			}
 			require.NoError(t, err)

@@ -83,9 +83,10 @@ func Print(out, notes io.Writer, rs []Rendered, alone bool) error {
 	return nil
 }
 
-// WriteDir writes each snippet into dir, made if need be, as its target's
-// File, all or none (outfile.Temps.WriteAll: temporary files renamed once
-// every one is written and ctx is not cancelled), and then says on log
+// WriteDir writes each snippet into dir, made if need be (and left, empty,
+// if the writing then fails), as its target's File, all or none
+// (outfile.Temps.WriteAll: temporary files renamed once every one is
+// written and ctx is not cancelled), and then says on log
 // which files it wrote. A file's notes are not written: the formats that
 // have no comments have no place for them.
 func WriteDir(ctx context.Context, temps *outfile.Temps, dir string, rs []Rendered, log io.Writer) error {
