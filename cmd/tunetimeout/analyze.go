@@ -118,6 +118,7 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 		pf policyFlags
 		e  emitFlags // --emit, --emit-dir, --service, --namespace: snippets after the report (snippet.go)
 	)
+	e.output = &f.output
 	lookup = e.wrap(lookup)
 	e.register(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {

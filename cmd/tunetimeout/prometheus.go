@@ -38,6 +38,7 @@ func newPrometheus() *cobra.Command {
 		pol policyFlags
 		e   emitFlags // --emit and friends: snippets after the report (snippet.go)
 	)
+	e.output = &f.output
 	lookup := e.wrap(report.Lookup)
 	cmd := &cobra.Command{
 		Use:     "prometheus --url URL --metric NAME",

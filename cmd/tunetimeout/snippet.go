@@ -70,6 +70,9 @@ type emitFlags struct {
 	opts      snippet.Options
 	targets   []snippet.Target
 	cmd       *cobra.Command
+	// output is the command's --output: where the report goes ("" or "-":
+	// standard output, where the snippets are printed too).
+	output *string
 }
 
 // register adds the flags to cmd and checks them before it runs, so that an
@@ -129,6 +132,10 @@ func (e *emitFlags) wrap(lookup func(string) (report.Writer, error)) func(string
 			return write, err
 		}
 		embed := report.EmbedsSnippets(format)
+		if toStdout := e.output == nil || *e.output == "" || *e.output == "-"; format == "json" && !embed && e.dir == "" && toStdout {
+			// YAML and Go after the JSON document: no parser reads that.
+			return nil, errors.New("--emit with -o json would print the snippets after the JSON document on standard output, which no JSON parser then reads: write the snippets with --emit-dir DIR, or the report with --output FILE (or later: tunetimeout snippet --report FILE --emit ...)")
+		}
 		return func(w io.Writer, r *report.Report) error {
 			var rs []snippet.Rendered
 			if embed {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,4 +92,25 @@ func TestAnalyzeEmit(t *testing.T) {
 		}
 		assert.Contains(t, errOut, "Wrote envoy.yaml, grpc.json")
 	})
+}
+
+// TestEmitJSONOnStdoutRefused: snippets printed after a JSON report on
+// standard output would make it unreadable by any JSON parser; the command
+// line is refused before the input is read, and the two ways out work.
+func TestEmitJSONOnStdoutRefused(t *testing.T) {
+	_, errOut, code := execute(t, "", "analyze", "does-not-exist.csv", "-o", "json", "--emit", "envoy")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--emit with -o json would print the snippets after the JSON document")
+	assert.NotContains(t, errOut, "does-not-exist", "refused before the input is read")
+
+	dir := t.TempDir()
+	out, errOut, code := execute(t, "", "analyze", mixture, "-o", "json", "--emit", "envoy", "--emit-dir", dir)
+	require.Equal(t, 0, code, errOut)
+	var r map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &r), "standard output is the JSON document alone")
+	assert.FileExists(t, filepath.Join(dir, "envoy.yaml"))
+
+	out, errOut, code = execute(t, "", "analyze", mixture, "-o", "json", "--emit", "envoy", "--output", filepath.Join(dir, "r.json"))
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "envoy.yaml", "the snippets on standard output, the report in its file")
 }
