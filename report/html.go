@@ -48,7 +48,6 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"plural":   plural,
 	"f2":       func(v float64) string { return fmt.Sprintf("%.2f", v) },
 	"deref":    func(p *float64) float64 { return *p },
-	"isTrue":   func(p *bool) bool { return p != nil && *p },
 	"count64":  func(n int) string { return human.Count(int64(n)) },
 }).Parse(htmlSource))
 
