@@ -86,7 +86,8 @@ const maxInternedGroups = 10_000
 // csvDecoder is the Decoder NewCSV returns.
 type csvDecoder struct {
 	csvLayout
-	rows csvRows
+	rows  csvRows
+	notes []string // Noter: what the decoder says about the input
 
 	// pending is the first row of an input without a header, yielded
 	// first, and the lines its fields start on.
@@ -314,6 +315,9 @@ func NewCSV(r io.Reader, name string, o CSVOptions) (Decoder, error) {
 }
 
 // Next returns the next row's sample; see Decoder.
+// Notes implements Noter.
+func (d *csvDecoder) Notes() []string { return d.notes }
+
 func (d *csvDecoder) Next() (Sample, error) {
 	rec := d.pending
 	d.atPending = rec != nil
@@ -427,7 +431,13 @@ func init() {
 		New: func(r io.Reader, name string, o Options) (Decoder, error) {
 			c := o.CSV
 			c.By, c.Unit = o.By, o.Unit // one --by and one --unit for every format
-			return NewCSV(r, name, c)
+			d, err := NewCSV(r, name, c)
+			if cd, ok := d.(*csvDecoder); ok && o.Latency != "" && o.Latency != "request" {
+				// Found by auto among logs (--input csv refuses it): said,
+				// not ignored silently.
+				cd.notes = append(cd.notes, fmt.Sprintf("--latency %s does not apply to CSV: its latency column is read as it is", o.Latency))
+			}
+			return d, err
 		},
 	})
 }

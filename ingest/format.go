@@ -150,7 +150,7 @@ func LatencyNames() []string {
 // value. It is the one rule: every decoder that reads a latency measure
 // calls it, and the command line before it reads any input. CSV, which has
 // one latency, refuses --latency when named (--input csv); found by "auto"
-// among other inputs, it leaves it to the logs.
+// among other inputs, it leaves it to the logs and says so (a Noter note).
 func CheckLatency(format, latency string) error {
 	if latency == "" {
 		return nil

@@ -89,3 +89,20 @@ func TestDecodersCheckLatency(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVSaysLatencyDoesNotApply: found by auto, a CSV input takes no
+// --latency measure, and says so rather than ignoring it silently.
+func TestCSVSaysLatencyDoesNotApply(t *testing.T) {
+	d, err := NewDecoder("auto", strings.NewReader("latency_ms\n5\n"), "a.csv", Options{Latency: "upstream"})
+	if !assert.NoError(t, err) {
+		return
+	}
+	n, ok := d.(Noter)
+	if assert.True(t, ok) {
+		assert.Equal(t, []string{"--latency upstream does not apply to CSV: its latency column is read as it is"}, n.Notes())
+	}
+	d, err = NewDecoder("auto", strings.NewReader("latency_ms\n5\n"), "a.csv", Options{})
+	if assert.NoError(t, err) {
+		assert.Empty(t, d.(Noter).Notes())
+	}
+}
