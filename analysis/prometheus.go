@@ -123,7 +123,7 @@ func RunPrometheus(ctx context.Context, o Options, p PrometheusOptions) (*report
 
 // prometheusGroup analyses one group's buckets.
 func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p PrometheusOptions, res *promsource.Result, q, share float64) (report.Group, littleslaw.Result, error) {
-	view := &report.Buckets{Kind: res.Kind, Quantile: q, Repairs: append([]string{}, g.Overall.Repairs...), BoundsSeconds: []float64{}, Steps: []report.StepQuantile{}}
+	view := &report.Buckets{Kind: res.Kind, Quantile: q, Repairs: append([]string{}, finding.Messages(g.Overall.Repairs)...), BoundsSeconds: []float64{}, Steps: []report.StepQuantile{}}
 	chosen := g.Overall
 	worstKey := [2]float64{math.Inf(-1), math.Inf(-1)}
 	worstIndex := -1
@@ -152,7 +152,7 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 	}
 	if view.WorstStep != nil && !p.Overall {
 		view.UsesWorstStep = true
-		view.Repairs = append([]string{}, chosen.Repairs...)
+		view.Repairs = append([]string{}, finding.Messages(chosen.Repairs)...)
 	}
 	pos := chosen.Locate(q)
 	view.Calls = chosen.Count
@@ -199,6 +199,9 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 	}
 	bucketReasons(&result.Recommendation, lat, pos, chosen)
 	rg := report.NewGroup(result)
+	// The repairs of the buckets the recommendation builds on, as findings
+	// too (TT-BUCKET-REPAIR), beside the buckets view's repairs.
+	rg.Findings = append(rg.Findings, finding.Clone(chosen.Repairs)...)
 	if g.Mean > 0 {
 		rg.MeanSeconds = g.Mean
 	}

@@ -80,6 +80,7 @@ type edgeReport struct {
 	}
 	Groups []struct {
 		Samples     int64
+		Findings    []map[string]any
 		Excluded    map[string]int64
 		Percentiles []struct {
 			Quantile float64
@@ -162,6 +163,11 @@ func TestPrometheusBucketEdgeCases(t *testing.T) {
 		assert.True(t, g.Buckets.Beyond)
 		assert.Equal(t, 1.0, g.Buckets.Bucket.Low, "the NaN bucket's bound is kept")
 		assert.Contains(t, strings.Join(g.Buckets.Repairs, "\n"), "1 bucket counts were NaN")
+		repaired := false
+		for _, f := range g.Findings {
+			repaired = repaired || f["code"] == "TT-BUCKET-REPAIR" && f["repair"] == "nan-count"
+		}
+		assert.True(t, repaired, "the repair as a finding too: %v", g.Findings)
 		assert.Equal(t, "tunetimeout", g.Buckets.EstimateBy)
 		assert.Nil(t, g.Buckets.HistogramQuantile, "not claimed as Prometheus's")
 	})

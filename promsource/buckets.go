@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
@@ -46,9 +47,10 @@ type Histogram struct {
 	// a negative bound (classic): a latency below zero is a bug of the
 	// exporter; they are left out.
 	Negative float64
-	// Repairs says, for people, what had to be repaired before the buckets
-	// could be read (non-monotonic cumulative counts, duplicate bounds).
-	Repairs []string
+	// Repairs say what had to be repaired before the buckets could be read
+	// (non-monotonic cumulative counts, duplicate bounds...): findings of
+	// code TT-BUCKET-REPAIR, their repair field saying which.
+	Repairs []finding.Finding
 	// Divergence says why Locate's estimate is not what Prometheus's
 	// histogram_quantile answers for the same data, when a repair it does
 	// not make (a NaN count, negative buckets left out) may change it; ""
@@ -107,11 +109,11 @@ func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 	}
 	var diverges []string
 	if nanLE > 0 {
-		h.Repairs = append(h.Repairs, fmt.Sprintf("%d bucket series had le=\"NaN\", which bounds nothing; they were left out", nanLE))
+		h.repair("nan-le", finding.Fields{"buckets": nanLE}, "%d bucket series had le=\"NaN\", which bounds nothing; they were left out", nanLE)
 		diverges = append(diverges, "buckets with le=\"NaN\" were left out")
 	}
 	if dups > 0 {
-		h.Repairs = append(h.Repairs, fmt.Sprintf("%d bucket series had the same le bound as another (such as le=\"1\" and le=\"1.0\"); their counts were added up, as histogram_quantile does", dups))
+		h.repair("duplicate-le", finding.Fields{"buckets": dups}, "%d bucket series had the same le bound as another (such as le=\"1\" and le=\"1.0\"); their counts were added up, as histogram_quantile does", dups)
 	}
 	if len(merged) == 0 {
 		return nil, fmt.Errorf("%w: no bucket series", ErrEmptyWindow)
@@ -148,11 +150,11 @@ func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 		}
 	}
 	if nanCount > 0 {
-		h.Repairs = append(h.Repairs, fmt.Sprintf("%d bucket counts were NaN (the exporter or a recording rule wrote NaN into a counter); each was taken as the count of the bucket below it, which moves its calls to higher buckets, never lower", nanCount))
+		h.repair("nan-count", finding.Fields{"buckets": nanCount}, "%d bucket counts were NaN (the exporter or a recording rule wrote NaN into a counter); each was taken as the count of the bucket below it, which moves its calls to higher buckets, never lower", nanCount)
 		diverges = append(diverges, "histogram_quantile keeps NaN bucket counts, which tunetimeout took as the count below")
 	}
 	if negCount > 0 {
-		h.Repairs = append(h.Repairs, fmt.Sprintf("%d cumulative bucket counts were negative, which no count of calls can be; they were taken as 0", negCount))
+		h.repair("negative-count", finding.Fields{"buckets": negCount}, "%d cumulative bucket counts were negative, which no count of calls can be; they were taken as 0", negCount)
 		diverges = append(diverges, "histogram_quantile keeps negative bucket counts, which tunetimeout took as 0")
 	}
 	// PromQL's ensureMonotonic: a cumulative count never decreases. Since
@@ -171,7 +173,7 @@ func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 		top = merged[i].Cumulative
 	}
 	if raised > 0 {
-		h.Repairs = append(h.Repairs, fmt.Sprintf("%d cumulative bucket counts were below the count of a lower bucket (by up to %s calls), which cannot be; they were raised to it, as histogram_quantile does. increase() extrapolates each bucket series on its own, so small differences are normal; large ones point at buckets that changed over the window", raised, human.Number(by)))
+		h.repair("non-monotonic", finding.Fields{"buckets": raised, "by_calls": by}, "%d cumulative bucket counts were below the count of a lower bucket (by up to %s calls), which cannot be; they were raised to it, as histogram_quantile does. increase() extrapolates each bucket series on its own, so small differences are normal; large ones point at buckets that changed over the window", raised, human.Number(by))
 	}
 	// Negative bounds: an exporter bug. The calls at or below the largest
 	// one took less than no time; they are left out, the rest start at 0.
@@ -188,8 +190,8 @@ func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 		if neg > 3 {
 			bounds = append(bounds, "...")
 		}
-		h.Repairs = append(h.Repairs, fmt.Sprintf("%d bucket bounds are negative (%s): a latency below zero is a bug of the exporter; the %s calls at or below them are left out, and the lowest bucket kept starts at 0",
-			neg, strings.Join(bounds, " "), human.Number(h.Negative)))
+		h.repair("negative-le", finding.Fields{"bounds": neg, "calls": h.Negative}, "%d bucket bounds are negative (%s): a latency below zero is a bug of the exporter; the %s calls at or below them are left out, and the lowest bucket kept starts at 0",
+			neg, strings.Join(bounds, " "), human.Number(h.Negative))
 		diverges = append(diverges, "histogram_quantile reads the negative buckets, which tunetimeout left out")
 		for i := range merged[neg:] {
 			merged[neg+i].Cumulative -= h.Negative
@@ -220,6 +222,12 @@ func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 		return h, fmt.Errorf("%w: every bucket's increase is 0", ErrEmptyWindow)
 	}
 	return h, nil
+}
+
+// repair notes a repair of the buckets (Repairs).
+func (h *Histogram) repair(kind string, fields finding.Fields, format string, args ...any) {
+	fields["repair"] = kind
+	h.Repairs = append(h.Repairs, finding.Newf(finding.BucketRepair, fields, format, args...))
 }
 
 // ErrOnlyInf is returned (wrapped in an *OnlyInfError) for a histogram
@@ -347,7 +355,7 @@ func FromNative(s *model.SampleHistogram, unit time.Duration) (*Histogram, error
 		}
 		h.Buckets = append(h.Buckets, Bucket{Lo: largest, Hi: math.Inf(1), Count: short})
 		h.Count += short
-		h.Repairs = append(h.Repairs, fmt.Sprintf("the histogram counts %s calls more than its buckets hold (NaN observations, or buckets with a NaN count): how long they took is unknown, so they count as taking longer than the largest bound", human.Number(short)))
+		h.repair("count-beyond-buckets", finding.Fields{"calls": short}, "the histogram counts %s calls more than its buckets hold (NaN observations, or buckets with a NaN count): how long they took is unknown, so they count as taking longer than the largest bound", human.Number(short))
 		diverges = append(diverges, "histogram_quantile ranks NaN observations otherwise")
 	}
 	cum := 0.0
@@ -356,15 +364,15 @@ func FromNative(s *model.SampleHistogram, unit time.Duration) (*Histogram, error
 		h.Buckets[i].Cumulative = cum
 	}
 	if clamped > 0 {
-		h.Repairs = append(h.Repairs, fmt.Sprintf("%d buckets had a negative increase (a counter reset increase() could not see); they were taken as 0", clamped))
+		h.repair("negative-increase", finding.Fields{"buckets": clamped}, "%d buckets had a negative increase (a counter reset increase() could not see); they were taken as 0", clamped)
 		diverges = append(diverges, "histogram_quantile reads negative bucket counts, which tunetimeout took as 0")
 	}
 	if nans > 0 {
-		h.Repairs = append(h.Repairs, fmt.Sprintf("%d buckets had a NaN count (the exporter wrote NaN); they were left out, and the calls the count holds beyond the other buckets count as slow", nans))
+		h.repair("nan-count", finding.Fields{"buckets": nans}, "%d buckets had a NaN count (the exporter wrote NaN); they were left out, and the calls the count holds beyond the other buckets count as slow", nans)
 		diverges = append(diverges, "histogram_quantile reads NaN bucket counts, which tunetimeout left out")
 	}
 	if h.Negative > 0 {
-		h.Repairs = append(h.Repairs, fmt.Sprintf("%s calls lie in negative buckets: a latency below zero is a bug of the exporter; they are left out", human.Number(h.Negative)))
+		h.repair("negative-buckets", finding.Fields{"calls": h.Negative}, "%s calls lie in negative buckets: a latency below zero is a bug of the exporter; they are left out", human.Number(h.Negative))
 		diverges = append(diverges, "histogram_quantile reads the negative buckets, which tunetimeout left out")
 	}
 	h.Divergence = strings.Join(diverges, "; ")
@@ -532,8 +540,9 @@ func (h *Histogram) noteBeyond(unit time.Duration) {
 	if n == 0 {
 		return
 	}
-	h.Repairs = append(h.Repairs, fmt.Sprintf("%d bucket bounds lie beyond 24h, the longest latency tunetimeout reads (the first %s, le=%q in the metric's unit); their calls count as taking longer than %s, the largest bound within it. Bounds that large suggest a unit mix-up (milliseconds or nanoseconds observed into a _seconds histogram)",
-		n, human.Seconds(first), strconv.FormatFloat(first/unit.Seconds(), 'g', -1, 64), human.Seconds(h.LargestUsable())))
+	h.repair("beyond-24h", finding.Fields{"bounds": n, "first_bound_seconds": first, "largest_usable_seconds": h.LargestUsable()},
+		"%d bucket bounds lie beyond 24h, the longest latency tunetimeout reads (the first %s, le=%q in the metric's unit); their calls count as taking longer than %s, the largest bound within it. Bounds that large suggest a unit mix-up (milliseconds or nanoseconds observed into a _seconds histogram)",
+		n, human.Seconds(first), strconv.FormatFloat(first/unit.Seconds(), 'g', -1, 64), human.Seconds(h.LargestUsable()))
 }
 
 // seconds converts seconds to a duration, rounded to the nanosecond.

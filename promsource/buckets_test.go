@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 )
 
 var inf = math.Inf(1)
@@ -80,7 +82,7 @@ func TestFromClassicRepairMessage(t *testing.T) {
 	h, err := FromClassic([]LE{{0.5, 91}, {1, 90.5}, {2, 89}, {inf, 100}}, time.Second)
 	require.NoError(t, err)
 	require.Len(t, h.Repairs, 1)
-	assert.Contains(t, h.Repairs[0], "2 cumulative bucket counts were below the count of a lower bucket (by up to 2 calls)")
+	assert.Contains(t, h.Repairs[0].Message, "2 cumulative bucket counts were below the count of a lower bucket (by up to 2 calls)")
 	assert.Equal(t, []float64{0, 0}, []float64{h.Buckets[1].Count, h.Buckets[2].Count})
 }
 
@@ -198,7 +200,7 @@ func TestPromQLEdgeCases(t *testing.T) {
 		assert.Equal(t, 1.0, p.Estimate, "Prometheus's answer")
 		assert.Equal(t, []float64{0.1, 1}, h.Bounds(), "the NaN bucket's bound is kept")
 		require.Len(t, h.Repairs, 1)
-		assert.Contains(t, h.Repairs[0], "1 bucket counts were NaN")
+		assert.Contains(t, h.Repairs[0].Message, "1 bucket counts were NaN")
 		assert.Contains(t, h.Divergence, "NaN")
 		d, lower := h.Upper(0.999)
 		assert.Equal(t, time.Second, d)
@@ -236,7 +238,7 @@ func TestPromQLEdgeCases(t *testing.T) {
 		assert.Equal(t, []float64{0.3}, h.Bounds())
 		assert.Equal(t, 0.0, h.Buckets[0].Lo)
 		require.Len(t, h.Repairs, 1)
-		assert.Contains(t, h.Repairs[0], `2 bucket bounds are negative (le="-0.2" le="-0.1"): a latency below zero is a bug of the exporter; the 20 calls at or below them are left out`)
+		assert.Contains(t, h.Repairs[0].Message, `2 bucket bounds are negative (le="-0.2" le="-0.1"): a latency below zero is a bug of the exporter; the 20 calls at or below them are left out`)
 		assert.Contains(t, h.Divergence, "negative")
 		p := h.Locate(0.5)
 		assert.True(t, p.InInf, "the 10 calls kept lie above 0.3")
@@ -258,7 +260,7 @@ func TestPromQLEdgeCases(t *testing.T) {
 		h, err := FromClassic([]LE{{0.1, -2}, {1, 5}, {inf, 10}}, time.Second)
 		require.NoError(t, err)
 		assert.Equal(t, 0.0, h.Buckets[0].Count)
-		assert.Contains(t, strings.Join(h.Repairs, "\n"), "1 cumulative bucket counts were negative")
+		assert.Contains(t, strings.Join(finding.Messages(h.Repairs), "\n"), "1 cumulative bucket counts were negative")
 		assert.NotEmpty(t, h.Divergence)
 		_, err = FromClassic([]LE{{0.1, -2}, {inf, -1}}, time.Second)
 		require.Error(t, err)
@@ -291,8 +293,8 @@ func TestBoundsBeyondMaxBound(t *testing.T) {
 			h, err := FromClassic(tt.les, time.Second)
 			require.NoError(t, err)
 			require.Len(t, h.Repairs, 1)
-			assert.Contains(t, h.Repairs[0], "1 bucket bounds lie beyond 24h")
-			assert.Contains(t, h.Repairs[0], "unit mix-up")
+			assert.Contains(t, h.Repairs[0].Message, "1 bucket bounds lie beyond 24h")
+			assert.Contains(t, h.Repairs[0].Message, "unit mix-up")
 			d, lower := h.Upper(0.999)
 			assert.Equal(t, tt.bound, d)
 			assert.True(t, lower, "a lower bound, not a measurement")
@@ -327,9 +329,23 @@ func TestFromNativeNaN(t *testing.T) {
 			d, lower := h.Upper(0.999)
 			assert.Equal(t, time.Second, d)
 			assert.True(t, lower, "at least 1s")
-			assert.Contains(t, strings.Join(h.Repairs, "\n"), "the histogram counts 10 calls more than its buckets hold")
+			assert.Contains(t, strings.Join(finding.Messages(h.Repairs), "\n"), "the histogram counts 10 calls more than its buckets hold")
 			assert.NotEmpty(t, h.Divergence)
 			assert.EqualValues(t, 10, h.Latency().Censored())
 		})
 	}
+}
+
+// TestRepairsAreFindings: every repair is a TT-BUCKET-REPAIR finding whose
+// repair field says which, with its numbers.
+func TestRepairsAreFindings(t *testing.T) {
+	h, err := FromClassic([]LE{{-0.1, 1}, {0.5, 91}, {1, 90.5}, {1.0, 0}, {2, math.NaN()}, {inf, 100}}, time.Second)
+	require.NoError(t, err)
+	var kinds []string
+	for _, f := range h.Repairs {
+		assert.Equal(t, finding.BucketRepair, f.Code)
+		kinds = append(kinds, f.Fields["repair"].(string))
+	}
+	assert.Equal(t, []string{"duplicate-le", "nan-count", "non-monotonic", "negative-le"}, kinds)
+	assert.EqualValues(t, 1, h.Repairs[3].Fields["calls"], "the call at or below le=-0.1")
 }

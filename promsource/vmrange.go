@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
@@ -176,13 +177,13 @@ func FromVMRange(buckets []VMBucket, unit time.Duration) (*Histogram, error) {
 		return nil, fmt.Errorf("%s%s: each call is counted in one range, so the counts of overlapping ranges cannot be read", first, more)
 	}
 	if nNaN > 0 {
-		h.Repairs = append(h.Repairs, fmt.Sprintf("%d vmrange buckets had a NaN increase; they were left out, as VictoriaMetrics's histogram_quantile leaves them out", nNaN))
+		h.repair("nan-count", finding.Fields{"buckets": nNaN}, "%d vmrange buckets had a NaN increase; they were left out, as VictoriaMetrics's histogram_quantile leaves them out", nNaN)
 	}
 	if nNeg > 0 {
-		h.Repairs = append(h.Repairs, fmt.Sprintf("%d vmrange buckets had a negative increase (by up to %s calls: a counter reset increase() could not see); they were taken as 0, as VictoriaMetrics's histogram_quantile takes them", nNeg, human.Number(negBy)))
+		h.repair("negative-increase", finding.Fields{"buckets": nNeg, "by_calls": negBy}, "%d vmrange buckets had a negative increase (by up to %s calls: a counter reset increase() could not see); they were taken as 0, as VictoriaMetrics's histogram_quantile takes them", nNeg, human.Number(negBy))
 	}
 	if dups > 0 {
-		h.Repairs = append(h.Repairs, fmt.Sprintf("%d vmrange buckets had the same bounds as another, written differently; their counts were added up", dups))
+		h.repair("duplicate-range", finding.Fields{"buckets": dups}, "%d vmrange buckets had the same bounds as another, written differently; their counts were added up", dups)
 	}
 	if len(merged) == 0 {
 		return nil, fmt.Errorf("%w: no bucket series", ErrEmptyWindow)

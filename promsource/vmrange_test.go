@@ -131,7 +131,7 @@ func TestVMRangeLayout(t *testing.T) {
 	}
 	assert.Equal(t, float64(len(rs)), h.Count)
 	require.Len(t, h.Repairs, 1, "the ranges beyond 24h, and nothing else")
-	assert.Contains(t, h.Repairs[0], "236 bucket bounds lie beyond 24h")
+	assert.Contains(t, h.Repairs[0].Message, "236 bucket bounds lie beyond 24h")
 }
 
 // serialBuckets is the histogram VictoriaMetrics/metrics's
@@ -242,9 +242,9 @@ func TestFromVMRangeRepairs(t *testing.T) {
 	assert.Equal(t, 15.0, h.Buckets[0].Count)
 	assert.Equal(t, 0.01668, h.Buckets[1].Lo)
 	require.Len(t, h.Repairs, 3)
-	assert.Contains(t, h.Repairs[0], "1 vmrange buckets had a NaN increase; they were left out")
-	assert.Contains(t, h.Repairs[1], "1 vmrange buckets had a negative increase (by up to 2.5 calls")
-	assert.Contains(t, h.Repairs[2], "1 vmrange buckets had the same bounds as another")
+	assert.Contains(t, h.Repairs[0].Message, "1 vmrange buckets had a NaN increase; they were left out")
+	assert.Contains(t, h.Repairs[1].Message, "1 vmrange buckets had a negative increase (by up to 2.5 calls")
+	assert.Contains(t, h.Repairs[2].Message, "1 vmrange buckets had the same bounds as another")
 	// Rank 17.5 lies in (0.01668, 0.01896]: from its start, the empty
 	// ranges below holding nothing.
 	p := h.Locate(0.875)

@@ -45,6 +45,7 @@ const (
 	BucketInf       Code = "TT-BUCKET-INF"
 	BucketBeyond24h Code = "TT-BUCKET-BEYOND-24H"
 	BucketCensored  Code = "TT-BUCKET-CENSORED"
+	BucketRepair    Code = "TT-BUCKET-REPAIR"
 	GroupFailed     Code = "TT-GROUP-FAILED"
 	PrometheusNote  Code = "TT-PROMETHEUS-NOTE"
 	RateShared      Code = "TT-RATE-SHARED"
@@ -96,6 +97,7 @@ var defs = []Def{
 	{BucketInf, Warning, "the quantile lies in the +Inf bucket: it is only a lower bound"},
 	{BucketBeyond24h, Warning, "the quantile lies in a bucket bounded beyond 24h: it is only a lower bound"},
 	{BucketCensored, Warning, "calls beyond the largest usable bucket bound: what a longer timeout cuts off is unknown"},
+	{BucketRepair, Info, "buckets had to be repaired before they could be read; the repair field says which repair"},
 	{GroupFailed, Warning, "a group's series could not be read and is left out"},
 	{PrometheusNote, Info, "a note of the Prometheus source on what it read"},
 	{RateShared, Info, "the --rate is shared among the groups by their share of the calls"},
