@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/internal/progress"
@@ -162,7 +163,46 @@ func (pf policyFlags) apply(cmd *cobra.Command, o *analysis.Options) error {
 	if o.Simulate.Requests < 1 || o.Simulate.Requests > simulate.MaxRequests {
 		return fmt.Errorf("--requests: %d must lie between 1 and %d", o.Simulate.Requests, simulate.MaxRequests)
 	}
-	return o.Policy.Validate()
+	return checkPolicy(fl, o.Policy)
+}
+
+// policyOptionFlags are the flags whose values recommend.PolicyOptions
+// checks, and the field each sets.
+var policyOptionFlags = []struct {
+	name string
+	set  func(dst *recommend.PolicyOptions, src recommend.PolicyOptions)
+}{
+	{"deadline", func(d *recommend.PolicyOptions, s recommend.PolicyOptions) { d.Deadline = s.Deadline }},
+	{"attempts", func(d *recommend.PolicyOptions, s recommend.PolicyOptions) { d.Attempts = s.Attempts }},
+	{"backoff-base", func(d *recommend.PolicyOptions, s recommend.PolicyOptions) { d.BackoffBase = s.BackoffBase }},
+	{"backoff-cap", func(d *recommend.PolicyOptions, s recommend.PolicyOptions) { d.BackoffCap = s.BackoffCap }},
+	{"retry-on", func(d *recommend.PolicyOptions, s recommend.PolicyOptions) { d.RetryOn = s.RetryOn }},
+	{"layers", func(d *recommend.PolicyOptions, s recommend.PolicyOptions) { d.Layers = s.Layers }},
+}
+
+// checkPolicy is recommend's own check of the policy options, its error
+// led by the flags at fault: each given flag is tried alone on the
+// defaults, as checkRecommend does.
+func checkPolicy(fl *pflag.FlagSet, o recommend.PolicyOptions) error {
+	err := o.Validate()
+	if err == nil {
+		return nil
+	}
+	var named []string
+	for _, pf := range policyOptionFlags {
+		if !fl.Changed(pf.name) {
+			continue
+		}
+		one := recommend.PolicyOptions{Attempts: 1, Layers: 1}
+		pf.set(&one, o)
+		if one.Validate() != nil {
+			named = append(named, "--"+pf.name+" "+strings.Trim(fl.Lookup(pf.name).Value.String(), "[]"))
+		}
+	}
+	if len(named) == 0 {
+		return err
+	}
+	return fmt.Errorf("%s: %w", strings.Join(named, ", "), err)
 }
 
 // parseFailRate reads a percentage like ParsePercent, and also 100 %: a

@@ -176,3 +176,22 @@ func TestReadmePolicyOutput(t *testing.T) {
 		assert.Contains(t, string(readme), string(g[i:]), "README.md or docs/ is out of date with %s", tt.golden)
 	}
 }
+
+// TestPolicyFlagsNamed: a bad call policy value is refused before the
+// input is read, led by the flag at fault, and only by it.
+func TestPolicyFlagsNamed(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--deadline", "-1s", "--attempts", "3", "--layers", "2"}, "tunetimeout: --deadline -1s: deadline -1s must not be negative"},
+		{[]string{"--backoff-base", "-1s"}, "tunetimeout: --backoff-base -1s: backoff base -1s"},
+		{[]string{"--attempts", "-1"}, "tunetimeout: --attempts -1: attempts -1 must lie between 1 and 100"},
+		{[]string{"--retry-on", "foo,503"}, `tunetimeout: --retry-on foo,503: retry-on "foo" is neither`},
+	} {
+		_, errOut, code := execute(t, "", append([]string{"analyze", "does-not-exist.csv"}, tt.args...)...)
+		assert.Equal(t, 2, code, "%v", tt.args)
+		assert.True(t, strings.HasPrefix(errOut, tt.want), "%v: %s", tt.args, errOut)
+		assert.NotContains(t, errOut, "does-not-exist", "refused before the input is read")
+	}
+}
