@@ -426,8 +426,13 @@ func init() {
 	Register(Format{
 		Name:     "csv",
 		Priority: 70,
-		Summary:  "CSV with a header: a latency column (latency_ms, duration_s, ...), optional timestamp, status and group columns",
-		Sniff:    sniffCSV,
+		Flags: []Flag{
+			{Name: "column", Usage: "latency column (name, or 1-based index); default: a well-known name", Field: func(o *Options) *string { return &o.CSV.Column }},
+			{Name: "time-column", Usage: "timestamp column (RFC 3339, Unix seconds or milliseconds); default: timestamp, time, ts, date", Field: func(o *Options) *string { return &o.CSV.TimeColumn }},
+			{Name: "status-column", Usage: "status column; default: status, status_code, code", Field: func(o *Options) *string { return &o.CSV.StatusColumn }},
+		},
+		Summary: "CSV with a header: a latency column (latency_ms, duration_s, ...), optional timestamp, status and group columns",
+		Sniff:   sniffCSV,
 		New: func(r io.Reader, name string, o Options) (Decoder, error) {
 			c := o.CSV
 			c.By, c.Unit = o.By, o.Unit // one --by and one --unit for every format

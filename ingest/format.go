@@ -78,11 +78,54 @@ type Format struct {
 	// New returns a decoder over r, named name in errors; nil for
 	// formats of histograms.
 	New func(r io.Reader, name string, o Options) (Decoder, error)
+	// Flags are the command-line options the format reads (FormatFlags).
+	Flags []Flag
 	// Histograms says the format holds histograms rather than samples
 	// (the HdrHistogram interval log): its inputs are read by package
 	// histogram, not by a Decoder; see Detect.
 	Histograms bool
 }
+
+// Flag is a command-line option of an input format: a string that lands in
+// Options. Each format declares the ones it reads (Format.Flags), and the
+// command line registers every format's, once each (FormatFlags): a new
+// format's options need nothing in cmd.
+type Flag struct {
+	Name, Usage string
+	// Field is where the value goes.
+	Field func(o *Options) *string
+}
+
+// FormatFlags returns the flags of every registered format, once each
+// (formats that share one, as nginx and apache share --log-format,
+// declare it alike), by name.
+func FormatFlags() []Flag {
+	var out []Flag
+	seen := map[string]bool{}
+	for _, f := range Formats() {
+		for _, fl := range f.Flags {
+			if !seen[fl.Name] {
+				seen[fl.Name] = true
+				out = append(out, fl)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Flag) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// The flags the formats share.
+var (
+	logFormatFlag = Flag{Name: "log-format", Usage: "nginx log_format or Apache LogFormat string of the input",
+		Field: func(o *Options) *string { return &o.LogFormat }}
+	jsonFieldFlags = []Flag{
+		{Name: "field", Usage: "JSON logs: the latency field (dotted path)", Field: func(o *Options) *string { return &o.Field }},
+		{Name: "time-field", Usage: "JSON logs: the timestamp field", Field: func(o *Options) *string { return &o.TimeField }},
+		{Name: "status-field", Usage: "JSON logs: the status field", Field: func(o *Options) *string { return &o.StatusField }},
+		{Name: "path-field", Usage: "JSON logs: the request path field", Field: func(o *Options) *string { return &o.PathField }},
+		{Name: "method-field", Usage: "JSON logs: the request method field", Field: func(o *Options) *string { return &o.MethodField }},
+	}
+)
 
 // formats is the registry, filled by each format's file in its init.
 var formats = map[string]Format{}

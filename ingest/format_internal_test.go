@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -105,4 +106,20 @@ func TestCSVSaysLatencyDoesNotApply(t *testing.T) {
 	if assert.NoError(t, err) {
 		assert.Empty(t, d.(Noter).Notes())
 	}
+}
+
+// TestFormatFlags: the formats declare their own options; each lands in
+// its field of Options, and a shared one (--log-format) is offered once.
+func TestFormatFlags(t *testing.T) {
+	var names []string
+	var o Options
+	for i, f := range FormatFlags() {
+		names = append(names, f.Name)
+		*f.Field(&o) = fmt.Sprint(i)
+	}
+	assert.Equal(t, []string{"column", "field", "log-format", "log-format-name", "method-field", "nginx-conf",
+		"path-field", "status-column", "status-field", "time-column", "time-field"}, names)
+	assert.Equal(t, Options{LogFormat: "2", LogFormatName: "3", NginxConf: "5", Field: "1", TimeField: "10",
+		StatusField: "8", PathField: "6", MethodField: "4", CSV: CSVOptions{Column: "0", TimeColumn: "9", StatusColumn: "7"}}, o,
+		"every flag in a field of its own")
 }

@@ -526,6 +526,7 @@ func jsonlFormat(l jsonlLayout, summary string, sniff func([]byte) bool) Format 
 		Summary:  summary,
 		Sniff:    sniff,
 		Priority: 60, // see Format.Priority
+		Flags:    jsonFieldFlags,
 		// upstream: the layout's upstream field, or the one --field names.
 		Latencies: requestOrUpstream,
 		New: func(r io.Reader, name string, o Options) (Decoder, error) {

@@ -135,21 +135,14 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 func addInputFlags(cmd *cobra.Command, o *analysis.Options, f *analyzeFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&o.Format, "input", "auto", "input format: "+strings.Join(ingest.FormatNames(), ", "))
-	fl.StringVar(&o.Ingest.LogFormat, "log-format", "", "nginx log_format or Apache LogFormat string of the input")
-	fl.StringVar(&o.Ingest.NginxConf, "nginx-conf", "", "read the log_format from this nginx config file (with --log-format-name)")
-	fl.StringVar(&o.Ingest.LogFormatName, "log-format-name", "", "name of the log_format in --nginx-conf")
+	// Each format's own options, from the registry (ingest.Format.Flags).
+	for _, ff := range ingest.FormatFlags() {
+		fl.StringVar(ff.Field(&o.Ingest), ff.Name, "", ff.Usage)
+	}
 	fl.StringVar(&o.Ingest.Latency, "latency", "", "which latency of a log: "+strings.Join(ingest.LatencyNames(), ", ")+" (default: request)")
-	fl.StringVar(&o.Ingest.Field, "field", "", "JSON logs: the latency field (dotted path)")
-	fl.StringVar(&o.Ingest.TimeField, "time-field", "", "JSON logs: the timestamp field")
-	fl.StringVar(&o.Ingest.StatusField, "status-field", "", "JSON logs: the status field")
-	fl.StringVar(&o.Ingest.PathField, "path-field", "", "JSON logs: the request path field")
-	fl.StringVar(&o.Ingest.MethodField, "method-field", "", "JSON logs: the request method field")
 	fl.StringArrayVar(&o.Ingest.RoutePatterns, "route-pattern", nil, "a route of your own, e.g. /users/{id}/posts/* (repeatable; tried before automatic normalization)")
 	fl.StringVar(&f.status, "status", "", "status rule overrides, e.g. \"exclude=4xx count=404 censor=503\"")
-	fl.StringVar(&o.Ingest.CSV.Column, "column", "", "latency column (name, or 1-based index); default: a well-known name")
 	fl.StringVar(&f.unit, "unit", "", "unit of the latency column (CSV, JSON logs) or of interval logs other tools wrote: ns, us, ms, s; default: from the column name's suffix, ns for interval logs")
-	fl.StringVar(&o.Ingest.CSV.TimeColumn, "time-column", "", "timestamp column (RFC 3339, Unix seconds or milliseconds); default: timestamp, time, ts, date")
-	fl.StringVar(&o.Ingest.CSV.StatusColumn, "status-column", "", "status column; default: status, status_code, code")
 	fl.StringSliceVar(&f.by, "by", nil, "group by: CSV column names, or for logs "+strings.Join(ingest.GroupKeys, ", "))
 	fl.BoolVar(&o.Strict, "strict", false, "stop at the first bad record instead of counting it")
 	fl.BoolVar(&o.Status.IncludeErrors, "include-errors", false, "count 4xx and 5xx responses as latency samples")
