@@ -211,12 +211,15 @@ func (f analyzeFlags) apply(fl *pflag.FlagSet, o *analysis.Options) error {
 	return checkRecommend(fl, o.Recommend)
 }
 
-// recommendFlags are the flags that set recommend.Options, each with the
-// field it sets, so that checkRecommend can name the flag at fault.
-var recommendFlags = []struct {
+// optionFlag is a flag that sets one field of a library's options T, so
+// that checkOptions can name the flag at fault.
+type optionFlag[T any] struct {
 	name string
-	set  func(dst *recommend.Options, src recommend.Options)
-}{
+	set  func(dst *T, src T)
+}
+
+// recommendFlags are the flags that set recommend.Options.
+var recommendFlags = []optionFlag[recommend.Options]{
 	{"false-timeouts", func(d *recommend.Options, s recommend.Options) { d.FalseTimeouts = s.FalseTimeouts }},
 	{"tight-tail", func(d *recommend.Options, s recommend.Options) { d.TightTailRatio = s.TightTailRatio }},
 	{"network-allowance", func(d *recommend.Options, s recommend.Options) { d.NetworkAllowance = s.NetworkAllowance }},
@@ -226,29 +229,38 @@ var recommendFlags = []struct {
 	{"confidence", func(d *recommend.Options, s recommend.Options) { d.Confidence = s.Confidence }},
 }
 
-// checkRecommend checks o with recommend's own rule (Options.Validate),
-// before any input is read, and names the flags at fault with their
-// values: each flag alone against the defaults, and when none is wrong
-// alone (--min above --max) every one of them the user gave.
+// checkRecommend checks o with recommend's own rule (Options.Validate).
 func checkRecommend(fl *pflag.FlagSet, o recommend.Options) error {
-	err := o.Validate()
+	return checkOptions(fl, o, recommend.DefaultOptions(), recommendFlags, recommend.Options.Validate)
+}
+
+// checkOptions checks o with the library's own rule, validate, before any
+// input is read, and leads its error with the flags at fault and their
+// values: each flag the user gave, alone on defaults; when none is wrong
+// alone (--min above --max), every one of them the user gave.
+func checkOptions[T any](fl *pflag.FlagSet, o, defaults T, flags []optionFlag[T], validate func(T) error) error {
+	err := validate(o)
 	if err == nil {
 		return nil
 	}
-	var named []string
-	for _, rf := range recommendFlags {
-		one := recommend.DefaultOptions()
-		rf.set(&one, o)
-		if one.Validate() != nil {
-			named = append(named, "--"+rf.name+" "+fl.Lookup(rf.name).Value.String())
+	value := func(name string) string { return strings.Trim(fl.Lookup(name).Value.String(), "[]") }
+	var named, given []string
+	for _, f := range flags {
+		if !fl.Changed(f.name) {
+			continue
+		}
+		given = append(given, "--"+f.name+" "+value(f.name))
+		one := defaults
+		f.set(&one, o)
+		if validate(one) != nil {
+			named = append(named, "--"+f.name+" "+value(f.name))
 		}
 	}
 	if len(named) == 0 {
-		for _, rf := range recommendFlags {
-			if fl.Changed(rf.name) {
-				named = append(named, "--"+rf.name+" "+fl.Lookup(rf.name).Value.String())
-			}
-		}
+		named = given
+	}
+	if len(named) == 0 {
+		return err
 	}
 	return fmt.Errorf("%s: %w", strings.Join(named, ", "), err)
 }

@@ -166,12 +166,8 @@ func (pf policyFlags) apply(cmd *cobra.Command, o *analysis.Options) error {
 	return checkPolicy(fl, o.Policy)
 }
 
-// policyOptionFlags are the flags whose values recommend.PolicyOptions
-// checks, and the field each sets.
-var policyOptionFlags = []struct {
-	name string
-	set  func(dst *recommend.PolicyOptions, src recommend.PolicyOptions)
-}{
+// policyOptionFlags are the flags that set recommend.PolicyOptions.
+var policyOptionFlags = []optionFlag[recommend.PolicyOptions]{
 	{"deadline", func(d *recommend.PolicyOptions, s recommend.PolicyOptions) { d.Deadline = s.Deadline }},
 	{"attempts", func(d *recommend.PolicyOptions, s recommend.PolicyOptions) { d.Attempts = s.Attempts }},
 	{"backoff-base", func(d *recommend.PolicyOptions, s recommend.PolicyOptions) { d.BackoffBase = s.BackoffBase }},
@@ -180,29 +176,9 @@ var policyOptionFlags = []struct {
 	{"layers", func(d *recommend.PolicyOptions, s recommend.PolicyOptions) { d.Layers = s.Layers }},
 }
 
-// checkPolicy is recommend's own check of the policy options, its error
-// led by the flags at fault: each given flag is tried alone on the
-// defaults, as checkRecommend does.
+// checkPolicy checks o with recommend's own rule (PolicyOptions.Validate).
 func checkPolicy(fl *pflag.FlagSet, o recommend.PolicyOptions) error {
-	err := o.Validate()
-	if err == nil {
-		return nil
-	}
-	var named []string
-	for _, pf := range policyOptionFlags {
-		if !fl.Changed(pf.name) {
-			continue
-		}
-		one := recommend.PolicyOptions{Attempts: 1, Layers: 1}
-		pf.set(&one, o)
-		if one.Validate() != nil {
-			named = append(named, "--"+pf.name+" "+strings.Trim(fl.Lookup(pf.name).Value.String(), "[]"))
-		}
-	}
-	if len(named) == 0 {
-		return err
-	}
-	return fmt.Errorf("%s: %w", strings.Join(named, ", "), err)
+	return checkOptions(fl, o, recommend.PolicyOptions{Attempts: 1, Layers: 1}, policyOptionFlags, recommend.PolicyOptions.Validate)
 }
 
 // parseFailRate reads a percentage like ParsePercent, and also 100 %: a
