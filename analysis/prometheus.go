@@ -165,7 +165,7 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 	}
 	view.HistogramQuantileSeconds = serverAnswer(res, chosen, pos, serverEstimate)
 	view.EstimateBy, view.EstimateNote = estimateBy(res, chosen, view.EstimateSeconds, view.HistogramQuantileSeconds)
-	if serverAsked(res) {
+	if res.ServerAsked {
 		view.Server = res.Server
 	}
 	if res.Kind == promsource.Classic {
@@ -188,7 +188,7 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 		Measured: &histogram.Measured{Rate: g.Rate, PeakRate: g.PeakRate, Source: "prometheus"},
 	}
 	if g.Mean > 0 {
-		hg.Measured.Mean = seconds(g.Mean)
+		hg.Measured.Mean = promsource.Seconds(g.Mean)
 	}
 	if n := int64(math.Round(chosen.Negative)); n > 0 {
 		hg.Excluded["negative"] = n
@@ -221,7 +221,7 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 // Prometheus), else Locate's estimate when it reads the buckets as PromQL
 // does; nil when unknown or NaN.
 func serverAnswer(res *promsource.Result, h *promsource.Histogram, pos promsource.Position, asked float64) *float64 {
-	if serverAsked(res) {
+	if res.ServerAsked {
 		return report.Finite(asked)
 	}
 	if h.Divergence == "" && res.Kind != promsource.VMRange && (res.Kind != promsource.Native || prometheus2(res)) {
@@ -234,9 +234,9 @@ func serverAnswer(res *promsource.Result, h *promsource.Histogram, pos promsourc
 // server's answer, else tunetimeout's, with why.
 func estimateBy(res *promsource.Result, h *promsource.Histogram, est, server *float64) (by, note string) {
 	switch {
-	case serverAsked(res) && est != nil && server != nil && math.Abs(*est-*server) <= 1e-9*math.Abs(*server):
+	case res.ServerAsked && est != nil && server != nil && math.Abs(*est-*server) <= 1e-9*math.Abs(*server):
 		return "histogram_quantile", ""
-	case serverAsked(res):
+	case res.ServerAsked:
 		return "tunetimeout", fmt.Sprintf("%s's histogram_quantile computes otherwise", res.Server)
 	case h.Divergence != "":
 		return "tunetimeout", h.Divergence
@@ -271,7 +271,7 @@ func bucketReasons(rec *recommend.Recommendation, h *histogram.Latency, pos prom
 	// beyond: in +Inf, or in a bucket bounded beyond 24h (MaxBound); the
 	// base is then the largest bound within, a lower bound.
 	base, beyond := hist.Upper(rec.Quantile)
-	largest := human.Duration(seconds(hist.LargestUsable()))
+	largest := human.Duration(promsource.Seconds(hist.LargestUsable()))
 	for i := range rec.Steps {
 		if rec.Steps[i].Rule != "quantile" {
 			continue
@@ -334,10 +334,10 @@ func bucketReasons(rec *recommend.Recommendation, h *histogram.Latency, pos prom
 func suggestLE(pos promsource.Position, h *promsource.Histogram, unit time.Duration) string {
 	var v time.Duration
 	if pos.InInf {
-		v, _ = recommend.RoundUp(seconds(2 * h.LargestFinite()))
+		v, _ = recommend.RoundUp(promsource.Seconds(2 * h.LargestFinite()))
 	} else {
-		est := seconds(pos.Estimate)
-		lo, hi := seconds(pos.Bucket.Lo), seconds(pos.Bucket.Hi)
+		est := promsource.Seconds(pos.Estimate)
+		lo, hi := promsource.Seconds(pos.Bucket.Lo), promsource.Seconds(pos.Bucket.Hi)
 		var step time.Duration
 		v, step = recommend.RoundUp(est)
 		if v >= hi && step > 0 {
@@ -350,15 +350,6 @@ func suggestLE(pos promsource.Position, h *promsource.Histogram, unit time.Durat
 	return strconv.FormatFloat(v.Seconds()/unit.Seconds(), 'g', -1, 64)
 }
 
-// seconds converts seconds to a duration; beyond what one holds, the
-// largest.
-func seconds(s float64) time.Duration {
-	if s >= math.MaxInt64/float64(time.Second) {
-		return math.MaxInt64
-	}
-	return time.Duration(math.Round(s * float64(time.Second)))
-}
-
 func ptr[T any](v T) *T { return &v }
 
 // prometheus2 tells whether the server is Prometheus 2, whose
@@ -366,11 +357,4 @@ func ptr[T any](v T) *T { return &v }
 func prometheus2(res *promsource.Result) bool {
 	major, _, _ := strings.Cut(strings.TrimPrefix(res.ServerVersion, "v"), ".")
 	return res.Server == promsource.ServerPrometheus && major == "2"
-}
-
-// serverAsked tells whether promsource asked the server for its own
-// histogram_quantile (Group.ServerEstimate): VictoriaMetrics computes it
-// otherwise than Prometheus, whose answer Locate computes here.
-func serverAsked(res *promsource.Result) bool {
-	return res.Server == promsource.ServerVictoriaMetrics
 }

@@ -445,9 +445,9 @@ func (h *Histogram) Locate(q float64) Position {
 func (h *Histogram) Upper(q float64) (d time.Duration, lower bool) {
 	p := h.Locate(q)
 	if p.InInf || p.Bucket.Hi > MaxBound {
-		return seconds(max(h.LargestUsable(), 0)), true
+		return Seconds(max(h.LargestUsable(), 0)), true
 	}
-	return seconds(max(p.Bucket.Hi, 0)), false
+	return Seconds(max(p.Bucket.Hi, 0)), false
 }
 
 // LargestFinite returns the largest finite bucket bound; 0 without one.
@@ -485,7 +485,7 @@ func (h *Histogram) Latency() *histogram.Latency {
 	var bounds []time.Duration
 	for _, b := range h.Buckets {
 		if b.Hi <= MaxBound {
-			bounds = append(bounds, seconds(max(b.Hi, 0)))
+			bounds = append(bounds, Seconds(max(b.Hi, 0)))
 		}
 	}
 	l.SnapTo(bounds)
@@ -500,10 +500,10 @@ func (h *Histogram) Latency() *histogram.Latency {
 			// Just above the largest bound a latency can have (the +Inf
 			// bucket, or one beyond 24h): a timeout at that bound cuts
 			// these calls off; quantiles among them answer the bound.
-			l.RecordAboveN(seconds(largest), n)
+			l.RecordAboveN(Seconds(largest), n)
 			continue
 		}
-		l.RecordN(seconds(max(b.Hi, 0)), n)
+		l.RecordN(Seconds(max(b.Hi, 0)), n)
 	}
 	return l
 }
@@ -545,10 +545,10 @@ func (h *Histogram) noteBeyond(unit time.Duration) {
 		n, human.Seconds(first), strconv.FormatFloat(first/unit.Seconds(), 'g', -1, 64), human.Seconds(h.LargestUsable()))
 }
 
-// seconds converts seconds to a duration, rounded to the nanosecond.
-// Beyond what a time.Duration holds it is the largest one (bounds that
-// large are beyond MaxBound, and never built on).
-func seconds(s float64) time.Duration {
+// Seconds converts seconds, as the buckets hold them, to a duration,
+// rounded to the nanosecond. Beyond what a time.Duration holds it is the
+// largest one (bounds that large are beyond MaxBound, and never built on).
+func Seconds(s float64) time.Duration {
 	if s >= math.MaxInt64/float64(time.Second) {
 		return math.MaxInt64
 	}

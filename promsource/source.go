@@ -93,6 +93,10 @@ type Result struct {
 	// DetectServer).
 	Server        string
 	ServerVersion string
+	// ServerAsked: the server was asked for its own histogram_quantile
+	// (Group.ServerEstimate, Step.ServerEstimate): VictoriaMetrics, whose
+	// answer differs from Prometheus's, with Options.Quantile set.
+	ServerAsked bool
 }
 
 // Summary is the kind of a metric that only has precomputed quantiles.
@@ -639,6 +643,7 @@ func (s *session) serverEstimates(ctx context.Context, groups map[string]*Group,
 	if !(o.Quantile > 0) || s.res.Server != ServerVictoriaMetrics {
 		return
 	}
+	s.res.ServerAsked = true
 	u := s.res.Unit.Seconds()
 	phi := strconv.FormatFloat(o.Quantile, 'g', -1, 64)
 	failed := func(err error) {
