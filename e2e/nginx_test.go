@@ -42,6 +42,26 @@ type nginxCall struct {
 	rtt    time.Duration // measured by the client, from sending to the end of the body
 }
 
+// checkAnswers checks the status each planned call got through a proxy:
+// hangStatus for a hang (hangWhy says why), 500 for a fast failure, 200
+// otherwise; it returns how many fast failures and hangs there were.
+func checkAnswers(t *testing.T, calls []nginxCall, got []int, hangStatus int, hangWhy string) (fast500, hung int) {
+	t.Helper()
+	for i, c := range calls {
+		switch {
+		case c.hang:
+			require.Equal(t, hangStatus, got[i], "call %d %s", i, hangWhy)
+			hung++
+		case c.status == 500:
+			require.Equal(t, 500, got[i], "call %d", i)
+			fast500++
+		default:
+			require.Equal(t, 200, got[i], "call %d", i)
+		}
+	}
+	return fast500, hung
+}
+
 // hangFor is how long a hanging call of the plans sleeps, past the
 // proxies' 1 s timeouts (nginx's proxy_read_timeout, HAProxy's timeout
 // server, Apache's ProxyPass timeout). The plans keep their classes apart
@@ -201,19 +221,7 @@ func TestNginxAccessLog(t *testing.T) {
 	tookMu.Unlock()
 	t.Logf("%d calls through nginx in %v", len(calls), finished.Sub(started).Round(time.Millisecond))
 
-	var fast500, slow504 int
-	for i, c := range calls {
-		switch {
-		case c.hang:
-			require.Equal(t, http.StatusGatewayTimeout, got[i], "call %d hangs past proxy_read_timeout", i)
-			slow504++
-		case c.status == 500:
-			require.Equal(t, 500, got[i], "call %d", i)
-			fast500++
-		default:
-			require.Equal(t, 200, got[i], "call %d", i)
-		}
-	}
+	fast500, slow504 := checkAnswers(t, calls, got, http.StatusGatewayTimeout, "hangs past proxy_read_timeout")
 
 	// nginx writes a line when a request ends: wait for all of them, then stop.
 	waitUntil(time.Minute, 20*time.Millisecond, func() bool { return nginxCountLines(logPath) >= len(calls) })
