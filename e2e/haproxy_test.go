@@ -372,9 +372,15 @@ func parseHAProxyLine(line string) (haproxyLine, error) {
 // client and the backend, call by call: Ta covers the handler and a little
 // more (HAProxy's and the Go server's own work), and the client's round
 // trip covers Ta, up to HAProxy's clock: whole ms, read when its event
-// loop wakes, which on a busy machine comes late but never early. Tc is
-// part of Ta. It returns how many calls had a Ta outside [backend time,
-// client time].
+// loop wakes. Tc is part of Ta. It returns how many calls had a Ta outside
+// [backend time, client time].
+//
+// The clock read at the wake-up stamps all the work of that pass of the
+// loop, so a request HAProxy reads speculatively late in a long pass (on a
+// busy machine) can be stamped before it arrived, and its "timeout server
+// 1s", armed on that clock, fire before the client has waited 1 s: CI saw
+// HAProxy log Ta 1000 ms for a hang the client saw end after 997.8 ms. The
+// hangs are held to the same allowance as the calls that completed.
 //
 // There may be a few: HAProxy's timers count its own clock, which it
 // advances by at most its poll timeout when the system date moves more than
@@ -401,7 +407,9 @@ func checkHAProxyClocks(t *testing.T, logged []haproxyLine, calls []call, starte
 			assert.Equal(t, 504, l.status, "call %d", l.call)
 			assert.Equal(t, "sH--", l.state, "call %d: the server timeout, waiting for the headers", l.call)
 			assert.GreaterOrEqual(t, l.ta, time.Second-msSlack, "call %d: timeout server 1s ended it", l.call)
-			assert.LessOrEqual(t, l.ta, c.rtt+msSlack, "call %d: HAProxy %v, the client waited %v", l.call, l.ta, c.rtt)
+			if l.ta > c.rtt+msSlack {
+				outside = append(outside, fmt.Sprintf("call %d (a hang): Ta %v, client %v", l.call, l.ta, c.rtt))
+			}
 			continue
 		}
 		assert.Equal(t, c.status, l.status, "call %d", l.call)
