@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"html/template"
 	"regexp"
 	"strings"
 	"testing"
@@ -78,9 +79,11 @@ func TestHTMLEscapesInput(t *testing.T) {
 	assert.Contains(t, out, "&lt;/code&gt;&lt;/pre&gt;&lt;svg onload=alert(1)&gt;")
 	assert.NotContains(t, out, "javascript:alert(1)\"", "no payload in an attribute")
 	for _, id := range regexp.MustCompile(`id="([^"]*)"`).FindAllStringSubmatch(out, -1) {
-		assert.Regexp(t, `^(summary|snippets|g\d+(-[a-z-]+)?)$`, id[1], "ids never hold input")
+		assert.Regexp(t, `^(summary|snippets|snippet-\d+|g\d+(-[a-z-]+)?)$`, id[1], "ids never hold input")
 	}
-	assert.Equal(t, 6, strings.Count(out, "<section"), "the summary, one section per group, the snippets")
+	assert.Equal(t, 4, strings.Count(out, `class="group"`), "one section per group")
+	assert.Contains(t, out, `<section id="summary">`)
+	assert.Contains(t, out, `<section id="snippets">`)
 }
 
 // TestHTMLSelfContained: nothing in the page points anywhere else.
@@ -108,13 +111,16 @@ func TestBucketsAndSource(t *testing.T) {
 	var h, m bytes.Buffer
 	require.NoError(t, WriteHTML(&h, r))
 	require.NoError(t, WriteMarkdown(&m, r))
-	for name, out := range map[string]string{"html": h.String(), "markdown": m.String()} {
-		assert.Contains(t, out, "Prometheus at http://prom:9090: classic histogram", name)
-		assert.Contains(t, out, "p99.9 lies in the bucket (500ms, 1s]", name)
-		assert.Contains(t, out, "histogram_quantile (a linear estimate within the bucket): 918ms.", name) // Prometheus&#39;s in HTML
+	for name, c := range map[string]struct {
+		out string
+		esc func(string) string
+	}{"html": {h.String(), template.HTMLEscapeString}, "markdown": {m.String(), md}} {
+		assert.Contains(t, c.out, "Prometheus at http://prom:9090: classic histogram", name)
+		assert.Contains(t, c.out, c.esc("p99.9 lies in the bucket (500ms, 1s]"), name)
+		assert.Contains(t, c.out, c.esc("Prometheus's histogram_quantile (a linear estimate within the bucket): 918ms."), name)
 	}
-	assert.Contains(t, h.String(), `<h3>Buckets</h3>`)
-	assert.Contains(t, m.String(), "### Buckets\n\n```\n  p99.9 lies in the bucket")
+	assert.Contains(t, h.String(), "<h3>Buckets (classic histogram: every call counts at its bucket&#39;s upper bound)</h3>\n<ul class=\"notes buckets\">\n<li>p99.9 lies in the bucket")
+	assert.Contains(t, m.String(), "### Buckets (classic histogram: every call counts at its bucket's upper bound)\n\n- p99.9 lies in the bucket (500ms, 1s\\]")
 	var plain bytes.Buffer
 	require.NoError(t, WriteHTML(&plain, unknowns()))
 	assert.NotContains(t, plain.String(), "Buckets", "calls read one by one have no bucket view")

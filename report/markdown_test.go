@@ -32,7 +32,7 @@ func TestMarkdownEscapesInput(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, WriteMarkdown(&b, hostile()))
 	out := b.String()
-	assert.Contains(t, out, `## \<script\>alert(1)\</script\>: 3 calls`)
+	assert.Contains(t, out, "## \\<script\\>alert(1)\\</script\\>\n\n3 calls")
 	assert.Contains(t, out, `"\>\<img src=x onerror=alert(1)\>`)
 	inFence := false
 	for _, line := range strings.Split(out, "\n") {

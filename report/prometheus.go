@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
 )
@@ -133,32 +132,6 @@ func (b BucketRange) String() string {
 	return fmt.Sprintf("(%s, %s]", human.Seconds(b.LowSeconds), human.Seconds(*b.HighSeconds))
 }
 
-// writePrometheusText describes the live source under the input line.
-func writePrometheusText(w *errWriter, r *Report) {
-	p := r.Prometheus
-	if p == nil {
-		return
-	}
-	w.printf("%s at %s: %s %s, in %s (%s), %s window ending %s",
-		serverName(p), p.URL, p.Kind, kindNoun(p.Kind), unitName(p.UnitSeconds), p.UnitFrom, human.Seconds(p.WindowSeconds), p.At)
-	if p.StepSeconds != nil {
-		w.printf(", per %s step", human.Seconds(*p.StepSeconds))
-	}
-	w.printf(".\n")
-	for _, s := range p.Warnings {
-		w.printf("Prometheus warns: %s\n", s)
-	}
-	if len(p.Summary) > 0 {
-		w.printf("\nSummary quantiles of %s (computed by each instance; not a histogram)\n", p.Metric)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "  series\tquantile\tat the end\tlargest in the window\n")
-		for _, s := range p.Summary {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", s.Labels, human.Quantile(s.Quantile), human.Seconds(s.Seconds), human.Seconds(s.MaxSeconds))
-		}
-		tw.Flush()
-	}
-}
-
 // serverName names the server as the report's first line does:
 // "Prometheus" when it is one or cannot be told apart (the API is
 // Prometheus's), else the server, with its version when known.
@@ -204,48 +177,50 @@ func histogramQuantileName(server string) string {
 	return server + "'s histogram_quantile"
 }
 
-// writeBucketsText shows where the quantile lies in the buckets.
-func writeBucketsText(w *errWriter, g Group) {
+// bucketsSection shows where the quantile lies in the buckets of bucketed
+// data (Prometheus); nil for calls read one by one.
+func bucketsSection(g Group) *Section {
 	b := g.Buckets
 	if b == nil {
-		return
+		return nil
 	}
+	var lines []string
+	add := func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
 	q := human.Quantile(b.Quantile)
-	w.printf("\nBuckets (%s histogram: every call counts at its bucket's upper bound)\n", b.Kind)
 	if b.BeyondLargestBound {
-		w.printf("  %s lies in the bucket %s, beyond the largest finite bound: how long those calls took is unknown.\n", q, b.Bucket)
+		add("%s lies in the bucket %s, beyond the largest finite bound: how long those calls took is unknown.", q, b.Bucket)
 		if b.HistogramQuantileSeconds != nil {
-			w.printf("  %s would answer %s, the largest finite bound: that is no measurement.\n", histogramQuantileName(b.Server), human.Seconds(*b.HistogramQuantileSeconds))
+			add("%s would answer %s, the largest finite bound: that is no measurement.", histogramQuantileName(b.Server), human.Seconds(*b.HistogramQuantileSeconds))
 		}
 	} else {
-		w.printf("  %s lies in the bucket %s; the timeout builds on %s, its upper bound (conservative).\n", q, b.Bucket, human.Seconds(*b.Bucket.HighSeconds))
+		add("%s lies in the bucket %s; the timeout builds on %s, its upper bound (conservative).", q, b.Bucket, human.Seconds(*b.Bucket.HighSeconds))
 		switch {
 		case b.EstimateSeconds == nil:
 		case b.EstimateBy == "histogram_quantile" && b.Server == "":
-			w.printf("  Prometheus's histogram_quantile (a linear estimate within the bucket): %s.\n", human.Seconds(*b.EstimateSeconds))
+			add("Prometheus's histogram_quantile (a linear estimate within the bucket): %s.", human.Seconds(*b.EstimateSeconds))
 		case b.EstimateBy == "histogram_quantile":
-			w.printf("  %s (asked from the server; a linear estimate within the bucket): %s, as tunetimeout's own interpolation.\n",
+			add("%s (asked from the server; a linear estimate within the bucket): %s, as tunetimeout's own interpolation.",
 				histogramQuantileName(b.Server), human.Seconds(*b.EstimateSeconds))
 		default:
-			w.printf("  tunetimeout's interpolation over the buckets it kept: %s", human.Seconds(*b.EstimateSeconds))
+			s := "tunetimeout's interpolation over the buckets it kept: " + human.Seconds(*b.EstimateSeconds)
 			if b.EstimateNote != "" {
-				w.printf(" (%s)", b.EstimateNote)
+				s += " (" + b.EstimateNote + ")"
 			}
-			w.printf(".\n")
+			add("%s.", s)
 			if b.HistogramQuantileSeconds != nil {
-				w.printf("  %s answers %s.\n", histogramQuantileName(b.Server), human.Seconds(*b.HistogramQuantileSeconds))
+				add("%s answers %s.", histogramQuantileName(b.Server), human.Seconds(*b.HistogramQuantileSeconds))
 			}
 		}
 	}
 	if b.SuggestedLE != "" {
-		w.printf("  Add a bucket bound le=%q to sharpen the next measurement.\n", b.SuggestedLE)
+		add("Add a bucket bound le=%q to sharpen the next measurement.", b.SuggestedLE)
 	}
 	if len(b.BoundsSeconds) > 0 {
 		bounds := make([]string, len(b.BoundsSeconds))
 		for i, s := range b.BoundsSeconds {
 			bounds[i] = human.Seconds(s)
 		}
-		w.printf("  Bounds: %s, +Inf\n", strings.Join(bounds, " "))
+		add("Bounds: %s, +Inf", strings.Join(bounds, " "))
 	}
 	if len(b.Steps) > 0 && b.WorstStep != nil {
 		lo, hi := math.Inf(1), math.Inf(-1)
@@ -260,18 +235,20 @@ func writeBucketsText(w *errWriter, g Group) {
 			estimates = "histogram_quantile's " + q
 		}
 		if lo <= hi {
-			w.printf("  Per step (%d with calls): %s from %s to %s; the worst step, ending %s, lies in %s.\n",
+			add("Per step (%d with calls): %s from %s to %s; the worst step, ending %s, lies in %s.",
 				len(b.Steps), estimates, human.Seconds(lo), human.Seconds(hi), worst.End, worst.Bucket)
 		} else {
-			w.printf("  Per step (%d with calls): the worst step, ending %s, lies in %s.\n", len(b.Steps), worst.End, worst.Bucket)
+			add("Per step (%d with calls): the worst step, ending %s, lies in %s.", len(b.Steps), worst.End, worst.Bucket)
 		}
 		if b.UsesWorstStep {
-			w.printf("  The recommendation builds on the worst step (%s calls); --aggregate overall uses the whole window.\n", human.Number(worst.Calls))
+			add("The recommendation builds on the worst step (%s calls); --aggregate overall uses the whole window.", human.Number(worst.Calls))
 		} else {
-			w.printf("  The recommendation builds on the whole window (--aggregate overall); the worst step needs %s.\n", worst.Bucket)
+			add("The recommendation builds on the whole window (--aggregate overall); the worst step needs %s.", worst.Bucket)
 		}
 	}
 	for _, s := range b.Repairs {
-		w.printf("  Repaired: %s.\n", s)
+		add("Repaired: %s.", s)
 	}
+	return &Section{ID: "buckets", Title: fmt.Sprintf("Buckets (%s histogram: every call counts at its bucket's upper bound)", b.Kind),
+		Blocks: []Block{plainList("buckets", lines)}}
 }

@@ -37,7 +37,7 @@ func TestEstimateLabels(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := tt.b
 			b.Kind, b.Quantile, b.Bucket = "classic", 0.999, NewBucketRange(0.5, 10)
-			out := bucketsText(Group{Buckets: &b})
+			out := sectionText(t, bucketsSection(Group{Buckets: &b}))
 			for _, w := range tt.want {
 				assert.Contains(t, out, w)
 			}
@@ -49,4 +49,13 @@ func TestEstimateLabels(t *testing.T) {
 			assert.False(t, strings.Contains(string(j), "NaN"))
 		})
 	}
+}
+
+// sectionText is a section as the text report writes it.
+func sectionText(t *testing.T, s *Section) string {
+	t.Helper()
+	require.NotNil(t, s)
+	var b strings.Builder
+	require.NoError(t, writeDocumentText(&b, &Document{Sections: []Section{*s}}))
+	return strings.Join(strings.Fields(b.String()), " ") // unwrapped
 }

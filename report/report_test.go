@@ -34,12 +34,12 @@ func TestWriteTextUnknowns(t *testing.T) {
 	require.NoError(t, WriteText(&b, unknowns()))
 	out := b.String()
 	assert.Contains(t, out, "Read 12 records from a.csv; 9 could not be used (75 %).")
-	assert.Contains(t, out, "  ... and 8 more\n")
-	assert.Contains(t, out, "p99.9  >= 30ms  95 % confidence: 20ms to beyond the largest sample")
+	assert.Contains(t, out, "- ... and 8 more\n")
+	assert.Contains(t, out, "p99.9       >= 30ms  95 % confidence: 20ms to beyond the largest sample")
 	assert.Contains(t, out, "Connect timeout: not recommended")
 	assert.Regexp(t, `50ms\s+50 %\s+-\s+-\n`, out, "unknown in-flight figures are dashes, not zeros")
 	assert.Contains(t, out, "Give --rate.")
-	assert.Contains(t, out, "  - w\n")
+	assert.Contains(t, out, "\nWarning: w\n")
 	for _, line := range strings.Split(out, "\n") {
 		assert.Equal(t, strings.TrimRight(line, " \t"), line, "no trailing blanks")
 	}

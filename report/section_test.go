@@ -9,27 +9,40 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSectionsInEveryRenderer: a section is one function in
-// reportSections; text, Markdown and HTML all write it, its texts escaped
-// each its own way, with nothing else to change.
+// TestSectionsInEveryRenderer: a section is one function, in reportSections
+// for the whole report or in groupSections for each group; text, Markdown
+// and HTML all write it, its texts escaped each its own way, its table laid
+// out each its own way, with nothing else to change.
 func TestSectionsInEveryRenderer(t *testing.T) {
-	saved := reportSections
-	t.Cleanup(func() { reportSections = saved })
-	reportSections = append(append([]func(*Report) *Section{}, saved...), func(r *Report) *Section {
-		return &Section{ID: "extra", Title: "Extra <b>section</b>", Paragraphs: []Paragraph{
-			{Text: "First *paragraph* <i>", Class: "note"}, {Text: "Second."}}}
+	savedReport, savedGroup := reportSections, groupSections
+	t.Cleanup(func() { reportSections, groupSections = savedReport, savedGroup })
+	reportSections = append(append([]func(*Report) *Section{}, savedReport...), func(r *Report) *Section {
+		return &Section{ID: "extra", Title: "Extra <b>section</b>", Blocks: []Block{
+			para("note", text("First *paragraph* <i>")), textPara("Second.")}}
 	})
+	groupSections = append([]func(Group) *Section{func(g Group) *Section {
+		return &Section{ID: "calls", Title: "Calls of " + g.Name, Blocks: []Block{{Table: &Table{Class: "calls",
+			Columns: []Column{{Title: "what"}, {Title: "how many", Numeric: true}},
+			Rows:    []Row{{Cells: []Cell{{Text: "samples | all"}, {Text: "1,000"}}}, {Cells: []Cell{{Text: "slow"}, {Text: "5", LowerBound: true}}}}}}}}
+	}}, savedGroup...)
 	r := unknowns()
 	var text, markdown, html bytes.Buffer
 	require.NoError(t, WriteText(&text, r))
 	require.NoError(t, WriteMarkdown(&markdown, r))
 	require.NoError(t, WriteHTML(&html, r))
-	assert.Contains(t, text.String(), "\nExtra <b>section</b>\n  First *paragraph* <i>\n  Second.\n")
+	assert.Contains(t, text.String(), "\n== Extra <b>section</b> ==\nFirst *paragraph* <i>\n\nSecond.\n")
 	assert.Contains(t, markdown.String(), "\n## Extra \\<b\\>section\\</b\\>\n\nFirst \\*paragraph\\* \\<i\\>\n\nSecond.\n")
 	assert.Contains(t, html.String(), "<section id=\"extra\">\n<h2>Extra &lt;b&gt;section&lt;/b&gt;</h2>\n<p class=\"note\">First *paragraph* &lt;i&gt;</p>\n<p>Second.</p>\n</section>")
-	// Before the groups, in each.
+
+	assert.Contains(t, text.String(), "\nCalls of all\n  what           how many\n  samples | all     1,000\n  slow               >= 5\n\nHow the timeout was chosen\n")
+	assert.Contains(t, markdown.String(), "\n### Calls of all\n\n| what | how many |\n|---|--:|\n| samples \\| all | 1,000 |\n| slow | ≥ 5 |\n\n### How the timeout was chosen\n")
+	assert.Contains(t, html.String(), "<section id=\"g1-calls\">\n<h3>Calls of all</h3>\n<table class=\"calls\">\n"+
+		"<thead><tr><th>what</th><th class=\"n\">how many</th></tr></thead>\n<tbody>\n"+
+		"<tr><td>samples | all</td><td class=\"n\">1,000</td></tr>\n<tr><td>slow</td><td class=\"n\">≥ 5</td></tr>\n</tbody>\n</table>\n</section>\n"+
+		"<section id=\"g1-steps\">")
+	// The report's section before the groups, in each.
 	for name, c := range map[string]struct{ out, group string }{
-		"text": {text.String(), "\n== all:"}, "markdown": {markdown.String(), "\n## all:"}, "html": {html.String(), "<h2>all</h2>"},
+		"text": {text.String(), "\n== all =="}, "markdown": {markdown.String(), "\n## all\n"}, "html": {html.String(), "<h2>all</h2>"},
 	} {
 		i, j := strings.Index(c.out, "Extra"), strings.Index(c.out, c.group)
 		require.GreaterOrEqual(t, i, 0, name)

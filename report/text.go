@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"github.com/tunetimeout/tunetimeout/internal/human"
@@ -15,26 +15,52 @@ import (
 
 // WriteText writes the report for people reading a terminal.
 func WriteText(w io.Writer, r *Report) error {
-	r = forPeople(r)
-	var buf bytes.Buffer
-	ew := &errWriter{w: &buf}
-	writeInputText(ew, r)
-	writePrometheusText(ew, r)
-	for _, s := range sections(r) {
-		writeSectionText(ew, s)
-	}
-	if len(r.Groups) > 1 {
-		writeSummaryText(ew, r)
-	}
-	for _, g := range r.Groups {
-		writeGroupText(ew, g)
-	}
-	return writeLines(w, buf.Bytes())
+	return writeDocumentText(w, newDocument(forPeople(r), false))
 }
 
-// writeLines writes a text document: without trailing blanks (tabwriter
-// pads empty trailing cells; nobody wants them), and with any control
-// character that got past forPeople escaped all the same.
+// WritePolicyText writes the call policy and its simulation of every group,
+// the report of `tunetimeout simulate`.
+func WritePolicyText(w io.Writer, r *Report) error {
+	return writeDocumentText(w, newPolicyDocument(forPeople(r)))
+}
+
+// textWidth is the width the text report wraps its paragraphs to.
+const textWidth = 100
+
+// writeDocumentText lays a document out for a terminal: the head, then
+// each section under "== title ==", its subsections under their title with
+// their blocks indented by two spaces. Tables are aligned in columns,
+// numbers to the right; figures are left to the HTML report (the tables
+// hold the same numbers).
+func writeDocumentText(w io.Writer, d *Document) error {
+	var b bytes.Buffer
+	for _, bl := range d.Head {
+		writeBlockText(&b, bl, "", 0) // file names and bad lines, whole
+	}
+	for _, s := range d.Sections {
+		fmt.Fprintf(&b, "\n== %s ==\n", s.Title)
+		for i, bl := range s.Blocks {
+			// A blank line before each paragraph and before the first
+			// notice after one: notices run together under what they
+			// qualify.
+			if i > 0 && (bl.Para != nil || bl.Notice != nil && s.Blocks[i-1].Para != nil) {
+				b.WriteString("\n")
+			}
+			writeBlockText(&b, bl, "", textWidth)
+		}
+		for _, sub := range s.Subsections {
+			fmt.Fprintf(&b, "\n%s\n", sub.Title)
+			for _, bl := range sub.Blocks {
+				writeBlockText(&b, bl, "  ", textWidth)
+			}
+		}
+	}
+	return writeLines(w, b.Bytes())
+}
+
+// writeLines writes a text document: without trailing blanks (padded
+// cells; nobody wants them), and with any control character that got past
+// forPeople escaped all the same.
 func writeLines(w io.Writer, doc []byte) error {
 	out := trailingBlanks.ReplaceAll(doc, []byte("\n"))
 	_, err := io.WriteString(w, escape.Lines(string(out)))
@@ -43,72 +69,142 @@ func writeLines(w io.Writer, doc []byte) error {
 
 var trailingBlanks = regexp.MustCompile(`[ \t]+\n`)
 
-// errWriter keeps the first write error so the writers above stay readable.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
-}
-
-func (e *errWriter) printf(format string, a ...any) { fmt.Fprintf(e, format, a...) }
-
-func writeInputText(w *errWriter, r *Report) {
-	in := r.Input
-	w.printf("Read %s records from %s", human.Count(in.Records), strings.Join(in.Files, ", "))
-	if in.BadRecords > 0 {
-		w.printf("; %s could not be used (%s)", human.Count(in.BadRecords), human.Percent(float64(in.BadRecords)/float64(in.Records)))
-	}
-	w.printf(".\n")
-	for _, e := range in.BadExamples {
-		w.printf("  %s\n", e)
-	}
-	if shown := int64(len(in.BadExamples)); in.BadRecords > shown {
-		w.printf("  ... and %s more\n", human.Count(in.BadRecords-shown))
-	}
-	for _, n := range in.Notes {
-		w.printf("%s\n", n)
-	}
-}
-
-// writeSummaryText writes the summary table, riskiest group first
-// (Summarize).
-func writeSummaryText(w *errWriter, r *Report) {
-	w.printf("\nSummary\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  group\tcalls\tp50\tp99.9\tuncertainty\ttimeout\tpool during a hang\t\n")
-	for _, s := range Summarize(r) {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Group, human.Count(s.Samples),
-			human.Seconds(s.P50Seconds), human.Seconds(s.P999Seconds), UncertaintyText(s.Uncertainty),
-			human.Seconds(s.TimeoutSeconds), s.PoolVerdict)
-	}
-	tw.Flush()
-	w.printf("%s", wrap(summaryLegend(r), "  ", 100))
-}
-
-// wrap breaks text into lines of at most width columns, each starting with
-// indent and ending with a line break.
-func wrap(text, indent string, width int) string {
-	var b strings.Builder
-	line := indent
-	for _, word := range strings.Fields(text) {
-		if line != indent && len(line)+1+len(word) > width {
-			b.WriteString(line + "\n")
-			line = indent
+// writeBlockText writes one block, its lines starting with indent and
+// wrapped to width columns (0: not wrapped).
+func writeBlockText(b *bytes.Buffer, bl Block, indent string, width int) {
+	switch {
+	case bl.Para != nil:
+		b.WriteString(wrapSpans(bl.Para.Spans, indent, indent, width))
+	case bl.Notice != nil:
+		b.WriteString(wrapSpans([]Span{text(noticeLabel(bl.Notice) + ": " + bl.Notice.Text)}, indent, indent+"  ", width))
+	case bl.List != nil:
+		for _, it := range bl.List.Items {
+			b.WriteString(wrapSpans(it, indent+"- ", indent+"  ", width))
 		}
-		if line != indent {
+	case bl.Table != nil:
+		writeTableText(b, bl.Table, indent, width)
+	case bl.Steps != nil:
+		rows := make([][]string, len(bl.Steps.Rows))
+		for i, s := range bl.Steps.Rows {
+			rows[i] = []string{strconv.Itoa(i+1) + ". " + s.Rule, s.Value, s.Reason}
+		}
+		writeColumns(b, rows, []bool{false, false, false}, indent)
+	case bl.Code != nil:
+		b.WriteString(bl.Code.Text)
+		if !strings.HasSuffix(bl.Code.Text, "\n") {
+			b.WriteString("\n")
+		}
+	}
+}
+
+// noticeLabel is how a notice starts: "Warning [TT-FEW-ABOVE]".
+func noticeLabel(n *Notice) string {
+	label := "Warning"
+	switch n.Severity {
+	case "info":
+		label = "Note"
+	case "error":
+		label = "Error"
+	}
+	if n.Code != "" {
+		label += " [" + n.Code + "]"
+	}
+	return label
+}
+
+// writeTableText writes a table as aligned columns under a header; a
+// lower bound reads ">= 1s".
+func writeTableText(b *bytes.Buffer, t *Table, indent string, width int) {
+	rows := [][]string{make([]string, len(t.Columns))}
+	numeric := make([]bool, len(t.Columns))
+	for i, c := range t.Columns {
+		rows[0][i], numeric[i] = c.Title, c.Numeric
+	}
+	for _, r := range t.Rows {
+		cells := make([]string, len(r.Cells))
+		for i, c := range r.Cells {
+			cells[i] = c.Text
+			if c.LowerBound {
+				cells[i] = ">= " + c.Text
+			}
+		}
+		rows = append(rows, cells)
+	}
+	writeColumns(b, rows, numeric, indent)
+	if t.Legend != "" {
+		b.WriteString("\n" + wrapSpans([]Span{text(t.Legend)}, indent, indent, width))
+	}
+}
+
+// writeColumns aligns rows in columns two spaces apart, the right ones to
+// the right; a row has at most as many cells as right.
+func writeColumns(b *bytes.Buffer, rows [][]string, right []bool, indent string) {
+	width := make([]int, len(right))
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, r := range rows {
+		line := indent
+		for i, c := range r {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				line += "  "
+			}
+			if right[i] {
+				line += pad + c
+			} else {
+				line += c + pad
+			}
+		}
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+}
+
+// wrapSpans breaks spans into lines of at most width columns (0: one
+// line): the first starts with first, the others with rest. A code span (a file name, a bad
+// line) is never broken and keeps its spaces.
+func wrapSpans(spans []Span, first, rest string, width int) string {
+	// A code span's blanks become NULs, which forPeople leaves in no text
+	// (it writes control characters as escapes), so that splitting at
+	// blanks keeps the span whole; they are blanks again when written.
+	var all strings.Builder
+	for _, s := range spans {
+		if s.Code {
+			all.WriteString(strings.Map(func(r rune) rune {
+				if r == ' ' || r == '\t' {
+					return 0
+				}
+				return r
+			}, s.Text))
+		} else {
+			all.WriteString(s.Text)
+		}
+	}
+	words := strings.Fields(all.String())
+	for i, w := range words {
+		words[i] = strings.ReplaceAll(w, "\x00", " ")
+	}
+	var b strings.Builder
+	line, start := first, first
+	for _, word := range words {
+		if width > 0 && line != start && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > width {
+			b.WriteString(line + "\n")
+			line, start = rest, rest
+		}
+		if line != start {
 			line += " "
 		}
 		line += word
 	}
 	return b.String() + line + "\n"
+}
+
+// wrap breaks text into lines of at most width columns, each starting with
+// indent and ending with a line break.
+func wrap(s, indent string, width int) string {
+	return wrapSpans([]Span{text(s)}, indent, indent, width)
 }
 
 // percentile returns the seconds at quantile q, 0 when the group lacks it.
@@ -135,173 +231,6 @@ func poolVerdict(l LittlesLaw, shared bool) string {
 	default:
 		return "fits"
 	}
-}
-
-func writeGroupText(w *errWriter, g Group) {
-	w.printf("\n== %s: %s calls", g.Name, human.Count(g.Samples))
-	if g.Censored > 0 {
-		w.printf(", %s of them censored (took at least their recorded time)", human.Count(g.Censored))
-	}
-	if len(g.Excluded) > 0 {
-		w.printf("; not counted: %s", strings.Join(excludedParts(g, nil), ", "))
-	}
-	w.printf(" ==\n")
-
-	rec := g.Recommendation
-	w.printf("\nLatency\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, p := range percentileRows(g) {
-		value := p.Value
-		if p.LowerBound {
-			value = ">= " + value
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", p.Name, value, p.Note)
-	}
-	fmt.Fprintf(tw, "  mean\t%s\t\n", human.Seconds(g.MeanSeconds))
-	tw.Flush()
-
-	w.printf("\nRecommended timeout: %s (%s; cuts off %s of these calls)\n",
-		human.Seconds(rec.TimeoutSeconds), human.Quantile(rec.Quantile), human.Percent(rec.CutOffFraction))
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for i, s := range rec.Steps {
-		fmt.Fprintf(tw, "  %d. %s\t%s\t%s\n", i+1, s.Rule, human.Seconds(s.Seconds), s.Reason)
-	}
-	tw.Flush()
-	if rec.ConnectTimeoutSeconds != nil {
-		w.printf("Connect timeout: %s\n", human.Seconds(*rec.ConnectTimeoutSeconds))
-	} else {
-		w.printf("Connect timeout: not recommended without a round-trip time (--rtt) or measured connect times.\n")
-	}
-
-	writeBucketsText(w, g)
-
-	w.printf("\nCandidates\n")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  timeout\tcut off\tin flight during a hang\tx pool\t\n")
-	for _, c := range candidateRows(g) {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t\n", c.Timeout, c.CutOff, c.InFlight, c.Multiple)
-	}
-	tw.Flush()
-
-	ll := g.LittlesLaw
-	w.printf("\nLittle's law")
-	if ll.RatePerSecond != nil {
-		w.printf(" (rate %s calls/s %s", human.Number(*ll.RatePerSecond), rateSourceText(ll.RateSource))
-		if ll.PeakRatePerSecond != nil {
-			w.printf(", busiest minute %s calls/s", human.Number(*ll.PeakRatePerSecond))
-		}
-		if ll.BusiestSecond != nil {
-			w.printf(", busiest second %s calls", human.Number(*ll.BusiestSecond))
-		}
-		w.printf(")")
-	}
-	w.printf("\n  %s\n", ll.Verdict)
-	if ll.Bulkhead != nil && ll.HystrixBulkhead != nil {
-		w.printf("  Bulkhead: %d. At the peak rate normal demand is %s calls in flight on average (Poisson);\n"+
-			"  %d is its 99.9th percentile, so about 0.1 %% of calls would be turned away on a normal day.\n"+
-			"  Hystrix's rule of thumb (peak rate x p99 + breathing room) gives %d.\n",
-			*ll.Bulkhead, human.Number(*ll.InFlightPeak), *ll.Bulkhead, *ll.HystrixBulkhead)
-	}
-
-	if policyAsked(g.Policy) {
-		writePolicyText(w, g)
-	}
-
-	if len(rec.Warnings) > 0 {
-		w.printf("\nWarnings\n")
-		for _, s := range rec.Warnings {
-			w.printf("  - %s\n", s)
-		}
-	}
-}
-
-func rateSourceText(source string) string {
-	switch source {
-	case "measured":
-		return "measured from timestamps"
-	case "flag":
-		return "from --rate"
-	case "prometheus":
-		return "from Prometheus, the increase of _count"
-	}
-	return source
-}
-
-// WritePolicyText writes the call policy and its simulation of every group,
-// the report of `tunetimeout simulate`.
-func WritePolicyText(w io.Writer, r *Report) error {
-	r = forPeople(r)
-	var buf bytes.Buffer
-	ew := &errWriter{w: &buf}
-	writeInputText(ew, r)
-	for _, g := range r.Groups {
-		ew.printf("\n== %s: %s calls ==\n", g.Name, human.Count(g.Samples))
-		if g.Policy == nil {
-			ew.printf("\nNo call policy.\n")
-			continue
-		}
-		writePolicyText(ew, g)
-	}
-	return writeLines(w, buf.Bytes())
-}
-
-// policyAsked reports whether the full report shows the call policy: when a
-// deadline or retries were asked for, or it was simulated. One attempt at
-// the recommended timeout without a deadline adds nothing to the report.
-func policyAsked(p *Policy) bool {
-	return p != nil && (p.DeadlineSeconds != nil || p.RequestedAttempts > 1 || p.Simulation != nil)
-}
-
-// writePolicyText writes the "Call policy" section of one group.
-func writePolicyText(w *errWriter, g Group) {
-	p := g.Policy
-	sec := human.Seconds
-	w.printf("\nCall policy")
-	if p.DeadlineSeconds != nil {
-		w.printf(" (deadline %s)", sec(*p.DeadlineSeconds))
-	} else {
-		w.printf(" (no deadline)")
-	}
-	w.printf("\n  %s of %s", plural(p.Attempts, "attempt"), sec(p.PerTryTimeoutSeconds))
-	if p.RequestedAttempts != p.Attempts {
-		w.printf(" (%d asked)", p.RequestedAttempts)
-	}
-	w.printf(", each cutting off %s of calls; at most %s in all\n", human.Percent(p.CutOffFraction), sec(p.WorstCaseSeconds))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for i, s := range p.Steps {
-		fmt.Fprintf(tw, "  %d. %s\t%s\t%s\n", i+1, s.Rule, sec(s.Seconds), s.Reason)
-	}
-	tw.Flush()
-
-	for _, f := range policyFacts(g) {
-		w.printf("  %s\n", f)
-	}
-	if len(p.Warnings) > 0 {
-		w.printf("  Warnings\n")
-		for _, s := range p.Warnings {
-			w.printf("    - %s\n", s)
-		}
-	}
-
-	sim := p.Simulation
-	if sim == nil {
-		return
-	}
-	w.printf("\nSimulation (%s requests per scenario, seed %d)\n", human.Count(int64(sim.Requests)), sim.Seed)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "  scenario\tbudget\tsucceed\tattempts per request\tp50\tp99\t\n")
-	for _, s := range sim.Scenarios {
-		budget := "no"
-		if s.WithBudget {
-			budget = "yes"
-		}
-		p50, p99 := "-", "-"
-		if s.SuccessFraction > 0 {
-			p50, p99 = sec(s.P50Seconds), sec(s.P99Seconds)
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.2f\t%s\t%s\t\n", s.Name, budget, successText(s.SuccessFraction), s.AttemptsPerRequest, p50, p99)
-	}
-	tw.Flush()
 }
 
 // successText shows a success share like human.Percent, except that a

@@ -48,6 +48,7 @@ const (
 	BucketRepair    Code = "TT-BUCKET-REPAIR"
 	GroupFailed     Code = "TT-GROUP-FAILED"
 	PrometheusNote  Code = "TT-PROMETHEUS-NOTE"
+	ServerWarning   Code = "TT-SERVER-WARNING"
 	RateShared      Code = "TT-RATE-SHARED"
 )
 
@@ -100,6 +101,7 @@ var defs = []Def{
 	{BucketRepair, Info, "buckets had to be repaired before they could be read; the repair field says which repair"},
 	{GroupFailed, Warning, "a group's series could not be read and is left out"},
 	{PrometheusNote, Info, "a note of the Prometheus source on what it read"},
+	{ServerWarning, Warning, "the server's own warning or info on the query (Prometheus's warnings and infos)"},
 	{RateShared, Info, "the --rate is shared among the groups by their share of the calls"},
 
 	{GroupsFolded, Info, "groups beyond --max-groups were folded into \"other\""},

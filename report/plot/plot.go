@@ -1,4 +1,11 @@
-package report
+// Package plot draws the plots of the HTML report as SVG scenes: a plot is
+// a few primitives (lines, paths, rectangles, circles, texts) that the
+// report's HTML template writes out, so html/template escapes every text
+// and attribute in them like the rest of the page. The geometry is computed
+// here, in the viewBox's units; coordinates are written with one decimal.
+// Each plot takes its own input type, so the package knows nothing of the
+// report's model (as vegeta keeps lib/plot apart from its reporters).
+package plot
 
 import (
 	"fmt"
@@ -9,72 +16,140 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
-// The plots of the HTML report are SVG written by hand: a plot is a scene
-// of a few primitives (lines, paths, rectangles, circles, texts) that the
-// HTML template writes out, so html/template escapes every text and
-// attribute in them like the rest of the page. The geometry is computed
-// here, in the viewBox's units; coordinates are written with one decimal.
-
-// scene is one SVG plot.
-type scene struct {
+// Scene is one SVG plot.
+type Scene struct {
 	ID     string // "g1-percentiles"
 	Class  string // "percentiles", "histogram", "littles-law"
 	Title  string // the accessible name, also the figure's caption
 	Note   string // how to read it, under the plot
 	Width  int
 	Height int
-	Rects  []shape
-	Lines  []shape
-	Paths  []shape
-	Dots   []shape
-	Texts  []label
+	Rects  []Shape
+	Lines  []Shape
+	Paths  []Shape
+	Dots   []Shape
+	Texts  []Label
 }
 
-// shape is a line (X1 Y1 X2 Y2), a rectangle (X Y W H), a path (D) or a
+// Shape is a line (X1 Y1 X2 Y2), a rectangle (X Y W H), a path (D) or a
 // circle (X Y R), with a CSS class and a tooltip.
-type shape struct {
+type Shape struct {
 	Class            string
 	X1, Y1, X2, Y2   string
 	X, Y, W, H, R, D string
 	Tip              string
 }
 
-// label is a text at (X, Y); Anchor is start, middle or end.
-type label struct {
+// Label is a text at (X, Y); Anchor is start, middle or end.
+type Label struct {
 	Class, X, Y, Anchor, Text string
 }
+
+// Group is what the plots of one group draw: its latency by percentile,
+// its histogram, its recommendation and what a hang holds in flight.
+type Group struct {
+	Name    string // for the titles
+	Samples int64
+	// Percentiles are the measured ones, the maximum (Quantile 1) among
+	// them.
+	Percentiles    []Percentile
+	Recommendation Recommendation
+	Candidates     []Candidate
+	// Distribution is the latency histogram; nil when there is none.
+	Distribution *Distribution
+	LittlesLaw   LittlesLaw
+	// HangAttempts is how many attempts a request makes during a hang when
+	// the call policy retries timeouts; 0 or 1 when it does not.
+	HangAttempts int
+}
+
+// Percentile is one measured percentile.
+type Percentile struct {
+	Quantile, Seconds float64
+	LowerBound        bool // censored calls make it only a lower bound
+}
+
+// Recommendation is the recommended timeout and the quantile it builds on.
+type Recommendation struct {
+	Quantile, TimeoutSeconds, CutOffFraction float64
+	Interval                                 Interval
+}
+
+// Interval is the confidence interval of the chosen quantile; HighSeconds
+// nil: beyond the largest sample.
+type Interval struct {
+	Confidence, LowSeconds float64
+	HighSeconds            *float64
+}
+
+// Candidate is a timeout and the share of calls it cuts off.
+type Candidate struct {
+	TimeoutSeconds, CutOffFraction float64
+}
+
+// Distribution is a histogram: bins from LowestSeconds, each up to its
+// UpperSeconds.
+type Distribution struct {
+	LowestSeconds float64
+	Bins          []Bin
+}
+
+// Bin is one bin of a Distribution.
+type Bin struct {
+	UpperSeconds float64
+	Count        int64
+}
+
+// LittlesLaw is what the in-flight bar compares; nil: unknown.
+type LittlesLaw struct {
+	InFlightNormal, InFlightDuringHang *float64
+	Bulkhead, Pool                     *int
+	PoolExhausted                      *bool
+}
+
+// percentile returns the seconds at quantile q, 0 when g lacks it.
+func percentile(g Group, q float64) float64 {
+	for _, p := range g.Percentiles {
+		if p.Quantile == q {
+			return p.Seconds
+		}
+	}
+	return 0
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // f1 writes a coordinate with one decimal.
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-// frame is the plotting area inside a scene.
+// frame is the plotting area inside a Scene.
 type frame struct{ left, top, right, bottom float64 }
 
 func (f frame) width() float64  { return f.right - f.left }
 func (f frame) height() float64 { return f.bottom - f.top }
 
 // axes draws the frame's box.
-func (s *scene) box(f frame) {
-	s.Rects = append(s.Rects, shape{Class: "frame", X: f1(f.left), Y: f1(f.top), W: f1(f.width()), H: f1(f.height())})
+func (s *Scene) box(f frame) {
+	s.Rects = append(s.Rects, Shape{Class: "frame", X: f1(f.left), Y: f1(f.top), W: f1(f.width()), H: f1(f.height())})
 }
 
 // xTick draws a vertical grid line at x with a label under the frame.
-func (s *scene) xTick(f frame, x float64, text string) {
-	s.Lines = append(s.Lines, shape{Class: "grid", X1: f1(x), Y1: f1(f.top), X2: f1(x), Y2: f1(f.bottom)})
-	s.Texts = append(s.Texts, label{Class: "tick", X: f1(x), Y: f1(f.bottom + 14), Anchor: "middle", Text: text})
+func (s *Scene) xTick(f frame, x float64, text string) {
+	s.Lines = append(s.Lines, Shape{Class: "grid", X1: f1(x), Y1: f1(f.top), X2: f1(x), Y2: f1(f.bottom)})
+	s.Texts = append(s.Texts, Label{Class: "tick", X: f1(x), Y: f1(f.bottom + 14), Anchor: "middle", Text: text})
 }
 
 // yTick draws a horizontal grid line at y with a label left of the frame.
-func (s *scene) yTick(f frame, y float64, text string) {
-	s.Lines = append(s.Lines, shape{Class: "grid", X1: f1(f.left), Y1: f1(y), X2: f1(f.right), Y2: f1(y)})
-	s.Texts = append(s.Texts, label{Class: "tick", X: f1(f.left - 6), Y: f1(y + 4), Anchor: "end", Text: text})
+func (s *Scene) yTick(f frame, y float64, text string) {
+	s.Lines = append(s.Lines, Shape{Class: "grid", X1: f1(f.left), Y1: f1(y), X2: f1(f.right), Y2: f1(y)})
+	s.Texts = append(s.Texts, Label{Class: "tick", X: f1(f.left - 6), Y: f1(y + 4), Anchor: "end", Text: text})
 }
 
 // axisTitles names the axes.
-func (s *scene) axisTitles(f frame, x, y string) {
+func (s *Scene) axisTitles(f frame, x, y string) {
 	s.Texts = append(s.Texts,
-		label{Class: "axis", X: f1(f.left + f.width()/2), Y: f1(f.bottom + 32), Anchor: "middle", Text: x},
-		label{Class: "axis", X: f1(f.left), Y: f1(f.top - 8), Anchor: "start", Text: y})
+		Label{Class: "axis", X: f1(f.left + f.width()/2), Y: f1(f.bottom + 32), Anchor: "middle", Text: x},
+		Label{Class: "axis", X: f1(f.left), Y: f1(f.top - 8), Anchor: "start", Text: y})
 }
 
 // niceStep returns a step of 1, 2 or 5 x 10^k that cuts span into about n
@@ -100,7 +175,7 @@ type sideLabel struct {
 
 // spread moves labels apart so that no two are closer than gap, keeping
 // them within [top, bottom], and writes them right of the frame.
-func (s *scene) spread(f frame, labels []sideLabel, gap float64) {
+func (s *Scene) spread(f frame, labels []sideLabel, gap float64) {
 	slices.SortStableFunc(labels, func(a, b sideLabel) int { return compareFloat(a.y, b.y) })
 	for i := range labels {
 		if i > 0 && labels[i].y < labels[i-1].y+gap {
@@ -115,7 +190,7 @@ func (s *scene) spread(f frame, labels []sideLabel, gap float64) {
 		labels[i].y = min(labels[i].y, limit)
 	}
 	for _, l := range labels {
-		s.Texts = append(s.Texts, label{Class: l.class, X: f1(f.right + 6), Y: f1(l.y + 4), Anchor: "start", Text: l.text})
+		s.Texts = append(s.Texts, Label{Class: l.class, X: f1(f.right + 6), Y: f1(l.y + 4), Anchor: "start", Text: l.text})
 	}
 }
 
@@ -142,12 +217,12 @@ var percentileTicks = []struct {
 // percentileX is the x of a share below: log10(1/(1-q)).
 func percentileX(q float64) float64 { return -math.Log10(1 - q) }
 
-// percentilePlot is the HdrHistogram-style percentile distribution: x the
+// Percentiles is the HdrHistogram-style percentile distribution: x the
 // percentile on a log scale of 1/(1-q), y the latency. It marks the
 // recommended timeout and the candidates (each labelled with the share it
 // cuts off) and draws the confidence interval of the chosen quantile.
-func percentilePlot(id string, g Group) scene {
-	s := scene{ID: id + "-percentiles", Class: "percentiles", Width: 760, Height: 340,
+func Percentiles(id string, g Group) Scene {
+	s := Scene{ID: id + "-percentiles", Class: "percentiles", Width: 760, Height: 340,
 		Title: fmt.Sprintf("Latency by percentile of %s", g.Name)}
 	f := frame{left: 64, top: 24, right: 530, bottom: 296}
 	s.box(f)
@@ -224,11 +299,11 @@ func percentilePlot(id string, g Group) scene {
 		}
 		path += cmd + f1(px(p.x)) + " " + f1(py(y))
 	}
-	s.Paths = append(s.Paths, shape{Class: "curve", D: path, Tip: "latency by percentile: through the measured percentiles, and the binned histogram between them"})
+	s.Paths = append(s.Paths, Shape{Class: "curve", D: path, Tip: "latency by percentile: through the measured percentiles, and the binned histogram between them"})
 
 	// The recommended timeout and the candidates, labelled right.
 	var side []sideLabel
-	s.Lines = append(s.Lines, shape{Class: "timeout", X1: f1(f.left), Y1: f1(py(rec.TimeoutSeconds)), X2: f1(f.right), Y2: f1(py(rec.TimeoutSeconds)),
+	s.Lines = append(s.Lines, Shape{Class: "timeout", X1: f1(f.left), Y1: f1(py(rec.TimeoutSeconds)), X2: f1(f.right), Y2: f1(py(rec.TimeoutSeconds)),
 		Tip: fmt.Sprintf("recommended timeout %s: cuts off %s", human.Seconds(rec.TimeoutSeconds), human.Percent(rec.CutOffFraction))})
 	side = append(side, sideLabel{y: py(rec.TimeoutSeconds), class: "timeout-label",
 		text: fmt.Sprintf("timeout %s: %s cut off", human.Seconds(rec.TimeoutSeconds), human.Percent(rec.CutOffFraction))})
@@ -237,7 +312,7 @@ func percentilePlot(id string, g Group) scene {
 			continue
 		}
 		y := py(c.TimeoutSeconds)
-		s.Lines = append(s.Lines, shape{Class: "candidate", X1: f1(f.left), Y1: f1(y), X2: f1(f.right), Y2: f1(y),
+		s.Lines = append(s.Lines, Shape{Class: "candidate", X1: f1(f.left), Y1: f1(y), X2: f1(f.right), Y2: f1(y),
 			Tip: fmt.Sprintf("candidate %s: cuts off %s", human.Seconds(c.TimeoutSeconds), human.Percent(c.CutOffFraction))})
 		side = append(side, sideLabel{y: y, class: "candidate-label",
 			text: fmt.Sprintf("%s: %s cut off", human.Seconds(c.TimeoutSeconds), human.Percent(c.CutOffFraction))})
@@ -257,10 +332,10 @@ func percentilePlot(id string, g Group) scene {
 		class = "interval open"
 	}
 	s.Lines = append(s.Lines,
-		shape{Class: class, X1: f1(x), Y1: f1(py(iv.LowSeconds)), X2: f1(x), Y2: f1(hiY), Tip: tip},
-		shape{Class: "interval", X1: f1(x - 6), Y1: f1(py(iv.LowSeconds)), X2: f1(x + 6), Y2: f1(py(iv.LowSeconds)), Tip: tip})
+		Shape{Class: class, X1: f1(x), Y1: f1(py(iv.LowSeconds)), X2: f1(x), Y2: f1(hiY), Tip: tip},
+		Shape{Class: "interval", X1: f1(x - 6), Y1: f1(py(iv.LowSeconds)), X2: f1(x + 6), Y2: f1(py(iv.LowSeconds)), Tip: tip})
 	if iv.HighSeconds != nil {
-		s.Lines = append(s.Lines, shape{Class: "interval", X1: f1(x - 6), Y1: f1(hiY), X2: f1(x + 6), Y2: f1(hiY), Tip: tip})
+		s.Lines = append(s.Lines, Shape{Class: "interval", X1: f1(x - 6), Y1: f1(hiY), X2: f1(x + 6), Y2: f1(hiY), Tip: tip})
 	}
 
 	s.Note = fmt.Sprintf("Red: the recommended timeout; dashed: the candidates, each with the share of calls it cuts off. "+
@@ -280,7 +355,7 @@ func percentilePlot(id string, g Group) scene {
 			class, value = "point lower-bound", "≥ "+value
 		}
 		cx, cy := px(xq), py(p.Seconds)
-		s.Dots = append(s.Dots, shape{Class: class, X: f1(cx), Y: f1(cy), R: "3.5", Tip: human.Quantile(p.Quantile) + ": " + value})
+		s.Dots = append(s.Dots, Shape{Class: class, X: f1(cx), Y: f1(cy), R: "3.5", Tip: human.Quantile(p.Quantile) + ": " + value})
 		// The x axis names the percentile; the label gives the value,
 		// below right of its point, under the rising curve (the maximum,
 		// at the right end: above left).
@@ -297,19 +372,19 @@ func percentilePlot(id string, g Group) scene {
 			value += fmt.Sprintf(" (%s: %s to %s)", human.Percent(iv.Confidence), human.Seconds(iv.LowSeconds), hiText)
 			lx, ly, anchor = cx-8, max(cy-8, f.top+12), "end"
 		}
-		s.Texts = append(s.Texts, label{Class: "value", X: f1(lx), Y: f1(ly), Anchor: anchor, Text: value})
+		s.Texts = append(s.Texts, Label{Class: "value", X: f1(lx), Y: f1(ly), Anchor: anchor, Text: value})
 	}
 	return s
 }
 
-// histogramPlot is the latency histogram on a log time axis, with the
+// Histogram is the latency histogram on a log time axis, with the
 // timeout line and the share of calls beyond it shaded.
-func histogramPlot(id string, g Group) (scene, bool) {
+func Histogram(id string, g Group) (Scene, bool) {
 	d := g.Distribution
 	if d == nil || len(d.Bins) == 0 {
-		return scene{}, false
+		return Scene{}, false
 	}
-	s := scene{ID: id + "-histogram", Class: "histogram", Width: 760, Height: 300,
+	s := Scene{ID: id + "-histogram", Class: "histogram", Width: 760, Height: 300,
 		Title: fmt.Sprintf("Latency histogram of %s", g.Name)}
 	f := frame{left: 64, top: 24, right: 740, bottom: 256}
 	s.box(f)
@@ -342,19 +417,19 @@ func histogramPlot(id string, g Group) (scene, bool) {
 
 	// The share beyond the timeout, shaded, under the bars.
 	tx := px(rec.TimeoutSeconds)
-	s.Rects = append(s.Rects, shape{Class: "beyond", X: f1(tx), Y: f1(f.top), W: f1(f.right - tx), H: f1(f.height()),
+	s.Rects = append(s.Rects, Shape{Class: "beyond", X: f1(tx), Y: f1(f.top), W: f1(f.right - tx), H: f1(f.height()),
 		Tip: fmt.Sprintf("%s of calls took longer than %s", human.Percent(rec.CutOffFraction), human.Seconds(rec.TimeoutSeconds))})
 	lower := d.LowestSeconds
 	for _, b := range d.Bins {
 		if b.Count > 0 {
 			x0, x1 := px(lower), px(b.UpperSeconds)
 			y := py(float64(b.Count))
-			s.Rects = append(s.Rects, shape{Class: "bar", X: f1(x0 + 0.5), Y: f1(y), W: f1(max(x1-x0-1, 0.5)), H: f1(f.bottom - y),
+			s.Rects = append(s.Rects, Shape{Class: "bar", X: f1(x0 + 0.5), Y: f1(y), W: f1(max(x1-x0-1, 0.5)), H: f1(f.bottom - y),
 				Tip: fmt.Sprintf("%s to %s: %s calls", human.Seconds(lower), human.Seconds(b.UpperSeconds), human.Count(b.Count))})
 		}
 		lower = b.UpperSeconds
 	}
-	s.Lines = append(s.Lines, shape{Class: "timeout", X1: f1(tx), Y1: f1(f.top), X2: f1(tx), Y2: f1(f.bottom),
+	s.Lines = append(s.Lines, Shape{Class: "timeout", X1: f1(tx), Y1: f1(f.top), X2: f1(tx), Y2: f1(f.bottom),
 		Tip: "recommended timeout " + human.Seconds(rec.TimeoutSeconds)})
 	beyond := int64(math.Round(rec.CutOffFraction * float64(g.Samples)))
 	anchor, x := "start", tx+6
@@ -363,8 +438,8 @@ func histogramPlot(id string, g Group) (scene, bool) {
 	}
 	s.Note = "Calls per bin on a log scale, so that the tail shows; shaded: the calls the recommended timeout cuts off."
 	s.Texts = append(s.Texts,
-		label{Class: "timeout-label", X: f1(x), Y: f1(f.top + 14), Anchor: anchor, Text: "timeout " + human.Seconds(rec.TimeoutSeconds)},
-		label{Class: "beyond-label", X: f1(x), Y: f1(f.top + 28), Anchor: anchor,
+		Label{Class: "timeout-label", X: f1(x), Y: f1(f.top + 14), Anchor: anchor, Text: "timeout " + human.Seconds(rec.TimeoutSeconds)},
+		Label{Class: "beyond-label", X: f1(x), Y: f1(f.top + 28), Anchor: anchor,
 			Text: fmt.Sprintf("%s of calls (%s) beyond it", human.Percent(rec.CutOffFraction), human.Count(beyond))})
 	return s, true
 }
@@ -423,14 +498,14 @@ func countTick(c float64) string {
 	return strconv.FormatFloat(c, 'f', -1, 64)
 }
 
-// littlesLawBar compares, on one scale, the calls in flight normally, the
+// InFlight compares, on one scale, the calls in flight normally, the
 // bulkhead, the pool and the calls in flight during a hang (with the
-// retries when the call policy retries timeouts). false: neither the rate
+// retries when the call policy retries timeouts, HangAttempts). false: neither the rate
 // nor the pool is known, so there is nothing to draw.
-func littlesLawBar(id string, g Group) (scene, bool) {
+func InFlight(id string, g Group) (Scene, bool) {
 	ll := g.LittlesLaw
 	if ll.InFlightNormal == nil && ll.Pool == nil {
-		return scene{}, false
+		return Scene{}, false
 	}
 	type row struct {
 		name, class string
@@ -438,8 +513,8 @@ func littlesLawBar(id string, g Group) (scene, bool) {
 		unknown     string
 	}
 	hang := "in flight during a hang"
-	if p := g.Policy; p != nil && p.Attempts > 1 && slices.Contains(p.RetryOn, "timeout") {
-		hang = fmt.Sprintf("during a hang, %d attempts", p.Attempts)
+	if g.HangAttempts > 1 {
+		hang = fmt.Sprintf("during a hang, %d attempts", g.HangAttempts)
 	}
 	hangClass := "hang"
 	if ll.PoolExhausted != nil && *ll.PoolExhausted {
@@ -458,7 +533,7 @@ func littlesLawBar(id string, g Group) (scene, bool) {
 		{"pool", "pool", pool, "unknown: give --pool"},
 		{hang, hangClass, ll.InFlightDuringHang, "unknown without a rate"},
 	}
-	s := scene{ID: id + "-littles-law", Class: "littles-law", Width: 760, Height: 56 + 30*len(rows),
+	s := Scene{ID: id + "-littles-law", Class: "littles-law", Width: 760, Height: 56 + 30*len(rows),
 		Title: fmt.Sprintf("Calls in flight for %s (Little's law)", g.Name)}
 	f := frame{left: 190, top: 16, right: 690, bottom: float64(16 + 30*len(rows))}
 	most := 0.0
@@ -471,30 +546,30 @@ func littlesLawBar(id string, g Group) (scene, bool) {
 	xMax := math.Ceil(max(most, 1)*1.05/step) * step
 	px := func(v float64) float64 { return f.left + v/xMax*f.width() }
 	for v := 0.0; v <= xMax+step/2; v += step {
-		s.Lines = append(s.Lines, shape{Class: "grid", X1: f1(px(v)), Y1: f1(f.top), X2: f1(px(v)), Y2: f1(f.bottom)})
-		s.Texts = append(s.Texts, label{Class: "tick", X: f1(px(v)), Y: f1(f.bottom + 14), Anchor: "middle", Text: human.Number(v)})
+		s.Lines = append(s.Lines, Shape{Class: "grid", X1: f1(px(v)), Y1: f1(f.top), X2: f1(px(v)), Y2: f1(f.bottom)})
+		s.Texts = append(s.Texts, Label{Class: "tick", X: f1(px(v)), Y: f1(f.bottom + 14), Anchor: "middle", Text: human.Number(v)})
 	}
-	s.Texts = append(s.Texts, label{Class: "axis", X: f1(f.left + f.width()/2), Y: f1(f.bottom + 32), Anchor: "middle", Text: "calls in flight"})
+	s.Texts = append(s.Texts, Label{Class: "axis", X: f1(f.left + f.width()/2), Y: f1(f.bottom + 32), Anchor: "middle", Text: "calls in flight"})
 	for i, r := range rows {
 		y := f.top + 30*float64(i) + 5
-		s.Texts = append(s.Texts, label{Class: "row", X: f1(f.left - 8), Y: f1(y + 14), Anchor: "end", Text: r.name})
+		s.Texts = append(s.Texts, Label{Class: "row", X: f1(f.left - 8), Y: f1(y + 14), Anchor: "end", Text: r.name})
 		if r.value == nil {
-			s.Texts = append(s.Texts, label{Class: "unknown", X: f1(f.left + 6), Y: f1(y + 14), Anchor: "start", Text: r.unknown})
+			s.Texts = append(s.Texts, Label{Class: "unknown", X: f1(f.left + 6), Y: f1(y + 14), Anchor: "start", Text: r.unknown})
 			continue
 		}
 		w := max(px(*r.value)-f.left, 1)
-		s.Rects = append(s.Rects, shape{Class: "bar " + r.class, X: f1(f.left), Y: f1(y), W: f1(w), H: "20",
+		s.Rects = append(s.Rects, Shape{Class: "bar " + r.class, X: f1(f.left), Y: f1(y), W: f1(w), H: "20",
 			Tip: r.name + ": " + human.Number(*r.value)})
-		s.Texts = append(s.Texts, label{Class: "value", X: f1(f.left + w + 6), Y: f1(y + 14), Anchor: "start", Text: human.Number(*r.value)})
+		s.Texts = append(s.Texts, Label{Class: "value", X: f1(f.left + w + 6), Y: f1(y + 14), Anchor: "start", Text: human.Number(*r.value)})
 	}
 	s.Note = "Little's law: calls in flight = rate x time each call waits. During a hang every call waits the whole timeout"
-	if p := g.Policy; p != nil && p.Attempts > 1 && slices.Contains(p.RetryOn, "timeout") {
+	if g.HangAttempts > 1 {
 		s.Note += ", once per attempt, plus the backoff between attempts"
 	}
 	s.Note += "; the dashed line is the pool. The bulkhead caps the calls to this dependency so that a hang cannot take the whole pool."
 	if pool != nil {
 		x := px(*pool)
-		s.Lines = append(s.Lines, shape{Class: "pool-line", X1: f1(x), Y1: f1(f.top - 4), X2: f1(x), Y2: f1(f.bottom),
+		s.Lines = append(s.Lines, Shape{Class: "pool-line", X1: f1(x), Y1: f1(f.top - 4), X2: f1(x), Y2: f1(f.bottom),
 			Tip: "the pool: " + human.Number(*pool)})
 	}
 	return s, true
