@@ -237,21 +237,33 @@ func Detect(format string, r io.Reader, name string, o Options) (Format, io.Read
 	return detect(format, r, name, o)
 }
 
+// ImpliedFormat is the format an input of format ("" or "auto" to
+// detect) is read as before any byte of it is seen: the format named, or
+// the server whose log format the options give (an nginx config or a
+// log_format with $variables: nginx; a LogFormat with % directives:
+// Apache); "auto" when only the input can tell. The command line checks
+// its flags against it before it opens an input.
+func ImpliedFormat(format string, o Options) string {
+	if format != "" && format != "auto" {
+		return format
+	}
+	switch {
+	case o.NginxConf != "" || strings.Contains(o.LogFormat, "$"):
+		return "nginx"
+	case strings.Contains(o.LogFormat, "%"):
+		return "apache"
+	}
+	return "auto"
+}
+
 // detect returns the format NewDecoder picks for r, and what to give its
 // New: r, or after sniffing a bufio.Reader over r that holds what was read.
 func detect(format string, r io.Reader, name string, o Options) (Format, io.Reader, error) {
+	format = ImpliedFormat(format, o)
 	if format == "" || format == "auto" {
-		// A log format the user gave says which server wrote the log.
-		switch {
-		case o.NginxConf != "" || strings.Contains(o.LogFormat, "$"):
-			format = "nginx"
-		case strings.Contains(o.LogFormat, "%"):
-			format = "apache"
-		default:
-			br := bufio.NewReaderSize(r, sniffBytes)
-			f, err := sniff(br, name)
-			return f, br, err
-		}
+		br := bufio.NewReaderSize(r, sniffBytes)
+		f, err := sniff(br, name)
+		return f, br, err
 	}
 	f, ok := formats[format]
 	if !ok {

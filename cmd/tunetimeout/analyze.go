@@ -270,7 +270,7 @@ func (f analyzeFlags) applyInput(o *analysis.Options) error {
 	if o.Format != "" && !slices.Contains(ingest.FormatNames(), o.Format) {
 		return fmt.Errorf("--input %q: unknown input format (known: %s)", o.Format, strings.Join(ingest.FormatNames(), ", "))
 	}
-	if err := ingest.CheckLatency(o.Format, o.Ingest.Latency); err != nil {
+	if err := ingest.CheckLatency(ingest.ImpliedFormat(o.Format, o.Ingest), o.Ingest.Latency); err != nil {
 		return fmt.Errorf("--latency: %w", err)
 	}
 	var err error

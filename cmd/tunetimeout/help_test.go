@@ -159,9 +159,13 @@ func TestFlagValuesCheckedFirst(t *testing.T) {
 		{[]string{"simulate", "--max", "500us"}, "--max 500µs: maximum 500µs is below 1ms"},
 		{[]string{"simulate", "-o", "markdown"}, `unknown output format "markdown" (known: json, text)`},
 		// --latency: the measures of the format, of every format for auto
-		// (ingest.CheckLatency), as --help and completion list them.
-		{[]string{"analyze", "--nginx-conf", "../../testdata/nginx/nginx.conf", "--log-format-name", "timing", "--latency", "upstreem"},
+		// (ingest.CheckLatency), as --help and completion list them; a log
+		// format given under auto names the server (ingest.ImpliedFormat).
+		{[]string{"analyze", "--latency", "upstreem"},
 			`--latency: unknown latency measure "upstreem": want request, upstream, upstream-last, upstream-header`},
+		{[]string{"analyze", "--nginx-conf", "../../testdata/nginx/nginx.conf", "--log-format-name", "timing", "--latency", "upstreem"},
+			`--latency: unknown latency measure "upstreem" for nginx logs: want request, upstream, upstream-last, upstream-header`},
+		{[]string{"analyze", "--log-format", "%h %D %>s", "--latency", "upstream"}, `--latency: unknown latency measure "upstream" for apache logs: want request`},
 		{[]string{"analyze", "--input", "envoy", "--latency", "upstream-last"}, `--latency: unknown latency measure "upstream-last" for envoy logs: want request, upstream`},
 		{[]string{"summarize", "--input", "apache", "--latency", "upstream"}, `--latency: unknown latency measure "upstream" for apache logs: want request`},
 		{[]string{"simulate", "--input", "csv", "--latency", "upstream"}, `--latency: csv inputs have one latency, no measure to choose`},
