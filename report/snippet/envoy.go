@@ -17,6 +17,8 @@ var envoyTarget = Target{
 	Summary: "Envoy RouteConfiguration (timeout, retry_policy, hedge_policy) and Cluster (connect_timeout, circuit_breakers, retry_budget)",
 	Comment: "#",
 	render:  renderEnvoy,
+	read:    readEnvoyConfig,
+	detect:  detectEnvoyConfig,
 }
 
 // envoyNeverSent is what Envoy retries for a call that is not idempotent:

@@ -15,6 +15,8 @@ var gatewayTarget = Target{
 	Summary: "Kubernetes Gateway API HTTPRoute: rules[].timeouts{request, backendRequest}",
 	Comment: "#",
 	render:  renderGateway,
+	read:    readGatewayAPIConfig,
+	detect:  detectGatewayAPIConfig,
 }
 
 // An HTTPRoute holds at most 16 rules; more groups take more HTTPRoutes.

@@ -18,6 +18,8 @@ var grpcTarget = Target{
 	File:    "grpc.json",
 	Summary: "gRPC service config: methodConfig timeout and retryPolicy, retryThrottling",
 	render:  renderGRPC,
+	read:    readGRPCConfig,
+	detect:  detectGRPCConfig,
 }
 
 // gRPC clamps maxAttempts to 5 unless the channel raises the limit

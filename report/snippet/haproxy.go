@@ -15,6 +15,8 @@ var haproxyTarget = Target{
 	Summary: "HAProxy backends: timeout queue/connect/server, retries and retry-on fitted to the deadline, redispatch, server maxconn",
 	Comment: "#",
 	render:  renderHAProxy,
+	read:    readHAProxyConfig,
+	detect:  detectHAProxyConfig,
 }
 
 // haproxyRetryStatus lists the statuses HAProxy's retry-on accepts (2.6;

@@ -13,6 +13,8 @@ var istioTarget = Target{
 	Summary: "Istio VirtualService (timeout, retries) and DestinationRule (connectTimeout, connection pool)",
 	Comment: "#",
 	render:  renderIstio,
+	read:    readIstioConfig,
+	detect:  detectIstioConfig,
 }
 
 func renderIstio(p *plan, d *doc) error {

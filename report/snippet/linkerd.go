@@ -19,6 +19,8 @@ var linkerdTarget = Target{
 	Summary: "Linkerd 2.16+ HTTPRoute or GRPCRoute per group with timeout.linkerd.io and retry.linkerd.io annotations (ServiceProfile on request)",
 	Comment: "#",
 	render:  renderLinkerd,
+	read:    readLinkerdConfig,
+	detect:  detectLinkerdConfig,
 }
 
 // What the Linkerd snippet writes (Options.LinkerdResource).

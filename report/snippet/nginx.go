@@ -16,6 +16,8 @@ var nginxTarget = Target{
 	Comment: "#",
 	MaxLine: 4000,
 	render:  renderNginx,
+	read:    readNginxConfig,
+	detect:  detectNginxConfig,
 }
 
 // nginxNextUpstream lists the statuses proxy_next_upstream can retry.

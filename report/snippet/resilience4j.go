@@ -13,6 +13,8 @@ var resilience4jTarget = Target{
 	Summary: "resilience4j (Spring Boot YAML): timelimiter, bulkhead and retry instances",
 	Comment: "#",
 	render:  renderResilience4j,
+	read:    readResilience4jConfig,
+	detect:  detectResilience4jConfig,
 }
 
 // Exceptions resilience4j's Retry may retry (retryExceptions): for a call

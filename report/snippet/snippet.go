@@ -74,6 +74,30 @@ type Target struct {
 	// broken into several.
 	MaxLine int
 	render  func(p *plan, d *doc) error
+	// read, when set, reads a config file of this target (read.go):
+	// `tunetimeout check` holds its values against the data. detect says
+	// whether a file is one this target reads, from its name and first
+	// bytes, so that check needs no --config-format for the usual files.
+	read   func(file string, data []byte, open Opener) ([]Object, error)
+	detect func(file string, data []byte) bool
+}
+
+// Reads reports whether the target reads config files.
+func (t Target) Reads() bool { return t.read != nil }
+
+// Read reads a config file of this target; open reads the files it
+// includes.
+func (t Target) Read(file string, data []byte, open Opener) ([]Object, error) {
+	if t.read == nil {
+		return nil, fmt.Errorf("%s: reading its config is not supported", t.Name)
+	}
+	return t.read(file, data, open)
+}
+
+// Detects reports whether file (its name and contents) looks like a config
+// of this target.
+func (t Target) Detects(file string, data []byte) bool {
+	return t.detect != nil && t.detect(file, data)
 }
 
 // targets is the registry of snippet targets, in the order --emit all

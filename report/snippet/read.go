@@ -1,0 +1,205 @@
+package snippet
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Reading configuration: the other direction of a target. A reader takes a
+// config file a team runs (an Envoy bootstrap, an nginx.conf, an Istio
+// VirtualService...) and returns the objects a timeout or retry policy
+// applies to, each value with the file and line that set it, or the
+// target's documented default where the file sets none. `tunetimeout
+// check` holds those values against measured latency.
+
+// Pos is where a value stands in a config file: 1-based line, 0 when the
+// format has no lines (a value from a default has the line of its object).
+type Pos struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+}
+
+func (p Pos) String() string {
+	if p.Line == 0 {
+		return p.File
+	}
+	return p.File + ":" + strconv.Itoa(p.Line)
+}
+
+// Setting is one value of an object: what the file says, or the target's
+// default when the file says nothing (Default true; Pos is then the
+// object's, Raw ""). Raw is the value as written ("0.25s", "60", "PT2S"),
+// for messages and for --suggest to find and replace.
+type Setting[T any] struct {
+	Value   T
+	Pos     Pos
+	Raw     string
+	Default bool
+}
+
+// Set returns a setting read from the file.
+func Set[T any](v T, pos Pos, raw string) *Setting[T] {
+	return &Setting[T]{Value: v, Pos: pos, Raw: raw}
+}
+
+// Defaulted returns the target's default for a value the file leaves out.
+func Defaulted[T any](v T, pos Pos) *Setting[T] {
+	return &Setting[T]{Value: v, Pos: pos, Default: true}
+}
+
+// How a config object selects the requests it applies to.
+const (
+	MatchPrefix = "prefix" // path prefix (Envoy prefix, nginx "location /x", Gateway API PathPrefix)
+	MatchExact  = "exact"  // whole path (Envoy path, nginx "location = /x", Istio exact)
+	MatchRegex  = "regex"  // RE2 over the path (Envoy safe_regex, Istio regex, nginx "~" in PCRE, kept as written)
+	MatchMethod = "method" // HTTP method, or a gRPC "package.Service/Method" (Value "package.Service" for a whole service)
+	MatchHost   = "host"   // a virtual host's domain, an Istio host, a Gateway API hostname
+)
+
+// Match is one condition of an object; an object applies to a request when
+// all its matches of different kinds hold and, within one kind, any does.
+type Match struct {
+	Kind  string `json:"kind"`
+	Value string `json:"value"`
+	// CaseInsensitive: nginx "~*", Envoy case_sensitive false.
+	CaseInsensitive bool `json:"case_insensitive,omitempty"`
+}
+
+// Object is one thing a timeout or retry policy applies to: an Envoy route
+// or cluster, an nginx location, an HAProxy backend, an Istio HTTP route, a
+// gRPC methodConfig, a resilience4j instance. Settings it does not have are
+// nil; a setting the target defaults (Envoy's 15 s route timeout, nginx's
+// 60 s proxy_read_timeout) is set with Default true.
+type Object struct {
+	Target string // the registry name of the target that read it: "envoy", "nginx"
+	// Kind is the target's own word for it: "route", "cluster", "location",
+	// "backend", "methodConfig", "VirtualService", "HTTPRoute rule",
+	// "timelimiter"...
+	Kind string
+	// Name is unique within what one reader returns and says where the
+	// object is in the terms of the target: "listener_0/local_route/backend
+	// route 2", "server example.com location /api", "backend app".
+	Name    string
+	Pos     Pos
+	Matches []Match
+	// Upstream names what it sends to (an Envoy cluster, an nginx upstream
+	// or proxy_pass host, an HAProxy backend, an Istio destination host);
+	// "" when the object is the upstream itself or sends nowhere.
+	Upstream string
+
+	// Timeout bounds the whole request, in seconds, retries included; 0
+	// means the target's "no timeout" (Envoy "0s"). TimeoutIdle says it is
+	// a timeout between two reads or writes (nginx proxy_read_timeout,
+	// HAProxy timeout server), which cuts a call off only while no byte
+	// arrives: the same as a request timeout for calls that answer at once
+	// when ready, longer for a response that streams.
+	Timeout     *Setting[float64]
+	TimeoutIdle bool
+	// PerTryTimeout bounds each attempt, in seconds.
+	PerTryTimeout *Setting[float64]
+	// Attempts counts all attempts, the first included (Envoy num_retries
+	// 2 is 3 attempts; nginx proxy_next_upstream_tries 0 is one per server).
+	Attempts *Setting[int]
+	// RetryOn lists the conditions retried, in the target's words
+	// ("5xx", "reset", "UNAVAILABLE", "error timeout").
+	RetryOn *Setting[[]string]
+	// RetryNonIdempotent says non-idempotent requests (POST, LOCK, PATCH)
+	// are retried too (nginx "non_idempotent", a retry policy on a route
+	// that takes POST).
+	RetryNonIdempotent *Setting[bool]
+	// BackoffBase and BackoffMax are the retry backoff in seconds; Jitter
+	// is how the target spreads it: "full" (Envoy, gRFC A6), "±20 %"
+	// (grpc-go), "none" (nginx, HAProxy: retries at once), "" unknown.
+	BackoffBase, BackoffMax *Setting[float64]
+	Jitter                  string
+	// RetryBudget is the share of requests that may be retries (Envoy
+	// retry_budget budget_percent / 100, gRPC retryThrottling's ratio).
+	RetryBudget *Setting[float64]
+	// HedgeDelay and HedgeAttempts: another request when none has answered
+	// after the delay, up to that many in all.
+	HedgeDelay    *Setting[float64]
+	HedgeAttempts *Setting[int]
+	// ConnectTimeout bounds setting up a connection, in seconds.
+	ConnectTimeout *Setting[float64]
+	// MaxInFlight is the most requests the object lets wait or run at once
+	// towards its upstream: Envoy circuit_breakers max_requests, HAProxy
+	// maxconn, resilience4j bulkhead maxConcurrentCalls, Istio
+	// http2MaxRequests.
+	MaxInFlight *Setting[int]
+	// QueueTimeout bounds the wait for a free slot (HAProxy timeout queue,
+	// resilience4j maxWaitDuration).
+	QueueTimeout *Setting[float64]
+	// Notes say what the reader saw and did not model ("retry_on
+	// 'retriable-headers' depends on headers the data does not have").
+	Notes []string
+}
+
+// Opener reads a file a config refers to (an nginx include, an HAProxy
+// config directory), by the path the reader made of it (nginx's relative
+// to the main file's directory, its conf prefix); a directory is answered
+// with the names in it, one a line, for globs. A reader never opens files
+// itself, so that tests and stdin work alike and every read is bounded by
+// whoever opens.
+type Opener func(path string) ([]byte, error)
+
+// ReadError is a config the reader refuses: where and why.
+type ReadError struct {
+	Pos Pos
+	Err error
+}
+
+func (e *ReadError) Error() string { return e.Pos.String() + ": " + e.Err.Error() }
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// errorAt returns a ReadError at pos.
+func errorAt(pos Pos, format string, args ...any) error {
+	return &ReadError{Pos: pos, Err: fmt.Errorf(format, args...)}
+}
+
+// yamlDocuments decodes every document of a YAML (or JSON) stream, as
+// kubectl, Helm and Kustomize print them, keeping each node's line. Empty
+// documents ("---" twice) are left out.
+func yamlDocuments(file string, data []byte) ([]*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var docs []*yaml.Node
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			var te *yaml.TypeError
+			if errors.As(err, &te) {
+				return nil, &ReadError{Pos: Pos{File: file}, Err: err}
+			}
+			return nil, fmt.Errorf("%s: %w", file, err) // yaml's message carries "line N"
+		}
+		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null") {
+			continue
+		}
+		docs = append(docs, n.Content[0])
+	}
+}
+
+// mapValue returns the value of key in a YAML mapping, nil when absent or
+// n is not a mapping.
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// nodePos is where a YAML node stands.
+func nodePos(file string, n *yaml.Node) Pos { return Pos{File: file, Line: n.Line} }
