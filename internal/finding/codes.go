@@ -52,6 +52,23 @@ const (
 	RateShared      Code = "TT-RATE-SHARED"
 )
 
+// The codes of `tunetimeout check`: a config's values held against the
+// data (analysis.Check).
+const (
+	CheckTimeoutCutsOff      Code = "TT-CHECK-TIMEOUT-CUTS-OFF"
+	CheckTimeoutFits         Code = "TT-CHECK-TIMEOUT-FITS"
+	CheckDefaultTimeout      Code = "TT-CHECK-DEFAULT-TIMEOUT"
+	CheckNoTimeout           Code = "TT-CHECK-NO-TIMEOUT"
+	CheckHangExhaustsPool    Code = "TT-CHECK-HANG-EXHAUSTS-POOL"
+	CheckPerTryOverTimeout   Code = "TT-CHECK-PER-TRY-OVER-TIMEOUT"
+	CheckAttemptsDontFit     Code = "TT-CHECK-ATTEMPTS-DONT-FIT"
+	CheckRetryNonIdempotent  Code = "TT-CHECK-RETRY-NON-IDEMPOTENT"
+	CheckNoJitter            Code = "TT-CHECK-NO-JITTER"
+	CheckRetryLayers         Code = "TT-CHECK-RETRY-LAYERS"
+	CheckConnectTimeoutLong  Code = "TT-CHECK-CONNECT-TIMEOUT-LONG"
+	CheckBulkheadBelowDemand Code = "TT-CHECK-BULKHEAD-BELOW-DEMAND"
+)
+
 // The codes of the input (the report's input.findings).
 const (
 	GroupsFolded            Code = "TT-GROUPS-FOLDED"
@@ -103,6 +120,19 @@ var defs = []Def{
 	{PrometheusNote, Info, "a note of the Prometheus source on what it read"},
 	{ServerWarning, Warning, "the server's own warning or info on the query (Prometheus's warnings and infos)"},
 	{RateShared, Info, "the --rate is shared among the groups by their share of the calls"},
+
+	{CheckTimeoutCutsOff, Error, "a configured timeout cuts off more calls than --false-timeouts allows"},
+	{CheckTimeoutFits, Info, "a configured timeout cuts off no more calls than --false-timeouts allows"},
+	{CheckDefaultTimeout, Warning, "no timeout is set: the target's default is in force"},
+	{CheckNoTimeout, Warning, "the timeout is disabled: a hang holds every call until the caller gives up"},
+	{CheckHangExhaustsPool, Error, "a hang at the configured timeout exhausts the pool (Little's law at the peak rate)"},
+	{CheckPerTryOverTimeout, Error, "the per-try timeout is not below the overall timeout: no retry can start"},
+	{CheckAttemptsDontFit, Warning, "the attempts cannot all run into their per-try timeout within the overall timeout"},
+	{CheckRetryNonIdempotent, Error, "non-idempotent requests are retried after failures that may have been applied"},
+	{CheckNoJitter, Warning, "retries go at once, without backoff or jitter"},
+	{CheckRetryLayers, Warning, "several configs of one call chain retry: their attempts multiply at the bottom"},
+	{CheckConnectTimeoutLong, Warning, "the connect timeout is longer than a connect inside a datacenter needs"},
+	{CheckBulkheadBelowDemand, Warning, "a limit of calls in flight is below normal demand: calls are turned away on a normal day"},
 
 	{GroupsFolded, Info, "groups beyond --max-groups were folded into \"other\""},
 	{GroupEmpty, Warning, "a group has no call usable for latency and is left out"},

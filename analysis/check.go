@@ -1,0 +1,602 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/finding"
+	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/littleslaw"
+	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/report/snippet"
+)
+
+// CheckOptions are the options of `tunetimeout check`: the data, read as
+// analyze reads it (Options), and the configs to hold against it.
+type CheckOptions struct {
+	Options
+	// Configs are the config files; "-" is standard input (then the data
+	// cannot be).
+	Configs []string
+	// ConfigFormat names the target every config is read as (a snippet
+	// target that reads configs); "" detects each file's.
+	ConfigFormat string
+	// Map sends a config object (its name, as the check lists it) to a
+	// group, over the matching by route.
+	Map map[string]string
+	// DatacenterConnect is the longest connect timeout that is reasonable
+	// inside one datacenter; 0 = 1 s.
+	DatacenterConnect time.Duration
+}
+
+// MaxConfigBytes is the largest config file check reads, includes
+// included: configs are small, and a read must be bounded.
+const MaxConfigBytes = 16 << 20
+
+// Check reads the data and the configs and returns what the configs'
+// timeouts and retries cost on the data (report.Check).
+func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check, error) {
+	if slices.Contains(o.Configs, "-") && slices.Contains(o.Inputs, "-") {
+		return nil, fmt.Errorf("standard input can hold the configs or the data, not both")
+	}
+	objects, notes, err := readConfigs(o.Configs, o.ConfigFormat, stdin)
+	if err != nil {
+		return nil, err
+	}
+	o.defaults()
+	set, in, err := read(ctx, o.Options, stdin)
+	if err != nil {
+		return nil, err
+	}
+	c := &report.Check{Input: in, Configs: append([]string{}, o.Configs...), Findings: []report.CheckFinding{},
+		UnmatchedConfig: []report.ConfigObject{}, UnmatchedGroups: []string{}, Notes: notes}
+	groups := map[string]checkedGroup{}
+	var names []string
+	var total int64
+	for _, g := range set.Groups() {
+		total += g.Latency.Count() + sum(g.Excluded)
+	}
+	for _, g := range set.Groups() {
+		if g.Latency.Count() == 0 {
+			continue
+		}
+		res, err := analyseGroup(ctx, g, o.Options, float64(g.Latency.Count()+sum(g.Excluded))/float64(total), nil)
+		if err != nil {
+			return nil, fmt.Errorf("group %q: %w", g.Name, err)
+		}
+		groups[g.Name] = checkedGroup{g: g, res: res}
+		names = append(names, g.Name)
+	}
+	if len(groups) == 0 {
+		return nil, nothingToAnalyse(in, set.Groups(), o.Options)
+	}
+	sort.Strings(names)
+	matched := map[string]bool{}
+	upstreams := map[string]snippet.Object{}
+	for _, ob := range objects {
+		for _, k := range upstreamKeys(ob) {
+			if _, ok := upstreams[ob.Target+"\x00"+k]; !ok {
+				upstreams[ob.Target+"\x00"+k] = ob
+			}
+		}
+	}
+	for _, ob := range objects {
+		gs := mapObject(ob, names, o.Map)
+		if len(gs) == 0 {
+			if !usedAsUpstream(ob, objects) {
+				c.UnmatchedConfig = append(c.UnmatchedConfig, configObject(ob))
+			}
+			continue
+		}
+		for _, name := range gs {
+			matched[name] = true
+			cg := groups[name]
+			c.Findings = append(c.Findings, checkObject(ob, upstreamOf(ob, upstreams), cg, o)...)
+		}
+	}
+	for _, n := range names {
+		if !matched[n] {
+			c.UnmatchedGroups = append(c.UnmatchedGroups, n)
+		}
+	}
+	c.Findings = append(c.Findings, layerFindings(objects, o.Configs)...)
+	sort.SliceStable(c.Findings, func(i, j int) bool {
+		a, b := c.Findings[i], c.Findings[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		return a.Line < b.Line
+	})
+	return c, nil
+}
+
+type checkedGroup struct {
+	g   *histogram.Group
+	res report.Result
+}
+
+// readConfigs reads every config file with the target that detects it (or
+// the one named), and returns their objects.
+func readConfigs(files []string, format string, stdin io.Reader) ([]snippet.Object, []string, error) {
+	var named *snippet.Target
+	if format != "" {
+		t, err := snippet.Lookup(format)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !t.Reads() {
+			return nil, nil, fmt.Errorf("--config-format %s: the %s target writes config but does not read it (readers: %s)", format, format, strings.Join(readerNames(), ", "))
+		}
+		named = &t
+	}
+	var all []snippet.Object
+	var notes []string
+	for _, f := range files {
+		data, err := readBounded(f, stdin)
+		if err != nil {
+			return nil, nil, err
+		}
+		open := func(p string) ([]byte, error) { return openIncluded(p) }
+		var targets []snippet.Target
+		if named != nil {
+			targets = []snippet.Target{*named}
+		} else {
+			for _, t := range snippet.Targets() {
+				if t.Reads() && t.Detects(f, data) {
+					targets = append(targets, t)
+				}
+			}
+		}
+		if len(targets) == 0 {
+			return nil, nil, fmt.Errorf("%s: not a config any reader knows (readers: %s); name it with --config-format", f, strings.Join(readerNames(), ", "))
+		}
+		n := 0
+		for _, t := range targets {
+			objs, err := t.Read(f, data, open)
+			if err != nil {
+				return nil, nil, err
+			}
+			n += len(objs)
+			all = append(all, objs...)
+		}
+		if n == 0 {
+			notes = append(notes, fmt.Sprintf("%s: no timeout or retry policy found (read as %s).", f, targetNames(targets)))
+		}
+	}
+	return all, notes, nil
+}
+
+func readerNames() []string {
+	var out []string
+	for _, t := range snippet.Targets() {
+		if t.Reads() {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+func targetNames(ts []snippet.Target) string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return strings.Join(out, ", ")
+}
+
+// openIncluded is the snippet.Opener of check: a file a config includes,
+// by the path its reader made of it (relative paths from where check
+// runs), read whole and bounded; a directory is the names in it, one a
+// line, for the globs of nginx includes.
+func openIncluded(p string) ([]byte, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return readBounded(p, nil)
+	}
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		return nil, err
+	}
+	var names strings.Builder
+	for _, e := range entries {
+		names.WriteString(e.Name() + "\n")
+	}
+	return []byte(names.String()), nil
+}
+
+// readBounded reads a config file whole, refusing one over MaxConfigBytes.
+func readBounded(name string, stdin io.Reader) ([]byte, error) {
+	r := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(data) > MaxConfigBytes {
+		return nil, fmt.Errorf("%s: larger than %s: not a config file", name, human.Bytes(MaxConfigBytes))
+	}
+	return data, nil
+}
+
+// mapObject returns the groups an object applies to: the ones --map sends
+// it to; else, when the data are not grouped by request path, every group
+// (each group's calls go through it, as far as the data can tell); else
+// the groups whose path its matches select; else the group named like the
+// object or its upstream.
+func mapObject(ob snippet.Object, groups []string, explicit map[string]string) []string {
+	if g, ok := explicit[ob.Name]; ok {
+		if slices.Contains(groups, g) {
+			return []string{g}
+		}
+		return nil
+	}
+	if upstreamKeys(ob) != nil {
+		return nil // an upstream's settings are checked with its routes
+	}
+	var paths []snippet.Match
+	for _, m := range ob.Matches {
+		switch m.Kind {
+		case snippet.MatchPrefix, snippet.MatchExact, snippet.MatchRegex:
+			paths = append(paths, m)
+		}
+	}
+	byPath := false
+	for _, g := range groups {
+		if groupPath(g) != "" {
+			byPath = true
+		}
+	}
+	var out []string
+	switch {
+	case !byPath && (len(paths) > 0 || len(ob.Matches) == 0 || len(groups) == 1):
+		if len(groups) == 1 {
+			return groups
+		}
+		for _, g := range groups {
+			if g == ob.Name || g == ob.Upstream || strings.HasSuffix(ob.Name, " "+g) {
+				out = append(out, g)
+			}
+		}
+	case len(paths) > 0:
+		for _, g := range groups {
+			if p := groupPath(g); p != "" && slices.ContainsFunc(paths, func(m snippet.Match) bool { return pathMatches(ob.Target, m, p) }) {
+				out = append(out, g)
+			}
+		}
+	default:
+		for _, g := range groups {
+			if g == ob.Name || g == ob.Upstream {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// groupPath is the request path in a group's name ("GET /users/{id}":
+// "/users/{id}"), "" when it has none.
+func groupPath(g string) string {
+	for _, tok := range strings.Fields(g) {
+		if strings.HasPrefix(tok, "/") {
+			return tok
+		}
+	}
+	return ""
+}
+
+// pathMatches reports whether a group's path falls under a match. A group
+// path may be a pattern ("/users/{id}"): its literal part decides a
+// prefix, and a regex is tried on the pattern with the variable written
+// as one segment.
+func pathMatches(target string, m snippet.Match, path string) bool {
+	concrete := regexp.MustCompile(`\{[^/}]*\}`).ReplaceAllString(path, "x")
+	switch m.Kind {
+	case snippet.MatchPrefix:
+		if m.CaseInsensitive {
+			return strings.HasPrefix(strings.ToLower(concrete), strings.ToLower(m.Value))
+		}
+		return strings.HasPrefix(concrete, m.Value)
+	case snippet.MatchExact:
+		return concrete == m.Value || path == m.Value
+	case snippet.MatchRegex:
+		// Envoy, Istio, Gateway API and Linkerd match the whole path;
+		// nginx and HAProxy search within it.
+		expr := m.Value
+		if target != "nginx" && target != "haproxy" {
+			expr = "^(?:" + expr + ")$"
+		}
+		if m.CaseInsensitive {
+			expr = "(?i)" + expr
+		}
+		re, err := regexp.Compile(expr)
+		return err == nil && re.MatchString(concrete)
+	}
+	return false
+}
+
+// upstreamKeys are the names routes send to an upstream-side object by
+// (an Envoy cluster, an nginx upstream block, an Istio DestinationRule's
+// host), nil for an object that is not one: its connect timeout and its
+// limit of calls in flight count for the routes that send to it.
+func upstreamKeys(ob snippet.Object) []string {
+	switch ob.Kind {
+	case "cluster":
+		return []string{ob.Name}
+	case "upstream":
+		return []string{strings.TrimPrefix(ob.Name, "upstream ")}
+	case "DestinationRule":
+		var keys []string
+		for _, m := range ob.Matches {
+			if m.Kind == snippet.MatchHost {
+				keys = append(keys, m.Value, strings.SplitN(m.Value, ".", 2)[0])
+			}
+		}
+		if keys == nil {
+			keys = []string{}
+		}
+		return keys
+	}
+	return nil
+}
+
+// upstreamOf returns the upstream-side object of the same target that ob
+// sends to; the zero Object when there is none.
+func upstreamOf(ob snippet.Object, upstreams map[string]snippet.Object) snippet.Object {
+	if ob.Upstream == "" {
+		return snippet.Object{}
+	}
+	for _, k := range []string{ob.Upstream, strings.SplitN(ob.Upstream, ".", 2)[0]} {
+		if u, ok := upstreams[ob.Target+"\x00"+k]; ok {
+			return u
+		}
+	}
+	return snippet.Object{}
+}
+
+// usedAsUpstream reports whether ob is an upstream some route sends to: it
+// is checked with them, not listed as unmatched.
+func usedAsUpstream(ob snippet.Object, all []snippet.Object) bool {
+	keys := upstreamKeys(ob)
+	return len(keys) > 0 && slices.ContainsFunc(all, func(o snippet.Object) bool {
+		return o.Target == ob.Target && (slices.Contains(keys, o.Upstream) || slices.Contains(keys, strings.SplitN(o.Upstream, ".", 2)[0]))
+	})
+}
+
+func configObject(ob snippet.Object) report.ConfigObject {
+	return report.ConfigObject{File: ob.Pos.File, Line: ob.Pos.Line, Target: ob.Target, Kind: ob.Kind, Object: ob.Name}
+}
+
+// checkObject holds one config object, with the upstream it sends to
+// (upstreamOf), against one group's data.
+func checkObject(ob, upstream snippet.Object, cg checkedGroup, o CheckOptions) []report.CheckFinding {
+	var out []report.CheckFinding
+	add := func(pos snippet.Pos, f finding.Finding) {
+		out = append(out, report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: pos.File, Line: pos.Line,
+			Target: ob.Target, Object: ob.Name, Group: cg.g.Name, Message: f.Message, Measured: f.Fields})
+	}
+	h := cg.g.Latency
+	rec := cg.res.Recommendation
+	confidence := o.Recommend.Confidence
+	if confidence == 0 {
+		confidence = 0.95
+	}
+	recommended := rec.Timeout.Seconds()
+	// The timeout a call runs into: the per-try timeout when there is one
+	// below the overall timeout, else the overall timeout.
+	timeout, perTry := ob.Timeout, ob.PerTryTimeout
+	if t := timeout; t != nil && t.Value > 0 {
+		if t.Default {
+			add(t.Pos, finding.Newf(finding.CheckDefaultTimeout, finding.Fields{"configured_seconds": t.Value},
+				"no timeout is set: %s's default of %s is in force, chosen by nobody for this service", ob.Target, human.Seconds(t.Value)))
+		}
+		out = append(out, cutOffFindings(ob, t, "timeout", cg, h, recommended, confidence, o)...)
+	} else if t != nil && t.Value == 0 && !t.Default {
+		add(t.Pos, finding.Newf(finding.CheckNoTimeout, finding.Fields{"recommended_seconds": recommended},
+			"%s disables its timeout (%s): a hang holds every call until the caller gives up; %s is recommended", ob.Name, t.Raw, human.Seconds(recommended)))
+	}
+	if perTry != nil && perTry.Value > 0 {
+		out = append(out, cutOffFindings(ob, perTry, "per-try timeout", cg, h, recommended, confidence, o)...)
+		if ob.Attempts != nil && ob.Attempts.Value > 1 && timeout != nil && timeout.Value > 0 && perTry.Value >= timeout.Value {
+			add(perTry.Pos, finding.Newf(finding.CheckPerTryOverTimeout, finding.Fields{"per_try_seconds": perTry.Value, "timeout_seconds": timeout.Value},
+				"the per-try timeout %s is not below the overall timeout %s: no retry can ever start after an attempt times out", human.Seconds(perTry.Value), human.Seconds(timeout.Value)))
+		}
+	}
+	attempts := 1
+	if ob.Attempts != nil {
+		attempts = max(ob.Attempts.Value, 1)
+	}
+	if attempts > 1 {
+		if timeout != nil && timeout.Value > 0 && perTry != nil && perTry.Value > 0 && float64(attempts)*perTry.Value > timeout.Value*(1+1e-9) {
+			fit := int(math.Floor(timeout.Value/perTry.Value + 1e-9))
+			add(ob.Attempts.Pos, finding.Newf(finding.CheckAttemptsDontFit, finding.Fields{"attempts": attempts, "attempts_that_fit": fit,
+				"per_try_seconds": perTry.Value, "timeout_seconds": timeout.Value},
+				"%d attempts of %s cannot fit the overall timeout of %s: at most %d run in full when attempts time out", attempts, human.Seconds(perTry.Value), human.Seconds(timeout.Value), fit))
+		}
+		if nonIdem := ob.RetryNonIdempotent; nonIdem != nil && nonIdem.Value {
+			add(nonIdem.Pos, finding.Newf(finding.CheckRetryNonIdempotent, finding.Fields{"attempts": attempts},
+				"non-idempotent requests (POST, PATCH) are retried after failures that may have been applied: a retried payment is charged twice (RFC 9110 section 9.2.2)"))
+		}
+		if ob.Jitter == "none" {
+			add(ob.Attempts.Pos, finding.Newf(finding.CheckNoJitter, finding.Fields{"attempts": attempts},
+				"retries go at once, without backoff or jitter: when the dependency fails, every client retries in the same instant"))
+		}
+	}
+	// A hang at the configured timeout: Little's law at the peak rate,
+	// against the caller's pool (--pool). A limit of calls in flight the
+	// config sets below the pool (a bulkhead: Envoy max_requests) caps
+	// the hang there, and the pool survives.
+	pool := o.Pool
+	limit := firstSet(ob.MaxInFlight, upstream.MaxInFlight)
+	if limit != nil && limit.Default {
+		limit = nil
+	}
+	hangTry := 0.0
+	switch {
+	case perTry != nil && perTry.Value > 0:
+		hangTry = perTry.Value
+	case timeout != nil && timeout.Value > 0:
+		hangTry = timeout.Value
+	}
+	ll := cg.res.LittlesLaw
+	if hangTry > 0 && ll.RateKnown && pool > 0 {
+		in := littleslaw.Input{Rate: ll.Rate, PeakRate: ll.PeakRate, Pool: pool, MeanLatency: ll.MeanLatency,
+			Timeout: time.Duration(hangTry * float64(time.Second)), Attempts: attempts}
+		if timeout != nil && timeout.Value > 0 && perTry != nil && perTry.Value > 0 {
+			in.Deadline = time.Duration(timeout.Value * float64(time.Second))
+		}
+		r := littleslaw.Analyze(in)
+		if r.PoolExhausted && (limit == nil || limit.Value >= pool) {
+			pos := ob.Pos
+			if timeout != nil {
+				pos = timeout.Pos
+			}
+			add(pos, finding.Newf(finding.CheckHangExhaustsPool, finding.Fields{"configured_seconds": hangTry, "rate_per_second": max(r.PeakRate, r.Rate),
+				"pool": pool, "in_flight_during_hang": r.InFlightDuringHang, "seconds_to_exhaustion": r.SecondsToExhaustion, "recommended_seconds": recommended},
+				"during a hang, %s calls/s x %s = %s calls wait at once, %.1f x the pool of %s: the pool is exhausted %s s into the hang",
+				human.Number(max(r.PeakRate, r.Rate)), human.Seconds(r.HangWait.Seconds()), human.Number(r.InFlightDuringHang),
+				r.InFlightDuringHang/float64(pool), human.Count(int64(pool)), human.Number(r.SecondsToExhaustion)))
+		}
+	}
+	if ll.RateKnown {
+		if m := limit; m != nil && m.Value < ll.Bulkhead {
+			add(m.Pos, finding.Newf(finding.CheckBulkheadBelowDemand, finding.Fields{"max_in_flight": m.Value, "bulkhead": ll.Bulkhead, "in_flight_peak": ll.InFlightPeak},
+				"the limit of %d calls in flight is below normal demand: at the peak rate %s calls are in flight on average, and %d is the 99.9th percentile (Poisson), so calls are turned away on a normal day",
+				m.Value, human.Number(ll.InFlightPeak), ll.Bulkhead))
+		}
+	}
+	// The connect timeout, the route's own or its cluster's.
+	ct := firstSet(ob.ConnectTimeout, upstream.ConnectTimeout)
+	ctLimit := o.DatacenterConnect
+	if ctLimit == 0 {
+		ctLimit = time.Second
+	}
+	if ct != nil && ct.Value > ctLimit.Seconds() {
+		f := finding.Fields{"configured_seconds": ct.Value, "limit_seconds": ctLimit.Seconds()}
+		if rc := rec.ConnectTimeout; rc > 0 {
+			f["recommended_seconds"] = rc.Seconds()
+		}
+		add(ct.Pos, finding.Newf(finding.CheckConnectTimeoutLong, f,
+			"the connect timeout is %s%s: inside a datacenter a connect takes a few round trips of a millisecond or less; above %s a dead host holds each call that long before the retry",
+			human.Seconds(ct.Value), defaultSuffix(ct), human.Seconds(ctLimit.Seconds())))
+	}
+	return out
+}
+
+func defaultSuffix[T any](s *snippet.Setting[T]) string {
+	if s.Default {
+		return " (the default: none is set)"
+	}
+	return ""
+}
+
+func firstSet[T any](ss ...*snippet.Setting[T]) *snippet.Setting[T] {
+	for _, s := range ss {
+		if s != nil {
+			return s
+		}
+	}
+	return nil
+}
+
+// cutOffFindings holds one timeout against the group's latency: the share
+// of calls it cuts off, with its confidence interval, against
+// --false-timeouts.
+func cutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what string, cg checkedGroup, h *histogram.Latency, recommended, confidence float64, o CheckOptions) []report.CheckFinding {
+	d := time.Duration(t.Value * float64(time.Second))
+	n := h.Count()
+	above := h.CountAbove(d)
+	share := float64(above) / float64(n)
+	lo, hi := wilson(above, n, confidence)
+	fields := finding.Fields{"configured_seconds": t.Value, "cut_off_fraction": share, "cut_off_low_fraction": lo, "cut_off_high_fraction": hi,
+		"calls": n, "calls_cut_off": above, "false_timeouts_fraction": o.Recommend.FalseTimeouts, "recommended_seconds": recommended}
+	if ll := cg.res.LittlesLaw; ll.RateKnown {
+		fields["in_flight_during_hang"] = littleslaw.InFlight(max(ll.PeakRate, ll.Rate), d)
+	}
+	if ob.TimeoutIdle {
+		what += " (between two reads: it cuts a call off while no byte arrives, so a response that streams may last longer)"
+	}
+	var f finding.Finding
+	if share > o.Recommend.FalseTimeouts {
+		f = finding.Newf(finding.CheckTimeoutCutsOff, fields,
+			"the %s of %s cuts off %s of these calls (%s of %s; %s confidence: %s to %s), more than the %s asked for (--false-timeouts): %s would not",
+			what, human.Seconds(t.Value), human.Percent(share), human.Count(above), human.Count(n), human.Percent(confidence),
+			human.Percent(lo), human.Percent(hi), human.Percent(o.Recommend.FalseTimeouts), human.Seconds(recommended))
+	} else {
+		f = finding.Newf(finding.CheckTimeoutFits, fields,
+			"the %s of %s cuts off %s of these calls (%s of %s), within the %s asked for; the recommendation is %s",
+			what, human.Seconds(t.Value), human.Percent(share), human.Count(above), human.Count(n), human.Percent(o.Recommend.FalseTimeouts), human.Seconds(recommended))
+	}
+	return []report.CheckFinding{{Code: string(f.Code), Severity: string(f.Severity), File: t.Pos.File, Line: t.Pos.Line,
+		Target: ob.Target, Object: ob.Name, Group: cg.g.Name, Message: f.Message, Measured: f.Fields}}
+}
+
+// wilson is the Wilson score interval of a share k/n at a confidence.
+func wilson(k, n int64, confidence float64) (lo, hi float64) {
+	if n == 0 {
+		return 0, 1
+	}
+	z := math.Sqrt2 * math.Erfinv(confidence)
+	p, nf := float64(k)/float64(n), float64(n)
+	den := 1 + z*z/nf
+	mid := (p + z*z/(2*nf)) / den
+	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / den
+	return max(mid-half, 0), min(mid+half, 1)
+}
+
+// layerFindings: configs of one call chain given together, each retrying,
+// multiply their attempts at the bottom.
+func layerFindings(objects []snippet.Object, files []string) []report.CheckFinding {
+	type layer struct {
+		file     string
+		attempts int
+		pos      snippet.Pos
+		object   string
+		target   string
+	}
+	var layers []layer
+	for _, f := range files {
+		best := layer{file: f, attempts: 1}
+		for _, ob := range objects {
+			if ob.Pos.File == f && ob.Attempts != nil && ob.Attempts.Value > best.attempts {
+				best = layer{file: f, attempts: ob.Attempts.Value, pos: ob.Attempts.Pos, object: ob.Name, target: ob.Target}
+			}
+		}
+		if best.attempts > 1 {
+			layers = append(layers, best)
+		}
+	}
+	if len(layers) < 2 {
+		return nil
+	}
+	total := 1
+	var parts []string
+	for _, l := range layers {
+		total *= l.attempts
+		parts = append(parts, fmt.Sprintf("%d (%s, %s)", l.attempts, l.object, l.pos))
+	}
+	top := layers[0]
+	f := finding.Newf(finding.CheckRetryLayers, finding.Fields{"layers": len(layers), "attempts_at_bottom": total},
+		"%d layers retry: %s make up to %d attempts at the bottom per request; retry at one layer (the one nearest the caller, which knows the deadline) and give the others one attempt",
+		len(layers), strings.Join(parts, " x "), total)
+	return []report.CheckFinding{{Code: string(f.Code), Severity: string(f.Severity), File: top.pos.File, Line: top.pos.Line,
+		Target: top.target, Object: top.object, Message: f.Message, Measured: f.Fields}}
+}

@@ -1,0 +1,164 @@
+package analysis
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/internal/finding"
+	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/report/snippet"
+)
+
+func checkOptions(configs ...string) CheckOptions {
+	o := CheckOptions{Options: Options{Inputs: []string{filepath.Join("..", "testdata", "mixture.csv")}, Recommend: recommend.DefaultOptions()}}
+	for _, c := range configs {
+		o.Configs = append(o.Configs, filepath.Join("testdata", "check", c))
+	}
+	return o
+}
+
+func findingsOf(c *report.Check, code finding.Code) []report.CheckFinding {
+	var out []report.CheckFinding
+	for _, f := range c.Findings {
+		if f.Code == string(code) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// TestCheckEnvoyTimeout: an Envoy route with timeout 0.25s over the worked
+// example cuts off 1.74 % of its calls (the candidates table of the
+// README), an error at the config's line; at the recommended 800ms it
+// passes.
+func TestCheckEnvoyTimeout(t *testing.T) {
+	c, err := Check(context.Background(), checkOptions("envoy-250ms.yaml"), nil)
+	require.NoError(t, err)
+	cut := findingsOf(c, finding.CheckTimeoutCutsOff)
+	require.Len(t, cut, 1, "%+v", c.Findings)
+	f := cut[0]
+	assert.Equal(t, "error", f.Severity)
+	assert.Equal(t, filepath.Join("testdata", "check", "envoy-250ms.yaml"), f.File)
+	assert.Equal(t, 21, f.Line, "the line of timeout: 0.25s")
+	assert.Equal(t, "all", f.Group)
+	assert.Equal(t, 0.25, f.Measured["configured_seconds"])
+	assert.InDelta(t, 3482.0/200000, f.Measured["cut_off_fraction"], 1e-12, "the exact share above 250ms")
+	assert.Less(t, f.Measured["cut_off_low_fraction"], f.Measured["cut_off_fraction"])
+	assert.Greater(t, f.Measured["cut_off_high_fraction"], f.Measured["cut_off_fraction"])
+	assert.Equal(t, 0.8, f.Measured["recommended_seconds"])
+	assert.Contains(t, f.Message, "cuts off 1.74 % of these calls")
+	assert.True(t, c.AtLeast("error"))
+	assert.Empty(t, c.UnmatchedGroups)
+
+	ok := checkOptions()
+	ok.Configs = []string{writeConfig(t, "envoy.yaml", "0.25s", "0.8s")}
+	c, err = Check(context.Background(), ok, nil)
+	require.NoError(t, err)
+	assert.Empty(t, findingsOf(c, finding.CheckTimeoutCutsOff))
+	require.Len(t, findingsOf(c, finding.CheckTimeoutFits), 1)
+	assert.False(t, c.AtLeast("error"), "%+v", c.Findings)
+}
+
+// TestCheckNginxDefaultHang: a location without proxy_read_timeout runs on
+// nginx's 60 s; at 400 calls/s and a pool of 200 a hang exhausts the pool
+// 0.5 s in (200 / 400).
+func TestCheckNginxDefaultHang(t *testing.T) {
+	o := checkOptions("nginx-default.conf")
+	o.Rate, o.Pool = 400, 200
+	c, err := Check(context.Background(), o, nil)
+	require.NoError(t, err)
+	require.Len(t, findingsOf(c, finding.CheckDefaultTimeout), 1)
+	hang := findingsOf(c, finding.CheckHangExhaustsPool)
+	require.Len(t, hang, 1, "%+v", c.Findings)
+	assert.Equal(t, 6, hang[0].Line, "the location's line: the default has no line of its own")
+	assert.Equal(t, 60.0, hang[0].Measured["configured_seconds"])
+	assert.InDelta(t, 0.5, hang[0].Measured["seconds_to_exhaustion"], 1e-9)
+	assert.InDelta(t, 24000, hang[0].Measured["in_flight_during_hang"], 1e-6)
+}
+
+// TestCheckRetryLayers: an Envoy route with 3 attempts in front of a gRPC
+// service with 3 makes 9 attempts at the bottom.
+func TestCheckRetryLayers(t *testing.T) {
+	c, err := Check(context.Background(), checkOptions("envoy-3-attempts.yaml", "grpc-3-attempts.json"), nil)
+	require.NoError(t, err)
+	layers := findingsOf(c, finding.CheckRetryLayers)
+	require.Len(t, layers, 1, "%+v", c.Findings)
+	assert.EqualValues(t, 9, layers[0].Measured["attempts_at_bottom"])
+	assert.EqualValues(t, 2, layers[0].Measured["layers"])
+	assert.Contains(t, layers[0].Message, "up to 9 attempts at the bottom")
+}
+
+// TestWilson: the Wilson interval of 3,482 in 200,000 at 95 %.
+func TestWilson(t *testing.T) {
+	lo, hi := wilson(3482, 200000, 0.95)
+	assert.InDelta(t, 0.016846, lo, 2e-6) // by hand: 0.017419 -+ 0.000573
+	assert.InDelta(t, 0.017993, hi, 2e-6)
+	lo, hi = wilson(0, 100, 0.95)
+	assert.Equal(t, 0.0, lo)
+	assert.InDelta(t, 0.0370, hi, 5e-4, "zero of a hundred still leaves 3.7 % open")
+}
+
+// writeConfig writes testdata/check/name with old replaced by new, and
+// returns its path.
+func writeConfig(t *testing.T, name, old, new string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "check", "envoy-250ms.yaml"))
+	require.NoError(t, err)
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(data), old, new, 1)), 0o644))
+	return p
+}
+
+// TestCheckOwnSnippets: every config the snippet writers produce from the
+// data passes check on the same data: nothing above info. With a pool the
+// worked example's timeout alone cannot protect (analyze says a hang
+// exhausts it 0.5 s in), the targets that carry the bulkhead (Envoy's
+// max_requests, Istio's http2MaxRequests, nginx's max_conns, HAProxy's
+// maxconn, resilience4j's bulkhead) still pass, and the others report that
+// hang and nothing else. A target whose reader and writer disagree on a
+// value, or a check that misreads its own advice, fails here.
+func TestCheckOwnSnippets(t *testing.T) {
+	for _, pool := range []int{0, 200} {
+		o := checkOptions()
+		o.Rate, o.Pool, o.Recommend.RTT = 400, pool, 2*time.Millisecond
+		r, err := Run(context.Background(), o.Options, nil)
+		require.NoError(t, err)
+		exhausted := r.Groups[0].LittlesLaw.PoolExhausted != nil && *r.Groups[0].LittlesLaw.PoolExhausted
+		require.Equal(t, pool > 0, exhausted, "analyze's own verdict on the pool")
+		dir := t.TempDir()
+		read := 0
+		for _, target := range snippet.Targets() {
+			if !target.Reads() {
+				continue
+			}
+			body, err := target.Render(r, snippet.Options{})
+			require.NoError(t, err, target.Name)
+			p := filepath.Join(dir, target.File)
+			require.NoError(t, os.WriteFile(p, body, 0o644))
+			co := o
+			co.Configs, co.ConfigFormat = []string{p}, target.Name
+			c, err := Check(context.Background(), co, nil)
+			require.NoError(t, err, "%s:\n%s", target.Name, body)
+			read++
+			bulkhead := slices.Contains([]string{"envoy", "istio", "nginx", "haproxy", "resilience4j"}, target.Name)
+			for _, f := range c.Findings {
+				if f.Severity == "info" {
+					continue
+				}
+				assert.True(t, exhausted && !bulkhead && f.Code == string(finding.CheckHangExhaustsPool),
+					"pool %d, %s: %s [%s] %s: %s\n%s", pool, target.Name, f.Severity, f.Code, f.Object, f.Message, body)
+			}
+			assert.NotEmpty(t, findingsOf(c, finding.CheckTimeoutFits), "%s: its timeout is held against the data and fits", target.Name)
+		}
+		assert.GreaterOrEqual(t, read, 8, "every target that reads")
+	}
+}

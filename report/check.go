@@ -1,0 +1,134 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tunetimeout/tunetimeout/internal/escape"
+	"github.com/tunetimeout/tunetimeout/internal/finding"
+	"github.com/tunetimeout/tunetimeout/internal/human"
+)
+
+// Check is what `tunetimeout check` found: the configs' values held
+// against the data, each finding at the config's file and line
+// (docs/check.md).
+type Check struct {
+	Input   Input    `json:"input"`
+	Configs []string `json:"configs"`
+	// Findings are in the order of the configs' files and lines.
+	Findings []CheckFinding `json:"findings"`
+	// UnmatchedConfig are the config objects no group of the data maps
+	// to; UnmatchedGroups the groups no config object maps to. Neither is
+	// dropped silently: --map sends one to the other.
+	UnmatchedConfig []ConfigObject `json:"unmatched_config"`
+	UnmatchedGroups []string       `json:"unmatched_groups"`
+	// Notes say what was read and not checked.
+	Notes []string `json:"notes"`
+	// ToolVersion is the version of tunetimeout that checked, which the
+	// SARIF log names (WriteCheckSARIF); "" is "dev". The command sets it:
+	// report cannot know it.
+	ToolVersion string `json:"-"`
+}
+
+// CheckFinding is one finding of check: a finding code (docs/findings.md),
+// where in the config, which object and group, and its numbers (Measured;
+// timeout findings carry configured_seconds, cut_off_fraction,
+// recommended_seconds and in_flight_during_hang).
+type CheckFinding struct {
+	Code     string         `json:"code"`
+	Severity string         `json:"severity"`
+	File     string         `json:"file"`
+	Line     int            `json:"line"`
+	Target   string         `json:"target"`
+	Object   string         `json:"object"`
+	Group    string         `json:"group"`
+	Message  string         `json:"message"`
+	Measured finding.Fields `json:"measured"`
+	// Baseline: the finding is in the --baseline check given, accepted
+	// as known; it never fails the check.
+	Baseline bool `json:"baseline,omitempty"`
+}
+
+// ConfigObject names a config object.
+type ConfigObject struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Target string `json:"target"`
+	Kind   string `json:"kind"`
+	Object string `json:"object"`
+}
+
+// Counts returns how many findings there are of each severity.
+func (c *Check) Counts() map[string]int {
+	out := map[string]int{}
+	for _, f := range c.Findings {
+		out[f.Severity]++
+	}
+	return out
+}
+
+// AtLeast reports whether a finding not in the baseline is at or above
+// severity (info, warning, error).
+func (c *Check) AtLeast(severity string) bool {
+	rank := map[string]int{string(finding.Info): 0, string(finding.Warning): 1, string(finding.Error): 2}
+	for _, f := range c.Findings {
+		if !f.Baseline && rank[f.Severity] >= rank[severity] {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteCheckJSON writes the check as JSON.
+func WriteCheckJSON(w io.Writer, c *Check) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(c); err != nil {
+		return err
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// WriteCheckText writes the check for a terminal, one finding a paragraph
+// as compilers write them: "file:line: severity [CODE] object (group):
+// message". Names from the configs and the data are shown with their
+// control characters escaped.
+func WriteCheckText(w io.Writer, c *Check) error {
+	v := escape.Visible
+	var b strings.Builder
+	fmt.Fprintf(&b, "Read %s records from %s; checked %s.\n", human.Count(c.Input.Records), v(strings.Join(c.Input.Files, ", ")), v(strings.Join(c.Configs, ", ")))
+	for _, n := range c.Notes {
+		b.WriteString(v(n) + "\n")
+	}
+	for _, f := range c.Findings {
+		head := fmt.Sprintf("%s:%d: %s [%s] %s", v(f.File), f.Line, f.Severity, f.Code, v(f.Object))
+		if f.Group != "" {
+			head += " (" + v(f.Group) + ")"
+		}
+		if f.Baseline {
+			head += " [baseline]"
+		}
+		b.WriteString("\n" + wrap(head+": "+v(f.Message), "", textWidth))
+	}
+	if len(c.UnmatchedConfig) > 0 {
+		b.WriteString("\nConfig with no data (give --map OBJECT=GROUP, or data grouped by route):\n")
+		for _, o := range c.UnmatchedConfig {
+			fmt.Fprintf(&b, "  %s:%d: %s %s\n", v(o.File), o.Line, v(o.Kind), v(o.Object))
+		}
+	}
+	if len(c.UnmatchedGroups) > 0 {
+		b.WriteString("\nGroups no config object covers:\n")
+		for _, g := range c.UnmatchedGroups {
+			b.WriteString("  " + v(g) + "\n")
+		}
+	}
+	n := c.Counts()
+	fmt.Fprintf(&b, "\n%d findings: %d errors, %d warnings, %d info.\n", len(c.Findings), n["error"], n["warning"], n["info"])
+	_, err := io.WriteString(w, escape.Lines(b.String()))
+	return err
+}
