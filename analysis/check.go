@@ -216,6 +216,10 @@ func openIncluded(p string) ([]byte, error) {
 	return []byte(names.String()), nil
 }
 
+// ReadConfigFile reads a config file as check reads it: whole, refusing
+// one over MaxConfigBytes.
+func ReadConfigFile(name string) ([]byte, error) { return readBounded(name, nil) }
+
 // readBounded reads a config file whole, refusing one over MaxConfigBytes.
 func readBounded(name string, stdin io.Reader) ([]byte, error) {
 	r := stdin
@@ -405,8 +409,9 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, o CheckOptions) [
 	timeout, perTry := ob.Timeout, ob.PerTryTimeout
 	if t := timeout; t != nil && t.Value > 0 {
 		if t.Default {
-			add(t.Pos, finding.Newf(finding.CheckDefaultTimeout, finding.Fields{"configured_seconds": t.Value},
+			add(t.Pos, finding.Newf(finding.CheckDefaultTimeout, finding.Fields{"configured_seconds": t.Value, "recommended_seconds": recommended},
 				"no timeout is set: %s's default of %s is in force, chosen by nobody for this service", ob.Target, human.Seconds(t.Value)))
+			out[len(out)-1].Fix = fixFor(ob, t, recommended)
 		}
 		out = append(out, cutOffFindings(ob, t, "timeout", cg, h, recommended, confidence, o)...)
 	} else if t != nil && t.Value == 0 && !t.Default {
@@ -474,6 +479,13 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, o CheckOptions) [
 				"during a hang, %s calls/s x %s = %s calls wait at once, %.1f x the pool of %s: the pool is exhausted %s s into the hang",
 				human.Number(max(r.PeakRate, r.Rate)), human.Seconds(r.HangWait.Seconds()), human.Number(r.InFlightDuringHang),
 				r.InFlightDuringHang/float64(pool), human.Count(int64(pool)), human.Number(r.SecondsToExhaustion)))
+			if recommended < hangTry {
+				s := timeout
+				if perTry != nil && perTry.Value > 0 {
+					s = perTry
+				}
+				out[len(out)-1].Fix = fixFor(ob, s, recommended)
+			}
 		}
 	}
 	if ll.RateKnown {
@@ -497,6 +509,13 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, o CheckOptions) [
 		add(ct.Pos, finding.Newf(finding.CheckConnectTimeoutLong, f,
 			"the connect timeout is %s%s: inside a datacenter a connect takes a few round trips of a millisecond or less; above %s a dead host holds each call that long before the retry",
 			human.Seconds(ct.Value), defaultSuffix(ct), human.Seconds(ctLimit.Seconds())))
+		if rc := rec.ConnectTimeout; rc > 0 {
+			owner := ob
+			if ct != ob.ConnectTimeout {
+				owner = upstream
+			}
+			out[len(out)-1].Fix = fixFor(owner, ct, rc.Seconds())
+		}
 	}
 	return out
 }
@@ -545,8 +564,39 @@ func cutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what string,
 			"the %s of %s cuts off %s of these calls (%s of %s), within the %s asked for; the recommendation is %s",
 			what, human.Seconds(t.Value), human.Percent(share), human.Count(above), human.Count(n), human.Percent(o.Recommend.FalseTimeouts), human.Seconds(recommended))
 	}
-	return []report.CheckFinding{{Code: string(f.Code), Severity: string(f.Severity), File: t.Pos.File, Line: t.Pos.Line,
-		Target: ob.Target, Object: ob.Name, Group: cg.g.Name, Message: f.Message, Measured: f.Fields}}
+	out := report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: t.Pos.File, Line: t.Pos.Line,
+		Target: ob.Target, Object: ob.Name, Group: cg.g.Name, Message: f.Message, Measured: f.Fields}
+	if share > o.Recommend.FalseTimeouts {
+		out.Fix = fixFor(ob, t, recommended)
+	}
+	return []report.CheckFinding{out}
+}
+
+// fixFor is the edit that sets s, a value of ob, to seconds: the value
+// replaced where ob itself sets it; a line added to ob where the value is
+// a default or inherited from an enclosing block (nginx's http or server,
+// HAProxy's defaults), so that nothing else changes with it. nil when the
+// target has no literal for it, or where the edit would need the file's
+// structure (a YAML key to add).
+func fixFor(ob snippet.Object, s *snippet.Setting[float64], seconds float64) *report.Fix {
+	t, err := snippet.Lookup(ob.Target)
+	if err != nil || s == nil {
+		return nil
+	}
+	lit, ok := t.WriteDuration(time.Duration(math.Ceil(seconds*1000)) * time.Millisecond)
+	if !ok {
+		return nil
+	}
+	own := !s.Default && s.Raw != "" && s.Pos.File == ob.Pos.File && s.Pos.Line >= ob.Pos.Line
+	switch {
+	case own:
+		return &report.Fix{File: s.Pos.File, Line: s.Pos.Line, Old: s.Raw, New: lit}
+	case s.Key != "" && ob.Target == "nginx":
+		return &report.Fix{File: ob.Pos.File, Line: ob.Pos.Line, Insert: s.Key + " " + lit + ";", Opens: "{"}
+	case s.Key != "" && ob.Target == "haproxy":
+		return &report.Fix{File: ob.Pos.File, Line: ob.Pos.Line, Insert: s.Key + " " + lit}
+	}
+	return nil
 }
 
 // wilson is the Wilson score interval of a share k/n at a confidence.

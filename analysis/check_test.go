@@ -18,8 +18,12 @@ import (
 	"github.com/tunetimeout/tunetimeout/report/snippet"
 )
 
+// mixtureData is the worked example's data, by an absolute path: the
+// tests of --suggest change directory.
+var mixtureData, _ = filepath.Abs(filepath.Join("..", "testdata", "mixture.csv"))
+
 func checkOptions(configs ...string) CheckOptions {
-	o := CheckOptions{Options: Options{Inputs: []string{filepath.Join("..", "testdata", "mixture.csv")}, Recommend: recommend.DefaultOptions()}}
+	o := CheckOptions{Options: Options{Inputs: []string{mixtureData}, Recommend: recommend.DefaultOptions()}}
 	for _, c := range configs {
 		o.Configs = append(o.Configs, filepath.Join("testdata", "check", c))
 	}

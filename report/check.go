@@ -50,6 +50,9 @@ type CheckFinding struct {
 	// Baseline: the finding is in the --baseline check given, accepted
 	// as known; it never fails the check.
 	Baseline bool `json:"baseline,omitempty"`
+	// Fix is the edit that brings the value to the recommendation
+	// (--suggest); nil when there is none to make in the file.
+	Fix *Fix `json:"fix,omitempty"`
 }
 
 // ConfigObject names a config object.
@@ -61,13 +64,18 @@ type ConfigObject struct {
 	Object string `json:"object"`
 }
 
-// Counts returns how many findings there are of each severity.
-func (c *Check) Counts() map[string]int {
+// Counts returns how many findings there are of each severity, the
+// baseline's left out, and how many of the baseline there are.
+func (c *Check) Counts() (bySeverity map[string]int, baseline int) {
 	out := map[string]int{}
 	for _, f := range c.Findings {
+		if f.Baseline {
+			baseline++
+			continue
+		}
 		out[f.Severity]++
 	}
-	return out
+	return out, baseline
 }
 
 // AtLeast reports whether a finding not in the baseline is at or above
@@ -127,8 +135,12 @@ func WriteCheckText(w io.Writer, c *Check) error {
 			b.WriteString("  " + v(g) + "\n")
 		}
 	}
-	n := c.Counts()
-	fmt.Fprintf(&b, "\n%d findings: %d errors, %d warnings, %d info.\n", len(c.Findings), n["error"], n["warning"], n["info"])
+	n, known := c.Counts()
+	fmt.Fprintf(&b, "\n%d findings: %d errors, %d warnings, %d info", len(c.Findings)-known, n["error"], n["warning"], n["info"])
+	if known > 0 {
+		fmt.Fprintf(&b, "; and %d known from the baseline", known)
+	}
+	b.WriteString(".\n")
 	_, err := io.WriteString(w, escape.Lines(b.String()))
 	return err
 }

@@ -40,6 +40,18 @@ type Setting[T any] struct {
 	Pos     Pos
 	Raw     string
 	Default bool
+	// Key is the target's name of the value where a reader knows it
+	// ("proxy_read_timeout", "timeout server"): what an edit that sets a
+	// defaulted value writes.
+	Key string
+}
+
+// keyed returns s with its Key set; nil stays nil.
+func keyed[T any](s *Setting[T], key string) *Setting[T] {
+	if s != nil {
+		s.Key = key
+	}
+	return s
 }
 
 // Set returns a setting read from the file.

@@ -757,12 +757,18 @@ func (p *haproxyProxy) object() (Object, error) {
 		o.Notes = append(o.Notes, fmt.Sprintf("%s %s (%s) is an environment variable: not read", what, l.word(len(l.words)-1), l.pos))
 	}
 	var known bool
-	if o.Timeout, known = p.timeout("server"); !known {
+	if o.Timeout, known = p.timeout("server"); known {
+		o.Timeout = keyed(o.Timeout, "timeout server")
+	}
+	if !known {
 		envNote("timeout server")
 	} else if o.Timeout == nil {
 		o.Notes = append(o.Notes, "no timeout server: HAProxy waits forever and warns at startup")
 	}
-	if o.ConnectTimeout, known = p.timeout("connect"); !known {
+	if o.ConnectTimeout, known = p.timeout("connect"); known {
+		o.ConnectTimeout = keyed(o.ConnectTimeout, "timeout connect")
+	}
+	if !known {
 		envNote("timeout connect")
 	} else if o.ConnectTimeout == nil {
 		o.Notes = append(o.Notes, "no timeout connect: a connect waits as long as the kernel lets it, and HAProxy warns at startup")

@@ -1221,13 +1221,13 @@ func (in *nginxInterp) proxyObject(name string, pos Pos, matches []Match, set ng
 	timeout := func(directive string) (*Setting[float64], error) {
 		d := set[directive]
 		if d == nil {
-			return Defaulted[float64](nginxDefaultTimeoutSeconds, pos), nil
+			return keyed(Defaulted[float64](nginxDefaultTimeoutSeconds, pos), directive), nil
 		}
 		v, err := nginxSeconds(d)
 		if err != nil {
 			return nil, err
 		}
-		return Set(v, d.pos, d.arg(0)), nil
+		return keyed(Set(v, d.pos, d.arg(0)), directive), nil
 	}
 	if o.Timeout, err = timeout(mod + "_read_timeout"); err != nil {
 		return o, err
