@@ -1,0 +1,195 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tunetimeout/tunetimeout/analysis"
+	"github.com/tunetimeout/tunetimeout/internal/finding"
+	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/report/snippet"
+)
+
+func newCheck() *cobra.Command {
+	var (
+		o        = analysis.CheckOptions{Options: analysis.Options{Recommend: recommend.DefaultOptions()}}
+		f        analyzeFlags
+		data     []string
+		maps     []string
+		failOn   string
+		baseline string
+		suggest  bool
+		cfgFmt   string
+		severity = []string{string(finding.Info), string(finding.Warning), string(finding.Error), "never"}
+	)
+	cmd := &cobra.Command{
+		Use:   "check CONFIG... --data DATA...",
+		Short: "Hold the timeouts and retries of existing configs against measured latency",
+		Long: `check reads the configs you run (` + strings.Join(readers(), ", ") + `) and
+the latency you measured (--data: any input analyze reads), maps each config
+object to the groups of the data (by its own route matches when the data are
+grouped by route, --by route; every group when they are not; --map
+OBJECT=GROUP over both), and reports, at the config's file and line, what its
+values cost: the share of calls a timeout cuts off with its confidence
+interval against --false-timeouts, a hang at that timeout exhausting the pool
+(Little's law at the peak rate; --pool, or the config's own limit), a per-try
+timeout not below the overall one, attempts that cannot fit it, retries of
+non-idempotent requests, retries without jitter, retries at several layers,
+a connect timeout longer than a datacenter needs, a default in force.
+
+Exit codes: 0 when no finding is at or above --fail-on (default error), 1
+when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
+		Example: `  # An Envoy route's timeout over the worked example's data
+  tunetimeout check envoy.yaml --data testdata/mixture.csv
+
+  # nginx at 400 calls/s and a pool of 200, per route
+  tunetimeout check /etc/nginx/nginx.conf --data access.log --by route \
+      --rate 400 --pool 200
+
+  # Two layers of one call chain, JSON for CI
+  tunetimeout check envoy.yaml service-config.json --data latencies.csv -o json
+
+  # SARIF for GitHub code scanning, exit 0 whatever it finds
+  tunetimeout check envoy.yaml --data latencies.csv -o sarif --output check.sarif --fail-on never`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(data) == 0 {
+				return usageError{fmt.Errorf("--data: name the latency to check against (any input analyze reads)")}
+			}
+			if err := f.apply(cmd.Flags(), &o.Options); err != nil {
+				return usageError{err}
+			}
+			if !slices.Contains(severity, failOn) {
+				return usageError{fmt.Errorf("--fail-on %q: want %s", failOn, strings.Join(severity, ", "))}
+			}
+			if cfgFmt != "" && !slices.Contains(readers(), cfgFmt) {
+				return usageError{fmt.Errorf("--config-format %q: want %s", cfgFmt, strings.Join(readers(), ", "))}
+			}
+			i := slices.IndexFunc(checkWriters, func(w checkWriter) bool { return w.name == f.format })
+			if i < 0 {
+				return usageError{fmt.Errorf("unknown output format %q (known: %s)", f.format, strings.Join(slices.Sorted(slices.Values(checkFormats())), ", "))}
+			}
+			write := checkWriters[i].write
+			o.Map = map[string]string{}
+			for _, m := range maps {
+				obj, group, ok := strings.Cut(m, "=")
+				if !ok || obj == "" || group == "" {
+					return usageError{fmt.Errorf("--map %q: want CONFIG_OBJECT=GROUP", m)}
+				}
+				o.Map[obj] = group
+			}
+			o.Configs, o.Inputs, o.ConfigFormat = args, data, cfgFmt
+			c, err := analysis.Check(cmd.Context(), o, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			c.ToolVersion = buildVersion()
+			if baseline != "" {
+				b, err := readCheck(baseline)
+				if err != nil {
+					return err
+				}
+				c.ApplyBaseline(b)
+			}
+			out := func(w io.Writer) error { return write(w, c) }
+			if suggest {
+				// The edits alone, for patch -p0.
+				out = func(w io.Writer) error {
+					skipped, err := report.WriteFixes(w, c, func(file string) ([]byte, error) { return analysis.ReadConfigFile(file) })
+					if skipped > 0 && err == nil {
+						fmt.Fprintf(cmd.ErrOrStderr(), "tunetimeout: %d edits left out: their value is no longer on its line\n", skipped)
+					}
+					return err
+				}
+			}
+			if f.output != "" {
+				err = temps.Write(cmd.Context(), f.output, out)
+			} else {
+				err = out(cmd.OutOrStdout())
+			}
+			if err != nil {
+				return err
+			}
+			if failOn != "never" && c.AtLeast(failOn) {
+				return fmt.Errorf("findings at or above %s: see above", failOn)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&data, "data", nil, "the measured latency: files, globs or - (any input analyze reads)")
+	fl.StringArrayVar(&maps, "map", nil, "send a config object to a group: OBJECT=GROUP, the object named as check lists it (repeatable)")
+	fl.StringVar(&failOn, "fail-on", string(finding.Error), "exit 1 when a finding is at or above this severity: "+strings.Join(severity, ", "))
+	fl.StringVar(&baseline, "baseline", "", "a check written with -o json whose findings are known: they are shown, marked, and fail nothing")
+	fl.BoolVar(&suggest, "suggest", false, "write, instead of the report, the edits that bring each value to the recommendation, as a unified diff for patch -p0")
+	fl.StringVar(&cfgFmt, "config-format", "", "read every config as this target's: "+strings.Join(readers(), ", ")+" (default: detected per file)")
+	addInputFlags(cmd, &o.Options, &f)
+	addAnalysisFlags(cmd, &o.Options, &f, checkFormats())
+	complete(cmd, "fail-on", severity...)
+	complete(cmd, "config-format", readers()...)
+	return cmd
+}
+
+// readCheck reads a --baseline.
+func readCheck(name string) (*report.Check, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("--baseline: %w", err)
+	}
+	defer f.Close()
+	return report.ReadCheckJSON(f, name)
+}
+
+// checkWriter is an output format of check (-o) and its writer.
+type checkWriter struct {
+	name  string
+	write func(io.Writer, *report.Check) error
+}
+
+// checkWriters are check's output formats, in the order --help lists them.
+var checkWriters = []checkWriter{
+	{"text", report.WriteCheckText},
+	{"json", report.WriteCheckJSON},
+	{"sarif", report.WriteCheckSARIF},
+	{"markdown", report.WriteCheckMarkdown},
+}
+
+// checkFormats are the names of checkWriters.
+func checkFormats() []string {
+	var out []string
+	for _, w := range checkWriters {
+		out = append(out, w.name)
+	}
+	return out
+}
+
+// buildVersion is the version of this build, as `tunetimeout version`
+// finds it (-ldflags "-X main.version=...", else the module's), "" when
+// neither knows one.
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return ""
+}
+
+// readers are the snippet targets that read configs.
+func readers() []string {
+	var out []string
+	for _, t := range snippet.Targets() {
+		if t.Reads() {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
