@@ -31,18 +31,23 @@ func newCheck() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "check CONFIG... --data DATA...",
-		Short: "Hold the timeouts and retries of existing configs against measured latency",
-		Long: `check reads the configs you run (` + strings.Join(readers(), ", ") + `) and
-the latency you measured (--data: any input analyze reads), maps each config
-object to the groups of the data (by its own route matches when the data are
-grouped by route, --by route; every group when they are not; --map
-OBJECT=GROUP over both), and reports, at the config's file and line, what its
-values cost: the share of calls a timeout cuts off with its confidence
-interval against --false-timeouts, a hang at that timeout exhausting the pool
-(Little's law at the peak rate; --pool, or the config's own limit), a per-try
-timeout not below the overall one, attempts that cannot fit it, retries of
-non-idempotent requests, retries without jitter, retries at several layers,
-a connect timeout longer than a datacenter needs, a default in force.
+		Short: "Hold the timeouts and retries you run against measured latency",
+		Long: wrapText("", "check reads the configs you run ("+strings.Join(readers(), ", ")+") and "+
+			"the latency you measured (--data: any input analyze reads), maps each config "+
+			"object to the groups of the data (by its own route matches when the data are "+
+			"grouped by route, --by route; every group when they are not; --map "+
+			"OBJECT=GROUP over both), and reports, at the config's file and line, what its "+
+			"values cost: the share of calls a timeout cuts off with its confidence "+
+			"interval against --false-timeouts, a hang at that timeout exhausting the pool "+
+			"(Little's law at the peak rate, against --pool; a limit in the config below "+
+			"it caps the hang), a per-try timeout not below the overall one, attempts that "+
+			"cannot fit it, retries of non-idempotent requests, retries without jitter, "+
+			"retries at several layers, a connect timeout longer than a datacenter needs, "+
+			"a default in force.", 0) + `
+
+--baseline FILE accepts the findings of an earlier check -o json; --suggest
+writes the edits that bring each value to the recommendation as a diff for
+patch -p0.
 
 Exit codes: 0 when no finding is at or above --fail-on (default error), 1
 when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
@@ -57,7 +62,11 @@ when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
   tunetimeout check envoy.yaml service-config.json --data latencies.csv -o json
 
   # SARIF for GitHub code scanning, exit 0 whatever it finds
-  tunetimeout check envoy.yaml --data latencies.csv -o sarif --output check.sarif --fail-on never`,
+  tunetimeout check envoy.yaml --data latencies.csv -o sarif \
+      --output check.sarif --fail-on never
+
+  # The edits to make, applied
+  tunetimeout check nginx.conf --data access.log --suggest | patch -p0`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(data) == 0 {
