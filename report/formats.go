@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -15,6 +16,9 @@ type Format struct {
 	// Policy writes the call policy and its simulation alone (simulate);
 	// nil when the format does not write one.
 	Policy Writer
+	// Check writes the findings of `tunetimeout check`; nil when the
+	// format does not write them.
+	Check func(io.Writer, *Check) error
 	// EmbedsSnippets: the format carries the --emit snippets inside its
 	// document (Report.Snippets) instead of having them printed after it.
 	EmbedsSnippets bool
@@ -23,9 +27,31 @@ type Format struct {
 // outputs is the registry, by name.
 var outputs = []Format{
 	{Name: "html", Report: WriteHTML, EmbedsSnippets: true},
-	{Name: "json", Report: WriteJSON, Policy: WritePolicyJSON},
-	{Name: "markdown", Report: WriteMarkdown, EmbedsSnippets: true},
-	{Name: "text", Report: WriteText, Policy: WritePolicyText},
+	{Name: "json", Report: WriteJSON, Policy: WritePolicyJSON, Check: WriteCheckJSON},
+	{Name: "markdown", Report: WriteMarkdown, Check: WriteCheckMarkdown, EmbedsSnippets: true},
+	{Name: "sarif", Check: WriteCheckSARIF},
+	{Name: "text", Report: WriteText, Policy: WritePolicyText, Check: WriteCheckText},
+}
+
+// CheckFormats lists the names of the formats that write a check.
+func CheckFormats() []string {
+	var out []string
+	for _, f := range outputs {
+		if f.Check != nil {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// LookupCheck returns the writer of a check for a format name.
+func LookupCheck(name string) (func(io.Writer, *Check) error, error) {
+	for _, f := range outputs {
+		if f.Name == name && f.Check != nil {
+			return f.Check, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown output format %q (known: %s)", name, strings.Join(CheckFormats(), ", "))
 }
 
 // Formats lists the names of the formats that write a whole report.

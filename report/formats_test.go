@@ -23,4 +23,9 @@ func TestFormatsRegistry(t *testing.T) {
 	assert.EqualError(t, err, `unknown output format "yaml" (known: html, json, markdown, text)`)
 	_, err = LookupPolicy("html")
 	assert.EqualError(t, err, `unknown output format "html" (known: json, text)`)
+	assert.Equal(t, []string{"json", "markdown", "sarif", "text"}, CheckFormats())
+	_, err = LookupCheck("html")
+	assert.EqualError(t, err, `unknown output format "html" (known: json, markdown, sarif, text)`)
+	_, err = Lookup("sarif")
+	assert.Error(t, err, "sarif writes checks, not reports")
 }

@@ -81,11 +81,10 @@ when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
 			if cfgFmt != "" && !slices.Contains(readers(), cfgFmt) {
 				return usageError{fmt.Errorf("--config-format %q: want %s", cfgFmt, strings.Join(readers(), ", "))}
 			}
-			i := slices.IndexFunc(checkWriters, func(w checkWriter) bool { return w.name == f.format })
-			if i < 0 {
-				return usageError{fmt.Errorf("unknown output format %q (known: %s)", f.format, strings.Join(slices.Sorted(slices.Values(checkFormats())), ", "))}
+			write, err := report.LookupCheck(f.format)
+			if err != nil {
+				return usageError{err}
 			}
-			write := checkWriters[i].write
 			o.Map = map[string]string{}
 			for _, m := range maps {
 				obj, group, ok := strings.Cut(m, "=")
@@ -140,7 +139,7 @@ when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
 	fl.BoolVar(&suggest, "suggest", false, "write, instead of the report, the edits that bring each value to the recommendation, as a unified diff for patch -p0")
 	fl.StringVar(&cfgFmt, "config-format", "", "read every config as this target's: "+strings.Join(readers(), ", ")+" (default: detected per file)")
 	addInputFlags(cmd, &o.Options, &f)
-	addAnalysisFlags(cmd, &o.Options, &f, checkFormats())
+	addAnalysisFlags(cmd, &o.Options, &f, report.CheckFormats())
 	complete(cmd, "fail-on", severity...)
 	complete(cmd, "config-format", readers()...)
 	return cmd
@@ -154,29 +153,6 @@ func readCheck(name string) (*report.Check, error) {
 	}
 	defer f.Close()
 	return report.ReadCheckJSON(f, name)
-}
-
-// checkWriter is an output format of check (-o) and its writer.
-type checkWriter struct {
-	name  string
-	write func(io.Writer, *report.Check) error
-}
-
-// checkWriters are check's output formats, in the order --help lists them.
-var checkWriters = []checkWriter{
-	{"text", report.WriteCheckText},
-	{"json", report.WriteCheckJSON},
-	{"sarif", report.WriteCheckSARIF},
-	{"markdown", report.WriteCheckMarkdown},
-}
-
-// checkFormats are the names of checkWriters.
-func checkFormats() []string {
-	var out []string
-	for _, w := range checkWriters {
-		out = append(out, w.name)
-	}
-	return out
 }
 
 // buildVersion is the version of this build, as `tunetimeout version`
