@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/littleslaw"
+	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/report/snippet"
 )
@@ -36,6 +39,10 @@ type CheckOptions struct {
 	// DatacenterConnect is the longest connect timeout that is reasonable
 	// inside one datacenter; 0 = 1 s.
 	DatacenterConnect time.Duration
+	// Prometheus, when set, is where the data come from instead of
+	// Options.Inputs: a histogram over its window (the whole window: a
+	// config holds in every step of it), read bucket by bucket.
+	Prometheus *PrometheusOptions
 }
 
 // MaxConfigBytes is the largest config file check reads, includes
@@ -53,33 +60,19 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 		return nil, err
 	}
 	o.defaults()
-	set, in, err := read(ctx, o.Options, stdin)
+	var groups map[string]checkedGroup
+	var in report.Input
+	if o.Prometheus != nil {
+		groups, in, err = prometheusGroups(ctx, o)
+	} else {
+		groups, in, err = fileGroups(ctx, o, stdin)
+	}
 	if err != nil {
 		return nil, err
 	}
 	c := &report.Check{Input: in, Configs: append([]string{}, o.Configs...), Findings: []report.CheckFinding{},
 		UnmatchedConfig: []report.ConfigObject{}, UnmatchedGroups: []string{}, Notes: notes}
-	groups := map[string]checkedGroup{}
-	var names []string
-	var total int64
-	for _, g := range set.Groups() {
-		total += g.Latency.Count() + sum(g.Excluded)
-	}
-	for _, g := range set.Groups() {
-		if g.Latency.Count() == 0 {
-			continue
-		}
-		res, err := analyseGroup(ctx, g, o.Options, float64(g.Latency.Count()+sum(g.Excluded))/float64(total), nil)
-		if err != nil {
-			return nil, fmt.Errorf("group %q: %w", g.Name, err)
-		}
-		groups[g.Name] = checkedGroup{g: g, res: res}
-		names = append(names, g.Name)
-	}
-	if len(groups) == 0 {
-		return nil, nothingToAnalyse(in, set.Groups(), o.Options)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(groups))
 	matched := map[string]bool{}
 	upstreams := map[string]snippet.Object{}
 	for _, ob := range objects {
@@ -119,9 +112,83 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 	return c, nil
 }
 
+// checkedGroup is one group of the data as check holds configs against
+// it: its histogram and its analysis, and for bucketed data the buckets,
+// which say only which bucket a timeout falls in.
 type checkedGroup struct {
-	g   *histogram.Group
-	res report.Result
+	g       *histogram.Group
+	res     report.Result
+	buckets *promsource.Histogram
+}
+
+// fileGroups reads the data from files, as analyze does.
+func fileGroups(ctx context.Context, o CheckOptions, stdin io.Reader) (map[string]checkedGroup, report.Input, error) {
+	set, in, err := read(ctx, o.Options, stdin)
+	if err != nil {
+		return nil, in, err
+	}
+	groups := map[string]checkedGroup{}
+	var total int64
+	for _, g := range set.Groups() {
+		total += g.Latency.Count() + sum(g.Excluded)
+	}
+	for _, g := range set.Groups() {
+		if g.Latency.Count() == 0 {
+			continue
+		}
+		res, err := analyseGroup(ctx, g, o.Options, float64(g.Latency.Count()+sum(g.Excluded))/float64(total), nil)
+		if err != nil {
+			return nil, in, fmt.Errorf("group %q: %w", g.Name, err)
+		}
+		groups[g.Name] = checkedGroup{g: g, res: res}
+	}
+	if len(groups) == 0 {
+		return nil, in, nothingToAnalyse(in, set.Groups(), o.Options)
+	}
+	return groups, in, nil
+}
+
+// prometheusGroups reads the data from a Prometheus-compatible server: per
+// group the buckets over the whole window, and the analysis of their
+// conservative reading (every call at its bucket's upper bound), as the
+// prometheus command makes it.
+func prometheusGroups(ctx context.Context, o CheckOptions) (map[string]checkedGroup, report.Input, error) {
+	p := *o.Prometheus
+	o.Ingest.By = p.Source.By
+	p.Source.Quantile = 1 - o.Recommend.FalseTimeouts
+	res, err := promsource.Fetch(ctx, p.Source)
+	if err != nil {
+		return nil, report.Input{}, err
+	}
+	in := report.Input{Files: []string{res.Metric + " at " + res.URL}, BadExamples: []string{}, Notes: []string{}, Findings: []report.Finding{}}
+	if res.Kind == promsource.Summary {
+		return nil, in, fmt.Errorf("%s is a summary: %w", res.Metric, ErrSummary)
+	}
+	var total float64
+	for _, g := range res.Groups {
+		if g.Err == nil {
+			total += g.Calls
+		}
+	}
+	groups := map[string]checkedGroup{}
+	for _, g := range res.Groups {
+		if g.Err != nil {
+			in.Note(finding.Newf(finding.GroupFailed, finding.Fields{"group": g.Name, "error": g.Err.Error()},
+				"Group %q: %v; it is left out.", g.Name, g.Err))
+			continue
+		}
+		hg, quantile := bucketGroup(g, g.Overall)
+		r, err := analyseGroup(ctx, hg, o.Options, g.Calls/total, quantile)
+		if err != nil {
+			return nil, in, fmt.Errorf("group %q: %w", g.Name, err)
+		}
+		in.Records += int64(math.Round(g.Calls))
+		groups[g.Name] = checkedGroup{g: hg, res: r, buckets: g.Overall}
+	}
+	if len(groups) == 0 {
+		return nil, in, fmt.Errorf("%s at %s: no group could be read", res.Metric, res.URL)
+	}
+	return groups, in, nil
 }
 
 // readConfigs reads every config file with the target that detects it (or
@@ -540,6 +607,9 @@ func firstSet[T any](ss ...*snippet.Setting[T]) *snippet.Setting[T] {
 // of calls it cuts off, with its confidence interval, against
 // --false-timeouts.
 func cutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what string, cg checkedGroup, h *histogram.Latency, recommended, confidence float64, o CheckOptions) []report.CheckFinding {
+	if cg.buckets != nil {
+		return bucketCutOffFindings(ob, t, what, cg, recommended, o)
+	}
 	d := time.Duration(t.Value * float64(time.Second))
 	n := h.Count()
 	above := h.CountAbove(d)
@@ -597,6 +667,54 @@ func fixFor(ob snippet.Object, s *snippet.Setting[float64], seconds float64) *re
 		return &report.Fix{File: ob.Pos.File, Line: ob.Pos.Line, Insert: s.Key + " " + lit}
 	}
 	return nil
+}
+
+// bucketCutOffFindings holds a timeout against bucketed data: the share
+// it cuts off is exact only at a bucket bound; between two bounds the
+// buckets bracket it, and the finding is the one both ends agree on, or
+// none, beside TT-CHECK-NO-BUCKET-AT-TIMEOUT saying which bound to add.
+func bucketCutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what string, cg checkedGroup, recommended float64, o CheckOptions) []report.CheckFinding {
+	lo, hi, exact := cg.buckets.Above(t.Value)
+	ft := o.Recommend.FalseTimeouts
+	fields := finding.Fields{"configured_seconds": t.Value, "cut_off_low_fraction": lo, "cut_off_high_fraction": hi,
+		"calls": cg.buckets.Count, "false_timeouts_fraction": ft, "recommended_seconds": recommended}
+	if exact {
+		fields["cut_off_fraction"] = lo
+	}
+	if ll := cg.res.LittlesLaw; ll.RateKnown {
+		fields["in_flight_during_hang"] = littleslaw.InFlight(max(ll.PeakRate, ll.Rate), time.Duration(t.Value*float64(time.Second)))
+	}
+	share := human.Percent(lo)
+	if !exact {
+		share = "between " + human.Percent(lo) + " and " + human.Percent(hi)
+	}
+	var out []report.CheckFinding
+	emit := func(f finding.Finding, fix bool) {
+		cf := report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: t.Pos.File, Line: t.Pos.Line,
+			Target: ob.Target, Object: ob.Name, Group: cg.g.Name, Message: f.Message, Measured: f.Fields}
+		if fix {
+			cf.Fix = fixFor(ob, t, recommended)
+		}
+		out = append(out, cf)
+	}
+	switch {
+	case lo > ft:
+		emit(finding.Newf(finding.CheckTimeoutCutsOff, fields,
+			"the %s of %s cuts off %s of these calls (buckets of %s calls), more than the %s asked for (--false-timeouts): %s would not",
+			what, human.Seconds(t.Value), share, human.Number(cg.buckets.Count), human.Percent(ft), human.Seconds(recommended)), true)
+	case hi <= ft:
+		emit(finding.Newf(finding.CheckTimeoutFits, fields,
+			"the %s of %s cuts off %s of these calls (buckets of %s calls), within the %s asked for; the recommendation is %s",
+			what, human.Seconds(t.Value), share, human.Number(cg.buckets.Count), human.Percent(ft), human.Seconds(recommended)), false)
+	}
+	if !exact {
+		emit(finding.Newf(finding.CheckNoBucketAtTimeout, finding.Fields{"configured_seconds": t.Value,
+			"cut_off_low_fraction": lo, "cut_off_high_fraction": hi, "false_timeouts_fraction": ft},
+			"no bucket bound at the %s of %s: the buckets only say it cuts off %s of these calls, so whether it keeps to the %s asked for %s; add a bucket bound le=%q (in the metric's unit) to measure it",
+			what, human.Seconds(t.Value), share, human.Percent(ft), map[bool]string{true: "is known", false: "cannot be told"}[lo > ft || hi <= ft],
+			strconv.FormatFloat(t.Value, 'g', -1, 64)), false)
+	}
+	return out
 }
 
 // wilson is the Wilson score interval of a share k/n at a confidence.

@@ -173,26 +173,8 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 		view.SuggestedLE = suggestLE(pos, chosen, res.Unit)
 	}
 
-	lat := chosen.Latency()
-	// The quantiles the timeout builds on come from the unrounded counts
-	// (promsource.Histogram.Upper); lat holds whole calls.
-	quantile := func(q float64) time.Duration {
-		d, _ := chosen.Upper(q)
-		return d
-	}
-	hg := &histogram.Group{
-		Name:     g.Name,
-		Latency:  lat,
-		Excluded: map[string]int64{},
-		Arrivals: histogram.NewArrivals(),
-		Measured: &histogram.Measured{Rate: g.Rate, PeakRate: g.PeakRate, Source: "prometheus"},
-	}
-	if g.Mean > 0 {
-		hg.Measured.Mean = promsource.Seconds(g.Mean)
-	}
-	if n := int64(math.Round(chosen.Negative)); n > 0 {
-		hg.Excluded["negative"] = n
-	}
+	hg, quantile := bucketGroup(g, chosen)
+	lat := hg.Latency
 	result, err := analyseGroup(ctx, hg, o, share, quantile)
 	if err != nil {
 		return report.Group{}, littleslaw.Result{}, err
@@ -214,6 +196,31 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 	}
 	rg.Buckets = view
 	return rg, result.LittlesLaw, nil
+}
+
+// bucketGroup is the group analyseGroup reads for bucketed data: every
+// call at its bucket's upper bound (chosen.Latency, whole calls), the rates
+// and the mean Prometheus measured; and the quantiles the timeout builds
+// on, from the unrounded counts (promsource.Histogram.Upper).
+func bucketGroup(g promsource.Group, chosen *promsource.Histogram) (*histogram.Group, func(float64) time.Duration) {
+	hg := &histogram.Group{
+		Name:     g.Name,
+		Latency:  chosen.Latency(),
+		Excluded: map[string]int64{},
+		Arrivals: histogram.NewArrivals(),
+		Measured: &histogram.Measured{Rate: g.Rate, PeakRate: g.PeakRate, Source: "prometheus"},
+	}
+	if g.Mean > 0 {
+		hg.Measured.Mean = promsource.Seconds(g.Mean)
+	}
+	if n := int64(math.Round(chosen.Negative)); n > 0 {
+		hg.Excluded["negative"] = n
+	}
+	quantile := func(q float64) time.Duration {
+		d, _ := chosen.Upper(q)
+		return d
+	}
+	return hg, quantile
 }
 
 // serverAnswer is what the server's histogram_quantile answers for h: the

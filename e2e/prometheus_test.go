@@ -569,6 +569,60 @@ func TestPrometheusClassic(t *testing.T) {
 		assert.Contains(t, out, "per_try_timeout")
 	})
 
+	t.Run("check: an Envoy config held against the buckets", func(t *testing.T) {
+		// /slow's 250ms is a bucket bound: the share above it is exact,
+		// and Prometheus's own buckets give it; /api's 800ms lies inside
+		// (0.5, 1]: the buckets only bracket the share, which straddles
+		// the 0.1 % asked for, so check can only say which bound to add.
+		envoy := filepath.Join(t.TempDir(), "envoy.yaml")
+		require.NoError(t, os.WriteFile(envoy, []byte(`name: local_route
+virtual_hosts:
+- name: shop
+  domains: ["*"]
+  routes:
+  - match: { prefix: "/api" }
+    route: { cluster: api, timeout: 0.8s }
+  - match: { prefix: "/slow" }
+    route: { cluster: slow, timeout: 0.25s }
+`), 0o644))
+		args := []string{"check", envoy, "--url", srv.url, "--metric", promMetric, "--window", "6h",
+			"--at", at.Format(time.RFC3339), "--by", "route", "-o", "json"}
+		out, errOut, code := runTool(t, args...)
+		require.Equal(t, 1, code, "an error finding: %s", errOut)
+		var c struct {
+			Findings []struct {
+				Code, Group string
+				Line        int
+				Measured    map[string]any
+			}
+			UnmatchedGroups []string `json:"unmatched_groups"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &c), out)
+		assert.Empty(t, c.UnmatchedGroups)
+		above := func(route string, le float64) float64 {
+			total := only(t, srv.query(t, fmt.Sprintf(`sum(increase(%s_count{route=%q}[6h]))`, promMetric, route), at))
+			below := only(t, srv.query(t, fmt.Sprintf(`sum(increase(%s_bucket{route=%q,le=%q}[6h]))`, promMetric, route, formatLE(le)), at))
+			return (total - below) / total
+		}
+		codes := map[string][]string{}
+		for _, f := range c.Findings {
+			codes[f.Group] = append(codes[f.Group], f.Code)
+			switch {
+			case f.Group == "/slow" && f.Code == "TT-CHECK-TIMEOUT-CUTS-OFF":
+				assert.Equal(t, 9, f.Line)
+				assert.InDelta(t, above("/slow", 0.25), f.Measured["cut_off_fraction"], 1e-9, "Prometheus's own share above le=0.25")
+				assert.InDelta(t, 10.0/60, f.Measured["cut_off_fraction"], 1e-9, "10 of the 60 calls a minute lie above 250ms")
+			case f.Group == "/api" && f.Code == "TT-CHECK-NO-BUCKET-AT-TIMEOUT":
+				assert.Equal(t, 7, f.Line)
+				assert.InDelta(t, above("/api", 1), f.Measured["cut_off_low_fraction"], 1e-9, "surely: the buckets above 1s")
+				assert.InDelta(t, above("/api", 0.5), f.Measured["cut_off_high_fraction"], 1e-9, "at most: those above 0.5s")
+			}
+		}
+		assert.ElementsMatch(t, []string{"TT-CHECK-TIMEOUT-CUTS-OFF"}, codes["/slow"], "250ms is a bound: no bucket to add")
+		assert.ElementsMatch(t, []string{"TT-CHECK-NO-BUCKET-AT-TIMEOUT"}, codes["/api"],
+			"0.0417 %% to 0.396 %% straddles 0.1 %%: neither cuts off nor fits can be told")
+	})
+
 	t.Run("all routes: the quantile beyond the largest bound", func(t *testing.T) {
 		r := runJSON(t, base...)
 		require.Len(t, r.Groups, 1)

@@ -349,3 +349,23 @@ func TestRepairsAreFindings(t *testing.T) {
 	assert.Equal(t, []string{"duplicate-le", "nan-count", "non-monotonic", "negative-le"}, kinds)
 	assert.EqualValues(t, 1, h.Repairs[3].Fields["calls"], "the call at or below le=-0.1")
 }
+
+// TestAbove: the share above a bound is exact; between bounds, the
+// buckets only bracket it.
+func TestAbove(t *testing.T) {
+	h := &Histogram{Count: 100, Buckets: []Bucket{{Lo: 0, Hi: 0.1, Count: 60}, {Lo: 0.1, Hi: 0.5, Count: 30}, {Lo: 0.5, Hi: 1, Count: 9}, {Lo: 1, Hi: math.Inf(1), Count: 1}}}
+	lo, hi, exact := h.Above(0.5)
+	assert.True(t, exact)
+	assert.InDelta(t, 0.10, lo, 1e-12)
+	assert.InDelta(t, 0.10, hi, 1e-12)
+	lo, hi, exact = h.Above(0.3)
+	assert.False(t, exact, "0.3 is no bound")
+	assert.InDelta(t, 0.10, lo, 1e-12, "the buckets above 0.5 surely")
+	assert.InDelta(t, 0.40, hi, 1e-12, "and (0.1, 0.5] maybe")
+	lo, hi, exact = h.Above(2)
+	assert.False(t, exact)
+	assert.Equal(t, 0.0, lo)
+	assert.InDelta(t, 0.01, hi, 1e-12, "only +Inf reaches above 2 s")
+	lo, hi, _ = (&Histogram{}).Above(1)
+	assert.Equal(t, [2]float64{0, 1}, [2]float64{lo, hi})
+}

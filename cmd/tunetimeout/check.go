@@ -26,6 +26,8 @@ func newCheck() *cobra.Command {
 		failOn   string
 		baseline string
 		suggest  bool
+		prom     analysis.PrometheusOptions
+		pf       prometheusFlags
 		cfgFmt   string
 		severity = []string{string(finding.Info), string(finding.Warning), string(finding.Error), "never"}
 	)
@@ -33,7 +35,8 @@ func newCheck() *cobra.Command {
 		Use:   "check CONFIG... --data DATA...",
 		Short: "Hold the timeouts and retries you run against measured latency",
 		Long: wrapText("", "check reads the configs you run ("+strings.Join(readers(), ", ")+") and "+
-			"the latency you measured (--data: any input analyze reads), maps each config "+
+			"the latency you measured (--data: any input analyze reads; or --url and --metric: "+
+			"a Prometheus histogram over --window, --by its labels), maps each config "+
 			"object to the groups of the data (by its own route matches when the data are "+
 			"grouped by route, --by route; every group when they are not; --map "+
 			"OBJECT=GROUP over both), and reports, at the config's file and line, what its "+
@@ -65,12 +68,35 @@ when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
   tunetimeout check envoy.yaml --data latencies.csv -o sarif \
       --output check.sarif --fail-on never
 
+  # A Prometheus histogram as the data, per route label
+  tunetimeout check envoy.yaml --url http://localhost:9090 \
+      --metric http_request_duration_seconds --by route --window 7d
+
   # The edits to make, applied
   tunetimeout check nginx.conf --data access.log --suggest | patch -p0`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(data) == 0 {
-				return usageError{fmt.Errorf("--data: name the latency to check against (any input analyze reads)")}
+			switch {
+			case len(data) == 0 && prom.Source.URL == "":
+				return usageError{fmt.Errorf("--data or --url: name the latency to check against (any input analyze reads, or a Prometheus histogram)")}
+			case len(data) > 0 && prom.Source.URL != "":
+				return usageError{fmt.Errorf("--data and --url: check against one source of latency at a time")}
+			}
+			if prom.Source.URL != "" {
+				// --by and --unit serve both sources: labels and the
+				// metric's unit for Prometheus.
+				pf.unit, prom.Source.By = f.unit, f.by
+				f.unit = ""
+				if err := pf.apply(&prom); err != nil {
+					return usageError{err}
+				}
+				if prom.Source.Step > 0 {
+					return usageError{fmt.Errorf("--step: check holds a config over the whole --window")}
+				}
+				if err := prom.Source.Check(); err != nil {
+					return usageError{err}
+				}
+				o.Prometheus = &prom
 			}
 			if err := f.apply(cmd.Flags(), &o.Options); err != nil {
 				return usageError{err}
@@ -139,6 +165,7 @@ when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
 	fl.BoolVar(&suggest, "suggest", false, "write, instead of the report, the edits that bring each value to the recommendation, as a unified diff for patch -p0")
 	fl.StringVar(&cfgFmt, "config-format", "", "read every config as this target's: "+strings.Join(readers(), ", ")+" (default: detected per file)")
 	addInputFlags(cmd, &o.Options, &f)
+	addPrometheusFlags(cmd, &prom, &pf, false)
 	addAnalysisFlags(cmd, &o.Options, &f, report.CheckFormats())
 	complete(cmd, "fail-on", severity...)
 	complete(cmd, "config-format", readers()...)

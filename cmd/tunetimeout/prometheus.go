@@ -122,20 +122,34 @@ larger than --max-response-bytes (256MiB) fails its query.`,
 	}
 	e.register(cmd)
 	addPolicyFlags(cmd, &o, &pol)
+	addPrometheusFlags(cmd, &p, &pf, true)
+	addAnalysisFlags(cmd, &o, &f, outputFormats(report.Lookup))
+	return cmd
+}
+
+// addPrometheusFlags registers the flags of a Prometheus source: where,
+// which metric, which window, how to authenticate. byAndUnit adds --by
+// (labels) and --unit (the metric's); a command that reads files too
+// (check) has its own, which then serve both.
+func addPrometheusFlags(cmd *cobra.Command, p *analysis.PrometheusOptions, pf *prometheusFlags, byAndUnit bool) {
 	fl := cmd.Flags()
 	s := &p.Source
 	fl.StringVar(&s.URL, "url", "", "address of the Prometheus HTTP API, e.g. http://localhost:9090")
 	fl.StringVar(&s.Metric, "metric", "", "the histogram's name without _bucket, e.g. http_request_duration_seconds")
 	fl.StringVar(&s.Selector, "selector", "", `label matchers, e.g. '{job="api",code!~"5.."}'`)
-	fl.StringSliceVar(&s.By, "by", nil, "labels to group by, e.g. route,method")
+	if byAndUnit {
+		fl.StringSliceVar(&s.By, "by", nil, "labels to group by, e.g. route,method")
+	}
 	newPromDuration(fl, &pf.window, "window", promsource.DefaultWindow, "how far back to read: 1h, 1d, 7d, ...")
 	fl.StringVar(&pf.at, "at", "now", "end of the window: "+timeflag.Grammar)
 	newPromDuration(fl, &pf.step, "step", 0, "also evaluate every step-long window within --window, e.g. 1h")
 	fl.StringVar(&pf.aggregate, "aggregate", aggregates[0], "with --step, what the recommendation builds on: worst (step) or overall")
-	fl.StringVar(&pf.unit, "unit", "", "unit of the metric: s, ms, us; default: from the name's suffix")
+	if byAndUnit {
+		fl.StringVar(&pf.unit, "unit", "", "unit of the metric: s, ms, us; default: from the name's suffix")
+		complete(cmd, "unit", unitNames...)
+	}
 	newPromDuration(fl, &pf.peakRange, "peak-range", promsource.DefaultPeakRange, "range of the rate whose maximum is the peak rate")
 	complete(cmd, "aggregate", aggregates...)
-	complete(cmd, "unit", unitNames...)
 
 	fl.StringVar(&s.BearerTokenFile, "bearer-token-file", "", "read a bearer token from this file")
 	fl.StringVar(&s.BearerTokenEnv, "bearer-token-env", "", "read a bearer token from this environment variable")
@@ -148,9 +162,6 @@ larger than --max-response-bytes (256MiB) fails its query.`,
 	fl.DurationVar(&s.QueryTimeout, "query-timeout", promsource.DefaultQueryTimeout, "timeout of one query attempt")
 	fl.IntVar(&pf.retries, "query-retries", promsource.DefaultAttempts-1, "retries of a failed query (capped exponential backoff, full jitter)")
 	fl.StringVar(&pf.maxResponse, "max-response-bytes", "256MiB", "largest answer to one query (after decompression); a larger one fails the query. Bytes (1048576) or a number with a unit: KiB, MiB, GiB (powers of 1024) or kB, MB, GB (powers of 1000), e.g. 512MiB, 1GB")
-
-	addAnalysisFlags(cmd, &o, &f, outputFormats(report.Lookup))
-	return cmd
 }
 
 // apply parses the prometheus command's own flags into p; p.Source.Check

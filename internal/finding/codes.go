@@ -67,6 +67,7 @@ const (
 	CheckRetryLayers         Code = "TT-CHECK-RETRY-LAYERS"
 	CheckConnectTimeoutLong  Code = "TT-CHECK-CONNECT-TIMEOUT-LONG"
 	CheckBulkheadBelowDemand Code = "TT-CHECK-BULKHEAD-BELOW-DEMAND"
+	CheckNoBucketAtTimeout   Code = "TT-CHECK-NO-BUCKET-AT-TIMEOUT"
 )
 
 // The codes of the input (the report's input.findings).
@@ -133,6 +134,7 @@ var defs = []Def{
 	{CheckRetryLayers, Warning, "several configs of one call chain retry: their attempts multiply at the bottom"},
 	{CheckConnectTimeoutLong, Warning, "the connect timeout is longer than a connect inside a datacenter needs"},
 	{CheckBulkheadBelowDemand, Warning, "a limit of calls in flight is below normal demand: calls are turned away on a normal day"},
+	{CheckNoBucketAtTimeout, Warning, "bucketed data have no bound at the configured timeout: the share it cuts off is only bracketed"},
 
 	{GroupsFolded, Info, "groups beyond --max-groups were folded into \"other\""},
 	{GroupEmpty, Warning, "a group has no call usable for latency and is left out"},
