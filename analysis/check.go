@@ -39,6 +39,10 @@ type CheckOptions struct {
 	// DatacenterConnect is the longest connect timeout that is reasonable
 	// inside one datacenter; 0 = 1 s.
 	DatacenterConnect time.Duration
+	// Report, when set, is where the data come from instead of
+	// Options.Inputs: a report analyze wrote with -o json, whose
+	// distribution and candidates bracket the shares a timeout cuts off.
+	Report *report.Report
 	// Prometheus, when set, is where the data come from instead of
 	// Options.Inputs: a histogram over its window (the whole window: a
 	// config holds in every step of it), read bucket by bucket.
@@ -62,9 +66,15 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 	o.defaults()
 	var groups map[string]checkedGroup
 	var in report.Input
-	if o.Prometheus != nil {
+	switch {
+	case o.Report != nil:
+		groups, in = reportGroups(o.Report)
+		if len(groups) == 0 {
+			return nil, fmt.Errorf("the report holds no group to check against")
+		}
+	case o.Prometheus != nil:
 		groups, in, err = prometheusGroups(ctx, o)
-	} else {
+	default:
 		groups, in, err = fileGroups(ctx, o, stdin)
 	}
 	if err != nil {
@@ -118,7 +128,65 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 type checkedGroup struct {
 	g       *histogram.Group
 	res     report.Result
-	buckets *promsource.Histogram
+	buckets binned
+}
+
+// binned is latency known by bins: the share above a timeout is bracketed
+// (Above), exact only at some values; Calls counts the calls.
+type binned interface {
+	Above(seconds float64) (lo, hi float64, exact bool)
+	Calls() float64
+	// Advice says how to measure the share at a timeout these bins
+	// bracket.
+	Advice(seconds float64) string
+}
+
+// promBuckets are a Prometheus histogram's buckets.
+type promBuckets struct{ *promsource.Histogram }
+
+func (b promBuckets) Calls() float64 { return b.Count }
+
+func (b promBuckets) Advice(seconds float64) string {
+	return fmt.Sprintf("add a bucket bound le=%q (in the metric's unit) to measure it", strconv.FormatFloat(seconds, 'g', -1, 64))
+}
+
+// reportBins are the latency of a saved report: its distribution's bins
+// (each sample binned within the histogram's precision, 0.1 %, of its
+// value) and its candidates, whose shares are exact.
+type reportBins struct {
+	g report.Group
+}
+
+func (b reportBins) Calls() float64 { return float64(b.g.Samples) }
+
+func (b reportBins) Above(seconds float64) (lo, hi float64, exact bool) {
+	for _, c := range b.g.Candidates {
+		if math.Abs(c.TimeoutSeconds-seconds) <= 1e-9*max(seconds, 1) {
+			return c.CutOffFraction, c.CutOffFraction, true
+		}
+	}
+	d := b.g.Distribution
+	if d == nil || b.g.Samples == 0 {
+		return 0, 1, false
+	}
+	var surely, maybe int64
+	prev := d.LowestSeconds
+	for _, bin := range d.Bins {
+		switch {
+		case prev >= seconds:
+			surely += bin.Count
+			maybe += bin.Count
+		case bin.UpperSeconds*1.001 > seconds:
+			maybe += bin.Count
+		}
+		prev = bin.UpperSeconds
+	}
+	n := float64(b.g.Samples)
+	return float64(surely) / n, float64(maybe) / n, false
+}
+
+func (b reportBins) Advice(seconds float64) string {
+	return fmt.Sprintf("check against the data themselves, or write the report with analyze --candidates %s", time.Duration(seconds*float64(time.Second)))
 }
 
 // fileGroups reads the data from files, as analyze does.
@@ -146,6 +214,33 @@ func fileGroups(ctx context.Context, o CheckOptions, stdin io.Reader) (map[strin
 		return nil, in, nothingToAnalyse(in, set.Groups(), o.Options)
 	}
 	return groups, in, nil
+}
+
+// reportGroups are the groups of a saved report: its recommendation, its
+// rates and Little's law as the report gives them, its bins.
+func reportGroups(r *report.Report) (map[string]checkedGroup, report.Input) {
+	groups := map[string]checkedGroup{}
+	for _, g := range r.Groups {
+		rec := g.Recommendation
+		res := report.Result{Group: &histogram.Group{Name: g.Name}}
+		res.Recommendation.Timeout = time.Duration(rec.TimeoutSeconds * float64(time.Second))
+		if c := rec.ConnectTimeoutSeconds; c != nil {
+			res.Recommendation.ConnectTimeout = time.Duration(*c * float64(time.Second))
+		}
+		ll := g.LittlesLaw
+		res.LittlesLaw.MeanLatency = time.Duration(g.MeanSeconds * float64(time.Second))
+		if ll.RatePerSecond != nil {
+			res.LittlesLaw.RateKnown, res.LittlesLaw.Rate = true, *ll.RatePerSecond
+			if ll.PeakRatePerSecond != nil {
+				res.LittlesLaw.PeakRate = *ll.PeakRatePerSecond
+			}
+		}
+		if ll.Bulkhead != nil && ll.InFlightPeak != nil {
+			res.LittlesLaw.Bulkhead, res.LittlesLaw.InFlightPeak = *ll.Bulkhead, *ll.InFlightPeak
+		}
+		groups[g.Name] = checkedGroup{g: res.Group, res: res, buckets: reportBins{g}}
+	}
+	return groups, r.Input
 }
 
 // prometheusGroups reads the data from a Prometheus-compatible server: per
@@ -183,7 +278,7 @@ func prometheusGroups(ctx context.Context, o CheckOptions) (map[string]checkedGr
 			return nil, in, fmt.Errorf("group %q: %w", g.Name, err)
 		}
 		in.Records += int64(math.Round(g.Calls))
-		groups[g.Name] = checkedGroup{g: hg, res: r, buckets: g.Overall}
+		groups[g.Name] = checkedGroup{g: hg, res: r, buckets: promBuckets{g.Overall}}
 	}
 	if len(groups) == 0 {
 		return nil, in, fmt.Errorf("%s at %s: no group could be read", res.Metric, res.URL)
@@ -677,7 +772,7 @@ func bucketCutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what s
 	lo, hi, exact := cg.buckets.Above(t.Value)
 	ft := o.Recommend.FalseTimeouts
 	fields := finding.Fields{"configured_seconds": t.Value, "cut_off_low_fraction": lo, "cut_off_high_fraction": hi,
-		"calls": cg.buckets.Count, "false_timeouts_fraction": ft, "recommended_seconds": recommended}
+		"calls": cg.buckets.Calls(), "false_timeouts_fraction": ft, "recommended_seconds": recommended}
 	if exact {
 		fields["cut_off_fraction"] = lo
 	}
@@ -700,19 +795,19 @@ func bucketCutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what s
 	switch {
 	case lo > ft:
 		emit(finding.Newf(finding.CheckTimeoutCutsOff, fields,
-			"the %s of %s cuts off %s of these calls (buckets of %s calls), more than the %s asked for (--false-timeouts): %s would not",
-			what, human.Seconds(t.Value), share, human.Number(cg.buckets.Count), human.Percent(ft), human.Seconds(recommended)), true)
+			"the %s of %s cuts off %s of these %s calls, more than the %s asked for (--false-timeouts): %s would not",
+			what, human.Seconds(t.Value), share, human.Number(cg.buckets.Calls()), human.Percent(ft), human.Seconds(recommended)), true)
 	case hi <= ft:
 		emit(finding.Newf(finding.CheckTimeoutFits, fields,
-			"the %s of %s cuts off %s of these calls (buckets of %s calls), within the %s asked for; the recommendation is %s",
-			what, human.Seconds(t.Value), share, human.Number(cg.buckets.Count), human.Percent(ft), human.Seconds(recommended)), false)
+			"the %s of %s cuts off %s of these %s calls, within the %s asked for; the recommendation is %s",
+			what, human.Seconds(t.Value), share, human.Number(cg.buckets.Calls()), human.Percent(ft), human.Seconds(recommended)), false)
 	}
 	if !exact {
 		emit(finding.Newf(finding.CheckNoBucketAtTimeout, finding.Fields{"configured_seconds": t.Value,
 			"cut_off_low_fraction": lo, "cut_off_high_fraction": hi, "false_timeouts_fraction": ft},
-			"no bucket bound at the %s of %s: the buckets only say it cuts off %s of these calls, so whether it keeps to the %s asked for %s; add a bucket bound le=%q (in the metric's unit) to measure it",
+			"no bucket bound at the %s of %s: the buckets only say it cuts off %s of these calls, so whether it keeps to the %s asked for %s; %s",
 			what, human.Seconds(t.Value), share, human.Percent(ft), map[bool]string{true: "is known", false: "cannot be told"}[lo > ft || hi <= ft],
-			strconv.FormatFloat(t.Value, 'g', -1, 64)), false)
+			cg.buckets.Advice(t.Value)), false)
 	}
 	return out
 }

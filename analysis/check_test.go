@@ -166,3 +166,37 @@ func TestCheckOwnSnippets(t *testing.T) {
 		assert.GreaterOrEqual(t, read, 8, "every target that reads")
 	}
 }
+
+// TestCheckAgainstAReport: a saved report is data too: at one of its
+// candidates the share is the candidate's, exact; elsewhere its bins
+// bracket it, and the finding says how to measure it.
+func TestCheckAgainstAReport(t *testing.T) {
+	o := checkOptions()
+	r, err := Run(context.Background(), o.Options, nil)
+	require.NoError(t, err)
+
+	ro := checkOptions("envoy-250ms.yaml")
+	ro.Inputs, ro.Report = nil, r
+	c, err := Check(context.Background(), ro, nil)
+	require.NoError(t, err)
+	cut := findingsOf(c, finding.CheckTimeoutCutsOff)
+	require.Len(t, cut, 1, "%+v", c.Findings)
+	assert.InDelta(t, 3482.0/200000, cut[0].Measured["cut_off_fraction"], 1e-12, "the 250ms candidate's share, exact")
+	assert.Empty(t, findingsOf(c, finding.CheckNoBucketAtTimeout))
+
+	ro.Configs = []string{writeConfig(t, "envoy.yaml", "0.25s", "0.3s")}
+	c, err = Check(context.Background(), ro, nil)
+	require.NoError(t, err)
+	nb := findingsOf(c, finding.CheckNoBucketAtTimeout)
+	require.Len(t, nb, 1, "%+v", c.Findings)
+	lo, hi := nb[0].Measured["cut_off_low_fraction"].(float64), nb[0].Measured["cut_off_high_fraction"].(float64)
+	// Exact: the calls above 300ms of the data themselves.
+	c2, err := Check(context.Background(), func() CheckOptions { x := checkOptions(); x.Configs = ro.Configs; return x }(), nil)
+	require.NoError(t, err)
+	exact := findingsOf(c2, finding.CheckTimeoutCutsOff)[0].Measured["cut_off_fraction"].(float64)
+	assert.LessOrEqual(t, lo, exact)
+	assert.GreaterOrEqual(t, hi, exact)
+	assert.Less(t, hi-lo, 0.005, "the bins are fine: a bracket of less than half a percent")
+	require.Len(t, findingsOf(c, finding.CheckTimeoutCutsOff), 1, "both ends above 0.1 %%: it surely cuts off too much")
+	assert.Contains(t, nb[0].Message, "analyze --candidates 300ms")
+}

@@ -26,6 +26,7 @@ func newCheck() *cobra.Command {
 		failOn   string
 		baseline string
 		suggest  bool
+		saved    string
 		prom     analysis.PrometheusOptions
 		pf       prometheusFlags
 		cfgFmt   string
@@ -36,7 +37,8 @@ func newCheck() *cobra.Command {
 		Short: "Hold the timeouts and retries you run against measured latency",
 		Long: wrapText("", "check reads the configs you run ("+strings.Join(readers(), ", ")+") and "+
 			"the latency you measured (--data: any input analyze reads; or --url and --metric: "+
-			"a Prometheus histogram over --window, --by its labels), maps each config "+
+			"a Prometheus histogram over --window, --by its labels; or --report: a saved "+
+			"analyze -o json), maps each config "+
 			"object to the groups of the data (by its own route matches when the data are "+
 			"grouped by route, --by route; every group when they are not; --map "+
 			"OBJECT=GROUP over both), and reports, at the config's file and line, what its "+
@@ -76,11 +78,25 @@ when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
   tunetimeout check nginx.conf --data access.log --suggest | patch -p0`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case len(data) == 0 && prom.Source.URL == "":
-				return usageError{fmt.Errorf("--data or --url: name the latency to check against (any input analyze reads, or a Prometheus histogram)")}
-			case len(data) > 0 && prom.Source.URL != "":
-				return usageError{fmt.Errorf("--data and --url: check against one source of latency at a time")}
+			sources := 0
+			for _, given := range []bool{len(data) > 0, prom.Source.URL != "", saved != ""} {
+				if given {
+					sources++
+				}
+			}
+			switch sources {
+			case 0:
+				return usageError{fmt.Errorf("--data, --url or --report: name the latency to check against (any input analyze reads, a Prometheus histogram, or a report analyze wrote with -o json)")}
+			case 1:
+			default:
+				return usageError{fmt.Errorf("--data, --url, --report: check against one source of latency at a time")}
+			}
+			if saved != "" {
+				r, err := readReport(cmd.InOrStdin(), saved)
+				if err != nil {
+					return fmt.Errorf("--report: %w", err)
+				}
+				o.Report = r
 			}
 			if prom.Source.URL != "" {
 				// --by and --unit serve both sources: labels and the
@@ -159,6 +175,7 @@ when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&data, "data", nil, "the measured latency: files, globs or - (any input analyze reads)")
+	fl.StringVar(&saved, "report", "", "the measured latency as a report analyze wrote with -o json (exact at its candidates, bracketed by its bins elsewhere)")
 	fl.StringArrayVar(&maps, "map", nil, "send a config object to a group: OBJECT=GROUP, the object named as check lists it (repeatable)")
 	fl.StringVar(&failOn, "fail-on", string(finding.Error), "exit 1 when a finding is at or above this severity: "+strings.Join(severity, ", "))
 	fl.StringVar(&baseline, "baseline", "", "a check written with -o json whose findings are known: they are shown, marked, and fail nothing")

@@ -101,3 +101,20 @@ func TestCheckBaselineAndSuggest(t *testing.T) {
 	assert.True(t, strings.HasPrefix(diff, "--- "+envoy+"\n+++ "+envoy+"\n@@ "), diff)
 	assert.Contains(t, diff, "\n-                  timeout: 0.25s\n+                  timeout: 0.800s\n")
 }
+
+// TestCheckReportAsData: a report analyze wrote with -o json is data too;
+// one source at a time.
+func TestCheckReportAsData(t *testing.T) {
+	saved, errOut, code := execute(t, "", "analyze", mixture, "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	file := filepath.Join(t.TempDir(), "report.json")
+	require.NoError(t, os.WriteFile(file, []byte(saved), 0o644))
+	envoy := filepath.Join(checkData, "envoy-250ms.yaml")
+	out, errOut, code := execute(t, "", "check", envoy, "--report", file)
+	assert.Equal(t, 1, code, errOut)
+	assert.Contains(t, out, "the timeout of 250ms cuts off 1.74 % of these 200,000 calls")
+
+	_, errOut, code = execute(t, "", "check", envoy, "--report", file, "--data", mixture)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "one source of latency at a time")
+}
