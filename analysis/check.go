@@ -93,6 +93,12 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 		}
 	}
 	for _, ob := range objects {
+		// What the reader saw and did not model, said where it stands.
+		for _, n := range ob.Notes {
+			c.Notes = append(c.Notes, fmt.Sprintf("%s: %s: %s", ob.Pos, ob.Name, n))
+		}
+	}
+	for _, ob := range objects {
 		gs := mapObject(ob, names, o.Map)
 		if len(gs) == 0 {
 			if !usedAsUpstream(ob, objects) {
