@@ -40,6 +40,10 @@ type Options struct {
 	Field, TimeField, StatusField, PathField, MethodField string
 	// Unit is the unit of Field's numbers for JSON logs; 0 = the format's default.
 	Unit time.Duration
+
+	// SpanKind is the kind of OTLP span that is a call (--span-kind):
+	// "client" (the default, ""), "server" or "any".
+	SpanKind string
 }
 
 // Format is one input format of the registry.
@@ -60,6 +64,7 @@ type Format struct {
 	//   40 ingress-nginx: a combined line with upstreaminfo's fields after
 	//      it, before nginx, which would read its first fields;
 	//   50 nginx;
+	//   55 otlp: a JSON object with resourceSpans, before the JSON logs;
 	//   60 caddy, envoy-json, traefik: JSON objects with fields of their own;
 	//   70 csv: a header row of column names, after every log.
 	Priority int

@@ -19,7 +19,7 @@ func TestSniffOrder(t *testing.T) {
 			got = append(got, f.Name)
 		}
 	}
-	assert.Equal(t, []string{"hlog", "alb", "envoy", "haproxy", "apache", "ingress-nginx", "nginx", "caddy", "envoy-json", "traefik", "csv"}, got)
+	assert.Equal(t, []string{"hlog", "alb", "envoy", "haproxy", "apache", "ingress-nginx", "nginx", "otlp", "caddy", "envoy-json", "traefik", "csv"}, got)
 }
 
 // TestCheckLatency pins each format's --latency measures and the rule
@@ -34,7 +34,7 @@ func TestCheckLatency(t *testing.T) {
 	nginx := []string{"request", "upstream", "upstream-last", "upstream-header"}
 	assert.Equal(t, map[string][]string{
 		"alb": upstream, "apache": {"request"}, "caddy": both, "csv": nil, "envoy": both, "envoy-json": both,
-		"haproxy": upstream, "hlog": nil, "ingress-nginx": nginx, "jsonl": both, "nginx": nginx, "traefik": both,
+		"haproxy": upstream, "hlog": nil, "ingress-nginx": nginx, "jsonl": both, "nginx": nginx, "otlp": nil, "traefik": both,
 	}, got)
 	assert.Equal(t, nginx, LatencyNames(), "auto: the union, request first")
 
@@ -118,8 +118,9 @@ func TestFormatFlags(t *testing.T) {
 		*f.Field(&o) = fmt.Sprint(i)
 	}
 	assert.Equal(t, []string{"column", "field", "log-format", "log-format-name", "method-field", "nginx-conf",
-		"path-field", "status-column", "status-field", "time-column", "time-field"}, names)
-	assert.Equal(t, Options{LogFormat: "2", LogFormatName: "3", NginxConf: "5", Field: "1", TimeField: "10",
-		StatusField: "8", PathField: "6", MethodField: "4", CSV: CSVOptions{Column: "0", TimeColumn: "9", StatusColumn: "7"}}, o,
+		"path-field", "span-kind", "status-column", "status-field", "time-column", "time-field"}, names)
+	assert.Equal(t, Options{LogFormat: "2", LogFormatName: "3", NginxConf: "5", Field: "1", TimeField: "11",
+		StatusField: "9", PathField: "6", MethodField: "4", SpanKind: "7",
+		CSV: CSVOptions{Column: "0", TimeColumn: "10", StatusColumn: "8"}}, o,
 		"every flag in a field of its own")
 }

@@ -1,0 +1,472 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+// OpenTelemetry spans as the OpenTelemetry Collector's file exporter
+// writes them: OTLP/JSON, one ExportTraceServiceRequest per line,
+//
+//	{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"checkout"}}]},
+//	  "scopeSpans":[{"scope":{...},"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174",
+//	  "name":"GET","kind":3,"startTimeUnixNano":"1544712660000000000","endTimeUnixNano":"1544712661000000000",
+//	  "attributes":[...],"status":{"code":2}}]}]}]}
+//
+// decoded by the protocol's own definition (go.opentelemetry.io/proto/otlp)
+// with protojson. OTLP/JSON differs from protobuf's JSON mapping in the
+// ids (the OTLP specification, "JSON Protobuf Encoding"): traceId, spanId
+// and parentSpanId are hex, not base64; see fixOTLPIDs.
+//
+// One span is one sample:
+//
+//   - latency: endTimeUnixNano - startTimeUnixNano; a span that ends before
+//     it starts, or has no start, is a bad record (*ParseError);
+//   - time: the start;
+//   - kinds: CLIENT spans (a call as its caller saw it) unless --span-kind
+//     says server or any; spans of other kinds are passed over, no samples;
+//   - status: http.response.status_code (http.status_code, the old
+//     convention's name), which the status rule reads as for access logs
+//     (504 and 499 censored, 5xx excluded, 4xx counted); else
+//     rpc.grpc.status_code: OK counts, DEADLINE_EXCEEDED and CANCELLED are
+//     censored at the span's duration, any other code is excluded as
+//     "grpc NAME"; else a span whose status is ERROR is excluded as "error".
+//
+// Group keys (--by): caller (the resource's service.name), callee
+// (peer.service, else server.address with :server.port, else
+// rpc.service, else db.system), route (http.route, else rpc.method),
+// method (http.request.method), status_class, status (the HTTP code, or
+// the gRPC code's name). Without --by the samples are grouped by caller
+// and callee: a trace's calls are between services.
+
+// Values of --span-kind.
+const (
+	otlpKindClient = "client"
+	otlpKindServer = "server"
+	otlpKindAny    = "any"
+)
+
+// Reasons for Sample.Excluded set by the otlp decoder.
+const (
+	ExcludedSpanError = "error"
+	excludedGRPC      = "grpc "
+)
+
+// otlpGroupKeys are the keys spans can be grouped by; otlpDefaultBy is
+// the grouping without --by.
+var (
+	otlpGroupKeys = []string{"caller", "callee", "route", "method", "status_class", "status"}
+	otlpDefaultBy = []string{"caller", "callee"}
+)
+
+// grpcCodes are the names of gRPC's status codes (grpc/grpc
+// doc/statuscodes.md), by code.
+var grpcCodes = [...]string{
+	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+	"ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+	"UNAUTHENTICATED",
+}
+
+// grpcCodeName returns the name of a gRPC status code, or its number.
+func grpcCodeName(code int64) string {
+	if code >= 0 && code < int64(len(grpcCodes)) {
+		return grpcCodes[code]
+	}
+	return strconv.FormatInt(code, 10)
+}
+
+// otlpItem is one of the results of a line: a sample or a bad span.
+type otlpItem struct {
+	s   Sample
+	err error
+}
+
+// otlpDecoder reads OTLP/JSON lines; each line's spans become a queue of
+// samples handed out one by one before the next line is read.
+type otlpDecoder struct {
+	src   lineSource
+	name  string
+	line  int
+	kind  string // otlpKind*
+	keys  []string
+	unm   protojson.UnmarshalOptions
+	req   coltracepb.ExportTraceServiceRequest
+	queue []otlpItem
+	next  int
+	// intern holds the group names, bounded as a Grouper's.
+	intern map[string]string
+	buf    []byte
+}
+
+func newOTLPDecoder(r io.Reader, name string, o Options) (Decoder, error) {
+	d := &otlpDecoder{
+		src:    lineSource{br: bufio.NewReaderSize(r, 64<<10)},
+		name:   name,
+		unm:    protojson.UnmarshalOptions{DiscardUnknown: true},
+		intern: map[string]string{},
+	}
+	switch k := strings.ToLower(strings.TrimSpace(o.SpanKind)); k {
+	case "", otlpKindClient:
+		d.kind = otlpKindClient
+	case otlpKindServer, otlpKindAny:
+		d.kind = k
+	default:
+		return nil, fmt.Errorf("%s: --span-kind %q: want client, server or any", name, o.SpanKind)
+	}
+	by := o.By
+	if len(by) == 0 {
+		by = otlpDefaultBy
+	}
+	for _, k := range by {
+		k = strings.ToLower(strings.TrimSpace(k))
+		if !slices.Contains(otlpGroupKeys, k) {
+			return nil, fmt.Errorf("%s: cannot group by %q: OTLP spans group by %s", name, k, strings.Join(otlpGroupKeys, ", "))
+		}
+		d.keys = append(d.keys, k)
+	}
+	if len(o.RoutePatterns) > 0 {
+		return nil, fmt.Errorf("%s: --route-pattern does not apply to OTLP spans: their http.route is already a route", name)
+	}
+	return d, nil
+}
+
+func (d *otlpDecoder) Next() (Sample, error) {
+	for d.next >= len(d.queue) {
+		d.queue, d.next = d.queue[:0], 0
+		d.line++
+		line, err := d.src.next()
+		if err == errLongLine {
+			return Sample{}, &ParseError{File: d.name, Line: d.line, Reason: "line is longer than 1 MiB"}
+		}
+		if err != nil {
+			return Sample{}, err
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		if err := d.decodeLine(line); err != nil {
+			return Sample{}, err
+		}
+	}
+	it := d.queue[d.next]
+	d.queue[d.next] = otlpItem{}
+	d.next++
+	return it.s, it.err
+}
+
+// decodeLine fills the queue with the samples and bad spans of one line;
+// a line that is not an ExportTraceServiceRequest is one *ParseError.
+func (d *otlpDecoder) decodeLine(line []byte) error {
+	line = bytes.TrimPrefix(line, utf8BOM)
+	d.req.Reset()
+	if err := d.unm.Unmarshal(line, &d.req); err != nil {
+		return &ParseError{File: d.name, Line: d.line, Reason: "is not an OTLP/JSON ExportTraceServiceRequest: " + protojsonReason(err)}
+	}
+	for _, rs := range d.req.GetResourceSpans() {
+		caller := attrString(rs.GetResource().GetAttributes(), "service.name")
+		for _, ss := range rs.GetScopeSpans() {
+			for _, sp := range ss.GetSpans() {
+				if !d.wants(sp.GetKind()) {
+					continue
+				}
+				it := otlpItem{}
+				if fe := d.sample(&it.s, caller, sp); fe != nil {
+					it.err = &ParseError{File: d.name, Line: d.line, Field: fe.Field, Value: displayValue(fe.Value), Reason: fe.Reason}
+				}
+				d.queue = append(d.queue, it)
+			}
+		}
+	}
+	return nil
+}
+
+// protojsonReason is protojson's message without its package prefix, cut
+// so that a ParseError stays one short line.
+func protojsonReason(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "proto: ")
+	msg = strings.TrimPrefix(msg, "proto:\u00a0") // protojson's unstable-text prefix
+	return displayValue(msg)
+}
+
+func (d *otlpDecoder) wants(k tracepb.Span_SpanKind) bool {
+	switch d.kind {
+	case otlpKindClient:
+		return k == tracepb.Span_SPAN_KIND_CLIENT
+	case otlpKindServer:
+		return k == tracepb.Span_SPAN_KIND_SERVER
+	}
+	return true
+}
+
+// sample maps one span into s (see the comment at the top); a bad span
+// is a *FieldError.
+func (d *otlpDecoder) sample(s *Sample, caller string, sp *tracepb.Span) *FieldError {
+	if fe := fixOTLPIDs(sp); fe != nil {
+		return fe
+	}
+	start, end := sp.GetStartTimeUnixNano(), sp.GetEndTimeUnixNano()
+	switch {
+	case start == 0:
+		return &FieldError{Field: "startTimeUnixNano", Value: "0", Reason: "is not set: the span has no start"}
+	case start > math.MaxInt64:
+		return &FieldError{Field: "startTimeUnixNano", Value: strconv.FormatUint(start, 10), Reason: "is past the year 2262"}
+	case end < start:
+		return &FieldError{Field: "endTimeUnixNano", Value: strconv.FormatUint(end, 10),
+			Reason: "is before startTimeUnixNano " + strconv.FormatUint(start, 10) + ": a negative duration"}
+	case end-start > math.MaxInt64:
+		return &FieldError{Field: "endTimeUnixNano", Value: strconv.FormatUint(end, 10), Reason: "is too far after startTimeUnixNano"}
+	}
+	s.Latency = time.Duration(end - start)
+	s.Time = time.Unix(0, int64(start)).UTC()
+
+	attrs := sp.GetAttributes()
+	var grpcCode int64 = -1
+	if code, ok := attrInt(attrs, "http.response.status_code", "http.status_code"); ok {
+		if code < 100 || code > 999 {
+			return &FieldError{Field: "http.response.status_code", Value: strconv.FormatInt(code, 10), Reason: reasonStatus}
+		}
+		s.Status = int(code)
+	} else if code, ok := attrInt(attrs, "rpc.grpc.status_code"); ok {
+		grpcCode = code
+		switch code {
+		case 0: // OK
+		case 1, 4: // CANCELLED: the caller gave up; DEADLINE_EXCEEDED: the deadline ran out
+			s.Censored = true
+		default:
+			s.Excluded = excludedGRPC + grpcCodeName(code)
+		}
+	} else if sp.GetStatus().GetCode() == tracepb.Status_STATUS_CODE_ERROR {
+		s.Excluded = ExcludedSpanError
+	}
+	if d.keys != nil {
+		s.Group = d.group(caller, attrs, s, grpcCode)
+	}
+	return nil
+}
+
+// group returns the span's group name: the values of d.keys joined by " ",
+// "-" for a value the span lacks.
+func (d *otlpDecoder) group(caller string, attrs []*commonpb.KeyValue, s *Sample, grpcCode int64) string {
+	b := d.buf[:0]
+	for i, k := range d.keys {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		start := len(b)
+		switch k {
+		case "caller":
+			b = append(b, caller...)
+		case "callee":
+			b = appendCallee(b, attrs)
+		case "route":
+			if v := attrString(attrs, "http.route"); v != "" {
+				b = append(b, v...)
+			} else {
+				b = append(b, attrString(attrs, "rpc.method")...)
+			}
+		case "method":
+			if v := attrString(attrs, "http.request.method"); v != "" {
+				b = append(b, v...)
+			} else {
+				b = append(b, attrString(attrs, "http.method")...)
+			}
+		case "status_class":
+			if s.Status >= 100 && s.Status <= 999 {
+				b = append(b, byte('0'+s.Status/100), 'x', 'x')
+			}
+		case "status":
+			switch {
+			case s.Status > 0:
+				b = strconv.AppendInt(b, int64(s.Status), 10)
+			case grpcCode >= 0:
+				b = append(b, grpcCodeName(grpcCode)...)
+			}
+		}
+		if len(b) == start {
+			b = append(b, '-')
+		}
+	}
+	d.buf = b
+	if name, ok := d.intern[string(b)]; ok {
+		return name
+	}
+	name := string(b)
+	if len(d.intern) < maxInternedGroups {
+		d.intern[name] = name
+	}
+	return name
+}
+
+// appendCallee appends the service a client span called: peer.service,
+// else server.address (with :server.port), else rpc.service, else
+// db.system; nothing when the span names none.
+func appendCallee(b []byte, attrs []*commonpb.KeyValue) []byte {
+	if v := attrString(attrs, "peer.service"); v != "" {
+		return append(b, v...)
+	}
+	if v := attrString(attrs, "server.address"); v != "" {
+		b = append(b, v...)
+		if port, ok := attrInt(attrs, "server.port"); ok {
+			b = append(b, ':')
+			b = strconv.AppendInt(b, port, 10)
+		}
+		return b
+	}
+	if v := attrString(attrs, "rpc.service"); v != "" {
+		return append(b, v...)
+	}
+	return append(b, attrString(attrs, "db.system")...)
+}
+
+// attrString returns the string value of the attribute key, "" when
+// absent or not a string.
+func attrString(attrs []*commonpb.KeyValue, key string) string {
+	for _, kv := range attrs {
+		if kv.GetKey() == key {
+			return kv.GetValue().GetStringValue()
+		}
+	}
+	return ""
+}
+
+// attrInt returns the integer value of the first of keys present: an
+// intValue, or a stringValue of digits (some exporters write codes as
+// strings).
+func attrInt(attrs []*commonpb.KeyValue, keys ...string) (int64, bool) {
+	for _, key := range keys {
+		for _, kv := range attrs {
+			if kv.GetKey() != key {
+				continue
+			}
+			switch v := kv.GetValue().GetValue().(type) {
+			case *commonpb.AnyValue_IntValue:
+				return v.IntValue, true
+			case *commonpb.AnyValue_StringValue:
+				if n, err := strconv.ParseInt(v.StringValue, 10, 64); err == nil {
+					return n, true
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+// fixOTLPIDs turns the ids of a span decoded by protojson, which reads
+// bytes as base64, into the bytes OTLP/JSON's hex stands for. A hex id is
+// valid base64 (its digits are base64 digits, and its length, 32 or 16, a
+// multiple of 4), so protojson decoded it into 24 or 12 bytes: encoding
+// those as base64 again gives the hex back, exactly. An id of 16 or 8
+// bytes came as base64 (protobuf's own mapping, which some exporters
+// write) and stays; an empty one stays empty; any other is a bad span.
+func fixOTLPIDs(sp *tracepb.Span) *FieldError {
+	var err *FieldError
+	if sp.TraceId, err = otlpID("traceId", sp.TraceId, 16); err != nil {
+		return err
+	}
+	if sp.SpanId, err = otlpID("spanId", sp.SpanId, 8); err != nil {
+		return err
+	}
+	if sp.ParentSpanId, err = otlpID("parentSpanId", sp.ParentSpanId, 8); err != nil {
+		return err
+	}
+	for _, l := range sp.Links {
+		if l.TraceId, err = otlpID("links.traceId", l.TraceId, 16); err != nil {
+			return err
+		}
+		if l.SpanId, err = otlpID("links.spanId", l.SpanId, 8); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// otlpID returns the id of size bytes that b, as protojson decoded it,
+// stands for (see fixOTLPIDs).
+func otlpID(field string, b []byte, size int) ([]byte, *FieldError) {
+	switch len(b) {
+	case 0, size:
+		return b, nil
+	case size * 3 / 2: // 2*size hex digits read as base64
+		text := base64.StdEncoding.EncodeToString(b)
+		id := make([]byte, size)
+		if _, err := hex.Decode(id, []byte(text)); err == nil {
+			return id, nil
+		}
+		return nil, &FieldError{Field: field, Value: text, Reason: "is not hex"}
+	}
+	return nil, &FieldError{Field: field, Value: base64.StdEncoding.EncodeToString(b),
+		Reason: fmt.Sprintf("is not a %d-byte id in hex", size)}
+}
+
+// Reset makes d read data, whole lines of the same input from line number
+// line on (ChunkDecoder).
+func (d *otlpDecoder) Reset(data []byte, line int) {
+	d.src.resetMem(data)
+	d.line = line - 1
+	d.queue, d.next = d.queue[:0], 0
+}
+
+func (d *otlpDecoder) resetReader(r io.Reader, line int) {
+	d.src.resetReader(r)
+	d.line = line - 1
+	d.queue, d.next = d.queue[:0], 0
+}
+
+// cuttable: every line is a request.
+func (d *otlpDecoder) cuttable([]byte) bool { return true }
+
+// sniffOTLP accepts a JSON object with an array resourceSpans (or
+// resource_spans, protobuf's own field name). A line longer than what
+// sniffing reads (a batch of many spans) is cut: one that starts with
+// {"resourceSpans":[ is accepted as it stands.
+func sniffOTLP(line []byte) bool {
+	line = bytes.TrimPrefix(line, utf8BOM)
+	if len(line) == 0 || line[0] != '{' {
+		return false
+	}
+	sc := newJSONLScanner("resourceSpans", "resource_spans")
+	if sc.scan(line) == nil {
+		return sc.vals[0].kind == jsonlArray || sc.vals[1].kind == jsonlArray
+	}
+	rest := bytes.TrimLeft(line[1:], " \t\r\n")
+	for _, key := range []string{`"resourceSpans"`, `"resource_spans"`} {
+		if after, ok := bytes.CutPrefix(rest, []byte(key)); ok {
+			after = bytes.TrimLeft(after, " \t\r\n")
+			if after, ok = bytes.CutPrefix(after, []byte(":")); ok {
+				after = bytes.TrimLeft(after, " \t\r\n")
+				return len(after) > 0 && after[0] == '['
+			}
+		}
+	}
+	return false
+}
+
+var spanKindFlag = Flag{Name: "span-kind", Usage: "OTLP spans: the kind of span that is a call: client (the default), server or any",
+	Field: func(o *Options) *string { return &o.SpanKind }}
+
+func init() {
+	Register(Format{
+		Name:     "otlp",
+		Priority: 55, // see Format.Priority
+		Summary:  "OpenTelemetry spans, OTLP/JSON as the Collector's file exporter writes it: a CLIENT span's end - start; --span-kind",
+		Sniff:    sniffOTLP,
+		Flags:    []Flag{spanKindFlag},
+		New:      newOTLPDecoder,
+	})
+}

@@ -1,0 +1,587 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+// otlpCollector is an httptest server on 127.0.0.1 that takes the OTLP/HTTP
+// exporter's protobuf ExportTraceServiceRequests and writes each as one
+// line of OTLP/JSON, as the Collector's file exporter does: lowerCamelCase
+// names, enums as numbers, trace and span ids in hex.
+type otlpCollector struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	file *os.File
+}
+
+func newOTLPCollector(t *testing.T, path string) *otlpCollector {
+	t.Helper()
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	c := &otlpCollector{file: f}
+	c.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		var req coltracepb.ExportTraceServiceRequest
+		if err == nil {
+			err = proto.Unmarshal(body, &req)
+		}
+		var line []byte
+		if err == nil {
+			line, err = otlpJSONLine(&req)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		c.mu.Lock()
+		_, err = c.file.Write(append(line, '\n'))
+		c.mu.Unlock()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(out)
+	}))
+	t.Cleanup(c.srv.Close)
+	return c
+}
+
+// otlpJSONLine writes req as OTLP/JSON: protojson's mapping, with the ids
+// protojson writes in base64 rewritten in hex (the OTLP specification,
+// "JSON Protobuf Encoding"). It walks the JSON itself, independently of
+// the decoder's fixOTLPIDs.
+func otlpJSONLine(req *coltracepb.ExportTraceServiceRequest) ([]byte, error) {
+	b, err := protojson.MarshalOptions{UseEnumNumbers: true}.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	var walk func(v any) error
+	walk = func(v any) error {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				switch k {
+				case "traceId", "spanId", "parentSpanId":
+					raw, err := base64.StdEncoding.DecodeString(x.(string))
+					if err != nil {
+						return err
+					}
+					v[k] = hex.EncodeToString(raw)
+				default:
+					if err := walk(x); err != nil {
+						return err
+					}
+				}
+			}
+		case []any:
+			for _, x := range v {
+				if err := walk(x); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// otlpWant is what the decoder and the status rule should make of a span.
+type otlpWant struct {
+	latency  time.Duration
+	group    string
+	status   int
+	censored bool
+	excluded string
+	spanID   trace.SpanID
+	traceID  trace.TraceID
+}
+
+// otlpSpanCase is one shape of client span and what it maps to.
+type otlpSpanCase struct {
+	attrs    []attribute.KeyValue
+	errored  bool
+	callee   string
+	status   int
+	censored bool
+	excluded string
+}
+
+var otlpSpanCases = []otlpSpanCase{
+	{attrs: []attribute.KeyValue{attribute.String("peer.service", "cart"), attribute.String("http.route", "/cart/{id}"),
+		attribute.String("http.request.method", "GET"), attribute.Int("http.response.status_code", 200)},
+		callee: "cart", status: 200},
+	{attrs: []attribute.KeyValue{attribute.String("peer.service", "cart"), attribute.Int("http.response.status_code", 504)},
+		errored: true, callee: "cart", status: 504, censored: true},
+	{attrs: []attribute.KeyValue{attribute.String("peer.service", "cart"), attribute.Int("http.response.status_code", 500)},
+		errored: true, callee: "cart", status: 500, excluded: Excluded5xx},
+	{attrs: []attribute.KeyValue{attribute.String("rpc.service", "payments.Payments"), attribute.String("rpc.method", "Charge"),
+		attribute.Int("rpc.grpc.status_code", 4)},
+		errored: true, callee: "payments.Payments", censored: true},
+	{attrs: []attribute.KeyValue{attribute.String("rpc.service", "payments.Payments"), attribute.Int("rpc.grpc.status_code", 14)},
+		errored: true, callee: "payments.Payments", excluded: "grpc UNAVAILABLE"},
+	{attrs: []attribute.KeyValue{attribute.String("rpc.service", "payments.Payments"), attribute.Int("rpc.grpc.status_code", 0)},
+		callee: "payments.Payments"},
+	{attrs: []attribute.KeyValue{attribute.String("server.address", "db.internal"), attribute.Int("server.port", 5432),
+		attribute.String("db.system", "postgresql")},
+		callee: "db.internal:5432"},
+	{attrs: []attribute.KeyValue{attribute.String("db.system", "redis")}, errored: true, callee: "redis", excluded: ExcludedSpanError},
+	// A client span with a 4xx is an Error span (semantic conventions), and
+	// counts: the status wins over the span status.
+	{attrs: []attribute.KeyValue{attribute.String("peer.service", "cart"), attribute.Int("http.response.status_code", 404)},
+		errored: true, callee: "cart", status: 404},
+	{attrs: []attribute.KeyValue{attribute.Int("http.response.status_code", 499)}, callee: "-", status: 499, censored: true},
+}
+
+// otlpSDKFile makes n client spans (and some server and internal ones)
+// with two services' TracerProviders, exported by the OTLP/HTTP exporter to
+// an otlpCollector, and returns the file and the samples it should give,
+// by start time.
+func otlpSDKFile(t *testing.T, n int) (string, map[time.Time]otlpWant) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "traces.jsonl")
+	col := newOTLPCollector(t, path)
+	ctx := context.Background()
+	services := []string{"frontend", "checkout"}
+	var tracers []trace.Tracer
+	var providers []*sdktrace.TracerProvider
+	for _, svc := range services {
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(col.srv.URL+"/v1/traces"),
+			otlptracehttp.WithCompression(otlptracehttp.NoCompression),
+			otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+		require.NoError(t, err)
+		tp := sdktrace.NewTracerProvider(
+			sdktrace.WithBatcher(exp, sdktrace.WithMaxExportBatchSize(100), sdktrace.WithMaxQueueSize(4*n)),
+			sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", svc))),
+		)
+		providers = append(providers, tp)
+		tracers = append(tracers, tp.Tracer("tunetimeout/ingest/otlp_test"))
+	}
+	base := time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.UTC)
+	want := map[time.Time]otlpWant{}
+	for i := range n {
+		svc := i % len(services)
+		c := otlpSpanCases[i%len(otlpSpanCases)]
+		start := base.Add(time.Duration(i) * time.Second)
+		d := time.Duration(i+1)*time.Millisecond + time.Duration(i*7+1)*time.Nanosecond
+		ctx, span := tracers[svc].Start(ctx, "call", trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithTimestamp(start), trace.WithAttributes(c.attrs...))
+		if c.errored {
+			span.SetStatus(codes.Error, "failed")
+		}
+		span.End(trace.WithTimestamp(start.Add(d)))
+		want[start] = otlpWant{latency: d, group: services[svc] + " " + c.callee, status: c.status,
+			censored: c.censored, excluded: c.excluded, spanID: span.SpanContext().SpanID(), traceID: span.SpanContext().TraceID()}
+		if i%100 == 0 { // spans that are not client calls
+			for _, k := range []trace.SpanKind{trace.SpanKindServer, trace.SpanKindInternal} {
+				_, s := tracers[svc].Start(ctx, "other", trace.WithSpanKind(k), trace.WithTimestamp(start.Add(time.Millisecond)))
+				s.End(trace.WithTimestamp(start.Add(2 * time.Millisecond)))
+			}
+		}
+	}
+	for _, tp := range providers {
+		require.NoError(t, tp.Shutdown(ctx))
+	}
+	require.NoError(t, col.file.Close())
+	return path, want
+}
+
+// TestOTLPFromSDK decodes spans the OpenTelemetry Go SDK made and exported:
+// every client span is one sample, its latency the span's duration to the
+// nanosecond, grouped by caller and callee, censored and excluded as its
+// status says.
+func TestOTLPFromSDK(t *testing.T) {
+	const n = 1000
+	path, want := otlpSDKFile(t, n)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := bytes.Count(data, []byte("\n"))
+	require.Greater(t, lines, 2, "spans come in batches, several lines")
+	require.Less(t, lines, n/2, "batches of many spans")
+
+	f, r, err := Detect("auto", bytes.NewReader(data), "traces.jsonl", Options{})
+	require.NoError(t, err)
+	require.Equal(t, "otlp", f.Name, "sniffed")
+	d, err := f.New(r, "traces.jsonl", Options{})
+	require.NoError(t, err)
+	samples, errs := decodeAll(t, d)
+	require.Empty(t, errs)
+	require.Len(t, samples, n, "client spans only")
+
+	var rule StatusRule
+	counts := map[string]int{}
+	for _, s := range samples {
+		w, ok := want[s.Time]
+		require.True(t, ok, "a sample at %v, the start of no span", s.Time)
+		assert.Equal(t, w.latency, s.Latency, "span at %v", s.Time)
+		assert.Equal(t, w.group, s.Group)
+		assert.Equal(t, w.status, s.Status)
+		excluded := rule.Classify(&s)
+		assert.Equal(t, w.excluded, excluded, "span at %v (%s)", s.Time, s.Group)
+		assert.Equal(t, w.censored, s.Censored, "span at %v (%s)", s.Time, s.Group)
+		delete(want, s.Time)
+		counts[s.Group]++
+	}
+	assert.Empty(t, want, "every span once")
+	assert.Equal(t, map[string]int{
+		"frontend cart": 300, "frontend payments.Payments": 100, "frontend db.internal:5432": 100,
+		"checkout cart": 100, "checkout payments.Payments": 200, "checkout redis": 100, "checkout -": 100,
+	}, counts)
+
+	t.Run("span-kind any", func(t *testing.T) {
+		d, err := NewDecoder("otlp", bytes.NewReader(data), "traces.jsonl", Options{SpanKind: "any"})
+		require.NoError(t, err)
+		samples, errs := decodeAll(t, d)
+		require.Empty(t, errs)
+		assert.Len(t, samples, n+2*n/100)
+	})
+	t.Run("span-kind server", func(t *testing.T) {
+		d, err := NewDecoder("otlp", bytes.NewReader(data), "traces.jsonl", Options{SpanKind: "Server"})
+		require.NoError(t, err)
+		samples, errs := decodeAll(t, d)
+		require.Empty(t, errs)
+		require.Len(t, samples, n/100)
+		assert.Equal(t, time.Millisecond, samples[0].Latency)
+	})
+	t.Run("ids in hex", func(t *testing.T) {
+		// The ids the decoder reads are the SDK's: OTLP/JSON's hex, not
+		// protojson's base64, which would read 32 hex digits as 24 bytes.
+		dec := &otlpDecoder{kind: otlpKindClient}
+		got := 0
+		for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+			require.NoError(t, dec.unm.Unmarshal(line, &dec.req))
+			for _, rs := range dec.req.ResourceSpans {
+				for _, ss := range rs.ScopeSpans {
+					for _, sp := range ss.Spans {
+						require.Nil(t, fixOTLPIDs(sp))
+						require.Len(t, sp.TraceId, 16)
+						require.Len(t, sp.SpanId, 8)
+						got++
+					}
+				}
+			}
+		}
+		assert.Equal(t, n+2*n/100, got)
+		// And on a file of its own, matched against the SDK's span contexts.
+		path, want := otlpSDKFile(t, 20)
+		small, err := os.ReadFile(path)
+		require.NoError(t, err)
+		matched := 0
+		for _, line := range bytes.Split(bytes.TrimSpace(small), []byte("\n")) {
+			require.NoError(t, dec.unm.Unmarshal(line, &dec.req))
+			for _, rs := range dec.req.ResourceSpans {
+				for _, ss := range rs.ScopeSpans {
+					for _, sp := range ss.Spans {
+						require.Nil(t, fixOTLPIDs(sp))
+						w, ok := want[time.Unix(0, int64(sp.StartTimeUnixNano)).UTC()]
+						if !ok || sp.Kind != 3 {
+							continue
+						}
+						assert.Equal(t, w.spanID[:], sp.SpanId)
+						assert.Equal(t, w.traceID[:], sp.TraceId)
+						matched++
+					}
+				}
+			}
+		}
+		assert.Equal(t, 20, matched)
+	})
+}
+
+// otlpLine is one OTLP/JSON line of one resource (service.name svc) with
+// the spans given as JSON objects.
+func otlpLine(svc string, spans ...string) string {
+	return `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"` + svc +
+		`"}}]},"scopeSpans":[{"scope":{"name":"t"},"spans":[` + strings.Join(spans, ",") + `]}]}]}`
+}
+
+// otlpSpan is a client span from start to end (ns) with attrs (JSON
+// KeyValues) and a status code.
+func otlpSpan(start, end string, status int, attrs ...string) string {
+	return `{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"GET","kind":3,` +
+		`"startTimeUnixNano":"` + start + `","endTimeUnixNano":"` + end + `","attributes":[` + strings.Join(attrs, ",") +
+		`],"status":{"code":` + fmt.Sprint(status) + `}}`
+}
+
+func TestOTLPLines(t *testing.T) {
+	good := otlpSpan("1700000000000000000", "1700000000250000000", 0, `{"key":"peer.service","value":{"stringValue":"cart"}}`)
+	for _, tc := range []struct {
+		name    string
+		input   string
+		o       Options
+		errs    []string
+		latency []time.Duration
+		groups  []string
+	}{
+		{name: "one span", input: otlpLine("web", good), latency: []time.Duration{250 * time.Millisecond}, groups: []string{"web cart"}},
+		{name: "not JSON", input: "hello\n" + otlpLine("web", good),
+			errs: []string{`t.otlp:1: is not an OTLP/JSON ExportTraceServiceRequest: `}, latency: []time.Duration{250 * time.Millisecond}},
+		{name: "not a request", input: `{"resourceSpans":3}` + "\n" + otlpLine("web", good),
+			errs: []string{`t.otlp:1: is not an OTLP/JSON ExportTraceServiceRequest: `}, latency: []time.Duration{250 * time.Millisecond}},
+		{name: "end before start, the line's other spans read",
+			input:   "\n" + otlpLine("web", otlpSpan("1700000000000000000", "1699999999000000000", 0), good, good),
+			errs:    []string{`t.otlp:2: field "endTimeUnixNano": "1699999999000000000" is before startTimeUnixNano 1700000000000000000: a negative duration`},
+			latency: []time.Duration{250 * time.Millisecond, 250 * time.Millisecond}},
+		{name: "no start", input: otlpLine("web", otlpSpan("0", "5", 0)),
+			errs: []string{`t.otlp:1: field "startTimeUnixNano": "0" is not set: the span has no start`}},
+		{name: "unfinished span", input: otlpLine("web", otlpSpan("10", "0", 0)),
+			errs: []string{`t.otlp:1: field "endTimeUnixNano": "0" is before startTimeUnixNano 10: a negative duration`}},
+		{name: "a line over the cap", input: otlpLine("web", good) + "\n" + `{"resourceSpans":[],"x":"` + strings.Repeat("y", maxLine) + `"}` + "\n" + otlpLine("api", good),
+			errs: []string{`t.otlp:2: line is longer than 1 MiB`}, latency: []time.Duration{250 * time.Millisecond, 250 * time.Millisecond},
+			groups: []string{"web cart", "api cart"}},
+		{name: "bad hex id", input: otlpLine("web", strings.Replace(good, "5b8efff798038103d269b633813fc60c", "zb8efff798038103d269b633813fc60c", 1)),
+			errs: []string{`t.otlp:1: field "traceId": "zb8efff798038103d269b633813fc60c" is not hex`}},
+		{name: "base64 ids, protobuf's own mapping", input: otlpLine("web", strings.NewReplacer(
+			"5b8efff798038103d269b633813fc60c", base64.StdEncoding.EncodeToString(make([]byte, 16)),
+			"eee19b7ec3c1b174", base64.StdEncoding.EncodeToString(make([]byte, 8))).Replace(good)),
+			latency: []time.Duration{250 * time.Millisecond}},
+		{name: "names protobuf's way, numbers as numbers", input: `{"resource_spans":[{"scope_spans":[{"spans":[{"kind":"SPAN_KIND_CLIENT",` +
+			`"start_time_unix_nano":1000,"end_time_unix_nano":1500}]}]}]}`,
+			latency: []time.Duration{500}, groups: []string{"- -"}},
+		{name: "http status out of range", input: otlpLine("web", otlpSpan("1", "2", 0, `{"key":"http.response.status_code","value":{"intValue":"42"}}`)),
+			errs: []string{`t.otlp:1: field "http.response.status_code": "42" is not a status code`}},
+		{name: "group by route, method, status", o: Options{By: []string{"route", "method", "status", "status_class"}},
+			input: otlpLine("web",
+				otlpSpan("1", "2", 0, `{"key":"http.route","value":{"stringValue":"/u/{id}"}}`, `{"key":"http.request.method","value":{"stringValue":"PUT"}}`,
+					`{"key":"http.response.status_code","value":{"intValue":"201"}}`),
+				otlpSpan("1", "3", 2, `{"key":"rpc.method","value":{"stringValue":"Charge"}}`, `{"key":"rpc.grpc.status_code","value":{"intValue":"4"}}`),
+				otlpSpan("1", "4", 0, `{"key":"http.method","value":{"stringValue":"GET"}}`, `{"key":"http.status_code","value":{"stringValue":"503"}}`)),
+			latency: []time.Duration{1, 2, 3}, groups: []string{"/u/{id} PUT 201 2xx", "Charge - DEADLINE_EXCEEDED -", "- GET 503 5xx"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := NewDecoder("otlp", strings.NewReader(tc.input), "t.otlp", tc.o)
+			require.NoError(t, err)
+			samples, errs := decodeAll(t, d)
+			require.Len(t, errs, len(tc.errs), "%v", errs)
+			for i, e := range errs {
+				assert.True(t, strings.HasPrefix(e.Error(), tc.errs[i]), "%s\nwant %s", e.Error(), tc.errs[i])
+			}
+			var lat []time.Duration
+			var groups []string
+			for _, s := range samples {
+				lat = append(lat, s.Latency)
+				groups = append(groups, s.Group)
+			}
+			assert.Equal(t, tc.latency, lat)
+			if tc.groups != nil {
+				assert.Equal(t, tc.groups, groups)
+			}
+		})
+	}
+}
+
+func TestOTLPOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"span kind", Options{SpanKind: "internal"}, `t.otlp: --span-kind "internal": want client, server or any`},
+		{"group key", Options{By: []string{"caller", "host"}}, `t.otlp: cannot group by "host": OTLP spans group by caller, callee, route, method, status_class, status`},
+		{"route pattern", Options{RoutePatterns: []string{"/u/{id}"}}, `t.otlp: --route-pattern does not apply to OTLP spans: their http.route is already a route`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewDecoder("otlp", strings.NewReader(""), "t.otlp", tc.o)
+			assert.EqualError(t, err, tc.want)
+		})
+	}
+	assert.EqualError(t, CheckLatency("otlp", "upstream"), `otlp inputs have one latency, no measure to choose: "upstream" is for access logs`)
+}
+
+func TestSniffOTLP(t *testing.T) {
+	line := otlpLine("web", otlpSpan("1", "2", 0))
+	for _, tc := range []struct {
+		line string
+		want bool
+	}{
+		{line, true},
+		{line[:40], true}, // cut by the sniffing window
+		{`{ "resourceSpans" : [`, true},
+		{`{"resource_spans":[]}`, true},
+		{`{"resourceSpans":{}}`, false},
+		{`{"resourceMetrics":[]}`, false},
+		{`{"level":"info","resourceSpans":"x"}`, false},
+		{`{"duration":1,"resourceSpans":[`, false},
+		{`[{"resourceSpans":[]}]`, false},
+		{`127.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.0" 200 2326 0.001`, false},
+	} {
+		assert.Equal(t, tc.want, sniffOTLP([]byte(tc.line)), tc.line)
+	}
+	f, _, err := Detect("auto", strings.NewReader("\n"+line+"\n"), "t", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "otlp", f.Name)
+	// A batch longer than what sniffing reads.
+	long := otlpLine("web", strings.Repeat(otlpSpan("1", "2", 0)+",", 2000)+otlpSpan("1", "2", 0))
+	require.Greater(t, len(long), sniffBytes)
+	f, r, err := Detect("auto", strings.NewReader(long), "t", Options{})
+	require.NoError(t, err)
+	require.Equal(t, "otlp", f.Name)
+	d, err := f.New(r, "t", Options{})
+	require.NoError(t, err)
+	samples, errs := decodeAll(t, d)
+	assert.Empty(t, errs)
+	assert.Len(t, samples, 2001)
+}
+
+// TestOTLPChunks decodes an input cut into chunks, as the parallel read
+// does, and gets what one decoder over the whole gets.
+func TestOTLPChunks(t *testing.T) {
+	var b strings.Builder
+	for i := range 300 {
+		start := 1_700_000_000_000_000_000 + int64(i)*1e9
+		span := otlpSpan(fmt.Sprint(start), fmt.Sprint(start+int64(i)+1), 0)
+		if i%50 == 7 {
+			span = otlpSpan(fmt.Sprint(start), "1", 0)
+		}
+		b.WriteString(otlpLine(fmt.Sprint("svc", i%3), span, span) + "\n")
+	}
+	input := b.String()
+	whole, err := NewDecoder("otlp", strings.NewReader(input), "t", Options{})
+	require.NoError(t, err)
+	wantS, wantE := decodeAll(t, whole)
+	require.Len(t, wantE, 12)
+
+	sp, err := NewSplitter("otlp", strings.NewReader(input), "t", Options{}, 4096)
+	require.NoError(t, err)
+	var gotS []Sample
+	var gotE []*ParseError
+	var fork ChunkDecoder
+	chunks := 0
+	for {
+		c, err := sp.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		chunks++
+		d := c.Decoder
+		if d == nil {
+			if fork == nil {
+				fork, err = sp.Fork()
+				require.NoError(t, err)
+			}
+			fork.Reset(c.Data, c.Line)
+			d = fork
+		}
+		s, e := decodeAll(t, d)
+		gotS, gotE = append(gotS, s...), append(gotE, e...)
+	}
+	require.Greater(t, chunks, 10)
+	assert.Equal(t, wantS, gotS)
+	assert.Equal(t, wantE, gotE)
+}
+
+// FuzzOTLP runs the otlp decoder over arbitrary input: no panic, no loop,
+// only *ParseError with positive, non-decreasing lines, samples in bounds.
+func FuzzOTLP(f *testing.F) {
+	seeds := []string{
+		otlpLine("web", otlpSpan("1700000000000000000", "1700000000250000000", 0, `{"key":"peer.service","value":{"stringValue":"cart"}}`)),
+		otlpLine("web", otlpSpan("2", "1", 2), otlpSpan("1", "3", 0, `{"key":"rpc.grpc.status_code","value":{"intValue":"14"}}`)),
+		otlpLine("", otlpSpan("1", "18446744073709551615", 0, `{"key":"http.response.status_code","value":{"intValue":"504"}}`)),
+		`{"resource_spans":[{"scope_spans":[{"spans":[{"kind":2,"start_time_unix_nano":1,"end_time_unix_nano":2,"links":[{"traceId":"AA=="}]}]}]}]}`,
+		`{"resourceSpans":[`, `{}`, `[]`, "\n\n", "{\"resourceSpans\":[]}\r\n{\"resourceSpans\":null}",
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s), uint8(0))
+		f.Add([]byte(s), uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, kind uint8) {
+		o := Options{SpanKind: []string{"client", "server", "any"}[int(kind)%3]}
+		if kind&4 != 0 {
+			o.By = otlpGroupKeys
+		}
+		d, err := NewDecoder("otlp", bytes.NewReader(data), "fuzz.log", o)
+		if err != nil {
+			t.Fatalf("NewDecoder: %v", err)
+		}
+		lastLine := 0
+		for n := 0; ; n++ {
+			if n > len(data)+2 {
+				t.Fatalf("Next called %d times on %d bytes without io.EOF", n, len(data))
+			}
+			s, err := d.Next()
+			if err == io.EOF {
+				break
+			}
+			var pe *ParseError
+			if errors.As(err, &pe) {
+				if pe.Line < 1 || pe.Line < lastLine {
+					t.Fatalf("error at line %d after line %d: %v", pe.Line, lastLine, pe)
+				}
+				lastLine = pe.Line
+				if len(pe.Value) > maxValueLen+len("...") {
+					t.Fatalf("value of %d bytes not cut: %v", len(pe.Value), pe)
+				}
+				if !strings.HasPrefix(pe.Error(), fmt.Sprintf("fuzz.log:%d: ", pe.Line)) {
+					t.Fatalf("bad error text: %v", pe)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("fatal error from Next on an in-memory input: %v", err)
+			}
+			if s.Latency < 0 || s.Status < 0 || s.Status > 999 || s.Excluded != "" && s.Censored {
+				t.Fatalf("bad sample %+v", s)
+			}
+		}
+		_ = sniffOTLP(data)
+	})
+}
+
+// BenchmarkOTLPDecode decodes 10,000 client spans in batches of 100, as
+// the Collector's file exporter writes them, grouped by caller and callee.
+func BenchmarkOTLPDecode(b *testing.B) {
+	var buf strings.Builder
+	start := int64(1_700_000_000_000_000_000)
+	for l := range 100 {
+		spans := make([]string, 100)
+		for i := range spans {
+			t := start + int64(l*100+i)*1e7
+			spans[i] = otlpSpan(fmt.Sprint(t), fmt.Sprint(t+int64(1e6+i*1e4)), 0,
+				`{"key":"peer.service","value":{"stringValue":"cart"}}`, `{"key":"http.route","value":{"stringValue":"/cart/{id}"}}`,
+				`{"key":"http.request.method","value":{"stringValue":"GET"}}`, `{"key":"http.response.status_code","value":{"intValue":"200"}}`)
+		}
+		buf.WriteString(otlpLine("web", spans...) + "\n")
+	}
+	data := []byte(buf.String())
+	benchDecode(b, len(data), 10_000, func() (Decoder, error) {
+		return NewDecoder("otlp", bytes.NewReader(data), "bench.otlp", Options{})
+	})
+}
