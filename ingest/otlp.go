@@ -66,10 +66,11 @@ const (
 	excludedGRPC      = "grpc "
 )
 
-// otlpGroupKeys are the keys spans can be grouped by; otlpDefaultBy is
-// the grouping without --by.
+// SpanGroupKeys are the keys spans can be grouped by (--by);
+// otlpDefaultBy is the grouping without --by.
 var (
-	otlpGroupKeys = []string{"caller", "callee", "route", "method", "status_class", "status"}
+	SpanGroupKeys = []string{"caller", "callee", "route", "method", "status_class", "status"}
+	otlpGroupKeys = SpanGroupKeys
 	otlpDefaultBy = []string{"caller", "callee"}
 )
 

@@ -143,7 +143,8 @@ func addInputFlags(cmd *cobra.Command, o *analysis.Options, f *analyzeFlags) {
 	fl.StringArrayVar(&o.Ingest.RoutePatterns, "route-pattern", nil, "a route of your own, e.g. /users/{id}/posts/* (repeatable; tried before automatic normalization)")
 	fl.StringVar(&f.status, "status", "", "status rule overrides, e.g. \"exclude=4xx count=404 censor=503\"")
 	fl.StringVar(&f.unit, "unit", "", "unit of the latency column (CSV, JSON logs) or of interval logs other tools wrote: ns, us, ms, s; default: from the column name's suffix, ns for interval logs")
-	fl.StringSliceVar(&f.by, "by", nil, "group by: CSV column names, or for logs "+strings.Join(ingest.GroupKeys, ", "))
+	fl.StringSliceVar(&f.by, "by", nil, "group by: CSV column names, or for logs "+strings.Join(ingest.GroupKeys, ", ")+
+		"; for spans "+strings.Join(ingest.SpanGroupKeys, ", "))
 	fl.BoolVar(&o.Strict, "strict", false, "stop at the first bad record instead of counting it")
 	fl.BoolVar(&o.Status.IncludeErrors, "include-errors", false, "count 4xx and 5xx responses as latency samples")
 	fl.IntVar(&o.MaxGroups, "max-groups", analysis.DefaultMaxGroups, "keep at most this many groups apart; the rest go to \"other\"")
@@ -153,7 +154,13 @@ func addInputFlags(cmd *cobra.Command, o *analysis.Options, f *analyzeFlags) {
 	complete(cmd, "input", ingest.FormatNames()...)
 	complete(cmd, "latency", ingest.LatencyNames()...)
 	complete(cmd, "unit", unitNames...)
-	completeList(cmd, "by", ingest.GroupKeys...)
+	keys := slices.Clone(ingest.GroupKeys)
+	for _, k := range ingest.SpanGroupKeys {
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	completeList(cmd, "by", keys...)
 }
 
 // unitNames are the units completion offers for --unit, the short names

@@ -137,7 +137,7 @@ func TestCompletion(t *testing.T) {
 	assert.Equal(t, []string{"datacenter", "region", "internet", "mobile"}, lines("analyze", "--network-allowance", ""))
 	assert.Equal(t, []string{"upstream", "upstream-last", "upstream-header"}, lines("summarize", "--latency", "up"))
 	assert.Equal(t, ingest.LatencyNames(), lines("analyze", "--latency", ""), "the registry's measures")
-	assert.Equal(t, []string{"route,method", "route,status_class", "route,status", "route,upstream", "route,host"}, lines("analyze", "--by", "route,"))
+	assert.Equal(t, []string{"route,method", "route,status_class", "route,status", "route,upstream", "route,host", "route,caller", "route,callee"}, lines("analyze", "--by", "route,"))
 	assert.Equal(t, []string{"standard", "experimental"}, lines("snippet", "--gateway-api-channel", ""))
 	assert.Contains(t, lines("analyze", "--linkerd-resource", ""), "serviceprofile")
 }
