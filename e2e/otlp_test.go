@@ -1,0 +1,390 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/tunetimeout/tunetimeout/analysis"
+	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/internal/mixture"
+	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
+)
+
+// The "done when": an OTLP file of 100,000 client spans from the
+// OpenTelemetry Go SDK gives per-edge percentiles equal, within the
+// histogram's precision, to an exact computation over the same spans.
+//
+// The spans are made by the real SDK (two services, two TracerProviders)
+// and exported by its OTLP/HTTP exporter to a loopback receiver that
+// writes each ExportTraceServiceRequest as one line of OTLP/JSON, as the
+// Collector's file exporter does. Nothing here needs a binary: the test
+// runs in plain go test ./... too.
+
+const (
+	otlpSpans = 100_000
+	// otlpStep is the time between span starts over all edges: 400 spans/s.
+	otlpStep = 2500 * time.Microsecond
+	// otlpBatch is the spans per export request, one line each: large for
+	// speed, small enough that a line stays under the decoder's 1 MiB.
+	otlpBatch = 1000
+	// otlpGateway is when the callee's gateway gives up and answers 504.
+	otlpGateway = time.Second
+)
+
+// otlpEdge is one caller -> callee edge and the latency model of its calls.
+type otlpEdge struct {
+	caller, callee string
+	model          mixture.Model
+	// slots are the span indexes i%4 the edge takes: its share of the
+	// 400 spans/s.
+	slots []int
+}
+
+var otlpEdges = []otlpEdge{
+	{caller: "frontend", callee: "cart", model: mixture.Default(), slots: []int{0, 2}},
+	{caller: "frontend", callee: "catalog", model: mixture.Model{Median: 35 * time.Millisecond, Sigma: 0.7,
+		PauseShare: 0.01, PauseMin: 200 * time.Millisecond, PauseMax: 600 * time.Millisecond}, slots: []int{1}},
+	{caller: "checkout", callee: "payments", model: mixture.Model{Median: 120 * time.Millisecond, Sigma: 0.3,
+		PauseShare: 0.03, PauseMin: 100 * time.Millisecond, PauseMax: 400 * time.Millisecond}, slots: []int{3}},
+}
+
+// otlpEdgeWant is what the spans of one edge should come to: the
+// latencies the status rule counts (the 504s' included, censored), the
+// 504s and the 500s, and the seconds the edge's spans start in.
+type otlpEdgeWant struct {
+	counted    []time.Duration // sorted after otlpTraceFile
+	censored   int64
+	minCensor  time.Duration
+	excluded   int64
+	spans      int64
+	first, end time.Time // the first span's start, the last one's
+}
+
+// otlpReceiver is an httptest server on 127.0.0.1 that takes the OTLP/HTTP
+// exporter's protobuf ExportTraceServiceRequests and writes each as one
+// line of OTLP/JSON (ingest/otlp_test.go's otlpCollector, which this
+// package cannot import).
+type otlpReceiver struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	file *os.File
+}
+
+func newOTLPReceiver(tb testing.TB, path string) *otlpReceiver {
+	tb.Helper()
+	f, err := os.Create(path)
+	require.NoError(tb, err)
+	c := &otlpReceiver{file: f}
+	c.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		var req coltracepb.ExportTraceServiceRequest
+		if err == nil {
+			err = proto.Unmarshal(body, &req)
+		}
+		var line []byte
+		if err == nil {
+			line, err = otlpJSON(&req)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		c.mu.Lock()
+		_, err = c.file.Write(append(line, '\n'))
+		c.mu.Unlock()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(out)
+	}))
+	tb.Cleanup(c.srv.Close)
+	return c
+}
+
+// otlpJSON writes req as OTLP/JSON: protojson's mapping with enums as
+// numbers, and the ids protojson writes in base64 rewritten in hex (the
+// OTLP specification, "JSON Protobuf Encoding").
+func otlpJSON(req *coltracepb.ExportTraceServiceRequest) ([]byte, error) {
+	b, err := protojson.MarshalOptions{UseEnumNumbers: true}.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	var walk func(v any) error
+	walk = func(v any) error {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				switch k {
+				case "traceId", "spanId", "parentSpanId":
+					raw, err := base64.StdEncoding.DecodeString(x.(string))
+					if err != nil {
+						return err
+					}
+					v[k] = hex.EncodeToString(raw)
+				default:
+					if err := walk(x); err != nil {
+						return err
+					}
+				}
+			}
+		case []any:
+			for _, x := range v {
+				if err := walk(x); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// otlpTraceFile makes otlpSpans CLIENT spans over otlpEdges with the SDK,
+// one every otlpStep from a whole second on, exports them through the
+// OTLP/HTTP exporter to an otlpReceiver and returns the file and, per
+// edge ("caller callee"), what the spans should come to. Latencies come
+// from each edge's mixture model (seeded); 0.2 % of calls hit the
+// gateway's timeout and answer 504 a little after otlpGateway (censored),
+// 1 % fail fast with a 500 (excluded).
+func otlpTraceFile(tb testing.TB) (string, map[string]*otlpEdgeWant) {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "traces.jsonl")
+	rcv := newOTLPReceiver(tb, path)
+	ctx := context.Background()
+
+	tracers := map[string]trace.Tracer{}
+	var providers []*sdktrace.TracerProvider
+	for _, svc := range []string{"frontend", "checkout"} {
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(rcv.srv.URL+"/v1/traces"),
+			otlptracehttp.WithCompression(otlptracehttp.NoCompression),
+			otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+		require.NoError(tb, err)
+		tp := sdktrace.NewTracerProvider(
+			sdktrace.WithBatcher(exp, sdktrace.WithMaxExportBatchSize(otlpBatch), sdktrace.WithMaxQueueSize(4*otlpBatch),
+				sdktrace.WithBlocking(), sdktrace.WithBatchTimeout(time.Minute)),
+			sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", svc))),
+		)
+		providers = append(providers, tp)
+		tracers[svc] = tp.Tracer("tunetimeout/e2e/otlp_test")
+	}
+
+	// Each edge's latencies, drawn ahead from its own seed.
+	slotEdge := map[int]int{}
+	draws := make([][]time.Duration, len(otlpEdges))
+	for e, edge := range otlpEdges {
+		for _, s := range edge.slots {
+			slotEdge[s] = e
+		}
+		draws[e] = edge.model.Generate(uint64(7+e), otlpSpans*len(edge.slots)/4)
+	}
+	used := make([]int, len(otlpEdges))
+	want := map[string]*otlpEdgeWant{}
+	status := rand.New(rand.NewPCG(2026, 12))
+	base := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	for i := range otlpSpans {
+		e := slotEdge[i%4]
+		edge := otlpEdges[e]
+		name := edge.caller + " " + edge.callee
+		w := want[name]
+		if w == nil {
+			w = &otlpEdgeWant{}
+			want[name] = w
+		}
+		// The model's microseconds and some nanoseconds, which the span
+		// keeps and the histogram drops.
+		d := draws[e][used[e]] + time.Duration(i%1000)*time.Nanosecond
+		used[e]++
+		code := 200
+		switch u := status.Float64(); {
+		case u < 0.002:
+			code, d = 504, otlpGateway+time.Duration(status.IntN(20_000))*time.Microsecond+time.Duration(i%1000)
+		case u < 0.012:
+			code, d = 500, time.Millisecond+time.Duration(status.IntN(3_000_000))
+		}
+		start := base.Add(time.Duration(i) * otlpStep)
+		_, span := tracers[edge.caller].Start(ctx, "GET", trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start),
+			trace.WithAttributes(attribute.String("peer.service", edge.callee), attribute.String("http.request.method", "GET"),
+				attribute.Int("http.response.status_code", code)))
+		if code >= 500 {
+			span.SetStatus(codes.Error, "")
+		}
+		span.End(trace.WithTimestamp(start.Add(d)))
+
+		w.spans++
+		if w.first.IsZero() {
+			w.first = start
+		}
+		w.end = start
+		switch code {
+		case 500:
+			w.excluded++
+			continue
+		case 504:
+			if w.censored == 0 || d < w.minCensor {
+				w.minCensor = d
+			}
+			w.censored++
+		}
+		w.counted = append(w.counted, d)
+	}
+	for _, tp := range providers {
+		require.NoError(tb, tp.Shutdown(ctx))
+	}
+	require.NoError(tb, rcv.file.Close())
+	for _, w := range want {
+		w.counted = sortedDurations(w.counted)
+	}
+	return path, want
+}
+
+func analyseOTLP(tb testing.TB, path string) *report.Report {
+	tb.Helper()
+	rep, err := analysis.Run(context.Background(), analysis.Options{
+		Inputs:    []string{path},
+		Format:    "", // detected: the lines are longer than what sniffing reads
+		Recommend: recommend.DefaultOptions(),
+	}, nil)
+	require.NoError(tb, err)
+	return rep
+}
+
+// TestOTLPExactPercentiles is the check: per edge (caller and
+// callee, the grouping without --by), the tool's samples, censored and
+// excluded counts, each percentile and the measured rate are those of an
+// exact computation over the spans the SDK made.
+func TestOTLPExactPercentiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100,000 spans through the SDK's exporter: not in -short")
+	}
+	began := time.Now()
+	path, want := otlpTraceFile(t)
+	made := time.Since(began)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	longest := 0
+	for _, l := range lines {
+		longest = max(longest, len(l))
+	}
+	require.Less(t, longest, 1<<20, "a line of %d spans must fit the decoder's 1 MiB", otlpBatch)
+	require.GreaterOrEqual(t, len(lines), otlpSpans/otlpBatch, "the exporter's batches, one line each")
+
+	began = time.Now()
+	rep := analyseOTLP(t, path)
+	analysed := time.Since(began)
+	t.Logf("%d spans: made and exported in %v (%d lines, %.1f MB, longest line %d bytes), analysed in %v",
+		otlpSpans, made.Round(time.Millisecond), len(lines), float64(len(data))/1e6, longest, analysed.Round(time.Millisecond))
+
+	assert.EqualValues(t, otlpSpans, rep.Input.Records, "every client span is a record")
+	assert.Zero(t, rep.Input.BadRecords, "%v", rep.Input.BadExamples)
+	names := make([]string, len(rep.Groups))
+	for i, g := range rep.Groups {
+		names[i] = g.Name
+	}
+	require.Equal(t, []string{"checkout payments", "frontend cart", "frontend catalog"}, names, "one group per edge, by name")
+
+	var total int64
+	for _, g := range rep.Groups {
+		w := want[g.Name]
+		total += w.spans
+		// Counted: every span but the 500s, the 504s at their duration.
+		require.EqualValues(t, len(w.counted), g.Samples, "group %s: samples", g.Name)
+		assert.Equal(t, w.censored, g.Censored, "group %s: the 504s are censored", g.Name)
+		assert.Equal(t, map[string]int64{ingest.Excluded5xx: w.excluded}, g.Excluded, "group %s: the 500s are excluded", g.Name)
+		assert.Positive(t, w.censored, "group %s: the mixture of statuses gave 504s", g.Name)
+		assert.Positive(t, w.excluded, "group %s: and 500s", g.Name)
+
+		quantiles := make([]float64, len(g.Percentiles))
+		for i, p := range g.Percentiles {
+			quantiles[i] = p.Quantile
+			exact, tool := orderStat(w.counted, p.Quantile), reportDuration(p.Seconds)
+			t.Logf("group %s p%v: exact %v (rank %d of %d), tool %v", g.Name, p.Quantile*100, exact,
+				quantileRank(p.Quantile, len(w.counted)), len(w.counted), tool)
+			assertHDR(t, exact, tool, "group %s p%v", g.Name, p.Quantile*100)
+			// A percentile at or above the first 504 is only a lower
+			// bound: the call took at least that long.
+			assert.Equal(t, exact >= w.minCensor, p.LowerBound, "group %s p%v (%v; first 504 at %v): lower bound",
+				g.Name, p.Quantile*100, exact, w.minCensor)
+		}
+		assert.Equal(t, report.StandardQuantiles, quantiles, "group %s", g.Name)
+
+		// The rate over the whole seconds the edge's spans start in: 400
+		// spans/s shared by the edges' slots, all of them counted (the
+		// 500s too: they are calls).
+		seconds := w.end.Truncate(time.Second).Sub(w.first.Truncate(time.Second)).Seconds() + 1
+		exactRate := float64(w.spans) / seconds
+		generated := float64(time.Second/otlpStep) * float64(slotsOf(g.Name)) / 4
+		require.NotNil(t, g.LittlesLaw.RatePerSecond, "group %s: a measured rate", g.Name)
+		assert.Equal(t, "measured", g.LittlesLaw.RateSource, "group %s", g.Name)
+		assert.InEpsilon(t, exactRate, *g.LittlesLaw.RatePerSecond, 1e-9, "group %s: rate", g.Name)
+		assert.InEpsilon(t, generated, *g.LittlesLaw.RatePerSecond, 1e-9, "group %s: the rate generated", g.Name)
+		t.Logf("group %s: %d spans, %d counted, %d censored (504), %d excluded (500); rate %.3f/s (generated %.0f/s)",
+			g.Name, w.spans, g.Samples, g.Censored, w.excluded, *g.LittlesLaw.RatePerSecond, generated)
+	}
+	assert.EqualValues(t, otlpSpans, total)
+}
+
+// slotsOf is how many of the four slots the edge named name takes.
+func slotsOf(name string) int {
+	for _, e := range otlpEdges {
+		if e.caller+" "+e.callee == name {
+			return len(e.slots)
+		}
+	}
+	return 0
+}
+
+// BenchmarkOTLPAnalyze is the whole analysis of the 100,000 spans the SDK
+// made (TestOTLPExactPercentiles's file, about 40 MB of OTLP/JSON):
+// decoding, grouping, recommending, Little's law and the report.
+func BenchmarkOTLPAnalyze(b *testing.B) {
+	path, _ := otlpTraceFile(b)
+	fi, err := os.Stat(path)
+	require.NoError(b, err)
+	b.SetBytes(fi.Size())
+	b.ReportAllocs()
+	for b.Loop() {
+		rep := analyseOTLP(b, path)
+		if len(rep.Groups) != len(otlpEdges) {
+			b.Fatalf("%d groups, want %d", len(rep.Groups), len(otlpEdges))
+		}
+	}
+	b.ReportMetric(float64(otlpSpans)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
