@@ -65,6 +65,7 @@ type Format struct {
 	//      it, before nginx, which would read its first fields;
 	//   50 nginx;
 	//   55 otlp: a JSON object with resourceSpans, before the JSON logs;
+	//      zipkin: an array of spans with traceId, before the JSON logs too;
 	//   60 caddy, envoy-json, traefik: JSON objects with fields of their own;
 	//   70 csv: a header row of column names, after every log.
 	Priority int
