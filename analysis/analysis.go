@@ -142,7 +142,22 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		hangs = append(hangs, res.LittlesLaw)
 	}
 	r.SharedPool = report.NewSharedPool(o.Pool, hangs)
+	if len(o.Ingest.By) == 0 && edgeFormats(r.Input.Formats) {
+		r.CallGraph = report.NewCallGraph(r.Groups)
+	}
 	return r, nil
+}
+
+// edgeFormats reports whether every input was read by a format whose
+// groups are call-graph edges by default (ingest.Format.Edges).
+func edgeFormats(names []string) bool {
+	for _, n := range names {
+		f, ok := ingest.Lookup(n)
+		if !ok || !f.Edges {
+			return false
+		}
+	}
+	return len(names) > 0
 }
 
 func (o *Options) defaults() {
@@ -273,6 +288,9 @@ func readAny(ctx context.Context, name string, o Options, stdin io.Reader, set *
 	f, r, err := ingest.Detect(o.Format, bufio.NewReaderSize(rc, 64<<10), name, o.Ingest)
 	if err != nil {
 		return cutOff(rc, err)
+	}
+	if !slices.Contains(in.Formats, f.Name) {
+		in.Formats = append(in.Formats, f.Name)
 	}
 	records := in.Records
 	var ex extras

@@ -49,12 +49,13 @@ func censor(data []byte, k int) []byte {
 }
 
 // reportJSON runs an analysis and returns its report as JSON, with the
-// input's file names, which differ by design, left out.
+// input's file names and formats (logs, or their interval logs), which
+// differ by design, left out.
 func reportJSON(t *testing.T, o Options) (string, *report.Report) {
 	t.Helper()
 	r, err := Run(context.Background(), o, nil)
 	require.NoError(t, err)
-	r.Input.Files = nil
+	r.Input.Files, r.Input.Formats = nil, nil
 	var b bytes.Buffer
 	require.NoError(t, report.WriteJSON(&b, r))
 	return b.String(), r

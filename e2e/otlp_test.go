@@ -359,6 +359,11 @@ func TestOTLPExactPercentiles(t *testing.T) {
 			g.Name, w.spans, g.Samples, g.Censored, w.excluded, *g.LittlesLaw.RatePerSecond, generated)
 	}
 	assert.EqualValues(t, otlpSpans, total)
+	// Three edges, no service both called and calling: a graph with no
+	// inversion.
+	require.NotNil(t, rep.CallGraph)
+	assert.Len(t, rep.CallGraph.Edges, 3)
+	assert.Empty(t, rep.CallGraph.Findings)
 }
 
 // slotsOf is how many of the four slots the edge named name takes.
@@ -387,4 +392,66 @@ func BenchmarkOTLPAnalyze(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(otlpSpans)*float64(b.N)/b.Elapsed().Seconds(), "spans/s")
+}
+
+// TestOTLPCallGraph: spans of a chain, frontend -> cart -> db, made by the
+// SDK: cart's calls to db take ten times longer than frontend's to cart,
+// so the timeout recommended for cart -> db exceeds frontend's for cart:
+// an inversion, reported on the graph with both timeouts; the text report
+// leads with the graph.
+func TestOTLPCallGraph(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chain.jsonl")
+	rcv := newOTLPReceiver(t, path)
+	ctx := context.Background()
+	tracers := map[string]trace.Tracer{}
+	var providers []*sdktrace.TracerProvider
+	for _, svc := range []string{"frontend", "cart"} {
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(rcv.srv.URL+"/v1/traces"),
+			otlptracehttp.WithCompression(otlptracehttp.NoCompression), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+		require.NoError(t, err)
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithBlocking()),
+			sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", svc))))
+		providers = append(providers, tp)
+		tracers[svc] = tp.Tracer("tunetimeout/e2e/otlp_test")
+	}
+	r := rand.New(rand.NewPCG(17, 3))
+	base := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	for i := range 2000 {
+		start := base.Add(time.Duration(i) * 10 * time.Millisecond)
+		for _, call := range []struct {
+			caller, callee string
+			lo, hi         time.Duration
+		}{{"frontend", "cart", 10 * time.Millisecond, 20 * time.Millisecond}, {"cart", "db", 100 * time.Millisecond, 200 * time.Millisecond}} {
+			d := call.lo + time.Duration(r.Int64N(int64(call.hi-call.lo)))
+			_, span := tracers[call.caller].Start(ctx, "call", trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start),
+				trace.WithAttributes(attribute.String("peer.service", call.callee)))
+			span.End(trace.WithTimestamp(start.Add(d)))
+		}
+	}
+	for _, tp := range providers {
+		require.NoError(t, tp.Shutdown(ctx))
+	}
+	require.NoError(t, rcv.file.Close())
+
+	rep := analyseOTLP(t, path)
+	require.NotNil(t, rep.CallGraph, "spans grouped by caller and callee are a call graph")
+	require.Len(t, rep.CallGraph.Edges, 2)
+	timeouts := map[string]float64{}
+	for _, e := range rep.CallGraph.Edges {
+		timeouts[e.Caller+" "+e.Callee] = e.TimeoutSeconds
+		assert.EqualValues(t, 2000, e.Calls, e.Group)
+	}
+	require.Greater(t, timeouts["cart db"], timeouts["frontend cart"], "the chain inverts")
+	require.Len(t, rep.CallGraph.Findings, 1)
+	f := rep.CallGraph.Findings[0]
+	assert.Equal(t, "TT-TIMEOUT-INVERSION", string(f.Code))
+	assert.Equal(t, "frontend cart", f.Fields["upstream"])
+	assert.Equal(t, "cart db", f.Fields["downstream"])
+	assert.Equal(t, timeouts["frontend cart"], f.Fields["upstream_timeout_seconds"])
+	assert.Equal(t, timeouts["cart db"], f.Fields["downstream_timeout_seconds"])
+
+	var text bytes.Buffer
+	require.NoError(t, report.WriteText(&text, rep))
+	assert.Contains(t, text.String(), "\n== Call graph (2 edges) ==\n")
+	assert.Contains(t, text.String(), "Warning [TT-TIMEOUT-INVERSION]: frontend waits ")
 }

@@ -90,6 +90,10 @@ type Format struct {
 	// (the HdrHistogram interval log): its inputs are read by package
 	// histogram, not by a Decoder; see Detect.
 	Histograms bool
+	// Edges says that without --by the format groups its samples by
+	// caller and callee ("frontend cart"): each group is an edge of the
+	// call graph (spans).
+	Edges bool
 }
 
 // Flag is a command-line option of an input format: a string that lands in
@@ -142,6 +146,12 @@ func Register(f Format) {
 		panic("ingest: format registered twice: " + f.Name)
 	}
 	formats[f.Name] = f
+}
+
+// Lookup returns the registered format of a name.
+func Lookup(name string) (Format, bool) {
+	f, ok := formats[name]
+	return f, ok
 }
 
 // Formats returns the registered formats sorted by name.

@@ -464,6 +464,7 @@ var spanKindFlag = Flag{Name: "span-kind", Usage: "spans (otlp, zipkin): the kin
 func init() {
 	Register(Format{
 		Name:     "otlp",
+		Edges:    true,
 		Priority: 55, // see Format.Priority
 		Summary:  "OpenTelemetry spans, OTLP/JSON as the Collector's file exporter writes it: a CLIENT span's end - start; --span-kind",
 		Sniff:    sniffOTLP,

@@ -518,6 +518,7 @@ func sniffZipkin(line []byte) bool {
 func init() {
 	Register(Format{
 		Name:     "zipkin",
+		Edges:    true,
 		Priority: 55, // see Format.Priority
 		Summary:  "Zipkin v2 JSON spans (POST /api/v2/spans bodies, /api/v2/traces): a CLIENT span's duration; --span-kind",
 		Sniff:    sniffZipkin,

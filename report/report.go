@@ -15,6 +15,9 @@ type Report struct {
 	// SharedPool is the hang of the whole dependency when several groups
 	// share --pool: null without a pool or with one group.
 	SharedPool *SharedPool `json:"shared_pool"`
+	// CallGraph is the graph of the groups when they are edges between
+	// services (spans grouped by caller and callee); absent otherwise.
+	CallGraph *CallGraph `json:"call_graph,omitempty"`
 	// Prometheus describes the live source; absent for files.
 	Prometheus *PrometheusSource `json:"prometheus,omitempty"`
 	// Summary is the summary table, riskiest group first (Summarize):
@@ -53,6 +56,9 @@ type Input struct {
 	// 2262 (time.Duration's range from the Unix epoch): their latency is
 	// used, their time is not (no rate is measured from it).
 	TimesOutOfRange int64 `json:"times_out_of_range,omitempty"`
+	// Formats are the input formats the files were read as, each once,
+	// in the order first met: "csv", "otlp".
+	Formats []string `json:"formats,omitempty"`
 	// Notes are facts about the input worth knowing (how a rate was split, ...).
 	Notes []string `json:"notes"`
 	// Findings are the notes as findings, with their codes and numbers

@@ -23,6 +23,7 @@ import (
 var reportSections = []func(r *Report) *Section{
 	summaryQuantilesSection,
 	sharedPoolSection,
+	callGraphSection,
 	summarySection,
 }
 

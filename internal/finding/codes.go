@@ -70,6 +70,11 @@ const (
 	CheckNoBucketAtTimeout   Code = "TT-CHECK-NO-BUCKET-AT-TIMEOUT"
 )
 
+// The codes of the call graph (report.NewCallGraph).
+const (
+	TimeoutInversion Code = "TT-TIMEOUT-INVERSION"
+)
+
 // The codes of the input (the report's input.findings).
 const (
 	GroupsFolded            Code = "TT-GROUPS-FOLDED"
@@ -135,6 +140,8 @@ var defs = []Def{
 	{CheckConnectTimeoutLong, Warning, "the connect timeout is longer than a connect inside a datacenter needs"},
 	{CheckBulkheadBelowDemand, Warning, "a limit of calls in flight is below normal demand: calls are turned away on a normal day"},
 	{CheckNoBucketAtTimeout, Warning, "bucketed data have no bound at the configured timeout: the share it cuts off is only bracketed"},
+
+	{TimeoutInversion, Warning, "a service's timeout downstream is not shorter than its caller's towards it: the caller gives up first"},
 
 	{GroupsFolded, Info, "groups beyond --max-groups were folded into \"other\""},
 	{GroupEmpty, Warning, "a group has no call usable for latency and is left out"},
