@@ -145,6 +145,16 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 	if len(o.Ingest.By) == 0 && edgeFormats(r.Input.Formats) {
 		r.CallGraph = report.NewCallGraph(r.Groups)
 	}
+	if r.CallGraph != nil {
+		fs, err := deadlineFindings(ctx, o, stdin)
+		if err != nil {
+			return nil, err
+		}
+		r.CallGraph.Findings = append(r.CallGraph.Findings, fs...)
+		if slices.Contains(o.Inputs, "-") {
+			r.Input.Notes = append(r.Input.Notes, "Standard input is read once: the spans read from it are not checked for a deadline that did not reach the callee (that needs a second read; give the spans as a file).")
+		}
+	}
 	return r, nil
 }
 

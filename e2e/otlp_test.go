@@ -455,3 +455,73 @@ func TestOTLPCallGraph(t *testing.T) {
 	assert.Contains(t, text.String(), "\n== Call graph (2 edges) ==\n")
 	assert.Contains(t, text.String(), "Warning [TT-TIMEOUT-INVERSION]: frontend waits ")
 }
+
+// TestOTLPDeadlineNotPropagated: frontend calls cart (a CLIENT span C of
+// 100ms) and cart serves it (a SERVER span S, C's child, made by cart's
+// own TracerProvider from C's context). In 100 of 1,000 traces frontend
+// gives up and cart works on for 200ms after C ended; in the rest S ends
+// before C. frontend's calls to catalog make the graph a graph (two
+// edges). The finding is on frontend -> cart, with the counts and the
+// work after, and the text report shows it.
+func TestOTLPDeadlineNotPropagated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "deadline.jsonl")
+	rcv := newOTLPReceiver(t, path)
+	ctx := context.Background()
+	tracers := map[string]trace.Tracer{}
+	var providers []*sdktrace.TracerProvider
+	for _, svc := range []string{"frontend", "cart"} {
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(rcv.srv.URL+"/v1/traces"),
+			otlptracehttp.WithCompression(otlptracehttp.NoCompression), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+		require.NoError(t, err)
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithBlocking()),
+			sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", svc))))
+		providers = append(providers, tp)
+		tracers[svc] = tp.Tracer("tunetimeout/e2e/otlp_test")
+	}
+	const traces, late = 1000, 100
+	base := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	for i := range traces {
+		start := base.Add(time.Duration(i) * 10 * time.Millisecond)
+		cctx, c := tracers["frontend"].Start(ctx, "GET /cart", trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start),
+			trace.WithAttributes(attribute.String("peer.service", "cart")))
+		cEnd := start.Add(100 * time.Millisecond)
+		_, s := tracers["cart"].Start(cctx, "GET /cart", trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start.Add(time.Millisecond)))
+		sEnd := cEnd.Add(-10 * time.Millisecond)
+		if i%(traces/late) == 0 {
+			sEnd = cEnd.Add(200 * time.Millisecond) // frontend timed out; cart worked on
+		}
+		s.End(trace.WithTimestamp(sEnd))
+		c.End(trace.WithTimestamp(cEnd))
+
+		_, cat := tracers["frontend"].Start(ctx, "GET /catalog", trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start),
+			trace.WithAttributes(attribute.String("peer.service", "catalog")))
+		cat.End(trace.WithTimestamp(start.Add(time.Duration(30+i%20) * time.Millisecond)))
+	}
+	for _, tp := range providers {
+		require.NoError(t, tp.Shutdown(ctx))
+	}
+	require.NoError(t, rcv.file.Close())
+
+	rep := analyseOTLP(t, path)
+	require.NotNil(t, rep.CallGraph)
+	require.Len(t, rep.CallGraph.Edges, 2, "frontend cart and frontend catalog: server spans are no samples")
+	var got []report.Finding
+	for _, f := range rep.CallGraph.Findings {
+		if f.Code == "TT-DEADLINE-NOT-PROPAGATED" {
+			got = append(got, f)
+		}
+	}
+	require.Len(t, got, 1, "%v", rep.CallGraph.Findings)
+	f := got[0]
+	assert.Equal(t, "frontend cart", f.Fields["edge"])
+	assert.EqualValues(t, traces, f.Fields["calls"])
+	assert.EqualValues(t, late, f.Fields["after_parent"])
+	assert.InDelta(t, 0.1, f.Fields["after_parent_fraction"], 1e-12)
+	assert.InDelta(t, 0.2, f.Fields["work_after_seconds_max"], 1e-6)
+	assert.InDelta(t, late*0.2, f.Fields["work_after_seconds_total"], 1e-6)
+	assert.EqualValues(t, 0, f.Fields["unmatched_dropped"])
+
+	var text bytes.Buffer
+	require.NoError(t, report.WriteText(&text, rep))
+	assert.Contains(t, text.String(), "Warning [TT-DEADLINE-NOT-PROPAGATED]: 100 of frontend's calls to cart (10 %) ended while cart worked")
+}

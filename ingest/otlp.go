@@ -149,15 +149,10 @@ func newOTLPDecoder(r io.Reader, name string, o Options) (Decoder, error) {
 func (d *otlpDecoder) Next() (Sample, error) {
 	for d.next >= len(d.queue) {
 		d.queue, d.next = d.queue[:0], 0
-		d.line++
-		line, err := d.src.next()
-		if err == errLongLine {
-			return Sample{}, &ParseError{File: d.name, Line: d.line, Reason: "line is longer than 1 MiB"}
-		}
+		line, err := d.readLine()
 		if err != nil {
 			return Sample{}, err
 		}
-		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
@@ -171,9 +166,40 @@ func (d *otlpDecoder) Next() (Sample, error) {
 	return it.s, it.err
 }
 
+// readLine returns the next line, trimmed (empty for a blank one); a line
+// longer than 1 MiB is a *ParseError, the end of the input io.EOF.
+func (d *otlpDecoder) readLine() ([]byte, error) {
+	d.line++
+	line, err := d.src.next()
+	if err == errLongLine {
+		return nil, &ParseError{File: d.name, Line: d.line, Reason: "line is longer than 1 MiB"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(line), nil
+}
+
 // decodeLine fills the queue with the samples and bad spans of one line;
 // a line that is not an ExportTraceServiceRequest is one *ParseError.
 func (d *otlpDecoder) decodeLine(line []byte) error {
+	return d.eachSpan(line, func(caller string, sp *tracepb.Span) {
+		if !d.wants(sp.GetKind()) {
+			return
+		}
+		it := otlpItem{}
+		if fe := d.sample(&it.s, caller, sp); fe != nil {
+			it.err = &ParseError{File: d.name, Line: d.line, Field: fe.Field, Value: displayValue(fe.Value), Reason: fe.Reason}
+		}
+		d.queue = append(d.queue, it)
+	})
+}
+
+// eachSpan unmarshals one line and calls fn with every span in it and the
+// service.name of its resource, the caller; a line that is not an
+// ExportTraceServiceRequest is one *ParseError. The spans' ids are as
+// protojson left them (fixOTLPIDs has not run).
+func (d *otlpDecoder) eachSpan(line []byte, fn func(caller string, sp *tracepb.Span)) error {
 	line = bytes.TrimPrefix(line, utf8BOM)
 	d.req.Reset()
 	if err := d.unm.Unmarshal(line, &d.req); err != nil {
@@ -183,14 +209,7 @@ func (d *otlpDecoder) decodeLine(line []byte) error {
 		caller := attrString(rs.GetResource().GetAttributes(), "service.name")
 		for _, ss := range rs.GetScopeSpans() {
 			for _, sp := range ss.GetSpans() {
-				if !d.wants(sp.GetKind()) {
-					continue
-				}
-				it := otlpItem{}
-				if fe := d.sample(&it.s, caller, sp); fe != nil {
-					it.err = &ParseError{File: d.name, Line: d.line, Field: fe.Field, Value: displayValue(fe.Value), Reason: fe.Reason}
-				}
-				d.queue = append(d.queue, it)
+				fn(caller, sp)
 			}
 		}
 	}
@@ -221,17 +240,9 @@ func (d *otlpDecoder) sample(s *Sample, caller string, sp *tracepb.Span) *FieldE
 	if fe := fixOTLPIDs(sp); fe != nil {
 		return fe
 	}
-	start, end := sp.GetStartTimeUnixNano(), sp.GetEndTimeUnixNano()
-	switch {
-	case start == 0:
-		return &FieldError{Field: "startTimeUnixNano", Value: "0", Reason: "is not set: the span has no start"}
-	case start > math.MaxInt64:
-		return &FieldError{Field: "startTimeUnixNano", Value: strconv.FormatUint(start, 10), Reason: "is past the year 2262"}
-	case end < start:
-		return &FieldError{Field: "endTimeUnixNano", Value: strconv.FormatUint(end, 10),
-			Reason: "is before startTimeUnixNano " + strconv.FormatUint(start, 10) + ": a negative duration"}
-	case end-start > math.MaxInt64:
-		return &FieldError{Field: "endTimeUnixNano", Value: strconv.FormatUint(end, 10), Reason: "is too far after startTimeUnixNano"}
+	start, end, fe := otlpTimes(sp)
+	if fe != nil {
+		return fe
 	}
 	s.Latency = time.Duration(end - start)
 	s.Time = time.Unix(0, int64(start)).UTC()
@@ -259,6 +270,24 @@ func (d *otlpDecoder) sample(s *Sample, caller string, sp *tracepb.Span) *FieldE
 		s.Group = d.group(caller, attrs, s, grpcCode)
 	}
 	return nil
+}
+
+// otlpTimes returns a span's start and end, in nanoseconds since the
+// epoch; a span without a start, or ending before it starts, is a bad one.
+func otlpTimes(sp *tracepb.Span) (start, end uint64, fe *FieldError) {
+	start, end = sp.GetStartTimeUnixNano(), sp.GetEndTimeUnixNano()
+	switch {
+	case start == 0:
+		return 0, 0, &FieldError{Field: "startTimeUnixNano", Value: "0", Reason: "is not set: the span has no start"}
+	case start > math.MaxInt64:
+		return 0, 0, &FieldError{Field: "startTimeUnixNano", Value: strconv.FormatUint(start, 10), Reason: "is past the year 2262"}
+	case end < start:
+		return 0, 0, &FieldError{Field: "endTimeUnixNano", Value: strconv.FormatUint(end, 10),
+			Reason: "is before startTimeUnixNano " + strconv.FormatUint(start, 10) + ": a negative duration"}
+	case end-start > math.MaxInt64:
+		return 0, 0, &FieldError{Field: "endTimeUnixNano", Value: strconv.FormatUint(end, 10), Reason: "is too far after startTimeUnixNano"}
+	}
+	return start, end, nil
 }
 
 // group returns the span's group name: the values of d.keys joined by " ",

@@ -132,6 +132,26 @@ func newZipkinDecoder(r io.Reader, name string, o Options) (Decoder, error) {
 }
 
 func (d *zipkinDecoder) Next() (Sample, error) {
+	for {
+		line, err := d.nextSpan()
+		if err != nil {
+			return Sample{}, err
+		}
+		if !d.wants(d.sp.Kind) {
+			continue
+		}
+		var s Sample
+		if fe := d.sample(&s, &d.sp); fe != nil {
+			return Sample{}, &ParseError{File: d.name, Line: line, Field: fe.Field, Value: displayValue(fe.Value), Reason: fe.Reason}
+		}
+		return s, nil
+	}
+}
+
+// nextSpan reads the next span object into d.sp and returns the line it
+// starts on. A span that is not JSON, and bytes that are neither a span
+// nor an array, are a *ParseError; the end of the input is io.EOF.
+func (d *zipkinDecoder) nextSpan() (int, error) {
 	if d.start {
 		d.start = false
 		if b, err := d.br.Peek(len(utf8BOM)); err == nil && bytes.Equal(b, utf8BOM) {
@@ -141,7 +161,7 @@ func (d *zipkinDecoder) Next() (Sample, error) {
 	for {
 		c, err := d.br.ReadByte()
 		if err != nil {
-			return Sample{}, err
+			return 0, err
 		}
 		switch c {
 		case '\n':
@@ -151,28 +171,25 @@ func (d *zipkinDecoder) Next() (Sample, error) {
 			d.depth++
 		case ']':
 			if d.depth == 0 {
-				return Sample{}, d.skipLine("]", "closes no array")
+				return 0, d.skipLine("]", "closes no array")
 			}
 			d.depth--
 		case '{':
 			line := d.line
-			s, ok, err := d.readSpan()
-			if err != nil {
+			if err := d.readSpan(); err != nil {
 				if pe := (*ParseError)(nil); errors.As(err, &pe) {
 					pe.Line = line
 				}
-				return Sample{}, err
+				return 0, err
 			}
-			if ok {
-				return s, nil
-			}
+			return line, nil
 		default:
 			_ = d.br.UnreadByte()
 			rest, _ := d.br.Peek(maxValueLen + 1)
 			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
 				rest = rest[:i]
 			}
-			return Sample{}, d.skipLine(string(bytes.TrimSpace(rest)), "is not a Zipkin span or array of spans")
+			return 0, d.skipLine(string(bytes.TrimSpace(rest)), "is not a Zipkin span or array of spans")
 		}
 	}
 }
@@ -194,19 +211,19 @@ func (d *zipkinDecoder) skipLine(value, reason string) error {
 }
 
 // readSpan reads the span object whose '{' was just read, to its '}', and
-// maps it; ok is false for a span of a kind not read. A bad span is a
-// *ParseError (its line set by the caller); a read error is returned as it
-// is, and the end of the input inside the span as a *ParseError.
-func (d *zipkinDecoder) readSpan() (s Sample, ok bool, err error) {
+// unmarshals it into d.sp. A span that is not JSON is a *ParseError (its
+// line set by the caller); a read error is returned as it is, and the end
+// of the input inside the span as a *ParseError.
+func (d *zipkinDecoder) readSpan() error {
 	d.span = append(d.span[:0], '{')
 	depth, inString, escaped, long := 1, false, false, false
 	for depth > 0 {
 		c, err := d.br.ReadByte()
 		if err == io.EOF {
-			return Sample{}, false, &ParseError{File: d.name, Reason: "the span is cut off: the input ends before its closing }"}
+			return &ParseError{File: d.name, Reason: "the span is cut off: the input ends before its closing }"}
 		}
 		if err != nil {
-			return Sample{}, false, err
+			return err
 		}
 		if c == '\n' {
 			d.line++
@@ -231,19 +248,13 @@ func (d *zipkinDecoder) readSpan() (s Sample, ok bool, err error) {
 		}
 	}
 	if long {
-		return Sample{}, false, &ParseError{File: d.name, Reason: "span is longer than 1 MiB"}
+		return &ParseError{File: d.name, Reason: "span is longer than 1 MiB"}
 	}
 	d.sp = zipkinSpan{}
 	if err := json.Unmarshal(d.span, &d.sp); err != nil {
-		return Sample{}, false, d.jsonError(err)
+		return d.jsonError(err)
 	}
-	if !d.wants(d.sp.Kind) {
-		return Sample{}, false, nil
-	}
-	if fe := d.sample(&s, &d.sp); fe != nil {
-		return Sample{}, false, &ParseError{File: d.name, Field: fe.Field, Value: displayValue(fe.Value), Reason: fe.Reason}
-	}
-	return s, true, nil
+	return nil
 }
 
 // jsonError is encoding/json's complaint about a span as a *ParseError.
@@ -282,37 +293,9 @@ func (d *zipkinDecoder) wants(kind string) bool {
 // sample maps one span into s (see the comment at the top); a bad span
 // is a *FieldError.
 func (d *zipkinDecoder) sample(s *Sample, sp *zipkinSpan) *FieldError {
-	for _, id := range []struct {
-		field, v string
-		max      int
-	}{{"traceId", sp.TraceID, 32}, {"id", sp.ID, 16}, {"parentId", sp.ParentID, 16}} {
-		if len(id.v) > id.max || !isHex(id.v) {
-			return &FieldError{Field: id.field, Value: id.v, Reason: fmt.Sprintf("is not an id of at most %d hex digits", id.max)}
-		}
-	}
-	if sp.Timestamp == nil {
-		return &FieldError{Field: "timestamp", Value: "", Reason: "is not set: the span has no start"}
-	}
-	ts, err := strconv.ParseInt(sp.Timestamp.String(), 10, 64)
-	switch {
-	case err != nil:
-		return &FieldError{Field: "timestamp", Value: sp.Timestamp.String(), Reason: "is not a whole number of microseconds"}
-	case ts <= 0:
-		return &FieldError{Field: "timestamp", Value: sp.Timestamp.String(), Reason: "is not after the epoch: the span has no start"}
-	case ts > math.MaxInt64/1000:
-		return &FieldError{Field: "timestamp", Value: sp.Timestamp.String(), Reason: "is past the year 2262"}
-	}
-	if sp.Duration == nil {
-		return &FieldError{Field: "duration", Value: "", Reason: "is not set: an unfinished span"}
-	}
-	us, err := strconv.ParseInt(sp.Duration.String(), 10, 64)
-	switch {
-	case err != nil:
-		return &FieldError{Field: "duration", Value: sp.Duration.String(), Reason: "is not a whole number of microseconds"}
-	case us < 0:
-		return &FieldError{Field: "duration", Value: sp.Duration.String(), Reason: "is negative"}
-	case us > math.MaxInt64/1000:
-		return &FieldError{Field: "duration", Value: sp.Duration.String(), Reason: "is too long"}
+	ts, us, fe := zipkinTimes(sp)
+	if fe != nil {
+		return fe
 	}
 	s.Latency = time.Duration(us) * time.Microsecond
 	s.Time = time.UnixMicro(ts).UTC()
@@ -340,6 +323,46 @@ func (d *zipkinDecoder) sample(s *Sample, sp *zipkinSpan) *FieldError {
 		s.Group = d.group(sp, s, grpcCode)
 	}
 	return nil
+}
+
+// zipkinTimes checks a span's ids and returns its timestamp and duration,
+// in microseconds; a span without them, or with ids that are not hex, is
+// a bad one.
+func zipkinTimes(sp *zipkinSpan) (ts, us int64, fe *FieldError) {
+	for _, id := range []struct {
+		field, v string
+		max      int
+	}{{"traceId", sp.TraceID, 32}, {"id", sp.ID, 16}, {"parentId", sp.ParentID, 16}} {
+		if len(id.v) > id.max || !isHex(id.v) {
+			return 0, 0, &FieldError{Field: id.field, Value: id.v, Reason: fmt.Sprintf("is not an id of at most %d hex digits", id.max)}
+		}
+	}
+	if sp.Timestamp == nil {
+		return 0, 0, &FieldError{Field: "timestamp", Value: "", Reason: "is not set: the span has no start"}
+	}
+	var err error
+	ts, err = strconv.ParseInt(sp.Timestamp.String(), 10, 64)
+	switch {
+	case err != nil:
+		return 0, 0, &FieldError{Field: "timestamp", Value: sp.Timestamp.String(), Reason: "is not a whole number of microseconds"}
+	case ts <= 0:
+		return 0, 0, &FieldError{Field: "timestamp", Value: sp.Timestamp.String(), Reason: "is not after the epoch: the span has no start"}
+	case ts > math.MaxInt64/1000:
+		return 0, 0, &FieldError{Field: "timestamp", Value: sp.Timestamp.String(), Reason: "is past the year 2262"}
+	}
+	if sp.Duration == nil {
+		return 0, 0, &FieldError{Field: "duration", Value: "", Reason: "is not set: an unfinished span"}
+	}
+	us, err = strconv.ParseInt(sp.Duration.String(), 10, 64)
+	switch {
+	case err != nil:
+		return 0, 0, &FieldError{Field: "duration", Value: sp.Duration.String(), Reason: "is not a whole number of microseconds"}
+	case us < 0:
+		return 0, 0, &FieldError{Field: "duration", Value: sp.Duration.String(), Reason: "is negative"}
+	case us > math.MaxInt64/1000:
+		return 0, 0, &FieldError{Field: "duration", Value: sp.Duration.String(), Reason: "is too long"}
+	}
+	return ts, us, nil
 }
 
 func isHex(s string) bool {

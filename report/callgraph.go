@@ -84,7 +84,11 @@ func callGraphSection(r *Report) *Section {
 	for _, f := range cg.Findings {
 		s.Blocks = append(s.Blocks, Block{Notice: &Notice{Severity: string(f.Severity), Text: f.Message, Code: string(f.Code)}})
 	}
-	if len(cg.Findings) == 0 {
+	inverted := false
+	for _, f := range cg.Findings {
+		inverted = inverted || f.Code == finding.TimeoutInversion
+	}
+	if !inverted {
 		s.Blocks = append(s.Blocks, textPara("No timeout inversion: every service's timeouts downstream are shorter than its callers' towards it."))
 	}
 	return s

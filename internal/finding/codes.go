@@ -72,7 +72,8 @@ const (
 
 // The codes of the call graph (report.NewCallGraph).
 const (
-	TimeoutInversion Code = "TT-TIMEOUT-INVERSION"
+	TimeoutInversion      Code = "TT-TIMEOUT-INVERSION"
+	DeadlineNotPropagated Code = "TT-DEADLINE-NOT-PROPAGATED"
 )
 
 // The codes of the input (the report's input.findings).
@@ -142,6 +143,7 @@ var defs = []Def{
 	{CheckNoBucketAtTimeout, Warning, "bucketed data have no bound at the configured timeout: the share it cuts off is only bracketed"},
 
 	{TimeoutInversion, Warning, "a service's timeout downstream is not shorter than its caller's towards it: the caller gives up first"},
+	{DeadlineNotPropagated, Warning, "callees worked on after their caller's client span ended: the caller's deadline does not reach them"},
 
 	{GroupsFolded, Info, "groups beyond --max-groups were folded into \"other\""},
 	{GroupEmpty, Warning, "a group has no call usable for latency and is left out"},
