@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
@@ -26,6 +27,9 @@ const (
 	// child, client and server spans together; beyond it the oldest is
 	// given up and counted (unmatched_dropped).
 	maxDeadlineWaiting = 1_000_000
+	// maxDeadlineEdges bounds the edges counted apart; the rest are
+	// counted together as histogram.Other.
+	maxDeadlineEdges = 10_000
 )
 
 // deadlineFindings reads the span inputs again, for the links between
@@ -216,6 +220,11 @@ func (m *deadlineMatcher) compact() {
 }
 
 func (m *deadlineMatcher) match(edge string, clientEnd, serverEnd int64) {
+	if _, ok := m.edges[edge]; !ok && len(m.edges) >= maxDeadlineEdges {
+		// Edge names come from the data: beyond the bound the rest are
+		// counted together, as the analysis folds groups.
+		edge = histogram.Other
+	}
 	e := m.edges[edge]
 	if e == nil {
 		e = &deadlineEdge{}

@@ -1,12 +1,14 @@
 package analysis
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 )
@@ -120,4 +122,16 @@ func TestDeadlineMatcherQueueBounded(t *testing.T) {
 	assert.Zero(t, m.dropped)
 	assert.EqualValues(t, 1000, m.edges["frontend cart"].calls)
 	assert.Empty(t, m.findings(), "no server span ended after its client span")
+}
+
+// TestDeadlineEdgesBounded: edge names come from the data; beyond
+// maxDeadlineEdges they are counted together as "other".
+func TestDeadlineEdgesBounded(t *testing.T) {
+	m := newDeadlineMatcher(10, time.Millisecond)
+	for i := range maxDeadlineEdges + 5 {
+		m.match(fmt.Sprintf("svc%d db", i), 0, int64(time.Second))
+	}
+	assert.Len(t, m.edges, maxDeadlineEdges+1)
+	require.Contains(t, m.edges, histogram.Other)
+	assert.EqualValues(t, 5, m.edges[histogram.Other].after)
 }
