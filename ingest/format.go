@@ -64,7 +64,8 @@ type Format struct {
 	//   40 ingress-nginx: a combined line with upstreaminfo's fields after
 	//      it, before nginx, which would read its first fields;
 	//   50 nginx;
-	//   55 otlp: a JSON object with resourceSpans, before the JSON logs;
+	//   55 jaeger: {"data":[ a trace with spans and processes, before the JSON logs;
+	//      otlp: a JSON object with resourceSpans, before the JSON logs;
 	//      zipkin: an array of spans with traceId, before the JSON logs too;
 	//   60 caddy, envoy-json, traefik: JSON objects with fields of their own;
 	//   70 csv: a header row of column names, after every log.

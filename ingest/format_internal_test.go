@@ -19,7 +19,7 @@ func TestSniffOrder(t *testing.T) {
 			got = append(got, f.Name)
 		}
 	}
-	assert.Equal(t, []string{"hlog", "alb", "envoy", "haproxy", "apache", "ingress-nginx", "nginx", "otlp", "zipkin", "caddy", "envoy-json", "traefik", "csv"}, got)
+	assert.Equal(t, []string{"hlog", "alb", "envoy", "haproxy", "apache", "ingress-nginx", "nginx", "jaeger", "otlp", "zipkin", "caddy", "envoy-json", "traefik", "csv"}, got)
 }
 
 // TestCheckLatency pins each format's --latency measures and the rule
@@ -34,7 +34,7 @@ func TestCheckLatency(t *testing.T) {
 	nginx := []string{"request", "upstream", "upstream-last", "upstream-header"}
 	assert.Equal(t, map[string][]string{
 		"alb": upstream, "apache": {"request"}, "caddy": both, "csv": nil, "envoy": both, "envoy-json": both,
-		"haproxy": upstream, "hlog": nil, "ingress-nginx": nginx, "jsonl": both, "nginx": nginx, "otlp": nil, "traefik": both, "zipkin": nil,
+		"haproxy": upstream, "hlog": nil, "ingress-nginx": nginx, "jaeger": nil, "jsonl": both, "nginx": nginx, "otlp": nil, "traefik": both, "zipkin": nil,
 	}, got)
 	assert.Equal(t, nginx, LatencyNames(), "auto: the union, request first")
 

@@ -487,7 +487,7 @@ func sniffOTLP(line []byte) bool {
 	return false
 }
 
-var spanKindFlag = Flag{Name: "span-kind", Usage: "spans (otlp, zipkin): the kind of span that is a call: client (the default), server or any",
+var spanKindFlag = Flag{Name: "span-kind", Usage: "spans (otlp, zipkin, jaeger): the kind of span that is a call: client (the default), server or any",
 	Field: func(o *Options) *string { return &o.SpanKind }}
 
 func init() {

@@ -27,7 +27,7 @@ type SpanLink struct {
 // are not spans.
 var ErrNoSpanLinks = errors.New("the format's records are not spans")
 
-// ScanSpanLinks reads the spans of an input of format (otlp or zipkin)
+// ScanSpanLinks reads the spans of an input of format (otlp, zipkin or jaeger)
 // and calls fn with the link of each CLIENT and SERVER span; spans of
 // other kinds are passed over. It streams as the format's decoder does,
 // by the same code: memory is one line or span and the interned names.
@@ -50,6 +50,12 @@ func ScanSpanLinks(r io.Reader, name, format string, o Options, fn func(SpanLink
 			return err
 		}
 		return scanZipkinLinks(d.(*zipkinDecoder), fn)
+	case "jaeger":
+		d, err := newJaegerDecoder(r, name, o)
+		if err != nil {
+			return err
+		}
+		return scanJaegerLinks(d.(*jaegerDecoder), fn)
 	}
 	return fmt.Errorf("%s: %w: %s", name, ErrNoSpanLinks, format)
 }
@@ -149,6 +155,47 @@ func scanZipkinLinks(d *zipkinDecoder, fn func(SpanLink) error) error {
 		l.Callee = internName(d.intern, appendZipkinCallee(d.buf[:0], sp))
 		if err := fn(l); err != nil {
 			return err
+		}
+	}
+}
+
+func scanJaegerLinks(d *jaegerDecoder, fn func(SpanLink) error) error {
+	for {
+		err := d.nextTrace()
+		switch {
+		case err == io.EOF:
+			return nil
+		case isBadRecord(err):
+			continue
+		case err != nil:
+			return err
+		}
+		for i := range d.tr.Spans {
+			sp := &d.tr.Spans[i]
+			d.tagMap(sp)
+			var l SpanLink
+			switch d.tags["span.kind"] {
+			case "client":
+				l.Client = true
+			case "server":
+				l.Server = true
+			default:
+				continue
+			}
+			ts, us, fe := jaegerTimes(sp)
+			if fe != nil {
+				continue
+			}
+			zipkinID(l.TraceID[:], sp.TraceID)
+			zipkinID(l.SpanID[:], sp.SpanID)
+			zipkinID(l.ParentID[:], jaegerParent(sp))
+			l.Start = time.UnixMicro(ts).UTC()
+			l.End = l.Start.Add(time.Duration(us) * time.Microsecond)
+			l.Caller = internName(d.intern, d.appendCaller(d.buf[:0], sp))
+			l.Callee = internName(d.intern, appendJaegerCallee(d.buf[:0], d.tags))
+			if err := fn(l); err != nil {
+				return err
+			}
 		}
 	}
 }
