@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -107,16 +106,13 @@ type jaegerDecoder struct {
 	name  string
 	line  int // the line of the next byte
 	state int // jaegerTop, jaegerObject or jaegerData
-	kind  string
-	keys  []string
-	obj   []byte // the trace being read
-	tr    jaegerTrace
-	lines []int // the line each of tr.Spans starts on
-	next  int   // the next of tr.Spans to map
-	tags  map[string]string
-	// intern holds the group names, bounded as a Grouper's.
-	intern map[string]string
-	buf    []byte
+	spanNamer
+	fields jaegerFields // the span group names are made of
+	obj    []byte       // the trace being read
+	tr     jaegerTrace
+	lines  []int // the line each of tr.Spans starts on
+	next   int   // the next of tr.Spans to map
+	tags   map[string]string
 	start  bool // the input's first byte is next (a BOM is skipped)
 }
 
@@ -128,31 +124,12 @@ const (
 )
 
 func newJaegerDecoder(r io.Reader, name string, o Options) (Decoder, error) {
-	d := &jaegerDecoder{br: bufio.NewReaderSize(r, 64<<10), name: name, line: 1, start: true,
-		intern: map[string]string{}, tags: map[string]string{}}
-	switch k := strings.ToLower(strings.TrimSpace(o.SpanKind)); k {
-	case "", otlpKindClient:
-		d.kind = otlpKindClient
-	case otlpKindServer, otlpKindAny:
-		d.kind = k
-	default:
-		return nil, fmt.Errorf("%s: --span-kind %q: want client, server or any", name, o.SpanKind)
+	n, err := newSpanNamer(name, "Jaeger spans", o)
+	if err != nil {
+		return nil, err
 	}
-	by := o.By
-	if len(by) == 0 {
-		by = otlpDefaultBy
-	}
-	for _, k := range by {
-		k = strings.ToLower(strings.TrimSpace(k))
-		if !slices.Contains(SpanGroupKeys, k) {
-			return nil, fmt.Errorf("%s: cannot group by %q: Jaeger spans group by %s", name, k, strings.Join(SpanGroupKeys, ", "))
-		}
-		d.keys = append(d.keys, k)
-	}
-	if len(o.RoutePatterns) > 0 {
-		return nil, fmt.Errorf("%s: --route-pattern does not apply to Jaeger spans: their http.route is already a route", name)
-	}
-	return d, nil
+	return &jaegerDecoder{br: bufio.NewReaderSize(r, 64<<10), name: name, line: 1, start: true,
+		tags: map[string]string{}, spanNamer: n}, nil
 }
 
 func (d *jaegerDecoder) Next() (Sample, error) {
@@ -162,7 +139,7 @@ func (d *jaegerDecoder) Next() (Sample, error) {
 			d.next++
 			sp := &d.tr.Spans[i]
 			d.tagMap(sp)
-			if !d.wants(d.tags["span.kind"]) {
+			if k := d.tags["span.kind"]; !d.wants(k == "client", k == "server") {
 				continue
 			}
 			var s Sample
@@ -490,16 +467,6 @@ func jaegerTagValue(v json.RawMessage) string {
 	return string(v)
 }
 
-func (d *jaegerDecoder) wants(kind string) bool {
-	switch d.kind {
-	case otlpKindClient:
-		return kind == "client"
-	case otlpKindServer:
-		return kind == "server"
-	}
-	return true
-}
-
 // sample maps one span, whose tags are in d.tags, into s (see the comment
 // at the top); a bad span is a *FieldError.
 func (d *jaegerDecoder) sample(s *Sample, sp *jaegerSpan) *FieldError {
@@ -530,7 +497,8 @@ func (d *jaegerDecoder) sample(s *Sample, sp *jaegerSpan) *FieldError {
 		s.Excluded = ExcludedSpanError
 	}
 	if d.keys != nil {
-		s.Group = d.group(sp, s, grpcCode)
+		d.fields = jaegerFields{d: d, sp: sp}
+		s.Group = d.group(&d.fields, s, grpcCode)
 	}
 	return nil
 }
@@ -598,52 +566,16 @@ func (d *jaegerDecoder) appendCaller(b []byte, sp *jaegerSpan) []byte {
 	return b
 }
 
-// group returns the span's group name: the values of d.keys joined by " ",
-// "-" for a value the span lacks.
-func (d *jaegerDecoder) group(sp *jaegerSpan, s *Sample, grpcCode int64) string {
-	tags := d.tags
-	b := d.buf[:0]
-	for i, k := range d.keys {
-		if i > 0 {
-			b = append(b, ' ')
-		}
-		start := len(b)
-		switch k {
-		case "caller":
-			b = d.appendCaller(b, sp)
-		case "callee":
-			b = appendJaegerCallee(b, tags)
-		case "route":
-			if v := tags["http.route"]; v != "" {
-				b = append(b, v...)
-			} else {
-				b = append(b, tags["rpc.method"]...)
-			}
-		case "method":
-			if v := tags["http.request.method"]; v != "" {
-				b = append(b, v...)
-			} else {
-				b = append(b, tags["http.method"]...)
-			}
-		case "status_class":
-			if s.Status >= 100 && s.Status <= 999 {
-				b = append(b, byte('0'+s.Status/100), 'x', 'x')
-			}
-		case "status":
-			switch {
-			case s.Status > 0:
-				b = strconv.AppendInt(b, int64(s.Status), 10)
-			case grpcCode >= 0:
-				b = append(b, grpcCodeName(grpcCode)...)
-			}
-		}
-		if len(b) == start {
-			b = append(b, '-')
-		}
-	}
-	d.buf = b
-	return internName(d.intern, b)
+// jaegerFields is a Jaeger span, whose tags are in d.tags, as its group
+// name reads it.
+type jaegerFields struct {
+	d  *jaegerDecoder
+	sp *jaegerSpan
 }
+
+func (f *jaegerFields) appendCaller(b []byte) []byte { return f.d.appendCaller(b, f.sp) }
+func (f *jaegerFields) appendCallee(b []byte) []byte { return appendJaegerCallee(b, f.d.tags) }
+func (f *jaegerFields) attr(key string) string       { return f.d.tags[key] }
 
 // appendJaegerCallee appends the service a span called (see the comment
 // at the top); nothing when the span names none.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -100,50 +99,28 @@ type otlpItem struct {
 // otlpDecoder reads OTLP/JSON lines; each line's spans become a queue of
 // samples handed out one by one before the next line is read.
 type otlpDecoder struct {
-	src   lineSource
-	name  string
-	line  int
-	kind  string // otlpKind*
-	keys  []string
-	unm   protojson.UnmarshalOptions
-	req   coltracepb.ExportTraceServiceRequest
-	queue []otlpItem
-	next  int
-	// intern holds the group names, bounded as a Grouper's.
-	intern map[string]string
-	buf    []byte
+	src  lineSource
+	name string
+	line int
+	spanNamer
+	fields otlpFields // the span group names are made of
+	unm    protojson.UnmarshalOptions
+	req    coltracepb.ExportTraceServiceRequest
+	queue  []otlpItem
+	next   int
 }
 
 func newOTLPDecoder(r io.Reader, name string, o Options) (Decoder, error) {
-	d := &otlpDecoder{
-		src:    lineSource{br: bufio.NewReaderSize(r, 64<<10)},
-		name:   name,
-		unm:    protojson.UnmarshalOptions{DiscardUnknown: true},
-		intern: map[string]string{},
+	n, err := newSpanNamer(name, "OTLP spans", o)
+	if err != nil {
+		return nil, err
 	}
-	switch k := strings.ToLower(strings.TrimSpace(o.SpanKind)); k {
-	case "", otlpKindClient:
-		d.kind = otlpKindClient
-	case otlpKindServer, otlpKindAny:
-		d.kind = k
-	default:
-		return nil, fmt.Errorf("%s: --span-kind %q: want client, server or any", name, o.SpanKind)
-	}
-	by := o.By
-	if len(by) == 0 {
-		by = otlpDefaultBy
-	}
-	for _, k := range by {
-		k = strings.ToLower(strings.TrimSpace(k))
-		if !slices.Contains(otlpGroupKeys, k) {
-			return nil, fmt.Errorf("%s: cannot group by %q: OTLP spans group by %s", name, k, strings.Join(otlpGroupKeys, ", "))
-		}
-		d.keys = append(d.keys, k)
-	}
-	if len(o.RoutePatterns) > 0 {
-		return nil, fmt.Errorf("%s: --route-pattern does not apply to OTLP spans: their http.route is already a route", name)
-	}
-	return d, nil
+	return &otlpDecoder{
+		src:       lineSource{br: bufio.NewReaderSize(r, 64<<10)},
+		name:      name,
+		unm:       protojson.UnmarshalOptions{DiscardUnknown: true},
+		spanNamer: n,
+	}, nil
 }
 
 func (d *otlpDecoder) Next() (Sample, error) {
@@ -184,7 +161,7 @@ func (d *otlpDecoder) readLine() ([]byte, error) {
 // a line that is not an ExportTraceServiceRequest is one *ParseError.
 func (d *otlpDecoder) decodeLine(line []byte) error {
 	return d.eachSpan(line, func(caller string, sp *tracepb.Span) {
-		if !d.wants(sp.GetKind()) {
+		if k := sp.GetKind(); !d.wants(k == tracepb.Span_SPAN_KIND_CLIENT, k == tracepb.Span_SPAN_KIND_SERVER) {
 			return
 		}
 		it := otlpItem{}
@@ -224,16 +201,6 @@ func protojsonReason(err error) string {
 	return displayValue(msg)
 }
 
-func (d *otlpDecoder) wants(k tracepb.Span_SpanKind) bool {
-	switch d.kind {
-	case otlpKindClient:
-		return k == tracepb.Span_SPAN_KIND_CLIENT
-	case otlpKindServer:
-		return k == tracepb.Span_SPAN_KIND_SERVER
-	}
-	return true
-}
-
 // sample maps one span into s (see the comment at the top); a bad span
 // is a *FieldError.
 func (d *otlpDecoder) sample(s *Sample, caller string, sp *tracepb.Span) *FieldError {
@@ -267,7 +234,8 @@ func (d *otlpDecoder) sample(s *Sample, caller string, sp *tracepb.Span) *FieldE
 		s.Excluded = ExcludedSpanError
 	}
 	if d.keys != nil {
-		s.Group = d.group(caller, attrs, s, grpcCode)
+		d.fields = otlpFields{caller: caller, attrs: attrs}
+		s.Group = d.group(&d.fields, s, grpcCode)
 	}
 	return nil
 }
@@ -290,58 +258,15 @@ func otlpTimes(sp *tracepb.Span) (start, end uint64, fe *FieldError) {
 	return start, end, nil
 }
 
-// group returns the span's group name: the values of d.keys joined by " ",
-// "-" for a value the span lacks.
-func (d *otlpDecoder) group(caller string, attrs []*commonpb.KeyValue, s *Sample, grpcCode int64) string {
-	b := d.buf[:0]
-	for i, k := range d.keys {
-		if i > 0 {
-			b = append(b, ' ')
-		}
-		start := len(b)
-		switch k {
-		case "caller":
-			b = append(b, caller...)
-		case "callee":
-			b = appendCallee(b, attrs)
-		case "route":
-			if v := attrString(attrs, "http.route"); v != "" {
-				b = append(b, v...)
-			} else {
-				b = append(b, attrString(attrs, "rpc.method")...)
-			}
-		case "method":
-			if v := attrString(attrs, "http.request.method"); v != "" {
-				b = append(b, v...)
-			} else {
-				b = append(b, attrString(attrs, "http.method")...)
-			}
-		case "status_class":
-			if s.Status >= 100 && s.Status <= 999 {
-				b = append(b, byte('0'+s.Status/100), 'x', 'x')
-			}
-		case "status":
-			switch {
-			case s.Status > 0:
-				b = strconv.AppendInt(b, int64(s.Status), 10)
-			case grpcCode >= 0:
-				b = append(b, grpcCodeName(grpcCode)...)
-			}
-		}
-		if len(b) == start {
-			b = append(b, '-')
-		}
-	}
-	d.buf = b
-	if name, ok := d.intern[string(b)]; ok {
-		return name
-	}
-	name := string(b)
-	if len(d.intern) < maxInternedGroups {
-		d.intern[name] = name
-	}
-	return name
+// otlpFields is an OTLP span as its group name reads it.
+type otlpFields struct {
+	caller string
+	attrs  []*commonpb.KeyValue
 }
+
+func (f *otlpFields) appendCaller(b []byte) []byte { return append(b, f.caller...) }
+func (f *otlpFields) appendCallee(b []byte) []byte { return appendCallee(b, f.attrs) }
+func (f *otlpFields) attr(key string) string       { return attrString(f.attrs, key) }
 
 // appendCallee appends the service a client span called: peer.service,
 // else server.address (with :server.port), else rpc.service, else

@@ -283,7 +283,7 @@ func TestOTLPFromSDK(t *testing.T) {
 	t.Run("ids in hex", func(t *testing.T) {
 		// The ids the decoder reads are the SDK's: OTLP/JSON's hex, not
 		// protojson's base64, which would read 32 hex digits as 24 bytes.
-		dec := &otlpDecoder{kind: otlpKindClient}
+		dec := &otlpDecoder{spanNamer: spanNamer{kind: otlpKindClient}}
 		got := 0
 		for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
 			require.NoError(t, dec.unm.Unmarshal(line, &dec.req))

@@ -104,8 +104,8 @@ func scanOTLPLinks(d *otlpDecoder, fn func(SpanLink) error) error {
 			copy(l.SpanID[:], sp.SpanId)
 			copy(l.ParentID[:], sp.ParentSpanId)
 			l.Start, l.End = time.Unix(0, int64(start)).UTC(), time.Unix(0, int64(end)).UTC()
-			l.Caller = d.internName(append(d.buf[:0], caller...))
-			l.Callee = d.internName(appendCallee(d.buf[:0], sp.GetAttributes()))
+			l.Caller = internName(d.intern, append(d.buf[:0], caller...))
+			l.Callee = internName(d.intern, appendCallee(d.buf[:0], sp.GetAttributes()))
 			fnErr = fn(l)
 		})
 		if fnErr != nil {
@@ -147,12 +147,9 @@ func scanZipkinLinks(d *zipkinDecoder, fn func(SpanLink) error) error {
 		zipkinID(l.ParentID[:], sp.ParentID)
 		l.Start = time.UnixMicro(ts).UTC()
 		l.End = l.Start.Add(time.Duration(us) * time.Microsecond)
-		var caller []byte
-		if sp.LocalEndpoint != nil {
-			caller = append(d.buf[:0], sp.LocalEndpoint.ServiceName...)
-		}
-		l.Caller = internName(d.intern, caller)
-		l.Callee = internName(d.intern, appendZipkinCallee(d.buf[:0], sp))
+		f := zipkinFields{sp}
+		l.Caller = internName(d.intern, f.appendCaller(d.buf[:0]))
+		l.Callee = internName(d.intern, f.appendCallee(d.buf[:0]))
 		if err := fn(l); err != nil {
 			return err
 		}
@@ -209,8 +206,6 @@ func zipkinID(dst []byte, v string) {
 	}
 	_, _ = hex.Decode(dst[len(dst)-len(v)/2:], []byte(v))
 }
-
-func (d *otlpDecoder) internName(b []byte) string { return internName(d.intern, b) }
 
 // internName returns b as a string ("-" when empty), from m when there,
 // added to m while it holds fewer than maxInternedGroups.

@@ -94,41 +94,18 @@ type zipkinDecoder struct {
 	name  string
 	line  int // the line of the next byte
 	depth int // arrays open
-	kind  string
-	keys  []string
+	spanNamer
 	span  []byte // the span object being read
 	sp    zipkinSpan
-	// intern holds the group names, bounded as a Grouper's.
-	intern map[string]string
-	buf    []byte
-	start  bool // the input's first byte is next (a BOM is skipped)
+	start bool // the input's first byte is next (a BOM is skipped)
 }
 
 func newZipkinDecoder(r io.Reader, name string, o Options) (Decoder, error) {
-	d := &zipkinDecoder{br: bufio.NewReaderSize(r, 64<<10), name: name, line: 1, start: true, intern: map[string]string{}}
-	switch k := strings.ToLower(strings.TrimSpace(o.SpanKind)); k {
-	case "", otlpKindClient:
-		d.kind = otlpKindClient
-	case otlpKindServer, otlpKindAny:
-		d.kind = k
-	default:
-		return nil, fmt.Errorf("%s: --span-kind %q: want client, server or any", name, o.SpanKind)
+	n, err := newSpanNamer(name, "Zipkin spans", o)
+	if err != nil {
+		return nil, err
 	}
-	by := o.By
-	if len(by) == 0 {
-		by = otlpDefaultBy
-	}
-	for _, k := range by {
-		k = strings.ToLower(strings.TrimSpace(k))
-		if !slices.Contains(SpanGroupKeys, k) {
-			return nil, fmt.Errorf("%s: cannot group by %q: Zipkin spans group by %s", name, k, strings.Join(SpanGroupKeys, ", "))
-		}
-		d.keys = append(d.keys, k)
-	}
-	if len(o.RoutePatterns) > 0 {
-		return nil, fmt.Errorf("%s: --route-pattern does not apply to Zipkin spans: their http.route is already a route", name)
-	}
-	return d, nil
+	return &zipkinDecoder{br: bufio.NewReaderSize(r, 64<<10), name: name, line: 1, start: true, spanNamer: n}, nil
 }
 
 func (d *zipkinDecoder) Next() (Sample, error) {
@@ -137,7 +114,7 @@ func (d *zipkinDecoder) Next() (Sample, error) {
 		if err != nil {
 			return Sample{}, err
 		}
-		if !d.wants(d.sp.Kind) {
+		if !d.wants(d.sp.Kind == "CLIENT", d.sp.Kind == "SERVER") {
 			continue
 		}
 		var s Sample
@@ -280,16 +257,6 @@ func zipkinTypeName(t string) string {
 	return "string"
 }
 
-func (d *zipkinDecoder) wants(kind string) bool {
-	switch d.kind {
-	case otlpKindClient:
-		return kind == "CLIENT"
-	case otlpKindServer:
-		return kind == "SERVER"
-	}
-	return true
-}
-
 // sample maps one span into s (see the comment at the top); a bad span
 // is a *FieldError.
 func (d *zipkinDecoder) sample(s *Sample, sp *zipkinSpan) *FieldError {
@@ -320,7 +287,7 @@ func (d *zipkinDecoder) sample(s *Sample, sp *zipkinSpan) *FieldError {
 		s.Excluded = ExcludedSpanError
 	}
 	if d.keys != nil {
-		s.Group = d.group(sp, s, grpcCode)
+		s.Group = d.group(zipkinFields{sp}, s, grpcCode)
 	}
 	return nil
 }
@@ -403,61 +370,17 @@ func zipkinGRPCCode(tags map[string]string) (int64, bool) {
 	return 0, false
 }
 
-// group returns the span's group name: the values of d.keys joined by " ",
-// "-" for a value the span lacks.
-func (d *zipkinDecoder) group(sp *zipkinSpan, s *Sample, grpcCode int64) string {
-	tags := sp.Tags
-	b := d.buf[:0]
-	for i, k := range d.keys {
-		if i > 0 {
-			b = append(b, ' ')
-		}
-		start := len(b)
-		switch k {
-		case "caller":
-			if sp.LocalEndpoint != nil {
-				b = append(b, sp.LocalEndpoint.ServiceName...)
-			}
-		case "callee":
-			b = appendZipkinCallee(b, sp)
-		case "route":
-			if v := tags["http.route"]; v != "" {
-				b = append(b, v...)
-			} else {
-				b = append(b, tags["rpc.method"]...)
-			}
-		case "method":
-			if v := tags["http.request.method"]; v != "" {
-				b = append(b, v...)
-			} else {
-				b = append(b, tags["http.method"]...)
-			}
-		case "status_class":
-			if s.Status >= 100 && s.Status <= 999 {
-				b = append(b, byte('0'+s.Status/100), 'x', 'x')
-			}
-		case "status":
-			switch {
-			case s.Status > 0:
-				b = strconv.AppendInt(b, int64(s.Status), 10)
-			case grpcCode >= 0:
-				b = append(b, grpcCodeName(grpcCode)...)
-			}
-		}
-		if len(b) == start {
-			b = append(b, '-')
-		}
+// zipkinFields is a Zipkin span as its group name reads it.
+type zipkinFields struct{ sp *zipkinSpan }
+
+func (f zipkinFields) appendCaller(b []byte) []byte {
+	if f.sp.LocalEndpoint != nil {
+		b = append(b, f.sp.LocalEndpoint.ServiceName...)
 	}
-	d.buf = b
-	if name, ok := d.intern[string(b)]; ok {
-		return name
-	}
-	name := string(b)
-	if len(d.intern) < maxInternedGroups {
-		d.intern[name] = name
-	}
-	return name
+	return b
 }
+func (f zipkinFields) appendCallee(b []byte) []byte { return appendZipkinCallee(b, f.sp) }
+func (f zipkinFields) attr(key string) string       { return f.sp.Tags[key] }
 
 // appendZipkinCallee appends the service a span called (see the comment
 // at the top); nothing when the span names none.
