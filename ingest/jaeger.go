@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -527,32 +526,7 @@ func jaegerTimes(sp *jaegerSpan) (ts, us int64, fe *FieldError) {
 	if p := jaegerParent(sp); p != "" && (len(p) != 16 || !isHex(p)) {
 		return 0, 0, &FieldError{Field: "references.spanID", Value: p, Reason: "is not an id of 16 hex digits"}
 	}
-	if sp.StartTime == nil {
-		return 0, 0, &FieldError{Field: "startTime", Value: "", Reason: "is not set: the span has no start"}
-	}
-	var err error
-	ts, err = strconv.ParseInt(sp.StartTime.String(), 10, 64)
-	switch {
-	case err != nil:
-		return 0, 0, &FieldError{Field: "startTime", Value: sp.StartTime.String(), Reason: "is not a whole number of microseconds"}
-	case ts <= 0:
-		return 0, 0, &FieldError{Field: "startTime", Value: sp.StartTime.String(), Reason: "is not after the epoch: the span has no start"}
-	case ts > math.MaxInt64/1000:
-		return 0, 0, &FieldError{Field: "startTime", Value: sp.StartTime.String(), Reason: "is past the year 2262"}
-	}
-	if sp.Duration == nil {
-		return 0, 0, &FieldError{Field: "duration", Value: "", Reason: "is not set: an unfinished span"}
-	}
-	us, err = strconv.ParseInt(sp.Duration.String(), 10, 64)
-	switch {
-	case err != nil:
-		return 0, 0, &FieldError{Field: "duration", Value: sp.Duration.String(), Reason: "is not a whole number of microseconds"}
-	case us < 0:
-		return 0, 0, &FieldError{Field: "duration", Value: sp.Duration.String(), Reason: "is negative"}
-	case us > math.MaxInt64/1000:
-		return 0, 0, &FieldError{Field: "duration", Value: sp.Duration.String(), Reason: "is too long"}
-	}
-	return ts, us, nil
+	return spanMicros("startTime", sp.StartTime, sp.Duration)
 }
 
 // appendCaller appends the serviceName of a span's process.

@@ -1,7 +1,9 @@
 package ingest
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -114,4 +116,36 @@ func (n *spanNamer) group(f spanFields, s *Sample, grpcCode int64) string {
 	}
 	n.buf = b
 	return internName(n.intern, b)
+}
+
+// spanMicros reads a span's start and duration given in microseconds
+// (Zipkin, Jaeger): the start after the epoch and before 2262 (named
+// startField in errors), the duration whole and not negative.
+func spanMicros(startField string, start, duration *json.Number) (ts, us int64, fe *FieldError) {
+	if start == nil {
+		return 0, 0, &FieldError{Field: startField, Value: "", Reason: "is not set: the span has no start"}
+	}
+	var err error
+	ts, err = strconv.ParseInt(start.String(), 10, 64)
+	switch {
+	case err != nil:
+		return 0, 0, &FieldError{Field: startField, Value: start.String(), Reason: "is not a whole number of microseconds"}
+	case ts <= 0:
+		return 0, 0, &FieldError{Field: startField, Value: start.String(), Reason: "is not after the epoch: the span has no start"}
+	case ts > math.MaxInt64/1000:
+		return 0, 0, &FieldError{Field: startField, Value: start.String(), Reason: "is past the year 2262"}
+	}
+	if duration == nil {
+		return 0, 0, &FieldError{Field: "duration", Value: "", Reason: "is not set: an unfinished span"}
+	}
+	us, err = strconv.ParseInt(duration.String(), 10, 64)
+	switch {
+	case err != nil:
+		return 0, 0, &FieldError{Field: "duration", Value: duration.String(), Reason: "is not a whole number of microseconds"}
+	case us < 0:
+		return 0, 0, &FieldError{Field: "duration", Value: duration.String(), Reason: "is negative"}
+	case us > math.MaxInt64/1000:
+		return 0, 0, &FieldError{Field: "duration", Value: duration.String(), Reason: "is too long"}
+	}
+	return ts, us, nil
 }

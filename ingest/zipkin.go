@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -304,32 +303,7 @@ func zipkinTimes(sp *zipkinSpan) (ts, us int64, fe *FieldError) {
 			return 0, 0, &FieldError{Field: id.field, Value: id.v, Reason: fmt.Sprintf("is not an id of at most %d hex digits", id.max)}
 		}
 	}
-	if sp.Timestamp == nil {
-		return 0, 0, &FieldError{Field: "timestamp", Value: "", Reason: "is not set: the span has no start"}
-	}
-	var err error
-	ts, err = strconv.ParseInt(sp.Timestamp.String(), 10, 64)
-	switch {
-	case err != nil:
-		return 0, 0, &FieldError{Field: "timestamp", Value: sp.Timestamp.String(), Reason: "is not a whole number of microseconds"}
-	case ts <= 0:
-		return 0, 0, &FieldError{Field: "timestamp", Value: sp.Timestamp.String(), Reason: "is not after the epoch: the span has no start"}
-	case ts > math.MaxInt64/1000:
-		return 0, 0, &FieldError{Field: "timestamp", Value: sp.Timestamp.String(), Reason: "is past the year 2262"}
-	}
-	if sp.Duration == nil {
-		return 0, 0, &FieldError{Field: "duration", Value: "", Reason: "is not set: an unfinished span"}
-	}
-	us, err = strconv.ParseInt(sp.Duration.String(), 10, 64)
-	switch {
-	case err != nil:
-		return 0, 0, &FieldError{Field: "duration", Value: sp.Duration.String(), Reason: "is not a whole number of microseconds"}
-	case us < 0:
-		return 0, 0, &FieldError{Field: "duration", Value: sp.Duration.String(), Reason: "is negative"}
-	case us > math.MaxInt64/1000:
-		return 0, 0, &FieldError{Field: "duration", Value: sp.Duration.String(), Reason: "is too long"}
-	}
-	return ts, us, nil
+	return spanMicros("timestamp", sp.Timestamp, sp.Duration)
 }
 
 func isHex(s string) bool {
