@@ -477,23 +477,12 @@ func (d *jaegerDecoder) sample(s *Sample, sp *jaegerSpan) *FieldError {
 	s.Time = time.UnixMicro(ts).UTC()
 
 	tags := d.tags
-	var grpcCode int64 = -1
-	if code, ok := tagInt(tags, "http.response.status_code", "http.status_code"); ok {
-		if code < 100 || code > 999 {
-			return &FieldError{Field: "http.response.status_code", Value: strconv.FormatInt(code, 10), Reason: reasonStatus}
-		}
-		s.Status = int(code)
-	} else if code, ok := tagInt(tags, "rpc.grpc.status_code"); ok {
-		grpcCode = code
-		switch code {
-		case 0: // OK
-		case 1, 4: // CANCELLED, DEADLINE_EXCEEDED
-			s.Censored = true
-		default:
-			s.Excluded = excludedGRPC + grpcCodeName(code)
-		}
-	} else if tags["error"] == "true" || tags["otel.status_code"] == "ERROR" {
-		s.Excluded = ExcludedSpanError
+	grpcCode, fe := spanStatus(s,
+		func() (int64, bool) { return tagInt(tags, "http.response.status_code", "http.status_code") },
+		func() (int64, bool) { return tagInt(tags, "rpc.grpc.status_code") },
+		func() bool { return tags["error"] == "true" || tags["otel.status_code"] == "ERROR" })
+	if fe != nil {
+		return fe
 	}
 	if d.keys != nil {
 		d.fields = jaegerFields{d: d, sp: sp}

@@ -215,23 +215,12 @@ func (d *otlpDecoder) sample(s *Sample, caller string, sp *tracepb.Span) *FieldE
 	s.Time = time.Unix(0, int64(start)).UTC()
 
 	attrs := sp.GetAttributes()
-	var grpcCode int64 = -1
-	if code, ok := attrInt(attrs, "http.response.status_code", "http.status_code"); ok {
-		if code < 100 || code > 999 {
-			return &FieldError{Field: "http.response.status_code", Value: strconv.FormatInt(code, 10), Reason: reasonStatus}
-		}
-		s.Status = int(code)
-	} else if code, ok := attrInt(attrs, "rpc.grpc.status_code"); ok {
-		grpcCode = code
-		switch code {
-		case 0: // OK
-		case 1, 4: // CANCELLED: the caller gave up; DEADLINE_EXCEEDED: the deadline ran out
-			s.Censored = true
-		default:
-			s.Excluded = excludedGRPC + grpcCodeName(code)
-		}
-	} else if sp.GetStatus().GetCode() == tracepb.Status_STATUS_CODE_ERROR {
-		s.Excluded = ExcludedSpanError
+	grpcCode, fe := spanStatus(s,
+		func() (int64, bool) { return attrInt(attrs, "http.response.status_code", "http.status_code") },
+		func() (int64, bool) { return attrInt(attrs, "rpc.grpc.status_code") },
+		func() bool { return sp.GetStatus().GetCode() == tracepb.Status_STATUS_CODE_ERROR })
+	if fe != nil {
+		return fe
 	}
 	if d.keys != nil {
 		d.fields = otlpFields{caller: caller, attrs: attrs}

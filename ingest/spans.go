@@ -149,3 +149,35 @@ func spanMicros(startField string, start, duration *json.Number) (ts, us int64, 
 	}
 	return ts, us, nil
 }
+
+// spanStatus sets the status of a span's sample, as every span format
+// reads it: the HTTP status when the span has one, for the status rule to
+// read as for access logs; else the gRPC code: OK counts, CANCELLED (the
+// caller gave up) and DEADLINE_EXCEEDED (the deadline ran out) are
+// censored at the span's duration, any other code is excluded by its
+// name; else a span marked failed is excluded as "error". Each source is
+// asked only when the ones before it have nothing. It returns the gRPC
+// code, -1 without one.
+func spanStatus(s *Sample, httpCode, grpcCode func() (int64, bool), failed func() bool) (int64, *FieldError) {
+	if code, ok := httpCode(); ok {
+		if code < 100 || code > 999 {
+			return -1, &FieldError{Field: "http.response.status_code", Value: strconv.FormatInt(code, 10), Reason: reasonStatus}
+		}
+		s.Status = int(code)
+		return -1, nil
+	}
+	if code, ok := grpcCode(); ok {
+		switch code {
+		case 0: // OK
+		case 1, 4: // CANCELLED, DEADLINE_EXCEEDED
+			s.Censored = true
+		default:
+			s.Excluded = excludedGRPC + grpcCodeName(code)
+		}
+		return code, nil
+	}
+	if failed() {
+		s.Excluded = ExcludedSpanError
+	}
+	return -1, nil
+}

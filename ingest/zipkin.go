@@ -267,23 +267,12 @@ func (d *zipkinDecoder) sample(s *Sample, sp *zipkinSpan) *FieldError {
 	s.Time = time.UnixMicro(ts).UTC()
 
 	tags := sp.Tags
-	var grpcCode int64 = -1
-	if code, ok := tagInt(tags, "http.response.status_code", "http.status_code"); ok {
-		if code < 100 || code > 999 {
-			return &FieldError{Field: "http.response.status_code", Value: strconv.FormatInt(code, 10), Reason: reasonStatus}
-		}
-		s.Status = int(code)
-	} else if code, ok := zipkinGRPCCode(tags); ok {
-		grpcCode = code
-		switch code {
-		case 0: // OK
-		case 1, 4: // CANCELLED, DEADLINE_EXCEEDED
-			s.Censored = true
-		default:
-			s.Excluded = excludedGRPC + grpcCodeName(code)
-		}
-	} else if _, failed := tags["error"]; failed || tags["otel.status_code"] == "ERROR" {
-		s.Excluded = ExcludedSpanError
+	grpcCode, fe := spanStatus(s,
+		func() (int64, bool) { return tagInt(tags, "http.response.status_code", "http.status_code") },
+		func() (int64, bool) { return zipkinGRPCCode(tags) },
+		func() bool { _, failed := tags["error"]; return failed || tags["otel.status_code"] == "ERROR" })
+	if fe != nil {
+		return fe
 	}
 	if d.keys != nil {
 		s.Group = d.group(zipkinFields{sp}, s, grpcCode)
