@@ -146,13 +146,11 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		r.CallGraph = report.NewCallGraph(r.Groups)
 	}
 	if r.CallGraph != nil {
-		fs, err := deadlineFindings(ctx, o, stdin)
-		if err != nil {
+		if err := callGraphChecks(ctx, r.CallGraph, o, stdin); err != nil {
 			return nil, err
 		}
-		r.CallGraph.Findings = append(r.CallGraph.Findings, fs...)
 		if slices.Contains(o.Inputs, "-") {
-			r.Input.Notes = append(r.Input.Notes, "Standard input is read once: the spans read from it are not checked for a deadline that did not reach the callee (that needs a second read; give the spans as a file).")
+			r.Input.Notes = append(r.Input.Notes, "Standard input is read once: the spans read from it are not checked for a deadline that did not reach the callee, nor counted for attempts per call (that needs a second read; give the spans as a file).")
 		}
 	}
 	return r, nil

@@ -32,20 +32,19 @@ const (
 	maxDeadlineEdges = 10_000
 )
 
-// deadlineFindings reads the span inputs again, for the links between
-// client spans and their servers' spans, and returns a
-// TT-DEADLINE-NOT-PROPAGATED finding per edge where a callee worked on
-// after its caller's span ended. Standard input, read once already, is
-// not read again; inputs of formats without spans are passed over, and so
-// is the rest of an input that cannot be read to its end (the analysis
-// has reported why). Client spans are kept as the analysis keeps calls:
-// those that start in [From, To).
-func deadlineFindings(ctx context.Context, o Options, stdin io.Reader) ([]report.Finding, error) {
+// scanLinks reads the span inputs a second time, for the links between
+// spans, and gives each link to every one of checks: the deadline matcher
+// (TT-DEADLINE-NOT-PROPAGATED) and the attempts counter (callpath.go) read
+// the one pass. Standard input, read once already, is not read again;
+// inputs of formats without spans are passed over, and so is the rest of
+// an input that cannot be read to its end (the analysis has reported
+// why). Client spans are kept as the analysis keeps calls: those that
+// start in [From, To).
+func scanLinks(ctx context.Context, o Options, stdin io.Reader, checks ...func(ingest.SpanLink)) error {
 	inputs, err := ingest.Expand(o.Inputs)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	m := newDeadlineMatcher(maxDeadlineWaiting, deadlineSkew)
 	var n int
 	for _, name := range inputs {
 		if name == "-" {
@@ -70,16 +69,34 @@ func deadlineFindings(ctx context.Context, o Options, stdin io.Reader) ([]report
 				if l.Client && !o.inRange(l.Start) {
 					return nil
 				}
-				m.add(l)
+				for _, c := range checks {
+					c(l)
+				}
 				return nil
 			})
 		}()
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return nil, ctxErr
+			return ctxErr
 		}
 		_ = err // see above: the analysis has read this input and reported its errors
 	}
-	return m.findings(), nil
+	return nil
+}
+
+// callGraphChecks reads the span inputs once more (scanLinks) and adds to
+// g what their links say: a TT-DEADLINE-NOT-PROPAGATED finding per edge
+// where a callee worked on after its caller's span ended, and the
+// attempts per call and the paths with their findings (addPaths).
+func callGraphChecks(ctx context.Context, g *report.CallGraph, o Options, stdin io.Reader) error {
+	m := newDeadlineMatcher(maxDeadlineWaiting, deadlineSkew)
+	c := newAttemptCounter(maxAttemptGroups)
+	if err := scanLinks(ctx, o, stdin, m.add, c.add); err != nil {
+		return err
+	}
+	g.Findings = append(g.Findings, m.findings()...)
+	c.finish()
+	addPaths(g, c, o.Policy.Deadline)
+	return nil
 }
 
 // linkKey is a span by its trace and span id.
@@ -123,12 +140,12 @@ type deadlineMatcher struct {
 	seq     uint64
 	dropped int64
 	edges   map[string]*deadlineEdge
-	names   map[[2]string]string // edge names by caller and callee, bounded
+	names   edgeNames
 }
 
 func newDeadlineMatcher(max int, skew time.Duration) *deadlineMatcher {
 	return &deadlineMatcher{max: max, skew: skew, clients: map[linkKey]waiting{}, servers: map[linkKey]waiting{},
-		edges: map[string]*deadlineEdge{}, names: map[[2]string]string{}}
+		edges: map[string]*deadlineEdge{}, names: edgeNames{}}
 }
 
 func (m *deadlineMatcher) add(l ingest.SpanLink) {
@@ -136,7 +153,7 @@ func (m *deadlineMatcher) add(l ingest.SpanLink) {
 	switch {
 	case l.Client:
 		k := linkKey{l.TraceID, l.SpanID}
-		edge := m.edge(l.Caller, l.Callee)
+		edge := m.names.name(l.Caller, l.Callee)
 		if s, ok := m.servers[k]; ok {
 			delete(m.servers, k)
 			m.match(edge, end, s.end)
@@ -163,14 +180,17 @@ func (m *deadlineMatcher) add(l ingest.SpanLink) {
 	}
 }
 
-// edge is the name of the edge from caller to callee, "caller callee".
-func (m *deadlineMatcher) edge(caller, callee string) string {
-	if name, ok := m.names[[2]string{caller, callee}]; ok {
+// edgeNames are edge names by caller and callee, at most 10,000 kept.
+type edgeNames map[[2]string]string
+
+// name is the name of the edge from caller to callee, "caller callee".
+func (n edgeNames) name(caller, callee string) string {
+	if name, ok := n[[2]string{caller, callee}]; ok {
 		return name
 	}
 	name := caller + " " + callee
-	if len(m.names) < 10_000 {
-		m.names[[2]string{caller, callee}] = name
+	if len(n) < 10_000 {
+		n[[2]string{caller, callee}] = name
 	}
 	return name
 }

@@ -525,3 +525,100 @@ func TestOTLPDeadlineNotPropagated(t *testing.T) {
 	require.NoError(t, report.WriteText(&text, rep))
 	assert.Contains(t, text.String(), "Warning [TT-DEADLINE-NOT-PROPAGATED]: 100 of frontend's calls to cart (10 %) ended while cart worked")
 }
+
+// TestOTLPRetryAmplification: spans of a retrying chain made by the SDK.
+// frontend serves a request (a SERVER span) and tries cart twice under it
+// (two CLIENT spans, the first failing); cart serves the second attempt
+// and tries db three times under its SERVER span. The second read of the
+// spans counts 2 attempts per call of frontend -> cart and 3 of cart -> db,
+// and the path frontend -> cart -> db multiplies them to 6 attempts at db
+// per call of frontend: TT-RETRY-AMPLIFICATION. With a --deadline of
+// half the path's summed timeouts, TT-DEADLINE-BUDGET too.
+func TestOTLPRetryAmplification(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "retries.jsonl")
+	rcv := newOTLPReceiver(t, path)
+	ctx := context.Background()
+	tracers := map[string]trace.Tracer{}
+	var providers []*sdktrace.TracerProvider
+	for _, svc := range []string{"frontend", "cart"} {
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(rcv.srv.URL+"/v1/traces"),
+			otlptracehttp.WithCompression(otlptracehttp.NoCompression), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+		require.NoError(t, err)
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithBlocking()),
+			sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", svc))))
+		providers = append(providers, tp)
+		tracers[svc] = tp.Tracer("tunetimeout/e2e/otlp_test")
+	}
+	const traces = 300
+	base := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	for i := range traces {
+		start := base.Add(time.Duration(i) * 100 * time.Millisecond)
+		rctx, root := tracers["frontend"].Start(ctx, "GET /", trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
+		at := start.Add(time.Millisecond)
+		for attempt := range 2 {
+			actx, c := tracers["frontend"].Start(rctx, "GET /cart", trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(at),
+				trace.WithAttributes(attribute.String("peer.service", "cart")))
+			d := 10*time.Millisecond + time.Duration(i%10)*time.Millisecond
+			if attempt == 1 {
+				_, s := tracers["cart"].Start(actx, "GET /cart", trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(at.Add(100*time.Microsecond)))
+				sctx := trace.ContextWithSpan(actx, s)
+				dbAt := at.Add(200 * time.Microsecond)
+				for j := range 3 {
+					_, db := tracers["cart"].Start(sctx, "SELECT", trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(dbAt),
+						trace.WithAttributes(attribute.String("peer.service", "db")))
+					dd := 2*time.Millisecond + time.Duration((i+j)%5)*time.Millisecond
+					db.End(trace.WithTimestamp(dbAt.Add(dd)))
+					dbAt = dbAt.Add(dd + 10*time.Microsecond)
+				}
+				d = dbAt.Sub(at) + time.Millisecond
+				s.End(trace.WithTimestamp(at.Add(d - 100*time.Microsecond)))
+			}
+			c.End(trace.WithTimestamp(at.Add(d)))
+			at = at.Add(d + 100*time.Microsecond)
+		}
+		root.End(trace.WithTimestamp(at))
+	}
+	for _, tp := range providers {
+		require.NoError(t, tp.Shutdown(ctx))
+	}
+	require.NoError(t, rcv.file.Close())
+
+	rep := analyseOTLP(t, path)
+	cg := rep.CallGraph
+	require.NotNil(t, cg)
+	require.Len(t, cg.Edges, 2, "frontend cart and cart db")
+	for _, e := range cg.Edges {
+		require.NotNil(t, e.AttemptsPerCallMax, e.Group)
+		want := map[string]int64{"frontend cart": 2, "cart db": 3}[e.Group]
+		assert.Equal(t, want, *e.AttemptsPerCallMax, e.Group)
+		assert.InDelta(t, float64(want), *e.AttemptsPerCallMean, 1e-12, e.Group)
+	}
+	require.Len(t, cg.Paths, 1)
+	assert.Equal(t, []string{"frontend cart", "cart db"}, cg.Paths[0].Edges)
+	assert.InDelta(t, 6, *cg.Paths[0].AttemptsMax, 1e-12)
+	var amp []report.Finding
+	for _, f := range cg.Findings {
+		if f.Code == "TT-RETRY-AMPLIFICATION" {
+			amp = append(amp, f)
+		}
+	}
+	require.Len(t, amp, 1, "%v", cg.Findings)
+	assert.InDelta(t, 6, amp[0].Fields["attempts_max"], 1e-12)
+
+	sum := cg.Paths[0].TimeoutSecondsTotal
+	deadline := time.Duration(sum / 2 * float64(time.Second)).Round(time.Millisecond)
+	rep, err := analysis.Run(ctx, analysis.Options{Inputs: []string{path}, Recommend: recommend.DefaultOptions(),
+		Policy: recommend.PolicyOptions{Deadline: deadline}}, nil)
+	require.NoError(t, err)
+	require.NotNil(t, rep.CallGraph)
+	require.Len(t, rep.CallGraph.Paths, 1)
+	require.NotNil(t, rep.CallGraph.Paths[0].FitsDeadline)
+	assert.False(t, *rep.CallGraph.Paths[0].FitsDeadline)
+	var budget int
+	for _, f := range rep.CallGraph.Findings {
+		if f.Code == "TT-DEADLINE-BUDGET" {
+			budget++
+		}
+	}
+	assert.Equal(t, 1, budget)
+}

@@ -2,11 +2,13 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/report/plot"
 )
 
 // CallGraph is the graph of a report whose groups are edges between
@@ -14,10 +16,52 @@ import (
 // caller and callee give them, and what its timeouts do along it.
 type CallGraph struct {
 	Edges []Edge `json:"edges"`
+	// Paths are the paths from the roots (services nobody in the graph
+	// calls) to the services that call no one further, cycles broken, at
+	// most MaxListedPaths of them, most attempts first (analysis fills
+	// them in from the spans' links).
+	Paths []Path `json:"paths"`
+	// PathsTotal is how many paths were walked; those beyond the listed
+	// ones are left out. PathsCut: the walk stopped at its bound, so
+	// there may be more.
+	PathsTotal int  `json:"paths_total"`
+	PathsCut   bool `json:"paths_cut"`
+	// DeadlineSeconds is --deadline, which the paths' budgets are held
+	// against; nil without it.
+	DeadlineSeconds *float64 `json:"deadline_seconds"`
+	// AttemptGroupsClosedEarly counts the calls (a parent span's attempts
+	// at one callee) counted before all their attempts may have been
+	// seen, because too many were open at once; 0 when none.
+	AttemptGroupsClosedEarly int64 `json:"attempt_groups_closed_early"`
 	// Findings are the graph's: a timeout inversion is a service whose
 	// calls downstream may take longer than its caller waits for it
-	// (TT-TIMEOUT-INVERSION).
+	// (TT-TIMEOUT-INVERSION); the others are analysis's
+	// (TT-DEADLINE-NOT-PROPAGATED, TT-RETRY-AMPLIFICATION,
+	// TT-DEADLINE-BUDGET).
 	Findings []Finding `json:"findings"`
+}
+
+// MaxListedPaths bounds CallGraph.Paths.
+const MaxListedPaths = 100
+
+// Path is one path of the call graph from a root.
+type Path struct {
+	// Edges are the path's groups ("caller callee"), the root's first.
+	Edges []string `json:"edges"`
+	// AttemptsMax and AttemptsMean are the attempts at the path's last
+	// callee per call of the root: the product of the edges' attempts
+	// per call (their max, their mean). nil when an edge's attempts are
+	// unknown (its spans were read once only, from standard input).
+	AttemptsMax  *float64 `json:"attempts_max"`
+	AttemptsMean *float64 `json:"attempts_mean"`
+	// TimeoutSecondsTotal is the sum of the edges' recommended timeouts:
+	// the budget the chain needs when each hop spends its timeout in turn.
+	TimeoutSecondsTotal float64 `json:"timeout_seconds_total"`
+	// DeadlineShares are each edge's timeout over the deadline, and
+	// FitsDeadline whether the total is within it; nil without
+	// --deadline.
+	DeadlineShares []float64 `json:"deadline_shares"`
+	FitsDeadline   *bool     `json:"fits_deadline"`
 }
 
 // Edge is one group seen as a call from Caller to Callee.
@@ -28,6 +72,11 @@ type Edge struct {
 	Calls          int64   `json:"calls"`
 	P999Seconds    float64 `json:"p99_9_seconds"`
 	TimeoutSeconds float64 `json:"timeout_seconds"`
+	// AttemptsPerCallMean and AttemptsPerCallMax are the caller's
+	// attempts per call: its CLIENT spans to the callee under one parent
+	// span, the siblings being retries of one call. nil when unknown.
+	AttemptsPerCallMean *float64 `json:"attempts_per_call_mean"`
+	AttemptsPerCallMax  *int64   `json:"attempts_per_call_max"`
 }
 
 // NewCallGraph reads the groups as edges (a name of two words, caller and
@@ -36,7 +85,7 @@ type Edge struct {
 // means that when C is slow A gives up first, and B goes on working for a
 // caller that is gone. nil when fewer than two groups read as edges.
 func NewCallGraph(groups []Group) *CallGraph {
-	g := &CallGraph{Edges: []Edge{}, Findings: []Finding{}}
+	g := &CallGraph{Edges: []Edge{}, Paths: []Path{}, Findings: []Finding{}}
 	for _, gr := range groups {
 		parts := strings.Fields(gr.Name)
 		if len(parts) != 2 {
@@ -67,20 +116,31 @@ func NewCallGraph(groups []Group) *CallGraph {
 	return g
 }
 
-// callGraphSection is the call graph: its edges and their timeouts, and
-// the inversions along it.
+// callGraphSection is the call graph: its edges and their timeouts, the
+// paths from its roots with their attempts and budgets, the findings along
+// it, and (HTML only) the graph drawn.
 func callGraphSection(r *Report) *Section {
 	cg := r.CallGraph
 	if cg == nil {
 		return nil
 	}
 	t := &Table{Class: "call-graph", Columns: []Column{{Title: "caller"}, {Title: "callee"}, {Title: "calls", Numeric: true},
-		{Title: "p99.9", Numeric: true}, {Title: "timeout", Numeric: true}}}
+		{Title: "p99.9", Numeric: true}, {Title: "timeout", Numeric: true}, {Title: "attempts per call", Numeric: true}}}
 	for _, e := range cg.Edges {
+		attempts := "unknown"
+		if e.AttemptsPerCallMean != nil && e.AttemptsPerCallMax != nil {
+			attempts = fmt.Sprintf("%s (max %d)", human.Number(*e.AttemptsPerCallMean), *e.AttemptsPerCallMax)
+		}
 		t.Rows = append(t.Rows, Row{Cells: []Cell{{Text: e.Caller}, {Text: e.Callee}, {Text: human.Count(e.Calls)},
-			{Text: human.Seconds(e.P999Seconds)}, {Text: human.Seconds(e.TimeoutSeconds)}}})
+			{Text: human.Seconds(e.P999Seconds)}, {Text: human.Seconds(e.TimeoutSeconds)}, {Text: attempts}}})
 	}
 	s := &Section{ID: "call-graph", Title: fmt.Sprintf("Call graph (%d edges)", len(cg.Edges)), Blocks: []Block{{Table: t}}}
+	if fig, ok := plot.CallGraph("call-graph-plot", plotGraph(cg)); ok {
+		s.Blocks = append(s.Blocks, Block{Figure: &fig})
+	}
+	if pt := pathsTable(cg); pt != nil {
+		s.Blocks = append(s.Blocks, Block{Table: pt})
+	}
 	for _, f := range cg.Findings {
 		s.Blocks = append(s.Blocks, Block{Notice: &Notice{Severity: string(f.Severity), Text: f.Message, Code: string(f.Code)}})
 	}
@@ -92,4 +152,89 @@ func callGraphSection(r *Report) *Section {
 		s.Blocks = append(s.Blocks, textPara("No timeout inversion: every service's timeouts downstream are shorter than its callers' towards it."))
 	}
 	return s
+}
+
+// pathsTable lists the graph's paths: the attempts at the last callee per
+// root call, the timeouts summed and, with a deadline, each edge's share
+// of it; nil when there are none.
+func pathsTable(cg *CallGraph) *Table {
+	if len(cg.Paths) == 0 {
+		return nil
+	}
+	t := &Table{Class: "call-paths", Columns: []Column{{Title: "path"}, {Title: "attempts per root call", Numeric: true},
+		{Title: "timeouts summed", Numeric: true}}}
+	if cg.DeadlineSeconds != nil {
+		t.Columns = append(t.Columns, Column{Title: "share of the deadline per edge", Numeric: true}, Column{Title: "fits the deadline"})
+	}
+	callers := map[string]Edge{}
+	for _, e := range cg.Edges {
+		callers[e.Group] = e
+	}
+	for _, p := range cg.Paths {
+		parts := []string{}
+		for i, g := range p.Edges {
+			e := callers[g]
+			if i == 0 {
+				parts = append(parts, e.Caller)
+			}
+			parts = append(parts, e.Callee)
+		}
+		attempts := "unknown"
+		if p.AttemptsMax != nil && p.AttemptsMean != nil {
+			attempts = fmt.Sprintf("%s (max %s)", human.Number(*p.AttemptsMean), human.Number(*p.AttemptsMax))
+		}
+		row := Row{Cells: []Cell{{Text: strings.Join(parts, " -> ")}, {Text: attempts}, {Text: human.Seconds(p.TimeoutSecondsTotal)}}}
+		if cg.DeadlineSeconds != nil && p.FitsDeadline != nil {
+			var shares []string
+			for _, sh := range p.DeadlineShares {
+				shares = append(shares, human.Percent(sh))
+			}
+			fits := Cell{Text: "yes"}
+			if !*p.FitsDeadline {
+				fits = Cell{Text: "no", Strong: true}
+			}
+			row.Cells = append(row.Cells, Cell{Text: strings.Join(shares, " + ")}, fits)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	t.Legend = "Attempts per root call: the attempts per call of the path's edges multiplied, on average (and at most), at its last callee for each call of its root."
+	if cg.DeadlineSeconds != nil {
+		t.Legend += " Timeouts summed: the edges' recommended timeouts added up, what the chain needs when each hop waits out its timeout in turn, held against the deadline of " +
+			human.Seconds(*cg.DeadlineSeconds) + "; calls made in parallel are separate paths, never added."
+	}
+	if left := cg.PathsTotal - len(cg.Paths); left > 0 || cg.PathsCut {
+		more := ""
+		if cg.PathsCut {
+			more = " or more (the walk stopped at its bound)"
+		}
+		t.Legend += fmt.Sprintf(" %s more paths%s are not listed.", human.Count(int64(left)), more)
+	}
+	return t
+}
+
+// plotGraph is the graph for its plot, each edge marked with the
+// findings on it.
+func plotGraph(cg *CallGraph) plot.Graph {
+	marks := map[string][]string{}
+	mark := func(group any, m string) {
+		if g, ok := group.(string); ok && !slices.Contains(marks[g], m) {
+			marks[g] = append(marks[g], m)
+		}
+	}
+	for _, f := range cg.Findings {
+		switch f.Code {
+		case finding.TimeoutInversion:
+			mark(f.Fields["upstream"], "inversion")
+			mark(f.Fields["downstream"], "inversion")
+		case finding.DeadlineNotPropagated:
+			mark(f.Fields["edge"], "deadline not propagated")
+		}
+	}
+	var g plot.Graph
+	for _, e := range cg.Edges {
+		g.Nodes = append(g.Nodes, e.Caller, e.Callee)
+		g.Edges = append(g.Edges, plot.GraphEdge{From: e.Caller, To: e.Callee, P999Seconds: e.P999Seconds, TimeoutSeconds: e.TimeoutSeconds,
+			Marks: marks[e.Group]})
+	}
+	return g
 }

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,4 +29,53 @@ func TestNewCallGraph(t *testing.T) {
 
 	assert.Nil(t, NewCallGraph([]Group{edgeGroup("all", 1)}), "one group, no graph")
 	assert.Nil(t, NewCallGraph([]Group{edgeGroup("GET /users", 1), edgeGroup("a b c", 1)}), "not caller and callee")
+}
+
+// graphReport is a report whose call graph has a service named like a
+// script, an inversion (a b then b c), a path with its attempts and a
+// deadline it does not fit.
+func graphReport() *Report {
+	r := unknowns()
+	evil := "<script>alert(1)</script>"
+	g := NewCallGraph([]Group{edgeGroup("a b", 0.5), edgeGroup("b c", 0.6), edgeGroup("a "+evil, 0.1)})
+	mean, mx := 2.0, int64(2)
+	for i := range g.Edges {
+		g.Edges[i].AttemptsPerCallMean, g.Edges[i].AttemptsPerCallMax = &mean, &mx
+	}
+	d, fits, six := 1.0, false, 4.0
+	g.DeadlineSeconds = &d
+	g.Paths = []Path{{Edges: []string{"a b", "b c"}, AttemptsMax: &six, AttemptsMean: &six, TimeoutSecondsTotal: 1.1,
+		DeadlineShares: []float64{0.5, 0.6}, FitsDeadline: &fits}}
+	g.PathsTotal = 3
+	r.CallGraph = g
+	return r
+}
+
+// TestCallGraphSection: the paths table in every renderer, the graph drawn
+// in HTML only, a box per service and an arrow per edge, the inversion's
+// edges flagged in colour and in words, and the name from the data escaped.
+func TestCallGraphSection(t *testing.T) {
+	r := graphReport()
+	var text, markdown, html bytes.Buffer
+	require.NoError(t, WriteText(&text, r))
+	require.NoError(t, WriteMarkdown(&markdown, r))
+	require.NoError(t, WriteHTML(&html, r))
+	assert.Contains(t, text.String(), "a -> b -> c")
+	assert.Contains(t, text.String(), "50 % + 60 %")
+	assert.Contains(t, markdown.String(), "2 more paths are not listed.")
+	assert.Contains(t, markdown.String(), `| a -\> b -\> c | 4 (max 4) | 1.1s | 50 % + 60 % | **no** |`)
+	assert.NotContains(t, text.String()+markdown.String(), "<svg")
+
+	out := html.String()
+	i := strings.Index(out, `<svg id="call-graph-plot"`)
+	require.GreaterOrEqual(t, i, 0, "the graph is drawn")
+	svg := out[i : i+strings.Index(out[i:], "</svg>")]
+	assert.Equal(t, 4, strings.Count(svg, `<rect class="node`), "a, b, c and the script")
+	assert.Equal(t, 1, strings.Count(svg, `<rect class="node root"`), "a")
+	assert.Equal(t, 3, strings.Count(svg, `<line class="edge`))
+	assert.Equal(t, 2, strings.Count(svg, `<line class="edge flagged"`), "a b and b c invert")
+	assert.Equal(t, 2, strings.Count(svg, ">! inversion</text>"), "the mark in words too")
+	assert.Equal(t, 0, strings.Count(strings.ToLower(out), "<script"))
+	assert.Contains(t, svg, ">&lt;script&gt;alert(1)&lt;/s…</text>")
+	assert.Contains(t, svg, "<title>&lt;script&gt;alert(1)&lt;/script&gt;</title>")
 }

@@ -74,6 +74,8 @@ const (
 const (
 	TimeoutInversion      Code = "TT-TIMEOUT-INVERSION"
 	DeadlineNotPropagated Code = "TT-DEADLINE-NOT-PROPAGATED"
+	RetryAmplification    Code = "TT-RETRY-AMPLIFICATION"
+	DeadlineBudget        Code = "TT-DEADLINE-BUDGET"
 )
 
 // The codes of the input (the report's input.findings).
@@ -144,6 +146,8 @@ var defs = []Def{
 
 	{TimeoutInversion, Warning, "a service's timeout downstream is not shorter than its caller's towards it: the caller gives up first"},
 	{DeadlineNotPropagated, Warning, "callees worked on after their caller's client span ended: the caller's deadline does not reach them"},
+	{RetryAmplification, Warning, "attempts multiply along a path of the call graph: a callee gets more than 3 attempts per call of the root"},
+	{DeadlineBudget, Warning, "the recommended timeouts along a path of the call graph add up to more than the --deadline at its root"},
 
 	{GroupsFolded, Info, "groups beyond --max-groups were folded into \"other\""},
 	{GroupEmpty, Warning, "a group has no call usable for latency and is left out"},

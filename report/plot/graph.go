@@ -1,0 +1,208 @@
+package plot
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/tunetimeout/tunetimeout/internal/human"
+)
+
+// Graph is what the call graph's plot draws: services and the calls
+// between them, each call with its p99.9, its recommended timeout and the
+// findings on it.
+type Graph struct {
+	Nodes []string // the services, by name
+	Edges []GraphEdge
+}
+
+// GraphEdge is a call From one node To another (names in Nodes).
+type GraphEdge struct {
+	From, To                    string
+	P999Seconds, TimeoutSeconds float64
+	// Marks name the findings on the edge ("inversion", "deadline not
+	// propagated"); an edge with marks is drawn in the warning colour and
+	// its label says them, so the colour is never the only sign.
+	Marks []string
+}
+
+// The call graph's layout, in the viewBox's units.
+const (
+	graphNodeW, graphNodeH = 150.0, 36.0
+	graphColumn            = 300.0 // from one layer's left to the next's
+	graphRow               = 84.0  // from one node's top to the next's
+	graphMargin            = 24.0
+	graphNameChars         = 20 // longer names are cut, whole in the tooltip
+	// MaxGraphNodes bounds the graph drawn: beyond it, the tables say it
+	// all and no plot is made.
+	MaxGraphNodes = 60
+	// graphPair is how far apart the two arrows of a pair of services
+	// calling each other are drawn.
+	graphPair = 10.0
+)
+
+// CallGraph draws g in layers: the roots (nodes no edge points to) at the
+// left, every other node one layer right of the nearest node that calls
+// it (breadth first from the roots, so cycles cannot loop; nodes no root
+// reaches are laid out the same way from the left, by name), each layer's nodes by
+// name from the top. Each edge is an arrow from the border of its caller's
+// box to the border of its callee's, labelled at its middle. false when g
+// has no edge or more than MaxGraphNodes nodes.
+func CallGraph(id string, g Graph) (Scene, bool) {
+	nodes := slices.Compact(slices.Sorted(slices.Values(g.Nodes)))
+	if len(g.Edges) == 0 || len(nodes) > MaxGraphNodes {
+		return Scene{}, false
+	}
+	out := map[string][]string{}
+	called := map[string]bool{}
+	for _, e := range g.Edges {
+		out[e.From] = append(out[e.From], e.To)
+		called[e.To] = true
+	}
+	depth := map[string]int{}
+	var queue []string
+	visit := func(start []string, d int) {
+		for _, n := range start {
+			depth[n] = d
+		}
+		queue = append(queue[:0], start...)
+		for len(queue) > 0 {
+			n := queue[0]
+			queue = queue[1:]
+			for _, m := range slices.Sorted(slices.Values(out[n])) {
+				if _, ok := depth[m]; !ok {
+					depth[m] = depth[n] + 1
+					queue = append(queue, m)
+				}
+			}
+		}
+	}
+	var roots []string
+	for _, n := range nodes {
+		if !called[n] {
+			roots = append(roots, n)
+		}
+	}
+	visit(roots, 0)
+	for _, n := range nodes {
+		if _, ok := depth[n]; !ok {
+			visit([]string{n}, 0)
+		}
+	}
+	layers := map[int][]string{}
+	maxDepth, maxRows := 0, 0
+	for _, n := range nodes { // by name within a layer
+		d := depth[n]
+		layers[d] = append(layers[d], n)
+		maxDepth, maxRows = max(maxDepth, d), max(maxRows, len(layers[d]))
+	}
+	type box struct{ x, y float64 } // top left
+	boxes := map[string]box{}
+	for d, ns := range layers {
+		for i, n := range ns {
+			boxes[n] = box{x: graphMargin + float64(d)*graphColumn, y: graphMargin + float64(i)*graphRow}
+		}
+	}
+	s := Scene{ID: id, Class: "call-graph", Title: "Call graph",
+		Width:  int(2*graphMargin + float64(maxDepth)*graphColumn + graphNodeW),
+		Height: int(2*graphMargin + float64(maxRows-1)*graphRow + graphNodeH + 16),
+		Note: "Each box is a service, the roots (called by no one here) at the left; each arrow a call, labelled with its p99.9 and its " +
+			"recommended timeout. Arrows in red, marked \"!\" with the finding named under them, carry a finding (a timeout inversion, a deadline not propagated)."}
+	for _, n := range nodes {
+		b := boxes[n]
+		class := "node"
+		if !called[n] {
+			class = "node root"
+		}
+		s.Rects = append(s.Rects, Shape{Class: class, X: f1(b.x), Y: f1(b.y), W: f1(graphNodeW), H: f1(graphNodeH), Tip: n})
+		s.Texts = append(s.Texts, Label{Class: "node-label", X: f1(b.x + graphNodeW/2), Y: f1(b.y + graphNodeH/2 + 4), Anchor: "middle",
+			Text: cut(n, graphNameChars)})
+	}
+	pairs := map[[2]string]bool{}
+	for _, e := range g.Edges {
+		pairs[[2]string{e.From, e.To}] = true
+	}
+	for _, e := range g.Edges {
+		from, ok1 := boxes[e.From]
+		to, ok2 := boxes[e.To]
+		if !ok1 || !ok2 || e.From == e.To {
+			continue // a node not listed, or a call to itself: no arrow
+		}
+		ax, ay := from.x+graphNodeW/2, from.y+graphNodeH/2
+		bx, by := to.x+graphNodeW/2, to.y+graphNodeH/2
+		if pairs[[2]string{e.To, e.From}] {
+			// Each of the pair keeps to its right of the line between the
+			// centres.
+			dx, dy := bx-ax, by-ay
+			l := math.Hypot(dx, dy)
+			ox, oy := -dy/l*graphPair/2, dx/l*graphPair/2
+			ax, ay, bx, by = ax+ox, ay+oy, bx+ox, by+oy
+		}
+		x1, y1 := exit(ax, ay, bx, by, from.x, from.y)
+		x2, y2 := exit(bx, by, ax, ay, to.x, to.y)
+		class, flag := "edge", ""
+		label := fmt.Sprintf("p99.9 %s, timeout %s", human.Seconds(e.P999Seconds), human.Seconds(e.TimeoutSeconds))
+		tip := e.From + " → " + e.To + ": " + label
+		if len(e.Marks) > 0 {
+			class, flag = "edge flagged", " flagged"
+			tip += " (" + strings.Join(e.Marks, ", ") + ")"
+		}
+		mx, my := (x1+x2)/2, (y1+y2)/2
+		s.Lines = append(s.Lines, Shape{Class: class, X1: f1(x1), Y1: f1(y1), X2: f1(x2), Y2: f1(y2), Tip: tip})
+		s.Paths = append(s.Paths, Shape{Class: "arrow" + flag, D: arrowHead(x1, y1, x2, y2), Tip: tip})
+		s.Texts = append(s.Texts, Label{Class: "edge-label" + flag, X: f1(mx), Y: f1(my - 5), Anchor: "middle", Text: label})
+		if len(e.Marks) > 0 {
+			// The mark in words under the line: the colour is not the
+			// only sign.
+			s.Texts = append(s.Texts, Label{Class: "edge-mark", X: f1(mx), Y: f1(my + 13), Anchor: "middle",
+				Text: "! " + strings.Join(e.Marks, ", ")})
+		}
+	}
+	return s, true
+}
+
+// exit is where the line from (ax, ay), inside the node box at (x, y),
+// towards (bx, by) leaves the box.
+func exit(ax, ay, bx, by, x, y float64) (float64, float64) {
+	dx, dy := bx-ax, by-ay
+	t := math.Inf(1)
+	if dx > 0 {
+		t = min(t, (x+graphNodeW-ax)/dx)
+	} else if dx < 0 {
+		t = min(t, (x-ax)/dx)
+	}
+	if dy > 0 {
+		t = min(t, (y+graphNodeH-ay)/dy)
+	} else if dy < 0 {
+		t = min(t, (y-ay)/dy)
+	}
+	if math.IsInf(t, 1) {
+		return ax, ay
+	}
+	return ax + t*dx, ay + t*dy
+}
+
+// arrowHead is a filled triangle with its tip at (x2, y2), pointing along
+// the line from (x1, y1).
+func arrowHead(x1, y1, x2, y2 float64) string {
+	const long, wide = 9.0, 4.0
+	dx, dy := x2-x1, y2-y1
+	l := math.Hypot(dx, dy)
+	if l == 0 {
+		return ""
+	}
+	ux, uy := dx/l, dy/l
+	bx, by := x2-ux*long, y2-uy*long
+	return "M" + f1(x2) + " " + f1(y2) + " L" + f1(bx-uy*wide) + " " + f1(by+ux*wide) +
+		" L" + f1(bx+uy*wide) + " " + f1(by-ux*wide) + " Z"
+}
+
+// cut shortens s to at most n characters, the last an ellipsis.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
