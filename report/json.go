@@ -64,6 +64,12 @@ func WriteJSON(w io.Writer, r *Report) error {
 	if err := value("  ", out.SharedPool); err != nil {
 		return err
 	}
+	if out.CallGraph != nil {
+		put(",\n  \"call_graph\": ")
+		if err := value("  ", out.CallGraph); err != nil {
+			return err
+		}
+	}
 	if out.Prometheus != nil {
 		put(",\n  \"prometheus\": ")
 		if err := value("  ", out.Prometheus); err != nil {

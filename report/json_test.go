@@ -63,8 +63,11 @@ func TestWriteJSONStreams(t *testing.T) {
 	empty.Groups = []Group{}
 	null := controlReport()
 	null.Groups = nil
+	// The call graph was once left out of the streamed JSON.
+	graph := controlReport()
+	graph.CallGraph = &CallGraph{Edges: []Edge{{Group: "a b", Caller: "a", Callee: "b<&>", Calls: 3}}, Findings: []Finding{}}
 	for name, r := range map[string]*Report{"hostile": controlReport(), "unknowns": unknowns(), "prometheus": withProm,
-		"one group": one, "no groups": empty, "nil groups": null} {
+		"one group": one, "no groups": empty, "nil groups": null, "call graph": graph} {
 		out := *r
 		if len(r.Groups) > 1 {
 			out.Summary = Summarize(r)
@@ -73,5 +76,9 @@ func TestWriteJSONStreams(t *testing.T) {
 		require.NoError(t, writeJSON(&want, &out), name)
 		require.NoError(t, WriteJSON(&got, r), name)
 		assert.Equal(t, want.String(), got.String(), name)
+		if r.CallGraph != nil {
+			assert.Contains(t, got.String(), `"call_graph": {`, name)
+			assert.Contains(t, got.String(), `"callee": "b\u003c\u0026\u003e"`, name)
+		}
 	}
 }
