@@ -3,7 +3,6 @@ package promsource
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,7 +15,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
-	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/httpclient"
 )
 
 // The HTTP API is called the way client_golang's v1.API calls it (same
@@ -33,7 +32,7 @@ const (
 
 // DefaultMaxResponseBytes caps the size of one answer (after
 // decompression) when Connection.MaxResponseBytes is 0.
-const DefaultMaxResponseBytes = 256 << 20
+const DefaultMaxResponseBytes = httpclient.DefaultMaxResponseBytes
 
 // maxErrorBody bounds what is read of an answer with an error status: its
 // text only explains the error.
@@ -41,43 +40,18 @@ const maxErrorBody = 1 << 20
 
 // ErrTooLarge is (wrapped in) the error of a query whose answer was larger
 // than Connection.MaxResponseBytes.
-var ErrTooLarge = errors.New("the answer is larger than --max-response-bytes")
+var ErrTooLarge = httpclient.ErrTooLarge
 
-type tooLargeError struct{ limit int64 }
-
-func (e *tooLargeError) Error() string {
-	return fmt.Sprintf("the answer is larger than %s (--max-response-bytes)", human.Bytes(e.limit))
-}
-
-func (e *tooLargeError) Is(target error) bool { return target == ErrTooLarge }
-
-// cappedReader reads up to limit bytes; reading more fails with a
-// *tooLargeError. An input of exactly limit bytes reads to io.EOF.
+// cappedReader reads up to limit bytes; reading more fails with an
+// *httpclient.TooLargeError. An input of exactly limit bytes reads to
+// io.EOF.
 type cappedReader struct {
 	r           io.Reader
 	left, limit int64
 }
 
 func (c *cappedReader) Read(p []byte) (int, error) {
-	if c.left <= 0 {
-		var one [1]byte
-		for range 100 {
-			n, err := c.r.Read(one[:])
-			if n > 0 {
-				return 0, &tooLargeError{limit: c.limit}
-			}
-			if err != nil {
-				return 0, err
-			}
-		}
-		return 0, io.ErrNoProgress
-	}
-	if int64(len(p)) > c.left {
-		p = p[:c.left]
-	}
-	n, err := c.r.Read(p)
-	c.left -= int64(n)
-	return n, err
+	return httpclient.ReadCapped(c.r, p, &c.left, c.limit)
 }
 
 // wrongType is an answer of another result type than the query's.
@@ -90,7 +64,7 @@ func (e *wrongType) Error() string { return "the answer is a " + e.got.String() 
 func (c *client) query(ctx context.Context, q string, ts time.Time, keep labels, each func(*model.Sample) error) (v1.Warnings, v1.Infos, error) {
 	u := c.url(epQuery, "")
 	args := u.Query()
-	args.Set("timeout", c.tr.perTry.String())
+	args.Set("timeout", c.PerTry().String())
 	args.Set("query", q)
 	if !ts.IsZero() {
 		args.Set("time", formatTime(ts))
@@ -103,7 +77,7 @@ func (c *client) query(ctx context.Context, q string, ts time.Time, keep labels,
 func (c *client) queryRange(ctx context.Context, q string, r v1.Range, keep labels, each func(*model.SampleStream) error) (v1.Warnings, v1.Infos, error) {
 	u := c.url(epQueryRange, "")
 	args := u.Query()
-	args.Set("timeout", c.tr.perTry.String())
+	args.Set("timeout", c.PerTry().String())
 	args.Set("query", q)
 	args.Set("start", formatTime(r.Start))
 	args.Set("end", formatTime(r.End))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/internal/httpclient"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/internal/timeflag"
 	"github.com/tunetimeout/tunetimeout/promsource"
@@ -21,8 +22,7 @@ import (
 // prometheusFlags holds the raw values of the prometheus command's own flags.
 type prometheusFlags struct {
 	window, at, step, aggregate, unit, peakRange string
-	maxResponse                                  string
-	retries                                      int
+	conn                                         connectionFlags
 }
 
 // aggregates are the values of --aggregate: what the recommendation builds
@@ -134,7 +134,6 @@ larger than --max-response-bytes (256MiB) fails its query.`,
 func addPrometheusFlags(cmd *cobra.Command, p *analysis.PrometheusOptions, pf *prometheusFlags, byAndUnit bool) {
 	fl := cmd.Flags()
 	s := &p.Source
-	fl.StringVar(&s.URL, "url", "", "address of the Prometheus HTTP API, e.g. http://localhost:9090")
 	fl.StringVar(&s.Metric, "metric", "", "the histogram's name without _bucket, e.g. http_request_duration_seconds")
 	fl.StringVar(&s.Selector, "selector", "", `label matchers, e.g. '{job="api",code!~"5.."}'`)
 	if byAndUnit {
@@ -151,17 +150,10 @@ func addPrometheusFlags(cmd *cobra.Command, p *analysis.PrometheusOptions, pf *p
 	newPromDuration(fl, &pf.peakRange, "peak-range", promsource.DefaultPeakRange, "range of the rate whose maximum is the peak rate")
 	complete(cmd, "aggregate", aggregates...)
 
-	fl.StringVar(&s.BearerTokenFile, "bearer-token-file", "", "read a bearer token from this file")
-	fl.StringVar(&s.BearerTokenEnv, "bearer-token-env", "", "read a bearer token from this environment variable")
-	fl.StringVar(&s.BasicUser, "basic-auth-user", "", "basic auth user (the password from --basic-auth-password-file or -env)")
-	fl.StringVar(&s.BasicPasswordFile, "basic-auth-password-file", "", "read the basic auth password from this file")
-	fl.StringVar(&s.BasicPasswordEnv, "basic-auth-password-env", "", "read the basic auth password from this environment variable")
-	fl.StringVar(&s.CAFile, "ca-file", "", "PEM CA certificates to verify the server with")
-	fl.BoolVar(&s.InsecureSkipVerify, "insecure-skip-verify", false, "do not verify the server's TLS certificate")
-	fl.StringArrayVarP(&s.Headers, "header", "H", nil, "extra request header, e.g. 'X-Scope-OrgID: team-a' (repeatable)")
-	fl.DurationVar(&s.QueryTimeout, "query-timeout", promsource.DefaultQueryTimeout, "timeout of one query attempt")
-	fl.IntVar(&pf.retries, "query-retries", promsource.DefaultAttempts-1, "retries of a failed query (capped exponential backoff, full jitter)")
-	fl.StringVar(&pf.maxResponse, "max-response-bytes", "256MiB", "largest answer to one query (after decompression); a larger one fails the query. Bytes (1048576) or a number with a unit: KiB, MiB, GiB (powers of 1024) or kB, MB, GB (powers of 1000), e.g. 512MiB, 1GB")
+	addConnectionFlags(cmd, connectionFields{url: &s.URL, bearerFile: &s.BearerTokenFile, bearerEnv: &s.BearerTokenEnv,
+		basicUser: &s.BasicUser, basicPassFile: &s.BasicPasswordFile, basicPassEnv: &s.BasicPasswordEnv,
+		caFile: &s.CAFile, insecure: &s.InsecureSkipVerify, headers: &s.Headers, timeout: &s.QueryTimeout},
+		&pf.conn, "address of the Prometheus HTTP API, e.g. http://localhost:9090")
 }
 
 // apply parses the prometheus command's own flags into p; p.Source.Check
@@ -201,18 +193,60 @@ func (pf prometheusFlags) apply(p *analysis.PrometheusOptions) error {
 			return fmt.Errorf("--unit: %w", err)
 		}
 	}
-	if pf.retries < 0 {
-		return fmt.Errorf("--query-retries %d is negative", pf.retries)
+	return pf.conn.apply(&s.Attempts, &s.MaxResponseBytes, s.QueryTimeout)
+}
+
+// connectionFlags holds the raw values of the connection flags that need
+// parsing, which every server command (prometheus, check, jaeger) shares.
+type connectionFlags struct {
+	maxResponse string
+	retries     int
+}
+
+// connectionFields are where the connection flags write their plain
+// values: the fields of a promsource.Connection or an httpclient.Options.
+type connectionFields struct {
+	url, bearerFile, bearerEnv, basicUser, basicPassFile, basicPassEnv, caFile *string
+	insecure                                                                   *bool
+	headers                                                                    *[]string
+	timeout                                                                    *time.Duration
+}
+
+// addConnectionFlags registers the flags of a server connection: where,
+// how to authenticate, and the client rules of internal/httpclient
+// (timeouts, retries, the response cap). urlUsage is --url's help.
+func addConnectionFlags(cmd *cobra.Command, s connectionFields, cf *connectionFlags, urlUsage string) {
+	fl := cmd.Flags()
+	fl.StringVar(s.url, "url", "", urlUsage)
+	fl.StringVar(s.bearerFile, "bearer-token-file", "", "read a bearer token from this file")
+	fl.StringVar(s.bearerEnv, "bearer-token-env", "", "read a bearer token from this environment variable")
+	fl.StringVar(s.basicUser, "basic-auth-user", "", "basic auth user (the password from --basic-auth-password-file or -env)")
+	fl.StringVar(s.basicPassFile, "basic-auth-password-file", "", "read the basic auth password from this file")
+	fl.StringVar(s.basicPassEnv, "basic-auth-password-env", "", "read the basic auth password from this environment variable")
+	fl.StringVar(s.caFile, "ca-file", "", "PEM CA certificates to verify the server with")
+	fl.BoolVar(s.insecure, "insecure-skip-verify", false, "do not verify the server's TLS certificate")
+	fl.StringArrayVarP(s.headers, "header", "H", nil, "extra request header, e.g. 'X-Scope-OrgID: team-a' (repeatable)")
+	fl.DurationVar(s.timeout, "query-timeout", httpclient.DefaultTimeout, "timeout of one query attempt")
+	fl.IntVar(&cf.retries, "query-retries", httpclient.DefaultAttempts-1, "retries of a failed query (capped exponential backoff, full jitter)")
+	fl.StringVar(&cf.maxResponse, "max-response-bytes", "256MiB", "largest answer to one query (after decompression); a larger one fails the query. Bytes (1048576) or a number with a unit: KiB, MiB, GiB (powers of 1024) or kB, MB, GB (powers of 1000), e.g. 512MiB, 1GB")
+}
+
+// apply parses the connection flags that need it; timeout is
+// --query-timeout's value.
+func (cf connectionFlags) apply(attempts *int, maxResponseBytes *int64, timeout time.Duration) error {
+	if cf.retries < 0 {
+		return fmt.Errorf("--query-retries %d is negative", cf.retries)
 	}
-	s.Attempts = pf.retries + 1
-	if s.QueryTimeout <= 0 {
+	*attempts = cf.retries + 1
+	if timeout <= 0 {
 		return errors.New("--query-timeout must be positive")
 	}
-	if s.MaxResponseBytes, err = human.ParseBytes(pf.maxResponse); err != nil {
+	var err error
+	if *maxResponseBytes, err = human.ParseBytes(cf.maxResponse); err != nil {
 		return fmt.Errorf("--max-response-bytes %w", err)
 	}
-	if s.MaxResponseBytes <= 0 {
-		return fmt.Errorf("--max-response-bytes %q must be positive", pf.maxResponse)
+	if *maxResponseBytes <= 0 {
+		return fmt.Errorf("--max-response-bytes %q must be positive", cf.maxResponse)
 	}
 	return nil
 }

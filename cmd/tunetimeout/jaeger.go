@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tunetimeout/tunetimeout/analysis"
+	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/internal/timeflag"
+	"github.com/tunetimeout/tunetimeout/jaegersource"
+	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
+)
+
+// jaegerFlags holds the raw values of the jaeger command's own flags.
+type jaegerFlags struct {
+	lookback time.Duration
+	conn     connectionFlags
+}
+
+func newJaeger() *cobra.Command {
+	var (
+		o   = analysis.Options{Recommend: recommend.DefaultOptions()}
+		j   analysis.JaegerOptions
+		f   analyzeFlags
+		jf  jaegerFlags
+		pol policyFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "jaeger --url URL --service NAME",
+		Short: "Recommend timeouts per call from traces in Jaeger",
+		Long: `jaeger reads traces live from a Jaeger query service (the HTTP API its UI
+calls, /api/traces) and analyses their spans per caller -> callee edge, as
+analyze does a file of Jaeger JSON: the same percentiles, timeouts, Little's
+law and call-graph checks.
+
+The window is --lookback up to now, or --from and --to. The API has no
+cursor: each search asks for at most --limit traces, and one that answers
+that many is split in two halves, again until every answer is below the
+limit; traces answered twice are read once. --max-traces bounds the whole
+fetch (a note says when it stopped). Answers are streamed to a temporary
+file, removed afterwards; one larger than --max-response-bytes fails.
+
+Without --service, the services Jaeger knows are listed. Credentials come
+from files or environment variables, never from flags, and never appear in
+output or errors. Failed requests are retried with capped exponential
+backoff and full jitter.`,
+		Example: `  # The last hour of checkout's traces, per edge
+  tunetimeout jaeger --url http://127.0.0.1:16686 --service checkout
+
+  # One operation over a fixed window, as JSON
+  tunetimeout jaeger --url http://jaeger:16686 --service checkout \
+      --operation 'POST /pay' --from 2026-11-30T12:00:00Z \
+      --to 2026-11-30T13:00:00Z -o json
+
+  # Behind a proxy that wants a token, with a smaller page per search
+  tunetimeout jaeger --url https://jaeger.example.com --service api \
+      --bearer-token-env JAEGER_TOKEN --limit 200 --lookback 6h`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("jaeger reads no files (got %q): name the service with --service, or analyze a file with tunetimeout analyze", args[0])}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Format = "jaeger"
+			if err := f.apply(cmd.Flags(), &o); err != nil {
+				return usageError{err}
+			}
+			if err := pol.apply(cmd, &o); err != nil {
+				return usageError{err}
+			}
+			if err := jf.apply(&j.Source, &o); err != nil {
+				return usageError{err}
+			}
+			if err := j.Source.Check(); err != nil {
+				return usageError{err}
+			}
+			write, err := report.Lookup(f.format)
+			if err != nil {
+				return usageError{err}
+			}
+			r, err := analysis.RunJaeger(cmd.Context(), o, j)
+			if r != nil {
+				if werr := emitReport(cmd, f.output, write, r); werr != nil {
+					return werr
+				}
+			}
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	s := &j.Source
+	c := &s.Connection
+	fl.StringVar(&s.Service, "service", "", "the service whose traces to read (without it: the list)")
+	fl.StringVar(&s.Operation, "operation", "", "only traces with this operation of the service")
+	fl.StringVar(&s.Tags, "tags", "", `only traces with these tags, as JSON: '{"http.status_code":"200"}'`)
+	fl.DurationVar(&jf.lookback, "lookback", jaegersource.DefaultLookback, "how far back from now (or --to) to read")
+	fl.StringVar(&f.from, "from", "", "read the traces that start from this time on ("+timeflag.Grammar+")")
+	fl.StringVar(&f.to, "to", "", "read the traces that start before this time (default: now)")
+	fl.IntVar(&s.Limit, "limit", jaegersource.DefaultLimit, "traces asked for in one search; a full answer is split")
+	fl.IntVar(&s.MaxTraces, "max-traces", jaegersource.DefaultMaxTraces, "stop after this many distinct traces")
+	fl.StringSliceVar(&f.by, "by", nil, "group spans by: "+strings.Join(ingest.SpanGroupKeys, ", ")+" (default: the edge)")
+	fl.BoolVar(&o.Status.IncludeErrors, "include-errors", false, "count failed spans as latency samples")
+	fl.IntVar(&o.MaxGroups, "max-groups", analysis.DefaultMaxGroups, "keep at most this many groups apart; the rest go to \"other\"")
+	addConnectionFlags(cmd, connectionFields{url: &c.URL, bearerFile: &c.BearerTokenFile, bearerEnv: &c.BearerTokenEnv,
+		basicUser: &c.BasicUser, basicPassFile: &c.BasicPasswordFile, basicPassEnv: &c.BasicPasswordEnv,
+		caFile: &c.CAFile, insecure: &c.InsecureSkipVerify, headers: &c.Headers, timeout: &c.Timeout},
+		&jf.conn, "address of the Jaeger query service, e.g. http://localhost:16686")
+	completeList(cmd, "by", ingest.SpanGroupKeys...)
+	addPolicyFlags(cmd, &o, &pol)
+	addAnalysisFlags(cmd, &o, &f, outputFormats(report.Lookup))
+	return cmd
+}
+
+// apply parses the jaeger command's own flags into s; the window comes
+// from o's --from and --to (analyzeFlags.applyInput) and --lookback.
+func (jf jaegerFlags) apply(s *jaegersource.Options, o *analysis.Options) error {
+	if err := jf.conn.apply(&s.Connection.Attempts, &s.Connection.MaxResponseBytes, s.Connection.Timeout); err != nil {
+		return err
+	}
+	if jf.lookback <= 0 {
+		return fmt.Errorf("--lookback %v must be positive", jf.lookback)
+	}
+	if s.Limit <= 0 {
+		return fmt.Errorf("--limit %d must be positive", s.Limit)
+	}
+	if s.MaxTraces <= 0 {
+		return fmt.Errorf("--max-traces %d must be positive", s.MaxTraces)
+	}
+	s.End = o.To
+	if s.End.IsZero() {
+		s.End = time.Now()
+	}
+	s.Start = o.From
+	if s.Start.IsZero() {
+		s.Start = s.End.Add(-jf.lookback)
+	}
+	if !s.Start.Before(s.End) {
+		return fmt.Errorf("--from %s is not before --to %s", s.Start.UTC().Format(time.RFC3339), s.End.UTC().Format(time.RFC3339))
+	}
+	return nil
+}

@@ -1,0 +1,420 @@
+// Package jaegersource reads traces live from a Jaeger query service's
+// HTTP API (the one its UI calls, port 16686) and writes them as one
+// Jaeger JSON document for ingest's jaeger format: the same bytes the UI's
+// "Download JSON" gives, so that a fetched window is analysed exactly as a
+// file of the same traces.
+//
+// The connection rules (credentials, retries with backoff, redirects, the
+// response cap, errors in one line without secrets) are internal/httpclient's,
+// shared with promsource.
+//
+// The API, as Jaeger's query service serves it (jaegertracing/jaeger,
+// cmd/query/app/http_handler.go and cmd/query/app/query_parser.go, at
+// acbab20525c0, the last commit before they moved to
+// cmd/jaeger/internal/extension/jaegerquery/internal/):
+//
+//   - GET /api/services answers {"data":["svc",...],"total":N,...}
+//     (getServices);
+//   - GET /api/traces?service=S&start=&end=&limit=&operation=&tags= answers
+//     {"data":[trace,...],"total":..,"limit":..,"offset":..,"errors":..}
+//     (search, parseTraceQueryParams): start and end are Unix
+//     microseconds ("start ::= 'start=' intValue in unix microseconds"),
+//     limit the number of traces (defaultQueryLimit 100 when absent), tags
+//     a JSON map of tag to value, service required
+//     (errServiceParameterRequired);
+//   - errors are {"errors":[{"code":400,"msg":"..."}]} with the HTTP status
+//     in code (handleError, structuredError).
+//
+// The API has no cursor: a search answers at most limit traces of the
+// window, with no sign of how many it left out. Fetch pages by time
+// instead (see Fetch).
+package jaegersource
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tunetimeout/tunetimeout/internal/httpclient"
+	"github.com/tunetimeout/tunetimeout/internal/human"
+)
+
+// Defaults of Options.
+const (
+	DefaultLimit     = 500     // traces per search
+	DefaultMaxTraces = 100_000 // traces in all
+	DefaultLookback  = time.Hour
+)
+
+// maxErrorBody bounds what is read of an answer with an error status.
+const maxErrorBody = 1 << 20
+
+// Options says which traces to read, and from where.
+type Options struct {
+	// Connection is how to reach the query service; its Server, ExampleURL
+	// and ExampleEnv are set by the package.
+	Connection httpclient.Options
+
+	Service   string // required
+	Operation string // "" = every operation
+	// Tags is a JSON object of tag to value, as the API takes it, e.g.
+	// {"http.status_code":"200"}.
+	Tags string
+	// Start and End bound the traces' start times: [Start, End).
+	Start, End time.Time
+	// Limit is the number of traces asked for in one search; 0 =
+	// DefaultLimit. A search that answers as many is split (see Fetch).
+	Limit int
+	// MaxTraces bounds the distinct traces read; 0 = DefaultMaxTraces.
+	MaxTraces int
+}
+
+// Result is what a fetch read.
+type Result struct {
+	URL     string // the query service, without credentials
+	Service string
+	// Start and End are the window read.
+	Start, End time.Time
+	Traces     int // distinct traces written
+	Duplicates int // traces answered again by an overlapping search, skipped
+	Searches   int // /api/traces requests that answered
+	// Truncated is set when MaxTraces stopped the fetch before the whole
+	// window was read.
+	Truncated bool
+	// Full counts windows of one microsecond that still answered Limit
+	// traces: what they hold beyond those is not read.
+	Full  int
+	Notes []string
+}
+
+func (o Options) connection() httpclient.Options {
+	c := o.Connection
+	c.Server, c.ExampleURL, c.ExampleEnv = "Jaeger", "http://localhost:16686", "JAEGER_TOKEN"
+	return c
+}
+
+func (o *Options) defaults() {
+	if o.Limit == 0 {
+		o.Limit = DefaultLimit
+	}
+	if o.MaxTraces == 0 {
+		o.MaxTraces = DefaultMaxTraces
+	}
+}
+
+// Check reports every problem with o that shows before anything is sent.
+// A missing --service is not one: Fetch then lists the services.
+func (o Options) Check() error {
+	errs := []error{o.connection().Check()}
+	if o.Limit < 0 {
+		errs = append(errs, fmt.Errorf("--limit %d is negative", o.Limit))
+	}
+	if o.MaxTraces < 0 {
+		errs = append(errs, fmt.Errorf("--max-traces %d is negative", o.MaxTraces))
+	}
+	if o.Start.IsZero() || o.End.IsZero() || !o.Start.Before(o.End) {
+		errs = append(errs, errors.New("the window to read must start before it ends (--from, --to, --lookback)"))
+	}
+	if o.Tags != "" {
+		var m map[string]string
+		if err := json.Unmarshal([]byte(o.Tags), &m); err != nil {
+			errs = append(errs, fmt.Errorf(`--tags %q is not a JSON object of strings, such as {"http.status_code":"200"}`, o.Tags))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Fetch reads the traces of o's window and writes them to w as one Jaeger
+// JSON document, {"data":[trace,...]}, one trace a line, each once.
+//
+// Paging: a search asks for [start, end) with o.Limit. An answer of fewer
+// traces holds the whole window. An answer of Limit traces may not: its
+// traces are kept and the window is halved, each half searched again, until
+// every answer is below the limit (or a window is one microsecond, counted
+// in Result.Full). Overlapping answers are deduplicated by traceID with a
+// set bounded by MaxTraces, which also stops the fetch, with Truncated set.
+// Each answer is decoded as it arrives, one trace in memory at a time,
+// under the connection's response cap.
+func Fetch(ctx context.Context, o Options, w io.Writer) (*Result, error) {
+	o.defaults()
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	c, err := httpclient.New(o.connection())
+	if err != nil {
+		return nil, err
+	}
+	s := &session{c: c, o: o}
+	res := &Result{URL: c.Display, Service: o.Service, Start: o.Start, End: o.End}
+	if o.Service == "" {
+		return nil, s.noService(ctx)
+	}
+	bw := &traceWriter{w: w}
+	seen := make(map[string]struct{})
+	type window struct{ start, end int64 } // Unix microseconds
+	todo := []window{{o.Start.UnixMicro(), o.End.UnixMicro()}}
+	for len(todo) > 0 && !res.Truncated {
+		win := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		n, err := s.search(ctx, win.start, win.end, func(id string, trace []byte) error {
+			if _, dup := seen[id]; dup {
+				res.Duplicates++
+				return nil
+			}
+			if len(seen) >= o.MaxTraces {
+				res.Truncated = true
+				return errStop
+			}
+			seen[id] = struct{}{}
+			res.Traces++
+			if err := bw.write(trace); err != nil {
+				return &spoolError{err}
+			}
+			return nil
+		}, res)
+		if err != nil && !errors.Is(err, errStop) {
+			return res, err
+		}
+		res.Searches++
+		if n < o.Limit || res.Truncated {
+			continue
+		}
+		if win.end-win.start <= 1 {
+			res.Full++
+			continue
+		}
+		// Newest half last: it is searched first, as Jaeger answers the
+		// newest traces first.
+		mid := win.start + (win.end-win.start)/2
+		todo = append(todo, window{win.start, mid}, window{mid, win.end})
+	}
+	if err := bw.close(); err != nil {
+		return res, err
+	}
+	if res.Truncated {
+		res.Notes = append(res.Notes, fmt.Sprintf("Jaeger holds more traces of %s in the window than --max-traces %d: the first %d read are analysed; a shorter window (--lookback, --from, --to), --operation or a larger --max-traces reads them all.",
+			o.Service, o.MaxTraces, res.Traces))
+	}
+	if res.Full > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d windows of one microsecond each answered --limit %d traces: traces beyond those may be missing; a larger --limit reads them.", res.Full, o.Limit))
+	}
+	if res.Traces == 0 {
+		return res, s.noTraces(ctx)
+	}
+	return res, nil
+}
+
+var errStop = errors.New("stop")
+
+// spoolError is a failure to write the traces read: not Jaeger's.
+type spoolError struct{ err error }
+
+func (e *spoolError) Error() string { return "writing the traces read: " + e.err.Error() }
+func (e *spoolError) Unwrap() error { return e.err }
+
+// traceWriter writes traces as one Jaeger document.
+type traceWriter struct {
+	w   io.Writer
+	n   int
+	buf bytes.Buffer
+}
+
+func (t *traceWriter) write(trace []byte) error {
+	t.buf.Reset()
+	if t.n == 0 {
+		t.buf.WriteString("{\"data\":[\n")
+	} else {
+		t.buf.WriteString(",\n")
+	}
+	if err := json.Compact(&t.buf, trace); err != nil {
+		return err
+	}
+	t.n++
+	_, err := t.w.Write(t.buf.Bytes())
+	return err
+}
+
+func (t *traceWriter) close() error {
+	if t.n == 0 {
+		_, err := io.WriteString(t.w, "{\"data\":[]}\n")
+		return err
+	}
+	_, err := io.WriteString(t.w, "\n]}\n")
+	return err
+}
+
+// session is one fetch's client and options.
+type session struct {
+	c *httpclient.Client
+	o Options
+}
+
+// url is the endpoint ep under --url's path, with --url's query and args.
+func (s *session) url(ep string, args url.Values) string {
+	u := *s.c.Endpoint
+	u.Path = path.Join(u.Path, ep)
+	q := u.Query()
+	for k, v := range args {
+		q[k] = v
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// search asks for the traces of [start, end) (Unix microseconds), handing
+// each to each with its traceID, and returns how many the answer held.
+func (s *session) search(ctx context.Context, start, end int64, each func(id string, trace []byte) error, res *Result) (int, error) {
+	args := url.Values{
+		"service": {s.o.Service},
+		"start":   {strconv.FormatInt(start, 10)},
+		"end":     {strconv.FormatInt(end, 10)},
+		"limit":   {strconv.Itoa(s.o.Limit)},
+	}
+	if s.o.Operation != "" {
+		args.Set("operation", s.o.Operation)
+	}
+	if s.o.Tags != "" {
+		args.Set("tags", s.o.Tags)
+	}
+	what := fmt.Sprintf("the search for %s traces between %s and %s", s.o.Service,
+		time.UnixMicro(start).UTC().Format(time.RFC3339Nano), time.UnixMicro(end).UTC().Format(time.RFC3339Nano))
+	n := 0
+	err := s.get(ctx, "/api/traces", args, func(dec *json.Decoder) error {
+		return decodeTraces(dec, func(raw json.RawMessage) error {
+			var t struct {
+				TraceID string `json:"traceID"`
+			}
+			if err := json.Unmarshal(raw, &t); err != nil {
+				return &apiError{msg: "a trace is not a JSON object: " + err.Error(), notAPI: true}
+			}
+			if t.TraceID == "" {
+				return &apiError{msg: "a trace has no traceID", notAPI: true}
+			}
+			n++
+			return each(strings.ToLower(t.TraceID), raw)
+		}, func(e apiMessage) {
+			if len(res.Notes) < 20 {
+				res.Notes = append(res.Notes, s.c.Secrets.Clean(httpclient.OneLine("Jaeger reported an error beside the traces: "+e.String())))
+			}
+		})
+	})
+	var spool *spoolError
+	if errors.Is(err, errStop) || errors.As(err, &spool) {
+		return n, err
+	}
+	if err != nil {
+		return n, s.explain(err, what)
+	}
+	return n, nil
+}
+
+// services lists the services Jaeger knows.
+func (s *session) services(ctx context.Context) ([]string, error) {
+	var names []string
+	err := s.get(ctx, "/api/services", nil, func(dec *json.Decoder) error {
+		var ans struct {
+			Data []string `json:"data"`
+		}
+		if err := dec.Decode(&ans); err != nil {
+			var big *httpclient.TooLargeError
+			if errors.As(err, &big) {
+				return err
+			}
+			return &apiError{msg: err.Error(), notAPI: true}
+		}
+		names = ans.Data
+		return nil
+	})
+	if err != nil {
+		return nil, s.explain(err, "the list of services")
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// noService is the error of a fetch without --service: the services to
+// choose from.
+func (s *session) noService(ctx context.Context) error {
+	names, err := s.services(ctx)
+	if err != nil {
+		return fmt.Errorf("--service is required; listing Jaeger's services failed too: %w", err)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("--service is required, and Jaeger at %s knows no service: has it received any trace?", s.c.Display)
+	}
+	return fmt.Errorf("--service is required: Jaeger at %s knows %s", s.c.Display, listNames(names))
+}
+
+// noTraces is the error of a fetch that read no trace: an unknown service
+// (with the closest known name), or an empty window.
+func (s *session) noTraces(ctx context.Context) error {
+	window := fmt.Sprintf("between %s and %s", s.o.Start.UTC().Format(time.RFC3339), s.o.End.UTC().Format(time.RFC3339))
+	names, err := s.services(ctx)
+	if err == nil && !slices.Contains(names, s.o.Service) {
+		msg := fmt.Sprintf("Jaeger at %s knows no service %q", s.c.Display, s.o.Service)
+		if best := closest(s.o.Service, names); best != "" {
+			msg += fmt.Sprintf("; did you mean %q?", best)
+		}
+		if len(names) > 0 {
+			msg += " It knows " + listNames(names)
+		}
+		return errors.New(s.c.Secrets.Clean(msg))
+	}
+	what := ""
+	if s.o.Operation != "" {
+		what += fmt.Sprintf(" with operation %q", s.o.Operation)
+	}
+	if s.o.Tags != "" {
+		what += " with tags " + s.o.Tags
+	}
+	return errors.New(s.c.Secrets.Clean(fmt.Sprintf("Jaeger at %s has no trace of %s%s %s: a longer --lookback or another window helps",
+		s.c.Display, s.o.Service, what, window)))
+}
+
+// listNames writes up to 20 names, with how many more there are.
+func listNames(names []string) string {
+	shown := names[:min(len(names), 20)]
+	noun := "services"
+	if len(names) == 1 {
+		noun = "service"
+	}
+	s := fmt.Sprintf("%s %s: %s", human.Count(int64(len(names))), noun, strings.Join(shown, ", "))
+	if len(names) > len(shown) {
+		s += fmt.Sprintf(" and %d more", len(names)-len(shown))
+	}
+	return s
+}
+
+// get sends a GET for ep and hands its answer, capped, to decode; an
+// answer with an error status is an *apiError.
+func (s *session) get(ctx context.Context, ep string, args url.Values, decode func(*json.Decoder) error) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url(ep, args), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := s.c.HTTP.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return failure(resp, min(s.c.Limit, maxErrorBody))
+	}
+	dec := json.NewDecoder(httpclient.Capped(resp.Body, s.c.Limit))
+	dec.UseNumber()
+	if err := decode(dec); err != nil {
+		return err
+	}
+	return nil
+}
