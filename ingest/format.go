@@ -38,12 +38,16 @@ type Options struct {
 	// Field, TimeField, StatusField, PathField, MethodField name the fields
 	// of JSON logs (dotted paths); "" = the format's default.
 	Field, TimeField, StatusField, PathField, MethodField string
-	// Unit is the unit of Field's numbers for JSON logs; 0 = the format's default.
+	// Unit is the unit of Field's numbers for JSON logs, and of OTLP
+	// metrics whose own unit is not set; 0 = the format's default.
 	Unit time.Duration
 
 	// SpanKind is the kind of OTLP span that is a call (--span-kind):
 	// "client" (the default, ""), "server" or "any".
 	SpanKind string
+	// Metric is the histogram an OTLP metrics input is read for
+	// (--metric); "" = the one it holds.
+	Metric string
 }
 
 // Format is one input format of the registry.
@@ -54,6 +58,11 @@ type Format struct {
 	// KiB, as it stands or without the prefixes of prefix.go) looks like
 	// this format; nil: never chosen by "auto". See sniff.
 	Sniff func(line []byte) bool
+	// SniffBinary reports whether head, the first bytes of an input that
+	// starts with a byte no text starts with (isBinaryLead), at most
+	// sniffBinaryBytes of them, looks like this format: a binary one, which
+	// has no lines to sniff (OTLP protobuf). nil: none.
+	SniffBinary func(head []byte) bool
 	// Priority orders the sniffers, lowest first (then by name): a format
 	// whose lines another's sniffer would also accept comes before it. The
 	// order, from the registrations (TestSniffOrder pins it):
@@ -91,6 +100,10 @@ type Format struct {
 	// (the HdrHistogram interval log): its inputs are read by package
 	// histogram, not by a Decoder; see Detect.
 	Histograms bool
+	// Bucketed says the format holds bucketed histograms (OTLP metrics):
+	// its inputs are read by ReadOTLPMetrics, not by a Decoder, and
+	// analysed as Prometheus's buckets are.
+	Bucketed bool
 	// Edges says that without --by the format groups its samples by
 	// caller and callee ("frontend cart"): each group is an edge of the
 	// call graph (spans).
@@ -296,6 +309,15 @@ const (
 	sniffBytes = 64 << 10
 )
 
+// sniffBinaryBytes is how much of a binary input Format.SniffBinary sees:
+// enough to reach an OTLP file's first span or metric past its resource's
+// attributes (otlpProtoSignal).
+const sniffBinaryBytes = 64 << 10
+
+// isBinaryLead reports whether b, the first byte of an input, is one no
+// text starts with: a control character other than whitespace.
+func isBinaryLead(b byte) bool { return b < '\t' || b > '\r' && b < ' ' }
+
 // errSniffWindow ends peekLine at the end of what sniffing may read.
 var errSniffWindow = errors.New("past what auto-detection reads")
 
@@ -327,8 +349,11 @@ func peekLine(br *bufio.Reader, off int) (line []byte, next int, err error) {
 	}
 }
 
-// sniff picks the format of br's input. It reads lines until one decides,
-// at most sniffLines of them within sniffBytes:
+// sniff picks the format of br's input. An input whose first byte is one
+// no text starts with (isBinaryLead) is first offered to the formats'
+// SniffBinary, on its first sniffBinaryBytes bytes. Otherwise, or when none
+// takes it, it reads lines until one decides, at most sniffLines of them
+// within sniffBytes:
 //
 //   - blank lines are passed over;
 //   - a line that a format's Sniff accepts as it stands is that format's
@@ -352,6 +377,16 @@ func sniff(br *bufio.Reader, name string) (Format, error) {
 		}
 		if f.NotRequest != nil {
 			notRequests = append(notRequests, f)
+		}
+	}
+	// A binary input: only its first byte is read before it is known to
+	// be one, so a slow pipe of text is sniffed as before.
+	if b, _ := br.Peek(1); len(b) == 1 && isBinaryLead(b[0]) {
+		head, _ := br.Peek(sniffBinaryBytes)
+		for _, f := range sniffOrder() {
+			if f.SniffBinary != nil && f.SniffBinary(head) {
+				return f, nil
+			}
 		}
 	}
 	var claimed []string // the formats that named lines passed over

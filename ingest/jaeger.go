@@ -95,7 +95,8 @@ type jaegerTag struct {
 }
 
 type jaegerProcess struct {
-	ServiceName string `json:"serviceName"`
+	ServiceName string      `json:"serviceName"`
+	Tags        []jaegerTag `json:"tags"` // the process's, as OTLP's resource attributes
 }
 
 // jaegerDecoder reads Jaeger traces from a stream (see the comment at the
@@ -538,7 +539,24 @@ type jaegerFields struct {
 
 func (f *jaegerFields) appendCaller(b []byte) []byte { return f.d.appendCaller(b, f.sp) }
 func (f *jaegerFields) appendCallee(b []byte) []byte { return appendJaegerCallee(b, f.d.tags) }
-func (f *jaegerFields) attr(key string) string       { return f.d.tags[key] }
+
+// attr is a tag of the span, else of its process (--by attr:NAME reads a
+// resource attribute such as k8s.namespace.name there).
+func (f *jaegerFields) attr(key string) string {
+	if v, ok := f.d.tags[key]; ok {
+		return v
+	}
+	p, ok := f.d.tr.Processes[f.sp.ProcessID]
+	if !ok && f.sp.Process != nil {
+		p = *f.sp.Process
+	}
+	for _, t := range p.Tags {
+		if t.Key == key {
+			return jaegerTagValue(t.Value)
+		}
+	}
+	return ""
+}
 
 // appendJaegerCallee appends the service a span called (see the comment
 // at the top); nothing when the span names none.

@@ -202,6 +202,12 @@ func TestJaeger(t *testing.T) {
 		assert.Equal(t, "/checkout GET 200", samples[0].Group)
 		assert.Equal(t, "Charge - DEADLINE_EXCEEDED", samples[2].Group)
 	})
+	t.Run("by attributes of the span and of its process", func(t *testing.T) {
+		samples, _ := decodeJaeger(t, jaegerJSON(t, resp, false), Options{By: []string{"attr:hostname", "attr:pid", "attr:server.port"}})
+		require.Len(t, samples, 7)
+		assert.Equal(t, "fe-1 - -", samples[0].Group, "a process tag; none of the others")
+		assert.Equal(t, "co-1 7 8080", samples[1].Group, "process tags, an int among them, and a span tag")
+	})
 	t.Run("responses one after the other, and other keys first", func(t *testing.T) {
 		one := jaegerJSON(t, resp, false)
 		other := []byte(`{"total":0,"errors":[{"code":1,"msg":"}"}],"limit":3,"data":null}` + "\n")

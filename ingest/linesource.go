@@ -19,6 +19,17 @@ type lineSource struct {
 	mem   []byte
 	pos   int
 	inMem bool
+	// limit is the longest line accepted; 0 = maxLine. OTLP/JSON sets it
+	// higher: one line is one exported batch.
+	limit int
+}
+
+// max is the longest line s accepts.
+func (s *lineSource) max() int {
+	if s.limit > 0 {
+		return s.limit
+	}
+	return maxLine
 }
 
 // next returns the next line with its line ending ("\n", or none at the
@@ -36,7 +47,7 @@ func (s *lineSource) next() ([]byte, error) {
 			n = len(rest)
 		}
 		s.pos += n
-		if n > maxLine {
+		if n > s.max() {
 			return nil, errLongLine
 		}
 		return rest[:n], nil
@@ -46,7 +57,7 @@ func (s *lineSource) next() ([]byte, error) {
 		s.long = append(s.long[:0], line...)
 		for err == bufio.ErrBufferFull {
 			line, err = s.br.ReadSlice('\n')
-			if len(s.long) <= maxLine {
+			if len(s.long) <= s.max() {
 				s.long = append(s.long, line...)
 			}
 		}
@@ -55,7 +66,7 @@ func (s *lineSource) next() ([]byte, error) {
 	if err != nil && (err != io.EOF || len(line) == 0) {
 		return nil, err
 	}
-	if len(line) > maxLine {
+	if len(line) > s.max() {
 		s.long = s.long[:0]
 		return nil, errLongLine
 	}

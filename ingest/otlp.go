@@ -16,20 +16,33 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 )
 
 // OpenTelemetry spans as the OpenTelemetry Collector's file exporter
-// writes them: OTLP/JSON, one ExportTraceServiceRequest per line,
+// writes them: ExportTraceServiceRequests, in either of its formats.
+//
+// format: json is OTLP/JSON, one request per line,
 //
 //	{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"checkout"}}]},
 //	  "scopeSpans":[{"scope":{...},"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174",
 //	  "name":"GET","kind":3,"startTimeUnixNano":"1544712660000000000","endTimeUnixNano":"1544712661000000000",
 //	  "attributes":[...],"status":{"code":2}}]}]}]}
 //
-// decoded by the protocol's own definition (go.opentelemetry.io/proto/otlp)
-// with protojson. OTLP/JSON differs from protobuf's JSON mapping in the
-// ids (the OTLP specification, "JSON Protobuf Encoding"): traceId, spanId
-// and parentSpanId are hex, not base64; see fixOTLPIDs.
+// decoded with protojson. OTLP/JSON differs from protobuf's JSON mapping
+// in the ids (the OTLP specification, "JSON Protobuf Encoding"): traceId,
+// spanId and parentSpanId are hex, not base64; see fixOTLPIDs.
+//
+// format: proto is protobuf, each request preceded by its length in 4
+// bytes, big-endian (otlpframe.go has the framing, the exporter's
+// compression: zstd of each message, and the limits), decoded with
+// proto.Unmarshal; its ids are bytes as they stand (checkOTLPIDs). The
+// "line" of its errors is the message's number, from 1. Such a file is
+// auto-detected by its first bytes (sniffOTLPProto); a file compressed
+// whole (zstd, gzip) is decompressed by Open first, as any input is.
+//
+// Both are read by the protocol's own definition
+// (go.opentelemetry.io/proto/otlp) and give the same samples.
 //
 // One span is one sample:
 //
@@ -96,18 +109,23 @@ type otlpItem struct {
 	err error
 }
 
-// otlpDecoder reads OTLP/JSON lines; each line's spans become a queue of
-// samples handed out one by one before the next line is read.
+// otlpDecoder reads OTLP records, lines of OTLP/JSON or protobuf
+// messages (otlpFrames); each record's spans become a queue of samples
+// handed out one by one before the next record is read.
 type otlpDecoder struct {
-	src  lineSource
-	name string
-	line int
+	frames *otlpFrames
+	name   string
+	line   int  // the record's number: its line, or its message's for protobuf
+	proto  bool // the record is protobuf
 	spanNamer
 	fields otlpFields // the span group names are made of
-	unm    protojson.UnmarshalOptions
-	req    coltracepb.ExportTraceServiceRequest
-	queue  []otlpItem
-	next   int
+	// res is the resource attributes of the spans eachSpan hands out.
+	res   []*commonpb.KeyValue
+	unm   protojson.UnmarshalOptions
+	punm  proto.UnmarshalOptions
+	req   coltracepb.ExportTraceServiceRequest
+	queue []otlpItem
+	next  int
 }
 
 func newOTLPDecoder(r io.Reader, name string, o Options) (Decoder, error) {
@@ -116,9 +134,10 @@ func newOTLPDecoder(r io.Reader, name string, o Options) (Decoder, error) {
 		return nil, err
 	}
 	return &otlpDecoder{
-		src:       lineSource{br: bufio.NewReaderSize(r, 64<<10)},
+		frames:    newOTLPFrames(bufio.NewReaderSize(r, 64<<10), name),
 		name:      name,
 		unm:       protojson.UnmarshalOptions{DiscardUnknown: true},
+		punm:      proto.UnmarshalOptions{DiscardUnknown: true},
 		spanNamer: n,
 	}, nil
 }
@@ -126,14 +145,11 @@ func newOTLPDecoder(r io.Reader, name string, o Options) (Decoder, error) {
 func (d *otlpDecoder) Next() (Sample, error) {
 	for d.next >= len(d.queue) {
 		d.queue, d.next = d.queue[:0], 0
-		line, err := d.readLine()
+		rec, err := d.record()
 		if err != nil {
 			return Sample{}, err
 		}
-		if len(line) == 0 {
-			continue
-		}
-		if err := d.decodeLine(line); err != nil {
+		if err := d.decodeRecord(rec); err != nil {
 			return Sample{}, err
 		}
 	}
@@ -143,24 +159,19 @@ func (d *otlpDecoder) Next() (Sample, error) {
 	return it.s, it.err
 }
 
-// readLine returns the next line, trimmed (empty for a blank one); a line
-// longer than 1 MiB is a *ParseError, the end of the input io.EOF.
-func (d *otlpDecoder) readLine() ([]byte, error) {
-	d.line++
-	line, err := d.src.next()
-	if err == errLongLine {
-		return nil, &ParseError{File: d.name, Line: d.line, Reason: "line is longer than 1 MiB"}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return bytes.TrimSpace(line), nil
+// record returns the next record, a non-blank line trimmed or a protobuf
+// message, and sets d.line and d.proto to its number and encoding; a bad
+// one is a *ParseError (see otlpFrames.next), the end of the input io.EOF.
+func (d *otlpDecoder) record() ([]byte, error) {
+	rec, line, proto, err := d.frames.next()
+	d.line, d.proto = line, proto
+	return rec, err
 }
 
-// decodeLine fills the queue with the samples and bad spans of one line;
-// a line that is not an ExportTraceServiceRequest is one *ParseError.
-func (d *otlpDecoder) decodeLine(line []byte) error {
-	return d.eachSpan(line, func(caller string, sp *tracepb.Span) {
+// decodeRecord fills the queue with the samples and bad spans of one
+// record; one that is not an ExportTraceServiceRequest is one *ParseError.
+func (d *otlpDecoder) decodeRecord(rec []byte) error {
+	return d.eachSpan(rec, func(caller string, sp *tracepb.Span) {
 		if k := sp.GetKind(); !d.wants(k == tracepb.Span_SPAN_KIND_CLIENT, k == tracepb.Span_SPAN_KIND_SERVER) {
 			return
 		}
@@ -172,18 +183,22 @@ func (d *otlpDecoder) decodeLine(line []byte) error {
 	})
 }
 
-// eachSpan unmarshals one line and calls fn with every span in it and the
-// service.name of its resource, the caller; a line that is not an
-// ExportTraceServiceRequest is one *ParseError. The spans' ids are as
-// protojson left them (fixOTLPIDs has not run).
-func (d *otlpDecoder) eachSpan(line []byte, fn func(caller string, sp *tracepb.Span)) error {
-	line = bytes.TrimPrefix(line, utf8BOM)
+// eachSpan unmarshals one record (d.proto says how) and calls fn with
+// every span in it and the service.name of its resource, the caller; a
+// record that is not an ExportTraceServiceRequest is one *ParseError. The
+// spans' ids are as the unmarshalling left them (d.ids has not run).
+func (d *otlpDecoder) eachSpan(rec []byte, fn func(caller string, sp *tracepb.Span)) error {
 	d.req.Reset()
-	if err := d.unm.Unmarshal(line, &d.req); err != nil {
+	if d.proto {
+		if err := d.punm.Unmarshal(rec, &d.req); err != nil {
+			return &ParseError{File: d.name, Line: d.line, Reason: "protobuf message is not an ExportTraceServiceRequest: " + protojsonReason(err)}
+		}
+	} else if err := d.unm.Unmarshal(bytes.TrimPrefix(rec, utf8BOM), &d.req); err != nil {
 		return &ParseError{File: d.name, Line: d.line, Reason: "is not an OTLP/JSON ExportTraceServiceRequest: " + protojsonReason(err)}
 	}
 	for _, rs := range d.req.GetResourceSpans() {
-		caller := attrString(rs.GetResource().GetAttributes(), "service.name")
+		d.res = rs.GetResource().GetAttributes()
+		caller := attrString(d.res, "service.name")
 		for _, ss := range rs.GetScopeSpans() {
 			for _, sp := range ss.GetSpans() {
 				fn(caller, sp)
@@ -193,7 +208,7 @@ func (d *otlpDecoder) eachSpan(line []byte, fn func(caller string, sp *tracepb.S
 	return nil
 }
 
-// protojsonReason is protojson's message without its package prefix, cut
+// protojsonReason is protojson's (or proto's) message without its package prefix, cut
 // so that a ParseError stays one short line.
 func protojsonReason(err error) string {
 	msg := strings.TrimPrefix(err.Error(), "proto: ")
@@ -204,7 +219,7 @@ func protojsonReason(err error) string {
 // sample maps one span into s (see the comment at the top); a bad span
 // is a *FieldError.
 func (d *otlpDecoder) sample(s *Sample, caller string, sp *tracepb.Span) *FieldError {
-	if fe := fixOTLPIDs(sp); fe != nil {
+	if fe := d.ids(sp); fe != nil {
 		return fe
 	}
 	start, end, fe := otlpTimes(sp)
@@ -223,7 +238,7 @@ func (d *otlpDecoder) sample(s *Sample, caller string, sp *tracepb.Span) *FieldE
 		return fe
 	}
 	if d.keys != nil {
-		d.fields = otlpFields{caller: caller, attrs: attrs}
+		d.fields = otlpFields{caller: caller, attrs: attrs, res: d.res}
 		s.Group = d.group(&d.fields, s, grpcCode)
 	}
 	return nil
@@ -249,13 +264,21 @@ func otlpTimes(sp *tracepb.Span) (start, end uint64, fe *FieldError) {
 
 // otlpFields is an OTLP span as its group name reads it.
 type otlpFields struct {
-	caller string
-	attrs  []*commonpb.KeyValue
+	caller     string
+	attrs, res []*commonpb.KeyValue // the span's, its resource's
 }
 
 func (f *otlpFields) appendCaller(b []byte) []byte { return append(b, f.caller...) }
 func (f *otlpFields) appendCallee(b []byte) []byte { return appendCallee(b, f.attrs) }
-func (f *otlpFields) attr(key string) string       { return attrString(f.attrs, key) }
+
+// attr is an attribute of the span, else of its resource (--by
+// attr:k8s.namespace.name), as text.
+func (f *otlpFields) attr(key string) string {
+	if v := attrValue(f.attrs, key); v != nil {
+		return anyString(v)
+	}
+	return anyString(attrValue(f.res, key))
+}
 
 // appendCallee appends the service a client span called: peer.service,
 // else server.address (with :server.port), else rpc.service, else
@@ -276,6 +299,35 @@ func appendCallee(b []byte, attrs []*commonpb.KeyValue) []byte {
 		return append(b, v...)
 	}
 	return append(b, attrString(attrs, "db.system")...)
+}
+
+// attrValue is the value of the attribute key, nil when absent.
+func attrValue(attrs []*commonpb.KeyValue, key string) *commonpb.AnyValue {
+	for _, kv := range attrs {
+		if kv.GetKey() == key {
+			return kv.GetValue()
+		}
+	}
+	return nil
+}
+
+// anyString is an attribute value as text: strings as they are, numbers
+// and booleans as Go writes them, arrays and maps as protojson does.
+func anyString(v *commonpb.AnyValue) string {
+	switch x := v.GetValue().(type) {
+	case *commonpb.AnyValue_StringValue:
+		return x.StringValue
+	case *commonpb.AnyValue_IntValue:
+		return strconv.FormatInt(x.IntValue, 10)
+	case *commonpb.AnyValue_DoubleValue:
+		return strconv.FormatFloat(x.DoubleValue, 'g', -1, 64)
+	case *commonpb.AnyValue_BoolValue:
+		return strconv.FormatBool(x.BoolValue)
+	case nil:
+		return ""
+	}
+	b, _ := protojson.Marshal(v)
+	return string(b)
 }
 
 // attrString returns the string value of the attribute key, "" when
@@ -340,6 +392,47 @@ func fixOTLPIDs(sp *tracepb.Span) *FieldError {
 	return nil
 }
 
+// ids makes the ids of a span of the record being decoded bytes, as
+// fixOTLPIDs does for OTLP/JSON, or checks them, as checkOTLPIDs does for
+// protobuf, whose ids are bytes already.
+func (d *otlpDecoder) ids(sp *tracepb.Span) *FieldError {
+	if d.proto {
+		return checkOTLPIDs(sp)
+	}
+	return fixOTLPIDs(sp)
+}
+
+// checkOTLPIDs checks the ids of a span decoded from protobuf: each of 16
+// (trace) or 8 (span) bytes, or none; any other is a bad span, as in
+// OTLP/JSON.
+func checkOTLPIDs(sp *tracepb.Span) *FieldError {
+	if fe := checkOTLPID("traceId", sp.TraceId, 16); fe != nil {
+		return fe
+	}
+	if fe := checkOTLPID("spanId", sp.SpanId, 8); fe != nil {
+		return fe
+	}
+	if fe := checkOTLPID("parentSpanId", sp.ParentSpanId, 8); fe != nil {
+		return fe
+	}
+	for _, l := range sp.Links {
+		if fe := checkOTLPID("links.traceId", l.TraceId, 16); fe != nil {
+			return fe
+		}
+		if fe := checkOTLPID("links.spanId", l.SpanId, 8); fe != nil {
+			return fe
+		}
+	}
+	return nil
+}
+
+func checkOTLPID(field string, b []byte, size int) *FieldError {
+	if len(b) == 0 || len(b) == size {
+		return nil
+	}
+	return &FieldError{Field: field, Value: hex.EncodeToString(b), Reason: fmt.Sprintf("is not a %d-byte id", size)}
+}
+
 // otlpID returns the id of size bytes that b, as protojson decoded it,
 // stands for (see fixOTLPIDs).
 func otlpID(field string, b []byte, size int) ([]byte, *FieldError) {
@@ -358,22 +451,30 @@ func otlpID(field string, b []byte, size int) ([]byte, *FieldError) {
 		Reason: fmt.Sprintf("is not a %d-byte id in hex", size)}
 }
 
-// Reset makes d read data, whole lines of the same input from line number
-// line on (ChunkDecoder).
+// Reset makes d read data, whole lines of OTLP/JSON of the same input from
+// line number line on (ChunkDecoder). Only inputs of lines are cut into
+// chunks (cuttable), so a chunk is always read as lines.
 func (d *otlpDecoder) Reset(data []byte, line int) {
-	d.src.resetMem(data)
+	d.frames.resetMem(data, line)
 	d.line = line - 1
 	d.queue, d.next = d.queue[:0], 0
 }
 
+// resetReader makes d read r, the rest of an input of OTLP/JSON lines from
+// line number line on: the Splitter calls it only for inputs it has cut.
 func (d *otlpDecoder) resetReader(r io.Reader, line int) {
-	d.src.resetReader(r)
+	d.frames.resetReader(r, line)
 	d.line = line - 1
 	d.queue, d.next = d.queue[:0], 0
 }
 
-// cuttable: every line is a request.
-func (d *otlpDecoder) cuttable([]byte) bool { return true }
+// cuttable: every line of OTLP/JSON is a request. Protobuf is not: a
+// message holds any bytes, line breaks (0x0a, the tag of resource_spans)
+// included, and where one starts is known only from the length of the one
+// before, so a protobuf input is read whole, in turn, by one decoder. The
+// Splitter asks first of the input's first block, which tells (otlpFramed);
+// a later block of an input of lines starts a line.
+func (d *otlpDecoder) cuttable(block []byte) bool { return !otlpFramed(block) }
 
 // sniffOTLP accepts a JSON object with an array resourceSpans (or
 // resource_spans, protobuf's own field name). A line longer than what
@@ -409,9 +510,11 @@ func init() {
 		Name:     "otlp",
 		Edges:    true,
 		Priority: 55, // see Format.Priority
-		Summary:  "OpenTelemetry spans, OTLP/JSON as the Collector's file exporter writes it: a CLIENT span's end - start; --span-kind",
+		Summary:  "OpenTelemetry spans, OTLP/JSON or protobuf as the Collector's file exporter writes them: a CLIENT span's end - start; --span-kind",
 		Sniff:    sniffOTLP,
-		Flags:    []Flag{spanKindFlag},
-		New:      newOTLPDecoder,
+		// Protobuf, which has no lines to sniff: see otlpframe.go.
+		SniffBinary: sniffOTLPProto,
+		Flags:       []Flag{spanKindFlag},
+		New:         newOTLPDecoder,
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -13,11 +14,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -27,6 +30,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
@@ -363,8 +369,12 @@ func TestOTLPLines(t *testing.T) {
 			errs: []string{`t.otlp:1: field "startTimeUnixNano": "0" is not set: the span has no start`}},
 		{name: "unfinished span", input: otlpLine("web", otlpSpan("10", "0", 0)),
 			errs: []string{`t.otlp:1: field "endTimeUnixNano": "0" is before startTimeUnixNano 10: a negative duration`}},
-		{name: "a line over the cap", input: otlpLine("web", good) + "\n" + `{"resourceSpans":[],"x":"` + strings.Repeat("y", maxLine) + `"}` + "\n" + otlpLine("api", good),
-			errs: []string{`t.otlp:2: line is longer than 1 MiB`}, latency: []time.Duration{250 * time.Millisecond, 250 * time.Millisecond},
+		// One line is one exported batch: a batch of thousands of spans is
+		// megabytes, and is read; only a line over 64 MiB is refused.
+		{name: "a batch line of 2 MiB", input: otlpLine("web", good) + "\n" + `{"x":"` + strings.Repeat("y", 2*maxLine) + `",` + otlpLine("api", good)[1:],
+			latency: []time.Duration{250 * time.Millisecond, 250 * time.Millisecond}, groups: []string{"web cart", "api cart"}},
+		{name: "a line over the cap", input: otlpLine("web", good) + "\n" + `{"resourceSpans":[],"x":"` + strings.Repeat("y", maxOTLPMessage) + `"}` + "\n" + otlpLine("api", good),
+			errs: []string{`t.otlp:2: line is longer than 64 MiB`}, latency: []time.Duration{250 * time.Millisecond, 250 * time.Millisecond},
 			groups: []string{"web cart", "api cart"}},
 		{name: "bad hex id", input: otlpLine("web", strings.Replace(good, "5b8efff798038103d269b633813fc60c", "zb8efff798038103d269b633813fc60c", 1)),
 			errs: []string{`t.otlp:1: field "traceId": "zb8efff798038103d269b633813fc60c" is not hex`}},
@@ -414,7 +424,7 @@ func TestOTLPOptions(t *testing.T) {
 		want string
 	}{
 		{"span kind", Options{SpanKind: "internal"}, `t.otlp: --span-kind "internal": want client, server or any`},
-		{"group key", Options{By: []string{"caller", "host"}}, `t.otlp: cannot group by "host": OTLP spans group by caller, callee, route, method, status_class, status`},
+		{"group key", Options{By: []string{"caller", "host"}}, `t.otlp: cannot group by "host": OTLP spans group by caller, callee, route, method, status_class, status, or attr:NAME for any attribute`},
 		{"route pattern", Options{RoutePatterns: []string{"/u/{id}"}}, `t.otlp: --route-pattern does not apply to OTLP spans: their http.route is already a route`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -584,4 +594,331 @@ func BenchmarkOTLPDecode(b *testing.B) {
 	benchDecode(b, len(data), 10_000, func() (Decoder, error) {
 		return NewDecoder("otlp", bytes.NewReader(data), "bench.otlp", Options{})
 	})
+}
+
+// otlpKeyValue is an attribute of the SDK's as OTLP has it.
+func otlpKeyValue(kv attribute.KeyValue) *commonpb.KeyValue {
+	v := &commonpb.AnyValue{}
+	switch kv.Value.Type() {
+	case attribute.INT64:
+		v.Value = &commonpb.AnyValue_IntValue{IntValue: kv.Value.AsInt64()}
+	default:
+		v.Value = &commonpb.AnyValue_StringValue{StringValue: kv.Value.Emit()}
+	}
+	return &commonpb.KeyValue{Key: string(kv.Key), Value: v}
+}
+
+// otlpTestRequests makes n requests of two services' spans of every shape
+// of otlpSpanCases, client spans and others, with parents and links, and
+// in every request one span that ends before it starts and one without a
+// start (bad spans). It returns them and what the client spans should
+// give, by start time.
+func otlpTestRequests(n int) ([]*coltracepb.ExportTraceServiceRequest, map[time.Time]otlpWant) {
+	base := time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.UTC)
+	want := map[time.Time]otlpWant{}
+	var reqs []*coltracepb.ExportTraceServiceRequest
+	seq := 0
+	for i := range n {
+		req := &coltracepb.ExportTraceServiceRequest{}
+		for _, svc := range []string{"frontend", "checkout"} {
+			ss := &tracepb.ScopeSpans{Scope: &commonpb.InstrumentationScope{Name: "otlp_test"}}
+			for j := range 12 {
+				seq++
+				c := otlpSpanCases[seq%len(otlpSpanCases)]
+				start := base.Add(time.Duration(seq) * time.Second)
+				d := time.Duration(seq)*time.Millisecond + time.Duration(seq*7+1)*time.Nanosecond
+				var traceID trace.TraceID
+				var spanID, parent trace.SpanID
+				binary.BigEndian.PutUint64(traceID[8:], uint64(i+1))
+				binary.BigEndian.PutUint64(spanID[:], uint64(seq))
+				binary.BigEndian.PutUint64(parent[:], uint64(seq-1))
+				sp := &tracepb.Span{TraceId: traceID[:], SpanId: spanID[:], ParentSpanId: parent[:], Name: "call",
+					Kind: tracepb.Span_SPAN_KIND_CLIENT, StartTimeUnixNano: uint64(start.UnixNano()), EndTimeUnixNano: uint64(start.Add(d).UnixNano()),
+					Links: []*tracepb.Span_Link{{TraceId: traceID[:], SpanId: parent[:]}}}
+				for _, kv := range c.attrs {
+					sp.Attributes = append(sp.Attributes, otlpKeyValue(kv))
+				}
+				if c.errored {
+					sp.Status = &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: "failed"}
+				}
+				switch j {
+				case 3:
+					sp.Kind = tracepb.Span_SPAN_KIND_SERVER
+				case 4:
+					sp.Kind = tracepb.Span_SPAN_KIND_INTERNAL
+				case 5:
+					sp.EndTimeUnixNano = sp.StartTimeUnixNano - 1
+				case 6:
+					sp.StartTimeUnixNano = 0
+				default:
+					want[start] = otlpWant{latency: d, group: svc + " " + c.callee, status: c.status,
+						censored: c.censored, excluded: c.excluded, spanID: spanID, traceID: traceID}
+				}
+				ss.Spans = append(ss.Spans, sp)
+			}
+			req.ResourceSpans = append(req.ResourceSpans, &tracepb.ResourceSpans{
+				Resource:   &resourcepb.Resource{Attributes: []*commonpb.KeyValue{otlpKeyValue(attribute.String("service.name", svc))}},
+				ScopeSpans: []*tracepb.ScopeSpans{ss},
+			})
+		}
+		reqs = append(reqs, req)
+	}
+	return reqs, want
+}
+
+// otlpEncodings returns reqs as the file exporter writes them: OTLP/JSON
+// lines (format: json) and length-prefixed protobuf (format: proto).
+func otlpEncodings(t *testing.T, reqs []*coltracepb.ExportTraceServiceRequest) (jsonl, pb []byte) {
+	t.Helper()
+	var msgs [][]byte
+	for _, req := range reqs {
+		line, err := otlpJSONLine(req)
+		require.NoError(t, err)
+		jsonl = append(append(jsonl, line...), '\n')
+		msg, err := proto.Marshal(req)
+		require.NoError(t, err)
+		msgs = append(msgs, msg)
+	}
+	return jsonl, frameOTLP(msgs...)
+}
+
+// decodeOTLP detects the format of input (which must be otlp) and decodes it.
+func decodeOTLP(t *testing.T, input []byte, o Options) ([]Sample, []*ParseError) {
+	t.Helper()
+	f, r, err := Detect("auto", bytes.NewReader(input), "traces", o)
+	require.NoError(t, err)
+	require.Equal(t, "otlp", f.Name, "sniffed")
+	d, err := f.New(r, "traces", o)
+	require.NoError(t, err)
+	return decodeAll(t, d)
+}
+
+// TestOTLPProtoMatchesJSON decodes the same requests written as protobuf
+// and as OTLP/JSON: the same samples, sample by sample, and the same bad
+// spans (a request per line, so a line's number is its message's); and
+// the samples are the spans' own.
+func TestOTLPProtoMatchesJSON(t *testing.T) {
+	reqs, want := otlpTestRequests(20)
+	jsonl, pb := otlpEncodings(t, reqs)
+	require.True(t, otlpFramed(pb))
+
+	samples, errs := decodeOTLP(t, pb, Options{})
+	require.Len(t, samples, len(want), "client spans only")
+	require.Len(t, errs, 2*2*20, "two bad spans a service a request")
+	assert.Equal(t, `traces:1: field "endTimeUnixNano": "1772600773123456788" is before startTimeUnixNano 1772600773123456789: a negative duration`,
+		errs[0].Error())
+	assert.Equal(t, 20, errs[len(errs)-1].Line, "the message's number")
+	var rule StatusRule
+	for _, s := range samples {
+		w, ok := want[s.Time]
+		require.True(t, ok, "a sample at %v, the start of no span", s.Time)
+		assert.Equal(t, w.latency, s.Latency, "span at %v", s.Time)
+		assert.Equal(t, w.group, s.Group)
+		assert.Equal(t, w.status, s.Status)
+		assert.Equal(t, w.excluded, rule.Classify(&s), "span at %v (%s)", s.Time, s.Group)
+		assert.Equal(t, w.censored, s.Censored, "span at %v (%s)", s.Time, s.Group)
+	}
+
+	for _, o := range []Options{{}, {SpanKind: "any", By: SpanGroupKeys}, {SpanKind: "server", By: []string{"route", "status"}}} {
+		t.Run(fmt.Sprint(o.SpanKind, o.By), func(t *testing.T) {
+			gotS, gotE := decodeOTLP(t, pb, o)
+			wantS, wantE := decodeOTLP(t, jsonl, o)
+			require.NotEmpty(t, wantS)
+			require.Len(t, gotS, len(wantS))
+			for i := range wantS {
+				assert.Equal(t, wantS[i], gotS[i], "sample %d", i)
+			}
+			assert.Equal(t, wantE, gotE)
+		})
+	}
+}
+
+// TestOTLPProtoBadMessages: a corrupt message is a bad record with its
+// number and the messages after it are read; a cut-off last one is a bad
+// record too; a length prefix over the limit ends the reading.
+func TestOTLPProtoBadMessages(t *testing.T) {
+	reqs, _ := otlpTestRequests(3)
+	var msgs [][]byte
+	for _, req := range reqs {
+		msg, err := proto.Marshal(req)
+		require.NoError(t, err)
+		msgs = append(msgs, msg)
+	}
+	_, wholeErrs := decodeOTLP(t, frameOTLP(msgs...), Options{})
+	whole, _ := decodeOTLP(t, frameOTLP(msgs...), Options{})
+	perMsg := len(whole) / 3
+
+	t.Run("corrupt", func(t *testing.T) {
+		corrupt := frameOTLP(msgs[0], []byte{0x0a, 0x7f, 0x0a}, msgs[2])
+		samples, errs := decodeOTLP(t, corrupt, Options{})
+		assert.Equal(t, append(slices.Clone(whole[:perMsg]), whole[2*perMsg:]...), samples)
+		var bad []*ParseError
+		for _, e := range errs {
+			if e.Field == "" {
+				bad = append(bad, e)
+			}
+		}
+		require.Len(t, bad, 1)
+		assert.Equal(t, 2, bad[0].Line)
+		assert.True(t, strings.HasPrefix(bad[0].Error(), "traces:2: protobuf message is not an ExportTraceServiceRequest: "), bad[0].Error())
+	})
+	t.Run("cut off", func(t *testing.T) {
+		framed := frameOTLP(msgs...)
+		samples, errs := decodeOTLP(t, framed[:len(framed)-3], Options{})
+		assert.Equal(t, whole[:2*perMsg], samples)
+		last := errs[len(errs)-1]
+		assert.Equal(t, fmt.Sprintf("traces:3: protobuf message is cut off: the input ends after %d of its %d bytes", len(msgs[2])-3, len(msgs[2])),
+			last.Error())
+		assert.Equal(t, wholeErrs[:len(wholeErrs)*2/3], errs[:len(errs)-1])
+	})
+	t.Run("length over the limit", func(t *testing.T) {
+		framed := append(frameOTLP(msgs[0]), 0x7f, 0xff, 0xff, 0xff)
+		d, err := NewDecoder("otlp", bytes.NewReader(framed), "traces", Options{})
+		require.NoError(t, err)
+		n := 0
+		for {
+			_, err = d.Next()
+			if err != nil && !isBadRecord(err) {
+				break
+			}
+			n++
+		}
+		assert.Equal(t, perMsg+len(wholeErrs)/3, n, "the first message's samples and bad spans")
+		assert.EqualError(t, err, "traces: protobuf message 2: its length prefix says 2147483647 bytes, more than the 64 MiB a message may have: "+
+			"the file is corrupt, or not framed as the Collector's file exporter frames OTLP")
+	})
+	t.Run("ids", func(t *testing.T) {
+		req := &coltracepb.ExportTraceServiceRequest{ResourceSpans: []*tracepb.ResourceSpans{{ScopeSpans: []*tracepb.ScopeSpans{{Spans: []*tracepb.Span{
+			{TraceId: make([]byte, 24), Kind: tracepb.Span_SPAN_KIND_CLIENT, StartTimeUnixNano: 1, EndTimeUnixNano: 2},
+		}}}}}}
+		msg, err := proto.Marshal(req)
+		require.NoError(t, err)
+		_, errs := decodeOTLP(t, frameOTLP(msg), Options{})
+		require.Len(t, errs, 1)
+		assert.Equal(t, `traces:1: field "traceId": "`+strings.Repeat("00", 24)+`" is not a 16-byte id`, errs[0].Error(),
+			"protobuf's ids are bytes: no hex to fix")
+	})
+}
+
+// TestOTLPProtoCompressed reads protobuf compressed as the file exporter
+// compresses it: the whole file (its native compression, through Open),
+// or each message on its own (compression: zstd), of format: proto or
+// format: json alike.
+func TestOTLPProtoCompressed(t *testing.T) {
+	reqs, _ := otlpTestRequests(5)
+	jsonl, pb := otlpEncodings(t, reqs)
+	wantS, wantE := decodeOTLP(t, jsonl, Options{})
+	require.NotEmpty(t, wantS)
+
+	zw, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	require.NoError(t, err)
+	var perMsgProto, perMsgJSON [][]byte
+	for _, req := range reqs {
+		msg, err := proto.Marshal(req)
+		require.NoError(t, err)
+		perMsgProto = append(perMsgProto, zw.EncodeAll(msg, nil))
+		line, err := otlpJSONLine(req)
+		require.NoError(t, err)
+		perMsgJSON = append(perMsgJSON, zw.EncodeAll(line, nil))
+	}
+	for name, input := range map[string][]byte{
+		"zstd file":                         zw.EncodeAll(pb, nil),
+		"zstd messages, format: proto":      frameOTLP(perMsgProto...),
+		"zstd messages, format: json":       frameOTLP(perMsgJSON...),
+		"zstd file of zstd messages, proto": zw.EncodeAll(frameOTLP(perMsgProto...), nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			rc, err := Open("-", bytes.NewReader(input))
+			require.NoError(t, err)
+			defer rc.Close()
+			data, err := io.ReadAll(rc)
+			require.NoError(t, err)
+			require.Nil(t, Truncated(rc))
+			gotS, gotE := decodeOTLP(t, data, Options{})
+			assert.Equal(t, wantS, gotS)
+			assert.Equal(t, wantE, gotE)
+		})
+	}
+}
+
+// TestOTLPProtoSplitter: the parallel read does not cut protobuf (a
+// message holds line breaks); it reads it whole, in one chunk, as one
+// decoder would.
+func TestOTLPProtoSplitter(t *testing.T) {
+	reqs, _ := otlpTestRequests(30)
+	_, pb := otlpEncodings(t, reqs)
+	require.Greater(t, len(pb), 4*4096)
+	wantS, wantE := decodeOTLP(t, pb, Options{})
+
+	sp, err := NewSplitter("auto", bytes.NewReader(pb), "traces", Options{}, 4096)
+	require.NoError(t, err)
+	c, err := sp.Next()
+	require.NoError(t, err)
+	assert.True(t, c.Rest, "read whole")
+	require.NotNil(t, c.Decoder)
+	gotS, gotE := decodeAll(t, c.Decoder)
+	assert.Equal(t, wantS, gotS)
+	assert.Equal(t, wantE, gotE)
+	_, err = sp.Next()
+	assert.Equal(t, io.EOF, err)
+}
+
+// TestScanSpanLinksProto: the links of protobuf spans are those of the
+// same spans in OTLP/JSON.
+func TestScanSpanLinksProto(t *testing.T) {
+	reqs, want := otlpTestRequests(4)
+	jsonl, pb := otlpEncodings(t, reqs)
+	fromJSON := scanLinks(t, "otlp", string(jsonl))
+	fromProto := scanLinks(t, "otlp", string(pb))
+	// The client spans and a server one a service a request.
+	require.Len(t, fromJSON, len(want)+2*4)
+	assert.Equal(t, fromJSON, fromProto)
+	first := fromProto[0]
+	assert.Equal(t, id8("0000000000000001"), first.SpanID)
+	assert.Equal(t, id8("0000000000000000"), first.ParentID)
+	assert.Equal(t, "frontend", first.Caller)
+}
+
+// BenchmarkOTLPDecodeProto decodes BenchmarkOTLPDecode's spans written as
+// protobuf (format: proto).
+func BenchmarkOTLPDecodeProto(b *testing.B) {
+	start := int64(1_700_000_000_000_000_000)
+	var msgs [][]byte
+	for l := range 100 {
+		ss := &tracepb.ScopeSpans{}
+		for i := range 100 {
+			t := uint64(start + int64(l*100+i)*1e7)
+			ss.Spans = append(ss.Spans, &tracepb.Span{TraceId: make([]byte, 16), SpanId: make([]byte, 8), Name: "GET",
+				Kind: tracepb.Span_SPAN_KIND_CLIENT, StartTimeUnixNano: t, EndTimeUnixNano: t + uint64(1e6+i*1e4),
+				Attributes: []*commonpb.KeyValue{otlpKeyValue(attribute.String("peer.service", "cart")),
+					otlpKeyValue(attribute.String("http.route", "/cart/{id}")), otlpKeyValue(attribute.String("http.request.method", "GET")),
+					otlpKeyValue(attribute.Int("http.response.status_code", 200))}})
+		}
+		req := &coltracepb.ExportTraceServiceRequest{ResourceSpans: []*tracepb.ResourceSpans{{
+			Resource:   &resourcepb.Resource{Attributes: []*commonpb.KeyValue{otlpKeyValue(attribute.String("service.name", "web"))}},
+			ScopeSpans: []*tracepb.ScopeSpans{ss}}}}
+		msg, err := proto.Marshal(req)
+		require.NoError(b, err)
+		msgs = append(msgs, msg)
+	}
+	data := frameOTLP(msgs...)
+	benchDecode(b, len(data), 10_000, func() (Decoder, error) {
+		return NewDecoder("otlp", bytes.NewReader(data), "bench.binpb", Options{})
+	})
+}
+
+// --by attr:NAME reads an attribute of the span, of any type, else one
+// of its resource (k8s.namespace.name is a resource attribute).
+func TestOTLPGroupByAttr(t *testing.T) {
+	line := `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"web"}},` +
+		`{"key":"k8s.namespace.name","value":{"stringValue":"shop"}}]},"scopeSpans":[{"spans":[` +
+		otlpSpan("1", "2", 0, `{"key":"server.port","value":{"intValue":"8443"}}`, `{"key":"retry","value":{"boolValue":true}}`) + `]}]}]}`
+	d, err := NewDecoder("otlp", strings.NewReader(line), "t.otlp", Options{By: []string{"attr:k8s.namespace.name", "attr:server.port", "attr:retry", "attr:absent"}})
+	require.NoError(t, err)
+	samples, errs := decodeAll(t, d)
+	require.Empty(t, errs)
+	require.Len(t, samples, 1)
+	assert.Equal(t, "shop 8443 true -", samples[0].Group)
+	_, err = NewDecoder("otlp", strings.NewReader(""), "t.otlp", Options{By: []string{"attr:"}})
+	assert.ErrorContains(t, err, `cannot group by "attr:": name the attribute`)
 }

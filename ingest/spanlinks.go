@@ -69,7 +69,7 @@ func isBadRecord(err error) bool {
 func scanOTLPLinks(d *otlpDecoder, fn func(SpanLink) error) error {
 	var fnErr error
 	for {
-		line, err := d.readLine()
+		rec, err := d.record()
 		switch {
 		case err == io.EOF:
 			return nil
@@ -77,10 +77,8 @@ func scanOTLPLinks(d *otlpDecoder, fn func(SpanLink) error) error {
 			continue
 		case err != nil:
 			return err
-		case len(line) == 0:
-			continue
 		}
-		err = d.eachSpan(line, func(caller string, sp *tracepb.Span) {
+		err = d.eachSpan(rec, func(caller string, sp *tracepb.Span) {
 			if fnErr != nil {
 				return
 			}
@@ -93,7 +91,7 @@ func scanOTLPLinks(d *otlpDecoder, fn func(SpanLink) error) error {
 			default:
 				return
 			}
-			if fixOTLPIDs(sp) != nil {
+			if d.ids(sp) != nil {
 				return
 			}
 			start, end, fe := otlpTimes(sp)

@@ -41,9 +41,17 @@ func newSpanNamer(name, what string, o Options) (spanNamer, error) {
 		by = otlpDefaultBy
 	}
 	for _, k := range by {
-		k = strings.ToLower(strings.TrimSpace(k))
+		k = strings.TrimSpace(k)
+		if attr, ok := strings.CutPrefix(k, AttrKeyPrefix); ok {
+			if attr == "" {
+				return n, fmt.Errorf("%s: cannot group by %q: name the attribute, as in attr:k8s.namespace.name", name, k)
+			}
+			n.keys = append(n.keys, k)
+			continue
+		}
+		k = strings.ToLower(k)
 		if !slices.Contains(SpanGroupKeys, k) {
-			return n, fmt.Errorf("%s: cannot group by %q: %s group by %s", name, k, what, strings.Join(SpanGroupKeys, ", "))
+			return n, fmt.Errorf("%s: cannot group by %q: %s group by %s, or attr:NAME for any attribute", name, k, what, strings.Join(SpanGroupKeys, ", "))
 		}
 		n.keys = append(n.keys, k)
 	}
@@ -64,11 +72,15 @@ func (n *spanNamer) wants(client, server bool) bool {
 	return true
 }
 
+// AttrKeyPrefix starts a group key that names an attribute (--by
+// attr:k8s.namespace.name): the span's, else its resource's or process's.
+const AttrKeyPrefix = "attr:"
+
 // spanFields is how one span of a format answers the group keys.
 type spanFields interface {
 	appendCaller(b []byte) []byte
 	appendCallee(b []byte) []byte
-	// attr is a string attribute or tag of the span, "" when absent.
+	// attr is an attribute or tag of the span as text, "" when absent.
 	attr(key string) string
 }
 
@@ -109,6 +121,8 @@ func (n *spanNamer) group(f spanFields, s *Sample, grpcCode int64) string {
 			case grpcCode >= 0:
 				b = append(b, grpcCodeName(grpcCode)...)
 			}
+		default: // attr:NAME
+			b = append(b, f.attr(k[len(AttrKeyPrefix):])...)
 		}
 		if len(b) == start {
 			b = append(b, '-')

@@ -333,7 +333,7 @@ func TestZipkinOptions(t *testing.T) {
 		want string
 	}{
 		{"span kind", Options{SpanKind: "internal"}, `t.json: --span-kind "internal": want client, server or any`},
-		{"group key", Options{By: []string{"caller", "host"}}, `t.json: cannot group by "host": Zipkin spans group by caller, callee, route, method, status_class, status`},
+		{"group key", Options{By: []string{"caller", "host"}}, `t.json: cannot group by "host": Zipkin spans group by caller, callee, route, method, status_class, status, or attr:NAME for any attribute`},
 		{"route pattern", Options{RoutePatterns: []string{"/u/{id}"}}, `t.json: --route-pattern does not apply to Zipkin spans: their http.route is already a route`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
