@@ -23,6 +23,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/littleslaw"
+	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/simulate"
@@ -92,9 +93,12 @@ type Progress interface {
 // Run analyses the inputs and returns the report. stdin is read for "-".
 func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error) {
 	o.defaults()
-	set, in, err := read(ctx, o, stdin)
+	set, metrics, in, err := readAll(ctx, o, stdin)
 	if err != nil {
 		return nil, err
+	}
+	if metrics != nil {
+		return runOTLPMetrics(ctx, o, metrics, in)
 	}
 	r := &report.Report{Input: in}
 	if samples, groups := set.Folded(); samples > 0 {
@@ -184,12 +188,24 @@ func (o *Options) defaults() {
 }
 
 // read reads every input into one set: samples of logs and CSV, histograms
-// of interval logs.
+// of interval logs. Inputs of bucketed histograms (OTLP metrics) are
+// refused: only analyze reads them (readAll).
 func read(ctx context.Context, o Options, stdin io.Reader) (*histogram.Set, report.Input, error) {
+	set, metrics, in, err := readAll(ctx, o, stdin)
+	if err == nil && metrics != nil {
+		err = fmt.Errorf("%s: OTLP metrics hold histograms, not calls: only analyze reads them", strings.Join(in.Files, ", "))
+	}
+	return set, in, err
+}
+
+// readAll is read, with the histograms of OTLP metrics inputs apart (nil
+// without any). Metrics and calls do not mix: an analysis reads one or the
+// other.
+func readAll(ctx context.Context, o Options, stdin io.Reader) (*histogram.Set, *otlpMetrics, report.Input, error) {
 	o.defaults()
 	inputs, err := ingest.Expand(o.Inputs)
 	if err != nil {
-		return nil, report.Input{}, err
+		return nil, nil, report.Input{}, err
 	}
 	in := report.Input{Files: inputs, BadExamples: []string{}, Notes: []string{}, Findings: []report.Finding{}}
 	set := o.newSet()
@@ -205,7 +221,7 @@ func read(ctx context.Context, o Options, stdin io.Reader) (*histogram.Set, repo
 	logs := newLogState()
 	for _, name := range inputs {
 		if err := readAny(ctx, name, o, stdin, set, par, logs, &in); err != nil {
-			return nil, in, err
+			return nil, nil, in, err
 		}
 	}
 	if par != nil {
@@ -243,7 +259,10 @@ func read(ctx context.Context, o Options, stdin io.Reader) (*histogram.Set, repo
 		in.Note(finding.Newf(finding.OutsideWindow, finding.Fields{"calls": in.OutsideRange, "from": rfc3339(o.From), "to": rfc3339(o.To)},
 			"%s calls outside %s are left out.", human.Count(in.OutsideRange), describeRange(o.From, o.To)))
 	}
-	return set, in, nil
+	if logs.metrics != nil && len(set.Groups()) > 0 {
+		return nil, nil, in, fmt.Errorf("%s: OTLP metrics hold histograms, the other inputs calls: analyse them apart", strings.Join(in.Files, ", "))
+	}
+	return set, logs.metrics, in, nil
 }
 
 // newSet returns an empty set that keeps intervals when o asks for them.
@@ -305,6 +324,11 @@ func readAny(ctx context.Context, name string, o Options, stdin io.Reader, set *
 	switch {
 	case f.Histograms:
 		err = readLog(ctx, name, r, o, set, logs, in)
+	case f.Bucketed:
+		if logs.metrics == nil {
+			logs.metrics = &otlpMetrics{set: promsource.NewOTLPSet()}
+		}
+		err = readOTLPMetrics(ctx, name, r, o, logs.metrics, in)
 	case par != nil:
 		o.Format = f.Name
 		err = par.read(ctx, name, r, o, in)

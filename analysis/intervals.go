@@ -111,6 +111,9 @@ type logState struct {
 	// notes are the decoders' notes, each with the inputs that gave it.
 	notes     map[string][]string
 	noteOrder []string
+	// metrics holds the OTLP metrics inputs' histograms; nil until one
+	// is read.
+	metrics *otlpMetrics
 }
 
 // extras takes what reading the input name gave besides samples.

@@ -88,6 +88,15 @@ func RunPrometheus(ctx context.Context, o Options, p PrometheusOptions) (*report
 			res.Metric, ErrSummary)
 	}
 
+	if err := bucketedGroups(ctx, o, p, res, r, true); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// bucketedGroups analyses the groups of res into r, each on its buckets,
+// and the pool they share; with countCalls their calls are r's records.
+func bucketedGroups(ctx context.Context, o Options, p PrometheusOptions, res *promsource.Result, r *report.Report, countCalls bool) error {
 	q := 1 - o.Recommend.FalseTimeouts
 	var total float64
 	for _, g := range res.Groups {
@@ -102,7 +111,7 @@ func RunPrometheus(ctx context.Context, o Options, p PrometheusOptions) (*report
 	var hangs []littleslaw.Result
 	for _, g := range res.Groups {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		if g.Err != nil {
 			r.Input.Note(finding.Newf(finding.GroupFailed, finding.Fields{"group": g.Name, "error": g.Err.Error()},
@@ -111,14 +120,16 @@ func RunPrometheus(ctx context.Context, o Options, p PrometheusOptions) (*report
 		}
 		rg, ll, err := prometheusGroup(ctx, g, o, p, res, q, g.Calls/total)
 		if err != nil {
-			return nil, fmt.Errorf("group %q: %w", g.Name, err)
+			return fmt.Errorf("group %q: %w", g.Name, err)
 		}
 		hangs = append(hangs, ll)
-		r.Input.Records += int64(math.Round(g.Calls))
+		if countCalls {
+			r.Input.Records += int64(math.Round(g.Calls))
+		}
 		r.Groups = append(r.Groups, rg)
 	}
 	r.SharedPool = report.NewSharedPool(o.Pool, hangs)
-	return r, nil
+	return nil
 }
 
 // prometheusGroup analyses one group's buckets.
@@ -168,8 +179,11 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 	if res.ServerAsked {
 		view.Server = res.Server
 	}
-	if res.Kind == promsource.Classic {
+	if res.Kind == promsource.Classic || res.Kind == promsource.OTLPExplicit {
 		view.BoundsSeconds = chosen.Bounds()
+		// FromClassic ends with the +Inf bucket: a finite last bucket is
+		// the OTLP points' max (promsource, otlpPoint.histogram).
+		view.MaxIsLastBound = len(chosen.Buckets) > 0 && !math.IsInf(chosen.Buckets[len(chosen.Buckets)-1].Hi, 1)
 		view.SuggestedLE = suggestLE(pos, chosen, res.Unit)
 	}
 
@@ -210,6 +224,12 @@ func bucketGroup(g promsource.Group, chosen *promsource.Histogram) (*histogram.G
 		Arrivals: histogram.NewArrivals(),
 		Measured: &histogram.Measured{Rate: g.Rate, PeakRate: g.PeakRate, Source: "prometheus"},
 	}
+	if chosen.Kind == promsource.OTLPExplicit || chosen.Kind == promsource.OTLPExponential {
+		hg.Measured.Source = "otlp"
+	}
+	for reason, n := range g.Excluded {
+		hg.Excluded[reason] += n
+	}
 	if g.Mean > 0 {
 		hg.Measured.Mean = promsource.Seconds(g.Mean)
 	}
@@ -231,7 +251,9 @@ func serverAnswer(res *promsource.Result, h *promsource.Histogram, pos promsourc
 	if res.ServerAsked {
 		return report.Finite(asked)
 	}
-	if h.Divergence == "" && res.Kind != promsource.VMRange && (res.Kind != promsource.Native || prometheus2(res)) {
+	// Native and OTLP exponential buckets: Prometheus 3 interpolates
+	// within them exponentially, not linearly.
+	if h.Divergence == "" && res.Kind != promsource.VMRange && res.Kind != promsource.OTLPExponential && (res.Kind != promsource.Native || prometheus2(res)) {
 		return report.Finite(pos.Estimate)
 	}
 	return nil

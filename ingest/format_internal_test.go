@@ -19,7 +19,7 @@ func TestSniffOrder(t *testing.T) {
 			got = append(got, f.Name)
 		}
 	}
-	assert.Equal(t, []string{"hlog", "alb", "envoy", "haproxy", "apache", "ingress-nginx", "nginx", "jaeger", "otlp", "zipkin", "caddy", "envoy-json", "traefik", "csv"}, got)
+	assert.Equal(t, []string{"hlog", "alb", "envoy", "haproxy", "apache", "ingress-nginx", "nginx", "jaeger", "otlp", "otlp-metrics", "zipkin", "caddy", "envoy-json", "traefik", "csv"}, got)
 }
 
 // TestCheckLatency pins each format's --latency measures and the rule
@@ -34,7 +34,7 @@ func TestCheckLatency(t *testing.T) {
 	nginx := []string{"request", "upstream", "upstream-last", "upstream-header"}
 	assert.Equal(t, map[string][]string{
 		"alb": upstream, "apache": {"request"}, "caddy": both, "csv": nil, "envoy": both, "envoy-json": both,
-		"haproxy": upstream, "hlog": nil, "ingress-nginx": nginx, "jaeger": nil, "jsonl": both, "nginx": nginx, "otlp": nil, "traefik": both, "zipkin": nil,
+		"haproxy": upstream, "hlog": nil, "ingress-nginx": nginx, "jaeger": nil, "jsonl": both, "nginx": nginx, "otlp": nil, "otlp-metrics": nil, "traefik": both, "zipkin": nil,
 	}, got)
 	assert.Equal(t, nginx, LatencyNames(), "auto: the union, request first")
 
@@ -117,10 +117,10 @@ func TestFormatFlags(t *testing.T) {
 		names = append(names, f.Name)
 		*f.Field(&o) = fmt.Sprint(i)
 	}
-	assert.Equal(t, []string{"column", "field", "log-format", "log-format-name", "method-field", "nginx-conf",
+	assert.Equal(t, []string{"column", "field", "log-format", "log-format-name", "method-field", "metric", "nginx-conf",
 		"path-field", "span-kind", "status-column", "status-field", "time-column", "time-field"}, names)
-	assert.Equal(t, Options{LogFormat: "2", LogFormatName: "3", NginxConf: "5", Field: "1", TimeField: "11",
-		StatusField: "9", PathField: "6", MethodField: "4", SpanKind: "7",
-		CSV: CSVOptions{Column: "0", TimeColumn: "10", StatusColumn: "8"}}, o,
+	assert.Equal(t, Options{LogFormat: "2", LogFormatName: "3", NginxConf: "6", Field: "1", TimeField: "12",
+		StatusField: "10", PathField: "7", MethodField: "4", Metric: "5", SpanKind: "8",
+		CSV: CSVOptions{Column: "0", TimeColumn: "11", StatusColumn: "9"}}, o,
 		"every flag in a field of its own")
 }

@@ -114,6 +114,9 @@ type Group struct {
 	PeakRate float64 // largest PeakRange rate over the window; 0 = unknown
 	Mean     float64 // mean latency in seconds from _sum / _count; NaN = unknown
 	Err      error   // why the group has no histogram (an empty window)
+	// Excluded counts the calls left out by reason (OTLP metrics whose
+	// status the status rule leaves out); nil for Prometheus.
+	Excluded map[string]int64
 	// ServerEstimate is the server's own histogram_quantile of
 	// Options.Quantile over the window, in seconds; NaN when not asked
 	// (only VictoriaMetrics is, see Options.Quantile) or not answered.

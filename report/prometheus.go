@@ -78,7 +78,11 @@ type Buckets struct {
 	// metric's unit, as the le label is written); "" for native histograms.
 	SuggestedLE   string    `json:"suggested_le"`
 	BoundsSeconds []float64 `json:"bounds_seconds"` // finite upper bounds; empty for native
-	Repairs       []string  `json:"repairs"`
+	// MaxIsLastBound: the largest of BoundsSeconds is no bucket bound
+	// but the calls' max (OTLP points carry it), which bounds the highest
+	// bucket that holds calls.
+	MaxIsLastBound bool     `json:"max_is_last_bound,omitempty"`
+	Repairs        []string `json:"repairs"`
 	// Steps holds the quantile per step (--step), oldest first.
 	Steps []StepQuantile `json:"steps"`
 	// WorstStep is the index into Steps of the step with the highest
@@ -135,6 +139,10 @@ func (b BucketRange) String() string {
 // serverName names the server as the report's first line does:
 // "Prometheus" when it is one or cannot be told apart (the API is
 // Prometheus's), else the server, with its version when known.
+// OTLPServer is PrometheusSource.Server for histograms read from OTLP
+// metrics files.
+const OTLPServer = "OTLP metrics"
+
 func serverName(p *PrometheusSource) string {
 	switch p.Server {
 	case "", "unknown":
@@ -212,7 +220,11 @@ func bucketsSection(g Group) *Section {
 			}
 		}
 	}
-	if b.SuggestedLE != "" {
+	switch {
+	case b.SuggestedLE == "":
+	case b.Kind == "explicit": // OTLP
+		add("Add %s to the histogram's explicit bucket boundaries (an SDK View's) to sharpen the next measurement.", b.SuggestedLE)
+	default:
 		add("Add a bucket bound le=%q to sharpen the next measurement.", b.SuggestedLE)
 	}
 	if len(b.BoundsSeconds) > 0 {
@@ -220,7 +232,11 @@ func bucketsSection(g Group) *Section {
 		for i, s := range b.BoundsSeconds {
 			bounds[i] = human.Seconds(s)
 		}
-		add("Bounds: %s, +Inf", strings.Join(bounds, " "))
+		inf := ", +Inf"
+		if b.MaxIsLastBound {
+			inf = " (the last is the calls' max, not a bucket bound)"
+		}
+		add("Bounds: %s%s", strings.Join(bounds, " "), inf)
 	}
 	if len(b.Steps) > 0 && b.WorstStep != nil {
 		lo, hi := math.Inf(1), math.Inf(-1)

@@ -369,6 +369,8 @@ func rateSourceText(source string) string {
 		return "from --rate"
 	case "prometheus":
 		return "from Prometheus, the increase of _count"
+	case "otlp":
+		return "from the histograms' counts over their window"
 	}
 	return source
 }

@@ -99,9 +99,10 @@ when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
 				o.Report = r
 			}
 			if prom.Source.URL != "" {
-				// --by and --unit serve both sources: labels and the
-				// metric's unit for Prometheus.
-				pf.unit, prom.Source.By = f.unit, f.by
+				// --by, --unit and --metric serve both sources: labels,
+				// the metric's unit and name for Prometheus.
+				pf.unit, prom.Source.By, prom.Source.Metric = f.unit, f.by, o.Ingest.Metric
+				o.Ingest.Metric = ""
 				f.unit = ""
 				if err := pf.apply(&prom); err != nil {
 					return usageError{err}

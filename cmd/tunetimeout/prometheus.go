@@ -129,12 +129,15 @@ larger than --max-response-bytes (256MiB) fails its query.`,
 
 // addPrometheusFlags registers the flags of a Prometheus source: where,
 // which metric, which window, how to authenticate. byAndUnit adds --by
-// (labels) and --unit (the metric's); a command that reads files too
-// (check) has its own, which then serve both.
+// (labels), --unit (the metric's) and --metric; a command that reads files
+// too (check) has its own (--metric is the otlp-metrics format's), which
+// then serve both.
 func addPrometheusFlags(cmd *cobra.Command, p *analysis.PrometheusOptions, pf *prometheusFlags, byAndUnit bool) {
 	fl := cmd.Flags()
 	s := &p.Source
-	fl.StringVar(&s.Metric, "metric", "", "the histogram's name without _bucket, e.g. http_request_duration_seconds")
+	if byAndUnit {
+		fl.StringVar(&s.Metric, "metric", "", "the histogram's name without _bucket, e.g. http_request_duration_seconds")
+	}
 	fl.StringVar(&s.Selector, "selector", "", `label matchers, e.g. '{job="api",code!~"5.."}'`)
 	if byAndUnit {
 		fl.StringSliceVar(&s.By, "by", nil, "labels to group by, e.g. route,method")

@@ -126,7 +126,7 @@ var defs = []Def{
 	{BucketCensored, Warning, "calls beyond the largest usable bucket bound: what a longer timeout cuts off is unknown"},
 	{BucketRepair, Info, "buckets had to be repaired before they could be read; the repair field says which repair"},
 	{GroupFailed, Warning, "a group's series could not be read and is left out"},
-	{PrometheusNote, Info, "a note of the Prometheus source on what it read"},
+	{PrometheusNote, Info, "a note of the bucketed source (Prometheus, OTLP metrics) on what it read"},
 	{ServerWarning, Warning, "the server's own warning or info on the query (Prometheus's warnings and infos)"},
 	{RateShared, Info, "the --rate is shared among the groups by their share of the calls"},
 
