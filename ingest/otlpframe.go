@@ -232,11 +232,8 @@ const (
 // length-delimited one (tag 0x0a) whose length fits in the message; or a
 // zstd frame, one message compressed on its own, read as far as head
 // reaches. The two signals part at their items: under field 2 (scope_*)
-// field 2 is a Span or a Metric. A Span's times (fields 7 and 8) are
-// fixed64, a Metric's data (gauge 5, sum 7, histogram 9, exponential
-// histogram 10, summary 11) messages; a Span's trace_id (field 1) is 16
-// bytes. A file whose head says neither is read as spans, the format
-// that read protobuf first.
+// field 2 is a Span or a Metric (otlpItemSignal). A file whose head says
+// neither is read as spans, the format that read protobuf first.
 func otlpProtoSignal(head []byte) otlpSignal {
 	for len(head) >= 4 {
 		size := binary.BigEndian.Uint32(head)
@@ -250,7 +247,16 @@ func otlpProtoSignal(head []byte) otlpSignal {
 		}
 		msg = msg[:min(len(msg), int(size))]
 		if bytes.HasPrefix(msg, zstdMagic) {
-			if sig := otlpRequestSignal(zstdHead(msg)); sig != otlpSignalNone {
+			// One message compressed on its own: protobuf, or OTLP/JSON
+			// (format: json with compression: zstd frames it too).
+			inner := zstdHead(msg)
+			if len(inner) > 0 && inner[0] == '{' {
+				if sniffOTLPMetrics(inner) {
+					return otlpSignalMetrics
+				}
+				return otlpSignalTraces
+			}
+			if sig := otlpRequestSignal(inner); sig != otlpSignalNone {
 				return sig
 			}
 			return otlpSignalTraces
@@ -309,17 +315,33 @@ func otlpRequestSignal(b []byte) otlpSignal {
 	return sig
 }
 
-// otlpItemSignal tells a Span from a Metric by its fields.
+// otlpItemSignal tells a Span from a Metric by its fields, in any order
+// (the Collector's own marshaller writes them last to first): a fixed64
+// field (a Span's times, 7 and 8; a Metric has none) is a span; a
+// message in field 7 (sum) or 10 (exponential histogram), numbers a
+// Span gives a fixed64 and a count, is a metric; so is a message in field
+// 9 (histogram; a Span's attribute there) whose field 2 is a varint (the
+// temporality; an attribute's value is a message).
 func otlpItemSignal(item []byte) otlpSignal {
 	sig := otlpSignalNone
 	protoFields(item, func(num, wire int, v []byte) bool {
 		switch {
-		case wire == 1 && (num == 7 || num == 8):
+		case wire == 1:
 			sig = otlpSignalTraces
-		case wire == 2 && (num == 5 || num == 7 || num == 9 || num == 10 || num == 11):
+		case wire == 2 && (num == 7 || num == 10):
 			sig = otlpSignalMetrics
-		case wire == 2 && num == 1 && len(v) == 16:
-			sig = otlpSignalTraces
+		case wire == 2 && num == 9:
+			protoFields(v, func(num, wire int, _ []byte) bool {
+				if num == 2 {
+					if wire == 0 {
+						sig = otlpSignalMetrics
+					} else {
+						sig = otlpSignalTraces
+					}
+					return false
+				}
+				return true
+			})
 		}
 		return sig == otlpSignalNone
 	})

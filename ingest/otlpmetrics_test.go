@@ -19,6 +19,7 @@ import (
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -388,4 +389,33 @@ func TestOTLPProtoSignal(t *testing.T) {
 	assert.False(t, sniffOTLPProto(framed(t, &mreq)), "metrics are not spans")
 	assert.False(t, sniffOTLPMetricsProto(framed(t, treq)))
 	assert.Equal(t, otlpSignalNone, otlpProtoSignal([]byte{0, 0, 0, 4, 0x12, 1, 2, 3}))
+}
+
+// The Collector's own marshaller (pdata) writes a message's fields last
+// to first: a span's attributes (field 9, as a Metric's histogram) come
+// before its times. Detection reads the fields in any order.
+func TestOTLPProtoSignalFieldOrder(t *testing.T) {
+	msg := func(fields ...[]byte) []byte { return bytes.Join(fields, nil) }
+	field := func(num protowire.Number, v []byte) []byte {
+		return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), v)
+	}
+	fixed := func(num protowire.Number, v uint64) []byte {
+		return protowire.AppendFixed64(protowire.AppendTag(nil, num, protowire.Fixed64Type), v)
+	}
+	varint := func(num protowire.Number, v uint64) []byte {
+		return protowire.AppendVarint(protowire.AppendTag(nil, num, protowire.VarintType), v)
+	}
+	kv := msg(field(2, field(1, []byte("cart"))), field(1, []byte("peer.service"))) // value before key
+	span := msg(field(15, nil), field(9, kv), fixed(8, 2), fixed(7, 1), varint(6, 3), field(5, []byte("GET")), field(2, make([]byte, 8)), field(1, make([]byte, 16)))
+	histogram := msg(varint(2, 2), field(1, msg(fixed(3, 5), fixed(4, 1))))
+	metric := msg(field(9, histogram), field(3, []byte("ms")), field(1, []byte("d")))
+	for _, c := range []struct {
+		item []byte
+		want otlpSignal
+	}{{span, otlpSignalTraces}, {metric, otlpSignalMetrics}} {
+		// request{resource_*{scope_*{item}, resource}}, the resource last.
+		body := field(1, msg(field(2, field(2, c.item)), field(1, field(1, kv))))
+		head := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
+		assert.Equal(t, c.want, otlpProtoSignal(append(head, body...)))
+	}
 }
