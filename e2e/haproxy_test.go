@@ -468,7 +468,7 @@ func checkHAProxySamples(t *testing.T, logPath string, logged []haproxyLine, cal
 	}
 }
 
-// waitForPort waits until addr accepts connections (HAProxy is up).
+// waitForPort waits until addr accepts connections (the server is up).
 func waitForPort(t *testing.T, addr string, stderr *lockedBuffer) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second) // a bound, not an expectation: servers start in milliseconds
@@ -479,7 +479,7 @@ func waitForPort(t *testing.T, addr string, stderr *lockedBuffer) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("haproxy does not listen on %s: %v; it said:\n%s", addr, err, stderr.String())
+			t.Fatalf("the server does not listen on %s: %v; it said:\n%s", addr, err, stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -187,12 +187,21 @@ func otlpTraceFile(tb testing.TB) (string, map[string]*otlpEdgeWant) {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "traces.jsonl")
 	rcv := newOTLPReceiver(tb, path)
+	want := otlpTraceSpans(tb, rcv.srv.URL+"/v1/traces")
+	require.NoError(tb, rcv.file.Close())
+	return path, want
+}
+
+// otlpTraceSpans makes the spans of otlpTraceFile and exports them to
+// endpoint (an OTLP/HTTP traces URL), returning what they should come to.
+func otlpTraceSpans(tb testing.TB, endpoint string) map[string]*otlpEdgeWant {
+	tb.Helper()
 	ctx := context.Background()
 
 	tracers := map[string]trace.Tracer{}
 	var providers []*sdktrace.TracerProvider
 	for _, svc := range []string{"frontend", "checkout"} {
-		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(rcv.srv.URL+"/v1/traces"),
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint),
 			otlptracehttp.WithCompression(otlptracehttp.NoCompression),
 			otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
 		require.NoError(tb, err)
@@ -267,11 +276,10 @@ func otlpTraceFile(tb testing.TB) (string, map[string]*otlpEdgeWant) {
 	for _, tp := range providers {
 		require.NoError(tb, tp.Shutdown(ctx))
 	}
-	require.NoError(tb, rcv.file.Close())
 	for _, w := range want {
 		w.counted = sortedDurations(w.counted)
 	}
-	return path, want
+	return want
 }
 
 func analyseOTLP(tb testing.TB, path string) *report.Report {
@@ -312,6 +320,15 @@ func TestOTLPExactPercentiles(t *testing.T) {
 	t.Logf("%d spans: made and exported in %v (%d lines, %.1f MB, longest line %d bytes), analysed in %v",
 		otlpSpans, made.Round(time.Millisecond), len(lines), float64(len(data))/1e6, longest, analysed.Round(time.Millisecond))
 
+	assertOTLPExact(t, rep, want)
+}
+
+// assertOTLPExact checks a report of otlpTraceSpans's spans against what
+// they should come to: per edge the samples, censored and excluded
+// counts, every percentile within HDR precision of the exact one, and the
+// rate.
+func assertOTLPExact(t *testing.T, rep *report.Report, want map[string]*otlpEdgeWant) {
+	t.Helper()
 	assert.EqualValues(t, otlpSpans, rep.Input.Records, "every client span is a record")
 	assert.Zero(t, rep.Input.BadRecords, "%v", rep.Input.BadExamples)
 	names := make([]string, len(rep.Groups))

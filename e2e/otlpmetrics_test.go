@@ -87,10 +87,17 @@ type metricEdge struct {
 // what was recorded per group ("frontend callee").
 func otlpMetricsFile(tb testing.TB, exponential bool, temporality metricdata.Temporality, batches int) (string, map[string]*metricEdge) {
 	tb.Helper()
-	ctx := context.Background()
 	path := filepath.Join(tb.TempDir(), "metrics.jsonl")
 	srv := otlpMetricsReceiver(tb, path)
-	exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(srv.URL+"/v1/metrics"),
+	return path, otlpMetricsExport(tb, srv.URL+"/v1/metrics", exponential, temporality, batches)
+}
+
+// otlpMetricsExport records and exports otlpMetricsFile's samples to
+// endpoint (an OTLP/HTTP metrics URL).
+func otlpMetricsExport(tb testing.TB, endpoint string, exponential bool, temporality metricdata.Temporality, batches int) map[string]*metricEdge {
+	tb.Helper()
+	ctx := context.Background()
+	exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(endpoint),
 		otlpmetrichttp.WithTemporalitySelector(func(sdkmetric.InstrumentKind) metricdata.Temporality { return temporality }))
 	require.NoError(tb, err)
 	reader := sdkmetric.NewManualReader(sdkmetric.WithTemporalitySelector(func(sdkmetric.InstrumentKind) metricdata.Temporality { return temporality }))
@@ -144,7 +151,7 @@ func otlpMetricsFile(tb testing.TB, exponential bool, temporality metricdata.Tem
 		require.NoError(tb, exp.Export(ctx, &rm))
 	}
 	require.NoError(tb, exp.Shutdown(ctx))
-	return path, edges
+	return edges
 }
 
 // exactQuantile is the q-quantile of sorted as a histogram answers it:
@@ -174,41 +181,47 @@ func TestOTLPExponentialBoundsContainExact(t *testing.T) {
 	for _, temp := range []metricdata.Temporality{metricdata.CumulativeTemporality, metricdata.DeltaTemporality} {
 		t.Run(temp.String(), func(t *testing.T) {
 			path, edges := otlpMetricsFile(t, true, temp, 3)
-			rep := analyseMetrics(t, path)
-			require.NotNil(t, rep.Prometheus)
-			assert.Equal(t, "exponential", rep.Prometheus.Kind)
-			assert.Equal(t, report.OTLPServer, rep.Prometheus.Server)
-			assert.Equal(t, 1.0, rep.Prometheus.UnitSeconds)
-			require.Len(t, rep.Groups, len(edges))
-			// 12,000 samples in 160 buckets over about two decades: the SDK
-			// chose a scale; its base is the precision every bound has.
-			for _, g := range rep.Groups {
-				e := edges[g.Name]
-				require.NotNil(t, e, "group %q", g.Name)
-				sorted := slices.Sorted(slices.Values(e.samples))
-				require.NotNil(t, g.Buckets)
-				assert.InDelta(t, float64(len(sorted)), g.Buckets.Calls, 0.5, "%s: calls (temporality %s: the latest cumulative point, or the deltas added)", g.Name, temp)
-				// The bucket the recommendation's quantile lies in holds the exact one.
-				exact := exactQuantile(sorted, g.Buckets.Quantile)
-				assert.Less(t, g.Buckets.Bucket.LowSeconds, exact, "%s: p%v bucket low", g.Name, g.Buckets.Quantile)
-				require.NotNil(t, g.Buckets.Bucket.HighSeconds)
-				assert.GreaterOrEqual(t, *g.Buckets.Bucket.HighSeconds*(1+1e-12), exact, "%s: bucket high", g.Name)
-				width := *g.Buckets.Bucket.HighSeconds / g.Buckets.Bucket.LowSeconds
-				assert.Greater(t, width, 1.0)
-				assert.Less(t, width, 1.05, "%s: at MaxSize 160 the SDK keeps a scale of at least 4 here (base < 1.044)", g.Name)
-				for _, p := range g.Percentiles {
-					x := exactQuantile(sorted, p.Quantile)
-					assert.GreaterOrEqual(t, p.Seconds*(1+1e-9), x, "%s: p%v %v must bound the exact %v", g.Name, p.Quantile, p.Seconds, x)
-					assert.Less(t, p.Seconds, x*width*(1+1e-9), "%s: p%v %v more than one bucket above the exact %v", g.Name, p.Quantile, p.Seconds, x)
-				}
-				// The mean from the points' sums.
-				var total float64
-				for _, s := range sorted {
-					total += s
-				}
-				assert.InEpsilon(t, total/float64(len(sorted)), g.MeanSeconds, 1e-9, "%s: mean", g.Name)
-			}
+			assertExponentialBounds(t, analyseMetrics(t, path), edges)
 		})
+	}
+}
+
+// assertExponentialBounds checks a report of otlpMetricsExport's
+// exponential histograms against the samples recorded into them.
+func assertExponentialBounds(t *testing.T, rep *report.Report, edges map[string]*metricEdge) {
+	t.Helper()
+	require.NotNil(t, rep.Prometheus)
+	assert.Equal(t, "exponential", rep.Prometheus.Kind)
+	assert.Equal(t, report.OTLPServer, rep.Prometheus.Server)
+	assert.Equal(t, 1.0, rep.Prometheus.UnitSeconds)
+	require.Len(t, rep.Groups, len(edges))
+	// 12,000 samples in 160 buckets over about two decades: the SDK
+	// chose a scale; its base is the precision every bound has.
+	for _, g := range rep.Groups {
+		e := edges[g.Name]
+		require.NotNil(t, e, "group %q", g.Name)
+		sorted := slices.Sorted(slices.Values(e.samples))
+		require.NotNil(t, g.Buckets)
+		assert.InDelta(t, float64(len(sorted)), g.Buckets.Calls, 0.5, "%s: calls (the latest cumulative point, or the deltas added)", g.Name)
+		// The bucket the recommendation's quantile lies in holds the exact one.
+		exact := exactQuantile(sorted, g.Buckets.Quantile)
+		assert.Less(t, g.Buckets.Bucket.LowSeconds, exact, "%s: p%v bucket low", g.Name, g.Buckets.Quantile)
+		require.NotNil(t, g.Buckets.Bucket.HighSeconds)
+		assert.GreaterOrEqual(t, *g.Buckets.Bucket.HighSeconds*(1+1e-12), exact, "%s: bucket high", g.Name)
+		width := *g.Buckets.Bucket.HighSeconds / g.Buckets.Bucket.LowSeconds
+		assert.Greater(t, width, 1.0)
+		assert.Less(t, width, 1.05, "%s: at MaxSize 160 the SDK keeps a scale of at least 4 here (base < 1.044)", g.Name)
+		for _, p := range g.Percentiles {
+			x := exactQuantile(sorted, p.Quantile)
+			assert.GreaterOrEqual(t, p.Seconds*(1+1e-9), x, "%s: p%v %v must bound the exact %v", g.Name, p.Quantile, p.Seconds, x)
+			assert.Less(t, p.Seconds, x*width*(1+1e-9), "%s: p%v %v more than one bucket above the exact %v", g.Name, p.Quantile, p.Seconds, x)
+		}
+		// The mean from the points' sums.
+		var total float64
+		for _, s := range sorted {
+			total += s
+		}
+		assert.InEpsilon(t, total/float64(len(sorted)), g.MeanSeconds, 1e-9, "%s: mean", g.Name)
 	}
 }
 
