@@ -57,10 +57,12 @@ type attemptKey struct {
 	callee string
 }
 
-// attemptGroup is an open call: its edge and its attempts so far.
+// attemptGroup is an open call: its edge, its attempts so far and the
+// latest end among them (ns since the epoch).
 type attemptGroup struct {
 	edge     string
 	attempts int64
+	end      int64
 }
 
 // attemptEdge is what one edge's calls came to.
@@ -77,6 +79,7 @@ type attemptCounter struct {
 	queue       []attemptKey
 	head        int
 	closedEarly int64
+	latest      int64 // the latest end read, ns since the epoch
 	edges       map[string]*attemptEdge
 	names       edgeNames
 }
@@ -90,10 +93,29 @@ func (c *attemptCounter) add(l ingest.SpanLink) {
 		return
 	}
 	k := attemptKey{trace: l.TraceID, parent: l.ParentID, callee: l.Callee}
+	end := l.End.UnixNano()
+	c.latest = max(c.latest, end)
 	if g, ok := c.open[k]; ok {
 		g.attempts++
+		g.end = max(g.end, end)
 		c.open[k] = g
 		return
+	}
+	// Calls whose last attempt ended spanHorizon before the latest end
+	// read are over: closed as calls, not early (memory stays flat as the
+	// input grows).
+	for len(c.open) > softWaiting && c.head < len(c.queue) {
+		old := c.queue[c.head]
+		g, ok := c.open[old]
+		if ok && g.end >= c.latest-int64(spanHorizon) {
+			break
+		}
+		if ok {
+			delete(c.open, old)
+			c.close(g)
+		}
+		c.queue[c.head] = attemptKey{}
+		c.head++
 	}
 	for len(c.open) >= c.max && c.head < len(c.queue) {
 		old := c.queue[c.head]
@@ -109,8 +131,11 @@ func (c *attemptCounter) add(l ingest.SpanLink) {
 		n := copy(c.queue, c.queue[c.head:])
 		clear(c.queue[n:])
 		c.queue, c.head = c.queue[:n], 0
+		if c.head == 0 && n >= 1024 {
+			c.open = rebuilt(c.open) // the room of the calls closed (deadline.go)
+		}
 	}
-	c.open[k] = attemptGroup{edge: c.names.name(l.Caller, l.Callee), attempts: 1}
+	c.open[k] = attemptGroup{edge: c.names.name(l.Caller, l.Callee), attempts: 1, end: end}
 	c.queue = append(c.queue, k)
 }
 

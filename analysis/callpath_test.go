@@ -295,3 +295,23 @@ func TestAddPathsBounded(t *testing.T) {
 		assert.Len(t, p.Edges, 18)
 	}
 }
+
+// TestAttemptCounterFlat: calls a second apart, one attempt each, are
+// closed as calls once they ended spanHorizon before the latest (not
+// early): the open calls stay flat however long the input.
+func TestAttemptCounterFlat(t *testing.T) {
+	c := newAttemptCounter(maxAttemptGroups)
+	const n = 30_000
+	for i := range n {
+		l, _ := callPair(i, 0)
+		c.add(l)
+		require.LessOrEqual(t, len(c.open), softWaiting+1)
+	}
+	assert.Zero(t, c.closedEarly)
+	c.finish()
+	e := c.edges["frontend cart"]
+	require.NotNil(t, e)
+	assert.EqualValues(t, n, e.calls)
+	assert.EqualValues(t, n, e.attempts)
+	assert.EqualValues(t, 1, e.max)
+}

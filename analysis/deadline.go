@@ -30,6 +30,15 @@ const (
 	// maxDeadlineEdges bounds the edges counted apart; the rest are
 	// counted together as histogram.Other.
 	maxDeadlineEdges = 10_000
+	// spanHorizon and softWaiting keep memory flat as a span input
+	// grows: once more than softWaiting spans wait, those that ended more
+	// than spanHorizon before the latest end read are given up (expired,
+	// counted apart from the dropped): their parent or child, if the input
+	// holds one, ends within the same trace, within minutes. An input of
+	// one service's spans after another's (files concatenated) may hold
+	// the partner later than that: it is then counted as expired.
+	spanHorizon = 15 * time.Minute
+	softWaiting = 10_000
 )
 
 // scanLinks reads the span inputs a second time, for the links between
@@ -139,6 +148,10 @@ type deadlineMatcher struct {
 	head    int
 	seq     uint64
 	dropped int64
+	// expired counts the spans given up after spanHorizon; latest is the
+	// latest end read, ns since the epoch.
+	expired int64
+	latest  int64
 	edges   map[string]*deadlineEdge
 	names   edgeNames
 }
@@ -198,6 +211,8 @@ func (n edgeNames) name(caller, callee string) string {
 // wait keeps w in to, making room first: the oldest span waiting is given
 // up while maxWaiting wait.
 func (m *deadlineMatcher) wait(to map[linkKey]waiting, k linkKey, server bool, w waiting) {
+	m.latest = max(m.latest, w.end)
+	m.expire()
 	if _, ok := to[k]; !ok {
 		for len(m.clients)+len(m.servers) >= m.max && m.head < len(m.queue) {
 			q := m.queue[m.head]
@@ -217,8 +232,34 @@ func (m *deadlineMatcher) wait(to map[linkKey]waiting, k linkKey, server bool, w
 	w.seq = m.seq
 	to[k] = w // a span seen twice replaces itself: its old place in the queue is stale
 	m.queue = append(m.queue, queued{key: k, server: server, seq: w.seq})
-	if len(m.queue)-m.head >= 2*m.max {
+	// Compacted when stale or given-up entries are half of it: its memory
+	// follows the spans waiting, not the spans read.
+	if len(m.queue)-m.head >= 2*m.max || m.head >= 1024 && m.head >= len(m.queue)/2 {
 		m.compact()
+	}
+}
+
+// expire gives up, while more than softWaiting spans wait, the oldest
+// waiting that ended more than spanHorizon before the latest end read;
+// the queue is in the order spans began to wait, which an input in time
+// order keeps close to the order of their ends.
+func (m *deadlineMatcher) expire() {
+	for len(m.clients)+len(m.servers) > softWaiting && m.head < len(m.queue) {
+		q := m.queue[m.head]
+		from := m.clients
+		if q.server {
+			from = m.servers
+		}
+		old, ok := from[q.key]
+		if ok && old.seq == q.seq {
+			if old.end >= m.latest-int64(spanHorizon) {
+				return
+			}
+			delete(from, q.key)
+			m.expired++
+		}
+		m.queue[m.head] = queued{}
+		m.head++
 	}
 }
 
@@ -237,6 +278,18 @@ func (m *deadlineMatcher) compact() {
 	}
 	clear(m.queue[len(live):])
 	m.queue, m.head = live, 0
+	// The maps too: a map keeps the room of the keys deleted from it, and
+	// spans come and go for as long as the input lasts.
+	m.clients, m.servers = rebuilt(m.clients), rebuilt(m.servers)
+}
+
+// rebuilt is a copy of m in a map of its own size.
+func rebuilt[K comparable, V any](m map[K]V) map[K]V {
+	out := make(map[K]V, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 func (m *deadlineMatcher) match(edge string, clientEnd, serverEnd int64) {
@@ -274,10 +327,14 @@ func (m *deadlineMatcher) findings() []report.Finding {
 			dropped = "; " + human.Count(m.dropped) + " spans were given up unmatched, more than " +
 				human.Count(int64(m.max)) + " waiting for their parent or child at once"
 		}
+		if m.expired > 0 {
+			dropped += "; " + human.Count(m.expired) + " spans were given up unmatched after waiting " +
+				human.Duration(spanHorizon) + " of span time for their parent or child"
+		}
 		fs = append(fs, finding.Newf(finding.DeadlineNotPropagated, finding.Fields{
 			"edge": name, "calls": e.calls, "after_parent": e.after, "after_parent_fraction": frac,
 			"work_after_seconds_total": e.total.Seconds(), "work_after_seconds_max": e.max.Seconds(),
-			"unmatched_dropped": m.dropped},
+			"unmatched_dropped": m.dropped, "unmatched_expired": m.expired},
 			"%s of %s's calls to %s (%s) ended while %s worked on, by more than the %s allowed for clock skew: %s of work after %s gave up, at most %s; propagate the deadline to %s (gRPC's grpc-timeout header, a header such as X-Request-Timeout over HTTP) and stop its work when its context is cancelled%s",
 			human.Count(e.after), caller, callee, human.Percent(frac), callee, human.Duration(m.skew),
 			human.Duration(e.total), caller, human.Duration(e.max), callee, dropped))

@@ -135,3 +135,35 @@ func TestDeadlineEdgesBounded(t *testing.T) {
 	require.Contains(t, m.edges, histogram.Other)
 	assert.EqualValues(t, 5, m.edges[histogram.Other].after)
 }
+
+// TestDeadlineMatcherExpires: client spans whose server never comes (a
+// callee without tracing), one a second, are given up once softWaiting
+// wait and they ended spanHorizon before the latest: the spans waiting
+// stay flat however long the input; a server span within the horizon of
+// its client still matches.
+func TestDeadlineMatcherExpires(t *testing.T) {
+	m := newDeadlineMatcher(maxDeadlineWaiting, deadlineSkew)
+	const n = 30_000 // spans a second apart: 8 hours of span time
+	horizon := int(spanHorizon / time.Second)
+	for i := range n {
+		c, _ := callPair(i, 0)
+		m.add(c)
+		require.LessOrEqual(t, len(m.clients), max(softWaiting+1, horizon+2))
+	}
+	assert.EqualValues(t, n-softWaiting-1, m.expired, "all but the newest softWaiting+1: expiry runs before a span is added")
+	assert.Zero(t, m.dropped)
+	// The server of a client that still waits matches; that of one given
+	// up does not.
+	_, late := callPair(n-1, 5*time.Millisecond)
+	m.add(late)
+	_, gone := callPair(0, 5*time.Millisecond)
+	m.add(gone)
+	e := m.edges["frontend cart"]
+	require.NotNil(t, e)
+	assert.EqualValues(t, 1, e.calls)
+	assert.EqualValues(t, 1, e.after)
+	fs := m.findings()
+	require.Len(t, fs, 1)
+	assert.Equal(t, m.expired, fs[0].Fields["unmatched_expired"])
+	assert.Contains(t, fs[0].Message, "after waiting 15m of span time")
+}

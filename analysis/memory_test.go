@@ -1,10 +1,13 @@
 package analysis
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
@@ -174,4 +177,55 @@ func sumBytes(b []int64) int64 {
 		s += v
 	}
 	return s
+}
+
+// spanFile writes n OTLP/JSON CLIENT spans, 1,000 a line, one every 100ms
+// from frontend to cart and catalog in turn, each its own trace and with no server span (a
+// callee without tracing): every one waits for a child that never comes.
+func spanFile(t *testing.T, n int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "spans.jsonl")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	defer f.Close()
+	w := bufio.NewWriter(f)
+	lat := mixture.Default().Generate(5, n)
+	start := int64(1_793_613_600_000_000_000)
+	for i := 0; i < n; i += 1000 {
+		w.WriteString(`{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"frontend"}}]},"scopeSpans":[{"spans":[`)
+		for j := i; j < min(i+1000, n); j++ {
+			if j > i {
+				w.WriteByte(',')
+			}
+			s := start + int64(j)*int64(100*time.Millisecond)
+			fmt.Fprintf(w, `{"traceId":"%032x","spanId":"%016x","name":"GET","kind":3,"startTimeUnixNano":"%d","endTimeUnixNano":"%d","attributes":[{"key":"peer.service","value":{"stringValue":"%s"}}]}`,
+				j+1, j+1, s, s+int64(lat[j]), [2]string{"cart", "catalog"}[j%2])
+		}
+		w.WriteString("]}]}]}\n")
+	}
+	require.NoError(t, w.Flush())
+	return path
+}
+
+// TestSpanMemoryStaysFlat: spans are streamed, and the links the call
+// graph's second read keeps are given up once they can no longer
+// complete (spanHorizon): four times the spans cost no more memory.
+func TestSpanMemoryStaysFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 500,000 generated spans twice")
+	}
+	run := func(n int) uint64 {
+		path := spanFile(t, n)
+		return peakHeap(t, func() {
+			o := Options{Inputs: []string{path}, Recommend: recommend.DefaultOptions()}
+			r, err := Run(context.Background(), o, nil)
+			require.NoError(t, err)
+			require.EqualValues(t, n, r.Input.Records)
+			require.NotNil(t, r.CallGraph, "spans: a call graph, and its second read")
+		})
+	}
+	small := run(100_000)
+	large := run(400_000)
+	t.Logf("peak heap: %.1f MB for 100,000 spans, %.1f MB for 400,000", float64(small)/1e6, float64(large)/1e6)
+	assert.Less(t, float64(large), float64(small)*1.5+8e6, "memory grows with the spans")
 }
