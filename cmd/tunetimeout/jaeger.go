@@ -28,7 +28,12 @@ func newJaeger() *cobra.Command {
 		f   analyzeFlags
 		jf  jaegerFlags
 		pol policyFlags
+		// --emit and friends (snippet.go): --service names what to read,
+		// so the snippets' service is --snippet-service.
+		e = emitFlags{serviceFlag: "snippet-service"}
 	)
+	e.output = &f.output
+	lookup := e.wrap(report.Lookup)
 	cmd := &cobra.Command{
 		Use:   "jaeger --url URL --service NAME",
 		Short: "Recommend timeouts per call from traces in Jaeger",
@@ -79,7 +84,7 @@ backoff and full jitter.`,
 			if err := j.Source.Check(); err != nil {
 				return usageError{err}
 			}
-			write, err := report.Lookup(f.format)
+			write, err := lookup(f.format)
 			if err != nil {
 				return usageError{err}
 			}
@@ -111,6 +116,7 @@ backoff and full jitter.`,
 		caFile: &c.CAFile, insecure: &c.InsecureSkipVerify, headers: &c.Headers, timeout: &c.Timeout},
 		&jf.conn, "address of the Jaeger query service, e.g. http://localhost:16686")
 	completeList(cmd, "by", ingest.SpanGroupKeys...)
+	e.register(cmd)
 	addPolicyFlags(cmd, &o, &pol)
 	addAnalysisFlags(cmd, &o, &f, outputFormats(report.Lookup))
 	return cmd

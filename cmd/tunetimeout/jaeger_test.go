@@ -99,3 +99,21 @@ func TestJaegerCommandLine(t *testing.T) {
 		})
 	}
 }
+
+// --emit writes the snippets after the report, as analyze does; the
+// service they configure is --snippet-service (--service says whose
+// traces to read).
+func TestJaegerEmit(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	srv := httptest.NewServer(&jaegertest.Server{Traces: jaegertest.Traces(120, t0.Add(time.Second), 13*time.Second), Services: []string{"checkout"}})
+	defer srv.Close()
+	dir := t.TempDir()
+	out, errOut, code := execute(t, "", "jaeger", "--url", srv.URL, "--service", "checkout",
+		"--from", "2026-11-30T12:00:00Z", "--to", "2026-11-30T13:00:00Z", "--emit-dir", dir, "--emit", "envoy", "--snippet-service", "payments-upstream")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "Recommended timeout")
+	envoy, err := os.ReadFile(filepath.Join(dir, "envoy.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(envoy), "payments-upstream")
+	assert.Contains(t, string(envoy), "timeout:")
+}

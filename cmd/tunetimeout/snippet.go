@@ -73,6 +73,10 @@ type emitFlags struct {
 	// output is the command's --output: where the report goes ("" or "-":
 	// standard output, where the snippets are printed too).
 	output *string
+	// serviceFlag names the flag of the service the snippets configure:
+	// "" is --service; a command whose --service says what to read (jaeger)
+	// names it --snippet-service.
+	serviceFlag string
 }
 
 // register adds the flags to cmd and checks them before it runs, so that an
@@ -82,7 +86,11 @@ func (e *emitFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&e.emit, "emit", "", "client configuration to write: "+strings.Join(snippet.Names(), ", ")+", or all (comma-separated)")
 	fl.StringVar(&e.dir, "emit-dir", "", "write one file per target (envoy.yaml, grpc.json, ...) into this directory; without --emit, every target")
-	fl.StringVar(&e.opts.Service, "service", snippet.DefaultService, "the service, cluster or upstream the snippets configure")
+	serviceFlag := e.serviceFlag
+	if serviceFlag == "" {
+		serviceFlag = "service"
+	}
+	fl.StringVar(&e.opts.Service, serviceFlag, snippet.DefaultService, "the service, cluster or upstream the snippets configure")
 	fl.StringVar(&e.opts.Namespace, "namespace", "default", "Kubernetes namespace of the Istio, Linkerd and Gateway API snippets")
 	fl.StringVar(&e.opts.GatewayAPIChannel, "gateway-api-channel", snippet.GatewayStandard, "Gateway API release channel of the cluster's CRDs: standard, or experimental (writes rules[].retry)")
 	fl.StringVar(&e.opts.LinkerdResource, "linkerd-resource", snippet.LinkerdAuto, "what the Linkerd snippet writes: auto (GRPCRoute for gRPC methods, else HTTPRoute), httproute, grpcroute, or serviceprofile (meshes older than 2.16)")
