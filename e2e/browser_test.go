@@ -59,14 +59,18 @@ func TestHTMLReportInChromium(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, string(out))
 
+	spans := filepath.Join(dir, "spans.json")
+	require.NoError(t, os.WriteFile(spans, zipkinChain(), 0o644))
 	reports := []struct {
 		name   string
 		args   []string
 		groups int
+		graph  bool // a call graph: one SVG more
 	}{
-		{"worked example", []string{"analyze", "testdata/mixture.csv", "--rate", "400", "--pool", "200"}, 1},
+		{"worked example", []string{"analyze", "testdata/mixture.csv", "--rate", "400", "--pool", "200"}, 1, false},
 		{"by route with a policy", []string{"analyze", "testdata/mixture.csv", "--by", "route", "--pool", "200", "--rtt", "2ms",
-			"--deadline", "3s", "--attempts", "3", "--retry-budget", "10%", "--idempotent", "--emit", "envoy,grpc"}, 3},
+			"--deadline", "3s", "--attempts", "3", "--retry-budget", "10%", "--idempotent", "--emit", "envoy,grpc"}, 3, false},
+		{"spans with a call graph", []string{"analyze", spans, "--deadline", "1s"}, 3, true},
 	}
 	b := startChromium(t, chromium, dir)
 	for i, rep := range reports {
@@ -95,8 +99,24 @@ func TestHTMLReportInChromium(t *testing.T) {
 				const r = s.getBoundingClientRect();
 				return {id: s.id, width: r.width, height: r.height, elements: s.querySelectorAll("*").length};
 			}))`, &svgs)
-			require.Len(t, svgs, 3*rep.groups, "a percentile plot, a histogram and a Little's law bar per group")
+			want := 3 * rep.groups
+			if rep.graph {
+				want++
+			}
+			require.Len(t, svgs, want, "a percentile plot, a histogram and a Little's law bar per group, and the call graph")
 			for _, s := range svgs {
+				if s.ID == "call-graph-plot" {
+					// The graph: four services, three calls, their labels.
+					var graph struct{ Nodes, Edges, Labels int }
+					page.evaluate(t, `JSON.stringify((() => { const g = document.getElementById("call-graph-plot");
+						return {nodes: g.querySelectorAll("rect").length, edges: g.querySelectorAll("line, path").length,
+							labels: [...g.querySelectorAll("text")].filter(e => e.getBBox().width > 0).length}; })())`, &graph)
+					assert.GreaterOrEqual(t, graph.Nodes, 4, "a box per service")
+					assert.GreaterOrEqual(t, graph.Edges, 3, "an arrow per call")
+					assert.GreaterOrEqual(t, graph.Labels, 4+3, "names and edge labels are laid out")
+					assert.Greater(t, s.Width, 300.0, "the graph is laid out with a width")
+					continue
+				}
 				assert.Regexp(t, `^g\d+-(percentiles|histogram|littles-law)$`, s.ID)
 				assert.Greater(t, s.Width, 300.0, "%s is laid out with a width", s.ID)
 				assert.Greater(t, s.Height, 100.0, "%s is laid out with a height", s.ID)
@@ -128,6 +148,38 @@ func TestHTMLReportInChromium(t *testing.T) {
 			assert.Equal(t, []string{fileURL}, page.requests(), "the report loads nothing but itself")
 		})
 	}
+}
+
+// zipkinChain is a Zipkin v2 span list of 3,000 calls: frontend calls
+// checkout, which calls payments, and frontend calls cart, each call a
+// CLIENT span under the caller's SERVER span.
+func zipkinChain() []byte {
+	var spans []string
+	id := 0
+	span := func(trace, parent int, kind, svc, remote string, start, dur int64) int {
+		id++
+		p := ""
+		if parent > 0 {
+			p = fmt.Sprintf(`"parentId":"%016x",`, parent)
+		}
+		r := ""
+		if remote != "" {
+			r = fmt.Sprintf(`,"remoteEndpoint":{"serviceName":%q}`, remote)
+		}
+		spans = append(spans, fmt.Sprintf(`{"traceId":"%032x","id":"%016x",%s"kind":%q,"name":"get","timestamp":%d,"duration":%d,"localEndpoint":{"serviceName":%q}%s}`,
+			trace, id, p, kind, start, dur, svc, r))
+		return id
+	}
+	base := int64(1_793_613_600_000_000)
+	for i := range 1000 {
+		t0 := base + int64(i)*10_000
+		d := int64(2000 + (i*7919)%40_000)
+		c := span(i+1, 0, "CLIENT", "frontend", "checkout", t0, d+3000)
+		s := span(i+1, c, "SERVER", "checkout", "", t0+500, d+2000)
+		span(i+1, s, "CLIENT", "checkout", "payments", t0+600, d)
+		span(i+1, 0, "CLIENT", "frontend", "cart", t0, 1000+(int64(i)*31)%9000)
+	}
+	return []byte("[" + strings.Join(spans, ",\n") + "]\n")
 }
 
 // browser is a running headless Chromium.
