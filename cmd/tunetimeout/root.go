@@ -33,7 +33,8 @@ configuration to paste.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newAnalyze(), newCheck(), newJaeger(), newPrometheus(), newSimulate(), newSnippet(), newSummarize(), newVersion())
+	root.AddCommand(newAnalyze(), newCheck(), newJaeger(), newPrometheus(), newRules(), newSimulate(), newSnippet(), newSummarize(),
+		newVersion())
 	finishHelp(root)
 	return root
 }

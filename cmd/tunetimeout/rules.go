@@ -1,0 +1,259 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tunetimeout/tunetimeout/analysis"
+	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/report/rules"
+)
+
+// rulesFlags holds the raw values of the rules command's flags.
+type rulesFlags struct {
+	reportFile, falseTimeouts, network, windows, near, kind string
+	output, testOut, grafana, name, namespace               string
+	metaLabels                                              []string
+}
+
+func newRules() *cobra.Command {
+	var (
+		o  = analysis.Options{Recommend: recommend.DefaultOptions()}
+		p  analysis.PrometheusOptions
+		pf prometheusFlags
+		ro = rules.DefaultOptions()
+		f  rulesFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "rules (--url URL --metric NAME | --report FILE)",
+		Short: "Write Prometheus rules that keep checking a recommended timeout",
+		Long: `rules writes Prometheus rules that keep checking a timeout after the day it
+was chosen, per group: recording rules for the share of calls slower than the
+timeout in force (the recommendation, or --timeout),
+
+  1 - (sum by (BY) (rate(NAME_bucket{SEL,le="BOUND"}[W]))
+       / sum by (BY) (rate(NAME_count{SEL}[W])))
+
+recorded as tunetimeout:false_timeout:ratio_rateW; multi-window, multi-burn-
+rate alerts on it against the budget (1 - the recommendation's quantile, or
+--false-timeouts), the SRE workbook's pairs by default (--windows); and
+Little's law alerts: a hang would hold more calls than --pool (rate x
+timeout), normal demand (rate x mean latency) above --near-bulkhead of the
+bulkhead.
+
+The ratio is exact when the timeout is a bucket bound; else it counts above
+the next bound and is a lower bound, and a comment says which le to add.
+Native histograms use histogram_fraction (an interpolation).
+
+The input is a live Prometheus, read as the prometheus command reads it, or
+--report, a saved tunetimeout prometheus -o json (give --by and --selector as
+that run had them). --kind prometheusrule writes a prometheus-operator
+PrometheusRule; --test-out a promtool unit test of the rules; --grafana a
+Grafana dashboard of the ratios and of the watch command's metrics.`,
+		Example: `  # Rules for one job's routes, checked with promtool
+  tunetimeout rules --url http://localhost:9090 \
+      --metric http_request_duration_seconds --selector '{job="api"}' \
+      --by route --pool 200 --output timeouts.rules.yaml \
+      --test-out timeouts.test.yaml --grafana timeouts.dashboard.json
+  promtool check rules timeouts.rules.yaml
+  promtool test rules timeouts.test.yaml
+
+  # From a saved report, for the 250ms timeout configured today
+  tunetimeout prom --url http://localhost:9090 --metric rpc_seconds \
+      -o json --output report.json
+  tunetimeout rules --report report.json --timeout 250ms \
+      --kind prometheusrule --name rpc-timeouts --output rpc.yaml`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("rules reads no files (got %q): give --report FILE or --url", args[0])}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			meta, err := f.apply(cmd, &o, &ro)
+			if err != nil {
+				return usageError{err}
+			}
+			if f.testOut != "" && (f.output == "" || f.output == "-") {
+				return usageError{errors.New("--test-out needs --output: the test names the rules file")}
+			}
+			if f.testOut != "" && f.kind != rules.KindRules {
+				return usageError{errors.New("--test-out needs --kind rules: promtool reads rules files, not PrometheusRules")}
+			}
+			var r *report.Report
+			if f.reportFile != "" {
+				if p.Source.URL != "" {
+					return usageError{errors.New("give --report or --url, not both")}
+				}
+				if r, err = readReport(cmd.InOrStdin(), f.reportFile); err != nil {
+					return err
+				}
+			} else {
+				if err := pf.apply(&p); err != nil {
+					return usageError{err}
+				}
+				if err := p.Source.Check(); err != nil {
+					return usageError{err}
+				}
+				if r, err = analysis.RunPrometheus(cmd.Context(), o, p); err != nil {
+					return err
+				}
+			}
+			ro.Metric, ro.Selector, ro.By = p.Source.Metric, p.Source.Selector, p.Source.By
+			rs, err := rules.Build(r, ro)
+			if err != nil {
+				return err
+			}
+			for _, n := range rs.Notes {
+				fmt.Fprintln(cmd.ErrOrStderr(), "tunetimeout rules: "+n)
+			}
+			out, err := rules.Marshal(rs, f.kind, meta)
+			if err != nil {
+				return err
+			}
+			if err := writeFile(cmd, f.output, out); err != nil {
+				return err
+			}
+			if f.testOut != "" {
+				rel, err := relativeTo(f.testOut, f.output)
+				if err != nil {
+					return err
+				}
+				metric := ro.Metric
+				if metric == "" {
+					metric = r.Prometheus.Metric
+				}
+				test, err := rules.UnitTest(rs, ro, metric, ro.Selector, rel)
+				if err != nil {
+					return fmt.Errorf("--test-out: %w", err)
+				}
+				if err := writeFile(cmd, f.testOut, test); err != nil {
+					return err
+				}
+			}
+			if f.grafana != "" {
+				d, err := rules.Dashboard(ro.Windows, "tunetimeout: "+rs.Source)
+				if err != nil {
+					return err
+				}
+				return writeFile(cmd, f.grafana, append(d, '\n'))
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.reportFile, "report", "", "read a saved report (tunetimeout prometheus -o json) instead of --url")
+	fl.DurationVar(&ro.Timeout, "timeout", 0, "the timeout in force (default: each group's recommendation)")
+	fl.StringVar(&f.falseTimeouts, "false-timeouts", "0.1%", "the budget: share of calls the timeout may cut off (a percentage or a ratio)")
+	fl.StringVar(&f.windows, "windows", rules.DefaultWindows, "burn-rate alert pairs LONG/SHORT:BURN[:SEVERITY], comma-separated")
+	fl.IntVar(&o.Pool, "pool", 0, "size of the pool the calls share (default: the report's)")
+	fl.IntVar(&ro.Bulkhead, "bulkhead", 0, "the bulkhead normal demand is compared with (default: the report's)")
+	fl.StringVar(&f.near, "near-bulkhead", "80%", "share of the bulkhead at which normal demand alerts")
+	fl.DurationVar(&ro.DemandRange, "demand-range", ro.DemandRange, "range of the rates of the Little's law alerts")
+	fl.DurationVar(&ro.For, "for", ro.For, "how long a Little's law alert must hold before it fires")
+	fl.StringVar(&ro.RunbookURL, "runbook-url", "", "runbook link for every alert's annotations")
+	fl.StringVar(&f.kind, "kind", rules.KindRules, "what to write: "+strings.Join(rules.Kinds, " or "))
+	fl.StringVar(&f.name, "name", "tunetimeout", "metadata.name of the PrometheusRule")
+	fl.StringVar(&f.namespace, "namespace", "", "metadata.namespace of the PrometheusRule")
+	fl.StringArrayVar(&f.metaLabels, "label", nil, "metadata label KEY=VALUE of the PrometheusRule (repeatable)")
+	fl.StringVar(&f.output, "output", "", "write the rules to this file instead of standard output")
+	fl.StringVar(&f.testOut, "test-out", "", "also write a promtool unit test of the rules (needs --output)")
+	fl.StringVar(&f.grafana, "grafana", "", "also write a Grafana dashboard (JSON) to this file")
+	// The recommendation, as the prometheus command makes it.
+	fl.Float64Var(&o.Recommend.TightTailRatio, "tight-tail", o.Recommend.TightTailRatio, "never recommend less than this multiple of the median")
+	fl.StringVar(&f.network, "network-allowance", "datacenter", "added for the client's network: a preset or a duration")
+	fl.DurationVar(&o.Recommend.Min, "min", 0, "lowest timeout to recommend")
+	fl.DurationVar(&o.Recommend.Max, "max", 0, "highest timeout to recommend")
+	fl.Float64Var(&o.Rate, "rate", 0, "calls per second to the dependency (default: from Prometheus)")
+	addPrometheusFlags(cmd, &p, &pf, true)
+	complete(cmd, "kind", rules.Kinds...)
+	complete(cmd, "network-allowance", presetNames()...)
+	return cmd
+}
+
+// apply parses the flags that are not plain values into o and ro, and
+// returns the PrometheusRule's metadata.
+func (f rulesFlags) apply(cmd *cobra.Command, o *analysis.Options, ro *rules.Options) (rules.Meta, error) {
+	fl := cmd.Flags()
+	meta := rules.Meta{Name: f.name, Namespace: f.namespace, Labels: map[string]string{}}
+	for _, l := range f.metaLabels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return meta, fmt.Errorf("--label %q is not KEY=VALUE", l)
+		}
+		meta.Labels[k] = v
+	}
+	if len(meta.Labels) == 0 {
+		meta.Labels = nil
+	}
+	if !slices.Contains(rules.Kinds, f.kind) {
+		return meta, fmt.Errorf("--kind %q: want %s", f.kind, strings.Join(rules.Kinds, " or "))
+	}
+	var err error
+	if o.Recommend.FalseTimeouts, err = recommend.ParsePercent(f.falseTimeouts); err != nil {
+		return meta, fmt.Errorf("--false-timeouts: %w", err)
+	}
+	// The live run recommends at --false-timeouts, so the report's
+	// quantile says the same; a saved report keeps its own unless the
+	// flag is given.
+	if fl.Changed("false-timeouts") {
+		ro.FalseTimeouts = o.Recommend.FalseTimeouts
+	}
+	if o.Recommend.NetworkAllowance, err = recommend.ParseNetworkAllowance(f.network); err != nil {
+		return meta, fmt.Errorf("--network-allowance: %w", err)
+	}
+	if ro.Windows, err = rules.ParseWindows(f.windows); err != nil {
+		return meta, fmt.Errorf("--windows: %w", err)
+	}
+	if ro.NearBulkhead, err = recommend.ParsePercent(f.near); err != nil {
+		return meta, fmt.Errorf("--near-bulkhead: %w", err)
+	}
+	switch {
+	case o.Pool < 0:
+		return meta, fmt.Errorf("--pool: %d is negative", o.Pool)
+	case ro.Bulkhead < 0:
+		return meta, fmt.Errorf("--bulkhead: %d is negative", ro.Bulkhead)
+	case ro.Timeout < 0:
+		return meta, fmt.Errorf("--timeout: %v is negative", ro.Timeout)
+	case ro.DemandRange <= 0:
+		return meta, fmt.Errorf("--demand-range: %v is not positive", ro.DemandRange)
+	case ro.For < 0:
+		return meta, fmt.Errorf("--for: %v is negative", ro.For)
+	case o.Rate < 0:
+		return meta, fmt.Errorf("--rate: %v is negative", o.Rate)
+	}
+	ro.Pool = o.Pool
+	return meta, checkRecommend(fl, o.Recommend)
+}
+
+// writeFile writes b to path, or to standard output for "" and "-".
+func writeFile(cmd *cobra.Command, path string, b []byte) error {
+	if path == "" || path == "-" {
+		_, err := cmd.OutOrStdout().Write(b)
+		return err
+	}
+	return temps.Write(cmd.Context(), path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// relativeTo is target as a file in from's directory names it.
+func relativeTo(from, target string) (string, error) {
+	a, err := filepath.Abs(filepath.Dir(from))
+	if err != nil {
+		return "", err
+	}
+	b, err := filepath.Abs(target)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Rel(a, b)
+}

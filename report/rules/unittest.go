@@ -1,0 +1,243 @@
+package rules
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// The promtool unit test file (promtool test rules): its format, as
+// Prometheus's cmd/promtool/unittest.go reads it.
+type unitFile struct {
+	RuleFiles          []string   `yaml:"rule_files"`
+	EvaluationInterval string     `yaml:"evaluation_interval"`
+	Tests              []unitTest `yaml:"tests"`
+}
+
+type unitTest struct {
+	Name        string      `yaml:"name"`
+	Interval    string      `yaml:"interval"`
+	InputSeries []inputSer  `yaml:"input_series"`
+	AlertTests  []alertTest `yaml:"alert_rule_test"`
+}
+
+type inputSer struct {
+	Series string `yaml:"series"`
+	Values string `yaml:"values"`
+}
+
+type alertTest struct {
+	EvalTime  string     `yaml:"eval_time"`
+	Alertname string     `yaml:"alertname"`
+	ExpAlerts []expAlert `yaml:"exp_alerts"`
+}
+
+type expAlert struct {
+	Labels      map[string]string `yaml:"exp_labels"`
+	Annotations map[string]string `yaml:"exp_annotations"`
+}
+
+// UnitTest writes a promtool unit test of the rules (promtool test rules)
+// for the first group on classic buckets: one test whose input crosses
+// every threshold, where every alert of the group fires, and one that
+// stays below them all, where none does. rulesPath is the rules file as
+// the test file names it (relative to the test file's directory).
+func UnitTest(r *Rules, o Options, metric, selector, rulesPath string) ([]byte, error) {
+	var t *Target
+	var g *Group
+	for i := range r.Targets {
+		if r.Targets[i].Kind == "classic" {
+			t, g = &r.Targets[i], &r.File.Groups[i]
+			break
+		}
+	}
+	if t == nil {
+		return nil, errors.New("a unit test needs a group on classic buckets")
+	}
+	sel, err := selectorLabels(selector)
+	if err != nil {
+		return nil, fmt.Errorf("a unit test writes series the selector matches: %w", err)
+	}
+	labels := map[string]string{}
+	for _, l := range sel {
+		labels[l[0]] = l[1]
+	}
+	for _, l := range t.Labels {
+		if l[1] != "" {
+			labels[l[0]] = l[1]
+		}
+	}
+
+	// Thresholds: the ratio crosses twice the highest, stays at a quarter
+	// of the lowest; the rate and the mean likewise around the pool and
+	// the bulkhead.
+	hiT, loT := 0.0, math.Inf(1)
+	longest := time.Duration(0)
+	for _, w := range o.Windows {
+		th := w.Burn * t.Budget
+		hiT, loT = math.Max(hiT, th), math.Min(loT, th)
+		longest = max(longest, w.Long)
+	}
+	if 2*hiT >= 1 {
+		return nil, fmt.Errorf("the highest threshold %s cannot be crossed twice over", num(hiT))
+	}
+	secs := t.Timeout.Seconds()
+	type level struct {
+		name               string
+		ratio, rate, fight float64
+		fires              bool
+	}
+	rateHi, rateLo := 100.0, 100.0
+	if t.Pool > 0 {
+		rateHi, rateLo = math.Max(rateHi, 2*float64(t.Pool)/secs), math.Min(rateLo, 0.25*float64(t.Pool)/secs)
+	}
+	near := o.NearBulkhead * float64(t.Bulkhead)
+	inflightHi, inflightLo := 2*near, 0.25*near
+	if t.Bulkhead == 0 {
+		inflightHi, inflightLo = 1, 1
+	}
+	levels := []level{
+		{"every alert fires", 2 * hiT, rateHi, inflightHi, true},
+		{"no alert fires", loT / 4, rateLo, inflightLo, false},
+	}
+	// Samples and evaluations often enough for the shortest range: a
+	// rate needs two samples within it.
+	step := time.Minute
+	for _, w := range append(windows(o.Windows), o.DemandRange) {
+		step = min(step, w/5)
+	}
+	step = max(step.Truncate(time.Second), time.Second)
+	eval := longest + o.For + 10*time.Minute
+	n := int(eval/step) + 1
+	le := t.LE
+	f := unitFile{RuleFiles: []string{rulesPath}, EvaluationInterval: dur(step)}
+	for _, lv := range levels {
+		perStep := lv.rate * step.Seconds()
+		below := perStep * (1 - lv.ratio)
+		// Little's law: the calls in flight are rate(_sum), in the metric's unit.
+		sum := lv.fight * step.Seconds() / t.UnitSeconds
+		ut := unitTest{Name: fmt.Sprintf("%s: %s cut off at %s, %s calls/s", lv.name, num(lv.ratio), dur(t.Timeout), num(lv.rate)), Interval: dur(step)}
+		ut.InputSeries = []inputSer{
+			{seriesString(metric+"_bucket", labels, "le", le), counter(below, n)},
+			{seriesString(metric+"_bucket", labels, "le", "+Inf"), counter(perStep, n)},
+			{seriesString(metric+"_count", labels, "", ""), counter(perStep, n)},
+			{seriesString(metric+"_sum", labels, "", ""), counter(sum, n)},
+		}
+		for _, rule := range g.Rules {
+			if rule.Alert == "" {
+				continue
+			}
+			at := alertTest{EvalTime: dur(eval), Alertname: rule.Alert, ExpAlerts: []expAlert{}}
+			if lv.fires {
+				exp := expAlert{Labels: map[string]string{}, Annotations: map[string]string{}}
+				for _, l := range t.Labels {
+					if l[1] != "" {
+						exp.Labels[l[0]] = l[1]
+					}
+				}
+				exp.Labels["group"], exp.Labels["timeout"] = t.Group, dur(t.Timeout)
+				for k, v := range rule.Labels {
+					exp.Labels[k] = unliteral(v)
+				}
+				for k, v := range rule.Annotations {
+					exp.Annotations[k] = unliteral(v)
+				}
+				at.ExpAlerts = append(at.ExpAlerts, exp)
+			}
+			// The burn alerts share a name: one test per name, every pair.
+			if i := indexAlert(ut.AlertTests, rule.Alert); i >= 0 {
+				ut.AlertTests[i].ExpAlerts = append(ut.AlertTests[i].ExpAlerts, at.ExpAlerts...)
+				continue
+			}
+			ut.AlertTests = append(ut.AlertTests, at)
+		}
+		f.Tests = append(f.Tests, ut)
+	}
+	var buf bytes.Buffer
+	buf.WriteString("# promtool test rules for the rules of group " + strconv.Quote(t.Group) + ", written by tunetimeout rules --test-out.\n")
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(f); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func indexAlert(ts []alertTest, name string) int {
+	for i, t := range ts {
+		if t.Alertname == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// unliteral is what Prometheus makes of literal(s): s.
+func unliteral(s string) string { return strings.ReplaceAll(s, `{{ "{{" }}`, "{{") }
+
+// counter is a counter growing by per each step, n samples, in promtool's
+// expanding notation.
+func counter(per float64, n int) string {
+	return "0+" + num(per) + "x" + strconv.Itoa(n-1)
+}
+
+// seriesString writes a series in PromQL's notation, labels sorted, with
+// one more label when extra is set.
+func seriesString(name string, labels map[string]string, extra, value string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+"="+strconv.Quote(labels[k]))
+	}
+	if extra != "" {
+		parts = append(parts, extra+"="+strconv.Quote(value))
+	}
+	return name + "{" + strings.Join(parts, ",") + "}"
+}
+
+// selectorLabels reads a selector of equality matchers into label pairs;
+// any other matcher is an error (no series can be written for it here).
+func selectorLabels(s string) ([][2]string, error) {
+	body, err := selectorBody(s)
+	if err != nil {
+		return nil, err
+	}
+	var out [][2]string
+	for rest := strings.TrimSpace(body); rest != ""; {
+		i := strings.IndexAny(rest, "=!~")
+		if i <= 0 {
+			return nil, fmt.Errorf("selector %s: cannot read a matcher at %q", s, rest)
+		}
+		name := strings.TrimSpace(rest[:i])
+		rest = rest[i:]
+		if !strings.HasPrefix(rest, "=") || strings.HasPrefix(rest, "=~") {
+			return nil, fmt.Errorf("selector %s: only = matchers can be written as series, not %s%s", s, name, rest[:min(2, len(rest))])
+		}
+		rest = strings.TrimSpace(rest[1:])
+		q, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			return nil, fmt.Errorf("selector %s: the value of %s is not a quoted string", s, name)
+		}
+		v, err := strconv.Unquote(q)
+		if err != nil {
+			return nil, fmt.Errorf("selector %s: the value of %s: %w", s, name, err)
+		}
+		out = append(out, [2]string{name, v})
+		rest = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest[len(q):]), ","))
+	}
+	return out, nil
+}
