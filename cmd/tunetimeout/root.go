@@ -34,7 +34,7 @@ configuration to paste.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newAnalyze(), newCheck(), newJaeger(), newPrometheus(), newRules(), newSimulate(), newSnippet(), newSummarize(),
-		newVersion())
+		newVersion(), newWatch())
 	finishHelp(root)
 	return root
 }

@@ -1,0 +1,146 @@
+package watch
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tunetimeout/tunetimeout/report"
+)
+
+// The metrics, by name: a contract with dashboards (docs/watch.md). Every
+// value is read from the last good report at each scrape.
+var (
+	recommendedDesc = prometheus.NewDesc("tunetimeout_recommended_timeout_seconds",
+		"The recommended timeout of the group in the last good report.",
+		[]string{"group"}, nil)
+	quantileDesc = prometheus.NewDesc("tunetimeout_quantile_seconds",
+		"The measured latency at the quantile (the report's percentiles; quantile=\"1\" is the maximum). For bucketed data (Prometheus) the upper bound of the quantile's bucket.",
+		[]string{"group", "quantile"}, nil)
+	quantileLowerDesc = prometheus.NewDesc("tunetimeout_quantile_lower_seconds",
+		"Lower end of the confidence interval (--confidence) of the quantile the timeout builds on.",
+		[]string{"group", "quantile"}, nil)
+	quantileUpperDesc = prometheus.NewDesc("tunetimeout_quantile_upper_seconds",
+		"Upper end of the confidence interval (--confidence) of the quantile the timeout builds on; absent when it lies beyond the largest measured latency.",
+		[]string{"group", "quantile"}, nil)
+	cutOffDesc = prometheus.NewDesc("tunetimeout_cut_off_ratio",
+		"Share of the group's calls that take longer than the timeout (timeout=\"recommended\", or a --timeout in seconds). For bucketed data (Prometheus) an upper bound: the calls of the bucket holding the timeout count as cut off.",
+		[]string{"group", "timeout"}, nil)
+	inFlightDesc = prometheus.NewDesc("tunetimeout_in_flight_during_hang",
+		"Calls in flight at once while the dependency hangs (Little's law: rate x what each call waits); absent without a rate.",
+		[]string{"group"}, nil)
+	poolExhaustedDesc = prometheus.NewDesc("tunetimeout_pool_exhausted",
+		"1 when a hang of the dependency exhausts the --pool, else 0; absent without --pool or without a rate.",
+		[]string{"group"}, nil)
+	lastRunTimestampDesc = prometheus.NewDesc("tunetimeout_last_run_timestamp_seconds",
+		"When the last run ended, successful or not, in Unix seconds; absent before the first run ends.",
+		nil, nil)
+	lastRunSuccessDesc = prometheus.NewDesc("tunetimeout_last_run_success",
+		"1 when the last run succeeded, 0 when it failed (the metrics are then those of the last good run).",
+		nil, nil)
+	lastRunDurationDesc = prometheus.NewDesc("tunetimeout_last_run_duration_seconds",
+		"How long the last run took, successful or not.",
+		nil, nil)
+)
+
+// RecommendedLabel is the timeout label of tunetimeout_cut_off_ratio at
+// the recommended timeout.
+const RecommendedLabel = "recommended"
+
+// collector is the Watcher's metrics: a prometheus.Collector that reads
+// the last good report at each scrape, so that groups gone from it are
+// gone from /metrics and nothing accumulates from one run to the next.
+type collector struct{ w *Watcher }
+
+func (c collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{recommendedDesc, quantileDesc, quantileLowerDesc, quantileUpperDesc,
+		cutOffDesc, inFlightDesc, poolExhaustedDesc, lastRunTimestampDesc, lastRunSuccessDesc, lastRunDurationDesc} {
+		ch <- d
+	}
+}
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	r, last := c.w.snapshot()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		// A NaN or infinite value says nothing a dashboard can draw.
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	if last.done {
+		gauge(lastRunTimestampDesc, float64(last.end.UnixNano())/1e9)
+		gauge(lastRunSuccessDesc, bool01(last.ok))
+		gauge(lastRunDurationDesc, last.duration.Seconds())
+	}
+	if r == nil {
+		return
+	}
+	seen := make(map[string]bool, len(r.Groups))
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		name := labelValue(g.Name)
+		if seen[name] {
+			// Two groups whose names read alike once made valid UTF-8:
+			// one series each, the first, rather than a failed scrape.
+			continue
+		}
+		seen[name] = true
+		rec := g.Recommendation
+		gauge(recommendedDesc, rec.TimeoutSeconds, name)
+		for _, p := range g.Percentiles {
+			gauge(quantileDesc, p.Seconds, name, quantileLabel(p.Quantile))
+		}
+		if rec.Interval.Confidence > 0 {
+			q := quantileLabel(rec.Quantile)
+			gauge(quantileLowerDesc, rec.Interval.LowSeconds, name, q)
+			if rec.Interval.HighSeconds != nil {
+				gauge(quantileUpperDesc, *rec.Interval.HighSeconds, name, q)
+			}
+		}
+		gauge(cutOffDesc, rec.CutOffFraction, name, RecommendedLabel)
+		for _, t := range c.w.o.Timeouts {
+			if cand, ok := candidateAt(g.Candidates, t.Seconds()); ok {
+				gauge(cutOffDesc, cand.CutOffFraction, name, TimeoutLabel(t.Seconds()))
+			}
+		}
+		ll := g.LittlesLaw
+		if ll.InFlightDuringHang != nil {
+			gauge(inFlightDesc, *ll.InFlightDuringHang, name)
+		}
+		if ll.PoolExhausted != nil {
+			gauge(poolExhaustedDesc, bool01(*ll.PoolExhausted), name)
+		}
+	}
+}
+
+// candidateAt returns the candidate at the timeout of seconds.
+func candidateAt(cs []report.Candidate, seconds float64) (report.Candidate, bool) {
+	for _, c := range cs {
+		if math.Abs(c.TimeoutSeconds-seconds) <= 1e-9*seconds {
+			return c, true
+		}
+	}
+	return report.Candidate{}, false
+}
+
+// TimeoutLabel is the timeout label of a configured timeout: its seconds,
+// as Prometheus writes an le bound ("0.25", "2").
+func TimeoutLabel(seconds float64) string { return strconv.FormatFloat(seconds, 'g', -1, 64) }
+
+// quantileLabel writes a quantile as Prometheus's summaries do: "0.999".
+func quantileLabel(q float64) string { return strconv.FormatFloat(q, 'g', -1, 64) }
+
+// labelValue is a group name as a label value: client_golang escapes
+// quotes, backslashes and line breaks itself but refuses invalid UTF-8,
+// which names read from bytes may hold.
+func labelValue(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
+func bool01(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
