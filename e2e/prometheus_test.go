@@ -623,6 +623,25 @@ virtual_hosts:
 			"0.0417 %% to 0.396 %% straddles 0.1 %%: neither cuts off nor fits can be told")
 	})
 
+	// The rules for this backfilled histogram pass Prometheus's own
+	// checks, and so does the unit test generated beside them: the
+	// recording rule counts above le="1", the recommended 1s.
+	t.Run("rules: promtool check and test", func(t *testing.T) {
+		dir := t.TempDir()
+		rules, test := filepath.Join(dir, "timeouts.rules.yaml"), filepath.Join(dir, "timeouts.test.yaml")
+		_, errOut, code := runTool(t, append(append([]string{"rules"}, api[1:]...), "--output", rules, "--test-out", test)...)
+		require.Equal(t, 0, code, errOut)
+		b, err := os.ReadFile(rules)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), promMetric+`_bucket{route="/api", le=~"1|1\\.0"}[5m]`, "the bucket bound of the recommended 1s")
+		out, err := exec.Command(promtool, "check", "rules", rules).CombinedOutput()
+		require.NoError(t, err, "%s\n%s", out, b)
+		assert.Contains(t, string(out), "SUCCESS")
+		out, err = exec.Command(promtool, "test", "rules", test).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.Contains(t, string(out), "SUCCESS")
+	})
+
 	t.Run("all routes: the quantile beyond the largest bound", func(t *testing.T) {
 		r := runJSON(t, base...)
 		require.Len(t, r.Groups, 1)
