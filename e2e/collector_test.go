@@ -36,7 +36,7 @@ func otelcolBinary(t *testing.T) string {
 		t.Skip("the OpenTelemetry Collector is built from e2e/otelcol only under TUNETIMEOUT_E2E=1 (about a minute; or set TUNETIMEOUT_OTELCOL to a binary built there with go build)")
 	}
 	otelcolOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "tunetimeout-otelcol-")
+		dir, err := os.MkdirTemp("", "tunetimeout-e2e-otelcol-")
 		if err != nil {
 			otelcolErr = err
 			return
@@ -57,6 +57,16 @@ var (
 	otelcolPath string
 	otelcolErr  error
 )
+
+// removeBuilt removes the binaries the tests built (TestMain, at the end):
+// the Collector and Jaeger are over 150 MB together.
+func removeBuilt() {
+	for _, p := range []string{otelcolPath, jaegerPath} {
+		if p != "" {
+			os.RemoveAll(filepath.Dir(p))
+		}
+	}
+}
 
 // collectorFiles are the files the test's collector writes, one per
 // file exporter (each framing the exporter has), for traces and metrics.

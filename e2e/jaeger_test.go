@@ -47,7 +47,7 @@ func jaegerBinary(t *testing.T) string {
 		t.Skip("Jaeger is built from e2e/jaeger only under TUNETIMEOUT_E2E=1 (minutes; or set TUNETIMEOUT_JAEGER to a binary built there with go build -o jaeger github.com/jaegertracing/jaeger/cmd/jaeger)")
 	}
 	jaegerOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "tunetimeout-jaeger-")
+		dir, err := os.MkdirTemp("", "tunetimeout-e2e-jaeger-")
 		if err != nil {
 			jaegerErr = err
 			return

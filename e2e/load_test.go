@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	stop()
+	removeBuilt()
 	os.Exit(code)
 }
 

@@ -24,6 +24,15 @@ var (
 	binErr  error
 )
 
+// TestMain removes the binary the tests built, once they ran.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 // binary builds the command once for the tests that run it as a process.
 func binary(t *testing.T) string {
 	t.Helper()
