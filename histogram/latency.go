@@ -517,3 +517,9 @@ func floatRank(r float64, n int64) int64 {
 	}
 	return int64(r)
 }
+
+// BucketLowerMicros is the lowest value of the bucket us (microseconds)
+// falls in: what the histogram keeps of it. Below 2,048 us every
+// microsecond is a bucket; above, us with its lowest floor(log2(us)) - 10
+// bits cleared (sqlsource writes the same arithmetic in SQL).
+func BucketLowerMicros(us int64) int64 { return lowestEquivalent(us) }

@@ -77,6 +77,7 @@ type Format struct {
 	//      otlp: a JSON object with resourceSpans, before the JSON logs;
 	//      zipkin: an array of spans with traceId, before the JSON logs too;
 	//   60 caddy, envoy-json, traefik: JSON objects with fields of their own;
+	//   65 buckets: a header with bucket_us and calls, before csv;
 	//   70 csv: a header row of column names, after every log.
 	Priority int
 	// NotRequest returns, for a line (without its prefixes) that is one of
@@ -104,6 +105,10 @@ type Format struct {
 	// its inputs are read by ReadOTLPMetrics, not by a Decoder, and
 	// analysed as Prometheus's buckets are.
 	Bucketed bool
+	// HDRBuckets says the format holds HDR bucket counts a SQL engine
+	// computed: its inputs are read by ReadBuckets into the histograms a
+	// local read fills.
+	HDRBuckets bool
 	// Edges says that without --by the format groups its samples by
 	// caller and callee ("frontend cart"): each group is an edge of the
 	// call graph (spans).

@@ -19,7 +19,7 @@ func TestSniffOrder(t *testing.T) {
 			got = append(got, f.Name)
 		}
 	}
-	assert.Equal(t, []string{"hlog", "alb", "envoy", "haproxy", "apache", "ingress-nginx", "nginx", "jaeger", "otlp", "otlp-metrics", "zipkin", "caddy", "envoy-json", "traefik", "csv"}, got)
+	assert.Equal(t, []string{"hlog", "alb", "envoy", "haproxy", "apache", "ingress-nginx", "nginx", "jaeger", "otlp", "otlp-metrics", "zipkin", "caddy", "envoy-json", "traefik", "buckets", "csv"}, got)
 }
 
 // TestCheckLatency pins each format's --latency measures and the rule
@@ -33,7 +33,7 @@ func TestCheckLatency(t *testing.T) {
 	both := []string{"request", "upstream"}
 	nginx := []string{"request", "upstream", "upstream-last", "upstream-header"}
 	assert.Equal(t, map[string][]string{
-		"alb": upstream, "apache": {"request"}, "caddy": both, "csv": nil, "envoy": both, "envoy-json": both,
+		"alb": upstream, "apache": {"request"}, "buckets": nil, "caddy": both, "csv": nil, "envoy": both, "envoy-json": both,
 		"haproxy": upstream, "hlog": nil, "ingress-nginx": nginx, "jaeger": nil, "jsonl": both, "nginx": nginx, "otlp": nil, "otlp-metrics": nil, "traefik": both, "zipkin": nil,
 	}, got)
 	assert.Equal(t, nginx, LatencyNames(), "auto: the union, request first")

@@ -1,0 +1,45 @@
+package analysis
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/report"
+)
+
+// readBuckets reads HDR buckets a SQL engine computed (ingest's buckets
+// format) into set: each row's calls at its bucket's lowest value, which
+// the histogram keeps of any value in the bucket, so the histograms are
+// those a read of the rows one by one fills. The rows carry no times:
+// --from and --to were the query's, and rates come from --rate.
+func readBuckets(ctx context.Context, name string, r io.Reader, o Options, set *histogram.Set, in *report.Input) error {
+	return ingest.ReadBuckets(r, name, func(b *ingest.BucketRow) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		in.Records += b.Calls
+		g := set.Group(groupName(b.Group))
+		if g.Latency == nil {
+			return errors.New(name + ": HDR buckets carry no times, which interval histograms need: analyze them, do not summarize them")
+		}
+		d := time.Duration(b.BucketUS) * time.Microsecond
+		counted := b.Calls - b.Censored
+		for reason, n := range b.Excluded {
+			g.Excluded[reason] += n
+			counted -= n
+		}
+		if counted > 0 {
+			g.Latency.RecordN(d, counted)
+		}
+		if b.Censored > 0 {
+			g.Latency.RecordCensoredN(d, b.Censored)
+		}
+		return nil
+	}, func(err error) error {
+		return badRecord(err, &o, in)
+	})
+}

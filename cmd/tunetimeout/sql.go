@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/internal/timeflag"
+	"github.com/tunetimeout/tunetimeout/sqlsource"
+)
+
+// newSQL is `tunetimeout sql`: the query that makes a SQL engine compute
+// the histogram where the rows are (sqlsource).
+func newSQL() *cobra.Command {
+	var (
+		o                      sqlsource.Options
+		unit, status, from, to string
+		includeErrors          bool
+	)
+	cmd := &cobra.Command{
+		Use:   "sql --dialect NAME --table T --latency COLUMN --unit UNIT",
+		Short: "Print the query that computes the histogram inside a SQL engine",
+		Long: `sql prints a query that makes the engine holding the rows compute the
+histogram tunetimeout would: one row per group and HDR bucket (3 significant
+digits, microseconds), with the status rule's censored and excluded calls as
+conditional counts. What comes back is bounded by groups x filled buckets,
+not rows; save it as CSV with its header and read it with
+tunetimeout analyze --input buckets: the report is the one a local read of
+the same rows gives.
+
+The latency is cut to whole microseconds toward zero, as a local read cuts
+it: store it as an integer or a decimal, since a floating-point column can
+put a value one microsecond off.`,
+		Example: `  # PostgreSQL: the query, run by psql, read back
+  tunetimeout sql --dialect postgres --table access --latency latency_ms \
+      --unit ms --status-column status --by route > hist.sql
+  psql --csv -f hist.sql > buckets.csv
+  tunetimeout analyze buckets.csv --rate 400 --pool 200`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if unit != "" {
+				if o.Unit, err = ingest.ParseUnit(unit); err != nil {
+					return usageError{fmt.Errorf("--unit: %w", err)}
+				}
+			}
+			if status != "" {
+				if o.Rule, err = ingest.ParseStatusRule(status); err != nil {
+					return usageError{err}
+				}
+			}
+			o.Rule.IncludeErrors = includeErrors
+			now := time.Now()
+			if o.From, err = timeflag.Parse(from, now); err != nil {
+				return usageError{fmt.Errorf("--from: %w", err)}
+			}
+			if o.To, err = timeflag.Parse(to, now); err != nil {
+				return usageError{fmt.Errorf("--to: %w", err)}
+			}
+			if (!o.From.IsZero() || !o.To.IsZero()) && o.Time == "" {
+				return usageError{fmt.Errorf("--from and --to need --time, the time column")}
+			}
+			q, err := sqlsource.Build(o)
+			if err != nil {
+				return usageError{err}
+			}
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), q+";")
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Dialect, "dialect", "", "the engine: "+strings.Join(sqlsource.Dialects, ", "))
+	fl.StringVar(&o.Table, "table", "", "the table (or view) the rows are in")
+	fl.StringVar(&o.Query, "query", "", "a subquery the rows come from, instead of --table")
+	fl.StringVar(&o.Latency, "latency", "", "the latency column, or an expression")
+	fl.StringVar(&unit, "unit", "", "the latency column's unit: ns, us, ms, s")
+	fl.StringVar(&o.Status, "status-column", "", "the HTTP status column (none: every call counts)")
+	fl.StringVar(&status, "status", "", "status rule overrides, e.g. \"exclude=4xx count=404 censor=503\"")
+	fl.BoolVar(&includeErrors, "include-errors", false, "count 4xx and 5xx responses as latency samples")
+	fl.StringVar(&o.Time, "time", "", "the time column, for --from and --to")
+	fl.StringVar(&from, "from", "", "rows from this time on ("+timeflag.Grammar+")")
+	fl.StringVar(&to, "to", "", "rows before this time")
+	fl.StringSliceVar(&o.By, "by", nil, "group columns (or expressions), e.g. route,method")
+	complete(cmd, "dialect", sqlsource.Dialects...)
+	complete(cmd, "unit", unitNames...)
+	return cmd
+}

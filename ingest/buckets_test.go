@@ -1,0 +1,91 @@
+package ingest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func readBucketRows(t *testing.T, input string) ([]BucketRow, []string, error) {
+	t.Helper()
+	var rows []BucketRow
+	var bad []string
+	err := ReadBuckets(strings.NewReader(input), "b.csv", func(r *BucketRow) error {
+		c := *r
+		c.Excluded = nil
+		if len(r.Excluded) > 0 {
+			c.Excluded = map[string]int64{}
+			for k, v := range r.Excluded {
+				c.Excluded[k] = v
+			}
+		}
+		rows = append(rows, c)
+		return nil
+	}, func(err error) error {
+		var pe *ParseError
+		require.True(t, errors.As(err, &pe))
+		bad = append(bad, err.Error())
+		return nil
+	})
+	return rows, bad, err
+}
+
+func TestReadBuckets(t *testing.T) {
+	rows, bad, err := readBucketRows(t, "route,method,bucket_us,calls,censored,excluded_5xx\n"+
+		"/a,GET,2048,10,1,2\n"+
+		",POST,31424,3,0,0\n"+
+		"/a,GET,x,1,0,0\n"+
+		"/a,GET,5,1,1,1\n"+
+		"/a,GET,5\n")
+	require.NoError(t, err)
+	require.Len(t, rows, 2)
+	assert.Equal(t, BucketRow{Group: "/a GET", BucketUS: 2048, Calls: 10, Censored: 1, Excluded: map[string]int64{"status 5xx": 2}}, rows[0])
+	assert.Equal(t, BucketRow{Group: "- POST", BucketUS: 31424, Calls: 3}, rows[1], "an empty group value is -")
+	require.Len(t, bad, 3)
+	assert.Equal(t, `b.csv:4: column "bucket_us": "x" is not a whole number of microseconds, 0 or more`, bad[0])
+	assert.Contains(t, bad[1], `b.csv:5: column "calls": "1" is fewer than the censored and excluded calls, 2`)
+	assert.Contains(t, bad[2], "b.csv:6: has 3 columns, the header 6")
+
+	// TSV, without the optional columns.
+	rows, bad, err = readBucketRows(t, "bucket_us\tcalls\n7\t4\n")
+	require.NoError(t, err)
+	assert.Empty(t, bad)
+	assert.Equal(t, []BucketRow{{Group: "", BucketUS: 7, Calls: 4}}, rows)
+
+	_, _, err = readBucketRows(t, "route,latency\n/a,5\n")
+	assert.ErrorContains(t, err, "b.csv:1: the header has no bucket_us and calls columns")
+	assert.True(t, sniffBuckets([]byte("route,bucket_us,calls,censored")))
+	assert.False(t, sniffBuckets([]byte("route,latency_ms")))
+}
+
+// FuzzBuckets checks that reading buckets never panics, that its errors
+// are bad rows with a line or the header's, and that every row's counts
+// hold its censored and excluded calls.
+func FuzzBuckets(f *testing.F) {
+	f.Add("route,bucket_us,calls,censored,excluded_5xx\n/a,2048,10,1,2\n")
+	f.Add("bucket_us\tcalls\n7\t4\n")
+	f.Fuzz(func(t *testing.T, input string) {
+		err := ReadBuckets(strings.NewReader(input), "f", func(r *BucketRow) error {
+			sum := r.Censored
+			for _, n := range r.Excluded {
+				sum += n
+			}
+			if r.BucketUS < 0 || r.Calls < sum {
+				t.Fatalf("row %+v", r)
+			}
+			return nil
+		}, func(err error) error {
+			var pe *ParseError
+			if !errors.As(err, &pe) || pe.Line < 2 {
+				t.Fatalf("not a bad row: %v", err)
+			}
+			return nil
+		})
+		if err != nil && !strings.Contains(err.Error(), "f:1:") && !errors.Is(err, ErrEmptyInput) {
+			t.Fatalf("error %v", err)
+		}
+	})
+}

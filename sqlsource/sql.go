@@ -1,0 +1,274 @@
+// Package sqlsource writes the query that makes a SQL engine compute the
+// histogram tunetimeout would, where the rows are: grouped by the groups
+// and by the HDR bucket of each latency, with the status rule's censored
+// and excluded calls as conditional counts. What comes back is bounded by
+// groups x filled buckets, not rows, and reads back with --input buckets
+// (ingest/buckets.go) into the same histograms a local read fills.
+package sqlsource
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/ingest"
+)
+
+// Dialects are the engines the query is written for.
+var Dialects = []string{"clickhouse", "duckdb", "postgres", "trino", "bigquery"}
+
+// Options say where the rows are and what their columns mean.
+type Options struct {
+	Dialect string
+	// Table is the table (or view) the rows are in; Query a subquery
+	// instead of it.
+	Table, Query string
+	// Latency is the latency column (or an expression), in Unit.
+	Latency string
+	Unit    time.Duration
+	// Status is the HTTP status column; "" = none (every call counts).
+	Status string
+	// Time is the time column; From and To bound it, [From, To).
+	Time     string
+	From, To time.Time
+	// By are the group columns (or expressions), in order.
+	By []string
+	// Rule is the status rule, as analyze applies it.
+	Rule ingest.StatusRule
+}
+
+// Column names of the result, which ingest's buckets format reads.
+const (
+	BucketColumn   = ingest.BucketsBucketColumn
+	CallsColumn    = ingest.BucketsCallsColumn
+	CensoredColumn = ingest.BucketsCensoredColumn
+)
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// Build writes the query. Column names that are plain identifiers are
+// used as they are; anything else is taken as an expression of the
+// dialect, written by the user (--by, --latency), and kept in parentheses.
+func Build(o Options) (string, error) {
+	if !slices.Contains(Dialects, o.Dialect) {
+		return "", fmt.Errorf("--dialect %q: want one of %s", o.Dialect, strings.Join(Dialects, ", "))
+	}
+	if (o.Table == "") == (o.Query == "") {
+		return "", errors.New("give --table or --query (a subquery), one of them")
+	}
+	if o.Latency == "" {
+		return "", errors.New("give --latency, the latency column")
+	}
+	if o.Unit <= 0 {
+		return "", errors.New("give --unit, the latency column's unit: ns, us, ms or s")
+	}
+	d := dialects[o.Dialect]
+	from := o.Table
+	if o.Query != "" {
+		from = "(" + o.Query + ") AS src"
+	}
+	// The latency in whole microseconds, cut as the histogram cuts a
+	// duration (histogram.toMicros): toward zero.
+	us := micros(d, expr(o.Latency), o.Unit)
+
+	var inner []string
+	for i, b := range o.By {
+		inner = append(inner, fmt.Sprintf("%s AS g%d", expr(b), i+1))
+	}
+	inner = append(inner, us+" AS us")
+	status := "CAST(NULL AS INTEGER)"
+	if o.Status != "" {
+		status = expr(o.Status)
+	}
+	inner = append(inner, status+" AS status")
+	var where []string
+	if o.Time != "" && !o.From.IsZero() {
+		where = append(where, fmt.Sprintf("%s >= %s", expr(o.Time), d.timestamp(o.From)))
+	}
+	if o.Time != "" && !o.To.IsZero() {
+		where = append(where, fmt.Sprintf("%s < %s", expr(o.Time), d.timestamp(o.To)))
+	}
+	where = append(where, expr(o.Latency)+" IS NOT NULL")
+
+	censor, exclude := statusLists(&o.Rule)
+	// Grouped and ordered by position: Trino does not group by an alias.
+	var outer, groupBy []string
+	for i, b := range o.By {
+		outer = append(outer, fmt.Sprintf("g%d AS %s", i+1, d.quote(groupColumn(b, i))))
+		groupBy = append(groupBy, strconv.Itoa(i+1))
+	}
+	outer = append(outer, bucketExpr(d, "us")+" AS "+BucketColumn, "COUNT(*) AS "+CallsColumn)
+	outer = append(outer, fmt.Sprintf("SUM(CASE WHEN %s THEN 1 ELSE 0 END) AS %s", in("status", censor), CensoredColumn))
+	classes := mapsKeys(exclude)
+	slices.Sort(classes)
+	for _, class := range classes {
+		outer = append(outer, fmt.Sprintf("SUM(CASE WHEN %s THEN 1 ELSE 0 END) AS %s", in("status", exclude[class]), ingest.BucketsExcludedPrefix+class))
+	}
+	groupBy = append(groupBy, strconv.Itoa(len(o.By)+1))
+	var b strings.Builder
+	fmt.Fprintf(&b, "-- tunetimeout: the HDR histogram (3 significant digits, microseconds) of %s per group, %s\n", o.Latency, o.Dialect)
+	fmt.Fprintf(&b, "SELECT %s\nFROM (\n  SELECT %s\n  FROM %s\n  WHERE %s\n) AS tt\nGROUP BY %s\nORDER BY %s",
+		strings.Join(outer, ",\n  "), strings.Join(inner, ",\n    "), from, strings.Join(where, "\n    AND "),
+		strings.Join(groupBy, ", "), strings.Join(groupBy, ", "))
+	return b.String(), nil
+}
+
+// groupColumn names the result's column of group key i: the column's
+// own name, or g<i> for an expression.
+func groupColumn(b string, i int) string {
+	if identifier.MatchString(b) {
+		if j := strings.LastIndexByte(b, '.'); j >= 0 {
+			return b[j+1:]
+		}
+		return b
+	}
+	return "g" + strconv.Itoa(i+1)
+}
+
+func expr(s string) string {
+	if identifier.MatchString(s) {
+		return s
+	}
+	return "(" + s + ")"
+}
+
+// statusLists are the codes the rule censors and those it excludes, by
+// class ("5xx"), as analyze applies them (ingest.StatusRule.Action).
+func statusLists(r *ingest.StatusRule) (censor []int, exclude map[string][]int) {
+	exclude = map[string][]int{}
+	for code := 100; code <= 999; code++ {
+		switch r.Action(code) {
+		case ingest.Censor:
+			censor = append(censor, code)
+		case ingest.Exclude:
+			class := strconv.Itoa(code/100) + "xx"
+			exclude[class] = append(exclude[class], code)
+		}
+	}
+	return censor, exclude
+}
+
+// in is col IN (codes), ranges of consecutive codes written BETWEEN.
+func in(col string, codes []int) string {
+	if len(codes) == 0 {
+		return "1 = 0"
+	}
+	var parts, singles []string
+	for i := 0; i < len(codes); {
+		j := i
+		for j+1 < len(codes) && codes[j+1] == codes[j]+1 {
+			j++
+		}
+		if j-i >= 2 {
+			parts = append(parts, fmt.Sprintf("%s BETWEEN %d AND %d", col, codes[i], codes[j]))
+		} else {
+			for k := i; k <= j; k++ {
+				singles = append(singles, strconv.Itoa(codes[k]))
+			}
+		}
+		i = j + 1
+	}
+	if len(singles) > 0 {
+		parts = append(parts, col+" IN ("+strings.Join(singles, ", ")+")")
+	}
+	return "(" + strings.Join(parts, " OR ") + ")"
+}
+
+// bucketExpr is the HDR bucket's lowest value of us, the histogram's own
+// arithmetic (histogram.BucketLowerMicros): below 2,048 every microsecond
+// is a bucket; above, the value with its lowest s bits cleared, s =
+// floor(log2(us)) - 10, written as a ladder of powers of two (exact in
+// every engine, where a floating log2 is not) up to 24 hours.
+func bucketExpr(d dialect, us string) string {
+	var b strings.Builder
+	b.WriteString("CASE WHEN " + us + " < 2048 THEN " + us)
+	for s := 1; ; s++ {
+		limit := int64(2048) << s
+		p := int64(1) << s
+		fmt.Fprintf(&b, " WHEN %s < %d THEN %s * %d", us, limit, d.intDiv(us, p), p)
+		if limit > histogram.Highest.Microseconds() {
+			break
+		}
+	}
+	b.WriteString(" ELSE " + us + " END")
+	return b.String()
+}
+
+// micros is the latency column in whole microseconds, cut toward zero.
+func micros(d dialect, col string, unit time.Duration) string {
+	switch {
+	case unit == time.Microsecond:
+		return d.cast(d.trunc(col))
+	case unit > time.Microsecond:
+		return d.cast(d.trunc(fmt.Sprintf("%s * %d", col, unit/time.Microsecond)))
+	}
+	return d.cast(d.trunc(fmt.Sprintf("%s / %d", col, time.Microsecond/unit)))
+}
+
+// dialect is what differs between engines.
+type dialect struct {
+	intDiv    func(a string, b int64) string
+	trunc     func(x string) string
+	cast      func(x string) string
+	quote     func(name string) string
+	timestamp func(t time.Time) string
+}
+
+var dialects = map[string]dialect{
+	"clickhouse": {
+		intDiv: func(a string, b int64) string { return fmt.Sprintf("intDiv(%s, %d)", a, b) },
+		trunc:  func(x string) string { return "trunc(" + x + ")" },
+		cast:   func(x string) string { return "toInt64(" + x + ")" },
+		quote:  backquote,
+		timestamp: func(t time.Time) string {
+			return fmt.Sprintf("toDateTime64('%s', 6, 'UTC')", t.UTC().Format("2006-01-02 15:04:05.000000"))
+		},
+	},
+	"duckdb": {
+		intDiv:    func(a string, b int64) string { return fmt.Sprintf("(%s // %d)", a, b) },
+		trunc:     func(x string) string { return "trunc(" + x + ")" },
+		cast:      func(x string) string { return "CAST(" + x + " AS BIGINT)" },
+		quote:     doublequote,
+		timestamp: isoTimestamp,
+	},
+	"postgres": {
+		intDiv:    func(a string, b int64) string { return fmt.Sprintf("(%s / %d)", a, b) },
+		trunc:     func(x string) string { return "trunc(" + x + ")" },
+		cast:      func(x string) string { return "CAST(" + x + " AS BIGINT)" },
+		quote:     doublequote,
+		timestamp: isoTimestamp,
+	},
+	"trino": {
+		intDiv:    func(a string, b int64) string { return fmt.Sprintf("(%s / %d)", a, b) },
+		trunc:     func(x string) string { return "truncate(" + x + ")" },
+		cast:      func(x string) string { return "CAST(" + x + " AS BIGINT)" },
+		quote:     doublequote,
+		timestamp: isoTimestamp,
+	},
+	"bigquery": {
+		intDiv:    func(a string, b int64) string { return fmt.Sprintf("DIV(%s, %d)", a, b) },
+		trunc:     func(x string) string { return "TRUNC(" + x + ")" },
+		cast:      func(x string) string { return "CAST(" + x + " AS INT64)" },
+		quote:     backquote,
+		timestamp: func(t time.Time) string { return "TIMESTAMP '" + t.UTC().Format("2006-01-02 15:04:05.999999") + "+00'" },
+	},
+}
+
+func doublequote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+func backquote(s string) string   { return "`" + strings.ReplaceAll(s, "`", "") + "`" }
+func isoTimestamp(t time.Time) string {
+	return "TIMESTAMP '" + t.UTC().Format("2006-01-02 15:04:05.999999") + "+00:00'"
+}
+
+func mapsKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package sqlsource
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/ingest"
+)
+
+// The ladder the query writes, evaluated here branch by branch, gives the
+// histogram's own bucket of every value: the lowest value it keeps.
+func TestBucketLadderIsTheHistogramsArithmetic(t *testing.T) {
+	expr := bucketExpr(dialects["postgres"], "us")
+	branch := regexp.MustCompile(`WHEN us < (\d+) THEN \(us / (\d+)\) \* (\d+)`)
+	type step struct{ limit, div int64 }
+	var ladder []step
+	for _, m := range branch.FindAllStringSubmatch(expr, -1) {
+		limit, _ := strconv.ParseInt(m[1], 10, 64)
+		div, _ := strconv.ParseInt(m[2], 10, 64)
+		mul, _ := strconv.ParseInt(m[3], 10, 64)
+		require.Equal(t, div, mul)
+		ladder = append(ladder, step{limit, div})
+	}
+	require.NotEmpty(t, ladder)
+	eval := func(us int64) int64 {
+		if us < 2048 {
+			return us
+		}
+		for _, s := range ladder {
+			if us < s.limit {
+				return us / s.div * s.div
+			}
+		}
+		return us
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	values := []int64{0, 1, 2047, 2048, 2049, 4095, 4096, 1 << 20, 1<<20 - 1, histogram.Highest.Microseconds()}
+	for range 100_000 {
+		values = append(values, r.Int64N(histogram.Highest.Microseconds()))
+	}
+	for _, v := range values {
+		require.Equal(t, histogram.BucketLowerMicros(v), eval(v), "us %d", v)
+	}
+	assert.Greater(t, ladder[len(ladder)-1].limit, histogram.Highest.Microseconds(), "the ladder reaches 24 hours")
+}
+
+func TestStatusLists(t *testing.T) {
+	censor, exclude := statusLists(&ingest.StatusRule{})
+	assert.Equal(t, []int{408, 499, 504, 524, 598, 599}, censor)
+	assert.Equal(t, []string{"5xx"}, mapsKeys(exclude))
+	assert.Equal(t, "(status BETWEEN 500 AND 503 OR status BETWEEN 505 AND 523 OR status BETWEEN 525 AND 597)", in("status", exclude["5xx"]))
+	rule, err := ingest.ParseStatusRule("exclude=4xx count=404")
+	require.NoError(t, err)
+	_, exclude = statusLists(&rule)
+	assert.Contains(t, in("status", exclude["4xx"]), "status BETWEEN 400 AND 403")
+	assert.Contains(t, in("status", exclude["4xx"]), "status BETWEEN 405 AND 499", "404 counts; the class override takes 408 and 499 too, as analyze does")
+	assert.Equal(t, "1 = 0", in("status", nil))
+}
+
+func TestBuild(t *testing.T) {
+	o := Options{Dialect: "clickhouse", Table: "logs.access", Latency: "duration_ns", Unit: time.Nanosecond, Status: "status",
+		Time: "ts", From: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC),
+		By: []string{"route", "lower(method)"}}
+	q, err := Build(o)
+	require.NoError(t, err)
+	for _, want := range []string{
+		"toInt64(trunc(duration_ns / 1000)) AS us", // cut toward zero, as the histogram cuts
+		"intDiv(us, 2) * 2",
+		"g1 AS `route`", "g2 AS `g2`", "(lower(method)) AS g2",
+		"ts >= toDateTime64('2026-11-30 00:00:00.000000', 6, 'UTC')", "ts < toDateTime64('2026-12-01 00:00:00.000000', 6, 'UTC')",
+		"GROUP BY 1, 2, 3", "AS excluded_5xx", "FROM logs.access",
+	} {
+		assert.Contains(t, q, want)
+	}
+	for d, want := range map[string]string{"duckdb": "(us // 2) * 2", "trino": "truncate(latency_s * 1000000)", "bigquery": "DIV(us, 2) * 2"} {
+		q, err := Build(Options{Dialect: d, Query: "select * from t", Latency: "latency_s", Unit: time.Second})
+		require.NoError(t, err)
+		assert.Contains(t, q, want, d)
+		assert.Contains(t, q, "FROM (select * from t) AS src", d)
+		assert.Contains(t, q, "GROUP BY 1", d)
+	}
+	for _, bad := range []Options{
+		{Dialect: "mysql", Table: "t", Latency: "l", Unit: time.Millisecond},
+		{Dialect: "postgres", Latency: "l", Unit: time.Millisecond},
+		{Dialect: "postgres", Table: "t", Query: "q", Latency: "l", Unit: time.Millisecond},
+		{Dialect: "postgres", Table: "t", Unit: time.Millisecond},
+		{Dialect: "postgres", Table: "t", Latency: "l"},
+	} {
+		_, err := Build(bad)
+		assert.Error(t, err, "%+v", bad)
+	}
+	_, err = Build(Options{Dialect: "mysql", Table: "t", Latency: "l", Unit: time.Millisecond})
+	assert.True(t, strings.Contains(err.Error(), "clickhouse, duckdb, postgres, trino, bigquery"))
+}
