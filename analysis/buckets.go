@@ -15,17 +15,24 @@ import (
 // format) into set: each row's calls at its bucket's lowest value, which
 // the histogram keeps of any value in the bucket, so the histograms are
 // those a read of the rows one by one fills. The rows carry no times:
-// --from and --to were the query's, and rates come from --rate.
+// --from and --to were the query's. Rows of arrivals (tunetimeout sql
+// --arrivals) give the rates, as the calls' times give them in a local
+// read; without them, rates come from --rate.
 func readBuckets(ctx context.Context, name string, r io.Reader, o Options, set *histogram.Set, in *report.Input) error {
 	return ingest.ReadBuckets(r, name, func(b *ingest.BucketRow) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		in.Records += b.Calls
 		g := set.Group(groupName(b.Group))
 		if g.Latency == nil {
 			return errors.New(name + ": HDR buckets carry no times, which interval histograms need: analyze them, do not summarize them")
 		}
+		if b.Arrivals {
+			// The rates' own rows: their calls are those of the buckets.
+			g.Arrivals.AddN(b.Second, b.Calls)
+			return nil
+		}
+		in.Records += b.Calls
 		d := time.Duration(b.BucketUS) * time.Microsecond
 		counted := b.Calls - b.Censored
 		for reason, n := range b.Excluded {

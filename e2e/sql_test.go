@@ -76,14 +76,21 @@ func TestSQLPostgresEqualsLocalRead(t *testing.T) {
 	buckets := filepath.Join(dir, "buckets.csv")
 	require.NoError(t, os.WriteFile(buckets, sql("--csv", "-f", qfile), 0o644))
 
-	opts := func(in string, by ...string) analysis.Options {
-		return analysis.Options{Inputs: []string{in}, Recommend: recommend.DefaultOptions(), Ingest: ingest.Options{By: by}}
+	// And the calls per second, for the rates.
+	query, errOut, code = runTool(t, "sql", "--dialect", "postgres", "--table", "access", "--time", "timestamp", "--by", "route", "--arrivals")
+	require.Equal(t, 0, code, errOut)
+	require.NoError(t, os.WriteFile(qfile, []byte(query), 0o644))
+	arrivals := filepath.Join(dir, "arrivals.csv")
+	require.NoError(t, os.WriteFile(arrivals, sql("--csv", "-f", qfile), 0o644))
+
+	opts := func(by []string, in ...string) analysis.Options {
+		return analysis.Options{Inputs: in, Recommend: recommend.DefaultOptions(), Ingest: ingest.Options{By: by}, Pool: 200}
 	}
-	got, err := analysis.Run(context.Background(), opts(buckets), nil)
+	got, err := analysis.Run(context.Background(), opts(nil, buckets, arrivals), nil)
 	require.NoError(t, err)
-	want, err := analysis.Run(context.Background(), opts(mixture, "route"), nil)
+	want, err := analysis.Run(context.Background(), opts([]string{"route"}, mixture), nil)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"buckets"}, got.Input.Formats, "detected")
+	assert.Equal(t, []string{"buckets"}, got.Input.Formats, "detected, both files")
 	assert.Equal(t, want.Input.Records, got.Input.Records, "every row, counted in its bucket")
 	require.Len(t, got.Groups, len(want.Groups))
 	for i, w := range want.Groups {
@@ -94,6 +101,11 @@ func TestSQLPostgresEqualsLocalRead(t *testing.T) {
 		assert.Equal(t, w.Censored, g.Censored, w.Name)
 		assert.Equal(t, w.Percentiles, g.Percentiles, w.Name)
 		assert.Equal(t, w.Recommendation.TimeoutSeconds, g.Recommendation.TimeoutSeconds, w.Name)
+		// The rates, from the calls per second: mean, busiest minute and
+		// second, and Little's law on them.
+		assert.Equal(t, w.LittlesLaw, g.LittlesLaw, w.Name)
+		require.NotNil(t, g.LittlesLaw.RatePerSecond, w.Name)
+		assert.Equal(t, "measured", g.LittlesLaw.RateSource, w.Name)
 	}
 	rows, err := os.ReadFile(buckets)
 	require.NoError(t, err)

@@ -305,6 +305,14 @@ func NewArrivals() *Arrivals {
 // Add counts one call at t, in the whole second (Unix time) that holds it.
 func (a *Arrivals) Add(t time.Time) { a.add(t.Unix(), 1) }
 
+// AddN counts n > 0 calls in second sec (Unix time): the arrivals a SQL
+// engine counted per second (ingest's buckets format).
+func (a *Arrivals) AddN(sec, n int64) {
+	if n > 0 {
+		a.add(sec, n)
+	}
+}
+
 // add counts n > 0 calls in second sec.
 func (a *Arrivals) add(sec, n int64) {
 	if a.count == 0 {

@@ -32,11 +32,19 @@ const (
 	BucketsCallsColumn    = "calls"
 	BucketsCensoredColumn = "censored"
 	BucketsExcludedPrefix = "excluded_"
+	// BucketsSecondColumn holds, instead of bucket_us, the second (Unix
+	// time) of the calls of rows of arrivals (tunetimeout sql --arrivals),
+	// for the rates.
+	BucketsSecondColumn = "second"
 )
 
 // BucketRow is one row of buckets.
 type BucketRow struct {
-	Group    string
+	Group string
+	// Arrivals: the row counts the calls that arrived in Second, for the
+	// rates, rather than the calls of a bucket.
+	Arrivals bool
+	Second   int64
 	BucketUS int64
 	// Calls counts every call of the row; Censored and Excluded (by
 	// reason, "status 5xx") are among them.
@@ -71,7 +79,7 @@ func ReadBuckets(r io.Reader, name string, row func(*BucketRow) error, bad func(
 		return fmt.Errorf("%s:1: the header: %v", name, err)
 	}
 	header = slices.Clone(header) // ReuseRecord: the next Read writes over it
-	bucket, calls, censored := -1, -1, -1
+	bucket, calls, censored, second := -1, -1, -1, -1
 	var groups []int
 	excluded := map[int]string{}
 	for i, h := range header {
@@ -81,6 +89,8 @@ func ReadBuckets(r io.Reader, name string, row func(*BucketRow) error, bad func(
 			bucket = i
 		case h == BucketsCallsColumn:
 			calls = i
+		case h == BucketsSecondColumn:
+			second = i
 		case h == BucketsCensoredColumn:
 			censored = i
 		case strings.HasPrefix(h, BucketsExcludedPrefix):
@@ -89,8 +99,8 @@ func ReadBuckets(r io.Reader, name string, row func(*BucketRow) error, bad func(
 			groups = append(groups, i)
 		}
 	}
-	if bucket < 0 || calls < 0 {
-		return fmt.Errorf("%s:1: the header has no %s and %s columns (the columns tunetimeout sql's query names): %q", name, BucketsBucketColumn, BucketsCallsColumn, strings.Join(header, ","))
+	if (bucket < 0) == (second < 0) || calls < 0 {
+		return fmt.Errorf("%s:1: the header has no %s (or %s) and %s columns (the columns tunetimeout sql's queries name): %q", name, BucketsBucketColumn, BucketsSecondColumn, BucketsCallsColumn, strings.Join(header, ","))
 	}
 	var br2 BucketRow
 	var g []string
@@ -125,7 +135,17 @@ func ReadBuckets(r io.Reader, name string, row func(*BucketRow) error, bad func(
 		br2 = BucketRow{Excluded: br2.Excluded}
 		clear(br2.Excluded)
 		var ok bool
-		if br2.BucketUS, ok = num(bucket); !ok {
+		if second >= 0 {
+			br2.Arrivals = true
+			v, err := strconv.ParseInt(strings.TrimSpace(rec[second]), 10, 64)
+			if err != nil || v < 0 || v > maxUnixSecond {
+				if err := badRow(header[second], rec[second], "is not a second of Unix time from 1970 to 2262"); err != nil {
+					return err
+				}
+				continue
+			}
+			br2.Second = v
+		} else if br2.BucketUS, ok = num(bucket); !ok {
 			if err := badRow(header[bucket], rec[bucket], "is not a whole number of microseconds, 0 or more"); err != nil {
 				return err
 			}
@@ -199,10 +219,13 @@ func mapKeysInt(m map[int]string) func(func(int) bool) {
 	}
 }
 
-// sniffBuckets accepts a header with bucket_us and calls.
+// maxUnixSecond is the last second a time.Duration reaches from 1970.
+const maxUnixSecond = 9_223_372_036
+
+// sniffBuckets accepts a header with bucket_us (or second) and calls.
 func sniffBuckets(line []byte) bool {
 	fields := strings.FieldsFunc(string(line), func(r rune) bool { return r == ',' || r == '\t' })
-	return slices.Contains(fields, BucketsBucketColumn) && slices.Contains(fields, BucketsCallsColumn)
+	return (slices.Contains(fields, BucketsBucketColumn) || slices.Contains(fields, BucketsSecondColumn)) && slices.Contains(fields, BucketsCallsColumn)
 }
 
 func init() {

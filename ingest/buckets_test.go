@@ -56,7 +56,15 @@ func TestReadBuckets(t *testing.T) {
 	assert.Equal(t, []BucketRow{{Group: "", BucketUS: 7, Calls: 4}}, rows)
 
 	_, _, err = readBucketRows(t, "route,latency\n/a,5\n")
-	assert.ErrorContains(t, err, "b.csv:1: the header has no bucket_us and calls columns")
+	assert.ErrorContains(t, err, "b.csv:1: the header has no bucket_us (or second) and calls columns")
+
+	// Rows of arrivals, for the rates.
+	rows, bad, err = readBucketRows(t, "route,second,calls\n/a,1793613600,400\n/a,-5,1\n")
+	require.NoError(t, err)
+	assert.Equal(t, []BucketRow{{Group: "/a", Arrivals: true, Second: 1793613600, Calls: 400}}, rows)
+	require.Len(t, bad, 1)
+	assert.Contains(t, bad[0], `b.csv:3: column "second": "-5" is not a second of Unix time`)
+	assert.True(t, sniffBuckets([]byte("route,second,calls")))
 	assert.True(t, sniffBuckets([]byte("route,bucket_us,calls,censored")))
 	assert.False(t, sniffBuckets([]byte("route,latency_ms")))
 }

@@ -210,6 +210,45 @@ func micros(d dialect, col string, unit time.Duration) string {
 	return d.cast(d.trunc(fmt.Sprintf("%s / %d", col, time.Microsecond/unit)))
 }
 
+// BuildArrivals writes the query of the calls per second per group, for
+// the rates: every row in the time range (the excluded ones too, as a
+// local read counts arrivals), by the whole second that holds its time.
+func BuildArrivals(o Options) (string, error) {
+	if !slices.Contains(Dialects, o.Dialect) {
+		return "", fmt.Errorf("--dialect %q: want one of %s", o.Dialect, strings.Join(Dialects, ", "))
+	}
+	if (o.Table == "") == (o.Query == "") {
+		return "", errors.New("give --table or --query (a subquery), one of them")
+	}
+	if o.Time == "" {
+		return "", errors.New("--arrivals needs --time, the time column")
+	}
+	d := dialects[o.Dialect]
+	from := o.Table
+	if o.Query != "" {
+		from = "(" + o.Query + ") AS src"
+	}
+	var cols, groupBy []string
+	for i, b := range o.By {
+		cols = append(cols, fmt.Sprintf("%s AS %s", expr(b), d.quote(groupColumn(b, i))))
+		groupBy = append(groupBy, strconv.Itoa(i+1))
+	}
+	cols = append(cols, d.epoch(expr(o.Time))+" AS "+ingest.BucketsSecondColumn, "COUNT(*) AS "+CallsColumn)
+	groupBy = append(groupBy, strconv.Itoa(len(o.By)+1))
+	where := []string{expr(o.Time) + " IS NOT NULL"}
+	if !o.From.IsZero() {
+		where = append(where, fmt.Sprintf("%s >= %s", expr(o.Time), d.timestamp(o.From)))
+	}
+	if !o.To.IsZero() {
+		where = append(where, fmt.Sprintf("%s < %s", expr(o.Time), d.timestamp(o.To)))
+	}
+	if o.Latency != "" {
+		where = append(where, expr(o.Latency)+" IS NOT NULL")
+	}
+	return fmt.Sprintf("-- tunetimeout: calls per second per group, %s\nSELECT %s\nFROM %s\nWHERE %s\nGROUP BY %s\nORDER BY %s",
+		o.Dialect, strings.Join(cols, ",\n  "), from, strings.Join(where, "\n  AND "), strings.Join(groupBy, ", "), strings.Join(groupBy, ", ")), nil
+}
+
 // dialect is what differs between engines.
 type dialect struct {
 	intDiv    func(a string, b int64) string
@@ -217,6 +256,8 @@ type dialect struct {
 	cast      func(x string) string
 	quote     func(name string) string
 	timestamp func(t time.Time) string
+	// epoch is the whole second (Unix time) that holds a timestamp.
+	epoch func(ts string) string
 }
 
 var dialects = map[string]dialect{
@@ -228,6 +269,7 @@ var dialects = map[string]dialect{
 		timestamp: func(t time.Time) string {
 			return fmt.Sprintf("toDateTime64('%s', 6, 'UTC')", t.UTC().Format("2006-01-02 15:04:05.000000"))
 		},
+		epoch: func(ts string) string { return "toInt64(toUnixTimestamp(" + ts + "))" },
 	},
 	"duckdb": {
 		intDiv:    func(a string, b int64) string { return fmt.Sprintf("(%s // %d)", a, b) },
@@ -235,6 +277,7 @@ var dialects = map[string]dialect{
 		cast:      func(x string) string { return "CAST(" + x + " AS BIGINT)" },
 		quote:     doublequote,
 		timestamp: isoTimestamp,
+		epoch:     func(ts string) string { return "CAST(floor(epoch(" + ts + ")) AS BIGINT)" },
 	},
 	"postgres": {
 		intDiv:    func(a string, b int64) string { return fmt.Sprintf("(%s / %d)", a, b) },
@@ -242,6 +285,7 @@ var dialects = map[string]dialect{
 		cast:      func(x string) string { return "CAST(" + x + " AS BIGINT)" },
 		quote:     doublequote,
 		timestamp: isoTimestamp,
+		epoch:     func(ts string) string { return "CAST(floor(extract(epoch from " + ts + ")) AS BIGINT)" },
 	},
 	"trino": {
 		intDiv:    func(a string, b int64) string { return fmt.Sprintf("(%s / %d)", a, b) },
@@ -249,6 +293,7 @@ var dialects = map[string]dialect{
 		cast:      func(x string) string { return "CAST(" + x + " AS BIGINT)" },
 		quote:     doublequote,
 		timestamp: isoTimestamp,
+		epoch:     func(ts string) string { return "CAST(floor(to_unixtime(" + ts + ")) AS BIGINT)" },
 	},
 	"bigquery": {
 		intDiv:    func(a string, b int64) string { return fmt.Sprintf("DIV(%s, %d)", a, b) },
@@ -256,6 +301,7 @@ var dialects = map[string]dialect{
 		cast:      func(x string) string { return "CAST(" + x + " AS INT64)" },
 		quote:     backquote,
 		timestamp: func(t time.Time) string { return "TIMESTAMP '" + t.UTC().Format("2006-01-02 15:04:05.999999") + "+00'" },
+		epoch:     func(ts string) string { return "UNIX_SECONDS(" + ts + ")" },
 	},
 }
 

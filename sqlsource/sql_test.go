@@ -100,3 +100,21 @@ func TestBuild(t *testing.T) {
 	_, err = Build(Options{Dialect: "mysql", Table: "t", Latency: "l", Unit: time.Millisecond})
 	assert.True(t, strings.Contains(err.Error(), "clickhouse, duckdb, postgres, trino, bigquery"))
 }
+
+func TestBuildArrivals(t *testing.T) {
+	q, err := BuildArrivals(Options{Dialect: "postgres", Table: "access", Time: "ts", By: []string{"route"},
+		From: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)})
+	require.NoError(t, err)
+	for _, want := range []string{`route AS "route"`, "CAST(floor(extract(epoch from ts)) AS BIGINT) AS second", "COUNT(*) AS calls",
+		"ts >= TIMESTAMP '2026-11-30 00:00:00+00:00'", "GROUP BY 1, 2"} {
+		assert.Contains(t, q, want)
+	}
+	for d, want := range map[string]string{"clickhouse": "toInt64(toUnixTimestamp(ts))", "duckdb": "CAST(floor(epoch(ts)) AS BIGINT)",
+		"trino": "CAST(floor(to_unixtime(ts)) AS BIGINT)", "bigquery": "UNIX_SECONDS(ts)"} {
+		q, err := BuildArrivals(Options{Dialect: d, Table: "t", Time: "ts"})
+		require.NoError(t, err)
+		assert.Contains(t, q, want, d)
+	}
+	_, err = BuildArrivals(Options{Dialect: "postgres", Table: "t"})
+	assert.ErrorContains(t, err, "--arrivals needs --time")
+}

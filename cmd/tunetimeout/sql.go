@@ -16,9 +16,9 @@ import (
 // the histogram where the rows are (sqlsource).
 func newSQL() *cobra.Command {
 	var (
-		o                      sqlsource.Options
-		unit, status, from, to string
-		includeErrors          bool
+		o                       sqlsource.Options
+		unit, status, from, to  string
+		includeErrors, arrivals bool
 	)
 	cmd := &cobra.Command{
 		Use:   "sql --dialect NAME --table T --latency COLUMN --unit UNIT",
@@ -29,7 +29,9 @@ digits, microseconds), with the status rule's censored and excluded calls as
 conditional counts. What comes back is bounded by groups x filled buckets,
 not rows; save it as CSV with its header and read it with
 tunetimeout analyze --input buckets: the report is the one a local read of
-the same rows gives.
+the same rows gives. --arrivals prints the query of the calls per second
+per group instead: its answer, given to analyze beside the buckets, gives
+the rates (without it, --rate does).
 
 The latency is cut to whole microseconds toward zero, as a local read cuts
 it: store it as an integer or a decimal, since a floating-point column can
@@ -38,7 +40,9 @@ put a value one microsecond off.`,
   tunetimeout sql --dialect postgres --table access --latency latency_ms \
       --unit ms --status-column status --by route > hist.sql
   psql --csv -f hist.sql > buckets.csv
-  tunetimeout analyze buckets.csv --rate 400 --pool 200`,
+  tunetimeout sql --dialect postgres --table access --time ts \
+      --by route --arrivals | psql --csv > arrivals.csv
+  tunetimeout analyze buckets.csv arrivals.csv --pool 200`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -63,7 +67,11 @@ put a value one microsecond off.`,
 			if (!o.From.IsZero() || !o.To.IsZero()) && o.Time == "" {
 				return usageError{fmt.Errorf("--from and --to need --time, the time column")}
 			}
-			q, err := sqlsource.Build(o)
+			build := sqlsource.Build
+			if arrivals {
+				build = sqlsource.BuildArrivals
+			}
+			q, err := build(o)
 			if err != nil {
 				return usageError{err}
 			}
@@ -84,6 +92,7 @@ put a value one microsecond off.`,
 	fl.StringVar(&from, "from", "", "rows from this time on ("+timeflag.Grammar+")")
 	fl.StringVar(&to, "to", "", "rows before this time")
 	fl.StringSliceVar(&o.By, "by", nil, "group columns (or expressions), e.g. route,method")
+	fl.BoolVar(&arrivals, "arrivals", false, "print the query of the calls per second instead, for the rates (needs --time)")
 	complete(cmd, "dialect", sqlsource.Dialects...)
 	complete(cmd, "unit", unitNames...)
 	return cmd
