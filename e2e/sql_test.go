@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,4 +122,76 @@ func shellQuote(args []string) string {
 		q += "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return q
+}
+
+// duckdbVersion is the DuckDB the test installs from the npm registry
+// (@duckdb/node-api, which ships DuckDB itself as a prebuilt binding):
+// Debian has no DuckDB package.
+const duckdbVersion = "1.5.6-r.1"
+
+// duckdbScript loads a CSV into DuckDB and writes a query's answer as CSV
+// with its header: node duckdb.mjs rows.csv query.sql out.csv.
+const duckdbScript = `import { DuckDBInstance } from '@duckdb/node-api';
+import { readFileSync } from 'fs';
+const [,, csv, sqlFile, out] = process.argv;
+const db = await DuckDBInstance.create(':memory:');
+const c = await db.connect();
+await c.run("CREATE TABLE access AS SELECT * FROM read_csv('" + csv + "', header=true, columns={'timestamp':'TIMESTAMPTZ','route':'VARCHAR','status':'INTEGER','latency_ms':'DECIMAL(18,3)'})");
+const q = readFileSync(sqlFile, 'utf8').replace(/^--.*\n/gm, '').replace(/;\s*$/, '');
+await c.run("COPY (" + q + ") TO '" + out + "' (HEADER, DELIMITER ',')");
+`
+
+// The same histogram computed inside DuckDB: the duckdb dialect's
+// queries, run by DuckDB itself, give the report of a local read.
+func TestSQLDuckDBEqualsLocalRead(t *testing.T) {
+	node := requireBinary(t, "node", "nodejs")
+	npm := requireBinary(t, "npm", "npm")
+	dir := t.TempDir()
+	install := exec.Command(npm, "install", "--silent", "--no-audit", "--no-fund", "@duckdb/node-api@"+duckdbVersion)
+	install.Dir = dir
+	if out, err := install.CombinedOutput(); err != nil {
+		msg := fmt.Sprintf("npm install @duckdb/node-api@%s: %v: %s", duckdbVersion, err, out)
+		if os.Getenv("TUNETIMEOUT_E2E") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg + " (the npm registry is needed; TUNETIMEOUT_E2E=1 makes this a failure)")
+	}
+	script := filepath.Join(dir, "duckdb.mjs")
+	require.NoError(t, os.WriteFile(script, []byte(duckdbScript), 0o644))
+	mixture, err := filepath.Abs("../testdata/mixture.csv")
+	require.NoError(t, err)
+	answer := func(name string, args ...string) string {
+		t.Helper()
+		query, errOut, code := runTool(t, append([]string{"sql", "--dialect", "duckdb", "--table", "access"}, args...)...)
+		require.Equal(t, 0, code, errOut)
+		q := filepath.Join(dir, name+".sql")
+		require.NoError(t, os.WriteFile(q, []byte(query), 0o644))
+		out := filepath.Join(dir, name+".csv")
+		cmd := exec.Command(node, script, mixture, q, out)
+		cmd.Dir = dir
+		b, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s\n%s", b, query)
+		return out
+	}
+	buckets := answer("buckets", "--latency", "latency_ms", "--unit", "ms", "--status-column", "status", "--by", "route")
+	arrivals := answer("arrivals", "--time", "timestamp", "--by", "route", "--arrivals")
+
+	opts := func(by []string, in ...string) analysis.Options {
+		return analysis.Options{Inputs: in, Recommend: recommend.DefaultOptions(), Ingest: ingest.Options{By: by}, Pool: 200}
+	}
+	got, err := analysis.Run(context.Background(), opts(nil, buckets, arrivals), nil)
+	require.NoError(t, err)
+	want, err := analysis.Run(context.Background(), opts([]string{"route"}, mixture), nil)
+	require.NoError(t, err)
+	assert.Equal(t, want.Input.Records, got.Input.Records)
+	require.Len(t, got.Groups, len(want.Groups))
+	for i, w := range want.Groups {
+		g := got.Groups[i]
+		assert.Equal(t, w.Name, g.Name)
+		assert.Equal(t, w.Samples, g.Samples, w.Name)
+		assert.Equal(t, w.Excluded, g.Excluded, w.Name)
+		assert.Equal(t, w.Percentiles, g.Percentiles, w.Name)
+		assert.Equal(t, w.Recommendation.TimeoutSeconds, g.Recommendation.TimeoutSeconds, w.Name)
+		assert.Equal(t, w.LittlesLaw, g.LittlesLaw, w.Name)
+	}
 }
