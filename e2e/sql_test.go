@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -194,4 +197,110 @@ func TestSQLDuckDBEqualsLocalRead(t *testing.T) {
 		assert.Equal(t, w.Recommendation.TimeoutSeconds, g.Recommendation.TimeoutSeconds, w.Name)
 		assert.Equal(t, w.LittlesLaw, g.LittlesLaw, w.Name)
 	}
+}
+
+// The same histogram computed inside a real ClickHouse (Debian's
+// clickhouse-server, 18.16 in bookworm), over its HTTP interface: the
+// clickhouse dialect's queries give the report of a local read.
+func TestSQLClickHouseEqualsLocalRead(t *testing.T) {
+	server := requireBinary(t, "clickhouse-server", "clickhouse-server")
+	dir := t.TempDir()
+	httpPort, tcpPort := freePort(t), freePort(t)
+	cfg := fmt.Sprintf(`<?xml version="1.0"?>
+<yandex>
+    <logger><level>warning</level><console>1</console></logger>
+    <http_port>%d</http_port>
+    <tcp_port>%d</tcp_port>
+    <listen_host>127.0.0.1</listen_host>
+    <path>%s/data/</path>
+    <tmp_path>%s/tmp/</tmp_path>
+    <users_config>users.xml</users_config>
+    <default_profile>default</default_profile>
+    <default_database>default</default_database>
+    <mark_cache_size>268435456</mark_cache_size>
+</yandex>
+`, httpPort, tcpPort, dir, dir)
+	users := `<?xml version="1.0"?>
+<yandex>
+    <profiles><default></default></profiles>
+    <users><default><password></password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default></users>
+    <quotas><default></default></quotas>
+</yandex>
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.xml"), []byte(cfg), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "users.xml"), []byte(users), 0o644))
+	var log lockedBuffer
+	cmd := exec.Command(server, "--config-file="+filepath.Join(dir, "config.xml"))
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = &log, &log
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+	})
+	base := "http://127.0.0.1:" + strconv.Itoa(httpPort) + "/"
+	waitForPort(t, "127.0.0.1:"+strconv.Itoa(httpPort), &log)
+	query := func(q string, body io.Reader) []byte {
+		t.Helper()
+		u := base
+		if body != nil {
+			u += "?query=" + url.QueryEscape(q)
+		} else {
+			body = strings.NewReader(q)
+		}
+		resp, err := http.Post(u, "text/plain", body)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s\n%s", b, q)
+		return b
+	}
+	query("CREATE TABLE access (timestamp DateTime, route String, status Int32, latency_ms Decimal(18, 3)) ENGINE = MergeTree ORDER BY timestamp", nil)
+	mixture, err := filepath.Abs("../testdata/mixture.csv")
+	require.NoError(t, err)
+	raw, err := os.ReadFile(mixture)
+	require.NoError(t, err)
+	var tsv bytes.Buffer
+	for i, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		if i == 0 {
+			continue
+		}
+		f := strings.Split(line, ",")
+		// A DateTime holds whole seconds, which is all the rates read.
+		fmt.Fprintf(&tsv, "%s\t%s\t%s\t%s\n", strings.Replace(f[0][:19], "T", " ", 1), f[1], f[2], f[3])
+	}
+	query("INSERT INTO access FORMAT TabSeparated", &tsv)
+
+	answer := func(name string, args ...string) string {
+		t.Helper()
+		q, errOut, code := runTool(t, append([]string{"sql", "--dialect", "clickhouse", "--table", "access"}, args...)...)
+		require.Equal(t, 0, code, errOut)
+		out := filepath.Join(dir, name+".csv")
+		require.NoError(t, os.WriteFile(out, query(strings.TrimSuffix(strings.TrimSpace(q), ";")+" FORMAT CSVWithNames", nil), 0o644))
+		return out
+	}
+	buckets := answer("buckets", "--latency", "latency_ms", "--unit", "ms", "--status-column", "status", "--by", "route")
+	arrivals := answer("arrivals", "--time", "timestamp", "--by", "route", "--arrivals")
+
+	opts := func(by []string, in ...string) analysis.Options {
+		return analysis.Options{Inputs: in, Recommend: recommend.DefaultOptions(), Ingest: ingest.Options{By: by}, Pool: 200}
+	}
+	got, err := analysis.Run(context.Background(), opts(nil, buckets, arrivals), nil)
+	require.NoError(t, err)
+	want, err := analysis.Run(context.Background(), opts([]string{"route"}, mixture), nil)
+	require.NoError(t, err)
+	assert.Equal(t, want.Input.Records, got.Input.Records)
+	require.Len(t, got.Groups, len(want.Groups))
+	for i, w := range want.Groups {
+		g := got.Groups[i]
+		assert.Equal(t, w.Name, g.Name)
+		assert.Equal(t, w.Samples, g.Samples, w.Name)
+		assert.Equal(t, w.Excluded, g.Excluded, w.Name)
+		assert.Equal(t, w.Percentiles, g.Percentiles, w.Name)
+		assert.Equal(t, w.Recommendation.TimeoutSeconds, g.Recommendation.TimeoutSeconds, w.Name)
+		assert.Equal(t, w.LittlesLaw, g.LittlesLaw, w.Name)
+	}
+	version := strings.TrimSpace(string(query("SELECT version()", nil)))
+	t.Logf("ClickHouse %s", version)
 }

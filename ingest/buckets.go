@@ -225,6 +225,9 @@ const maxUnixSecond = 9_223_372_036
 // sniffBuckets accepts a header with bucket_us (or second) and calls.
 func sniffBuckets(line []byte) bool {
 	fields := strings.FieldsFunc(string(line), func(r rune) bool { return r == ',' || r == '\t' })
+	for i, f := range fields {
+		fields[i] = strings.Trim(strings.TrimSpace(f), `"`) // ClickHouse's CSVWithNames quotes its header
+	}
 	return (slices.Contains(fields, BucketsBucketColumn) || slices.Contains(fields, BucketsSecondColumn)) && slices.Contains(fields, BucketsCallsColumn)
 }
 

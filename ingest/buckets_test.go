@@ -65,6 +65,7 @@ func TestReadBuckets(t *testing.T) {
 	require.Len(t, bad, 1)
 	assert.Contains(t, bad[0], `b.csv:3: column "second": "-5" is not a second of Unix time`)
 	assert.True(t, sniffBuckets([]byte("route,second,calls")))
+	assert.True(t, sniffBuckets([]byte(`"route","bucket_us","calls","censored"`)), "ClickHouse's CSVWithNames")
 	assert.True(t, sniffBuckets([]byte("route,bucket_us,calls,censored")))
 	assert.False(t, sniffBuckets([]byte("route,latency_ms")))
 }

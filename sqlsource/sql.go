@@ -68,6 +68,9 @@ func Build(o Options) (string, error) {
 		return "", errors.New("give --unit, the latency column's unit: ns, us, ms or s")
 	}
 	d := dialects[o.Dialect]
+	if err := d.checkBounds(o); err != nil {
+		return "", err
+	}
 	from := o.Table
 	if o.Query != "" {
 		from = "(" + o.Query + ") AS src"
@@ -96,11 +99,13 @@ func Build(o Options) (string, error) {
 	where = append(where, expr(o.Latency)+" IS NOT NULL")
 
 	censor, exclude := statusLists(&o.Rule)
-	// Grouped and ordered by position: Trino does not group by an alias.
+	// Grouped and ordered by position (Trino does not group by an
+	// alias), or by name where positions are not known (ClickHouse before
+	// 21.x).
 	var outer, groupBy []string
 	for i, b := range o.By {
 		outer = append(outer, fmt.Sprintf("g%d AS %s", i+1, d.quote(groupColumn(b, i))))
-		groupBy = append(groupBy, strconv.Itoa(i+1))
+		groupBy = append(groupBy, d.position(i+1, fmt.Sprintf("g%d", i+1)))
 	}
 	outer = append(outer, bucketExpr(d, "us")+" AS "+BucketColumn, "COUNT(*) AS "+CallsColumn)
 	outer = append(outer, fmt.Sprintf("SUM(CASE WHEN %s THEN 1 ELSE 0 END) AS %s", in("status", censor), CensoredColumn))
@@ -109,7 +114,7 @@ func Build(o Options) (string, error) {
 	for _, class := range classes {
 		outer = append(outer, fmt.Sprintf("SUM(CASE WHEN %s THEN 1 ELSE 0 END) AS %s", in("status", exclude[class]), ingest.BucketsExcludedPrefix+class))
 	}
-	groupBy = append(groupBy, strconv.Itoa(len(o.By)+1))
+	groupBy = append(groupBy, d.position(len(o.By)+1, BucketColumn))
 	var b strings.Builder
 	fmt.Fprintf(&b, "-- tunetimeout: the HDR histogram (3 significant digits, microseconds) of %s per group, %s\n", o.Latency, o.Dialect)
 	fmt.Fprintf(&b, "SELECT %s\nFROM (\n  SELECT %s\n  FROM %s\n  WHERE %s\n) AS tt\nGROUP BY %s\nORDER BY %s",
@@ -224,6 +229,9 @@ func BuildArrivals(o Options) (string, error) {
 		return "", errors.New("--arrivals needs --time, the time column")
 	}
 	d := dialects[o.Dialect]
+	if err := d.checkBounds(o); err != nil {
+		return "", err
+	}
 	from := o.Table
 	if o.Query != "" {
 		from = "(" + o.Query + ") AS src"
@@ -231,10 +239,10 @@ func BuildArrivals(o Options) (string, error) {
 	var cols, groupBy []string
 	for i, b := range o.By {
 		cols = append(cols, fmt.Sprintf("%s AS %s", expr(b), d.quote(groupColumn(b, i))))
-		groupBy = append(groupBy, strconv.Itoa(i+1))
+		groupBy = append(groupBy, d.position(i+1, d.quote(groupColumn(b, i))))
 	}
 	cols = append(cols, d.epoch(expr(o.Time))+" AS "+ingest.BucketsSecondColumn, "COUNT(*) AS "+CallsColumn)
-	groupBy = append(groupBy, strconv.Itoa(len(o.By)+1))
+	groupBy = append(groupBy, d.position(len(o.By)+1, ingest.BucketsSecondColumn))
 	where := []string{expr(o.Time) + " IS NOT NULL"}
 	if !o.From.IsZero() {
 		where = append(where, fmt.Sprintf("%s >= %s", expr(o.Time), d.timestamp(o.From)))
@@ -258,6 +266,31 @@ type dialect struct {
 	timestamp func(t time.Time) string
 	// epoch is the whole second (Unix time) that holds a timestamp.
 	epoch func(ts string) string
+	// byName: GROUP BY and ORDER BY name their columns, not positions.
+	byName bool
+	// wholeSeconds: its time bounds are whole seconds.
+	wholeSeconds bool
+}
+
+// checkBounds refuses a time bound the dialect cannot write.
+func (d dialect) checkBounds(o Options) error {
+	for _, b := range []struct {
+		flag string
+		t    time.Time
+	}{{"--from", o.From}, {"--to", o.To}} {
+		if d.wholeSeconds && b.t.Nanosecond() != 0 {
+			return fmt.Errorf("%s %s: %s's time bounds are whole seconds", b.flag, b.t.UTC().Format(time.RFC3339Nano), o.Dialect)
+		}
+	}
+	return nil
+}
+
+// position is the i-th output column, name, in GROUP BY and ORDER BY.
+func (d dialect) position(i int, name string) string {
+	if d.byName {
+		return name
+	}
+	return strconv.Itoa(i)
 }
 
 var dialects = map[string]dialect{
@@ -266,10 +299,14 @@ var dialects = map[string]dialect{
 		trunc:  func(x string) string { return "trunc(" + x + ")" },
 		cast:   func(x string) string { return "toInt64(" + x + ")" },
 		quote:  backquote,
+		// toDateTime, which every ClickHouse has (toDateTime64 came in
+		// 20.1): whole seconds (checkBounds).
 		timestamp: func(t time.Time) string {
-			return fmt.Sprintf("toDateTime64('%s', 6, 'UTC')", t.UTC().Format("2006-01-02 15:04:05.000000"))
+			return fmt.Sprintf("toDateTime('%s', 'UTC')", t.UTC().Format("2006-01-02 15:04:05"))
 		},
-		epoch: func(ts string) string { return "toInt64(toUnixTimestamp(" + ts + "))" },
+		wholeSeconds: true,
+		epoch:        func(ts string) string { return "toInt64(toUnixTimestamp(" + ts + "))" },
+		byName:       true,
 	},
 	"duckdb": {
 		intDiv:    func(a string, b int64) string { return fmt.Sprintf("(%s // %d)", a, b) },

@@ -75,8 +75,8 @@ func TestBuild(t *testing.T) {
 		"toInt64(trunc(duration_ns / 1000)) AS us", // cut toward zero, as the histogram cuts
 		"intDiv(us, 2) * 2",
 		"g1 AS `route`", "g2 AS `g2`", "(lower(method)) AS g2",
-		"ts >= toDateTime64('2026-11-30 00:00:00.000000', 6, 'UTC')", "ts < toDateTime64('2026-12-01 00:00:00.000000', 6, 'UTC')",
-		"GROUP BY 1, 2, 3", "AS excluded_5xx", "FROM logs.access",
+		"ts >= toDateTime('2026-11-30 00:00:00', 'UTC')", "ts < toDateTime('2026-12-01 00:00:00', 'UTC')",
+		"GROUP BY g1, g2, bucket_us", "AS excluded_5xx", "FROM logs.access",
 	} {
 		assert.Contains(t, q, want)
 	}
@@ -115,6 +115,8 @@ func TestBuildArrivals(t *testing.T) {
 		require.NoError(t, err)
 		assert.Contains(t, q, want, d)
 	}
+	_, err = Build(Options{Dialect: "clickhouse", Table: "t", Latency: "l", Unit: time.Millisecond, Time: "ts", From: time.Date(2026, 1, 1, 0, 0, 0, 5e8, time.UTC)})
+	assert.ErrorContains(t, err, "whole seconds")
 	_, err = BuildArrivals(Options{Dialect: "postgres", Table: "t"})
 	assert.ErrorContains(t, err, "--arrivals needs --time")
 }
