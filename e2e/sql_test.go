@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +21,9 @@ import (
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/e2etest"
+	"github.com/tunetimeout/tunetimeout/internal/httpclient"
 	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/sqlsource"
 )
 
 // The histogram computed inside a real PostgreSQL (Debian's postgresql):
@@ -301,6 +304,26 @@ func TestSQLClickHouseEqualsLocalRead(t *testing.T) {
 		assert.Equal(t, w.Recommendation.TimeoutSeconds, g.Recommendation.TimeoutSeconds, w.Name)
 		assert.Equal(t, w.LittlesLaw, g.LittlesLaw, w.Name)
 	}
+	// tunetimeout clickhouse: the same two queries, sent by the tool itself.
+	live, err := analysis.RunClickHouse(context.Background(), opts(nil), analysis.ClickHouseOptions{
+		Server: sqlsource.ClickHouse{Connection: httpclient.Options{URL: strings.TrimSuffix(base, "/")}},
+		Rows: sqlsource.Options{Table: "access", Latency: "latency_ms", Unit: time.Millisecond, Status: "status",
+			Time: "timestamp", By: []string{"route"}},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"access at " + strings.TrimSuffix(base, "/")}, live.Input.Files)
+	require.Len(t, live.Groups, len(want.Groups))
+	for i, w := range want.Groups {
+		g := live.Groups[i]
+		assert.Equal(t, w.Samples, g.Samples, w.Name)
+		assert.Equal(t, w.Percentiles, g.Percentiles, w.Name)
+		assert.Equal(t, w.LittlesLaw, g.LittlesLaw, w.Name)
+	}
+	_, err = analysis.RunClickHouse(context.Background(), opts(nil), analysis.ClickHouseOptions{
+		Server: sqlsource.ClickHouse{Connection: httpclient.Options{URL: strings.TrimSuffix(base, "/")}},
+		Rows:   sqlsource.Options{Table: "nope", Latency: "latency_ms", Unit: time.Millisecond},
+	})
+	assert.ErrorContains(t, err, "refused the query (HTTP 404): Code 60: Table default.nope doesn't exist")
 	version := strings.TrimSpace(string(query("SELECT version()", nil)))
 	t.Logf("ClickHouse %s", version)
 }

@@ -33,7 +33,7 @@ configuration to paste.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newAnalyze(), newCheck(), newJaeger(), newPrometheus(), newRules(), newSimulate(), newSnippet(), newSQL(), newSummarize(),
+	root.AddCommand(newAnalyze(), newCheck(), newClickHouse(), newJaeger(), newPrometheus(), newRules(), newSimulate(), newSnippet(), newSQL(), newSummarize(),
 		newVersion(), newWatch())
 	finishHelp(root)
 	return root

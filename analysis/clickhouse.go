@@ -1,0 +1,91 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/sqlsource"
+)
+
+// ClickHouseOptions say which server and which rows.
+type ClickHouseOptions struct {
+	Server sqlsource.ClickHouse
+	// Rows are the table, columns, groups, window and status rule; the
+	// dialect is clickhouse.
+	Rows sqlsource.Options
+}
+
+// RunClickHouse has ClickHouse compute the histogram of the rows (and,
+// with a time column, their calls per second for the rates), spools the
+// answers to a temporary directory (removed afterwards) and analyses them
+// as Run does files of the buckets format: the report a local read of the
+// same rows gives. The report's input names the table and the server.
+func RunClickHouse(ctx context.Context, o Options, ch ClickHouseOptions) (*report.Report, error) {
+	ch.Rows.Dialect = "clickhouse"
+	ch.Rows.Rule = o.Status
+	dir, err := os.MkdirTemp("", "tunetimeout-clickhouse-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	fetch := func(name string, build func(sqlsource.Options) (string, error)) (string, string, error) {
+		q, err := build(ch.Rows)
+		if err != nil {
+			return "", "", err
+		}
+		path := filepath.Join(dir, name)
+		f, err := os.Create(path)
+		if err != nil {
+			return "", "", err
+		}
+		display, err := ch.Server.Fetch(ctx, q, f)
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		return path, display, err
+	}
+	buckets, display, err := fetch("buckets.csv", sqlsource.Build)
+	if err != nil {
+		return nil, err
+	}
+	inputs := []string{buckets}
+	if ch.Rows.Time != "" {
+		arrivals, _, err := fetch("arrivals.csv", sqlsource.BuildArrivals)
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, arrivals)
+	}
+	what := ch.Rows.Table
+	if what == "" {
+		what = "the query"
+	}
+	name := fmt.Sprintf("%s at %s", what, display)
+	// The engine grouped the rows, applied the status rule and the window:
+	// the answers are read as they are.
+	o.Inputs, o.Format = inputs, "buckets"
+	o.Ingest = ingest.Options{}
+	o.From, o.To = time.Time{}, time.Time{}
+	r, err := Run(ctx, o, nil)
+	if err != nil {
+		msg := err.Error()
+		for _, in := range inputs {
+			msg = strings.ReplaceAll(msg, in, name)
+		}
+		return nil, &renamedError{msg: msg, err: err}
+	}
+	for _, in := range inputs {
+		rename(r, in, name)
+	}
+	r.Input.Files = []string{name}
+	if ch.Rows.Time == "" {
+		r.Input.Notes = append(r.Input.Notes, "No --time column: the rates are not measured (give --time, or --rate).")
+	}
+	return r, nil
+}

@@ -1,0 +1,120 @@
+package sqlsource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/tunetimeout/tunetimeout/internal/httpclient"
+)
+
+// ClickHouse reaches a ClickHouse server's HTTP interface (port 8123): a
+// query is a GET (read-only, so retrying it is safe) whose answer comes as
+// CSVWithNames, the format the buckets format reads. No driver is needed.
+type ClickHouse struct {
+	Connection httpclient.Options
+	Database   string // "" = the user's default
+}
+
+func (ch ClickHouse) connection() httpclient.Options {
+	c := ch.Connection
+	c.Server, c.ExampleURL, c.ExampleEnv = "ClickHouse", "http://localhost:8123", "CLICKHOUSE_PASSWORD"
+	return c
+}
+
+// Check reports what is wrong with the connection before anything is sent.
+func (ch ClickHouse) Check() error { return ch.connection().Check() }
+
+// Fetch runs q (a query of Build or BuildArrivals, clickhouse dialect) and
+// writes its answer, CSV with its header, to w, under the connection's
+// response cap. The server is asked to finish the query before it answers
+// (wait_end_of_query), so that an error is an error status, not a cut-off
+// answer; its message is shown as it gave it, without secrets.
+func (ch ClickHouse) Fetch(ctx context.Context, q string, w io.Writer) (display string, err error) {
+	c, err := httpclient.New(ch.connection())
+	if err != nil {
+		return "", err
+	}
+	args := url.Values{}
+	args.Set("query", strings.TrimSuffix(strings.TrimSpace(q), ";")+" FORMAT CSVWithNames")
+	args.Set("wait_end_of_query", "1")
+	if ch.Database != "" {
+		args.Set("database", ch.Database)
+	}
+	u := *c.Endpoint
+	qv := u.Query()
+	for k, v := range args {
+		qv[k] = v
+	}
+	u.RawQuery = qv.Encode()
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return c.Display, err
+	}
+	explain := func(err error) error {
+		return c.Explain(err, "the query", httpclient.Advice{
+			TooLarge: "group by fewer columns (--by), or raise --max-response-bytes",
+			Timeout:  "a longer --query-timeout, or a shorter window (--from, --to), may help",
+			API: func(err error, _ httpclient.Outcome) (string, bool) {
+				var ae *clickHouseError
+				if errors.As(err, &ae) {
+					return fmt.Sprintf("ClickHouse at %s refused the query (HTTP %d): %s", c.Display, ae.status, ae.msg), true
+				}
+				return "", false
+			},
+		})
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return c.Display, explain(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return c.Display, explain(&clickHouseError{status: resp.StatusCode, msg: clickHouseMessage(string(b))})
+	}
+	if _, err := io.Copy(w, httpclient.Capped(resp.Body, c.Limit)); err != nil {
+		return c.Display, explain(err)
+	}
+	return c.Display, nil
+}
+
+// clickHouseError is an error status ClickHouse answered, with its text.
+type clickHouseError struct {
+	status int
+	msg    string
+}
+
+func (e *clickHouseError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.status, e.msg) }
+
+// clickHouseMessage is the first line of ClickHouse's error text, without
+// its e.what() tail: "Code: 60, e.displayText() = DB::Exception: Table
+// default.x doesn't exist." reads "Code 60: Table default.x doesn't exist."
+func clickHouseMessage(body string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(body), "\n")
+	line, _, _ = strings.Cut(line, ", e.what() = ")
+	if rest, ok := strings.CutPrefix(line, "Code: "); ok {
+		code, text, found := strings.Cut(rest, ", e.displayText() = ")
+		if !found {
+			code, text, found = strings.Cut(rest, ". ") // newer releases: "Code: 60. DB::Exception: ..."
+		}
+		if found {
+			text = strings.TrimPrefix(text, "DB::Exception: ")
+			line = "Code " + code + ": " + text
+		}
+	}
+	if len(line) > 300 {
+		line = line[:300] + "..."
+	}
+	if line == "" {
+		line = "(no message)"
+	}
+	return line
+}

@@ -1,0 +1,60 @@
+package sqlsource
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/internal/httpclient"
+)
+
+func TestClickHouseMessage(t *testing.T) {
+	assert.Equal(t, "Code 60: Table default.nope doesn't exist.",
+		clickHouseMessage("Code: 60, e.displayText() = DB::Exception: Table default.nope doesn't exist., e.what() = DB::Exception\n"))
+	assert.Equal(t, "Code 62: Syntax error: failed at position 1",
+		clickHouseMessage("Code: 62. DB::Exception: Syntax error: failed at position 1"), "newer releases")
+	assert.Equal(t, "(no message)", clickHouseMessage(""))
+}
+
+// Against a fake ClickHouse (the error paths; e2e/sql_test.go runs the
+// real one): the query goes as a GET with wait_end_of_query, the answer
+// is copied as it is, an error status is explained and no secret shows.
+func TestClickHouseFetch(t *testing.T) {
+	const secret = "s3cret-password"
+	t.Setenv("TT_CH_PASSWORD", secret)
+	var got *http.Request
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r
+		if r.URL.Query().Get("database") == "missing" {
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte("Code: 81, e.displayText() = DB::Exception: Database missing doesn't exist, password " + secret + ", e.what() = DB::Exception\n"))
+			return
+		}
+		w.Write([]byte("\"bucket_us\",\"calls\"\n5,1\n"))
+	}))
+	defer srv.Close()
+	ch := ClickHouse{Connection: httpclient.Options{URL: srv.URL, BasicUser: "tt", BasicPasswordEnv: "TT_CH_PASSWORD", Attempts: 1}}
+	var out bytes.Buffer
+	display, err := ch.Fetch(context.Background(), "SELECT 1;", &out)
+	require.NoError(t, err)
+	assert.Equal(t, srv.URL, display)
+	assert.Equal(t, "\"bucket_us\",\"calls\"\n5,1\n", out.String())
+	assert.Equal(t, http.MethodGet, got.Method, "read-only, and safe to retry")
+	assert.Equal(t, "SELECT 1 FORMAT CSVWithNames", got.URL.Query().Get("query"))
+	assert.Equal(t, "1", got.URL.Query().Get("wait_end_of_query"))
+	user, pass, ok := got.BasicAuth()
+	assert.True(t, ok)
+	assert.Equal(t, "tt", user)
+	assert.Equal(t, secret, pass)
+
+	ch.Database = "missing"
+	_, err = ch.Fetch(context.Background(), "SELECT 1", &out)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ClickHouse at "+srv.URL+" refused the query (HTTP 404): Code 81: Database missing doesn't exist")
+	assert.NotContains(t, err.Error(), secret, "the server quoted the password: it is redacted")
+}
