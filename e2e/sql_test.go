@@ -221,8 +221,12 @@ func TestSQLClickHouseEqualsLocalRead(t *testing.T) {
     <default_profile>default</default_profile>
     <default_database>default</default_database>
     <mark_cache_size>268435456</mark_cache_size>
+    <remote_servers><two_shards>
+        <shard><replica><host>127.0.0.1</host><port>%d</port><default_database>shard1</default_database></replica></shard>
+        <shard><replica><host>127.0.0.1</host><port>%d</port><default_database>shard2</default_database></replica></shard>
+    </two_shards></remote_servers>
 </yandex>
-`, httpPort, tcpPort, dir, dir)
+`, httpPort, tcpPort, dir, dir, tcpPort, tcpPort)
 	users := `<?xml version="1.0"?>
 <yandex>
     <profiles><default></default></profiles>
@@ -324,6 +328,37 @@ func TestSQLClickHouseEqualsLocalRead(t *testing.T) {
 		Rows:   sqlsource.Options{Table: "nope", Latency: "latency_ms", Unit: time.Millisecond},
 	})
 	assert.ErrorContains(t, err, "refused the query (HTTP 404): Code 60: Table default.nope doesn't exist")
+
+	// A Distributed table over two shards (two databases of this server,
+	// reached as remote shards): each shard computes its part of the
+	// buckets and ClickHouse adds them up; the report is the same.
+	for _, q := range []string{
+		"CREATE DATABASE shard1", "CREATE DATABASE shard2",
+		"CREATE TABLE shard1.access AS default.access", "CREATE TABLE shard2.access AS default.access",
+		"INSERT INTO shard1.access SELECT * FROM default.access WHERE toUnixTimestamp(timestamp) % 2 = 0",
+		"INSERT INTO shard2.access SELECT * FROM default.access WHERE toUnixTimestamp(timestamp) % 2 = 1",
+		"CREATE TABLE default.access_all AS default.access ENGINE = Distributed(two_shards, '', access)",
+	} {
+		query(q, nil)
+	}
+	half, err := strconv.Atoi(strings.TrimSpace(string(query("SELECT count() FROM shard1.access", nil))))
+	require.NoError(t, err)
+	assert.True(t, half > 0 && int64(half) < want.Input.Records, "both shards hold rows: %d of %d", half, want.Input.Records)
+	dist, err := analysis.RunClickHouse(context.Background(), opts(nil), analysis.ClickHouseOptions{
+		Server: sqlsource.ClickHouse{Connection: httpclient.Options{URL: strings.TrimSuffix(base, "/")}},
+		Rows: sqlsource.Options{Table: "access_all", Latency: "latency_ms", Unit: time.Millisecond, Status: "status",
+			Time: "timestamp", By: []string{"route"}},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, want.Input.Records, dist.Input.Records)
+	require.Len(t, dist.Groups, len(want.Groups))
+	for i, w := range want.Groups {
+		g := dist.Groups[i]
+		assert.Equal(t, w.Samples, g.Samples, w.Name)
+		assert.Equal(t, w.Excluded, g.Excluded, w.Name)
+		assert.Equal(t, w.Percentiles, g.Percentiles, w.Name)
+		assert.Equal(t, w.LittlesLaw, g.LittlesLaw, w.Name)
+	}
 	version := strings.TrimSpace(string(query("SELECT version()", nil)))
-	t.Logf("ClickHouse %s", version)
+	t.Logf("ClickHouse %s; %d of %d rows on the first shard", version, half, want.Input.Records)
 }
