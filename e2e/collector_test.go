@@ -23,47 +23,55 @@ import (
 // of its own, as the Collector's builder would make it): there is no
 // Debian package of it.
 
-// otelcolBinary builds e2e/otelcol once per test binary, or skips: the
-// build downloads the Collector's modules and takes about a minute, so
-// plain go test ./... does not make it unless TUNETIMEOUT_E2E=1 (where a
-// failed build fails) or TUNETIMEOUT_OTELCOL names a built one.
-func otelcolBinary(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("TUNETIMEOUT_OTELCOL"); p != "" {
-		return p
-	}
-	if os.Getenv("TUNETIMEOUT_E2E") != "1" {
-		t.Skip("the OpenTelemetry Collector is built from e2e/otelcol only under TUNETIMEOUT_E2E=1 (about a minute; or set TUNETIMEOUT_OTELCOL to a binary built there with go build)")
-	}
-	otelcolOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "tunetimeout-e2e-otelcol-")
-		if err != nil {
-			otelcolErr = err
-			return
-		}
-		otelcolPath = filepath.Join(dir, "otelcol")
-		cmd := exec.Command("go", "build", "-o", otelcolPath, ".")
-		cmd.Dir = "otelcol"
-		if out, err := cmd.CombinedOutput(); err != nil {
-			otelcolErr = fmt.Errorf("go build in e2e/otelcol: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, otelcolErr)
-	return otelcolPath
+// moduleBinary is a server the tests build from a module of their own
+// (e2e/otelcol, e2e/jaeger): built once per test binary, or skipped. The
+// builds download their modules and take minutes, so plain go test ./...
+// makes them only under TUNETIMEOUT_E2E=1 (where a failed build fails),
+// or takes the binary that the environment variable env names.
+type moduleBinary struct {
+	name, dir, pkg, env, takes string
+	once                       sync.Once
+	path                       string
+	err                        error
 }
 
 var (
-	otelcolOnce sync.Once
-	otelcolPath string
-	otelcolErr  error
+	otelcolBuild = &moduleBinary{name: "otelcol", dir: "otelcol", pkg: ".", env: "TUNETIMEOUT_OTELCOL", takes: "about a minute"}
+	jaegerBuild  = &moduleBinary{name: "jaeger", dir: "jaeger", pkg: "github.com/jaegertracing/jaeger/cmd/jaeger", env: "TUNETIMEOUT_JAEGER", takes: "minutes"}
 )
+
+func (b *moduleBinary) binary(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv(b.env); p != "" {
+		return p
+	}
+	if os.Getenv("TUNETIMEOUT_E2E") != "1" {
+		t.Skipf("%s is built from e2e/%s only under TUNETIMEOUT_E2E=1 (%s; or set %s to a binary built there with go build -o %s %s)",
+			b.name, b.dir, b.takes, b.env, b.name, b.pkg)
+	}
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "tunetimeout-e2e-"+b.name+"-")
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, b.name)
+		cmd := exec.Command("go", "build", "-o", b.path, b.pkg)
+		cmd.Dir = b.dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build in e2e/%s: %v\n%s", b.dir, err, out)
+		}
+	})
+	require.NoError(t, b.err)
+	return b.path
+}
 
 // removeBuilt removes the binaries the tests built (TestMain, at the end):
 // the Collector and Jaeger are over 150 MB together.
 func removeBuilt() {
-	for _, p := range []string{otelcolPath, jaegerPath} {
-		if p != "" {
-			os.RemoveAll(filepath.Dir(p))
+	for _, b := range []*moduleBinary{otelcolBuild, jaegerBuild} {
+		if b.path != "" {
+			os.RemoveAll(filepath.Dir(b.path))
 		}
 	}
 }
@@ -140,7 +148,7 @@ func TestCollectorFileExporter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100,000 spans through the Collector: not in -short")
 	}
-	bin := otelcolBinary(t)
+	bin := otelcolBuild.binary(t)
 	dir := t.TempDir()
 	base, stop := startCollector(t, bin, dir)
 	want := otlpTraceSpans(t, base+"/v1/traces")

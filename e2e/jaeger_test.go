@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,39 +28,8 @@ import (
 // tunetimeout jaeger reads them back through its query API, paging by
 // time: the per-edge figures are those of the spans the SDK made. There
 // is no Debian package of Jaeger; the test builds it from e2e/jaeger (a
-// module of its own) under TUNETIMEOUT_E2E=1, in about six minutes the
-// first time on this machine, or takes TUNETIMEOUT_JAEGER.
-
-var (
-	jaegerOnce sync.Once
-	jaegerPath string
-	jaegerErr  error
-)
-
-func jaegerBinary(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("TUNETIMEOUT_JAEGER"); p != "" {
-		return p
-	}
-	if os.Getenv("TUNETIMEOUT_E2E") != "1" {
-		t.Skip("Jaeger is built from e2e/jaeger only under TUNETIMEOUT_E2E=1 (minutes; or set TUNETIMEOUT_JAEGER to a binary built there with go build -o jaeger github.com/jaegertracing/jaeger/cmd/jaeger)")
-	}
-	jaegerOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "tunetimeout-e2e-jaeger-")
-		if err != nil {
-			jaegerErr = err
-			return
-		}
-		jaegerPath = filepath.Join(dir, "jaeger")
-		cmd := exec.Command("go", "build", "-o", jaegerPath, "github.com/jaegertracing/jaeger/cmd/jaeger")
-		cmd.Dir = "jaeger"
-		if out, err := cmd.CombinedOutput(); err != nil {
-			jaegerErr = fmt.Errorf("go build in e2e/jaeger: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, jaegerErr)
-	return jaegerPath
-}
+// module of its own; moduleBinary) under TUNETIMEOUT_E2E=1, in about six
+// minutes the first time on this machine, or takes TUNETIMEOUT_JAEGER.
 
 // startJaeger runs Jaeger with memory storage, an OTLP/HTTP receiver and
 // its query service on free loopback ports; it returns their base URLs.
@@ -139,7 +107,7 @@ func TestJaegerLive(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100,000 spans through Jaeger: not in -short")
 	}
-	bin := jaegerBinary(t)
+	bin := jaegerBuild.binary(t)
 	otlp, query := startJaeger(t, bin)
 	want := otlpTraceSpans(t, otlp+"/v1/traces")
 

@@ -23,6 +23,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/e2etest"
 	"github.com/tunetimeout/tunetimeout/internal/httpclient"
 	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/sqlsource"
 )
 
@@ -90,30 +91,8 @@ func TestSQLPostgresEqualsLocalRead(t *testing.T) {
 	arrivals := filepath.Join(dir, "arrivals.csv")
 	require.NoError(t, os.WriteFile(arrivals, sql("--csv", "-f", qfile), 0o644))
 
-	opts := func(by []string, in ...string) analysis.Options {
-		return analysis.Options{Inputs: in, Recommend: recommend.DefaultOptions(), Ingest: ingest.Options{By: by}, Pool: 200}
-	}
-	got, err := analysis.Run(context.Background(), opts(nil, buckets, arrivals), nil)
-	require.NoError(t, err)
-	want, err := analysis.Run(context.Background(), opts([]string{"route"}, mixture), nil)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"buckets"}, got.Input.Formats, "detected, both files")
-	assert.Equal(t, want.Input.Records, got.Input.Records, "every row, counted in its bucket")
-	require.Len(t, got.Groups, len(want.Groups))
-	for i, w := range want.Groups {
-		g := got.Groups[i]
-		assert.Equal(t, w.Name, g.Name)
-		assert.Equal(t, w.Samples, g.Samples, w.Name)
-		assert.Equal(t, w.Excluded, g.Excluded, w.Name)
-		assert.Equal(t, w.Censored, g.Censored, w.Name)
-		assert.Equal(t, w.Percentiles, g.Percentiles, w.Name)
-		assert.Equal(t, w.Recommendation.TimeoutSeconds, g.Recommendation.TimeoutSeconds, w.Name)
-		// The rates, from the calls per second: mean, busiest minute and
-		// second, and Little's law on them.
-		assert.Equal(t, w.LittlesLaw, g.LittlesLaw, w.Name)
-		require.NotNil(t, g.LittlesLaw.RatePerSecond, w.Name)
-		assert.Equal(t, "measured", g.LittlesLaw.RateSource, w.Name)
-	}
+	want, got := sqlReports(t, mixture, buckets, arrivals)
+	sameAsLocal(t, want, got)
 	rows, err := os.ReadFile(buckets)
 	require.NoError(t, err)
 	t.Logf("%d rows came back as %d bucket rows (%d bytes)", want.Input.Records, bytes.Count(rows, []byte("\n"))-1, len(rows))
@@ -182,24 +161,8 @@ func TestSQLDuckDBEqualsLocalRead(t *testing.T) {
 	buckets := answer("buckets", "--latency", "latency_ms", "--unit", "ms", "--status-column", "status", "--by", "route")
 	arrivals := answer("arrivals", "--time", "timestamp", "--by", "route", "--arrivals")
 
-	opts := func(by []string, in ...string) analysis.Options {
-		return analysis.Options{Inputs: in, Recommend: recommend.DefaultOptions(), Ingest: ingest.Options{By: by}, Pool: 200}
-	}
-	got, err := analysis.Run(context.Background(), opts(nil, buckets, arrivals), nil)
-	require.NoError(t, err)
-	want, err := analysis.Run(context.Background(), opts([]string{"route"}, mixture), nil)
-	require.NoError(t, err)
-	assert.Equal(t, want.Input.Records, got.Input.Records)
-	require.Len(t, got.Groups, len(want.Groups))
-	for i, w := range want.Groups {
-		g := got.Groups[i]
-		assert.Equal(t, w.Name, g.Name)
-		assert.Equal(t, w.Samples, g.Samples, w.Name)
-		assert.Equal(t, w.Excluded, g.Excluded, w.Name)
-		assert.Equal(t, w.Percentiles, g.Percentiles, w.Name)
-		assert.Equal(t, w.Recommendation.TimeoutSeconds, g.Recommendation.TimeoutSeconds, w.Name)
-		assert.Equal(t, w.LittlesLaw, g.LittlesLaw, w.Name)
-	}
+	want, got := sqlReports(t, mixture, buckets, arrivals)
+	sameAsLocal(t, want, got)
 }
 
 // The same histogram computed inside a real ClickHouse (Debian's
@@ -290,40 +253,18 @@ func TestSQLClickHouseEqualsLocalRead(t *testing.T) {
 	buckets := answer("buckets", "--latency", "latency_ms", "--unit", "ms", "--status-column", "status", "--by", "route")
 	arrivals := answer("arrivals", "--time", "timestamp", "--by", "route", "--arrivals")
 
-	opts := func(by []string, in ...string) analysis.Options {
-		return analysis.Options{Inputs: in, Recommend: recommend.DefaultOptions(), Ingest: ingest.Options{By: by}, Pool: 200}
-	}
-	got, err := analysis.Run(context.Background(), opts(nil, buckets, arrivals), nil)
-	require.NoError(t, err)
-	want, err := analysis.Run(context.Background(), opts([]string{"route"}, mixture), nil)
-	require.NoError(t, err)
-	assert.Equal(t, want.Input.Records, got.Input.Records)
-	require.Len(t, got.Groups, len(want.Groups))
-	for i, w := range want.Groups {
-		g := got.Groups[i]
-		assert.Equal(t, w.Name, g.Name)
-		assert.Equal(t, w.Samples, g.Samples, w.Name)
-		assert.Equal(t, w.Excluded, g.Excluded, w.Name)
-		assert.Equal(t, w.Percentiles, g.Percentiles, w.Name)
-		assert.Equal(t, w.Recommendation.TimeoutSeconds, g.Recommendation.TimeoutSeconds, w.Name)
-		assert.Equal(t, w.LittlesLaw, g.LittlesLaw, w.Name)
-	}
+	want, got := sqlReports(t, mixture, buckets, arrivals)
+	sameAsLocal(t, want, got)
 	// tunetimeout clickhouse: the same two queries, sent by the tool itself.
-	live, err := analysis.RunClickHouse(context.Background(), opts(nil), analysis.ClickHouseOptions{
+	live, err := analysis.RunClickHouse(context.Background(), sqlRunOptions(nil), analysis.ClickHouseOptions{
 		Server: sqlsource.ClickHouse{Connection: httpclient.Options{URL: strings.TrimSuffix(base, "/")}},
 		Rows: sqlsource.Options{Table: "access", Latency: "latency_ms", Unit: time.Millisecond, Status: "status",
 			Time: "timestamp", By: []string{"route"}},
 	})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"access at " + strings.TrimSuffix(base, "/")}, live.Input.Files)
-	require.Len(t, live.Groups, len(want.Groups))
-	for i, w := range want.Groups {
-		g := live.Groups[i]
-		assert.Equal(t, w.Samples, g.Samples, w.Name)
-		assert.Equal(t, w.Percentiles, g.Percentiles, w.Name)
-		assert.Equal(t, w.LittlesLaw, g.LittlesLaw, w.Name)
-	}
-	_, err = analysis.RunClickHouse(context.Background(), opts(nil), analysis.ClickHouseOptions{
+	sameAsLocal(t, want, live)
+	_, err = analysis.RunClickHouse(context.Background(), sqlRunOptions(nil), analysis.ClickHouseOptions{
 		Server: sqlsource.ClickHouse{Connection: httpclient.Options{URL: strings.TrimSuffix(base, "/")}},
 		Rows:   sqlsource.Options{Table: "nope", Latency: "latency_ms", Unit: time.Millisecond},
 	})
@@ -344,21 +285,54 @@ func TestSQLClickHouseEqualsLocalRead(t *testing.T) {
 	half, err := strconv.Atoi(strings.TrimSpace(string(query("SELECT count() FROM shard1.access", nil))))
 	require.NoError(t, err)
 	assert.True(t, half > 0 && int64(half) < want.Input.Records, "both shards hold rows: %d of %d", half, want.Input.Records)
-	dist, err := analysis.RunClickHouse(context.Background(), opts(nil), analysis.ClickHouseOptions{
+	dist, err := analysis.RunClickHouse(context.Background(), sqlRunOptions(nil), analysis.ClickHouseOptions{
 		Server: sqlsource.ClickHouse{Connection: httpclient.Options{URL: strings.TrimSuffix(base, "/")}},
 		Rows: sqlsource.Options{Table: "access_all", Latency: "latency_ms", Unit: time.Millisecond, Status: "status",
 			Time: "timestamp", By: []string{"route"}},
 	})
 	require.NoError(t, err)
-	assert.Equal(t, want.Input.Records, dist.Input.Records)
-	require.Len(t, dist.Groups, len(want.Groups))
-	for i, w := range want.Groups {
-		g := dist.Groups[i]
-		assert.Equal(t, w.Samples, g.Samples, w.Name)
-		assert.Equal(t, w.Excluded, g.Excluded, w.Name)
-		assert.Equal(t, w.Percentiles, g.Percentiles, w.Name)
-		assert.Equal(t, w.LittlesLaw, g.LittlesLaw, w.Name)
-	}
+	sameAsLocal(t, want, dist)
 	version := strings.TrimSpace(string(query("SELECT version()", nil)))
 	t.Logf("ClickHouse %s; %d of %d rows on the first shard", version, half, want.Input.Records)
+}
+
+// sqlRunOptions are what the SQL tests analyse with: the pool too, so
+// that Little's law is compared.
+func sqlRunOptions(by []string, in ...string) analysis.Options {
+	return analysis.Options{Inputs: in, Recommend: recommend.DefaultOptions(), Ingest: ingest.Options{By: by}, Pool: 200}
+}
+
+// sqlReports analyses an engine's answers, and mixture by route, the
+// local read they must equal.
+func sqlReports(t *testing.T, mixture string, answers ...string) (want, got *report.Report) {
+	t.Helper()
+	got, err := analysis.Run(context.Background(), sqlRunOptions(nil, answers...), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"buckets"}, got.Input.Formats, "detected, every answer")
+	want, err = analysis.Run(context.Background(), sqlRunOptions([]string{"route"}, mixture), nil)
+	require.NoError(t, err)
+	return want, got
+}
+
+// sameAsLocal checks a report of an engine's answers against the local
+// read's: every row counted in its bucket, and per group the samples,
+// exclusions, censored calls, percentiles, timeout and Little's law, the
+// measured rates included.
+func sameAsLocal(t *testing.T, want, got *report.Report) {
+	t.Helper()
+	assert.Equal(t, want.Input.Records, got.Input.Records, "every row, counted in its bucket")
+	require.Len(t, got.Groups, len(want.Groups))
+	for i, w := range want.Groups {
+		g := got.Groups[i]
+		assert.Equal(t, w.Name, g.Name)
+		assert.Equal(t, w.Samples, g.Samples, w.Name)
+		assert.Equal(t, w.Excluded, g.Excluded, w.Name)
+		assert.Equal(t, w.Censored, g.Censored, w.Name)
+		assert.Equal(t, w.Percentiles, g.Percentiles, w.Name)
+		assert.Equal(t, w.Recommendation.TimeoutSeconds, g.Recommendation.TimeoutSeconds, w.Name)
+		assert.Equal(t, w.LittlesLaw, g.LittlesLaw, w.Name)
+		if assert.NotNil(t, g.LittlesLaw.RatePerSecond, w.Name) {
+			assert.Equal(t, "measured", g.LittlesLaw.RateSource, w.Name)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -168,7 +169,7 @@ func ReadBuckets(r io.Reader, name string, row func(*BucketRow) error, bad func(
 			sum += br2.Censored
 		}
 		good := true
-		for _, i := range slices.Sorted(mapKeysInt(excluded)) {
+		for _, i := range slices.Sorted(maps.Keys(excluded)) {
 			n, ok := num(i)
 			if !ok {
 				good = false
@@ -205,16 +206,6 @@ func ReadBuckets(r io.Reader, name string, row func(*BucketRow) error, bad func(
 		br2.Group = strings.Join(g, " ")
 		if err := row(&br2); err != nil {
 			return err
-		}
-	}
-}
-
-func mapKeysInt(m map[int]string) func(func(int) bool) {
-	return func(yield func(int) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
 		}
 	}
 }

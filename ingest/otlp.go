@@ -333,12 +333,7 @@ func anyString(v *commonpb.AnyValue) string {
 // attrString returns the string value of the attribute key, "" when
 // absent or not a string.
 func attrString(attrs []*commonpb.KeyValue, key string) string {
-	for _, kv := range attrs {
-		if kv.GetKey() == key {
-			return kv.GetValue().GetStringValue()
-		}
-	}
-	return ""
+	return attrValue(attrs, key).GetStringValue()
 }
 
 // attrInt returns the integer value of the first of keys present: an
@@ -480,18 +475,23 @@ func (d *otlpDecoder) cuttable(block []byte) bool { return !otlpFramed(block) }
 // resource_spans, protobuf's own field name). A line longer than what
 // sniffing reads (a batch of many spans) is cut: one that starts with
 // {"resourceSpans":[ is accepted as it stands.
-func sniffOTLP(line []byte) bool {
+func sniffOTLP(line []byte) bool { return sniffOTLPKey(line, "resourceSpans", "resource_spans") }
+
+// sniffOTLPKey accepts a JSON object with an array under key (or alt). A
+// line longer than what sniffing reads (a batch of many points) is cut:
+// one that starts with {"key":[ is accepted as it stands.
+func sniffOTLPKey(line []byte, key, alt string) bool {
 	line = bytes.TrimPrefix(line, utf8BOM)
 	if len(line) == 0 || line[0] != '{' {
 		return false
 	}
-	sc := newJSONLScanner("resourceSpans", "resource_spans")
+	sc := newJSONLScanner(key, alt)
 	if sc.scan(line) == nil {
 		return sc.vals[0].kind == jsonlArray || sc.vals[1].kind == jsonlArray
 	}
 	rest := bytes.TrimLeft(line[1:], " \t\r\n")
-	for _, key := range []string{`"resourceSpans"`, `"resource_spans"`} {
-		if after, ok := bytes.CutPrefix(rest, []byte(key)); ok {
+	for _, k := range []string{`"` + key + `"`, `"` + alt + `"`} {
+		if after, ok := bytes.CutPrefix(rest, []byte(k)); ok {
 			after = bytes.TrimLeft(after, " \t\r\n")
 			if after, ok = bytes.CutPrefix(after, []byte(":")); ok {
 				after = bytes.TrimLeft(after, " \t\r\n")

@@ -453,31 +453,6 @@ func sniffOTLPMetrics(line []byte) bool {
 	return sniffOTLPKey(line, "resourceMetrics", "resource_metrics")
 }
 
-// sniffOTLPKey accepts a JSON object with an array under key (or alt). A
-// line longer than what sniffing reads (a batch of many points) is cut:
-// one that starts with {"key":[ is accepted as it stands.
-func sniffOTLPKey(line []byte, key, alt string) bool {
-	line = bytes.TrimPrefix(line, utf8BOM)
-	if len(line) == 0 || line[0] != '{' {
-		return false
-	}
-	sc := newJSONLScanner(key, alt)
-	if sc.scan(line) == nil {
-		return sc.vals[0].kind == jsonlArray || sc.vals[1].kind == jsonlArray
-	}
-	rest := bytes.TrimLeft(line[1:], " \t\r\n")
-	for _, k := range []string{`"` + key + `"`, `"` + alt + `"`} {
-		if after, ok := bytes.CutPrefix(rest, []byte(k)); ok {
-			after = bytes.TrimLeft(after, " \t\r\n")
-			if after, ok = bytes.CutPrefix(after, []byte(":")); ok {
-				after = bytes.TrimLeft(after, " \t\r\n")
-				return len(after) > 0 && after[0] == '['
-			}
-		}
-	}
-	return false
-}
-
 var metricFlag = Flag{Name: "metric", Usage: "OTLP metrics: the histogram to read, e.g. http.client.request.duration; default: the one the file holds",
 	Field: func(o *Options) *string { return &o.Metric }}
 

@@ -9,6 +9,7 @@ package sqlsource
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -55,25 +56,15 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0
 // used as they are; anything else is taken as an expression of the
 // dialect, written by the user (--by, --latency), and kept in parentheses.
 func Build(o Options) (string, error) {
-	if !slices.Contains(Dialects, o.Dialect) {
-		return "", fmt.Errorf("--dialect %q: want one of %s", o.Dialect, strings.Join(Dialects, ", "))
-	}
-	if (o.Table == "") == (o.Query == "") {
-		return "", errors.New("give --table or --query (a subquery), one of them")
-	}
 	if o.Latency == "" {
 		return "", errors.New("give --latency, the latency column")
 	}
 	if o.Unit <= 0 {
 		return "", errors.New("give --unit, the latency column's unit: ns, us, ms or s")
 	}
-	d := dialects[o.Dialect]
-	if err := d.checkBounds(o); err != nil {
+	d, from, err := o.source()
+	if err != nil {
 		return "", err
-	}
-	from := o.Table
-	if o.Query != "" {
-		from = "(" + o.Query + ") AS src"
 	}
 	// The latency in whole microseconds, cut as the histogram cuts a
 	// duration (histogram.toMicros): toward zero.
@@ -109,9 +100,7 @@ func Build(o Options) (string, error) {
 	}
 	outer = append(outer, bucketExpr(d, "us")+" AS "+BucketColumn, "COUNT(*) AS "+CallsColumn)
 	outer = append(outer, fmt.Sprintf("SUM(CASE WHEN %s THEN 1 ELSE 0 END) AS %s", in("status", censor), CensoredColumn))
-	classes := mapsKeys(exclude)
-	slices.Sort(classes)
-	for _, class := range classes {
+	for _, class := range slices.Sorted(maps.Keys(exclude)) {
 		outer = append(outer, fmt.Sprintf("SUM(CASE WHEN %s THEN 1 ELSE 0 END) AS %s", in("status", exclude[class]), ingest.BucketsExcludedPrefix+class))
 	}
 	groupBy = append(groupBy, d.position(len(o.By)+1, BucketColumn))
@@ -121,6 +110,25 @@ func Build(o Options) (string, error) {
 		strings.Join(outer, ",\n  "), strings.Join(inner, ",\n    "), from, strings.Join(where, "\n    AND "),
 		strings.Join(groupBy, ", "), strings.Join(groupBy, ", "))
 	return b.String(), nil
+}
+
+// source checks what both queries read: the dialect, where the rows are
+// and the time bounds; it returns the dialect and the FROM clause.
+func (o Options) source() (dialect, string, error) {
+	if !slices.Contains(Dialects, o.Dialect) {
+		return dialect{}, "", fmt.Errorf("--dialect %q: want one of %s", o.Dialect, strings.Join(Dialects, ", "))
+	}
+	if (o.Table == "") == (o.Query == "") {
+		return dialect{}, "", errors.New("give --table or --query (a subquery), one of them")
+	}
+	d := dialects[o.Dialect]
+	if err := d.checkBounds(o); err != nil {
+		return dialect{}, "", err
+	}
+	if o.Query != "" {
+		return d, "(" + o.Query + ") AS src", nil
+	}
+	return d, o.Table, nil
 }
 
 // groupColumn names the result's column of group key i: the column's
@@ -219,22 +227,12 @@ func micros(d dialect, col string, unit time.Duration) string {
 // the rates: every row in the time range (the excluded ones too, as a
 // local read counts arrivals), by the whole second that holds its time.
 func BuildArrivals(o Options) (string, error) {
-	if !slices.Contains(Dialects, o.Dialect) {
-		return "", fmt.Errorf("--dialect %q: want one of %s", o.Dialect, strings.Join(Dialects, ", "))
-	}
-	if (o.Table == "") == (o.Query == "") {
-		return "", errors.New("give --table or --query (a subquery), one of them")
-	}
 	if o.Time == "" {
 		return "", errors.New("--arrivals needs --time, the time column")
 	}
-	d := dialects[o.Dialect]
-	if err := d.checkBounds(o); err != nil {
+	d, from, err := o.source()
+	if err != nil {
 		return "", err
-	}
-	from := o.Table
-	if o.Query != "" {
-		from = "(" + o.Query + ") AS src"
 	}
 	var cols, groupBy []string
 	for i, b := range o.By {
@@ -346,12 +344,4 @@ func doublequote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`
 func backquote(s string) string   { return "`" + strings.ReplaceAll(s, "`", "") + "`" }
 func isoTimestamp(t time.Time) string {
 	return "TIMESTAMP '" + t.UTC().Format("2006-01-02 15:04:05.999999") + "+00:00'"
-}
-
-func mapsKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }

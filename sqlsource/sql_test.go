@@ -1,8 +1,10 @@
 package sqlsource
 
 import (
+	"maps"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,7 +57,7 @@ func TestBucketLadderIsTheHistogramsArithmetic(t *testing.T) {
 func TestStatusLists(t *testing.T) {
 	censor, exclude := statusLists(&ingest.StatusRule{})
 	assert.Equal(t, []int{408, 499, 504, 524, 598, 599}, censor)
-	assert.Equal(t, []string{"5xx"}, mapsKeys(exclude))
+	assert.Equal(t, []string{"5xx"}, slices.Collect(maps.Keys(exclude)))
 	assert.Equal(t, "(status BETWEEN 500 AND 503 OR status BETWEEN 505 AND 523 OR status BETWEEN 525 AND 597)", in("status", exclude["5xx"]))
 	rule, err := ingest.ParseStatusRule("exclude=4xx count=404")
 	require.NoError(t, err)
