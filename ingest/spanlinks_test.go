@@ -1,8 +1,11 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -73,4 +76,50 @@ func TestScanSpanLinksZipkin(t *testing.T) {
 func TestScanSpanLinksOtherFormat(t *testing.T) {
 	err := ScanSpanLinks(strings.NewReader(""), "x", "nginx", Options{}, func(SpanLink) error { return nil })
 	assert.True(t, errors.Is(err, ErrNoSpanLinks), "%v", err)
+}
+
+// checkSpanDecoder is the span formats' fuzz check: format's decoder over
+// data (named name), with a --span-kind and, with kind&4, every group key,
+// never panics nor loops, fails only with *ParseError of positive,
+// non-decreasing lines and cut values, and hands out samples in bounds.
+func checkSpanDecoder(t *testing.T, format, name string, data []byte, kind uint8) {
+	t.Helper()
+	o := Options{SpanKind: []string{"client", "server", "any"}[int(kind)%3]}
+	if kind&4 != 0 {
+		o.By = SpanGroupKeys
+	}
+	d, err := NewDecoder(format, bytes.NewReader(data), name, o)
+	if err != nil {
+		t.Fatalf("NewDecoder: %v", err)
+	}
+	lastLine := 0
+	for n := 0; ; n++ {
+		if n > len(data)+2 {
+			t.Fatalf("Next called %d times on %d bytes without io.EOF", n, len(data))
+		}
+		s, err := d.Next()
+		if err == io.EOF {
+			return
+		}
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			if pe.Line < 1 || pe.Line < lastLine {
+				t.Fatalf("error at line %d after line %d: %v", pe.Line, lastLine, pe)
+			}
+			lastLine = pe.Line
+			if len(pe.Value) > maxValueLen+len("...") {
+				t.Fatalf("value of %d bytes not cut: %v", len(pe.Value), pe)
+			}
+			if !strings.HasPrefix(pe.Error(), fmt.Sprintf("%s:%d: ", name, pe.Line)) {
+				t.Fatalf("bad error text: %v", pe)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("fatal error from Next on an in-memory input: %v", err)
+		}
+		if s.Latency < 0 || s.Status < 0 || s.Status > 999 || s.Excluded != "" && s.Censored {
+			t.Fatalf("bad sample %+v", s)
+		}
+	}
 }

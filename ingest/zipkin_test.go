@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -399,44 +398,7 @@ func FuzzZipkin(f *testing.F) {
 		f.Add([]byte(s), uint8(6))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, kind uint8) {
-		o := Options{SpanKind: []string{"client", "server", "any"}[int(kind)%3]}
-		if kind&4 != 0 {
-			o.By = SpanGroupKeys
-		}
-		d, err := NewDecoder("zipkin", bytes.NewReader(data), "fuzz.json", o)
-		if err != nil {
-			t.Fatalf("NewDecoder: %v", err)
-		}
-		lastLine := 0
-		for n := 0; ; n++ {
-			if n > len(data)+2 {
-				t.Fatalf("Next called %d times on %d bytes without io.EOF", n, len(data))
-			}
-			s, err := d.Next()
-			if err == io.EOF {
-				break
-			}
-			var pe *ParseError
-			if errors.As(err, &pe) {
-				if pe.Line < 1 || pe.Line < lastLine {
-					t.Fatalf("error at line %d after line %d: %v", pe.Line, lastLine, pe)
-				}
-				lastLine = pe.Line
-				if len(pe.Value) > maxValueLen+len("...") {
-					t.Fatalf("value of %d bytes not cut: %v", len(pe.Value), pe)
-				}
-				if !strings.HasPrefix(pe.Error(), fmt.Sprintf("fuzz.json:%d: ", pe.Line)) {
-					t.Fatalf("bad error text: %v", pe)
-				}
-				continue
-			}
-			if err != nil {
-				t.Fatalf("fatal error from Next on an in-memory input: %v", err)
-			}
-			if s.Latency < 0 || s.Status < 0 || s.Status > 999 || s.Excluded != "" && s.Censored {
-				t.Fatalf("bad sample %+v", s)
-			}
-		}
+		checkSpanDecoder(t, "zipkin", "fuzz.json", data, kind)
 		_ = sniffZipkin(data)
 	})
 }
