@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -169,63 +171,8 @@ func TestSQLDuckDBEqualsLocalRead(t *testing.T) {
 // clickhouse-server, 18.16 in bookworm), over its HTTP interface: the
 // clickhouse dialect's queries give the report of a local read.
 func TestSQLClickHouseEqualsLocalRead(t *testing.T) {
-	server := requireBinary(t, "clickhouse-server", "clickhouse-server")
-	dir := t.TempDir()
-	httpPort, tcpPort := freePort(t), freePort(t)
-	cfg := fmt.Sprintf(`<?xml version="1.0"?>
-<yandex>
-    <logger><level>warning</level><console>1</console></logger>
-    <http_port>%d</http_port>
-    <tcp_port>%d</tcp_port>
-    <listen_host>127.0.0.1</listen_host>
-    <path>%s/data/</path>
-    <tmp_path>%s/tmp/</tmp_path>
-    <users_config>users.xml</users_config>
-    <default_profile>default</default_profile>
-    <default_database>default</default_database>
-    <mark_cache_size>268435456</mark_cache_size>
-    <remote_servers><two_shards>
-        <shard><replica><host>127.0.0.1</host><port>%d</port><default_database>shard1</default_database></replica></shard>
-        <shard><replica><host>127.0.0.1</host><port>%d</port><default_database>shard2</default_database></replica></shard>
-    </two_shards></remote_servers>
-</yandex>
-`, httpPort, tcpPort, dir, dir, tcpPort, tcpPort)
-	users := `<?xml version="1.0"?>
-<yandex>
-    <profiles><default></default></profiles>
-    <users><default><password></password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default></users>
-    <quotas><default></default></quotas>
-</yandex>
-`
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.xml"), []byte(cfg), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "users.xml"), []byte(users), 0o644))
-	var log lockedBuffer
-	cmd := exec.Command(server, "--config-file="+filepath.Join(dir, "config.xml"))
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = &log, &log
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_, _ = cmd.Process.Wait()
-	})
-	base := "http://127.0.0.1:" + strconv.Itoa(httpPort) + "/"
-	waitForPort(t, "127.0.0.1:"+strconv.Itoa(httpPort), &log)
-	query := func(q string, body io.Reader) []byte {
-		t.Helper()
-		u := base
-		if body != nil {
-			u += "?query=" + url.QueryEscape(q)
-		} else {
-			body = strings.NewReader(q)
-		}
-		resp, err := http.Post(u, "text/plain", body)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, resp.StatusCode, "%s\n%s", b, q)
-		return b
-	}
+	chs := startClickHouse(t, "")
+	dir, base, query := chs.dir, chs.base, chs.query
 	query("CREATE TABLE access (timestamp DateTime, route String, status Int32, latency_ms Decimal(18, 3)) ENGINE = MergeTree ORDER BY timestamp", nil)
 	mixture, err := filepath.Abs("../testdata/mixture.csv")
 	require.NoError(t, err)
@@ -264,6 +211,24 @@ func TestSQLClickHouseEqualsLocalRead(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"access at " + strings.TrimSuffix(base, "/")}, live.Input.Files)
 	sameAsLocal(t, want, live)
+	// The done-when of issue 19: the command's text and JSON reports are
+	// byte-identical to analyze's on the same rows, but for the input
+	// section (which names the table rather than the file).
+	for _, extra := range [][]string{nil, {"--by", "route", "--pool", "200"}, {"--rate", "400", "--deadline", "2s"}} {
+		for _, format := range []string{"text", "json"} {
+			args := append([]string{"-o", format}, extra...)
+			local, errOut, code := runTool(t, append([]string{"analyze", mixture}, args...)...)
+			require.Equal(t, 0, code, errOut)
+			remote, errOut, code := runTool(t, append([]string{"clickhouse", "--url", base, "--table", "access",
+				"--latency", "latency_ms", "--unit", "ms", "--status-column", "status", "--time", "timestamp"}, args...)...)
+			require.Equal(t, 0, code, errOut)
+			l, r := withoutInput(t, format, local), withoutInput(t, format, remote)
+			assert.Equal(t, l, r, "%s report, %v", format, extra)
+			if format == "text" {
+				assert.Contains(t, remote, "access at "+strings.TrimSuffix(base, "/"))
+			}
+		}
+	}
 	_, err = analysis.RunClickHouse(context.Background(), sqlRunOptions(nil), analysis.ClickHouseOptions{
 		Server: sqlsource.ClickHouse{Connection: httpclient.Options{URL: strings.TrimSuffix(base, "/")}},
 		Rows:   sqlsource.Options{Table: "nope", Latency: "latency_ms", Unit: time.Millisecond},
@@ -294,6 +259,101 @@ func TestSQLClickHouseEqualsLocalRead(t *testing.T) {
 	sameAsLocal(t, want, dist)
 	version := strings.TrimSpace(string(query("SELECT version()", nil)))
 	t.Logf("ClickHouse %s; %d of %d rows on the first shard", version, half, want.Input.Records)
+}
+
+// clickHouseServer is a clickhouse-server the test started on loopback,
+// with its own data directory and config, no service manager.
+type clickHouseServer struct {
+	dir  string
+	base string // http://127.0.0.1:port/
+	// query sends q (as the body, or with body as the INSERT's data) and
+	// returns the answer; anything but 200 fails the test.
+	query func(q string, body io.Reader) []byte
+}
+
+// startClickHouse starts Debian's clickhouse-server on two free loopback
+// ports (HTTP and native, the native one serving the two_shards cluster:
+// two databases of this server reached as remote shards). password, if
+// not empty, is the default user's.
+func startClickHouse(t *testing.T, password string) *clickHouseServer {
+	t.Helper()
+	server := requireBinary(t, "clickhouse-server", "clickhouse-server")
+	dir := t.TempDir()
+	httpPort, tcpPort := freePort(t), freePort(t)
+	cfg := fmt.Sprintf(`<?xml version="1.0"?>
+<yandex>
+    <logger><level>warning</level><console>1</console></logger>
+    <http_port>%d</http_port>
+    <tcp_port>%d</tcp_port>
+    <listen_host>127.0.0.1</listen_host>
+    <path>%s/data/</path>
+    <tmp_path>%s/tmp/</tmp_path>
+    <users_config>users.xml</users_config>
+    <default_profile>default</default_profile>
+    <default_database>default</default_database>
+    <mark_cache_size>268435456</mark_cache_size>
+    <remote_servers><two_shards>
+        <shard><replica><host>127.0.0.1</host><port>%d</port><default_database>shard1</default_database><password>%s</password></replica></shard>
+        <shard><replica><host>127.0.0.1</host><port>%d</port><default_database>shard2</default_database><password>%s</password></replica></shard>
+    </two_shards></remote_servers>
+</yandex>
+`, httpPort, tcpPort, dir, dir, tcpPort, password, tcpPort, password)
+	users := fmt.Sprintf(`<?xml version="1.0"?>
+<yandex>
+    <profiles><default></default></profiles>
+    <users><default><password>%s</password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default></users>
+    <quotas><default></default></quotas>
+</yandex>
+`, password)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.xml"), []byte(cfg), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "users.xml"), []byte(users), 0o644))
+	var log lockedBuffer
+	cmd := exec.Command(server, "--config-file="+filepath.Join(dir, "config.xml"))
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = &log, &log
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+	})
+	base := "http://127.0.0.1:" + strconv.Itoa(httpPort) + "/"
+	waitForPort(t, "127.0.0.1:"+strconv.Itoa(httpPort), &log)
+	query := func(q string, body io.Reader) []byte {
+		t.Helper()
+		u := base
+		if body != nil {
+			u += "?query=" + url.QueryEscape(q)
+		} else {
+			body = strings.NewReader(q)
+		}
+		req, err := http.NewRequest(http.MethodPost, u, body)
+		require.NoError(t, err)
+		if password != "" {
+			req.SetBasicAuth("default", password)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s\n%s", b, q)
+		return b
+	}
+	return &clickHouseServer{dir: dir, base: base, query: query}
+}
+
+// withoutInput is a report without its input section: in text, the
+// paragraph before the first blank line; in JSON, the "input" object,
+// which comes first.
+func withoutInput(t *testing.T, format, out string) string {
+	t.Helper()
+	sep := "\n\n"
+	if format == "json" {
+		sep = "\n  \"groups\":"
+	}
+	i := strings.Index(out, sep)
+	require.GreaterOrEqual(t, i, 0, "no %q in\n%s", sep, out)
+	return out[i:]
 }
 
 // sqlRunOptions are what the SQL tests analyse with: the pool too, so
@@ -335,4 +395,66 @@ func sameAsLocal(t *testing.T, want, got *report.Report) {
 			assert.Equal(t, "measured", g.LittlesLaw.RateSource, w.Name)
 		}
 	}
+}
+
+// What tunetimeout clickhouse holds is bounded by groups x filled buckets
+// (and seconds, for the rates), not by rows: its peak RSS is the same for
+// 200,000 rows as for 5,000,000 (issue 19), though the engine reads 25
+// times more. The rows are made by ClickHouse itself: four routes, one
+// hour, latencies spread over 0 to 2 s by a hash of the row number.
+func TestClickHouseClientMemoryIndependentOfRows(t *testing.T) {
+	chs := startClickHouse(t, "")
+	rss := map[int]int64{}
+	for _, rows := range []int{200_000, 5_000_000} {
+		table := fmt.Sprintf("rows%d", rows)
+		chs.query("CREATE TABLE "+table+" (ts DateTime, route String, status Int32, latency_us UInt64) ENGINE = MergeTree ORDER BY ts", nil)
+		chs.query(fmt.Sprintf(`INSERT INTO %s SELECT toDateTime(1800000000 + number %% 3600), concat('/api/r', toString(number %% 4)),
+			if(number %% 1000 = 7, 503, 200), intHash64(number) %% 2000000 FROM system.numbers LIMIT %d`, table, rows), nil)
+		n, err := strconv.Atoi(strings.TrimSpace(string(chs.query("SELECT count() FROM "+table, nil))))
+		require.NoError(t, err)
+		require.Equal(t, rows, n)
+
+		args := []string{"clickhouse", "--url", chs.base, "--table", table, "--latency", "latency_us", "--unit", "us",
+			"--status-column", "status", "--time", "ts", "--by", "route", "-o", "json"}
+		cmd := exec.Command(tool(t), args...)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		require.NoError(t, cmd.Run(), errOut.String())
+		rss[rows] = cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
+		var r struct {
+			Input  struct{ Records int64 }
+			Groups []struct {
+				Name     string
+				Samples  int64
+				Censored int64
+				Excluded map[string]int64
+			}
+		}
+		require.NoError(t, json.Unmarshal(out.Bytes(), &r))
+		assert.Equal(t, int64(rows), r.Input.Records)
+		require.Len(t, r.Groups, 4)
+		for _, g := range r.Groups {
+			// Row i is on route i mod 4, and a 503 when i mod 1000 is 7,
+			// so on /api/r3 only.
+			var excluded int64
+			if g.Name == "/api/r3" {
+				excluded = int64(rows / 1000)
+			}
+			assert.Equal(t, excluded, g.Excluded["status 5xx"], g.Name)
+			assert.Equal(t, int64(rows/4)-excluded, g.Samples+g.Censored, g.Name)
+		}
+
+		// The answer itself: at most one row per group and HDR bucket.
+		q, errText, code := runTool(t, append(args[:len(args)-2], "--print-sql")...)
+		require.Equal(t, 0, code, errText)
+		first, _, _ := strings.Cut(q, ";\n")
+		answer := chs.query(first+" FORMAT TabSeparated", nil)
+		lines := bytes.Count(answer, []byte("\n"))
+		buckets := 2048 + 1024*10 // 2 s = 2,000,000 us < 2^21: ten halvings above 2,048
+		assert.LessOrEqual(t, lines, 4*buckets, "answer rows for %d rows", rows)
+		t.Logf("%d rows: %d answer rows, client peak RSS %.1f MB", rows, lines, float64(rss[rows])/1024)
+	}
+	// The same within 25 % or 8 MB: the runtime's own noise, not rows.
+	small, large := float64(rss[200_000]), float64(rss[5_000_000])
+	assert.LessOrEqual(t, large, small*1.25+8*1024, "peak RSS %.1f MB at 5,000,000 rows against %.1f MB at 200,000", large/1024, small/1024)
 }
