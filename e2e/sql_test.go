@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -457,4 +458,93 @@ func TestClickHouseClientMemoryIndependentOfRows(t *testing.T) {
 	// The same within 25 % or 8 MB: the runtime's own noise, not rows.
 	small, large := float64(rss[200_000]), float64(rss[5_000_000])
 	assert.LessOrEqual(t, large, small*1.25+8*1024, "peak RSS %.1f MB at 5,000,000 rows against %.1f MB at 200,000", large/1024, small/1024)
+}
+
+// Faults, as for Prometheus: wrong credentials (refused, never printed), a
+// query error (ClickHouse's message shown), a slow query bounded by
+// --query-timeout (and stopped by the server too: max_execution_time), a
+// server that is down, and an endless answer bounded by
+// --max-response-bytes.
+func TestClickHouseFaults(t *testing.T) {
+	const password = "hunter2-Sekret"
+	chs := startClickHouse(t, password)
+	chs.query("CREATE TABLE access (ts DateTime, route String, status Int32, latency_ms Float64) ENGINE = MergeTree ORDER BY ts", nil)
+	chs.query("INSERT INTO access SELECT toDateTime(1800000000 + number % 60), '/a', 200, number % 100 FROM system.numbers LIMIT 10000", nil)
+	rows := []string{"clickhouse", "--url", chs.base, "--table", "access", "--latency", "latency_ms", "--unit", "ms"}
+	run := func(env []string, args ...string) (string, string, int, time.Duration) {
+		t.Helper()
+		cmd := exec.Command(tool(t), args...)
+		cmd.Env = append(os.Environ(), env...)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		start := time.Now()
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		return out.String(), errOut.String(), code, time.Since(start)
+	}
+	auth := []string{"--basic-auth-user", "default", "--basic-auth-password-env", "CH_PASSWORD"}
+
+	out, errOut, code, _ := run([]string{"CH_PASSWORD=" + password}, append(rows, auth...)...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "10,000 calls")
+
+	out, errOut, code, _ = run([]string{"CH_PASSWORD=wrong-" + password}, append(rows, auth...)...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "refused the query")
+	assert.Contains(t, errOut, "password")
+	assert.NotContains(t, out+errOut, password)
+	t.Logf("wrong password: %s", strings.TrimSpace(errOut))
+
+	_, errOut, code, _ = run([]string{"CH_PASSWORD=" + password}, append(append(rows, auth...), "--latency", "no_such_column")...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "refused the query (HTTP 4")
+	assert.Contains(t, errOut, "no_such_column")
+
+	// A query that would take minutes: 10^11 rows of system.numbers. Three
+	// attempts of 1 s (and the backoff between them) bound it.
+	slow := []string{"clickhouse", "--url", chs.base, "--query", "SELECT number AS us FROM system.numbers LIMIT 100000000000",
+		"--latency", "us", "--unit", "us", "--query-timeout", "1s"}
+	_, errOut, code, took := run([]string{"CH_PASSWORD=" + password}, append(slow, auth...)...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "did not answer within 1s (3 attempts)")
+	assert.Less(t, took, 20*time.Second, "three attempts of 1 s")
+	t.Logf("slow query: %s after %v", strings.TrimSpace(errOut), took.Round(time.Millisecond))
+	// The server stopped the query too (max_execution_time): nothing of it
+	// is still running a few seconds on.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		running := strings.TrimSpace(string(chs.query("SELECT count() FROM system.processes WHERE query LIKE '%system.numbers LIMIT 100000000000%' AND query NOT LIKE '%system.processes%'", nil)))
+		if running == "0" {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the slow query still runs on the server: %s", running)
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	down := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	_, errOut, code, _ = run(nil, "clickhouse", "--url", down, "--table", "access", "--latency", "latency_ms", "--unit", "ms", "--query-retries", "0")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "ClickHouse at "+down)
+	assert.Contains(t, errOut, "connection refused")
+
+	// An answer that never ends (a fake: the error path only).
+	endless := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "bucket_us,calls\n")
+		line := []byte("1000,1\n")
+		for i := 0; i < 1<<22 && r.Context().Err() == nil; i++ { // 28 MB at most: a bounded loop
+			if _, err := w.Write(line); err != nil {
+				return
+			}
+		}
+	}))
+	defer endless.Close()
+	_, errOut, code, _ = run(nil, "clickhouse", "--url", endless.URL, "--table", "access", "--latency", "latency_ms", "--unit", "ms",
+		"--max-response-bytes", "1MiB")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "answered the query with more than 1 MiB, the --max-response-bytes cap")
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/tunetimeout/tunetimeout/internal/httpclient"
@@ -42,6 +44,10 @@ func (ch ClickHouse) Fetch(ctx context.Context, q string, w io.Writer) (display 
 	args := url.Values{}
 	args.Set("query", strings.TrimSuffix(strings.TrimSpace(q), ";")+" FORMAT CSVWithNames")
 	args.Set("wait_end_of_query", "1")
+	// The server gives up when the client does (an HTTP query goes on
+	// after its client has gone, in ClickHouse 18): max_execution_time,
+	// in whole seconds, is the per-attempt timeout rounded up.
+	args.Set("max_execution_time", strconv.FormatInt(int64(math.Ceil(c.PerTry().Seconds())), 10))
 	if ch.Database != "" {
 		args.Set("database", ch.Database)
 	}
