@@ -18,12 +18,29 @@ import (
 // --from and --to were the query's. Rows of arrivals (tunetimeout sql
 // --arrivals) give the rates, as the calls' times give them in a local
 // read; without them, rates come from --rate.
+//
+// Rows of the group the engine folded the groups beyond --max-groups into
+// go to histogram.Other, counted as folded, with the number of groups the
+// engine folded (the same on every such row of one answer).
 func readBuckets(ctx context.Context, name string, r io.Reader, o Options, set *histogram.Set, in *report.Input) error {
+	foldedGroups := int64(0)
 	return ingest.ReadBuckets(r, name, func(b *ingest.BucketRow) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		g := set.Group(groupName(b.Group))
+		var g *histogram.Group
+		if b.FoldedGroups > 0 {
+			g = set.Group(histogram.Other)
+			if !b.Arrivals {
+				groups := 0
+				if foldedGroups == 0 {
+					foldedGroups, groups = b.FoldedGroups, int(b.FoldedGroups)
+				}
+				set.AddFoldedUnnamed(b.Calls, groups)
+			}
+		} else {
+			g = set.Group(groupName(b.Group))
+		}
 		if g.Latency == nil {
 			return errors.New(name + ": HDR buckets carry no times, which interval histograms need: analyze them, do not summarize them")
 		}

@@ -29,6 +29,12 @@ type ClickHouseOptions struct {
 func RunClickHouse(ctx context.Context, o Options, ch ClickHouseOptions) (*report.Report, error) {
 	ch.Rows.Dialect = "clickhouse"
 	ch.Rows.Rule = o.Status
+	// --max-groups in the engine: the answer stays bounded by the groups
+	// kept; the client's own limit then has nothing left to fold.
+	ch.Rows.MaxGroups = o.MaxGroups
+	if ch.Rows.MaxGroups == 0 {
+		ch.Rows.MaxGroups = DefaultMaxGroups
+	}
 	dir, err := os.MkdirTemp("", "tunetimeout-clickhouse-")
 	if err != nil {
 		return nil, err

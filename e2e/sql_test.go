@@ -96,6 +96,19 @@ func TestSQLPostgresEqualsLocalRead(t *testing.T) {
 
 	want, got := sqlReports(t, mixture, buckets, arrivals)
 	sameAsLocal(t, want, got)
+
+	// --max-groups 1: PostgreSQL keeps the route of most rows and folds
+	// the other two into one group.
+	for i, extra := range [][]string{{"--latency", "latency_ms", "--unit", "ms", "--status-column", "status"}, {"--time", "timestamp", "--arrivals"}} {
+		query, errOut, code := runTool(t, append([]string{"sql", "--dialect", "postgres", "--table", "access", "--by", "route", "--max-groups", "1"}, extra...)...)
+		require.Equal(t, 0, code, errOut)
+		require.NoError(t, os.WriteFile(qfile, []byte(query), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("folded%d.csv", i)), sql("--csv", "-f", qfile), 0o644))
+	}
+	wantFolded, gotFolded := sqlReports(t, foldedMixture(t, dir, mixture, "/api/users"), filepath.Join(dir, "folded0.csv"), filepath.Join(dir, "folded1.csv"))
+	sameAsLocal(t, wantFolded, gotFolded)
+	assertFoldNote(t, gotFolded, 80258, 2)
+
 	rows, err := os.ReadFile(buckets)
 	require.NoError(t, err)
 	t.Logf("%d rows came back as %d bucket rows (%d bytes)", want.Input.Records, bytes.Count(rows, []byte("\n"))-1, len(rows))
@@ -258,6 +271,26 @@ func TestSQLClickHouseEqualsLocalRead(t *testing.T) {
 	})
 	require.NoError(t, err)
 	sameAsLocal(t, want, dist)
+
+	// --max-groups in the engine: the route of most rows kept, the other
+	// two folded into one group by ClickHouse (over the Distributed table,
+	// chosen once over both shards: GLOBAL IN), which reads as the local
+	// read of the rows with those routes renamed "other".
+	folded := foldedMixture(t, dir, mixture, "/api/users")
+	wantFolded, err := analysis.Run(context.Background(), sqlRunOptions([]string{"route"}, folded), nil)
+	require.NoError(t, err)
+	for _, table := range []string{"access", "access_all"} {
+		o := sqlRunOptions(nil)
+		o.MaxGroups = 1
+		got, err := analysis.RunClickHouse(context.Background(), o, analysis.ClickHouseOptions{
+			Server: sqlsource.ClickHouse{Connection: httpclient.Options{URL: strings.TrimSuffix(base, "/")}},
+			Rows: sqlsource.Options{Table: table, Latency: "latency_ms", Unit: time.Millisecond, Status: "status",
+				Time: "timestamp", By: []string{"route"}},
+		})
+		require.NoError(t, err)
+		sameAsLocal(t, wantFolded, got)
+		assertFoldNote(t, got, 80258, 2)
+	}
 	version := strings.TrimSpace(string(query("SELECT version()", nil)))
 	t.Logf("ClickHouse %s; %d of %d rows on the first shard", version, half, want.Input.Records)
 }
@@ -341,6 +374,38 @@ func startClickHouse(t *testing.T, password string) *clickHouseServer {
 		return b
 	}
 	return &clickHouseServer{dir: dir, base: base, query: query}
+}
+
+// foldedMixture is a copy of mixture with every route but keep renamed
+// "other": the local read an engine's --max-groups must equal.
+func foldedMixture(t *testing.T, dir, mixture, keep string) string {
+	t.Helper()
+	raw, err := os.ReadFile(mixture)
+	require.NoError(t, err)
+	lines := strings.Split(string(raw), "\n")
+	for i := 1; i < len(lines); i++ {
+		f := strings.Split(lines[i], ",")
+		if len(f) > 1 && f[1] != keep {
+			f[1] = "other"
+			lines[i] = strings.Join(f, ",")
+		}
+	}
+	out := filepath.Join(dir, "folded-mixture.csv")
+	require.NoError(t, os.WriteFile(out, []byte(strings.Join(lines, "\n")), 0o644))
+	return out
+}
+
+// assertFoldNote checks the report says calls from groups were folded.
+func assertFoldNote(t *testing.T, r *report.Report, calls int64, groups int) {
+	t.Helper()
+	for _, f := range r.Input.Findings {
+		if f.Fields["into"] == "other" {
+			assert.EqualValues(t, calls, f.Fields["calls"])
+			assert.EqualValues(t, groups, f.Fields["groups"])
+			return
+		}
+	}
+	t.Errorf("no note of folded groups in %q", r.Input.Notes)
 }
 
 // withoutInput is a report without its input section: in text, the

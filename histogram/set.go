@@ -75,7 +75,10 @@ type Set struct {
 	// lower bound.
 	foldedMore  bool
 	foldedBytes int64 // the lengths of the names in foldedNames
-	every       int64 // interval of the groups' cells in seconds; 0: none (see Every)
+	// foldedUnnamed counts folded groups whose names were never seen: a
+	// SQL engine folded them (AddFoldedUnnamed).
+	foldedUnnamed int
+	every         int64 // interval of the groups' cells in seconds; 0: none (see Every)
 }
 
 // NewSet returns an empty set.
@@ -88,7 +91,9 @@ func (s *Set) Limit(n int) { s.limit = n }
 
 // Folded returns how many samples went to Other because of the limit, and
 // how many distinct groups they came from: exactly, unless FoldedAtLeast.
-func (s *Set) Folded() (samples int64, groups int) { return s.folded, len(s.foldedNames) }
+func (s *Set) Folded() (samples int64, groups int) {
+	return s.folded, len(s.foldedNames) + s.foldedUnnamed
+}
 
 // FoldedAtLeast reports whether the groups Folded returns are a lower bound
 // only: more than maxFoldedNames (100,000) distinct groups, or more than
@@ -165,6 +170,15 @@ func (s *Set) AddFolded(samples int64, names []string, atLeast bool) {
 	}
 }
 
+// AddFoldedUnnamed counts samples folded into Other elsewhere, and groups
+// folded there whose names are not known (a SQL engine's --max-groups
+// sends their number only): the groups are distinct from every other
+// folded group counted.
+func (s *Set) AddFoldedUnnamed(samples int64, groups int) {
+	s.folded += samples
+	s.foldedUnnamed += groups
+}
+
 // hasOther is 1 when the set holds the group Other, which the limit does
 // not count.
 func (s *Set) hasOther() int {
@@ -227,6 +241,7 @@ func (s *Set) Merge(o *Set) {
 		s.foldName(name)
 	}
 	s.foldedMore = s.foldedMore || o.foldedMore
+	s.foldedUnnamed += o.foldedUnnamed
 }
 
 // Bytes returns about how much memory the set holds: its groups, their

@@ -316,4 +316,14 @@ func TestSetFold(t *testing.T) {
 	assert.EqualValues(t, 5, fs)
 	assert.Equal(t, 3, fg, "/x, /y and /z")
 	assert.EqualValues(t, 1, folding.Group(histogram.Other).Latency.Count())
+
+	// Groups a SQL engine folded: their number, not their names, which
+	// add to the named ones and survive a merge.
+	engine := histogram.NewSet()
+	engine.AddFoldedUnnamed(40, 7)
+	engine.AddFoldedUnnamed(2, 0)
+	folding.Merge(engine)
+	fs, fg = folding.Folded()
+	assert.EqualValues(t, 47, fs)
+	assert.Equal(t, 10, fg, "three named and seven counted")
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +23,9 @@ import (
 // bucket_us is the lowest value of an HDR bucket of 3 significant digits
 // in microseconds (histogram.BucketLowerMicros), calls the rows in it,
 // censored those the status rule censors, excluded_<class> those it
-// leaves out, by status class. Every other column is a group column: the
+// leaves out, by status class, and folded_groups, when not 0, that the
+// row is of the group the engine folded that many groups beyond
+// --max-groups into. Every other column is a group column: the
 // group is their values joined by " ", as --by joins a log's keys. A row
 // read this way fills the histogram exactly as its calls read one by one
 // would.
@@ -37,6 +40,10 @@ const (
 	// time) of the calls of rows of arrivals (tunetimeout sql --arrivals),
 	// for the rates.
 	BucketsSecondColumn = "second"
+	// BucketsFoldedColumn, when not 0, says the row's group is the one
+	// the engine folded the groups beyond --max-groups into, and how many
+	// groups it folded (tunetimeout sql --max-groups).
+	BucketsFoldedColumn = "folded_groups"
 )
 
 // BucketRow is one row of buckets.
@@ -51,6 +58,10 @@ type BucketRow struct {
 	// reason, "status 5xx") are among them.
 	Calls, Censored int64
 	Excluded        map[string]int64
+	// FoldedGroups, when more than 0, says the row's group is the one
+	// the engine folded the groups beyond its --max-groups into, and how
+	// many groups that is (Group is then "").
+	FoldedGroups int64
 }
 
 // ReadBuckets reads buckets and calls row with every row (valid until the
@@ -69,18 +80,31 @@ func ReadBuckets(r io.Reader, name string, row func(*BucketRow) error, bad func(
 	if i := bytes.IndexByte(first, '\n'); i >= 0 {
 		first = first[:i]
 	}
-	cr := csv.NewReader(br)
-	if bytes.IndexByte(first, '\t') >= 0 {
-		cr.Comma = '\t'
+	var next func() ([]string, error)
+	var header []string
+	var err2 error
+	var jsonLine *int // the line of the row next returned, for JSON lines
+	if t := bytes.TrimLeft(first, " \t\ufeff"); len(t) > 0 && t[0] == '{' {
+		jsonLine = new(int)
+		next, header, err2 = jsonBucketRows(br, name, jsonLine)
+	} else {
+		cr := csv.NewReader(br)
+		if bytes.IndexByte(first, '\t') >= 0 {
+			cr.Comma = '\t'
+		}
+		cr.ReuseRecord = true
+		cr.FieldsPerRecord = -1
+		next = cr.Read
+		header, err2 = cr.Read()
+		if err2 != nil {
+			err2 = fmt.Errorf("%s:1: the header: %v", name, err2)
+		}
 	}
-	cr.ReuseRecord = true
-	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
-	if err != nil {
-		return fmt.Errorf("%s:1: the header: %v", name, err)
+	if err2 != nil {
+		return err2
 	}
 	header = slices.Clone(header) // ReuseRecord: the next Read writes over it
-	bucket, calls, censored, second := -1, -1, -1, -1
+	bucket, calls, censored, second, folded := -1, -1, -1, -1, -1
 	var groups []int
 	excluded := map[int]string{}
 	for i, h := range header {
@@ -94,6 +118,8 @@ func ReadBuckets(r io.Reader, name string, row func(*BucketRow) error, bad func(
 			second = i
 		case h == BucketsCensoredColumn:
 			censored = i
+		case h == BucketsFoldedColumn:
+			folded = i
 		case strings.HasPrefix(h, BucketsExcludedPrefix):
 			excluded[i] = "status " + strings.TrimPrefix(h, BucketsExcludedPrefix)
 		default:
@@ -105,8 +131,13 @@ func ReadBuckets(r io.Reader, name string, row func(*BucketRow) error, bad func(
 	}
 	var br2 BucketRow
 	var g []string
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
+	line := 1 // the header's
+	for {
+		line++
+		rec, err := next()
+		if jsonLine != nil {
+			line = *jsonLine
+		}
 		if err == io.EOF {
 			return nil
 		}
@@ -114,8 +145,15 @@ func ReadBuckets(r io.Reader, name string, row func(*BucketRow) error, bad func(
 			return bad(&ParseError{File: name, Line: line, Field: field, Value: displayValue(value), Reason: reason, Kind: "column"})
 		}
 		var pe *csv.ParseError
-		if errors.As(err, &pe) {
-			if err := bad(&ParseError{File: name, Line: line, Reason: pe.Err.Error()}); err != nil {
+		var je *badJSONRow
+		if errors.As(err, &pe) || errors.As(err, &je) {
+			reason := ""
+			if pe != nil {
+				reason = pe.Err.Error()
+			} else {
+				reason = je.reason
+			}
+			if err := bad(&ParseError{File: name, Line: line, Reason: reason}); err != nil {
 				return err
 			}
 			continue
@@ -189,6 +227,14 @@ func ReadBuckets(r io.Reader, name string, row func(*BucketRow) error, bad func(
 		if !good {
 			continue
 		}
+		if folded >= 0 {
+			if br2.FoldedGroups, ok = num(folded); !ok {
+				if err := badRow(header[folded], rec[folded], "is not a count"); err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		if sum > br2.Calls {
 			if err := badRow(header[calls], rec[calls], fmt.Sprintf("is fewer than the censored and excluded calls, %d", sum)); err != nil {
 				return err
@@ -196,6 +242,13 @@ func ReadBuckets(r io.Reader, name string, row func(*BucketRow) error, bad func(
 			continue
 		}
 		g = g[:0]
+		if br2.FoldedGroups > 0 {
+			br2.Group = ""
+			if err := row(&br2); err != nil {
+				return err
+			}
+			continue
+		}
 		for _, i := range groups {
 			v := rec[i]
 			if v == "" {
@@ -210,11 +263,144 @@ func ReadBuckets(r io.Reader, name string, row func(*BucketRow) error, bad func(
 	}
 }
 
+// maxBucketLine bounds one JSON line of buckets: a row of a few group
+// values and counts.
+const maxBucketLine = 1 << 20
+
+// badJSONRow is a JSON line of buckets that is not an object of values.
+type badJSONRow struct{ reason string }
+
+func (e *badJSONRow) Error() string { return e.reason }
+
+// jsonBucketRows reads buckets as JSON lines (ClickHouse's JSONEachRow,
+// BigQuery's and DuckDB's JSON exports): one object per line, its keys
+// the columns, the first line's keys in their order the header. Values
+// are strings, numbers (ClickHouse quotes 64-bit integers: both are read),
+// booleans or null (""). A later line's keys are matched by name; one
+// with a key the header lacks, or a nested value, is a bad row.
+func jsonBucketRows(br *bufio.Reader, name string, lineNo *int) (next func() ([]string, error), header []string, err error) {
+	readLine := func() ([]byte, error) {
+		*lineNo++
+		var line []byte
+		for {
+			chunk, err := br.ReadSlice('\n')
+			line = append(line, chunk...)
+			if len(line) > maxBucketLine {
+				return nil, fmt.Errorf("%s:%d: a line longer than %d bytes: not buckets", name, *lineNo, maxBucketLine)
+			}
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err == io.EOF && len(line) > 0 {
+				return line, nil
+			}
+			return line, err
+		}
+	}
+	parse := func(line []byte) (keys, values []string, err error) {
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.UseNumber()
+		invalid := func(err error) error {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return &badJSONRow{"is a JSON object cut off"}
+			}
+			return &badJSONRow{"is not valid JSON: " + err.Error()}
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return nil, nil, &badJSONRow{"is not a JSON object"}
+		}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return nil, nil, invalid(err)
+			}
+			v, err := dec.Token()
+			if err != nil {
+				return nil, nil, invalid(err)
+			}
+			var text string
+			switch v := v.(type) {
+			case string:
+				text = v
+			case json.Number:
+				text = v.String()
+			case bool:
+				text = strconv.FormatBool(v)
+			case nil:
+			default:
+				return nil, nil, &badJSONRow{fmt.Sprintf("the value of %q is not a string, number, boolean or null", k)}
+			}
+			keys, values = append(keys, k.(string)), append(values, text)
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, nil, invalid(err)
+		}
+		if len(bytes.TrimSpace(line[dec.InputOffset():])) > 0 {
+			return nil, nil, &badJSONRow{"has more after its JSON object"}
+		}
+		return keys, values, nil
+	}
+	first, err := readLine()
+	if err != nil && err != io.EOF {
+		return nil, nil, err
+	}
+	header, values, err := parse(bytes.TrimPrefix(first, []byte("\ufeff")))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s:1: %v", name, err)
+	}
+	index := map[string]int{}
+	for i, k := range header {
+		index[k] = i
+	}
+	pending := values
+	rec := make([]string, len(header))
+	next = func() ([]string, error) {
+		if pending != nil { // the first line: a row as well as the header
+			r := pending
+			pending = nil
+			return r, nil
+		}
+		var line []byte
+		for len(bytes.TrimSpace(line)) == 0 {
+			l, err := readLine()
+			if err != nil && (err != io.EOF || len(l) == 0) {
+				return nil, err
+			}
+			line = l
+		}
+		keys, values, err := parse(line)
+		if err != nil {
+			return nil, err
+		}
+		clear(rec)
+		for i, k := range keys {
+			j, ok := index[k]
+			if !ok {
+				return nil, &badJSONRow{fmt.Sprintf("has the column %q, which the first line has not", k)}
+			}
+			rec[j] = values[i]
+		}
+		return rec, nil
+	}
+	return next, header, nil
+}
+
 // maxUnixSecond is the last second a time.Duration reaches from 1970.
 const maxUnixSecond = 9_223_372_036
 
-// sniffBuckets accepts a header with bucket_us (or second) and calls.
+// sniffBuckets accepts a header with bucket_us (or second) and calls, or
+// a JSON line with those keys.
 func sniffBuckets(line []byte) bool {
+	if t := bytes.TrimSpace(bytes.TrimPrefix(line, []byte("\ufeff"))); len(t) > 0 && t[0] == '{' {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(t, &m) != nil {
+			return false
+		}
+		_, bucket := m[BucketsBucketColumn]
+		_, second := m[BucketsSecondColumn]
+		_, calls := m[BucketsCallsColumn]
+		return (bucket || second) && calls
+	}
 	fields := strings.FieldsFunc(string(line), func(r rune) bool { return r == ',' || r == '\t' })
 	for i, f := range fields {
 		fields[i] = strings.Trim(strings.TrimSpace(f), `"`) // ClickHouse's CSVWithNames quotes its header

@@ -68,6 +68,36 @@ func TestReadBuckets(t *testing.T) {
 	assert.True(t, sniffBuckets([]byte(`"route","bucket_us","calls","censored"`)), "ClickHouse's CSVWithNames")
 	assert.True(t, sniffBuckets([]byte("route,bucket_us,calls,censored")))
 	assert.False(t, sniffBuckets([]byte("route,latency_ms")))
+
+	// JSON lines (ClickHouse's JSONEachRow quotes 64-bit integers; other
+	// engines do not): the first line's keys, in their order, are the
+	// header; later lines are matched by name.
+	rows, bad, err = readBucketRows(t, `{"route":"/a","method":"GET","bucket_us":"2048","calls":"10","censored":"1","excluded_5xx":"2"}`+"\n"+
+		`{"calls":3,"method":"POST","route":null,"bucket_us":31424,"censored":0,"excluded_5xx":0}`+"\n"+
+		"\n"+
+		`{"route":"/a","method":"GET","bucket_us":"2048","calls":"1","extra":"1"}`+"\n"+
+		`{"route":{"x":1},"bucket_us":"2048","calls":"1"}`+"\n"+
+		`{"route":"/a",`+"\n"+
+		`{"route":"/b","method":"GET","bucket_us":"x","calls":"1","censored":"0","excluded_5xx":"0"}`)
+	require.NoError(t, err)
+	assert.Equal(t, []BucketRow{
+		{Group: "/a GET", BucketUS: 2048, Calls: 10, Censored: 1, Excluded: map[string]int64{"status 5xx": 2}},
+		{Group: "- POST", BucketUS: 31424, Calls: 3},
+	}, rows)
+	assert.Equal(t, []string{
+		`b.csv:4: has the column "extra", which the first line has not`,
+		`b.csv:5: the value of "route" is not a string, number, boolean or null`,
+		"b.csv:6: is a JSON object cut off",
+		`b.csv:7: column "bucket_us": "x" is not a whole number of microseconds, 0 or more`,
+	}, bad)
+	assert.True(t, sniffBuckets([]byte(`{"route":"/a","bucket_us":"2048","calls":"10"}`)))
+	assert.False(t, sniffBuckets([]byte(`{"route":"/a","latency_ms":3}`)))
+
+	// The group the engine folded the groups beyond --max-groups into.
+	rows, bad, err = readBucketRows(t, "route,bucket_us,calls,folded_groups\n/a,5,2,0\n,5,3,7\n,9,1,7\n/b,1,1,x\n")
+	require.NoError(t, err)
+	assert.Equal(t, []BucketRow{{Group: "/a", BucketUS: 5, Calls: 2}, {BucketUS: 5, Calls: 3, FoldedGroups: 7}, {BucketUS: 9, Calls: 1, FoldedGroups: 7}}, rows)
+	assert.Equal(t, []string{`b.csv:5: column "folded_groups": "x" is not a count`}, bad)
 }
 
 // FuzzBuckets checks that reading buckets never panics, that its errors
@@ -76,6 +106,8 @@ func TestReadBuckets(t *testing.T) {
 func FuzzBuckets(f *testing.F) {
 	f.Add("route,bucket_us,calls,censored,excluded_5xx\n/a,2048,10,1,2\n")
 	f.Add("bucket_us\tcalls\n7\t4\n")
+	f.Add(`{"route":"/a","bucket_us":"2048","calls":"10","censored":1}` + "\n" + `{"calls":3,"route":null,"bucket_us":31424}` + "\n")
+	f.Add("route,bucket_us,calls,folded_groups\n,5,3,7\n")
 	f.Fuzz(func(t *testing.T, input string) {
 		err := ReadBuckets(strings.NewReader(input), "f", func(r *BucketRow) error {
 			sum := r.Censored
@@ -88,7 +120,7 @@ func FuzzBuckets(f *testing.F) {
 			return nil
 		}, func(err error) error {
 			var pe *ParseError
-			if !errors.As(err, &pe) || pe.Line < 2 {
+			if !errors.As(err, &pe) || pe.Line < 1 { // a JSON line is a row as well as the header
 				t.Fatalf("not a bad row: %v", err)
 			}
 			return nil

@@ -77,7 +77,8 @@ type Format struct {
 	//      otlp: a JSON object with resourceSpans, before the JSON logs;
 	//      zipkin: an array of spans with traceId, before the JSON logs too;
 	//   60 caddy, envoy-json, traefik: JSON objects with fields of their own;
-	//   65 buckets: a header with bucket_us and calls, before csv;
+	//   65 buckets: a header with bucket_us and calls, before csv (or a
+	//      JSON line with those keys: none of the JSON logs has them);
 	//   70 csv: a header row of column names, after every log.
 	Priority int
 	// NotRequest returns, for a line (without its prefixes) that is one of

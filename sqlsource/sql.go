@@ -41,6 +41,10 @@ type Options struct {
 	By []string
 	// Rule is the status rule, as analyze applies it.
 	Rule ingest.StatusRule
+	// MaxGroups, when there are groups: the engine keeps the MaxGroups
+	// groups of most rows apart and folds the rest into one (see fold);
+	// 0 or less = no limit.
+	MaxGroups int
 }
 
 // Column names of the result, which ingest's buckets format reads.
@@ -48,6 +52,7 @@ const (
 	BucketColumn   = ingest.BucketsBucketColumn
 	CallsColumn    = ingest.BucketsCallsColumn
 	CensoredColumn = ingest.BucketsCensoredColumn
+	FoldedColumn   = ingest.BucketsFoldedColumn
 )
 
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
@@ -82,14 +87,11 @@ func Build(o Options) (string, error) {
 		status = expr(o.Status)
 	}
 	inner = append(inner, status+" AS status")
-	var where []string
-	if o.Time != "" && !o.From.IsZero() {
-		where = append(where, fmt.Sprintf("%s >= %s", expr(o.Time), d.timestamp(o.From)))
+	where := o.where(d)
+	fold, folded := o.fold(d, from, where)
+	if fold != "" {
+		inner = append(inner, "CASE WHEN "+fold+" THEN 0 ELSE 1 END AS folded")
 	}
-	if o.Time != "" && !o.To.IsZero() {
-		where = append(where, fmt.Sprintf("%s < %s", expr(o.Time), d.timestamp(o.To)))
-	}
-	where = append(where, expr(o.Latency)+" IS NOT NULL")
 
 	censor, exclude := statusLists(&o.Rule)
 	// Grouped and ordered by position (Trino does not group by an
@@ -97,13 +99,22 @@ func Build(o Options) (string, error) {
 	// 21.x).
 	var outer, groupBy []string
 	for i, b := range o.By {
-		outer = append(outer, fmt.Sprintf("g%d AS %s", i+1, d.quote(groupColumn(b, i))))
-		groupBy = append(groupBy, d.position(i+1, fmt.Sprintf("g%d", i+1)))
+		name, col := fmt.Sprintf("g%d", i+1), d.quote(groupColumn(b, i))
+		if fold == "" {
+			outer = append(outer, name+" AS "+col)
+			groupBy = append(groupBy, d.position(i+1, name))
+			continue
+		}
+		outer = append(outer, fmt.Sprintf("CASE WHEN folded = 1 THEN NULL ELSE %s END AS %s", name, col))
+		groupBy = append(groupBy, d.position(i+1, col))
 	}
 	outer = append(outer, bucketExpr(d, "us")+" AS "+BucketColumn, "COUNT(*) AS "+CallsColumn)
 	outer = append(outer, fmt.Sprintf("SUM(CASE WHEN %s THEN 1 ELSE 0 END) AS %s", in("status", censor), CensoredColumn))
 	for _, class := range slices.Sorted(maps.Keys(exclude)) {
 		outer = append(outer, fmt.Sprintf("SUM(CASE WHEN %s THEN 1 ELSE 0 END) AS %s", in("status", exclude[class]), ingest.BucketsExcludedPrefix+class))
+	}
+	if fold != "" {
+		outer = append(outer, fmt.Sprintf("CASE WHEN MAX(folded) = 1 THEN %s ELSE 0 END AS %s", folded, FoldedColumn))
 	}
 	groupBy = append(groupBy, d.position(len(o.By)+1, BucketColumn))
 	var b strings.Builder
@@ -131,6 +142,54 @@ func (o Options) source() (dialect, string, error) {
 		return d, "(" + o.Query + ") AS src", nil
 	}
 	return d, o.Table, nil
+}
+
+// where is what both queries keep of the rows: those in the time range
+// with a latency.
+func (o Options) where(d dialect) []string {
+	var where []string
+	if o.Time != "" && !o.From.IsZero() {
+		where = append(where, fmt.Sprintf("%s >= %s", expr(o.Time), d.timestamp(o.From)))
+	}
+	if o.Time != "" && !o.To.IsZero() {
+		where = append(where, fmt.Sprintf("%s < %s", expr(o.Time), d.timestamp(o.To)))
+	}
+	if o.Latency != "" {
+		where = append(where, expr(o.Latency)+" IS NOT NULL")
+	}
+	return where
+}
+
+// fold is --max-groups inside the engine: a condition, true of a row
+// whose group is among the MaxGroups groups of most rows (ties by key),
+// and the number of the other groups, which are folded into one (their
+// group columns NULL, FoldedColumn their number). Both are subqueries over
+// the rows the buckets query reads (where), so the buckets and the
+// arrivals fold the same groups. A group's key is its columns as text,
+// each after its length, so that no two groups share one; "" and NULL are
+// one group, as the answer reads them. It is "" without groups or a limit.
+func (o Options) fold(d dialect, from string, where []string) (cond, folded string) {
+	if len(o.By) == 0 || o.MaxGroups <= 0 {
+		return "", ""
+	}
+	var parts []string
+	for _, b := range o.By {
+		v := d.coalesceText(expr(b))
+		if len(o.By) == 1 {
+			parts = append(parts, v)
+			continue
+		}
+		parts = append(parts, d.text(d.length(v)), "':'", v)
+	}
+	key := d.concat(parts)
+	rows := fmt.Sprintf("SELECT %s AS k FROM %s", key, from)
+	if len(where) > 0 {
+		rows += " WHERE " + strings.Join(where, " AND ")
+	}
+	cond = fmt.Sprintf("%s %s (SELECT k FROM (%s) AS tt_keys GROUP BY k ORDER BY COUNT(*) DESC, k LIMIT %d)",
+		key, d.inSubquery, rows, o.MaxGroups)
+	folded = fmt.Sprintf("(SELECT COUNT(*) - %d FROM (SELECT k FROM (%s) AS tt_keys GROUP BY k) AS tt_groups)", o.MaxGroups, rows)
+	return cond, folded
 }
 
 // groupColumn names the result's column of group key i: the column's
@@ -236,23 +295,23 @@ func BuildArrivals(o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	where := o.where(d)
+	fold, folded := o.fold(d, from, where)
 	var cols, groupBy []string
 	for i, b := range o.By {
-		cols = append(cols, fmt.Sprintf("%s AS %s", expr(b), d.quote(groupColumn(b, i))))
+		v := expr(b)
+		if fold != "" {
+			v = fmt.Sprintf("CASE WHEN %s THEN %s ELSE NULL END", fold, v)
+		}
+		cols = append(cols, fmt.Sprintf("%s AS %s", v, d.quote(groupColumn(b, i))))
 		groupBy = append(groupBy, d.position(i+1, d.quote(groupColumn(b, i))))
 	}
 	cols = append(cols, d.epoch(expr(o.Time))+" AS "+ingest.BucketsSecondColumn, "COUNT(*) AS "+CallsColumn)
 	groupBy = append(groupBy, d.position(len(o.By)+1, ingest.BucketsSecondColumn))
-	where := []string{expr(o.Time) + " IS NOT NULL"}
-	if !o.From.IsZero() {
-		where = append(where, fmt.Sprintf("%s >= %s", expr(o.Time), d.timestamp(o.From)))
+	if fold != "" {
+		cols = append(cols, fmt.Sprintf("CASE WHEN MAX(CASE WHEN %s THEN 0 ELSE 1 END) = 1 THEN %s ELSE 0 END AS %s", fold, folded, FoldedColumn))
 	}
-	if !o.To.IsZero() {
-		where = append(where, fmt.Sprintf("%s < %s", expr(o.Time), d.timestamp(o.To)))
-	}
-	if o.Latency != "" {
-		where = append(where, expr(o.Latency)+" IS NOT NULL")
-	}
+	where = append([]string{expr(o.Time) + " IS NOT NULL"}, where...)
 	return fmt.Sprintf("-- tunetimeout: calls per second per group, %s\nSELECT %s\nFROM %s\nWHERE %s\nGROUP BY %s\nORDER BY %s",
 		o.Dialect, strings.Join(cols, ",\n  "), from, strings.Join(where, "\n  AND "), strings.Join(groupBy, ", "), strings.Join(groupBy, ", ")), nil
 }
@@ -266,6 +325,12 @@ type dialect struct {
 	timestamp func(t time.Time) string
 	// epoch is the whole second (Unix time) that holds a timestamp.
 	epoch func(ts string) string
+	// text is a value as text; length a text's length; concat joins
+	// texts.
+	text, length func(x string) string
+	concat       func(parts []string) string
+	// inSubquery is how a value is looked up in a subquery's answer.
+	inSubquery string
 	// byName: GROUP BY and ORDER BY name their columns, not positions.
 	byName bool
 	// wholeSeconds: its time bounds are whole seconds.
@@ -285,6 +350,9 @@ func (d dialect) checkBounds(o Options) error {
 	return nil
 }
 
+// coalesceText is a value as text, NULL as "".
+func (d dialect) coalesceText(x string) string { return "COALESCE(" + d.text(x) + ", '')" }
+
 // position is the i-th output column, name, in GROUP BY and ORDER BY.
 func (d dialect) position(i int, name string) string {
 	if d.byName {
@@ -295,10 +363,21 @@ func (d dialect) position(i int, name string) string {
 
 var dialects = map[string]dialect{
 	"clickhouse": {
-		intDiv: func(a string, b int64) string { return fmt.Sprintf("intDiv(%s, %d)", a, b) },
-		trunc:  func(x string) string { return "trunc(" + x + ")" },
-		cast:   func(x string) string { return "toInt64(" + x + ")" },
-		quote:  backquote,
+		text:   func(x string) string { return "toString(" + x + ")" },
+		length: func(x string) string { return "length(" + x + ")" },
+		concat: func(p []string) string {
+			if len(p) == 1 {
+				return p[0] // concat takes two or more
+			}
+			return "concat(" + strings.Join(p, ", ") + ")"
+		},
+		// GLOBAL: over a Distributed table, the groups are chosen once,
+		// over every shard's rows, not by each shard over its own.
+		inSubquery: "GLOBAL IN",
+		intDiv:     func(a string, b int64) string { return fmt.Sprintf("intDiv(%s, %d)", a, b) },
+		trunc:      func(x string) string { return "trunc(" + x + ")" },
+		cast:       func(x string) string { return "toInt64(" + x + ")" },
+		quote:      backquote,
 		// toDateTime, which every ClickHouse has (toDateTime64 came in
 		// 20.1): whole seconds (checkBounds).
 		timestamp: func(t time.Time) string {
@@ -309,39 +388,61 @@ var dialects = map[string]dialect{
 		byName:       true,
 	},
 	"duckdb": {
-		intDiv:    func(a string, b int64) string { return fmt.Sprintf("(%s // %d)", a, b) },
-		trunc:     func(x string) string { return "trunc(" + x + ")" },
-		cast:      func(x string) string { return "CAST(" + x + " AS BIGINT)" },
-		quote:     doublequote,
-		timestamp: isoTimestamp,
-		epoch:     func(ts string) string { return "CAST(floor(epoch(" + ts + ")) AS BIGINT)" },
+		text:       func(x string) string { return "CAST(" + x + " AS VARCHAR)" },
+		length:     func(x string) string { return "LENGTH(" + x + ")" },
+		concat:     pipes,
+		inSubquery: "IN",
+		intDiv:     func(a string, b int64) string { return fmt.Sprintf("(%s // %d)", a, b) },
+		trunc:      func(x string) string { return "trunc(" + x + ")" },
+		cast:       func(x string) string { return "CAST(" + x + " AS BIGINT)" },
+		quote:      doublequote,
+		timestamp:  isoTimestamp,
+		epoch:      func(ts string) string { return "CAST(floor(epoch(" + ts + ")) AS BIGINT)" },
 	},
 	"postgres": {
-		intDiv:    func(a string, b int64) string { return fmt.Sprintf("(%s / %d)", a, b) },
-		trunc:     func(x string) string { return "trunc(" + x + ")" },
-		cast:      func(x string) string { return "CAST(" + x + " AS BIGINT)" },
-		quote:     doublequote,
-		timestamp: isoTimestamp,
-		epoch:     func(ts string) string { return "CAST(floor(extract(epoch from " + ts + ")) AS BIGINT)" },
+		text:       func(x string) string { return "CAST(" + x + " AS VARCHAR)" },
+		length:     func(x string) string { return "LENGTH(" + x + ")" },
+		concat:     pipes,
+		inSubquery: "IN",
+		intDiv:     func(a string, b int64) string { return fmt.Sprintf("(%s / %d)", a, b) },
+		trunc:      func(x string) string { return "trunc(" + x + ")" },
+		cast:       func(x string) string { return "CAST(" + x + " AS BIGINT)" },
+		quote:      doublequote,
+		timestamp:  isoTimestamp,
+		epoch:      func(ts string) string { return "CAST(floor(extract(epoch from " + ts + ")) AS BIGINT)" },
 	},
 	"trino": {
-		intDiv:    func(a string, b int64) string { return fmt.Sprintf("(%s / %d)", a, b) },
-		trunc:     func(x string) string { return "truncate(" + x + ")" },
-		cast:      func(x string) string { return "CAST(" + x + " AS BIGINT)" },
-		quote:     doublequote,
-		timestamp: isoTimestamp,
-		epoch:     func(ts string) string { return "CAST(floor(to_unixtime(" + ts + ")) AS BIGINT)" },
+		text:       func(x string) string { return "CAST(" + x + " AS VARCHAR)" },
+		length:     func(x string) string { return "LENGTH(" + x + ")" },
+		concat:     pipes,
+		inSubquery: "IN",
+		intDiv:     func(a string, b int64) string { return fmt.Sprintf("(%s / %d)", a, b) },
+		trunc:      func(x string) string { return "truncate(" + x + ")" },
+		cast:       func(x string) string { return "CAST(" + x + " AS BIGINT)" },
+		quote:      doublequote,
+		timestamp:  isoTimestamp,
+		epoch:      func(ts string) string { return "CAST(floor(to_unixtime(" + ts + ")) AS BIGINT)" },
 	},
 	"bigquery": {
-		intDiv:    func(a string, b int64) string { return fmt.Sprintf("DIV(%s, %d)", a, b) },
-		trunc:     func(x string) string { return "TRUNC(" + x + ")" },
-		cast:      func(x string) string { return "CAST(" + x + " AS INT64)" },
-		quote:     backquote,
-		timestamp: func(t time.Time) string { return "TIMESTAMP '" + t.UTC().Format("2006-01-02 15:04:05.999999") + "+00'" },
-		epoch:     func(ts string) string { return "UNIX_SECONDS(" + ts + ")" },
+		text:       func(x string) string { return "CAST(" + x + " AS STRING)" },
+		length:     func(x string) string { return "LENGTH(" + x + ")" },
+		concat:     pipes,
+		inSubquery: "IN",
+		intDiv:     func(a string, b int64) string { return fmt.Sprintf("DIV(%s, %d)", a, b) },
+		trunc:      func(x string) string { return "TRUNC(" + x + ")" },
+		cast:       func(x string) string { return "CAST(" + x + " AS INT64)" },
+		quote:      backquote,
+		timestamp:  func(t time.Time) string { return "TIMESTAMP '" + t.UTC().Format("2006-01-02 15:04:05.999999") + "+00'" },
+		epoch:      func(ts string) string { return "UNIX_SECONDS(" + ts + ")" },
 	},
 }
 
+func pipes(p []string) string {
+	if len(p) == 1 {
+		return p[0]
+	}
+	return "(" + strings.Join(p, " || ") + ")"
+}
 func doublequote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 func backquote(s string) string   { return "`" + strings.ReplaceAll(s, "`", "") + "`" }
 func isoTimestamp(t time.Time) string {

@@ -122,3 +122,40 @@ func TestBuildArrivals(t *testing.T) {
 	_, err = BuildArrivals(Options{Dialect: "postgres", Table: "t"})
 	assert.ErrorContains(t, err, "--arrivals needs --time")
 }
+
+// --max-groups in the engine: the groups of most rows kept, chosen by a
+// subquery over the same rows in both queries (GLOBAL over ClickHouse's
+// shards), the rest folded into one row group with their number.
+func TestBuildFoldsGroupsBeyondMaxGroups(t *testing.T) {
+	o := Options{Dialect: "postgres", Table: "access", Latency: "l", Unit: time.Millisecond, Time: "ts",
+		By: []string{"route", "method"}, MaxGroups: 50}
+	q, err := Build(o)
+	require.NoError(t, err)
+	key := `(CAST(LENGTH(COALESCE(CAST(route AS VARCHAR), '')) AS VARCHAR) || ':' || COALESCE(CAST(route AS VARCHAR), '') || ` +
+		`CAST(LENGTH(COALESCE(CAST(method AS VARCHAR), '')) AS VARCHAR) || ':' || COALESCE(CAST(method AS VARCHAR), ''))`
+	top := key + " IN (SELECT k FROM (SELECT " + key + " AS k FROM access WHERE l IS NOT NULL) AS tt_keys GROUP BY k ORDER BY COUNT(*) DESC, k LIMIT 50)"
+	for _, want := range []string{
+		"CASE WHEN " + top + " THEN 0 ELSE 1 END AS folded",
+		`CASE WHEN folded = 1 THEN NULL ELSE g1 END AS "route"`,
+		"CASE WHEN MAX(folded) = 1 THEN (SELECT COUNT(*) - 50 FROM (SELECT k FROM (SELECT " + key + " AS k FROM access WHERE l IS NOT NULL) AS tt_keys GROUP BY k) AS tt_groups) ELSE 0 END AS folded_groups",
+		"GROUP BY 1, 2, 3",
+	} {
+		assert.Contains(t, q, want)
+	}
+	a, err := BuildArrivals(o)
+	require.NoError(t, err)
+	assert.Contains(t, a, "CASE WHEN "+top+" THEN route ELSE NULL END AS \"route\"", "the same groups as the buckets query")
+	assert.Contains(t, a, "AS folded_groups")
+
+	o.Dialect, o.By = "clickhouse", []string{"route"}
+	q, err = Build(o)
+	require.NoError(t, err)
+	assert.Contains(t, q, "COALESCE(toString(route), '') GLOBAL IN (SELECT k FROM (SELECT COALESCE(toString(route), '') AS k FROM access WHERE l IS NOT NULL)")
+	assert.Contains(t, q, "GROUP BY `route`, bucket_us")
+	for _, o := range []Options{{MaxGroups: 0, By: []string{"route"}}, {MaxGroups: 5}} {
+		o.Dialect, o.Table, o.Latency, o.Unit = "duckdb", "t", "l", time.Millisecond
+		q, err := Build(o)
+		require.NoError(t, err)
+		assert.NotContains(t, q, "folded", "no limit, or no groups: nothing to fold")
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/timeflag"
 	"github.com/tunetimeout/tunetimeout/sqlsource"
@@ -35,7 +36,12 @@ the rates (without it, --rate does).
 
 The latency is cut to whole microseconds toward zero, as a local read cuts
 it: store it as an integer or a decimal, since a floating-point column can
-put a value one microsecond off.`,
+put a value one microsecond off.
+
+With --by, the engine keeps the --max-groups groups of most rows apart and
+folds the others into one, which analyze reads as "other": the answer stays
+bounded whatever the number of groups. Give --arrivals the flags of the
+buckets query (--latency too), so that both fold the same groups.`,
 		Example: `  # PostgreSQL: the query, run by psql, read back
   tunetimeout sql --dialect postgres --table access --latency latency_ms \
       --unit ms --status-column status --by route > hist.sql
@@ -92,6 +98,7 @@ put a value one microsecond off.`,
 	fl.StringVar(&from, "from", "", "rows from this time on ("+timeflag.Grammar+")")
 	fl.StringVar(&to, "to", "", "rows before this time")
 	fl.StringSliceVar(&o.By, "by", nil, "group columns (or expressions), e.g. route,method")
+	fl.IntVar(&o.MaxGroups, "max-groups", analysis.DefaultMaxGroups, "the engine keeps the groups of most rows apart, this many; the rest go to one (0: no limit)")
 	fl.BoolVar(&arrivals, "arrivals", false, "print the query of the calls per second instead, for the rates (needs --time)")
 	complete(cmd, "dialect", sqlsource.Dialects...)
 	complete(cmd, "unit", unitNames...)
