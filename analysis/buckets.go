@@ -24,7 +24,7 @@ import (
 // engine folded (the same on every such row of one answer).
 func readBuckets(ctx context.Context, name string, r io.Reader, o Options, set *histogram.Set, in *report.Input) error {
 	foldedGroups := int64(0)
-	return ingest.ReadBuckets(r, name, func(b *ingest.BucketRow) error {
+	return ingest.ReadBuckets(r, name, o.Ingest.RoutePatterns, func(b *ingest.BucketRow) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

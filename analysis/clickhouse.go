@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,6 +30,7 @@ type ClickHouseOptions struct {
 func RunClickHouse(ctx context.Context, o Options, ch ClickHouseOptions) (*report.Report, error) {
 	ch.Rows.Dialect = "clickhouse"
 	ch.Rows.Rule = o.Status
+	ch.Rows.RoutePatterns = o.Ingest.RoutePatterns
 	// --max-groups in the engine: the answer stays bounded by the groups
 	// kept; the client's own limit then has nothing left to fold.
 	ch.Rows.MaxGroups = o.MaxGroups
@@ -56,6 +58,12 @@ func RunClickHouse(ctx context.Context, o Options, ch ClickHouseOptions) (*repor
 		}
 		return path, display, err
 	}
+	var notes []string
+	ch.Server.Note = func(n string) {
+		if !slices.Contains(notes, n) {
+			notes = append(notes, n)
+		}
+	}
 	buckets, display, err := fetch("buckets.csv", sqlsource.Build)
 	if err != nil {
 		return nil, err
@@ -76,7 +84,7 @@ func RunClickHouse(ctx context.Context, o Options, ch ClickHouseOptions) (*repor
 	// The engine grouped the rows, applied the status rule and the window:
 	// the answers are read as they are.
 	o.Inputs, o.Format = inputs, "buckets"
-	o.Ingest = ingest.Options{}
+	o.Ingest = ingest.Options{RoutePatterns: o.Ingest.RoutePatterns} // for the route_target column
 	o.From, o.To = time.Time{}, time.Time{}
 	r, err := Run(ctx, o, nil)
 	if err != nil {
@@ -90,6 +98,7 @@ func RunClickHouse(ctx context.Context, o Options, ch ClickHouseOptions) (*repor
 		rename(r, in, name)
 	}
 	r.Input.Files = []string{name}
+	r.Input.Notes = append(r.Input.Notes, notes...)
 	if ch.Rows.Time == "" {
 		r.Input.Notes = append(r.Input.Notes, "No --time column: the rates are not measured (give --time, or --rate).")
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -334,8 +335,11 @@ func startClickHouse(t *testing.T, password string) *clickHouseServer {
 `, httpPort, tcpPort, dir, dir, tcpPort, password, tcpPort, password)
 	users := fmt.Sprintf(`<?xml version="1.0"?>
 <yandex>
-    <profiles><default></default></profiles>
-    <users><default><password>%s</password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default></users>
+    <profiles><default></default><readonly><readonly>1</readonly></readonly></profiles>
+    <users>
+        <default><password>%s</password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default>
+        <reader><password></password><networks><ip>127.0.0.1</ip></networks><profile>readonly</profile><quota>default</quota></reader>
+    </users>
     <quotas><default></default></quotas>
 </yandex>
 `, password)
@@ -557,6 +561,13 @@ func TestClickHouseFaults(t *testing.T) {
 	out, errOut, code, _ := run([]string{"CH_PASSWORD=" + password}, append(rows, auth...)...)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "10,000 calls")
+	// A user whose profile is readonly=1 (the usual one for reading).
+	// It may not set max_execution_time: the query goes without it, and
+	// the report says so.
+	out, errOut, code, _ = run(nil, append(rows, "--basic-auth-user", "reader")...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "10,000 calls")
+	assert.Contains(t, out, "ClickHouse's profile for this user is read-only, so the queries could not carry max_execution_time=30")
 
 	out, errOut, code, _ = run([]string{"CH_PASSWORD=wrong-" + password}, append(rows, auth...)...)
 	assert.Equal(t, 1, code)
@@ -612,4 +623,88 @@ func TestClickHouseFaults(t *testing.T) {
 		"--max-response-bytes", "1MiB")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "answered the query with more than 1 MiB, the --max-response-bytes cap")
+}
+
+// The nginx sample (testdata/nginx: a real nginx's log of calls with ids
+// in their paths and query strings) in ClickHouse: --by 'route(target)'
+// gives the groups, percentiles, censored (504s), excluded and rates of
+// analyze --by route on the log itself, with the routes made by ClickHouse
+// (its lambdas) and, with --route-pattern, on reading the answer. And
+// ClickHouse's route of every tricky target equals ingest's.
+func TestClickHouseRoutesEqualLocalRead(t *testing.T) {
+	chs := startClickHouse(t, "")
+	logPath, err := filepath.Abs("../testdata/nginx/access.log")
+	require.NoError(t, err)
+	confPath, err := filepath.Abs("../testdata/nginx/nginx.conf")
+	require.NoError(t, err)
+	raw, err := os.ReadFile(logPath)
+	require.NoError(t, err)
+	// $remote_addr [$time_local] "$request" $status $request_time
+	// $upstream_connect_time $upstream_response_time "$http_user_agent"
+	line := regexp.MustCompile(`^\S+ \[([^\]]+)\] "(\S+) (\S+) [^"]*" (\d+) (\S+) \S+ (\S+) `)
+	var tsv bytes.Buffer
+	for i, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		m := line.FindStringSubmatch(l)
+		require.NotNil(t, m, "line %d: %s", i+1, l)
+		ts, err := time.Parse("02/Jan/2006:15:04:05 -0700", m[1])
+		require.NoError(t, err)
+		fmt.Fprintf(&tsv, "%s\t%s\t%s\t%s\t%s\t%s\n", ts.UTC().Format("2006-01-02 15:04:05"), m[2], m[3], m[4], m[5], m[6])
+	}
+	chs.query("CREATE TABLE nginx (ts DateTime, method String, target String, status Int32, request_time Decimal(9, 3), upstream_time String) ENGINE = MergeTree ORDER BY ts", nil)
+	chs.query("INSERT INTO nginx FORMAT TabSeparated", &tsv)
+
+	local := func(by []string, patterns ...string) *report.Report {
+		r, err := analysis.Run(context.Background(), analysis.Options{Inputs: []string{logPath}, Recommend: recommend.DefaultOptions(), Pool: 50,
+			Ingest: ingest.Options{NginxConf: confPath, LogFormatName: "timing", By: by, RoutePatterns: patterns}}, nil)
+		require.NoError(t, err)
+		return r
+	}
+	remote := func(by []string, patterns ...string) *report.Report {
+		o := analysis.Options{Recommend: recommend.DefaultOptions(), Pool: 50, Ingest: ingest.Options{RoutePatterns: patterns}}
+		r, err := analysis.RunClickHouse(context.Background(), o, analysis.ClickHouseOptions{
+			Server: sqlsource.ClickHouse{Connection: httpclient.Options{URL: chs.base}},
+			Rows: sqlsource.Options{Table: "nginx", Latency: "request_time", Unit: time.Second, Status: "status",
+				Time: "ts", By: by},
+		})
+		require.NoError(t, err)
+		return r
+	}
+	want := local([]string{"route"})
+	require.Equal(t, []string{"/api/items/{id}", "/api/search"}, []string{want.Groups[0].Name, want.Groups[1].Name})
+	require.Positive(t, want.Groups[0].Censored, "the sample's 504s")
+	sameAsLocal(t, want, remote([]string{"route(target)"}))
+	sameAsLocal(t, local([]string{"route", "method"}), remote([]string{"route(target)", "method"}))
+	// A pattern of the user's: the engine groups by target, the routes are
+	// made on reading.
+	patterned := local([]string{"route"}, "/api/items/{item}")
+	require.Equal(t, "/api/items/{item}", patterned.Groups[0].Name)
+	sameAsLocal(t, patterned, remote([]string{"route(target)"}, "/api/items/{item}"))
+
+	// ClickHouse's route of a target is ingest's, for the targets that
+	// decide each rule of the normalization.
+	targets := []string{"", "/", "//", "/a//b/", "a/b", "/users/42", "/users/42/orders/9f86d081884c7d65?x=1#f",
+		"/x#frag?q", "/x?q#f", "http://host:80/users/7", "https://h", "hxxp://h/a", "/?u=http://x/y", "abc://d/e/123",
+		"/u/550e8400-e29b-41d4-a716-446655440000", "/u/550e8400-e29b-41d4-a716-44665544000g", "/u/550e8400_e29b_41d4_a716_446655440000",
+		"/h/deadbeef", "/h/deadbee", "/h/DEADBEEF1", "/t/abcdefghijklmno1", "/t/abcdefghijklmn1", "/t/ABC-def_ghi-jkl-1", "/t/1234567890abcdefg",
+		"/t/aaaaaaaaaaaaaaaaaaaa", "/t/0000000000000000", "/\u00e9t\u00e9/12", "/v1/users", "/a b/3", "/%41/4"}
+	var in bytes.Buffer
+	for _, tg := range targets {
+		in.WriteString(strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`).Replace(tg) + "\n")
+	}
+	chs.query("CREATE TABLE targets (target String) ENGINE = Memory", nil)
+	chs.query("INSERT INTO targets FORMAT TabSeparated", &in)
+	q, errOut, code := runTool(t, "sql", "--dialect", "clickhouse", "--table", "targets", "--latency", "1", "--unit", "us", "--by", "route(target)")
+	require.Equal(t, 0, code, errOut)
+	routeSQL := regexp.MustCompile(`(?m)^  SELECT (arrayStringConcat\(.*\)) AS g1,$`).FindStringSubmatch(q)
+	require.NotNil(t, routeSQL, q)
+	got := strings.Split(strings.TrimSuffix(string(chs.query("SELECT target, "+routeSQL[1]+" FROM targets FORMAT TabSeparated", nil)), "\n"), "\n")
+	require.Len(t, got, len(targets))
+	g, err := ingest.NewGrouper([]string{"route"}, nil)
+	require.NoError(t, err)
+	for _, row := range got {
+		target, route, ok := strings.Cut(row, "\t")
+		require.True(t, ok, row)
+		target = strings.NewReplacer(`\\`, `\`, `\t`, "\t", `\n`, "\n").Replace(target)
+		assert.Equal(t, g.Key(&ingest.Sample{}, &ingest.Fields{Path: []byte(target)}), route, "target %q", target)
+	}
 }

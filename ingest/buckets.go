@@ -44,6 +44,11 @@ const (
 	// the engine folded the groups beyond --max-groups into, and how many
 	// groups it folded (tunetimeout sql --max-groups).
 	BucketsFoldedColumn = "folded_groups"
+	// BucketsRouteTargetColumn is a group column of request targets, as
+	// logged ("/users/42?x=1"): the reader makes their routes, as --by
+	// route does for a log (NormalizeRoute, --route-pattern), and rows of
+	// one route add up (tunetimeout sql --by 'route(COL)').
+	BucketsRouteTargetColumn = "route_target"
 )
 
 // BucketRow is one row of buckets.
@@ -67,7 +72,10 @@ type BucketRow struct {
 // ReadBuckets reads buckets and calls row with every row (valid until the
 // call returns) and bad with every bad one (*ParseError); an error of
 // either ends the reading and is returned, and so is a read error.
-func ReadBuckets(r io.Reader, name string, row func(*BucketRow) error, bad func(error) error) error {
+//
+// routePatterns are the user's own routes (--route-pattern), tried before
+// NormalizeRoute on the targets of a BucketsRouteTargetColumn.
+func ReadBuckets(r io.Reader, name string, routePatterns []string, row func(*BucketRow) error, bad func(error) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, err := br.Peek(1)
 	if len(head) == 0 {
@@ -104,7 +112,7 @@ func ReadBuckets(r io.Reader, name string, row func(*BucketRow) error, bad func(
 		return err2
 	}
 	header = slices.Clone(header) // ReuseRecord: the next Read writes over it
-	bucket, calls, censored, second, folded := -1, -1, -1, -1, -1
+	bucket, calls, censored, second, folded, target := -1, -1, -1, -1, -1, -1
 	var groups []int
 	excluded := map[int]string{}
 	for i, h := range header {
@@ -123,9 +131,21 @@ func ReadBuckets(r io.Reader, name string, row func(*BucketRow) error, bad func(
 		case strings.HasPrefix(h, BucketsExcludedPrefix):
 			excluded[i] = "status " + strings.TrimPrefix(h, BucketsExcludedPrefix)
 		default:
+			if h == BucketsRouteTargetColumn {
+				target = i
+			}
 			groups = append(groups, i)
 		}
 	}
+	var routes *Grouper
+	if target >= 0 {
+		var err error
+		if routes, err = NewGrouper([]string{"route"}, routePatterns); err != nil {
+			return err
+		}
+	}
+	var fields Fields
+	var sample Sample
 	if (bucket < 0) == (second < 0) || calls < 0 {
 		return fmt.Errorf("%s:1: the header has no %s (or %s) and %s columns (the columns tunetimeout sql's queries name): %q", name, BucketsBucketColumn, BucketsSecondColumn, BucketsCallsColumn, strings.Join(header, ","))
 	}
@@ -251,6 +271,12 @@ func ReadBuckets(r io.Reader, name string, row func(*BucketRow) error, bad func(
 		}
 		for _, i := range groups {
 			v := rec[i]
+			if i == target {
+				// The route of a request target, as a log's --by route
+				// makes it: rows of one route add up.
+				fields.Path = append(fields.Path[:0], v...)
+				v = routes.Key(&sample, &fields)
+			}
 			if v == "" {
 				v = "-"
 			}

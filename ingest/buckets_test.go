@@ -13,7 +13,7 @@ func readBucketRows(t *testing.T, input string) ([]BucketRow, []string, error) {
 	t.Helper()
 	var rows []BucketRow
 	var bad []string
-	err := ReadBuckets(strings.NewReader(input), "b.csv", func(r *BucketRow) error {
+	err := ReadBuckets(strings.NewReader(input), "b.csv", nil, func(r *BucketRow) error {
 		c := *r
 		c.Excluded = nil
 		if len(r.Excluded) > 0 {
@@ -93,6 +93,17 @@ func TestReadBuckets(t *testing.T) {
 	assert.True(t, sniffBuckets([]byte(`{"route":"/a","bucket_us":"2048","calls":"10"}`)))
 	assert.False(t, sniffBuckets([]byte(`{"route":"/a","latency_ms":3}`)))
 
+	// Request targets, whose routes are made on reading (--by
+	// 'route(COL)' where the engine cannot make them).
+	rows, bad, err = readBucketRows(t, "route_target,method,bucket_us,calls\n/users/42?x=1,GET,5,2\nhttp://h:80/users/7f3a9c21#top,GET,5,1\n/health,GET,9,1\n,GET,1,1\n")
+	require.NoError(t, err)
+	assert.Empty(t, bad)
+	assert.Equal(t, []string{"/users/{id} GET", "/users/{id} GET", "/health GET", "/ GET"}, []string{rows[0].Group, rows[1].Group, rows[2].Group, rows[3].Group})
+	var patterned []string
+	require.NoError(t, ReadBuckets(strings.NewReader("route_target,bucket_us,calls\n/users/me,5,2\n/users/42,5,1\n"), "p.csv", []string{"/users/me"},
+		func(r *BucketRow) error { patterned = append(patterned, r.Group); return nil }, func(err error) error { return err }))
+	assert.Equal(t, []string{"/users/me", "/users/{id}"}, patterned, "--route-pattern before the normalization")
+
 	// The group the engine folded the groups beyond --max-groups into.
 	rows, bad, err = readBucketRows(t, "route,bucket_us,calls,folded_groups\n/a,5,2,0\n,5,3,7\n,9,1,7\n/b,1,1,x\n")
 	require.NoError(t, err)
@@ -109,7 +120,7 @@ func FuzzBuckets(f *testing.F) {
 	f.Add(`{"route":"/a","bucket_us":"2048","calls":"10","censored":1}` + "\n" + `{"calls":3,"route":null,"bucket_us":31424}` + "\n")
 	f.Add("route,bucket_us,calls,folded_groups\n,5,3,7\n")
 	f.Fuzz(func(t *testing.T, input string) {
-		err := ReadBuckets(strings.NewReader(input), "f", func(r *BucketRow) error {
+		err := ReadBuckets(strings.NewReader(input), "f", nil, func(r *BucketRow) error {
 			sum := r.Censored
 			for _, n := range r.Excluded {
 				sum += n

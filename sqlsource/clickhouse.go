@@ -15,11 +15,16 @@ import (
 )
 
 // ClickHouse reaches a ClickHouse server's HTTP interface (port 8123): a
-// query is a GET (read-only, so retrying it is safe) whose answer comes as
-// CSVWithNames, the format the buckets format reads. No driver is needed.
+// query is a POST of its text (a SELECT, so retrying it is safe; in the
+// body because a URL holds at most 16 KiB there, less than a query of
+// routes and --max-groups), whose answer comes as CSVWithNames, the
+// format the buckets format reads. No driver is needed.
 type ClickHouse struct {
 	Connection httpclient.Options
 	Database   string // "" = the user's default
+	// Note, when not nil, is told what the report should say of how the
+	// queries ran (a limit that could not be set).
+	Note func(string)
 }
 
 func (ch ClickHouse) connection() httpclient.Options {
@@ -41,28 +46,16 @@ func (ch ClickHouse) Fetch(ctx context.Context, q string, w io.Writer) (display 
 	if err != nil {
 		return "", err
 	}
+	body := strings.TrimSuffix(strings.TrimSpace(q), ";") + " FORMAT CSVWithNames"
 	args := url.Values{}
-	args.Set("query", strings.TrimSuffix(strings.TrimSpace(q), ";")+" FORMAT CSVWithNames")
 	args.Set("wait_end_of_query", "1")
 	// The server gives up when the client does (an HTTP query goes on
 	// after its client has gone, in ClickHouse 18): max_execution_time,
 	// in whole seconds, is the per-attempt timeout rounded up.
-	args.Set("max_execution_time", strconv.FormatInt(int64(math.Ceil(c.PerTry().Seconds())), 10))
+	limit := strconv.FormatInt(int64(math.Ceil(c.PerTry().Seconds())), 10)
+	args.Set("max_execution_time", limit)
 	if ch.Database != "" {
 		args.Set("database", ch.Database)
-	}
-	u := *c.Endpoint
-	qv := u.Query()
-	for k, v := range args {
-		qv[k] = v
-	}
-	u.RawQuery = qv.Encode()
-	if !strings.HasSuffix(u.Path, "/") {
-		u.Path += "/"
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return c.Display, err
 	}
 	explain := func(err error) error {
 		return c.Explain(err, "the query", httpclient.Advice{
@@ -77,24 +70,64 @@ func (ch ClickHouse) Fetch(ctx context.Context, q string, w io.Writer) (display 
 			},
 		})
 	}
+	for {
+		err := ch.send(ctx, c, args, body, w)
+		var ae *clickHouseError
+		if errors.As(err, &ae) && ae.code == clickHouseReadonly && args.Has("max_execution_time") && strings.Contains(ae.msg, "max_execution_time") {
+			// A readonly=1 profile, the usual one for reading, may not
+			// set it: the query is sent as it is, bounded by the
+			// profile's own limits; the client still stops waiting.
+			args.Del("max_execution_time")
+			if ch.Note != nil {
+				ch.Note(fmt.Sprintf("ClickHouse's profile for this user is read-only, so the queries could not carry max_execution_time=%s: one slower than --query-timeout goes on running on the server until the profile's own max_execution_time.", limit))
+			}
+			continue
+		}
+		if err != nil {
+			return c.Display, explain(err)
+		}
+		return c.Display, nil
+	}
+}
+
+// clickHouseReadonly is ClickHouse's error code for a setting a
+// readonly profile may not change.
+const clickHouseReadonly = 164
+
+// send posts one query and copies its answer to w, under the cap.
+func (ch ClickHouse) send(ctx context.Context, c *httpclient.Client, args url.Values, body string, w io.Writer) error {
+	u := *c.Endpoint
+	qv := u.Query()
+	for k, v := range args {
+		qv[k] = v
+	}
+	u.RawQuery = qv.Encode()
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return c.Display, explain(err)
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		return c.Display, explain(&clickHouseError{status: resp.StatusCode, msg: clickHouseMessage(string(b))})
+		code, msg := clickHouseMessage(string(b))
+		return &clickHouseError{status: resp.StatusCode, code: code, msg: msg}
 	}
-	if _, err := io.Copy(w, httpclient.Capped(resp.Body, c.Limit)); err != nil {
-		return c.Display, explain(err)
-	}
-	return c.Display, nil
+	_, err = io.Copy(w, httpclient.Capped(resp.Body, c.Limit))
+	return err
 }
 
 // clickHouseError is an error status ClickHouse answered, with its text.
 type clickHouseError struct {
 	status int
+	code   int // ClickHouse's error code; 0 if none was given
 	msg    string
 }
 
@@ -103,17 +136,18 @@ func (e *clickHouseError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.s
 // clickHouseMessage is the first line of ClickHouse's error text, without
 // its e.what() tail: "Code: 60, e.displayText() = DB::Exception: Table
 // default.x doesn't exist." reads "Code 60: Table default.x doesn't exist."
-func clickHouseMessage(body string) string {
+func clickHouseMessage(body string) (code int, msg string) {
 	line, _, _ := strings.Cut(strings.TrimSpace(body), "\n")
 	line, _, _ = strings.Cut(line, ", e.what() = ")
 	if rest, ok := strings.CutPrefix(line, "Code: "); ok {
-		code, text, found := strings.Cut(rest, ", e.displayText() = ")
+		num, text, found := strings.Cut(rest, ", e.displayText() = ")
 		if !found {
-			code, text, found = strings.Cut(rest, ". ") // newer releases: "Code: 60. DB::Exception: ..."
+			num, text, found = strings.Cut(rest, ". ") // newer releases: "Code: 60. DB::Exception: ..."
 		}
 		if found {
+			code, _ = strconv.Atoi(num)
 			text = strings.TrimPrefix(text, "DB::Exception: ")
-			line = "Code " + code + ": " + text
+			line = "Code " + num + ": " + text
 		}
 	}
 	if len(line) > 300 {
@@ -122,5 +156,5 @@ func clickHouseMessage(body string) string {
 	if line == "" {
 		line = "(no message)"
 	}
-	return line
+	return code, line
 }

@@ -3,9 +3,11 @@ package sqlsource
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,22 +16,35 @@ import (
 )
 
 func TestClickHouseMessage(t *testing.T) {
-	assert.Equal(t, "Code 60: Table default.nope doesn't exist.",
-		clickHouseMessage("Code: 60, e.displayText() = DB::Exception: Table default.nope doesn't exist., e.what() = DB::Exception\n"))
-	assert.Equal(t, "Code 62: Syntax error: failed at position 1",
-		clickHouseMessage("Code: 62. DB::Exception: Syntax error: failed at position 1"), "newer releases")
-	assert.Equal(t, "(no message)", clickHouseMessage(""))
+	msg := func(body string) []any {
+		code, m := clickHouseMessage(body)
+		return []any{code, m}
+	}
+	assert.Equal(t, []any{60, "Code 60: Table default.nope doesn't exist."},
+		msg("Code: 60, e.displayText() = DB::Exception: Table default.nope doesn't exist., e.what() = DB::Exception\n"))
+	assert.Equal(t, []any{62, "Code 62: Syntax error: failed at position 1"},
+		msg("Code: 62. DB::Exception: Syntax error: failed at position 1"), "newer releases")
+	assert.Equal(t, []any{0, "(no message)"}, msg(""))
+	assert.Equal(t, []any{0, "Bad Request"}, msg("Bad Request\n"))
 }
 
 // Against a fake ClickHouse (the error paths; e2e/sql_test.go runs the
-// real one): the query goes as a GET with wait_end_of_query, the answer
-// is copied as it is, an error status is explained and no secret shows.
+// real one): the query goes as a POST of its text with wait_end_of_query
+// and max_execution_time, and again after a 503, the answer is copied as
+// it is, an error status is explained and no secret shows.
 func TestClickHouseFetch(t *testing.T) {
 	const secret = "s3cret-password"
 	t.Setenv("TT_CH_PASSWORD", secret)
 	var got *http.Request
+	var bodies []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = r
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, string(b))
+		if len(bodies) == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
 		if r.URL.Query().Get("database") == "missing" {
 			w.WriteHeader(http.StatusNotFound)
 			w.Write([]byte("Code: 81, e.displayText() = DB::Exception: Database missing doesn't exist, password " + secret + ", e.what() = DB::Exception\n"))
@@ -38,15 +53,17 @@ func TestClickHouseFetch(t *testing.T) {
 		w.Write([]byte("\"bucket_us\",\"calls\"\n5,1\n"))
 	}))
 	defer srv.Close()
-	ch := ClickHouse{Connection: httpclient.Options{URL: srv.URL, BasicUser: "tt", BasicPasswordEnv: "TT_CH_PASSWORD", Attempts: 1}}
+	ch := ClickHouse{Connection: httpclient.Options{URL: srv.URL, BasicUser: "tt", BasicPasswordEnv: "TT_CH_PASSWORD", Attempts: 2, Timeout: 2500 * time.Millisecond}}
 	var out bytes.Buffer
 	display, err := ch.Fetch(context.Background(), "SELECT 1;", &out)
 	require.NoError(t, err)
 	assert.Equal(t, srv.URL, display)
 	assert.Equal(t, "\"bucket_us\",\"calls\"\n5,1\n", out.String())
-	assert.Equal(t, http.MethodGet, got.Method, "read-only, and safe to retry")
-	assert.Equal(t, "SELECT 1 FORMAT CSVWithNames", got.URL.Query().Get("query"))
+	assert.Equal(t, http.MethodPost, got.Method)
+	assert.Equal(t, []string{"SELECT 1 FORMAT CSVWithNames", "SELECT 1 FORMAT CSVWithNames"}, bodies, "sent again after the 503")
+	assert.Empty(t, got.URL.Query().Get("query"))
 	assert.Equal(t, "1", got.URL.Query().Get("wait_end_of_query"))
+	assert.Equal(t, "3", got.URL.Query().Get("max_execution_time"), "2.5 s, rounded up")
 	user, pass, ok := got.BasicAuth()
 	assert.True(t, ok)
 	assert.Equal(t, "tt", user)

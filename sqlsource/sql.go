@@ -37,8 +37,13 @@ type Options struct {
 	// Time is the time column; From and To bound it, [From, To).
 	Time     string
 	From, To time.Time
-	// By are the group columns (or expressions), in order.
+	// By are the group columns (or expressions), in order. route(COL)
+	// is the route of the request target in COL, as --by route gives it
+	// for a log (see routeKey).
 	By []string
+	// RoutePatterns are the user's own routes (--route-pattern), for
+	// route(COL).
+	RoutePatterns []string
 	// Rule is the status rule, as analyze applies it.
 	Rule ingest.StatusRule
 	// MaxGroups, when there are groups: the engine keeps the MaxGroups
@@ -53,6 +58,9 @@ const (
 	CallsColumn    = ingest.BucketsCallsColumn
 	CensoredColumn = ingest.BucketsCensoredColumn
 	FoldedColumn   = ingest.BucketsFoldedColumn
+	// RouteTargetColumn holds request targets whose routes analyze
+	// makes on reading.
+	RouteTargetColumn = ingest.BucketsRouteTargetColumn
 )
 
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
@@ -77,7 +85,7 @@ func Build(o Options) (string, error) {
 
 	var inner []string
 	for i, b := range o.By {
-		inner = append(inner, fmt.Sprintf("%s AS g%d", expr(b), i+1))
+		inner = append(inner, fmt.Sprintf("%s AS g%d", o.groupExpr(d, b), i+1))
 	}
 	inner = append(inner, us+" AS us")
 	// No status column: 0, which no rule censors or excludes (a NULL
@@ -99,7 +107,7 @@ func Build(o Options) (string, error) {
 	// 21.x).
 	var outer, groupBy []string
 	for i, b := range o.By {
-		name, col := fmt.Sprintf("g%d", i+1), d.quote(groupColumn(b, i))
+		name, col := fmt.Sprintf("g%d", i+1), d.quote(o.groupColumn(b, i))
 		if fold == "" {
 			outer = append(outer, name+" AS "+col)
 			groupBy = append(groupBy, d.position(i+1, name))
@@ -172,9 +180,16 @@ func (o Options) fold(d dialect, from string, where []string) (cond, folded stri
 	if len(o.By) == 0 || o.MaxGroups <= 0 {
 		return "", ""
 	}
+	for _, b := range o.By {
+		if _, ok := routeKey(b); ok && !o.routeInEngine(d) {
+			// The engine sees targets, not routes: the routes are
+			// made, and the groups beyond the limit folded, on reading.
+			return "", ""
+		}
+	}
 	var parts []string
 	for _, b := range o.By {
-		v := d.coalesceText(expr(b))
+		v := d.coalesceText(o.groupExpr(d, b))
 		if len(o.By) == 1 {
 			parts = append(parts, v)
 			continue
@@ -192,9 +207,48 @@ func (o Options) fold(d dialect, from string, where []string) (cond, folded stri
 	return cond, folded
 }
 
-// groupColumn names the result's column of group key i: the column's
-// own name, or g<i> for an expression.
-func groupColumn(b string, i int) string {
+// routeCall is --by route(COL).
+var routeCall = regexp.MustCompile(`^(?i:route)\((.+)\)$`)
+
+// routeKey returns COL of a group key route(COL).
+func routeKey(b string) (string, bool) {
+	m := routeCall.FindStringSubmatch(strings.TrimSpace(b))
+	if m == nil {
+		return "", false
+	}
+	return strings.TrimSpace(m[1]), true
+}
+
+// routeInEngine says whether the dialect makes the routes of route(COL)
+// itself: ClickHouse, whose lambdas write ingest.NormalizeRoute exactly
+// (clickHouseRoute), when there are no --route-pattern routes. Elsewhere
+// the engine groups by the target as it is, and analyze makes the routes
+// of the answer's RouteTargetColumn (ingest's buckets format).
+func (o Options) routeInEngine(d dialect) bool {
+	return d.route != nil && len(o.RoutePatterns) == 0
+}
+
+// groupExpr is the expression of group key b.
+func (o Options) groupExpr(d dialect, b string) string {
+	if col, ok := routeKey(b); ok {
+		if o.routeInEngine(d) {
+			return d.route(expr(col))
+		}
+		return expr(col)
+	}
+	return expr(b)
+}
+
+// groupColumn names the result's column of group key i: route for a
+// route the engine made, RouteTargetColumn for one made on reading, the
+// column's own name, or g<i> for an expression.
+func (o Options) groupColumn(b string, i int) string {
+	if _, ok := routeKey(b); ok {
+		if o.routeInEngine(dialects[o.Dialect]) {
+			return "route"
+		}
+		return RouteTargetColumn
+	}
 	if identifier.MatchString(b) {
 		if j := strings.LastIndexByte(b, '.'); j >= 0 {
 			return b[j+1:]
@@ -299,12 +353,12 @@ func BuildArrivals(o Options) (string, error) {
 	fold, folded := o.fold(d, from, where)
 	var cols, groupBy []string
 	for i, b := range o.By {
-		v := expr(b)
+		v := o.groupExpr(d, b)
 		if fold != "" {
 			v = fmt.Sprintf("CASE WHEN %s THEN %s ELSE NULL END", fold, v)
 		}
-		cols = append(cols, fmt.Sprintf("%s AS %s", v, d.quote(groupColumn(b, i))))
-		groupBy = append(groupBy, d.position(i+1, d.quote(groupColumn(b, i))))
+		cols = append(cols, fmt.Sprintf("%s AS %s", v, d.quote(o.groupColumn(b, i))))
+		groupBy = append(groupBy, d.position(i+1, d.quote(o.groupColumn(b, i))))
 	}
 	cols = append(cols, d.epoch(expr(o.Time))+" AS "+ingest.BucketsSecondColumn, "COUNT(*) AS "+CallsColumn)
 	groupBy = append(groupBy, d.position(len(o.By)+1, ingest.BucketsSecondColumn))
@@ -331,6 +385,9 @@ type dialect struct {
 	concat       func(parts []string) string
 	// inSubquery is how a value is looked up in a subquery's answer.
 	inSubquery string
+	// route is the route of a request target, as ingest.NormalizeRoute
+	// makes it; nil: the dialect has none, the routes are made on reading.
+	route func(target string) string
 	// byName: GROUP BY and ORDER BY name their columns, not positions.
 	byName bool
 	// wholeSeconds: its time bounds are whole seconds.
@@ -374,6 +431,7 @@ var dialects = map[string]dialect{
 		// GLOBAL: over a Distributed table, the groups are chosen once,
 		// over every shard's rows, not by each shard over its own.
 		inSubquery: "GLOBAL IN",
+		route:      clickHouseRoute,
 		intDiv:     func(a string, b int64) string { return fmt.Sprintf("intDiv(%s, %d)", a, b) },
 		trunc:      func(x string) string { return "trunc(" + x + ")" },
 		cast:       func(x string) string { return "toInt64(" + x + ")" },
@@ -435,6 +493,27 @@ var dialects = map[string]dialect{
 		timestamp:  func(t time.Time) string { return "TIMESTAMP '" + t.UTC().Format("2006-01-02 15:04:05.999999") + "+00'" },
 		epoch:      func(ts string) string { return "UNIX_SECONDS(" + ts + ")" },
 	},
+}
+
+// clickHouseRoute is ingest's route of a request target, in SQL that
+// ClickHouse 18 has: the path of the target (pathOf: a scheme and
+// authority within its first 10 bytes dropped, then the query string and
+// fragment), "/" before it unless it starts with one, and each segment
+// that looks like an identifier (identifierOf: all digits; a UUID; 8 or
+// more hex digits with a digit; 16 or more letters, digits, '-' and '_'
+// with a digit and a letter) made {id}. Lengths are in bytes, as Go's.
+func clickHouseRoute(t string) string {
+	scheme := "position(" + t + ", '://')"
+	rest := "substring(" + t + ", " + scheme + " + 3)"
+	path := fmt.Sprintf("if(%s BETWEEN 1 AND 10, if(position(%s, '/') > 0, substring(%s, position(%s, '/')), '/'), %s)",
+		scheme, rest, rest, rest, t)
+	path = "replaceRegexpOne(" + path + ", '(?s)[?#].*', '')"
+	rooted := fmt.Sprintf("if(substring(%s, 1, 1) = '/', %s, concat('/', %s))", path, path, path)
+	id := "match(s, '^[0-9]+$')" +
+		" OR match(s, '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')" +
+		" OR (length(s) >= 8 AND match(s, '^[0-9a-fA-F]+$') AND match(s, '[0-9]'))" +
+		" OR (length(s) >= 16 AND match(s, '^[0-9A-Za-z_-]+$') AND match(s, '[0-9]') AND match(s, '[A-Za-z]'))"
+	return fmt.Sprintf("arrayStringConcat(arrayMap(s -> if(%s, '{id}', s), splitByChar('/', %s)), '/')", id, rooted)
 }
 
 func pipes(p []string) string {

@@ -159,3 +159,28 @@ func TestBuildFoldsGroupsBeyondMaxGroups(t *testing.T) {
 		assert.NotContains(t, q, "folded", "no limit, or no groups: nothing to fold")
 	}
 }
+
+// route(COL): ClickHouse makes the routes itself (and folds by route);
+// elsewhere, or with the user's patterns, the answer holds the targets in
+// route_target, for analyze to make the routes of, and nothing is folded
+// by target.
+func TestBuildRoutes(t *testing.T) {
+	o := Options{Dialect: "clickhouse", Table: "nginx", Latency: "request_time", Unit: time.Second, By: []string{"route(target)", "method"}, MaxGroups: 10}
+	q, err := Build(o)
+	require.NoError(t, err)
+	assert.Contains(t, q, "arrayStringConcat(arrayMap(s -> if(match(s, '^[0-9]+$')")
+	assert.Contains(t, q, "g1 END AS `route`")
+	assert.Contains(t, q, "GLOBAL IN", "folded by route")
+	for _, o := range []Options{
+		{Dialect: "postgres", Table: "nginx", Latency: "request_time", Unit: time.Second, By: []string{"ROUTE( target )", "method"}, MaxGroups: 10},
+		{Dialect: "clickhouse", Table: "nginx", Latency: "request_time", Unit: time.Second, By: []string{"route(target)", "method"}, MaxGroups: 10,
+			RoutePatterns: []string{"/users/{id}"}},
+	} {
+		q, err := Build(o)
+		require.NoError(t, err)
+		assert.Contains(t, q, "target AS g1", o.Dialect)
+		assert.Contains(t, q, "AS "+dialects[o.Dialect].quote("route_target"), o.Dialect)
+		assert.NotContains(t, q, "folded", "targets are not folded: their routes are", o.Dialect)
+		assert.NotContains(t, q, "arrayMap", o.Dialect)
+	}
+}

@@ -37,6 +37,11 @@ calls per second for the rates. What comes back is bounded by groups x
 filled buckets, not rows, and the report is the one a local read of the
 same rows gives (docs/sql.md). --print-sql prints the queries instead.
 
+--by route(COL) groups by the route of the request targets in COL, as
+analyze --by route does for a log (/users/42?x=1 -> /users/{id}), made by
+ClickHouse itself; with --route-pattern, the engine groups by the targets
+and the routes are made on reading.
+
 Credentials come from files or environment variables, never from flags
 (basic auth: --basic-auth-user with --basic-auth-password-file or -env),
 and never appear in output or errors.`,
@@ -53,6 +58,7 @@ and never appear in output or errors.`,
 				return usageError{err}
 			}
 			rows.Unit, rows.By, rows.From, rows.To, rows.Rule = o.Ingest.Unit, o.Ingest.By, o.From, o.To, o.Status
+			rows.RoutePatterns = o.Ingest.RoutePatterns
 			rows.Dialect = "clickhouse"
 			if (!rows.From.IsZero() || !rows.To.IsZero()) && rows.Time == "" {
 				return usageError{fmt.Errorf("--from and --to need --time, the time column")}
@@ -107,7 +113,8 @@ and never appear in output or errors.`,
 	fl.StringVar(&rows.Time, "time", "", "the time column: --from and --to, and the rates")
 	fl.StringVar(&f.from, "from", "", "rows from this time on ("+timeflag.Grammar+")")
 	fl.StringVar(&f.to, "to", "", "rows before this time")
-	fl.StringSliceVar(&f.by, "by", nil, "group columns (or expressions), e.g. route,method")
+	fl.StringSliceVar(&f.by, "by", nil, "group columns (or expressions), e.g. route,method; route(COL): the route of the targets in COL")
+	fl.StringArrayVar(&o.Ingest.RoutePatterns, "route-pattern", nil, "a route of your own for route(COL), e.g. /users/{id}/posts/* (repeatable)")
 	fl.BoolVar(&printSQL, "print-sql", false, "print the queries instead of running them")
 	fl.IntVar(&o.MaxGroups, "max-groups", analysis.DefaultMaxGroups, "keep at most this many groups apart; the rest go to \"other\"")
 	s := &ch.Server.Connection

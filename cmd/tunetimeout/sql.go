@@ -41,7 +41,15 @@ put a value one microsecond off.
 With --by, the engine keeps the --max-groups groups of most rows apart and
 folds the others into one, which analyze reads as "other": the answer stays
 bounded whatever the number of groups. Give --arrivals the flags of the
-buckets query (--latency too), so that both fold the same groups.`,
+buckets query (--latency too), so that both fold the same groups.
+
+--by route(COL) groups by the route of the request targets in COL, as
+analyze --by route does for a log (/users/42?x=1 -> /users/{id}). The
+clickhouse dialect makes the routes in the engine; the others (and
+clickhouse with --route-pattern) group by the targets themselves, in a
+route_target column whose routes analyze makes on reading (give it the
+same --route-pattern): exact, but the answer then grows with the distinct
+targets, and --max-groups is applied by analyze, not by the engine.`,
 		Example: `  # PostgreSQL: the query, run by psql, read back
   tunetimeout sql --dialect postgres --table access --latency latency_ms \
       --unit ms --status-column status --by route > hist.sql
@@ -97,7 +105,8 @@ buckets query (--latency too), so that both fold the same groups.`,
 	fl.StringVar(&o.Time, "time", "", "the time column, for --from and --to")
 	fl.StringVar(&from, "from", "", "rows from this time on ("+timeflag.Grammar+")")
 	fl.StringVar(&to, "to", "", "rows before this time")
-	fl.StringSliceVar(&o.By, "by", nil, "group columns (or expressions), e.g. route,method")
+	fl.StringSliceVar(&o.By, "by", nil, "group columns (or expressions), e.g. route,method; route(COL): the route of the targets in COL")
+	fl.StringArrayVar(&o.RoutePatterns, "route-pattern", nil, "a route of your own for route(COL) (repeatable; give analyze the same)")
 	fl.IntVar(&o.MaxGroups, "max-groups", analysis.DefaultMaxGroups, "the engine keeps the groups of most rows apart, this many; the rest go to one (0: no limit)")
 	fl.BoolVar(&arrivals, "arrivals", false, "print the query of the calls per second instead, for the rates (needs --time)")
 	complete(cmd, "dialect", sqlsource.Dialects...)
