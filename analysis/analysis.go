@@ -57,6 +57,8 @@ type Options struct {
 	// or retries are asked for, or always with AlwaysSimulate.
 	Simulate       simulate.Options
 	AlwaysSimulate bool
+	// Herd asks for the herd scenario (simulate.RunHerd); zero: none.
+	Herd HerdOptions
 
 	// Progress, when set, follows the reading of the inputs.
 	Progress Progress
@@ -146,6 +148,11 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		hangs = append(hangs, res.LittlesLaw)
 	}
 	r.SharedPool = report.NewSharedPool(o.Pool, hangs)
+	if o.Herd.Asked() {
+		if r.Herd, err = runHerd(ctx, o, groups, r); err != nil {
+			return nil, err
+		}
+	}
 	if len(o.Ingest.By) == 0 && edgeFormats(r.Input.Formats) {
 		r.CallGraph = report.NewCallGraph(r.Groups)
 	}

@@ -66,11 +66,14 @@ func TestHTMLReportInChromium(t *testing.T) {
 		args   []string
 		groups int
 		graph  bool // a call graph: one SVG more
+		herd   bool // the herd's plot: one SVG more
 	}{
-		{"worked example", []string{"analyze", "testdata/mixture.csv", "--rate", "400", "--pool", "200"}, 1, false},
+		{"worked example", []string{"analyze", "testdata/mixture.csv", "--rate", "400", "--pool", "200"}, 1, false, false},
 		{"by route with a policy", []string{"analyze", "testdata/mixture.csv", "--by", "route", "--pool", "200", "--rtt", "2ms",
-			"--deadline", "3s", "--attempts", "3", "--retry-budget", "10%", "--idempotent", "--emit", "envoy,grpc"}, 3, false},
-		{"spans with a call graph", []string{"analyze", spans, "--deadline", "1s"}, 3, true},
+			"--deadline", "3s", "--attempts", "3", "--retry-budget", "10%", "--idempotent", "--emit", "envoy,grpc"}, 3, false, false},
+		{"spans with a call graph", []string{"analyze", spans, "--deadline", "1s"}, 3, true, false},
+		{"the herd", []string{"analyze", "testdata/mixture.csv", "--herd", "1000", "--capacity", "5000", "--attempts", "8",
+			"--backoff-base", "10ms", "--backoff-cap", "2s"}, 1, false, true},
 	}
 	b := startChromium(t, chromium, dir)
 	for i, rep := range reports {
@@ -103,6 +106,9 @@ func TestHTMLReportInChromium(t *testing.T) {
 			if rep.graph {
 				want++
 			}
+			if rep.herd {
+				want++
+			}
 			require.Len(t, svgs, want, "a percentile plot, a histogram and a Little's law bar per group, and the call graph")
 			for _, s := range svgs {
 				if s.ID == "call-graph-plot" {
@@ -115,6 +121,24 @@ func TestHTMLReportInChromium(t *testing.T) {
 					assert.GreaterOrEqual(t, graph.Edges, 3, "an arrow per call")
 					assert.GreaterOrEqual(t, graph.Labels, 4+3, "names and edge labels are laid out")
 					assert.Greater(t, s.Width, 300.0, "the graph is laid out with a width")
+					continue
+				}
+				if s.ID == "herd-calls" {
+					// The herd: the policy's line and no jitter's, drawn
+					// across the plot, and the capacity line.
+					var herd struct {
+						Lengths  []float64 `json:"lengths"`
+						Capacity int       `json:"capacity"`
+					}
+					page.evaluate(t, `JSON.stringify((() => { const g = document.getElementById("herd-calls");
+						return {lengths: [...g.querySelectorAll("path.series")].map(p => p.getTotalLength()),
+							capacity: g.querySelectorAll("line.capacity-line").length}; })())`, &herd)
+					require.Len(t, herd.Lengths, 2, "your policy and no jitter")
+					for _, l := range herd.Lengths {
+						assert.Greater(t, l, 200.0, "each line is drawn, up and down the plot")
+					}
+					assert.Equal(t, 1, herd.Capacity)
+					assert.Greater(t, s.Width, 300.0)
 					continue
 				}
 				assert.Regexp(t, `^g\d+-(percentiles|histogram|littles-law)$`, s.ID)

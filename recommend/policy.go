@@ -206,6 +206,11 @@ func (o PolicyOptions) Validate() error {
 	return err
 }
 
+// WithDefaults is o checked, with the defaults filled in (the backoff's
+// base, cap and jitter among them), except MinUsefulTry, which needs the
+// histogram.
+func (o PolicyOptions) WithDefaults() (PolicyOptions, error) { return o.validate() }
+
 // validate checks o and returns it with the defaults filled in, except
 // MinUsefulTry, which needs the histogram.
 func (o PolicyOptions) validate() (PolicyOptions, error) {

@@ -70,6 +70,12 @@ func WriteJSON(w io.Writer, r *Report) error {
 			return err
 		}
 	}
+	if out.Herd != nil {
+		put(",\n  \"herd\": ")
+		if err := value("  ", out.Herd); err != nil {
+			return err
+		}
+	}
 	if out.Prometheus != nil {
 		put(",\n  \"prometheus\": ")
 		if err := value("  ", out.Prometheus); err != nil {

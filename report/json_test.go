@@ -66,8 +66,10 @@ func TestWriteJSONStreams(t *testing.T) {
 	// The call graph was once left out of the streamed JSON.
 	graph := controlReport()
 	graph.CallGraph = &CallGraph{Edges: []Edge{{Group: "a b", Caller: "a", Callee: "b<&>", Calls: 3}}, Findings: []Finding{}}
+	herd := controlReport()
+	herd.Herd = testHerd()
 	for name, r := range map[string]*Report{"hostile": controlReport(), "unknowns": unknowns(), "prometheus": withProm,
-		"one group": one, "no groups": empty, "nil groups": null, "call graph": graph} {
+		"one group": one, "no groups": empty, "nil groups": null, "call graph": graph, "herd": herd} {
 		out := *r
 		if len(r.Groups) > 1 {
 			out.Summary = Summarize(r)
@@ -76,6 +78,11 @@ func TestWriteJSONStreams(t *testing.T) {
 		require.NoError(t, writeJSON(&want, &out), name)
 		require.NoError(t, WriteJSON(&got, r), name)
 		assert.Equal(t, want.String(), got.String(), name)
+		if r.Herd != nil {
+			assert.Contains(t, got.String(), `"herd": {`, name)
+			assert.Contains(t, got.String(), `"busiest_retry_ms_calls": 1000`, name)
+			assert.NotContains(t, got.String(), "calls_per_ms", "the series is the plot's only")
+		}
 		if r.CallGraph != nil {
 			assert.Contains(t, got.String(), `"call_graph": {`, name)
 			assert.Contains(t, got.String(), `"callee": "b\u003c\u0026\u003e"`, name)

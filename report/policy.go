@@ -93,6 +93,7 @@ type Scenario struct {
 type policyReport struct {
 	Input  Input         `json:"input"`
 	Groups []policyGroup `json:"groups"`
+	Herd   *Herd         `json:"herd,omitempty"`
 }
 
 type policyGroup struct {
@@ -104,7 +105,7 @@ type policyGroup struct {
 // WritePolicyJSON writes the input and each group's call policy with its
 // simulation as indented JSON.
 func WritePolicyJSON(w io.Writer, r *Report) error {
-	out := policyReport{Input: r.Input, Groups: []policyGroup{}}
+	out := policyReport{Input: r.Input, Groups: []policyGroup{}, Herd: r.Herd}
 	for _, g := range r.Groups {
 		out.Groups = append(out.Groups, policyGroup{Name: g.Name, Samples: g.Samples, Policy: g.Policy})
 	}

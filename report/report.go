@@ -18,6 +18,8 @@ type Report struct {
 	// CallGraph is the graph of the groups when they are edges between
 	// services (spans grouped by caller and callee); absent otherwise.
 	CallGraph *CallGraph `json:"call_graph,omitempty"`
+	// Herd is the herd scenario (--herd, --clients); absent otherwise.
+	Herd *Herd `json:"herd,omitempty"`
 	// Prometheus describes the live source; absent for files.
 	Prometheus *PrometheusSource `json:"prometheus,omitempty"`
 	// Summary is the summary table, riskiest group first (Summarize):

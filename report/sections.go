@@ -54,6 +54,9 @@ func newDocument(r *Report, figures bool) *Document {
 			d.Sections = append(d.Sections, *s)
 		}
 	}
+	if s := herdSection(r, figures); s != nil {
+		d.Sections = append(d.Sections, *s)
+	}
 	for i, g := range r.Groups {
 		d.Sections = append(d.Sections, groupSection(groupID(i), g, figures))
 	}
@@ -67,6 +70,9 @@ func newDocument(r *Report, figures bool) *Document {
 // input, then each group's call policy and its simulation.
 func newPolicyDocument(r *Report) *Document {
 	d := &Document{Title: "Call policy", PageTitle: "Call policy: " + strings.Join(r.Input.Files, ", "), Head: headBlocks(r)}
+	if s := herdSection(r, true); s != nil {
+		d.Sections = append(d.Sections, *s)
+	}
 	for i, g := range r.Groups {
 		s := Section{ID: groupID(i), Title: g.Name, Class: "group", Blocks: []Block{para("muted", text(human.Count(g.Samples)+" calls."))}}
 		if g.Policy == nil {
@@ -91,6 +97,9 @@ func groupID(i int) string { return fmt.Sprintf("g%d", i+1) }
 // source, the input's notes.
 func headBlocks(r *Report) []Block {
 	in := r.Input
+	if len(in.Files) == 0 && r.Herd != nil {
+		return []Block{textPara("No data read: the herd alone, from its flags.")}
+	}
 	spans := []Span{text("Read " + human.Count(in.Records) + " records from ")}
 	for i, f := range in.Files {
 		if i > 0 {

@@ -87,6 +87,14 @@ func runFiles(cmd *cobra.Command, args []string, o analysis.Options, f analyzeFl
 		return usageError{err}
 	}
 	o.Inputs = args
+	if len(args) == 0 && o.Herd.Clients > 0 && o.Herd.CapacityPerSecond > 0 {
+		// The herd needs no data when its crowd and capacity are given.
+		r, err := analysis.RunHerdOnly(cmd.Context(), o)
+		if err != nil {
+			return err
+		}
+		return emitReport(cmd, f.output, write, r)
+	}
 	if errOut := cmd.ErrOrStderr(); !f.quiet && progress.IsTerminal(errOut) {
 		o.Progress = progress.New(errOut)
 	}
@@ -101,6 +109,7 @@ func runFiles(cmd *cobra.Command, args []string, o analysis.Options, f analyzeFl
 // parsing; the others go straight into analysis.Options.
 type policyFlags struct {
 	jitter, retryBudget, failRate, hedgeAt string
+	headroom, rejectCost                   string
 	retryOn, idempotentMethods             []string
 }
 
@@ -122,6 +131,11 @@ func addPolicyFlags(cmd *cobra.Command, o *analysis.Options, pf *policyFlags) {
 	fl.IntVar(&o.Policy.Layers, "layers", 1, "layers of the call chain that retry like this (amplification: attempts ^ layers)")
 	fl.StringVar(&pf.failRate, "fail-rate", "20%", "share of attempts failing fast in the simulation's failing scenario")
 	fl.Uint64Var(&o.Simulate.Seed, "seed", 1, "seed of the simulation: the same seed gives the same figures")
+	fl.IntVar(&o.Herd.Clients, "herd", 0, "simulate this many clients failing at once and retrying (the herd)")
+	fl.IntVar(&o.Herd.ClientInstances, "clients", 0, "the herd is this many client instances x their calls in flight at the peak")
+	fl.Float64Var(&o.Herd.CapacityPerSecond, "capacity", 0, "calls/s the dependency serves the herd (default: --headroom x the busiest second)")
+	fl.StringVar(&pf.headroom, "headroom", "50%", "the dependency's spare capacity, a share of its busiest second (without --capacity)")
+	fl.StringVar(&pf.rejectCost, "reject-cost", "5%", "the share of a call's work a rejection costs the dependency")
 	fl.IntVar(&o.Simulate.Requests, "requests", simulate.DefaultRequests, "requests per simulated scenario")
 	complete(cmd, "jitter", jitterList()...)
 	complete(cmd, "hedge-at", "p90", "p95", "p99")
@@ -157,6 +171,24 @@ func (pf policyFlags) apply(cmd *cobra.Command, o *analysis.Options) error {
 	if fl.Changed("hedge-at") && !o.Policy.Hedge {
 		return errors.New("--hedge-at: give --hedge too")
 	}
+	if o.Herd.Headroom, err = recommend.ParsePercent(pf.headroom); err != nil {
+		return fmt.Errorf("--headroom: %w", err)
+	}
+	if o.Herd.RejectCost, err = parseShare(pf.rejectCost); err != nil {
+		return fmt.Errorf("--reject-cost: %w", err)
+	}
+	if o.Herd.Clients < 0 || o.Herd.Clients > simulate.MaxHerd {
+		return fmt.Errorf("--herd: %d must lie between 1 and %d", o.Herd.Clients, simulate.MaxHerd)
+	}
+	if o.Herd.ClientInstances < 0 || (o.Herd.Clients > 0 && o.Herd.ClientInstances > 0) {
+		return errors.New("--clients: give it or --herd, not both")
+	}
+	if o.Herd.CapacityPerSecond < 0 {
+		return errors.New("--capacity must be positive")
+	}
+	if !o.Herd.Asked() && (fl.Changed("capacity") || fl.Changed("headroom") || fl.Changed("reject-cost")) {
+		return errors.New("--capacity, --headroom and --reject-cost describe the herd: give --herd or --clients too")
+	}
 	if o.Simulate.FailRate, err = parseFailRate(pf.failRate); err != nil {
 		return fmt.Errorf("--fail-rate: %w", err)
 	}
@@ -188,6 +220,32 @@ func parseFailRate(s string) (float64, error) {
 		return 1, nil
 	}
 	return recommend.ParsePercent(s)
+}
+
+// parseShare reads a share of one: a percentage ("5%") or a fraction
+// ("0.05", "1/20"), from 0 up to but not including 1.
+func parseShare(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	var v float64
+	var err error
+	switch {
+	case strings.HasSuffix(t, "%"):
+		v, err = strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
+		v /= 100
+	case strings.Contains(t, "/"):
+		num, den, _ := strings.Cut(t, "/")
+		var n, d float64
+		if n, err = strconv.ParseFloat(strings.TrimSpace(num), 64); err == nil {
+			d, err = strconv.ParseFloat(strings.TrimSpace(den), 64)
+			v = n / d
+		}
+	default:
+		v, err = strconv.ParseFloat(t, 64)
+	}
+	if err != nil || !(v >= 0 && v < 1) {
+		return 0, fmt.Errorf("%q is not a share from 0 up to 1: write 5%%, 0.05 or 1/20", s)
+	}
+	return v, nil
 }
 
 // parseQuantileName reads a quantile written as a percentile, "p95" or

@@ -1,0 +1,116 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/report/plot"
+	"github.com/tunetimeout/tunetimeout/simulate"
+)
+
+// Herd is the herd scenario (simulate.RunHerd): Clients that failed at
+// the same instant retry against CapacityPerSecond, each strategy's
+// outcome, and the backoff sized from the crowd.
+type Herd struct {
+	Clients           int     `json:"clients"`
+	ClientsSource     string  `json:"clients_source"` // "--herd", or how --clients made it
+	CapacityPerSecond float64 `json:"capacity_per_second"`
+	CapacitySource    string  `json:"capacity_source"` // "--capacity", or how the data made it
+	RejectCost        float64 `json:"reject_cost"`
+	Attempts          int     `json:"attempts"`
+	Seed              uint64  `json:"seed"`
+	// WindowSeconds is the jitter window the crowd needs: clients /
+	// capacity.
+	WindowSeconds      float64            `json:"window_seconds"`
+	Strategies         []HerdStrategy     `json:"strategies"`
+	RecommendedBackoff RecommendedBackoff `json:"recommended_backoff"`
+	Warnings           []string           `json:"warnings"`
+}
+
+// HerdStrategy is one strategy's replay of the herd.
+type HerdStrategy struct {
+	Name   string `json:"name"` // none, fixed, exponential, equal, full, decorrelated, your policy
+	Calls  int64  `json:"calls"`
+	Served int    `json:"served"`
+	GaveUp int    `json:"gave_up"`
+	// BusiestRetryMsCalls is the most calls in one millisecond after the
+	// first.
+	BusiestRetryMsCalls int `json:"busiest_retry_ms_calls"`
+	// LastServedMs is the millisecond the last client was served in; null
+	// when none was.
+	LastServedMs *int64 `json:"last_served_ms"`
+	// CallsPerMs is the calls per millisecond from the failure on, each
+	// point SeriesStepMs milliseconds; only in the HTML's plot, for the
+	// policy and for no jitter.
+	CallsPerMs   []int64 `json:"-"`
+	SeriesStepMs int64   `json:"-"`
+}
+
+// RecommendedBackoff is the backoff sized from the crowd.
+type RecommendedBackoff struct {
+	BaseSeconds float64 `json:"base_seconds"`
+	CapSeconds  float64 `json:"cap_seconds"`
+	Reason      string  `json:"reason"`
+}
+
+// FillHerd fills h from a replay; the sources of the crowd and the
+// capacity are the caller's.
+func FillHerd(h *Herd, r simulate.HerdResult) {
+	o := r.Options
+	h.Clients, h.CapacityPerSecond, h.RejectCost, h.Attempts, h.Seed = o.Clients, o.CapacityPerSecond, o.RejectCost, o.Attempts, o.Seed
+	h.WindowSeconds = r.Window.Seconds()
+	h.Strategies = []HerdStrategy{}
+	for _, run := range r.Runs {
+		s := HerdStrategy{Name: run.Strategy, Calls: run.Calls, Served: run.Served, GaveUp: run.GaveUp,
+			BusiestRetryMsCalls: run.BusiestRetryCalls, CallsPerMs: run.Series, SeriesStepMs: run.SeriesStep}
+		if run.LastServedMs >= 0 {
+			s.LastServedMs = &run.LastServedMs
+		}
+		h.Strategies = append(h.Strategies, s)
+	}
+	h.RecommendedBackoff = RecommendedBackoff{BaseSeconds: r.Advice.Base.Seconds(), CapSeconds: r.Advice.Cap.Seconds(), Reason: r.Advice.Reason}
+	h.Warnings = append([]string{}, r.Advice.Warnings...)
+}
+
+// herdSection is the herd: a table of the strategies, the backoff sized
+// from the crowd, and in HTML the calls per millisecond of the policy
+// against no jitter.
+func herdSection(r *Report, figures bool) *Section {
+	h := r.Herd
+	if h == nil {
+		return nil
+	}
+	t := &Table{Class: "herd", Columns: []Column{{Title: "backoff"}, {Title: "calls", Numeric: true}, {Title: "served", Numeric: true},
+		{Title: "gave up", Numeric: true}, {Title: "busiest retry ms", Numeric: true}, {Title: "last served", Numeric: true}}}
+	for _, s := range h.Strategies {
+		last := "never"
+		if s.LastServedMs != nil {
+			last = human.Seconds(float64(*s.LastServedMs) / 1000)
+		}
+		t.Rows = append(t.Rows, Row{Cells: []Cell{{Text: s.Name}, {Text: human.Count(s.Calls)}, {Text: human.Count(int64(s.Served))},
+			{Text: human.Count(int64(s.GaveUp))}, {Text: human.Count(int64(s.BusiestRetryMsCalls))}, {Text: last}}})
+	}
+	window := human.Seconds(h.WindowSeconds)
+	blocks := []Block{
+		textPara(fmt.Sprintf("%s clients fail at the same instant and retry, %d attempts each, against %s calls/s, a rejection costing %s of a call (the crowd: %s; the capacity: %s). Seed %d.",
+			human.Count(int64(h.Clients)), h.Attempts, human.Number(h.CapacityPerSecond), human.Percent(h.RejectCost), h.ClientsSource, h.CapacitySource, h.Seed)),
+		{Table: t},
+		para("", text("The crowd needs a jitter window of at least "), strong(window),
+			text(fmt.Sprintf(" (%s clients / %s calls/s). Backoff sized from it: base ", human.Count(int64(h.Clients)), human.Number(h.CapacityPerSecond))),
+			strong(human.Seconds(h.RecommendedBackoff.BaseSeconds)), text(", cap "), strong(human.Seconds(h.RecommendedBackoff.CapSeconds)),
+			text(". "+h.RecommendedBackoff.Reason+".")),
+	}
+	blocks = append(blocks, notices(h.Warnings, nil)...)
+	if figures {
+		var series []plot.HerdSeries
+		for _, s := range h.Strategies {
+			if s.Name == simulate.HerdPolicy || s.Name == simulate.HerdNone {
+				series = append(series, plot.HerdSeries{Name: s.Name, CallsPerMs: s.CallsPerMs, StepMs: s.SeriesStepMs})
+			}
+		}
+		if f, ok := plot.Herd("herd", series, h.CapacityPerSecond/1000); ok {
+			blocks = append(blocks, Block{Figure: &f})
+		}
+	}
+	return &Section{ID: "herd", Title: "The herd", Blocks: blocks}
+}
