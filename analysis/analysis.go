@@ -129,6 +129,17 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		r.Input.Note(finding.Newf(finding.RateShared, finding.Fields{"rate_per_second": o.Rate, "groups": len(groups)},
 			"The --rate of %s calls/s is shared among the groups by their share of the calls read.", human.Number(o.Rate)))
 	}
+	var herdStep string
+	if o.Herd.Asked() {
+		// The herd first: the backoff it needs is the policies'.
+		var advice simulate.HerdAdvice
+		if r.Herd, advice, err = runHerd(ctx, o, groups); err != nil {
+			return nil, err
+		}
+		if herdStep, err = sizeBackoff(&o, advice); err != nil {
+			return nil, err
+		}
+	}
 	r.Groups = []report.Group{}
 	var hangs []littleslaw.Result
 	for _, g := range groups {
@@ -144,15 +155,14 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		if err != nil {
 			return nil, fmt.Errorf("group %q: %w", g.Name, err)
 		}
-		r.Groups = append(r.Groups, report.NewGroup(res))
+		rg := report.NewGroup(res)
+		if herdStep != "" && rg.Policy != nil {
+			rg.Policy.Steps = append(rg.Policy.Steps, report.Step{Rule: "herd", Seconds: o.Policy.BackoffBase.Seconds(), Reason: herdStep})
+		}
+		r.Groups = append(r.Groups, rg)
 		hangs = append(hangs, res.LittlesLaw)
 	}
 	r.SharedPool = report.NewSharedPool(o.Pool, hangs)
-	if o.Herd.Asked() {
-		if r.Herd, err = runHerd(ctx, o, groups, r); err != nil {
-			return nil, err
-		}
-	}
 	if len(o.Ingest.By) == 0 && edgeFormats(r.Input.Formats) {
 		r.CallGraph = report.NewCallGraph(r.Groups)
 	}

@@ -98,3 +98,52 @@ func TestHerdFlagErrors(t *testing.T) {
 		assert.Contains(t, errOut, c.want, "%v", c.args)
 	}
 }
+
+// The policy takes the backoff the herd needs (never narrower than the
+// user's), shows it as a step, and the snippets carry it with the reason.
+func TestHerdSizesThePolicy(t *testing.T) {
+	args := []string{"analyze", mixture, "--herd", "1000", "--capacity", "5000", "--attempts", "3", "--idempotent",
+		"--backoff-base", "10ms", "--backoff-cap", "50ms"}
+	out, errOut, code := execute(t, "", append(args, "-o", "json")...)
+	require.Equal(t, 0, code, errOut)
+	var doc struct {
+		Groups []struct {
+			Policy struct {
+				BackoffBaseSeconds float64 `json:"backoff_base_seconds"`
+				BackoffCapSeconds  float64 `json:"backoff_cap_seconds"`
+				Steps              []struct{ Rule, Reason string }
+			}
+		}
+		Herd struct {
+			Strategies []struct{ Name string }
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	require.Len(t, doc.Groups, 1)
+	p := doc.Groups[0].Policy
+	assert.Equal(t, 0.2, p.BackoffBaseSeconds)
+	assert.Equal(t, 2.0, p.BackoffCapSeconds)
+	last := p.Steps[len(p.Steps)-1]
+	assert.Equal(t, "herd", last.Rule)
+	assert.Contains(t, last.Reason, "widened from 10ms to 50ms for the herd: 1,000 clients at 5,000 calls/s need 200ms")
+
+	envoy, errOut, code := execute(t, "", append(args, "--emit", "envoy")...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, envoy, "retry_back_off 0.200s to 2.000s: backoff 200ms doubling up to 2s, full jitter, from the call policy, sized for the herd: 1,000 clients at 5,000 calls/s need 200ms to be served once")
+	assert.Contains(t, envoy, "base_interval: 0.200s")
+	// grpc-go's jitter spreads a first retry over 0.4 x initialBackoff:
+	// the herd's 200ms needs 500ms.
+	grpc, errOut, code := execute(t, "", append(args, "--emit", "grpc")...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, grpc, `"initialBackoff": "0.500s"`)
+	assert.Contains(t, grpc, "raised to 500ms for the herd: grpc-go spreads a first retry over 0.8 to 1.2 x initialBackoff")
+
+	// A backoff already wide enough is kept, and no step is added.
+	out, errOut, code = execute(t, "", "analyze", mixture, "--herd", "1000", "--capacity", "5000", "--attempts", "3", "--idempotent",
+		"--backoff-base", "500ms", "--backoff-cap", "5s", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	p = doc.Groups[0].Policy
+	assert.Equal(t, []float64{0.5, 5}, []float64{p.BackoffBaseSeconds, p.BackoffCapSeconds})
+	assert.NotEqual(t, "herd", p.Steps[len(p.Steps)-1].Rule)
+}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 )
 
 // grpcTarget writes a gRPC service config (JSON, for
@@ -106,7 +107,7 @@ func renderGRPC(p *plan, d *doc) error {
 			d.note("  %s", rt.describe())
 		}
 		d.note("  timeout %s: %s", mc.Timeout, rt.timeoutWhy)
-		grpcRetries(d, rt, &mc)
+		grpcRetries(d, rt, &mc, p.herdWindow)
 		cfg.MethodConfig = append(cfg.MethodConfig, mc)
 	}
 	if b := p.budget; b != nil {
@@ -131,7 +132,7 @@ func renderGRPC(p *plan, d *doc) error {
 }
 
 // grpcRetries writes a method config's retryPolicy or hedgingPolicy.
-func grpcRetries(d *doc, rt route, mc *grpcMethodConfig) {
+func grpcRetries(d *doc, rt route, mc *grpcMethodConfig, herdWindow time.Duration) {
 	codes, skipped := grpcCodes(rt.retryOn)
 	switch {
 	case rt.hedge != nil:
@@ -155,12 +156,24 @@ func grpcRetries(d *doc, rt route, mc *grpcMethodConfig) {
 			BackoffMultiplier:    2,
 			RetryableStatusCodes: codes,
 		}
+		// grpc-go draws a wait from 0.8 to 1.2 x min(initialBackoff x
+		// 2^n, maxBackoff): a herd's first retries spread over 0.4 x
+		// initialBackoff only, so the herd's window needs 2.5 times it.
+		var herdWhy string
+		if herdWindow > 0 && rt.backoffBase*2 < herdWindow*5 {
+			base := grpcHerdBase(herdWindow)
+			herdWhy = fmt.Sprintf("; raised to %s for the herd: grpc-go spreads a first retry over 0.8 to 1.2 x initialBackoff, 0.4 x of it, and the herd's %s window needs 2.5 x that", fmtDur(base), fmtDur(herdWindow))
+			rp.InitialBackoff = protoDur(base)
+			if rt.backoffCap < base {
+				rp.MaxBackoff = protoDur(base)
+			}
+		}
 		mc.RetryPolicy = rp
 		d.note("  maxAttempts %d: %s", rp.MaxAttempts, rt.attemptsWhy)
 		if rt.attempts > grpcMaxAttempts {
 			d.note("  gRPC treats maxAttempts above 5 as 5 (unless the channel raises it): %d attempts clamped to 5", rt.attempts)
 		}
-		d.note("  initialBackoff %s, maxBackoff %s, multiplier 2: %s; grpc-go draws each wait within 20 %% of min(initialBackoff x 2^n, maxBackoff) (gRFC A6 as amended), not full jitter", rp.InitialBackoff, rp.MaxBackoff, rt.backoffWhy)
+		d.note("  initialBackoff %s, maxBackoff %s, multiplier 2: %s%s; grpc-go draws each wait within 20 %% of min(initialBackoff x 2^n, maxBackoff) (gRFC A6 as amended), not full jitter", rp.InitialBackoff, rp.MaxBackoff, rt.backoffWhy, herdWhy)
 		d.note("  retryableStatusCodes %s from %s", strings.Join(rp.RetryableStatusCodes, ", "), strings.Join(rt.retryOn, ", "))
 		if len(skipped) > 0 {
 			d.note("  no gRPC status for %s: left out", strings.Join(skipped, ", "))
@@ -222,4 +235,19 @@ func grpcCodes(on []string) (codes, skipped []string) {
 		}
 	}
 	return codes, skipped
+}
+
+// grpcHerdBase is the initialBackoff whose first retries (0.8 to 1.2 x
+// it) spread over window: 2.5 x the window, rounded up to a value people
+// write (1, 2, 2.5 or 5 x 10^k ms).
+func grpcHerdBase(window time.Duration) time.Duration {
+	need := window * 5 / 2
+	for p := time.Millisecond; p <= 24*time.Hour; p *= 10 {
+		for _, m := range []time.Duration{2, 4, 5, 10} { // halves: 1, 2, 2.5, 5
+			if v := p * m / 2; v >= need {
+				return v
+			}
+		}
+	}
+	return need
 }

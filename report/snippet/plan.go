@@ -24,6 +24,10 @@ type plan struct {
 	namespace string
 	opts      Options
 	routes    []route // the most specific match first, catch-alls last
+	// herdWindow is the jitter window the report's herd needs (--herd,
+	// --clients); 0: no herd. Targets whose jitter spreads a first retry
+	// over less than the base (gRPC) widen their backoff for it.
+	herdWindow time.Duration
 
 	// The service-wide values (a cluster, a connection pool): from the one
 	// group, or combined over all groups.
@@ -112,6 +116,9 @@ func newPlan(r *report.Report, o Options) (*plan, error) {
 		return nil, errors.New("the report has no groups")
 	}
 	p := &plan{service: o.Service, namespace: o.Namespace, opts: o}
+	if r.Herd != nil {
+		p.herdWindow = time.Duration(math.Ceil(r.Herd.WindowSeconds*1e3)) * time.Millisecond
+	}
 	if strings.TrimSpace(p.service) == "" {
 		p.service = DefaultService
 	}
@@ -227,6 +234,11 @@ func (rt *route) readPolicy(pol *report.Policy, recTimeout time.Duration, recWhy
 		rt.backoffBase = ceilMs(pol.BackoffBaseSeconds)
 		rt.backoffCap = ceilMs(pol.BackoffCapSeconds)
 		rt.backoffWhy = fmt.Sprintf("backoff %s doubling up to %s, %s jitter, from the call policy", fmtDur(rt.backoffBase), fmtDur(rt.backoffCap), rt.jitter)
+		for _, st := range pol.Steps {
+			if st.Rule == "herd" { // sized from the crowd (--herd, --clients)
+				rt.backoffWhy += ", sized for the herd: " + herdWhy(st.Reason)
+			}
+		}
 		if rt.backoffCap < rt.backoffBase {
 			rt.backoffCap = rt.backoffBase
 			rt.backoffWhy += fmt.Sprintf("; its cap is below its base, so the cap is raised to %s", fmtDur(rt.backoffCap))
@@ -649,4 +661,15 @@ func (rt route) window(i int) time.Duration {
 		w *= 2
 	}
 	return min(w, rt.backoffCap)
+}
+
+// herdWhy is the herd step's reason, short enough for a comment: what
+// the crowd needs, without the arithmetic of the jitter.
+func herdWhy(reason string) string {
+	_, rest, ok := strings.Cut(reason, "for the herd: ")
+	if !ok {
+		return reason
+	}
+	need, _, _ := strings.Cut(rest, ";")
+	return need
 }
