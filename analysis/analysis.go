@@ -59,6 +59,14 @@ type Options struct {
 	AlwaysSimulate bool
 	// Herd asks for the herd scenario (simulate.RunHerd); zero: none.
 	Herd HerdOptions
+	// Window, when not 0, analyses each group window by window too
+	// (whole seconds, at least one): the worst window's recommendation is
+	// the group's unless WindowForAll. WindowPrecision is the widest a
+	// window's interval of the quantile may be, as a share of it, for
+	// the window to be ranked; 0 = DefaultWindowPrecision.
+	Window          time.Duration
+	WindowForAll    bool
+	WindowPrecision float64
 
 	// Progress, when set, follows the reading of the inputs.
 	Progress Progress
@@ -95,6 +103,9 @@ type Progress interface {
 // Run analyses the inputs and returns the report. stdin is read for "-".
 func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error) {
 	o.defaults()
+	if o.Window > 0 {
+		o.every = o.Window // cells per window, collapsed into totals below
+	}
 	set, metrics, in, err := readAll(ctx, o, stdin)
 	if err != nil {
 		return nil, err
@@ -102,6 +113,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 	if metrics != nil {
 		return runOTLPMetrics(ctx, o, metrics, in)
 	}
+	set, windows := set.Collapse()
 	r := &report.Report{Input: in}
 	if samples, groups := set.Folded(); samples > 0 {
 		from := human.Count(int64(groups))
@@ -151,11 +163,17 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 				"Group %q has no call usable for latency (%s); it is left out.", g.Name, describe(g.Excluded)))
 			continue
 		}
-		res, err := analyseGroup(ctx, g, o, float64(g.Latency.Count()+sum(g.Excluded))/float64(total), nil)
+		share := float64(g.Latency.Count()+sum(g.Excluded)) / float64(total)
+		res, err := analyseGroup(ctx, g, o, share, nil)
 		if err != nil {
 			return nil, fmt.Errorf("group %q: %w", g.Name, err)
 		}
 		rg := report.NewGroup(res)
+		if windows != nil {
+			if rg, err = withWindows(ctx, rg, g, windows[g.Name], o.Window, o, share); err != nil {
+				return nil, err
+			}
+		}
 		if herdStep != "" && rg.Policy != nil {
 			rg.Policy.Steps = append(rg.Policy.Steps, report.Step{Rule: "herd", Seconds: o.Policy.BackoffBase.Seconds(), Reason: herdStep})
 		}

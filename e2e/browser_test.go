@@ -67,13 +67,17 @@ func TestHTMLReportInChromium(t *testing.T) {
 		groups int
 		graph  bool // a call graph: one SVG more
 		herd   bool // the herd's plot: one SVG more
+		// windows: a plot of the windows per group, one point each (9
+		// minutes of testdata/mixture.csv)
+		windows int
 	}{
-		{"worked example", []string{"analyze", "testdata/mixture.csv", "--rate", "400", "--pool", "200"}, 1, false, false},
+		{"worked example", []string{"analyze", "testdata/mixture.csv", "--rate", "400", "--pool", "200"}, 1, false, false, 0},
 		{"by route with a policy", []string{"analyze", "testdata/mixture.csv", "--by", "route", "--pool", "200", "--rtt", "2ms",
-			"--deadline", "3s", "--attempts", "3", "--retry-budget", "10%", "--idempotent", "--emit", "envoy,grpc"}, 3, false, false},
-		{"spans with a call graph", []string{"analyze", spans, "--deadline", "1s"}, 3, true, false},
+			"--deadline", "3s", "--attempts", "3", "--retry-budget", "10%", "--idempotent", "--emit", "envoy,grpc"}, 3, false, false, 0},
+		{"spans with a call graph", []string{"analyze", spans, "--deadline", "1s"}, 3, true, false, 0},
 		{"the herd", []string{"analyze", "testdata/mixture.csv", "--herd", "1000", "--capacity", "5000", "--attempts", "8",
-			"--backoff-base", "10ms", "--backoff-cap", "2s"}, 1, false, true},
+			"--backoff-base", "10ms", "--backoff-cap", "2s"}, 1, false, true, 0},
+		{"windows", []string{"analyze", "testdata/mixture.csv", "--by", "route", "--window", "1m"}, 3, false, false, 9},
 	}
 	b := startChromium(t, chromium, dir)
 	for i, rep := range reports {
@@ -109,6 +113,9 @@ func TestHTMLReportInChromium(t *testing.T) {
 			if rep.herd {
 				want++
 			}
+			if rep.windows > 0 {
+				want += rep.groups
+			}
 			require.Len(t, svgs, want, "a percentile plot, a histogram and a Little's law bar per group, and the call graph")
 			for _, s := range svgs {
 				if s.ID == "call-graph-plot" {
@@ -121,6 +128,24 @@ func TestHTMLReportInChromium(t *testing.T) {
 					assert.GreaterOrEqual(t, graph.Edges, 3, "an arrow per call")
 					assert.GreaterOrEqual(t, graph.Labels, 4+3, "names and edge labels are laid out")
 					assert.Greater(t, s.Width, 300.0, "the graph is laid out with a width")
+					continue
+				}
+				if strings.HasSuffix(s.ID, "-windows") {
+					// One point per window and percentile, the lines drawn,
+					// the timeout across.
+					var win struct {
+						Points, Lines, Timeout int
+						Length                 float64
+					}
+					page.evaluate(t, `JSON.stringify((() => { const g = document.getElementById("`+s.ID+`");
+						return {points: g.querySelectorAll("circle.window-point.p999").length, lines: g.querySelectorAll("path.window-line").length,
+							timeout: g.querySelectorAll("line.timeout").length,
+							length: g.querySelector("path.window-line.p999").getTotalLength()}; })())`, &win)
+					assert.Equal(t, rep.windows, win.Points, "%s: one point per window", s.ID)
+					assert.Equal(t, 3, win.Lines, s.ID)
+					assert.Equal(t, 1, win.Timeout, s.ID)
+					assert.Greater(t, win.Length, 300.0, "%s: drawn across the plot", s.ID)
+					assert.Greater(t, s.Width, 300.0)
 					continue
 				}
 				if s.ID == "herd-calls" {

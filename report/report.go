@@ -96,6 +96,11 @@ type Group struct {
 	// Buckets is the bucket view of bucketed data (Prometheus); absent
 	// for calls read one by one.
 	Buckets *Buckets `json:"buckets,omitempty"`
+	// Windows are the group's windows of --window, in time order, and
+	// WorstWindow the one the timeout must survive; absent without
+	// --window.
+	Windows     []Window     `json:"windows,omitempty"`
+	WorstWindow *WorstWindow `json:"worst_window,omitempty"`
 	// Findings are the group's warnings with their codes and numbers
 	// (docs/findings.md): the recommendation's, then the call policy's;
 	// recommendation.warnings and policy.warnings are their messages.

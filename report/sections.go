@@ -30,6 +30,7 @@ var reportSections = []func(r *Report) *Section{
 // groupSections are the subsections of each group's section, in order,
 // after the recommendation that opens it; nil when one does not apply.
 var groupSections = []func(g Group) *Section{
+	windowsSection,
 	stepsSection,
 	bucketsSection,
 	latencySection,
@@ -538,6 +539,9 @@ func groupPlots(id string, g Group) []plot.Scene {
 	in := plotGroup(g)
 	out := []plot.Scene{plot.Percentiles(id, in)}
 	if s, ok := plot.Histogram(id, in); ok {
+		out = append(out, s)
+	}
+	if s, ok := windowsPlot(id, g); ok {
 		out = append(out, s)
 	}
 	if s, ok := plot.InFlight(id, in); ok {

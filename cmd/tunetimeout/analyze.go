@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -23,6 +25,7 @@ type analyzeFlags struct {
 	from, to                                             string
 	by                                                   []string
 	quiet                                                bool // no progress line (file commands)
+	window, forWhat, windowPrecision                     string
 }
 
 func newAnalyze() *cobra.Command {
@@ -127,7 +130,42 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 	addPolicyFlags(cmd, &o, &pf)
 	addInputFlags(cmd, &o, &f)
 	addAnalysisFlags(cmd, &o, &f, outputFormats(lookup))
+	fl := cmd.Flags()
+	fl.StringVar(&f.window, "window", "", "analyse each window of this length too (1h, 15m, 1d): the worst one's timeout")
+	fl.StringVar(&f.forWhat, "for", "", "with --window: worst-window (default) or all, the period the timeout is for")
+	fl.StringVar(&f.windowPrecision, "window-precision", "50%", "widest interval of a window's quantile, a share of it, to rank the window")
+	complete(cmd, "for", "worst-window", "all")
 	return cmd
+}
+
+// applyWindow parses --window, --for and --window-precision.
+func (f analyzeFlags) applyWindow(fl *pflag.FlagSet, o *analysis.Options) error {
+	if f.window == "" {
+		if f.forWhat != "" || fl.Changed("window-precision") {
+			return errors.New("--for and --window-precision need --window")
+		}
+		return nil
+	}
+	w, err := model.ParseDuration(f.window)
+	if err != nil {
+		return fmt.Errorf("--window %q: %w", f.window, err)
+	}
+	d := time.Duration(w)
+	if d < time.Second || d%time.Second != 0 {
+		return fmt.Errorf("--window %s: give whole seconds, at least one", d)
+	}
+	o.Window = d
+	switch f.forWhat {
+	case "", "worst-window":
+	case "all":
+		o.WindowForAll = true
+	default:
+		return fmt.Errorf("--for %q: worst-window or all", f.forWhat)
+	}
+	if o.WindowPrecision, err = recommend.ParsePercent(f.windowPrecision); err != nil || o.WindowPrecision <= 0 {
+		return fmt.Errorf("--window-precision %q: a share such as 50%%", f.windowPrecision)
+	}
+	return nil
 }
 
 // addInputFlags registers the flags that say how to read the inputs and
@@ -195,6 +233,9 @@ func addAnalysisFlags(cmd *cobra.Command, o *analysis.Options, f *analyzeFlags, 
 // is a usage error before any input is read.
 func (f analyzeFlags) apply(fl *pflag.FlagSet, o *analysis.Options) error {
 	if err := f.applyInput(o); err != nil {
+		return err
+	}
+	if err := f.applyWindow(fl, o); err != nil {
 		return err
 	}
 	var err error

@@ -1,0 +1,159 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
+)
+
+// DefaultWindowPrecision is how wide a window's confidence interval of
+// the quantile may be, as a share of the quantile, for the window to be
+// ranked (--window-precision): wider, it has too few calls to tell.
+const DefaultWindowPrecision = 0.5
+
+// windowQuantiles are the percentiles each window reports, beside the
+// recommendation's quantile.
+var windowQuantiles = []float64{0.5, 0.99, 0.999}
+
+// windowsOf analyses each of a group's windows alone (the calls of its
+// cell): its percentiles, the recommendation's quantile with its interval,
+// the timeout it would get, its rate. It returns them in time order and the
+// index of the worst (the highest quantile among the windows whose interval
+// is within the precision; ties: the earliest), -1 when none is.
+func windowsOf(ctx context.Context, name string, cells []*histogram.Cell, length time.Duration, o Options) ([]report.Window, int, error) {
+	precision := o.WindowPrecision
+	if precision == 0 {
+		precision = DefaultWindowPrecision
+	}
+	out := make([]report.Window, 0, len(cells))
+	worst := -1
+	for _, c := range cells {
+		if err := ctx.Err(); err != nil {
+			return nil, -1, err
+		}
+		g := histogram.CellGroup(name, c)
+		start := time.Unix(c.Start, 0).UTC()
+		w := report.Window{Start: start, End: start.Add(length), Samples: g.Latency.Count(), Percentiles: []report.Percentile{},
+			RatePerSecond: float64(g.Arrivals.Count()) / length.Seconds()}
+		if w.Samples > 0 {
+			rec, err := recommend.RecommendMeasured(g.Latency, recommend.Measured{ConnectTimes: g.Connect}, o.Recommend)
+			if err != nil {
+				return nil, -1, fmt.Errorf("window %s: %w", start.Format(time.RFC3339), err)
+			}
+			qs := windowQuantiles
+			if !slices.Contains(qs, rec.Quantile) {
+				qs = append(slices.Clone(qs), rec.Quantile)
+				slices.Sort(qs)
+			}
+			for _, q := range qs {
+				w.Percentiles = append(w.Percentiles, report.Percentile{Quantile: q, Seconds: g.Latency.Quantile(q).Seconds(),
+					LowerBound: q == rec.Quantile && rec.LowerBound})
+			}
+			w.QuantileSeconds, w.TimeoutSeconds = rec.Base.Seconds(), rec.Timeout.Seconds()
+			w.Interval = report.Interval{Confidence: rec.Interval.Confidence, LowSeconds: rec.Interval.Lo.Seconds(), Above: rec.Interval.Above}
+			if rec.Interval.HiKnown {
+				hi := rec.Interval.Hi.Seconds()
+				w.Interval.HighSeconds = &hi
+				w.EnoughData = hi-w.Interval.LowSeconds <= precision*w.QuantileSeconds
+			}
+		}
+		if w.EnoughData && (worst < 0 || w.QuantileSeconds > out[worst].QuantileSeconds) {
+			worst = len(out)
+		}
+		out = append(out, w)
+	}
+	return out, worst, nil
+}
+
+// withWindows adds the windows to a group's result: with --for
+// worst-window (the default) the group is analysed again from its worst
+// window's calls alone, so that its recommendation, candidates, Little's
+// law (that window's rate) and policy are the window's; with --for all
+// they stay the whole period's. Either way the report says which window
+// is the worst and how it differs from the whole.
+func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, cells []*histogram.Cell, length time.Duration,
+	o Options, share float64) (report.Group, error) {
+	windows, worst, err := windowsOf(ctx, g.Name, cells, length, o)
+	if err != nil {
+		return report.Group{}, err
+	}
+	tooFew := 0
+	for _, w := range windows {
+		if w.Samples > 0 && !w.EnoughData {
+			tooFew++
+		}
+	}
+	out := whole
+	if worst >= 0 {
+		w := windows[worst]
+		ww := &report.WorstWindow{Start: w.Start, End: w.End, QuantileSeconds: w.QuantileSeconds, TimeoutSeconds: w.TimeoutSeconds,
+			WholeTimeoutSeconds: whole.Recommendation.TimeoutSeconds, TooFew: tooFew, Used: !o.WindowForAll}
+		q := human.Quantile(whole.Recommendation.Quantile)
+		wholeHi := whole.Recommendation.Interval.HighSeconds
+		ww.Significant = wholeHi != nil && w.Interval.LowSeconds > *wholeHi
+		which := "worst"
+		if !ww.Significant {
+			which = "highest"
+		}
+		ww.Reason = fmt.Sprintf("The %s window is %s: %s %s over %s calls, against %s over the whole period (%s calls), so a timeout of %s against %s.",
+			which, windowPhrase(w.Start, w.End), q, human.Seconds(w.QuantileSeconds), human.Count(w.Samples), human.Seconds(whole.Recommendation.BaseSeconds),
+			human.Count(whole.Samples), human.Seconds(w.TimeoutSeconds), human.Seconds(whole.Recommendation.TimeoutSeconds))
+		if tooFew > 0 {
+			ww.Reason += fmt.Sprintf(" %s of the %s windows have too few calls above %s to tell (their %s interval is wider than %s of the value) and are not ranked.",
+				human.Count(int64(tooFew)), human.Count(int64(len(windows))), q, human.Percent(w.Interval.Confidence), human.Percent(precisionOf(o)))
+		}
+		// Worse beyond the noise: the window's interval lies above the
+		// whole period's. Otherwise the highest window is one of many
+		// alike, and the whole period, with more calls, says it better.
+		if !ww.Significant && ww.Used {
+			ww.Used = false
+			ww.Reason += fmt.Sprintf(" Its interval (%s to %s) reaches into the whole period's: no window is worse beyond the noise, so the recommendation below is the whole period's.",
+				human.Seconds(w.Interval.LowSeconds), human.Seconds(*w.Interval.HighSeconds))
+		}
+		if ww.Used {
+			ww.Reason += " The recommendation, the candidates, Little's law (at that window's rate) and the call policy below are that window's (--for all: the whole period's)."
+			res, err := analyseGroup(ctx, histogram.CellGroup(g.Name, cellAt(cells, w.Start)), o, share, nil)
+			if err != nil {
+				return report.Group{}, fmt.Errorf("group %q, window %s: %w", g.Name, w.Start.Format(time.RFC3339), err)
+			}
+			out = report.NewGroup(res)
+		} else if o.WindowForAll {
+			ww.Reason += " The recommendation below is the whole period's (--for all)."
+		}
+		out.WorstWindow = ww
+	}
+	out.Windows = windows
+	return out, nil
+}
+
+func precisionOf(o Options) float64 {
+	if o.WindowPrecision == 0 {
+		return DefaultWindowPrecision
+	}
+	return o.WindowPrecision
+}
+
+// cellAt is the cell that starts at t.
+func cellAt(cells []*histogram.Cell, t time.Time) *histogram.Cell {
+	for _, c := range cells {
+		if c.Start == t.Unix() {
+			return c
+		}
+	}
+	return nil
+}
+
+// windowPhrase is a window in words: "2026-11-02 18:00 to 19:00 UTC".
+func windowPhrase(start, end time.Time) string {
+	s, e := start.UTC(), end.UTC()
+	if s.Truncate(24 * time.Hour).Equal(e.Add(-time.Nanosecond).Truncate(24 * time.Hour)) {
+		return s.Format("2006-01-02 15:04:05") + " to " + e.Format("15:04:05") + " UTC"
+	}
+	return s.Format("2006-01-02 15:04:05") + " to " + e.Format("2006-01-02 15:04:05") + " UTC"
+}

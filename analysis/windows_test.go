@@ -1,0 +1,169 @@
+package analysis
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
+)
+
+// peakWeek writes a week of an nginx log (combined + $request_time
+// $upstream_response_time) whose every 18:00 hour is busy (20,000 calls)
+// and twice as slow, and whose other hours hold 2,000 calls each; it
+// returns the file and every call's time and latency, for exact checks.
+func peakWeek(t *testing.T, dir string) (string, []time.Time, []time.Duration) {
+	t.Helper()
+	path := filepath.Join(dir, "week.log")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w := bufio.NewWriter(f)
+	r := rand.New(rand.NewPCG(20, 21))
+	start := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	var times []time.Time
+	var lat []time.Duration
+	for h := range 7 * 24 {
+		hour := start.Add(time.Duration(h) * time.Hour)
+		n, slow := 2000, 1.0
+		if hour.Hour() == 18 {
+			n, slow = 20000, 2.0
+		}
+		for i := range n {
+			at := hour.Add(time.Duration(i) * time.Hour / time.Duration(n))
+			// Lognormal around 20 ms: p99.9 near 20 ms x e^(3.09 x 0.8).
+			ms := math.Round(20 * math.Exp(0.8*r.NormFloat64()) * slow) // whole ms: $request_time has three decimals
+			d := time.Duration(ms) * time.Millisecond
+			times, lat = append(times, at), append(lat, d)
+			fmt.Fprintf(w, "10.0.0.1 - - [%s] \"GET /api/items/%d HTTP/1.1\" 200 512 \"-\" \"curl/8\" %.3f %.3f\n",
+				at.Format("02/Jan/2006:15:04:05 -0700"), i%50, d.Seconds(), d.Seconds())
+		}
+	}
+	require.NoError(t, w.Flush())
+	require.NoError(t, f.Close())
+	return path, times, lat
+}
+
+// Issue 20's done-when: --window 1h names a peak hour, its recommendation
+// cuts off at most 0.1 % of that hour's calls (counted exactly), while
+// the whole week's cuts off more there; every window's percentiles are
+// those of an exact computation over its calls, within the histogram's
+// precision; and three hosts' summaries give the same windows.
+func TestWindowsNameThePeakHour(t *testing.T) {
+	dir := t.TempDir()
+	path, times, lat := peakWeek(t, dir)
+	run := func(o Options) *report.Report {
+		o.Recommend = recommend.DefaultOptions()
+		r, err := Run(context.Background(), o, nil)
+		require.NoError(t, err)
+		require.Len(t, r.Groups, 1)
+		return r
+	}
+	whole := run(Options{Inputs: []string{path}})
+	windowed := run(Options{Inputs: []string{path}, Window: time.Hour})
+	g := windowed.Groups[0]
+	require.Len(t, g.Windows, 7*24)
+	ww := g.WorstWindow
+	require.NotNil(t, ww)
+	assert.Equal(t, 18, ww.Start.Hour(), "a peak hour: %s", ww.Reason)
+	assert.True(t, ww.Significant && ww.Used, ww.Reason)
+	assert.Equal(t, whole.Groups[0].Recommendation.TimeoutSeconds, ww.WholeTimeoutSeconds)
+
+	// Exactly: the calls of that hour above each timeout.
+	var hour []time.Duration
+	for i, at := range times {
+		if !at.Before(ww.Start) && at.Before(ww.End) {
+			hour = append(hour, lat[i])
+		}
+	}
+	require.Len(t, hour, 20000)
+	above := func(timeout float64) int {
+		n := 0
+		for _, d := range hour {
+			if d.Seconds() > timeout {
+				n++
+			}
+		}
+		return n
+	}
+	assert.Equal(t, ww.TimeoutSeconds, g.Recommendation.TimeoutSeconds, "the group's recommendation is the window's")
+	assert.LessOrEqual(t, above(g.Recommendation.TimeoutSeconds), 20, "at most 0.1 % of the hour's 20,000 calls")
+	wholeT := whole.Groups[0].Recommendation.TimeoutSeconds
+	assert.Greater(t, above(wholeT), 20, "the whole week's %v cuts off more than 0.1 %% of the peak hour", wholeT)
+	t.Logf("peak hour %s: the window's timeout %vs cuts off %d of 20,000; the week's %vs cuts off %d",
+		ww.Start.Format(time.RFC3339), g.Recommendation.TimeoutSeconds, above(g.Recommendation.TimeoutSeconds), wholeT, above(wholeT))
+
+	// Every window against an exact computation over its calls.
+	byHour := map[int64][]time.Duration{}
+	for i, at := range times {
+		byHour[at.Truncate(time.Hour).Unix()] = append(byHour[at.Truncate(time.Hour).Unix()], lat[i])
+	}
+	for _, w := range g.Windows {
+		calls := byHour[w.Start.Unix()]
+		slices.Sort(calls)
+		require.EqualValues(t, len(calls), w.Samples, w.Start)
+		for _, p := range w.Percentiles {
+			rank := int(math.Ceil(p.Quantile * float64(len(calls))))
+			exact := calls[max(rank, 1)-1].Seconds()
+			assert.InEpsilon(t, exact, p.Seconds, 0.001, "%s p%v", w.Start, p.Quantile*100)
+		}
+	}
+
+	// --for all: the same windows, the whole week's recommendation.
+	all := run(Options{Inputs: []string{path}, Window: time.Hour, WindowForAll: true})
+	assert.Equal(t, g.Windows, all.Groups[0].Windows)
+	assert.Equal(t, wholeT, all.Groups[0].Recommendation.TimeoutSeconds)
+	assert.False(t, all.Groups[0].WorstWindow.Used)
+
+	// Three hosts (every third line), each summarised by the hour: the
+	// same windows and the same worst window as the whole log.
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var hosts []string
+	lines := splitLines(raw)
+	for h := range 3 {
+		part := filepath.Join(dir, fmt.Sprintf("host%d.log", h))
+		var b []byte
+		for i, l := range lines {
+			if i%3 == h {
+				b = append(append(b, l...), '\n')
+			}
+		}
+		require.NoError(t, os.WriteFile(part, b, 0o644))
+		hlog := filepath.Join(dir, fmt.Sprintf("host%d.hlog", h))
+		f, err := os.Create(hlog)
+		require.NoError(t, err)
+		_, err = Summarize(context.Background(), Options{Inputs: []string{part}, Recommend: recommend.DefaultOptions()}, time.Hour, nil, f)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		hosts = append(hosts, hlog)
+	}
+	merged := run(Options{Inputs: hosts, Window: time.Hour})
+	assert.Equal(t, g.Windows, merged.Groups[0].Windows)
+	assert.Equal(t, g.WorstWindow, merged.Groups[0].WorstWindow)
+	assert.Equal(t, g.Recommendation, merged.Groups[0].Recommendation)
+}
+
+func splitLines(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		i := slices.Index(b, '\n')
+		if i < 0 {
+			out = append(out, b)
+			break
+		}
+		out = append(out, b[:i])
+		b = b[i+1:]
+	}
+	return out
+}
