@@ -95,6 +95,13 @@ func (p *parallel) handOver(w *worker) {
 	p.mu.Unlock()
 	w.set = p.newSet()
 	clear(w.known)
+	w.recent = [len(w.recent)]recentGroup{}
+}
+
+// recentGroup is an entry of worker.recent; g nil when unset.
+type recentGroup struct {
+	name string
+	g    *histogram.Group
 }
 
 // admission decides which groups are kept apart under the --max-groups
@@ -122,6 +129,11 @@ type worker struct {
 	adm   *admission
 	set   *histogram.Set
 	known map[string]*histogram.Group // groups kept apart, in set
+	// recent holds a few entries of known, the groups met last: a log has
+	// few groups, and comparing a few names (interned by the decoder, so
+	// mostly the same string) costs less than hashing one.
+	recent [8]recentGroup
+	next   uint8 // the slot of recent to fill next
 
 	status  *ingest.StatusRule
 	dec     ingest.ChunkDecoder // for chunks after the first, made by the Splitter
@@ -325,7 +337,14 @@ func (w *worker) decode(ctx context.Context, c ingest.Chunk, sp *ingest.Splitter
 // nil when that cannot be decided yet (see admission). The answer is the
 // one a single set with the limit would give.
 func (w *worker) group(name string) *histogram.Group {
+	for i := range w.recent {
+		if r := &w.recent[i]; r.g != nil && r.name == name {
+			return r.g
+		}
+	}
 	if g, ok := w.known[name]; ok {
+		w.recent[w.next%uint8(len(w.recent))] = recentGroup{name, g}
+		w.next++
 		return g
 	}
 	a := w.adm

@@ -79,6 +79,18 @@ type Set struct {
 	// SQL engine folded them (AddFoldedUnnamed).
 	foldedUnnamed int
 	every         int64 // interval of the groups' cells in seconds; 0: none (see Every)
+	// recent holds a few entries of groups, those Group returned last: an
+	// input has few groups, and comparing a few names (mostly the same
+	// interned strings) costs less than hashing one. Groups are never
+	// removed from a set, so an entry stays right.
+	recent [8]recentGroup
+	next   uint8 // the slot of recent to fill next
+}
+
+// recentGroup is an entry of Set.recent; g nil when unset.
+type recentGroup struct {
+	name string
+	g    *Group
 }
 
 // NewSet returns an empty set.
@@ -121,7 +133,14 @@ func (s *Set) foldName(name string) {
 // histogram, no exclusions, NewArrivals) on first use. Beyond the set's
 // limit it returns the group Other instead and counts the fold.
 func (s *Set) Group(name string) *Group {
+	for i := range s.recent {
+		if r := &s.recent[i]; r.g != nil && r.name == name {
+			return r.g
+		}
+	}
 	if g, ok := s.groups[name]; ok {
+		s.recent[s.next%uint8(len(s.recent))] = recentGroup{name, g}
+		s.next++
 		return g
 	}
 	if s.limit > 0 && name != Other && len(s.groups)-s.hasOther() >= s.limit {
@@ -310,6 +329,14 @@ type Arrivals struct {
 	overflow    map[int64]int64
 	count       int64
 	first, last int64 // Unix seconds; valid when count > 0
+	// lastKey's chunk, the one add met last (nil: none): calls come in
+	// time order, mostly to the chunk of the call before.
+	lastKey   int64
+	lastChunk *chunk
+	// lastSec and lastIdx: the second add counted last and its index in
+	// its chunk's sparse form (checked before use: an insertion moves it).
+	lastSec int64
+	lastIdx int
 }
 
 // NewArrivals returns an empty arrivals counter.
@@ -339,23 +366,32 @@ func (a *Arrivals) add(sec, n int64) {
 	a.count += n
 
 	key, off := sec>>chunkBits, sec&(chunkLen-1)
-	c := a.chunks[key]
-	if c == nil {
-		c = &chunk{}
-		a.chunks[key] = c
+	c := a.lastChunk
+	if c == nil || key != a.lastKey {
+		if c = a.chunks[key]; c == nil {
+			c = &chunk{}
+			a.chunks[key] = c
+		}
+		a.lastKey, a.lastChunk = key, c
 	}
 	if c.dense != nil {
 		a.bump(&c.dense[off], sec, n)
 		return
 	}
+	if i := a.lastIdx; sec == a.lastSec && i < len(c.offs) && c.offs[i] == uint16(off) {
+		a.bump(&c.ns[i], sec, n) // the second of the call before, mostly
+		return
+	}
 	i, found := slices.BinarySearch(c.offs, uint16(off))
 	if found {
+		a.lastSec, a.lastIdx = sec, i
 		a.bump(&c.ns[i], sec, n)
 		return
 	}
 	if len(c.offs) < sparseMax {
 		c.offs = slices.Insert(c.offs, i, uint16(off))
 		c.ns = slices.Insert(c.ns, i, 0)
+		a.lastSec, a.lastIdx = sec, i
 		a.bump(&c.ns[i], sec, n)
 		return
 	}

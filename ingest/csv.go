@@ -97,6 +97,7 @@ type csvDecoder struct {
 
 	times  lastSecond
 	groups map[string]string
+	recent recentNames // the group names met last, before groups
 	buf    []byte
 }
 
@@ -412,13 +413,17 @@ func (d *csvDecoder) group(rec []string) string {
 		b = append(b, strings.TrimSpace(rec[i])...)
 	}
 	d.buf = b
-	if g, ok := d.groups[string(b)]; ok { // no allocation: the compiler reads b in place
+	if g, ok := d.recent.find(b); ok {
 		return g
 	}
-	g := string(b)
-	if len(d.groups) < maxInternedGroups {
-		d.groups[g] = g
+	g, ok := d.groups[string(b)] // no allocation: the compiler reads b in place
+	if !ok {
+		g = string(b)
+		if len(d.groups) < maxInternedGroups {
+			d.groups[g] = g
+		}
 	}
+	d.recent.add(g)
 	return g
 }
 

@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -89,8 +91,101 @@ func FuzzNormalizeRoute(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, path string) {
 		once := NormalizeRoute(nil, []byte(path))
+		assert.Equal(t, string(normalizeRouteRef(nil, []byte(path))), string(once), "the segment-by-segment reading")
+		assert.Equal(t, string(pathOfRef([]byte(path))), string(pathOf([]byte(path))), "pathOf")
+		assert.Equal(t, string(normalizeRouteRef(nil, pathOfRef([]byte(path)))), string(normalizeTarget(nil, []byte(path))), "normalizeTarget")
 		require.NotEmpty(t, once)
 		assert.Equal(t, byte('/'), once[0])
 		assert.Equal(t, string(once), string(NormalizeRoute(nil, once)))
 	})
+}
+
+// NormalizeRoute's one-pass classification (identifierOf) agrees with
+// isIdentifier on segments of every kind of byte, UUIDs and tokens among them.
+func TestIdentifierOfAgreesWithIsIdentifier(t *testing.T) {
+	segs := []string{"", "42", "users", "9f86d081884c7d65", "123e4567-e89b-12d3-a456-426614174000",
+		"abcdefgh", "abcdef12", "Ab3_xYz9-Qw7_eRt5", "v1", "x.y", "ü12", "12-34", "________________1a", "1234567890abcdef1234567890abcdef1234", "123e4567-e89b-12d3-a456-42661417400g", "abcdefab-abcd-abcd-abcd-abcdefabcdef"}
+	r := rand.New(rand.NewPCG(1, 2))
+	alphabet := "0123456789abcdefABCDEFghzGHZ-_.~%é"
+	for range 20000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		segs = append(segs, string(b))
+	}
+	for _, s := range segs {
+		var kinds uint8
+		for i := 0; i < len(s); i++ {
+			kinds |= idKind[s[i]]
+		}
+		if got, want := identifierOf([]byte(s), kinds), isIdentifier([]byte(s)); got != want {
+			t.Fatalf("%q: identifierOf %v, isIdentifier %v", s, got, want)
+		}
+	}
+}
+
+// normalizeRouteRef is NormalizeRoute as first written, a segment at a
+// time with isIdentifier: the reference of the one-pass reading.
+func normalizeRouteRef(dst, path []byte) []byte {
+	if len(path) == 0 || path[0] != '/' {
+		dst = append(dst, '/')
+	}
+	for len(path) > 0 {
+		i := bytes.IndexByte(path, '/')
+		if i < 0 {
+			i = len(path)
+		}
+		seg := path[:i]
+		if isIdentifier(seg) {
+			dst = append(dst, "{id}"...)
+		} else {
+			dst = append(dst, seg...)
+		}
+		if i < len(path) {
+			dst = append(dst, '/')
+			i++
+		}
+		path = path[i:]
+	}
+	return dst
+}
+
+// pathOfRef is pathOf as first written, with bytes.Index and IndexAny.
+func pathOfRef(target []byte) []byte {
+	if i := bytes.Index(target, []byte("://")); i >= 0 && i < 10 {
+		rest := target[i+3:]
+		if j := bytes.IndexByte(rest, '/'); j >= 0 {
+			target = rest[j:]
+		} else {
+			target = []byte("/")
+		}
+	}
+	if i := bytes.IndexAny(target, "?#"); i >= 0 {
+		target = target[:i]
+	}
+	return target
+}
+
+// NormalizeRoute and pathOf read as their references do, on paths of
+// random segments.
+func TestNormalizeRouteAgreesWithReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	parts := []string{"/", "//", "users", "42", "9f86d081884c7d65", "123e4567-e89b-12d3-a456-426614174000", "a.js",
+		"?x=1", "#f", "http://h", "https://host:8080", "://", "v1", "Ab3_xYz9-Qw7_eRt5", ""}
+	for range 20000 {
+		var b []byte
+		for range r.IntN(8) {
+			b = append(b, parts[r.IntN(len(parts))]...)
+		}
+		if got, want := NormalizeRoute(nil, b), normalizeRouteRef(nil, b); string(got) != string(want) {
+			t.Fatalf("NormalizeRoute(%q) = %q, want %q", b, got, want)
+		}
+		if got, want := normalizeTarget(nil, b), normalizeRouteRef(nil, pathOfRef(b)); string(got) != string(want) {
+			t.Fatalf("normalizeTarget(%q) = %q, want %q", b, got, want)
+		}
+		if got, want := pathOf(b), pathOfRef(b); string(got) != string(want) {
+			t.Fatalf("pathOf(%q) = %q, want %q", b, got, want)
+		}
+	}
 }

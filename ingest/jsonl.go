@@ -359,6 +359,9 @@ func (p *jsonlParser) latency(i int) (d time.Duration, known bool, err error) {
 		if p.unit == 0 {
 			return 0, false, p.fieldError(i, v, jsonlReasonNoUnit)
 		}
+		if d, ok := plainLatency(b, p.unit); ok {
+			return d, true, nil
+		}
 		if d, ok := envoyDigitsTimes(b, p.unit); ok {
 			return d, true, nil
 		}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -329,5 +331,47 @@ func jsonlCheckDecoder(t *testing.T, d Decoder, data []byte) {
 		if s.Excluded != "" && s.Censored {
 			t.Fatalf("excluded (%s) and censored", s.Excluded)
 		}
+	}
+}
+
+// jsonlSpecial8 flags the first byte of eight that jsonlPlain does not hold
+// plain, for bytes of every value in every position.
+func TestJSONLSpecial8(t *testing.T) {
+	first := func(b []byte) int {
+		for i, c := range b {
+			if !jsonlPlain[c] {
+				return i
+			}
+		}
+		return 8
+	}
+	check := func(b []byte) {
+		m := jsonlSpecial8(binary.LittleEndian.Uint64(b))
+		got := 8
+		if m != 0 {
+			got = bits.TrailingZeros64(m) >> 3
+		}
+		if want := first(b); got != want {
+			t.Fatalf("% x: first special byte %d, want %d", b, got, want)
+		}
+	}
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 8; pos++ {
+			b := []byte("abcdefgh")
+			b[pos] = byte(c)
+			check(b)
+			for k := pos + 1; k < 8; k++ { // a borrow from a special byte must not hide it
+				b[k] = 0x01
+			}
+			check(b)
+		}
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 100000 {
+		b := make([]byte, 8)
+		for i := range b {
+			b[i] = byte(r.IntN(256))
+		}
+		check(b)
 	}
 }

@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -23,6 +25,10 @@ import (
 type jsonlScanner struct {
 	paths []string
 	vals  []jsonlValue
+	// top[n] are the paths a member name of n bytes (n < len(top)) of the
+	// outermost object may match: the paths of n bytes, and those with a
+	// '.' after n bytes. A longer name may match any.
+	top   [64]uint32
 	stack []byte         // closing brackets of the containers being skipped
 	offs  []jsonlOffsets // per object on the paths' way, how much each path matched
 	buf   []byte         // decoded strings; valid until the next scan
@@ -59,6 +65,9 @@ const (
 type jsonlValue struct {
 	kind jsonlKind
 	raw  []byte
+	// plain: a string known to hold no escape (scanned so), whose raw
+	// bytes are its contents; false when that is not known.
+	plain bool
 }
 
 // errNotJSONObject is scan's error for a line that is not an object at all.
@@ -83,7 +92,18 @@ func newJSONLScanner(paths ...string) *jsonlScanner {
 			panic("ingest: JSON path too long")
 		}
 	}
-	return &jsonlScanner{paths: paths, vals: make([]jsonlValue, len(paths))}
+	sc := &jsonlScanner{paths: paths, vals: make([]jsonlValue, len(paths))}
+	for p, path := range paths {
+		if len(path) < len(sc.top) {
+			sc.top[len(path)] |= 1 << p
+		}
+		for n := 0; n < len(path) && n < len(sc.top); n++ {
+			if path[n] == '.' {
+				sc.top[n] |= 1 << p
+			}
+		}
+	}
+	return sc
 }
 
 func jsonlSpace(data []byte, i int) int {
@@ -163,13 +183,17 @@ func (sc *jsonlScanner) object(data []byte, i, depth int, active uint32, level i
 		i = jsonlSpace(data, i+1)
 
 		var leaf, child uint32
-		for m := active; m != 0; m &= m - 1 {
+		cand := active
+		if level == 0 && len(key) < len(sc.top) {
+			cand &= sc.top[len(key)] // the outermost object: sc.offs[0] is all 0
+		}
+		for m := cand; m != 0; m &= m - 1 {
 			p := bits.TrailingZeros32(m)
 			rem := sc.paths[p][sc.offs[level][p]:]
 			switch {
 			case len(rem) < len(key):
 			case len(rem) == len(key):
-				if rem == string(key) {
+				if jsonlSameKey(rem, key) {
 					leaf |= 1 << p
 				}
 			case rem[len(key)] == '.' && rem[:len(key)] == string(key):
@@ -177,7 +201,7 @@ func (sc *jsonlScanner) object(data []byte, i, depth int, active uint32, level i
 				sc.vals[p] = jsonlValue{} // a repeated member replaces the earlier one
 			}
 		}
-		start := i
+		start, plain := i, false
 		if child != 0 && i < len(data) && data[i] == '{' {
 			if len(sc.offs) == level+1 {
 				sc.offs = append(sc.offs, jsonlOffsets{})
@@ -187,6 +211,12 @@ func (sc *jsonlScanner) object(data []byte, i, depth int, active uint32, level i
 				sc.offs[level+1][bits.TrailingZeros32(m)] += uint16(len(key) + 1)
 			}
 			i, err = sc.object(data, i, depth+1, child, level+1)
+		} else if i < len(data) && data[i] == '"' { // skip's own reading of a string or a number, without its stack
+			var esc bool
+			i, esc, err = jsonlScanString(data, i)
+			plain = !esc
+		} else if i < len(data) && (data[i] == '-' || data[i] >= '0' && data[i] <= '9') {
+			i, err = jsonlScanNumber(data, i)
 		} else {
 			i, err = sc.skip(data, i, depth)
 		}
@@ -194,7 +224,9 @@ func (sc *jsonlScanner) object(data []byte, i, depth int, active uint32, level i
 			return 0, err
 		}
 		for m := leaf; m != 0; m &= m - 1 {
-			sc.vals[bits.TrailingZeros32(m)] = jsonlValueOf(data[start:i])
+			v := jsonlValueOf(data[start:i])
+			v.plain = plain
+			sc.vals[bits.TrailingZeros32(m)] = v
 		}
 		i = jsonlSpace(data, i)
 		if i < len(data) && data[i] == ',' {
@@ -208,21 +240,36 @@ func (sc *jsonlScanner) object(data []byte, i, depth int, active uint32, level i
 	}
 }
 
+// jsonlSameKey is rem == string(key) for strings of the same length,
+// compared in place: member names are short, and a call to compare them
+// costs more than the comparison.
+func jsonlSameKey(rem string, key []byte) bool {
+	if len(key) > 16 {
+		return rem == string(key)
+	}
+	for i := range key {
+		if rem[i] != key[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // jsonlValueOf classifies a valid JSON value.
 func jsonlValueOf(v []byte) jsonlValue {
 	switch v[0] {
 	case '"':
-		return jsonlValue{jsonlString, v[1 : len(v)-1]}
+		return jsonlValue{kind: jsonlString, raw: v[1 : len(v)-1]}
 	case '{':
-		return jsonlValue{jsonlObject, v}
+		return jsonlValue{kind: jsonlObject, raw: v}
 	case '[':
-		return jsonlValue{jsonlArray, v}
+		return jsonlValue{kind: jsonlArray, raw: v}
 	case 'n':
-		return jsonlValue{jsonlNull, v}
+		return jsonlValue{kind: jsonlNull, raw: v}
 	case 't', 'f':
-		return jsonlValue{jsonlBool, v}
+		return jsonlValue{kind: jsonlBool, raw: v}
 	}
-	return jsonlValue{jsonlNumber, v}
+	return jsonlValue{kind: jsonlNumber, raw: v}
 }
 
 // skip validates the value at data[i] inside containers nested depth deep
@@ -348,6 +395,16 @@ var jsonlPlain = func() (t [256]bool) {
 // the index after its closing quote and whether it holds escapes.
 func jsonlScanString(data []byte, i int) (end int, esc bool, err error) {
 	for j := i + 1; j < len(data); {
+		// Eight bytes at a time while none of them is special, then byte
+		// by byte to the first that is.
+		for j+8 <= len(data) {
+			m := jsonlSpecial8(binary.LittleEndian.Uint64(data[j:]))
+			if m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			j += 8
+		}
 		for j < len(data) && jsonlPlain[data[j]] {
 			j++
 		}
@@ -383,6 +440,21 @@ func jsonlScanString(data []byte, i int) (end int, esc bool, err error) {
 		}
 	}
 	return 0, false, &jsonlSyntaxError{len(data), "unexpected end of line in a string"}
+}
+
+// jsonlSpecial8 returns a mask whose lowest set bit is the high bit of the
+// first of the eight bytes of x (little-endian: the first in the lowest
+// byte) that is not plain (jsonlPlain): a quote, a backslash or a control
+// character; 0 when all are plain. Bits above the lowest may be wrong
+// (a borrow carries into the next byte), the lowest is not.
+func jsonlSpecial8(x uint64) uint64 {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	q := x ^ (ones * '"')
+	b := x ^ (ones * '\\')
+	return ((q-ones)&^q | (b-ones)&^b | (x-ones*0x20)&^x) & highs
 }
 
 func jsonlIsHex(c byte) bool {
@@ -433,15 +505,13 @@ func jsonlScanNumber(data []byte, i int) (int, error) {
 // str returns the decoded contents of a string value (valid until the
 // next scan); for other kinds, the raw literal.
 func (sc *jsonlScanner) str(v jsonlValue) []byte {
-	if v.kind != jsonlString {
+	if v.kind != jsonlString || v.plain {
 		return v.raw
 	}
-	for _, c := range v.raw {
-		if c == '\\' {
-			mark := len(sc.buf)
-			sc.buf = jsonlUnquote(sc.buf, v.raw)
-			return sc.buf[mark:]
-		}
+	if bytes.IndexByte(v.raw, '\\') >= 0 {
+		mark := len(sc.buf)
+		sc.buf = jsonlUnquote(sc.buf, v.raw)
+		return sc.buf[mark:]
 	}
 	return v.raw
 }

@@ -1,7 +1,9 @@
 package ingest
 
 import (
+	"bytes"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -552,5 +554,39 @@ func TestDaysFromCivil(t *testing.T) {
 		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC),
 	} {
 		assert.Equal(t, d.Unix()/86400, daysFromCivil(d.Year(), int(d.Month()), d.Day()), d.String())
+	}
+}
+
+// indexLit finds what bytes.Index finds.
+func TestIndexLitAgreesWithIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	alphabet := []byte(` "[]-:,ab`)
+	for range 50000 {
+		s := make([]byte, r.IntN(30))
+		for i := range s {
+			s[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		lit := make([]byte, 1+r.IntN(4))
+		for i := range lit {
+			lit[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		if got, want := indexLit(s, lit), bytes.Index(s, lit); got != want {
+			t.Fatalf("indexLit(%q, %q) = %d, bytes.Index %d", s, lit, got, want)
+		}
+	}
+}
+
+// indexByteNear finds what bytes.IndexByte finds, near the start and past it.
+func TestIndexByteNear(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for range 50000 {
+		s := make([]byte, r.IntN(40))
+		for i := range s {
+			s[i] = byte(r.IntN(8)) * 37
+		}
+		c := byte(r.IntN(8)) * 37
+		if got, want := indexByteNear(s, c), bytes.IndexByte(s, c); got != want {
+			t.Fatalf("indexByteNear(% x, %#x) = %d, bytes.IndexByte %d", s, c, got, want)
+		}
 	}
 }

@@ -102,12 +102,20 @@ func (d decimal) scale(unit time.Duration) (int64, bool) {
 		return 0, false
 	}
 	if d.k > 0 && d.f > 0 {
-		p := pow10[d.k]
-		// d.f < p and unit < 2^63, so the high word is below p: no panic.
-		fh, fl := bits.Mul64(d.f, uint64(unit))
-		q, r := bits.Div64(fh, fl, p)
-		if r >= p-r {
-			q++
+		var q uint64
+		if u := unitDigits(unit); u >= d.k {
+			// unit is 10^u ns: d.f x unit / 10^k is d.f x 10^(u-k),
+			// exactly, and below unit. No division.
+			q = d.f * pow10[u-d.k]
+		} else {
+			p := pow10[d.k]
+			// d.f < p and unit < 2^63, so the high word is below p: no panic.
+			fh, fl := bits.Mul64(d.f, uint64(unit))
+			var r uint64
+			q, r = bits.Div64(fh, fl, p)
+			if r >= p-r {
+				q++
+			}
 		}
 		n += q
 		if n > math.MaxInt64 {
@@ -115,6 +123,21 @@ func (d decimal) scale(unit time.Duration) (int64, bool) {
 		}
 	}
 	return int64(n), true
+}
+
+// unitDigits returns u when unit is 10^u ns (ns, µs, ms, s), else -1.
+func unitDigits(unit time.Duration) int {
+	switch unit {
+	case time.Nanosecond:
+		return 0
+	case time.Microsecond:
+		return 3
+	case time.Millisecond:
+		return 6
+	case time.Second:
+		return 9
+	}
+	return -1
 }
 
 func (d decimal) isZero() bool { return d.i == 0 && d.f == 0 }
@@ -184,6 +207,9 @@ func parseFloat(s string) (float64, error) {
 // parseLatency reads a non-negative number of units as a duration. On
 // failure it returns one of the reason constants.
 func parseLatency(s string, unit time.Duration) (time.Duration, string) {
+	if d, ok := plainLatency(s, unit); ok {
+		return d, ""
+	}
 	if s == "" {
 		return 0, reasonEmpty
 	}
@@ -213,6 +239,48 @@ func parseLatency(s string, unit time.Duration) (time.Duration, string) {
 		return 0, reasonRange
 	}
 	return time.Duration(ns), ""
+}
+
+// plainLatency reads the common case of parseLatency, digits with an
+// optional point and at most u fraction digits in a unit of 10^u ns, the
+// value parseDecimal and scale give, with less work; false leaves s to them.
+// It reads bytes too, so that a decoder need not copy a field to a string
+// first.
+func plainLatency[T string | []byte](s T, unit time.Duration) (time.Duration, bool) {
+	u := unitDigits(unit)
+	if u < 0 || len(s) == 0 || len(s) > 18 {
+		return 0, false
+	}
+	var n, f uint64 // below 10^18: no overflow
+	i := 0
+	for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+		n = n*10 + uint64(s[i]-'0')
+	}
+	if i == 0 {
+		return 0, false
+	}
+	k := 0
+	if i < len(s) {
+		if s[i] != '.' {
+			return 0, false
+		}
+		for i++; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+			f = f*10 + uint64(s[i]-'0')
+			k++
+		}
+		if i != len(s) || k > u {
+			return 0, false
+		}
+	}
+	p := pow10[u]
+	if n > math.MaxInt64/p {
+		return 0, false
+	}
+	v := n*p + f*pow10[u-k] // f x 10^(u-k) < p: no overflow of uint64
+	if v > math.MaxInt64 {
+		return 0, false
+	}
+	return time.Duration(v), true
 }
 
 func isRangeErr(err error) bool {
