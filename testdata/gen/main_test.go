@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -51,4 +53,32 @@ func TestRunNginx(t *testing.T) {
 	require.Len(t, lines, 500)
 	assert.Regexp(t, `^10\.0\.\d+\.\d+ - - \[01/Jan/2026:00:00:0\d \+0000\] "GET /\S+ HTTP/1\.1" (200|500) \d+ "[^"]*" "[^"]+" \d+\.\d{3} \d+\.\d{3}$`, lines[0])
 	assert.ErrorContains(t, run([]string{"-format", "xml"}, io.Discard, io.Discard), "-format")
+}
+
+// TestRunJSON: -format json writes the CSV's rows as JSON lines, one per
+// row, each a valid object with the row's values, the same for the same seed.
+func TestRunJSON(t *testing.T) {
+	args := []string{"-n", "300", "-seed", "4", "-start", "2026-01-01T00:00:00Z"}
+	var csv, out, again bytes.Buffer
+	require.NoError(t, run(args, &csv, io.Discard))
+	require.NoError(t, run(append([]string{"-format", "json"}, args...), &out, io.Discard))
+	require.NoError(t, run(append([]string{"-format", "json"}, args...), &again, io.Discard))
+	assert.Equal(t, out.String(), again.String())
+	rows := strings.Split(strings.TrimSuffix(csv.String(), "\n"), "\n")[1:]
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	require.Len(t, lines, len(rows))
+	for i, line := range lines {
+		var v struct {
+			Time, Level, Method, Path string
+			Status                    int
+			LatencyMS                 json.Number `json:"latency_ms"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &v), line)
+		f := strings.Split(rows[i], ",")
+		assert.Equal(t, f[0], v.Time)
+		assert.Equal(t, fmt.Sprintf("%s/%d", f[1], i*7919%100000), v.Path)
+		assert.Equal(t, f[2], fmt.Sprint(v.Status))
+		assert.Equal(t, f[3], v.LatencyMS.String())
+	}
+	assert.Regexp(t, `^\{"time":"2026-01-01T00:00:00\.\d{3}Z","level":"info","method":"GET","path":"/api/\w+/0","status":200,"latency_ms":\d+\.\d{3}\}$`, lines[0])
 }
