@@ -68,6 +68,11 @@ func (b Backoff) window(retry int) time.Duration {
 	return min(w, b.Cap)
 }
 
+// Window is min(Cap, Base x 2^retry): the wait before retry number retry
+// (0 for the first) of exponential backoff without jitter, and the largest
+// under full and equal jitter.
+func (b Backoff) Window(retry int) time.Duration { return b.window(retry) }
+
 // uniform draws a duration uniformly from [0, d].
 func uniform(r *rand.Rand, d time.Duration) time.Duration {
 	if d <= 0 {

@@ -245,14 +245,7 @@ func (o HerdOptions) wait(r *rand.Rand, s string, n int, prev time.Duration) tim
 	case HerdFixed:
 		return b.Base
 	case HerdExponential:
-		w := b.Base
-		for range n {
-			if w >= b.Cap {
-				break
-			}
-			w *= 2
-		}
-		return min(w, b.Cap)
+		return b.Window(n)
 	case HerdEqual:
 		b.Jitter = recommend.JitterEqual
 	case HerdFull:
