@@ -209,7 +209,75 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 		rg.Percentiles[i].Seconds, rg.Percentiles[i].LowerBound = d.Seconds(), lower
 	}
 	rg.Buckets = view
+	if res.Step > 0 {
+		if err := stepWindows(&rg, g, o, res.Step, q, worstIndex, view.UsesWorstStep); err != nil {
+			return report.Group{}, littleslaw.Result{}, err
+		}
+	}
 	return rg, result.LittlesLaw, nil
+}
+
+// stepWindows writes the steps of --step as the windows analyze --window
+// reports (report.Window, report.WorstWindow), so that both read alike:
+// each step's calls, its quantile at its bucket's upper bound (what the
+// timeout builds on) and the bucket as the interval (the quantile lies in
+// it for sure: confidence 1), and the timeout the step alone gives. The
+// worst step is the worst window; it is significant when its bucket lies
+// above the whole window's.
+func stepWindows(rg *report.Group, g promsource.Group, o Options, step time.Duration, q float64, worst int, used bool) error {
+	overall := g.Overall.Locate(q)
+	for i, st := range g.Steps {
+		if st.Hist == nil {
+			continue
+		}
+		pos := st.Hist.Locate(q)
+		w := report.Window{Start: st.End.Add(-step).UTC(), End: st.End.UTC(), Samples: int64(math.Round(st.Hist.Count)), Percentiles: []report.Percentile{},
+			Interval: report.Interval{Confidence: 1, LowSeconds: pos.Bucket.Lo, HighSeconds: report.Finite(pos.Bucket.Hi)}}
+		if st.Hist.Count > 0 {
+			hg, quantile := bucketGroup(g, st.Hist)
+			if hg.Latency.Count() > 0 {
+				rec, err := recommend.RecommendMeasured(hg.Latency, recommend.Measured{Quantile: quantile}, o.Recommend)
+				if err != nil {
+					return fmt.Errorf("step ending %s: %w", st.End.UTC().Format(time.RFC3339), err)
+				}
+				w.TimeoutSeconds = rec.Timeout.Seconds()
+			}
+			for _, pq := range []float64{0.5, 0.99, 0.999} {
+				d, lower := st.Hist.Upper(pq)
+				w.Percentiles = append(w.Percentiles, report.Percentile{Quantile: pq, Seconds: d.Seconds(), LowerBound: lower})
+			}
+			d, _ := st.Hist.Upper(q)
+			w.QuantileSeconds = d.Seconds()
+			w.EnoughData = !pos.InInf
+		}
+		rg.Windows = append(rg.Windows, w)
+		if i == worst {
+			ww := &report.WorstWindow{Start: w.Start, End: w.End, QuantileSeconds: w.QuantileSeconds, TimeoutSeconds: w.TimeoutSeconds,
+				WholeTimeoutSeconds: rg.Recommendation.TimeoutSeconds, Used: used, Significant: pos.Bucket.Lo >= overall.Bucket.Hi}
+			if used {
+				// The group's recommendation is the worst step's already.
+				ww.WholeTimeoutSeconds = 0
+				if hg, quantile := bucketGroup(g, g.Overall); hg.Latency.Count() > 0 {
+					if rec, err := recommend.RecommendMeasured(hg.Latency, recommend.Measured{Quantile: quantile}, o.Recommend); err == nil {
+						ww.WholeTimeoutSeconds = rec.Timeout.Seconds()
+					}
+				}
+			}
+			ww.Reason = fmt.Sprintf("The worst step ends %s: %s lies in %s over %s calls (--step %s).", w.End.Format(time.RFC3339),
+				human.Quantile(q), bucketText(pos.Bucket.Lo, pos.Bucket.Hi), human.Count(w.Samples), step)
+			rg.WorstWindow = ww
+		}
+	}
+	return nil
+}
+
+// bucketText is a bucket as people read it: "(250ms, 500ms]".
+func bucketText(lo, hi float64) string {
+	h := "+Inf"
+	if !math.IsInf(hi, 1) {
+		h = human.Seconds(hi)
+	}
+	return "(" + human.Seconds(lo) + ", " + h + "]"
 }
 
 // bucketGroup is the group analyseGroup reads for bucketed data: every

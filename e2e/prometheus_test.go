@@ -405,6 +405,24 @@ type promReport struct {
 			WorstStep     *int `json:"worst_step"`
 			UsesWorstStep bool `json:"uses_worst_step"`
 		}
+		// The steps in the shape of analyze --window's windows.
+		Windows []struct {
+			Start, End      time.Time
+			Samples         int64
+			QuantileSeconds float64 `json:"quantile_seconds"`
+			TimeoutSeconds  float64 `json:"timeout_seconds"`
+			Interval        struct {
+				Low  float64  `json:"low_seconds"`
+				High *float64 `json:"high_seconds"`
+			}
+		}
+		WorstWindow *struct {
+			Start, End          time.Time
+			TimeoutSeconds      float64 `json:"timeout_seconds"`
+			WholeTimeoutSeconds float64 `json:"whole_timeout_seconds"`
+			Significant, Used   bool
+			Reason              string
+		} `json:"worst_window"`
 	}
 }
 
@@ -558,9 +576,30 @@ func TestPrometheusClassic(t *testing.T) {
 			}
 		}
 
+		// The same steps as windows, the shape analyze --window writes.
+		require.Len(t, g.Windows, promHours)
+		ww := g.WorstWindow
+		require.NotNil(t, ww)
+		assert.Equal(t, t0.Add(promPeakHour*time.Hour), ww.Start.UTC())
+		assert.Equal(t, t0.Add((promPeakHour+1)*time.Hour), ww.End.UTC())
+		assert.True(t, ww.Significant && ww.Used, ww.Reason)
+		assert.Equal(t, 2.5, ww.TimeoutSeconds)
+		assert.Equal(t, 1.0, ww.WholeTimeoutSeconds, "the whole window's, as --aggregate overall gives")
+		assert.Contains(t, ww.Reason, "lies in (1s, 2.5s] over 108,000 calls")
+		for _, w := range g.Windows {
+			assert.Equal(t, time.Hour, w.End.Sub(w.Start))
+			assert.LessOrEqual(t, w.Interval.Low, w.QuantileSeconds)
+			if !w.Start.Equal(ww.Start) {
+				assert.Equal(t, 1.0, w.TimeoutSeconds, "an ordinary hour's own timeout")
+			}
+		}
+
 		overall := runJSON(t, append(append([]string{}, api...), "--step", "1h", "--aggregate", "overall")...)
 		assert.Equal(t, 1.0, overall.Groups[0].Recommendation.TimeoutSeconds)
 		assert.False(t, overall.Groups[0].Buckets.UsesWorstStep)
+		require.NotNil(t, overall.Groups[0].WorstWindow)
+		assert.False(t, overall.Groups[0].WorstWindow.Used)
+		assert.Equal(t, 1.0, overall.Groups[0].WorstWindow.WholeTimeoutSeconds)
 	})
 
 	t.Run("call policy and snippets", func(t *testing.T) {
