@@ -42,7 +42,7 @@ func readBuckets(ctx context.Context, name string, r io.Reader, o Options, set *
 			g = set.Group(groupName(b.Group))
 		}
 		if g.Latency == nil {
-			return errors.New(name + ": HDR buckets carry no times, which interval histograms need: analyze them, do not summarize them")
+			return errors.New(name + ": HDR buckets carry no times, which windows and interval histograms need: analyze them without --window, do not summarize them")
 		}
 		if b.Arrivals {
 			// The rates' own rows: their calls are those of the buckets.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,6 +45,13 @@ func TestWindowFlags(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, text, "\nWindows\n")
 	assert.Contains(t, text, "2026-11-02 10:08 to 10:09")
+
+	// Buckets a SQL engine computed carry no times: no windows.
+	buckets := filepath.Join(t.TempDir(), "b.csv")
+	require.NoError(t, os.WriteFile(buckets, []byte("route,bucket_us,calls\n/a,1000,5\n"), 0o644))
+	_, errOut, code = execute(t, "", "analyze", buckets, "--window", "1h")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "HDR buckets carry no times, which windows and interval histograms need: analyze them without --window")
 
 	for _, c := range []struct {
 		args []string
