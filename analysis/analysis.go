@@ -558,11 +558,8 @@ func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share floa
 		// Rates a source measured as a whole (Prometheus's _count).
 		in.Rate, in.PeakRate = g.Measured.Rate, g.Measured.PeakRate
 		res.RateSource = g.Measured.Source
-	case g.Arrivals.Count() > 0 && g.Arrivals.Span() >= 2*time.Second:
-		// One second of data gives no rate worth the name.
-		in.Rate = g.Arrivals.MeanRate()
-		minute, _ := g.Arrivals.Busiest(time.Minute)
-		in.PeakRate = float64(minute) / min(time.Minute, g.Arrivals.Span()).Seconds()
+	case measuredRates(g.Arrivals):
+		in.Rate, in.PeakRate = g.Arrivals.MeanRate(), busiestMinuteRate(g.Arrivals)
 		res.BusiestSecond, _ = g.Arrivals.Busiest(time.Second)
 		res.RateSource = "measured"
 	}
@@ -591,6 +588,19 @@ func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share floa
 		res.Candidates = recommend.Candidates(h, rec)
 	}
 	return res, nil
+}
+
+// measuredRates says whether arrivals measure a rate: one second of data
+// gives no rate worth the name.
+func measuredRates(a *histogram.Arrivals) bool {
+	return a != nil && a.Count() > 0 && a.Span() >= 2*time.Second
+}
+
+// busiestMinuteRate is the calls per second of the busiest minute (of the
+// whole span when it is shorter): the peak rate Little's law uses.
+func busiestMinuteRate(a *histogram.Arrivals) float64 {
+	minute, _ := a.Busiest(time.Minute)
+	return float64(minute) / min(time.Minute, a.Span()).Seconds()
 }
 
 // methodKeys are the --by keys (log fields, CSV columns, Prometheus labels)

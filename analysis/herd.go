@@ -67,9 +67,8 @@ func runHerd(ctx context.Context, o Options, groups []*histogram.Group) (*report
 		switch {
 		case o.Rate > 0 && total > 0:
 			peak = o.Rate * float64(g.Latency.Count()+sum(g.Excluded)) / total
-		case g.Arrivals != nil && g.Arrivals.Span() >= 2*time.Second:
-			minute, _ := g.Arrivals.Busiest(time.Minute)
-			peak = float64(minute) / min(time.Minute, g.Arrivals.Span()).Seconds()
+		case measuredRates(g.Arrivals):
+			peak = busiestMinuteRate(g.Arrivals)
 		}
 		inFlight += peak * g.Latency.Mean().Seconds()
 	}

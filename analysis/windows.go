@@ -27,10 +27,7 @@ var windowQuantiles = []float64{0.5, 0.99, 0.999}
 // index of the worst (the highest quantile among the windows whose interval
 // is within the precision; ties: the earliest), -1 when none is.
 func windowsOf(ctx context.Context, name string, cells []*histogram.Cell, length time.Duration, o Options) ([]report.Window, int, error) {
-	precision := o.WindowPrecision
-	if precision == 0 {
-		precision = DefaultWindowPrecision
-	}
+	precision := precisionOf(o)
 	out := make([]report.Window, 0, len(cells))
 	worst := -1
 	for _, c := range cells {
@@ -118,7 +115,8 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 		}
 		if ww.Used {
 			ww.Reason += " The recommendation, the candidates, Little's law (at that window's rate) and the call policy below are that window's (--for all: the whole period's)."
-			res, err := analyseGroup(ctx, histogram.CellGroup(g.Name, cellAt(cells, w.Start)), o, share, nil)
+			// windowsOf makes one window per cell, in order.
+			res, err := analyseGroup(ctx, histogram.CellGroup(g.Name, cells[worst]), o, share, nil)
 			if err != nil {
 				return report.Group{}, fmt.Errorf("group %q, window %s: %w", g.Name, w.Start.Format(time.RFC3339), err)
 			}
@@ -132,21 +130,12 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 	return out, nil
 }
 
+// precisionOf is --window-precision, or its default.
 func precisionOf(o Options) float64 {
 	if o.WindowPrecision == 0 {
 		return DefaultWindowPrecision
 	}
 	return o.WindowPrecision
-}
-
-// cellAt is the cell that starts at t.
-func cellAt(cells []*histogram.Cell, t time.Time) *histogram.Cell {
-	for _, c := range cells {
-		if c.Start == t.Unix() {
-			return c
-		}
-	}
-	return nil
 }
 
 // windowPhrase is a window in words: "2026-11-02 18:00 to 19:00 UTC".

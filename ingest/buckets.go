@@ -310,6 +310,9 @@ func jsonBucketRows(br *bufio.Reader, name string, lineNo *int) (next func() ([]
 		var line []byte
 		for {
 			chunk, err := br.ReadSlice('\n')
+			if line == nil && err != bufio.ErrBufferFull {
+				return chunk, err // the usual line, within the buffer: no copy (valid until the next read)
+			}
 			line = append(line, chunk...)
 			if len(line) > maxBucketLine {
 				return nil, fmt.Errorf("%s:%d: a line longer than %d bytes: not buckets", name, *lineNo, maxBucketLine)

@@ -171,7 +171,8 @@ func CrowdWindow(clients int, capacity float64) time.Duration {
 // retry window: uniform(0, base) under full jitter, (base/2, base) under
 // equal jitter, (base, 3 x base) under decorrelated jitter. That spread
 // must be at least CrowdWindow, so the base is the window, twice it, or
-// half of it, rounded up to a value people write in configs; the cap is at
+// half of it, rounded up to a value people write in configs
+// (recommend.RoundUp, the timeout's own rule); the cap is at
 // least the base and, by Envoy's rule, ten times it, or the policy's own
 // cap when that is larger. A cap under the window is a warning (no retry
 // of the herd is ever spread enough: it meets the same overload again), and
@@ -187,13 +188,13 @@ func AdviseBackoff(b recommend.Backoff, clients int, capacity float64) HerdAdvic
 	case recommend.JitterDecorrelated:
 		base, spread = (need+1)/2, "(base, 3 x base)"
 	}
-	a.Base = niceUp(max(base, time.Millisecond))
+	a.Base, _ = recommend.RoundUp(max(base, time.Millisecond))
 	a.Cap = max(10*a.Base, b.Cap)
 	a.Reason = fmt.Sprintf("%s clients at %s calls/s need %v to be served once; under %s jitter the first retry falls within %s, so the base is at least %v (%v, rounded up) and the cap ten times that (Envoy's rule) or the policy's own, whichever is larger",
-		human.Count(int64(clients)), formatRate(capacity), dur(need), jitterName(b.Jitter), spread, dur(base), dur(a.Base))
+		human.Count(int64(clients)), human.Number(capacity), dur(need), jitterName(b.Jitter), spread, dur(base), dur(a.Base))
 	if b.Cap < need {
 		a.Warnings = append(a.Warnings, fmt.Sprintf("the backoff cap %v is narrower than the %v the crowd of %s needs at %s calls/s: no retry of clients that failed together is ever spread enough, and every one meets the same overload; raise it to %v or more",
-			dur(b.Cap), dur(need), human.Count(int64(clients)), formatRate(capacity), dur(a.Cap)))
+			dur(b.Cap), dur(need), human.Count(int64(clients)), human.Number(capacity), dur(a.Cap)))
 	}
 	if b.Base < base {
 		a.Warnings = append(a.Warnings, fmt.Sprintf("the backoff base %v is narrower than the %v the crowd of %s needs under %s jitter: its first retries collide, until the windows have doubled past it; %v spreads the first one",
@@ -210,23 +211,6 @@ func jitterName(j recommend.Jitter) string {
 		return string(recommend.JitterFull)
 	}
 	return string(j)
-}
-
-func formatRate(r float64) string { return human.Number(r) }
-
-// niceUp rounds d up to 1, 2, 2.5 or 5 times a power of ten of
-// milliseconds (at least a millisecond): a value people write in configs.
-func niceUp(d time.Duration) time.Duration {
-	for p := time.Millisecond; ; p *= 10 {
-		for _, m := range []float64{1, 2, 2.5, 5} {
-			if v := time.Duration(m * float64(p)); v >= d {
-				return v
-			}
-		}
-		if p > 24*time.Hour {
-			return d
-		}
-	}
 }
 
 // herdClient is what the replay keeps of a client between its attempts.

@@ -63,9 +63,9 @@ func TestHerdReproducesTheLesson(t *testing.T) {
 	narrow := AdviseBackoff(recommend.Backoff{Jitter: recommend.JitterFull, Base: 10 * time.Millisecond, Cap: 50 * time.Millisecond}, 1000, 5000)
 	require.Len(t, narrow.Warnings, 2)
 	assert.Contains(t, narrow.Warnings[0], "the backoff cap 50ms is narrower than the 200ms the crowd of 1,000 needs at 5,000 calls/s")
-	for j, base := range map[recommend.Jitter]time.Duration{recommend.JitterEqual: 500 * time.Millisecond, recommend.JitterDecorrelated: 100 * time.Millisecond} {
+	for j, base := range map[recommend.Jitter]time.Duration{recommend.JitterEqual: 400 * time.Millisecond, recommend.JitterDecorrelated: 100 * time.Millisecond} {
 		a := AdviseBackoff(recommend.Backoff{Jitter: j, Base: time.Second, Cap: 10 * time.Second}, 1000, 5000)
-		assert.Equal(t, base, a.Base, "%s jitter: 400ms rounded up, or 100ms", j)
+		assert.Equal(t, base, a.Base, "%s jitter: twice the window, or half of it", j)
 		assert.Empty(t, a.Warnings, j)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/tunetimeout/tunetimeout/recommend"
 	"math"
 	"slices"
 	"strings"
@@ -161,7 +162,7 @@ func grpcRetries(d *doc, rt route, mc *grpcMethodConfig, herdWindow time.Duratio
 		// initialBackoff only, so the herd's window needs 2.5 times it.
 		var herdWhy string
 		if herdWindow > 0 && rt.backoffBase*2 < herdWindow*5 {
-			base := grpcHerdBase(herdWindow)
+			base, _ := recommend.RoundUp(herdWindow * 5 / 2)
 			herdWhy = fmt.Sprintf("; raised to %s for the herd: grpc-go spreads a first retry over 0.8 to 1.2 x initialBackoff, 0.4 x of it, and the herd's %s window needs 2.5 x that", fmtDur(base), fmtDur(herdWindow))
 			rp.InitialBackoff = protoDur(base)
 			if rt.backoffCap < base {
@@ -235,19 +236,4 @@ func grpcCodes(on []string) (codes, skipped []string) {
 		}
 	}
 	return codes, skipped
-}
-
-// grpcHerdBase is the initialBackoff whose first retries (0.8 to 1.2 x
-// it) spread over window: 2.5 x the window, rounded up to a value people
-// write (1, 2, 2.5 or 5 x 10^k ms).
-func grpcHerdBase(window time.Duration) time.Duration {
-	need := window * 5 / 2
-	for p := time.Millisecond; p <= 24*time.Hour; p *= 10 {
-		for _, m := range []time.Duration{2, 4, 5, 10} { // halves: 1, 2, 2.5, 5
-			if v := p * m / 2; v >= need {
-				return v
-			}
-		}
-	}
-	return need
 }
