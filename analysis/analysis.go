@@ -478,7 +478,7 @@ func dropOddTime(s *ingest.Sample, n *int64, example *string) {
 
 // add files one sample under its group.
 func add(g *histogram.Group, rule *ingest.StatusRule, s ingest.Sample) {
-	if g.Cells != nil {
+	if g.KeepsCells() {
 		// A summary: the interval's cell is all that is written.
 		addCell(g.Cell(s.Time), rule, s)
 		return

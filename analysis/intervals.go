@@ -80,10 +80,10 @@ func Summarize(ctx context.Context, o Options, every time.Duration, stdin io.Rea
 	}
 	var cells, calls int64
 	for _, g := range set.Groups() {
-		for _, c := range g.Cells {
+		g.EachCell(func(c *histogram.Cell) {
 			cells++
 			calls += c.Count()
-		}
+		})
 	}
 	if cells >= sparseCells && calls < sparseCalls*cells {
 		// Each cell costs a histogram line of about 100 bytes and its

@@ -23,17 +23,21 @@ var windowQuantiles = []float64{0.5, 0.99, 0.999}
 
 // windowsOf analyses each of a group's windows alone (the calls of its
 // cell): its percentiles, the recommendation's quantile with its interval,
-// the timeout it would get, its rate. It returns them in time order and the
+// the timeout it would get, its rate. It returns them in time order, the
 // index of the worst (the highest quantile among the windows whose interval
-// is within the precision; ties: the earliest), -1 when none is.
-func windowsOf(ctx context.Context, name string, cells []*histogram.Cell, length time.Duration, o Options) ([]report.Window, int, error) {
+// is within the precision; ties: the earliest), -1 when none is, and the
+// worst's cell. The cells are taken as they are read (Windows.Take): a
+// week of minutes does not keep both its cells and its rows.
+func windowsOf(ctx context.Context, name string, cells histogram.Windows, length time.Duration, o Options) ([]report.Window, int, *histogram.Cell, error) {
 	precision := precisionOf(o)
-	out := make([]report.Window, 0, len(cells))
+	out := make([]report.Window, 0, len(cells.Starts))
 	worst := -1
-	for _, c := range cells {
+	var worstCell *histogram.Cell
+	for i := range cells.Starts {
 		if err := ctx.Err(); err != nil {
-			return nil, -1, err
+			return nil, -1, nil, err
 		}
+		c := cells.Take(i)
 		g := histogram.CellGroup(name, c)
 		start := time.Unix(c.Start, 0).UTC()
 		w := report.Window{Start: start, End: start.Add(length), Samples: g.Latency.Count(), Percentiles: []report.Percentile{},
@@ -41,13 +45,14 @@ func windowsOf(ctx context.Context, name string, cells []*histogram.Cell, length
 		if w.Samples > 0 {
 			rec, err := recommend.RecommendMeasured(g.Latency, recommend.Measured{ConnectTimes: g.Connect}, o.Recommend)
 			if err != nil {
-				return nil, -1, fmt.Errorf("window %s: %w", start.Format(time.RFC3339), err)
+				return nil, -1, nil, fmt.Errorf("window %s: %w", start.Format(time.RFC3339), err)
 			}
 			qs := windowQuantiles
 			if !slices.Contains(qs, rec.Quantile) {
 				qs = append(slices.Clone(qs), rec.Quantile)
 				slices.Sort(qs)
 			}
+			w.Percentiles = make([]report.Percentile, 0, len(qs))
 			for _, q := range qs {
 				w.Percentiles = append(w.Percentiles, report.Percentile{Quantile: q, Seconds: g.Latency.Quantile(q).Seconds(),
 					LowerBound: q == rec.Quantile && rec.LowerBound})
@@ -61,11 +66,11 @@ func windowsOf(ctx context.Context, name string, cells []*histogram.Cell, length
 			}
 		}
 		if w.EnoughData && (worst < 0 || w.QuantileSeconds > out[worst].QuantileSeconds) {
-			worst = len(out)
+			worst, worstCell = len(out), c
 		}
 		out = append(out, w)
 	}
-	return out, worst, nil
+	return out, worst, worstCell, nil
 }
 
 // withWindows adds the windows to a group's result: with --for
@@ -74,9 +79,9 @@ func windowsOf(ctx context.Context, name string, cells []*histogram.Cell, length
 // law (that window's rate) and policy are the window's; with --for all
 // they stay the whole period's. Either way the report says which window
 // is the worst and how it differs from the whole.
-func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, cells []*histogram.Cell, length time.Duration,
+func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, cells histogram.Windows, length time.Duration,
 	o Options, share float64) (report.Group, error) {
-	windows, worst, err := windowsOf(ctx, g.Name, cells, length, o)
+	windows, worst, worstCell, err := windowsOf(ctx, g.Name, cells, length, o)
 	if err != nil {
 		return report.Group{}, err
 	}
@@ -115,8 +120,7 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 		}
 		if ww.Used {
 			ww.Reason += " The recommendation, the candidates, Little's law (at that window's rate) and the call policy below are that window's (--for all: the whole period's)."
-			// windowsOf makes one window per cell, in order.
-			res, err := analyseGroup(ctx, histogram.CellGroup(g.Name, cells[worst]), o, share, nil)
+			res, err := analyseGroup(ctx, histogram.CellGroup(g.Name, worstCell), o, share, nil)
 			if err != nil {
 				return report.Group{}, fmt.Errorf("group %q, window %s: %w", g.Name, w.Start.Format(time.RFC3339), err)
 			}

@@ -60,25 +60,25 @@ func WriteLog(w io.Writer, s *Set, trailer any) error {
 		return errors.New("interval log: the set keeps no intervals")
 	}
 	type entry struct {
-		tag string
-		c   *Cell
+		g     *Group
+		start int64
 	}
 	var cells []entry
 	for _, g := range s.Groups() {
-		for _, c := range g.Cells {
-			cells = append(cells, entry{g.Name, c})
+		for _, start := range g.CellStarts() {
+			cells = append(cells, entry{g, start})
 		}
 	}
 	// In time order, the untimed cells (math.MinInt64) last.
 	slices.SortFunc(cells, func(a, b entry) int {
-		au, bu := a.c.Start == Untimed, b.c.Start == Untimed
+		au, bu := a.start == Untimed, b.start == Untimed
 		if au != bu {
 			if au {
 				return 1
 			}
 			return -1
 		}
-		return cmp.Or(cmp.Compare(a.c.Start, b.c.Start), strings.Compare(a.tag, b.tag))
+		return cmp.Or(cmp.Compare(a.start, b.start), strings.Compare(a.g.Name, b.g.Name))
 	})
 	bw := bufio.NewWriter(w)
 	lw := hdr.NewHistogramLogWriter(bw)
@@ -87,8 +87,8 @@ func WriteLog(w io.Writer, s *Set, trailer any) error {
 	if err := lw.OutputLogFormatVersion(); err != nil {
 		return err
 	}
-	if len(cells) > 0 && cells[0].c.Start != Untimed {
-		_ = lw.OutputStartTime(cells[0].c.Start * 1000)
+	if len(cells) > 0 && cells[0].start != Untimed {
+		_ = lw.OutputStartTime(cells[0].start * 1000)
 	}
 	// Timestamps are absolute: saying so keeps readers from taking them
 	// for offsets when the first one is the untimed cell's 0.
@@ -108,7 +108,8 @@ func WriteLog(w io.Writer, s *Set, trailer any) error {
 			wg.Go(func() {
 				for i := w; i < len(part); i += workers {
 					texts[i].Reset()
-					errs[i] = writeCell(&texts[i], part[i].tag, part[i].c, every)
+					// Frozen cells are decoded here, a batch at a time.
+					errs[i] = writeCell(&texts[i], part[i].g.Name, part[i].g.CellAt(part[i].start), every)
 				}
 			})
 		}

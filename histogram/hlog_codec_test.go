@@ -80,7 +80,8 @@ func TestHistogramLineIsTheLibrarys(t *testing.T) {
 	fill(t, plain, cells, 3_000)
 	n := 0
 	for _, g := range cells.Groups() {
-		for start, c := range g.Cells {
+		for _, start := range g.CellStarts() {
+			c := g.CellAt(start)
 			length := int64(60)
 			if start == Untimed {
 				start, length = 0, 0

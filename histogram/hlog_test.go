@@ -150,9 +150,9 @@ func TestCellsMerge(t *testing.T) {
 	}
 	a.Merge(b)
 	ga, gall := a.Group("g"), all.Group("g")
-	require.Len(t, ga.Cells, len(gall.Cells))
-	for start, c := range gall.Cells {
-		m := ga.Cells[start]
+	require.Equal(t, gall.CellStarts(), ga.CellStarts())
+	for _, start := range gall.CellStarts() {
+		c, m := gall.CellAt(start), ga.CellAt(start)
 		require.NotNil(t, m, start)
 		assert.Equal(t, c.Latency.TotalCount(), m.Latency.TotalCount())
 		assert.Equal(t, c.Latency.ValueAtPercentile(99), m.Latency.ValueAtPercentile(99))
@@ -235,7 +235,8 @@ func TestLogReadByHdrHistogramGo(t *testing.T) {
 	}
 	want := map[key]int64{}
 	for _, g := range cells.Groups() {
-		for start, c := range g.Cells {
+		for _, start := range g.CellStarts() {
+			c := g.CellAt(start)
 			if start == Untimed {
 				start = 0
 			}

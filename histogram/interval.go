@@ -173,12 +173,7 @@ func (g *Group) Cell(t time.Time) *Cell {
 		sec := t.Unix()
 		start = sec - mod(sec, g.every)
 	}
-	c := g.Cells[start]
-	if c == nil {
-		c = NewCell(start)
-		g.Cells[start] = c
-	}
-	return c
+	return g.hot(start)
 }
 
 // mod is a % b rounded towards minus infinity, for times before 1970.
@@ -236,11 +231,7 @@ func (g *Group) addToCells(c *Cell) {
 		}
 		c.Start = start
 	}
-	if have := g.Cells[c.Start]; have != nil {
-		have.Merge(c)
-	} else {
-		g.Cells[c.Start] = c
-	}
+	g.addFrozen(c, true)
 }
 
 func (c *Cell) clone() *Cell {

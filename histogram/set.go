@@ -23,12 +23,14 @@ type Group struct {
 	// NAME_sum / NAME_count); nil for sources of single calls. Set.Merge
 	// leaves it alone.
 	Measured *Measured
-	// Cells holds the group's samples interval by interval (Cell.Start ->
-	// cell) when its set keeps intervals for an interval log (Set.Every);
-	// nil otherwise. Such a group has nothing else: Latency, Arrivals and
-	// Connect are nil.
-	Cells map[int64]*Cell
-	every int64 // the interval in seconds; 0: no cells
+	// cells holds the group's samples interval by interval (Cell.Start ->
+	// cell) when its set keeps intervals (Set.Every; see KeepsCells,
+	// CellStarts, CellAt); nil otherwise. Such a group has nothing else:
+	// Latency, Arrivals and Connect are nil. All but the hotCells latest
+	// timed cells are frozen: encoded, in frozen (see freeze).
+	cells  map[int64]*Cell
+	frozen map[int64][]byte
+	every  int64 // the interval in seconds; 0: no cells
 }
 
 // Measured is what a source of aggregates measured for one group. Zero
@@ -150,7 +152,7 @@ func (s *Set) Group(name string) *Group {
 	if s.every > 0 {
 		// Cells alone: a summary writes nothing else, and totals
 		// beside them would only add to what a group costs.
-		g.Cells = make(map[int64]*Cell)
+		g.cells = make(map[int64]*Cell)
 	} else {
 		g.Latency, g.Arrivals = New(), NewArrivals()
 	}
@@ -245,13 +247,23 @@ func (s *Set) Merge(o *Set) {
 			}
 			g.Connect.Merge(og.Connect)
 		}
-		if g.Cells != nil {
-			for start, oc := range og.Cells {
-				if c := g.Cells[start]; c != nil {
-					c.Merge(oc)
-				} else {
-					g.Cells[start] = oc.clone()
+		if g.cells != nil {
+			cells, frozen := og.cells, og.frozen
+			if o == s { // the maps being ranged over change
+				cells, frozen = maps.Clone(cells), maps.Clone(frozen)
+			}
+			for _, oc := range cells {
+				g.addFrozen(oc, false)
+			}
+			for start, b := range frozen {
+				if _, open := g.cells[start]; !open && g.frozen[start] == nil {
+					if g.frozen == nil {
+						g.frozen = make(map[int64][]byte)
+					}
+					g.frozen[start] = b // never changed in place: shared
+					continue
 				}
+				g.addFrozen(thaw(start, b), true)
 			}
 		}
 	}
@@ -292,8 +304,11 @@ func (g *Group) bytes() int {
 	if g.Arrivals != nil {
 		n += g.Arrivals.bytes()
 	}
-	for _, c := range g.Cells {
+	for _, c := range g.cells {
 		n += entryBytes + c.bytes()
+	}
+	for _, b := range g.frozen {
+		n += entryBytes + cap(b)
 	}
 	return n
 }

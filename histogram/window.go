@@ -1,17 +1,12 @@
 package histogram
 
-import (
-	"cmp"
-	"slices"
-)
-
 // Collapse returns the set's groups with their totals made from their
 // cells (AddCell, exact: the cells' histograms add up bucket by bucket),
-// and the cells of each group by name, sorted by start: the windows of an
-// analysis that keeps them (analyze --window) beside the totals it
+// and the timed cells of each group by name, in time order: the windows of
+// an analysis that keeps them (analyze --window) beside the totals it
 // reports. The folds are the set's. A set without intervals (Every)
 // collapses to itself, with no windows.
-func (s *Set) Collapse() (totals *Set, windows map[string][]*Cell) {
+func (s *Set) Collapse() (totals *Set, windows map[string]Windows) {
 	if s.every == 0 {
 		return s, nil
 	}
@@ -20,20 +15,39 @@ func (s *Set) Collapse() (totals *Set, windows map[string][]*Cell) {
 	for name := range s.foldedNames {
 		totals.foldName(name)
 	}
-	windows = make(map[string][]*Cell, len(s.groups))
+	windows = make(map[string]Windows, len(s.groups))
 	for name, g := range s.groups {
 		t := totals.Group(name)
-		cells := make([]*Cell, 0, len(g.Cells))
-		for _, c := range g.Cells {
-			t.AddCell(c)
-			if c.Start != Untimed {
-				cells = append(cells, c)
-			}
+		starts := g.CellStarts()
+		for _, start := range starts {
+			t.AddCell(g.CellAt(start))
 		}
-		slices.SortFunc(cells, func(a, b *Cell) int { return cmp.Compare(a.Start, b.Start) })
-		windows[name] = cells
+		if len(starts) > 0 && starts[0] == Untimed {
+			starts = starts[1:]
+		}
+		windows[name] = Windows{g: g, Starts: starts}
 	}
 	return totals, windows
+}
+
+// Windows are one group's timed cells, in time order: Starts, and the
+// cells themselves one at a time (Cell), since most are kept frozen.
+type Windows struct {
+	g      *Group
+	Starts []int64
+}
+
+// Cell returns the cell of the i-th window, to be read, not changed.
+func (w Windows) Cell(i int) *Cell { return w.g.CellAt(w.Starts[i]) }
+
+// Take returns the cell of the i-th window as Cell does and lets the
+// group forget it, so that windows read once, in turn, are freed as they
+// are read; Cell(i) is nil afterwards.
+func (w Windows) Take(i int) *Cell {
+	c := w.g.CellAt(w.Starts[i])
+	delete(w.g.cells, w.Starts[i])
+	delete(w.g.frozen, w.Starts[i])
+	return c
 }
 
 // WindowSeconds is the length of the set's intervals in seconds; 0 when

@@ -1,0 +1,64 @@
+package analysis
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/internal/mixture"
+)
+
+// weekCSV is a week of calls to 10 routes, spread evenly in time, with
+// the worked example's latencies.
+func weekCSV(calls int) []byte {
+	lat := mixture.Default().Generate(7, calls)
+	var b bytes.Buffer
+	b.WriteString("timestamp,route,status,latency_us\n")
+	start := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC).Unix()
+	week := int64(7 * 24 * 3600)
+	for i := range calls {
+		fmt.Fprintf(&b, "%d,/api/r%d,200,%d\n", start+int64(i)*week/int64(calls), i%10, lat[i].Microseconds())
+	}
+	return b.Bytes()
+}
+
+// TestWindowMemoryStaysFlat is issue 20's budget: a week in 10 groups
+// costs the same with 1-hour windows as without, and at 1-minute windows
+// (100,800 of them, 10 calls each) under 1 KB a window: its row of the
+// report and the garbage collector's share of it, since every cell but a
+// few per group is frozen while reading and freed once its row is made
+// (one packed histogram per window took 1.6 KB a window).
+func TestWindowMemoryStaysFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a week of 1,000,000 generated calls three times")
+	}
+	path := filepath.Join(t.TempDir(), "week.csv")
+	require.NoError(t, os.WriteFile(path, weekCSV(1_000_000), 0o644))
+	run := func(window time.Duration) uint64 {
+		return peakHeap(t, func() {
+			o := options(path)
+			o.Ingest.By = []string{"route"}
+			o.Window = window
+			r, err := Run(context.Background(), o, nil)
+			require.NoError(t, err)
+			require.Len(t, r.Groups, 10)
+			if window > 0 {
+				require.Len(t, r.Groups[0].Windows, int(7*24*time.Hour/window))
+			}
+		})
+	}
+	none, hour, minute := run(0), run(time.Hour), run(time.Minute)
+	t.Logf("peak heap: %.1f MB without windows, %.1f MB with 1-hour windows, %.1f MB with 1-minute windows",
+		float64(none)/1e6, float64(hour)/1e6, float64(minute)/1e6)
+	assert.Less(t, float64(hour), float64(none)*1.5+8e6, "memory grows with 1-hour windows")
+	perWindow := (float64(minute) - float64(none)) / 100_800
+	t.Logf("%.0f bytes a window", perWindow)
+	assert.Less(t, perWindow, 1000.0, "memory grows with the windows")
+}
