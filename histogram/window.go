@@ -31,18 +31,15 @@ func (s *Set) Collapse() (totals *Set, windows map[string]Windows) {
 }
 
 // Windows are one group's timed cells, in time order: Starts, and the
-// cells themselves one at a time (Cell), since most are kept frozen.
+// cells themselves one at a time (Take), since most are kept frozen.
 type Windows struct {
 	g      *Group
 	Starts []int64
 }
 
-// Cell returns the cell of the i-th window, to be read, not changed.
-func (w Windows) Cell(i int) *Cell { return w.g.CellAt(w.Starts[i]) }
-
-// Take returns the cell of the i-th window as Cell does and lets the
-// group forget it, so that windows read once, in turn, are freed as they
-// are read; Cell(i) is nil afterwards.
+// Take returns the cell of the i-th window, to be read, not changed, and
+// lets the group forget it, so that windows read once, in turn, are freed
+// as they are read.
 func (w Windows) Take(i int) *Cell {
 	c := w.g.CellAt(w.Starts[i])
 	delete(w.g.cells, w.Starts[i])
