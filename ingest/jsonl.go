@@ -232,16 +232,21 @@ func newJSONLParser(l jsonlLayout, o Options) (*jsonlParser, error) {
 	return p, nil
 }
 
-// val returns field i's value; kind jsonlAbsent when it is not extracted.
-func (p *jsonlParser) val(i int) jsonlValue {
-	if p.idx[i] < 0 {
-		return jsonlValue{}
+// jsonlNoValue is the value of a field that is not extracted. Read only.
+var jsonlNoValue jsonlValue
+
+// val returns field i's value, kind jsonlAbsent when it is not extracted.
+// It points into the scanner rather than copying: a copy reads the value
+// back in wider loads than the scanner's stores, which stalls.
+func (p *jsonlParser) val(i int) *jsonlValue {
+	if k := p.idx[i]; k >= 0 {
+		return &p.sc.vals[k]
 	}
-	return p.sc.vals[p.idx[i]]
+	return &jsonlNoValue
 }
 
 // jsonlUnset reports whether v is an unknown value: absent, null, "" or "-".
-func jsonlUnset(v jsonlValue) bool {
+func jsonlUnset(v *jsonlValue) bool {
 	switch v.kind {
 	case jsonlAbsent, jsonlNull:
 		return true
@@ -261,7 +266,7 @@ func (p *jsonlParser) text(i int) []byte {
 	return p.sc.str(v)
 }
 
-func (p *jsonlParser) fieldError(i int, v jsonlValue, reason string) *FieldError {
+func (p *jsonlParser) fieldError(i int, v *jsonlValue, reason string) *FieldError {
 	return &FieldError{Field: p.names[i], Value: string(p.sc.str(v)), Reason: reason}
 }
 
@@ -456,7 +461,7 @@ func jsonlNumeric(b []byte) bool {
 
 // timeOf reads a timestamp: an RFC 3339 string, or Unix seconds or
 // milliseconds as a number or a numeric string.
-func (p *jsonlParser) timeOf(v jsonlValue) (time.Time, bool) {
+func (p *jsonlParser) timeOf(v *jsonlValue) (time.Time, bool) {
 	switch v.kind {
 	case jsonlString:
 		return p.clock.parse(p.sc.str(v))
@@ -614,7 +619,7 @@ func caddyNotRequest(line []byte) string {
 		return ""
 	}
 	var logger []byte
-	if v := sc.vals[0]; v.kind == jsonlString {
+	if v := &sc.vals[0]; v.kind == jsonlString {
 		logger = sc.str(v)
 	}
 	return string(caddyMessage(line, logger))

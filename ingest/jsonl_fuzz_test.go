@@ -53,7 +53,7 @@ func jsonlCheckScanned(t *testing.T, sc *jsonlScanner, v jsonlValue, path string
 	case string:
 		// encoding/json turns each invalid UTF-8 byte into U+FFFD, as a
 		// conversion to []rune does; the scanner keeps the bytes.
-		if got := string([]rune(string(sc.str(v)))); v.kind != jsonlString || got != r {
+		if got := string([]rune(string(sc.str(&v)))); v.kind != jsonlString || got != r {
 			t.Fatalf("%s: %q (kind %d), want string %q", path, got, v.kind, r)
 		}
 	case map[string]any, []any:

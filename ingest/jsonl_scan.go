@@ -28,10 +28,14 @@ type jsonlScanner struct {
 	// top[n] are the paths a member name of n bytes (n < len(top)) of the
 	// outermost object may match: the paths of n bytes, and those with a
 	// '.' after n bytes. A longer name may match any.
-	top   [64]uint32
-	stack []byte         // closing brackets of the containers being skipped
-	offs  []jsonlOffsets // per object on the paths' way, how much each path matched
-	buf   []byte         // decoded strings; valid until the next scan
+	top [64]uint32
+	// word[p] is the first 8 bytes of paths[p] as a little-endian word,
+	// zero beyond its end: the fast path compares member names with it.
+	word  [jsonlMaxPaths]uint64
+	plen  [jsonlMaxPaths]uint16 // len(paths[p])
+	stack []byte                // closing brackets of the containers being skipped
+	offs  []jsonlOffsets        // per object on the paths' way, how much each path matched
+	buf   []byte                // decoded strings; valid until the next scan
 }
 
 // jsonlMaxPaths is how many paths one scanner extracts, jsonlMaxPathLen
@@ -94,6 +98,10 @@ func newJSONLScanner(paths ...string) *jsonlScanner {
 	}
 	sc := &jsonlScanner{paths: paths, vals: make([]jsonlValue, len(paths))}
 	for p, path := range paths {
+		sc.plen[p] = uint16(len(path))
+		for k := 0; k < len(path) && k < 8; k++ {
+			sc.word[p] |= uint64(path[k]) << (8 * k)
+		}
 		if len(path) < len(sc.top) {
 			sc.top[len(path)] |= 1 << p
 		}
@@ -129,6 +137,25 @@ func jsonlErrAt(data []byte, i int, want string) error {
 // white space, and sets the value of each path (kind jsonlAbsent when the
 // object has none). The error is errNotJSONObject or a *jsonlSyntaxError.
 func (sc *jsonlScanner) scan(data []byte) error {
+	clear(sc.vals)
+	sc.buf = sc.buf[:0]
+	i := jsonlSpace(data, 0)
+	if i == len(data) || data[i] != '{' {
+		return errNotJSONObject
+	}
+	if len(sc.offs) == 0 {
+		sc.offs = append(sc.offs, jsonlOffsets{})
+	}
+	if sc.fastScan(data, i) {
+		return nil
+	}
+	// The fast path gave up (see jsonl_fast.go): start over on the slow
+	// one, which finds the error if there is one.
+	return sc.slowScan(data)
+}
+
+// slowScan is scan without the fast path.
+func (sc *jsonlScanner) slowScan(data []byte) error {
 	clear(sc.vals)
 	sc.buf = sc.buf[:0]
 	i := jsonlSpace(data, 0)
@@ -454,7 +481,9 @@ func jsonlSpecial8(x uint64) uint64 {
 	)
 	q := x ^ (ones * '"')
 	b := x ^ (ones * '\\')
-	return ((q-ones)&^q | (b-ones)&^b | (x-ones*0x20)&^x) & highs
+	// (q-ones)&^q | (b-ones)&^b | (x-ones*0x20)&^x, but the high bit of
+	// each byte of q and b is that of x, so one &^x does for the three.
+	return ((q - ones) | (b - ones) | (x - ones*0x20)) &^ x & highs
 }
 
 func jsonlIsHex(c byte) bool {
@@ -504,7 +533,7 @@ func jsonlScanNumber(data []byte, i int) (int, error) {
 
 // str returns the decoded contents of a string value (valid until the
 // next scan); for other kinds, the raw literal.
-func (sc *jsonlScanner) str(v jsonlValue) []byte {
+func (sc *jsonlScanner) str(v *jsonlValue) []byte {
 	if v.kind != jsonlString || v.plain {
 		return v.raw
 	}

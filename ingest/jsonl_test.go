@@ -24,7 +24,7 @@ func jsonlScanValues(t testing.TB, line string, paths ...string) ([]jsonlScanned
 	}
 	out := make([]jsonlScanned, len(paths))
 	for i, v := range sc.vals {
-		out[i] = jsonlScanned{v.kind, string(sc.str(v))}
+		out[i] = jsonlScanned{v.kind, string(sc.str(&v))}
 	}
 	return out, nil
 }
@@ -133,10 +133,10 @@ func TestJSONLScannerAllocs(t *testing.T) {
 	require.NoError(t, sc.scan(line))
 	allocs := testing.AllocsPerRun(100, func() {
 		_ = sc.scan(line)
-		_ = sc.str(sc.vals[2])
+		_ = sc.str(&sc.vals[2])
 	})
 	assert.Zero(t, allocs)
-	assert.Equal(t, "/x1", string(sc.str(sc.vals[2])))
+	assert.Equal(t, "/x1", string(sc.str(&sc.vals[2])))
 }
 
 // decodeJSONL runs format over input named "access.log".
