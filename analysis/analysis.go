@@ -64,9 +64,12 @@ type Options struct {
 	// the group's unless WindowForAll. WindowPrecision is the widest a
 	// window's interval of the quantile may be, as a share of it, for
 	// the window to be ranked; 0 = DefaultWindowPrecision.
+	// Without Window, inputs that are all interval logs are analysed at
+	// their own interval (logWindow) unless NoWindows.
 	Window          time.Duration
 	WindowForAll    bool
 	WindowPrecision float64
+	NoWindows       bool
 
 	// Progress, when set, follows the reading of the inputs.
 	Progress Progress
@@ -103,6 +106,11 @@ type Progress interface {
 // Run analyses the inputs and returns the report. stdin is read for "-".
 func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error) {
 	o.defaults()
+	fromLogs := false
+	if o.Window == 0 && !o.NoWindows {
+		o.Window = logWindow(o)
+		fromLogs = o.Window > 0
+	}
 	if o.Window > 0 {
 		o.every = o.Window // cells per window, collapsed into totals below
 	}
@@ -114,6 +122,19 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		return runOTLPMetrics(ctx, o, metrics, in)
 	}
 	set, windows := set.Collapse()
+	if windows != nil && !anyWindows(windows) {
+		// One window, the whole period: nothing to compare.
+		if !fromLogs {
+			in.Note(finding.Newf(finding.OneWindow, finding.Fields{"window_seconds": o.Window.Seconds()},
+				"The calls fall in a single window of %s (--window): the report has no windows to compare.", human.Duration(o.Window)))
+		}
+		windows, fromLogs = nil, false
+	}
+	if fromLogs {
+		in.Note(finding.Newf(finding.LogWindows, finding.Fields{"window_seconds": o.Window.Seconds()},
+			"Every input is an interval log: each window of %s, their interval, is analysed too, as with --window %s (--window sets another length, --window 0 none).",
+			human.Duration(o.Window), human.Duration(o.Window)))
+	}
 	r := &report.Report{Input: in}
 	if samples, groups := set.Folded(); samples > 0 {
 		from := human.Count(int64(groups))
@@ -193,6 +214,16 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		}
 	}
 	return r, nil
+}
+
+// anyWindows reports whether a group has two windows or more.
+func anyWindows(windows map[string]histogram.Windows) bool {
+	for _, w := range windows {
+		if len(w.Starts) > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // edgeFormats reports whether every input was read by a format whose

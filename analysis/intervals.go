@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -114,6 +115,10 @@ type logState struct {
 	// metrics holds the OTLP metrics inputs' histograms; nil until one
 	// is read.
 	metrics *otlpMetrics
+	// straddling counts the intervals that straddle two windows, the
+	// first of them in straddleExample.
+	straddling      int64
+	straddleExample string
 }
 
 // extras takes what reading the input name gave besides samples.
@@ -186,10 +191,18 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 			return nil
 		}
 		// A summary of summaries: each interval must fall in one of the
-		// new ones (a millisecond of slack for other tools' times).
+		// new ones (a millisecond of slack for other tools' times). The
+		// windows of an analysis take one that straddles two in the
+		// window of its start, and say so.
 		if every := o.every.Seconds(); every > 0 && !e.Untimed && math.Floor((e.Start+e.Length-1e-3)/every) > math.Floor(e.Start/every) {
-			return fmt.Errorf("%s:%d: an interval of %s from %s does not fit in one of --interval %s: summaries merge into longer intervals, not shorter",
-				name, e.Line, human.Seconds(e.Length), time.Unix(0, int64(e.Start*1e9)).UTC().Format(time.RFC3339), o.every)
+			at := time.Unix(0, int64(e.Start*1e9)).UTC().Format(time.RFC3339Nano)
+			if o.Window == 0 {
+				return fmt.Errorf("%s:%d: an interval of %s from %s does not fit in one of --interval %s: summaries merge into longer intervals, not shorter",
+					name, e.Line, human.Seconds(e.Length), at, o.every)
+			}
+			if logs.straddling++; logs.straddleExample == "" {
+				logs.straddleExample = fmt.Sprintf("%s:%d: %s from %s", name, e.Line, human.Seconds(e.Length), at)
+			}
 		}
 		g := set.Group(groupName(e.Tag))
 		g.AddCell(c)
@@ -254,7 +267,7 @@ func (l *logState) interval(group string, e histogram.LogEntry, calls int64) {
 // intervals' counts, and says what the reading assumed.
 func (l *logState) finish(set *histogram.Set, o Options, in *report.Input) {
 	for _, g := range set.Groups() {
-		if spans := l.spans[g.Name]; len(spans) > 0 && g.Arrivals != nil && g.Arrivals.Count() == 0 {
+		if spans := l.spans[g.Name]; len(spans) > 0 && !hasArrivals(g) {
 			g.Measured = intervalRates(spans)
 		}
 	}
@@ -267,11 +280,27 @@ func (l *logState) finish(set *histogram.Set, o Options, in *report.Input) {
 		}
 		in.Note(finding.New(finding.DecoderNote, finding.Fields{"inputs": names, "note": n}, who+": "+n))
 	}
+	if l.straddling > 0 {
+		in.Note(finding.Newf(finding.StraddlingIntervals, finding.Fields{"intervals": l.straddling, "window_seconds": o.Window.Seconds(), "example": l.straddleExample},
+			"%s intervals of the interval logs straddle two windows of %s (the first: %s): each is counted in the window its start lies in, so the windows are as exact as the intervals are long.",
+			human.Count(l.straddling), human.Duration(o.Window), l.straddleExample))
+	}
 	if l.coarse > 0 {
 		in.Note(finding.Newf(finding.CoarseHistograms, finding.Fields{"intervals": l.coarse, "digits": histogram.Digits},
 			"%s intervals hold histograms with fewer than %d significant digits: their values are read at the top of their coarser buckets.",
 			human.Count(int64(l.coarse)), histogram.Digits))
 	}
+}
+
+// hasArrivals reports whether g counted arrivals second by second, in
+// its totals or in its cells.
+func hasArrivals(g *histogram.Group) bool {
+	if !g.KeepsCells() {
+		return g.Arrivals != nil && g.Arrivals.Count() > 0
+	}
+	found := false
+	g.EachCell(func(c *histogram.Cell) { found = found || len(c.Calls) > 0 })
+	return found
 }
 
 // intervalRates measures a group's rates from its intervals: the mean over
@@ -336,4 +365,61 @@ func trailerNames(names []string) ([]string, bool) {
 		}
 	}
 	return names, false
+}
+
+// logWindow is the window of an analysis without --window whose every
+// input is an interval log: the logs' own interval (the longest, when they
+// differ), so that the report of summaries has the windows the raw logs
+// have at that --window. tunetimeout's logs say their interval in their
+// first line; the logs of other tools, which say none, give their first
+// interval's length in whole seconds. 0 when an input is standard input
+// (read once), is not an interval log or cannot be read (the reading
+// proper says why).
+func logWindow(o Options) time.Duration {
+	inputs, err := ingest.Expand(o.Inputs)
+	if err != nil {
+		return 0
+	}
+	var longest time.Duration
+	for _, name := range inputs {
+		if name == "-" {
+			return 0
+		}
+		d, ok := logInterval(name, o)
+		if !ok {
+			return 0
+		}
+		longest = max(longest, d)
+	}
+	return longest
+}
+
+// logInterval reads the start of the input name: whether it is an
+// interval log, and its interval (0 when it has no timed one).
+func logInterval(name string, o Options) (time.Duration, bool) {
+	rc, err := ingest.Open(name, nil)
+	if err != nil {
+		return 0, false
+	}
+	defer rc.Close()
+	f, r, err := ingest.Detect(o.Format, bufio.NewReaderSize(rc, 64<<10), name, o.Ingest)
+	if err != nil || !f.Histograms {
+		return 0, false
+	}
+	lr := histogram.NewLogReader(r, name)
+	// The first entries: a bad line is the reading proper's to report.
+	for range 64 {
+		e, err := lr.Next()
+		if err == io.EOF {
+			return lr.Interval(), true
+		}
+		switch {
+		case err != nil || e.Input != nil:
+		case lr.Own():
+			return lr.Interval(), true
+		case !e.Untimed:
+			return max(time.Second, time.Duration(math.Round(e.Length))*time.Second), true
+		}
+	}
+	return lr.Interval(), true
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/internal/mixture"
 	"github.com/tunetimeout/tunetimeout/report"
@@ -98,70 +102,106 @@ func TestSummariesMergeToTheRawReport(t *testing.T) {
 			o.To = time.Date(2026, 11, 2, 10, 1, 10, 0, time.UTC)
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			raw := options(filepath.Join(dir, "whole.log"))
-			raw.ShowErrors = 100
-			tc.o(&raw)
-			require.NoError(t, os.WriteFile(raw.Inputs[0], tc.data, 0o644))
-			want, wantR := reportJSON(t, raw)
-
-			var summaries []string
-			for i, part := range hosts(tc.data, tc.hosts) {
-				name := filepath.Join(dir, "host"+string(rune('a'+i)))
-				require.NoError(t, os.WriteFile(name+".log", part, 0o644))
-				o := raw
-				o.Inputs = []string{name + ".log"}
-				o.From, o.To = time.Time{}, time.Time{} // the summary keeps all; the range is the reader's
-				var hlog bytes.Buffer
-				_, err := Summarize(context.Background(), o, tc.every, nil, &hlog)
-				require.NoError(t, err)
-				require.NoError(t, os.WriteFile(name+".hlog", hlog.Bytes(), 0o644))
-				summaries = append(summaries, name+".hlog")
+		for _, windowed := range []bool{true, false} {
+			name := tc.name + ", windows of the summaries' interval"
+			if !windowed {
+				name = tc.name + ", --window 0"
 			}
-			merged := options(summaries...)
-			merged.ShowErrors = 100
-			tc.o(&merged)
-			// Grouping and log format flags are the summary's business: the
-			// reader of interval logs must not need them.
-			merged.Ingest.By, merged.Ingest.NginxConf, merged.Ingest.LogFormatName = nil, "", ""
-			got, gotR := reportJSON(t, merged)
-
-			// The bad lines are quoted with their host file's name and line.
-			for _, r := range []*report.Report{wantR, gotR} {
-				for i := range r.Input.BadExamples {
-					r.Input.BadExamples[i] = r.Input.BadExamples[i][strings.Index(r.Input.BadExamples[i], ": "):]
+			t.Run(name, func(t *testing.T) {
+				raw := options(filepath.Join(dir, "whole.log"))
+				raw.ShowErrors = 100
+				tc.o(&raw)
+				// Summaries are analysed at their interval, the raw logs
+				// at that --window give the same windows; the real log
+				// spans a single minute, which gives none.
+				single := strings.HasPrefix(tc.name, "real nginx")
+				if windowed && !single {
+					raw.Window = tc.every
 				}
-			}
-			if len(wantR.Input.BadExamples) > 0 {
-				assert.ElementsMatch(t, wantR.Input.BadExamples, gotR.Input.BadExamples)
-				wantR.Input.BadExamples, gotR.Input.BadExamples = nil, nil
-				want, got = mustJSON(t, wantR), mustJSON(t, gotR)
-			}
-			assert.Equal(t, want, got)
+				require.NoError(t, os.WriteFile(raw.Inputs[0], tc.data, 0o644))
+				want, wantR := reportJSON(t, raw)
 
-			// Not equal by luck: the figures that could go wrong are there.
-			require.NotEmpty(t, wantR.Groups)
-			g := wantR.Groups[0]
-			assert.Positive(t, g.Samples)
-			assert.Equal(t, "measured", g.LittlesLaw.RateSource)
-			if tc.name != "real nginx with connect times, 2 hosts" {
-				assert.Positive(t, wantR.Input.BadRecords)
-				var censored, excluded int64
-				for _, g := range wantR.Groups {
-					censored += g.Censored
-					for _, n := range g.Excluded {
-						excluded += n
+				var summaries []string
+				for i, part := range hosts(tc.data, tc.hosts) {
+					name := filepath.Join(dir, "host"+string(rune('a'+i)))
+					require.NoError(t, os.WriteFile(name+".log", part, 0o644))
+					o := raw
+					o.Inputs = []string{name + ".log"}
+					o.From, o.To = time.Time{}, time.Time{} // the summary keeps all; the range is the reader's
+					var hlog bytes.Buffer
+					_, err := Summarize(context.Background(), o, tc.every, nil, &hlog)
+					require.NoError(t, err)
+					require.NoError(t, os.WriteFile(name+".hlog", hlog.Bytes(), 0o644))
+					summaries = append(summaries, name+".hlog")
+				}
+				merged := options(summaries...)
+				merged.ShowErrors = 100
+				tc.o(&merged)
+				// Grouping and log format flags are the summary's business: the
+				// reader of interval logs must not need them.
+				merged.Ingest.By, merged.Ingest.NginxConf, merged.Ingest.LogFormatName = nil, "", ""
+				merged.NoWindows = !windowed
+				got, gotR := reportJSON(t, merged)
+				// What the summaries' report says besides: the windows are
+				// theirs (TT-LOG-WINDOWS), not a --window's.
+				assert.Equal(t, windowed && !single, dropFinding(gotR, finding.LogWindows))
+				got = mustJSON(t, gotR)
+
+				// The bad lines are quoted with their host file's name and line.
+				for _, r := range []*report.Report{wantR, gotR} {
+					for i := range r.Input.BadExamples {
+						r.Input.BadExamples[i] = r.Input.BadExamples[i][strings.Index(r.Input.BadExamples[i], ": "):]
 					}
 				}
-				assert.Positive(t, censored)
-				assert.Positive(t, excluded)
-			}
-			if !raw.From.IsZero() {
-				assert.Positive(t, wantR.Input.OutsideRange)
-				assert.Less(t, wantR.Input.OutsideRange, wantR.Input.Records)
-			}
-		})
+				if len(wantR.Input.BadExamples) > 0 {
+					assert.ElementsMatch(t, wantR.Input.BadExamples, gotR.Input.BadExamples)
+					wantR.Input.BadExamples, gotR.Input.BadExamples = nil, nil
+					want, got = mustJSON(t, wantR), mustJSON(t, gotR)
+				}
+				assert.Equal(t, want, got)
+
+				// Not equal by luck: the figures that could go wrong are there.
+				require.NotEmpty(t, wantR.Groups)
+				g := wantR.Groups[0]
+				assert.Positive(t, g.Samples)
+				assert.Equal(t, "measured", g.LittlesLaw.RateSource)
+				if tc.name != "real nginx with connect times, 2 hosts" {
+					assert.Positive(t, wantR.Input.BadRecords)
+					var censored, excluded int64
+					for _, g := range wantR.Groups {
+						censored += g.Censored
+						for _, n := range g.Excluded {
+							excluded += n
+						}
+					}
+					assert.Positive(t, censored)
+					assert.Positive(t, excluded)
+				}
+				if !raw.From.IsZero() {
+					assert.Positive(t, wantR.Input.OutsideRange)
+					assert.Less(t, wantR.Input.OutsideRange, wantR.Input.Records)
+				}
+				if windowed && !single {
+					assert.GreaterOrEqual(t, len(g.Windows), 2, "windows to compare")
+				} else {
+					assert.Empty(t, gotR.Groups[0].Windows)
+				}
+			})
+		}
 	}
+}
+
+// dropFinding removes the input finding code, and its note, from r; it
+// reports whether r had it.
+func dropFinding(r *report.Report, code finding.Code) bool {
+	for i, f := range r.Input.Findings {
+		if f.Code == code {
+			r.Input.Findings = slices.Delete(r.Input.Findings, i, i+1)
+			r.Input.Notes = slices.DeleteFunc(r.Input.Notes, func(n string) bool { return n == f.Message })
+			return true
+		}
+	}
+	return false
 }
 
 func mustJSON(t *testing.T, r *report.Report) string {
@@ -437,10 +477,12 @@ func TestSummaryOfSummaries(t *testing.T) {
 	raw := options(filepath.Join(dir, "whole.log"))
 	raw.Ingest.By = []string{"route"}
 	require.NoError(t, os.WriteFile(raw.Inputs[0], whole, 0o644))
+	raw.Window = time.Minute // the merged summary's interval, and so its windows
 	_, wantR := reportJSON(t, raw)
 	require.Len(t, wantR.Input.BadExamples, 5)
 	wantR.Input.BadExamples = nil // quoted with the host files' names and lines
 	want := mustJSON(t, wantR)
+	raw.Window = 0
 
 	var parts []string
 	for i, part := range hosts(whole, 2) {
@@ -464,7 +506,9 @@ func TestSummaryOfSummaries(t *testing.T) {
 	_, gotR := reportJSON(t, options(path))
 	require.Len(t, gotR.Input.BadExamples, 5)
 	gotR.Input.BadExamples = nil
+	assert.True(t, dropFinding(gotR, finding.LogWindows))
 	assert.Equal(t, want, mustJSON(t, gotR))
+	assert.Greater(t, len(gotR.Groups[0].Windows), 1)
 
 	_, err = Summarize(context.Background(), options(parts...), 10*time.Second, nil, &bytes.Buffer{})
 	require.Error(t, err)
@@ -473,9 +517,13 @@ func TestSummaryOfSummaries(t *testing.T) {
 	// Grouping flags cannot regroup a summary: the report says so.
 	o := options(path)
 	o.Ingest.By = []string{"method"}
+	o.NoWindows = true
 	_, r := reportJSON(t, o)
 	assert.Equal(t, []string{"--by, --latency, --include-errors and the log format do not apply to interval logs: their groups, latency and status rule were set when they were written."}, r.Input.Notes)
-	assert.Equal(t, gotR.Groups, r.Groups)
+	plain := options(path)
+	plain.NoWindows = true
+	_, plainR := reportJSON(t, plain)
+	assert.Equal(t, plainR.Groups, r.Groups)
 }
 
 // A summary of many small intervals says it is hardly smaller than its
@@ -499,4 +547,74 @@ func TestSparseSummaryNote(t *testing.T) {
 	require.NoError(t, err)
 	assert.Positive(t, r.Input.OutsideRange)
 	assert.Contains(t, r.Input.Notes, human.Count(r.Input.OutsideRange)+" calls outside the --from/--to of the summaries are left out.")
+}
+
+// Other tools' intervals are the windows of their logs too: jHiccup's
+// last about a second from any millisecond, so windows of a second get
+// each interval in the window of its start and say how many straddle two;
+// windows of 10 s take ten, and --window 0 none.
+func TestForeignIntervalsAreWindows(t *testing.T) {
+	const file = "../testdata/hlog/jHiccup-2.0.7S.logV2.hlog"
+	// The intervals, as the reader gives them, and those that straddle
+	// windows of 1 s and 10 s.
+	f, err := os.Open(file)
+	require.NoError(t, err)
+	defer f.Close()
+	lr := histogram.NewLogReader(f, file)
+	perWindow := map[int64]map[int64]int64{1: {}, 10: {}}
+	straddle := map[int64]int64{}
+	intervals := 0
+	for {
+		e, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		intervals++
+		for w := range perWindow {
+			first, last := int64(math.Floor(e.Start/float64(w))), int64(math.Floor((e.Start+e.Length-1e-3)/float64(w)))
+			perWindow[w][first*w] += e.Cell.Count()
+			if last > first {
+				straddle[w]++
+			}
+		}
+	}
+	require.Greater(t, intervals, 30)
+	require.Positive(t, straddle[1])
+
+	for _, tc := range []struct {
+		window time.Duration
+		w      int64
+	}{{0, 1}, {10 * time.Second, 10}} {
+		o := options(file)
+		o.Window = tc.window
+		r, err := Run(context.Background(), o, nil)
+		require.NoError(t, err)
+		g := r.Groups[0]
+		require.Len(t, g.Windows, len(perWindow[tc.w]), "window %ds", tc.w)
+		for _, win := range g.Windows {
+			assert.Equal(t, perWindow[tc.w][win.Start.Unix()], win.Samples, win.Start)
+			assert.Equal(t, time.Duration(tc.w)*time.Second, win.End.Sub(win.Start))
+		}
+		fields := map[finding.Code]finding.Fields{}
+		for _, f := range r.Input.Findings {
+			fields[f.Code] = f.Fields
+		}
+		assert.Equal(t, straddle[tc.w], fields[finding.StraddlingIntervals]["intervals"], "window %ds", tc.w)
+		if tc.window == 0 {
+			assert.Equal(t, 1.0, fields[finding.LogWindows]["window_seconds"])
+		} else {
+			assert.NotContains(t, fields, finding.LogWindows, "--window was given")
+		}
+	}
+
+	o := options(file)
+	o.NoWindows = true
+	r, err := Run(context.Background(), o, nil)
+	require.NoError(t, err)
+	assert.Empty(t, r.Groups[0].Windows)
+	for _, f := range r.Input.Findings {
+		assert.NotEqual(t, finding.LogWindows, f.Code)
+		assert.NotEqual(t, finding.StraddlingIntervals, f.Code)
+	}
 }

@@ -38,10 +38,13 @@ func windowsOf(ctx context.Context, name string, cells histogram.Windows, length
 			return nil, -1, nil, err
 		}
 		c := cells.Take(i)
-		g := histogram.CellGroup(name, c)
+		g := windowGroup(name, c, length)
 		start := time.Unix(c.Start, 0).UTC()
 		w := report.Window{Start: start, End: start.Add(length), Samples: g.Latency.Count(), Percentiles: []report.Percentile{},
 			RatePerSecond: float64(g.Arrivals.Count()) / length.Seconds()}
+		if g.Measured != nil {
+			w.RatePerSecond = g.Measured.Rate
+		}
 		if w.Samples > 0 {
 			rec, err := recommend.RecommendMeasured(g.Latency, recommend.Measured{ConnectTimes: g.Connect}, o.Recommend)
 			if err != nil {
@@ -71,6 +74,18 @@ func windowsOf(ctx context.Context, name string, cells histogram.Windows, length
 		out = append(out, w)
 	}
 	return out, worst, worstCell, nil
+}
+
+// windowGroup is the group of one window's calls. The intervals of other
+// tools' logs count no arrivals (readLog): such a window's rate is its
+// calls over its length, its busiest minute unknown within it.
+func windowGroup(name string, c *histogram.Cell, length time.Duration) *histogram.Group {
+	g := histogram.CellGroup(name, c)
+	if calls := g.Latency.Count() + sum(g.Excluded); g.Arrivals.Count() == 0 && calls > 0 {
+		rate := float64(calls) / length.Seconds()
+		g.Measured = &histogram.Measured{Rate: rate, PeakRate: rate, Source: "interval counts"}
+	}
+	return g
 }
 
 // withWindows adds the windows to a group's result: with --for
@@ -120,7 +135,7 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 		}
 		if ww.Used {
 			ww.Reason += " The recommendation, the candidates, Little's law (at that window's rate) and the call policy below are that window's (--for all: the whole period's)."
-			res, err := analyseGroup(ctx, histogram.CellGroup(g.Name, worstCell), o, share, nil)
+			res, err := analyseGroup(ctx, windowGroup(g.Name, worstCell, length), o, share, nil)
 			if err != nil {
 				return report.Group{}, fmt.Errorf("group %q, window %s: %w", g.Name, w.Start.Format(time.RFC3339), err)
 			}

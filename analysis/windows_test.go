@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -166,4 +167,25 @@ func splitLines(b []byte) [][]byte {
 		b = b[i+1:]
 	}
 	return out
+}
+
+// A window as long as the whole period is no window: the report lists
+// none and says why; one short enough to cut the period lists them all.
+func TestOneWindowIsNoWindows(t *testing.T) {
+	for _, tc := range []struct {
+		window  time.Duration
+		windows int
+	}{{time.Hour, 0}, {time.Minute, 9}} {
+		o := options("../testdata/mixture.csv")
+		o.Window = tc.window
+		r, err := Run(context.Background(), o, nil)
+		require.NoError(t, err)
+		assert.Len(t, r.Groups[0].Windows, tc.windows)
+		assert.Equal(t, tc.windows == 0, r.Groups[0].WorstWindow == nil)
+		var codes []finding.Code
+		for _, f := range r.Input.Findings {
+			codes = append(codes, f.Code)
+		}
+		assert.Equal(t, tc.windows == 0, slices.Contains(codes, finding.OneWindow), "%s: %v", tc.window, codes)
+	}
 }

@@ -187,5 +187,21 @@ func TestWeReadJavasLog(t *testing.T) {
 		// 90 one-second intervals: the rate is the calls over 90 s.
 		assert.Equal(t, "interval counts", g.LittlesLaw.RateSource)
 		assert.InDelta(t, float64(w.count)/90, *g.LittlesLaw.RatePerSecond, 1e-9, g.Name)
+		// Its own intervals are the windows (TT-LOG-WINDOWS), each
+		// window's rate its calls over its second.
+		require.Len(t, g.Windows, 90, g.Name)
+		var calls int64
+		for _, win := range g.Windows {
+			calls += win.Samples
+			assert.Equal(t, time.Second, win.End.Sub(win.Start))
+			assert.InDelta(t, float64(win.Samples), win.RatePerSecond, 1e-9)
+		}
+		assert.Equal(t, w.count, calls, g.Name)
 	}
+	codes := []string{}
+	for _, f := range r.Input.Findings {
+		codes = append(codes, string(f.Code))
+	}
+	assert.Contains(t, codes, "TT-LOG-WINDOWS")
+	assert.NotContains(t, codes, "TT-STRADDLING-INTERVALS", "Java's intervals start on whole seconds")
 }

@@ -288,6 +288,7 @@ type LogReader struct {
 	pending           *cellJSON // the cell line before the next histogram line
 	pendingLine       int
 	oldGo             bool // the log's times are those of hdrhistogram-go before v1.3.0
+	interval          time.Duration
 }
 
 // oldGoMillis is where a StartTimestamp stops being seconds (the year
@@ -307,6 +308,11 @@ func NewLogReader(r io.Reader, name string) *LogReader {
 
 // Own reports whether the log read so far says tunetimeout wrote it.
 func (lr *LogReader) Own() bool { return lr.own }
+
+// Interval is the length of the intervals the log says it holds, as
+// tunetimeout's own logs do in their first line (summarize --interval); 0
+// when it says none.
+func (lr *LogReader) Interval() time.Duration { return lr.interval }
 
 // Next returns the next entry; io.EOF at the end. After an
 // *ingest.ParseError it may be called again.
@@ -356,6 +362,13 @@ func (lr *LogReader) comment(line []byte) (LogEntry, bool, error) {
 	switch {
 	case strings.HasPrefix(s, logMarker):
 		lr.own = true
+		// "..., interval 1m0s]": what WriteLog wrote, else nothing.
+		if i := strings.LastIndex(s, ", interval "); i >= 0 {
+			d, err := time.ParseDuration(strings.TrimSuffix(s[i+len(", interval "):], "]"))
+			if err == nil && d >= time.Second && d%time.Second == 0 {
+				lr.interval = d
+			}
+		}
 	case strings.HasPrefix(s, "#[StartTime: "):
 		v, err := leadingFloat(s[len("#[StartTime: "):])
 		if err != nil {

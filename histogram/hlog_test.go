@@ -95,6 +95,7 @@ func TestLogRoundTrip(t *testing.T) {
 		back.Group(e.Tag).AddCell(e.Cell)
 	}
 	assert.True(t, lr.Own())
+	assert.Equal(t, time.Minute, lr.Interval(), "the interval the first line declares")
 	assert.JSONEq(t, `{"records":20000}`, string(input))
 	assert.Equal(t, 3*(7+1), entries, "3 groups x 7 minutes + the untimed cells")
 

@@ -4,7 +4,7 @@ package histogram
 // cells (AddCell, exact: the cells' histograms add up bucket by bucket),
 // and the timed cells of each group by name, in time order: the windows of
 // an analysis that keeps them (analyze --window) beside the totals it
-// reports. The folds are the set's. A set without intervals (Every)
+// reports. The folds and what was Measured are the set's. A set without intervals (Every)
 // collapses to itself, with no windows.
 func (s *Set) Collapse() (totals *Set, windows map[string]Windows) {
 	if s.every == 0 {
@@ -18,6 +18,7 @@ func (s *Set) Collapse() (totals *Set, windows map[string]Windows) {
 	windows = make(map[string]Windows, len(s.groups))
 	for name, g := range s.groups {
 		t := totals.Group(name)
+		t.Measured = g.Measured
 		starts := g.CellStarts()
 		for _, start := range starts {
 			t.AddCell(g.CellAt(start))

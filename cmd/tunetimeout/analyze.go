@@ -131,7 +131,7 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 	addInputFlags(cmd, &o, &f)
 	addAnalysisFlags(cmd, &o, &f, outputFormats(lookup))
 	fl := cmd.Flags()
-	fl.StringVar(&f.window, "window", "", "analyse each window of this length too (1h, 15m, 1d): the worst one's timeout")
+	fl.StringVar(&f.window, "window", "", "analyse each window of this length too (1h, 15m, 1d; 0: none)")
 	fl.StringVar(&f.forWhat, "for", "", "with --window: worst-window (default) or all, the period the timeout is for")
 	fl.StringVar(&f.windowPrecision, "window-precision", "50%", "widest interval of a window's quantile, a share of it, to rank the window")
 	complete(cmd, "for", "worst-window", "all")
@@ -151,6 +151,14 @@ func (f analyzeFlags) applyWindow(fl *pflag.FlagSet, o *analysis.Options) error 
 		return fmt.Errorf("--window %q: %w", f.window, err)
 	}
 	d := time.Duration(w)
+	if d == 0 {
+		// No windows, not even an interval log's own.
+		if f.forWhat != "" || fl.Changed("window-precision") {
+			return errors.New("--for and --window-precision need a --window")
+		}
+		o.NoWindows = true
+		return nil
+	}
 	if d < time.Second || d%time.Second != 0 {
 		return fmt.Errorf("--window %s: give whole seconds, at least one", d)
 	}

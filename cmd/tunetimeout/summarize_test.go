@@ -30,13 +30,24 @@ func TestSummarizeThenAnalyze(t *testing.T) {
 		assert.Contains(t, errOut, hlog+": ")
 		hlogs = append(hlogs, hlog)
 	}
-	want, errOut, code := execute(t, "", "analyze", mixture, "--rate", "400", "--pool", "200")
+	// Summaries are analysed window by window at their interval, as the
+	// raw rows are with that --window; --window 0 analyses neither.
+	want, errOut, code := execute(t, "", "analyze", mixture, "--rate", "400", "--pool", "200", "--window", "10s")
 	require.Equal(t, 0, code, errOut)
 	got, errOut, code := execute(t, "", append([]string{"analyze", "--rate", "400", "--pool", "200"}, hlogs...)...)
 	require.Equal(t, 0, code, errOut)
 	cut := func(s string) string { return s[strings.Index(s, "\n"):] }
-	assert.Equal(t, cut(want), cut(got))
+	note := "\n- Every input is an interval log: each window of 10s, their interval, is analysed too, as with --window 10s (--window sets another length, --window 0 none).\n"
+	assert.Contains(t, got, note)
+	assert.Equal(t, cut(want), strings.Replace(cut(got), note, "\n", 1))
+	assert.Contains(t, got, "\nWindows\n")
 	assert.Regexp(t, `\n  p99.9 +792ms  95 %`, got)
+
+	want, errOut, code = execute(t, "", "analyze", mixture, "--rate", "400", "--pool", "200")
+	require.Equal(t, 0, code, errOut)
+	got, errOut, code = execute(t, "", append([]string{"analyze", "--rate", "400", "--pool", "200", "--window", "0"}, hlogs...)...)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, cut(want), cut(got))
 
 	// Standard output when no file is named, and the interval log is
 	// detected by its first line whatever the file's name.

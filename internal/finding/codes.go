@@ -92,6 +92,9 @@ const (
 	ForeignIntervalLog      Code = "TT-FOREIGN-INTERVAL-LOG"
 	CoarseHistograms        Code = "TT-COARSE-HISTOGRAMS"
 	SparseSummary           Code = "TT-SPARSE-SUMMARY"
+	LogWindows              Code = "TT-LOG-WINDOWS"
+	OneWindow               Code = "TT-ONE-WINDOW"
+	StraddlingIntervals     Code = "TT-STRADDLING-INTERVALS"
 )
 
 // defs declares every code, in the order of docs/findings.md.
@@ -161,6 +164,9 @@ var defs = []Def{
 	{ForeignIntervalLog, Info, "an interval log another tool wrote: the unit is assumed, rates come from its intervals"},
 	{CoarseHistograms, Info, "intervals hold histograms coarser than tunetimeout's"},
 	{SparseSummary, Info, "a summary so sparse it is hardly smaller than its log"},
+	{LogWindows, Info, "without --window, interval logs are analysed window by window at their own interval"},
+	{OneWindow, Info, "the calls fall in a single --window: there are no windows to compare"},
+	{StraddlingIntervals, Info, "intervals of an interval log straddle two windows: each is counted in the window of its start"},
 }
 
 // Codes returns every declared code, in the order of docs/findings.md.
