@@ -128,6 +128,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 			in.Note(finding.Newf(finding.OneWindow, finding.Fields{"window_seconds": o.Window.Seconds()},
 				"The calls fall in a single window of %s (--window): the report has no windows to compare.", human.Duration(o.Window)))
 		}
+		dropNote(&in, finding.StraddlingIntervals) // of windows not listed
 		windows, fromLogs = nil, false
 	}
 	if fromLogs {
@@ -216,14 +217,32 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 	return r, nil
 }
 
-// anyWindows reports whether a group has two windows or more.
+// anyWindows reports whether the groups' windows are more than one, all
+// groups' together.
 func anyWindows(windows map[string]histogram.Windows) bool {
+	first, seen := int64(0), false
 	for _, w := range windows {
-		if len(w.Starts) > 1 {
-			return true
+		for _, start := range w.Starts {
+			if seen && start != first {
+				return true
+			}
+			first, seen = start, true
 		}
 	}
 	return false
+}
+
+// dropNote takes the finding of code c, and its note, out of in.
+func dropNote(in *report.Input, c finding.Code) {
+	for i, f := range in.Findings {
+		if f.Code == c {
+			in.Findings = slices.Delete(in.Findings, i, i+1)
+			if j := slices.Index(in.Notes, f.Message); j >= 0 {
+				in.Notes = slices.Delete(in.Notes, j, j+1)
+			}
+			return
+		}
+	}
 }
 
 // edgeFormats reports whether every input was read by a format whose

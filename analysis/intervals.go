@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -196,9 +197,15 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 		// window of its start, and say so.
 		if every := o.every.Seconds(); every > 0 && !e.Untimed && math.Floor((e.Start+e.Length-1e-3)/every) > math.Floor(e.Start/every) {
 			at := time.Unix(0, int64(e.Start*1e9)).UTC().Format(time.RFC3339Nano)
-			if o.Window == 0 {
+			switch {
+			case o.Window == 0:
 				return fmt.Errorf("%s:%d: an interval of %s from %s does not fit in one of --interval %s: summaries merge into longer intervals, not shorter",
 					name, e.Line, human.Seconds(e.Length), at, o.every)
+			case lr.Own():
+				// Ours would be moved whole into the window of its start,
+				// its seconds beyond that window's end.
+				return fmt.Errorf("%s:%d: an interval of %s from %s does not fit in one window of --window %s: a summary's windows are whole multiples of its interval",
+					name, e.Line, human.Seconds(e.Length), at, human.Duration(o.Window))
 			}
 			if logs.straddling++; logs.straddleExample == "" {
 				logs.straddleExample = fmt.Sprintf("%s:%d: %s from %s", name, e.Line, human.Seconds(e.Length), at)
@@ -371,55 +378,73 @@ func trailerNames(names []string) ([]string, bool) {
 // input is an interval log: the logs' own interval (the longest, when they
 // differ), so that the report of summaries has the windows the raw logs
 // have at that --window. tunetimeout's logs say their interval in their
-// first line; the logs of other tools, which say none, give their first
-// interval's length in whole seconds. 0 when an input is standard input
-// (read once), is not an interval log or cannot be read (the reading
-// proper says why).
+// first line, and each must divide the window (else their intervals would
+// straddle windows: no default); the logs of other tools, which say none,
+// give their first interval's length in whole seconds. 0 when an input is
+// not a regular file (standard input, a pipe: read once, and the reading
+// proper needs all of it), is not an interval log or cannot be read (the
+// reading proper says why).
 func logWindow(o Options) time.Duration {
 	inputs, err := ingest.Expand(o.Inputs)
 	if err != nil {
 		return 0
 	}
 	var longest time.Duration
+	var own []time.Duration
 	for _, name := range inputs {
-		if name == "-" {
+		if fi, err := os.Stat(name); name == "-" || err != nil || !fi.Mode().IsRegular() {
 			return 0
 		}
-		d, ok := logInterval(name, o)
+		d, isOwn, ok := logInterval(name, o)
 		if !ok {
 			return 0
 		}
+		if isOwn && d > 0 {
+			own = append(own, d)
+		}
 		longest = max(longest, d)
+	}
+	for _, d := range own {
+		if longest%d != 0 {
+			return 0
+		}
 	}
 	return longest
 }
 
+// maxLogWindow bounds a window taken from another tool's interval length.
+const maxLogWindow = 366 * 24 * time.Hour
+
 // logInterval reads the start of the input name: whether it is an
-// interval log, and its interval (0 when it has no timed one).
-func logInterval(name string, o Options) (time.Duration, bool) {
+// interval log, tunetimeout's own or not, and its interval (0 when it has
+// no timed one).
+func logInterval(name string, o Options) (d time.Duration, own, ok bool) {
 	rc, err := ingest.Open(name, nil)
 	if err != nil {
-		return 0, false
+		return 0, false, false
 	}
 	defer rc.Close()
 	f, r, err := ingest.Detect(o.Format, bufio.NewReaderSize(rc, 64<<10), name, o.Ingest)
 	if err != nil || !f.Histograms {
-		return 0, false
+		return 0, false, false
 	}
 	lr := histogram.NewLogReader(r, name)
 	// The first entries: a bad line is the reading proper's to report.
 	for range 64 {
 		e, err := lr.Next()
 		if err == io.EOF {
-			return lr.Interval(), true
+			return lr.Interval(), lr.Own(), true
 		}
 		switch {
 		case err != nil || e.Input != nil:
 		case lr.Own():
-			return lr.Interval(), true
+			return lr.Interval(), true, true
 		case !e.Untimed:
-			return max(time.Second, time.Duration(math.Round(e.Length))*time.Second), true
+			if e.Length*float64(time.Second) > float64(maxLogWindow) {
+				return 0, false, true // no window of its length
+			}
+			return max(time.Second, time.Duration(math.Round(e.Length))*time.Second), false, true
 		}
 	}
-	return lr.Interval(), true
+	return lr.Interval(), lr.Own(), true
 }

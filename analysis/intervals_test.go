@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -617,4 +618,79 @@ func TestForeignIntervalsAreWindows(t *testing.T) {
 		assert.NotEqual(t, finding.LogWindows, f.Code)
 		assert.NotEqual(t, finding.StraddlingIntervals, f.Code)
 	}
+}
+
+// summaryOf writes the summary of data at interval every to dir/name.hlog.
+func summaryOf(t *testing.T, dir, name string, data []byte, every time.Duration) string {
+	t.Helper()
+	log := filepath.Join(dir, name+".log")
+	require.NoError(t, os.WriteFile(log, data, 0o644))
+	var b bytes.Buffer
+	_, err := Summarize(context.Background(), options(log), every, nil, &b)
+	require.NoError(t, err)
+	path := filepath.Join(dir, name+".hlog")
+	require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+	return path
+}
+
+// The windows of summaries are whole multiples of their intervals: a
+// --window that would cut one is refused, and summaries whose intervals do
+// not divide each other get no windows of their own.
+func TestSummaryWindowsAreWholeIntervals(t *testing.T) {
+	dir := t.TempDir()
+	data := nginxLog(t, 17, 30_000) // 10:00:00 to 10:01:15
+	half := summaryOf(t, dir, "half", data, 30*time.Second)
+	twenty := summaryOf(t, dir, "twenty", data, 20*time.Second)
+
+	o := options(half)
+	o.Window = 20 * time.Second
+	_, err := Run(context.Background(), o, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "does not fit in one window of --window 20s")
+
+	o = options(half)
+	o.Window = time.Minute
+	r, err := Run(context.Background(), o, nil)
+	require.NoError(t, err)
+	assert.Len(t, r.Groups[0].Windows, 2) // 10:00, 10:01
+
+	r, err = Run(context.Background(), options(half, twenty), nil)
+	require.NoError(t, err)
+	assert.Empty(t, r.Groups[0].Windows, "20 s does not divide 30 s")
+	for _, f := range r.Input.Findings {
+		assert.NotEqual(t, finding.LogWindows, f.Code)
+	}
+	assert.Equal(t, int64(60_000), r.Input.Records)
+}
+
+// An input that is not a regular file (a pipe, <(zcat ...)) is read once:
+// it gets no windows of its own, and loses nothing to a look at its start.
+func TestPipedSummaryIsReadOnce(t *testing.T) {
+	dir := t.TempDir()
+	data := nginxLog(t, 19, 20_000)
+	path := summaryOf(t, dir, "s", data, time.Minute)
+	summary, err := os.ReadFile(path)
+	require.NoError(t, err)
+	fifo := filepath.Join(dir, "pipe")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			_, _ = f.Write(summary)
+			_ = f.Close()
+		}
+	}()
+	o := options(fifo)
+	r, err := Run(context.Background(), o, nil)
+	require.NoError(t, err)
+	assert.Equal(t, int64(20_000), r.Input.Records)
+	assert.Empty(t, r.Groups[0].Windows)
+	for _, f := range r.Input.Findings {
+		assert.NotEqual(t, finding.ForeignIntervalLog, f.Code, "the first line, which says the log is ours, was read")
+	}
+	plain := options(path)
+	plain.NoWindows = true
+	want, err := Run(context.Background(), plain, nil)
+	require.NoError(t, err)
+	assert.Equal(t, want.Groups, r.Groups)
 }

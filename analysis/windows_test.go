@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -187,5 +188,34 @@ func TestOneWindowIsNoWindows(t *testing.T) {
 			codes = append(codes, f.Code)
 		}
 		assert.Equal(t, tc.windows == 0, slices.Contains(codes, finding.OneWindow), "%s: %v", tc.window, codes)
+	}
+}
+
+// Windows are counted over all groups: two groups of one hour each, in
+// different hours, are two windows.
+func TestWindowsOfGroupsApart(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("timestamp,route,status,latency_us\n")
+	start := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC).Unix()
+	for i := range 2000 {
+		route, at := "/a", start+int64(i%1000)
+		if i >= 1000 {
+			route, at = "/b", start+3600+int64(i%1000)
+		}
+		fmt.Fprintf(&b, "%d,%s,200,%d\n", at, route, 1000+i)
+	}
+	path := filepath.Join(t.TempDir(), "two.csv")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	o := options(path)
+	o.Ingest.By = []string{"route"}
+	o.Window = time.Hour
+	r, err := Run(context.Background(), o, nil)
+	require.NoError(t, err)
+	require.Len(t, r.Groups, 2)
+	for _, g := range r.Groups {
+		assert.Len(t, g.Windows, 1, g.Name)
+	}
+	for _, f := range r.Input.Findings {
+		assert.NotEqual(t, finding.OneWindow, f.Code)
 	}
 }

@@ -132,7 +132,7 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 	addAnalysisFlags(cmd, &o, &f, outputFormats(lookup))
 	fl := cmd.Flags()
 	fl.StringVar(&f.window, "window", "", "analyse each window of this length too (1h, 15m, 1d; 0: none)")
-	fl.StringVar(&f.forWhat, "for", "", "with --window: worst-window (default) or all, the period the timeout is for")
+	fl.StringVar(&f.forWhat, "for", "", "with windows: worst-window (default) or all, the period the timeout is for")
 	fl.StringVar(&f.windowPrecision, "window-precision", "50%", "widest interval of a window's quantile, a share of it, to rank the window")
 	complete(cmd, "for", "worst-window", "all")
 	return cmd
@@ -141,10 +141,9 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 // applyWindow parses --window, --for and --window-precision.
 func (f analyzeFlags) applyWindow(fl *pflag.FlagSet, o *analysis.Options) error {
 	if f.window == "" {
-		if f.forWhat != "" || fl.Changed("window-precision") {
-			return errors.New("--for and --window-precision need --window")
-		}
-		return nil
+		// --for and --window-precision apply to the windows of interval
+		// logs too, which need no --window.
+		return f.applyFor(fl, o)
 	}
 	w, err := model.ParseDuration(f.window)
 	if err != nil {
@@ -154,7 +153,7 @@ func (f analyzeFlags) applyWindow(fl *pflag.FlagSet, o *analysis.Options) error 
 	if d == 0 {
 		// No windows, not even an interval log's own.
 		if f.forWhat != "" || fl.Changed("window-precision") {
-			return errors.New("--for and --window-precision need a --window")
+			return errors.New("--for and --window-precision need windows: --window 0 has none")
 		}
 		o.NoWindows = true
 		return nil
@@ -163,6 +162,11 @@ func (f analyzeFlags) applyWindow(fl *pflag.FlagSet, o *analysis.Options) error 
 		return fmt.Errorf("--window %s: give whole seconds, at least one", d)
 	}
 	o.Window = d
+	return f.applyFor(fl, o)
+}
+
+// applyFor parses --for and --window-precision.
+func (f analyzeFlags) applyFor(fl *pflag.FlagSet, o *analysis.Options) error {
 	switch f.forWhat {
 	case "", "worst-window":
 	case "all":
@@ -170,6 +174,10 @@ func (f analyzeFlags) applyWindow(fl *pflag.FlagSet, o *analysis.Options) error 
 	default:
 		return fmt.Errorf("--for %q: worst-window or all", f.forWhat)
 	}
+	if f.windowPrecision == "" {
+		return nil // a command without windows: the flag is not there
+	}
+	var err error
 	if o.WindowPrecision, err = recommend.ParsePercent(f.windowPrecision); err != nil || o.WindowPrecision <= 0 {
 		return fmt.Errorf("--window-precision %q: a share such as 50%%", f.windowPrecision)
 	}

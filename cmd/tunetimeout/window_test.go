@@ -60,7 +60,8 @@ func TestWindowFlags(t *testing.T) {
 		{[]string{"analyze", mixture, "--window", "500ms"}, "--window 500ms: give whole seconds"},
 		{[]string{"analyze", mixture, "--window", "1.5s"}, `--window "1.5s"`},
 		{[]string{"analyze", mixture, "--window", "soon"}, `--window "soon"`},
-		{[]string{"analyze", mixture, "--for", "all"}, "--for and --window-precision need --window"},
+		{[]string{"analyze", mixture, "--window", "0", "--for", "all"}, "--for and --window-precision need windows: --window 0 has none"},
+		{[]string{"analyze", mixture, "--for", "peak"}, `--for "peak": worst-window or all`},
 		{[]string{"analyze", mixture, "--window", "1h", "--for", "peak"}, `--for "peak": worst-window or all`},
 		{[]string{"analyze", mixture, "--window", "1h", "--window-precision", "0"}, "--window-precision"},
 	} {
