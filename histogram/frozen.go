@@ -19,6 +19,18 @@ import (
 // more than ten calls' buckets encoded.
 const hotCells = 4
 
+// Input out of time order (rows exported in no order, logs of hosts
+// interleaved) would thaw and freeze a cell for nearly every sample, a
+// hundred times slower than the reading. So a group that thaws as many
+// cells as it keeps open, at more than one thaw in thawRate samples,
+// keeps twice as many, and past maxHotCells it freezes nothing more:
+// such input costs the memory of open cells, not the time of the round
+// trips. A late sample now and then (fewer) changes nothing.
+const (
+	maxHotCells = 1024
+	thawRate    = 256
+)
+
 // Cell flags of the frozen form.
 const (
 	frozeCensored = 1 << iota
@@ -199,6 +211,7 @@ func (d *frozenReader) buckets(p *hdr.PackedHistogram) {
 // for samples: the open one, or the frozen one thawed, or a new one. When
 // that opens more than hotCells timed cells, the oldest is frozen.
 func (g *Group) hot(start int64) *Cell {
+	g.calls++
 	if c := g.cells[start]; c != nil {
 		return c
 	}
@@ -206,11 +219,17 @@ func (g *Group) hot(start int64) *Cell {
 	if b, ok := g.frozen[start]; ok {
 		c = thaw(start, b)
 		delete(g.frozen, start)
+		if g.thaws++; g.thaws >= g.hotLimit() {
+			if g.thaws*thawRate > g.calls {
+				g.hotCells = 2 * g.hotLimit()
+			}
+			g.thaws, g.calls = 0, 0
+		}
 	} else {
 		c = NewCell(start)
 	}
 	g.cells[start] = c
-	if start != Untimed && len(g.cells) > hotCells {
+	if start != Untimed && len(g.cells) > g.hotLimit() && g.hotCells <= maxHotCells {
 		oldest := int64(0)
 		found := false
 		for s := range g.cells {
@@ -224,6 +243,10 @@ func (g *Group) hot(start int64) *Cell {
 	}
 	return c
 }
+
+// hotLimit is how many timed cells the group keeps open: hotCells, or
+// more once it thawed as many (see maxHotCells).
+func (g *Group) hotLimit() int { return max(g.hotCells, hotCells) }
 
 // freezeCell freezes the open cell starting at start, when it can.
 func (g *Group) freezeCell(start int64) {

@@ -2,6 +2,7 @@ package histogram
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -70,7 +71,7 @@ func TestFrozenCellsKeepEverySample(t *testing.T) {
 		g.Cell(at).Record(d)
 		want.Record(d)
 	}
-	assert.LessOrEqual(t, len(g.cells), hotCells)
+	assert.LessOrEqual(t, len(g.cells), g.hotLimit())
 	assert.Equal(t, 100, g.NumCells())
 	other := NewSet()
 	other.Every(time.Minute)
@@ -82,5 +83,92 @@ func TestFrozenCellsKeepEverySample(t *testing.T) {
 	assert.Equal(t, 2*want.Count(), got.Count())
 	for _, q := range []float64{0.5, 0.99, 0.999} {
 		assert.Equal(t, want.Quantile(q), got.Quantile(q), q)
+	}
+}
+
+// Out of time order, freezing would thaw a cell for most samples: a group
+// that thaws often keeps more cells open, up to all of them, while one
+// late sample in a thousand keeps 4 open; the totals are the same in any
+// order.
+func TestHotCellsFollowTheOrder(t *testing.T) {
+	const windows, n = 5000, 200_000
+	start := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	times := make([]time.Time, n)
+	for i := range times {
+		times[i] = start.Add(time.Duration(i) * (windows * time.Minute / n)) // 1.5 s apart
+	}
+	late := slices.Clone(times)
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := 999; i < n; i += 1000 {
+		late[i] = times[r.IntN(i)]
+	}
+	shuffled := slices.Clone(times)
+	r.Shuffle(n, func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+
+	var want *Latency
+	for _, tc := range []struct {
+		name         string
+		times        []time.Time
+		open, frozen func(int) bool
+	}{
+		{"in order", times, func(n int) bool { return n <= hotCells }, func(n int) bool { return n == windows-hotCells }},
+		{"one late in a thousand", late, func(n int) bool { return n <= hotCells }, func(n int) bool { return n == windows-hotCells }},
+		// Freezing stops once the group keeps maxHotCells open; the
+		// cells frozen before stay frozen, thawed only by a sample.
+		{"shuffled", shuffled, func(n int) bool { return n > maxHotCells }, func(n int) bool { return n < windows-maxHotCells }},
+	} {
+		s := NewSet()
+		s.Every(time.Minute)
+		g := s.Group("g")
+		h := New()
+		for i, at := range tc.times {
+			d := time.Duration(1+i%100_000) * time.Microsecond
+			g.Cell(at).Record(d)
+			h.Record(d)
+		}
+		assert.True(t, tc.open(len(g.cells)), "%s: %d cells open", tc.name, len(g.cells))
+		assert.True(t, tc.frozen(len(g.frozen)), "%s: %d cells frozen", tc.name, len(g.frozen))
+		assert.Equal(t, windows, g.NumCells(), tc.name)
+		totals, _ := s.Collapse()
+		got := totals.Group("g").Latency
+		if want == nil {
+			want = h
+		}
+		assert.Equal(t, want.Count(), got.Count(), tc.name)
+		for _, q := range []float64{0.5, 0.99, 0.999} {
+			assert.Equal(t, want.Quantile(q), got.Quantile(q), "%s q%v", tc.name, q)
+		}
+	}
+}
+
+// BenchmarkCellsOrder records a sample a time into a group of 1-minute
+// cells, in time order and shuffled. Shuffled took 53 times as long per
+// sample (1,640 against 31 ns) before a group that thaws often kept more
+// cells open; 8 times (244 ns) after, the rest the cost of 5,000 open
+// histograms touched at random.
+func BenchmarkCellsOrder(b *testing.B) {
+	const windows, n = 5000, 200_000
+	start := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	times := make([]time.Time, n)
+	for i := range times {
+		times[i] = start.Add(time.Duration(i) * (windows * time.Minute / n))
+	}
+	shuffled := slices.Clone(times)
+	rand.New(rand.NewPCG(7, 8)).Shuffle(n, func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	for _, tc := range []struct {
+		name  string
+		times []time.Time
+	}{{"ordered", times}, {"shuffled", shuffled}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				s := NewSet()
+				s.Every(time.Minute)
+				g := s.Group("g")
+				for i, at := range tc.times {
+					g.Cell(at).Record(time.Duration(1+i%100_000) * time.Microsecond)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/sample")
+		})
 	}
 }

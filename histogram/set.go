@@ -30,6 +30,10 @@ type Group struct {
 	// timed cells are frozen: encoded, in frozen (see freeze).
 	cells  map[int64]*Cell
 	frozen map[int64][]byte
+	// hotCells is how many timed cells stay open (0: the constant
+	// hotCells); thaws and calls count the cells thawed and asked for
+	// (hot) since they were last weighed.
+	hotCells, thaws, calls int
 	every  int64 // the interval in seconds; 0: no cells
 }
 
