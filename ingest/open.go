@@ -109,7 +109,8 @@ func Truncated(rc io.ReadCloser) *TruncatedError {
 // compressed is a decompressing reader that hands on whole lines only
 // until it knows how the stream ends: the bytes after the last line break
 // are held back, and dropped when the stream turns out cut off (a partial
-// line read as a record would be a sample that was never measured).
+// line read as a record would be a sample that was never measured). A
+// binary stream is handed on as it comes (see binary).
 type compressed struct {
 	r            io.Reader
 	name, format string
@@ -119,6 +120,10 @@ type compressed struct {
 	offset       int64 // decompressed bytes read from r
 	end          error // io.EOF or a corruption error, once r has ended
 	trunc        *TruncatedError
+	// binary: the stream's first byte is one no text starts with
+	// (isBinaryLead: OTLP protobuf), which has no lines to hold back; its
+	// decoder finds a message the end cuts, and counts it.
+	binary, sniffed bool
 }
 
 // maxHeld is how much of a line without a line break compressed holds
@@ -153,7 +158,12 @@ func (c *compressed) fill() {
 	start := len(c.buf)
 	c.buf = c.buf[:start+n]
 	c.offset += int64(n)
-	if i := bytes.LastIndexByte(c.buf[start:], '\n'); i >= 0 {
+	if !c.sniffed && len(c.buf) > 0 {
+		c.sniffed, c.binary = true, isBinaryLead(c.buf[0])
+	}
+	if i := bytes.LastIndexByte(c.buf[start:], '\n'); c.binary {
+		c.ready = len(c.buf)
+	} else if i >= 0 {
 		c.ready = start + i + 1
 	} else if len(c.buf)-c.ready > maxHeld {
 		c.ready = len(c.buf)

@@ -178,6 +178,35 @@ func TestOpenTruncated(t *testing.T) {
 			})
 		}
 	}
+	t.Run("binary streams are handed on whole", func(t *testing.T) {
+		// Protobuf (its first byte no text starts with) has no lines: every
+		// byte decompressed before the cut is handed on, none is "a
+		// partial line" (the decoder counts the message the cut cuts; a
+		// second count here counted it twice).
+		reqs, _ := otlpTestRequests(50)
+		_, pb := otlpEncodings(t, reqs)
+		require.True(t, isBinaryLead(pb[0]))
+		for _, format := range []string{"gzip", "zstd"} {
+			data := compress(t, format, pb)
+			cut := len(data) * 2 / 3
+			raw, rawErr := rawDecompress(format, data[:cut])
+			require.ErrorIs(t, rawErr, io.ErrUnexpectedEOF)
+			require.Greater(t, len(raw), 0)
+			require.NotEqual(t, byte('\n'), raw[len(raw)-1])
+			rc, err := Open("-", bytes.NewReader(data[:cut]))
+			require.NoError(t, err)
+			got, err := io.ReadAll(rc)
+			require.NoError(t, err)
+			assert.Equal(t, raw, got, format)
+			tr := Truncated(rc)
+			require.NotNil(t, tr, format)
+			assert.False(t, tr.Partial, format)
+			assert.NotContains(t, tr.Error(), "last line", format)
+			_, errs := decodeOTLP(t, got, Options{})
+			require.NotEmpty(t, errs)
+			assert.Contains(t, errs[len(errs)-1].Error(), "protobuf message is cut off", format)
+		}
+	})
 	t.Run("gzip cut after its data", func(t *testing.T) {
 		// The deflate data are whole, the trailer (CRC, size) is missing:
 		// every line is read, none is partial, and the cut is still told.
