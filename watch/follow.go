@@ -125,7 +125,16 @@ func (f *Follow) Run(ctx context.Context) (*report.Report, error) {
 	// the reading options were applied when they were written.
 	o := f.o
 	o.Inputs, o.Format, o.Ingest, o.Status, o.From, o.To = []string{"-"}, "", ingest.Options{}, ingest.StatusRule{}, time.Time{}, time.Time{}
-	return analysis.Run(ctx, o, io.MultiReader(readers...))
+	r, err := analysis.Run(ctx, o, io.MultiReader(readers...))
+	if err != nil {
+		return nil, err
+	}
+	// What was read is the files followed, not the summaries in memory.
+	r.Input.Files = r.Input.Files[:0]
+	for _, t := range f.tails {
+		r.Input.Files = append(r.Input.Files, t.path)
+	}
+	return r, nil
 }
 
 // Window is how many runs' interval logs the window holds and their bytes.

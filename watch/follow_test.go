@@ -83,6 +83,9 @@ func TestFollowAppends(t *testing.T) {
 	assert.InDelta(t, 0.9, maxSeconds, 0.001)
 	n, _ = calls(t, f)
 	assert.Equal(t, int64(13), n, "nothing new, nothing read twice")
+	r, err := f.Run(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []string{path}, r.Input.Files, "the report names the file followed, not the summaries in memory")
 }
 
 // TestFollowRotation: as tail -F, through a rename (with late writes to
