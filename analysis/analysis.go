@@ -49,6 +49,9 @@ type Options struct {
 	Rate       float64         // calls per second from the user; 0 = measure from timestamps
 	Pool       int             // 0 = unknown
 	Candidates []time.Duration // nil = the default ladder around the recommendation
+	// MoreCandidates join the candidates, whichever they are (watch
+	// --timeout: the timeouts configured, beside the ladder).
+	MoreCandidates []time.Duration
 
 	// Policy is the call policy fitted to the caller's deadline; the zero
 	// value is one attempt at the recommended timeout.
@@ -636,6 +639,9 @@ func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share floa
 	res.Candidates = o.Candidates
 	if res.Candidates == nil {
 		res.Candidates = recommend.Candidates(h, rec)
+	}
+	if len(o.MoreCandidates) > 0 {
+		res.Candidates = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(res.Candidates), o.MoreCandidates...))))
 	}
 	return res, nil
 }

@@ -629,3 +629,28 @@ func TestTruncatedIntervalLogAndFirstLine(t *testing.T) {
 	assert.Contains(t, err.Error(), first+": the gzip stream ends early")
 	assert.Contains(t, err.Error(), "nothing whole was read before the cut")
 }
+
+// MoreCandidates join the default ladder (watch --timeout) and
+// --candidates alike, rather than replacing them.
+func TestMoreCandidatesJoin(t *testing.T) {
+	timeouts := func(o Options) []time.Duration {
+		r, err := Run(context.Background(), o, nil)
+		require.NoError(t, err)
+		var out []time.Duration
+		for _, c := range r.Groups[0].Candidates {
+			out = append(out, time.Duration(math.Round(c.TimeoutSeconds*1e9)))
+		}
+		return out
+	}
+	o := options("../testdata/mixture.csv")
+	ladder := timeouts(o)
+	require.Greater(t, len(ladder), 3)
+	extra := []time.Duration{333 * time.Millisecond, ladder[1]}
+	o.MoreCandidates = extra
+	want := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(ladder), extra...))))
+	assert.Equal(t, want, timeouts(o))
+	assert.Len(t, want, len(ladder)+1, "one new, one already there")
+
+	o.Candidates = []time.Duration{time.Second}
+	assert.Equal(t, slices.Sorted(slices.Values([]time.Duration{333 * time.Millisecond, ladder[1], time.Second})), timeouts(o))
+}

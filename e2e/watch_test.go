@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -65,7 +67,27 @@ func TestWatchPrometheus(t *testing.T) {
 		return b
 	}
 
-	assert.Equal(t, stdout, string(get("/report.json")), "the prometheus command's JSON report")
+	// The prometheus command's report, the configured timeouts joining
+	// the ladder of candidates around each recommendation.
+	plainOut, stderr, code := runTool(t, append(append([]string{"prometheus"}, src...), "-o", "json")...)
+	require.Equal(t, 0, code, stderr)
+	var plain, got report.Report
+	require.NoError(t, json.Unmarshal([]byte(plainOut), &plain))
+	require.NoError(t, json.Unmarshal(get("/report.json"), &got))
+	require.Len(t, got.Groups, len(plain.Groups))
+	for i := range got.Groups {
+		joined := slices.Clone(plain.Groups[i].Candidates)
+		for _, c := range want.Groups[i].Candidates {
+			if !slices.ContainsFunc(joined, func(j report.Candidate) bool { return j.TimeoutSeconds == c.TimeoutSeconds }) {
+				joined = append(joined, c)
+			}
+		}
+		slices.SortFunc(joined, func(a, b report.Candidate) int { return cmp.Compare(a.TimeoutSeconds, b.TimeoutSeconds) })
+		assert.Equal(t, joined, got.Groups[i].Candidates, got.Groups[i].Name)
+		assert.Greater(t, len(joined), len(want.Groups[i].Candidates))
+		got.Groups[i].Candidates = plain.Groups[i].Candidates
+	}
+	assert.Equal(t, plain, got, "the rest is the prometheus command's report")
 
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(get("/metrics")))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -62,9 +61,8 @@ report (with --follow, and the window's histograms), however many the runs.
 
 --timeout names the timeouts the clients are configured with:
 tunetimeout_cut_off_ratio gives the share of calls each cuts off (for
-buckets, an upper bound), beside the recommended timeout's. They are the
-report's candidates, with --candidates when given, in place of the default
-ladder otherwise.
+buckets, an upper bound), beside the recommended timeout's. They join the
+report's candidates: the default ladder, or --candidates when given.
 
 SIGINT or SIGTERM stops the run in progress and the server, which lets the
 requests in flight end; the exit code is then 130.`,
@@ -126,10 +124,9 @@ requests in flight end; the exit code is then 130.`,
 			if err := wf.check(); err != nil {
 				return usageError{err}
 			}
-			if len(wf.timeouts) > 0 {
-				o.Candidates = slices.Sorted(slices.Values(append(slices.Clone(o.Candidates), wf.timeouts...)))
-				o.Candidates = slices.Compact(o.Candidates)
-			}
+			// The configured timeouts join the candidates (the ladder
+			// around each recommendation, or --candidates).
+			o.MoreCandidates = wf.timeouts
 			var run func(context.Context) (*report.Report, error)
 			if wf.follow {
 				o.Progress = nil
