@@ -34,7 +34,7 @@ type Group struct {
 	// hotCells); thaws and calls count the cells thawed and asked for
 	// (hot) since they were last weighed.
 	hotCells, thaws, calls int
-	every  int64 // the interval in seconds; 0: no cells
+	every                  int64 // the interval in seconds; 0: no cells
 }
 
 // Measured is what a source of aggregates measured for one group. Zero
