@@ -117,7 +117,7 @@ func sizeBackoff(o *Options, a simulate.HerdAdvice) (string, error) {
 		return "", nil
 	}
 	o.Policy.BackoffBase, o.Policy.BackoffCap = base, cap
-	return fmt.Sprintf("backoff %s to %s, widened from %s to %s for the herd: %s",
+	return fmt.Sprintf("backoff from %s, capped at %s, widened from the policy's %s capped at %s for the herd: %s",
 		human.Seconds(base.Seconds()), human.Seconds(cap.Seconds()), human.Seconds(po.BackoffBase.Seconds()), human.Seconds(po.BackoffCap.Seconds()), a.Reason), nil
 }
 

@@ -125,7 +125,7 @@ func TestHerdSizesThePolicy(t *testing.T) {
 	assert.Equal(t, 2.0, p.BackoffCapSeconds)
 	last := p.Steps[len(p.Steps)-1]
 	assert.Equal(t, "herd", last.Rule)
-	assert.Contains(t, last.Reason, "widened from 10ms to 50ms for the herd: 1,000 clients at 5,000 calls/s need 200ms")
+	assert.Contains(t, last.Reason, "widened from the policy's 10ms capped at 50ms for the herd: 1,000 clients at 5,000 calls/s need 200ms")
 
 	envoy, errOut, code := execute(t, "", append(args, "--emit", "envoy")...)
 	require.Equal(t, 0, code, errOut)
