@@ -651,16 +651,9 @@ func (rt route) fitStatic(setup, neverSent time.Duration, wait func(retry int) t
 }
 
 // window is the largest wait before retry i of a capped exponential
-// backoff: min(cap, base x 2^i).
+// backoff: min(cap, base x 2^i), as the simulation draws it.
 func (rt route) window(i int) time.Duration {
-	w := rt.backoffBase
-	for range i {
-		if w >= rt.backoffCap {
-			break
-		}
-		w *= 2
-	}
-	return min(w, rt.backoffCap)
+	return recommend.Backoff{Base: rt.backoffBase, Cap: rt.backoffCap}.Window(i)
 }
 
 // herdWhy is the herd step's reason, short enough for a comment: what
