@@ -120,9 +120,10 @@ type compressed struct {
 	offset       int64 // decompressed bytes read from r
 	end          error // io.EOF or a corruption error, once r has ended
 	trunc        *TruncatedError
-	// binary: the stream's first byte is one no text starts with
-	// (isBinaryLead: OTLP protobuf), which has no lines to hold back; its
-	// decoder finds a message the end cuts, and counts it.
+	// binary: the stream's start is one a binary format's SniffBinary
+	// takes (OTLP protobuf, binaryInput), which has no lines to hold back;
+	// its decoder finds a message the end cuts, and counts it. sniffed:
+	// that is decided, on the first sniffBinaryBytes.
 	binary, sniffed bool
 }
 
@@ -158,15 +159,22 @@ func (c *compressed) fill() {
 	start := len(c.buf)
 	c.buf = c.buf[:start+n]
 	c.offset += int64(n)
-	if !c.sniffed && len(c.buf) > 0 {
-		c.sniffed, c.binary = true, isBinaryLead(c.buf[0])
+	if !c.sniffed && len(c.buf) > 0 && (len(c.buf) >= sniffBinaryBytes || err != nil) {
+		// As sniffing tells: binary when a format's SniffBinary takes it.
+		c.sniffed, c.binary = true, binaryInput(c.buf[:min(len(c.buf), sniffBinaryBytes)])
+		start = c.ready // the bytes held until now have no line break seen yet
 	}
-	if i := bytes.LastIndexByte(c.buf[start:], '\n'); c.binary {
+	switch {
+	case !c.sniffed:
+		// All held until the start tells binary from text (sniffBinaryBytes).
+	case c.binary:
 		c.ready = len(c.buf)
-	} else if i >= 0 {
-		c.ready = start + i + 1
-	} else if len(c.buf)-c.ready > maxHeld {
-		c.ready = len(c.buf)
+	default:
+		if i := bytes.LastIndexByte(c.buf[start:], '\n'); i >= 0 {
+			c.ready = start + i + 1
+		} else if len(c.buf)-c.ready > maxHeld {
+			c.ready = len(c.buf)
+		}
 	}
 	switch {
 	case err == nil:
@@ -189,6 +197,23 @@ func (c *compressed) fill() {
 }
 
 func (c *compressed) Close() error { return c.close() }
+
+// binaryInput reports whether head, the start of an input, is one of a
+// binary format, as sniff decides it: its first byte one no text starts
+// with, and a format's SniffBinary taking it. Text that starts with such
+// a byte (a colored docker compose log starts with ESC, a file truncated
+// under its writer with NULs) is not.
+func binaryInput(head []byte) bool {
+	if len(head) == 0 || !isBinaryLead(head[0]) {
+		return false
+	}
+	for _, f := range sniffOrder() {
+		if f.SniffBinary != nil && f.SniffBinary(head) {
+			return true
+		}
+	}
+	return false
+}
 
 // counter tells count how many bytes were read through it.
 type counter struct {

@@ -207,6 +207,28 @@ func TestOpenTruncated(t *testing.T) {
 			assert.Contains(t, errs[len(errs)-1].Error(), "protobuf message is cut off", format)
 		}
 	})
+	t.Run("text that starts with a control byte is text", func(t *testing.T) {
+		// docker compose logs --ansi always: each line starts with ESC;
+		// its cut last line must still be held back, not read as a record.
+		var b bytes.Buffer
+		for i := range 5000 {
+			fmt.Fprintf(&b, "\x1b[36mweb-1  |\x1b[0m 10.0.0.1 - - [02/Nov/2026:10:00:00 +0000] \"GET /%d HTTP/1.1\" 200 5 \"-\" \"-\" 0.%03d\n", i, i%1000)
+		}
+		for _, format := range []string{"gzip", "zstd"} {
+			data := compress(t, format, b.Bytes())
+			cut := len(data) / 2
+			raw, _ := rawDecompress(format, data[:cut])
+			whole := raw[:bytes.LastIndexByte(raw, '\n')+1]
+			require.Less(t, len(whole), len(raw))
+			rc, err := Open("-", bytes.NewReader(data[:cut]))
+			require.NoError(t, err)
+			got, err := io.ReadAll(rc)
+			require.NoError(t, err)
+			assert.Equal(t, string(whole), string(got), format)
+			require.NotNil(t, Truncated(rc))
+			assert.True(t, Truncated(rc).Partial, format)
+		}
+	})
 	t.Run("gzip cut after its data", func(t *testing.T) {
 		// The deflate data are whole, the trailer (CRC, size) is missing:
 		// every line is read, none is partial, and the cut is still told.
