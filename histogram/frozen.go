@@ -21,14 +21,17 @@ const hotCells = 4
 
 // Input out of time order (rows exported in no order, logs of hosts
 // interleaved) would thaw and freeze a cell for nearly every sample, a
-// hundred times slower than the reading. So a group that thaws as many
-// cells as it keeps open, at more than one thaw in thawRate samples,
-// keeps twice as many, and past maxHotCells it freezes nothing more:
-// such input costs the memory of open cells, not the time of the round
-// trips. A late sample now and then (fewer) changes nothing.
+// hundred times slower than the reading. So a group weighs its thaws
+// (weigh): at more than one in thawRate samples it keeps twice as many
+// cells open, and past maxHotCells it freezes nothing more: such input
+// costs the memory of open cells, not the time of the round trips. At
+// less than one in 8 x thawRate it keeps half as many again, down to
+// hotCells, freezing the oldest: input back in order is frozen as before.
+// A late sample now and then changes nothing.
 const (
 	maxHotCells = 1024
 	thawRate    = 256
+	weighCalls  = 1 << 16 // calls between weighings, or hotLimit thaws
 )
 
 // Cell flags of the frozen form.
@@ -211,7 +214,9 @@ func (d *frozenReader) buckets(p *hdr.PackedHistogram) {
 // for samples: the open one, or the frozen one thawed, or a new one. When
 // that opens more than hotCells timed cells, the oldest is frozen.
 func (g *Group) hot(start int64) *Cell {
-	g.calls++
+	if g.calls++; g.calls >= weighCalls {
+		g.weigh()
+	}
 	if c := g.cells[start]; c != nil {
 		return c
 	}
@@ -220,10 +225,7 @@ func (g *Group) hot(start int64) *Cell {
 		c = thaw(start, b)
 		delete(g.frozen, start)
 		if g.thaws++; g.thaws >= g.hotLimit() {
-			if g.thaws*thawRate > g.calls {
-				g.hotCells = 2 * g.hotLimit()
-			}
-			g.thaws, g.calls = 0, 0
+			g.weigh()
 		}
 	} else {
 		c = NewCell(start)
@@ -245,8 +247,35 @@ func (g *Group) hot(start int64) *Cell {
 }
 
 // hotLimit is how many timed cells the group keeps open: hotCells, or
-// more once it thawed as many (see maxHotCells).
+// more while it thaws often (see maxHotCells).
 func (g *Group) hotLimit() int { return max(g.hotCells, hotCells) }
+
+// weigh sets how many cells the group keeps open from its thaws since it
+// last weighed them (every weighCalls calls, or hotLimit thaws; see
+// maxHotCells): twice as many at more than one thaw in thawRate calls,
+// half as many at less than one in 8 x thawRate, the oldest beyond them
+// frozen.
+func (g *Group) weigh() {
+	switch limit := g.hotLimit(); {
+	case g.thaws*thawRate > g.calls:
+		g.hotCells = 2 * limit
+	case g.thaws*8*thawRate < g.calls && limit > hotCells:
+		g.hotCells = limit / 2
+		if open := len(g.cells); open > g.hotCells {
+			starts := make([]int64, 0, open)
+			for s := range g.cells {
+				if s != Untimed {
+					starts = append(starts, s)
+				}
+			}
+			slices.Sort(starts)
+			for _, s := range starts[:max(0, len(starts)-g.hotCells)] {
+				g.freezeCell(s)
+			}
+		}
+	}
+	g.thaws, g.calls = 0, 0
+}
 
 // freezeCell freezes the open cell starting at start, when it can.
 func (g *Group) freezeCell(start int64) {

@@ -104,6 +104,12 @@ func TestHotCellsFollowTheOrder(t *testing.T) {
 	}
 	shuffled := slices.Clone(times)
 	r.Shuffle(n, func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	// Then in order: the week after, five times as many calls.
+	var after []time.Time
+	for i := range 5 * n {
+		after = append(after, start.Add(windows*time.Minute+time.Duration(i)*(windows*time.Minute/(5*n))))
+	}
+	thenInOrder := append(slices.Clone(shuffled), after...)
 
 	var want *Latency
 	for _, tc := range []struct {
@@ -116,6 +122,8 @@ func TestHotCellsFollowTheOrder(t *testing.T) {
 		// Freezing stops once the group keeps maxHotCells open; the
 		// cells frozen before stay frozen, thawed only by a sample.
 		{"shuffled", shuffled, func(n int) bool { return n > maxHotCells }, func(n int) bool { return n < windows-maxHotCells }},
+		// Back in order, the group freezes again, down to a few open.
+		{"shuffled, then in order", thenInOrder, func(n int) bool { return n <= 2*hotCells }, func(n int) bool { return n >= 2*windows-2*hotCells }},
 	} {
 		s := NewSet()
 		s.Every(time.Minute)
@@ -128,11 +136,18 @@ func TestHotCellsFollowTheOrder(t *testing.T) {
 		}
 		assert.True(t, tc.open(len(g.cells)), "%s: %d cells open", tc.name, len(g.cells))
 		assert.True(t, tc.frozen(len(g.frozen)), "%s: %d cells frozen", tc.name, len(g.frozen))
-		assert.Equal(t, windows, g.NumCells(), tc.name)
+		wantCells := windows
+		if len(tc.times) > n {
+			wantCells = 2 * windows
+		}
+		assert.Equal(t, wantCells, g.NumCells(), tc.name)
 		totals, _ := s.Collapse()
 		got := totals.Group("g").Latency
 		if want == nil {
 			want = h
+		}
+		if len(tc.times) > n {
+			want = h // the first n samples and then more: the totals of this case
 		}
 		assert.Equal(t, want.Count(), got.Count(), tc.name)
 		for _, q := range []float64{0.5, 0.99, 0.999} {
