@@ -93,7 +93,7 @@ func Summarize(ctx context.Context, o Options, every time.Duration, stdin io.Rea
 		// than the log.
 		in.Note(finding.Newf(finding.SparseSummary, finding.Fields{"intervals": cells, "mean_calls": float64(calls) / float64(cells), "suggested_interval_seconds": 10 * every},
 			"%s intervals of groups hold %s calls on average: a summary this sparse is hardly smaller than its log; a longer --interval (%s, 1h) makes it smaller.",
-			human.Count(cells), human.Number(float64(calls)/float64(cells)), 10*every))
+			human.Count(cells), human.Number(float64(calls)/float64(cells)), human.Duration(10*every)))
 	}
 	return in, histogram.WriteLog(w, set, t)
 }
