@@ -132,14 +132,9 @@ func jsonlCheckRef(t *testing.T, data []byte, paths []string) {
 // (jsonl_fast.go) or "slow";
 // ok is false when that path gave up or does not apply.
 func jsonlScanMode(sc *jsonlScanner, data []byte, mode string) (ok bool, err error) {
-	clear(sc.vals)
-	sc.buf = sc.buf[:0]
-	i := jsonlSpace(data, 0)
-	if i == len(data) || data[i] != '{' {
-		return true, errNotJSONObject
-	}
-	if len(sc.offs) == 0 {
-		sc.offs = append(sc.offs, jsonlOffsets{})
+	i, err := sc.begin(data)
+	if err != nil {
+		return true, err
 	}
 	if mode == "fast" {
 		return sc.fastScan(data, i), nil

@@ -137,14 +137,9 @@ func jsonlErrAt(data []byte, i int, want string) error {
 // white space, and sets the value of each path (kind jsonlAbsent when the
 // object has none). The error is errNotJSONObject or a *jsonlSyntaxError.
 func (sc *jsonlScanner) scan(data []byte) error {
-	clear(sc.vals)
-	sc.buf = sc.buf[:0]
-	i := jsonlSpace(data, 0)
-	if i == len(data) || data[i] != '{' {
-		return errNotJSONObject
-	}
-	if len(sc.offs) == 0 {
-		sc.offs = append(sc.offs, jsonlOffsets{})
+	i, err := sc.begin(data)
+	if err != nil {
+		return err
 	}
 	if sc.fastScan(data, i) {
 		return nil
@@ -154,18 +149,29 @@ func (sc *jsonlScanner) scan(data []byte) error {
 	return sc.slowScan(data)
 }
 
-// slowScan is scan without the fast path.
-func (sc *jsonlScanner) slowScan(data []byte) error {
+// begin readies the scanner for data: no value set, no string decoded. It
+// returns the index of the object's '{', errNotJSONObject when there is
+// none.
+func (sc *jsonlScanner) begin(data []byte) (int, error) {
 	clear(sc.vals)
 	sc.buf = sc.buf[:0]
 	i := jsonlSpace(data, 0)
 	if i == len(data) || data[i] != '{' {
-		return errNotJSONObject
+		return 0, errNotJSONObject
 	}
 	if len(sc.offs) == 0 {
 		sc.offs = append(sc.offs, jsonlOffsets{})
 	}
-	i, err := sc.object(data, i, 1, uint32(1)<<len(sc.paths)-1, 0)
+	return i, nil
+}
+
+// slowScan is scan without the fast path.
+func (sc *jsonlScanner) slowScan(data []byte) error {
+	i, err := sc.begin(data)
+	if err != nil {
+		return err
+	}
+	i, err = sc.object(data, i, 1, uint32(1)<<len(sc.paths)-1, 0)
 	if err != nil {
 		return err
 	}
