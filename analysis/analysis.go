@@ -125,11 +125,14 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		return runOTLPMetrics(ctx, o, metrics, in)
 	}
 	set, windows := set.Collapse()
-	if windows != nil && !anyWindows(windows) {
-		// One window, the whole period: nothing to compare.
+	if n := windowCount(windows); windows != nil && n < 2 {
+		// One window, the whole period, or none: nothing to compare.
 		if !fromLogs {
-			in.Note(finding.Newf(finding.OneWindow, finding.Fields{"window_seconds": o.Window.Seconds()},
-				"The calls fall in a single window of %s (--window): the report has no windows to compare.", human.Duration(o.Window)))
+			msg := fmt.Sprintf("The calls fall in a single window of %s (--window): the report has no windows to compare.", human.Duration(o.Window))
+			if n == 0 {
+				msg = "No call has a time: the report has no windows (--window needs the calls' times)."
+			}
+			in.Note(finding.New(finding.OneWindow, finding.Fields{"window_seconds": o.Window.Seconds(), "windows": n}, msg))
 		}
 		dropNote(&in, finding.StraddlingIntervals) // of windows not listed
 		windows, fromLogs = nil, false
@@ -220,19 +223,22 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 	return r, nil
 }
 
-// anyWindows reports whether the groups' windows are more than one, all
-// groups' together.
-func anyWindows(windows map[string]histogram.Windows) bool {
+// windowCount is how many windows the groups have, all groups' together:
+// 0, 1, or 2 for more.
+func windowCount(windows map[string]histogram.Windows) int {
 	first, seen := int64(0), false
 	for _, w := range windows {
 		for _, start := range w.Starts {
 			if seen && start != first {
-				return true
+				return 2
 			}
 			first, seen = start, true
 		}
 	}
-	return false
+	if seen {
+		return 1
+	}
+	return 0
 }
 
 // dropNote takes the finding of code c, and its note, out of in.

@@ -189,6 +189,20 @@ func TestOneWindowIsNoWindows(t *testing.T) {
 		}
 		assert.Equal(t, tc.windows == 0, slices.Contains(codes, finding.OneWindow), "%s: %v", tc.window, codes)
 	}
+
+	// Calls without times have no window at all, which the note says.
+	path := filepath.Join(t.TempDir(), "untimed.csv")
+	require.NoError(t, os.WriteFile(path, []byte("latency_ms\n10\n20\n30\n"), 0o644))
+	o := options(path)
+	o.Window = time.Hour
+	r, err := Run(context.Background(), o, nil)
+	require.NoError(t, err)
+	assert.Empty(t, r.Groups[0].Windows)
+	require.NotEmpty(t, r.Input.Findings)
+	f := r.Input.Findings[len(r.Input.Findings)-1]
+	assert.Equal(t, finding.OneWindow, f.Code)
+	assert.Equal(t, int64(0), f.Fields["windows"])
+	assert.Contains(t, f.Message, "No call has a time")
 }
 
 // Windows are counted over all groups: two groups of one hour each, in

@@ -165,7 +165,7 @@ var defs = []Def{
 	{CoarseHistograms, Info, "intervals hold histograms coarser than tunetimeout's"},
 	{SparseSummary, Info, "a summary so sparse it is hardly smaller than its log"},
 	{LogWindows, Info, "without --window, interval logs are analysed window by window at their own interval"},
-	{OneWindow, Info, "the calls fall in a single --window: there are no windows to compare"},
+	{OneWindow, Info, "the calls fall in a single --window, or none has a time: there are no windows to compare"},
 	{StraddlingIntervals, Info, "intervals of an interval log straddle two windows: each is counted in the window of its start"},
 }
 
