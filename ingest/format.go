@@ -355,6 +355,21 @@ func peekLine(br *bufio.Reader, off int) (line []byte, next int, err error) {
 	}
 }
 
+// sniffBinary returns the binary format whose SniffBinary takes head, the
+// first sniffBinaryBytes (or fewer) of an input that starts with a byte
+// no text starts with (isBinaryLead).
+func sniffBinary(head []byte) (Format, bool) {
+	if len(head) == 0 || !isBinaryLead(head[0]) {
+		return Format{}, false
+	}
+	for _, f := range sniffOrder() {
+		if f.SniffBinary != nil && f.SniffBinary(head) {
+			return f, true
+		}
+	}
+	return Format{}, false
+}
+
 // sniff picks the format of br's input. An input whose first byte is one
 // no text starts with (isBinaryLead) is first offered to the formats'
 // SniffBinary, on its first sniffBinaryBytes bytes. Otherwise, or when none
@@ -389,10 +404,8 @@ func sniff(br *bufio.Reader, name string) (Format, error) {
 	// be one, so a slow pipe of text is sniffed as before.
 	if b, _ := br.Peek(1); len(b) == 1 && isBinaryLead(b[0]) {
 		head, _ := br.Peek(sniffBinaryBytes)
-		for _, f := range sniffOrder() {
-			if f.SniffBinary != nil && f.SniffBinary(head) {
-				return f, nil
-			}
+		if f, ok := sniffBinary(head); ok {
+			return f, nil
 		}
 	}
 	var claimed []string // the formats that named lines passed over

@@ -121,7 +121,7 @@ type compressed struct {
 	end          error // io.EOF or a corruption error, once r has ended
 	trunc        *TruncatedError
 	// binary: the stream's start is one a binary format's SniffBinary
-	// takes (OTLP protobuf, binaryInput), which has no lines to hold back;
+	// takes (OTLP protobuf, sniffBinary), which has no lines to hold back;
 	// its decoder finds a message the end cuts, and counts it. sniffed:
 	// that is decided, on the first sniffBinaryBytes.
 	binary, sniffed bool
@@ -160,8 +160,11 @@ func (c *compressed) fill() {
 	c.buf = c.buf[:start+n]
 	c.offset += int64(n)
 	if !c.sniffed && len(c.buf) > 0 && (len(c.buf) >= sniffBinaryBytes || err != nil) {
-		// As sniffing tells: binary when a format's SniffBinary takes it.
-		c.sniffed, c.binary = true, binaryInput(c.buf[:min(len(c.buf), sniffBinaryBytes)])
+		// As sniffing tells: binary when a format's SniffBinary takes it
+		// (text may start with a control byte too: a colored docker
+		// compose log with ESC, a file truncated under its writer with NULs).
+		c.sniffed = true
+		_, c.binary = sniffBinary(c.buf[:min(len(c.buf), sniffBinaryBytes)])
 		start = c.ready // the bytes held until now have no line break seen yet
 	}
 	switch {
@@ -197,23 +200,6 @@ func (c *compressed) fill() {
 }
 
 func (c *compressed) Close() error { return c.close() }
-
-// binaryInput reports whether head, the start of an input, is one of a
-// binary format, as sniff decides it: its first byte one no text starts
-// with, and a format's SniffBinary taking it. Text that starts with such
-// a byte (a colored docker compose log starts with ESC, a file truncated
-// under its writer with NULs) is not.
-func binaryInput(head []byte) bool {
-	if len(head) == 0 || !isBinaryLead(head[0]) {
-		return false
-	}
-	for _, f := range sniffOrder() {
-		if f.SniffBinary != nil && f.SniffBinary(head) {
-			return true
-		}
-	}
-	return false
-}
 
 // counter tells count how many bytes were read through it.
 type counter struct {
