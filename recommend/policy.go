@@ -651,32 +651,24 @@ func (b *policyBuilder) hang() {
 		}
 		return
 	}
+	bounds := Bounds{Overall: dl, PerTry: p.PerTryTimeout, Attempts: p.Attempts, RetriesTimeouts: true,
+		Backoff: p.Backoff, MinUsefulTry: p.MinUsefulTry}
+	tries, backoff, unsent, _ := bounds.HangWalk()
 	var clauses []string
-	var elapsed, prevTotal time.Duration
-	ended := ""
-	for a := range p.Attempts {
-		if a > 0 {
-			total, _ := b.totals(a)
-			wait := total - prevTotal
-			prevTotal = total
-			if dl > 0 && dl-(elapsed+wait) < p.MinUsefulTry {
-				ended = fmt.Sprintf("attempt %d is not sent: after its wait less than %s would be left", a+1, d(p.MinUsefulTry))
-				break
-			}
-			elapsed += wait
-			p.HangBackoff += wait
-		}
-		perTry := p.PerTryTimeout
-		start := elapsed
-		if dl > 0 && dl-elapsed < perTry {
-			perTry = dl - elapsed
-			clauses = append(clauses, fmt.Sprintf("attempt %d at %s gets only the %s left", a+1, d(start), d(perTry)))
+	for a, t := range tries {
+		if t.Length < p.PerTryTimeout {
+			clauses = append(clauses, fmt.Sprintf("attempt %d at %s gets only the %s left", a+1, d(t.Start), d(t.Length)))
 		} else {
-			clauses = append(clauses, fmt.Sprintf("attempt %d at %s times out at %s", a+1, d(start), d(start+perTry)))
+			clauses = append(clauses, fmt.Sprintf("attempt %d at %s times out at %s", a+1, d(t.Start), d(t.Start+t.Length)))
 		}
-		elapsed += perTry
-		p.HangAttempts++
 	}
+	ended := ""
+	if unsent > 0 {
+		ended = fmt.Sprintf("attempt %d is not sent: after its wait less than %s would be left", unsent, d(p.MinUsefulTry))
+	}
+	last := tries[len(tries)-1]
+	elapsed := last.Start + last.Length
+	p.HangAttempts, p.HangBackoff = len(tries), backoff
 	p.HangWait = elapsed
 	if len(clauses) > 4 {
 		clauses = append(clauses[:2], append([]string{"..."}, clauses[len(clauses)-2:]...)...)

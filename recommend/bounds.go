@@ -1,0 +1,131 @@
+package recommend
+
+import "time"
+
+// Bounds are a call policy as a client enforces it: the timers a config
+// sets (or a snippet writes) rather than the numbers a policy was fitted
+// with. `check` reads every target's config into Bounds, and NewPolicy walks
+// a hang with the same code (HangWalk), so that analyze and check hold one
+// model of a call (docs/method.md#attempts-inside-a-deadline).
+type Bounds struct {
+	// Overall bounds the whole call, every attempt and every wait between
+	// them (Envoy's route timeout, the gRPC deadline, Istio's http.timeout,
+	// Gateway API's timeouts.request, Linkerd's timeout.linkerd.io/request,
+	// nginx's proxy_next_upstream_timeout); 0: nothing does.
+	Overall time.Duration
+	// PerTry bounds one attempt; 0: none, each attempt runs until Overall
+	// ends the call (Envoy without per_try_timeout, gRPC, which has no
+	// per-attempt timeout). A per-try timeout not below Overall is the
+	// same as none: Overall ends the attempt first.
+	PerTry time.Duration
+	// Attempts counts all attempts, the first included (1: no retries).
+	Attempts int
+	// RetriesTimeouts says an attempt that its per-try timeout ended is
+	// retried (Envoy's 5xx, gateway-error and reset; nginx's timeout;
+	// HAProxy's response-timeout).
+	RetriesTimeouts bool
+	Backoff         Backoff
+	// MinUsefulTry: an attempt with less than this left before Overall is
+	// not sent (0: any time left is used, as proxies do).
+	MinUsefulTry time.Duration
+}
+
+// Try is one attempt of a walk through a hang: when it starts and how long
+// it runs before its timer (or the overall bound) ends it.
+type Try struct {
+	Start, Length time.Duration
+}
+
+// EffectivePerTry is the timer that ends one attempt in a hang: the per-try
+// timeout when it is below the overall bound, else the overall bound; 0
+// when nothing ends it.
+func (b Bounds) EffectivePerTry() time.Duration {
+	switch {
+	case b.PerTry > 0 && (b.Overall == 0 || b.PerTry < b.Overall):
+		return b.PerTry
+	default:
+		return b.Overall
+	}
+}
+
+// PerTryMatters reports whether the per-try timeout ends an attempt before
+// the overall bound does, so that a timed-out attempt can be retried at
+// all: a per-try timeout equal to the overall one, or none, and a written
+// default are one config.
+func (b Bounds) PerTryMatters() bool {
+	return b.PerTry > 0 && (b.Overall == 0 || b.PerTry < b.Overall)
+}
+
+// HangWalk follows a request while the dependency hangs: every attempt runs
+// into its timer, the waits between attempts are their expected values
+// under the backoff, no attempt is sent with less than MinUsefulTry (or,
+// when that is 0, with nothing) left before Overall, and the last gets only
+// what is left. It returns the attempts sent, the total backoff waited and
+// whether a next attempt was left unsent for want of time (the retry it
+// would have been: 0 when none was). bounded is false when nothing ends
+// an attempt: the caller waits for ever.
+func (b Bounds) HangWalk() (tries []Try, backoff time.Duration, unsent int, bounded bool) {
+	perTry := b.EffectivePerTry()
+	if perTry <= 0 {
+		return []Try{{}}, 0, 0, false
+	}
+	n := 1
+	if b.RetriesTimeouts {
+		n = max(b.Attempts, 1)
+	}
+	expected, _ := b.Backoff.Cumulative(n - 1)
+	dl, need := b.Overall, max(b.MinUsefulTry, time.Nanosecond)
+	var elapsed, prevTotal time.Duration
+	for a := range n {
+		if a > 0 {
+			total := expected[a-1]
+			wait := total - prevTotal
+			prevTotal = total
+			if dl > 0 && dl-(elapsed+wait) < need {
+				return tries, backoff, a + 1, true
+			}
+			elapsed += wait
+			backoff += wait
+		}
+		t := Try{Start: elapsed, Length: perTry}
+		if dl > 0 && dl-elapsed < perTry {
+			t.Length = dl - elapsed
+		}
+		tries = append(tries, t)
+		elapsed += t.Length
+	}
+	return tries, backoff, 0, true
+}
+
+// Hang is HangWalk summed: the attempts a request sends in a hang, the
+// backoff it waits between them and how long it waits in all; bounded false
+// when nothing ends it.
+func (b Bounds) Hang() (attempts int, backoff, wait time.Duration, bounded bool) {
+	tries, backoff, _, bounded := b.HangWalk()
+	if !bounded {
+		return 1, 0, 0, false
+	}
+	last := tries[len(tries)-1]
+	return len(tries), backoff, last.Start + last.Length, true
+}
+
+// StaticWorstCase is the longest a call may take when every attempt times
+// out in full and every wait is at the cap, with nothing over all attempts
+// to end it sooner: what a client without Overall must fit in the
+// caller's deadline. An attempt whose failure is not a timeout costs no
+// more. 0 when nothing ends an attempt.
+func (b Bounds) StaticWorstCase() time.Duration {
+	perTry := b.EffectivePerTry()
+	if perTry <= 0 {
+		return 0
+	}
+	n := 1
+	if b.RetriesTimeouts {
+		n = max(b.Attempts, 1)
+	}
+	w := WorstCaseOf(n, perTry, b.Backoff.Cap)
+	if b.Overall > 0 {
+		w = min(w, b.Overall)
+	}
+	return w
+}
