@@ -19,6 +19,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/littleslaw"
 	"github.com/tunetimeout/tunetimeout/promsource"
+	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/report/snippet"
 )
@@ -47,6 +48,10 @@ type CheckOptions struct {
 	// Options.Inputs: a histogram over its window (the whole window: a
 	// config holds in every step of it), read bucket by bucket.
 	Prometheus *PrometheusOptions
+	// Chain says the configs are the layers of one call chain, the
+	// caller's first: their retries multiply (TT-CHECK-RETRY-LAYERS).
+	// Without it configs are not assumed to call one another.
+	Chain bool
 }
 
 // MaxConfigBytes is the largest config file check reads, includes
@@ -98,26 +103,39 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 			c.Notes = append(c.Notes, fmt.Sprintf("%s: %s: %s", ob.Pos, ob.Name, n))
 		}
 	}
-	for _, ob := range objects {
-		gs := mapObject(ob, names, o.Map)
+	served := servedGroups(objects, groups, names, o.Map)
+	for i, ob := range objects {
+		gs := served[i]
 		if len(gs) == 0 {
 			if !usedAsUpstream(ob, objects) {
 				c.UnmatchedConfig = append(c.UnmatchedConfig, configObject(ob))
 			}
 			continue
 		}
+		// An object that serves several groups is held to the largest
+		// need among them: a value that fits one group and cuts off
+		// another is no fix.
+		var need time.Duration
+		for _, name := range gs {
+			need = max(need, groups[name].perTryNeed())
+		}
+		var per []report.CheckFinding
 		for _, name := range gs {
 			matched[name] = true
-			cg := groups[name]
-			c.Findings = append(c.Findings, checkObject(ob, upstreamOf(ob, upstreams), cg, o)...)
+			per = append(per, checkObject(ob, upstreamOf(ob, upstreams), groups[name], need, o)...)
 		}
+		c.Findings = append(c.Findings, onePerValue(per)...)
 	}
 	for _, n := range names {
 		if !matched[n] {
 			c.UnmatchedGroups = append(c.UnmatchedGroups, n)
 		}
 	}
-	c.Findings = append(c.Findings, layerFindings(objects, o.Configs)...)
+	layers, note := layerFindings(objects, served, o.Configs, o.Chain)
+	c.Findings = append(c.Findings, layers...)
+	if note != "" {
+		c.Notes = append(c.Notes, note)
+	}
 	sort.SliceStable(c.Findings, func(i, j int) bool {
 		a, b := c.Findings[i], c.Findings[j]
 		if a.File != b.File {
@@ -135,6 +153,47 @@ type checkedGroup struct {
 	g       *histogram.Group
 	res     report.Result
 	buckets binned
+	// method is the request method of the group's calls, "" when the
+	// grouping has none: a config object that matches methods serves
+	// only the groups of its methods.
+	method string
+}
+
+// perTryNeed is the timeout one attempt of the group needs: the
+// recommendation, or the call policy's per-try timeout where the caller's
+// deadline lowered it (a timeout longer than the caller waits is work done
+// for nobody).
+func (cg checkedGroup) perTryNeed() time.Duration {
+	need := cg.res.Recommendation.Timeout
+	if p := cg.res.Policy.PerTryTimeout; p > 0 && p < need {
+		need = p
+	}
+	return need
+}
+
+// deadline is the caller's deadline over the group's calls: its call
+// policy's, else --deadline; 0 when none is known.
+func (cg checkedGroup) deadline(o CheckOptions) time.Duration {
+	if d := cg.res.Policy.Deadline; d > 0 {
+		return d
+	}
+	return o.Policy.Deadline
+}
+
+// allowedCutOff is the share of calls a timeout may cut off: the
+// --false-timeouts asked for, or, where the caller's deadline forces a
+// per-try timeout below the recommendation, what that deadline cuts off
+// (above measures a share): no config can do better within it. why says
+// so for the message.
+func (cg checkedGroup) allowedCutOff(o CheckOptions, above func(time.Duration) float64) (allowed float64, why string) {
+	allowed = o.Recommend.FalseTimeouts
+	need := cg.perTryNeed()
+	if need < cg.res.Recommendation.Timeout {
+		if s := above(need); s > allowed {
+			return s, fmt.Sprintf(" and than the deadline of %s forces (%s)", human.Seconds(cg.deadline(o).Seconds()), human.Percent(s))
+		}
+	}
+	return allowed, ""
 }
 
 // binned is latency known by bins: the share above a timeout is bracketed
@@ -214,7 +273,7 @@ func fileGroups(ctx context.Context, o CheckOptions, stdin io.Reader) (map[strin
 		if err != nil {
 			return nil, in, fmt.Errorf("group %q: %w", g.Name, err)
 		}
-		groups[g.Name] = checkedGroup{g: g, res: res}
+		groups[g.Name] = checkedGroup{g: g, res: res, method: methodOf(g.Name, o.Ingest.By)}
 	}
 	if len(groups) == 0 {
 		return nil, in, nothingToAnalyse(in, set.Groups(), o.Options)
@@ -244,7 +303,17 @@ func reportGroups(r *report.Report) (map[string]checkedGroup, report.Input) {
 		if ll.Bulkhead != nil && ll.InFlightPeak != nil {
 			res.LittlesLaw.Bulkhead, res.LittlesLaw.InFlightPeak = *ll.Bulkhead, *ll.InFlightPeak
 		}
-		groups[g.Name] = checkedGroup{g: res.Group, res: res, buckets: reportBins{g}}
+		if p := g.Policy; p != nil {
+			res.Policy.PerTryTimeout = time.Duration(p.PerTryTimeoutSeconds * float64(time.Second))
+			if d := p.DeadlineSeconds; d != nil {
+				res.Policy.Deadline = time.Duration(*d * float64(time.Second))
+			}
+		}
+		method := ""
+		if g.Policy != nil && g.Policy.Method != nil {
+			method = *g.Policy.Method
+		}
+		groups[g.Name] = checkedGroup{g: res.Group, res: res, buckets: reportBins{g}, method: method}
 	}
 	return groups, r.Input
 }
@@ -284,7 +353,7 @@ func prometheusGroups(ctx context.Context, o CheckOptions) (map[string]checkedGr
 			return nil, in, fmt.Errorf("group %q: %w", g.Name, err)
 		}
 		in.Records += int64(math.Round(g.Calls))
-		groups[g.Name] = checkedGroup{g: hg, res: r, buckets: promBuckets{g.Overall}}
+		groups[g.Name] = checkedGroup{g: hg, res: r, buckets: promBuckets{g.Overall}, method: methodOf(g.Name, o.Ingest.By)}
 	}
 	if len(groups) == 0 {
 		return nil, in, fmt.Errorf("%s at %s: no group could be read", res.Metric, res.URL)
@@ -558,8 +627,11 @@ func configObject(ob snippet.Object) report.ConfigObject {
 }
 
 // checkObject holds one config object, with the upstream it sends to
-// (upstreamOf), against one group's data.
-func checkObject(ob, upstream snippet.Object, cg checkedGroup, o CheckOptions) []report.CheckFinding {
+// (upstreamOf), against one group's data, reading it as its target enforces
+// it (snippet.Object.Bounds): the model analyze fits a policy with. need is
+// the largest per-try timeout any group the object serves needs: the value
+// its fixes write.
+func checkObject(ob, upstream snippet.Object, cg checkedGroup, need time.Duration, o CheckOptions) []report.CheckFinding {
 	var out []report.CheckFinding
 	add := func(pos snippet.Pos, f finding.Finding) {
 		out = append(out, report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: pos.File, Line: pos.Line,
@@ -571,49 +643,79 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, o CheckOptions) [
 	if confidence == 0 {
 		confidence = 0.95
 	}
-	recommended := rec.Timeout.Seconds()
-	// The timeout a call runs into: the per-try timeout when there is one
-	// below the overall timeout, else the overall timeout.
+	recommended := cg.perTryNeed().Seconds()
+	needed := need.Seconds()
+	b := ob.Bounds()
 	timeout, perTry := ob.Timeout, ob.PerTryTimeout
-	if t := timeout; t != nil && t.Value > 0 {
-		if t.Default {
-			add(t.Pos, finding.Newf(finding.CheckDefaultTimeout, finding.Fields{"configured_seconds": t.Value, "recommended_seconds": recommended},
-				"no timeout is set: %s's default of %s is in force, chosen by nobody for this service", ob.Target, human.Seconds(t.Value)))
-			out[len(out)-1].Fix = fixFor(ob, t, recommended)
+	// The timer that ends an attempt: the per-try timeout when it is below
+	// the overall bound, else the timeout.
+	timer := timeout
+	if b.PerTryMatters() && perTry != nil {
+		timer = perTry
+	}
+	what := "timeout"
+	if timer == perTry {
+		what = "per-try timeout"
+	}
+	_, _, hangWait, bounded := b.Hang()
+	switch {
+	case !bounded:
+		pos := ob.Pos
+		raw, key := "", ""
+		if timeout != nil {
+			pos, raw = timeout.Pos, timeout.Raw
 		}
-		out = append(out, cutOffFindings(ob, t, "timeout", cg, h, recommended, confidence, o)...)
-	} else if t != nil && t.Value == 0 && !t.Default {
-		add(t.Pos, finding.Newf(finding.CheckNoTimeout, finding.Fields{"recommended_seconds": recommended},
-			"%s disables its timeout (%s): a hang holds every call until the caller gives up; %s is recommended", ob.Name, t.Raw, human.Seconds(recommended)))
-	}
-	if perTry != nil && perTry.Value > 0 {
-		out = append(out, cutOffFindings(ob, perTry, "per-try timeout", cg, h, recommended, confidence, o)...)
-		if ob.Attempts != nil && ob.Attempts.Value > 1 && timeout != nil && timeout.Value > 0 && perTry.Value >= timeout.Value {
-			add(perTry.Pos, finding.Newf(finding.CheckPerTryOverTimeout, finding.Fields{"per_try_seconds": perTry.Value, "timeout_seconds": timeout.Value},
-				"the per-try timeout %s is not below the overall timeout %s: no retry can ever start after an attempt times out", human.Seconds(perTry.Value), human.Seconds(timeout.Value)))
+		if timeout != nil && timeout.Default {
+			key = fmt.Sprintf(" (%s's default: none)", ob.Target)
+		} else if raw != "" {
+			key = fmt.Sprintf(" (%s)", raw)
 		}
+		add(pos, finding.Newf(finding.CheckNoTimeout, finding.Fields{"recommended_seconds": needed},
+			"no timeout bounds the call%s: a hang holds every call until the caller gives up, and the pool with it; %s is recommended",
+			key, human.Seconds(needed)))
+		if timeout != nil {
+			out[len(out)-1].Fix = fixFor(ob, timeout, needed)
+		}
+	case timer != nil && timer.Value > 0:
+		if timer.Default {
+			add(timer.Pos, finding.Newf(finding.CheckDefaultTimeout, finding.Fields{"configured_seconds": timer.Value, "recommended_seconds": needed},
+				"no timeout is set: %s's default of %s is in force, chosen by nobody for this service", ob.Target, human.Seconds(timer.Value)))
+			out[len(out)-1].Fix = fixFor(ob, timer, needed)
+		}
+		out = append(out, cutOffFindings(ob, timer, what, cg, h, recommended, needed, confidence, o)...)
 	}
-	attempts := 1
-	if ob.Attempts != nil {
-		attempts = max(ob.Attempts.Value, 1)
-	}
+	attempts := b.Attempts
 	if attempts > 1 {
-		if timeout != nil && timeout.Value > 0 && perTry != nil && perTry.Value > 0 && float64(attempts)*perTry.Value > timeout.Value*(1+1e-9) {
-			fit := int(math.Floor(timeout.Value/perTry.Value + 1e-9))
-			add(ob.Attempts.Pos, finding.Newf(finding.CheckAttemptsDontFit, finding.Fields{"attempts": attempts, "attempts_that_fit": fit,
-				"per_try_seconds": perTry.Value, "timeout_seconds": timeout.Value},
-				"%d attempts of %s cannot fit the overall timeout of %s: at most %d run in full when attempts time out", attempts, human.Seconds(perTry.Value), human.Seconds(timeout.Value), fit))
+		if dl := cg.deadline(o); dl > 0 && b.Overall == 0 {
+			if worst := b.StaticWorstCase(); worst > dl+time.Millisecond {
+				fit := attemptsThatFit(b, dl)
+				add(ob.Attempts.Pos, finding.Newf(finding.CheckAttemptsDontFit, finding.Fields{"attempts": attempts, "attempts_that_fit": fit,
+					"per_try_seconds": b.EffectivePerTry().Seconds(), "worst_case_seconds": worst.Seconds(), "deadline_seconds": dl.Seconds()},
+					"%d attempts of %s with waits up to %s take up to %s when each times out, more than the deadline of %s, and nothing in %s bounds them together: at most %d fit",
+					attempts, human.Seconds(b.EffectivePerTry().Seconds()), human.Seconds(b.Backoff.Cap.Seconds()), human.Seconds(worst.Seconds()), human.Seconds(dl.Seconds()), ob.Target, fit))
+			}
 		}
-		if nonIdem := ob.RetryNonIdempotent; nonIdem != nil && nonIdem.Value {
+		if nonIdem := ob.RetryNonIdempotent; nonIdem != nil && nonIdem.Value && !ob.NeverSentOnly() {
 			add(nonIdem.Pos, finding.Newf(finding.CheckRetryNonIdempotent, finding.Fields{"attempts": attempts},
 				"non-idempotent requests (POST, PATCH) are retried after failures that may have been applied: a retried payment is charged twice (RFC 9110 section 9.2.2)"))
 		}
-		if ob.Jitter == "none" {
+		// nginx passes a failed request to the next server of the
+		// upstream (proxy_next_upstream): a failover, not a return to the
+		// server that failed, which is what jitter spreads out.
+		if ob.Jitter == "none" && !ob.NeverSentOnly() && ob.Target != "nginx" {
 			add(ob.Attempts.Pos, finding.Newf(finding.CheckNoJitter, finding.Fields{"attempts": attempts},
 				"retries go at once, without backoff or jitter: when the dependency fails, every client retries in the same instant"))
 		}
+		if c := ob.Retries500(); c != "" {
+			pos := ob.Attempts.Pos
+			if ob.RetryOn != nil {
+				pos = ob.RetryOn.Pos
+			}
+			add(pos, finding.Newf(finding.CheckRetry500, finding.Fields{"attempts": attempts, "condition": c},
+				"%s retries a 500: a deterministic bug returns it every time, so each such request costs %d calls for nothing, and a 500 may follow a request that was half applied", c, attempts))
+		}
 	}
-	// A hang at the configured timeout: Little's law at the peak rate,
+	// A hang under the config's own bounds: Little's law at the peak rate,
 	// against the caller's pool (--pool). A limit of calls in flight the
 	// config sets below the pool (a bulkhead: Envoy max_requests) caps
 	// the hang there, and the pool survives.
@@ -622,37 +724,22 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, o CheckOptions) [
 	if limit != nil && limit.Default {
 		limit = nil
 	}
-	hangTry := 0.0
-	switch {
-	case perTry != nil && perTry.Value > 0:
-		hangTry = perTry.Value
-	case timeout != nil && timeout.Value > 0:
-		hangTry = timeout.Value
-	}
 	ll := cg.res.LittlesLaw
-	if hangTry > 0 && ll.RateKnown && pool > 0 {
-		in := littleslaw.Input{Rate: ll.Rate, PeakRate: ll.PeakRate, Pool: pool, MeanLatency: ll.MeanLatency,
-			Timeout: time.Duration(hangTry * float64(time.Second)), Attempts: attempts}
-		if timeout != nil && timeout.Value > 0 && perTry != nil && perTry.Value > 0 {
-			in.Deadline = time.Duration(timeout.Value * float64(time.Second))
-		}
+	if bounded && hangWait > 0 && ll.RateKnown && pool > 0 {
+		in := littleslaw.Input{Rate: ll.Rate, PeakRate: ll.PeakRate, Pool: pool, MeanLatency: ll.MeanLatency, Timeout: hangWait, Attempts: 1}
 		r := littleslaw.Analyze(in)
 		if r.PoolExhausted && (limit == nil || limit.Value >= pool) {
 			pos := ob.Pos
 			if timeout != nil {
 				pos = timeout.Pos
 			}
-			add(pos, finding.Newf(finding.CheckHangExhaustsPool, finding.Fields{"configured_seconds": hangTry, "rate_per_second": max(r.PeakRate, r.Rate),
-				"pool": pool, "in_flight_during_hang": r.InFlightDuringHang, "seconds_to_exhaustion": r.SecondsToExhaustion, "recommended_seconds": recommended},
-				"during a hang, %s calls/s x %s = %s calls wait at once, %.1f x the pool of %s: the pool is exhausted %s s into the hang",
-				human.Number(max(r.PeakRate, r.Rate)), human.Seconds(r.HangWait.Seconds()), human.Number(r.InFlightDuringHang),
+			add(pos, finding.Newf(finding.CheckHangExhaustsPool, finding.Fields{"configured_seconds": hangWait.Seconds(), "rate_per_second": max(r.PeakRate, r.Rate),
+				"pool": pool, "in_flight_during_hang": r.InFlightDuringHang, "seconds_to_exhaustion": r.SecondsToExhaustion, "recommended_seconds": needed},
+				"during a hang, %s calls/s x %s (%s) = %s calls wait at once, %.1f x the pool of %s: the pool is exhausted %s s into the hang",
+				human.Number(max(r.PeakRate, r.Rate)), human.Seconds(hangWait.Seconds()), hangWhat(ob, b), human.Number(r.InFlightDuringHang),
 				r.InFlightDuringHang/float64(pool), human.Count(int64(pool)), human.Number(r.SecondsToExhaustion)))
-			if recommended < hangTry {
-				s := timeout
-				if perTry != nil && perTry.Value > 0 {
-					s = perTry
-				}
-				out[len(out)-1].Fix = fixFor(ob, s, recommended)
+			if timer != nil && needed < b.EffectivePerTry().Seconds()-1e-9 {
+				out[len(out)-1].Fix = fixFor(ob, timer, needed)
 			}
 		}
 	}
@@ -663,13 +750,17 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, o CheckOptions) [
 				m.Value, human.Number(ll.InFlightPeak), ll.Bulkhead))
 		}
 	}
-	// The connect timeout, the route's own or its cluster's.
+	// The connect timeout, the route's own or its cluster's, by analyze's
+	// rule: longer than the recommendation (recommend.ConnectTimeout, which
+	// lets a lost SYN be retransmitted) and than a connect inside a
+	// datacenter needs (--datacenter-connect, 1 s).
 	ct := firstSet(ob.ConnectTimeout, upstream.ConnectTimeout)
 	ctLimit := o.DatacenterConnect
 	if ctLimit == 0 {
 		ctLimit = time.Second
 	}
-	if ct != nil && ct.Value > ctLimit.Seconds() {
+	ctLimit = max(ctLimit, rec.ConnectTimeout)
+	if ct != nil && ct.Value > ctLimit.Seconds()+0.0005 {
 		f := finding.Fields{"configured_seconds": ct.Value, "limit_seconds": ctLimit.Seconds()}
 		if rc := rec.ConnectTimeout; rc > 0 {
 			f["recommended_seconds"] = rc.Seconds()
@@ -686,6 +777,32 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, o CheckOptions) [
 		}
 	}
 	return out
+}
+
+// hangWhat says what a hang waits for under the object's bounds.
+func hangWhat(ob snippet.Object, b recommend.Bounds) string {
+	n, _, wait, _ := b.Hang()
+	switch {
+	case b.Overall > 0 && wait == b.Overall && n > 1:
+		return fmt.Sprintf("the timeout over %d attempts", n)
+	case b.Overall > 0 && wait == b.Overall:
+		return "the timeout"
+	case n > 1:
+		return fmt.Sprintf("%d attempts of %s and the backoff between them", n, human.Seconds(b.EffectivePerTry().Seconds()))
+	case b.Attempts > 1 && !b.RetriesTimeouts:
+		return "one attempt: timeouts are not retried"
+	}
+	return "one attempt"
+}
+
+// attemptsThatFit is how many attempts fit the deadline when each times out
+// in full and each wait is at the cap.
+func attemptsThatFit(b recommend.Bounds, dl time.Duration) int {
+	n := b.Attempts
+	for n > 1 && recommend.WorstCaseOf(n, b.EffectivePerTry(), b.Backoff.Cap) > dl {
+		n--
+	}
+	return n
 }
 
 func defaultSuffix[T any](s *snippet.Setting[T]) string {
@@ -707,14 +824,15 @@ func firstSet[T any](ss ...*snippet.Setting[T]) *snippet.Setting[T] {
 // cutOffFindings holds one timeout against the group's latency: the share
 // of calls it cuts off, with its confidence interval, against
 // --false-timeouts.
-func cutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what string, cg checkedGroup, h *histogram.Latency, recommended, confidence float64, o CheckOptions) []report.CheckFinding {
+func cutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what string, cg checkedGroup, h *histogram.Latency, recommended, needed, confidence float64, o CheckOptions) []report.CheckFinding {
 	if cg.buckets != nil {
-		return bucketCutOffFindings(ob, t, what, cg, recommended, o)
+		return bucketCutOffFindings(ob, t, what, cg, recommended, needed, o)
 	}
 	d := time.Duration(t.Value * float64(time.Second))
 	n := h.Count()
 	above := h.CountAbove(d)
 	share := float64(above) / float64(n)
+	allowed, why := cg.allowedCutOff(o, func(d time.Duration) float64 { return float64(h.CountAbove(d)) / float64(n) })
 	lo, hi := wilson(above, n, confidence)
 	fields := finding.Fields{"configured_seconds": t.Value, "cut_off_fraction": share, "cut_off_low_fraction": lo, "cut_off_high_fraction": hi,
 		"calls": n, "calls_cut_off": above, "false_timeouts_fraction": o.Recommend.FalseTimeouts, "recommended_seconds": recommended}
@@ -725,20 +843,21 @@ func cutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what string,
 		what += " (between two reads: it cuts a call off while no byte arrives, so a response that streams may last longer)"
 	}
 	var f finding.Finding
-	if share > o.Recommend.FalseTimeouts {
+	cuts := share > allowed*(1+1e-9)
+	if cuts {
 		f = finding.Newf(finding.CheckTimeoutCutsOff, fields,
-			"the %s of %s cuts off %s of these calls (%s of %s; %s confidence: %s to %s), more than the %s asked for (--false-timeouts): %s would not",
+			"the %s of %s cuts off %s of these calls (%s of %s; %s confidence: %s to %s), more than the %s asked for (--false-timeouts)%s: %s would not",
 			what, human.Seconds(t.Value), human.Percent(share), human.Count(above), human.Count(n), human.Percent(confidence),
-			human.Percent(lo), human.Percent(hi), human.Percent(o.Recommend.FalseTimeouts), human.Seconds(recommended))
+			human.Percent(lo), human.Percent(hi), human.Percent(o.Recommend.FalseTimeouts), why, human.Seconds(needed))
 	} else {
 		f = finding.Newf(finding.CheckTimeoutFits, fields,
-			"the %s of %s cuts off %s of these calls (%s of %s), within the %s asked for; the recommendation is %s",
-			what, human.Seconds(t.Value), human.Percent(share), human.Count(above), human.Count(n), human.Percent(o.Recommend.FalseTimeouts), human.Seconds(recommended))
+			"the %s of %s cuts off %s of these calls (%s of %s), within the %s asked for%s; the recommendation is %s",
+			what, human.Seconds(t.Value), human.Percent(share), human.Count(above), human.Count(n), human.Percent(o.Recommend.FalseTimeouts), why, human.Seconds(recommended))
 	}
 	out := report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: t.Pos.File, Line: t.Pos.Line,
 		Target: ob.Target, Object: ob.Name, Group: cg.g.Name, Message: f.Message, Measured: f.Fields}
-	if share > o.Recommend.FalseTimeouts {
-		out.Fix = fixFor(ob, t, recommended)
+	if cuts {
+		out.Fix = fixFor(ob, t, needed)
 	}
 	return []report.CheckFinding{out}
 }
@@ -774,9 +893,9 @@ func fixFor(ob snippet.Object, s *snippet.Setting[float64], seconds float64) *re
 // it cuts off is exact only at a bucket bound; between two bounds the
 // buckets bracket it, and the finding is the one both ends agree on, or
 // none, beside TT-CHECK-NO-BUCKET-AT-TIMEOUT saying which bound to add.
-func bucketCutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what string, cg checkedGroup, recommended float64, o CheckOptions) []report.CheckFinding {
+func bucketCutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what string, cg checkedGroup, recommended, needed float64, o CheckOptions) []report.CheckFinding {
 	lo, hi, exact := cg.buckets.Above(t.Value)
-	ft := o.Recommend.FalseTimeouts
+	ft, why := cg.allowedCutOff(o, func(d time.Duration) float64 { _, hi, _ := cg.buckets.Above(d.Seconds()); return hi })
 	fields := finding.Fields{"configured_seconds": t.Value, "cut_off_low_fraction": lo, "cut_off_high_fraction": hi,
 		"calls": cg.buckets.Calls(), "false_timeouts_fraction": ft, "recommended_seconds": recommended}
 	if exact {
@@ -794,21 +913,21 @@ func bucketCutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what s
 		cf := report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: t.Pos.File, Line: t.Pos.Line,
 			Target: ob.Target, Object: ob.Name, Group: cg.g.Name, Message: f.Message, Measured: f.Fields}
 		if fix {
-			cf.Fix = fixFor(ob, t, recommended)
+			cf.Fix = fixFor(ob, t, needed)
 		}
 		out = append(out, cf)
 	}
 	switch {
 	case lo > ft:
 		emit(finding.Newf(finding.CheckTimeoutCutsOff, fields,
-			"the %s of %s cuts off %s of these %s calls, more than the %s asked for (--false-timeouts): %s would not",
-			what, human.Seconds(t.Value), share, human.Number(cg.buckets.Calls()), human.Percent(ft), human.Seconds(recommended)), true)
+			"the %s of %s cuts off %s of these %s calls, more than the %s asked for (--false-timeouts)%s: %s would not",
+			what, human.Seconds(t.Value), share, human.Number(cg.buckets.Calls()), human.Percent(ft), why, human.Seconds(needed)), true)
 	case hi <= ft:
 		emit(finding.Newf(finding.CheckTimeoutFits, fields,
 			"the %s of %s cuts off %s of these %s calls, within the %s asked for; the recommendation is %s",
 			what, human.Seconds(t.Value), share, human.Number(cg.buckets.Calls()), human.Percent(ft), human.Seconds(recommended)), false)
 	}
-	if !exact {
+	if !exact && lo <= ft && hi > ft {
 		emit(finding.Newf(finding.CheckNoBucketAtTimeout, finding.Fields{"configured_seconds": t.Value,
 			"cut_off_low_fraction": lo, "cut_off_high_fraction": hi, "false_timeouts_fraction": ft},
 			"no bucket bound at the %s of %s: the buckets only say it cuts off %s of these calls, so whether it keeps to the %s asked for %s; %s",
@@ -831,9 +950,12 @@ func wilson(k, n int64, confidence float64) (lo, hi float64) {
 	return max(mid-half, 0), min(mid+half, 1)
 }
 
-// layerFindings: configs of one call chain given together, each retrying,
-// multiply their attempts at the bottom.
-func layerFindings(objects []snippet.Object, files []string) []report.CheckFinding {
+// layerFindings: configs of one call chain (--chain: the configs given
+// are its layers, the caller's first), each retrying, multiply their
+// attempts at the bottom. Configs not declared a chain may be alternatives
+// or unrelated services: when several of them retry the calls of one
+// group, a note says what they would multiply to if they were layers.
+func layerFindings(objects []snippet.Object, served [][]string, files []string, chain bool) ([]report.CheckFinding, string) {
 	type layer struct {
 		file     string
 		attempts int
@@ -844,8 +966,8 @@ func layerFindings(objects []snippet.Object, files []string) []report.CheckFindi
 	var layers []layer
 	for _, f := range files {
 		best := layer{file: f, attempts: 1}
-		for _, ob := range objects {
-			if ob.Pos.File == f && ob.Attempts != nil && ob.Attempts.Value > best.attempts {
+		for i, ob := range objects {
+			if ob.Pos.File == f && len(served[i]) > 0 && ob.Attempts != nil && ob.Attempts.Value > best.attempts {
 				best = layer{file: f, attempts: ob.Attempts.Value, pos: ob.Attempts.Pos, object: ob.Name, target: ob.Target}
 			}
 		}
@@ -854,7 +976,7 @@ func layerFindings(objects []snippet.Object, files []string) []report.CheckFindi
 		}
 	}
 	if len(layers) < 2 {
-		return nil
+		return nil, ""
 	}
 	total := 1
 	var parts []string
@@ -862,10 +984,221 @@ func layerFindings(objects []snippet.Object, files []string) []report.CheckFindi
 		total *= l.attempts
 		parts = append(parts, fmt.Sprintf("%d (%s, %s)", l.attempts, l.object, l.pos))
 	}
+	if !chain {
+		return nil, fmt.Sprintf("%d configs retry the calls of the data: %s; if they are layers of one call chain, they make up to %d attempts at the bottom per request (give --chain to check them as one).",
+			len(layers), strings.Join(parts, ", "), total)
+	}
 	top := layers[0]
 	f := finding.Newf(finding.CheckRetryLayers, finding.Fields{"layers": len(layers), "attempts_at_bottom": total},
 		"%d layers retry: %s make up to %d attempts at the bottom per request; retry at one layer (the one nearest the caller, which knows the deadline) and give the others one attempt",
 		len(layers), strings.Join(parts, " x "), total)
 	return []report.CheckFinding{{Code: string(f.Code), Severity: string(f.Severity), File: top.pos.File, Line: top.pos.Line,
-		Target: top.target, Object: top.object, Message: f.Message, Measured: f.Fields}}
+		Target: top.target, Object: top.object, Message: f.Message, Measured: f.Fields}}, ""
+}
+
+// servedGroups returns, object by object, the groups each serves: the
+// groups its matches select (mapObject), only those of its methods, and
+// where objects compete for a request (snippet.Object.Router) only the
+// groups the target's own rules give it (firstMatch): Envoy and Istio take
+// the first route that matches, nginx its location rules. A group is thus
+// held against the object that would serve it, not every object whose
+// matches it meets.
+func servedGroups(objects []snippet.Object, groups map[string]checkedGroup, names []string, explicit map[string]string) [][]string {
+	served := make([][]string, len(objects))
+	for i, ob := range objects {
+		for _, g := range mapObject(ob, names, explicit) {
+			if _, mapped := explicit[ob.Name]; mapped || methodServes(ob, groups[g].method) {
+				served[i] = append(served[i], g)
+			}
+		}
+	}
+	for _, g := range names {
+		path := groupPath(g)
+		if path == "" {
+			continue // no path: every route may see the group's calls
+		}
+		routers := map[string][]int{}
+		for i, ob := range objects {
+			if _, mapped := explicit[ob.Name]; ob.Router != "" && !mapped && slices.Contains(served[i], g) {
+				routers[ob.Router] = append(routers[ob.Router], i)
+			}
+		}
+		for _, idx := range routers {
+			if len(idx) < 2 {
+				continue
+			}
+			win := firstMatch(objects, idx, path)
+			for _, i := range idx {
+				if i != win {
+					served[i] = slices.DeleteFunc(served[i], func(x string) bool { return x == g })
+				}
+			}
+		}
+	}
+	return served
+}
+
+// methodServes reports whether an object serves calls of a method: always
+// when either says nothing of methods (a gRPC "Service/Method" match is no
+// HTTP method).
+func methodServes(ob snippet.Object, method string) bool {
+	if method == "" {
+		return true
+	}
+	has := false
+	for _, m := range ob.Matches {
+		if m.Kind != snippet.MatchMethod || !slices.Contains(httpMethods, strings.ToUpper(m.Value)) {
+			continue
+		}
+		has = true
+		if strings.EqualFold(m.Value, method) {
+			return true
+		}
+	}
+	return !has
+}
+
+// firstMatch picks, among objects of one router that all match path (idx,
+// in the order the config lists them), the one the target serves the
+// request with. nginx (ngx_http_core_module, "location"): an exact match
+// wins; else the longest prefix, at once when it is "^~"; else the first
+// regular expression that matches, in the order of the file; else that
+// longest prefix. Envoy (RouteConfiguration: "the first route that matches
+// is used") and Istio (VirtualService http: "the first rule matching an
+// incoming request is used") take the first.
+func firstMatch(objects []snippet.Object, idx []int, path string) int {
+	kind := func(i int, k string) (snippet.Match, bool) {
+		for _, m := range objects[i].Matches {
+			if m.Kind == k {
+				return m, true
+			}
+		}
+		return snippet.Match{}, false
+	}
+	switch objects[idx[0]].Target {
+	case "nginx":
+	case "gateway-api", "linkerd":
+		// HTTPRoute's precedence among the rules that match (Gateway API,
+		// HTTPRouteRule): an exact path, then the longest prefix, then a
+		// method match; ties go to the first listed.
+		best, score := idx[0], -1
+		for _, i := range idx {
+			s := 0
+			if _, ok := kind(i, snippet.MatchExact); ok {
+				s = 1 << 20
+			} else if m, ok := kind(i, snippet.MatchPrefix); ok {
+				s = len(m.Value) << 1
+			}
+			if _, ok := kind(i, snippet.MatchMethod); ok {
+				s++
+			}
+			if s > score {
+				best, score = i, s
+			}
+		}
+		return best
+	default:
+		return idx[0]
+	}
+	longest, best := -1, snippet.Match{}
+	for _, i := range idx {
+		if _, ok := kind(i, snippet.MatchExact); ok {
+			return i
+		}
+		if m, ok := kind(i, snippet.MatchPrefix); ok && (longest < 0 || len(m.Value) > len(best.Value)) {
+			longest, best = i, m
+		}
+	}
+	if longest >= 0 && best.NoRegex {
+		return longest
+	}
+	for _, i := range idx {
+		if _, ok := kind(i, snippet.MatchRegex); ok {
+			return i
+		}
+	}
+	if longest >= 0 {
+		return longest
+	}
+	return idx[0]
+}
+
+// severityRank orders severities, the worst highest.
+var severityRank = map[string]int{"info": 0, "warning": 1, "error": 2}
+
+// onePerValue makes one finding of each config value out of the findings
+// of every group the object serves: the worst group's, naming every group
+// it affects with its figure. A value that cuts off too much of one group
+// is not also said to fit the others.
+func onePerValue(per []report.CheckFinding) []report.CheckFinding {
+	type key struct {
+		code, file, object string
+		line               int
+	}
+	var order []key
+	byKey := map[key][]report.CheckFinding{}
+	cuts := map[key]bool{}
+	for _, f := range per {
+		k := key{f.Code, f.File, f.Object, f.Line}
+		if _, ok := byKey[k]; !ok {
+			order = append(order, k)
+		}
+		byKey[k] = append(byKey[k], f)
+		if f.Code == string(finding.CheckTimeoutCutsOff) {
+			cuts[key{"", f.File, f.Object, f.Line}] = true
+		}
+	}
+	var out []report.CheckFinding
+	for _, k := range order {
+		fs := byKey[k]
+		if k.code == string(finding.CheckTimeoutFits) && cuts[key{"", k.file, k.object, k.line}] {
+			continue
+		}
+		worst := 0
+		for i, f := range fs {
+			if worseThan(f, fs[worst]) {
+				worst = i
+			}
+		}
+		f := fs[worst]
+		if len(fs) > 1 {
+			var names []string
+			for _, g := range fs {
+				names = append(names, g.Group+figure(g))
+			}
+			f.Groups = names
+			f.Message += fmt.Sprintf(" [%d groups: %s]", len(fs), strings.Join(names, "; "))
+			// The measured numbers stay the worst group's; Groups lists
+			// all of them.
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// worseThan reports whether a is the worse finding of one value: a higher
+// severity, else the larger share cut off or the more calls in flight.
+func worseThan(a, b report.CheckFinding) bool {
+	if severityRank[a.Severity] != severityRank[b.Severity] {
+		return severityRank[a.Severity] > severityRank[b.Severity]
+	}
+	for _, k := range []string{"cut_off_fraction", "cut_off_high_fraction", "in_flight_during_hang"} {
+		x, okx := a.Measured[k].(float64)
+		y, oky := b.Measured[k].(float64)
+		if okx && oky && x != y {
+			return x > y
+		}
+	}
+	return false
+}
+
+// figure is a group's own number in the list of groups a finding affects.
+func figure(f report.CheckFinding) string {
+	if x, ok := f.Measured["cut_off_fraction"].(float64); ok {
+		return " " + human.Percent(x)
+	}
+	if x, ok := f.Measured["in_flight_during_hang"].(float64); ok {
+		return " " + human.Number(x) + " in flight"
+	}
+	return ""
 }

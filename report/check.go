@@ -38,13 +38,17 @@ type Check struct {
 // timeout findings carry configured_seconds, cut_off_fraction,
 // recommended_seconds and in_flight_during_hang).
 type CheckFinding struct {
-	Code     string         `json:"code"`
-	Severity string         `json:"severity"`
-	File     string         `json:"file"`
-	Line     int            `json:"line"`
-	Target   string         `json:"target"`
-	Object   string         `json:"object"`
-	Group    string         `json:"group"`
+	Code     string `json:"code"`
+	Severity string `json:"severity"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Target   string `json:"target"`
+	Object   string `json:"object"`
+	Group    string `json:"group"`
+	// Groups are all the groups the value affects, each with its own
+	// figure ("/api/search 1.07 %"), when there are several; Group and
+	// Measured are then the worst one's.
+	Groups   []string       `json:"groups,omitempty"`
 	Message  string         `json:"message"`
 	Measured finding.Fields `json:"measured"`
 	// Baseline: the finding is in the --baseline check given, accepted

@@ -39,15 +39,20 @@ func newCheck() *cobra.Command {
 			"the latency you measured (--data: any input analyze reads; or --url and --metric: "+
 			"a Prometheus histogram over --window, --by its labels; or --report: a saved "+
 			"analyze -o json), maps each config "+
-			"object to the groups of the data (by its own route matches when the data are "+
-			"grouped by route, --by route; every group when they are not; --map "+
-			"OBJECT=GROUP over both), and reports, at the config's file and line, what its "+
-			"values cost: the share of calls a timeout cuts off with its confidence "+
-			"interval against --false-timeouts, a hang at that timeout exhausting the pool "+
-			"(Little's law at the peak rate, against --pool; a limit in the config below "+
-			"it caps the hang), a per-try timeout not below the overall one, attempts that "+
-			"cannot fit it, retries of non-idempotent requests, retries without jitter, "+
-			"retries at several layers, a connect timeout longer than a datacenter needs, "+
+			"object to the groups of the data as the proxy would (its route matches and "+
+			"methods when the data are grouped by route, --by route,method; the first "+
+			"route that matches in Envoy and Istio, nginx's location rules; every group "+
+			"when the data are not grouped; --map OBJECT=GROUP over both), reads each "+
+			"object as its target enforces it (a timeout over all attempts, or per try), "+
+			"and reports once per config value, at its file and line, naming every group "+
+			"it affects: the share of calls a timeout cuts off with its confidence "+
+			"interval against --false-timeouts, no timeout at all, a hang under the "+
+			"config's own bounds exhausting the pool (Little's law at the peak rate, "+
+			"against --pool; a limit in the config below it caps the hang), attempts a "+
+			"client without an overall timeout cannot fit in the deadline, retries of "+
+			"non-idempotent requests or of 500s, retries without jitter, retries at "+
+			"several layers (--chain), a connect timeout longer than analyze's rule "+
+			"allows, "+
 			"a default in force.", 0) + `
 
 --baseline FILE accepts the findings of an earlier check -o json; --suggest
@@ -64,7 +69,8 @@ when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
       --rate 400 --pool 200
 
   # Two layers of one call chain, JSON for CI
-  tunetimeout check envoy.yaml service-config.json --data latencies.csv -o json
+  tunetimeout check --chain envoy.yaml service-config.json \
+      --data latencies.csv -o json
 
   # SARIF for GitHub code scanning, exit 0 whatever it finds
   tunetimeout check envoy.yaml --data latencies.csv -o sarif \
@@ -181,6 +187,7 @@ when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
 	fl.StringVar(&failOn, "fail-on", string(finding.Error), "exit 1 when a finding is at or above this severity: "+strings.Join(severity, ", "))
 	fl.StringVar(&baseline, "baseline", "", "a check written with -o json whose findings are known: they are shown, marked, and fail nothing")
 	fl.BoolVar(&suggest, "suggest", false, "write, instead of the report, the edits that bring each value to the recommendation, as a unified diff for patch -p0")
+	fl.BoolVar(&o.Chain, "chain", false, "the configs are the layers of one call chain, the caller's first: their retries multiply")
 	fl.StringVar(&cfgFmt, "config-format", "", "read every config as this target's: "+strings.Join(readers(), ", ")+" (default: detected per file)")
 	addInputFlags(cmd, &o.Options, &f)
 	addPrometheusFlags(cmd, &prom, &pf, false)

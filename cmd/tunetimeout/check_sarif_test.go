@@ -29,7 +29,7 @@ var sarifSchema = func() string {
 func TestCheckSARIF(t *testing.T) {
 	envoy := filepath.Join(checkData, "envoy-250ms.yaml")
 	layered := []string{filepath.Join(checkData, "envoy-3-attempts.yaml"), filepath.Join(checkData, "grpc-3-attempts.json")}
-	args := append([]string{"check", envoy}, layered...)
+	args := append([]string{"check", "--chain", envoy}, layered...)
 	args = append(args, "--data", mixture, "-o", "sarif")
 	out, errOut, code := execute(t, "", args...)
 	require.Equal(t, 1, code, errOut)

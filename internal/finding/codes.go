@@ -60,7 +60,6 @@ const (
 	CheckDefaultTimeout      Code = "TT-CHECK-DEFAULT-TIMEOUT"
 	CheckNoTimeout           Code = "TT-CHECK-NO-TIMEOUT"
 	CheckHangExhaustsPool    Code = "TT-CHECK-HANG-EXHAUSTS-POOL"
-	CheckPerTryOverTimeout   Code = "TT-CHECK-PER-TRY-OVER-TIMEOUT"
 	CheckAttemptsDontFit     Code = "TT-CHECK-ATTEMPTS-DONT-FIT"
 	CheckRetryNonIdempotent  Code = "TT-CHECK-RETRY-NON-IDEMPOTENT"
 	CheckNoJitter            Code = "TT-CHECK-NO-JITTER"
@@ -68,6 +67,7 @@ const (
 	CheckConnectTimeoutLong  Code = "TT-CHECK-CONNECT-TIMEOUT-LONG"
 	CheckBulkheadBelowDemand Code = "TT-CHECK-BULKHEAD-BELOW-DEMAND"
 	CheckNoBucketAtTimeout   Code = "TT-CHECK-NO-BUCKET-AT-TIMEOUT"
+	CheckRetry500            Code = "TT-CHECK-RETRY-500"
 )
 
 // The codes of the call graph (report.NewCallGraph).
@@ -136,15 +136,15 @@ var defs = []Def{
 	{CheckTimeoutCutsOff, Error, "a configured timeout cuts off more calls than --false-timeouts allows"},
 	{CheckTimeoutFits, Info, "a configured timeout cuts off no more calls than --false-timeouts allows"},
 	{CheckDefaultTimeout, Warning, "no timeout is set: the target's default is in force"},
-	{CheckNoTimeout, Warning, "the timeout is disabled: a hang holds every call until the caller gives up"},
+	{CheckNoTimeout, Error, "no timeout bounds the call: a hang holds every call until the caller gives up"},
 	{CheckHangExhaustsPool, Error, "a hang at the configured timeout exhausts the pool (Little's law at the peak rate)"},
-	{CheckPerTryOverTimeout, Error, "the per-try timeout is not below the overall timeout: no retry can start"},
 	{CheckAttemptsDontFit, Warning, "the attempts cannot all run into their per-try timeout within the overall timeout"},
 	{CheckRetryNonIdempotent, Error, "non-idempotent requests are retried after failures that may have been applied"},
 	{CheckNoJitter, Warning, "retries go at once, without backoff or jitter"},
 	{CheckRetryLayers, Warning, "several configs of one call chain retry: their attempts multiply at the bottom"},
 	{CheckConnectTimeoutLong, Warning, "the connect timeout is longer than a connect inside a datacenter needs"},
 	{CheckBulkheadBelowDemand, Warning, "a limit of calls in flight is below normal demand: calls are turned away on a normal day"},
+	{CheckRetry500, Warning, "500 is retried: a deterministic bug returns it every time, and it may follow a half-applied request"},
 	{CheckNoBucketAtTimeout, Warning, "bucketed data have no bound at the configured timeout: the share it cuts off is only bracketed"},
 
 	{TimeoutInversion, Warning, "a service's timeout downstream is not shorter than its caller's towards it: the caller gives up first"},

@@ -2,8 +2,11 @@ package snippet
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/tunetimeout/tunetimeout/recommend"
 )
 
 // nginxTarget writes nginx configuration for the http context: an upstream
@@ -42,7 +45,7 @@ func renderNginx(p *plan, d *doc) error {
 		server += " max_fails=0"
 	}
 	if b := p.bulkhead; b != nil {
-		each := max(1, *b/tries)
+		each := max(1, (*b+tries-1)/tries) // rounded up: the entries together hold the whole bulkhead
 		if tries > 1 {
 			d.note("upstream max_conns=%d on each of the %d entries, %d in all: %s", each, tries, each*tries, p.bulkheadWhy)
 		} else {
@@ -61,14 +64,23 @@ func renderNginx(p *plan, d *doc) error {
 	}
 	d.p("}\n\nserver {\n    listen 80;  # or paste the locations into your own server block\n")
 	p.noteUnroutable(d, "an nginx location")
-	seen := map[string]string{}
-	for _, rt := range p.pathRoutes() {
+	// Groups of one path (by method) share a location: it takes the
+	// numbers of the one that needs the longest timeout, so that it cuts
+	// off none of them more than asked.
+	routes := p.pathRoutes()
+	chosen := map[string]int{}
+	for i, rt := range routes {
 		loc := nginxLocation(rt.match)
-		if g, dup := seen[loc]; dup {
-			d.note("group %q: nginx matches paths only, so it shares the location %s of group %q: its numbers are not written", rt.group, loc, g)
+		if j, ok := chosen[loc]; !ok || rt.perTry > routes[j].perTry || (rt.perTry == routes[j].perTry && rt.timeout > routes[j].timeout) {
+			chosen[loc] = i
+		}
+	}
+	for i, rt := range routes {
+		loc := nginxLocation(rt.match)
+		if j := chosen[loc]; j != i {
+			d.note("group %q: nginx matches paths only, so it shares the location %s of group %q, which needs the longest timeout: its numbers are not written", rt.group, loc, routes[j].group)
 			continue
 		}
-		seen[loc] = rt.group
 		d.note("location %s (group %q, %s):", loc, rt.group, rt.describe())
 		if rt.match.method != "" {
 			d.note("  the group's method %s is not matched: a location matches paths", rt.match.method)
@@ -101,7 +113,7 @@ func renderNginx(p *plan, d *doc) error {
 		}
 		conds, skipped := nginxConditions(rt)
 		d.note("  proxy_next_upstream %s from %s; tries %d: %s", strings.Join(conds, " "), strings.Join(rt.retryOn, ", "), n, rt.attemptsWhy)
-		if rt.idempotent {
+		if nginxNonIdempotent(rt) {
 			d.note("  non_idempotent: %s, so POST, LOCK and PATCH are retried too", rt.idempotentWhy)
 		} else {
 			d.note("  %s: without non_idempotent nginx passes POST, LOCK and PATCH to the next try only when the request was never sent (a refused or timed-out connect); other methods it also retries after a timeout or an error reading the response header, which RFC 9110 allows for them", rt.idempotentWhy)
@@ -152,10 +164,18 @@ func nginxConditions(rt route) (conds, skipped []string) {
 	if len(conds) == 0 {
 		conds = []string{"error", "timeout"}
 	}
-	if rt.idempotent {
+	if nginxNonIdempotent(rt) {
 		add("non_idempotent")
 	}
 	return conds, skipped
+}
+
+// nginxNonIdempotent reports whether a route needs non_idempotent: calls
+// marked idempotent whose method nginx counts as non-idempotent (POST,
+// LOCK, PATCH), or whose method is unknown. A GET or a HEAD is retried
+// without it, and with it a POST the data never showed would be too.
+func nginxNonIdempotent(rt route) bool {
+	return rt.idempotent && !slices.Contains(recommend.IdempotentMethods, rt.method)
 }
 
 // nginxLocation is the location of a route: = for an exact path, ~ for a

@@ -67,6 +67,8 @@ type route struct {
 	jitter      string   // full, equal, decorrelated
 	retryOn     []string // connect-failure, refused-stream, timeout, status codes
 	idempotent  bool
+	// method is the request method of the group's calls, "" when unknown.
+	method string
 	// idempotentWhy says why the calls are or are not idempotent.
 	idempotentWhy string
 	hedge         *report.Hedge // nil: no hedging
@@ -207,6 +209,9 @@ func (rt *route) readPolicy(pol *report.Policy, recTimeout time.Duration, recWhy
 	}
 	rt.minUseful = time.Duration(math.Round(pol.MinUsefulTrySeconds*1e9)) / time.Millisecond * time.Millisecond
 	rt.idempotent = pol.Idempotent
+	if pol.Method != nil {
+		rt.method = *pol.Method
+	}
 	switch {
 	case pol.Method != nil && pol.Idempotent:
 		rt.idempotentWhy = fmt.Sprintf("%s calls are idempotent", *pol.Method)

@@ -80,6 +80,9 @@ type Match struct {
 	Value string `json:"value"`
 	// CaseInsensitive: nginx "~*", Envoy case_sensitive false.
 	CaseInsensitive bool `json:"case_insensitive,omitempty"`
+	// NoRegex: nginx "^~": when this prefix is the longest that matches,
+	// the regular expressions are not tried.
+	NoRegex bool `json:"no_regex,omitempty"`
 }
 
 // Object is one thing a timeout or retry policy applies to: an Envoy route
@@ -99,6 +102,12 @@ type Object struct {
 	Name    string
 	Pos     Pos
 	Matches []Match
+	// Router names the objects that compete for one request, of which the
+	// target's own rules pick one (FirstMatch): the routes of one Envoy
+	// virtual host, the http routes of one Istio VirtualService, the
+	// locations of one nginx server. "" when an object is not picked
+	// against others: it serves every request its matches select.
+	Router string
 	// Upstream names what it sends to (an Envoy cluster, an nginx upstream
 	// or proxy_pass host, an HAProxy backend, an Istio destination host);
 	// "" when the object is the upstream itself or sends nowhere.

@@ -597,7 +597,7 @@ func (r *envoyReader) route(n *yaml.Node, i int, vh envoyVHost) {
 	if name == "" {
 		name = "route " + strconv.Itoa(i+1)
 	}
-	o := Object{Target: "envoy", Kind: "route", Name: vh.label + "/" + name, Pos: r.pos(n)}
+	o := Object{Target: "envoy", Kind: "route", Name: vh.label + "/" + name, Pos: r.pos(n), Router: "envoy " + r.pos(n).File + " " + vh.label}
 	r.routeMatch(n, &o)
 	o.Matches = append(o.Matches, vh.hosts...)
 	ra := r.field(n, "route")

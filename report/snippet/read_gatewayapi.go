@@ -76,9 +76,12 @@ type gatewayRule struct {
 	notes    []string
 }
 
-// object starts the Object of a rule.
+// object starts the Object of a rule. The rules of the routes of one file
+// that send to one backend compete for a request by the Gateway API's
+// precedence (Object.Router).
 func (r gatewayRule) object(target, kind string) Object {
-	return Object{Target: target, Kind: kind, Name: r.name, Pos: r.pos, Matches: r.matches, Upstream: r.upstream, Notes: append([]string(nil), r.notes...)}
+	return Object{Target: target, Kind: kind, Name: r.name, Pos: r.pos, Matches: r.matches, Upstream: r.upstream, Notes: append([]string(nil), r.notes...),
+		Router: target + " " + r.pos.File + " " + r.upstream}
 }
 
 // gatewayRules reads the rules of an HTTPRoute or GRPCRoute (its spec is

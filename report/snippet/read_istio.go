@@ -117,7 +117,7 @@ func istioVirtualService(out []Object, o kubeObject) ([]Object, error) {
 		if h.Kind != yaml.MappingNode {
 			return nil, errorAt(nodePos(f, h), "%s: want a mapping, got %s", where, kubeWhat(h))
 		}
-		obj := Object{Target: "istio", Kind: "VirtualService route", Pos: nodePos(f, h)}
+		obj := Object{Target: "istio", Kind: "VirtualService route", Pos: nodePos(f, h), Router: "istio " + o.qualified()}
 		name, _, err := kubeString(f, kubeField(h, "name"), where+".name")
 		if err != nil {
 			return nil, err

@@ -902,6 +902,7 @@ func parseNginxServer(d *nginxDirective) (nginxServer, error) {
 
 // nginxServerBlock is what a location needs of its server.
 type nginxServerBlock struct {
+	router  string // Object.Router of its locations: the server's file and line
 	label   string // "server example.com", "" for a fragment
 	matches []Match
 	notes   []string
@@ -912,7 +913,7 @@ func (in *nginxInterp) server(d *nginxDirective, set nginxSettings, fragment boo
 	if err != nil {
 		return err
 	}
-	sb := &nginxServerBlock{}
+	sb := &nginxServerBlock{router: "nginx " + d.pos.String()}
 	var names []string
 	listen := ""
 	for _, c := range d.block {
@@ -1011,7 +1012,7 @@ func parseNginxLocation(d *nginxDirective) (nginxLoc, error) {
 		if strings.HasPrefix(uri, "@") && mod == "" {
 			l.named = true
 		} else {
-			l.match = &Match{Kind: MatchPrefix, Value: uri}
+			l.match = &Match{Kind: MatchPrefix, Value: uri, NoRegex: mod == "^~"}
 		}
 	}
 	return l, nil
@@ -1056,6 +1057,9 @@ func (in *nginxInterp) location(d *nginxDirective, set nginxSettings, sb *nginxS
 			return err
 		}
 		o.Notes = append(append([]string(nil), sb.notes...), o.Notes...)
+		if len(parents) == 0 && !loc.named {
+			o.Router = sb.router // nested locations are picked inside theirs: left standalone
+		}
 		if loc.named {
 			o.Notes = append(o.Notes, fmt.Sprintf("%s is a named location: requests reach it only through error_page, try_files or a redirect", loc.label))
 		}
