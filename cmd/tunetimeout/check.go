@@ -76,7 +76,12 @@ when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
 
   # The edits to make, applied
   tunetimeout check nginx.conf --data access.log --suggest | patch -p0`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{fmt.Errorf("check: name the config files to check (%s), then the latency with --data, --url or --report", strings.Join(readers(), ", "))}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sources := 0
 			for _, given := range []bool{len(data) > 0, prom.Source.URL != "", saved != ""} {
