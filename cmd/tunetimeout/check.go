@@ -12,6 +12,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
+	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/report/snippet"
@@ -160,7 +161,7 @@ when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
 				out = func(w io.Writer) error {
 					skipped, err := report.WriteFixes(w, c, func(file string) ([]byte, error) { return analysis.ReadConfigFile(file) })
 					if skipped > 0 && err == nil {
-						fmt.Fprintf(cmd.ErrOrStderr(), "tunetimeout: %d edits left out: their value is no longer on its line\n", skipped)
+						fmt.Fprintf(cmd.ErrOrStderr(), "tunetimeout: %s left out: their value is no longer on its line\n", human.Plural(int64(skipped), "edit"))
 					}
 					return err
 				}
