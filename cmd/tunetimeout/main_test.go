@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -258,4 +259,38 @@ func userDocs() ([]byte, error) {
 		all = append(append(all, b...), '\n')
 	}
 	return all, nil
+}
+
+// TestStdinNotice: analyze, simulate and summarize with no file (or "-")
+// say on standard error that they read standard input when it is a
+// terminal, and only then: piped input is read without a word.
+func TestStdinNotice(t *testing.T) {
+	const notice = "tunetimeout: reading standard input; Ctrl-D ends it\n"
+	in := "100\n200\n300\n"
+	for _, args := range [][]string{
+		{"analyze", "--unit", "ms"},
+		{"analyze", "--unit", "ms", "-"},
+		{"simulate", "--unit", "ms", "--requests", "100"},
+		{"summarize", "--input", "csv", "--unit", "ms"},
+	} {
+		_, errOut, code := execute(t, in, args...)
+		require.Equal(t, 0, code, "%v: %s", args, errOut)
+		assert.NotContains(t, errOut, "standard input", "%v: not a terminal", args)
+	}
+	orig := isTerminalInput
+	t.Cleanup(func() { isTerminalInput = orig })
+	isTerminalInput = func(io.Reader) bool { return true }
+	for _, args := range [][]string{
+		{"analyze", "--unit", "ms"},
+		{"analyze", "--unit", "ms", "-"},
+		{"simulate", "--unit", "ms", "--requests", "100"},
+		{"summarize", "--input", "csv", "--unit", "ms"},
+	} {
+		_, errOut, code := execute(t, in, args...)
+		require.Equal(t, 0, code, "%v: %s", args, errOut)
+		assert.True(t, strings.HasPrefix(errOut, notice), "%v: %q", args, errOut)
+	}
+	_, errOut, code := execute(t, in, "analyze", mixture)
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, errOut, "standard input", "a file named: nothing read from the terminal")
 }
