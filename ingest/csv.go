@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // CSVOptions select the columns of a CSV input.
@@ -187,10 +189,10 @@ func (c *columns) list() string {
 // notFound is the error for a column named by an option but absent.
 func (c *columns) notFound(input, flag, ref string) error {
 	if c.names == nil {
-		return fmt.Errorf("%s: %s column %q not found: the input has no header row (its first row is all numbers), so name columns by 1-based index, 1 to %d",
+		return usage.Errorf("%s: %s column %q not found: the input has no header row (its first row is all numbers), so name columns by 1-based index, 1 to %d",
 			input, flag, ref, c.width)
 	}
-	return fmt.Errorf("%s: %s column %q not found; the columns are %s", input, flag, ref, c.list())
+	return usage.Errorf("%s: %s column %q not found; the columns are %s", input, flag, ref, c.list())
 }
 
 // NewCSV reads the header of r (named name in errors; "-" for stdin) and

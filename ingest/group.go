@@ -3,11 +3,12 @@ package ingest
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // GroupKeys are the keys log formats can group by (--by).
@@ -39,18 +40,18 @@ func NewGrouper(by, routePatterns []string) (*Grouper, error) {
 	for _, k := range by {
 		k = strings.ToLower(strings.TrimSpace(k))
 		if !slices.Contains(GroupKeys, k) {
-			return nil, fmt.Errorf("cannot group by %q: log formats group by %s", k, strings.Join(GroupKeys, ", "))
+			return nil, usage.Errorf("cannot group by %q: log formats group by %s", k, strings.Join(GroupKeys, ", "))
 		}
 		g.keys = append(g.keys, k)
 	}
 	for _, p := range routePatterns {
 		if !strings.HasPrefix(p, "/") {
-			return nil, fmt.Errorf("route pattern %q must start with /", p)
+			return nil, usage.Errorf("route pattern %q must start with /", p)
 		}
 		segs := strings.Split(strings.Trim(p, "/"), "/")
 		for i, s := range segs {
 			if s == "*" && i != len(segs)-1 {
-				return nil, fmt.Errorf("route pattern %q: * may only be the last segment", p)
+				return nil, usage.Errorf("route pattern %q: * may only be the last segment", p)
 			}
 		}
 		g.patterns = append(g.patterns, segs)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // What the span formats (otlp, zipkin, jaeger) share: which spans are
@@ -44,14 +46,14 @@ func newSpanNamer(name, what string, o Options) (spanNamer, error) {
 		k = strings.TrimSpace(k)
 		if attr, ok := strings.CutPrefix(k, AttrKeyPrefix); ok {
 			if attr == "" {
-				return n, fmt.Errorf("%s: cannot group by %q: name the attribute, as in attr:k8s.namespace.name", name, k)
+				return n, usage.Errorf("%s: cannot group by %q: name the attribute, as in attr:k8s.namespace.name", name, k)
 			}
 			n.keys = append(n.keys, k)
 			continue
 		}
 		k = strings.ToLower(k)
 		if !slices.Contains(SpanGroupKeys, k) {
-			return n, fmt.Errorf("%s: cannot group by %q: %s group by %s, or attr:NAME for any attribute", name, k, what, strings.Join(SpanGroupKeys, ", "))
+			return n, usage.Errorf("%s: cannot group by %q: %s group by %s, or attr:NAME for any attribute", name, k, what, strings.Join(SpanGroupKeys, ", "))
 		}
 		n.keys = append(n.keys, k)
 	}

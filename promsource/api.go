@@ -28,6 +28,7 @@ const (
 	epQuery       = "/api/v1/query"
 	epQueryRange  = "/api/v1/query_range"
 	epLabelValues = "/api/v1/label/:name/values"
+	epLabels      = "/api/v1/labels"
 )
 
 // DefaultMaxResponseBytes caps the size of one answer (after
@@ -90,6 +91,22 @@ func (c *client) queryRange(ctx context.Context, q string, r v1.Range, keep labe
 func (c *client) labelValues(ctx context.Context, label string, start, end time.Time, each func(model.LabelValue) error) (v1.Warnings, v1.Infos, error) {
 	u := c.url(epLabelValues, label)
 	args := u.Query()
+	if !start.IsZero() {
+		args.Set("start", formatTime(start))
+	}
+	if !end.IsZero() {
+		args.Set("end", formatTime(end))
+	}
+	return c.do(ctx, u, args, false, &visitor{want: model.ValNone, value: each})
+}
+
+// labelNames reads the names of the labels of the series that match
+// between start and end, with a GET as client_golang's LabelNames sends it
+// when POST is refused.
+func (c *client) labelNames(ctx context.Context, match string, start, end time.Time, each func(model.LabelValue) error) (v1.Warnings, v1.Infos, error) {
+	u := c.url(epLabels, "")
+	args := u.Query()
+	args.Add("match[]", match)
 	if !start.IsZero() {
 		args.Set("start", formatTime(start))
 	}

@@ -42,7 +42,23 @@ func classicAnswer(q string) string {
 	case strings.HasPrefix(q, "max_over_time("):
 		return vectorOf(`{"metric":{},"value":[1800000000,"0.5"]}`)
 	}
+	if a, ok := spanAnswer(q); ok {
+		return a
+	}
 	return `{"status":"error","errorType":"bad_data","error":"unexpected query"}`
+}
+
+// spanAnswer answers the queries of the data's first and last sample
+// (span) for data that cover the hour's window ending at 1800000000,
+// scraped every 15 s.
+func spanAnswer(q string) (string, bool) {
+	switch {
+	case strings.HasPrefix(q, "max(timestamp("):
+		return vectorOf(`{"metric":{},"value":[1800000000,"1799999995"]}`), true
+	case strings.HasPrefix(q, "min(min_over_time(timestamp("):
+		return vectorOf(`{"metric":{},"value":[1800000000,"1799996410"]}`), true
+	}
+	return "", false
 }
 
 // request is what a fake server was sent.
@@ -154,7 +170,7 @@ func TestGETFallback(t *testing.T) {
 			assert.Equal(t, 0.05, g.Mean)
 			assert.Equal(t, 0.5, g.PeakRate)
 			assert.Equal(t, 0.5, g.Overall.Locate(0.99).Bucket.Hi)
-			assert.Equal(t, strings.Repeat("POST GET ", 5)[:len(strings.Repeat("POST GET ", 5))-1], rc.methods())
+			assert.Equal(t, strings.Repeat("POST GET ", 7)[:len(strings.Repeat("POST GET ", 7))-1], rc.methods())
 			for i := 0; i < len(rc.reqs); i += 2 {
 				post, get := rc.reqs[i], rc.reqs[i+1]
 				assert.Equal(t, "application/x-www-form-urlencoded", post.contentType)
@@ -178,7 +194,7 @@ func TestWarningsAndInfos(t *testing.T) {
 		`PromQL warning: bucket label "le" is missing or has a malformed value`,
 		"PromQL info: metric might not be a counter",
 	}, res.Warnings)
-	assert.Len(t, res.Queries, 5)
+	assert.Len(t, res.Queries, 7)
 }
 
 // Errors Prometheus answers with are explained as before the streaming

@@ -248,7 +248,7 @@ func TestFetchServerEstimate(t *testing.T) {
 		for _, q := range res.Queries {
 			assert.NotContains(t, q, "histogram_quantile")
 		}
-		assert.Equal(t, "POST GET POST POST POST POST", rc.methods(), "count, buildinfo, then the four queries")
+		assert.Equal(t, "POST GET POST POST POST POST POST POST", rc.methods(), "count, buildinfo, then the six queries")
 	})
 	t.Run("no quantile: no detection", func(t *testing.T) {
 		f := &fakeVM{metricsPath: "/metrics", metrics: vmMetrics, answer: vmEstimateAnswer}

@@ -33,6 +33,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // Options say what to read and where from.
@@ -80,6 +81,11 @@ type Result struct {
 	Window   time.Duration
 	Step     time.Duration
 	Queries  []string // every query sent, in order
+	// DataFrom and DataTo are the first and last sample of the calls'
+	// series in the window, to the second (zero when unknown): where they
+	// leave much of the window without data, the rates are measured over
+	// the part with data, and a note says how much that is (span).
+	DataFrom, DataTo time.Time
 	// Notes are facts for people: repairs, renamed metrics, missing rates.
 	Notes []string
 	// Warnings are Prometheus's own warnings and infos, deduplicated.
@@ -151,6 +157,8 @@ type session struct {
 	sel     string // inner matchers, without braces
 	res     *Result
 	seenMsg map[string]bool
+	// labelSeen says which --by labels a series read so far had.
+	labelSeen map[string]bool
 }
 
 // Fetch reads the histogram of o.Metric from Prometheus.
@@ -163,7 +171,7 @@ func Fetch(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{URL: c.display, At: o.At, Window: o.Window, Step: o.Step}
-	s := &session{c: c, o: o, res: res, seenMsg: map[string]bool{}}
+	s := &session{c: c, o: o, res: res, seenMsg: map[string]bool{}, labelSeen: map[string]bool{}}
 	s.sel = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(o.Selector), "{"), "}"))
 
 	name := o.Metric
@@ -406,6 +414,8 @@ func (s *session) groupName(m model.Metric) string {
 		v := string(m[model.LabelName(l)])
 		if v == "" {
 			v = "-"
+		} else {
+			s.labelSeen[l] = true
 		}
 		parts[i] = v
 	}
@@ -550,6 +560,11 @@ func (s *session) classic(ctx context.Context) error {
 		}
 	}
 	s.res.Kind = lay.kind
+	if len(sets) > 0 {
+		if err := s.missingLabels(ctx, s.series(name+"_bucket")); err != nil {
+			return err
+		}
+	}
 	groups := map[string]*Group{}
 	for g, set := range sets {
 		h, err := lay.build(set, s.res.Unit)
@@ -586,8 +601,9 @@ func (s *session) classic(ctx context.Context) error {
 		}
 	}
 	if badCount > 0 {
-		s.res.Notes = append(s.res.Notes, fmt.Sprintf("The increase of %s_count is not a count of calls (NaN, negative or infinite) for %d groups: the buckets' total stands in.", name, badCount))
+		s.res.Notes = append(s.res.Notes, fmt.Sprintf("The increase of %s_count is not a count of calls (NaN, negative or infinite) for %s: the buckets' total stands in.", name, human.Plural(int64(badCount), "group")))
 	}
+	s.span(ctx, s.series(name+"_count"))
 	if err := s.rates(ctx, groups, fmt.Sprintf("rate(%s[%s])", s.series(name+"_count"), dur(o.PeakRange))); err != nil {
 		return err
 	}
@@ -727,6 +743,12 @@ func (s *session) native(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if len(groups) > 0 {
+		if err := s.missingLabels(ctx, s.series(name)); err != nil {
+			return err
+		}
+	}
+	s.span(ctx, s.series(name))
 	if err := s.rates(ctx, groups, fmt.Sprintf("histogram_count(rate(%s[%s]))", s.series(name), dur(o.PeakRange))); err != nil {
 		return err
 	}
@@ -754,12 +776,36 @@ func (s *session) native(ctx context.Context) error {
 
 // rates fills the mean rate from the calls and the peak from the largest
 // rate over the window (a subquery at the peak range's resolution).
+//
+// Where the data cover only part of the window (span), both are measured
+// over that part: the mean over the seconds with data, not the window's,
+// and the peak over the rate windows that lie wholly after the first
+// sample (one that starts before it sees only some of its range's calls).
+// Data shorter than one peak range have no such window: their mean stands
+// in for the peak.
 func (s *session) rates(ctx context.Context, groups map[string]*Group, rate string) error {
 	o := s.o
+	over, peakOver := o.Window, o.Window
+	if !s.res.DataFrom.IsZero() {
+		over = s.res.DataTo.Sub(s.res.DataFrom)
+		peakOver = min(o.Window, o.At.Sub(s.res.DataFrom.Add(o.PeakRange))).Truncate(time.Second)
+	}
 	for _, g := range groups {
 		g.Rate = g.Calls / o.Window.Seconds()
+		if over > 0 {
+			g.Rate = g.Calls / over.Seconds()
+		}
 	}
-	q := fmt.Sprintf("max_over_time(%s[%s:%s])", sumBy(o.By, rate), dur(o.Window), dur(o.PeakRange))
+	if peakOver < o.PeakRange {
+		for _, g := range groups {
+			g.PeakRate = g.Rate
+		}
+		s.res.Notes = append(s.res.Notes, fmt.Sprintf(
+			"The data span %s, less than one %s rate window after the first sample: the mean rate over them stands in for the peak.",
+			human.ExactDuration(over, false), dur(o.PeakRange)))
+		return nil
+	}
+	q := fmt.Sprintf("max_over_time(%s[%s:%s])", sumBy(o.By, rate), dur(peakOver), dur(o.PeakRange))
 	peaks, err := s.perGroup(ctx, q)
 	if err != nil {
 		return err
@@ -774,10 +820,94 @@ func (s *session) rates(ctx context.Context, groups map[string]*Group, rate stri
 	}
 	if missing > 0 {
 		s.res.Notes = append(s.res.Notes, fmt.Sprintf(
-			"No %s rate for %d groups: series scraped less often than every %s have fewer than two samples in it; the mean rate stands in for the peak.",
-			dur(o.PeakRange), missing, dur(o.PeakRange/2)))
+			"No %s rate for %s: series scraped less often than every %s have fewer than two samples in it; the mean rate stands in for the peak.",
+			dur(o.PeakRange), human.Plural(int64(missing), "group"), dur(o.PeakRange/2)))
 	}
 	return nil
+}
+
+// span finds when the data in the window begin and end (Result.DataFrom,
+// DataTo) from the timestamps of the calls' series, to the second, and
+// sets them when the data leave more than one peak range of the window
+// without data at either end, with a note that says how much of the
+// window has data. A server that cannot tell (an error, no answer) leaves
+// them zero: the rates are then over the whole window, as before.
+//
+// timestamp() of a selector is its sample's time (PromQL's functions
+// documentation), so in a subquery it gives, at each step, the time of the
+// last sample at or before it. The last sample is the latest of those
+// (at the window's end, or at the last step after the data end); the
+// first is found in two passes: at the peak range's resolution over the
+// window, then to the second within the step before.
+func (s *session) span(ctx context.Context, series string) {
+	o := s.o
+	r := o.PeakRange
+	one := func(q string, at time.Time) (time.Time, bool) {
+		var v float64
+		found := false
+		s.res.Queries = append(s.res.Queries, q)
+		_, _, err := s.c.query(ctx, q, at, onlyLabels(), func(smp *model.Sample) error {
+			v, found = float64(smp.Value), !math.IsNaN(float64(smp.Value))
+			return nil
+		})
+		if err != nil || !found {
+			return time.Time{}, false
+		}
+		return time.Unix(0, int64(v*1e9)).Truncate(time.Second), true
+	}
+	last, ok := one(fmt.Sprintf("max(timestamp(%s)) or max(max_over_time(timestamp(%s)[%s:%s]))", series, series, dur(o.Window), dur(r)), o.At)
+	if !ok {
+		return
+	}
+	coarse, ok := one(fmt.Sprintf("min(min_over_time(timestamp(%s)[%s:%s]))", series, dur(o.Window), dur(r)), o.At)
+	if !ok {
+		return
+	}
+	// The first sample lies within r before coarse, at or before it.
+	start := o.At.Add(-o.Window)
+	if coarse.Sub(start) <= r && o.At.Sub(last) <= r {
+		return // the window is covered
+	}
+	first, ok := one(fmt.Sprintf("min(min_over_time(timestamp(%s)[%s:1s]))", series, dur(r)), coarse)
+	if !ok || first.After(coarse) {
+		first = coarse
+	}
+	s.res.DataFrom, s.res.DataTo = first, last
+	covered := last.Sub(first)
+	s.res.Notes = append(s.res.Notes, fmt.Sprintf(
+		"Only %s of the %s window has data (%s of it, from %s to %s): the rates are measured over that part.",
+		human.ExactDuration(covered, false), human.ExactDuration(o.Window, true), human.Percent(covered.Seconds()/o.Window.Seconds()),
+		first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339)))
+}
+
+// missingLabels fails when a --by label is on none of the series read:
+// grouping by it would put every call in one group "-". The error names
+// the labels the series have, as the server lists them (without it, the
+// error says only that none has it). A wrong --by is a wrong command line.
+func (s *session) missingLabels(ctx context.Context, series string) error {
+	var missing []string
+	for _, l := range s.o.By {
+		if !s.labelSeen[l] {
+			missing = append(missing, l)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("--by %s: no series of %s in the %s window ending %s has the label %s",
+		strings.Join(s.o.By, ","), series, dur(s.o.Window), s.o.At.UTC().Format(time.RFC3339), strings.Join(missing, ", "))
+	var have []string
+	_, _, err := s.c.labelNames(ctx, series, s.o.At.Add(-s.o.Window), s.o.At, func(v model.LabelValue) error {
+		if n := string(v); n != model.MetricNameLabel && n != "le" && n != "vmrange" {
+			have = append(have, n)
+		}
+		return nil
+	})
+	if err == nil && len(have) > 0 {
+		slices.Sort(have)
+		msg += "; their labels are " + strings.Join(have, ", ")
+	}
+	return &usage.Error{Err: errors.New(s.c.secrets.clean(msg))}
 }
 
 // finish sorts the groups and fails when none holds a call.

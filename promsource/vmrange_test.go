@@ -307,6 +307,9 @@ func vmrangeAnswer(q string) string {
 	case strings.HasPrefix(q, "max_over_time("):
 		return vectorOf(`{"metric":{"route":"/a"},"value":[1800000000,"0.5"]}`, `{"metric":{"route":"/b"},"value":[1800000000,"0.1"]}`)
 	}
+	if a, ok := spanAnswer(q); ok {
+		return a
+	}
 	return `{"status":"error","errorType":"bad_data","error":"unexpected query"}`
 }
 
@@ -327,6 +330,8 @@ func TestFetchVMRange(t *testing.T) {
 		"sum by (vmrange, route) (increase(rpc_duration_milliseconds_bucket[1h]))",
 		"sum by (route) (increase(rpc_duration_milliseconds_count[1h]))",
 		"sum by (route) (increase(rpc_duration_milliseconds_sum[1h]))",
+		"max(timestamp(rpc_duration_milliseconds_count)) or max(max_over_time(timestamp(rpc_duration_milliseconds_count)[1h:1m]))",
+		"min(min_over_time(timestamp(rpc_duration_milliseconds_count)[1h:1m]))",
 		"max_over_time(sum by (route) (rate(rpc_duration_milliseconds_count[1m]))[1h:1m])",
 	}, res.Queries)
 	assert.Empty(t, res.Notes)

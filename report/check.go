@@ -139,12 +139,7 @@ func WriteCheckText(w io.Writer, c *Check) error {
 			b.WriteString("  " + v(g) + "\n")
 		}
 	}
-	n, known := c.Counts()
-	fmt.Fprintf(&b, "\n%d findings: %d errors, %d warnings, %d info", len(c.Findings)-known, n["error"], n["warning"], n["info"])
-	if known > 0 {
-		fmt.Fprintf(&b, "; and %d known from the baseline", known)
-	}
-	b.WriteString(".\n")
+	b.WriteString("\n" + checkVerdict(c) + ".\n")
 	_, err := io.WriteString(w, escape.Lines(b.String()))
 	return err
 }

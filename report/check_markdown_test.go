@@ -84,3 +84,26 @@ func TestCheckMarkdownHostile(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckTextVerdict: the text ends with the verdict Markdown gives,
+// each count with its noun in the number it takes: "1 error", not
+// "1 findings: 1 errors" (issue 29).
+func TestCheckTextVerdict(t *testing.T) {
+	for _, tt := range []struct {
+		sev  []string
+		want string
+	}{
+		{nil, "\n\nNo findings.\n"},
+		{[]string{"error"}, "\n\n1 error.\n"},
+		{[]string{"warning", "info", "info"}, "\n\n1 warning, 2 info.\n"},
+		{[]string{"error", "error", "warning", "warning"}, "\n\n2 errors, 2 warnings.\n"},
+	} {
+		c := &Check{}
+		for _, s := range tt.sev {
+			c.Findings = append(c.Findings, CheckFinding{Severity: s})
+		}
+		var b bytes.Buffer
+		require.NoError(t, WriteCheckText(&b, c))
+		assert.True(t, strings.HasSuffix(b.String(), tt.want), "%v: %q", tt.sev, b.String())
+	}
+}

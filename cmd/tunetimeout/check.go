@@ -12,6 +12,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
+	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/report/snippet"
@@ -82,7 +83,12 @@ when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
 
   # The edits to make, applied
   tunetimeout check nginx.conf --data access.log --suggest | patch -p0`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{fmt.Errorf("check: name the config files to check (%s), then the latency with --data, --url or --report", strings.Join(readers(), ", "))}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sources := 0
 			for _, given := range []bool{len(data) > 0, prom.Source.URL != "", saved != ""} {
@@ -161,7 +167,7 @@ when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
 				out = func(w io.Writer) error {
 					skipped, err := report.WriteFixes(w, c, func(file string) ([]byte, error) { return analysis.ReadConfigFile(file) })
 					if skipped > 0 && err == nil {
-						fmt.Fprintf(cmd.ErrOrStderr(), "tunetimeout: %d edits left out: their value is no longer on its line\n", skipped)
+						fmt.Fprintf(cmd.ErrOrStderr(), "tunetimeout: %s left out: their value is no longer on its line\n", human.Plural(int64(skipped), "edit"))
 					}
 					return err
 				}

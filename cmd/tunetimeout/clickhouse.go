@@ -49,7 +49,7 @@ and never appear in output or errors.`,
   tunetimeout clickhouse --url http://localhost:8123 --table logs.access \
       --latency duration_ms --unit ms --status-column status --time ts \
       --by route --from -24h --pool 200`,
-		Args: cobra.NoArgs,
+		Args: noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.apply(cmd.Flags(), &o); err != nil {
 				return usageError{err}

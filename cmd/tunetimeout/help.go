@@ -21,6 +21,96 @@ func init() {
 		return strings.TrimRight(fs.FlagUsagesWrapped(helpWidth), " \n")
 	})
 	cobra.AddTemplateFunc("wrapped", func(s string) string { return wrapText("", s, 0) })
+	cobra.AddTemplateFunc("groupedFlagUsages", groupedFlagUsages)
+}
+
+// flagGroupKey is the flag annotation that names a flag's group in
+// --help (flagGroups).
+const flagGroupKey = "tunetimeout_flag_group"
+
+// flagGroups order the flags of every command's --help by purpose: the
+// common ones first, under "Flags:", then a group a heading. A flag of no
+// group is listed last, under "Other flags:". One list serves every
+// command: each shows the flags it has.
+var flagGroups = []struct {
+	id, title string
+	names     []string
+}{
+	{"common", "Flags", []string{"input", "data", "url", "metric", "by", "rate", "pool", "false-timeouts",
+		"deadline", "attempts", "fail-on", "suggest", "report", "every", "listen", "timeout", "follow",
+		"format", "output", "emit", "emit-dir", "quiet", "help", "no-descriptions"}},
+	{"input", "Input flags (what the data are and which to read)", []string{"unit", "latency", "column", "time-column",
+		"status-column", "field", "time-field", "status-field", "path-field", "method-field", "log-format", "log-format-name",
+		"nginx-conf", "span-kind", "route-pattern", "status", "include-errors", "strict", "from", "to", "interval",
+		"table", "time", "query", "database", "dialect", "arrivals", "print-sql", "service", "operation", "tags",
+		"lookback", "limit", "max-traces", "config-format"}},
+	{"analysis", "Analysis flags (how the timeout is chosen)", []string{"candidates", "confidence", "min", "max",
+		"max-groups", "rtt", "network-allowance", "tight-tail", "headroom", "window", "window-precision", "for", "map", "baseline"}},
+	{"policy", "Retry policy and simulation flags", []string{"idempotent", "idempotent-methods", "retry-on",
+		"backoff-base", "backoff-cap", "jitter", "hedge", "hedge-at", "retry-budget", "layers", "requests", "seed",
+		"fail-rate", "herd", "clients", "capacity", "reject-cost"}},
+	{"output", "Snippet flags (the client configuration written)", []string{"snippet-service", "namespace",
+		"gateway-api-channel", "linkerd-resource"}},
+	{"rules", "Rule flags", []string{"kind", "test-out", "grafana", "name", "label", "runbook-url", "bulkhead",
+		"near-bulkhead", "demand-range", "windows"}},
+	{"source", "Server flags (Prometheus, Jaeger, SQL and ClickHouse: where and how to ask)", []string{"selector",
+		"at", "step", "aggregate", "peak-range", "header", "bearer-token-file", "bearer-token-env", "basic-auth-user",
+		"basic-auth-password-file", "basic-auth-password-env", "ca-file", "insecure-skip-verify", "query-timeout",
+		"query-retries", "max-response-bytes"}},
+}
+
+// groupFlags annotates each flag of fs with its group (flagGroups).
+func groupFlags(fs *pflag.FlagSet) {
+	group := map[string]string{}
+	for _, g := range flagGroups {
+		for _, n := range g.names {
+			group[n] = g.id
+		}
+	}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if id, ok := group[f.Name]; ok {
+			if err := fs.SetAnnotation(f.Name, flagGroupKey, []string{id}); err != nil {
+				panic(err)
+			}
+		}
+	})
+}
+
+// groupedFlagUsages writes the flags of fs group by group, in the order
+// of flagGroups, each wrapped to helpWidth under its heading.
+func groupedFlagUsages(fs *pflag.FlagSet) string {
+	sets := map[string]*pflag.FlagSet{}
+	other := pflag.NewFlagSet("other", pflag.ContinueOnError)
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		id := ""
+		if a := f.Annotations[flagGroupKey]; len(a) > 0 {
+			id = a[0]
+		} else if f.Name == "help" {
+			id = "common" // cobra's help command adds its own when run
+		}
+		set := sets[id]
+		if id == "" {
+			set = other
+		} else if set == nil {
+			set = pflag.NewFlagSet(id, pflag.ContinueOnError)
+			sets[id] = set
+		}
+		set.AddFlag(f)
+	})
+	var parts []string
+	add := func(title string, set *pflag.FlagSet) {
+		if set != nil && set.HasAvailableFlags() {
+			parts = append(parts, title+":\n"+strings.TrimRight(set.FlagUsagesWrapped(helpWidth), " \n"))
+		}
+	}
+	for _, g := range flagGroups {
+		add(g.title, sets[g.id])
+	}
+	add("Other flags", other)
+	return strings.Join(parts, "\n\n")
 }
 
 // usageTemplate is cobra's default usage template with the flags wrapped
@@ -44,8 +134,7 @@ Available Commands:{{range $cmds}}{{if (or .IsAvailableCommand (eq .Name "help")
 Additional Commands:{{range $cmds}}{{if (and (eq .GroupID "") (or .IsAvailableCommand (eq .Name "help")))}}
   {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
 
-Flags:
-{{wrappedFlagUsages .LocalFlags}}{{end}}{{if .HasAvailableInheritedFlags}}
+{{groupedFlagUsages .LocalFlags}}{{end}}{{if .HasAvailableInheritedFlags}}
 
 Global Flags:
 {{wrappedFlagUsages .InheritedFlags}}{{end}}{{if .HasHelpSubCommands}}
@@ -67,6 +156,8 @@ func finishHelp(root *cobra.Command) {
 	var walk func(c *cobra.Command, cobras bool)
 	walk = func(c *cobra.Command, cobras bool) {
 		durationDefaults(c.Flags())
+		c.InitDefaultHelpFlag() // cobra adds it when run: here, to group it
+		groupFlags(c.Flags())
 		c.Flags().SetOutput(stderrOf{c})
 		if cobras {
 			c.Long = fitLong(c.Long)

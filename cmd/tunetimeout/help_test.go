@@ -3,10 +3,12 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -189,4 +191,56 @@ func TestFlagValuesCheckedFirst(t *testing.T) {
 	require.NoFileExists(t, missing)
 	_, err := os.Stat(mixture)
 	require.NoError(t, err)
+}
+
+// TestHelpGroups: --help lists the flags by purpose (flagGroups), the
+// common ones first in at most one screen (40 lines), every flag once
+// and in a group of its own, none left under "Other flags".
+func TestHelpGroups(t *testing.T) {
+	for _, path := range allCommands(t) {
+		out, _, code := execute(t, "", append(path, "--help")...)
+		require.Equal(t, 0, code)
+		assert.NotContains(t, out, "Other flags:", "tunetimeout %s: a flag in no group", strings.Join(path, " "))
+		lines := strings.Split(out, "\n")
+		start := slices.Index(lines, "Flags:")
+		if start < 0 {
+			continue
+		}
+		n := 0
+		for _, l := range lines[start+1:] {
+			if l == "" {
+				break
+			}
+			n++
+		}
+		assert.LessOrEqual(t, n, 40, "tunetimeout %s: the common flags take more than a screen", strings.Join(path, " "))
+	}
+	out, _, _ := execute(t, "", "analyze", "--help")
+	out = out[strings.Index(out, "\nFlags:\n"):] // the Long text and examples name flags too
+	for _, heading := range []string{"\nFlags:\n", "\nInput flags", "\nAnalysis flags", "\nRetry policy and simulation flags:\n", "\nSnippet flags"} {
+		assert.Contains(t, out, heading)
+	}
+	assert.Less(t, strings.Index(out, "--pool int"), strings.Index(out, "Input flags"), "--pool is common")
+	assert.Greater(t, strings.Index(out, "--backoff-cap"), strings.Index(out, "Retry policy"), "--backoff-cap is policy")
+	root := newRoot(nil, nil, nil)
+	cmd, _, err := root.Find([]string{"analyze"})
+	require.NoError(t, err)
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			n := 0
+			for _, l := range strings.Split(out, "\n") {
+				if len(l)-len(strings.TrimLeft(l, " ")) > 6 {
+					continue // a usage's continuation
+				}
+				l = strings.TrimSpace(l)
+				if len(l) > 4 && l[0] == '-' && l[1] != '-' && l[2] == ',' {
+					l = strings.TrimSpace(l[3:]) // -o, --format
+				}
+				if l == "--"+f.Name || strings.HasPrefix(l, "--"+f.Name+" ") {
+					n++
+				}
+			}
+			assert.Equal(t, 1, n, "--%s once", f.Name)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,6 +131,22 @@ func TestExitCodes(t *testing.T) {
 		{"bad percentage", []string{"analyze", "--false-timeouts", "abc", mixture}, 2, "--false-timeouts"},
 		{"unknown output", []string{"analyze", "-o", "yaml", mixture}, 2, `unknown output format "yaml"`},
 		{"bad network preset", []string{"analyze", "--network-allowance", "satellite", mixture}, 2, "--network-allowance"},
+		// Every wrong command line is 2, whichever part of it is wrong:
+		// for check, 1 is "findings", and a typo must not read as a
+		// failed gate in CI.
+		{"unknown command", []string{"analyse", mixture}, 2, `unknown command "analyse" for "tunetimeout"; did you mean analyze?`},
+		{"unknown command, no suggestion", []string{"frobnicate"}, 2, `unknown command "frobnicate" for "tunetimeout"; the commands are analyze, check,`},
+		{"check without configs", []string{"check", "--data", mixture}, 2, "check: name the config files to check"},
+		{"check with no arguments", []string{"check"}, 2, "check: name the config files to check"},
+		{"snippet given a file", []string{"snippet", "rep.json"}, 2, `snippet reads no files (got "rep.json"): give --report rep.json`},
+		{"version given a file", []string{"version", "x"}, 2, `version takes no arguments (got "x")`},
+		{"unknown flag of check", []string{"check", "envoy.yaml", "--data", mixture, "--fail-on-error"}, 2, "unknown flag: --fail-on-error"},
+		{"bad flag value of check", []string{"check", "envoy.yaml", "--data", mixture, "--pool", "many"}, 2, `invalid argument "many" for "--pool"`},
+		{"--by field no log has", []string{"analyze", "--nginx-conf", "../../testdata/nginx/nginx.conf", "--log-format-name", "timing",
+			"--by", "rout", "../../testdata/nginx/access.log"}, 2, `cannot group by "rout": log formats group by route, method,`},
+		{"--by column the CSV lacks", []string{"analyze", "--by", "rout", mixture}, 2, `--by column "rout" not found; the columns are`},
+		{"check --data with a --by no log has", []string{"check", "../../testdata/nginx/nginx.conf", "--data", "../../testdata/nginx/access.log",
+			"--nginx-conf", "../../testdata/nginx/nginx.conf", "--log-format-name", "timing", "--by", "rout"}, 2, `cannot group by "rout"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,6 +164,7 @@ func TestExitCodes(t *testing.T) {
 			if tt.wantErr != "" {
 				assert.Contains(t, stderr.String(), tt.wantErr)
 				assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), "a runtime error is one line, not the usage: %q", stderr.String())
+				assert.NotContains(t, stderr.String(), `\x09`, "cobra's own text is not data: its tabs are not escapes")
 			}
 		})
 	}
@@ -241,4 +259,38 @@ func userDocs() ([]byte, error) {
 		all = append(append(all, b...), '\n')
 	}
 	return all, nil
+}
+
+// TestStdinNotice: analyze, simulate and summarize with no file (or "-")
+// say on standard error that they read standard input when it is a
+// terminal, and only then: piped input is read without a word.
+func TestStdinNotice(t *testing.T) {
+	const notice = "tunetimeout: reading standard input; Ctrl-D ends it\n"
+	in := "100\n200\n300\n"
+	for _, args := range [][]string{
+		{"analyze", "--unit", "ms"},
+		{"analyze", "--unit", "ms", "-"},
+		{"simulate", "--unit", "ms", "--requests", "100"},
+		{"summarize", "--input", "csv", "--unit", "ms"},
+	} {
+		_, errOut, code := execute(t, in, args...)
+		require.Equal(t, 0, code, "%v: %s", args, errOut)
+		assert.NotContains(t, errOut, "standard input", "%v: not a terminal", args)
+	}
+	orig := isTerminalInput
+	t.Cleanup(func() { isTerminalInput = orig })
+	isTerminalInput = func(io.Reader) bool { return true }
+	for _, args := range [][]string{
+		{"analyze", "--unit", "ms"},
+		{"analyze", "--unit", "ms", "-"},
+		{"simulate", "--unit", "ms", "--requests", "100"},
+		{"summarize", "--input", "csv", "--unit", "ms"},
+	} {
+		_, errOut, code := execute(t, in, args...)
+		require.Equal(t, 0, code, "%v: %s", args, errOut)
+		assert.True(t, strings.HasPrefix(errOut, notice), "%v: %q", args, errOut)
+	}
+	_, errOut, code := execute(t, in, "analyze", mixture)
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, errOut, "standard input", "a file named: nothing read from the terminal")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -54,3 +55,28 @@ func (e interrupted) Error() string {
 }
 
 func (e interrupted) Is(target error) bool { return target == errInterrupted }
+
+// stdinNotice tells a person at a terminal that the command waits for
+// standard input (no file given, or "-"), which it would otherwise do in
+// silence: a pipe or a file is read without a word.
+func stdinNotice(cmd *cobra.Command, args []string) {
+	if (len(args) == 0 || slices.Contains(args, "-")) && isTerminalInput(cmd.InOrStdin()) {
+		fmt.Fprintln(cmd.ErrOrStderr(), "tunetimeout: reading standard input; Ctrl-D ends it")
+	}
+}
+
+// isTerminalInput reports whether r is a terminal: a character device that
+// is not /dev/null (where a job started without input reads nothing).
+// Tests replace it.
+var isTerminalInput = func(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok || f == nil {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
+}

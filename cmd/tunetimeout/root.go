@@ -36,5 +36,6 @@ configuration to paste.`,
 	root.AddCommand(newAnalyze(), newCheck(), newClickHouse(), newJaeger(), newPrometheus(), newRules(), newSimulate(), newSnippet(), newSQL(), newSummarize(),
 		newVersion(), newWatch())
 	finishHelp(root)
+	markRuns(root)
 	return root
 }

@@ -98,6 +98,7 @@ func runFiles(cmd *cobra.Command, args []string, o analysis.Options, f analyzeFl
 	if errOut := cmd.ErrOrStderr(); !f.quiet && progress.IsTerminal(errOut) {
 		o.Progress = progress.New(errOut)
 	}
+	stdinNotice(cmd, args)
 	r, err := analysis.Run(cmd.Context(), o, cmd.InOrStdin())
 	if err != nil {
 		return err

@@ -39,7 +39,7 @@ other under a "# ---" line. --emit-dir writes one file per target instead.`,
   tunetimeout snippet --report report.json --emit istio --service checkout \
       --namespace shop > istio.yaml
   tunetimeout snippet --report report.json --emit all --emit-dir config/`,
-		Args: cobra.NoArgs,
+		Args: noArgs("give --report %s"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if from == "" {
 				return usageError{errors.New("--report: the JSON report to render (analyze -o json), or - for standard input")}

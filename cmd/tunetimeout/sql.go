@@ -57,7 +57,7 @@ targets, and --max-groups is applied by analyze, not by the engine.`,
   tunetimeout sql --dialect postgres --table access --time ts \
       --by route --arrivals | psql --csv > arrivals.csv
   tunetimeout analyze buckets.csv arrivals.csv --pool 200`,
-		Args: cobra.NoArgs,
+		Args: noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
 			if unit != "" {

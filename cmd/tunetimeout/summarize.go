@@ -61,6 +61,7 @@ interval at time 0 of length 0. Summaries are inputs too: summarize
 				return usageError{err}
 			}
 			o.Inputs = args
+			stdinNotice(cmd, args)
 			if errOut := cmd.ErrOrStderr(); !f.quiet && progress.IsTerminal(errOut) {
 				o.Progress = progress.New(errOut)
 			}

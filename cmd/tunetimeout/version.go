@@ -16,7 +16,7 @@ func newVersion() *cobra.Command {
 		Use:     "version",
 		Short:   "Print the version of tunetimeout",
 		Example: "  tunetimeout version",
-		Args:    cobra.NoArgs,
+		Args:    noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v, goVersion := version, "unknown"
 			if info, ok := debug.ReadBuildInfo(); ok {

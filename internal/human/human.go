@@ -219,3 +219,13 @@ func Bytes(n int64) string {
 	}
 	return strconv.FormatInt(n, 10) + " bytes"
 }
+
+// Plural writes n, with thousands separators, and noun in the number n
+// takes: "1 group", "0 groups", "1,200 edits". noun is a regular English
+// noun (an s makes its plural).
+func Plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return Count(n) + " " + noun + "s"
+}

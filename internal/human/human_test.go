@@ -166,3 +166,11 @@ func TestParseBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestPlural(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 groups", 1: "1 group", 2: "2 groups", 1200: "1,200 groups", -1: "-1 groups"} {
+		if got := Plural(n, "group"); got != want {
+			t.Errorf("Plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
