@@ -265,6 +265,12 @@ func TestNewPolicyFindings(t *testing.T) {
 			finding.Fields{"attempts": int64(3)}},
 		{"hedging a call that is not idempotent", recommend.PolicyOptions{Hedge: true},
 			[]finding.Code{finding.HedgeNotIdempotent}, finding.Fields{}},
+		// Issue 29 item 9: a PUT is idempotent but not safe; hedging it
+		// sends concurrent writes.
+		{"hedging a PUT", recommend.PolicyOptions{Hedge: true, Method: "PUT"},
+			[]finding.Code{finding.HedgeNotSafe}, finding.Fields{"method": "PUT"}},
+		{"hedging a DELETE marked idempotent", recommend.PolicyOptions{Hedge: true, Idempotent: true, Method: "DELETE"},
+			[]finding.Code{finding.HedgeNotSafe}, finding.Fields{"method": "DELETE"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := recommend.NewPolicy(h, rec, tt.o)
@@ -583,6 +589,21 @@ func TestHedge(t *testing.T) {
 	require.NotNil(t, p.Hedge)
 	assert.Equal(t, 2, p.Hedge.Attempts, "one attempt asked: hedging sends at most one more")
 	assert.Equal(t, 0.9, p.Hedge.Quantile)
+
+	// Only safe methods are hedged (RFC 9110 section 9.2.1): a hedge sends
+	// the request again while the first is still running, which no write
+	// survives, idempotent or not.
+	for _, m := range []string{"GET", "HEAD", "OPTIONS"} {
+		p, err = recommend.NewPolicy(h, rec, recommend.PolicyOptions{Hedge: true, Method: m})
+		require.NoError(t, err)
+		assert.NotNil(t, p.Hedge, "%s is safe: hedged", m)
+	}
+	for _, m := range []string{"PUT", "DELETE", "POST", "PATCH"} {
+		p, err = recommend.NewPolicy(h, rec, recommend.PolicyOptions{Hedge: true, Idempotent: true, Method: m, IdempotentMethods: []string{"PUT", "DELETE", "POST", "PATCH"}})
+		require.NoError(t, err)
+		assert.Nil(t, p.Hedge, "%s writes: never hedged, idempotent or not", m)
+		assert.True(t, p.Idempotent, "%s is still retried as idempotent", m)
+	}
 }
 
 // TestBackoffCumulative: one pass gives every prefix's totals, equal to

@@ -222,7 +222,7 @@ func (rt *route) readPolicy(pol *report.Policy, recTimeout time.Duration, recWhy
 		rt.retryOn = slices.Clone(recommend.NeverSent)
 	}
 	rt.budget = pol.RetryBudget
-	if h := pol.Hedge; h != nil && rt.idempotent && h.Attempts > 1 && h.DelaySeconds > 0 {
+	if h := pol.Hedge; h != nil && rt.idempotent && safeMethod(pol.Method) && h.Attempts > 1 && h.DelaySeconds > 0 {
 		hd := *h
 		rt.hedge = &hd
 	}
@@ -263,6 +263,16 @@ func (rt *route) readPolicy(pol *report.Policy, recTimeout time.Duration, recWhy
 	default:
 		rt.timeout, rt.timeoutWhy = rt.perTry, rt.perTryWhy
 	}
+}
+
+// safeMethod reports whether a call of the method may be hedged: a safe
+// method (RFC 9110 section 9.2.1, recommend.SafeMethods), or an unknown one
+// (the caller declared the calls idempotent and asked for hedging). A hedge
+// runs a second request while the first is still running, which no write
+// survives, idempotent or not; a report that hedges one (written before
+// the rule, or by hand) is not followed.
+func safeMethod(m *string) bool {
+	return m == nil || *m == "" || slices.Contains(recommend.SafeMethods, strings.ToUpper(*m))
 }
 
 // addCatchAll ends the routes with one for every request no group holds,
