@@ -280,9 +280,11 @@ func safeMethod(m *string) bool {
 // only the measured paths answers every other path with a 404 once pasted.
 // It takes the numbers of the group with the longest timeout (the most
 // patient), and retries as a call that is not idempotent unless every group
-// is idempotent: nothing is known of the requests it will see.
+// is idempotent and none matches a method: nothing is known of the requests
+// it will see, and when the groups match methods it takes every other
+// method (a POST where only GETs were measured).
 func (p *plan) addCatchAll() {
-	idempotent := true
+	idempotent, byMethod := true, false
 	var longest *route
 	for i := range p.routes {
 		rt := &p.routes[i]
@@ -290,6 +292,7 @@ func (p *plan) addCatchAll() {
 			return
 		}
 		idempotent = idempotent && rt.idempotent
+		byMethod = byMethod || rt.match.method != ""
 		if longest == nil || rt.timeout > longest.timeout || (rt.timeout == longest.timeout && rt.perTry > longest.perTry) {
 			longest = rt
 		}
@@ -301,11 +304,14 @@ func (p *plan) addCatchAll() {
 	c.group, c.synthetic = "catch-all", true
 	c.match = match{catchAll: true}
 	c.retryOn = slices.Clone(longest.retryOn)
-	c.idempotent = idempotent
+	c.idempotent = idempotent && !byMethod
 	c.idempotentWhy = longest.idempotentWhy
-	if !idempotent {
+	if !c.idempotent {
 		c.hedge = nil
 		c.idempotentWhy = "the other requests are not known to be idempotent"
+		if idempotent {
+			c.idempotentWhy = "the catch-all takes the methods no group measured, and they are not known to be idempotent"
+		}
 		c.retryOn = slices.DeleteFunc(c.retryOn, func(x string) bool { return !slices.Contains(recommend.NeverSent, x) })
 		if c.attempts > 1 && len(c.retryOn) == 0 {
 			c.retryOn = slices.Clone(recommend.NeverSent)

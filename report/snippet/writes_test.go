@@ -57,3 +57,27 @@ func TestHedgeSafeOnly(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(string(grpc), `"hedgingPolicy"`), "the GET method alone:\n%s", grpc)
 }
+
+// TestCatchAllOfMethodRoutes: when the groups match by method, the
+// catch-all takes every method no group holds (a POST to /api/search when
+// only its GETs were measured), so it neither hedges nor retries what may
+// have been applied, even when every measured group is a GET.
+func TestCatchAllOfMethodRoutes(t *testing.T) {
+	r := loadReport(t, "deadline.json")
+	get := "GET"
+	for i := range r.Groups {
+		r.Groups[i].Name += " GET"
+		r.Groups[i].Policy.Method = &get
+	}
+	p, err := newPlan(r, Options{})
+	require.NoError(t, err)
+	c := p.routes[len(p.routes)-1]
+	require.True(t, c.synthetic)
+	assert.False(t, c.idempotent)
+	assert.Nil(t, c.hedge)
+	assert.Equal(t, []string{"connect-failure", "refused-stream"}, c.retryOn)
+	assert.Contains(t, c.idempotentWhy, "the methods no group measured")
+	for _, rt := range p.routes[:len(p.routes)-1] {
+		assert.NotNil(t, rt.hedge, rt.group)
+	}
+}
