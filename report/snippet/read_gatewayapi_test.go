@@ -151,9 +151,12 @@ func TestReadGatewayAPIRoundTrip(t *testing.T) {
 				if rt.match.method != "" {
 					assert.Contains(t, o.Matches, Match{Kind: MatchMethod, Value: rt.match.method}, o.Name)
 				}
-				retried := fx.opts.GatewayAPIChannel == GatewayExperimental && rt.attempts > 1 && !rt.neverSentOnly()
-				if !retried {
-					assert.Nil(t, o.Attempts, o.Name)
+				// Every rule says what it retries, on either channel:
+				// attempts 0 where the plan does not retry after sending.
+				require.NotNil(t, o.Attempts, o.Name)
+				if rt.attempts <= 1 || rt.neverSentOnly() {
+					assert.Equal(t, 1, o.Attempts.Value, o.Name)
+					assert.Equal(t, "0", o.Attempts.Raw, o.Name)
 					continue
 				}
 				assert.Equal(t, rt.attempts, o.Attempts.Value, o.Name)
