@@ -743,6 +743,9 @@ func validateResilience4j(body []byte) error {
 	}
 	if r.Retry != nil {
 		for n, rt := range r.Retry.Instances {
+			if rt.MaxAttempts == 1 && rt.WaitDuration == "" && rt.RetryExceptions == nil && !rt.EnableExponentialBackoff && !rt.EnableRandomizedWait {
+				continue // one attempt: nothing is retried, nothing else matters
+			}
 			if rt.MaxAttempts < 1 || rt.ExponentialBackoffMultiplier <= 1 || rt.RandomizedWaitFactor < 0 || rt.RandomizedWaitFactor >= 1 {
 				return fmt.Errorf("retry %s: %+v", n, rt)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
 
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -122,4 +123,29 @@ func TestGatewayRetryExplicit(t *testing.T) {
 	for name, rule := range ruleBlocks(t, body) {
 		assert.Contains(t, rule, "    retry:\n      attempts: 0\n", "no call policy, one attempt: rule %s", name)
 	}
+}
+
+// TestResilience4jRetryInstanceAlways: a @Retry(name=...) whose instance
+// is not configured gets resilience4j's defaults (3 attempts, 500ms wait,
+// every exception retried, the TimeLimiter's TimeoutException included), so
+// every group has a retry instance, with maxAttempts 1 where no retry fits.
+func TestResilience4jRetryInstanceAlways(t *testing.T) {
+	for _, fx := range []string{"mixture.json", "policy.json", "deadline.json"} {
+		r := loadReport(t, fx)
+		body, err := Render("resilience4j", r, Options{})
+		require.NoError(t, err)
+		var c r4jConfig
+		require.NoError(t, yaml.Unmarshal(body, &c), fx)
+		p, err := newPlan(r, Options{})
+		require.NoError(t, err)
+		require.NotNil(t, c.Resilience4j.Retry, "%s: no retry instances:\n%s", fx, body)
+		require.Len(t, c.Resilience4j.Retry.Instances, len(p.groupRoutes()), "%s: one retry instance per group:\n%s", fx, body)
+		for name, in := range c.Resilience4j.Retry.Instances {
+			assert.GreaterOrEqual(t, in.MaxAttempts, 1, "%s %s", fx, name)
+		}
+		require.NoError(t, validate(t, "resilience4j", body))
+	}
+	body, err := Render("resilience4j", loadReport(t, "mixture.json"), Options{})
+	require.NoError(t, err)
+	assert.Contains(t, string(body), "  retry:\n    instances:\n      backend:\n        maxAttempts: 1\n")
 }
