@@ -30,9 +30,6 @@ const (
 	MaxAttempts = 100
 	// MaxLayers is the most layers a policy accepts.
 	MaxLayers = 20
-	// amplificationWarning: above this many calls to the bottom layer per
-	// request, the policy warns (3 attempts at 3 layers are 27).
-	amplificationWarning = 10
 	// minUsefulRatio: by default an attempt with less than this multiple of
 	// the median left is not sent, the tight-tail rule's default ratio: a
 	// timeout that close to the median fires on ordinary noise.
@@ -512,7 +509,10 @@ func NewPolicy(h *histogram.Latency, rec Recommendation, o PolicyOptions) (Polic
 
 	// Amplification across layers, and the load of retries in an outage.
 	p.Amplification = ipow(p.Attempts, p.Layers)
-	if p.Amplification > amplificationWarning {
+	// Any product above the attempts of one layer is the amplification to
+	// warn about (2 layers of 3 attempts send 9 calls to the bottom for one
+	// request): the Google SRE book's advice is to retry at one layer.
+	if p.Amplification > p.Attempts {
 		b.warn(finding.Amplification, finding.Fields{"attempts": p.Attempts, "layers": p.Layers, "calls": p.Amplification},
 			"retries multiply across layers: %d attempts at each of %d layers send up to %s calls to the bottom layer for one request; retry at one layer, the others fail fast",
 			p.Attempts, p.Layers, human.Count(int64(p.Amplification)))

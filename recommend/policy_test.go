@@ -191,12 +191,12 @@ func TestNewPolicyRules(t *testing.T) {
 			wantWarnings: []string{"up to 27 calls to the bottom layer", "retry at one layer, the others fail fast"},
 		},
 		{
-			name:         "3 attempts at 2 layers (9) do not warn",
+			name:         "3 attempts at 2 layers (9) warn: more than one layer's attempts",
 			o:            recommend.PolicyOptions{Attempts: 3, Layers: 2, Idempotent: true, RetryBudget: 0.1},
 			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms, wantStatic: 3, wantHang: 3, wantHangWait: 2437500 * us,
-			wantRetryOn: idem,
-			wantRules:   []string{"per-try", "attempts", "backoff", "hang", "fast-failures"},
-			noWarnings:  []string{"layers"},
+			wantRetryOn:  idem,
+			wantRules:    []string{"per-try", "attempts", "backoff", "hang", "fast-failures"},
+			wantWarnings: []string{"3 attempts at each of 2 layers send up to 9 calls"},
 		},
 		{
 			name:         "500 may be retried, with a warning; refused connections are not on the list",
@@ -263,6 +263,14 @@ func TestNewPolicyFindings(t *testing.T) {
 		{"layers, 500 and no budget", recommend.PolicyOptions{Attempts: 3, Idempotent: true, Layers: 3, RetryOn: []string{"timeout", "500"}},
 			[]finding.Code{finding.Retry500, finding.Amplification, finding.NoRetryBudget},
 			finding.Fields{"attempts": int64(3)}},
+		// Issue 29 item 12: 9 calls at the bottom for one request is the
+		// amplification to warn about; one layer, or one attempt, is none.
+		{"2 layers of 3 attempts", recommend.PolicyOptions{Attempts: 3, Idempotent: true, Layers: 2, RetryBudget: 0.1},
+			[]finding.Code{finding.Amplification}, finding.Fields{"attempts": int64(3), "layers": int64(2), "calls": int64(9)}},
+		{"2 layers of 2 attempts", recommend.PolicyOptions{Attempts: 2, Idempotent: true, Layers: 2, RetryBudget: 0.1},
+			[]finding.Code{finding.Amplification}, finding.Fields{"attempts": int64(2), "layers": int64(2), "calls": int64(4)}},
+		{"1 layer of 5 attempts", recommend.PolicyOptions{Attempts: 5, Idempotent: true, Layers: 1, RetryBudget: 0.1}, nil, nil},
+		{"3 layers of 1 attempt", recommend.PolicyOptions{Layers: 3}, nil, nil},
 		{"hedging a call that is not idempotent", recommend.PolicyOptions{Hedge: true},
 			[]finding.Code{finding.HedgeNotIdempotent}, finding.Fields{}},
 		// Issue 29 item 9: a PUT is idempotent but not safe; hedging it
