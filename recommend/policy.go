@@ -30,9 +30,6 @@ const (
 	MaxAttempts = 100
 	// MaxLayers is the most layers a policy accepts.
 	MaxLayers = 20
-	// amplificationWarning: above this many calls to the bottom layer per
-	// request, the policy warns (3 attempts at 3 layers are 27).
-	amplificationWarning = 10
 	// minUsefulRatio: by default an attempt with less than this multiple of
 	// the median left is not sent, the tight-tail rule's default ratio: a
 	// timeout that close to the median fires on ordinary noise.
@@ -68,6 +65,14 @@ var NeverSent = []string{RetryConnectFailure, RetryRefusedStream}
 // IdempotentMethods are the request methods RFC 9110 section 9.2.2 defines
 // as idempotent; POST, PATCH, CONNECT and LOCK are not.
 var IdempotentMethods = []string{"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"}
+
+// SafeMethods are the request methods RFC 9110 section 9.2.1 defines as
+// safe (read-only), the only ones hedged when the method is known: a hedge
+// sends the request again while the first is still running, so two writes
+// run at once and may interleave, which no write survives, idempotent or
+// not (a PUT and its hedge racing a third client's PUT may leave either
+// body).
+var SafeMethods = []string{"GET", "HEAD", "OPTIONS", "TRACE"}
 
 // RFC9110 names the rule against repeating non-idempotent requests, for
 // warnings.
@@ -470,36 +475,44 @@ func NewPolicy(h *histogram.Latency, rec Recommendation, o PolicyOptions) (Polic
 	b.fastFailures()
 	b.static(recCut)
 
-	// 6. Hedging, for idempotent calls.
-	if o.Hedge {
-		if p.Idempotent {
-			hd := newHedge(h, o.HedgeAt, max(p.Attempts, 2))
-			limit := p.WorstCase
-			if p.Deadline > 0 {
-				limit = p.Deadline
-			}
-			if hd.Delay >= limit {
-				b.warn(finding.HedgeDelayTooLong, finding.Fields{"delay_seconds": hd.Delay, "quantile": hd.Quantile, "limit_seconds": limit},
-					"not hedged: the hedge delay of %s (%s) is not below %s, the most the call may take", d(hd.Delay), human.Quantile(hd.Quantile), d(limit))
-			} else {
-				p.Hedge = hd
-				b.step("hedge", hd.Delay, "%s", hd.reason())
-				if p.Deadline > 0 && hd.P999 > p.Deadline {
-					b.warn(finding.HedgeP999BeyondDeadline, finding.Fields{"p999_seconds": hd.P999, "deadline_seconds": p.Deadline},
-						"with hedging, p99.9 is still %s, beyond the deadline of %s", d(hd.P999), d(p.Deadline))
-				}
-				b.warn(finding.HedgeConnections, finding.Fields{"attempts": hd.Attempts},
-					"hedging sends up to %d requests per call: during a hang each call holds that many connections until it ends", hd.Attempts)
-			}
-		} else {
-			b.warn(finding.HedgeNotIdempotent, nil,
-				"not hedged: the call is not idempotent, and a hedged request is sent twice while the first may take effect (%s)", RFC9110)
+	// 6. Hedging, for safe calls: idempotent, and not a write when the
+	// method is known.
+	switch {
+	case !o.Hedge:
+	case o.Method != "" && !slices.Contains(SafeMethods, o.Method):
+		b.warn(finding.HedgeNotSafe, finding.Fields{"method": o.Method},
+			"not hedged: %s is not a safe method (RFC 9110 section 9.2.1), and a hedge runs a second %s while the first is still running; only GET, HEAD, OPTIONS and TRACE are hedged",
+			o.Method, o.Method)
+	case !p.Idempotent:
+		b.warn(finding.HedgeNotIdempotent, nil,
+			"not hedged: the call is not idempotent, and a hedged request is sent twice while the first may take effect (%s)", RFC9110)
+	default:
+		hd := newHedge(h, o.HedgeAt, max(p.Attempts, 2))
+		limit := p.WorstCase
+		if p.Deadline > 0 {
+			limit = p.Deadline
 		}
+		if hd.Delay >= limit {
+			b.warn(finding.HedgeDelayTooLong, finding.Fields{"delay_seconds": hd.Delay, "quantile": hd.Quantile, "limit_seconds": limit},
+				"not hedged: the hedge delay of %s (%s) is not below %s, the most the call may take", d(hd.Delay), human.Quantile(hd.Quantile), d(limit))
+			break
+		}
+		p.Hedge = hd
+		b.step("hedge", hd.Delay, "%s", hd.reason())
+		if p.Deadline > 0 && hd.P999 > p.Deadline {
+			b.warn(finding.HedgeP999BeyondDeadline, finding.Fields{"p999_seconds": hd.P999, "deadline_seconds": p.Deadline},
+				"with hedging, p99.9 is still %s, beyond the deadline of %s", d(hd.P999), d(p.Deadline))
+		}
+		b.warn(finding.HedgeConnections, finding.Fields{"attempts": hd.Attempts},
+			"hedging sends up to %d requests per call: during a hang each call holds that many connections until it ends", hd.Attempts)
 	}
 
 	// Amplification across layers, and the load of retries in an outage.
 	p.Amplification = ipow(p.Attempts, p.Layers)
-	if p.Amplification > amplificationWarning {
+	// Any product above the attempts of one layer is the amplification to
+	// warn about (2 layers of 3 attempts send 9 calls to the bottom for one
+	// request): the Google SRE book's advice is to retry at one layer.
+	if p.Amplification > p.Attempts {
 		b.warn(finding.Amplification, finding.Fields{"attempts": p.Attempts, "layers": p.Layers, "calls": p.Amplification},
 			"retries multiply across layers: %d attempts at each of %d layers send up to %s calls to the bottom layer for one request; retry at one layer, the others fail fast",
 			p.Attempts, p.Layers, human.Count(int64(p.Amplification)))

@@ -191,12 +191,12 @@ func TestNewPolicyRules(t *testing.T) {
 			wantWarnings: []string{"up to 27 calls to the bottom layer", "retry at one layer, the others fail fast"},
 		},
 		{
-			name:         "3 attempts at 2 layers (9) do not warn",
+			name:         "3 attempts at 2 layers (9) warn: more than one layer's attempts",
 			o:            recommend.PolicyOptions{Attempts: 3, Layers: 2, Idempotent: true, RetryBudget: 0.1},
 			wantAttempts: 3, wantPerTry: 800 * ms, wantWorstCase: 2900 * ms, wantStatic: 3, wantHang: 3, wantHangWait: 2437500 * us,
-			wantRetryOn: idem,
-			wantRules:   []string{"per-try", "attempts", "backoff", "hang", "fast-failures"},
-			noWarnings:  []string{"layers"},
+			wantRetryOn:  idem,
+			wantRules:    []string{"per-try", "attempts", "backoff", "hang", "fast-failures"},
+			wantWarnings: []string{"3 attempts at each of 2 layers send up to 9 calls"},
 		},
 		{
 			name:         "500 may be retried, with a warning; refused connections are not on the list",
@@ -263,8 +263,22 @@ func TestNewPolicyFindings(t *testing.T) {
 		{"layers, 500 and no budget", recommend.PolicyOptions{Attempts: 3, Idempotent: true, Layers: 3, RetryOn: []string{"timeout", "500"}},
 			[]finding.Code{finding.Retry500, finding.Amplification, finding.NoRetryBudget},
 			finding.Fields{"attempts": int64(3)}},
+		// Issue 29 item 12: 9 calls at the bottom for one request is the
+		// amplification to warn about; one layer, or one attempt, is none.
+		{"2 layers of 3 attempts", recommend.PolicyOptions{Attempts: 3, Idempotent: true, Layers: 2, RetryBudget: 0.1},
+			[]finding.Code{finding.Amplification}, finding.Fields{"attempts": int64(3), "layers": int64(2), "calls": int64(9)}},
+		{"2 layers of 2 attempts", recommend.PolicyOptions{Attempts: 2, Idempotent: true, Layers: 2, RetryBudget: 0.1},
+			[]finding.Code{finding.Amplification}, finding.Fields{"attempts": int64(2), "layers": int64(2), "calls": int64(4)}},
+		{"1 layer of 5 attempts", recommend.PolicyOptions{Attempts: 5, Idempotent: true, Layers: 1, RetryBudget: 0.1}, nil, nil},
+		{"3 layers of 1 attempt", recommend.PolicyOptions{Layers: 3}, nil, nil},
 		{"hedging a call that is not idempotent", recommend.PolicyOptions{Hedge: true},
 			[]finding.Code{finding.HedgeNotIdempotent}, finding.Fields{}},
+		// Issue 29 item 9: a PUT is idempotent but not safe; hedging it
+		// sends concurrent writes.
+		{"hedging a PUT", recommend.PolicyOptions{Hedge: true, Method: "PUT"},
+			[]finding.Code{finding.HedgeNotSafe}, finding.Fields{"method": "PUT"}},
+		{"hedging a DELETE marked idempotent", recommend.PolicyOptions{Hedge: true, Idempotent: true, Method: "DELETE"},
+			[]finding.Code{finding.HedgeNotSafe}, finding.Fields{"method": "DELETE"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := recommend.NewPolicy(h, rec, tt.o)
@@ -583,6 +597,21 @@ func TestHedge(t *testing.T) {
 	require.NotNil(t, p.Hedge)
 	assert.Equal(t, 2, p.Hedge.Attempts, "one attempt asked: hedging sends at most one more")
 	assert.Equal(t, 0.9, p.Hedge.Quantile)
+
+	// Only safe methods are hedged (RFC 9110 section 9.2.1): a hedge sends
+	// the request again while the first is still running, which no write
+	// survives, idempotent or not.
+	for _, m := range []string{"GET", "HEAD", "OPTIONS"} {
+		p, err = recommend.NewPolicy(h, rec, recommend.PolicyOptions{Hedge: true, Method: m})
+		require.NoError(t, err)
+		assert.NotNil(t, p.Hedge, "%s is safe: hedged", m)
+	}
+	for _, m := range []string{"PUT", "DELETE", "POST", "PATCH"} {
+		p, err = recommend.NewPolicy(h, rec, recommend.PolicyOptions{Hedge: true, Idempotent: true, Method: m, IdempotentMethods: []string{"PUT", "DELETE", "POST", "PATCH"}})
+		require.NoError(t, err)
+		assert.Nil(t, p.Hedge, "%s writes: never hedged, idempotent or not", m)
+		assert.True(t, p.Idempotent, "%s is still retried as idempotent", m)
+	}
 }
 
 // TestBackoffCumulative: one pass gives every prefix's totals, equal to

@@ -64,7 +64,7 @@ func TestRulesFromReport(t *testing.T) {
 	require.NoError(t, os.Mkdir(filepath.Dir(test), 0o755))
 	dash := filepath.Join(dir, "dashboard.json")
 	stdout, stderr, code := execute(t, "", "rules", "--report", rulesReport(t), "--by", "route", "--selector", `{job="api"}`,
-		"--pool", "20", "--runbook-url", "https://runbooks.example.com/timeouts", "--for", "2m",
+		"--pool", "20", "--bulkhead", "30", "--runbook-url", "https://runbooks.example.com/timeouts", "--for", "2m",
 		"--output", out, "--test-out", test, "--grafana", dash)
 	require.Equal(t, 0, code, stderr)
 	assert.Empty(t, stdout)
@@ -75,7 +75,7 @@ func TestRulesFromReport(t *testing.T) {
 	require.NoError(t, yaml.Unmarshal(b, &f))
 	require.Len(t, f.Groups, 3, "/api, /slow and the pool they share")
 	assert.Equal(t, "tunetimeout:shared-pool", f.Groups[2].Name)
-	assert.Equal(t, `(sum(rate(tt_request_duration_seconds_count{job="api", route="/api"}[5m])) * 1 or vector(0)) + (sum(rate(tt_request_duration_seconds_count{job="api", route="/slow"}[5m])) * 0.8 or vector(0)) > 20`, f.Groups[2].Rules[0].Expr)
+	assert.Equal(t, `(clamp_max(sum(rate(tt_request_duration_seconds_count{job="api", route="/api"}[5m])) * 1, 30) or vector(0)) + (clamp_max(sum(rate(tt_request_duration_seconds_count{job="api", route="/slow"}[5m])) * 0.8, 30) or vector(0)) > 20`, f.Groups[2].Rules[0].Expr)
 	api := f.Groups[0]
 	assert.Equal(t, "tunetimeout:/api", api.Name)
 	assert.Equal(t, "tunetimeout:false_timeout:ratio_rate5m", api.Rules[0].Record)
@@ -93,10 +93,10 @@ func TestRulesFromReport(t *testing.T) {
 			assert.Equal(t, `sum by (route) (rate(tt_request_duration_seconds_count{job="api", route="/api"}[5m])) * 1 > 20`, r.Expr, "--pool 20 overrides the report's 200")
 			assert.Equal(t, "2m", r.For)
 		case "TunetimeoutDemandNearBulkhead":
-			assert.Equal(t, `sum by (route) (rate(tt_request_duration_seconds_sum{job="api", route="/api"}[5m])) > (0.8 * 6)`, r.Expr)
+			assert.Equal(t, `sum by (route) (rate(tt_request_duration_seconds_sum{job="api", route="/api"}[5m])) > (0.8 * 30)`, r.Expr, "--bulkhead 30 overrides the report's 6")
 		}
 	}
-	assert.Equal(t, map[string]int{"TunetimeoutFalseTimeoutBudgetBurn": 2, "TunetimeoutHangExhaustsPool": 1, "TunetimeoutDemandNearBulkhead": 1}, alerts)
+	assert.Equal(t, map[string]int{"TunetimeoutFalseTimeoutBudgetBurn": 4, "TunetimeoutHangExhaustsPool": 1, "TunetimeoutDemandNearBulkhead": 1}, alerts, "the bulkhead of 30 is above the pool of 20: the hang alert stays")
 	assert.Contains(t, string(b), `# The timeout 800ms is no bucket bound: the ratio counts the calls above the next bound, le="1", so it is a LOWER bound`)
 
 	tb, err := os.ReadFile(test)

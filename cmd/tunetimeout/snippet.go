@@ -92,7 +92,7 @@ func (e *emitFlags) register(cmd *cobra.Command) {
 	}
 	fl.StringVar(&e.opts.Service, serviceFlag, snippet.DefaultService, "the service, cluster or upstream the snippets configure")
 	fl.StringVar(&e.opts.Namespace, "namespace", "default", "Kubernetes namespace of the Istio, Linkerd and Gateway API snippets")
-	fl.StringVar(&e.opts.GatewayAPIChannel, "gateway-api-channel", snippet.GatewayStandard, "Gateway API release channel of the cluster's CRDs: standard, or experimental (writes rules[].retry)")
+	fl.StringVar(&e.opts.GatewayAPIChannel, "gateway-api-channel", snippet.GatewayStandard, "Gateway API release channel of the cluster's CRDs: standard or experimental (since v1.7.0 both have rules[].retry, written on every rule)")
 	fl.StringVar(&e.opts.LinkerdResource, "linkerd-resource", snippet.LinkerdAuto, "what the Linkerd snippet writes: auto (GRPCRoute for gRPC methods, else HTTPRoute), httproute, grpcroute, or serviceprofile (meshes older than 2.16)")
 	completeList(cmd, "emit", append(snippet.Names(), "all")...)
 	complete(cmd, "gateway-api-channel", snippet.GatewayStandard, snippet.GatewayExperimental)

@@ -34,6 +34,7 @@ const (
 	HedgeP999BeyondDeadline Code = "TT-HEDGE-P999-BEYOND-DEADLINE"
 	HedgeConnections        Code = "TT-HEDGE-CONNECTIONS"
 	HedgeNotIdempotent      Code = "TT-HEDGE-NOT-IDEMPOTENT"
+	HedgeNotSafe            Code = "TT-HEDGE-NOT-SAFE"
 	Amplification           Code = "TT-AMPLIFICATION"
 	NoRetryBudget           Code = "TT-NO-RETRY-BUDGET"
 )
@@ -120,6 +121,7 @@ var defs = []Def{
 	{HedgeP999BeyondDeadline, Warning, "with hedging, p99.9 is still beyond the deadline"},
 	{HedgeConnections, Info, "hedging holds several connections per call during a hang"},
 	{HedgeNotIdempotent, Warning, "not hedged: the call is not idempotent"},
+	{HedgeNotSafe, Warning, "not hedged: the method is not safe (it writes), idempotent or not"},
 	{Amplification, Warning, "retries at several layers multiply the calls to the bottom layer"},
 	{NoRetryBudget, Warning, "retries without a retry budget multiply the load during an outage"},
 

@@ -48,7 +48,10 @@ const (
 	// SharedHangAlert is HangAlert for the pool all groups share.
 	SharedHangAlert = "TunetimeoutHangExhaustsSharedPool"
 	DemandAlert     = "TunetimeoutDemandNearBulkhead"
-	DefaultWindows  = "1h/5m:14.4:page,6h/30m:6:ticket"
+	// DefaultWindows are the SRE workbook's recommended pairs ("Alerting on
+	// SLOs", table 5-8): page on 2 % of a month's budget spent in 1h and on
+	// 5 % in 6h, ticket on 10 % in 1d and in 3d.
+	DefaultWindows = "1h/5m:14.4:page,6h/30m:6:page,1d/2h:3:ticket,3d/6h:1:ticket"
 )
 
 // Window is one pair of the multi-window, multi-burn-rate alerts: the
@@ -61,12 +64,16 @@ type Window struct {
 	Severity    string
 }
 
+// pageWindow is the longest long window that pages by default.
+const pageWindow = 6 * time.Hour
+
 // ParseWindows reads --windows: pairs LONG/SHORT:BURN[:SEVERITY] separated
-// by commas, e.g. "1h/5m:14.4:page,6h/30m:6:ticket". A pair without a
-// severity is "page" when it is the first, else "ticket".
+// by commas, e.g. "1h/5m:14.4:page,1d/2h:3:ticket". A pair without a
+// severity is "page" when its long window is at most 6h, else "ticket", as
+// the SRE workbook pages on 1h/5m and 6h/30m and tickets on 1d/2h and 3d/6h.
 func ParseWindows(s string) ([]Window, error) {
 	var ws []Window
-	for i, part := range strings.Split(s, ",") {
+	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		fields := strings.Split(part, ":")
 		if len(fields) < 2 || len(fields) > 3 {
@@ -96,7 +103,7 @@ func ParseWindows(s string) ([]Window, error) {
 		}
 		w.Burn = b
 		w.Severity = "ticket"
-		if i == 0 {
+		if w.Long <= pageWindow {
 			w.Severity = "page"
 		}
 		if len(fields) == 3 {
@@ -280,7 +287,12 @@ func Build(r *report.Report, o Options) (*Rules, error) {
 func sharedPoolRules(ts []Target, o Options, metric, source string, pool int) Group {
 	var terms, names []string
 	for _, t := range ts {
-		terms = append(terms, "("+rateExpr(t, metric, nil, o.DemandRange)+" * "+num(t.Timeout.Seconds())+" or vector(0))")
+		term := rateExpr(t, metric, nil, o.DemandRange) + " * " + num(t.Timeout.Seconds())
+		if t.Bulkhead > 0 {
+			// A group's bulkhead caps its calls in flight, a hang's too.
+			term = "clamp_max(" + term + ", " + strconv.Itoa(t.Bulkhead) + ")"
+		}
+		terms = append(terms, "("+term+" or vector(0))")
 		names = append(names, t.Group)
 	}
 	r := Rule{
@@ -289,7 +301,7 @@ func sharedPoolRules(ts []Target, o Options, metric, source string, pool int) Gr
 		Labels: map[string]string{"severity": "ticket", "pool": strconv.Itoa(pool)},
 		Annotations: map[string]string{
 			"summary": literal(fmt.Sprintf("A hang of the dependency would hold more calls than the pool of %d its %d groups share", pool, len(ts))),
-			"description": literal(fmt.Sprintf("Little's law: when the dependency hangs, its groups (%s) hang together; the calls in flight are the sum of each group's call rate (over %s) x its timeout, more than the shared pool of %d: a hang would exhaust it. Cap the calls with bulkheads that fit the pool together, or shorten the timeouts.",
+			"description": literal(fmt.Sprintf("Little's law: when the dependency hangs, its groups (%s) hang together; the calls in flight are the sum of each group's call rate (over %s) x its timeout, each at most its bulkhead, more than the shared pool of %d: a hang would exhaust it. Cap the calls with bulkheads that fit the pool together, or shorten the timeouts.",
 				strings.Join(names, ", "), dur(o.DemandRange), pool)),
 			"recommended_from": literal(source),
 		},
@@ -596,7 +608,19 @@ func groupRules(t Target, o Options, metric, source string) Group {
 	if o.For > 0 {
 		forLit = dur(o.For)
 	}
-	if t.Pool > 0 {
+	// A bulkhead caps the calls in flight, a hang's too: min(rate x
+	// timeout, bulkhead) exceeds the pool only when the bulkhead does, and
+	// then exactly when rate x timeout does.
+	switch {
+	case t.Pool == 0:
+		g.Notes = append(g.Notes, fmt.Sprintf("No %s alert: no pool size (--pool).", HangAlert))
+	case t.Bulkhead > 0 && t.Bulkhead <= t.Pool:
+		g.Notes = append(g.Notes, fmt.Sprintf("No %s alert: the bulkhead of %d caps the calls a hang holds within the pool of %d (%s watches the bulkhead).", HangAlert, t.Bulkhead, t.Pool, DemandAlert))
+	default:
+		advice := "Cap the calls with a bulkhead or shorten the timeout."
+		if t.Bulkhead > 0 {
+			advice = fmt.Sprintf("The bulkhead of %d is above the pool and does not keep a hang within it: lower it to the pool or below, or shorten the timeout.", t.Bulkhead)
+		}
 		g.Rules = append(g.Rules, Rule{
 			Alert:  HangAlert,
 			Expr:   fmt.Sprintf("%s * %s > %d", rate, num(t.Timeout.Seconds()), t.Pool),
@@ -604,12 +628,10 @@ func groupRules(t Target, o Options, metric, source string) Group {
 			Labels: alertLabels(map[string]string{"pool": strconv.Itoa(t.Pool)}),
 			Annotations: common(map[string]string{
 				"summary": literal(fmt.Sprintf("A hang of %s would hold more calls than the pool of %d", t.Group, t.Pool)),
-				"description": literal(fmt.Sprintf("Little's law: during a hang every call of group %s waits the whole timeout, %s, so the calls in flight are the call rate (over %s) x %s, more than the pool of %d: a hang would exhaust it and fail everything the pool serves. Cap the calls with a bulkhead or shorten the timeout.",
-					t.Group, timeout, dur(o.DemandRange), timeout, t.Pool)),
+				"description": literal(fmt.Sprintf("Little's law: during a hang every call of group %s waits the whole timeout, %s, so the calls in flight are the call rate (over %s) x %s, more than the pool of %d: a hang would exhaust it and fail everything the pool serves. %s",
+					t.Group, timeout, dur(o.DemandRange), timeout, t.Pool, advice)),
 			}),
 		})
-	} else {
-		g.Notes = append(g.Notes, fmt.Sprintf("No %s alert: no pool size (--pool).", HangAlert))
 	}
 	if t.Bulkhead > 0 {
 		g.Rules = append(g.Rules, Rule{

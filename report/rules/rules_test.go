@@ -78,9 +78,10 @@ func TestRatioExprs(t *testing.T) {
 	assert.Contains(t, g.Rules[0].Comment, `LOWER bound`)
 	assert.Contains(t, g.Rules[0].Comment, `Add le="0.8"`)
 	assert.Empty(t, g.Rules[1].Comment)
-	assert.Contains(t, g.Rules[4].Annotations["description"], `so it is a LOWER bound of the calls the timeout cuts off. Add le="0.8"`)
+	assert.Contains(t, g.Rules[len(records)].Annotations["description"], `so it is a LOWER bound of the calls the timeout cuts off. Add le="0.8"`)
 	assert.Equal(t, []string{"tunetimeout:false_timeout:ratio_rate5m", "tunetimeout:false_timeout:ratio_rate30m",
-		"tunetimeout:false_timeout:ratio_rate1h", "tunetimeout:false_timeout:ratio_rate6h"}, records)
+		"tunetimeout:false_timeout:ratio_rate1h", "tunetimeout:false_timeout:ratio_rate2h", "tunetimeout:false_timeout:ratio_rate6h",
+		"tunetimeout:false_timeout:ratio_rate1d", "tunetimeout:false_timeout:ratio_rate3d"}, records)
 	for _, r := range rs.File.Groups[0].Rules {
 		assert.Empty(t, r.Comment, "exact ratio of /api: no note")
 	}
@@ -134,12 +135,21 @@ func TestBurnAlerts(t *testing.T) {
 			burns = append(burns, r)
 		}
 	}
-	require.Len(t, burns, 2)
+	// The SRE workbook's pairs ("Alerting on SLOs", table 5-8): pages on
+	// 1h/5m at 14.4 and 6h/30m at 6, tickets on 1d/2h at 3 and 3d/6h at 1.
+	require.Len(t, burns, 4)
+	var pairs []string
+	for _, b := range burns {
+		pairs = append(pairs, b.Labels["long"]+"/"+b.Labels["short"]+":"+b.Labels["severity"])
+	}
+	assert.Equal(t, []string{"1h/5m:page", "6h/30m:page", "1d/2h:ticket", "3d/6h:ticket"}, pairs)
+	assert.Contains(t, burns[2].Expr, "> (3 * 0.001)")
+	assert.Contains(t, burns[3].Expr, "> (1 * 0.001)")
 	// budget = 1 - 0.999 = 0.001, written as such, not 0.0010000000000000009
 	assert.Equal(t, `tunetimeout:false_timeout:ratio_rate1h{group="/api", timeout="1s"} > (14.4 * 0.001) and tunetimeout:false_timeout:ratio_rate5m{group="/api", timeout="1s"} > (14.4 * 0.001)`, burns[0].Expr)
 	assert.Equal(t, map[string]string{"severity": "page", "long": "1h", "short": "5m", "group": "/api", "timeout": "1s"}, burns[0].Labels)
 	assert.Equal(t, `tunetimeout:false_timeout:ratio_rate6h{group="/api", timeout="1s"} > (6 * 0.001) and tunetimeout:false_timeout:ratio_rate30m{group="/api", timeout="1s"} > (6 * 0.001)`, burns[1].Expr)
-	assert.Equal(t, "ticket", burns[1].Labels["severity"])
+	assert.Equal(t, "page", burns[1].Labels["severity"], "the workbook pages on 6h/30m")
 	assert.Contains(t, burns[0].Annotations["description"], "exceeds 1.44 % (burn rate 14.4 x the budget of 0.1 %)")
 	assert.Equal(t, "tt_request_duration_seconds, 6h ending 2026-11-02T12:00:00Z", burns[0].Annotations["recommended_from"])
 
@@ -148,12 +158,19 @@ func TestBurnAlerts(t *testing.T) {
 	o.FalseTimeouts = 0.01
 	rs, err = Build(testReport("/api"), o)
 	require.NoError(t, err)
-	assert.Contains(t, rs.File.Groups[0].Rules[4].Expr, "> (14.4 * 0.01)")
+	var burnExprs []string
+	for _, r := range rs.File.Groups[0].Rules {
+		if r.Alert == BurnAlert {
+			burnExprs = append(burnExprs, r.Expr)
+		}
+	}
+	assert.Contains(t, burnExprs[0], "> (14.4 * 0.01)")
 }
 
 func TestLittlesLawAlerts(t *testing.T) {
 	o := byRoute()
 	o.Pool = 20
+	o.Bulkhead = 30 // above the pool: a hang can still exhaust it
 	rs, err := Build(testReport("/api"), o)
 	require.NoError(t, err)
 	rules := rs.File.Groups[0].Rules
@@ -163,8 +180,24 @@ func TestLittlesLawAlerts(t *testing.T) {
 	assert.Equal(t, "5m", hang.For)
 	assert.Equal(t, map[string]string{"severity": "ticket", "group": "/api", "timeout": "1s", "pool": "20"}, hang.Labels)
 	assert.Equal(t, DemandAlert, demand.Alert)
+	assert.Contains(t, hang.Annotations["description"], "The bulkhead of 30 is above the pool")
+	assert.Equal(t, `sum by (route) (rate(tt_request_duration_seconds_sum{job="api", route="/api"}[5m])) > (0.8 * 30)`, demand.Expr)
+
+	// The report's bulkhead of 6 caps the calls a hang holds at 6, within
+	// the pool of 20: the hang alert would fire for ever at 20 calls/s
+	// while the bulkhead protects the pool, so there is none, and a note
+	// says why.
+	o.Bulkhead = 0
+	rs, err = Build(testReport("/api"), o)
+	require.NoError(t, err)
+	rules = rs.File.Groups[0].Rules
+	for _, ru := range rules {
+		assert.NotEqual(t, HangAlert, ru.Alert)
+	}
+	demand = rules[len(rules)-1]
 	// rate x mean latency = rate(_sum): the bulkhead 6 from the report
 	assert.Equal(t, `sum by (route) (rate(tt_request_duration_seconds_sum{job="api", route="/api"}[5m])) > (0.8 * 6)`, demand.Expr)
+	assert.Contains(t, strings.Join(rs.File.Groups[0].Notes, "\n"), "No TunetimeoutHangExhaustsPool alert: the bulkhead of 6 caps the calls a hang holds within the pool of 20")
 
 	// Milliseconds: rate(_sum) is in ms, converted.
 	r := testReport("all")
@@ -195,8 +228,9 @@ func TestSharedPool(t *testing.T) {
 	shared := rs.File.Groups[2]
 	assert.Equal(t, "tunetimeout:shared-pool", shared.Name)
 	require.Len(t, shared.Rules, 1)
-	// Each group's rate x its own timeout (1s, 800ms), added up.
-	assert.Equal(t, `(sum(rate(tt_request_duration_seconds_count{job="api", route="/api"}[5m])) * 1 or vector(0)) + (sum(rate(tt_request_duration_seconds_count{job="api", route="/slow"}[5m])) * 0.8 or vector(0)) > 20`, shared.Rules[0].Expr)
+	// Each group's rate x its own timeout (1s, 800ms), at most its
+	// bulkhead (6 each), added up.
+	assert.Equal(t, `(clamp_max(sum(rate(tt_request_duration_seconds_count{job="api", route="/api"}[5m])) * 1, 6) or vector(0)) + (clamp_max(sum(rate(tt_request_duration_seconds_count{job="api", route="/slow"}[5m])) * 0.8, 6) or vector(0)) > 20`, shared.Rules[0].Expr)
 	assert.Equal(t, SharedHangAlert, shared.Rules[0].Alert)
 	out, err := Marshal(rs, KindRules, Meta{})
 	require.NoError(t, err)
@@ -212,7 +246,9 @@ func TestNative(t *testing.T) {
 	r := testReport("all")
 	r.Prometheus.Kind = "native"
 	r.Groups[0].Buckets = &report.Buckets{Kind: "native"}
-	rs, err := Build(r, DefaultOptions())
+	o := DefaultOptions()
+	o.Bulkhead = 300 // above the pool of 200: the hang alert is written
+	rs, err := Build(r, o)
 	require.NoError(t, err)
 	rules := rs.File.Groups[0].Rules
 	assert.Equal(t, `1 - histogram_fraction(0, 1, sum(rate(tt_request_duration_seconds[5m])))`, rules[0].Expr)
@@ -237,9 +273,12 @@ func TestGroupLabels(t *testing.T) {
 }
 
 func TestParseWindows(t *testing.T) {
-	ws, err := ParseWindows("1h/5m:14.4,6h/30m:6")
+	// Without a severity: the workbook pages on long windows up to 6h,
+	// tickets on longer ones.
+	ws, err := ParseWindows("1h/5m:14.4,6h/30m:6,1d/2h:3,3d/6h:1")
 	require.NoError(t, err)
-	assert.Equal(t, []Window{{time.Hour, 5 * time.Minute, 14.4, "page"}, {6 * time.Hour, 30 * time.Minute, 6, "ticket"}}, ws)
+	assert.Equal(t, []Window{{time.Hour, 5 * time.Minute, 14.4, "page"}, {6 * time.Hour, 30 * time.Minute, 6, "page"},
+		{24 * time.Hour, 2 * time.Hour, 3, "ticket"}, {72 * time.Hour, 6 * time.Hour, 1, "ticket"}}, ws)
 	ws, err = ParseWindows("3d/6h:1:low")
 	require.NoError(t, err)
 	assert.Equal(t, "low", ws[0].Severity)
@@ -329,6 +368,7 @@ func TestUnitTestPasses(t *testing.T) {
 		o    func(*Options)
 	}{
 		{"exact le", testReport("/api"), func(*Options) {}},
+		{"bulkhead above the pool", testReport("/api"), func(o *Options) { o.Bulkhead = 300 }},
 		{"lower bound le, escaping", testReport(nasty, "/slow"), func(o *Options) { o.For = time.Minute }},
 		{"no pool", func() *report.Report {
 			r := testReport("/api")

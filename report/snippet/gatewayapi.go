@@ -2,8 +2,11 @@ package snippet
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tunetimeout/tunetimeout/recommend"
 )
 
 // gatewayTarget writes Kubernetes Gateway API HTTPRoutes: one rule per group
@@ -25,9 +28,12 @@ const gatewayMaxRules = 16
 // gatewayMaxPath is the longest path value the CRD accepts.
 const gatewayMaxPath = 1024
 
-// Gateway API release channels (--gateway-api-channel): the standard
-// channel's CRD has no retry field and drops it without a word, so retries
-// are written only for the experimental one.
+// Gateway API release channels (--gateway-api-channel). Since Gateway API
+// v1.7.0 both have rules[].retry (HTTPRouteRetry, GEP-1731, moved to the
+// standard channel; CHANGELOG/1.7-CHANGELOG.md), and attempts' minimum is 0
+// "so retries can be disabled per rule": every rule is written with a
+// retry, on either channel, since an unset retry is left to the
+// implementation, whose default may retry a POST.
 const (
 	GatewayStandard     = "standard"
 	GatewayExperimental = "experimental"
@@ -42,16 +48,11 @@ func renderGateway(p *plan, d *doc) error {
 	if ns == "" {
 		ns = "default"
 	}
-	experimental := p.opts.GatewayAPIChannel == GatewayExperimental
 	d.note("Gateway API HTTPRoute for Service %q, written by tunetimeout from measured latency.", host)
 	d.note("Durations are whole units without decimals (^([0-9]{1,5}(h|m|s|ms)){1,4}$), rounded up to the millisecond.")
 	d.note("request covers the whole request, retries included; backendRequest one request to the backend; backendRequest <= request.")
-	if experimental {
-		d.note("Written for the experimental channel's CRD (rules[].retry, GEP-1731): the standard channel's CRD drops the retry field.")
-	} else {
-		d.note("Written for the standard channel: retries are not written (--gateway-api-channel experimental writes rules[].retry, GEP-1731).")
-	}
-	d.note("Istio reads backendRequest as its route timeout when a rule has no retry: a rule there is bounded by backendRequest, which is never longer than request.")
+	d.note("Every rule has a retry (HTTPRouteRetry, GEP-1731): an unset retry is left to the implementation, whose default may retry a request that was applied (Istio's: 2 retries on connect-failure, refused-stream, unavailable, cancelled and 503), and attempts: 0 MUST disable retries.")
+	d.note("Needs the Gateway API v1.7.0 CRDs, either channel (retry moved to the standard channel, attempts' minimum lowered to 0): an older standard CRD drops retry without a word, an older experimental one refuses attempts: 0.")
 	p.noteUnroutable(d, "an HTTPRoute rule")
 	ruleNames := newUnique("-")
 	routes := p.pathRoutes()
@@ -86,7 +87,7 @@ func renderGateway(p *plan, d *doc) error {
 		}
 		d.p("    backendRefs:\n    - name: %s\n      port: 80  # the Service's port\n", yq(host))
 		d.p("    timeouts:\n      request: %s\n      backendRequest: %s\n", gatewayDur(rt.timeout), gatewayDur(rt.perTry))
-		gatewayRetry(d, rt, experimental)
+		gatewayRetry(d, rt)
 		if rt.hedge != nil {
 			d.note("  no hedging: HTTPRoute cannot express it")
 		}
@@ -96,24 +97,31 @@ func renderGateway(p *plan, d *doc) error {
 	return nil
 }
 
-// gatewayRetry writes a rule's retry (experimental channel), or says why
-// there is none.
-func gatewayRetry(d *doc, rt route, experimental bool) {
+// gatewayRetry writes a rule's retry, attempts: 0 where the rule must not
+// retry: HTTPRouteRetry (apis/v1/httproute_types.go, v1.7.0) says "An
+// explicit zero value MUST disable retries", and with attempts > 0 retries a
+// connection that could not be made, a request the backend refused before
+// processing it, the listed codes, and an attempt that reaches
+// backendRequest, which may have been applied.
+func gatewayRetry(d *doc, rt route) {
 	switch {
 	case rt.attempts <= 1:
-		return
-	case !experimental:
-		d.note("  retries (%s) are not written: the standard channel has no retry field; configure them in the implementation, or use --gateway-api-channel experimental", rt.attemptsWhy)
+		d.note("  retry.attempts 0: %s", rt.attemptsWhy)
+		d.p("    retry:\n      attempts: 0\n")
 		return
 	case rt.neverSentOnly():
-		d.note("  no retry: %s, and HTTPRoute's retry repeats requests on status codes and backendRequest timeouts, after the request was sent", rt.idempotentWhy)
+		d.note("  retry.attempts 0: %s, and HTTPRoute's retry also repeats a request that reaches backendRequest or gets a listed code, after it was sent: the call policy's retries of never-sent failures (%s) are given up", rt.idempotentWhy, strings.Join(rt.retryOn, ", "))
+		d.p("    retry:\n      attempts: 0\n")
 		return
 	}
-	var codes, skipped []string
+	var codes, implied, skipped []string
 	for _, c := range rt.retryOn {
-		if n, err := strconv.Atoi(c); err == nil && n >= 400 && n <= 599 {
+		switch n, err := strconv.Atoi(c); {
+		case err == nil && n >= 400 && n <= 599:
 			codes = append(codes, c)
-		} else if c != "timeout" {
+		case slices.Contains(recommend.NeverSent, c):
+			implied = append(implied, c)
+		case c != recommend.RetryTimeout:
 			skipped = append(skipped, c)
 		}
 	}
@@ -123,6 +131,9 @@ func gatewayRetry(d *doc, rt route, experimental bool) {
 		d.note("  an attempt that reaches backendRequest is cancelled and retried (GEP-1731), within request")
 	} else {
 		d.note("  timeouts are not retried by the call policy, but GEP-1731 retries an attempt that reaches backendRequest: set backendRequest equal to request to avoid it")
+	}
+	if len(implied) > 0 {
+		d.note("  %s: no code needed, with attempts above 0 an implementation SHOULD retry a connection that could not be made and a request the backend refused before processing it (HTTPRouteRetry)", strings.Join(implied, ", "))
 	}
 	if len(skipped) > 0 {
 		d.note("  not expressible in retry (status codes 400-599 only), left out: %s", strings.Join(skipped, ", "))

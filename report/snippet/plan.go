@@ -227,7 +227,7 @@ func (rt *route) readPolicy(pol *report.Policy, recTimeout time.Duration, recWhy
 		rt.retryOn = slices.Clone(recommend.NeverSent)
 	}
 	rt.budget = pol.RetryBudget
-	if h := pol.Hedge; h != nil && rt.idempotent && h.Attempts > 1 && h.DelaySeconds > 0 {
+	if h := pol.Hedge; h != nil && rt.idempotent && safeMethod(pol.Method) && h.Attempts > 1 && h.DelaySeconds > 0 {
 		hd := *h
 		rt.hedge = &hd
 	}
@@ -270,14 +270,26 @@ func (rt *route) readPolicy(pol *report.Policy, recTimeout time.Duration, recWhy
 	}
 }
 
+// safeMethod reports whether a call of the method may be hedged: a safe
+// method (RFC 9110 section 9.2.1, recommend.SafeMethods), or an unknown one
+// (the caller declared the calls idempotent and asked for hedging). A hedge
+// runs a second request while the first is still running, which no write
+// survives, idempotent or not; a report that hedges one (written before
+// the rule, or by hand) is not followed.
+func safeMethod(m *string) bool {
+	return m == nil || *m == "" || slices.Contains(recommend.SafeMethods, strings.ToUpper(*m))
+}
+
 // addCatchAll ends the routes with one for every request no group holds,
 // unless a group already matches them all: a route config that matches
 // only the measured paths answers every other path with a 404 once pasted.
 // It takes the numbers of the group with the longest timeout (the most
 // patient), and retries as a call that is not idempotent unless every group
-// is idempotent: nothing is known of the requests it will see.
+// is idempotent and none matches a method: nothing is known of the requests
+// it will see, and when the groups match methods it takes every other
+// method (a POST where only GETs were measured).
 func (p *plan) addCatchAll() {
-	idempotent := true
+	idempotent, byMethod := true, false
 	var longest *route
 	for i := range p.routes {
 		rt := &p.routes[i]
@@ -285,6 +297,7 @@ func (p *plan) addCatchAll() {
 			return
 		}
 		idempotent = idempotent && rt.idempotent
+		byMethod = byMethod || rt.match.method != ""
 		if longest == nil || rt.timeout > longest.timeout || (rt.timeout == longest.timeout && rt.perTry > longest.perTry) {
 			longest = rt
 		}
@@ -296,11 +309,14 @@ func (p *plan) addCatchAll() {
 	c.group, c.synthetic = "catch-all", true
 	c.match = match{catchAll: true}
 	c.retryOn = slices.Clone(longest.retryOn)
-	c.idempotent = idempotent
+	c.idempotent = idempotent && !byMethod
 	c.idempotentWhy = longest.idempotentWhy
-	if !idempotent {
+	if !c.idempotent {
 		c.hedge = nil
 		c.idempotentWhy = "the other requests are not known to be idempotent"
+		if idempotent {
+			c.idempotentWhy = "the catch-all takes the methods no group measured, and they are not known to be idempotent"
+		}
 		c.retryOn = slices.DeleteFunc(c.retryOn, func(x string) bool { return !slices.Contains(recommend.NeverSent, x) })
 		if c.attempts > 1 && len(c.retryOn) == 0 {
 			c.retryOn = slices.Clone(recommend.NeverSent)

@@ -9,10 +9,11 @@ import (
 )
 
 // Reading the Kubernetes Gateway API (gateway.networking.k8s.io, any
-// version): the rules of HTTPRoutes with their timeouts (GEP-1742) and the
-// experimental channel's retry (GEP-1731), and the rules of GRPCRoutes,
-// which have neither. The fields' meaning is that of the doc comments of
-// sigs.k8s.io/gateway-api v1.6 apis/v1 (HTTPRouteTimeouts, HTTPRouteRetry).
+// version): the rules of HTTPRoutes with their timeouts (GEP-1742) and
+// retry (GEP-1731; standard channel since v1.7.0), and the rules of
+// GRPCRoutes, which have neither. The fields' meaning is that of the doc
+// comments of sigs.k8s.io/gateway-api v1.7.0 apis/v1 (HTTPRouteTimeouts,
+// HTTPRouteRetry).
 
 // gatewayGroup is the Gateway API's group.
 const gatewayGroup = "gateway.networking.k8s.io"
@@ -311,19 +312,24 @@ func gatewayTimeouts(obj *Object, f string, r gatewayRule) error {
 	if rt == nil || err != nil {
 		return err
 	}
-	obj.Notes = append(obj.Notes, "retry is an experimental-channel field: a standard-channel CRD drops it without a word")
+	obj.Notes = append(obj.Notes, "retry is a standard-channel field since Gateway API v1.7.0 (experimental before): an older standard-channel CRD drops it without a word")
 	an := kubeField(rt, "attempts")
 	n, raw, ok, err := kubeInt(f, an, rw+".attempts", 32)
 	switch {
 	case err != nil:
 		return err
-	case ok && n < 1:
-		return errorAt(nodePos(f, an), "%s.attempts %s: the CRD's minimum is 1", rw, raw)
+	case ok && n < 0:
+		return errorAt(nodePos(f, an), "%s.attempts %s: the CRD's minimum is 0", rw, raw)
+	case ok && n == 0:
+		// "An explicit zero value MUST disable retries" (v1.7.0).
+		obj.Attempts = Set(1, nodePos(f, an), raw)
+		obj.Notes = append(obj.Notes, "retries disabled: attempts is 0 (Gateway API v1.7.0; an older experimental-channel CRD refuses it, its minimum was 1)")
+		return nil
 	case ok:
 		obj.Attempts = Set(int(n)+1, nodePos(f, an), raw)
 		obj.RetryNonIdempotent = kubeRetrySetting(kubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
 	default:
-		obj.Notes = append(obj.Notes, "retry without attempts: how often is the implementation's")
+		obj.Notes = append(obj.Notes, "retry without attempts: the v1.7.0 CRD defaults it to 1 retry; with older CRDs how often is the implementation's")
 	}
 	if cn := kubeField(rt, "codes"); cn != nil {
 		items, err := kubeList(f, cn, rw+".codes")
@@ -343,7 +349,7 @@ func gatewayTimeouts(obj *Object, f string, r gatewayRule) error {
 		}
 		obj.RetryOn = Set(codes, nodePos(f, cn), strings.Join(codes, ","))
 	}
-	obj.Notes = append(obj.Notes, "GEP-1731: implementations SHOULD also retry connection errors (disconnect, reset, timeout, TCP failure), and a backendRequest timeout is retried")
+	obj.Notes = append(obj.Notes, "HTTPRouteRetry (v1.7.0): implementations SHOULD also retry a connection that could not be made and a request refused before processing, and an attempt that reaches backendRequest is retried")
 	if b, err := gatewayDurationSetting(f, kubeField(rt, "backoff"), rw+".backoff"); err != nil {
 		return err
 	} else if b != nil {

@@ -44,7 +44,7 @@ func TestReadGatewayAPIFixtures(t *testing.T) {
 		assert.Nil(t, o.Timeout, "unspecified: the implementation's")
 		assert.Equal(t, []Match{{Kind: MatchPrefix, Value: "/"}}, o.Matches, "a rule without matches matches PathPrefix /")
 		assert.Equal(t, "", o.Jitter, "the implementation's")
-		assert.True(t, hasNote(o, "experimental-channel"), describeObject(o))
+		assert.True(t, hasNote(o, "standard-channel field since Gateway API v1.7.0"), describeObject(o))
 	})
 
 	t.Run("routing examples", func(t *testing.T) {
@@ -151,9 +151,12 @@ func TestReadGatewayAPIRoundTrip(t *testing.T) {
 				if rt.match.method != "" {
 					assert.Contains(t, o.Matches, Match{Kind: MatchMethod, Value: rt.match.method}, o.Name)
 				}
-				retried := fx.opts.GatewayAPIChannel == GatewayExperimental && rt.attempts > 1 && !rt.neverSentOnly()
-				if !retried {
-					assert.Nil(t, o.Attempts, o.Name)
+				// Every rule says what it retries, on either channel:
+				// attempts 0 where the plan does not retry after sending.
+				require.NotNil(t, o.Attempts, o.Name)
+				if rt.attempts <= 1 || rt.neverSentOnly() {
+					assert.Equal(t, 1, o.Attempts.Value, o.Name)
+					assert.Equal(t, "0", o.Attempts.Raw, o.Name)
 					continue
 				}
 				assert.Equal(t, rt.attempts, o.Attempts.Value, o.Name)
@@ -181,7 +184,7 @@ func TestReadGatewayAPIRefuses(t *testing.T) {
 		{"timeouts: {request: 1.5s}\n", `gw.yaml:6: spec.rules[0].timeouts.request "1.5s": not a Gateway API duration`},
 		{"timeouts: {request: 500}\n", `gw.yaml:6: spec.rules[0].timeouts.request "500": not a Gateway API duration`},
 		{"timeouts:\n      request: 1s\n      backendRequest: 2s\n", `gw.yaml:8: spec.rules[0].timeouts.backendRequest 2s is longer than request 1s`},
-		{"retry: {attempts: 0}\n", `gw.yaml:6: spec.rules[0].retry.attempts 0: the CRD's minimum is 1`},
+		{"retry: {attempts: -1}\n", `gw.yaml:6: spec.rules[0].retry.attempts -1: the CRD's minimum is 0`},
 		{"retry: {codes: [503, 302]}\n", `gw.yaml:6: spec.rules[0].retry.codes[1] 302: the CRD takes 400 to 599`},
 		{"retry: {backoff: 1m30}\n", `gw.yaml:6: spec.rules[0].retry.backoff "1m30": not a Gateway API duration`},
 		{"matches: [{path: {type: Glob, value: /x}}]\n", `gw.yaml:6: spec.rules[0].matches[0].path.type "Glob": want PathPrefix, Exact or RegularExpression`},
@@ -192,8 +195,13 @@ func TestReadGatewayAPIRefuses(t *testing.T) {
 			assert.Contains(t, err.Error(), c.want)
 		}
 	}
+	// attempts 0 disables retries (v1.7.0): one attempt, written.
+	objs := mustRead(t, readGatewayAPIConfig, "gw.yaml", head+"matches: [{method: POST}]\n    retry: {attempts: 0}\n")
+	assert.Equal(t, &Setting[int]{Value: 1, Pos: Pos{File: "gw.yaml", Line: 7}, Raw: "0"}, objs[0].Attempts)
+	assert.Nil(t, objs[0].RetryNonIdempotent, "nothing is retried")
+
 	// A zero request timeout disables it, and then any backendRequest goes.
-	objs := mustRead(t, readGatewayAPIConfig, "gw.yaml", head+"timeouts: {request: 0s, backendRequest: 1h}\n")
+	objs = mustRead(t, readGatewayAPIConfig, "gw.yaml", head+"timeouts: {request: 0s, backendRequest: 1h}\n")
 	assert.Equal(t, 0.0, objs[0].Timeout.Value)
 	assert.Equal(t, 3600.0, objs[0].PerTryTimeout.Value)
 }

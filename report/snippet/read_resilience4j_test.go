@@ -97,7 +97,11 @@ func TestReadResilience4jRoundTrip(t *testing.T) {
 					assert.Equal(t, b.retryExceptions, o.RetryOn.Value, b.name)
 					assert.Equal(t, "±50 %", o.Jitter, b.name)
 				} else {
-					assert.Nil(t, o.Attempts, "%s: no retry instance", b.name)
+					// maxAttempts 1 written out: an unconfigured instance
+					// would take resilience4j's default of 3.
+					require.NotNil(t, o.Attempts, b.name)
+					assert.Equal(t, 1, o.Attempts.Value, b.name)
+					assert.False(t, o.Attempts.Default, b.name)
 				}
 			}
 		})

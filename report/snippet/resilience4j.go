@@ -1,6 +1,7 @@
 package snippet
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -93,24 +94,20 @@ func renderResilience4j(p *plan, d *doc) error {
 	}
 	connect, cwhy := p.clusterConnect()
 	d.note("set the HTTP client's connect timeout to %s (%s): resilience4j has none", unitDur(connect), cwhy)
-	retries := false
-	for i := range routes {
-		retries = retries || fits[i].attempts > 1
-	}
-	if !retries {
-		for i, rt := range routes {
-			if rt.attempts > 1 {
-				d.note("retry %s: none: %s, but with every attempt timing out in full only 1 fits the deadline of %s (worst case %s)", inst[i], rt.attemptsWhy, fmtDur(rt.deadline), fmtDur(fits[i].worst))
-			}
-		}
-		d.note("no retry instances: one attempt per call")
-		return nil
-	}
+	// Every group gets a retry instance, maxAttempts 1 where no retry fits:
+	// a @Retry(name = ...) whose instance is not configured takes the
+	// defaults of RetryConfig (maxAttempts 3, waitDuration 500ms, every
+	// exception retried, the TimeLimiter's TimeoutException included).
 	d.p("  retry:\n    instances:\n")
 	for i, rt := range routes {
 		f := fits[i]
 		if f.attempts <= 1 {
-			d.note("retry %s: none (%s)", inst[i], rt.attemptsWhy)
+			why := rt.attemptsWhy
+			if rt.attempts > 1 {
+				why = fmt.Sprintf("%s, but with every attempt timing out in full only 1 fits the deadline of %s (worst case %s)", rt.attemptsWhy, fmtDur(rt.deadline), fmtDur(f.worst))
+			}
+			d.note("retry %s maxAttempts 1, no retries: %s; written so that a @Retry naming it does not take resilience4j's defaults (3 attempts, 500ms apart, every exception retried)", inst[i], why)
+			d.p("      %s:\n        maxAttempts: 1\n", inst[i])
 			continue
 		}
 		d.note("retry %s maxAttempts %d (the first call included): %s", inst[i], f.attempts, rt.attemptsWhy)

@@ -269,9 +269,10 @@ func readGateway(body []byte) ([]behaviour, error) {
 			back, _ := time.ParseDuration(string(*r.Timeouts.BackendRequest))
 			b := behaviour{name: string(*r.Name), bound: req, worst: req, perTry: back, attempts: 1}
 			b.catchAll = len(r.Matches) == 1 && r.Matches[0].Path != nil && *r.Matches[0].Path.Value == "/" && r.Matches[0].Method == nil
-			if rt := r.Retry; rt != nil {
-				// GEP-1731: attempts counts the retries; an attempt that reaches
-				// backendRequest is retried; the whole stays within request.
+			if rt := r.Retry; rt != nil && *rt.Attempts > 0 {
+				// GEP-1731: attempts counts the retries (0 disables them,
+				// v1.7.0); an attempt that reaches backendRequest is
+				// retried; the whole stays within request.
 				b.attempts, b.retrySent, b.timeouts = 1+*rt.Attempts, true, true
 				b.base, _ = time.ParseDuration(string(*rt.Backoff))
 				for _, c := range rt.Codes {

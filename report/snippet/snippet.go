@@ -33,8 +33,8 @@ type Options struct {
 	// API resources. Default "default".
 	Namespace string
 	// GatewayAPIChannel is the Gateway API release channel whose CRD the
-	// cluster runs: GatewayStandard (default) or GatewayExperimental, which
-	// has rules[].retry.
+	// cluster runs: GatewayStandard (default) or GatewayExperimental. Since
+	// v1.7.0 both have rules[].retry, and the snippet is the same for both.
 	GatewayAPIChannel string
 	// LinkerdResource is what the Linkerd snippet writes: LinkerdAuto
 	// (default: GRPCRoute when every group is a gRPC method, else

@@ -424,15 +424,18 @@ func validateGateway(body []byte) error {
 				return fmt.Errorf("rule %v: backendRequest %s longer than request %s", r.Name, back, req)
 			}
 			if rt := r.Retry; rt != nil {
-				// The experimental CRD: codes 400-599, attempts >= 1, a
-				// Gateway API duration.
+				// The v1.7.0 CRD (either channel): codes 400-599, attempts
+				// >= 0 (kubebuilder:validation:Minimum:=0 in
+				// apis/v1/httproute_types.go; 1 before v1.7.0), a Gateway
+				// API duration. The module stays at v1.6.3, whose Go types
+				// read the same fields: v1.7.0 needs Go 1.27.
 				for _, c := range rt.Codes {
 					if c < 400 || c > 599 {
 						return fmt.Errorf("rule %v: retry code %d outside 400-599", r.Name, c)
 					}
 				}
-				if rt.Attempts != nil && *rt.Attempts < 1 {
-					return fmt.Errorf("rule %v: retry attempts %d below 1", r.Name, *rt.Attempts)
+				if rt.Attempts != nil && *rt.Attempts < 0 {
+					return fmt.Errorf("rule %v: retry attempts %d below 0", r.Name, *rt.Attempts)
 				}
 				if rt.Backoff != nil && !gatewayDuration.MatchString(string(*rt.Backoff)) {
 					return fmt.Errorf("rule %v: retry backoff %q", r.Name, *rt.Backoff)
@@ -740,6 +743,9 @@ func validateResilience4j(body []byte) error {
 	}
 	if r.Retry != nil {
 		for n, rt := range r.Retry.Instances {
+			if rt.MaxAttempts == 1 && rt.WaitDuration == "" && rt.RetryExceptions == nil && !rt.EnableExponentialBackoff && !rt.EnableRandomizedWait {
+				continue // one attempt: nothing is retried, nothing else matters
+			}
 			if rt.MaxAttempts < 1 || rt.ExponentialBackoffMultiplier <= 1 || rt.RandomizedWaitFactor < 0 || rt.RandomizedWaitFactor >= 1 {
 				return fmt.Errorf("retry %s: %+v", n, rt)
 			}
