@@ -284,8 +284,10 @@ func (l *denseLatency) FractionAbove(d time.Duration) float64 {
 	return float64(l.CountAbove(d)) / float64(n)
 }
 
-// CountAbove returns how many recorded samples are strictly above d, that is
-// in a bucket above the one holding d.
+// CountAbove returns how many recorded samples may lie strictly above d:
+// those of the buckets above the one holding d, and of that bucket unless
+// every value of it is at or below d (d is its highest value, or it holds a
+// value declared exact at or below d, and not the samples of RecordAboveN).
 func (l *denseLatency) CountAbove(d time.Duration) int64 {
 	if d < 0 {
 		return l.Count()
@@ -293,11 +295,31 @@ func (l *denseLatency) CountAbove(d time.Duration) int64 {
 	us := int64(d / time.Microsecond)
 	var n int64
 	for _, b := range l.filledBuckets() {
-		if b.From > us {
+		switch {
+		case b.From > us:
+			n += b.Count
+		case l.h.ValuesAreEquivalent(b.From, us) && l.h.ValuesAreEquivalent(us, us+1) && !l.declaredAtOrBelow(b.From, d):
+			// d's bucket, of which d is not the highest value.
 			n += b.Count
 		}
 	}
 	return n
+}
+
+// declaredAtOrBelow reports whether the bucket starting at from holds a
+// value declared exact at or below d, and no samples of RecordAboveN.
+func (l *denseLatency) declaredAtOrBelow(from int64, d time.Duration) bool {
+	for at := range l.aboveAt {
+		if l.h.ValuesAreEquivalent(at, from) {
+			return false
+		}
+	}
+	for _, e := range l.exact {
+		if e <= d && l.h.ValuesAreEquivalent(int64(e/time.Microsecond), from) {
+			return true
+		}
+	}
+	return false
 }
 
 // filledBuckets returns the buckets of h that hold samples, in value order.
@@ -315,7 +337,6 @@ func (l *denseLatency) filledBuckets() []hdr.Bar {
 
 // CountBetween returns how many recorded samples v satisfy lo <= v <= hi,
 // where a sample equivalent to lo or to hi counts. It returns 0 when lo > hi.
-// CountBetween(0, d) + CountAbove(d) == Count() for every d >= 0.
 func (l *denseLatency) CountBetween(lo, hi time.Duration) int64 {
 	if lo > hi || hi < 0 {
 		return 0

@@ -219,13 +219,8 @@ func (l *Latency) snap(us int64) time.Duration {
 			return d
 		}
 	}
-	if len(l.exact) > 0 {
-		i, _ := slices.BinarySearch(l.exact, toDuration(us))
-		for _, j := range []int{i - 1, i, i + 1} {
-			if j >= 0 && j < len(l.exact) && equivalent(int64(l.exact[j]/time.Microsecond), us) {
-				return l.exact[j]
-			}
-		}
+	if e, ok := l.declared(us); ok {
+		return e
 	}
 	return toDuration(us)
 }
@@ -339,9 +334,9 @@ func (l *Latency) QuantileIsLowerBound(q float64) bool {
 	return valueAt(int64(first)) <= int64(l.rawQuantile(q)/time.Microsecond)
 }
 
-// FractionAbove returns the share of Count strictly above d: the share of
-// calls a timeout of d would cut off (the false-timeout rate). A sample
-// equivalent to d is not above it. It returns 0 for an empty histogram.
+// FractionAbove returns CountAbove(d) as a share of Count: at most the share
+// of calls a timeout of d would cut off (the false-timeout rate), never
+// below it. It returns 0 for an empty histogram.
 func (l *Latency) FractionAbove(d time.Duration) float64 {
 	n := l.Count()
 	if n == 0 {
@@ -350,15 +345,59 @@ func (l *Latency) FractionAbove(d time.Duration) float64 {
 	return float64(l.CountAbove(d)) / float64(n)
 }
 
-// CountAbove returns how many recorded samples are strictly above d, that is
-// in a bucket above the one holding d.
+// CountAbove returns how many recorded samples may lie strictly above d: an
+// upper bound of the calls a timeout of d cuts off, never below the truth
+// (docs/method.md#1-the-quantile). It counts the buckets above the one
+// holding d and, unless every value of it is at or below d, that bucket
+// too: a bucket that straddles d holds samples on both sides of it, in
+// proportions the histogram does not know. The count is exact when d is the
+// highest value of its bucket (Quantile and Max answer such values), when
+// d's bucket is empty, and when it holds a value declared exact with SnapTo
+// at or below d (a Prometheus le). Samples are compared in whole
+// microseconds, as they are recorded.
 func (l *Latency) CountAbove(d time.Duration) int64 {
 	if d < 0 {
 		return l.Count()
 	}
-	// The buckets above the one holding d.
+	us := int64(d / time.Microsecond)
+	i := countsIndex(us)
+	if l.atOrBelow(i, d) {
+		i++
+	}
 	v := l.filledBuckets()
-	return l.h.total - v.before(v.from(countsIndex(int64(d/time.Microsecond))+1))
+	return l.h.total - v.before(v.from(i))
+}
+
+// atOrBelow reports whether every sample in bucket i, the one holding d,
+// is at or below d: d is the bucket's highest value, or the bucket holds a
+// value declared exact (SnapTo) at or below d. The bucket where RecordAboveN
+// put samples is not: they took longer than their bound by an unknown time.
+func (l *Latency) atOrBelow(i int64, d time.Duration) bool {
+	us := int64(d / time.Microsecond)
+	if highestAt(i) <= us {
+		return true
+	}
+	for at := range l.aboveAt {
+		if equivalent(at, us) {
+			return false
+		}
+	}
+	e, ok := l.declared(us)
+	return ok && e <= d
+}
+
+// declared returns the value declared exact (SnapTo) equivalent to us.
+func (l *Latency) declared(us int64) (time.Duration, bool) {
+	if len(l.exact) == 0 {
+		return 0, false
+	}
+	i, _ := slices.BinarySearch(l.exact, toDuration(us))
+	for _, j := range []int{i - 1, i, i + 1} {
+		if j >= 0 && j < len(l.exact) && equivalent(int64(l.exact[j]/time.Microsecond), us) {
+			return l.exact[j], true
+		}
+	}
+	return 0, false
 }
 
 // filledBuckets returns the buckets of h that hold samples, in value order.
@@ -371,7 +410,9 @@ func (l *Latency) filledBuckets() *view {
 
 // CountBetween returns how many recorded samples v satisfy lo <= v <= hi,
 // where a sample equivalent to lo or to hi counts. It returns 0 when lo > hi.
-// CountBetween(0, d) + CountAbove(d) == Count() for every d >= 0.
+// CountBetween(0, d) + CountAbove(d) is Count() for every d >= 0 where
+// CountAbove(d) is exact, and more where d's bucket straddles d (it counts
+// in both).
 func (l *Latency) CountBetween(lo, hi time.Duration) int64 {
 	if lo > hi || hi < 0 {
 		return 0

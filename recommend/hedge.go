@@ -2,7 +2,6 @@ package recommend
 
 import (
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
@@ -48,7 +47,9 @@ func newHedge(h *histogram.Latency, q float64, attempts int) *Hedge {
 	delay := ceilMillisecond(h.Quantile(q))
 	hd := &Hedge{Quantile: q, Delay: delay, Attempts: attempts,
 		P99Without: h.Quantile(0.99), P999Without: h.Quantile(0.999)}
-	above := fractionAbove(h)
+	// FractionAbove is an upper bound of P(X > t) (a bucket that straddles
+	// t counts as above it), so the hedged quantiles are upper bounds too.
+	above := h.FractionAbove
 	survival := func(t time.Duration) float64 { // P(L > t)
 		p := 1.0
 		for i := range attempts {
@@ -72,31 +73,6 @@ func newHedge(h *histogram.Latency, q float64, attempts int) *Hedge {
 // for hedgingPolicy.maxAttempts (more are treated as 5), and more than any
 // tail needs.
 const MaxHedgeAttempts = 5
-
-// fractionAbove returns h.FractionAbove as a function that looks the
-// value up in the histogram's buckets by binary search, for the many
-// lookups of the hedging figures: the same answers (a sample is above d when
-// its bucket starts above d's).
-func fractionAbove(h *histogram.Latency) func(time.Duration) float64 {
-	bars := h.Bars()
-	n := h.Count()
-	// above[i] is the count of the buckets from i on.
-	above := make([]int64, len(bars)+1)
-	for i := len(bars) - 1; i >= 0; i-- {
-		above[i] = above[i+1] + bars[i].Count
-	}
-	return func(d time.Duration) float64 {
-		if n == 0 {
-			return 0
-		}
-		if d < 0 {
-			return 1
-		}
-		d = d.Truncate(time.Microsecond)
-		i := sort.Search(len(bars), func(i int) bool { return bars[i].Lo > d })
-		return float64(above[i]) / float64(n)
-	}
-}
 
 // hedgedQuantile returns the smallest whole microsecond t with P(L > t) <=
 // 1 - q, by bisection: P(L > t) only falls as t grows, and L never exceeds

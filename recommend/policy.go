@@ -411,12 +411,12 @@ func NewPolicy(h *histogram.Latency, rec Recommendation, o PolicyOptions) (Polic
 	}
 	b := &policyBuilder{p: &p, h: h}
 	d := human.Duration
-	// FractionAbove walks the whole histogram: call it once per value.
+	// FractionAbove is an upper bound of the share cut off (docs/method.md#1-the-quantile).
 	recCut := h.FractionAbove(rec.Timeout)
 	p.CutOff = recCut
 
 	// 1. The per-try timeout starts at the recommendation.
-	b.step("per-try", rec.Timeout, "each attempt gets the recommended timeout of %s (it cuts off %s of calls)",
+	b.step("per-try", rec.Timeout, "each attempt gets the recommended timeout of %s (it cuts off at most %s of calls)",
 		d(rec.Timeout), human.Percent(recCut))
 
 	// 2. One attempt longer than the deadline: lower the per-try timeout.
@@ -428,7 +428,7 @@ func NewPolicy(h *histogram.Latency, rec Recommendation, o PolicyOptions) (Polic
 			d(rec.Timeout), d(dl), d(dl))
 		b.warn(finding.TimeoutAboveDeadline, finding.Fields{"timeout_seconds": rec.Timeout, "deadline_seconds": dl,
 			"per_try_timeout_seconds": dl, "cut_off_fraction": cut, "recommended_cut_off_fraction": recCut},
-			"the recommended timeout of %s exceeds the deadline of %s: the per-try timeout is lowered to %s, which cuts off %s of calls instead of %s; raise the deadline or make the dependency faster",
+			"the recommended timeout of %s exceeds the deadline of %s: the per-try timeout is lowered to %s, which cuts off at most %s of calls instead of %s; raise the deadline or make the dependency faster",
 			d(rec.Timeout), d(dl), d(dl), human.Percent(cut), human.Percent(recCut))
 	}
 
@@ -752,7 +752,7 @@ func (b *policyBuilder) static(recCut float64) {
 		p.Attempts, d(WorstCaseOf(p.Attempts, p.PerTryTimeout, cp)), attemptsText(p.StaticAttempts))
 	n := p.Attempts
 	if alt := roundDown((dl - time.Duration(n-1)*cp) / time.Duration(n)); alt >= MinTimeout {
-		s += fmt.Sprintf(". A per-try timeout of %s would fit all %d for them, but it cuts off %s of calls instead of %s",
+		s += fmt.Sprintf(". A per-try timeout of %s would fit all %d for them, but it cuts off at most %s of calls instead of %s",
 			d(alt), n, human.Percent(b.h.FractionAbove(alt)), human.Percent(recCut))
 	}
 	b.step("static", p.StaticWorstCase, "%s", s)

@@ -114,7 +114,7 @@ func TestNewPolicyRules(t *testing.T) {
 			wantRetryOn: idem,
 			wantRules:   []string{"per-try", "deadline", "attempts", "backoff", "min-useful-try", "hang", "fast-failures", "static"},
 			wantWarnings: []string{
-				"the recommended timeout of 800ms exceeds the deadline of 500ms: the per-try timeout is lowered to 500ms, which cuts off " + human.Percent(h.FractionAbove(500*ms)),
+				"the recommended timeout of 800ms exceeds the deadline of 500ms: the per-try timeout is lowered to 500ms, which cuts off at most " + human.Percent(h.FractionAbove(500*ms)),
 			},
 		},
 		{
@@ -123,7 +123,7 @@ func TestNewPolicyRules(t *testing.T) {
 			wantAttempts: 1, wantPerTry: 250 * ms, wantWorstCase: 250 * ms, wantStatic: 1, wantHang: 1, wantHangWait: 250 * ms,
 			wantRetryOn:  never,
 			wantRules:    []string{"per-try", "deadline", "min-useful-try", "hang"},
-			wantWarnings: []string{"cuts off 1.74 % of calls instead of 0.0655 %"},
+			wantWarnings: []string{"cuts off at most 1.74 % of calls instead of 0.069 %"},
 			noWarnings:   []string{"idempotent", "budget", "do not fit"},
 		},
 		{

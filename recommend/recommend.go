@@ -179,7 +179,9 @@ func RecommendMeasured(h *histogram.Latency, m Measured, o Options) (Recommendat
 
 	// 1. The quantile.
 	// Of the sample of rank ceil(q N) at most f N lie above (the rank rule
-	// of histogram.Latency.Quantile): the reason says how many do.
+	// of histogram.Latency.Quantile): the reason says how many do. Base is
+	// the highest value of its bucket (or a value declared exact), so the
+	// count above it is exact, not a bound.
 	above := h.CountAbove(r.Base)
 	step("quantile", "%s of %s calls is %s: %s slower (%s; at most the %s asked for)",
 		name, human.Count(n), human.Duration(r.Base), human.Calls(above), human.Percent(float64(above)/float64(n)), human.Percent(f))
@@ -207,10 +209,13 @@ func RecommendMeasured(h *histogram.Latency, m Measured, o Options) (Recommendat
 	rounded, rstep := RoundUp(t)
 	if below := rounded - rstep; rounded != t && below > 0 && t-below <= t/precision && h.CountAbove(below) == h.CountAbove(t) {
 		// The histogram reports the top of the bucket a value fell into, up
-		// to 0.1 % above it: an exact 500ms comes back as 500.2ms. Rounding
-		// that up a whole step would pad for an artefact of the histogram.
-		// Only when no call lies between: a timeout below the quantile
-		// would cut off more than the share asked for.
+		// to 0.1 % above it. Rounding that up a whole step would pad for an
+		// artefact of the histogram. Only when no call can lie between
+		// (CountAbove is an upper bound: a bucket that straddles below
+		// counts as above it): a timeout below the quantile would cut off
+		// more than the share asked for. So an exact 500ms of bucketed data
+		// (a Prometheus le) rounds down, while calls recorded in 500ms's
+		// bucket (499.712ms to 500.223ms) may lie above 500ms and do not.
 		before := t
 		t = below
 		step("round", "%s is within the histogram's precision (0.1 %%) of %s, a value people write in configs",
@@ -246,7 +251,7 @@ func RecommendMeasured(h *histogram.Latency, m Measured, o Options) (Recommendat
 			cut := h.FractionAbove(o.Max)
 			warn(finding.MaxBelowQuantile, finding.Fields{"max_seconds": o.Max, "quantile": q, "base_seconds": r.Base,
 				"cut_off_fraction": cut, "false_timeouts_fraction": f},
-				"the maximum of %s you set is below the measured %s (%s): it cuts off %s of calls instead of %s",
+				"the maximum of %s you set is below the measured %s (%s): it cuts off at most %s of calls instead of %s",
 				human.Duration(o.Max), name, human.Duration(r.Base), human.Percent(cut), human.Percent(f))
 		}
 	}

@@ -222,7 +222,7 @@ func TestRecommendMaxBelowBaseWarns(t *testing.T) {
 	assert.Equal(t, "you set a maximum of 500ms, so the timeout is lowered from 1s", step(t, r, "max").Reason)
 	// log10(500)/log10(1000) = 0.8997: the top 10.03 % of the spread lies above 500ms.
 	assert.InDelta(t, 0.1003, h.FractionAbove(500*ms), 0.0005)
-	assert.Contains(t, r.Warnings, "the maximum of 500ms you set is below the measured p99.9 (993ms): it cuts off 10 % of calls instead of 0.1 %")
+	assert.Contains(t, r.Warnings, "the maximum of 500ms you set is below the measured p99.9 (993ms): it cuts off at most 10 % of calls instead of 0.1 %")
 
 	o.Max = 995 * ms // above the base: cuts off fewer than 0.1 %, no warning
 	r, err = recommend.Recommend(h, o)
@@ -596,11 +596,35 @@ func TestParseNetworkAllowance(t *testing.T) {
 // as 500.2ms), and strict rounding then padded a whole step to 550ms for an
 // artefact of the histogram. Logs with millisecond resolution hit this often.
 func TestRecommendRoundsWithinHistogramPrecision(t *testing.T) {
-	h := hist(t, linSpread(9_000, 10*time.Millisecond, 400*time.Millisecond), repeat(1_000, 500*time.Millisecond))
-	require.Greater(t, h.Quantile(0.999), 500*time.Millisecond, "precondition: the histogram reports above the exact value")
+	// Tight tail: twice a median of 250ms comes out as 500.22ms (the top of
+	// 250ms's bucket, doubled); no call lies near 500ms, so it rounds down.
+	h := hist(t, repeat(4_000, 100*time.Millisecond), repeat(6_000, 250*time.Millisecond))
 	r, err := recommend.Recommend(h, recommend.DefaultOptions())
 	require.NoError(t, err)
+	require.Equal(t, "tight-tail", r.Steps[1].Rule)
+	require.Greater(t, r.Steps[1].Value, 500*time.Millisecond)
 	assert.Equal(t, 500*time.Millisecond, r.Timeout)
+
+	// Calls recorded in 500ms's bucket (499.712ms to 500.223ms) may lie
+	// above 500ms: the histogram cannot tell 500ms from 500.2ms, and a
+	// timeout of 500ms could cut off all 1,000 of them (10 %), so the
+	// quantile rounds up (issue 29, item 15).
+	h = hist(t, linSpread(9_000, 10*time.Millisecond, 400*time.Millisecond), repeat(1_000, 500*time.Millisecond))
+	require.Greater(t, h.Quantile(0.999), 500*time.Millisecond, "precondition: the histogram reports above the exact value")
+	r, err = recommend.Recommend(h, recommend.DefaultOptions())
+	require.NoError(t, err)
+	assert.Equal(t, 550*time.Millisecond, r.Timeout)
+
+	// Bucketed data whose bound is 500ms (a Prometheus le): its calls took
+	// at most 500ms, and the quantile is 500ms itself.
+	h = histogram.New()
+	h.SnapTo([]time.Duration{100 * time.Millisecond, 500 * time.Millisecond})
+	h.RecordN(100*time.Millisecond, 9_000)
+	h.RecordN(500*time.Millisecond, 1_000)
+	r, err = recommend.Recommend(h, recommend.DefaultOptions())
+	require.NoError(t, err)
+	assert.Equal(t, 500*time.Millisecond, r.Timeout)
+	assert.Zero(t, h.CountAbove(r.Timeout))
 
 	// Just beyond the histogram's precision the rule still rounds up.
 	h = hist(t, linSpread(9_000, 10*time.Millisecond, 400*time.Millisecond), repeat(1_000, 502*time.Millisecond))

@@ -218,7 +218,7 @@ func groupSection(id string, g Group, figures bool) Section {
 	rec := g.Recommendation
 	s.Blocks = append(s.Blocks, para("muted", text(calls+".")))
 	headline := []Span{text("Recommended timeout: "), strong(human.Seconds(rec.TimeoutSeconds)),
-		text(fmt.Sprintf(" (%s; cuts off %s of these calls).", human.Quantile(rec.Quantile), human.Percent(rec.CutOffFraction)))}
+		text(fmt.Sprintf(" (%s; cuts off at most %s of these calls).", human.Quantile(rec.Quantile), human.Percent(rec.CutOffFraction)))}
 	if rec.ConnectTimeoutSeconds != nil {
 		headline = append(headline, text(" Connect timeout: "), strong(human.Seconds(*rec.ConnectTimeoutSeconds)), text("."))
 	}
@@ -311,7 +311,7 @@ func intervalText(rec Recommendation) string {
 // candidatesSection is the timeouts around the recommendation and what
 // each costs.
 func candidatesSection(g Group) *Section {
-	t := &Table{Class: "candidates", Columns: []Column{{Title: "timeout", Numeric: true}, {Title: "cut off", Numeric: true},
+	t := &Table{Class: "candidates", Columns: []Column{{Title: "timeout", Numeric: true}, {Title: "cut off (at most)", Numeric: true},
 		{Title: "in flight during a hang", Numeric: true}, {Title: "x pool", Numeric: true}}}
 	for _, c := range g.Candidates {
 		row := Row{Cells: []Cell{{Text: human.Seconds(c.TimeoutSeconds)}, {Text: human.Percent(c.CutOffFraction)}, {Text: "-"}, {Text: "-"}}}
@@ -444,7 +444,7 @@ func policyHeadline(p *Policy) string {
 	if p.RequestedAttempts != p.Attempts {
 		s += fmt.Sprintf(" (%d asked)", p.RequestedAttempts)
 	}
-	return s + fmt.Sprintf(", each cutting off %s of calls; at most %s in all.", human.Percent(p.CutOffFraction), human.Seconds(p.WorstCaseSeconds))
+	return s + fmt.Sprintf(", each cutting off at most %s of calls; at most %s in all.", human.Percent(p.CutOffFraction), human.Seconds(p.WorstCaseSeconds))
 }
 
 // policyFacts are the sentences of a call policy after its steps: what is

@@ -26,7 +26,7 @@ var (
 		"Upper end of the confidence interval (--confidence) of the quantile the timeout builds on; absent when it lies beyond the largest measured latency.",
 		[]string{"group", "quantile"}, nil)
 	cutOffDesc = prometheus.NewDesc("tunetimeout_cut_off_ratio",
-		"Share of the group's calls that take longer than the timeout (timeout=\"recommended\", or a --timeout in seconds). For bucketed data (Prometheus) an upper bound: the calls of the bucket holding the timeout count as cut off.",
+		"Share of the group's calls that take longer than the timeout (timeout=\"recommended\", or a --timeout in seconds), at most: the calls of the histogram bucket holding the timeout count as cut off, so it is never below the truth.",
 		[]string{"group", "timeout"}, nil)
 	inFlightDesc = prometheus.NewDesc("tunetimeout_in_flight_during_hang",
 		"Calls in flight at once while the dependency hangs (Little's law: rate x what each call waits); absent without a rate.",

@@ -25,7 +25,7 @@ func TestGoldenPolicy(t *testing.T) {
 		require.Equal(t, 0, code, errOut)
 		golden(t, "analyze-mixture-policy.text", []byte(out))
 		assert.Contains(t, out, "\nCall policy (deadline 1s)\n")
-		assert.Contains(t, out, "3 attempts of 800ms, each cutting off 0.0655 % of calls; at most 1s in all")
+		assert.Contains(t, out, "3 attempts of 800ms, each cutting off at most 0.069 % of calls; at most 1s in all")
 		assert.Contains(t, out, "During a hang: 400 calls in flight, 2.0 x the pool of 200.")
 		assert.Regexp(t, `fail 20%\s+no\s+99\.1 %\s+1\.24`, out, "the retry lesson's 99.1 %")
 	})

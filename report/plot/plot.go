@@ -304,18 +304,18 @@ func Percentiles(id string, g Group) Scene {
 	// The recommended timeout and the candidates, labelled right.
 	var side []sideLabel
 	s.Lines = append(s.Lines, Shape{Class: "timeout", X1: f1(f.left), Y1: f1(py(rec.TimeoutSeconds)), X2: f1(f.right), Y2: f1(py(rec.TimeoutSeconds)),
-		Tip: fmt.Sprintf("recommended timeout %s: cuts off %s", human.Seconds(rec.TimeoutSeconds), human.Percent(rec.CutOffFraction))})
+		Tip: fmt.Sprintf("recommended timeout %s: cuts off at most %s", human.Seconds(rec.TimeoutSeconds), human.Percent(rec.CutOffFraction))})
 	side = append(side, sideLabel{y: py(rec.TimeoutSeconds), class: "timeout-label",
-		text: fmt.Sprintf("timeout %s: %s cut off", human.Seconds(rec.TimeoutSeconds), human.Percent(rec.CutOffFraction))})
+		text: fmt.Sprintf("timeout %s: at most %s cut off", human.Seconds(rec.TimeoutSeconds), human.Percent(rec.CutOffFraction))})
 	for _, c := range g.Candidates {
 		if c.TimeoutSeconds == rec.TimeoutSeconds || c.TimeoutSeconds > yMax {
 			continue
 		}
 		y := py(c.TimeoutSeconds)
 		s.Lines = append(s.Lines, Shape{Class: "candidate", X1: f1(f.left), Y1: f1(y), X2: f1(f.right), Y2: f1(y),
-			Tip: fmt.Sprintf("candidate %s: cuts off %s", human.Seconds(c.TimeoutSeconds), human.Percent(c.CutOffFraction))})
+			Tip: fmt.Sprintf("candidate %s: cuts off at most %s", human.Seconds(c.TimeoutSeconds), human.Percent(c.CutOffFraction))})
 		side = append(side, sideLabel{y: y, class: "candidate-label",
-			text: fmt.Sprintf("%s: %s cut off", human.Seconds(c.TimeoutSeconds), human.Percent(c.CutOffFraction))})
+			text: fmt.Sprintf("%s: at most %s cut off", human.Seconds(c.TimeoutSeconds), human.Percent(c.CutOffFraction))})
 	}
 	s.spread(f, side, 13)
 
@@ -338,7 +338,7 @@ func Percentiles(id string, g Group) Scene {
 		s.Lines = append(s.Lines, Shape{Class: "interval", X1: f1(x - 6), Y1: f1(hiY), X2: f1(x + 6), Y2: f1(hiY), Tip: tip})
 	}
 
-	s.Note = fmt.Sprintf("Red: the recommended timeout; dashed: the candidates, each with the share of calls it cuts off. "+
+	s.Note = fmt.Sprintf("Red: the recommended timeout; dashed: the candidates, each with the share of calls it cuts off at most. "+
 		"The bar at %s is its %s confidence interval; the dots are the measured percentiles.", human.Quantile(rec.Quantile), human.Percent(iv.Confidence))
 
 	// The measured percentiles.
@@ -418,7 +418,7 @@ func Histogram(id string, g Group) (Scene, bool) {
 	// The share beyond the timeout, shaded, under the bars.
 	tx := px(rec.TimeoutSeconds)
 	s.Rects = append(s.Rects, Shape{Class: "beyond", X: f1(tx), Y: f1(f.top), W: f1(f.right - tx), H: f1(f.height()),
-		Tip: fmt.Sprintf("%s of calls took longer than %s", human.Percent(rec.CutOffFraction), human.Seconds(rec.TimeoutSeconds))})
+		Tip: fmt.Sprintf("at most %s of calls took longer than %s", human.Percent(rec.CutOffFraction), human.Seconds(rec.TimeoutSeconds))})
 	lower := d.LowestSeconds
 	for _, b := range d.Bins {
 		if b.Count > 0 {
@@ -440,7 +440,7 @@ func Histogram(id string, g Group) (Scene, bool) {
 	s.Texts = append(s.Texts,
 		Label{Class: "timeout-label", X: f1(x), Y: f1(f.top + 14), Anchor: anchor, Text: "timeout " + human.Seconds(rec.TimeoutSeconds)},
 		Label{Class: "beyond-label", X: f1(x), Y: f1(f.top + 28), Anchor: anchor,
-			Text: fmt.Sprintf("%s of calls (%s) beyond it", human.Percent(rec.CutOffFraction), human.Count(beyond))})
+			Text: fmt.Sprintf("at most %s of calls (%s) beyond it", human.Percent(rec.CutOffFraction), human.Count(beyond))})
 	return s, true
 }
 

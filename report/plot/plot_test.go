@@ -50,8 +50,8 @@ func TestPercentilesGeometry(t *testing.T) {
 	// (0.844 s): 1 s, so 0.8 s sits at 296 - 0.8 x 272.
 	assert.InDelta(t, 296-0.8*272, timeoutY, 0.06)
 	require.Len(t, candidates, 2, "the chosen candidate is the timeout line itself")
-	assert.Greater(t, candidates["candidate 250ms: cuts off 1.74 %"], timeoutY)
-	assert.Less(t, candidates["candidate 1s: cuts off 0 %"], timeoutY)
+	assert.Greater(t, candidates["candidate 250ms: cuts off at most 1.74 %"], timeoutY)
+	assert.Less(t, candidates["candidate 1s: cuts off at most 0 %"], timeoutY)
 	last := 1e9
 	for _, d := range s.Dots {
 		y := num(t, d.Y)
