@@ -208,7 +208,7 @@ func TestPrometheusBucketEdgeCases(t *testing.T) {
 	t.Run("a NaN _count: the +Inf bucket stands in", func(t *testing.T) {
 		r := run(t, edgeCases[4].name)
 		assert.EqualValues(t, 600, r.Input.Records)
-		assert.Contains(t, strings.Join(r.Input.Notes, "\n"), "_count is not a count of calls (NaN, negative or infinite) for 1 groups")
+		assert.Contains(t, strings.Join(r.Input.Notes, "\n"), "_count is not a count of calls (NaN, negative or infinite) for 1 group:")
 	})
 	t.Run("a bound beyond 24h: a lower bound, no call lost", func(t *testing.T) {
 		r := run(t, edgeCases[6].name)

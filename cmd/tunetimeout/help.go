@@ -89,7 +89,7 @@ func groupedFlagUsages(fs *pflag.FlagSet) string {
 		if a := f.Annotations[flagGroupKey]; len(a) > 0 {
 			id = a[0]
 		} else if f.Name == "help" {
-			id = "common" // cobra's help command adds its own when run
+			id = "common" // cobra adds -h when the command runs, after groupFlags
 		}
 		set := sets[id]
 		if id == "" {
@@ -156,7 +156,6 @@ func finishHelp(root *cobra.Command) {
 	var walk func(c *cobra.Command, cobras bool)
 	walk = func(c *cobra.Command, cobras bool) {
 		durationDefaults(c.Flags())
-		c.InitDefaultHelpFlag() // cobra adds it when run: here, to group it
 		groupFlags(c.Flags())
 		c.Flags().SetOutput(stderrOf{c})
 		if cobras {
