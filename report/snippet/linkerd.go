@@ -141,7 +141,11 @@ func linkerdRetries(d *doc, rt route, grpc bool) [][2]string {
 			conds = appendNew(conds, "unavailable")
 		case grpc && c == "429":
 			conds = appendNew(conds, "resource-exhausted")
-		case !grpc && isStatus(c) && c >= "500":
+		case !grpc && isStatus(c):
+			// Any status from 100 to 599, 408 and 429 included:
+			// linkerd2 policy-controller/k8s/index/src/outbound/index/
+			// http.rs, parse_http_retry, takes a comma-separated list of
+			// statuses, ranges (500-504), 5xx and gateway-error.
 			conds = appendNew(conds, c)
 		default:
 			skipped = append(skipped, c)

@@ -149,3 +149,24 @@ func TestResilience4jRetryInstanceAlways(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(body), "  retry:\n    instances:\n      backend:\n        maxAttempts: 1\n")
 }
+
+// TestLinkerdHTTPStatuses: Linkerd's policy controller takes in
+// retry.linkerd.io/http any status from 100 to 599, a range, 5xx or
+// gateway-error (linkerd2 policy-controller/k8s/index/src/outbound/index/
+// http.rs, parse_http_retry), so the call policy's 408 is written, not
+// left out as "not expressible". (429 is not retried: Linkerd cannot wait
+// for its Retry-After.)
+func TestLinkerdHTTPStatuses(t *testing.T) {
+	body, err := Render("linkerd", loadReport(t, "deadline.json"), Options{})
+	require.NoError(t, err)
+	s := string(body)
+	assert.Contains(t, s, `retry.linkerd.io/http: "408,`)
+	assert.NotContains(t, s, "left out: connect-failure, refused-stream, 408")
+	for _, line := range strings.Split(s, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "retry.linkerd.io/http: "); ok {
+			for _, c := range strings.Split(strings.Trim(v, `"`), ",") {
+				assert.True(t, linkerdCondition(c, false), "%q is not a condition Linkerd takes", c)
+			}
+		}
+	}
+}
