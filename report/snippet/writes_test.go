@@ -170,3 +170,31 @@ func TestLinkerdHTTPStatuses(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvoyRetryAfter: a route that retries 429 or 503 waits for their
+// Retry-After (RFC 9110 section 10.2.3) through rate_limited_retry_back_off
+// (RetryPolicy.RateLimitedRetryBackOff): without it Envoy retries after
+// its 25ms backoff whatever the server asked for. The reader reads it back.
+func TestEnvoyRetryAfter(t *testing.T) {
+	body, err := Render("envoy", loadReport(t, "policy.json"), Options{Service: "shop-api"})
+	require.NoError(t, err)
+	require.NoError(t, validate(t, "envoy", body))
+	objs, err := readEnvoyConfig("envoy.yaml", body, nil)
+	require.NoError(t, err)
+	got := map[string]float64{}
+	for _, o := range objs {
+		if o.Kind == "route" {
+			got[o.Name] = -1
+			if o.RetryAfterMax != nil {
+				got[o.Name] = o.RetryAfterMax.Value
+			}
+		}
+	}
+	assert.Equal(t, map[string]float64{
+		"shop-api/shop-api/POST /api/orders":    -1, // never-sent failures only
+		"shop-api/shop-api/GET /api/users/{id}": envoyRetryAfterWait.Seconds(),
+		"shop-api/shop-api/GET /api/search/*":   envoyRetryAfterWait.Seconds(),
+		"shop-api/shop-api/catch-all":           -1,
+	}, got)
+	assert.Contains(t, string(body), "        rate_limited_retry_back_off:\n          reset_headers:\n          - name: retry-after\n            format: SECONDS\n")
+}
