@@ -198,3 +198,27 @@ func TestEnvoyRetryAfter(t *testing.T) {
 	}, got)
 	assert.Contains(t, string(body), "        rate_limited_retry_back_off:\n          reset_headers:\n          - name: retry-after\n            format: SECONDS\n")
 }
+
+// TestNoRetryAfterNo429: a 429 asks the client to wait (RFC 6585 section
+// 4, its Retry-After RFC 9110 section 10.2.3); a target that cannot wait
+// for a Retry-After retries it at once, adding load to a server that asked
+// for less, so it does not retry 429 at all, and its header says so.
+func TestNoRetryAfterNo429(t *testing.T) {
+	for _, fx := range []string{"deadline.json", "policy.json"} {
+		r := loadReport(t, fx)
+		for _, target := range []string{"nginx", "haproxy", "istio", "gateway-api", "linkerd"} {
+			tg, err := Lookup(target)
+			require.NoError(t, err)
+			body, err := tg.Render(r, Options{})
+			require.NoError(t, err)
+			var config []string
+			for _, line := range strings.Split(string(body), "\n") {
+				if !strings.HasPrefix(strings.TrimSpace(line), tg.Comment) {
+					config = append(config, line)
+				}
+			}
+			assert.NotContains(t, strings.Join(config, "\n"), "429", "%s %s retries 429", fx, target)
+			assert.Contains(t, string(body), "429 is not retried", "%s %s: the header says why", fx, target)
+		}
+	}
+}
