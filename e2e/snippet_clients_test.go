@@ -318,6 +318,20 @@ type clientCase struct {
 // snippetAttempts is the call policy's attempts in the client tests.
 const snippetAttempts = 3
 
+// retryAfterDeadline is the deadline of the Retry-After cases: room for
+// two waits of 1s and three attempts.
+const retryAfterDeadline = 3 * time.Second
+
+// retryAfterCases are the calls of an idempotent GET to responses with a
+// Retry-After (RFC 9110 section 10.2.3): the client waits at least that
+// long before a retry, and when the wait does not fit what is left of the
+// deadline it returns the response at once rather than retry early or
+// wait for nothing.
+var retryAfterCases = []clientCase{
+	{method: "GET", path: "/busy", wantHits: 3, wantAttempts: 3, wantStatus: 429, minWait: 2 * time.Second, maxWait: retryAfterDeadline + within},
+	{method: "GET", path: "/later", wantHits: 1, wantAttempts: 1, wantStatus: 503, maxWait: within},
+}
+
 // checkClientCases runs the cases with run(method, url) and checks each.
 //
 // The report's connect timeout is 6ms (3 x its RTT of 2ms): on a loaded
@@ -525,9 +539,17 @@ func TestSnippetGo(t *testing.T) {
 			// Never sent: safe to retry for any call.
 			{method: "POST", path: "/fail", refused: true, wantAttempts: 3, wantError: "connection refused", maxWait: deadline / 2},
 		}},
+		// Retry-After (RFC 9110 section 10.2.3), with a deadline of 3s: a
+		// 429 asking for 1s is retried no sooner, twice (the third attempt
+		// at 2s); one asking for 5s, more than is left, fails at once.
+		{"retry-after", true, retryAfterCases},
 	} {
 		t.Run(run.name, func(t *testing.T) {
-			r := policyReport(t, deadline, snippetAttempts, run.idempotent, false)
+			dl := deadline
+			if run.name == "retry-after" {
+				dl = retryAfterDeadline
+			}
+			r := policyReport(t, dl, snippetAttempts, run.idempotent, false)
 			bin := buildGoSnippet(t, goBin, r)
 			checkClientCases(t, u, refused, deadline, run.cases, func(method, url string) clientRun {
 				return runClient(t, filepath.Dir(bin), clientEnv(), bin, "-method", method, "-url", url)
@@ -627,9 +649,14 @@ func TestSnippetHTTPX(t *testing.T) {
 			{method: "POST", path: "/hang", wantHits: 1, wantAttempts: 1, wantError: "ReadTimeout", minWait: 750 * time.Millisecond, maxWait: deadline + within},
 			{method: "POST", path: "/fail", refused: true, wantAttempts: 3, wantError: "ConnectError", maxWait: deadline / 2},
 		}},
+		{"retry-after", true, retryAfterCases},
 	} {
 		t.Run(run.name, func(t *testing.T) {
-			r := policyReport(t, deadline, snippetAttempts, run.idempotent, false)
+			dl := deadline
+			if run.name == "retry-after" {
+				dl = retryAfterDeadline
+			}
+			r := policyReport(t, dl, snippetAttempts, run.idempotent, false)
 			dir := t.TempDir()
 			src := renderSnippet(t, "httpx", r, snippet.Options{})
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "snippet.py"), src, 0o644))

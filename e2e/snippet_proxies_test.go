@@ -144,6 +144,8 @@ func TestSnippetNginx(t *testing.T) {
 		}},
 		{"idempotent, 3s", 3 * time.Second, true, []proxyCase{
 			{method: "GET", path: "/fail", wantHits: 3, wantStatus: 503, maxWait: within},
+			// A 429 asks for a wait nginx cannot make: not retried.
+			{method: "GET", path: "/busy", wantHits: 1, wantStatus: 429, maxWait: within},
 			// 806ms a try; the third begins at 1.6s, before the
 			// proxy_next_upstream_timeout of 2.194s, and ends at 2.4s.
 			{method: "GET", path: "/hang", wantHits: 3, wantStatus: 504, minWait: 2400 * time.Millisecond, maxWait: 3*time.Second + within},
@@ -281,6 +283,7 @@ func TestSnippetHAProxy(t *testing.T) {
 		}},
 		{"idempotent, 3s", 3 * time.Second, true, "conn-failure response-timeout 408 502 503 504", []proxyCase{
 			{method: "GET", path: "/fail", wantHits: 3, wantStatus: 503, maxWait: within},
+			{method: "GET", path: "/busy", wantHits: 1, wantStatus: 429, maxWait: within},
 			{method: "GET", path: "/hang", wantHits: 3, wantStatus: 504, minWait: 2400 * time.Millisecond, maxWait: 3*time.Second + within},
 			{method: "GET", path: "/fail", refused: true, wantHits: 3, wantStatus: 503, maxWait: within},
 		}},

@@ -53,6 +53,15 @@ func startBehaviourUpstream(t *testing.T) *behaviourUpstream {
 		switch r.URL.Path {
 		case "/fail":
 			http.Error(w, "unavailable", http.StatusServiceUnavailable)
+		case "/busy": // asks for a retry no sooner than 1s (RFC 9110 section 10.2.3)
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "too many requests", http.StatusTooManyRequests)
+		case "/busy-date": // the same as an HTTP-date, 2s ahead (1 to 2s at second resolution)
+			w.Header().Set("Retry-After", time.Now().Add(2*time.Second).UTC().Format(http.TimeFormat))
+			http.Error(w, "too many requests", http.StatusTooManyRequests)
+		case "/later": // asks for a retry no sooner than 5s
+			w.Header().Set("Retry-After", "5")
+			http.Error(w, "unavailable", http.StatusServiceUnavailable)
 		case "/hang":
 			select { // bounded: no test waits this long
 			case <-r.Context().Done():

@@ -152,7 +152,7 @@ Grafana dashboard of the ratios and of the watch command's metrics.`,
 	fl.StringVar(&f.reportFile, "report", "", "read a saved report (tunetimeout prometheus -o json) instead of --url")
 	fl.DurationVar(&ro.Timeout, "timeout", 0, "the timeout in force (default: each group's recommendation)")
 	fl.StringVar(&f.falseTimeouts, "false-timeouts", "0.1%", "the budget: share of calls the timeout may cut off (a percentage or a ratio)")
-	fl.StringVar(&f.windows, "windows", rules.DefaultWindows, "burn-rate alert pairs LONG/SHORT:BURN[:SEVERITY], comma-separated")
+	fl.StringVar(&f.windows, "windows", "", "burn-rate alert pairs LONG/SHORT:BURN[:SEVERITY], comma-separated (default: the SRE workbook's, "+strings.ReplaceAll(rules.DefaultWindows, ",", ", ")+")")
 	fl.IntVar(&o.Pool, "pool", 0, "size of the pool the calls share (default: the report's)")
 	fl.IntVar(&ro.Bulkhead, "bulkhead", 0, "the bulkhead normal demand is compared with (default: the report's)")
 	fl.StringVar(&f.near, "near-bulkhead", "80%", "share of the bulkhead at which normal demand alerts")
@@ -209,7 +209,11 @@ func (f rulesFlags) apply(cmd *cobra.Command, o *analysis.Options, ro *rules.Opt
 	if o.Recommend.NetworkAllowance, err = recommend.ParseNetworkAllowance(f.network); err != nil {
 		return meta, fmt.Errorf("--network-allowance: %w", err)
 	}
-	if ro.Windows, err = rules.ParseWindows(f.windows); err != nil {
+	windows := f.windows
+	if windows == "" {
+		windows = rules.DefaultWindows
+	}
+	if ro.Windows, err = rules.ParseWindows(windows); err != nil {
 		return meta, fmt.Errorf("--windows: %w", err)
 	}
 	if ro.NearBulkhead, err = recommend.ParsePercent(f.near); err != nil {

@@ -132,6 +132,11 @@ func envoyRetries(d *doc, rt route) {
 		base, capd = 25*time.Millisecond, 250*time.Millisecond // Envoy's defaults, for a hedge without retries
 	}
 	d.p("        retry_back_off:\n          base_interval: %s\n          max_interval: %s\n", protoDur(base), protoDur(capd))
+	if ra := retryAfterStatuses(codes); len(ra) > 0 {
+		d.note("  rate_limited_retry_back_off: a %s with a Retry-After in seconds is retried no sooner (Envoy waits 1 to 1.5 x it, RFC 9110 section 10.2.3); when that does not fit, the route timeout of %s ends the call (a 504 at the deadline, not the %s at once); a Retry-After above max_interval %s, or an HTTP-date, is not read and the backoff above applies",
+			strings.Join(ra, " or "), protoDur(rt.timeout), strings.Join(ra, " or "), protoDur(envoyRetryAfterWait))
+		d.p("        rate_limited_retry_back_off:\n          reset_headers:\n          - name: retry-after\n            format: SECONDS\n          max_interval: %s\n", protoDur(envoyRetryAfterWait))
+	}
 	if hedged {
 		h := rt.hedge
 		d.note("  hedge_policy hedge_on_per_try_timeout: when no answer has come %s (%s) after a request, Envoy sends another (after a backoff wait) without cancelling it, up to %d in all; the first good answer wins. With independent attempts p99 %s, p99.9 %s, for %s more requests. The per-try timeout no longer ends an attempt: the route timeout does",
@@ -209,6 +214,26 @@ func dnsSubdomain(s string) string {
 	}
 	if out == "" {
 		return DefaultService
+	}
+	return out
+}
+
+// envoyRetryAfterWait is the max_interval of rate_limited_retry_back_off:
+// the longest Retry-After Envoy waits for. A longer one is discarded and the
+// exponential backoff applies (RetryPolicy.RateLimitedRetryBackOff,
+// route_components.proto), so it is far above any route timeout, which ends
+// a call whose Retry-After does not fit first.
+const envoyRetryAfterWait = 24 * time.Hour
+
+// retryAfterStatuses returns the retried statuses a server sends with a
+// Retry-After asking the client to wait (RFC 9110 section 10.2.3: 503;
+// RFC 6585 section 4: 429).
+func retryAfterStatuses(codes []string) []string {
+	var out []string
+	for _, c := range codes {
+		if c == "429" || c == "503" {
+			out = append(out, c)
+		}
 	}
 	return out
 }

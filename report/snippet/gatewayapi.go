@@ -49,6 +49,7 @@ func renderGateway(p *plan, d *doc) error {
 		ns = "default"
 	}
 	d.note("Gateway API HTTPRoute for Service %q, written by tunetimeout from measured latency.", host)
+	p.noRetryAfter(d, "HTTPRoute's retry")
 	d.note("Durations are whole units without decimals (^([0-9]{1,5}(h|m|s|ms)){1,4}$), rounded up to the millisecond.")
 	d.note("request covers the whole request, retries included; backendRequest one request to the backend; backendRequest <= request.")
 	d.note("Every rule has a retry (HTTPRouteRetry, GEP-1731): an unset retry is left to the implementation, whose default may retry a request that was applied (Istio's: 2 retries on connect-failure, refused-stream, unavailable, cancelled and 503), and attempts: 0 MUST disable retries.")

@@ -26,6 +26,7 @@ var haproxyRetryStatus = map[string]bool{"401": true, "403": true, "404": true, 
 func renderHAProxy(p *plan, d *doc) error {
 	host := dnsSubdomain(p.service)
 	d.note("HAProxy backends for %q, written by tunetimeout from measured latency.", p.service)
+	p.noRetryAfter(d, "HAProxy (retry-on retries at once, and takes no 429)")
 	d.note("HAProxy has no deadline over all retries (timeout client is suspended while the server is awaited): each backend makes only as many attempts as fit the deadline when every one runs into its timers (queue + connect + server).")
 	d.note("timeout server counts from the connection to the response headers, then between reads; retry-on replaces HAProxy's default (conn-failure) rather than adding to it.")
 	names := newUnique("_")

@@ -24,6 +24,7 @@ func renderIstio(p *plan, d *doc) error {
 		ns = "default"
 	}
 	d.note("Istio VirtualService and DestinationRule for host %q, written by tunetimeout from measured latency.", host)
+	p.noRetryAfter(d, "Istio's HTTPRetry")
 	d.note("Durations are whole milliseconds (Istio refuses less than 1ms). timeout covers every attempt and the backoff; retries.attempts counts the retries after the first call.")
 	d.p("apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  hosts:\n  - %s\n  http:\n", yq(host), yq(ns), yq(host))
 	p.noteUnroutable(d, "an Istio route")

@@ -66,6 +66,7 @@ func renderLinkerd(p *plan, d *doc) error {
 		what = "GRPCRoute (gateway.networking.k8s.io/v1)"
 	}
 	d.note("Linkerd %s per group for Service %q, written by tunetimeout from measured latency, with the annotations of Linkerd 2.16 and later.", what, host)
+	p.noRetryAfter(d, "Linkerd (25-250ms between attempts)")
 	d.note("timeout.linkerd.io/request bounds the whole request, retries included; retry.linkerd.io/timeout bounds one attempt and retries it; retry.linkerd.io/limit counts the retries after the first. Durations are one number and a unit (800ms, 2500ms).")
 	d.note("Linkerd waits 25ms to 250ms, full jitter, between attempts (not configurable), never retries a request whose body is over 64KiB, and has no retry budget in this model.")
 	d.note("A ServiceProfile for the same Service takes precedence over these annotations: remove it, or use --linkerd-resource serviceprofile. Requests matching no route get a 404, hence the catch-all.")
@@ -141,7 +142,11 @@ func linkerdRetries(d *doc, rt route, grpc bool) [][2]string {
 			conds = appendNew(conds, "unavailable")
 		case grpc && c == "429":
 			conds = appendNew(conds, "resource-exhausted")
-		case !grpc && isStatus(c) && c >= "500":
+		case !grpc && isStatus(c):
+			// Any status from 100 to 599, 408 and 429 included:
+			// linkerd2 policy-controller/k8s/index/src/outbound/index/
+			// http.rs, parse_http_retry, takes a comma-separated list of
+			// statuses, ranges (500-504), 5xx and gateway-error.
 			conds = appendNew(conds, c)
 		default:
 			skipped = append(skipped, c)

@@ -30,6 +30,7 @@ func renderNginx(p *plan, d *doc) error {
 	up := identifier(p.service, false)
 	host := dnsSubdomain(p.service)
 	d.note("nginx upstream and locations for %q, written by tunetimeout from measured latency (http context).", p.service)
+	p.noRetryAfter(d, "nginx (proxy_next_upstream retries at once)")
 	d.note("proxy_read_timeout bounds the wait for the response header and then between two reads of one try, not the whole response; nginx has no deadline over all tries, but starts no new try after proxy_next_upstream_timeout, set so that a try begun before it ends within the deadline.")
 	tries := 1
 	for _, rt := range p.pathRoutes() {

@@ -280,6 +280,33 @@ func safeMethod(m *string) bool {
 	return m == nil || *m == "" || slices.Contains(recommend.SafeMethods, strings.ToUpper(*m))
 }
 
+// noRetryAfter is for a target that cannot wait for a Retry-After (nginx,
+// HAProxy, Istio's HTTPRetry, Gateway API's HTTPRouteRetry, Linkerd): its
+// routes do not retry 429. A 429 asks the client to wait (RFC 6585 section
+// 4) for its Retry-After (RFC 9110 section 10.2.3); retried at once it adds
+// load to a server that asked for less. A route left with nothing to retry
+// makes one attempt. The header says so, naming the target (what).
+func (p *plan) noRetryAfter(d *doc, what string) {
+	dropped := false
+	for i := range p.routes {
+		rt := &p.routes[i]
+		if !slices.Contains(rt.retryOn, "429") {
+			continue
+		}
+		rt.retryOn = slices.DeleteFunc(slices.Clone(rt.retryOn), func(c string) bool { return c == "429" })
+		if rt.attempts > 1 {
+			dropped = true
+			if len(rt.retryOn) == 0 {
+				rt.attempts = 1
+				rt.attemptsWhy = "1 attempt: 429, the only condition the call policy retries, is not retried"
+			}
+		}
+	}
+	if dropped {
+		d.note("429 is not retried: %s cannot wait for the Retry-After a 429 asks for (RFC 6585 section 4, RFC 9110 section 10.2.3), and a retry at once adds load to a server that asked for less; a 503's Retry-After is not waited for either.", what)
+	}
+}
+
 // addCatchAll ends the routes with one for every request no group holds,
 // unless a group already matches them all: a route config that matches
 // only the measured paths answers every other path with a 404 once pasted.

@@ -141,6 +141,11 @@ type Object struct {
 	// RetryBudget is the share of requests that may be retries (Envoy
 	// retry_budget budget_percent / 100, gRPC retryThrottling's ratio).
 	RetryBudget *Setting[float64]
+	// RetryAfterMax is the longest Retry-After, in seconds, the object
+	// waits for before a retry (Envoy rate_limited_retry_back_off with a
+	// retry-after reset header in SECONDS: its max_interval, 300 s when
+	// left out); nil when a Retry-After is not honoured.
+	RetryAfterMax *Setting[float64]
 	// HedgeDelay and HedgeAttempts: another request when none has answered
 	// after the delay, up to that many in all.
 	HedgeDelay    *Setting[float64]

@@ -793,9 +793,7 @@ func (r *envoyReader) retries(o *Object, rp, hp *yaml.Node, from string) {
 	}
 	r.backoff(o, rp)
 	o.Jitter = "full"
-	if r.field(rp, "rate_limited_retry_back_off") != nil {
-		o.Notes = append(o.Notes, "rate_limited_retry_back_off: a Retry-After or reset header replaces the backoff")
-	}
+	r.rateLimitedBackoff(o, r.field(rp, "rate_limited_retry_back_off"))
 	if r.field(rp, "retriable_request_headers") != nil {
 		o.Notes = append(o.Notes, "retriable_request_headers: only requests with those headers are retried")
 	}
@@ -826,6 +824,39 @@ func envoyIdempotentOnly(ms []Match) bool {
 		}
 	}
 	return seen
+}
+
+// envoyRetryAfterMax is RateLimitedRetryBackOff.max_interval's default,
+// seconds.
+const envoyRetryAfterMax = 300
+
+// rateLimitedBackoff reads rate_limited_retry_back_off (RetryPolicy,
+// route_components.proto): a reset header named Retry-After (matched case
+// insensitive) in SECONDS makes Envoy wait what it says, jittered to 1 to
+// 1.5 x, unless it exceeds max_interval (300s by default): then the header
+// is discarded and the exponential backoff applies. An HTTP-date is not
+// read (SECONDS is an integer).
+func (r *envoyReader) rateLimitedBackoff(o *Object, rl *yaml.Node) {
+	if rl == nil {
+		return
+	}
+	o.Notes = append(o.Notes, "rate_limited_retry_back_off: a Retry-After or reset header replaces the backoff")
+	honoured := false
+	for _, h := range pbItems(r.field(rl, "reset_headers")) {
+		f := r.field(h, "format")
+		if strings.EqualFold(r.str(r.field(h, "name")), "retry-after") && (f == nil || r.str(f) == "SECONDS" || r.str(f) == "0") {
+			honoured = true
+		}
+	}
+	if !honoured {
+		return
+	}
+	o.RetryAfterMax = Defaulted(float64(envoyRetryAfterMax), o.Pos)
+	if m := r.field(rl, "max_interval"); m != nil {
+		if v, raw, ok := r.duration(m, "max_interval"); ok {
+			o.RetryAfterMax = Set(v, r.pos(m), raw)
+		}
+	}
 }
 
 // backoff reads retry_back_off: base_interval is required and above 0,

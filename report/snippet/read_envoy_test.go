@@ -355,6 +355,47 @@ virtual_hosts:
 			assert.False(t, b.RetryNonIdempotent.Value, "connect-failure repeats nothing")
 			assert.Equal(t, &Setting[float64]{Value: 15, Pos: b.Pos, Default: true}, b.Timeout)
 		}},
+		{"rate_limited_retry_back_off honours Retry-After in SECONDS up to max_interval", `
+virtual_hosts:
+- name: vh
+  domains: ["*"]
+  routes:
+  - name: a
+    match: {prefix: /a}
+    route:
+      cluster: a
+      retry_policy:
+        retry_on: retriable-status-codes
+        retriable_status_codes: [429]
+        rate_limited_retry_back_off:
+          reset_headers: [{name: Retry-After, format: SECONDS}]
+          max_interval: 60s
+  - name: b
+    match: {prefix: /b}
+    route:
+      cluster: b
+      retry_policy:
+        retry_on: retriable-status-codes
+        retriable_status_codes: [429]
+        rate_limited_retry_back_off:
+          reset_headers: [{name: retry-after}]
+  - name: c
+    match: {prefix: /c}
+    route:
+      cluster: c
+      retry_policy:
+        retry_on: retriable-status-codes
+        retriable_status_codes: [429]
+        rate_limited_retry_back_off:
+          reset_headers: [{name: X-RateLimit-Reset, format: UNIX_TIMESTAMP}]
+`, func(t *testing.T, objs []Object) {
+			a := pbTestFind(t, objs, "route_config/vh/a")
+			assert.Equal(t, &Setting[float64]{Value: 60, Pos: Pos{File: "x.yaml", Line: 14}, Raw: "60s"}, a.RetryAfterMax)
+			b := pbTestFind(t, objs, "route_config/vh/b")
+			assert.Equal(t, &Setting[float64]{Value: 300, Pos: b.Pos, Default: true}, b.RetryAfterMax, "SECONDS and 300s are the defaults")
+			c := pbTestFind(t, objs, "route_config/vh/c")
+			assert.Nil(t, c.RetryAfterMax, "no Retry-After header: not honoured")
+		}},
 		{"hedging on per-try timeout: the per-try timeout is the hedge delay", `
 virtual_hosts:
 - name: vh

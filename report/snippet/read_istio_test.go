@@ -143,6 +143,7 @@ func TestReadIstioRoundTrip(t *testing.T) {
 			requireInside(t, "istio.yaml", body, objs)
 			p, err := newPlan(r, fx.opts)
 			require.NoError(t, err)
+			p.noRetryAfter(&doc{}, "") // as the writer: no 429
 			routes := p.pathRoutes()
 			require.Len(t, objs, len(routes)+1, "a route per group and a DestinationRule")
 			for i, rt := range routes {

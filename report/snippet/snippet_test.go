@@ -275,7 +275,7 @@ func TestValidatorsRefuse(t *testing.T) {
 		{"linkerd bad timeout", "linkerd", `timeout.linkerd.io/request: "1s"`, `timeout.linkerd.io/request: "1"`, ""},
 		{"linkerd unknown annotation", "linkerd", "retry.linkerd.io/limit:", "retry.linkerd.io/limits:", ""},
 		{"linkerd parent is a Gateway", "linkerd", "    kind: Service\n", "    kind: Gateway\n", ""},
-		{"linkerd bad condition", "linkerd", `retry.linkerd.io/http: "503"`, `retry.linkerd.io/http: "timeout"`, ""},
+		{"linkerd bad condition", "linkerd", `retry.linkerd.io/http: "408,503"`, `retry.linkerd.io/http: "408,timeout"`, ""},
 		{"linkerd unknown field", "linkerd", "    backendRefs:", "    backendRef:", ""},
 		{"serviceprofile missing ttl", "linkerd", "    ttl: 10s\n", "", LinkerdServiceProfile},
 		{"serviceprofile bad timeout", "linkerd", "timeout: 1s", "timeout: 1", LinkerdServiceProfile},

@@ -149,3 +149,76 @@ func TestResilience4jRetryInstanceAlways(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(body), "  retry:\n    instances:\n      backend:\n        maxAttempts: 1\n")
 }
+
+// TestLinkerdHTTPStatuses: Linkerd's policy controller takes in
+// retry.linkerd.io/http any status from 100 to 599, a range, 5xx or
+// gateway-error (linkerd2 policy-controller/k8s/index/src/outbound/index/
+// http.rs, parse_http_retry), so the call policy's 408 is written, not
+// left out as "not expressible". (429 is not retried: Linkerd cannot wait
+// for its Retry-After.)
+func TestLinkerdHTTPStatuses(t *testing.T) {
+	body, err := Render("linkerd", loadReport(t, "deadline.json"), Options{})
+	require.NoError(t, err)
+	s := string(body)
+	assert.Contains(t, s, `retry.linkerd.io/http: "408,`)
+	assert.NotContains(t, s, "left out: connect-failure, refused-stream, 408")
+	for _, line := range strings.Split(s, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "retry.linkerd.io/http: "); ok {
+			for _, c := range strings.Split(strings.Trim(v, `"`), ",") {
+				assert.True(t, linkerdCondition(c, false), "%q is not a condition Linkerd takes", c)
+			}
+		}
+	}
+}
+
+// TestEnvoyRetryAfter: a route that retries 429 or 503 waits for their
+// Retry-After (RFC 9110 section 10.2.3) through rate_limited_retry_back_off
+// (RetryPolicy.RateLimitedRetryBackOff): without it Envoy retries after
+// its 25ms backoff whatever the server asked for. The reader reads it back.
+func TestEnvoyRetryAfter(t *testing.T) {
+	body, err := Render("envoy", loadReport(t, "policy.json"), Options{Service: "shop-api"})
+	require.NoError(t, err)
+	require.NoError(t, validate(t, "envoy", body))
+	objs, err := readEnvoyConfig("envoy.yaml", body, nil)
+	require.NoError(t, err)
+	got := map[string]float64{}
+	for _, o := range objs {
+		if o.Kind == "route" {
+			got[o.Name] = -1
+			if o.RetryAfterMax != nil {
+				got[o.Name] = o.RetryAfterMax.Value
+			}
+		}
+	}
+	assert.Equal(t, map[string]float64{
+		"shop-api/shop-api/POST /api/orders":    -1, // never-sent failures only
+		"shop-api/shop-api/GET /api/users/{id}": envoyRetryAfterWait.Seconds(),
+		"shop-api/shop-api/GET /api/search/*":   envoyRetryAfterWait.Seconds(),
+		"shop-api/shop-api/catch-all":           -1,
+	}, got)
+	assert.Contains(t, string(body), "        rate_limited_retry_back_off:\n          reset_headers:\n          - name: retry-after\n            format: SECONDS\n")
+}
+
+// TestNoRetryAfterNo429: a 429 asks the client to wait (RFC 6585 section
+// 4, its Retry-After RFC 9110 section 10.2.3); a target that cannot wait
+// for a Retry-After retries it at once, adding load to a server that asked
+// for less, so it does not retry 429 at all, and its header says so.
+func TestNoRetryAfterNo429(t *testing.T) {
+	for _, fx := range []string{"deadline.json", "policy.json"} {
+		r := loadReport(t, fx)
+		for _, target := range []string{"nginx", "haproxy", "istio", "gateway-api", "linkerd"} {
+			tg, err := Lookup(target)
+			require.NoError(t, err)
+			body, err := tg.Render(r, Options{})
+			require.NoError(t, err)
+			var config []string
+			for _, line := range strings.Split(string(body), "\n") {
+				if !strings.HasPrefix(strings.TrimSpace(line), tg.Comment) {
+					config = append(config, line)
+				}
+			}
+			assert.NotContains(t, strings.Join(config, "\n"), "429", "%s %s retries 429", fx, target)
+			assert.Contains(t, string(body), "429 is not retried", "%s %s: the header says why", fx, target)
+		}
+	}
+}

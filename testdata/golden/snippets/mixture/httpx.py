@@ -2,6 +2,7 @@
 # Call send(client(group), request, group). httpx has no timeout over a whole request: its timeouts bound each phase of one attempt (the wait for a pooled connection, the connect, each write, each read).
 # send() sends an attempt only while the worst case of one attempt (pool + connect + write + read) fits in what is left of the deadline, so the call never outlasts it, unless a server trickles its answer: read bounds each read, not the whole response.
 # send() retries a request that was never sent (httpx.ConnectError, httpx.ConnectTimeout) for every call, and after it was sent only when retry_sent is set (idempotent calls); httpx's own retries (HTTPTransport(retries=)) are left off, for their fixed 0.5s, 1s waits.
+# A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not leave room for an attempt before the deadline (or, without one, exceeds backoff_cap), send() returns the response at once.
 # max_connections 25 = bulkhead (Poisson p99.9 of 13 calls in flight at the peak rate); a request beyond it waits at most the pool timeout, then fails (httpx.PoolTimeout)
 # group "all":
 #   connect 0.006 s: a TCP handshake and TLS take 1 to 3 round trips, so the connect timeout is 3 x the RTT of 2ms, rounded up: 6ms; Linux retransmits a lost SYN after about 1 s, so a connect timeout under 1 s turns one lost SYN into a failed connect rather than a slow one (fine when the call is retried)
@@ -10,6 +11,8 @@
 #   no deadline in the report: send() makes every attempt (at most 0.818 s in all)
 #   attempts 1: no call policy in the report: one attempt, no retries; retry_sent False: the report has no call policy: the calls are not known to be idempotent
 
+import datetime
+import email.utils
 import random
 import time
 
@@ -53,13 +56,17 @@ def send(client, request, group):
     deadline = policy["deadline"]
     start = time.monotonic()
     last = None
+    after = 0.0  # the Retry-After of the last response
     for attempt in range(1, policy["attempts"] + 1):
         if attempt > 1:
             window = min(policy["backoff_cap"], policy["backoff_base"] * 2 ** (attempt - 2))
-            wait = random.uniform(0, window)
+            wait = max(random.uniform(0, window), after)
             if deadline is not None and deadline - (time.monotonic() - start) - wait < one_attempt:
                 break
+            if deadline is None and after > policy["backoff_cap"]:
+                break
             time.sleep(wait)
+        after = 0.0
         try:
             response = client.send(request)
         except NEVER_SENT as e:
@@ -72,8 +79,25 @@ def send(client, request, group):
             continue
         if policy["retry_sent"] and response.status_code in policy["retry_status"]:
             last = response
+            after = retry_after(response)
             continue
         return response
     if isinstance(last, httpx.Response):
         return last
     raise last
+
+
+def retry_after(response):
+    """Return the wait response asks for before a retry, in seconds
+    (Retry-After: delay-seconds or an HTTP-date, RFC 9110 section 10.2.3);
+    0 when it asks for none or cannot be read."""
+    value = response.headers.get("retry-after", "").strip()
+    if value.isascii() and value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return 0.0
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return max(0.0, when.timestamp() - time.time())

@@ -1,6 +1,7 @@
 // Package shopapiclient holds the HTTP clients of "shop-api", written by tunetimeout from measured latency.
 // Call Do(ctx, NewXClient(), req, XPolicy): Timeout bounds the whole call (every attempt and wait); each attempt gets the smaller of PerTry and the time left, reading the body included; no attempt is sent with less than MinUseful left.
 // Do retries a request that was never sent (no connection was obtained: DNS or connect failed) for every call, and after it was sent only when RetrySent is set (idempotent calls).
+// A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not fit what is left of Timeout (or, without one, exceeds Cap), Do returns the response at once.
 // dial: DNS within time.Second, then each address within the connect timeout 6 * time.Millisecond: a TCP handshake and TLS take 1 to 3 round trips, so the connect timeout is 3 x the RTT of 2ms, rounded up: 6ms; Linux retransmits a lost SYN after about 1 s, so a connect timeout under 1 s turns one lost SYN into a failed connect rather than a slow one (fine when the call is retried) (net.Dialer.Timeout alone covers DNS too, and is divided among the addresses)
 // TLSHandshakeTimeout 6 * time.Millisecond: the connect timeout again, a handshake costs about as many round trips
 // ResponseHeaderTimeout 800 * time.Millisecond: the longest per-try timeout of the groups (each attempt's own context is shorter where its group's is)
@@ -31,6 +32,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -51,7 +53,9 @@ type Policy struct {
 	MinUseful time.Duration
 	// RetrySent allows a retry after the request was sent (a timeout, a
 	// reset, a status of RetryStatus): for idempotent calls only. Without
-	// it only a request that never got a connection is retried.
+	// it only a request that never got a connection is retried. A status
+	// with a Retry-After is retried no sooner than it asks (RFC 9110
+	// section 10.2.3), or returned at once when that does not fit.
 	RetrySent   bool
 	RetryStatus []int
 }
@@ -79,7 +83,11 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http
 		}
 		resp, err := c.Do(r)
 		retry := !sent || (p.RetrySent && (err != nil || slices.Contains(p.RetryStatus, resp.StatusCode)))
-		if attempt >= p.Attempts || !retry || (req.Body != nil && req.GetBody == nil) || !waitBeforeRetry(ctx, p, attempt) {
+		var after time.Duration
+		if retry && err == nil {
+			after = retryAfter(resp)
+		}
+		if attempt >= p.Attempts || !retry || (req.Body != nil && req.GetBody == nil) || !waitBeforeRetry(ctx, p, attempt, after) {
 			if err != nil {
 				cancel()
 				cancelAll()
@@ -96,10 +104,12 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http
 	}
 }
 
-// waitBeforeRetry waits the backoff before retry n (from 1) and reports
-// whether a retry may follow: false when the wait would leave less than
-// MinUseful of the call's time, or the call's context ends.
-func waitBeforeRetry(ctx context.Context, p Policy, n int) bool {
+// waitBeforeRetry waits the backoff before retry n (from 1), at least
+// atLeast (a Retry-After), and reports whether a retry may follow: false
+// when the wait would leave less than MinUseful of the call's time (or,
+// without a deadline, a Retry-After exceeds Cap), or the call's context
+// ends.
+func waitBeforeRetry(ctx context.Context, p Policy, n int, atLeast time.Duration) bool {
 	window := p.Base
 	for i := 1; i < n && window < p.Cap; i++ {
 		window *= 2
@@ -109,7 +119,9 @@ func waitBeforeRetry(ctx context.Context, p Policy, n int) bool {
 	if window > 0 {
 		wait = rand.N(window + 1)
 	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl)-wait < p.MinUseful {
+	wait = max(wait, atLeast)
+	dl, ok := ctx.Deadline()
+	if ok && time.Until(dl)-wait < p.MinUseful || !ok && atLeast > p.Cap {
 		return false
 	}
 	t := time.NewTimer(wait)
@@ -120,6 +132,23 @@ func waitBeforeRetry(ctx context.Context, p Policy, n int) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// retryAfter is the wait a response asks for before a retry (Retry-After:
+// delay-seconds or an HTTP-date, RFC 9110 section 10.2.3); 0 when it asks
+// for none or cannot be read.
+func retryAfter(resp *http.Response) time.Duration {
+	v := resp.Header.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseUint(v, 10, 31); err == nil {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
 }
 
 // cancelOnClose ends the attempt's context when the body is closed.
