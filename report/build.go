@@ -269,6 +269,13 @@ func newPolicy(r Result) *Policy {
 	if p.Method != "" {
 		out.Method = ptr(p.Method)
 	}
+	if len(p.Methods) > 0 {
+		out.Methods = append([]string{}, p.Methods...)
+	}
+	out.IdempotentSource = p.IdempotentFrom
+	if out.IdempotentSource == "" {
+		out.IdempotentSource = recommend.IdempotentFromNone
+	}
 	if hd := p.Hedge; hd != nil {
 		out.Hedge = &Hedge{Quantile: hd.Quantile, DelaySeconds: hd.Delay.Seconds(), Attempts: hd.Attempts,
 			ExtraLoadFraction: hd.ExtraLoad, P99Seconds: hd.P99.Seconds(), P999Seconds: hd.P999.Seconds()}
