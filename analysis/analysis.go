@@ -594,7 +594,7 @@ func groupName(g string) string {
 // (bucketed data: recommend.Measured.Quantile).
 func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share float64, quantile func(float64) time.Duration) (report.Result, error) {
 	h := g.Latency
-	rec, err := recommend.RecommendMeasured(h, recommend.Measured{ConnectTimes: g.Connect, Quantile: quantile}, o.Recommend)
+	rec, err := recommend.RecommendMeasured(h, recommend.Measured{ConnectTimes: g.Connect, ReusedConnects: g.ReusedConnects, Quantile: quantile}, o.Recommend)
 	if err != nil {
 		return report.Result{}, err
 	}

@@ -216,10 +216,19 @@ func (g *Group) AddCell(c *Cell) {
 	}
 	g.Latency.addPacked(c.Latency, c.Censored, c.Below, c.Above)
 	if c.Connect != nil && c.Connect.TotalCount() > 0 {
-		if g.Connect == nil {
-			g.Connect = New()
-		}
-		g.Connect.addPacked(c.Connect, nil, 0, 0)
+		// Cells keep connect times of 0 with the others; the group counts
+		// them as reused connections (RecordConnect).
+		c.Connect.ForEachBucket(func(us, n int64) bool {
+			if us == 0 {
+				g.ReusedConnects += n
+				return true
+			}
+			if g.Connect == nil {
+				g.Connect = New()
+			}
+			g.Connect.RecordN(toDuration(us), n)
+			return true
+		})
 	}
 	for reason, n := range c.Excluded {
 		g.Excluded[reason] += n

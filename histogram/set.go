@@ -18,6 +18,10 @@ type Group struct {
 	// Connect holds measured connect times (nginx $upstream_connect_time,
 	// HAProxy Tc); nil until the first one, since most inputs have none.
 	Connect *Latency
+	// ReusedConnects counts the connect times of 0: nginx logs
+	// $upstream_connect_time 0.000 for a request sent on a kept-alive
+	// connection, which connected nothing; they are not in Connect.
+	ReusedConnects int64
 	// Methods counts the group's calls by request method ("GET"), excluded
 	// ones included, where the input says the method; nil when it never
 	// does. It decides whether the group's requests may be repeated
@@ -52,8 +56,13 @@ type Measured struct {
 	Source   string        // where the rates came from, for people: "prometheus"
 }
 
-// RecordConnect records one measured connect time.
+// RecordConnect records one measured connect time; one of 0 (below
+// Lowest) is a reused connection, counted in ReusedConnects.
 func (g *Group) RecordConnect(d time.Duration) {
+	if d >= 0 && d < Lowest {
+		g.ReusedConnects++
+		return
+	}
 	if g.Connect == nil {
 		g.Connect = New()
 	}
@@ -276,6 +285,7 @@ func (s *Set) Merge(o *Set) {
 			g.Arrivals.Merge(og.Arrivals)
 		}
 		g.Methods = addCounts(g.Methods, og.Methods)
+		g.ReusedConnects += og.ReusedConnects
 		if og.Connect != nil {
 			if g.Connect == nil {
 				g.Connect = New()

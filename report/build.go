@@ -85,6 +85,7 @@ func NewGroup(r Result) Group {
 	if rec.Interval.HiKnown {
 		g.Recommendation.Interval.HighSeconds = ptr(rec.Interval.Hi.Seconds())
 	}
+	g.Recommendation.ConnectsMeasured, g.Recommendation.ReusedConnects = rec.Connect.Measured, rec.Connect.Reused
 	if rec.ConnectTimeout > 0 {
 		g.Recommendation.ConnectTimeoutSeconds = ptr(rec.ConnectTimeout.Seconds())
 	}

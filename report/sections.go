@@ -223,7 +223,11 @@ func groupSection(id string, g Group, figures bool) Section {
 		headline = append(headline, text(" Connect timeout: "), strong(human.Seconds(*rec.ConnectTimeoutSeconds)), text("."))
 	}
 	s.Blocks = append(s.Blocks, para("headline", headline...))
-	if rec.ConnectTimeoutSeconds == nil {
+	switch {
+	case rec.ConnectTimeoutSeconds == nil && rec.ReusedConnects > 0:
+		s.Blocks = append(s.Blocks, para("muted", text(fmt.Sprintf("Connect timeout: not recommended: no connect times. All %s measured were 0, requests on reused keepalive connections that connected nothing; give the round-trip time (",
+			human.Count(rec.ReusedConnects))), code("--rtt"), text(").")))
+	case rec.ConnectTimeoutSeconds == nil:
 		s.Blocks = append(s.Blocks, para("muted", text("Connect timeout: not recommended without a round-trip time ("),
 			code("--rtt"), text(") or measured connect times.")))
 	}
