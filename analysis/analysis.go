@@ -542,6 +542,7 @@ func add(g *histogram.Group, rule *ingest.StatusRule, s ingest.Sample) {
 		addCell(g.Cell(s.Time), rule, s)
 		return
 	}
+	g.AddMethod(s.Method)
 	if !s.Time.IsZero() {
 		g.Arrivals.Add(s.Time)
 	}
@@ -562,6 +563,7 @@ func add(g *histogram.Group, rule *ingest.StatusRule, s ingest.Sample) {
 // addCell files one sample in its interval's cell, as add does in the
 // group's totals.
 func addCell(c *histogram.Cell, rule *ingest.StatusRule, s ingest.Sample) {
+	c.AddMethod(s.Method)
 	if !s.Time.IsZero() {
 		c.Arrive(s.Time.Unix(), 1)
 	}
@@ -592,7 +594,7 @@ func groupName(g string) string {
 // (bucketed data: recommend.Measured.Quantile).
 func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share float64, quantile func(float64) time.Duration) (report.Result, error) {
 	h := g.Latency
-	rec, err := recommend.RecommendMeasured(h, recommend.Measured{ConnectTimes: g.Connect, Quantile: quantile}, o.Recommend)
+	rec, err := recommend.RecommendMeasured(h, recommend.Measured{ConnectTimes: g.Connect, ReusedConnects: g.ReusedConnects, Quantile: quantile}, o.Recommend)
 	if err != nil {
 		return report.Result{}, err
 	}
@@ -624,6 +626,7 @@ func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share floa
 	}
 	po := o.Policy
 	po.Method = methodOf(g.Name, o.Ingest.By)
+	po.Methods = g.Methods
 	pol, err := recommend.NewPolicy(h, rec, po)
 	if err != nil {
 		return report.Result{}, err

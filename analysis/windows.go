@@ -135,7 +135,9 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 		}
 		if ww.Used {
 			ww.Reason += " The recommendation, the candidates, Little's law (at that window's rate) and the call policy below are that window's (--for all: the whole period's)."
-			res, err := analyseGroup(ctx, windowGroup(g.Name, worstCell, length), o, share, nil)
+			wg := windowGroup(g.Name, worstCell, length)
+			wg.Methods = g.Methods // the route's methods: what its requests are, whenever they came
+			res, err := analyseGroup(ctx, wg, o, share, nil)
 			if err != nil {
 				return report.Group{}, fmt.Errorf("group %q, window %s: %w", g.Name, w.Start.Format(time.RFC3339), err)
 			}

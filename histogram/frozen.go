@@ -39,6 +39,7 @@ const (
 	frozeCensored = 1 << iota
 	frozeConnect
 	frozeExcluded
+	frozeMethods
 )
 
 // freeze encodes c compactly: flags, the out-of-range counts, each
@@ -57,6 +58,9 @@ func freeze(c *Cell) ([]byte, bool) {
 	if len(c.Excluded) > 0 {
 		flags |= frozeExcluded
 	}
+	if len(c.Methods) > 0 {
+		flags |= frozeMethods
+	}
 	b := make([]byte, 0, 16+3*int(c.Latency.Populated())+3*len(c.Seconds))
 	b = append(b, flags)
 	b = binary.AppendUvarint(b, uint64(c.Below))
@@ -73,12 +77,10 @@ func freeze(c *Cell) ([]byte, bool) {
 		return nil, false
 	}
 	if flags&frozeExcluded != 0 {
-		b = binary.AppendUvarint(b, uint64(len(c.Excluded)))
-		for _, reason := range slices.Sorted(maps.Keys(c.Excluded)) {
-			b = binary.AppendUvarint(b, uint64(len(reason)))
-			b = append(b, reason...)
-			b = binary.AppendUvarint(b, uint64(c.Excluded[reason]))
-		}
+		b = appendCounts(b, c.Excluded)
+	}
+	if flags&frozeMethods != 0 {
+		b = appendCounts(b, c.Methods)
 	}
 	b = binary.AppendUvarint(b, uint64(len(c.Seconds)))
 	prev := int64(0)
@@ -92,6 +94,18 @@ func freeze(c *Cell) ([]byte, bool) {
 		b = binary.AppendUvarint(b, uint64(c.Calls[i]))
 	}
 	return slices.Clip(b), true
+}
+
+// appendCounts encodes counts by name: their number, then each name's
+// length, the name and its count, names in order.
+func appendCounts(b []byte, counts map[string]int64) []byte {
+	b = binary.AppendUvarint(b, uint64(len(counts)))
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+		b = binary.AppendUvarint(b, uint64(counts[k]))
+	}
+	return b
 }
 
 func appendBuckets(b []byte, p *hdr.PackedHistogram) ([]byte, bool) {
@@ -130,12 +144,10 @@ func thaw(start int64, b []byte) *Cell {
 		d.buckets(c.Connect)
 	}
 	if flags&frozeExcluded != 0 {
-		n := int(d.uvarint())
-		c.Excluded = make(map[string]int64, n)
-		for range n {
-			reason := string(d.bytes(int(d.uvarint())))
-			c.Excluded[reason] = int64(d.uvarint())
-		}
+		c.Excluded = d.counts()
+	}
+	if flags&frozeMethods != 0 {
+		c.Methods = d.counts()
 	}
 	n := int(d.uvarint())
 	c.Seconds, c.Calls = make([]int32, n), make([]int64, n)
@@ -152,6 +164,17 @@ func thaw(start int64, b []byte) *Cell {
 		panic(errFrozen)
 	}
 	return c
+}
+
+// counts decodes what appendCounts encoded.
+func (d *frozenReader) counts() map[string]int64 {
+	n := int(d.uvarint())
+	out := make(map[string]int64, n)
+	for range n {
+		k := string(d.bytes(int(d.uvarint())))
+		out[k] = int64(d.uvarint())
+	}
+	return out
 }
 
 type frozenReader struct {

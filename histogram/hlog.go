@@ -138,6 +138,7 @@ type cellJSON struct {
 	Below    int64            `json:"below,omitempty"`
 	Above    int64            `json:"above,omitempty"`
 	Excluded map[string]int64 `json:"excluded,omitempty"`
+	Methods  map[string]int64 `json:"methods,omitempty"` // request method -> calls
 	Censored string           `json:"censored,omitempty"`
 	Connect  string           `json:"connect,omitempty"`
 	Arrivals []int64          `json:"arrivals,omitempty"` // second, calls, second, calls...
@@ -149,7 +150,7 @@ func writeCell(w io.Writer, tag string, c *Cell, every int64) error {
 	if start == Untimed {
 		start, length = 0, 0
 	}
-	j := cellJSON{Tag: escapeTag(tag), Start: start, Below: c.Below, Above: c.Above, Excluded: c.Excluded}
+	j := cellJSON{Tag: escapeTag(tag), Start: start, Below: c.Below, Above: c.Above, Excluded: c.Excluded, Methods: c.Methods}
 	var err error
 	if j.Censored, err = encodePacked(c.Censored); err != nil {
 		return err
@@ -513,6 +514,19 @@ func (lr *LogReader) ownCell(e LogEntry, p *hdr.PackedHistogram, pending *cellJS
 				c.Excluded = make(map[string]int64)
 			}
 			c.Excluded[reason] = n
+		}
+		for m, n := range pending.Methods {
+			if n < 0 {
+				return e, lr.errorf(lr.pendingLine, "methods", m, "has a negative count")
+			}
+			// A name read from a file: one of ingest.Methods, or "other".
+			if m = ingest.MethodName(m); m == "" {
+				m = ingest.MethodOther
+			}
+			if c.Methods == nil {
+				c.Methods = make(map[string]int64)
+			}
+			c.Methods[m] += n
 		}
 		for _, h := range []struct {
 			name string

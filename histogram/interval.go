@@ -29,6 +29,7 @@ type Cell struct {
 	Censored, Connect *hdr.PackedHistogram
 	Below, Above      int64            // samples out of the histogram's range, as Latency.OutOfRange
 	Excluded          map[string]int64 // reason -> samples not used for latency; nil when none
+	Methods           map[string]int64 // request method -> calls, as Group.Methods; nil when none
 	// Seconds and Calls are the arrivals: Calls[i] calls in the second
 	// Start+Seconds[i], every sample with a time counted (excluded ones
 	// too), Seconds ascending.
@@ -91,6 +92,17 @@ func (c *Cell) Exclude(reason string) {
 	c.Excluded[reason]++
 }
 
+// AddMethod counts one call with request method m, as Group.AddMethod.
+func (c *Cell) AddMethod(m string) {
+	if m == "" {
+		return
+	}
+	if c.Methods == nil {
+		c.Methods = make(map[string]int64, 2)
+	}
+	c.Methods[m]++
+}
+
 // Arrive counts n calls in the Unix second sec, which lies in the cell's
 // interval.
 func (c *Cell) Arrive(sec, n int64) {
@@ -121,7 +133,7 @@ func (c *Cell) Count() int64 {
 
 // bytes returns about how much memory c holds.
 func (c *Cell) bytes() int {
-	n := 160 + 4*cap(c.Seconds) + 8*cap(c.Calls) + 64*len(c.Excluded)
+	n := 160 + 4*cap(c.Seconds) + 8*cap(c.Calls) + 64*(len(c.Excluded)+len(c.Methods))
 	for _, p := range []*hdr.PackedHistogram{c.Latency, c.Censored, c.Connect} {
 		if p != nil {
 			n += p.GetMemorySize()
@@ -145,6 +157,7 @@ func (c *Cell) Merge(o *Cell) {
 		}
 		c.Excluded[reason] += n
 	}
+	c.Methods = addCounts(c.Methods, o.Methods)
 	for i, off := range slices.Clone(o.Seconds) {
 		c.Arrive(c.Start+int64(off), o.Calls[i])
 	}
@@ -203,14 +216,24 @@ func (g *Group) AddCell(c *Cell) {
 	}
 	g.Latency.addPacked(c.Latency, c.Censored, c.Below, c.Above)
 	if c.Connect != nil && c.Connect.TotalCount() > 0 {
-		if g.Connect == nil {
-			g.Connect = New()
-		}
-		g.Connect.addPacked(c.Connect, nil, 0, 0)
+		// Cells keep connect times of 0 with the others; the group counts
+		// them as reused connections (RecordConnect).
+		c.Connect.ForEachBucket(func(us, n int64) bool {
+			if us == 0 {
+				g.ReusedConnects += n
+				return true
+			}
+			if g.Connect == nil {
+				g.Connect = New()
+			}
+			g.Connect.RecordN(toDuration(us), n)
+			return true
+		})
 	}
 	for reason, n := range c.Excluded {
 		g.Excluded[reason] += n
 	}
+	g.Methods = addCounts(g.Methods, c.Methods)
 	if c.Start != Untimed {
 		for i, off := range c.Seconds {
 			g.Arrivals.add(c.Start+int64(off), c.Calls[i])
@@ -236,7 +259,7 @@ func (g *Group) addToCells(c *Cell) {
 
 func (c *Cell) clone() *Cell {
 	n := &Cell{Start: c.Start, Latency: c.Latency.Clone(), Below: c.Below, Above: c.Above,
-		Excluded: maps.Clone(c.Excluded), Seconds: slices.Clone(c.Seconds), Calls: slices.Clone(c.Calls)}
+		Excluded: maps.Clone(c.Excluded), Methods: maps.Clone(c.Methods), Seconds: slices.Clone(c.Seconds), Calls: slices.Clone(c.Calls)}
 	if c.Censored != nil {
 		n.Censored = c.Censored.Clone()
 	}

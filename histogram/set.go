@@ -18,6 +18,16 @@ type Group struct {
 	// Connect holds measured connect times (nginx $upstream_connect_time,
 	// HAProxy Tc); nil until the first one, since most inputs have none.
 	Connect *Latency
+	// ReusedConnects counts the connect times of 0: nginx logs
+	// $upstream_connect_time 0.000 for a request sent on a kept-alive
+	// connection, which connected nothing; they are not in Connect.
+	ReusedConnects int64
+	// Methods counts the group's calls by request method ("GET"), excluded
+	// ones included, where the input says the method; nil when it never
+	// does. It decides whether the group's requests may be repeated
+	// (recommend.PolicyOptions.Methods). A group that keeps cells keeps
+	// them there (Cell.Methods).
+	Methods map[string]int64
 	// Measured holds what a source measured for the group as a whole rather
 	// than call by call (Prometheus: rates from NAME_count, the mean from
 	// NAME_sum / NAME_count); nil for sources of single calls. Set.Merge
@@ -46,12 +56,41 @@ type Measured struct {
 	Source   string        // where the rates came from, for people: "prometheus"
 }
 
-// RecordConnect records one measured connect time.
+// RecordConnect records one measured connect time; one of 0 (below
+// Lowest) is a reused connection, counted in ReusedConnects.
 func (g *Group) RecordConnect(d time.Duration) {
+	if d >= 0 && d < Lowest {
+		g.ReusedConnects++
+		return
+	}
 	if g.Connect == nil {
 		g.Connect = New()
 	}
 	g.Connect.Record(d)
+}
+
+// AddMethod counts one call with request method m; "" (not said) is not
+// counted.
+func (g *Group) AddMethod(m string) {
+	if m == "" {
+		return
+	}
+	if g.Methods == nil {
+		g.Methods = make(map[string]int64, 2)
+	}
+	g.Methods[m]++
+}
+
+// addCounts adds the counts of from to into, made when needed, and returns
+// it (into itself when into is from: doubled).
+func addCounts(into, from map[string]int64) map[string]int64 {
+	if into == nil && len(from) > 0 {
+		into = make(map[string]int64, len(from))
+	}
+	for k, n := range maps.Clone(from) {
+		into[k] += n
+	}
+	return into
 }
 
 // Other is the group that takes the samples of groups beyond a Set's limit.
@@ -245,6 +284,8 @@ func (s *Set) Merge(o *Set) {
 		if g.Arrivals != nil && og.Arrivals != nil {
 			g.Arrivals.Merge(og.Arrivals)
 		}
+		g.Methods = addCounts(g.Methods, og.Methods)
+		g.ReusedConnects += og.ReusedConnects
 		if og.Connect != nil {
 			if g.Connect == nil {
 				g.Connect = New()
@@ -296,7 +337,7 @@ func (g *Group) bytes() int {
 		groupBytes = 160 // the struct, its entry in Set.groups, its Excluded map
 		entryBytes = 48  // a map entry: key, value, a share of the buckets
 	)
-	n := groupBytes + 2*len(g.Name) + entryBytes*len(g.Excluded)
+	n := groupBytes + 2*len(g.Name) + entryBytes*(len(g.Excluded)+len(g.Methods))
 	for reason := range g.Excluded {
 		n += len(reason)
 	}

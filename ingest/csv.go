@@ -43,6 +43,7 @@ var (
 	latencyColumns = []string{"latency", "duration", "elapsed", "response_time"}
 	timeColumns    = []string{"timestamp", "time", "ts", "date", "datetime"}
 	statusColumns  = []string{"status", "status_code", "code"}
+	methodColumns  = []string{"method", "http_method", "request_method", "http_request_method"}
 )
 
 // unitSuffixes map a column name's suffix to the unit of its values.
@@ -113,6 +114,7 @@ type csvLayout struct {
 	unit      time.Duration
 	timeCol   int // -1: none
 	statusCol int // -1: none
+	methodCol int // -1: none; detected by name only
 	by        []int
 	need      int // fields a row must have to hold every column above
 }
@@ -205,7 +207,9 @@ func (c *columns) notFound(input, flag, ref string) error {
 // duration, elapsed, response_time, each alone or with a unit suffix (_ns,
 // _us, _ms, _s, _seconds, ...); its unit is o.Unit, else the suffix's. The
 // timestamp (timestamp, time, ts, date, datetime) and status (status,
-// status_code, code) columns are optional and detected by name unless given.
+// status_code, code) columns are optional and detected by name unless given;
+// the request method's (method, http_method, request_method,
+// http_request_method) is detected by name, for Sample.Method.
 //
 // NewCSV fails when the input is empty (ErrEmptyInput), when no latency
 // column or unit is found, or when a column named in o is absent. Row
@@ -224,7 +228,7 @@ func NewCSV(r io.Reader, name string, o CSVOptions) (Decoder, error) {
 	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
 		br.Discard(len(utf8BOM))
 	}
-	d := &csvDecoder{csvLayout: csvLayout{name: name, timeCol: -1, statusCol: -1}, rows: csvRows{src: lineSource{br: br}, header: true}}
+	d := &csvDecoder{csvLayout: csvLayout{name: name, timeCol: -1, statusCol: -1, methodCol: -1}, rows: csvRows{src: lineSource{br: br}, header: true}}
 	err := d.rows.next()
 	d.rows.header = false
 	if err == io.EOF {
@@ -299,6 +303,9 @@ func NewCSV(r io.Reader, name string, o CSVOptions) (Decoder, error) {
 	} else if header {
 		d.statusCol = c.detect(statusColumns)
 	}
+	if header {
+		d.methodCol = c.detect(methodColumns)
+	}
 	for _, b := range o.By {
 		i := c.find(b)
 		if i < 0 {
@@ -310,7 +317,7 @@ func NewCSV(r io.Reader, name string, o CSVOptions) (Decoder, error) {
 		d.groups = make(map[string]string)
 	}
 
-	d.need = max(d.lat, d.timeCol, d.statusCol) + 1
+	d.need = max(d.lat, d.timeCol, d.statusCol, d.methodCol) + 1
 	for _, i := range d.by {
 		d.need = max(d.need, i+1)
 	}
@@ -361,6 +368,9 @@ func (d *csvDecoder) Next() (Sample, error) {
 			return Sample{}, d.fieldError(d.statusCol, v, reasonStatus)
 		}
 		s.Status = st
+	}
+	if d.methodCol >= 0 {
+		s.Method = MethodName(strings.TrimSpace(rec[d.methodCol]))
 	}
 	if len(d.by) > 0 {
 		s.Group = d.group(rec)

@@ -238,7 +238,7 @@ func TestTraefik(t *testing.T) {
 	require.Len(t, samples, 2)
 	assert.Equal(t, Sample{
 		Latency: 14729375, Status: 304, Time: time.Date(2024, 8, 25, 4, 34, 37, 306691884, time.UTC),
-		Group: "GET /dashboard s222-umami-c381af.traefik.me s222-umami-60e104-47-web@docker 304",
+		Group: "GET /dashboard s222-umami-c381af.traefik.me s222-umami-60e104-47-web@docker 304", Method: "GET",
 	}, samples[0])
 	assert.Equal(t, time.Duration(66095), samples[1].Latency)
 	assert.Equal(t, "GET /favicon.ico localhost - 404", samples[1].Group)
@@ -261,12 +261,12 @@ func TestCaddy(t *testing.T) {
 	require.Empty(t, errs)
 	require.Len(t, samples, 3)
 	assert.Equal(t, Sample{
-		Latency: 929675, Status: 200, Time: time.Unix(1646861401, 524102400).UTC(), Group: "GET / localhost",
+		Latency: 929675, Status: 200, Time: time.Unix(1646861401, 524102400).UTC(), Group: "GET / localhost", Method: "GET",
 	}, samples[0])
 	assert.Equal(t, time.Duration(1543878), samples[1].Latency)
 	assert.Equal(t, 404, samples[1].Status)
 	assert.Equal(t, Sample{
-		Latency: 1500 * time.Microsecond, Status: 201, Time: time.Date(2026, 3, 22, 14, 50, 51, 525e6, time.UTC), Group: "POST /users/{id} h",
+		Latency: 1500 * time.Microsecond, Status: 201, Time: time.Date(2026, 3, 22, 14, 50, 51, 525e6, time.UTC), Group: "POST /users/{id} h", Method: "POST",
 	}, samples[2])
 
 	_, err := NewDecoder("caddy", strings.NewReader(input), "access.log", Options{Latency: "upstream"})
@@ -291,7 +291,7 @@ func TestJSONLGeneric(t *testing.T) {
 		{"a dotted path, time, status, path and method",
 			`{"http": {"req": {"m": "GET", "p": "/a/1"}, "code": 504}, "t": "2024-01-02T03:04:05Z", "timing": {"total_s": 0.25}}`,
 			Options{Field: "timing.total_s", Unit: time.Second, TimeField: "t", StatusField: "http.code", PathField: "http.req.p", MethodField: "http.req.m", By: []string{"method", "route"}},
-			[]Sample{{Latency: 250 * ms, Status: 504, Time: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), Group: "GET /a/{id}"}}, nil},
+			[]Sample{{Latency: 250 * ms, Status: 504, Time: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), Group: "GET /a/{id}", Method: "GET"}}, nil},
 		{"Unix milliseconds", `{"d": 1, "t": 1700000000123}`, Options{Field: "d", Unit: ms, TimeField: "t"},
 			[]Sample{{Latency: ms, Time: time.UnixMilli(1700000000123).UTC()}}, nil},
 		{"unset latencies are excluded, naming the field", `{"d": null}` + "\n" + `{"d": "-"}` + "\n" + `{"e": 1}`, Options{Field: "d", Unit: ms},

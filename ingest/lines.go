@@ -191,6 +191,7 @@ func (d *lineDecoder) Next() (Sample, error) {
 			return Sample{}, &ParseError{File: d.name, Line: d.line, Reason: err.Error()}
 		}
 		s := &d.s
+		s.Method = MethodName(d.fields.Method)
 		if d.g != nil {
 			s.Group = d.g.Key(s, &d.fields)
 		}

@@ -32,6 +32,12 @@ type Sample struct {
 	// ConnectKnown is true. It feeds the connect-timeout recommendation.
 	Connect      time.Duration
 	ConnectKnown bool
+	// Method is the request method when the input records one: one of
+	// Methods, MethodOther for another, "" when the input does not say
+	// (a format without it, a request line nginx could not parse). It
+	// tells whether a group's requests may be repeated (RFC 9110 section
+	// 9.2.2).
+	Method string
 	// Excluded is a decoder's own reason to leave this call out of the
 	// latency sample ("envoy UF": the upstream connection failed, a fast
 	// failure); "" when the format says nothing. The status rule keeps it.

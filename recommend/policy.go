@@ -3,6 +3,7 @@ package recommend
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -74,6 +75,14 @@ var IdempotentMethods = []string{"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELE
 // body).
 var SafeMethods = []string{"GET", "HEAD", "OPTIONS", "TRACE"}
 
+// What decided whether a call is idempotent (Policy.IdempotentFrom).
+const (
+	IdempotentFromMethod  = "method"  // the group's one method (--by method)
+	IdempotentFromMethods = "methods" // the methods its calls had in the data
+	IdempotentFromFlag    = "flag"    // --idempotent, with no method in the data
+	IdempotentFromNone    = "none"    // nothing: not idempotent
+)
+
 // RFC9110 names the rule against repeating non-idempotent requests, for
 // warnings.
 const RFC9110 = "RFC 9110 section 9.2.2: a client must not repeat a non-idempotent request unless it knows the first was never applied"
@@ -97,6 +106,14 @@ type PolicyOptions struct {
 	// it (--by method); "" when unknown. When known it decides Idempotent:
 	// idempotent when it is one of IdempotentMethods.
 	Method string
+	// Methods counts the group's calls by request method, when the data
+	// say the method of each call (an nginx $request, a CSV method
+	// column); nil when they do not. Without Method it decides Idempotent:
+	// idempotent when every method is one of IdempotentMethods, not when
+	// any is not (a route that mixes GET and POST is not retried, and the
+	// policy says so). "other" is a method outside RFC 9110's, never
+	// idempotent.
+	Methods map[string]int64
 	// IdempotentMethods overrides the package's IdempotentMethods (say,
 	// POST added when every POST carries an idempotency key); nil = RFC
 	// 9110's.
@@ -164,14 +181,20 @@ type Policy struct {
 	// FastAttempts is how many attempts a request sends when every attempt
 	// fails fast with a refused connection: Attempts when connection
 	// failures are retried, else 1.
-	FastAttempts  int
-	RetryOn       []string // canonical: conditions first, then codes in order
-	RetryBudget   float64  // 0 = none
-	Idempotent    bool
-	Method        string // the request method Idempotent was taken from; "" when unknown
-	Layers        int
-	Amplification int // Attempts ^ Layers, saturated at math.MaxInt
-	MinUsefulTry  time.Duration
+	FastAttempts int
+	RetryOn      []string // canonical: conditions first, then codes in order
+	RetryBudget  float64  // 0 = none
+	Idempotent   bool
+	Method       string // the request method Idempotent was taken from; "" when unknown
+	// Methods are the request methods of the group's calls, sorted, when
+	// the data say them (PolicyOptions.Methods); nil otherwise.
+	Methods []string
+	// IdempotentFrom says what decided Idempotent: IdempotentFromMethod,
+	// IdempotentFromMethods, IdempotentFromFlag or IdempotentFromNone.
+	IdempotentFrom string
+	Layers         int
+	Amplification  int // Attempts ^ Layers, saturated at math.MaxInt
+	MinUsefulTry   time.Duration
 	// Hedge is the hedging of the calls; nil when not asked for or not
 	// allowed (a call that is not idempotent is never hedged).
 	Hedge *Hedge
@@ -477,12 +500,25 @@ func NewPolicy(h *histogram.Latency, rec Recommendation, o PolicyOptions) (Polic
 
 	// 6. Hedging, for safe calls: idempotent, and not a write when the
 	// method is known.
+	unsafeMethod := ""
+	if o.Method != "" && !slices.Contains(SafeMethods, o.Method) {
+		unsafeMethod = o.Method
+	} else if o.Method == "" {
+		// The methods of the group's calls, when the data say them: one
+		// write among them and the group is not hedged.
+		for _, m := range slices.Sorted(maps.Keys(o.Methods)) {
+			if !slices.Contains(SafeMethods, m) {
+				unsafeMethod = m
+				break
+			}
+		}
+	}
 	switch {
 	case !o.Hedge:
-	case o.Method != "" && !slices.Contains(SafeMethods, o.Method):
-		b.warn(finding.HedgeNotSafe, finding.Fields{"method": o.Method},
+	case unsafeMethod != "":
+		b.warn(finding.HedgeNotSafe, finding.Fields{"method": unsafeMethod},
 			"not hedged: %s is not a safe method (RFC 9110 section 9.2.1), and a hedge runs a second %s while the first is still running; only GET, HEAD, OPTIONS and TRACE are hedged",
-			o.Method, o.Method)
+			unsafeMethod, unsafeMethod)
 	case !p.Idempotent:
 		b.warn(finding.HedgeNotIdempotent, nil,
 			"not hedged: the call is not idempotent, and a hedged request is sent twice while the first may take effect (%s)", RFC9110)
@@ -595,27 +631,64 @@ func (b *policyBuilder) fitAttempts() {
 // retryOn settles idempotency and what is retried.
 func (b *policyBuilder) retryOn(o PolicyOptions) {
 	p := b.p
-	if o.Method != "" {
+	// The data decide where they say the method: the group's one method
+	// (--by method), else the methods of its calls; --idempotent only
+	// where they say nothing (RFC 9110 section 9.2.2).
+	var unsafe []string // the group's methods that are not idempotent
+	p.IdempotentFrom = IdempotentFromNone
+	switch {
+	case o.Method != "":
+		p.IdempotentFrom = IdempotentFromMethod
 		p.Idempotent = slices.Contains(o.IdempotentMethods, o.Method)
 		if o.Idempotent && !p.Idempotent {
 			b.warn(finding.MethodNotIdempotent, finding.Fields{"method": o.Method},
 				"%s is not idempotent, so the group is not treated as idempotent despite --idempotent; add %s to --idempotent-methods when every such request carries an idempotency key",
 				o.Method, o.Method)
 		}
+	case len(o.Methods) > 0:
+		p.IdempotentFrom = IdempotentFromMethods
+		p.Methods = slices.Sorted(maps.Keys(o.Methods))
+		for _, m := range p.Methods {
+			if !slices.Contains(o.IdempotentMethods, m) {
+				unsafe = append(unsafe, m)
+			}
+		}
+		p.Idempotent = len(unsafe) == 0
+		if o.Idempotent && !p.Idempotent {
+			b.warn(finding.MethodNotIdempotent, finding.Fields{"method": unsafe[0], "methods": p.Methods},
+				"the group's calls include %s, not idempotent, so the group is not treated as idempotent despite --idempotent; add %s to --idempotent-methods when every such request carries an idempotency key",
+				b.methodsText(o.Methods, unsafe), strings.Join(unsafe, ", "))
+		}
+	case o.Idempotent:
+		p.IdempotentFrom = IdempotentFromFlag
+		p.Idempotent = true
 	}
 	switch {
 	case o.RetryOn == nil && p.Idempotent:
 		p.RetryOn = slices.Clone(DefaultRetryOn)
 	case o.RetryOn == nil:
 		p.RetryOn = slices.Clone(NeverSent)
-		if p.Attempts > 1 {
+		switch {
+		case p.Attempts <= 1:
+		case len(unsafe) > 0 && len(unsafe) < len(p.Methods):
+			// A route that mixes reads and writes: a retry of one of its
+			// calls could be a write's.
+			b.warn(finding.MethodsMixed, finding.Fields{"methods": p.Methods, "not_idempotent": unsafe, "retry_on": NeverSent},
+				"the group's calls mix %s: %s not idempotent, so none of them is retried beyond failures that prove the request was never sent (%s); add method to --by (--by route,method) to retry the idempotent ones",
+				b.methodsText(o.Methods, p.Methods), isAre(unsafe), strings.Join(NeverSent, ", "))
+		default:
 			what := "the call is not marked idempotent (--idempotent)"
-			if p.Method != "" {
+			switch {
+			case p.Method != "":
 				what = fmt.Sprintf("%s is not idempotent", p.Method)
+			case len(unsafe) > 0:
+				what = fmt.Sprintf("its calls are %s, not idempotent", b.methodsText(o.Methods, unsafe))
 			}
 			fields := finding.Fields{"retry_on": NeverSent, "method": nil} // method null: unknown
 			if p.Method != "" {
 				fields["method"] = p.Method
+			} else if len(unsafe) > 0 {
+				fields["method"] = unsafe[0]
 			}
 			b.warn(finding.RetryNeverSentOnly, fields,
 				"%s, so only failures that prove the request was never sent are retried (%s): %s. Mark it idempotent when it is (GET, HEAD, OPTIONS, PUT, DELETE, or a request with an idempotency key)",
@@ -756,6 +829,31 @@ func (b *policyBuilder) static(recCut float64) {
 			d(alt), n, human.Percent(b.h.FractionAbove(alt)), human.Percent(recCut))
 	}
 	b.step("static", p.StaticWorstCase, "%s", s)
+}
+
+// methodsText names methods with their calls, "GET (1,200) and POST
+// (300)"; "other" reads "other methods".
+func (b *policyBuilder) methodsText(calls map[string]int64, methods []string) string {
+	parts := make([]string, len(methods))
+	for i, m := range methods {
+		name := m
+		if m == "other" {
+			name = "other methods"
+		}
+		parts[i] = fmt.Sprintf("%s (%s)", name, human.Count(calls[m]))
+	}
+	if len(parts) <= 1 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// isAre says "POST is" or "POST and PATCH are".
+func isAre(methods []string) string {
+	if len(methods) == 1 {
+		return methods[0] + " is"
+	}
+	return strings.Join(methods[:len(methods)-1], ", ") + " and " + methods[len(methods)-1] + " are"
 }
 
 // isToken reports whether s is an HTTP token (RFC 9110 section 5.6.2), as a

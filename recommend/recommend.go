@@ -39,6 +39,9 @@ type Measured struct {
 	// ConnectTimes are measured connect times (nginx $upstream_connect_time,
 	// HAProxy Tc); nil or empty = none. With RTT they give the connect timeout.
 	ConnectTimes *histogram.Latency
+	// ReusedConnects counts connect times of 0 (requests on kept-alive
+	// connections), which are not in ConnectTimes.
+	ReusedConnects int64
 	// Quantile, when set, answers the quantiles the timeout builds on (the
 	// base and the median) in place of h.Quantile: bucketed data knows the
 	// bucket that holds a quantile from its fractional counts, where h holds
@@ -62,6 +65,7 @@ type Recommendation struct {
 	Timeout        time.Duration
 	RoundingStep   time.Duration // the rounding step used at Base's magnitude
 	ConnectTimeout time.Duration // 0 when unknown
+	Connect        Connect       // the connect-timeout rule's answer, ConnectTimeout with its bounds
 	Steps          []Step
 	// Findings are the warnings about the recommendation, most important
 	// first, with their codes and numbers (internal/finding).
@@ -258,9 +262,10 @@ func RecommendMeasured(h *histogram.Latency, m Measured, o Options) (Recommendat
 	r.Timeout = t
 
 	// Connect timeout: last, and it leaves Timeout alone.
-	if c, reason := connectTimeout(o, m.ConnectTimes, q, r.Timeout); c > 0 {
+	r.Connect = ConnectTimeout(m.ConnectTimes, m.ReusedConnects, o.RTT, q, r.Timeout)
+	if c := r.Connect.Timeout; c > 0 {
 		r.ConnectTimeout = c
-		r.Steps = append(r.Steps, Step{Rule: "connect", Value: c, Reason: reason})
+		r.Steps = append(r.Steps, Step{Rule: "connect", Value: c, Reason: r.Connect.Reason})
 	}
 
 	// Warnings, most important first.
@@ -574,36 +579,84 @@ func ParsePercent(s string) (float64, error) {
 // formatFloat shows a ratio without trailing zeros: 2 -> "2", 1.5 -> "1.5".
 func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
-// connectTimeout recommends the connect timeout from measured connect times
-// (their q-quantile, never below twice their median, rounded up) and from
-// the RTT (3 round trips: the TCP handshake and TLS), taking the larger when
-// both are known; capped at the timeout. It returns 0 when neither is known.
-func connectTimeout(o Options, connects *histogram.Latency, q float64, timeout time.Duration) (time.Duration, string) {
+// OneLostSYN is the shortest connect timeout that survives one lost SYN:
+// Linux retransmits it after its initial retransmission timeout of 1 s
+// (RFC 6298 section 2.1; ip-sysctl tcp_syn_retries), and the handshake
+// then needs its round trip: 1 s rounded up with room for it. A longer
+// one waits for the second retransmission, 3 s after the first SYN, which
+// no call should; a shorter one turns a lost SYN into a failed connect
+// (fine where connect failures are retried, as they are for every call).
+const OneLostSYN = 1100 * time.Millisecond
+
+// Connect is the connect-timeout rule's answer for one group: the one rule
+// analyze recommends with and check holds configs to
+// (docs/method.md#10-connect-timeouts).
+type Connect struct {
+	// Timeout is the recommended connect timeout: the q-quantile of the
+	// measured connects, never below twice their median, and 3 x the RTT
+	// when given, the larger of the two, rounded up, at least MinTimeout,
+	// at most the call's timeout. 0 when nothing says what a connect costs
+	// (no connect measured, no RTT).
+	Timeout time.Duration
+	// Longest is the longest reasonable connect timeout: the larger of
+	// Timeout and OneLostSYN, at most the call's timeout. A longer one
+	// waits out a second lost SYN, or more, for nothing.
+	Longest time.Duration
+	// Measured counts the real connects measured; Reused the connect
+	// times of 0 (a request sent on a kept-alive connection connects
+	// nothing), which are not connects.
+	Measured, Reused int64
+	Reason           string // one sentence for people
+}
+
+// ConnectTimeout applies the connect-timeout rule to a group's measured
+// connects (nil or empty: none; connect times of 0 counted apart, as
+// reused), its reused connections, the RTT (0: unknown), the quantile q
+// and the call's timeout.
+func ConnectTimeout(connects *histogram.Latency, reused int64, rtt time.Duration, q float64, timeout time.Duration) Connect {
+	out := Connect{Reused: reused}
 	var c time.Duration
 	var why []string
-	if m := connects; m != nil && m.Count() > 0 {
-		base := m.Quantile(q)
-		c = max(base, 2*m.Quantile(0.5))
-		why = append(why, fmt.Sprintf("%s of %s measured connects is %s (median %s; never below twice the median)",
-			human.Quantile(q), human.Count(m.Count()), human.Duration(base), human.Duration(m.Quantile(0.5))))
+	if connects != nil {
+		out.Measured = connects.Count()
 	}
-	if o.RTT > 0 {
-		c = max(c, 3*o.RTT)
-		why = append(why, fmt.Sprintf("a TCP handshake and TLS take 1 to 3 round trips, so the connect timeout is 3 x the RTT of %s", human.Duration(o.RTT)))
+	if out.Measured > 0 {
+		base := connects.Quantile(q)
+		c = max(base, 2*connects.Quantile(0.5))
+		why = append(why, fmt.Sprintf("%s of %s measured connects is %s (median %s; never below twice the median)",
+			human.Quantile(q), human.Count(out.Measured), human.Duration(base), human.Duration(connects.Quantile(0.5))))
+	}
+	if rtt > 0 {
+		c = max(c, 3*rtt)
+		why = append(why, fmt.Sprintf("a TCP handshake and TLS take 1 to 3 round trips, so the connect timeout is 3 x the RTT of %s", human.Duration(rtt)))
+	}
+	reusedNote := ""
+	if reused > 0 {
+		reusedNote = fmt.Sprintf("; %s connect times of 0 were requests on reused keepalive connections, not connects", human.Count(reused))
+	}
+	out.Longest = OneLostSYN
+	if timeout > 0 {
+		out.Longest = min(out.Longest, timeout)
 	}
 	if c == 0 && len(why) == 0 {
-		return 0, ""
+		if reused > 0 {
+			out.Reason = fmt.Sprintf("no connect times: all %s measured were 0, requests on reused keepalive connections that connected nothing", human.Count(reused))
+		}
+		return out
 	}
 	c, _ = RoundUp(c)
 	c = max(c, MinTimeout)
 	capped := ""
-	if c > timeout {
+	if timeout > 0 && c > timeout {
 		c = timeout
 		capped = fmt.Sprintf(", capped at the timeout of %s", human.Duration(timeout))
 	}
+	out.Timeout = c
+	out.Longest = max(out.Longest, c)
 	syn := "; at 1 s or more it survives one lost SYN, which Linux retransmits after about 1 s"
 	if c < time.Second {
 		syn = "; Linux retransmits a lost SYN after about 1 s, so a connect timeout under 1 s turns one lost SYN into a failed connect rather than a slow one (fine when the call is retried)"
 	}
-	return c, fmt.Sprintf("%s, rounded up: %s%s%s", strings.Join(why, "; the larger of the two, "), human.Duration(c), capped, syn)
+	out.Reason = fmt.Sprintf("%s, rounded up: %s%s%s%s", strings.Join(why, "; the larger of the two, "), human.Duration(c), capped, syn, reusedNote)
+	return out
 }

@@ -85,6 +85,7 @@ func NewGroup(r Result) Group {
 	if rec.Interval.HiKnown {
 		g.Recommendation.Interval.HighSeconds = ptr(rec.Interval.Hi.Seconds())
 	}
+	g.Recommendation.ConnectsMeasured, g.Recommendation.ReusedConnects = rec.Connect.Measured, rec.Connect.Reused
 	if rec.ConnectTimeout > 0 {
 		g.Recommendation.ConnectTimeoutSeconds = ptr(rec.ConnectTimeout.Seconds())
 	}
@@ -268,6 +269,13 @@ func newPolicy(r Result) *Policy {
 	}
 	if p.Method != "" {
 		out.Method = ptr(p.Method)
+	}
+	if len(p.Methods) > 0 {
+		out.Methods = append([]string{}, p.Methods...)
+	}
+	out.IdempotentSource = p.IdempotentFrom
+	if out.IdempotentSource == "" {
+		out.IdempotentSource = recommend.IdempotentFromNone
 	}
 	if hd := p.Hedge; hd != nil {
 		out.Hedge = &Hedge{Quantile: hd.Quantile, DelaySeconds: hd.Delay.Seconds(), Attempts: hd.Attempts,

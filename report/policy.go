@@ -43,9 +43,18 @@ type Policy struct {
 	Idempotent             bool     `json:"idempotent"`
 	// Method is the group's request method, from which Idempotent was
 	// taken; null when the grouping has none.
-	Method        *string `json:"method"`
-	Layers        int     `json:"layers"`
-	Amplification int     `json:"amplification"` // attempts ^ layers
+	Method *string `json:"method"`
+	// Methods are the request methods of the group's calls, sorted, when
+	// the data say them ("other": a method outside RFC 9110's); null when
+	// they do not.
+	Methods []string `json:"methods"`
+	// IdempotentSource says what decided Idempotent: "method" (the group's
+	// method, --by method), "methods" (the methods its calls had: every one
+	// idempotent, or not), "flag" (--idempotent, the data saying no
+	// method), "none" (nothing marked it idempotent).
+	IdempotentSource string `json:"idempotent_source"`
+	Layers           int    `json:"layers"`
+	Amplification    int    `json:"amplification"` // attempts ^ layers
 	// InFlightDuringHang is Little's law during a hang with the retries and
 	// backoff: peak rate x hang_wait_seconds.
 	InFlightDuringHang *float64    `json:"in_flight_during_hang"`

@@ -125,8 +125,13 @@ type Recommendation struct {
 	TimeoutSeconds        float64  `json:"timeout_seconds"`
 	CutOffFraction        float64  `json:"cut_off_fraction"`
 	ConnectTimeoutSeconds *float64 `json:"connect_timeout_seconds"`
-	Steps                 []Step   `json:"steps"`
-	Warnings              []string `json:"warnings"`
+	// ConnectsMeasured counts the real connects measured; ReusedConnects
+	// the connect times of 0 (requests on kept-alive connections), which
+	// are not connects.
+	ConnectsMeasured int64    `json:"connects_measured"`
+	ReusedConnects   int64    `json:"reused_connects"`
+	Steps            []Step   `json:"steps"`
+	Warnings         []string `json:"warnings"`
 }
 
 // Interval is the confidence interval of the measured quantile.

@@ -223,7 +223,11 @@ func groupSection(id string, g Group, figures bool) Section {
 		headline = append(headline, text(" Connect timeout: "), strong(human.Seconds(*rec.ConnectTimeoutSeconds)), text("."))
 	}
 	s.Blocks = append(s.Blocks, para("headline", headline...))
-	if rec.ConnectTimeoutSeconds == nil {
+	switch {
+	case rec.ConnectTimeoutSeconds == nil && rec.ReusedConnects > 0:
+		s.Blocks = append(s.Blocks, para("muted", text(fmt.Sprintf("Connect timeout: not recommended: no connect times. All %s measured were 0, requests on reused keepalive connections that connected nothing; give the round-trip time (",
+			human.Count(rec.ReusedConnects))), code("--rtt"), text(").")))
+	case rec.ConnectTimeoutSeconds == nil:
 		s.Blocks = append(s.Blocks, para("muted", text("Connect timeout: not recommended without a round-trip time ("),
 			code("--rtt"), text(") or measured connect times.")))
 	}
@@ -447,6 +451,37 @@ func policyHeadline(p *Policy) string {
 	return s + fmt.Sprintf(", each cutting off at most %s of calls; at most %s in all.", human.Percent(p.CutOffFraction), human.Seconds(p.WorstCaseSeconds))
 }
 
+// idempotence says whether the calls are idempotent and what says so.
+func idempotence(p *Policy) string {
+	idem := "not idempotent"
+	if p.Idempotent {
+		idem = "idempotent"
+	}
+	methods := strings.Join(p.Methods, ", ")
+	switch p.IdempotentSource {
+	case "method":
+		if p.Method != nil {
+			return fmt.Sprintf("%s: %s", idem, *p.Method) // one of RFC 9110's methods (analysis.methodOf)
+		}
+	case "methods":
+		if p.Idempotent {
+			return fmt.Sprintf("%s: every call is %s", idem, orList(p.Methods))
+		}
+		return fmt.Sprintf("%s: the calls are %s", idem, methods)
+	case "flag":
+		return idem + ": --idempotent"
+	}
+	return idem
+}
+
+// orList joins "GET", "GET or HEAD", "GET, HEAD or PUT".
+func orList(s []string) string {
+	if len(s) <= 1 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
 // policyFacts are the sentences of a call policy after its steps: what is
 // retried, the budget, the amplification, what a hang holds.
 func policyFacts(g Group) []string {
@@ -457,10 +492,7 @@ func policyFacts(g Group) []string {
 	if len(p.RetryOn) > 0 {
 		retryOn = strings.Join(p.RetryOn, ", ")
 	}
-	idem := "not idempotent"
-	if p.Idempotent {
-		idem = "idempotent"
-	}
+	idem := idempotence(p)
 	if p.Attempts > 1 {
 		out = append(out, fmt.Sprintf("Retry on: %s (%s). Backoff: %s jitter from %s, capped at %s.",
 			retryOn, idem, p.Jitter, sec(p.BackoffBaseSeconds), sec(p.BackoffCapSeconds)))

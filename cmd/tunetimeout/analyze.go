@@ -59,8 +59,10 @@ the first few shown; --strict makes the first one fatal.
 Call policy: --deadline bounds the whole call and --attempts the attempts
 within it (each gets the smaller of the per-try timeout and the time left),
 with their backoff (--backoff-base, --backoff-cap, --jitter), --retry-on,
---idempotent (without it, or for a POST with --by method, only never-sent
-failures are retried), --retry-budget, --layers and --hedge; the report then
+--idempotent (where the input says each call's method, the methods decide: a
+group whose calls are all GET, HEAD, OPTIONS, TRACE, PUT or DELETE is
+idempotent, one with a POST is not; otherwise only never-sent failures are
+retried), --retry-budget, --layers and --hedge; the report then
 shows the policy, what a hang and fast failures do with it, and its simulation
 (see tunetimeout simulate). With --pool and several groups the report leads
 with their shared hang: they call one dependency and hang together.

@@ -35,8 +35,11 @@ When one attempt does not fit, the per-try timeout is lowered to the deadline.
 
 A call that is not idempotent is retried only when the request never reached
 the application (connect-failure, refused-stream; RFC 9110 section 9.2.2);
---idempotent, or --by method with an idempotent method (GET, HEAD, OPTIONS,
-TRACE, PUT, DELETE), allows timeouts and 408, 429, 502, 503, 504. 400, 401,
+a group whose calls the input shows are all of idempotent methods (GET, HEAD,
+OPTIONS, TRACE, PUT, DELETE: its method with --by method, or the methods of its
+calls in an nginx, HAProxy, Envoy or JSON log or a CSV method column), or
+--idempotent where the input says no method, allows timeouts and 408, 429, 502,
+503, 504. 400, 401,
 403, 404 and 422 are never retried. --hedge (idempotent calls) sends another
 request after the --hedge-at quantile and reports the p99 it gives.
 
@@ -125,8 +128,8 @@ func addPolicyFlags(cmd *cobra.Command, o *analysis.Options, pf *policyFlags) {
 	fl.StringVar(&pf.retryBudget, "retry-budget", "", "share of requests that may be retried, e.g. 10% (default: no budget)")
 	fl.StringSliceVar(&pf.retryOn, "retry-on", nil, "what to retry: connect-failure, refused-stream, timeout and status codes (default: "+
 		strings.Join(recommend.DefaultRetryOn, ", ")+" for idempotent calls, "+strings.Join(recommend.NeverSent, ", ")+" for others)")
-	fl.BoolVar(&o.Policy.Idempotent, "idempotent", false, "the calls are safe to repeat (GET, PUT, DELETE, an idempotency key): timeouts and 5xx may be retried; without it only failures that prove the request was never sent are (RFC 9110 section 9.2.2)")
-	fl.StringSliceVar(&pf.idempotentMethods, "idempotent-methods", recommend.IdempotentMethods, "with --by method, the methods whose groups are idempotent (add POST when every POST carries an idempotency key)")
+	fl.BoolVar(&o.Policy.Idempotent, "idempotent", false, "the calls are safe to repeat (GET, PUT, DELETE, an idempotency key): timeouts and 5xx may be retried; without it only failures that prove the request was never sent are (RFC 9110 section 9.2.2). Where the input says each call's method, the methods decide instead")
+	fl.StringSliceVar(&pf.idempotentMethods, "idempotent-methods", recommend.IdempotentMethods, "the methods that are idempotent, for a group's method (--by method) or the methods of its calls in the input (add POST when every POST carries an idempotency key)")
 	fl.BoolVar(&o.Policy.Hedge, "hedge", false, "hedge idempotent calls: another request when none has answered after the --hedge-at quantile, up to --attempts (2 to 5) in all")
 	fl.StringVar(&pf.hedgeAt, "hedge-at", "p95", "the quantile of the measured latency the hedge delay is taken at: p95, p90, p99")
 	fl.IntVar(&o.Policy.Layers, "layers", 1, "layers of the call chain that retry like this (amplification: attempts ^ layers)")

@@ -27,6 +27,7 @@ const (
 	NoRetriesFit            Code = "TT-NO-RETRIES-FIT"
 	MethodNotIdempotent     Code = "TT-METHOD-NOT-IDEMPOTENT"
 	RetryNeverSentOnly      Code = "TT-RETRY-NEVER-SENT-ONLY"
+	MethodsMixed            Code = "TT-METHODS-MIXED"
 	RetryOnNotIdempotent    Code = "TT-RETRY-ON-NOT-IDEMPOTENT"
 	Retry500                Code = "TT-RETRY-500"
 	NothingToRetry          Code = "TT-NOTHING-TO-RETRY"
@@ -114,6 +115,7 @@ var defs = []Def{
 	{NoRetriesFit, Warning, "no retry fits the deadline"},
 	{MethodNotIdempotent, Warning, "the group's method is not idempotent although the call was marked idempotent"},
 	{RetryNeverSentOnly, Info, "the call is not idempotent: only failures that prove the request was never sent are retried"},
+	{MethodsMixed, Warning, "the group's calls mix idempotent and non-idempotent methods: none is retried beyond never-sent failures"},
 	{RetryOnNotIdempotent, Warning, "retry conditions that may repeat an applied request, on a call that is not idempotent"},
 	{Retry500, Warning, "500 is retried, though a deterministic bug returns it every time"},
 	{NothingToRetry, Warning, "several attempts but no condition to retry on"},
