@@ -751,15 +751,15 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, need time.Duratio
 		}
 	}
 	// The connect timeout, the route's own or its cluster's, by analyze's
-	// rule: longer than the recommendation (recommend.ConnectTimeout, which
-	// lets a lost SYN be retransmitted) and than a connect inside a
-	// datacenter needs (--datacenter-connect, 1 s).
+	// rule (recommend.ConnectTimeout): too long when above the longest it
+	// finds reasonable (the recommendation, or one lost SYN's 1.1 s) and
+	// above what a connect inside a datacenter needs (1 s).
 	ct := firstSet(ob.ConnectTimeout, upstream.ConnectTimeout)
 	ctLimit := o.DatacenterConnect
 	if ctLimit == 0 {
 		ctLimit = time.Second
 	}
-	ctLimit = max(ctLimit, rec.ConnectTimeout)
+	ctLimit = max(ctLimit, rec.ConnectTimeout, rec.Connect.Longest)
 	if ct != nil && ct.Value > ctLimit.Seconds()+0.0005 {
 		f := finding.Fields{"configured_seconds": ct.Value, "limit_seconds": ctLimit.Seconds()}
 		if rc := rec.ConnectTimeout; rc > 0 {
