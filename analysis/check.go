@@ -712,7 +712,7 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, need time.Duratio
 				pos = ob.RetryOn.Pos
 			}
 			add(pos, finding.Newf(finding.CheckRetry500, finding.Fields{"attempts": attempts, "condition": c},
-				"%s retries a 500: a deterministic bug returns it every time, so each such request costs %d calls for nothing, and a 500 may follow a request that was half applied", c, attempts))
+				"retry-on %s retries a 500: a deterministic bug returns it every time, so each such request costs %d calls for nothing, and a 500 may follow a request that was half applied", c, attempts))
 		}
 	}
 	// A hang under the config's own bounds: Little's law at the peak rate,
