@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,4 +121,40 @@ func TestSuggestHAProxy(t *testing.T) {
 	require.Len(t, fits, 1, "%+v", c.Findings)
 	assert.Equal(t, 0.8, fits[0].Measured["configured_seconds"])
 	assert.Equal(t, 15, fits[0].Line, "the backend's own line")
+}
+
+// TestSuggestLargestNeed (issue: "--suggest writes a patch that check then
+// fails"): nginx's location / serves every route; /api/search, twice as
+// slow here, needs about 1.6s where the others need 800ms. The one
+// finding of proxy_read_timeout names all three groups, its fix writes
+// the largest need, and check of the patched config cuts off no group.
+func TestSuggestLargestNeed(t *testing.T) {
+	in, err := os.ReadFile(mixtureData)
+	require.NoError(t, err)
+	var b strings.Builder
+	for i, line := range strings.Split(strings.TrimSpace(string(in)), "\n") {
+		f := strings.Split(line, ",")
+		if i > 0 && f[1] == "/api/search" {
+			var ms float64
+			_, err := fmt.Sscan(f[3], &ms)
+			require.NoError(t, err)
+			f[3] = fmt.Sprintf("%.3f", 2*ms)
+		}
+		b.WriteString(strings.Join(f, ",") + "\n")
+	}
+	data := filepath.Join(t.TempDir(), "slow-search.csv")
+	require.NoError(t, os.WriteFile(data, []byte(b.String()), 0o644))
+	o := checkOptions()
+	o.Inputs = []string{data}
+	o.Ingest.By = []string{"route"}
+	diff, patched := suggestAndPatch(t, "nginx-default.conf", o)
+	assert.Contains(t, diff, "+            proxy_read_timeout 1600ms;\n", "the slowest group's need, not the first group's")
+
+	o.Configs = []string{patched}
+	c, err := Check(context.Background(), o, nil)
+	require.NoError(t, err)
+	assert.Empty(t, findingsOf(c, finding.CheckTimeoutCutsOff), "%+v", c.Findings)
+	fits := findingsOf(c, finding.CheckTimeoutFits)
+	require.Len(t, fits, 1, "one finding for the one value")
+	assert.Len(t, fits[0].Groups, 3, "naming every group it serves")
 }
