@@ -25,7 +25,7 @@ import (
 //
 // Along a path from a root (a service nobody in the graph calls) the
 // attempts per call multiply: A trying B 3 times and B trying C 3 times
-// is up to 9 attempts at C per call of A (DOMAIN.md: retry at one layer,
+// is up to 9 attempts at C per call of A (docs/method.md: retry at one layer,
 // the others fail fast).
 //
 // Budget: a path's budget is the sum of its edges' recommended timeouts.

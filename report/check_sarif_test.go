@@ -23,7 +23,7 @@ import (
 // e0583813964ec43cea53b6b531b402866095ed1f, 112,768 bytes, SHA-256
 // c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e. It is
 // public data taken from another project, so it is not in this
-// repository: it lives in the steering repository's shared/conformance,
+// repository: it lives in the shared conformance folder beside the repository,
 // or where TUNETIMEOUT_SARIF_SCHEMA points, and the tests that validate
 // against it skip where it is absent.
 var sarifSchemaFile = sarifSchemaPath(filepath.Join("..", "..", "shared", "conformance", "sarif-schema-2.1.0.json"))

@@ -14,7 +14,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/simulate"
 )
 
-// testHerd is DOMAIN.md section 3's herd, replayed.
+// testHerd is docs/method.md's herd, replayed.
 func testHerd() *Herd {
 	res, err := simulate.RunHerd(context.Background(), simulate.HerdOptions{Clients: 1000, CapacityPerSecond: 5000, RejectCost: 0.05,
 		Attempts: 8, Seed: 1, Backoff: recommend.Backoff{Jitter: recommend.JitterFull, Base: 10 * time.Millisecond, Cap: 50 * time.Millisecond}})

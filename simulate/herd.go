@@ -157,7 +157,7 @@ func RunHerd(ctx context.Context, o HerdOptions) (HerdResult, error) {
 
 // CrowdWindow is the time a dependency of capacity calls per second takes
 // to serve clients calls once: the least jitter window that spreads them
-// out so that every one can be served (DOMAIN.md section 3: N clients /
+// out so that every one can be served (docs/method.md: N clients /
 // capacity).
 func CrowdWindow(clients int, capacity float64) time.Duration {
 	if !(capacity > 0) {

@@ -11,7 +11,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/recommend"
 )
 
-// lesson is DOMAIN.md section 3's experiment: 1,000 clients fail at once
+// lesson is docs/method.md's herd experiment: 1,000 clients fail at once
 // against 5 calls a millisecond, a rejection costing a twentieth of one.
 func lesson(base, cap time.Duration) HerdOptions {
 	return HerdOptions{Clients: 1000, CapacityPerSecond: 5000, RejectCost: 0.05, Attempts: 8, Seed: 1,

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// herdLesson is issue 21's command: DOMAIN.md section 3's experiment.
+// herdLesson is issue 21's command: docs/method.md's herd experiment.
 var herdLesson = []string{"simulate", "--herd", "1000", "--capacity", "5000", "--reject-cost", "0.05", "--attempts", "8",
 	"--backoff-base", "10ms", "--backoff-cap", "2s"}
 

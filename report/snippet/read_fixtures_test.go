@@ -10,7 +10,7 @@ import (
 // (Envoy's and Istio's examples, nginx's own nginx.conf, HAProxy's
 // examples...). Those files are not part of this repository: they are
 // public data taken from other projects, kept with their origins beside
-// the repository, in the steering repository's shared/conformance/configs
+// the repository, in the configs folder of the shared conformance folder
 // (one folder per target, each with its ORIGIN.md), or wherever
 // TUNETIMEOUT_CONFIG_FIXTURES points. Where they are absent, the tests that
 // read them skip and say so; the readers' other tests (their own inputs,
