@@ -183,8 +183,10 @@ func (cg checkedGroup) deadline(o CheckOptions) time.Duration {
 // allowedCutOff is the share of calls a timeout may cut off: the
 // --false-timeouts asked for, or, where the caller's deadline forces a
 // per-try timeout below the recommendation, what that deadline cuts off
-// (above measures a share): no config can do better within it. why says
-// so for the message.
+// (above measures a share): no config can do better within it. The waits
+// before a request (a connect) force nothing: a timer shortened for them
+// cuts off calls the caller waits for (docs/check.md). why says so for the
+// message.
 func (cg checkedGroup) allowedCutOff(o CheckOptions, above func(time.Duration) float64) (allowed float64, why string) {
 	allowed = o.Recommend.FalseTimeouts
 	need := cg.perTryNeed()
@@ -686,13 +688,21 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, need time.Duratio
 	}
 	attempts := b.Attempts
 	if attempts > 1 {
-		if dl := cg.deadline(o); dl > 0 && b.Overall == 0 {
+		if dl := cg.deadline(o); dl > 0 && b.Overall == 0 && b.StaticAttempts() > 1 {
 			if worst := b.StaticWorstCase(); worst > dl+time.Millisecond {
-				fit := attemptsThatFit(b, dl)
+				fit := b.AttemptsWithin(dl)
+				each := human.Seconds(b.EffectivePerTry().Seconds())
+				if before := b.BeforeSum(); before > 0 {
+					each += fmt.Sprintf(" after up to %s before the request is sent", human.Seconds(before.Seconds()))
+				}
+				window := ""
+				if b.RetryWindow > 0 {
+					window = fmt.Sprintf(" (the last starting before %s)", human.Seconds(b.RetryWindow.Seconds()))
+				}
 				add(ob.Attempts.Pos, finding.Newf(finding.CheckAttemptsDontFit, finding.Fields{"attempts": attempts, "attempts_that_fit": fit,
-					"per_try_seconds": b.EffectivePerTry().Seconds(), "worst_case_seconds": worst.Seconds(), "deadline_seconds": dl.Seconds()},
-					"%d attempts of %s with waits up to %s take up to %s when each times out, more than the deadline of %s, and nothing in %s bounds them together: at most %d fit",
-					attempts, human.Seconds(b.EffectivePerTry().Seconds()), human.Seconds(b.Backoff.Cap.Seconds()), human.Seconds(worst.Seconds()), human.Seconds(dl.Seconds()), ob.Target, fit))
+					"per_try_seconds": b.EffectivePerTry().Seconds(), "before_request_seconds": b.BeforeSum().Seconds(), "worst_case_seconds": worst.Seconds(), "deadline_seconds": dl.Seconds()},
+					"%d attempts%s of %s with waits up to %s take up to %s when each times out, more than the deadline of %s, and nothing in %s bounds them together: at most %d fit",
+					b.StaticAttempts(), window, each, human.Seconds(b.Backoff.Cap.Seconds()), human.Seconds(worst.Seconds()), human.Seconds(dl.Seconds()), ob.Target, fit))
 			}
 		}
 		if nonIdem := ob.RetryNonIdempotent; nonIdem != nil && nonIdem.Value && !ob.NeverSentOnly() {
@@ -793,16 +803,6 @@ func hangWhat(ob snippet.Object, b recommend.Bounds) string {
 		return "one attempt: timeouts are not retried"
 	}
 	return "one attempt"
-}
-
-// attemptsThatFit is how many attempts fit the deadline when each times out
-// in full and each wait is at the cap.
-func attemptsThatFit(b recommend.Bounds, dl time.Duration) int {
-	n := b.Attempts
-	for n > 1 && recommend.WorstCaseOf(n, b.EffectivePerTry(), b.Backoff.Cap) > dl {
-		n--
-	}
-	return n
 }
 
 func defaultSuffix[T any](s *snippet.Setting[T]) string {

@@ -18,7 +18,10 @@ import (
 	"github.com/tunetimeout/tunetimeout/report/snippet"
 )
 
-var fixedPointRuns = flag.Int("check.runs", 150, "random reports in TestCheckFixedPoint (CI runs 1,000)")
+var (
+	fixedPointRuns = flag.Int("check.runs", 150, "random reports in TestCheckFixedPoint (CI runs 1,000)")
+	fixedPointSeed = flag.Int("check.seed", -1, "run TestCheckFixedPoint on this seed alone, to reproduce a failure")
+)
 
 // randomCalls writes a CSV of calls by route and method: each group its own
 // lognormal latency with a slow tail, at a few hundred calls a second.
@@ -63,11 +66,7 @@ func TestCheckFixedPoint(t *testing.T) {
 	}
 	var readers []snippet.Target
 	for _, tg := range snippet.Targets() {
-		// Not yet nginx: its snippet fits the connect, the send and the read
-		// timeouts of every try inside the deadline, below the per-try
-		// timeout analyze fits, and bounds the tries with
-		// proxy_next_upstream_timeout, which check does not model yet.
-		if tg.Reads() && tg.Name != "nginx" {
+		if tg.Reads() {
 			readers = append(readers, tg)
 		}
 	}
@@ -75,6 +74,12 @@ func TestCheckFixedPoint(t *testing.T) {
 	held := map[string]int{}
 	for i := range runs {
 		seed := uint64(i)
+		if *fixedPointSeed >= 0 {
+			if i > 0 {
+				break
+			}
+			seed = uint64(*fixedPointSeed)
+		}
 		r := rand.New(rand.NewPCG(seed, 0xc4ec))
 		o := Options{Inputs: []string{randomCalls(t, r)}, Recommend: recommend.DefaultOptions()}
 		o.Ingest.By = []string{"route", "method"}
@@ -101,11 +106,16 @@ func TestCheckFixedPoint(t *testing.T) {
 			co := CheckOptions{Options: o, Configs: []string{p}, ConfigFormat: tg.Name}
 			c, err := Check(context.Background(), co, nil)
 			require.NoError(t, err, "seed %d %s:\n%s", seed, tg.Name, body)
+			failed := false
 			for _, f := range c.Findings {
 				if f.Severity != "info" {
 					t.Errorf("seed %d, %s: %s [%s] %s (%s): %s", seed, tg.Name, f.Severity, f.Code, f.Object, f.Group, f.Message)
+					failed = true
 				}
 				held[tg.Name]++
+			}
+			if failed {
+				t.Logf("seed %d, the %s snippet:\n%s", seed, tg.Name, body)
 			}
 		}
 	}

@@ -2,15 +2,20 @@ package analysis
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tunetimeout/tunetimeout/internal/finding"
+	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/report/snippet"
 )
 
 // envoyRoute writes an Envoy config of one route ("match" its match
@@ -120,4 +125,108 @@ func TestCheckSeverities(t *testing.T) {
 	none = findingsOf(c, finding.CheckNoTimeout)
 	require.Len(t, none, 1, "a gRPC method without a timeout waits for ever: %+v", c.Findings)
 	assert.Equal(t, "error", none[0].Severity)
+}
+
+// TestCheckNginxTryWindow: nginx bounds no call, but starts no try after
+// proxy_next_upstream_timeout, and each try runs its connect before its
+// read: 3 tries of 1s after connects of up to 100ms take 3.3s, more than a
+// deadline of 2.5s, unless the window (the deadline less one try) keeps
+// the third from starting.
+func TestCheckNginxTryWindow(t *testing.T) {
+	conf := func(window string) string {
+		p := filepath.Join(t.TempDir(), "nginx.conf")
+		require.NoError(t, os.WriteFile(p, []byte(`http {
+    upstream backend {
+        server 10.0.0.1:80 max_fails=0;
+        server 10.0.0.2:80 max_fails=0;
+        server 10.0.0.3:80 max_fails=0;
+    }
+    server {
+        listen 80;
+        location / {
+            proxy_pass http://backend;
+            proxy_connect_timeout 100ms;
+            proxy_read_timeout 1s;
+            proxy_next_upstream error timeout;
+            proxy_next_upstream_tries 3;
+`+window+`        }
+    }
+}
+`), 0o644))
+		return p
+	}
+	run := func(window string) []report.CheckFinding {
+		o := checkOptions()
+		o.Configs = []string{conf(window)}
+		o.Policy.Deadline = 2500 * time.Millisecond
+		c, err := Check(context.Background(), o, nil)
+		require.NoError(t, err)
+		return findingsOf(c, finding.CheckAttemptsDontFit)
+	}
+	got := run("")
+	require.Len(t, got, 1)
+	assert.InDelta(t, 3.3, got[0].Measured["worst_case_seconds"], 1e-9, "3 x (100ms + 1s)")
+	assert.InDelta(t, 0.1, got[0].Measured["before_request_seconds"], 1e-9)
+	assert.EqualValues(t, 2, got[0].Measured["attempts_that_fit"])
+	assert.Contains(t, got[0].Message, "after up to 100ms before the request is sent")
+
+	// 2.5s less one try of 1.1s: the second starts at 1.1s, the third
+	// would at 2.2s, past 1.4s.
+	assert.Empty(t, run("            proxy_next_upstream_timeout 1400ms;\n"))
+	// A window that lets the third start keeps the finding, and says so.
+	got = run("            proxy_next_upstream_timeout 2300ms;\n")
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0].Message, "3 attempts (the last starting before 2.3s)")
+}
+
+// TestSnippetReadNotShortenedForConnect: with a round trip of 40ms the
+// connect timeout is 120ms, and a deadline of 130ms cannot hold it and a
+// try of 130ms. The nginx and HAProxy snippets once shortened the read to
+// the 10ms left, cutting off most calls; the read now keeps the per-try
+// timeout the policy fitted (a try with a slow connect may outlast the
+// deadline, which ends the caller's wait), and check of the snippet finds
+// nothing.
+func TestSnippetReadNotShortenedForConnect(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "calls.csv")
+	var b strings.Builder
+	b.WriteString("route,latency_ms\n")
+	for i := range 4000 {
+		fmt.Fprintf(&b, "/api/x,%d\n", 20+i%100)
+	}
+	require.NoError(t, os.WriteFile(p, []byte(b.String()), 0o644))
+	o := Options{Inputs: []string{p}, Recommend: recommend.DefaultOptions()}
+	o.Ingest.By = []string{"route"}
+	o.Recommend.RTT = 40 * time.Millisecond
+	o.Policy.Deadline = 130 * time.Millisecond
+	o.Policy.Attempts = 1
+	rep, err := Run(context.Background(), o, nil)
+	require.NoError(t, err)
+	g := rep.Groups[0]
+	require.NotNil(t, g.Recommendation.ConnectTimeoutSeconds)
+	require.InDelta(t, 0.12, *g.Recommendation.ConnectTimeoutSeconds, 1e-9)
+	perTry := time.Duration(g.Policy.PerTryTimeoutSeconds * float64(time.Second))
+	require.Greater(t, perTry, 110*time.Millisecond)
+	for _, name := range []string{"nginx", "haproxy"} {
+		tg, err := snippet.Lookup(name)
+		require.NoError(t, err)
+		body, err := tg.Render(rep, snippet.Options{})
+		require.NoError(t, err)
+		objs, err := tg.Read(tg.File, body, nil)
+		require.NoError(t, err)
+		read := 0.0
+		for _, ob := range objs {
+			if ob.Timeout != nil {
+				read = max(read, ob.Timeout.Value)
+			}
+		}
+		assert.InDelta(t, perTry.Seconds(), read, 0.0005, "%s:\n%s", name, body)
+		assert.Contains(t, string(body), "is not shortened for them", name)
+		f := filepath.Join(t.TempDir(), tg.File)
+		require.NoError(t, os.WriteFile(f, body, 0o644))
+		c, err := Check(context.Background(), CheckOptions{Options: o, Configs: []string{f}, ConfigFormat: name}, nil)
+		require.NoError(t, err)
+		for _, fd := range c.Findings {
+			assert.Equal(t, "info", fd.Severity, "%s: %s %s", name, fd.Code, fd.Message)
+		}
+	}
 }

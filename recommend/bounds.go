@@ -28,6 +28,28 @@ type Bounds struct {
 	// MinUsefulTry: an attempt with less than this left before Overall is
 	// not sent (0: any time left is used, as proxies do).
 	MinUsefulTry time.Duration
+	// Before are the timers that may run out before an attempt's request
+	// is sent, one after the other and each once per attempt (HAProxy's
+	// timeout queue and timeout connect; nginx's proxy_connect_timeout),
+	// where nothing bounds the attempts together: a try takes up to their
+	// sum and PerTry. A hang leaves them alone (the connection is made, the
+	// answer never comes). Targets with Overall count nothing here: it
+	// ends the call whatever runs.
+	Before []time.Duration
+	// RetryWindow: no attempt after the first starts later than this after
+	// the first began (nginx's proxy_next_upstream_timeout); one begun
+	// before it runs its own timers. 0: no such bound.
+	RetryWindow time.Duration
+}
+
+// BeforeSum is the longest the timers before a request take in one
+// attempt: Before summed.
+func (b Bounds) BeforeSum() time.Duration {
+	var s time.Duration
+	for _, d := range b.Before {
+		s += d
+	}
+	return s
 }
 
 // Try is one attempt of a walk through a hang: when it starts and how long
@@ -84,6 +106,9 @@ func (b Bounds) HangWalk() (tries []Try, backoff time.Duration, unsent int, boun
 			if dl > 0 && dl-(elapsed+wait) < need {
 				return tries, backoff, a + 1, true
 			}
+			if b.RetryWindow > 0 && elapsed+wait >= b.RetryWindow {
+				return tries, backoff, a + 1, true
+			}
 			elapsed += wait
 			backoff += wait
 		}
@@ -110,22 +135,67 @@ func (b Bounds) Hang() (attempts int, backoff, wait time.Duration, bounded bool)
 }
 
 // StaticWorstCase is the longest a call may take when every attempt times
-// out in full and every wait is at the cap, with nothing over all attempts
-// to end it sooner: what a client without Overall must fit in the
-// caller's deadline. An attempt whose failure is not a timeout costs no
-// more. 0 when nothing ends an attempt.
+// out in full, after every timer before its request ran out too (Before),
+// and every wait is at the cap, with nothing over all attempts to end it
+// sooner: what a client without Overall must fit in the caller's
+// deadline. No attempt starts after RetryWindow. An attempt whose failure
+// is not a timeout costs no more. 0 when nothing ends an attempt.
 func (b Bounds) StaticWorstCase() time.Duration {
+	_, w := b.staticWalk(0)
+	return w
+}
+
+// StaticAttempts is how many attempts StaticWorstCase makes.
+func (b Bounds) StaticAttempts() int {
+	n, _ := b.staticWalk(0)
+	return n
+}
+
+// staticWalk sends the attempts of StaticWorstCase, at most limit of them
+// when limit > 0, and returns how many it sent and when the last ended.
+func (b Bounds) staticWalk(limit int) (int, time.Duration) {
 	perTry := b.EffectivePerTry()
 	if perTry <= 0 {
-		return 0
+		return 1, 0
 	}
 	n := 1
 	if b.RetriesTimeouts {
 		n = max(b.Attempts, 1)
 	}
-	w := WorstCaseOf(n, perTry, b.Backoff.Cap)
-	if b.Overall > 0 {
-		w = min(w, b.Overall)
+	if limit > 0 {
+		n = min(n, limit)
 	}
-	return w
+	one := perTry
+	if b.Overall == 0 {
+		one += b.BeforeSum()
+	}
+	sent, end := 0, time.Duration(0)
+	for a := range n {
+		start := end
+		if a > 0 {
+			start += b.Backoff.Cap
+			if b.RetryWindow > 0 && start >= b.RetryWindow {
+				break
+			}
+		}
+		sent, end = a+1, start+one
+	}
+	if b.Overall > 0 {
+		end = min(end, b.Overall)
+	}
+	return sent, end
+}
+
+// AttemptsWithin is how many attempts fit within d when each times out in
+// full after its timers before the request, and each wait is at the cap:
+// at least 1.
+func (b Bounds) AttemptsWithin(d time.Duration) int {
+	fit := 1
+	for n := 2; n <= max(b.Attempts, 1); n++ {
+		if sent, end := b.staticWalk(n); sent < n || end > d+time.Millisecond {
+			break
+		}
+		fit = n
+	}
+	return fit
 }

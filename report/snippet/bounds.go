@@ -32,6 +32,11 @@ type semantics struct {
 	neverSent []string
 	// with500 are the conditions that retry a 500.
 	with500 []string
+	// beforeConnect, beforeQueue: the connect timeout and the queue
+	// timeout run before an attempt's request is sent, outside the timer
+	// of the attempt, and nothing bounds the attempts together
+	// (recommend.Bounds.Before).
+	beforeConnect, beforeQueue bool
 }
 
 var targetSemantics = map[string]semantics{
@@ -64,14 +69,18 @@ var targetSemantics = map[string]semantics{
 	// on (ngx_http_proxy_module).
 	// "error" is a failure to connect, to send the request or to read the
 	// response header: it may follow a request the server received.
-	"nginx": {timeoutConds: []string{"timeout"}, neverSent: []string{}, with500: []string{"http_500"}},
+	// proxy_connect_timeout runs before the request is sent, and
+	// proxy_next_upstream_timeout "limits the time during which a request
+	// can be passed to the next server": ngx_http_upstream_next passes it
+	// on only while less than that has passed since the first try began.
+	"nginx": {timeoutConds: []string{"timeout"}, neverSent: []string{}, with500: []string{"http_500"}, beforeConnect: true},
 	// timeout server bounds each attempt; retry-on response-timeout
 	// retries it (HAProxy's configuration manual, retry-on).
 	// all-retryable-errors is "conn-failure", "empty-response",
 	// "junk-response", "response-timeout", "0rtt-rejected", "500", "502",
 	// "503" and "504".
 	"haproxy": {timeoutConds: []string{"response-timeout", "all-retryable-errors"}, neverSent: []string{"conn-failure", "0rtt-rejected"},
-		with500: []string{"500", "all-retryable-errors"}},
+		with500: []string{"500", "all-retryable-errors"}, beforeQueue: true, beforeConnect: true},
 	// The TimeLimiter bounds one call; the Retry around it retries its
 	// TimeoutException like any other exception it is told to retry.
 	"resilience4j": {everyCond: true, neverSent: []string{}},
@@ -114,6 +123,15 @@ func (o Object) Bounds() recommend.Bounds {
 		capv = base
 	}
 	b.Backoff = recommend.Backoff{Jitter: recommend.JitterFull, Base: base, Cap: capv}
+	if !sem.overall {
+		if sem.beforeQueue && secs(o.QueueTimeout) > 0 {
+			b.Before = append(b.Before, secs(o.QueueTimeout))
+		}
+		if sem.beforeConnect && secs(o.ConnectTimeout) > 0 {
+			b.Before = append(b.Before, secs(o.ConnectTimeout))
+		}
+		b.RetryWindow = secs(o.RetryWindow)
+	}
 	return b
 }
 

@@ -57,6 +57,9 @@ func renderHAProxy(p *plan, d *doc) error {
 		d.note("  timeout connect %s: %s", unitDur(tm.connect), tm.connectWhy)
 		d.note("  timeout queue %s: %s", unitDur(tm.other), tm.otherWhy)
 		d.note("  timeout server %s: %s", unitDur(perTry), tm.perTryWhy)
+		if n := tm.overNote(setup, rt.deadline); n != "" {
+			d.note("  %s", n)
+		}
 		d.p("    timeout queue %s\n    timeout connect %s\n    timeout server %s\n", unitDur(tm.other), unitDur(tm.connect), unitDur(perTry))
 		switch {
 		case rt.attempts <= 1:

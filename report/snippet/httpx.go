@@ -45,6 +45,9 @@ func renderHTTPX(p *plan, d *doc) error {
 		d.note("  connect %s s: %s", pySeconds(tm.connect), tm.connectWhy)
 		d.note("  pool and write %s s: %s", pySeconds(tm.other), tm.otherWhy)
 		d.note("  read %s s: %s", pySeconds(perTry), tm.perTryWhy)
+		if n := tm.overNote(setup, rt.deadline); n != "" {
+			d.note("  %s", n)
+		}
 		dl := "None"
 		if rt.deadline > 0 {
 			dl = pySeconds(rt.deadline)

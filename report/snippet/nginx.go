@@ -94,6 +94,9 @@ func renderNginx(p *plan, d *doc) error {
 		d.p("\n    location %s {\n        proxy_pass http://%s;\n", loc, up)
 		d.note("  proxy_connect_timeout %s: %s", unitDur(connect), connectWhy)
 		d.note("  proxy_read_timeout and proxy_send_timeout %s: %s", unitDur(perTry), perTryWhy)
+		if n := tm.overNote(connect, rt.deadline); n != "" {
+			d.note("  %s", n)
+		}
 		d.p("        proxy_connect_timeout %s;\n        proxy_send_timeout %s;\n        proxy_read_timeout %s;\n", unitDur(connect), unitDur(perTry), unitDur(perTry))
 		one := connect + perTry
 		n := min(rt.attempts, tries)

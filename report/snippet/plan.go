@@ -452,15 +452,19 @@ func (p *plan) connectTimer(rt route) (time.Duration, string) {
 type timers struct {
 	connect, other, perTry          time.Duration
 	connectWhy, otherWhy, perTryWhy string
+	// over: the waits before the request and the attempt together may
+	// outlast the deadline (timers does not shorten the attempt for them).
+	over bool
 }
 
 // timers fits the timers of one attempt to the route's deadline: the
 // report's connect timeout, else defaultConnect shortened so that every
 // attempt, each with its waits before the request, fits (or when that
 // leaves less than 10ms a wait, one attempt, never below a tenth of the
-// deadline shared among its waits); the other waits as long as the connect (on a healthy
-// server a pooled connection or a write takes no longer), shortened first
-// when they do not fit, then the per-try timeout, and the connect last.
+// deadline shared among its waits); the other waits as long as the connect
+// (on a healthy server a pooled connection or a write takes no longer),
+// shortened first when they do not fit. The per-try timeout is never
+// shortened for them (over says when the sum may outlast the deadline).
 // Every timer is at least 1ms.
 func (p *plan) timers(rt route, others int) timers {
 	const ms = time.Millisecond
@@ -499,16 +503,30 @@ func (p *plan) timers(rt route, others int) timers {
 			return t
 		}
 	}
-	if left := dl - t.connect - k*t.other; left >= ms {
-		t.perTry = left
-		t.perTryWhy = fmt.Sprintf("%s = the deadline of %s less the waits before the request is sent (%s): the per-try timeout of %s would not fit", fmtDur(left), fmtDur(dl), fmtDur(t.connect+k*t.other), fmtDur(rt.perTry))
-		return t
+	// The waits before the request and the attempt do not fit the
+	// deadline together. The attempt's timer is not shortened for them:
+	// that would cut off calls the caller waits for (a connect, when
+	// there is one at all, takes a round trip or three, not its timeout).
+	// A try whose connect is slow may outlast the deadline; no wait is
+	// longer than the deadline itself.
+	if t.connect > dl {
+		t.connect = dl
+		t.connectWhy += fmt.Sprintf("; shortened to the deadline of %s: nobody waits longer", fmtDur(dl))
 	}
-	t.connect = max(((dl - k*t.other) / 2).Truncate(ms), ms)
-	t.perTry = max(dl-t.connect-k*t.other, ms)
-	t.connectWhy += fmt.Sprintf("; shortened to %s, half of what the deadline of %s leaves", fmtDur(t.connect), fmtDur(dl))
-	t.perTryWhy = fmt.Sprintf("%s = the rest of the deadline of %s", fmtDur(t.perTry), fmtDur(dl))
+	t.other = min(t.other, dl)
+	t.over = true
 	return t
+}
+
+// overNote says, when the timers of one attempt may outlast the deadline
+// (over), why the attempt's own timer is not shortened for it; "" when
+// they fit. before is the sum of the waits before the request.
+func (t timers) overNote(before, dl time.Duration) string {
+	if !t.over {
+		return ""
+	}
+	return fmt.Sprintf("a try may take %s when the waits before its request (%s) run out in full, more than the deadline of %s, which ends the caller's wait first: the read timer of %s is not shortened for them, as that would cut off calls the caller waits for (a connect takes a round trip or three, when there is one at all)",
+		fmtDur(before+t.perTry), fmtDur(before), fmtDur(dl), fmtDur(t.perTry))
 }
 
 // clusterConnect is the connect timeout of a target that has one for the
@@ -653,14 +671,12 @@ func fmtDur(d time.Duration) string { return d.String() }
 // neverSent (the most a refused or timed-out connect can take) when it
 // retries only never-sent failures; before retry i the client waits at
 // most wait(i). It returns how many attempts (at most most) fit the
-// deadline that way, the per-try timeout (lowered when setup and one
-// attempt do not fit) and the worst case. Without a deadline every attempt
-// is kept.
+// deadline that way, the per-try timeout and the worst case. Without a
+// deadline every attempt is kept. The per-try timeout is never lowered for
+// the setup (plan.timers): when setup and one attempt do not fit, one
+// attempt is made, and the worst case outlasts the deadline.
 func (rt route) staticFit(setup, neverSent time.Duration, wait func(retry int) time.Duration, most int) (n int, perTry, worst time.Duration) {
 	perTry = rt.perTry
-	if dl := rt.deadline; dl > 0 && setup+perTry > dl {
-		perTry = max(dl-setup, time.Millisecond)
-	}
 	fail := setup + perTry
 	if rt.neverSentOnly() {
 		fail = min(neverSent, fail)

@@ -133,6 +133,9 @@ type Object struct {
 	// are retried too (nginx "non_idempotent", a retry policy on a route
 	// that takes POST).
 	RetryNonIdempotent *Setting[bool]
+	// RetryWindow: no retry starts later than this many seconds after the
+	// first attempt began (nginx proxy_next_upstream_timeout).
+	RetryWindow *Setting[float64]
 	// BackoffBase and BackoffMax are the retry backoff in seconds; Jitter
 	// is how the target spreads it: "full" (Envoy, gRFC A6), "±20 %"
 	// (grpc-go), "none" (nginx, HAProxy: retries at once), "" unknown.

@@ -1329,6 +1329,7 @@ func (in *nginxInterp) proxyObject(name string, pos Pos, matches []Match, set ng
 	}
 	if d := set[mod+"_next_upstream_timeout"]; d != nil && !off {
 		if v, _ := nginxSeconds(d); v > 0 {
+			o.RetryWindow = Set(v, d.pos, d.arg(0))
 			o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_timeout %s (%s): no try starts after %s; one begun before may run its own timeouts, so the worst case is about %s plus one try", mod, d.arg(0), d.pos, d.arg(0), d.arg(0)))
 		}
 	}
