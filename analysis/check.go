@@ -159,6 +159,22 @@ type checkedGroup struct {
 	method string
 }
 
+// mayWrite reports whether the group's calls may include a method that is
+// not idempotent: its method, else the methods its calls had in the data
+// (as analyze decides whether to retry it, recommend.IdempotentFromMethods);
+// true when the data do not say.
+func (cg checkedGroup) mayWrite() bool {
+	idem := func(m string) bool { return slices.Contains(recommend.IdempotentMethods, strings.ToUpper(m)) }
+	if cg.method != "" {
+		return !idem(cg.method)
+	}
+	ms := cg.res.Policy.Methods
+	if len(ms) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(ms, func(m string) bool { return !idem(m) })
+}
+
 // perTryNeed is the timeout one attempt of the group needs: the
 // recommendation, or the call policy's per-try timeout where the caller's
 // deadline lowered it (a timeout longer than the caller waits is work done
@@ -705,7 +721,7 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, need time.Duratio
 					b.StaticAttempts(), window, each, human.Seconds(b.Backoff.Cap.Seconds()), human.Seconds(worst.Seconds()), human.Seconds(dl.Seconds()), ob.Target, fit))
 			}
 		}
-		if nonIdem := ob.RetryNonIdempotent; nonIdem != nil && nonIdem.Value && !ob.NeverSentOnly() {
+		if nonIdem := ob.RetryNonIdempotent; nonIdem != nil && nonIdem.Value && !ob.NeverSentOnly() && cg.mayWrite() {
 			add(nonIdem.Pos, finding.Newf(finding.CheckRetryNonIdempotent, finding.Fields{"attempts": attempts},
 				"non-idempotent requests (POST, PATCH) are retried after failures that may have been applied: a retried payment is charged twice (RFC 9110 section 9.2.2)"))
 		}

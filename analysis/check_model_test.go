@@ -230,3 +230,40 @@ func TestSnippetReadNotShortenedForConnect(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRetryNonIdempotentFromTheData: a route that retries a 5xx and
+// matches every method would replay a POST, but when the data show only
+// GETs on it, analyze calls it idempotent (recommend.IdempotentFromMethods)
+// and its snippets retry it: check holds the same model and finds nothing
+// to say; with POSTs among its calls it warns.
+func TestCheckRetryNonIdempotentFromTheData(t *testing.T) {
+	route := `              - match: { prefix: "/" }
+                route:
+                  cluster: backend
+                  timeout: 3s
+                  retry_policy:
+                    retry_on: 5xx
+                    num_retries: 2
+`
+	for _, methods := range [][]string{{"GET"}, {"GET", "PUT", "DELETE"}, {"GET", "POST"}} {
+		p := filepath.Join(t.TempDir(), "calls.csv")
+		var b strings.Builder
+		b.WriteString("route,method,latency_ms\n")
+		for i := range 3000 {
+			fmt.Fprintf(&b, "/api/x,%s,%d\n", methods[i%len(methods)], 20+i%100)
+		}
+		require.NoError(t, os.WriteFile(p, []byte(b.String()), 0o644))
+		o := checkOptions()
+		o.Inputs = []string{p}
+		o.Ingest.By = []string{"route"}
+		o.Configs = []string{envoyRoutes(t, route)}
+		c, err := Check(context.Background(), o, nil)
+		require.NoError(t, err)
+		got := findingsOf(c, finding.CheckRetryNonIdempotent)
+		if methods[len(methods)-1] == "POST" {
+			assert.Len(t, got, 1, "%v", methods)
+		} else {
+			assert.Empty(t, got, "%v: no call in the data is a write", methods)
+		}
+	}
+}

@@ -329,6 +329,13 @@ backend app
 	assert.EqualValues(t, slow504, censored, "the 504s are censored, one per hanging call")
 	assert.EqualValues(t, fast500, excluded5xx, "the fast 500s are excluded")
 	assert.EqualValues(t, len(calls)-fast500, samples)
+
+	checkFixedPoint(t, analysis.Options{
+		Inputs:    []string{logPath},
+		Format:    "haproxy",
+		Ingest:    ingest.Options{By: []string{"route"}},
+		Recommend: recommend.DefaultOptions(),
+	})
 }
 
 // msSlack is how far HAProxy's timers may stray from a Go clock measuring

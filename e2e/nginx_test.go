@@ -309,6 +309,13 @@ func TestNginxAccessLog(t *testing.T) {
 	assert.EqualValues(t, slow504, censored, "the 504s are censored, one per hanging call")
 	assert.EqualValues(t, fast500, excluded5xx, "the fast 500s are excluded")
 	assert.EqualValues(t, len(calls)-fast500, samples)
+
+	checkFixedPoint(t, analysis.Options{
+		Inputs:    []string{logPath},
+		Format:    "nginx",
+		Ingest:    ingest.Options{NginxConf: confPath, LogFormatName: "timing", By: []string{"route"}},
+		Recommend: recommend.DefaultOptions(),
+	})
 }
 
 // nginxLine is what nginx wrote for one call, read by the test alone.
