@@ -22,6 +22,7 @@ func init() {
 	})
 	cobra.AddTemplateFunc("wrapped", func(s string) string { return wrapText("", s, 0) })
 	cobra.AddTemplateFunc("groupedFlagUsages", groupedFlagUsages)
+	cobra.AddTemplateFunc("topicList", topicList)
 }
 
 // flagGroupKey is the flag annotation that names a flag's group in
@@ -114,7 +115,8 @@ func groupedFlagUsages(fs *pflag.FlagSet) string {
 }
 
 // usageTemplate is cobra's default usage template with the flags wrapped
-// to helpWidth.
+// to helpWidth and grouped (groupedFlagUsages), and at the end the help
+// topics of the command (topicList) where cobra lists the root's.
 const usageTemplate = `Usage:{{if .Runnable}}
   {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
   {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
@@ -137,10 +139,10 @@ Additional Commands:{{range $cmds}}{{if (and (eq .GroupID "") (or .IsAvailableCo
 {{groupedFlagUsages .LocalFlags}}{{end}}{{if .HasAvailableInheritedFlags}}
 
 Global Flags:
-{{wrappedFlagUsages .InheritedFlags}}{{end}}{{if .HasHelpSubCommands}}
+{{wrappedFlagUsages .InheritedFlags}}{{end}}{{with topicList .}}
 
-Additional help topics:{{range .Commands}}{{if .IsAdditionalHelpTopicCommand}}
-  {{rpad .CommandPath .CommandPathPadding}} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableSubCommands}}
+Additional help topics:
+{{.}}{{end}}{{if .HasAvailableSubCommands}}
 
 {{wrapped (printf "Use \"%s [command] --help\" for more information about a command." .CommandPath)}}{{end}}
 `
