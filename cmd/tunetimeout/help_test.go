@@ -142,6 +142,9 @@ func TestCompletion(t *testing.T) {
 	assert.Equal(t, []string{"route,method", "route,status_class", "route,status", "route,upstream", "route,host", "route,caller", "route,callee"}, lines("analyze", "--by", "route,"))
 	assert.Equal(t, []string{"standard", "experimental"}, lines("snippet", "--gateway-api-channel", ""))
 	assert.Contains(t, lines("analyze", "--linkerd-resource", ""), "serviceprofile")
+	assert.Equal(t, []string{"formats\tEvery input format, its fields, CSV columns", "findings\tWhat check compares, each finding it makes"},
+		lines("help", "f"), "the help topics too")
+	assert.Contains(t, lines("help", ""), "analyze\tRecommend a timeout from measured latencies (CSV or access logs)")
 }
 
 // TestFlagValuesCheckedFirst: a bad flag value is a usage error (exit 2)

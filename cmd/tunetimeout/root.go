@@ -37,6 +37,7 @@ configuration to paste.`,
 		newVersion(), newWatch())
 	root.AddCommand(topicCommands()...)
 	finishHelp(root)
+	completeTopics(root)
 	markRuns(root)
 	return root
 }

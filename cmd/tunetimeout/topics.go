@@ -419,3 +419,26 @@ func topicCommands() []*cobra.Command {
 	}
 	return cs
 }
+
+// completeTopics has `tunetimeout help <TAB>` offer the help topics too:
+// cobra's help command completes only the commands.
+func completeTopics(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "help" || c.ValidArgsFunction == nil {
+			continue
+		}
+		commands := c.ValidArgsFunction
+		c.ValidArgsFunction = func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			cs, directive := commands(c, args, toComplete)
+			if len(args) == 0 {
+				for _, t := range helpTopics {
+					if strings.HasPrefix(t.name, toComplete) {
+						cs = append(cs, cobra.CompletionWithDesc(t.name, t.short))
+					}
+				}
+			}
+			return cs, directive
+		}
+	}
+}
