@@ -29,7 +29,7 @@ type analyzeFlags struct {
 }
 
 func newAnalyze() *cobra.Command {
-	return newFileCommand(&cobra.Command{
+	return withTopics(newFileCommand(&cobra.Command{
 		Use:   "analyze [FILE...]",
 		Short: "Recommend a timeout from measured latencies (CSV or access logs)",
 		Long: `analyze reads latencies from files (globs and rotated .gz/.zst logs too) or
@@ -37,66 +37,18 @@ standard input ("-"), builds an HDR histogram per group and recommends a
 timeout at the chosen share of false timeouts, with every padding rule shown as
 a step. With a call rate (--rate, or measured from timestamps) and a pool size
 (--pool) it applies Little's law: calls in flight normally and during a hang,
-whether the pool is exhausted, and the bulkhead that prevents it.
-
-Input formats (--input; the default, auto, tells the format from the first
-lines, up to 64 or 64 KiB, past a server's own messages and the prefixes of
-kubectl, docker compose and syslog):
-` + formatList() + `
-
-CSV: the latency column is --column or the first of latency, duration,
-elapsed, response_time (each alone or with a unit suffix _ms, _us, _s,
-_seconds). Logs: --by route,method,status_class,status,upstream,host; routes
-are normalized (/users/42 -> /users/{id}) unless --route-pattern matches.
-
-Status rule: 1xx-4xx count, 5xx are left out (--include-errors keeps them),
-timeouts (408, 499, 504, 524, 598, 599 and each format's own signals) are kept
-as "took at least this long"; --status changes it. Bad lines are counted and
-the first few shown; --strict makes the first one fatal.
-
-` + wrapText("Network allowance presets: ", presetList()+".", 0) + `
-
-Call policy: --deadline bounds the whole call and --attempts the attempts
-within it (each gets the smaller of the per-try timeout and the time left),
-with their backoff (--backoff-base, --backoff-cap, --jitter), --retry-on,
---idempotent (where the input says each call's method, the methods decide: a
-group whose calls are all GET, HEAD, OPTIONS, TRACE, PUT or DELETE is
-idempotent, one with a POST is not; otherwise only never-sent failures are
-retried), --retry-budget, --layers and --hedge; the report then
-shows the policy, what a hang and fast failures do with it, and its simulation
-(see tunetimeout simulate). With --pool and several groups the report leads
-with their shared hang: they call one dependency and hang together.
-
---false-timeouts takes a percentage (0.1%) or a ratio (1/1000); a bare 0.1 is
-refused as ambiguous.`,
+whether the pool is exhausted, and the bulkhead that prevents it. --deadline
+and --attempts fit a call policy; --emit writes the client configuration.`,
 		Example: `  # The worked example of the README
   tunetimeout analyze testdata/mixture.csv --rate 400 --pool 200
 
-  # The same as one self-contained HTML page with plots, or as Markdown for a
-  # pull request
+  # Per route, one HTML page with plots (-o markdown, -o json: other formats)
+  tunetimeout analyze --by route -o html --output report.html latencies.csv
+
+  # A 1s deadline and 3 attempts: the call policy, and Envoy's configuration
   tunetimeout analyze testdata/mixture.csv --rate 400 --pool 200 \
-      -o html --output report.html
-  tunetimeout analyze testdata/mixture.csv --rate 400 --pool 200 -o markdown
-
-  # Per route, rate measured from the timestamp column, JSON for other tools
-  tunetimeout analyze --by route --pool 200 -o json latencies.csv > report.json
-
-  # nginx with your own log_format, read from the config, per route
-  tunetimeout analyze --input nginx --nginx-conf /etc/nginx/nginx.conf \
-      --log-format-name timing --by route --pool 100 /var/log/nginx/access.log*
-
-  # A headerless column of milliseconds from another tool
-  awk '{print $NF * 1000}' access.log | tunetimeout analyze --unit ms -
-
-  # Clients on mobile networks, a 1% false-timeout budget, a 2ms RTT
-  tunetimeout analyze --false-timeouts 1% --network-allowance mobile \
-      --rtt 2ms data.csv
-
-  # A 1s deadline, 3 attempts and a 10% retry budget: the call policy and
-  # its simulation
-  tunetimeout analyze testdata/mixture.csv --rate 400 --pool 200 \
-      --deadline 1s --attempts 3 --retry-budget 10% --idempotent`,
-	}, report.Lookup, false)
+      --deadline 1s --attempts 3 --emit envoy`,
+	}, report.Lookup, false), "formats", "status", "timeout", "policy", "targets")
 }
 
 // outputFormats lists the -o formats lookup accepts, from the registry of

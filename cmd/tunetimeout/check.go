@@ -37,49 +37,18 @@ func newCheck() *cobra.Command {
 		Use:   "check CONFIG... --data DATA...",
 		Short: "Hold the timeouts and retries you run against measured latency",
 		Long: wrapText("", "check reads the configs you run ("+strings.Join(readers(), ", ")+") and "+
-			"the latency you measured (--data: any input analyze reads; or --url and --metric: "+
-			"a Prometheus histogram over --window, --by its labels; or --report: a saved "+
-			"analyze -o json), maps each config "+
-			"object to the groups of the data as the proxy would (its route matches and "+
-			"methods when the data are grouped by route, --by route,method; the first "+
-			"route that matches in Envoy and Istio, nginx's location rules; every group "+
-			"when the data are not grouped; --map OBJECT=GROUP over both), reads each "+
-			"object as its target enforces it (a timeout over all attempts, or per try), "+
-			"and reports once per config value, at its file and line, naming every group "+
-			"it affects: the share of calls a timeout cuts off with its confidence "+
-			"interval against --false-timeouts, no timeout at all, a hang under the "+
-			"config's own bounds exhausting the pool (Little's law at the peak rate, "+
-			"against --pool; a limit in the config below it caps the hang), attempts a "+
-			"client without an overall timeout cannot fit in the deadline, retries of "+
-			"non-idempotent requests or of 500s, retries without jitter, retries at "+
-			"several layers (--chain), a connect timeout longer than analyze's rule "+
-			"allows, "+
-			"a default in force.", 0) + `
-
---baseline FILE accepts the findings of an earlier check -o json; --suggest
-writes the edits that bring each value to the recommendation as a diff for
-patch -p0.
-
-Exit codes: 0 when no finding is at or above --fail-on (default error), 1
-when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
+			"the latency you measured (--data FILE; a Prometheus histogram, --url and "+
+			"--metric; or --report), matches each config object to the groups it serves "+
+			"as the proxy would, and reports once per config value, at its file and line, "+
+			"what it costs: the share of calls a timeout cuts off, no timeout at all, a "+
+			"hang exhausting the pool, retries that do not fit or replay a write. "+
+			"--suggest writes the edits as a diff for patch -p0. It exits 1 when a finding "+
+			"is at or above --fail-on (default error), 2 for a wrong command line.", 0),
 		Example: `  # An Envoy route's timeout over the worked example's data
   tunetimeout check envoy.yaml --data testdata/mixture.csv
 
-  # nginx at 400 calls/s and a pool of 200, per route
-  tunetimeout check /etc/nginx/nginx.conf --data access.log --by route \
-      --rate 400 --pool 200
-
-  # Two layers of one call chain, JSON for CI
-  tunetimeout check --chain envoy.yaml service-config.json \
-      --data latencies.csv -o json
-
-  # SARIF for GitHub code scanning, exit 0 whatever it finds
-  tunetimeout check envoy.yaml --data latencies.csv -o sarif \
-      --output check.sarif --fail-on never
-
-  # A Prometheus histogram as the data, per route label
-  tunetimeout check envoy.yaml --url http://localhost:9090 \
-      --metric http_request_duration_seconds --by route --window 7d
+  # nginx per route, with a pool of 200
+  tunetimeout check nginx.conf --data access.log --by route --pool 200
 
   # The edits to make, applied
   tunetimeout check nginx.conf --data access.log --suggest | patch -p0`,
@@ -200,7 +169,7 @@ when one is, 2 for a wrong command line. Findings codes: docs/findings.md.`,
 	addAnalysisFlags(cmd, &o.Options, &f, report.CheckFormats())
 	complete(cmd, "fail-on", severity...)
 	complete(cmd, "config-format", readers()...)
-	return cmd
+	return withTopics(cmd, "findings", "formats", "status", "timeout", "histograms", "servers")
 }
 
 // readCheck reads a --baseline.

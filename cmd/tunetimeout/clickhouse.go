@@ -35,16 +35,7 @@ over its HTTP interface (no driver): one query grouped by --by and by HDR
 bucket, the status rule as conditional counts, and with --time one of the
 calls per second for the rates. What comes back is bounded by groups x
 filled buckets, not rows, and the report is the one a local read of the
-same rows gives (docs/sql.md). --print-sql prints the queries instead.
-
---by route(COL) groups by the route of the request targets in COL, as
-analyze --by route does for a log (/users/42?x=1 -> /users/{id}), made by
-ClickHouse itself; with --route-pattern, the engine groups by the targets
-and the routes are made on reading.
-
-Credentials come from files or environment variables, never from flags
-(basic auth: --basic-auth-user with --basic-auth-password-file or -env),
-and never appear in output or errors.`,
+same rows gives (docs/sql.md). --print-sql prints the queries instead.`,
 		Example: `  # Per route, the last day, with the rates from the time column
   tunetimeout clickhouse --url http://localhost:8123 --table logs.access \
       --latency duration_ms --unit ms --status-column status --time ts \
@@ -126,5 +117,5 @@ and never appear in output or errors.`,
 	e.register(cmd)
 	addPolicyFlags(cmd, &o, &pol)
 	addAnalysisFlags(cmd, &o, &f, outputFormats(report.Lookup))
-	return cmd
+	return withTopics(cmd, "database", "status", "timeout", "policy", "targets", "servers")
 }

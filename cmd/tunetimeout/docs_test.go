@@ -64,7 +64,9 @@ func TestCLIReference(t *testing.T) {
 // GenMarkdownCustom writes them without the auto-generated tag, so the
 // files are the same on every run: the short description, the long one,
 // the usage line, the examples, the flags as --help wraps them, links to
-// the parent and the subcommands. (cobra/doc itself is not imported: it
+// the parent, the subcommands and the help topics the command names. Each
+// help topic has a page too (tunetimeout_formats.md), which cobra/doc
+// leaves out. (cobra/doc itself is not imported: it
 // needs github.com/cpuguy83/go-md2man/v2 for its man pages, a module
 // go.mod does not require.)
 func cliReference(root *cobra.Command) map[string][]byte {
@@ -73,7 +75,7 @@ func cliReference(root *cobra.Command) map[string][]byte {
 	walk = func(c *cobra.Command) {
 		files[docFile(c)] = commandDoc(c)
 		for _, sub := range c.Commands() {
-			if sub.IsAvailableCommand() && !sub.IsAdditionalHelpTopicCommand() {
+			if sub.IsAvailableCommand() || sub.IsAdditionalHelpTopicCommand() {
 				walk(sub)
 			}
 		}
@@ -87,9 +89,12 @@ func docFile(c *cobra.Command) string {
 }
 
 func commandDoc(c *cobra.Command) []byte {
+	if c.IsAdditionalHelpTopicCommand() {
+		return topicDoc(c)
+	}
 	c.InitDefaultHelpFlag()
 	var b bytes.Buffer
-	b.WriteString("<!-- Generated from the commands' own help by TestCLIReference (go test ./cmd/tunetimeout -run TestCLIReference -update); do not edit. -->\n\n")
+	b.WriteString(docHeader)
 	b.WriteString("## " + c.CommandPath() + "\n\n")
 	b.WriteString(c.Short + "\n\n")
 	if c.Long != "" {
@@ -121,8 +126,42 @@ func commandDoc(c *cobra.Command) []byte {
 			also = append(also, fmt.Sprintf("* [%s](%s) - %s", sub.CommandPath(), docFile(sub), sub.Short))
 		}
 	}
+	for _, t := range topicsOf(c) {
+		also = append(also, fmt.Sprintf("* [%s help %s](%s_%s.md) - %s", c.Root().Name(), t.name, c.Root().Name(), t.name, t.short))
+	}
 	if len(also) > 0 {
 		b.WriteString("### See also\n\n" + strings.Join(also, "\n") + "\n")
 	}
 	return append(bytes.TrimRight(b.Bytes(), "\n"), '\n')
+}
+
+const docHeader = "<!-- Generated from the commands' own help by TestCLIReference (go test ./cmd/tunetimeout -run TestCLIReference -update); do not edit. -->\n\n"
+
+// topicDoc is the page of a help topic: its name as people ask for it,
+// its summary and text, and links to the root and to the commands whose
+// help names it.
+func topicDoc(c *cobra.Command) []byte {
+	var b bytes.Buffer
+	root := c.Root()
+	b.WriteString(docHeader)
+	fmt.Fprintf(&b, "## %s help %s\n\n%s\n\n", root.Name(), c.Name(), c.Short)
+	fmt.Fprintf(&b, "```text\n%s\n```\n\n", strings.TrimRight(c.Long, "\n"))
+	also := []string{fmt.Sprintf("* [%s](%s) - %s", root.CommandPath(), docFile(root), root.Short)}
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+		if !cmd.HasParent() {
+			return
+		}
+		for _, t := range topicsOf(cmd) {
+			if t.name == c.Name() {
+				also = append(also, fmt.Sprintf("* [%s](%s) - %s", cmd.CommandPath(), docFile(cmd), cmd.Short))
+			}
+		}
+	}
+	walk(root)
+	b.WriteString("### See also\n\n" + strings.Join(also, "\n") + "\n")
+	return b.Bytes()
 }

@@ -22,6 +22,7 @@ func init() {
 	})
 	cobra.AddTemplateFunc("wrapped", func(s string) string { return wrapText("", s, 0) })
 	cobra.AddTemplateFunc("groupedFlagUsages", groupedFlagUsages)
+	cobra.AddTemplateFunc("topicList", topicList)
 }
 
 // flagGroupKey is the flag annotation that names a flag's group in
@@ -114,7 +115,8 @@ func groupedFlagUsages(fs *pflag.FlagSet) string {
 }
 
 // usageTemplate is cobra's default usage template with the flags wrapped
-// to helpWidth.
+// to helpWidth and grouped (groupedFlagUsages), and at the end the help
+// topics of the command (topicList) where cobra lists the root's.
 const usageTemplate = `Usage:{{if .Runnable}}
   {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
   {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
@@ -137,10 +139,10 @@ Additional Commands:{{range $cmds}}{{if (and (eq .GroupID "") (or .IsAvailableCo
 {{groupedFlagUsages .LocalFlags}}{{end}}{{if .HasAvailableInheritedFlags}}
 
 Global Flags:
-{{wrappedFlagUsages .InheritedFlags}}{{end}}{{if .HasHelpSubCommands}}
+{{wrappedFlagUsages .InheritedFlags}}{{end}}{{with topicList .}}
 
-Additional help topics:{{range .Commands}}{{if .IsAdditionalHelpTopicCommand}}
-  {{rpad .CommandPath .CommandPathPadding}} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableSubCommands}}
+Additional help topics:
+{{.}}{{end}}{{if .HasAvailableSubCommands}}
 
 {{wrapped (printf "Use \"%s [command] --help\" for more information about a command." .CommandPath)}}{{end}}
 `
@@ -177,11 +179,12 @@ type stderrOf struct{ c *cobra.Command }
 func (w stderrOf) Write(p []byte) (int, error) { return w.c.ErrOrStderr().Write(p) }
 
 // fitLong fits a text of cobra's own (the completion commands') to
-// helpWidth: a tab that indents a command becomes two spaces, a command
-// too long is continued on the next line after a backslash, and prose is
-// wrapped.
+// helpWidth and to a screen (TestHelpFitsAScreen): a tab that indents a
+// command becomes two spaces, a command too long is continued on the next
+// line after a backslash, prose is wrapped, and a Markdown heading over a
+// command ("#### Linux:") becomes a comment of it (joinHeadings).
 func fitLong(s string) string {
-	lines := strings.Split(s, "\n")
+	lines := joinHeadings(strings.Split(s, "\n"))
 	for i, l := range lines {
 		if t, ok := strings.CutPrefix(l, "\t"); ok {
 			l = "  " + t
@@ -207,6 +210,40 @@ func fitLong(s string) string {
 		lines[i] = b.String()
 	}
 	return strings.Join(lines, "\n")
+}
+
+// joinHeadings turns each Markdown heading of lines ("#### macOS:") and
+// the blank line after it into a shell comment over the commands it heads
+// ("  # macOS"), and runs the commands of headings one after the other
+// into one block:
+//
+//	# Linux
+//	tunetimeout completion bash > /etc/bash_completion.d/tunetimeout
+//	# macOS
+//	tunetimeout completion bash > ...
+func joinHeadings(lines []string) []string {
+	var out []string
+	underHeading := false // the lines since the last heading are its commands
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		title, ok := strings.CutPrefix(l, "#### ")
+		if !ok {
+			if l != "" && !strings.HasPrefix(l, "\t") && !strings.HasPrefix(l, " ") {
+				underHeading = false
+			}
+			out = append(out, l)
+			continue
+		}
+		if n := len(out); underHeading && n > 0 && out[n-1] == "" {
+			out = out[:n-1]
+		}
+		out = append(out, "\t# "+strings.TrimSuffix(title, ":"))
+		if i+1 < len(lines) && lines[i+1] == "" {
+			i++
+		}
+		underHeading = true
+	}
+	return out
 }
 
 // durationDefaults rewrites the defaults --help shows for duration flags

@@ -142,6 +142,9 @@ func TestCompletion(t *testing.T) {
 	assert.Equal(t, []string{"route,method", "route,status_class", "route,status", "route,upstream", "route,host", "route,caller", "route,callee"}, lines("analyze", "--by", "route,"))
 	assert.Equal(t, []string{"standard", "experimental"}, lines("snippet", "--gateway-api-channel", ""))
 	assert.Contains(t, lines("analyze", "--linkerd-resource", ""), "serviceprofile")
+	assert.Equal(t, []string{"formats\tEvery input format, its fields, CSV columns", "findings\tWhat check compares, each finding it makes"},
+		lines("help", "f"), "the help topics too")
+	assert.Contains(t, lines("help", ""), "analyze\tRecommend a timeout from measured latencies (CSV or access logs)")
 }
 
 // TestFlagValuesCheckedFirst: a bad flag value is a usage error (exit 2)
@@ -243,4 +246,113 @@ func TestHelpGroups(t *testing.T) {
 			assert.Equal(t, 1, n, "--%s once", f.Name)
 		}
 	})
+}
+
+// helpScreen is the most lines --help may print before the first list
+// of flags or of subcommands: one terminal screen.
+const helpScreen = 24
+
+// TestHelpFitsAScreen: every command's --help, usage line included, takes
+// at most one screen before its first flag group (or, for a command with
+// subcommands, their list: what the root shows first); the reference
+// material is in help topics, each listed by the root's help, named at the
+// end of the help of the commands it is about, and printed by `tunetimeout
+// help TOPIC`.
+func TestHelpFitsAScreen(t *testing.T) {
+	headings := []string{"Available Commands:", "Other flags:", "Global Flags:"}
+	for _, g := range flagGroups {
+		headings = append(headings, g.title+":")
+	}
+	root := newRoot(nil, nil, nil)
+	root.InitDefaultHelpCmd()
+	for _, path := range allCommands(t) {
+		c, _, err := root.Find(path)
+		require.NoError(t, err)
+		if c.IsAdditionalHelpTopicCommand() {
+			continue // a page of reference, not a command
+		}
+		name := strings.TrimSpace("tunetimeout " + strings.Join(path, " "))
+		out, _, code := execute(t, "", append(path, "--help")...)
+		require.Equal(t, 0, code)
+		lines := strings.Split(out, "\n")
+		first := slices.IndexFunc(lines, func(l string) bool { return slices.Contains(headings, l) })
+		require.GreaterOrEqual(t, first, 0, "%s --help: no flags", name)
+		assert.LessOrEqual(t, first, helpScreen, "%s --help: %d lines before %q", name, first, lines[first])
+		assert.Contains(t, lines[:first], "Usage:", "%s --help: the usage line within the first screen", name)
+	}
+
+	require.NotEmpty(t, helpTopics)
+	out, _, code := execute(t, "", "--help")
+	require.Equal(t, 0, code)
+	_, listed, ok := strings.Cut(out, "\nAdditional help topics:\n")
+	require.True(t, ok, "the root's help lists the help topics")
+	named := map[string]bool{}
+	for _, path := range allCommands(t) {
+		c, _, _ := root.Find(path)
+		for _, topic := range topicsOf(c) {
+			named[topic.name] = true
+		}
+	}
+	for _, topic := range helpTopics {
+		assert.Contains(t, flat(listed), "tunetimeout help "+topic.name+" "+flat(topic.short), "the root lists %s", topic.name)
+		assert.True(t, named[topic.name], "no command names the help topic %s", topic.name)
+		out, errOut, code := execute(t, "", "help", topic.name)
+		require.Equal(t, 0, code, errOut)
+		assert.Equal(t, strings.TrimSpace(topic.long), strings.TrimSpace(out), "tunetimeout help %s", topic.name)
+	}
+
+	// A command names its topics at the end of its help.
+	for _, tc := range []struct {
+		cmd    string
+		topics []string
+	}{
+		{"analyze", []string{"formats", "status", "timeout", "policy", "targets"}},
+		{"check", []string{"findings", "formats"}},
+		{"watch", []string{"endpoints", "histograms"}},
+		{"snippet", []string{"targets"}},
+	} {
+		out, _, code := execute(t, "", tc.cmd, "--help")
+		require.Equal(t, 0, code)
+		_, end, ok := strings.Cut(out, "\nAdditional help topics:\n")
+		require.True(t, ok, "%s --help names its help topics", tc.cmd)
+		for _, topic := range tc.topics {
+			assert.Contains(t, end, "tunetimeout help "+topic+" ", "%s --help", tc.cmd)
+		}
+	}
+}
+
+// TestHelpTopicsKeepTheReference: the reference the commands' help held
+// before it moved to the topics is still there, whole.
+func TestHelpTopicsKeepTheReference(t *testing.T) {
+	for _, tc := range []struct {
+		topic string
+		want  []string
+	}{
+		{"formats", []string{"Input formats (--input; the default, auto,", "ingress-nginx", "otlp-metrics",
+			"CSV: the latency column is --column", "routes are normalized (/users/42 -> /users/{id}) unless --route-pattern matches"}},
+		{"status", []string{"1xx-4xx count, 5xx are left out (--include-errors keeps them)", "--strict makes the first one fatal"}},
+		{"timeout", []string{"Network allowance presets: datacenter (0s), region (10ms), internet (300ms), mobile (1s).",
+			"a bare 0.1 is refused as ambiguous"}},
+		{"policy", []string{"--deadline bounds the whole call and --attempts the attempts within it",
+			"RFC 9110 section 9.2.2", "400, 401, 403, 404 and 422 are never retried", "The same --seed gives the same figures."}},
+		{"targets", []string{"gRPC's JSON cannot hold comments", "resilience4j", `under a "# ---" line`}},
+		{"findings", []string{"--map OBJECT=GROUP", "a connect timeout longer than analyze's rule allows",
+			"--suggest writes the edits", "Exit codes: 0 when no finding is at or above --fail-on"}},
+		{"histograms", []string{"sum by (le) (increase(NAME_bucket[WINDOW])) at --at", "vmrange", "--aggregate overall"}},
+		{"alerting", []string{"tunetimeout:false_timeout:ratio_rateW", "histogram_fraction", "--test-out a promtool unit test"}},
+		{"endpoints", []string{"/-/ready       200 once a run has succeeded, 503 before", "tunetimeout_last_run_success to 0",
+			"the exit code is then 130"}},
+		{"servers", []string{"never appear in output or errors", "one that answers that many is split in two halves",
+			"larger than --max-response-bytes (256MiB) fails its query", "--basic-auth-password-file"}},
+		{"database", []string{"--input buckets", "a floating-point column can put a value one microsecond off",
+			"route_target column", "have ClickHouse make the routes itself"}},
+		{"interval-logs", []string{"in microseconds, with the group in its Tag=", "since the Unix epoch",
+			"merges one-minute summaries into one file"}},
+	} {
+		out, errOut, code := execute(t, "", "help", tc.topic)
+		require.Equal(t, 0, code, errOut)
+		for _, want := range tc.want {
+			assert.Contains(t, flat(out), flat(want), "tunetimeout help %s", tc.topic)
+		}
+	}
 }

@@ -40,30 +40,15 @@ func newJaeger() *cobra.Command {
 		Long: `jaeger reads traces live from a Jaeger query service (the HTTP API its UI
 calls, /api/traces) and analyses their spans per caller -> callee edge, as
 analyze does a file of Jaeger JSON: the same percentiles, timeouts, Little's
-law and call-graph checks.
-
-The window is --lookback up to now, or --from and --to. The API has no
-cursor: each search asks for at most --limit traces, and one that answers
-that many is split in two halves, again until every answer is below the
-limit; traces answered twice are read once. --max-traces bounds the whole
-fetch (a note says when it stopped). Answers are streamed to a temporary
-file, removed afterwards; one larger than --max-response-bytes fails.
-
-Without --service, the services Jaeger knows are listed. Credentials come
-from files or environment variables, never from flags, and never appear in
-output or errors. Failed requests are retried with capped exponential
-backoff and full jitter.`,
+law and call-graph checks. The window is --lookback up to now, or --from and
+--to; without --service, the services Jaeger knows are listed.`,
 		Example: `  # The last hour of checkout's traces, per edge
   tunetimeout jaeger --url http://127.0.0.1:16686 --service checkout
 
   # One operation over a fixed window, as JSON
   tunetimeout jaeger --url http://jaeger:16686 --service checkout \
       --operation 'POST /pay' --from 2026-11-30T12:00:00Z \
-      --to 2026-11-30T13:00:00Z -o json
-
-  # Behind a proxy that wants a token, with a smaller page per search
-  tunetimeout jaeger --url https://jaeger.example.com --service api \
-      --bearer-token-env JAEGER_TOKEN --limit 200 --lookback 6h`,
+      --to 2026-11-30T13:00:00Z -o json`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError{fmt.Errorf("jaeger reads no files (got %q): name the service with --service, or analyze a file with tunetimeout analyze", args[0])}
@@ -119,7 +104,7 @@ backoff and full jitter.`,
 	e.register(cmd)
 	addPolicyFlags(cmd, &o, &pol)
 	addAnalysisFlags(cmd, &o, &f, outputFormats(report.Lookup))
-	return cmd
+	return withTopics(cmd, "servers", "timeout", "policy", "targets")
 }
 
 // apply parses the jaeger command's own flags into s; the window comes

@@ -175,7 +175,7 @@ func TestHelpHasExamples(t *testing.T) {
 	root := newRoot(nil, nil, nil)
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" || c.IsAdditionalHelpTopicCommand() {
 			return
 		}
 		assert.NotEmpty(t, c.Example, "command %q has no Examples block", c.CommandPath())

@@ -47,32 +47,8 @@ func newPrometheus() *cobra.Command {
 		Long: `prometheus reads a latency histogram live from Prometheus (or Thanos, Mimir,
 Cortex, VictoriaMetrics: anything that speaks its HTTP API) and recommends a
 timeout per group, with the same rules, Little's law and reports as analyze.
-
-Classic histograms: sum by (le) (increase(NAME_bucket[WINDOW])) at --at. A
-quantile is only known to lie in a bucket (lo, hi], chosen on the unrounded
-counts: the timeout builds on hi (conservative), the linear estimate within
-the bucket is shown beside it, labelled Prometheus's histogram_quantile only
-when it is what Prometheus answers, and the report suggests an le bound to
-add near it. A quantile in the +Inf bucket is a lower bound, never shown as
-measured; a histogram with only the +Inf bucket gives no timeout (exit 1) and
-the bounds to add. NaN and negative counts and negative bounds are repaired
-conservatively or refused, each with a note. Native histograms (Prometheus
-2.40+ with --enable-feature=native-histograms) are read with their
-exponential buckets, VictoriaMetrics's vmrange histograms with their ranges;
-VictoriaMetrics's own histogram_quantile, which differs from Prometheus's, is
-asked for and shown. Summaries are shown, with why their quantiles cannot
-give a timeout.
-
-Rates for Little's law: the mean from NAME_count over the window, the peak
-from the largest 1-minute rate within it. --step 1h evaluates every hour of
-the window and the recommendation builds on the worst one (--aggregate
-overall: the whole window). The unit comes from the name's suffix (_seconds,
-_milliseconds) or --unit.
-
-Credentials come from files or environment variables, never from flags, and
-never appear in output or errors. Failed queries are retried with capped
-exponential backoff and full jitter. Answers are decoded as they arrive; one
-larger than --max-response-bytes (256MiB) fails its query.`,
+A bucket only says that a quantile lies within it: the timeout builds on the
+bucket's upper bound, and the report says which le bound to add.`,
 		Example: `  # The last 7 days of one job's request latency, per route
   tunetimeout prometheus --url http://localhost:9090 \
       --metric http_request_duration_seconds --selector '{job="api"}' \
@@ -80,12 +56,7 @@ larger than --max-response-bytes (256MiB) fails its query.`,
 
   # Hour by hour over a day; the timeout must survive the worst hour
   tunetimeout prom --url http://localhost:9090 --metric rpc_latency_seconds \
-      --window 1d --step 1h
-
-  # Mimir or Cortex: the tenant header and a bearer token from the environment
-  tunetimeout prom --url https://mimir.example.com/prometheus \
-      -H 'X-Scope-OrgID: team-a' --bearer-token-env MIMIR_TOKEN \
-      --metric http_request_duration_seconds -o json`,
+      --window 1d --step 1h`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError{fmt.Errorf("prometheus reads no files (got %q): name the histogram with --metric", args[0])}
@@ -124,7 +95,7 @@ larger than --max-response-bytes (256MiB) fails its query.`,
 	addPolicyFlags(cmd, &o, &pol)
 	addPrometheusFlags(cmd, &p, &pf, true)
 	addAnalysisFlags(cmd, &o, &f, outputFormats(report.Lookup))
-	return cmd
+	return withTopics(cmd, "histograms", "timeout", "policy", "targets", "servers")
 }
 
 // addPrometheusFlags registers the flags of a Prometheus source: where,

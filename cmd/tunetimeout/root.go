@@ -35,7 +35,9 @@ configuration to paste.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newAnalyze(), newCheck(), newClickHouse(), newJaeger(), newPrometheus(), newRules(), newSimulate(), newSnippet(), newSQL(), newSummarize(),
 		newVersion(), newWatch())
+	root.AddCommand(topicCommands()...)
 	finishHelp(root)
+	completeTopics(root)
 	markRuns(root)
 	return root
 }

@@ -36,40 +36,17 @@ func newRules() *cobra.Command {
 		Short: "Write Prometheus rules that keep checking a recommended timeout",
 		Long: `rules writes Prometheus rules that keep checking a timeout after the day it
 was chosen, per group: recording rules for the share of calls slower than the
-timeout in force (the recommendation, or --timeout),
-
-  1 - (sum by (BY) (rate(NAME_bucket{SEL,le="BOUND"}[W]))
-       / sum by (BY) (rate(NAME_count{SEL}[W])))
-
-recorded as tunetimeout:false_timeout:ratio_rateW; multi-window, multi-burn-
-rate alerts on it against the budget (1 - the recommendation's quantile, or
---false-timeouts), the SRE workbook's pairs by default (--windows); and
-Little's law alerts: a hang would hold more calls than --pool (rate x
-timeout), normal demand (rate x mean latency) above --near-bulkhead of the
-bulkhead.
-
-The ratio is exact when the timeout is a bucket bound; else it counts above
-the next bound and is a lower bound, and a comment says which le to add.
-Native histograms use histogram_fraction (an interpolation).
-
-The input is a live Prometheus, read as the prometheus command reads it, or
---report, a saved tunetimeout prometheus -o json (give --by and --selector as
-that run had them). --kind prometheusrule writes a prometheus-operator
-PrometheusRule; --test-out a promtool unit test of the rules; --grafana a
-Grafana dashboard of the ratios and of the watch command's metrics.`,
+timeout in force (the recommendation, or --timeout), multi-window, multi-burn-
+rate alerts on it against the budget, and Little's law alerts for the pool and
+the bulkhead. The input is a live Prometheus, read as the prometheus command
+reads it, or --report, a saved tunetimeout prometheus -o json.`,
 		Example: `  # Rules for one job's routes, checked with promtool
   tunetimeout rules --url http://localhost:9090 \
       --metric http_request_duration_seconds --selector '{job="api"}' \
       --by route --pool 200 --output timeouts.rules.yaml \
       --test-out timeouts.test.yaml --grafana timeouts.dashboard.json
   promtool check rules timeouts.rules.yaml
-  promtool test rules timeouts.test.yaml
-
-  # From a saved report, for the 250ms timeout configured today
-  tunetimeout prom --url http://localhost:9090 --metric rpc_seconds \
-      -o json --output report.json
-  tunetimeout rules --report report.json --timeout 250ms \
-      --kind prometheusrule --name rpc-timeouts --output rpc.yaml`,
+  promtool test rules timeouts.test.yaml`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError{fmt.Errorf("rules reads no files (got %q): give --report FILE or --url", args[0])}
@@ -175,7 +152,7 @@ Grafana dashboard of the ratios and of the watch command's metrics.`,
 	addPrometheusFlags(cmd, &p, &pf, true)
 	complete(cmd, "kind", rules.Kinds...)
 	complete(cmd, "network-allowance", presetNames()...)
-	return cmd
+	return withTopics(cmd, "alerting", "histograms", "timeout", "servers")
 }
 
 // apply parses the flags that are not plain values into o and ro, and

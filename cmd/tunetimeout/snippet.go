@@ -21,18 +21,11 @@ func newSnippet() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snippet --report REPORT.json --emit TARGET[,TARGET...]",
 		Short: "Write client configuration (Envoy, gRPC, ...) from a JSON report",
-		Long: `snippet renders client configuration from a report saved with
+		Long: wrapText("", `snippet renders client configuration from a report saved with
 "analyze -o json": for each group its timeout, retries, backoff and retry
 budget, and for the service its connect timeout and bulkhead, in the syntax
-and limits of each target. Every snippet starts with comments saying which
-data and which rule produced each number (gRPC's JSON cannot hold comments:
-they go to standard error, or beside it when several snippets are printed).
-
-Targets (--emit, comma-separated, or all):
-` + targetList() + `
-
-One target prints its configuration alone; several print one after the
-other under a "# ---" line. --emit-dir writes one file per target instead.`,
+and limits of each target (--emit, comma-separated, or all: `+strings.Join(snippet.Names(), ", ")+
+			`), each number commented with the data and the rule it comes from.`, 0),
 		Example: `  tunetimeout analyze --by route,method -o json --rate 400 access.log \
       > report.json
   tunetimeout snippet --report report.json --emit envoy,grpc
@@ -61,7 +54,7 @@ other under a "# ---" line. --emit-dir writes one file per target instead.`,
 		panic(err)
 	}
 	e.register(cmd)
-	return cmd
+	return withTopics(cmd, "targets", "policy")
 }
 
 // emitFlags are the snippet flags shared by analyze and snippet.

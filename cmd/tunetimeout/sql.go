@@ -25,31 +25,12 @@ func newSQL() *cobra.Command {
 		Use:   "sql --dialect NAME --table T --latency COLUMN --unit UNIT",
 		Short: "Print the query that computes the histogram inside a SQL engine",
 		Long: `sql prints a query that makes the engine holding the rows compute the
-histogram tunetimeout would: one row per group and HDR bucket (3 significant
-digits, microseconds), with the status rule's censored and excluded calls as
-conditional counts. What comes back is bounded by groups x filled buckets,
-not rows; save it as CSV with its header and read it with
+histogram tunetimeout would: one row per group and HDR bucket, with the
+status rule as conditional counts. What comes back is bounded by groups x
+filled buckets, not rows; save it as CSV with its header and read it with
 tunetimeout analyze --input buckets: the report is the one a local read of
 the same rows gives. --arrivals prints the query of the calls per second
-per group instead: its answer, given to analyze beside the buckets, gives
-the rates (without it, --rate does).
-
-The latency is cut to whole microseconds toward zero, as a local read cuts
-it: store it as an integer or a decimal, since a floating-point column can
-put a value one microsecond off.
-
-With --by, the engine keeps the --max-groups groups of most rows apart and
-folds the others into one, which analyze reads as "other": the answer stays
-bounded whatever the number of groups. Give --arrivals the flags of the
-buckets query (--latency too), so that both fold the same groups.
-
---by route(COL) groups by the route of the request targets in COL, as
-analyze --by route does for a log (/users/42?x=1 -> /users/{id}). The
-clickhouse dialect makes the routes in the engine; the others (and
-clickhouse with --route-pattern) group by the targets themselves, in a
-route_target column whose routes analyze makes on reading (give it the
-same --route-pattern): exact, but the answer then grows with the distinct
-targets, and --max-groups is applied by analyze, not by the engine.`,
+per group instead, for the rates.`,
 		Example: `  # PostgreSQL: the query, run by psql, read back
   tunetimeout sql --dialect postgres --table access --latency latency_ms \
       --unit ms --status-column status --by route > hist.sql
@@ -111,5 +92,5 @@ targets, and --max-groups is applied by analyze, not by the engine.`,
 	fl.BoolVar(&arrivals, "arrivals", false, "print the query of the calls per second instead, for the rates (needs --time)")
 	complete(cmd, "dialect", sqlsource.Dialects...)
 	complete(cmd, "unit", unitNames...)
-	return cmd
+	return withTopics(cmd, "database", "status")
 }

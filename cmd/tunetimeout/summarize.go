@@ -26,29 +26,15 @@ func newSummarize() *cobra.Command {
 		Short: "Reduce logs to an HdrHistogram interval log for analyze to merge",
 		Long: `summarize reads the same inputs as analyze, with the same grouping and status
 flags, and writes instead of a report an HdrHistogram interval log: one
-histogram per group and interval (--interval), in microseconds, with the
-group in its Tag=. Comment lines keep what the format has no place for (the
-censored values, connect times, exclusions by reason, calls out of range,
-arrivals per second, records and bad lines), so that
-
-  tunetimeout analyze host-a.hlog host-b.hlog ...
-
-gives the report one run over all the raw logs would give. A busy group
-costs a few kilobytes an interval (a group with a handful of calls an
-interval is better summarised with a longer --interval): summarise logs
-where they are written, copy the .hlog files, analyse them together.
-Intervals start at whole multiples of --interval since the Unix epoch, so
-summaries of different hosts line up; calls without a time go to one last
-interval at time 0 of length 0. Summaries are inputs too: summarize
---interval 1h host-*.hlog merges one-minute summaries into one file.`,
+histogram per group and interval (--interval), with what the format has no
+place for in comments, so that analyze of the summaries of every host gives
+the report one run over all the raw logs would give.`,
 		Example: `  # On each host: the day's logs, per route, in one-minute intervals
   tunetimeout summarize --by route --output $(hostname).hlog \
       /var/log/nginx/access.log*
 
-  # Anywhere: all hosts together, or one hour of them
-  tunetimeout analyze --pool 200 host-*.hlog
-  tunetimeout analyze --from 2026-11-02T10:00:00Z --to 2026-11-02T11:00:00Z \
-      host-*.hlog`,
+  # Anywhere: all hosts together
+  tunetimeout analyze --pool 200 host-*.hlog`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.applyInput(&o); err != nil {
@@ -105,5 +91,5 @@ interval at time 0 of length 0. Summaries are inputs too: summarize
 	if err := fl.MarkShorthandDeprecated("output", "use --output (-o names the output format in the other commands)"); err != nil {
 		panic(err)
 	}
-	return cmd
+	return withTopics(cmd, "interval-logs", "formats", "status")
 }

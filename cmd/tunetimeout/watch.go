@@ -35,45 +35,16 @@ func newWatch() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "watch (--url URL --metric NAME | --follow FILE...)",
 		Short: "Run an analysis on a timer and serve the last report",
-		Long: `watch runs the analysis of the prometheus command every --every, each time
-on the --window ending now, and serves the last good report on --listen.
---by, --metric and --unit are then the labels to group by, the histogram
-(without _bucket) and its unit, as in the prometheus command.
-
-With --follow it reads the files named instead, as tail -F does: the lines
-appended since the last run (a file renamed, truncated or replaced is
-followed), reduced to one histogram per group and minute, of which it keeps
-those of the last --window, and analyses them as analyze would. The files
-are read from their ends, as they are now; CSV files need --input csv.
-
-It serves:
-
-  /metrics       its numbers for Prometheus, named in docs/watch.md
-  /              the HTML report
-  /report.json   the JSON report
-  /-/healthy     200 while serving
-  /-/ready       200 once a run has succeeded, 503 before
-
-A failed run (Prometheus down, a bad answer) logs one line, keeps serving the
-last good report and sets tunetimeout_last_run_success to 0; the next run
-tries again. Groups gone from a run are gone from /metrics. Memory holds one
-report (with --follow, and the window's histograms), however many the runs.
-
---timeout names the timeouts the clients are configured with:
-tunetimeout_cut_off_ratio gives the share of calls each cuts off (for
-buckets, an upper bound), beside the recommended timeout's. They join the
-report's candidates: the default ladder, or --candidates when given.
-
-SIGINT or SIGTERM stops the run in progress and the server, which lets the
-requests in flight end; the exit code is then 130.`,
+		Long: `watch runs the analysis of the prometheus command every --every on the
+--window ending now (--by, --metric and --unit as there), or with --follow
+analyses the lines appended to the files named since the last run, as tail -F
+reads them, keeping one histogram per group and minute of the last --window.
+It serves the last good report on --listen: the HTML report on /, the JSON on
+/report.json, its numbers on /metrics.`,
 		Example: `  # Every 5 minutes, the last 7 days of one job's latency, per route
   tunetimeout watch --url http://localhost:9090 \
       --metric http_request_duration_seconds --selector '{job="api"}' \
       --by route --pool 200 --timeout 1s --timeout 2.5s
-
-  # Every minute over the last hour, on all interfaces of a container
-  tunetimeout watch --url http://prometheus:9090 --metric rpc_latency_seconds \
-      --window 1h --every 1m --listen :9847
 
   # An nginx access log as it is written, per route, over the last hour
   tunetimeout watch --follow --window 1h --every 30s --by route \
@@ -170,7 +141,7 @@ requests in flight end; the exit code is then 130.`,
 	// The report is served, not written.
 	_ = fl.MarkHidden("format")
 	_ = fl.MarkHidden("output")
-	return cmd
+	return withTopics(cmd, "endpoints", "histograms", "formats", "status", "timeout", "policy", "servers")
 }
 
 // check checks the watch command's own flags.
