@@ -135,6 +135,7 @@ func TestExitCodes(t *testing.T) {
 		// for check, 1 is "findings", and a typo must not read as a
 		// failed gate in CI.
 		{"unknown command", []string{"analyse", mixture}, 2, `unknown command "analyse" for "tunetimeout"; did you mean analyze?`},
+		{"unknown help topic", []string{"help", "nope"}, 2, `unknown help topic "nope"`},
 		{"unknown command, no suggestion", []string{"frobnicate"}, 2, `unknown command "frobnicate" for "tunetimeout"; the commands are analyze, check,`},
 		{"check without configs", []string{"check", "--data", mixture}, 2, "check: name the config files to check"},
 		{"check with no arguments", []string{"check"}, 2, "check: name the config files to check"},

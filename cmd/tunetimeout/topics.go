@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -152,8 +153,10 @@ docs/snippets.md has what each target writes and how it is checked.`},
 		"interval against --false-timeouts, no timeout at all, a hang under the "+
 		"config's own bounds exhausting the pool (Little's law at the peak rate, "+
 		"against --pool; a limit in the config below it caps the hang), attempts a "+
-		"client without an overall timeout cannot fit in the deadline, retries of "+
-		"non-idempotent requests or of 500s, retries without jitter, retries at "+
+		"client without an overall timeout cannot fit in the deadline (each try "+
+		"after its connect and queue timeouts; none starts after nginx's "+
+		"proxy_next_upstream_timeout), retries of non-idempotent requests where "+
+		"the group's calls hold writes, retries of 500s, retries without jitter, retries at "+
 		"several layers (--chain), a connect timeout longer than analyze's rule "+
 		"allows, "+
 		"a default in force.", 0) + `
@@ -427,6 +430,19 @@ func completeTopics(root *cobra.Command) {
 	for _, c := range root.Commands() {
 		if c.Name() != "help" || c.ValidArgsFunction == nil {
 			continue
+		}
+		// An unknown topic is a wrong command line (exit 2), where cobra
+		// prints the usage and exits 0.
+		run := c.Run
+		c.Run = nil
+		c.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				if cmd, _, err := root.Find(args); cmd == nil || err != nil {
+					return usage.Errorf("unknown help topic %q: tunetimeout help lists the commands and topics", strings.Join(args, " "))
+				}
+			}
+			run(c, args)
+			return nil
 		}
 		commands := c.ValidArgsFunction
 		c.ValidArgsFunction = func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
