@@ -102,7 +102,7 @@ func WriteCheckJSON(w io.Writer, c *Check) error {
 	if err := enc.Encode(c); err != nil {
 		return err
 	}
-	_, err := w.Write(b.Bytes())
+	_, err := w.Write(escape.JSON(b.Bytes()))
 	return err
 }
 

@@ -1,9 +1,9 @@
 package watch
 
 import (
+	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -83,7 +83,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		g := &r.Groups[i]
 		name := labelValue(g.Name)
 		if seen[name] {
-			// Two groups whose names read alike once made valid UTF-8:
+			// Two groups whose names read alike once made visible:
 			// one series each, the first, rather than a failed scrape.
 			continue
 		}
@@ -135,8 +135,12 @@ func quantileLabel(q float64) string { return strconv.FormatFloat(q, 'g', -1, 64
 
 // labelValue is a group name as a label value: client_golang escapes
 // quotes, backslashes and line breaks itself but refuses invalid UTF-8,
-// which names read from bytes may hold.
-func labelValue(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+// which names read from bytes may hold, and passes every other control
+// character raw (the exposition format allows any UTF-8), so an ESC or a
+// BEL from an upstream label would reach a terminal that curls /metrics:
+// they are written as visible escapes (escape.Visible), invalid bytes
+// among them.
+func labelValue(s string) string { return escape.Visible(s) }
 
 func bool01(b bool) float64 {
 	if b {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -166,24 +167,29 @@ func TestMetricsEqualTheReport(t *testing.T) {
 	assert.Equal(t, float64(time.Date(2026, 11, 2, 10, 0, 3, 0, time.UTC).Unix()), value(t, m, "tunetimeout_last_run_timestamp_seconds"))
 }
 
-// TestLabelsEscaped: group names with quotes, backslashes, line breaks
-// and invalid UTF-8 come out as valid exposition text that parses back to
-// the names.
+// TestLabelsEscaped: group names with quotes, backslashes, line breaks,
+// terminal controls (ESC, BEL, a bidi override) and invalid UTF-8 come out
+// as valid exposition text with every control written as a visible escape
+// (client_golang passes ESC and BEL raw), which parses back to the names
+// so escaped.
 func TestLabelsEscaped(t *testing.T) {
-	names := []string{`say "hi"`, "two\nlines", `back\slash`, "bad \xff byte", "}{,=\t"}
+	names := []string{`say "hi"`, "two\nlines", `back\slash`, "bad \xff byte", "}{,=\t", "\x1b]0;owned\x07title", "rtl\u202egpj.exe"}
 	r := &report.Report{}
 	for i, n := range names {
 		r.Groups = append(r.Groups, report.Group{Name: n, Recommendation: report.Recommendation{TimeoutSeconds: float64(i + 1)}})
 	}
-	// A second group that reads alike once made valid UTF-8: one series.
-	r.Groups = append(r.Groups, report.Group{Name: "bad \xfe byte", Recommendation: report.Recommendation{TimeoutSeconds: 99}})
+	// A second group that reads alike once made visible: one series.
+	r.Groups = append(r.Groups, report.Group{Name: `bad \xff byte`, Recommendation: report.Recommendation{TimeoutSeconds: 99}})
 	w, err := New(Options{Run: func(context.Context) (*report.Report, error) { return r, nil }})
 	require.NoError(t, err)
 	require.NoError(t, w.Cycle(context.Background()))
 	m := scrape(t, w.Handler())
 	require.Len(t, m["tunetimeout_recommended_timeout_seconds"], len(names))
 	for i, n := range names {
-		want := strings.ToValidUTF8(n, "\uFFFD")
+		want := escape.Visible(n)
+		for _, r := range want {
+			require.False(t, escape.Unsafe(r), "%q", want)
+		}
 		assert.Equal(t, float64(i+1), value(t, m, "tunetimeout_recommended_timeout_seconds", "group", want), "%q", n)
 	}
 }
