@@ -2,6 +2,7 @@ package histogram
 
 import (
 	"cmp"
+	"github.com/tunetimeout/tunetimeout/internal/names"
 	"maps"
 	"math"
 	"slices"
@@ -176,8 +177,10 @@ func (s *Set) foldName(name string) {
 
 // Group returns the group called name, creating it empty (New latency
 // histogram, no exclusions, NewArrivals) on first use. Beyond the set's
-// limit it returns the group Other instead and counts the fold.
+// limit it returns the group Other instead and counts the fold. A name
+// longer than names.MaxBytes is cut (names.Cap): the group is called so.
 func (s *Set) Group(name string) *Group {
+	name = names.Cap(name)
 	for i := range s.recent {
 		if r := &s.recent[i]; r.g != nil && r.name == name {
 			return r.g

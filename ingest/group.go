@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/tunetimeout/tunetimeout/internal/names"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -98,8 +99,9 @@ func (g *Grouper) Key(s *Sample, f *Fields) string {
 	return g.name(b)
 }
 
-// name returns the interned group name b spells.
+// name returns the interned group name b spells, cut to names.MaxBytes.
 func (g *Grouper) name(b []byte) string {
+	b = names.CapBytes(b)
 	if name, ok := g.recent.find(b); ok {
 		return name
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/tunetimeout/tunetimeout/internal/names"
 	"io"
 	"time"
 
@@ -211,6 +212,7 @@ func internName(m map[string]string, b []byte) string {
 	if len(b) == 0 {
 		return "-"
 	}
+	b = names.CapBytes(b)
 	if name, ok := m[string(b)]; ok {
 		return name
 	}
