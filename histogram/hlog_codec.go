@@ -140,9 +140,38 @@ func decodeOurs(raw []byte) (p *hdr.PackedHistogram, ok bool, err error) {
 		return nil, false, nil
 	}
 	var head [40]byte
-	if _, err := io.ReadFull(d.zr, head[:]); err != nil ||
-		int32(binary.BigEndian.Uint32(head[:]))&^0xf0 != cookieV2 || binary.BigEndian.Uint32(head[12:]) != Digits ||
-		binary.BigEndian.Uint64(head[16:]) != 1 || binary.BigEndian.Uint64(head[24:]) != uint64(highestMicros) {
+	if _, err := io.ReadFull(d.zr, head[:]); err != nil || int32(binary.BigEndian.Uint32(head[:]))&^0xf0 != cookieV2 {
+		return nil, false, nil
+	}
+	// Any geometry: the counts as its header says they take, before they
+	// are inflated, decoded and recorded, which costs in proportion.
+	if length := int64(binary.BigEndian.Uint32(head[4:])); length > maxDecodedCounts {
+		return nil, true, fmt.Errorf("histogram encoding V2: its counts take %d bytes, more than the %d one interval's histogram may (a histogram of %d significant digits; %d bytes hold every count of 3 digits up to a day)",
+			length, maxDecodedCounts, binary.BigEndian.Uint32(head[12:]), 9*countsLen)
+	}
+	if binary.BigEndian.Uint32(head[12:]) != Digits || binary.BigEndian.Uint64(head[16:]) != 1 || binary.BigEndian.Uint64(head[24:]) != uint64(highestMicros) {
+		// Another geometry, which hdr.DecodePacked reads at a cost that
+		// grows with the counts set (a sparse insert each): refused above
+		// maxForeignCounts of them.
+		length := int64(binary.BigEndian.Uint32(head[4:]))
+		d.buf = slices.Grow(d.buf[:0], int(length))[:length]
+		if _, err := io.ReadFull(d.zr, d.buf); err != nil {
+			return nil, true, fmt.Errorf("histogram encoding V2: counts: %w", err)
+		}
+		set := 0
+		for payload := d.buf; len(payload) > 0; {
+			v, size := getZigZag(payload)
+			if size == 0 {
+				break // DecodePacked says what is wrong
+			}
+			payload = payload[size:]
+			if v > 0 {
+				if set++; set > maxForeignCounts {
+					return nil, true, fmt.Errorf("histogram encoding V2: more than %d of its counts are set, more than one interval's histogram may (a histogram of %d significant digits; one of 3 digits from 1µs to an hour has %d counts in all)",
+						maxForeignCounts, binary.BigEndian.Uint32(head[12:]), countsLen)
+				}
+			}
+		}
 		return nil, false, nil
 	}
 	// Our geometry: at most countsLen counts of at most 9 bytes each.
@@ -204,6 +233,22 @@ var decoders = sync.Pool{New: func() any {
 	zr, _ := zlib.NewReader(&empty) // valid: no error
 	return &decoder{zr: zr}
 }}
+
+// maxDecodedCounts caps the counts of one histogram in the V2 encoding, in
+// bytes, before they are inflated: 2,000 lines that each inflated to 6 MB
+// of counts (a 16 MB log) took more than two minutes to read. Latency's own
+// geometry takes at most 9 x countsLen (258 KB, every count of 3 digits up
+// to a day at its longest); other tools' histograms of 3 digits up to
+// MaxInt64 take at most 507 KB, and those of 4 or 5 digits far less than
+// the cap unless nearly every one of their counts is set.
+const maxDecodedCounts = 1 << 20
+
+// maxForeignCounts caps the counts set in one histogram of another
+// geometry than Latency's: 2,000 lines of a million counts set each took
+// minutes, 65 ns a count in hdr.DecodePacked. A histogram of 3 digits
+// that covers 1µs to an hour has fewer counts in all; interval logs of
+// real tools set a few hundred to a few thousand a line.
+const maxForeignCounts = 1 << 15
 
 // countsLen is the length of the counts of Latency's geometry: 1,024
 // sub-buckets for each bucket that 86,400,000,000 µs needs, plus one.
