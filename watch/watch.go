@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -70,7 +71,33 @@ type Watcher struct {
 
 	mu   sync.RWMutex
 	good *report.Report // the last good report; nil before the first
-	last lastRun
+	// pages are the good report rendered, each once (a flood of 2,000
+	// requests that each rendered it anew took 15 GB): replaced with it.
+	pages map[string]*page
+	last  lastRun
+
+	// heavy holds a slot for each request that writes a report or the
+	// metrics: beyond maxHeavy at once a request is turned away at once
+	// (503, Retry-After), so that a flood neither piles up work nor
+	// stalls the health endpoints, which take no slot.
+	heavy chan struct{}
+}
+
+// maxHeavy is how many requests for a report or the metrics are served at
+// once.
+const maxHeavy = 32
+
+// maxConns is how many connections are open at once; beyond it a new one
+// is closed as soon as it is accepted (cappedListener). Each costs about
+// 10 KB while open; a request on one waits at most ReadHeaderTimeout for
+// its header.
+const maxConns = 4096
+
+// page is a report rendered once, when first asked for.
+type page struct {
+	once sync.Once
+	body []byte
+	err  error
 }
 
 // lastRun is what the last run did, successful or not.
@@ -92,7 +119,7 @@ func New(o Options) (*Watcher, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	w := &Watcher{o: o, reg: prometheus.NewRegistry()}
+	w := &Watcher{o: o, reg: prometheus.NewRegistry(), heavy: make(chan struct{}, maxHeavy)}
 	if err := w.reg.Register(collector{w}); err != nil {
 		return nil, err
 	}
@@ -116,7 +143,7 @@ func (w *Watcher) Cycle(ctx context.Context) error {
 	w.mu.Lock()
 	w.last = lastRun{done: true, ok: err == nil, end: end, duration: end.Sub(start)}
 	if err == nil {
-		w.good = r
+		w.good, w.pages = r, map[string]*page{}
 	}
 	kept := w.good != nil
 	w.mu.Unlock()
@@ -156,7 +183,7 @@ func (w *Watcher) snapshot() (*report.Report, lastRun) {
 //	/-/ready       200 once a run succeeded, 503 before
 func (w *Watcher) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(w.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
+	mux.Handle("GET /metrics", w.bounded(promhttp.HandlerFor(w.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})))
 	mux.HandleFunc("GET /{$}", w.serveReport("text/html; charset=utf-8", report.WriteHTML))
 	mux.HandleFunc("GET /report.json", w.serveReport("application/json", report.WriteJSON))
 	mux.HandleFunc("GET /-/healthy", func(rw http.ResponseWriter, _ *http.Request) {
@@ -172,26 +199,63 @@ func (w *Watcher) Handler() http.Handler {
 	return mux
 }
 
+// bounded serves h in one of the heavy slots, or turns the request away
+// at once when they are all taken.
+func (w *Watcher) bounded(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		select {
+		case w.heavy <- struct{}{}:
+			defer func() { <-w.heavy }()
+			h.ServeHTTP(rw, r)
+		default:
+			rw.Header().Set("Retry-After", "1")
+			http.Error(rw, fmt.Sprintf("tunetimeout watch is busy: %d requests for reports or metrics are being served; try again in a second.", maxHeavy), http.StatusServiceUnavailable)
+		}
+	})
+}
+
+// rendered returns the last good report written with write, rendering it
+// once per report and kind (the first request renders, the others wait for
+// it); nil bytes when there is no report yet.
+func (w *Watcher) rendered(kind string, write report.Writer) ([]byte, error) {
+	w.mu.Lock()
+	r, p := w.good, w.pages[kind]
+	if r != nil && p == nil {
+		p = &page{}
+		w.pages[kind] = p
+	}
+	w.mu.Unlock()
+	if r == nil {
+		return nil, nil
+	}
+	p.once.Do(func() {
+		var b bytes.Buffer
+		p.err = write(&b, r)
+		p.body = b.Bytes()
+	})
+	return p.body, p.err
+}
+
 // serveReport writes the last good report with write, whole or not at all.
 func (w *Watcher) serveReport(contentType string, write report.Writer) http.HandlerFunc {
-	return func(rw http.ResponseWriter, _ *http.Request) {
-		r := w.Report()
-		if r == nil {
+	h := func(rw http.ResponseWriter, _ *http.Request) {
+		body, err := w.rendered(contentType, write)
+		switch {
+		case err != nil:
+			http.Error(rw, "the report could not be written: "+err.Error(), http.StatusInternalServerError)
+			return
+		case body == nil:
 			http.Error(rw, "no run has succeeded yet: no report to show.", http.StatusServiceUnavailable)
 			return
 		}
-		var b bytes.Buffer
-		if err := write(&b, r); err != nil {
-			http.Error(rw, "the report could not be written: "+err.Error(), http.StatusInternalServerError)
-			return
-		}
-		h := rw.Header()
-		h.Set("Content-Type", contentType)
-		h.Set("X-Content-Type-Options", "nosniff")
+		hd := rw.Header()
+		hd.Set("Content-Type", contentType)
+		hd.Set("X-Content-Type-Options", "nosniff")
 		// As the page's own meta element: nothing is loaded from anywhere.
-		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-		_, _ = rw.Write(b.Bytes())
+		hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+		_, _ = rw.Write(body)
 	}
+	return w.bounded(http.HandlerFunc(h)).ServeHTTP
 }
 
 // Serve listens on o.Listen, runs the job at once and then every o.Every,
@@ -214,10 +278,14 @@ func Serve(ctx context.Context, o Options) error {
 	srv := &http.Server{
 		Handler:           w.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		// A reader too slow to take a report in a minute gives its slot
+		// back.
+		WriteTimeout:   time.Minute,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(&cappedListener{Listener: ln, max: maxConns}) }()
 	fmt.Fprintf(w.o.Log, "tunetimeout: watch: serving on http://%s/ (a run every %v)\n", ln.Addr(), o.Every)
 
 	runCtx, stopRuns := context.WithCancel(ctx)
@@ -255,4 +323,40 @@ func Serve(ctx context.Context, o Options) error {
 		return err
 	}
 	return nil
+}
+
+// cappedListener closes a connection at once when max are open: a waiting
+// accept (netutil.LimitListener) would queue the health checks behind a
+// flood's connections.
+type cappedListener struct {
+	net.Listener
+	max  int64
+	open atomic.Int64
+}
+
+func (l *cappedListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.open.Add(1) > l.max {
+			l.open.Add(-1)
+			_ = c.Close()
+			continue
+		}
+		return &countedConn{Conn: c, l: l}, nil
+	}
+}
+
+// countedConn gives its place back to its listener when closed.
+type countedConn struct {
+	net.Conn
+	l    *cappedListener
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.l.open.Add(-1) })
+	return c.Conn.Close()
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tunetimeout/tunetimeout/internal/escape"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -404,4 +406,89 @@ func TestServeCannotListen(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "address already in use")
 	assert.False(t, ran)
+}
+
+// TestCappedListener: beyond max open connections a new one is closed as
+// soon as it is accepted, and a closed one gives its place back.
+func TestCappedListener(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	l := &cappedListener{Listener: inner, max: 2}
+	defer l.Close()
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", inner.Addr().String())
+		require.NoError(t, err)
+		return c
+	}
+	a, b, c := dial(), dial(), dial()
+	defer a.Close()
+	defer b.Close()
+	s1, s2 := <-accepted, <-accepted
+	// The third is closed by the listener: its read ends.
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err = c.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF)
+	assert.EqualValues(t, 2, l.open.Load())
+	require.NoError(t, s1.Close())
+	_ = s1.Close() // a second close gives back nothing more
+	assert.EqualValues(t, 1, l.open.Load())
+	d := dial()
+	defer d.Close()
+	s3 := <-accepted
+	assert.EqualValues(t, 2, l.open.Load())
+	s2.Close()
+	s3.Close()
+}
+
+// TestBusyTurnsAwayNotHealth: with every slot for reports and metrics
+// taken, a request for one is turned away at once with a Retry-After,
+// while the health endpoints still answer; the report is rendered once
+// per run and served from it.
+func TestBusyTurnsAwayNotHealth(t *testing.T) {
+	r := mixtureReport(t)
+	w, err := New(Options{Run: func(context.Context) (*report.Report, error) { return r, nil }})
+	require.NoError(t, err)
+	require.NoError(t, w.Cycle(context.Background()))
+	h := w.Handler()
+	first := get(h, "/report.json")
+	require.Equal(t, 200, first.Code)
+	w.mu.RLock()
+	p := w.pages["application/json"]
+	w.mu.RUnlock()
+	require.NotNil(t, p)
+	again := get(h, "/report.json")
+	assert.Equal(t, first.Body.String(), again.Body.String())
+	w.mu.RLock()
+	assert.Same(t, p, w.pages["application/json"], "served from the one rendering")
+	w.mu.RUnlock()
+
+	for range maxHeavy {
+		w.heavy <- struct{}{}
+	}
+	for _, path := range []string{"/", "/report.json", "/metrics"} {
+		rec := get(h, path)
+		assert.Equal(t, 503, rec.Code, path)
+		assert.Equal(t, "1", rec.Header().Get("Retry-After"), path)
+	}
+	assert.Equal(t, 200, get(h, "/-/healthy").Code)
+	assert.Equal(t, 200, get(h, "/-/ready").Code)
+
+	// A new run: a new rendering.
+	for range maxHeavy {
+		<-w.heavy
+	}
+	require.NoError(t, w.Cycle(context.Background()))
+	w.mu.RLock()
+	assert.Nil(t, w.pages["application/json"])
+	w.mu.RUnlock()
 }
