@@ -23,19 +23,22 @@ var windowQuantiles = []float64{0.5, 0.99, 0.999}
 
 // windowsOf analyses each of a group's windows alone (the calls of its
 // cell): its percentiles, the recommendation's quantile with its interval,
-// the timeout it would get, its rate. It returns them in time order, the
-// index of the worst (the highest quantile among the windows whose interval
-// is within the precision; ties: the earliest), -1 when none is, and the
-// worst's cell. The cells are taken as they are read (Windows.Take): a
-// week of minutes does not keep both its cells and its rows.
-func windowsOf(ctx context.Context, name string, cells histogram.Windows, length time.Duration, o Options) ([]report.Window, int, *histogram.Cell, error) {
+// the timeout it would get, its rate. It returns them in time order with
+// two candidates for the worst, each with its cell: byLow, the window
+// whose quantile has the highest lower confidence bound (ties: the
+// earliest), which is worse beyond the noise when that bound lies above
+// the whole period's upper bound however few its calls (withWindows); and
+// highest, the highest quantile among the windows whose interval is within
+// the precision, -1 when none is. The cells are taken as they are read
+// (Windows.Take): a week of minutes does not keep both its cells and its
+// rows.
+func windowsOf(ctx context.Context, name string, cells histogram.Windows, length time.Duration, o Options) (out []report.Window, byLow, highest int, lowCell, highCell *histogram.Cell, err error) {
 	precision := precisionOf(o)
-	out := make([]report.Window, 0, len(cells.Starts))
-	worst := -1
-	var worstCell *histogram.Cell
+	out = make([]report.Window, 0, len(cells.Starts))
+	byLow, highest = -1, -1
 	for i := range cells.Starts {
 		if err := ctx.Err(); err != nil {
-			return nil, -1, nil, err
+			return nil, -1, -1, nil, nil, err
 		}
 		c := cells.Take(i)
 		g := windowGroup(name, c, length)
@@ -48,7 +51,7 @@ func windowsOf(ctx context.Context, name string, cells histogram.Windows, length
 		if w.Samples > 0 {
 			rec, err := recommend.RecommendMeasured(g.Latency, recommend.Measured{ConnectTimes: g.Connect}, o.Recommend)
 			if err != nil {
-				return nil, -1, nil, fmt.Errorf("window %s: %w", start.Format(time.RFC3339), err)
+				return nil, -1, -1, nil, nil, fmt.Errorf("window %s: %w", start.Format(time.RFC3339), err)
 			}
 			qs := windowQuantiles
 			if !slices.Contains(qs, rec.Quantile) {
@@ -67,13 +70,16 @@ func windowsOf(ctx context.Context, name string, cells histogram.Windows, length
 				w.Interval.HighSeconds = &hi
 				w.EnoughData = hi-w.Interval.LowSeconds <= precision*w.QuantileSeconds
 			}
+			if byLow < 0 || w.Interval.LowSeconds > out[byLow].Interval.LowSeconds {
+				byLow, lowCell = len(out), c
+			}
 		}
-		if w.EnoughData && (worst < 0 || w.QuantileSeconds > out[worst].QuantileSeconds) {
-			worst, worstCell = len(out), c
+		if w.EnoughData && (highest < 0 || w.QuantileSeconds > out[highest].QuantileSeconds) {
+			highest, highCell = len(out), c
 		}
 		out = append(out, w)
 	}
-	return out, worst, worstCell, nil
+	return out, byLow, highest, lowCell, highCell, nil
 }
 
 // windowGroup is the group of one window's calls. The intervals of other
@@ -96,7 +102,7 @@ func windowGroup(name string, c *histogram.Cell, length time.Duration) *histogra
 // is the worst and how it differs from the whole.
 func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, cells histogram.Windows, length time.Duration,
 	o Options, share float64) (report.Group, error) {
-	windows, worst, worstCell, err := windowsOf(ctx, g.Name, cells, length, o)
+	windows, byLow, highest, lowCell, highCell, err := windowsOf(ctx, g.Name, cells, length, o)
 	if err != nil {
 		return report.Group{}, err
 	}
@@ -106,14 +112,26 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 			tooFew++
 		}
 	}
+	// Worse beyond the noise: a window whose quantile's lower bound lies
+	// above the whole period's upper bound, however few its calls; of
+	// those the one with the highest lower bound. Else the highest window
+	// whose own interval is narrow enough, shown but not used.
+	wholeHi := whole.Recommendation.Interval.HighSeconds
+	worst, worstCell := highest, highCell
+	significant := byLow >= 0 && wholeHi != nil && windows[byLow].Interval.LowSeconds > *wholeHi
+	if significant {
+		worst, worstCell = byLow, lowCell
+		if !windows[worst].EnoughData {
+			tooFew--
+		}
+	}
 	out := whole
 	if worst >= 0 {
 		w := windows[worst]
 		ww := &report.WorstWindow{Start: w.Start, End: w.End, QuantileSeconds: w.QuantileSeconds, TimeoutSeconds: w.TimeoutSeconds,
 			WholeTimeoutSeconds: whole.Recommendation.TimeoutSeconds, TooFew: tooFew, Used: !o.WindowForAll}
 		q := human.Quantile(whole.Recommendation.Quantile)
-		wholeHi := whole.Recommendation.Interval.HighSeconds
-		ww.Significant = wholeHi != nil && w.Interval.LowSeconds > *wholeHi
+		ww.Significant = significant
 		which := "worst"
 		if !ww.Significant {
 			which = "highest"
@@ -121,7 +139,18 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 		ww.Reason = fmt.Sprintf("The %s window is %s: %s %s over %s calls, against %s over the whole period (%s calls), so a timeout of %s against %s.",
 			which, windowPhrase(w.Start, w.End), q, human.Seconds(w.QuantileSeconds), human.Count(w.Samples), human.Seconds(whole.Recommendation.BaseSeconds),
 			human.Count(whole.Samples), human.Seconds(w.TimeoutSeconds), human.Seconds(whole.Recommendation.TimeoutSeconds))
-		if tooFew > 0 {
+		if significant {
+			hi := "beyond the largest sample"
+			if w.Interval.HighSeconds != nil {
+				hi = human.Seconds(*w.Interval.HighSeconds)
+			}
+			ww.Reason += fmt.Sprintf(" It is worse beyond the noise: its %s interval of %s (%s to %s) lies above the whole period's upper bound of %s, the highest lower bound of all windows.",
+				human.Percent(w.Interval.Confidence), q, human.Seconds(w.Interval.LowSeconds), hi, human.Seconds(*wholeHi))
+		}
+		if tooFew > 0 && significant {
+			ww.Reason += fmt.Sprintf(" Windows are ranked by that lower bound: %s of the %s have too few calls above %s to place it closely (their %s interval is wider than %s of the value), which does not keep them from being told apart.",
+				human.Count(int64(tooFew)), human.Count(int64(len(windows))), q, human.Percent(w.Interval.Confidence), human.Percent(precisionOf(o)))
+		} else if tooFew > 0 {
 			ww.Reason += fmt.Sprintf(" %s of the %s windows have too few calls above %s to tell (their %s interval is wider than %s of the value) and are not ranked.",
 				human.Count(int64(tooFew)), human.Count(int64(len(windows))), q, human.Percent(w.Interval.Confidence), human.Percent(precisionOf(o)))
 		}
