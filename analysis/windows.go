@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -32,13 +33,13 @@ var windowQuantiles = []float64{0.5, 0.99, 0.999}
 // the precision, -1 when none is. The cells are taken as they are read
 // (Windows.Take): a week of minutes does not keep both its cells and its
 // rows.
-func windowsOf(ctx context.Context, name string, cells histogram.Windows, length time.Duration, o Options) (out []report.Window, byLow, highest int, lowCell, highCell *histogram.Cell, err error) {
+func windowsOf(ctx context.Context, name string, cells histogram.Windows, length time.Duration, o Options) (out []report.Window, lows []float64, byLow, highest int, lowCell, highCell *histogram.Cell, err error) {
 	precision := precisionOf(o)
 	out = make([]report.Window, 0, len(cells.Starts))
 	byLow, highest = -1, -1
 	for i := range cells.Starts {
 		if err := ctx.Err(); err != nil {
-			return nil, -1, -1, nil, nil, err
+			return nil, nil, -1, -1, nil, nil, err
 		}
 		c := cells.Take(i)
 		g := windowGroup(name, c, length)
@@ -51,7 +52,7 @@ func windowsOf(ctx context.Context, name string, cells histogram.Windows, length
 		if w.Samples > 0 {
 			rec, err := recommend.RecommendMeasured(g.Latency, recommend.Measured{ConnectTimes: g.Connect}, o.Recommend)
 			if err != nil {
-				return nil, -1, -1, nil, nil, fmt.Errorf("window %s: %w", start.Format(time.RFC3339), err)
+				return nil, nil, -1, -1, nil, nil, fmt.Errorf("window %s: %w", start.Format(time.RFC3339), err)
 			}
 			qs := windowQuantiles
 			if !slices.Contains(qs, rec.Quantile) {
@@ -70,16 +71,24 @@ func windowsOf(ctx context.Context, name string, cells histogram.Windows, length
 				w.Interval.HighSeconds = &hi
 				w.EnoughData = hi-w.Interval.LowSeconds <= precision*w.QuantileSeconds
 			}
-			if byLow < 0 || w.Interval.LowSeconds > out[byLow].Interval.LowSeconds {
+			// Ranked by a lower bound that holds for all the windows
+			// at once (Bonferroni: each at 1 - (1-confidence)/windows),
+			// so that one of 168 alike does not clear the whole period's
+			// bound by chance.
+			low := g.Latency.QuantileInterval(rec.Quantile, familyConfidence(rec.Interval.Confidence, len(cells.Starts))).Lo.Seconds()
+			if byLow < 0 || low > lows[byLow] {
 				byLow, lowCell = len(out), c
 			}
+			lows = append(lows, low)
+		} else {
+			lows = append(lows, 0)
 		}
 		if w.EnoughData && (highest < 0 || w.QuantileSeconds > out[highest].QuantileSeconds) {
 			highest, highCell = len(out), c
 		}
 		out = append(out, w)
 	}
-	return out, byLow, highest, lowCell, highCell, nil
+	return out, lows, byLow, highest, lowCell, highCell, nil
 }
 
 // windowGroup is the group of one window's calls. The intervals of other
@@ -102,7 +111,7 @@ func windowGroup(name string, c *histogram.Cell, length time.Duration) *histogra
 // is the worst and how it differs from the whole.
 func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, cells histogram.Windows, length time.Duration,
 	o Options, share float64) (report.Group, error) {
-	windows, byLow, highest, lowCell, highCell, err := windowsOf(ctx, g.Name, cells, length, o)
+	windows, lows, byLow, highest, lowCell, highCell, err := windowsOf(ctx, g.Name, cells, length, o)
 	if err != nil {
 		return report.Group{}, err
 	}
@@ -118,7 +127,7 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 	// whose own interval is narrow enough, shown but not used.
 	wholeHi := whole.Recommendation.Interval.HighSeconds
 	worst, worstCell := highest, highCell
-	significant := byLow >= 0 && wholeHi != nil && windows[byLow].Interval.LowSeconds > *wholeHi
+	significant := byLow >= 0 && wholeHi != nil && lows[byLow] > *wholeHi
 	if significant {
 		worst, worstCell = byLow, lowCell
 		if !windows[worst].EnoughData {
@@ -140,12 +149,8 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 			which, windowPhrase(w.Start, w.End), q, human.Seconds(w.QuantileSeconds), human.Count(w.Samples), human.Seconds(whole.Recommendation.BaseSeconds),
 			human.Count(whole.Samples), human.Seconds(w.TimeoutSeconds), human.Seconds(whole.Recommendation.TimeoutSeconds))
 		if significant {
-			hi := "beyond the largest sample"
-			if w.Interval.HighSeconds != nil {
-				hi = human.Seconds(*w.Interval.HighSeconds)
-			}
-			ww.Reason += fmt.Sprintf(" It is worse beyond the noise: its %s interval of %s (%s to %s) lies above the whole period's upper bound of %s, the highest lower bound of all windows.",
-				human.Percent(w.Interval.Confidence), q, human.Seconds(w.Interval.LowSeconds), hi, human.Seconds(*wholeHi))
+			ww.Reason += fmt.Sprintf(" It is worse beyond the noise: the lower bound of its %s, %s (%s confidence over the %s windows at once), lies above the whole period's upper bound of %s, and is the highest of all windows.",
+				q, human.Seconds(lows[worst]), human.Percent(w.Interval.Confidence), human.Count(int64(len(windows))), human.Seconds(*wholeHi))
 		}
 		if tooFew > 0 && significant {
 			ww.Reason += fmt.Sprintf(" Windows are ranked by that lower bound: %s of the %s have too few calls above %s to place it closely (their %s interval is wider than %s of the value), which does not keep them from being told apart.",
@@ -162,6 +167,10 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 			ww.Reason += fmt.Sprintf(" Its interval (%s to %s) reaches into the whole period's: no window is worse beyond the noise, so the recommendation below is the whole period's.",
 				human.Seconds(w.Interval.LowSeconds), human.Seconds(*w.Interval.HighSeconds))
 		}
+		if !significant {
+			out.WindowCallsNeeded = callsToTell(g.Latency, whole.Recommendation.Quantile, whole.Recommendation.Interval.Confidence, precisionOf(o))
+			ww.Reason += needPhrase(out.WindowCallsNeeded, medianCalls(windows), q, precisionOf(o))
+		}
 		if ww.Used {
 			ww.Reason += " The recommendation, the candidates, Little's law (at that window's rate) and the call policy below are that window's (--for all: the whole period's)."
 			wg := windowGroup(g.Name, worstCell, length)
@@ -175,9 +184,78 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 			ww.Reason += " The recommendation below is the whole period's (--for all)."
 		}
 		out.WorstWindow = ww
+	} else if g.Latency != nil && g.Latency.Count() > 0 {
+		out.WindowCallsNeeded = callsToTell(g.Latency, whole.Recommendation.Quantile, whole.Recommendation.Interval.Confidence, precisionOf(o))
 	}
 	out.Windows = windows
 	return out, nil
+}
+
+// familyConfidence is the confidence of each of k intervals for all k to
+// hold at once with the confidence asked (Bonferroni).
+func familyConfidence(confidence float64, k int) float64 {
+	return 1 - (1-confidence)/float64(max(k, 1))
+}
+
+// callsToTell is about how many calls a window whose latency is shaped as
+// whole would need for the confidence interval of its q-quantile
+// (histogram.Latency.QuantileInterval's ranks) to be bounded and at most
+// precision of the value wide: the smallest such count up to the whole
+// period's, found by bisection; -1 when even that many would not do.
+func callsToTell(whole *histogram.Latency, q, confidence, precision float64) int64 {
+	total := whole.Count()
+	value := whole.Quantile(q).Seconds()
+	if total == 0 || !(value > 0) {
+		return -1
+	}
+	z := math.Sqrt2 * math.Erfinv(min(max(confidence, 0), 1))
+	enough := func(n int64) bool {
+		nf := float64(n)
+		half := z * math.Sqrt(nf*q*(1-q))
+		lo, hi := math.Floor(nf*q-half+1e-9), math.Ceil(nf*q+half-1e-9)+1
+		if hi > nf {
+			return false
+		}
+		qlo, qhi := max(lo, 1)/nf, hi/nf
+		return whole.Quantile(qhi).Seconds()-whole.Quantile(qlo).Seconds() <= precision*value
+	}
+	if !enough(total) {
+		return -1
+	}
+	lo, hi := int64(1), total // enough(hi)
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if enough(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return hi
+}
+
+// medianCalls is the median of the windows' calls, those with any.
+func medianCalls(ws []report.Window) int64 {
+	var ns []int64
+	for _, w := range ws {
+		if w.Samples > 0 {
+			ns = append(ns, w.Samples)
+		}
+	}
+	if len(ns) == 0 {
+		return 0
+	}
+	slices.Sort(ns)
+	return ns[len(ns)/2]
+}
+
+// needPhrase says how many calls a window would need to be told apart.
+func needPhrase(need, median int64, q string, precision float64) string {
+	if need < 0 {
+		return fmt.Sprintf(" A window would need more calls than the whole period holds for its %s to be placed within %s of the value.", q, human.Percent(precision))
+	}
+	return fmt.Sprintf(" A window would need about %s calls (these hold a median of %s) for its %s to be placed within %s of the value, were its latency shaped as the whole period's: longer windows, or a daily profile, would tell.",
+		human.Count(need), human.Count(median), q, human.Percent(precision))
 }
 
 // precisionOf is --window-precision, or its default.

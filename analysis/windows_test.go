@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -16,7 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
+	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -27,12 +30,12 @@ import (
 // returns the file and every call's time and latency, for exact checks.
 func peakWeek(t *testing.T, dir string) (string, []time.Time, []time.Duration) {
 	t.Helper()
-	return peakWeekOf(t, dir, 2000, 20000)
+	return peakWeekOf(t, dir, 2000, 20000, 2)
 }
 
 // peakWeekOf is peakWeek with normal calls in each hour and peak calls in
-// each 18:00 hour.
-func peakWeekOf(t *testing.T, dir string, normal, peak int) (string, []time.Time, []time.Duration) {
+// each 18:00 hour, slower times as slow.
+func peakWeekOf(t *testing.T, dir string, normal, peak int, slower float64) (string, []time.Time, []time.Duration) {
 	t.Helper()
 	path := filepath.Join(dir, "week.log")
 	f, err := os.Create(path)
@@ -46,7 +49,7 @@ func peakWeekOf(t *testing.T, dir string, normal, peak int) (string, []time.Time
 		hour := start.Add(time.Duration(h) * time.Hour)
 		n, slow := normal, 1.0
 		if hour.Hour() == 18 {
-			n, slow = peak, 2.0
+			n, slow = peak, slower
 		}
 		for i := range n {
 			at := hour.Add(time.Duration(i) * time.Hour / time.Duration(n))
@@ -250,7 +253,7 @@ func TestWindowsOfGroupsApart(t *testing.T) {
 // off at most 0.1 % of all the week's peak-hour calls (counted exactly);
 // the whole week's (--for all) cuts off more of them.
 func TestWindowsPeakAtRealVolumes(t *testing.T) {
-	path, times, lat := peakWeekOf(t, t.TempDir(), 1500, 3000)
+	path, times, lat := peakWeekOf(t, t.TempDir(), 1500, 3000, 2)
 	run := func(forAll bool) report.Group {
 		r, err := Run(context.Background(), Options{Inputs: []string{path}, Window: time.Hour, WindowForAll: forAll, Recommend: recommend.DefaultOptions()}, nil)
 		require.NoError(t, err)
@@ -291,4 +294,55 @@ func TestWindowsPeakAtRealVolumes(t *testing.T) {
 	assert.Greater(t, cutAll, cut, "the whole week's timeout (%vs) cuts off more peak-hour calls", all.Recommendation.TimeoutSeconds)
 	t.Logf("worst %s; timeout %vs cuts off %d of %d peak-hour calls; the whole week's %vs cuts off %d",
 		ww.Start, g.Recommendation.TimeoutSeconds, cut, peak, all.Recommendation.TimeoutSeconds, cutAll)
+}
+
+// TestWindowsNoPatternNamesNone (issue 31, items 1 and 5): a week of 1,500
+// calls an hour, every hour alike: 168 windows ranked by their lower
+// bounds would name one by chance at 95 % each; the bound that holds for
+// all of them at once names none, and the report says how many calls a
+// window would need.
+func TestWindowsNoPatternNamesNone(t *testing.T) {
+	path, _, _ := peakWeekOf(t, t.TempDir(), 1500, 1500, 1)
+	r, err := Run(context.Background(), Options{Inputs: []string{path}, Window: time.Hour, Recommend: recommend.DefaultOptions()}, nil)
+	require.NoError(t, err)
+	g := r.Groups[0]
+	if g.WorstWindow != nil {
+		assert.False(t, g.WorstWindow.Significant, g.WorstWindow.Reason)
+		assert.False(t, g.WorstWindow.Used)
+	}
+	assert.Greater(t, g.WindowCallsNeeded, int64(1500), "more than a window holds")
+	assert.Less(t, g.WindowCallsNeeded, g.Samples)
+	var b bytes.Buffer
+	require.NoError(t, report.WriteText(&b, r))
+	assert.Contains(t, b.String(), "A window would need about "+human.Count(g.WindowCallsNeeded)+" calls")
+}
+
+// TestCallsToTell: the calls a window needs are the fewest whose
+// interval, with the whole period's shape, is bounded and within the
+// precision: one call fewer is not.
+func TestCallsToTell(t *testing.T) {
+	h := histogram.New()
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 200000 {
+		h.Record(time.Duration(20 * math.Exp(0.8*r.NormFloat64()) * float64(time.Millisecond)))
+	}
+	n := callsToTell(h, 0.999, 0.95, 0.5)
+	require.Positive(t, n)
+	// The upper rank must lie within the window: n(1-q) >= z^2 q at least.
+	assert.Greater(t, n, int64(3837))
+	window := func(n int64) (lo, hi float64, ok bool) {
+		nf, q, z := float64(n), 0.999, 1.959963984540054
+		half := z * math.Sqrt(nf*q*(1-q))
+		l, u := math.Floor(nf*q-half+1e-9), math.Ceil(nf*q+half-1e-9)+1
+		if u > nf {
+			return 0, 0, false
+		}
+		return h.Quantile(max(l, 1) / nf).Seconds(), h.Quantile(u / nf).Seconds(), true
+	}
+	v := h.Quantile(0.999).Seconds()
+	lo, hi, ok := window(n)
+	assert.True(t, ok && hi-lo <= 0.5*v)
+	lo, hi, ok = window(n - 1)
+	assert.False(t, ok && hi-lo <= 0.5*v, "one call fewer would do")
+	assert.EqualValues(t, -1, callsToTell(h, 0.999, 0.95, 0.0001), "not even the whole period")
 }

@@ -101,6 +101,12 @@ type Group struct {
 	// --window.
 	Windows     []Window     `json:"windows,omitempty"`
 	WorstWindow *WorstWindow `json:"worst_window,omitempty"`
+	// WindowCallsNeeded is, when no window is worse beyond the noise, about
+	// how many calls a window would need for its quantile's interval to be
+	// within --window-precision of the value, were its latency shaped as
+	// the whole period's (0: not computed; -1: more than the whole period
+	// holds).
+	WindowCallsNeeded int64 `json:"window_calls_needed,omitempty"`
 	// Findings are the group's warnings with their codes and numbers
 	// (docs/findings.md): the recommendation's, then the call policy's;
 	// recommendation.warnings and policy.warnings are their messages.

@@ -95,7 +95,15 @@ func windowsSection(g Group) *Section {
 	if ww := g.WorstWindow; ww != nil {
 		blocks = append(blocks, textPara(ww.Reason))
 	} else {
-		blocks = append(blocks, textPara("No window has enough calls above the quantile to tell which is the worst (--window-precision): the recommendation is the whole period's."))
+		text := "No window has enough calls above the quantile to tell which is the worst (--window-precision): the recommendation is the whole period's."
+		switch n := g.WindowCallsNeeded; {
+		case n > 0:
+			text += fmt.Sprintf(" A window would need about %s calls for its %s to be placed within the precision, were its latency shaped as the whole period's: longer windows, or a daily profile, would tell.",
+				human.Count(n), human.Quantile(g.Recommendation.Quantile))
+		case n < 0:
+			text += fmt.Sprintf(" A window would need more calls than the whole period holds for its %s to be placed within the precision.", human.Quantile(g.Recommendation.Quantile))
+		}
+		blocks = append(blocks, textPara(text))
 	}
 	blocks = append(blocks, Block{Table: t})
 	return &Section{ID: "windows", Title: "Windows", Blocks: blocks}
