@@ -17,6 +17,7 @@ var haproxyTarget = Target{
 	render:  renderHAProxy,
 	read:    readHAProxyConfig,
 	detect:  detectHAProxyConfig,
+	naming:  haproxyNaming,
 }
 
 // haproxyRetryStatus lists the statuses HAProxy's retry-on accepts (2.6;
@@ -35,9 +36,9 @@ func renderHAProxy(p *plan, d *doc) error {
 	p.noteUnroutable(d, "an HAProxy ACL")
 	routes := p.pathRoutes()
 	for i, rt := range routes {
-		be := identifier(p.service, false)
+		be := haproxyNaming.service(p.service)
 		if len(routes) > 1 {
-			be += "_" + strings.ToLower(identifier(rt.group, false))
+			be = haproxyNaming.of(be, rt.group)
 		}
 		be = names.name(be)
 		if i > 0 {
