@@ -112,13 +112,22 @@ func renderHAProxy(p *plan, d *doc) error {
 		}
 		d.p("%s init-addr last,libc,none  # every instance of the service\n", server)
 		if len(routes) > 1 {
+			// The group's method too: HAProxy takes the first use_backend
+			// whose condition holds (configuration.txt, use_backend), and a
+			// group of one method must not take the others'. "{ method X }"
+			// rather than the pre-defined METH_X: METH_GET also matches
+			// HEAD, and there is no METH_PATCH (section 7.4).
+			method := ""
+			if rt.match.method != "" {
+				method = " { method " + rt.match.method + " }"
+			}
 			switch {
 			case rt.match.regex != "":
-				frontend = append(frontend, "use_backend "+be+" if { path_reg "+haproxyArg(rt.match.regex)+" }")
+				frontend = append(frontend, "use_backend "+be+" if { path_reg "+haproxyArg(rt.match.regex)+" }"+method)
 			case rt.match.exact != "":
-				frontend = append(frontend, "use_backend "+be+" if { path "+haproxyArg(rt.match.exact)+" }")
+				frontend = append(frontend, "use_backend "+be+" if { path "+haproxyArg(rt.match.exact)+" }"+method)
 			case rt.match.method != "":
-				frontend = append(frontend, "use_backend "+be+" if METH_"+rt.match.method)
+				frontend = append(frontend, "use_backend "+be+" if"+method)
 			case len(defaults) == 0: // a group that is no path, or the catch-all
 				defaults = append(defaults, "default_backend "+be)
 			}

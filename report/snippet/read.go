@@ -83,6 +83,12 @@ type Match struct {
 	// NoRegex: nginx "^~": when this prefix is the longest that matches,
 	// the regular expressions are not tried.
 	NoRegex bool `json:"no_regex,omitempty"`
+	// Rule numbers the rule the match belongs to where an object is
+	// reached by several (an HAProxy backend's use_backend rules), in the
+	// order its Router tries them, from 1: the matches of one rule hold
+	// together as above, and the rules are alternatives, the first that
+	// holds taking the request. 0: the object's matches are one rule.
+	Rule int `json:"rule,omitempty"`
 }
 
 // Object is one thing a timeout or retry policy applies to: an Envoy route
