@@ -117,7 +117,7 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 		// another is no fix.
 		var need time.Duration
 		for _, name := range gs {
-			need = max(need, groups[name].perTryNeed())
+			need = max(need, groups[name].perTryNeedOf(ob, o))
 		}
 		var per []report.CheckFinding
 		for _, name := range gs {
@@ -173,6 +173,20 @@ func (cg checkedGroup) perTryNeed() time.Duration {
 
 // deadline is the caller's deadline over the group's calls: its call
 // policy's, else --deadline; 0 when none is known.
+// perTryNeedOf is perTryNeed for an object whose attempts wait before their
+// per-try timer starts (snippet.Object.Setup: HAProxy's queue and connect
+// before timeout server): with nothing over all attempts, the deadline
+// leaves the timer at most what that wait leaves of it, as the snippet
+// fits it.
+func (cg checkedGroup) perTryNeedOf(ob snippet.Object, o CheckOptions) time.Duration {
+	need := cg.perTryNeed()
+	setup := ob.Setup()
+	if dl := cg.deadline(o); setup > 0 && ob.Bounds().Overall == 0 && dl > setup && dl-setup < need {
+		need = dl - setup
+	}
+	return need
+}
+
 func (cg checkedGroup) deadline(o CheckOptions) time.Duration {
 	if d := cg.res.Policy.Deadline; d > 0 {
 		return d
@@ -182,12 +196,12 @@ func (cg checkedGroup) deadline(o CheckOptions) time.Duration {
 
 // allowedCutOff is the share of calls a timeout may cut off: the
 // --false-timeouts asked for, or, where the caller's deadline forces a
-// per-try timeout below the recommendation, what that deadline cuts off
-// (above measures a share): no config can do better within it. why says
-// so for the message.
-func (cg checkedGroup) allowedCutOff(o CheckOptions, above func(time.Duration) float64) (allowed float64, why string) {
+// per-try timeout below the recommendation (recommended, in seconds: the
+// object's perTryNeedOf), what that deadline cuts off (above measures a
+// share): no config can do better within it. why says so for the message.
+func (cg checkedGroup) allowedCutOff(o CheckOptions, recommended float64, above func(time.Duration) float64) (allowed float64, why string) {
 	allowed = o.Recommend.FalseTimeouts
-	need := cg.perTryNeed()
+	need := time.Duration(math.Round(recommended * float64(time.Second)))
 	if need < cg.res.Recommendation.Timeout {
 		if s := above(need); s > allowed {
 			return s, fmt.Sprintf(" and than the deadline of %s forces (%s)", human.Seconds(cg.deadline(o).Seconds()), human.Percent(s))
@@ -643,7 +657,7 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, need time.Duratio
 	if confidence == 0 {
 		confidence = 0.95
 	}
-	recommended := cg.perTryNeed().Seconds()
+	recommended := cg.perTryNeedOf(ob, o).Seconds()
 	needed := need.Seconds()
 	b := ob.Bounds()
 	timeout, perTry := ob.Timeout, ob.PerTryTimeout
@@ -799,7 +813,7 @@ func hangWhat(ob snippet.Object, b recommend.Bounds) string {
 // in full and each wait is at the cap.
 func attemptsThatFit(b recommend.Bounds, dl time.Duration) int {
 	n := b.Attempts
-	for n > 1 && recommend.WorstCaseOf(n, b.EffectivePerTry(), b.Backoff.Cap) > dl {
+	for n > 1 && b.WorstCase(n) > dl {
 		n--
 	}
 	return n
@@ -832,7 +846,7 @@ func cutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what string,
 	n := h.Count()
 	above := h.CountAbove(d)
 	share := float64(above) / float64(n)
-	allowed, why := cg.allowedCutOff(o, func(d time.Duration) float64 { return float64(h.CountAbove(d)) / float64(n) })
+	allowed, why := cg.allowedCutOff(o, recommended, func(d time.Duration) float64 { return float64(h.CountAbove(d)) / float64(n) })
 	lo, hi := wilson(above, n, confidence)
 	fields := finding.Fields{"configured_seconds": t.Value, "cut_off_fraction": share, "cut_off_low_fraction": lo, "cut_off_high_fraction": hi,
 		"calls": n, "calls_cut_off": above, "false_timeouts_fraction": o.Recommend.FalseTimeouts, "recommended_seconds": recommended}
@@ -895,7 +909,7 @@ func fixFor(ob snippet.Object, s *snippet.Setting[float64], seconds float64) *re
 // none, beside TT-CHECK-NO-BUCKET-AT-TIMEOUT saying which bound to add.
 func bucketCutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what string, cg checkedGroup, recommended, needed float64, o CheckOptions) []report.CheckFinding {
 	lo, hi, exact := cg.buckets.Above(t.Value)
-	ft, why := cg.allowedCutOff(o, func(d time.Duration) float64 { _, hi, _ := cg.buckets.Above(d.Seconds()); return hi })
+	ft, why := cg.allowedCutOff(o, recommended, func(d time.Duration) float64 { _, hi, _ := cg.buckets.Above(d.Seconds()); return hi })
 	fields := finding.Fields{"configured_seconds": t.Value, "cut_off_low_fraction": lo, "cut_off_high_fraction": hi,
 		"calls": cg.buckets.Calls(), "false_timeouts_fraction": ft, "recommended_seconds": recommended}
 	if exact {

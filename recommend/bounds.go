@@ -25,6 +25,12 @@ type Bounds struct {
 	// HAProxy's response-timeout).
 	RetriesTimeouts bool
 	Backoff         Backoff
+	// WaitGrowth, when set, is how each wait's nominal value grows: Base x
+	// WaitGrowth^retry, and WaitAbove the share a wait may be drawn above
+	// it, both before the Cap (resilience4j's exponentialBackoffMultiplier
+	// and randomizedWaitFactor): the worst case takes each wait at its
+	// largest rather than every wait at the Cap.
+	WaitGrowth, WaitAbove float64
 	// MinUsefulTry: an attempt with less than this left before Overall is
 	// not sent (0: any time left is used, as proxies do).
 	MinUsefulTry time.Duration
@@ -123,9 +129,39 @@ func (b Bounds) StaticWorstCase() time.Duration {
 	if b.RetriesTimeouts {
 		n = max(b.Attempts, 1)
 	}
-	w := WorstCaseOf(n, perTry, b.Backoff.Cap)
+	w := b.WorstCase(n)
 	if b.Overall > 0 {
 		w = min(w, b.Overall)
 	}
 	return w
+}
+
+// WorstCase is how long n attempts take when each runs into the per-try
+// timer and each wait between them is at its largest (MaxWait).
+func (b Bounds) WorstCase(n int) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	w := time.Duration(n) * b.EffectivePerTry()
+	for i := range n - 1 {
+		w += b.MaxWait(i)
+	}
+	return w
+}
+
+// MaxWait is the largest wait before retry i (0 for the first retry): the
+// Cap, or, where WaitGrowth says how the waits grow, min(Cap, Base x
+// WaitGrowth^i x (1 + WaitAbove)).
+func (b Bounds) MaxWait(i int) time.Duration {
+	if b.WaitGrowth <= 0 {
+		return b.Backoff.Cap
+	}
+	w := float64(b.Backoff.Base) * (1 + b.WaitAbove)
+	for range i {
+		if w >= float64(b.Backoff.Cap) {
+			break
+		}
+		w *= b.WaitGrowth
+	}
+	return min(time.Duration(w), b.Backoff.Cap)
 }

@@ -32,6 +32,11 @@ type semantics struct {
 	neverSent []string
 	// with500 are the conditions that retry a 500.
 	with500 []string
+	// setup: the per-try timer starts once the request may be sent, after
+	// the wait for a slot (QueueTimeout) and the connect (ConnectTimeout),
+	// which an attempt spends first: a deadline leaves the per-try timer
+	// what they leave of it.
+	setup bool
 }
 
 var targetSemantics = map[string]semantics{
@@ -70,8 +75,11 @@ var targetSemantics = map[string]semantics{
 	// all-retryable-errors is "conn-failure", "empty-response",
 	// "junk-response", "response-timeout", "0rtt-rejected", "500", "502",
 	// "503" and "504".
+	// timeout server runs from the connection to the response headers,
+	// after timeout queue and timeout connect (configuration.txt, timeout
+	// server, timeout queue).
 	"haproxy": {timeoutConds: []string{"response-timeout", "all-retryable-errors"}, neverSent: []string{"conn-failure", "0rtt-rejected"},
-		with500: []string{"500", "all-retryable-errors"}},
+		with500: []string{"500", "all-retryable-errors"}, setup: true},
 	// The TimeLimiter bounds one call; the Retry around it retries its
 	// TimeoutException like any other exception it is told to retry.
 	"resilience4j": {everyCond: true, neverSent: []string{}},
@@ -114,7 +122,26 @@ func (o Object) Bounds() recommend.Bounds {
 		capv = base
 	}
 	b.Backoff = recommend.Backoff{Jitter: recommend.JitterFull, Base: base, Cap: capv}
+	if o.BackoffGrowth >= 1 && capv > 0 {
+		b.WaitGrowth, b.WaitAbove = o.BackoffGrowth, o.JitterAbove
+	}
 	return b
+}
+
+// Setup is how long an attempt may wait before its per-try timer starts:
+// the queue and connect timeouts of a target that starts that timer once
+// connected (HAProxy), 0 for the others.
+func (o Object) Setup() time.Duration {
+	if !targetSemantics[o.Target].setup {
+		return 0
+	}
+	var d time.Duration
+	for _, s := range []*Setting[float64]{o.QueueTimeout, o.ConnectTimeout} {
+		if s != nil && s.Value > 0 && !math.IsInf(s.Value, 0) {
+			d += time.Duration(math.Round(s.Value * float64(time.Second)))
+		}
+	}
+	return d
 }
 
 // retriesTimeouts reports whether the conditions retry an attempt its

@@ -144,6 +144,13 @@ type Object struct {
 	// (grpc-go), "none" (nginx, HAProxy: retries at once), "" unknown.
 	BackoffBase, BackoffMax *Setting[float64]
 	Jitter                  string
+	// BackoffGrowth, when set, is how each wait grows (resilience4j's
+	// exponentialBackoffMultiplier), and JitterAbove the share a wait may
+	// be drawn above its nominal value before the cap (resilience4j's
+	// randomizedWaitFactor): each wait's largest is then min(BackoffMax,
+	// BackoffBase x BackoffGrowth^retry x (1 + JitterAbove)). 0: any wait
+	// may reach BackoffMax.
+	BackoffGrowth, JitterAbove float64
 	// RetryBudget is the share of requests that may be retries (Envoy
 	// retry_budget budget_percent / 100, gRPC retryThrottling's ratio).
 	RetryBudget *Setting[float64]
