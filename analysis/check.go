@@ -709,7 +709,11 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, need time.Duratio
 					attempts, human.Seconds(b.EffectivePerTry().Seconds()), human.Seconds(b.Backoff.Cap.Seconds()), human.Seconds(worst.Seconds()), human.Seconds(dl.Seconds()), ob.Target, fit))
 			}
 		}
-		if nonIdem := ob.RetryNonIdempotent; nonIdem != nil && nonIdem.Value && !ob.NeverSentOnly() {
+		// A config that retries whatever the method is held against the
+		// groups of the methods that reach it: a group of an idempotent
+		// method (RFC 9110 section 9.2.2) is safe to retry, as an HAProxy
+		// backend that only GETs are routed to.
+		if nonIdem := ob.RetryNonIdempotent; nonIdem != nil && nonIdem.Value && !ob.NeverSentOnly() && !slices.Contains(recommend.IdempotentMethods, cg.method) {
 			add(nonIdem.Pos, finding.Newf(finding.CheckRetryNonIdempotent, finding.Fields{"attempts": attempts},
 				"non-idempotent requests (POST, PATCH) are retried after failures that may have been applied: a retried payment is charged twice (RFC 9110 section 9.2.2)"))
 		}
