@@ -547,9 +547,9 @@ func TestReadHAProxyRoundTrip(t *testing.T) {
 	// The numbers themselves (no frontend: no matches).
 	assert.Equal(t, []string{
 		`backend "backend shop_api_post_api_orders" @42 timeout=0.8@haproxy.cfg:46(idle) connect=0.006@haproxy.cfg:45 queue=0.006@haproxy.cfg:44 attempts=3@haproxy.cfg:47 retryOn=conn-failure@haproxy.cfg:49 nonIdempotent=false@haproxy.cfg:49 maxInFlight=11@haproxy.cfg:42 jitter=none`,
-		`backend "backend shop_api_get_api_users_id" @52 timeout=0.8@haproxy.cfg:56(idle) connect=0.006@haproxy.cfg:55 queue=0.006@haproxy.cfg:54 attempts=3@haproxy.cfg:57 retryOn=conn-failure,response-timeout,502,503,504@haproxy.cfg:59 nonIdempotent=true@haproxy.cfg:59 maxInFlight=18@haproxy.cfg:52 jitter=none`,
-		`backend "backend shop_api_get_api_search" @63 timeout=0.351@haproxy.cfg:67(idle) connect=0.006@haproxy.cfg:66 queue=0.006@haproxy.cfg:65 attempts=7@haproxy.cfg:68 retryOn=conn-failure,response-timeout,408,503@haproxy.cfg:70 nonIdempotent=true@haproxy.cfg:70 maxInFlight=6@haproxy.cfg:63 jitter=none`,
-		`backend "backend shop_api_catch_all" @74 timeout=0.351@haproxy.cfg:78(idle) connect=0.006@haproxy.cfg:77 queue=0.006@haproxy.cfg:76 attempts=7@haproxy.cfg:79 retryOn=conn-failure@haproxy.cfg:81 nonIdempotent=false@haproxy.cfg:81 maxInFlight=6@haproxy.cfg:74 jitter=none`,
+		`backend "backend shop_api_get_api_users_id" @52 timeout=0.8@haproxy.cfg:56(idle) connect=0.006@haproxy.cfg:55 queue=0.006@haproxy.cfg:54 attempts=3@haproxy.cfg:57 retryOn=conn-failure@haproxy.cfg:59 nonIdempotent=false@haproxy.cfg:59 maxInFlight=18@haproxy.cfg:52 jitter=none`,
+		`backend "backend shop_api_get_api_search" @62 timeout=0.351@haproxy.cfg:66(idle) connect=0.006@haproxy.cfg:65 queue=0.006@haproxy.cfg:64 attempts=7@haproxy.cfg:67 retryOn=conn-failure@haproxy.cfg:69 nonIdempotent=false@haproxy.cfg:69 maxInFlight=6@haproxy.cfg:62 jitter=none`,
+		`backend "backend shop_api_catch_all" @72 timeout=0.351@haproxy.cfg:76(idle) connect=0.006@haproxy.cfg:75 queue=0.006@haproxy.cfg:74 attempts=7@haproxy.cfg:77 retryOn=conn-failure@haproxy.cfg:79 nonIdempotent=false@haproxy.cfg:79 maxInFlight=6@haproxy.cfg:72 jitter=none`,
 	}, lbSummaries(objs))
 }
 
