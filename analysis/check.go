@@ -499,9 +499,13 @@ func readBounded(name string, stdin io.Reader) ([]byte, error) {
 // mapObject returns the groups an object applies to: the ones --map sends
 // it to; else, when the data are not grouped by request path, every group
 // (each group's calls go through it, as far as the data can tell); else
-// the groups whose path its matches select; else the group named like the
-// object or its upstream.
-func mapObject(ob snippet.Object, groups []string, explicit map[string]string) []string {
+// the groups its rules select (path matches and, in the same rule, methods:
+// an HAProxy backend's use_backend rules, rulesOf); else the gRPC methods
+// its names select; else the group named like the object or its upstream,
+// or whose object the target's snippet names so (snippet.Target.GroupsNamed:
+// an HAProxy backend, a resilience4j instance, a gRPC method config written
+// for a group that is no gRPC method).
+func mapObject(ob snippet.Object, groups []string, explicit map[string]string, methodOf func(string) string) []string {
 	if g, ok := explicit[ob.Name]; ok {
 		if slices.Contains(groups, g) {
 			return []string{g}
@@ -524,6 +528,10 @@ func mapObject(ob snippet.Object, groups []string, explicit map[string]string) [
 			byPath = true
 		}
 	}
+	var named []string
+	if t, err := snippet.Lookup(ob.Target); err == nil {
+		named = t.GroupsNamed(ob, groups)
+	}
 	var out []string
 	switch {
 	case !byPath && (len(paths) > 0 || len(ob.Matches) == 0 || len(groups) == 1):
@@ -531,7 +539,13 @@ func mapObject(ob snippet.Object, groups []string, explicit map[string]string) [
 			return groups
 		}
 		for _, g := range groups {
-			if g == ob.Name || g == ob.Upstream || strings.HasSuffix(ob.Name, " "+g) {
+			if g == ob.Name || g == ob.Upstream || strings.HasSuffix(ob.Name, " "+g) || slices.Contains(named, g) {
+				out = append(out, g)
+			}
+		}
+	case hasRules(ob):
+		for _, g := range groups {
+			if p := groupPath(g); p != "" && firstRule(ob, p, methodOf(g)) > 0 {
 				out = append(out, g)
 			}
 		}
@@ -541,14 +555,101 @@ func mapObject(ob snippet.Object, groups []string, explicit map[string]string) [
 				out = append(out, g)
 			}
 		}
+	case ob.Target == "grpc":
+		for _, g := range groups {
+			if grpcRank(ob, g, named) > 0 {
+				out = append(out, g)
+			}
+		}
 	default:
 		for _, g := range groups {
-			if g == ob.Name || g == ob.Upstream {
+			if g == ob.Name || g == ob.Upstream || slices.Contains(named, g) {
 				out = append(out, g)
 			}
 		}
 	}
 	return out
+}
+
+// hasRules reports whether an object is reached by several numbered rules
+// (snippet.Match.Rule), alternatives that its Router tries in order.
+func hasRules(ob snippet.Object) bool {
+	return slices.ContainsFunc(ob.Matches, func(m snippet.Match) bool { return m.Rule > 0 })
+}
+
+// firstRule returns the number of the first rule of ob that takes a request
+// for path with method ("" when the grouping has none), 0 when none does.
+// A rule holds when each kind of match in it holds: one of its paths (a
+// rule without one takes every path) and one of its methods (idem); hosts
+// are not in the data and hold.
+func firstRule(ob snippet.Object, path, method string) int {
+	rules := map[int][]snippet.Match{}
+	for _, m := range ob.Matches {
+		rules[m.Rule] = append(rules[m.Rule], m)
+	}
+	for _, n := range slices.Sorted(maps.Keys(rules)) {
+		var paths, methods []snippet.Match
+		for _, m := range rules[n] {
+			switch m.Kind {
+			case snippet.MatchPrefix, snippet.MatchExact, snippet.MatchRegex:
+				paths = append(paths, m)
+			case snippet.MatchMethod:
+				methods = append(methods, m)
+			}
+		}
+		pathOK := len(paths) == 0 || slices.ContainsFunc(paths, func(m snippet.Match) bool { return pathMatches(ob.Target, m, path) })
+		methodOK := methodIn(methods, method)
+		if pathOK && methodOK {
+			return max(n, 1)
+		}
+	}
+	return 0
+}
+
+// grpcRank says how a gRPC method config selects a group, as gRPC picks the
+// method config of a call (grpc/grpc doc/service_config.md, "methodConfig":
+// the entry that names the service and method, else the one that names the
+// service alone; grpc-proto service_config.proto, MethodConfig.Name: an
+// entry with neither is the default of every method): 3 when one of its
+// names is the group's method ("/pkg.Service/Method" selected by
+// {service: "pkg.Service", method: "Method"}, or the name the gRPC snippet
+// gives the group), 2 when one is the group's service, 1 for the default
+// ({}), 0 when it does not select it.
+func grpcRank(ob snippet.Object, g string, named []string) int {
+	if slices.Contains(named, g) {
+		return 3
+	}
+	if len(ob.Matches) == 0 {
+		return 1
+	}
+	svc, method, ok := grpcMethodOf(g)
+	if !ok {
+		return 0
+	}
+	rank := 0
+	for _, m := range ob.Matches {
+		switch {
+		case m.Kind != snippet.MatchMethod:
+		case m.Value == svc+"/"+method:
+			rank = 3
+		case m.Value == svc:
+			rank = max(rank, 2)
+		}
+	}
+	return rank
+}
+
+// grpcName is a protobuf full name: identifiers joined by dots.
+var grpcName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// grpcMethodOf reads a group that is a gRPC full method name,
+// "/pkg.Service/Method".
+func grpcMethodOf(g string) (svc, method string, ok bool) {
+	parts := strings.Split(groupPath(g), "/")
+	if len(parts) != 3 || !grpcName.MatchString(parts[1]) || !grpcName.MatchString(parts[2]) || strings.Contains(parts[2], ".") {
+		return "", "", false
+	}
+	return parts[1], parts[2], true
 }
 
 // groupPath is the request path in a group's name ("GET /users/{id}":
@@ -1021,8 +1122,13 @@ func layerFindings(objects []snippet.Object, served [][]string, files []string, 
 // matches it meets.
 func servedGroups(objects []snippet.Object, groups map[string]checkedGroup, names []string, explicit map[string]string) [][]string {
 	served := make([][]string, len(objects))
+	methodOf := func(g string) string { return groups[g].method }
+	named := make([][]string, len(objects))
 	for i, ob := range objects {
-		for _, g := range mapObject(ob, names, explicit) {
+		if t, err := snippet.Lookup(ob.Target); err == nil {
+			named[i] = t.GroupsNamed(ob, names)
+		}
+		for _, g := range mapObject(ob, names, explicit, methodOf) {
 			if _, mapped := explicit[ob.Name]; mapped || methodServes(ob, groups[g].method) {
 				served[i] = append(served[i], g)
 			}
@@ -1043,7 +1149,7 @@ func servedGroups(objects []snippet.Object, groups map[string]checkedGroup, name
 			if len(idx) < 2 {
 				continue
 			}
-			win := firstMatch(objects, idx, path)
+			win := firstMatch(objects, idx, g, groups[g].method, named)
 			for _, i := range idx {
 				if i != win {
 					served[i] = slices.DeleteFunc(served[i], func(x string) bool { return x == g })
@@ -1056,13 +1162,20 @@ func servedGroups(objects []snippet.Object, groups map[string]checkedGroup, name
 
 // methodServes reports whether an object serves calls of a method: always
 // when either says nothing of methods (a gRPC "Service/Method" match is no
-// HTTP method).
+// HTTP method), and for an object of several rules, whose methods
+// mapObject held with their paths (firstRule).
 func methodServes(ob snippet.Object, method string) bool {
+	return hasRules(ob) || methodIn(ob.Matches, method)
+}
+
+// methodIn reports whether matches let calls of a method through: when the
+// method is not known, when they hold no HTTP method, or when one is it.
+func methodIn(matches []snippet.Match, method string) bool {
 	if method == "" {
 		return true
 	}
 	has := false
-	for _, m := range ob.Matches {
+	for _, m := range matches {
 		if m.Kind != snippet.MatchMethod || !slices.Contains(httpMethods, strings.ToUpper(m.Value)) {
 			continue
 		}
@@ -1074,15 +1187,22 @@ func methodServes(ob snippet.Object, method string) bool {
 	return !has
 }
 
-// firstMatch picks, among objects of one router that all match path (idx,
-// in the order the config lists them), the one the target serves the
-// request with. nginx (ngx_http_core_module, "location"): an exact match
-// wins; else the longest prefix, at once when it is "^~"; else the first
-// regular expression that matches, in the order of the file; else that
-// longest prefix. Envoy (RouteConfiguration: "the first route that matches
-// is used") and Istio (VirtualService http: "the first rule matching an
-// incoming request is used") take the first.
-func firstMatch(objects []snippet.Object, idx []int, path string) int {
+// firstMatch picks, among objects of one router that all serve group g
+// (idx, in the order the config lists them), the one the target serves
+// the group's requests with (path its path, method its method, named the
+// groups each object's name gives it). nginx (ngx_http_core_module,
+// "location"): an exact match wins; else the longest prefix, at once when
+// it is "^~"; else the first regular expression that matches, in the order
+// of the file; else that longest prefix. Envoy (RouteConfiguration: "the
+// first route that matches is used") and Istio (VirtualService http: "the
+// first rule matching an incoming request is used") take the first.
+// HAProxy takes the first use_backend rule whose condition holds, then the
+// default_backend (configuration.txt, use_backend: "evaluated in their
+// declaration order, and the first one which matches will assign the
+// backend"): the object of the lowest Rule. gRPC takes the method config
+// that names the method, else the service, else the default (grpcRank).
+func firstMatch(objects []snippet.Object, idx []int, g, method string, named [][]string) int {
+	path := groupPath(g)
 	kind := func(i int, k string) (snippet.Match, bool) {
 		for _, m := range objects[i].Matches {
 			if m.Kind == k {
@@ -1093,6 +1213,22 @@ func firstMatch(objects []snippet.Object, idx []int, path string) int {
 	}
 	switch objects[idx[0]].Target {
 	case "nginx":
+	case "haproxy":
+		best, first := idx[0], 0
+		for _, i := range idx {
+			if n := firstRule(objects[i], path, method); n > 0 && (first == 0 || n < first) {
+				best, first = i, n
+			}
+		}
+		return best
+	case "grpc":
+		best, rank := idx[0], -1
+		for _, i := range idx {
+			if r := grpcRank(objects[i], g, named[i]); r > rank {
+				best, rank = i, r
+			}
+		}
+		return best
 	case "gateway-api", "linkerd":
 		// HTTPRoute's precedence among the rules that match (Gateway API,
 		// HTTPRouteRule): an exact path, then the longest prefix, then a

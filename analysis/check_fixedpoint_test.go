@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tunetimeout/tunetimeout/recommend"
@@ -71,7 +72,7 @@ func TestCheckFixedPoint(t *testing.T) {
 		}
 	}
 	require.GreaterOrEqual(t, len(readers), 7)
-	held := map[string]int{}
+	held, groups, covered := map[string]int{}, map[string]int{}, map[string]int{}
 	for i := range runs {
 		seed := uint64(i)
 		if *fixedPointSeed >= 0 {
@@ -106,6 +107,13 @@ func TestCheckFixedPoint(t *testing.T) {
 			co := CheckOptions{Options: o, Configs: []string{p}, ConfigFormat: tg.Name}
 			c, err := Check(context.Background(), co, nil)
 			require.NoError(t, err, "seed %d %s:\n%s", seed, tg.Name, body)
+			// Not vacuous: every group of the report meets the object the
+			// snippet wrote for it, or nothing above is held against it.
+			groups[tg.Name] += len(rep.Groups)
+			covered[tg.Name] += len(rep.Groups) - len(c.UnmatchedGroups)
+			if len(c.UnmatchedGroups) > 0 {
+				t.Errorf("seed %d, %s: no object of the snippet serves %q:\n%s", seed, tg.Name, c.UnmatchedGroups, body)
+			}
 			failed := false
 			for _, f := range c.Findings {
 				if f.Severity != "info" {
@@ -119,5 +127,9 @@ func TestCheckFixedPoint(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d random reports; findings held per target: %v", runs, held)
+	t.Logf("%d random reports; findings held per target: %v; groups covered per target: %v of %v", runs, held, covered, groups)
+	for _, tg := range readers {
+		assert.Positive(t, groups[tg.Name], tg.Name)
+		assert.Equal(t, groups[tg.Name], covered[tg.Name], "%s: every group of every report is served by an object of its snippet", tg.Name)
+	}
 }

@@ -25,6 +25,12 @@ type Bounds struct {
 	// HAProxy's response-timeout).
 	RetriesTimeouts bool
 	Backoff         Backoff
+	// WaitGrowth, when set, is how each wait's nominal value grows: Base x
+	// WaitGrowth^retry, and WaitAbove the share a wait may be drawn above
+	// it, both before the Cap (resilience4j's exponentialBackoffMultiplier
+	// and randomizedWaitFactor): the worst case takes each wait at its
+	// largest rather than every wait at the Cap.
+	WaitGrowth, WaitAbove float64
 	// MinUsefulTry: an attempt with less than this left before Overall is
 	// not sent (0: any time left is used, as proxies do).
 	MinUsefulTry time.Duration
@@ -136,7 +142,7 @@ func (b Bounds) Hang() (attempts int, backoff, wait time.Duration, bounded bool)
 
 // StaticWorstCase is the longest a call may take when every attempt times
 // out in full, after every timer before its request ran out too (Before),
-// and every wait is at the cap, with nothing over all attempts to end it
+// and every wait is at its largest (MaxWait), with nothing over all attempts to end it
 // sooner: what a client without Overall must fit in the caller's
 // deadline. No attempt starts after RetryWindow. An attempt whose failure
 // is not a timeout costs no more. 0 when nothing ends an attempt.
@@ -173,7 +179,7 @@ func (b Bounds) staticWalk(limit int) (int, time.Duration) {
 	for a := range n {
 		start := end
 		if a > 0 {
-			start += b.Backoff.Cap
+			start += b.MaxWait(a - 1)
 			if b.RetryWindow > 0 && start >= b.RetryWindow {
 				break
 			}
@@ -187,8 +193,8 @@ func (b Bounds) staticWalk(limit int) (int, time.Duration) {
 }
 
 // AttemptsWithin is how many attempts fit within d when each times out in
-// full after its timers before the request, and each wait is at the cap:
-// at least 1.
+// full after its timers before the request, and each wait is at its
+// largest (MaxWait): at least 1.
 func (b Bounds) AttemptsWithin(d time.Duration) int {
 	fit := 1
 	for n := 2; n <= max(b.Attempts, 1); n++ {
@@ -198,4 +204,21 @@ func (b Bounds) AttemptsWithin(d time.Duration) int {
 		fit = n
 	}
 	return fit
+}
+
+// MaxWait is the largest wait before retry i (0 for the first retry): the
+// Cap, or, where WaitGrowth says how the waits grow, min(Cap, Base x
+// WaitGrowth^i x (1 + WaitAbove)).
+func (b Bounds) MaxWait(i int) time.Duration {
+	if b.WaitGrowth <= 0 {
+		return b.Backoff.Cap
+	}
+	w := float64(b.Backoff.Base) * (1 + b.WaitAbove)
+	for range i {
+		if w >= float64(b.Backoff.Cap) {
+			break
+		}
+		w *= b.WaitGrowth
+	}
+	return min(time.Duration(w), b.Backoff.Cap)
 }

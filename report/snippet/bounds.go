@@ -79,6 +79,9 @@ var targetSemantics = map[string]semantics{
 	// all-retryable-errors is "conn-failure", "empty-response",
 	// "junk-response", "response-timeout", "0rtt-rejected", "500", "502",
 	// "503" and "504".
+	// timeout server runs from the connection to the response headers,
+	// after timeout queue and timeout connect (configuration.txt, timeout
+	// server, timeout queue).
 	"haproxy": {timeoutConds: []string{"response-timeout", "all-retryable-errors"}, neverSent: []string{"conn-failure", "0rtt-rejected"},
 		with500: []string{"500", "all-retryable-errors"}, beforeQueue: true, beforeConnect: true},
 	// The TimeLimiter bounds one call; the Retry around it retries its
@@ -131,6 +134,9 @@ func (o Object) Bounds() recommend.Bounds {
 			b.Before = append(b.Before, secs(o.ConnectTimeout))
 		}
 		b.RetryWindow = secs(o.RetryWindow)
+	}
+	if o.BackoffGrowth >= 1 && capv > 0 {
+		b.WaitGrowth, b.WaitAbove = o.BackoffGrowth, o.JitterAbove
 	}
 	return b
 }

@@ -22,6 +22,7 @@ var grpcTarget = Target{
 	render:  renderGRPC,
 	read:    readGRPCConfig,
 	detect:  detectGRPCConfig,
+	naming:  grpcNaming,
 }
 
 // gRPC clamps maxAttempts to 5 unless the channel raises the limit
@@ -79,10 +80,8 @@ func renderGRPC(p *plan, d *doc) error {
 		n := grpcName{Service: svc}
 		switch {
 		case rt.match.catchAll && !rt.match.notPath:
-		case grpcMethodPath(rt.group) != nil:
-			n = *grpcMethodPath(rt.group)
 		default:
-			n.Method = identifier(rt.group, true)
+			n = grpcObjectName(svc, rt.group)
 		}
 		if rt.synthetic && seen[n.Service+"/"] {
 			continue // a group already configures every method of the service
@@ -184,6 +183,16 @@ func grpcRetries(d *doc, rt route, mc *grpcMethodConfig, herdWindow time.Duratio
 		}
 		d.note("  %s", rt.hangText(false))
 	}
+}
+
+// grpcObjectName is the name of a group's method config under service svc:
+// the group's own service and method when it is a gRPC method path, else
+// the group as a method of svc ("/api/orders POST": "APIOrdersPOST").
+func grpcObjectName(svc, group string) grpcName {
+	if n := grpcMethodPath(group); n != nil {
+		return *n
+	}
+	return grpcName{Service: svc, Method: identifier(group, true)}
 }
 
 // grpcMethodPath reads a group that is a gRPC method path,

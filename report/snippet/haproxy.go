@@ -1,9 +1,12 @@
 package snippet
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tunetimeout/tunetimeout/recommend"
 )
 
 // haproxyTarget writes one HAProxy backend per group: timeout queue,
@@ -17,6 +20,7 @@ var haproxyTarget = Target{
 	render:  renderHAProxy,
 	read:    readHAProxyConfig,
 	detect:  detectHAProxyConfig,
+	naming:  haproxyNaming,
 }
 
 // haproxyRetryStatus lists the statuses HAProxy's retry-on accepts (2.6;
@@ -35,9 +39,9 @@ func renderHAProxy(p *plan, d *doc) error {
 	p.noteUnroutable(d, "an HAProxy ACL")
 	routes := p.pathRoutes()
 	for i, rt := range routes {
-		be := identifier(p.service, false)
+		be := haproxyNaming.service(p.service)
 		if len(routes) > 1 {
-			be += "_" + strings.ToLower(identifier(rt.group, false))
+			be = haproxyNaming.of(be, rt.group)
 		}
 		be = names.name(be)
 		if i > 0 {
@@ -53,6 +57,19 @@ func renderHAProxy(p *plan, d *doc) error {
 		// is counted with the queue, as a redispatch may queue again.
 		asked := rt
 		asked.perTry = tm.perTry
+		// HAProxy has no backoff: a layer-7 retry (response-timeout, a
+		// status) goes at once, every client's in the same instant, to a
+		// server that is failing, which the call policy's backoff with
+		// jitter is there to spare (docs/method.md#backoff-with-jitter;
+		// check's TT-CHECK-NO-JITTER). A failed connection never reached
+		// the server, and HAProxy waits min(timeout connect, 1s) before
+		// retrying it on the same server (configuration.txt, retries): it
+		// alone is retried.
+		var atOnce []string
+		if asked.attempts > 1 && !asked.neverSentOnly() {
+			atOnce = slices.DeleteFunc(slices.Clone(asked.retryOn), func(c string) bool { return slices.Contains(recommend.NeverSent, c) })
+			asked.retryOn = slices.Clone(recommend.NeverSent)
+		}
 		rt, n, perTry, worst, fellBack := asked.fitStatic(setup, setup, func(int) time.Duration { return 0 }, asked.attempts)
 		d.note("  timeout connect %s: %s", unitDur(tm.connect), tm.connectWhy)
 		d.note("  timeout queue %s: %s", unitDur(tm.other), tm.otherWhy)
@@ -78,7 +95,9 @@ func renderHAProxy(p *plan, d *doc) error {
 			if n < rt.attempts {
 				d.note("  %d attempts of the %d: more would not fit the deadline of %s", n, rt.attempts, fmtDur(rt.deadline))
 			}
-			if rt.neverSentOnly() && !fellBack {
+			if len(atOnce) > 0 {
+				d.note("  conn-failure only: HAProxy has no backoff, so a retry on %s would go at once, every client's in the same instant, to a server that is failing (the policy backs off %s to %s with jitter); a connection failure never reached the server, and HAProxy waits min(timeout connect, 1s) before retrying it on the same server", strings.Join(atOnce, ", "), unitDur(rt.backoffBase), unitDur(rt.backoffCap))
+			} else if rt.neverSentOnly() && !fellBack {
 				d.note("  conn-failure only: %s, and a connection failure is the one failure after which HAProxy knows the request was never sent (its documentation calls any other retry-on value very dangerous without that guarantee)", rt.idempotentWhy)
 			}
 			if len(skipped) > 0 {
@@ -114,13 +133,22 @@ func renderHAProxy(p *plan, d *doc) error {
 		}
 		d.p("%s init-addr last,libc,none  # every instance of the service\n", server)
 		if len(routes) > 1 {
+			// The group's method too: HAProxy takes the first use_backend
+			// whose condition holds (configuration.txt, use_backend), and a
+			// group of one method must not take the others'. "{ method X }"
+			// rather than the pre-defined METH_X: METH_GET also matches
+			// HEAD, and there is no METH_PATCH (section 7.4).
+			method := ""
+			if rt.match.method != "" {
+				method = " { method " + rt.match.method + " }"
+			}
 			switch {
 			case rt.match.regex != "":
-				frontend = append(frontend, "use_backend "+be+" if { path_reg "+haproxyArg(rt.match.regex)+" }")
+				frontend = append(frontend, "use_backend "+be+" if { path_reg "+haproxyArg(rt.match.regex)+" }"+method)
 			case rt.match.exact != "":
-				frontend = append(frontend, "use_backend "+be+" if { path "+haproxyArg(rt.match.exact)+" }")
+				frontend = append(frontend, "use_backend "+be+" if { path "+haproxyArg(rt.match.exact)+" }"+method)
 			case rt.match.method != "":
-				frontend = append(frontend, "use_backend "+be+" if METH_"+rt.match.method)
+				frontend = append(frontend, "use_backend "+be+" if"+method)
 			case len(defaults) == 0: // a group that is no path, or the catch-all
 				defaults = append(defaults, "default_backend "+be)
 			}

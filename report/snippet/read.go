@@ -83,6 +83,12 @@ type Match struct {
 	// NoRegex: nginx "^~": when this prefix is the longest that matches,
 	// the regular expressions are not tried.
 	NoRegex bool `json:"no_regex,omitempty"`
+	// Rule numbers the rule the match belongs to where an object is
+	// reached by several (an HAProxy backend's use_backend rules), in the
+	// order its Router tries them, from 1: the matches of one rule hold
+	// together as above, and the rules are alternatives, the first that
+	// holds taking the request. 0: the object's matches are one rule.
+	Rule int `json:"rule,omitempty"`
 }
 
 // Object is one thing a timeout or retry policy applies to: an Envoy route
@@ -141,6 +147,13 @@ type Object struct {
 	// (grpc-go), "none" (nginx, HAProxy: retries at once), "" unknown.
 	BackoffBase, BackoffMax *Setting[float64]
 	Jitter                  string
+	// BackoffGrowth, when set, is how each wait grows (resilience4j's
+	// exponentialBackoffMultiplier), and JitterAbove the share a wait may
+	// be drawn above its nominal value before the cap (resilience4j's
+	// randomizedWaitFactor): each wait's largest is then min(BackoffMax,
+	// BackoffBase x BackoffGrowth^retry x (1 + JitterAbove)). 0: any wait
+	// may reach BackoffMax.
+	BackoffGrowth, JitterAbove float64
 	// RetryBudget is the share of requests that may be retries (Envoy
 	// retry_budget budget_percent / 100, gRPC retryThrottling's ratio).
 	RetryBudget *Setting[float64]

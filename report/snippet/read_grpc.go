@@ -239,7 +239,10 @@ func (r *grpcReader) methodConfig(mc *yaml.Node, i int) {
 		r.fail(mc, "methodConfig %d is not an object", i+1)
 		return
 	}
-	o := Object{Target: "grpc", Kind: "methodConfig", Pos: r.pos(mc)}
+	// The method configs of one service config compete for a call: gRPC
+	// takes the one that names its method, else its service, else the
+	// default (doc/service_config.md; gRFC A6).
+	o := Object{Target: "grpc", Kind: "methodConfig", Pos: r.pos(mc), Router: "service config " + r.file}
 	names := r.field(mc, "name")
 	if names == nil || (names.Kind == yaml.SequenceNode && len(names.Content) == 0) {
 		return // gRPC applies a method config without a name to no method

@@ -914,51 +914,59 @@ func (p *haproxyProxy) object() (Object, error) {
 
 // --- Routing: frontends' use_backend rules as matches.
 
-// haproxyRoute collects the rules that reach one backend: each a set of
-// matches that all hold, the rules alternatives.
-type haproxyRoute struct {
-	groups    [][]Match
-	catchAll  []string // "default_backend of frontend x"
-	unmodeled []string
+// haproxyMethodACLs are HAProxy's pre-defined method ACLs (configuration.txt,
+// 7.4 "Pre-defined ACLs"): METH_GET is "method GET HEAD".
+var haproxyMethodACLs = map[string][]string{
+	"METH_CONNECT": {"CONNECT"}, "METH_DELETE": {"DELETE"}, "METH_GET": {"GET", "HEAD"},
+	"METH_HEAD": {"HEAD"}, "METH_OPTIONS": {"OPTIONS"}, "METH_POST": {"POST"},
+	"METH_PUT": {"PUT"}, "METH_TRACE": {"TRACE"},
 }
 
+// haproxyRoute collects the rules that reach one backend: each a set of
+// matches that all hold, the rules alternatives, numbered in the order
+// HAProxy evaluates them.
+type haproxyRoute struct {
+	groups    [][]Match
+	routers   []string // the frontends and listen sections the rules are in
+	catchAll  []string // "default_backend of frontend x"
+	unmodeled []string
+	notes     []string
+}
+
+// apply gives a backend the rules that reach it as Matches, each with its
+// Rule number, and the frontend they are in as its Router: HAProxy takes
+// the first use_backend rule whose condition holds, in the order of the
+// frontend, and the default_backend when none does (configuration.txt,
+// "use_backend": "the first rule matching is used"; "default_backend":
+// "used when no use_backend rule has been matched"). A use_backend
+// without a condition, or the default_backend, is a rule that matches
+// every path, at its place in that order. A backend reached from several
+// frontends competes with none of their other backends (Router ""): it
+// serves every request its own rules select.
 func (r *haproxyRoute) apply(o *Object) {
 	if r == nil {
 		return
 	}
-	switch {
-	case len(r.catchAll) > 0:
-		o.Notes = append(o.Notes, "takes the requests no use_backend rule takes: "+strings.Join(r.catchAll, ", "))
-		if len(r.groups) > 0 {
-			o.Notes = append(o.Notes, "also reached by use_backend rules")
-		}
-	case len(r.unmodeled) > 0:
-	case len(r.groups) == 1:
-		o.Matches = r.groups[0]
-	case len(r.groups) > 1:
-		// Several rules: one list of matches holds them only when each
-		// rule is one match of the same kind.
-		kind, ok := "", true
-		var ms []Match
+	if len(r.catchAll) > 0 {
+		o.Notes = append(o.Notes, "takes the requests no use_backend rule before it takes: "+strings.Join(r.catchAll, ", "))
+	}
+	if len(r.unmodeled) == 0 {
 		for _, g := range r.groups {
-			if len(g) != 1 || kind != "" && g[0].Kind != kind {
-				ok = false
-				break
-			}
-			kind = g[0].Kind
-			ms = append(ms, g[0])
+			o.Matches = append(o.Matches, g...)
 		}
-		if ok {
-			o.Matches = ms
-		} else {
-			o.Notes = append(o.Notes, fmt.Sprintf("reached by %d use_backend rules whose matches one list cannot hold: no matches read", len(r.groups)))
+		if routers := slices.Compact(slices.Sorted(slices.Values(r.routers))); len(routers) == 1 {
+			o.Router = routers[0]
 		}
 	}
 	o.Notes = append(o.Notes, r.unmodeled...)
+	o.Notes = append(o.Notes, r.notes...)
 }
 
 // haproxyRoutes reads the use_backend rules and default_backend of every
-// frontend and listen section.
+// frontend and listen section, numbering the rules (Match.Rule) in the
+// order HAProxy tries them: each section's use_backend lines in order,
+// each alternative of a condition (||) a rule of its own, then its
+// default_backend.
 func haproxyRoutes(proxies []*haproxyProxy, backends map[string]*haproxyProxy) map[string]*haproxyRoute {
 	routes := map[string]*haproxyRoute{}
 	route := func(name string) *haproxyRoute {
@@ -967,11 +975,37 @@ func haproxyRoutes(proxies []*haproxyProxy, backends map[string]*haproxyProxy) m
 		}
 		return routes[name]
 	}
+	rule := 0
+	every := []Match{{Kind: MatchPrefix, Value: "/"}}
+	add := func(r *haproxyRoute, where string, ms []Match) {
+		rule++
+		if len(ms) == 0 {
+			ms = every // "if TRUE"
+		}
+		g := make([]Match, len(ms))
+		for i, m := range ms {
+			m.Rule = rule
+			g[i] = m
+		}
+		r.groups = append(r.groups, g)
+		r.routers = append(r.routers, where)
+	}
 	for _, p := range proxies {
 		if p.sec.kind == "backend" {
 			continue
 		}
 		where := p.sec.kind + " " + p.sec.name
+		// After a rule whose condition is not read, which requests reach
+		// a rule that takes every request is not known: it gets no match.
+		blind := false
+		catchAll := func(r *haproxyRoute, what string) {
+			r.catchAll = append(r.catchAll, what)
+			if blind {
+				r.notes = append(r.notes, what+": after a use_backend rule not read as matches, the requests it takes are not known")
+				return
+			}
+			add(r, where, every)
+		}
 		for _, l := range p.rules {
 			w := l.values(0)
 			if len(w) < 2 {
@@ -979,23 +1013,28 @@ func haproxyRoutes(proxies []*haproxyProxy, backends map[string]*haproxyProxy) m
 			}
 			be := w[1]
 			if backends[be] == nil {
-				continue // a dynamic name (%[...]) or a backend elsewhere
+				// A dynamic name (%[...]) or a backend elsewhere takes
+				// requests this reader does not follow.
+				blind = true
+				continue
 			}
 			r := route(be)
 			if len(w) == 2 {
-				r.catchAll = append(r.catchAll, fmt.Sprintf("use_backend %s without a condition in %s (%s)", be, where, l.pos))
+				catchAll(r, fmt.Sprintf("use_backend %s without a condition in %s (%s)", be, where, l.pos))
 				continue
 			}
 			groups, why := p.condition(w[2:])
 			if why != "" {
 				r.unmodeled = append(r.unmodeled, fmt.Sprintf("use_backend in %s (%s): %s: not read as matches", where, l.pos, why))
+				blind = true
 				continue
 			}
-			r.groups = append(r.groups, groups...)
+			for _, g := range groups {
+				add(r, where, g)
+			}
 		}
 		if l, ok := p.settings["default_backend"]; ok && backends[l.word(1)] != nil {
-			r := route(l.word(1))
-			r.catchAll = append(r.catchAll, fmt.Sprintf("default_backend of %s (%s)", where, l.pos))
+			catchAll(route(l.word(1)), fmt.Sprintf("default_backend of %s (%s)", where, l.pos))
 		}
 	}
 	return routes
@@ -1046,8 +1085,10 @@ func (p *haproxyProxy) condition(w []string) (groups [][]Match, why string) {
 			case t == "FALSE":
 				never = true
 				continue
-			case strings.HasPrefix(t, "METH_"):
-				ms = []Match{{Kind: MatchMethod, Value: strings.TrimPrefix(t, "METH_")}}
+			case haproxyMethodACLs[t] != nil:
+				for _, m := range haproxyMethodACLs[t] {
+					ms = append(ms, Match{Kind: MatchMethod, Value: m})
+				}
 			default:
 				ms, why = p.namedACL(t)
 			}

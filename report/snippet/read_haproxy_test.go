@@ -68,7 +68,14 @@ func lbSummary(o Object) string {
 		if m.CaseInsensitive {
 			ci = "(i)"
 		}
-		fmt.Fprintf(&b, " %s%s=%s", m.Kind, ci, m.Value)
+		rule := ""
+		if m.Rule > 0 {
+			rule = fmt.Sprintf("#%d", m.Rule)
+		}
+		fmt.Fprintf(&b, " %s%s=%s%s", m.Kind, ci, m.Value, rule)
+	}
+	if o.Router != "" && o.Target == "haproxy" {
+		fmt.Fprintf(&b, " router=%q", o.Router)
 	}
 	where := func(p Pos, def bool) string {
 		if def {
@@ -153,13 +160,13 @@ func TestReadHAProxyFixtures(t *testing.T) {
 		// timeouts in the backend; four servers of maxconn 100.
 		file: "basic-config-edge.cfg",
 		want: []string{
-			`backend "backend app1" @110 timeout=60@basic-config-edge.cfg:48(idle) connect=10@basic-config-edge.cfg:49 queue=15@basic-config-edge.cfg:51 attempts=4=default retryOn=conn-failure=default nonIdempotent=false=default maxInFlight=400@basic-config-edge.cfg:110 jitter=none`,
+			`backend "backend app1" @110 prefix=/#1 router="frontend pub1" timeout=60@basic-config-edge.cfg:48(idle) connect=10@basic-config-edge.cfg:49 queue=15@basic-config-edge.cfg:51 attempts=4=default retryOn=conn-failure=default nonIdempotent=false=default maxInFlight=400@basic-config-edge.cfg:110 jitter=none`,
 		},
 		notes: map[string][]string{"backend app1": {"timeout tunnel 4h (basic-config-edge.cfg:52)"}},
 	}, {
 		file: "option-http_proxy.cfg",
 		want: []string{
-			`backend "backend test-proxy-srv" @36 timeout=5@option-http_proxy.cfg:39(idle) connect=5@option-http_proxy.cfg:38 queue=5=default attempts=3@option-http_proxy.cfg:40 retryOn=conn-failure=default nonIdempotent=false=default jitter=none`,
+			`backend "backend test-proxy-srv" @36 prefix=/#1 router="frontend test-proxy" timeout=5@option-http_proxy.cfg:39(idle) connect=5@option-http_proxy.cfg:38 queue=5=default attempts=3@option-http_proxy.cfg:40 retryOn=conn-failure=default nonIdempotent=false=default jitter=none`,
 		},
 	}, {
 		// An anonymous defaults section and a listen section.
@@ -170,7 +177,7 @@ func TestReadHAProxyFixtures(t *testing.T) {
 	}, {
 		file: "transparent_proxy.cfg",
 		want: []string{
-			`backend "backend TransparentBack_http" @18 timeout=30@transparent_proxy.cfg:11(idle) connect=30@transparent_proxy.cfg:12 queue=30=default attempts=4=default retryOn=conn-failure=default nonIdempotent=false=default jitter=none`,
+			`backend "backend TransparentBack_http" @18 prefix=/#1 router="frontend MyFrontend" timeout=30@transparent_proxy.cfg:11(idle) connect=30@transparent_proxy.cfg:12 queue=30=default attempts=4=default retryOn=conn-failure=default nonIdempotent=false=default jitter=none`,
 		},
 	}}
 	for _, tt := range tests {
@@ -270,14 +277,14 @@ func TestReadHAProxyDefaults(t *testing.T) {
 		// queue, base's connect, retries and retry-on (a 503 or an empty
 		// response resends a request the server got, whatever its
 		// method); default-server maxconn 50 and 20, the backup apart.
-		`backend "backend api" @29 prefix=/api/ prefix=/v2/ timeout=0.5@haproxy.cfg:15(idle) connect=2@haproxy.cfg:6 queue=1@haproxy.cfg:16 attempts=3@haproxy.cfg:9 retryOn=conn-failure,empty-response,503@haproxy.cfg:10 nonIdempotent=true@haproxy.cfg:10 maxInFlight=70@haproxy.cfg:29 jitter=none`,
+		`backend "backend api" @29 prefix=/api/#1 prefix=/v2/#1 router="frontend www" timeout=0.5@haproxy.cfg:15(idle) connect=2@haproxy.cfg:6 queue=1@haproxy.cfg:16 attempts=3@haproxy.cfg:9 retryOn=conn-failure,empty-response,503@haproxy.cfg:10 nonIdempotent=true@haproxy.cfg:10 maxInFlight=70@haproxy.cfg:29 jitter=none`,
 		// The last defaults before it (short); retry-on none: one
 		// attempt; three servers from a template.
-		`backend "backend shop" @34 timeout=0.5@haproxy.cfg:15(idle) connect=2@haproxy.cfg:6 queue=1@haproxy.cfg:16 attempts=1@haproxy.cfg:36 retryOn=@haproxy.cfg:36 nonIdempotent=false@haproxy.cfg:36 maxInFlight=150@haproxy.cfg:34 jitter=none`,
+		`backend "backend shop" @34 host=shop.example.com#2 method=GET#2 method=HEAD#2 regex=^/cart/[0-9]+$#3 host=shop.example.com#3 router="frontend www" timeout=0.5@haproxy.cfg:15(idle) connect=2@haproxy.cfg:6 queue=1@haproxy.cfg:16 attempts=1@haproxy.cfg:36 retryOn=@haproxy.cfg:36 nonIdempotent=false@haproxy.cfg:36 maxInFlight=150@haproxy.cfg:34 jitter=none`,
 		`backend "backend legacy" @39 timeout=120@haproxy.cfg:40(idle) connect=2@haproxy.cfg:6 queue=1@haproxy.cfg:16 attempts=3@haproxy.cfg:9 retryOn=conn-failure,empty-response,503@haproxy.cfg:10 nonIdempotent=true@haproxy.cfg:10 maxInFlight=50@haproxy.cfg:39 jitter=none`,
 		// An environment variable is not read; .if defined() is taken as
 		// true, .if 0 as false.
-		`backend "backend envy" @43 exact=/env exact=/env2 connect=3@haproxy.cfg:46 queue=1@haproxy.cfg:16 attempts=3@haproxy.cfg:9 retryOn=conn-failure,empty-response,503@haproxy.cfg:10 nonIdempotent=true@haproxy.cfg:10 maxInFlight=50@haproxy.cfg:43 jitter=none`,
+		`backend "backend envy" @43 exact=/env#4 exact=/env2#5 router="frontend www" connect=3@haproxy.cfg:46 queue=1@haproxy.cfg:16 attempts=3@haproxy.cfg:9 retryOn=conn-failure,empty-response,503@haproxy.cfg:10 nonIdempotent=true@haproxy.cfg:10 maxInFlight=50@haproxy.cfg:43 jitter=none`,
 		// An anonymous defaults section starts from HAProxy's own: no
 		// timeout server, retries 3, timeout queue = timeout connect.
 		`backend "backend web" @58 connect=5@haproxy.cfg:56 queue=5=default attempts=4=default retryOn=conn-failure=default nonIdempotent=false=default jitter=none`,
@@ -289,12 +296,14 @@ func TestReadHAProxyDefaults(t *testing.T) {
 	}{
 		{"backend api", []string{"option redispatch (haproxy.cfg:11)", "last retry"}},
 		{"backend api", []string{"1 backup server"}},
-		{"backend shop", []string{"reached by 2 use_backend rules whose matches one list cannot hold"}},
 		{"backend legacy", []string{"use_backend in frontend www (haproxy.cfg:25)", "negated ACL !api"}},
 		{"backend envy", []string{`timeout server ${SERVER_TIMEOUT-4s} (haproxy.cfg:44) is an environment variable: not read`}},
 		{"backend envy", []string{"timeout connect (haproxy.cfg:46) is inside .if defined(FOO) (haproxy.cfg:45)"}},
 		{"backend web", []string{"no timeout server: HAProxy waits forever and warns at startup"}},
 		{"backend web", []string{"default_backend of frontend www (haproxy.cfg:27)"}},
+		// After legacy's negated ACL, which requests reach the default is
+		// not known: no match.
+		{"backend web", []string{"after a use_backend rule not read as matches, the requests it takes are not known"}},
 	}
 	for _, n := range notes {
 		o := lbObjectNamed(t, objs, n.object)
@@ -313,18 +322,20 @@ func TestReadHAProxyRoutes(t *testing.T) {
 		want           []Match
 		note           string
 	}{
-		{"anonymous path_beg", "use_backend b if { path_beg /a /b }", []Match{{Kind: MatchPrefix, Value: "/a"}, {Kind: MatchPrefix, Value: "/b"}}, ""},
-		{"path -i -m beg", "acl x path -i -m beg /A\n    use_backend b if x", []Match{{Kind: MatchPrefix, Value: "/A", CaseInsensitive: true}}, ""},
-		{"exact and regex", "use_backend b if { path /x } || { path_reg ^/y$ }", nil, "use_backend rules whose matches one list cannot hold"},
-		{"two ACL lines", "acl x path /x\n    acl x path /y\n    use_backend b if x", []Match{{Kind: MatchExact, Value: "/x"}, {Kind: MatchExact, Value: "/y"}}, ""},
-		{"host and method", "use_backend b if { req.hdr(host) -i API.example.com } METH_POST", []Match{{Kind: MatchHost, Value: "api.example.com"}, {Kind: MatchMethod, Value: "POST"}}, ""},
-		{"or of two rules", "use_backend b if { path_beg /a }\n    use_backend b if { path_beg /c }", []Match{{Kind: MatchPrefix, Value: "/a"}, {Kind: MatchPrefix, Value: "/c"}}, ""},
+		{"anonymous path_beg", "use_backend b if { path_beg /a /b }", []Match{{Kind: MatchPrefix, Value: "/a", Rule: 1}, {Kind: MatchPrefix, Value: "/b", Rule: 1}}, ""},
+		{"path -i -m beg", "acl x path -i -m beg /A\n    use_backend b if x", []Match{{Kind: MatchPrefix, Value: "/A", CaseInsensitive: true, Rule: 1}}, ""},
+		{"exact or regex: two rules", "use_backend b if { path /x } || { path_reg ^/y$ }", []Match{{Kind: MatchExact, Value: "/x", Rule: 1}, {Kind: MatchRegex, Value: "^/y$", Rule: 2}}, ""},
+		{"two ACL lines", "acl x path /x\n    acl x path /y\n    use_backend b if x", []Match{{Kind: MatchExact, Value: "/x", Rule: 1}, {Kind: MatchExact, Value: "/y", Rule: 1}}, ""},
+		{"host and method", "use_backend b if { req.hdr(host) -i API.example.com } METH_POST", []Match{{Kind: MatchHost, Value: "api.example.com", Rule: 1}, {Kind: MatchMethod, Value: "POST", Rule: 1}}, ""},
+		{"or of two rules", "use_backend b if { path_beg /a }\n    use_backend b if { path_beg /c }", []Match{{Kind: MatchPrefix, Value: "/a", Rule: 1}, {Kind: MatchPrefix, Value: "/c", Rule: 2}}, ""},
 		{"unless", "use_backend b unless { path_beg /a }", nil, "an unless condition"},
 		{"values from a file", "use_backend b if { path_beg -f {{file}} }", nil, "values from a file"},
 		{"an ACL of two kinds", "acl x path /x\n    acl x hdr(host) h\n    use_backend b if x", nil, "matches both exact and host"},
 		{"path_end", "use_backend b if { path_end .php }", nil, "the criterion path_end"},
-		{"FALSE", "use_backend b if FALSE\n    use_backend b if { path /z }", []Match{{Kind: MatchExact, Value: "/z"}}, ""},
-		{"default and a rule", "use_backend b if { path /z }\n    default_backend b", nil, "takes the requests no use_backend rule takes"},
+		{"FALSE", "use_backend b if FALSE\n    use_backend b if { path /z }", []Match{{Kind: MatchExact, Value: "/z", Rule: 1}}, ""},
+		{"TRUE", "use_backend b if TRUE", []Match{{Kind: MatchPrefix, Value: "/", Rule: 1}}, ""},
+		{"default and a rule", "use_backend b if { path /z }\n    default_backend b", []Match{{Kind: MatchExact, Value: "/z", Rule: 1}, {Kind: MatchPrefix, Value: "/", Rule: 2}}, "takes the requests no use_backend rule before it takes"},
+		{"default after a rule not read", "use_backend b unless { path /z }\n    default_backend b", nil, "after a use_backend rule not read as matches"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -339,6 +350,9 @@ func TestReadHAProxyRoutes(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, objs, 1)
 			assert.Equal(t, tt.want, objs[0].Matches)
+			if tt.want != nil {
+				assert.Equal(t, "frontend f", objs[0].Router, "one frontend's rules compete")
+			}
 			if tt.note != "" {
 				assert.NotEmpty(t, lbNoteWith(objs[0], tt.note), "%q", objs[0].Notes)
 			}
@@ -497,15 +511,23 @@ func TestReadHAProxyRoundTrip(t *testing.T) {
 				assert.False(t, o.Attempts.Default, o.Name)
 				assert.LessOrEqual(t, o.Attempts.Value, max(rt.attempts, 1), o.Name)
 				if len(routes) > 1 {
+					// The frontend's rules in the order of the routes, each
+					// with the group's method; the default last.
+					var want []Match
 					switch {
 					case rt.match.exact != "":
-						assert.Equal(t, []Match{{Kind: MatchExact, Value: rt.match.exact}}, o.Matches, o.Name)
+						want = []Match{{Kind: MatchExact, Value: rt.match.exact, Rule: i + 1}}
 					case rt.match.regex != "":
-						assert.Equal(t, []Match{{Kind: MatchRegex, Value: rt.match.regex}}, o.Matches, o.Name)
+						want = []Match{{Kind: MatchRegex, Value: rt.match.regex, Rule: i + 1}}
 					default:
-						assert.Empty(t, o.Matches, o.Name)
+						want = []Match{{Kind: MatchPrefix, Value: "/", Rule: i + 1}}
 						assert.NotEmpty(t, lbNoteWith(o, "default_backend of frontend check"), o.Name)
 					}
+					if rt.match.method != "" {
+						want = append(want, Match{Kind: MatchMethod, Value: rt.match.method, Rule: i + 1})
+					}
+					assert.Equal(t, want, o.Matches, o.Name)
+					assert.Equal(t, "frontend check", o.Router, o.Name)
 				}
 				b := p.bulkhead
 				if rt.bulkhead != nil {
@@ -525,9 +547,9 @@ func TestReadHAProxyRoundTrip(t *testing.T) {
 	// The numbers themselves (no frontend: no matches).
 	assert.Equal(t, []string{
 		`backend "backend shop_api_post_api_orders" @42 timeout=0.8@haproxy.cfg:46(idle) connect=0.006@haproxy.cfg:45 queue=0.006@haproxy.cfg:44 attempts=3@haproxy.cfg:47 retryOn=conn-failure@haproxy.cfg:49 nonIdempotent=false@haproxy.cfg:49 maxInFlight=11@haproxy.cfg:42 jitter=none`,
-		`backend "backend shop_api_get_api_users_id" @52 timeout=0.8@haproxy.cfg:56(idle) connect=0.006@haproxy.cfg:55 queue=0.006@haproxy.cfg:54 attempts=3@haproxy.cfg:57 retryOn=conn-failure,response-timeout,502,503,504@haproxy.cfg:59 nonIdempotent=true@haproxy.cfg:59 maxInFlight=18@haproxy.cfg:52 jitter=none`,
-		`backend "backend shop_api_get_api_search" @63 timeout=0.351@haproxy.cfg:67(idle) connect=0.006@haproxy.cfg:66 queue=0.006@haproxy.cfg:65 attempts=7@haproxy.cfg:68 retryOn=conn-failure,response-timeout,408,503@haproxy.cfg:70 nonIdempotent=true@haproxy.cfg:70 maxInFlight=6@haproxy.cfg:63 jitter=none`,
-		`backend "backend shop_api_catch_all" @74 timeout=0.351@haproxy.cfg:78(idle) connect=0.006@haproxy.cfg:77 queue=0.006@haproxy.cfg:76 attempts=7@haproxy.cfg:79 retryOn=conn-failure@haproxy.cfg:81 nonIdempotent=false@haproxy.cfg:81 maxInFlight=6@haproxy.cfg:74 jitter=none`,
+		`backend "backend shop_api_get_api_users_id" @52 timeout=0.8@haproxy.cfg:56(idle) connect=0.006@haproxy.cfg:55 queue=0.006@haproxy.cfg:54 attempts=3@haproxy.cfg:57 retryOn=conn-failure@haproxy.cfg:59 nonIdempotent=false@haproxy.cfg:59 maxInFlight=18@haproxy.cfg:52 jitter=none`,
+		`backend "backend shop_api_get_api_search" @62 timeout=0.351@haproxy.cfg:66(idle) connect=0.006@haproxy.cfg:65 queue=0.006@haproxy.cfg:64 attempts=7@haproxy.cfg:67 retryOn=conn-failure@haproxy.cfg:69 nonIdempotent=false@haproxy.cfg:69 maxInFlight=6@haproxy.cfg:62 jitter=none`,
+		`backend "backend shop_api_catch_all" @72 timeout=0.351@haproxy.cfg:76(idle) connect=0.006@haproxy.cfg:75 queue=0.006@haproxy.cfg:74 attempts=7@haproxy.cfg:77 retryOn=conn-failure@haproxy.cfg:79 nonIdempotent=false@haproxy.cfg:79 maxInFlight=6@haproxy.cfg:72 jitter=none`,
 	}, lbSummaries(objs))
 }
 

@@ -862,6 +862,7 @@ func r4jBackoff(obj *Object, pos Pos,
 			return errorAt(e.pos, "%s %q: resilience4j takes 0 to less than 1", e.key, e.value)
 		}
 		obj.Jitter = "±" + strconv.FormatFloat(f*100, 'f', -1, 64) + " %"
+		obj.JitterAbove = f
 	}
 	if !expo {
 		obj.BackoffMax = wait
@@ -881,6 +882,9 @@ func r4jBackoff(obj *Object, pos Pos,
 		return err
 	}
 	obj.BackoffMax = maxWait
+	// IntervalFunction.ofExponentialRandomBackoff randomizes each wait,
+	// then caps it at exponentialMaxWaitDuration.
+	obj.BackoffGrowth = mult
 	if maxWait == nil {
 		obj.Notes = append(obj.Notes, fmt.Sprintf("exponential backoff x%s without exponentialMaxWaitDuration: the waits grow without a cap", strconv.FormatFloat(mult, 'f', -1, 64)))
 	} else {

@@ -16,6 +16,7 @@ var resilience4jTarget = Target{
 	render:  renderResilience4j,
 	read:    readResilience4jConfig,
 	detect:  detectResilience4jConfig,
+	naming:  resilience4jNaming,
 }
 
 // Exceptions resilience4j's Retry may retry (retryExceptions): for a call
@@ -37,14 +38,9 @@ func renderResilience4j(p *plan, d *doc) error {
 	inst := make([]string, len(routes))
 	names := newUnique("-")
 	for i, rt := range routes {
-		n := dnsLabel(p.service, 40)
-		if n == "" {
-			n = DefaultService
-		}
+		n := resilience4jNaming.service(p.service)
 		if len(routes) > 1 {
-			if g := dnsLabel(rt.group, 40); g != "" {
-				n += "-" + g
-			}
+			n = resilience4jNaming.of(n, rt.group)
 		}
 		inst[i] = names.name(n)
 	}

@@ -80,6 +80,9 @@ type Target struct {
 	// bytes, so that check needs no --config-format for the usual files.
 	read   func(file string, data []byte, open Opener) ([]Object, error)
 	detect func(file string, data []byte) bool
+	// naming, when set, is how the target's snippet names each group's
+	// object, which check reads back as the group it serves (naming.go).
+	naming *naming
 }
 
 // Reads reports whether the target reads config files.
