@@ -2,11 +2,12 @@ package histogram
 
 import (
 	"cmp"
-	"github.com/tunetimeout/tunetimeout/internal/names"
 	"maps"
 	"math"
 	"slices"
 	"time"
+
+	"github.com/tunetimeout/tunetimeout/internal/names"
 )
 
 // Group is everything measured for one group of samples (a route, a method,

@@ -3,12 +3,12 @@ package ingest
 import (
 	"bytes"
 	"encoding/binary"
-	"github.com/tunetimeout/tunetimeout/internal/names"
 	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/tunetimeout/tunetimeout/internal/names"
 	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 

@@ -4,11 +4,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/tunetimeout/tunetimeout/internal/names"
 	"io"
 	"time"
 
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/tunetimeout/tunetimeout/internal/names"
 )
 
 // SpanLink is what a span says of its place in a trace: its ids, its

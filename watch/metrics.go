@@ -1,12 +1,12 @@
 package watch
 
 import (
-	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"math"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"github.com/tunetimeout/tunetimeout/report"
 )
 

@@ -18,11 +18,11 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/netutil"
 
 	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"github.com/tunetimeout/tunetimeout/report"
@@ -87,11 +87,13 @@ type Watcher struct {
 // once.
 const maxHeavy = 32
 
-// maxConns is how many connections are open at once; beyond it a new one
-// is closed as soon as it is accepted (cappedListener). Each costs about
-// 10 KB while open; a request on one waits at most ReadHeaderTimeout for
+// maxConns is how many connections are served at once; more wait in the
+// kernel's queue to be accepted (netutil.LimitListener), so that a flood
+// of connections costs neither goroutines nor memory, and a connection
+// already open (a load balancer's health checker keeps one) is not queued
+// behind hundreds of others. A request waits at most ReadHeaderTimeout for
 // its header.
-const maxConns = 4096
+const maxConns = 128
 
 // page is a report rendered once, when first asked for.
 type page struct {
@@ -285,7 +287,7 @@ func Serve(ctx context.Context, o Options) error {
 		MaxHeaderBytes: 64 << 10,
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(&cappedListener{Listener: ln, max: maxConns}) }()
+	go func() { served <- srv.Serve(netutil.LimitListener(ln, maxConns)) }()
 	fmt.Fprintf(w.o.Log, "tunetimeout: watch: serving on http://%s/ (a run every %v)\n", ln.Addr(), o.Every)
 
 	runCtx, stopRuns := context.WithCancel(ctx)
@@ -323,40 +325,4 @@ func Serve(ctx context.Context, o Options) error {
 		return err
 	}
 	return nil
-}
-
-// cappedListener closes a connection at once when max are open: a waiting
-// accept (netutil.LimitListener) would queue the health checks behind a
-// flood's connections.
-type cappedListener struct {
-	net.Listener
-	max  int64
-	open atomic.Int64
-}
-
-func (l *cappedListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		if l.open.Add(1) > l.max {
-			l.open.Add(-1)
-			_ = c.Close()
-			continue
-		}
-		return &countedConn{Conn: c, l: l}, nil
-	}
-}
-
-// countedConn gives its place back to its listener when closed.
-type countedConn struct {
-	net.Conn
-	l    *cappedListener
-	once sync.Once
-}
-
-func (c *countedConn) Close() error {
-	c.once.Do(func() { c.l.open.Add(-1) })
-	return c.Conn.Close()
 }

@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tunetimeout/tunetimeout/internal/escape"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -23,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tunetimeout/tunetimeout/analysis"
+	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -406,48 +404,6 @@ func TestServeCannotListen(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "address already in use")
 	assert.False(t, ran)
-}
-
-// TestCappedListener: beyond max open connections a new one is closed as
-// soon as it is accepted, and a closed one gives its place back.
-func TestCappedListener(t *testing.T) {
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	l := &cappedListener{Listener: inner, max: 2}
-	defer l.Close()
-	accepted := make(chan net.Conn, 4)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c
-		}
-	}()
-	dial := func() net.Conn {
-		c, err := net.Dial("tcp", inner.Addr().String())
-		require.NoError(t, err)
-		return c
-	}
-	a, b, c := dial(), dial(), dial()
-	defer a.Close()
-	defer b.Close()
-	s1, s2 := <-accepted, <-accepted
-	// The third is closed by the listener: its read ends.
-	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
-	_, err = c.Read(make([]byte, 1))
-	assert.ErrorIs(t, err, io.EOF)
-	assert.EqualValues(t, 2, l.open.Load())
-	require.NoError(t, s1.Close())
-	_ = s1.Close() // a second close gives back nothing more
-	assert.EqualValues(t, 1, l.open.Load())
-	d := dial()
-	defer d.Close()
-	s3 := <-accepted
-	assert.EqualValues(t, 2, l.open.Load())
-	s2.Close()
-	s3.Close()
 }
 
 // TestBusyTurnsAwayNotHealth: with every slot for reports and metrics

@@ -2,10 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // helpTopic is a page of reference that a command's --help leaves out to
