@@ -291,10 +291,14 @@ fails its query.
 Jaeger: the window is --lookback up to now, or --from and --to. The API has
 no cursor: each search asks for at most --limit traces, and one that answers
 that many is split in two halves, again until every answer is below the
-limit; traces answered twice are read once. --max-traces bounds the whole
-fetch (a note says when it stopped). Answers are streamed to a temporary
-file, removed afterwards; one larger than --max-response-bytes fails.
-Without --service, the services Jaeger knows are listed.
+limit; traces answered twice are read once, and copies of one trace within
+an answer count once toward --limit. --max-traces bounds the whole fetch (a
+note says when it stopped). Whatever the server answers (one that ignores
+the window answers full pages for ever), the fetch fails with the bound
+named after --max-searches searches (10000), --max-fetch-bytes of answers
+in all (4GiB) or --max-fetch-time (15m). Answers are streamed to a
+temporary file, removed afterwards; one larger than --max-response-bytes
+fails. Without --service, the services Jaeger knows are listed.
 
 Examples:
   # Mimir or Cortex: the tenant header and a bearer token from the environment
