@@ -323,7 +323,7 @@ func TestCheck(t *testing.T) {
 			"choose one of bearer token and basic auth",
 			"--basic-auth-password-env takes the name of an environment variable, such as PROM_TOKEN; what it was given is not one (the secret itself?), so it is not shown",
 			"-H number 1 (of 1) has no colon (it starts with X-Scope-OrgID): write Name: value",
-			`--metric "bad-name" is not a Prometheus metric name`,
+			`--metric "bad-name" is not a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)`,
 			"--by le: cannot group by the histogram's own label",
 			"--step 2h is longer than --window 1h",
 		}},

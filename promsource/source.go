@@ -253,18 +253,15 @@ func (o *Options) check() error {
 	var errs []error
 	if o.Metric == "" {
 		errs = append(errs, errors.New("--metric is required: the histogram's name, e.g. http_request_duration_seconds"))
-	} else if !metricName.MatchString(o.Metric) {
-		errs = append(errs, fmt.Errorf("--metric %q is not a Prometheus metric name", o.Metric))
+	} else if err := CheckMetric("--metric", o.Metric); err != nil {
+		errs = append(errs, err)
 	}
-	if s := strings.TrimSpace(o.Selector); s != "" && !(strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}")) {
-		errs = append(errs, fmt.Errorf(`--selector %q must be label matchers in braces, e.g. {job="api"}`, o.Selector))
+	if _, err := ParseSelector(o.Selector); err != nil {
+		errs = append(errs, err)
 	}
 	for _, l := range o.By {
-		switch {
-		case !labelName.MatchString(l):
-			errs = append(errs, fmt.Errorf("--by %q is not a label name", l))
-		case l == "le" || l == "vmrange" || l == "quantile" || l == "__name__":
-			errs = append(errs, fmt.Errorf("--by %s: cannot group by the histogram's own label", l))
+		if err := CheckBy(l); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if o.Window == 0 {

@@ -165,6 +165,17 @@ func TestRulesCommandLine(t *testing.T) {
 		{"groups without --by", []string{"--report", rep}, 1, `give --by as the prometheus run had it`},
 		{"bad label", []string{"--report", rep, "--label", "release"}, 2, `--label "release" is not KEY=VALUE`},
 		{"burn beyond 1", []string{"--report", rep, "--by", "route", "--windows", "1h/5m:2000"}, 1, "burn rate 2000 x budget 0.001 is at least 1"},
+		// Issue 30, item 13: what is written into PromQL is PromQL, or a
+		// usage error; promtool refused the file before.
+		{"metric not a name", []string{"--report", rep, "--by", "route", "--metric", "rpc seconds"}, 2, `--metric "rpc seconds" is not a Prometheus metric name`},
+		{"metric smuggling PromQL", []string{"--report", rep, "--by", "route", "--metric", `x) or vector(1`}, 2, `--metric "x) or vector(1" is not a Prometheus metric name`},
+		{"by not a label", []string{"--report", rep, "--by", "http.route"}, 2, `--by "http.route" is not a Prometheus label name`},
+		{"by the histogram's label", []string{"--report", rep, "--by", "le"}, 2, `--by le: cannot group by the histogram's own label`},
+		{"selector without braces", []string{"--report", rep, "--by", "route", "--selector", `job="api"`}, 2, `--selector "job=\"api\"": must be label matchers in braces`},
+		{"selector ending early", []string{"--report", rep, "--by", "route", "--selector", `{job="api"} or vector(1) or {a="b"}`}, 2, `expected , or } after the matcher of job`},
+		{"selector quote unclosed", []string{"--report", rep, "--by", "route", "--selector", `{job="api}`}, 2, `the value of job: the quote does not close`},
+		{"selector bad regex", []string{"--report", rep, "--by", "route", "--selector", `{code=~"5(("}`}, 2, `the value of code is not a regular expression`},
+		{"selector bad operator", []string{"--report", rep, "--by", "route", "--selector", `{job=="api"}`}, 2, `the value of job: expected a quoted string`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, code := execute(t, "", append([]string{"rules"}, tc.args...)...)

@@ -230,9 +230,11 @@ Native histograms use histogram_fraction (an interpolation).
 
 The input is a live Prometheus, read as the prometheus command reads it, or
 --report, a saved tunetimeout prometheus -o json (give --by and --selector as
-that run had them). --kind prometheusrule writes a prometheus-operator
-PrometheusRule; --test-out a promtool unit test of the rules; --grafana a
-Grafana dashboard of the ratios and of the watch command's metrics.
+that run had them). --metric, --by and --selector are checked as PromQL
+names and label matchers before anything is written (exit 2 when not).
+--kind prometheusrule writes a prometheus-operator PrometheusRule;
+--test-out a promtool unit test of the rules; --grafana a Grafana dashboard
+of the ratios and of the watch command's metrics.
 
 Example:
   # From a saved report, for the 250ms timeout configured today

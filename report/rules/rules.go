@@ -24,6 +24,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
+	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/report"
 )
 
@@ -226,9 +228,29 @@ func Build(r *report.Report, o Options) (*Rules, error) {
 	if src == nil {
 		src = &report.PrometheusSource{Kind: "classic", UnitSeconds: 1}
 	}
+	// Every name and matcher written into PromQL is checked first: a
+	// --metric, --by or --selector that is not PromQL would make a file
+	// promtool refuses, or end an expression and add to it. The flags are
+	// the command line's (exit 2); a report's metric is the data's.
+	if o.Metric != "" {
+		if err := promsource.CheckMetric("--metric", o.Metric); err != nil {
+			return nil, &usage.Error{Err: err}
+		}
+	}
+	for _, l := range o.By {
+		if err := promsource.CheckBy(l); err != nil {
+			return nil, &usage.Error{Err: err}
+		}
+	}
+	if _, err := promsource.ParseSelector(o.Selector); err != nil {
+		return nil, &usage.Error{Err: err}
+	}
 	metric := o.Metric
 	if metric == "" {
 		metric = src.Metric
+		if err := promsource.CheckMetric("the report's metric", metric); err != nil {
+			return nil, err
+		}
 	}
 	if len(o.Windows) == 0 {
 		return nil, errors.New("no --windows")
