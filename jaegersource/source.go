@@ -502,7 +502,7 @@ func (s *session) get(ctx context.Context, ep string, args url.Values, decode fu
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return failure(resp, min(s.c.Limit, maxErrorBody))
+		return failure(resp, min(s.c.Limit, maxErrorBody), s.c.Secrets)
 	}
 	dec := json.NewDecoder(&budget{r: httpclient.Capped(resp.Body, s.c.Limit), left: &s.bytesLeft})
 	dec.UseNumber()

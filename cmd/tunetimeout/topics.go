@@ -282,10 +282,14 @@ Example:
 
 	{"servers", "Credentials, retries, limits, Jaeger paging", `prometheus, watch, rules, check --url, jaeger and clickhouse read servers.
 
-Credentials come from files or environment variables, never from flags
-(basic auth: --basic-auth-user with --basic-auth-password-file or -env;
-a bearer token: --bearer-token-file or --bearer-token-env; any header: -H),
-and never appear in output or errors. Failed queries and requests are
+Credentials come from files or environment variables, never from the
+command line, where the process list shows them (basic auth:
+--basic-auth-user with --basic-auth-password-file or -env; a bearer token:
+--bearer-token-file or --bearer-token-env; any header: -H @FILE, lines of
+Name: value), and never appear in output or errors, cut or whole. A password
+in --url, a credential in its query (?api_key=) or a -H that carries one
+(Authorization, Cookie, X-Api-Key...) is refused (exit 2), the same in every
+source. Failed queries and requests are
 retried with capped exponential backoff and full jitter. Answers are
 decoded as they arrive; one larger than --max-response-bytes (256MiB)
 fails its query.
