@@ -292,7 +292,10 @@ in --url, a credential in its query (?api_key=) or a -H that carries one
 source. Failed queries and requests are
 retried with capped exponential backoff and full jitter. Answers are
 decoded as they arrive; one larger than --max-response-bytes (256MiB)
-fails its query.
+fails its query. prometheus (and watch, rules, check --url per run) and
+clickhouse send a fixed number of queries whatever the data, so their work
+is bounded by those: each answer at most --max-response-bytes, each query
+at most --query-retries + 1 attempts of --query-timeout.
 
 Jaeger: the window is --lookback up to now, or --from and --to. The API has
 no cursor: each search asks for at most --limit traces, and one that answers
