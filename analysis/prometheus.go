@@ -195,6 +195,12 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 	}
 	bucketReasons(&result.Recommendation, lat, pos, chosen)
 	rg := report.NewGroup(result)
+	if len(g.Labels) > 0 {
+		rg.Labels = map[string]string{}
+		for _, l := range g.Labels {
+			rg.Labels[l.Name] = l.Value
+		}
+	}
 	// The repairs of the buckets the recommendation builds on, as findings
 	// too (TT-BUCKET-REPAIR), beside the buckets view's repairs.
 	rg.Findings = append(rg.Findings, finding.Clone(chosen.Repairs)...)

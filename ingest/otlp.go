@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -14,6 +15,7 @@ import (
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -180,21 +182,29 @@ func (d *otlpDecoder) decodeRecord(rec []byte) error {
 			it.err = &ParseError{File: d.name, Line: d.line, Field: fe.Field, Value: displayValue(fe.Value), Reason: fe.Reason}
 		}
 		d.queue = append(d.queue, it)
+	}, func(bad *ParseError) {
+		d.queue = append(d.queue, otlpItem{err: bad})
 	})
 }
 
 // eachSpan unmarshals one record (d.proto says how) and calls fn with
 // every span in it and the service.name of its resource, the caller; a
-// record that is not an ExportTraceServiceRequest is one *ParseError. The
-// spans' ids are as the unmarshalling left them (d.ids has not run).
-func (d *otlpDecoder) eachSpan(rec []byte, fn func(caller string, sp *tracepb.Span)) error {
+// record that is not an ExportTraceServiceRequest is one *ParseError. An
+// OTLP/JSON request that protojson refuses as a whole but whose structure
+// holds (resourceSpans, scopeSpans, spans are lists of objects) is read
+// again one span at a time (eachSpanApart): its good spans go to fn, each
+// bad one to bad, so that one malformed span does not take the request's
+// other spans with it. The spans' ids are as the unmarshalling left them
+// (d.ids has not run).
+func (d *otlpDecoder) eachSpan(rec []byte, fn func(caller string, sp *tracepb.Span), bad func(*ParseError)) error {
 	d.req.Reset()
 	if d.proto {
 		if err := d.punm.Unmarshal(rec, &d.req); err != nil {
 			return &ParseError{File: d.name, Line: d.line, Reason: "protobuf message is not an ExportTraceServiceRequest: " + protojsonReason(err)}
 		}
 	} else if err := d.unm.Unmarshal(bytes.TrimPrefix(rec, utf8BOM), &d.req); err != nil {
-		return &ParseError{File: d.name, Line: d.line, Reason: "is not an OTLP/JSON ExportTraceServiceRequest: " + protojsonReason(err)}
+		whole := &ParseError{File: d.name, Line: d.line, Reason: "is not an OTLP/JSON ExportTraceServiceRequest: " + protojsonReason(err)}
+		return d.eachSpanApart(bytes.TrimPrefix(rec, utf8BOM), whole, fn, bad)
 	}
 	for _, rs := range d.req.GetResourceSpans() {
 		d.res = rs.GetResource().GetAttributes()
@@ -206,6 +216,104 @@ func (d *otlpDecoder) eachSpan(rec []byte, fn func(caller string, sp *tracepb.Sp
 		}
 	}
 	return nil
+}
+
+// eachSpanApart reads an OTLP/JSON request one resource and one span at a
+// time: a span protojson refuses, or one of a resource it refuses, is a
+// bad span ("span 5 of the request", counting from 1 in the order of the
+// request); the others go to fn. When the request's structure itself is
+// wrong (not an object, resourceSpans not a list of objects...), nothing
+// is read of it and whole is the error, as before; when every span reads,
+// whole is one bad record beside them.
+func (d *otlpDecoder) eachSpanApart(rec []byte, whole *ParseError, fn func(caller string, sp *tracepb.Span), bad func(*ParseError)) error {
+	type resourceSpans struct {
+		resource json.RawMessage
+		spans    []json.RawMessage
+	}
+	var all []resourceSpans
+	var req map[string]json.RawMessage
+	if json.Unmarshal(rec, &req) != nil {
+		return whole
+	}
+	rss, ok := jsonObjects(otlpField(req, "resourceSpans", "resource_spans"))
+	if !ok {
+		return whole
+	}
+	for _, rs := range rss {
+		r := resourceSpans{resource: otlpField(rs, "resource", "resource")}
+		sss, ok := jsonObjects(otlpField(rs, "scopeSpans", "scope_spans"))
+		if !ok {
+			return whole
+		}
+		for _, ss := range sss {
+			var spans []json.RawMessage
+			if raw := otlpField(ss, "spans", "spans"); !isJSONNull(raw) && json.Unmarshal(raw, &spans) != nil {
+				return whole
+			}
+			r.spans = append(r.spans, spans...)
+		}
+		all = append(all, r)
+	}
+	n, nbad := 0, 0
+	for _, r := range all {
+		var res resourcepb.Resource
+		var resErr error
+		if !isJSONNull(r.resource) {
+			resErr = d.unm.Unmarshal(r.resource, &res)
+		}
+		d.res = res.GetAttributes()
+		caller := attrString(d.res, "service.name")
+		for _, raw := range r.spans {
+			n++
+			why := ""
+			sp := &tracepb.Span{}
+			if resErr != nil {
+				why = "its resource is not an OTLP/JSON resource: " + protojsonReason(resErr)
+			} else if err := d.unm.Unmarshal(raw, sp); err != nil {
+				why = protojsonReason(err)
+			}
+			if why != "" {
+				nbad++
+				bad(&ParseError{File: d.name, Line: d.line, Reason: fmt.Sprintf("span %d of the request is not an OTLP/JSON span: %s", n, why)})
+				continue
+			}
+			fn(caller, sp)
+		}
+	}
+	if nbad == 0 {
+		// Refused for something outside its spans (a scope, a key given
+		// twice): the spans are read, and the request still counts bad
+		// once.
+		bad(whole)
+	}
+	return nil
+}
+
+// otlpField is the value of key in m, under its JSON name or its proto
+// name (protojson takes either); nil when absent.
+func otlpField(m map[string]json.RawMessage, key, alt string) json.RawMessage {
+	if v, ok := m[key]; ok {
+		return v
+	}
+	return m[alt]
+}
+
+// jsonObjects reads raw as a list of JSON objects; absent or null is an
+// empty list.
+func jsonObjects(raw json.RawMessage) ([]map[string]json.RawMessage, bool) {
+	if isJSONNull(raw) {
+		return nil, true
+	}
+	var out []map[string]json.RawMessage
+	if json.Unmarshal(raw, &out) != nil {
+		return nil, false
+	}
+	return out, true
+}
+
+func isJSONNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
 }
 
 // protojsonReason is protojson's (or proto's) message without its package prefix, cut

@@ -384,6 +384,25 @@ func TestOTLPLines(t *testing.T) {
 		{name: "names protobuf's way, numbers as numbers", input: `{"resource_spans":[{"scope_spans":[{"spans":[{"kind":"SPAN_KIND_CLIENT",` +
 			`"start_time_unix_nano":1000,"end_time_unix_nano":1500}]}]}]}`,
 			latency: []time.Duration{500}, groups: []string{"- -"}},
+		// Issue 30, item 12: one malformed span dropped the request's
+		// 9 good ones with it.
+		{name: "a malformed span, the request's other spans read",
+			input: otlpLine("web", good, good, good, good, strings.Replace(good, `"startTimeUnixNano":"1700000000000000000"`, `"startTimeUnixNano":"soon"`, 1),
+				good, good, good, good, good) + "\n" + otlpLine("api", good),
+			errs:    []string{`t.otlp:1: span 5 of the request is not an OTLP/JSON span: `},
+			latency: slices.Repeat([]time.Duration{250 * time.Millisecond}, 10), groups: append(slices.Repeat([]string{"web cart"}, 9), "api cart")},
+		{name: "a malformed resource, its spans bad, the next resource's read",
+			input: `{"resourceSpans":[{"resource":{"attributes":7},"scopeSpans":[{"spans":[` + good + `,` + good + `]}]},` +
+				otlpLine("api", good)[len(`{"resourceSpans":[`):],
+			errs: []string{`t.otlp:1: span 1 of the request is not an OTLP/JSON span: its resource is not an OTLP/JSON resource: `,
+				`t.otlp:1: span 2 of the request is not an OTLP/JSON span: its resource is not an OTLP/JSON resource: `},
+			latency: []time.Duration{250 * time.Millisecond}, groups: []string{"api cart"}},
+		{name: "a malformed scope: the spans read, the request bad once",
+			input:   `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"web"}}]},"scopeSpans":[{"scope":{"name":5},"spans":[` + good + `]}]}]}`,
+			errs:    []string{`t.otlp:1: is not an OTLP/JSON ExportTraceServiceRequest: `},
+			latency: []time.Duration{250 * time.Millisecond}, groups: []string{"web cart"}},
+		{name: "spans that are not a list: the whole request bad", input: `{"resourceSpans":[{"scopeSpans":[{"spans":{"a":1}}]}]}` + "\n" + otlpLine("web", good),
+			errs: []string{`t.otlp:1: is not an OTLP/JSON ExportTraceServiceRequest: `}, latency: []time.Duration{250 * time.Millisecond}},
 		{name: "http status out of range", input: otlpLine("web", otlpSpan("1", "2", 0, `{"key":"http.response.status_code","value":{"intValue":"42"}}`)),
 			errs: []string{`t.otlp:1: field "http.response.status_code": "42" is not a status code`}},
 		{name: "group by route, method, status", o: Options{By: []string{"route", "method", "status", "status_class"}},

@@ -107,7 +107,7 @@ func scanOTLPLinks(d *otlpDecoder, fn func(SpanLink) error) error {
 			l.Caller = internName(d.intern, append(d.buf[:0], caller...))
 			l.Callee = internName(d.intern, appendCallee(d.buf[:0], sp.GetAttributes()))
 			fnErr = fn(l)
-		})
+		}, func(*ParseError) {})
 		if fnErr != nil {
 			return fnErr
 		}

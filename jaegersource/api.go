@@ -50,11 +50,13 @@ func (e *apiError) Error() string {
 
 // failure reads an answer with an error status: Jaeger's error JSON, or
 // else its body as text when short and not HTML.
-func failure(resp *http.Response, limit int64) error {
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+// Secrets are replaced as it is read, before anything cuts it.
+func failure(resp *http.Response, limit int64, sec *httpclient.Redactor) error {
+	text, err := sec.ReadQuoted(resp.Body, limit)
 	if err != nil {
 		return err
 	}
+	body := []byte(text)
 	e := &apiError{status: resp.StatusCode}
 	var ans struct {
 		Errors []apiMessage `json:"errors"`

@@ -54,6 +54,16 @@ const (
 	DefaultLimit     = 500     // traces per search
 	DefaultMaxTraces = 100_000 // traces in all
 	DefaultLookback  = time.Hour
+	// The bounds of a fetch's work. Reading DefaultMaxTraces traces at
+	// DefaultLimit a search takes about 4 x 100,000 / 500 = 800 searches
+	// (each full answer is split in two; the leaves hold between a half
+	// and a whole page), so DefaultMaxSearches leaves room for windows
+	// that are split down to their dense microseconds, and is reached in
+	// minutes, not hours, by a server that answers full pages whatever
+	// the window.
+	DefaultMaxSearches = 10_000
+	DefaultMaxBytes    = 4 << 30 // of every answer together
+	DefaultMaxTime     = 15 * time.Minute
 )
 
 // maxErrorBody bounds what is read of an answer with an error status.
@@ -77,6 +87,14 @@ type Options struct {
 	Limit int
 	// MaxTraces bounds the distinct traces read; 0 = DefaultMaxTraces.
 	MaxTraces int
+	// MaxSearches, MaxBytes and MaxTime bound the fetch's work: the
+	// searches sent, the bytes of every answer together, the time from
+	// the first search to the last; 0 = DefaultMaxSearches,
+	// DefaultMaxBytes, DefaultMaxTime. Reaching one is an error that
+	// names it (*BoundError).
+	MaxSearches int
+	MaxBytes    int64
+	MaxTime     time.Duration
 }
 
 // Result is what a fetch read.
@@ -110,6 +128,15 @@ func (o *Options) defaults() {
 	if o.MaxTraces == 0 {
 		o.MaxTraces = DefaultMaxTraces
 	}
+	if o.MaxSearches == 0 {
+		o.MaxSearches = DefaultMaxSearches
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.MaxTime == 0 {
+		o.MaxTime = DefaultMaxTime
+	}
 }
 
 // Check reports every problem with o that shows before anything is sent.
@@ -121,6 +148,15 @@ func (o Options) Check() error {
 	}
 	if o.MaxTraces < 0 {
 		errs = append(errs, fmt.Errorf("--max-traces %d is negative", o.MaxTraces))
+	}
+	if o.MaxSearches < 0 {
+		errs = append(errs, fmt.Errorf("--max-searches %d is negative", o.MaxSearches))
+	}
+	if o.MaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("--max-fetch-bytes %d is negative", o.MaxBytes))
+	}
+	if o.MaxTime < 0 {
+		errs = append(errs, fmt.Errorf("--max-fetch-time %v is negative", o.MaxTime))
 	}
 	if o.Start.IsZero() || o.End.IsZero() || !o.Start.Before(o.End) {
 		errs = append(errs, errors.New("the window to read must start before it ends (--from, --to, --lookback)"))
@@ -138,13 +174,22 @@ func (o Options) Check() error {
 // JSON document, {"data":[trace,...]}, one trace a line, each once.
 //
 // Paging: a search asks for [start, end) with o.Limit. An answer of fewer
-// traces holds the whole window. An answer of Limit traces may not: its
-// traces are kept and the window is halved, each half searched again, until
-// every answer is below the limit (or a window is one microsecond, counted
-// in Result.Full). Overlapping answers are deduplicated by traceID with a
-// set bounded by MaxTraces, which also stops the fetch, with Truncated set.
-// Each answer is decoded as it arrives, one trace in memory at a time,
-// under the connection's response cap.
+// distinct traces holds the whole window. An answer of Limit distinct
+// traces may not: its traces are kept and the window is halved, each half
+// searched again, until every answer is below the limit (or a window is
+// one microsecond, counted in Result.Full). A trace answered twice within
+// one answer is one trace of the page: a server that answers Limit copies
+// of one trace has answered the whole window. Overlapping answers are
+// deduplicated by traceID with a set bounded by MaxTraces, which also
+// stops the fetch, with Truncated set. Each answer is decoded as it
+// arrives, one trace in memory at a time, under the connection's response
+// cap.
+//
+// The fetch's work is bounded whatever the server answers: at most
+// MaxSearches searches, MaxBytes read from all of them, MaxTime in all.
+// Reaching one is a *BoundError, returned with the Result so far: a
+// server that ignores the window's start and end answers full pages to
+// every search, however small the window.
 func Fetch(ctx context.Context, o Options, w io.Writer) (*Result, error) {
 	o.defaults()
 	if err := o.Check(); err != nil {
@@ -154,19 +199,34 @@ func Fetch(ctx context.Context, o Options, w io.Writer) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{c: c, o: o}
+	s := &session{c: c, o: o, bytesLeft: o.MaxBytes}
 	res := &Result{URL: c.Display, Service: o.Service, Start: o.Start, End: o.End}
 	if o.Service == "" {
 		return nil, s.noService(ctx)
 	}
+	ctx, cancel := context.WithTimeoutCause(ctx, o.MaxTime, errMaxTime)
+	defer cancel()
 	bw := &traceWriter{w: w}
 	seen := make(map[string]struct{})
+	inAnswer := make(map[string]struct{}, o.Limit)
+	copies := 0                            // traces answered again within one answer
 	type window struct{ start, end int64 } // Unix microseconds
 	todo := []window{{o.Start.UnixMicro(), o.End.UnixMicro()}}
 	for len(todo) > 0 && !res.Truncated {
+		if res.Searches >= o.MaxSearches {
+			return res, s.bound(res, "still answered full pages after %s searches, the --max-searches bound", "a larger --max-searches",
+				human.Count(int64(res.Searches)))
+		}
 		win := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
-		n, err := s.search(ctx, win.start, win.end, func(id string, trace []byte) error {
+		clear(inAnswer)
+		_, err := s.search(ctx, win.start, win.end, func(id string, trace []byte) error {
+			if _, again := inAnswer[id]; again {
+				res.Duplicates++
+				copies++
+				return nil
+			}
+			inAnswer[id] = struct{}{}
 			if _, dup := seen[id]; dup {
 				res.Duplicates++
 				return nil
@@ -182,11 +242,17 @@ func Fetch(ctx context.Context, o Options, w io.Writer) (*Result, error) {
 			}
 			return nil
 		}, res)
+		if errors.Is(context.Cause(ctx), errMaxTime) {
+			return res, s.bound(res, "was still being searched after %s, the --max-fetch-time bound", "a longer --max-fetch-time", o.MaxTime)
+		}
+		if errors.Is(err, errMaxBytes) {
+			return res, s.bound(res, "sent more than %s in all, the --max-fetch-bytes bound", "a larger --max-fetch-bytes", human.Bytes(o.MaxBytes))
+		}
 		if err != nil && !errors.Is(err, errStop) {
 			return res, err
 		}
 		res.Searches++
-		if n < o.Limit || res.Truncated {
+		if len(inAnswer) < o.Limit || res.Truncated {
 			continue
 		}
 		if win.end-win.start <= 1 {
@@ -201,6 +267,9 @@ func Fetch(ctx context.Context, o Options, w io.Writer) (*Result, error) {
 	if err := bw.close(); err != nil {
 		return res, err
 	}
+	if copies > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("Jaeger answered %s copies of traces it had already answered in the same search: each trace is read once, and counts once toward --limit.", human.Count(int64(copies))))
+	}
 	if res.Truncated {
 		res.Notes = append(res.Notes, fmt.Sprintf("Jaeger holds more traces of %s in the window than --max-traces %d: the first %d read are analysed; a shorter window (--lookback, --from, --to), --operation or a larger --max-traces reads them all.",
 			o.Service, o.MaxTraces, res.Traces))
@@ -212,6 +281,29 @@ func Fetch(ctx context.Context, o Options, w io.Writer) (*Result, error) {
 		return res, s.noTraces(ctx)
 	}
 	return res, nil
+}
+
+// BoundError is a fetch stopped by one of the bounds of its work
+// (--max-searches, --max-fetch-bytes, --max-fetch-time).
+type BoundError struct{ msg string }
+
+func (e *BoundError) Error() string { return e.msg }
+
+var (
+	errMaxTime  = errors.New("the fetch took longer than --max-fetch-time")
+	errMaxBytes = errors.New("the answers were larger than --max-fetch-bytes together")
+)
+
+// bound is the error of a fetch stopped by a bound: what happened (what,
+// with args), what was read, and what helps (more).
+func (s *session) bound(res *Result, what, more string, args ...any) error {
+	msg := fmt.Sprintf("Jaeger at %s "+what, append([]any{s.c.Display}, args...)...)
+	if strings.Contains(what, "--max-searches") {
+		msg += fmt.Sprintf(", with %s distinct traces read: a server that ignores the search's start and end answers so", human.Count(int64(res.Traces)))
+	} else {
+		msg += fmt.Sprintf(", after %s searches and %s distinct traces", human.Count(int64(res.Searches)), human.Count(int64(res.Traces)))
+	}
+	return &BoundError{msg: s.c.Secrets.Clean(msg + "; a shorter window (--lookback, --from, --to), --operation, or " + more)}
 }
 
 var errStop = errors.New("stop")
@@ -255,8 +347,9 @@ func (t *traceWriter) close() error {
 
 // session is one fetch's client and options.
 type session struct {
-	c *httpclient.Client
-	o Options
+	c         *httpclient.Client
+	o         Options
+	bytesLeft int64 // of MaxBytes
 }
 
 // url is the endpoint ep under --url's path, with --url's query and args.
@@ -309,7 +402,7 @@ func (s *session) search(ctx context.Context, start, end int64, each func(id str
 		})
 	})
 	var spool *spoolError
-	if errors.Is(err, errStop) || errors.As(err, &spool) {
+	if errors.Is(err, errStop) || errors.Is(err, errMaxBytes) || errors.As(err, &spool) {
 		return n, err
 	}
 	if err != nil {
@@ -409,12 +502,31 @@ func (s *session) get(ctx context.Context, ep string, args url.Values, decode fu
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return failure(resp, min(s.c.Limit, maxErrorBody))
+		return failure(resp, min(s.c.Limit, maxErrorBody), s.c.Secrets)
 	}
-	dec := json.NewDecoder(httpclient.Capped(resp.Body, s.c.Limit))
+	dec := json.NewDecoder(&budget{r: httpclient.Capped(resp.Body, s.c.Limit), left: &s.bytesLeft})
 	dec.UseNumber()
 	if err := decode(dec); err != nil {
 		return err
 	}
 	return nil
+}
+
+// budget reads r while bytes are left of the fetch's MaxBytes, then fails
+// with errMaxBytes.
+type budget struct {
+	r    io.Reader
+	left *int64
+}
+
+func (b *budget) Read(p []byte) (int, error) {
+	if *b.left <= 0 {
+		return 0, errMaxBytes
+	}
+	if int64(len(p)) > *b.left {
+		p = p[:*b.left]
+	}
+	n, err := b.r.Read(p)
+	*b.left -= int64(n)
+	return n, err
 }

@@ -253,3 +253,62 @@ func TestClosest(t *testing.T) {
 		assert.Equal(t, tt.got, closest(tt.want, names), tt.want)
 	}
 }
+
+// Issue 30, item 4: a server that ignores the window's bounds. One that
+// answers --limit copies of one trace made the fetch split the window for
+// ever (675 searches in 30 s for a 1 s window): the copies are one trace,
+// which does not fill the page.
+func TestCopiesOfOneTraceDoNotFillThePage(t *testing.T) {
+	f := &jaegertest.Server{Traces: jaegertest.Traces(3, t0, time.Millisecond), Services: []string{"checkout"}, IgnoreWindow: true, Copies: true}
+	o := options(serve(t, f), &noSleep{})
+	o.End = o.Start.Add(time.Second)
+	o.Limit = 20
+	var out bytes.Buffer
+	res, err := Fetch(context.Background(), o, &out)
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.Searches, "one answer of one distinct trace holds the window")
+	assert.Equal(t, 1, res.Traces)
+	assert.Equal(t, 19, res.Duplicates)
+	assert.Len(t, ids(t, out.Bytes()), 1)
+	require.NotEmpty(t, res.Notes)
+	assert.Contains(t, res.Notes[0], "19 copies of traces it had already answered in the same search")
+}
+
+// A server that answers the same full page to every search, whatever its
+// window, stops at --max-searches with an error naming it.
+func TestMaxSearchesStops(t *testing.T) {
+	f := &jaegertest.Server{Traces: jaegertest.Traces(30, t0, time.Millisecond), Services: []string{"checkout"}, IgnoreWindow: true}
+	o := options(serve(t, f), &noSleep{})
+	o.End = o.Start.Add(time.Second)
+	o.Limit, o.MaxSearches = 10, 50
+	var out bytes.Buffer
+	res, err := Fetch(context.Background(), o, &out)
+	require.Error(t, err)
+	assert.Equal(t, 50, res.Searches)
+	assert.Len(t, f.Searches, 50, "no search beyond the bound is sent")
+	assert.Equal(t, 10, res.Traces, "the same 10 traces, answered again and again")
+	assert.Equal(t, "Jaeger at "+o.Connection.URL+" still answered full pages after 50 searches, the --max-searches bound, with 10 distinct traces read: "+
+		"a server that ignores the search's start and end answers so; a shorter window (--lookback, --from, --to), --operation, or a larger --max-searches", err.Error())
+}
+
+func TestMaxBytesStops(t *testing.T) {
+	f := &jaegertest.Server{Traces: jaegertest.Traces(57, t0, time.Minute), Services: []string{"checkout"}}
+	o := options(serve(t, f), &noSleep{})
+	o.Limit, o.MaxBytes = 10, 20_000
+	_, err := Fetch(context.Background(), o, &bytes.Buffer{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Jaeger at "+o.Connection.URL+" sent more than 20 kB in all, the --max-fetch-bytes bound, after ")
+	assert.Contains(t, err.Error(), "a shorter window (--lookback, --from, --to), --operation, or a larger --max-fetch-bytes")
+}
+
+func TestMaxTimeStops(t *testing.T) {
+	f := &jaegertest.Server{Traces: jaegertest.Traces(57, t0, time.Minute), Services: []string{"checkout"}, Delay: 30 * time.Millisecond}
+	o := options(serve(t, f), &noSleep{})
+	o.Limit, o.MaxTime = 10, 100*time.Millisecond
+	start := time.Now()
+	_, err := Fetch(context.Background(), o, &bytes.Buffer{})
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Contains(t, err.Error(), "Jaeger at "+o.Connection.URL+" was still being searched after 100ms, the --max-fetch-time bound, after ")
+	assert.Contains(t, err.Error(), "a shorter window (--lookback, --from, --to), --operation, or a longer --max-fetch-time")
+}

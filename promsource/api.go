@@ -161,7 +161,7 @@ func (c *client) send(req *http.Request, v *visitor) (int, *answer, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		ans, err := failure(resp, min(c.limit, maxErrorBody))
+		ans, err := failure(resp, min(c.limit, maxErrorBody), c.Secrets)
 		return resp.StatusCode, ans, err
 	}
 	ans, err := decodeAnswer(&cappedReader{r: resp.Body, left: c.limit, limit: c.limit}, v)
@@ -183,11 +183,13 @@ func (c *client) send(req *http.Request, v *visitor) (int, *answer, error) {
 // failure reads an answer with an error status as client_golang does: for
 // 400 and 422, Prometheus's error JSON; otherwise the status, with the body
 // (at most limit bytes of it) as the detail.
-func failure(resp *http.Response, limit int64) (*answer, error) {
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+// Secrets are replaced as it is read, before anything cuts it.
+func failure(resp *http.Response, limit int64, sec *httpclient.Redactor) (*answer, error) {
+	text, err := sec.ReadQuoted(resp.Body, limit)
 	if err != nil {
 		return &answer{}, err
 	}
+	body := []byte(text)
 	code := resp.StatusCode
 	generic := func() error {
 		typ, msg := v1.ErrBadResponse, fmt.Sprintf("bad response code %d", code)

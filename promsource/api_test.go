@@ -255,7 +255,9 @@ func TestMaxResponseBytes(t *testing.T) {
 		{int64(len(body)) - 1, fmt.Sprintf("Prometheus at %s answered sum by (le) (increase(http_request_duration_seconds_bucket[1h])) with more than %d bytes, the --max-response-bytes cap; "+
 			"a shorter --window, a coarser --step, a narrower --selector or a larger --max-response-bytes helps", srv.URL, len(body)-1)},
 	} {
-		o := options(strings.Replace(srv.URL, "http://", "http://admin:"+secretPass+"@", 1), &noSleep{})
+		t.Setenv("TT_TEST_PASS", secretPass)
+		o := options(srv.URL, &noSleep{})
+		o.BasicUser, o.BasicPasswordEnv = "admin", "TT_TEST_PASS"
 		o.Headers = []string{"X-Scope-OrgID: " + secretOrg}
 		o.MaxResponseBytes = tt.limit
 		res, err := Fetch(context.Background(), o)

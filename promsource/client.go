@@ -18,7 +18,7 @@ import (
 // Connection is how to reach a Prometheus server (or Thanos, Mimir, Cortex,
 // VictoriaMetrics: anything that speaks its HTTP API).
 type Connection struct {
-	URL string // http(s)://host:port[/prefix]; user:password@ in it is basic auth
+	URL string // http(s)://host:port[/prefix]; a password or a credential in its query is refused
 
 	BearerTokenFile string // file holding a bearer token
 	BearerTokenEnv  string // environment variable holding a bearer token
@@ -30,7 +30,8 @@ type Connection struct {
 
 	CAFile             string // PEM CA bundle to verify the server with
 	InsecureSkipVerify bool
-	// Headers are "Name: value", e.g. "X-Scope-OrgID: team-a". Their values
+	// Headers are "Name: value", e.g. "X-Scope-OrgID: team-a", or "@FILE"
+	// for the headers of a file (those that carry credentials). Their values
 	// are treated as credentials: never shown, and redacted wherever a
 	// server quotes them.
 	Headers []string

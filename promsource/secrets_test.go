@@ -91,11 +91,10 @@ func credentialSetups(t *testing.T) []credentials {
 			t.Setenv("TT_SECRET_PASS", secPassEnv)
 			o.BasicUser, o.BasicPasswordEnv = secUser, "TT_SECRET_PASS"
 		}, basic(secPassEnv)},
-		{"user:password in the URL", func(_ *testing.T, _ *Options, u *url.URL) {
-			u.User = url.UserPassword(secUser, secURLPass)
-		}, basic(secURLPass)},
-		{"Authorization header", func(_ *testing.T, o *Options, _ *url.URL) {
-			o.Headers = append(o.Headers, "Authorization: Bearer "+secAuthHeader)
+		// A password in --url and -H Authorization are refused (issue 30,
+		// item 9: TestCheck); a header file is what takes their place.
+		{"Authorization header from a file", func(_ *testing.T, o *Options, _ *url.URL) {
+			o.Headers = append(o.Headers, "@"+write("headers", "# for Prometheus\nAuthorization: Bearer "+secAuthHeader))
 		}, "Bearer " + secAuthHeader},
 	}
 }
@@ -105,8 +104,8 @@ func credentialSetups(t *testing.T) []credentials {
 // bytes or more is not.
 func echo(r *http.Request) string {
 	user, pass, _ := r.BasicAuth()
-	return fmt.Sprintf("refused Authorization: %s (%s:%s), X-Scope-OrgID: %s, api_key=%s",
-		r.Header.Get("Authorization"), user, pass, r.Header.Get("X-Scope-OrgID"), r.FormValue("api_key"))
+	return fmt.Sprintf("refused Authorization: %s (%s:%s), X-Scope-OrgID: %s, org_scope=%s",
+		r.Header.Get("Authorization"), user, pass, r.Header.Get("X-Scope-OrgID"), r.FormValue("org_scope"))
 }
 
 func jsonQuote(s string) string {
@@ -366,7 +365,7 @@ func TestSecretsNeverShown(t *testing.T) {
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				if !strings.HasPrefix(r.URL.Path, "/moved") {
 					http.Redirect(w, r, "/moved?token="+url.QueryEscape(r.Header.Get("Authorization"))+
-						"&org="+url.QueryEscape(r.Header.Get("X-Scope-OrgID"))+"&key="+url.QueryEscape(r.FormValue("api_key")), http.StatusTemporaryRedirect)
+						"&org="+url.QueryEscape(r.Header.Get("X-Scope-OrgID"))+"&key="+url.QueryEscape(r.FormValue("org_scope")), http.StatusTemporaryRedirect)
 					return
 				}
 				w.WriteHeader(http.StatusInternalServerError)
@@ -378,7 +377,7 @@ func TestSecretsNeverShown(t *testing.T) {
 		{
 			name: "redirects without end carrying the secrets",
 			handler: func(w http.ResponseWriter, r *http.Request) {
-				http.Redirect(w, r, "/loop?token="+url.QueryEscape(r.Header.Get("Authorization"))+"&key="+url.QueryEscape(r.FormValue("api_key")), http.StatusFound)
+				http.Redirect(w, r, "/loop?token="+url.QueryEscape(r.Header.Get("Authorization"))+"&key="+url.QueryEscape(r.FormValue("org_scope")), http.StatusFound)
 			},
 			want:   ": stopped after 10 redirects",
 			echoes: true,
@@ -402,7 +401,7 @@ func TestSecretsNeverShown(t *testing.T) {
 				assert.NoError(t, res.Groups[0].Err)
 				assert.Contains(t, strings.Join(res.Warnings, "\n"), "warning: refused Authorization: ")
 				assert.Contains(t, strings.Join(res.Warnings, "\n"), "info: refused Authorization: ")
-				assert.Contains(t, res.URL, "?api_key=***")
+				assert.Contains(t, res.URL, "?org_scope=***")
 			},
 		},
 		{
@@ -494,7 +493,7 @@ func TestSecretsNeverShown(t *testing.T) {
 				}
 				u, err := url.Parse(base)
 				require.NoError(t, err)
-				u.RawQuery = "api_key=" + url.QueryEscape(secURLQuery)
+				u.RawQuery = "org_scope=" + url.QueryEscape(secURLQuery)
 				sl := &noSleep{}
 				o := options("", sl)
 				o.Metric = metric
@@ -635,8 +634,20 @@ func TestConnectSecretsNeverShown(t *testing.T) {
 		{"every bad -H, each by its number or name",
 			Connection{URL: "http://127.0.0.1:9", Headers: []string{"X-A " + secOrgHeader, "X-Scope-OrgID: ok", "X-B: " + secAuthHeader + "\nX-C: 1"}},
 			"-H number 1 (of 3) has no colon (it starts with X-A): write Name: value\n-H X-B: its value holds a line break"},
+		{"a password in --url, refused without it shown",
+			Connection{URL: urlWith},
+			"--url holds a password, which the process list shows to every user of this machine"},
+		{"a credential in --url's query, refused without it shown",
+			Connection{URL: urlWith},
+			"--url's query holds a credential under api_key, which the process list shows"},
+		{"-H @FILE that cannot be read",
+			Connection{URL: "http://127.0.0.1:9", Headers: []string{"@" + secAuthHeader}},
+			"-H @FILE: cannot read the file it names: no such file or directory (the name is not shown"},
+		{"a malformed header in a -H @FILE, by its name only",
+			Connection{URL: "http://127.0.0.1:9", Headers: []string{"@" + tokenFile}},
+			"-H number 1 (of 1) has no colon: write Name: value"},
 		{"CA file that holds no certificate",
-			Connection{URL: urlWith, CAFile: tokenFile},
+			Connection{URL: "http://127.0.0.1:9", CAFile: tokenFile},
 			"--ca-file " + tokenFile + " holds no PEM certificate"},
 	}
 	for _, tt := range tests {
@@ -653,10 +664,10 @@ func TestConnectSecretsNeverShown(t *testing.T) {
 // credentials after its scheme, and for Basic decoded.
 func TestHeaderValuesRedacted(t *testing.T) {
 	basic := base64.StdEncoding.EncodeToString([]byte(secUser + ":" + secPassEnv))
-	c, err := connect(Connection{URL: "http://127.0.0.1:9/?api_key=" + url.QueryEscape(secURLQuery), Headers: []string{
-		"X-Scope-OrgID: " + secOrgHeader,
-		"X-Api-Key: Token " + secAuthHeader,
-		"Proxy-Authorization: Basic " + basic,
+	file := filepath.Join(t.TempDir(), "headers")
+	require.NoError(t, os.WriteFile(file, []byte("X-Api-Key: Token "+secAuthHeader+"\n\nProxy-Authorization: Basic "+basic+"\n"), 0o600))
+	c, err := connect(Connection{URL: "http://127.0.0.1:9/?org_scope=" + url.QueryEscape(secURLQuery), Headers: []string{
+		"X-Scope-OrgID: " + secOrgHeader, "@" + file,
 	}})
 	require.NoError(t, err)
 	for _, quoted := range []string{
@@ -666,17 +677,18 @@ func TestHeaderValuesRedacted(t *testing.T) {
 		got := c.secrets.clean("the server says " + quoted + ".")
 		assert.Equal(t, "the server says ***.", got, "%s", quoted)
 	}
-	assert.Equal(t, "http://127.0.0.1:9/?api_key=***", c.display)
-	assert.Equal(t, "api_key="+url.QueryEscape(secURLQuery), c.endpoint.RawQuery, "sent as given")
+	assert.Equal(t, "http://127.0.0.1:9/?org_scope=***", c.display)
+	assert.Equal(t, "org_scope="+url.QueryEscape(secURLQuery), c.endpoint.RawQuery, "sent as given")
 }
 
-// TestQueryValuesRedactedWhenCredentials: a --url query's credential
-// values are redacted from what the server says, its other short values
-// are not (?partial_response=true must leave every "true" alone).
-func TestQueryValuesRedactedWhenCredentials(t *testing.T) {
-	c, err := connect(Connection{URL: "http://prom:9090/?partial_response=true&api_key=k3y-v4lue&dedup=0123456789abcdef01"})
+// TestQueryValuesRedactedWhenLong: a --url query's long values are
+// redacted from what the server says, its short ones are not
+// (?partial_response=true must leave every "true" alone); a credential's
+// key is refused (TestCheck).
+func TestQueryValuesRedactedWhenLong(t *testing.T) {
+	c, err := connect(Connection{URL: "http://prom:9090/?partial_response=true&dedup=0123456789abcdef01"})
 	require.NoError(t, err)
-	got := c.secrets.clean("partial_response is true; key k3y-v4lue; long 0123456789abcdef01")
-	assert.Equal(t, "partial_response is true; key ***; long ***", got)
-	assert.Equal(t, "http://prom:9090/?partial_response=***&api_key=***&dedup=***", c.display, "every value hidden in the URL shown")
+	got := c.secrets.clean("partial_response is true; long 0123456789abcdef01")
+	assert.Equal(t, "partial_response is true; long ***", got)
+	assert.Equal(t, "http://prom:9090/?partial_response=***&dedup=***", c.display, "every value hidden in the URL shown")
 }

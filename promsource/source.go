@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
@@ -110,7 +111,10 @@ const Summary = "summary"
 
 // Group is one group's histogram and rates.
 type Group struct {
-	Name    string
+	Name string // GroupName of Labels
+	// Labels are the group's values of the --by labels that its series
+	// have, in --by order: its identity (a missing label is absent).
+	Labels  []Label
 	Overall *Histogram // the whole window; nil with Err
 	Steps   []Step     // per step when Options.Step > 0, oldest first
 	// Calls is the increase of NAME_count over the window (the histogram's
@@ -159,6 +163,8 @@ type session struct {
 	seenMsg map[string]bool
 	// labelSeen says which --by labels a series read so far had.
 	labelSeen map[string]bool
+	// groupLabels are the label values of each group, by its name.
+	groupLabels map[string][]Label
 }
 
 // Fetch reads the histogram of o.Metric from Prometheus.
@@ -171,7 +177,7 @@ func Fetch(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{URL: c.display, At: o.At, Window: o.Window, Step: o.Step}
-	s := &session{c: c, o: o, res: res, seenMsg: map[string]bool{}, labelSeen: map[string]bool{}}
+	s := &session{c: c, o: o, res: res, seenMsg: map[string]bool{}, labelSeen: map[string]bool{}, groupLabels: map[string][]Label{}}
 	s.sel = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(o.Selector), "{"), "}"))
 
 	name := o.Metric
@@ -253,18 +259,15 @@ func (o *Options) check() error {
 	var errs []error
 	if o.Metric == "" {
 		errs = append(errs, errors.New("--metric is required: the histogram's name, e.g. http_request_duration_seconds"))
-	} else if !metricName.MatchString(o.Metric) {
-		errs = append(errs, fmt.Errorf("--metric %q is not a Prometheus metric name", o.Metric))
+	} else if err := CheckMetric("--metric", o.Metric); err != nil {
+		errs = append(errs, err)
 	}
-	if s := strings.TrimSpace(o.Selector); s != "" && !(strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}")) {
-		errs = append(errs, fmt.Errorf(`--selector %q must be label matchers in braces, e.g. {job="api"}`, o.Selector))
+	if _, err := ParseSelector(o.Selector); err != nil {
+		errs = append(errs, err)
 	}
 	for _, l := range o.By {
-		switch {
-		case !labelName.MatchString(l):
-			errs = append(errs, fmt.Errorf("--by %q is not a label name", l))
-		case l == "le" || l == "vmrange" || l == "quantile" || l == "__name__":
-			errs = append(errs, fmt.Errorf("--by %s: cannot group by the histogram's own label", l))
+		if err := CheckBy(l); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if o.Window == 0 {
@@ -403,23 +406,64 @@ func (s *session) count(ctx context.Context, series string) (float64, error) {
 	return n, nil
 }
 
-// groupName names a series' group by the --by labels, as analyze does: the
-// values joined by spaces, "-" for a missing label; "all" without --by.
+// groupName names a series' group by the --by labels (GroupName), and
+// keeps the label values it stands for (Group.Labels): the name is the
+// key of the session's maps, and two different label sets never have the
+// same one. "all" without --by.
 func (s *session) groupName(m model.Metric) string {
 	if len(s.o.By) == 0 {
 		return "all"
 	}
-	parts := make([]string, len(s.o.By))
-	for i, l := range s.o.By {
-		v := string(m[model.LabelName(l)])
-		if v == "" {
-			v = "-"
-		} else {
+	var labels []Label
+	for _, l := range s.o.By {
+		// A label whose value is "" is one the series does not have:
+		// Prometheus stores no empty label.
+		if v := string(m[model.LabelName(l)]); v != "" {
 			s.labelSeen[l] = true
+			labels = append(labels, Label{Name: l, Value: v})
 		}
-		parts[i] = v
+	}
+	name := GroupName(s.o.By, labels)
+	if _, ok := s.groupLabels[name]; !ok {
+		s.groupLabels[name] = labels
+	}
+	return name
+}
+
+// Label is one label of a group: its name and its value, never "".
+type Label struct{ Name, Value string }
+
+// GroupName is the name of the group of the label values labels, grouped
+// by the labels by: the values in by's order, joined by spaces, "-" for a
+// label the group's series do not have, as analyze names groups. A value
+// that would make two groups one name, one with a space or a quote, one
+// that is "-" (not a missing label), or that starts with a quote, is
+// quoted with Go's escapes: {route="x y",method="z"} is `"x y" z`,
+// {route="x",method="y z"} `x "y z"`, {route="-"} `"-"` and a series
+// without route `-`. labels holds only labels that have a value.
+func GroupName(by []string, labels []Label) string {
+	if len(by) == 0 {
+		return "all"
+	}
+	parts := make([]string, len(by))
+	for i, l := range by {
+		parts[i] = "-"
+		for _, lv := range labels {
+			if lv.Name == l {
+				parts[i] = nameValue(lv.Value)
+				break
+			}
+		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// nameValue is a label value as GroupName writes it.
+func nameValue(v string) string {
+	if v == "-" || strings.ContainsFunc(v, func(r rune) bool { return unicode.IsSpace(r) || r == '"' }) {
+		return strconv.Quote(v)
+	}
+	return v
 }
 
 // perGroup runs an instant query and adds up its values by group.
@@ -568,7 +612,7 @@ func (s *session) classic(ctx context.Context) error {
 	groups := map[string]*Group{}
 	for g, set := range sets {
 		h, err := lay.build(set, s.res.Unit)
-		groups[g] = &Group{Name: g, Overall: h, Mean: math.NaN(), ServerEstimate: math.NaN(), Err: err}
+		groups[g] = &Group{Name: g, Labels: s.groupLabels[g], Overall: h, Mean: math.NaN(), ServerEstimate: math.NaN(), Err: err}
 	}
 	calls, err := s.perGroup(ctx, sumBy(o.By, fmt.Sprintf("increase(%s[%s])", s.series(name+"_count"), w)))
 	if err != nil {
@@ -730,7 +774,7 @@ func (s *session) native(ctx context.Context) error {
 		}
 		g := s.groupName(smp.Metric)
 		h, err := FromNative(smp.Histogram, s.res.Unit)
-		grp := &Group{Name: g, Overall: h, Mean: math.NaN(), ServerEstimate: math.NaN(), Err: err, Calls: float64(smp.Histogram.Count)}
+		grp := &Group{Name: g, Labels: s.groupLabels[g], Overall: h, Mean: math.NaN(), ServerEstimate: math.NaN(), Err: err, Calls: float64(smp.Histogram.Count)}
 		if c := grp.Calls; !(c >= 0 && !math.IsInf(c, 0)) && h != nil {
 			grp.Calls = h.Count // a NaN count: the buckets' calls stand in
 		}

@@ -79,6 +79,10 @@ func (in *Input) Note(f Finding) {
 // Group is the analysis of one group of calls.
 type Group struct {
 	Name string `json:"name"`
+	// Labels are the group's identity where it is a set of label values
+	// (prometheus --by: the labels its series have, a missing one absent);
+	// Name is written from them, and rules reads them, not the name.
+	Labels map[string]string `json:"labels,omitempty"`
 	// Samples counts the observations used for latency, censored ones included.
 	Samples int64 `json:"samples"`
 	// Censored counts the samples that are lower bounds ("took at least").

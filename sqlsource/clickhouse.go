@@ -116,8 +116,11 @@ func (ch ClickHouse) send(ctx context.Context, c *httpclient.Client, args url.Va
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		code, msg := clickHouseMessage(string(b))
+		// Secrets replaced before clickHouseMessage cuts the text: an
+		// error that quotes the Authorization header, cut in its middle,
+		// left most of the base64 of user:password.
+		text, _ := c.Secrets.ReadQuoted(resp.Body, 64<<10)
+		code, msg := clickHouseMessage(text)
 		return &clickHouseError{status: resp.StatusCode, code: code, msg: msg}
 	}
 	_, err = io.Copy(w, httpclient.Capped(resp.Body, c.Limit))

@@ -3,9 +3,11 @@ package sqlsource
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,4 +76,33 @@ func TestClickHouseFetch(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ClickHouse at "+srv.URL+" refused the query (HTTP 404): Code 81: Database missing doesn't exist")
 	assert.NotContains(t, err.Error(), secret, "the server quoted the password: it is redacted")
+}
+
+// Issue 30, item 9: an error that echoes the Authorization header was cut
+// at 300 characters before its secrets were replaced; the cut fell inside
+// the base64 of user:password, which then no longer matched whole and
+// showed, most of it (default:S3cr3tPassw0rdX decoded from it). Every cut
+// position is tried.
+func TestClickHouseErrorCutNeverLeavesPartOfASecret(t *testing.T) {
+	const user, secret = "default", "S3cr3tPassw0rdX"
+	t.Setenv("TT_CH_PASSWORD", secret)
+	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + secret))
+	for pad := 240; pad <= 300; pad++ {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, "Code: 516. DB::Exception: "+strings.Repeat("x", pad)+" Authorization: "+r.Header.Get("Authorization")+" password "+secret+"\n")
+		}))
+		ch := ClickHouse{Connection: httpclient.Options{URL: srv.URL, BasicUser: user, BasicPasswordEnv: "TT_CH_PASSWORD", Attempts: 1}}
+		_, err := ch.Fetch(context.Background(), "SELECT 1", io.Discard)
+		srv.Close()
+		require.Error(t, err)
+		msg := err.Error()
+		require.Contains(t, msg, "refused the query (HTTP 403): Code 516: ")
+		for i := 0; i+6 <= len(auth); i++ {
+			require.NotContains(t, msg, auth[i:i+6], "pad %d: part of the base64 credential", pad)
+		}
+		for _, part := range []string{"S3cr3t", "Passw0rd"} {
+			assert.NotContains(t, msg, part, "pad %d", pad)
+		}
+	}
 }

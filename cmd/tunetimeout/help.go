@@ -57,7 +57,7 @@ var flagGroups = []struct {
 	{"source", "Server flags (Prometheus, Jaeger, SQL and ClickHouse: where and how to ask)", []string{"selector",
 		"at", "step", "aggregate", "peak-range", "header", "bearer-token-file", "bearer-token-env", "basic-auth-user",
 		"basic-auth-password-file", "basic-auth-password-env", "ca-file", "insecure-skip-verify", "query-timeout",
-		"query-retries", "max-response-bytes"}},
+		"query-retries", "max-response-bytes", "max-searches", "max-fetch-bytes", "max-fetch-time"}},
 }
 
 // groupFlags annotates each flag of fs with its group (flagGroups).

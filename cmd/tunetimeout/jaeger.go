@@ -9,6 +9,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/internal/timeflag"
 	"github.com/tunetimeout/tunetimeout/jaegersource"
 	"github.com/tunetimeout/tunetimeout/recommend"
@@ -18,6 +19,7 @@ import (
 // jaegerFlags holds the raw values of the jaeger command's own flags.
 type jaegerFlags struct {
 	lookback time.Duration
+	maxBytes string
 	conn     connectionFlags
 }
 
@@ -93,6 +95,9 @@ law and call-graph checks. The window is --lookback up to now, or --from and
 	fl.StringVar(&f.to, "to", "", "read the traces that start before this time (default: now)")
 	fl.IntVar(&s.Limit, "limit", jaegersource.DefaultLimit, "traces asked for in one search; a full answer is split")
 	fl.IntVar(&s.MaxTraces, "max-traces", jaegersource.DefaultMaxTraces, "stop after this many distinct traces")
+	fl.IntVar(&s.MaxSearches, "max-searches", jaegersource.DefaultMaxSearches, "fail after this many searches")
+	fl.StringVar(&jf.maxBytes, "max-fetch-bytes", "4GiB", "fail when the answers of all searches together are larger")
+	fl.DurationVar(&s.MaxTime, "max-fetch-time", jaegersource.DefaultMaxTime, "fail when the searches take longer in all")
 	fl.StringSliceVar(&f.by, "by", nil, "group spans by: "+strings.Join(ingest.SpanGroupKeys, ", ")+" (default: the edge)")
 	fl.BoolVar(&o.Status.IncludeErrors, "include-errors", false, "count failed spans as latency samples")
 	fl.IntVar(&o.MaxGroups, "max-groups", analysis.DefaultMaxGroups, "keep at most this many groups apart; the rest go to \"other\"")
@@ -121,6 +126,19 @@ func (jf jaegerFlags) apply(s *jaegersource.Options, o *analysis.Options) error 
 	}
 	if s.MaxTraces <= 0 {
 		return fmt.Errorf("--max-traces %d must be positive", s.MaxTraces)
+	}
+	if s.MaxSearches <= 0 {
+		return fmt.Errorf("--max-searches %d must be positive", s.MaxSearches)
+	}
+	if s.MaxTime <= 0 {
+		return fmt.Errorf("--max-fetch-time %v must be positive", s.MaxTime)
+	}
+	var err error
+	if s.MaxBytes, err = human.ParseBytes(jf.maxBytes); err != nil {
+		return fmt.Errorf("--max-fetch-bytes %w", err)
+	}
+	if s.MaxBytes <= 0 {
+		return fmt.Errorf("--max-fetch-bytes %q must be positive", jf.maxBytes)
 	}
 	s.End = o.To
 	if s.End.IsZero() {

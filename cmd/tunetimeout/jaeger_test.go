@@ -74,6 +74,10 @@ func TestJaegerCommandLine(t *testing.T) {
 	defer srv.Close()
 	open := httptest.NewServer(&jaegertest.Server{Services: []string{"checkout", "payments"}})
 	defer open.Close()
+	// Issue 30, item 4: the same full page whatever the window.
+	endless := httptest.NewServer(&jaegertest.Server{Services: []string{"checkout"}, IgnoreWindow: true,
+		Traces: jaegertest.Traces(20, time.Now().Add(-time.Minute), time.Millisecond)})
+	defer endless.Close()
 	for _, tt := range []struct {
 		name     string
 		args     []string
@@ -89,6 +93,11 @@ func TestJaegerCommandLine(t *testing.T) {
 		{"refused", []string{"--url", srv.URL, "--service", "checkout", "--bearer-token-env", "TT_JAEGER_TOKEN"}, 1, "answered HTTP 401 Unauthorized: it needs credentials"},
 		{"no service", []string{"--url", open.URL}, 1, "--service is required: Jaeger at " + open.URL + " knows 2 services: checkout, payments"},
 		{"misspelt", []string{"--url", open.URL, "--service", "paymnts"}, 1, `did you mean "payments"?`},
+		{"bad max-searches", []string{"--url", srv.URL, "--service", "x", "--max-searches", "0"}, 2, "--max-searches 0 must be positive"},
+		{"bad max-fetch-bytes", []string{"--url", srv.URL, "--service", "x", "--max-fetch-bytes", "lots"}, 2, `--max-fetch-bytes "lots" is not a size`},
+		{"bad max-fetch-time", []string{"--url", srv.URL, "--service", "x", "--max-fetch-time", "0s"}, 2, "--max-fetch-time 0s must be positive"},
+		{"a server that ignores the window", []string{"--url", endless.URL, "--service", "checkout", "--lookback", "1s", "--limit", "10", "--max-searches", "40"}, 1,
+			"Jaeger at " + endless.URL + " still answered full pages after 40 searches, the --max-searches bound, with 10 distinct traces read"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errOut, code := execute(t, "", append([]string{"jaeger"}, tt.args...)...)

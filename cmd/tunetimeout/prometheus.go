@@ -199,7 +199,7 @@ func addConnectionFlags(cmd *cobra.Command, s connectionFields, cf *connectionFl
 	fl.StringVar(s.basicPassEnv, "basic-auth-password-env", "", "read the basic auth password from this environment variable")
 	fl.StringVar(s.caFile, "ca-file", "", "PEM CA certificates to verify the server with")
 	fl.BoolVar(s.insecure, "insecure-skip-verify", false, "do not verify the server's TLS certificate")
-	fl.StringArrayVarP(s.headers, "header", "H", nil, "extra request header, e.g. 'X-Scope-OrgID: team-a' (repeatable)")
+	fl.StringArrayVarP(s.headers, "header", "H", nil, "extra request header, e.g. 'X-Scope-OrgID: team-a' (repeatable); @FILE reads them from a file (credentials)")
 	fl.DurationVar(s.timeout, "query-timeout", httpclient.DefaultTimeout, "timeout of one query attempt")
 	fl.IntVar(&cf.retries, "query-retries", httpclient.DefaultAttempts-1, "retries of a failed query (capped exponential backoff, full jitter)")
 	fl.StringVar(&cf.maxResponse, "max-response-bytes", "256MiB", "largest answer to one query (after decompression); a larger one fails the query. Bytes (1048576) or a number with a unit: KiB, MiB, GiB (powers of 1024) or kB, MB, GB (powers of 1000), e.g. 512MiB, 1GB")

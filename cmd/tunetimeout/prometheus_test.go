@@ -95,16 +95,16 @@ func TestPrometheusFlagsCheckedFirst(t *testing.T) {
 	}{
 		{"no scheme", []string{"--url", "localhost:9090", "--metric", "x_seconds"},
 			`--url "localhost:9090" is not an http:// or https:// address`},
-		{"metric name", append(ok, "--metric", "bad-name"), `--metric "bad-name" is not a Prometheus metric name`},
+		{"metric name", append(ok, "--metric", "bad-name"), `--metric "bad-name" is not a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)`},
 		{"by le", append(ok, "--by", "le"), "--by le: cannot group by the histogram's own label"},
 		{"step longer than window", append(ok, "--step", "2h", "--window", "1h"), "--step 2h is longer than --window 1h"},
-		{"selector", append(ok, "--selector", `job="api"`), `--selector "job=\"api\"" must be label matchers in braces, e.g. {job="api"}`},
+		{"selector", append(ok, "--selector", `job="api"`), `--selector "job=\"api\"": must be label matchers in braces, e.g. {job="api"}`},
 		{"two token sources", append(ok, "--bearer-token-env", "TT_CMD_UNSET"), "--bearer-token-file and --bearer-token-env exclude each other"},
 		{"token and basic auth", append(ok, "--basic-auth-user", "admin"), "choose one of bearer token and basic auth"},
 		{"header syntax", append(ok, "-H", "X-Scope-OrgID team-a"), "-H number 1 (of 1) has no colon (it starts with X-Scope-OrgID): write Name: value"},
 		{"every problem at once", []string{"--url", "localhost:9090", "--metric", "bad-name", "--by", "le"},
 			`--url "localhost:9090" is not an http:// or https:// address` + "\n" +
-				`--metric "bad-name" is not a Prometheus metric name` + "\n" +
+				`--metric "bad-name" is not a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)` + "\n" +
 				"--by le: cannot group by the histogram's own label"},
 	}
 	for _, tt := range tests {

@@ -2,9 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -165,12 +170,123 @@ func TestRulesCommandLine(t *testing.T) {
 		{"groups without --by", []string{"--report", rep}, 1, `give --by as the prometheus run had it`},
 		{"bad label", []string{"--report", rep, "--label", "release"}, 2, `--label "release" is not KEY=VALUE`},
 		{"burn beyond 1", []string{"--report", rep, "--by", "route", "--windows", "1h/5m:2000"}, 1, "burn rate 2000 x budget 0.001 is at least 1"},
+		// Issue 30, item 13: what is written into PromQL is PromQL, or a
+		// usage error; promtool refused the file before.
+		{"metric not a name", []string{"--report", rep, "--by", "route", "--metric", "rpc seconds"}, 2, `--metric "rpc seconds" is not a Prometheus metric name`},
+		{"metric smuggling PromQL", []string{"--report", rep, "--by", "route", "--metric", `x) or vector(1`}, 2, `--metric "x) or vector(1" is not a Prometheus metric name`},
+		{"by not a label", []string{"--report", rep, "--by", "http.route"}, 2, `--by "http.route" is not a Prometheus label name`},
+		{"by the histogram's label", []string{"--report", rep, "--by", "le"}, 2, `--by le: cannot group by the histogram's own label`},
+		{"selector without braces", []string{"--report", rep, "--by", "route", "--selector", `job="api"`}, 2, `--selector "job=\"api\"": must be label matchers in braces`},
+		{"selector ending early", []string{"--report", rep, "--by", "route", "--selector", `{job="api"} or vector(1) or {a="b"}`}, 2, `expected , or } after the matcher of job`},
+		{"selector quote unclosed", []string{"--report", rep, "--by", "route", "--selector", `{job="api}`}, 2, `the value of job: the quote does not close`},
+		{"selector bad regex", []string{"--report", rep, "--by", "route", "--selector", `{code=~"5(("}`}, 2, `the value of code is not a regular expression`},
+		{"selector bad operator", []string{"--report", rep, "--by", "route", "--selector", `{job=="api"}`}, 2, `the value of job: expected a quoted string`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, code := execute(t, "", append([]string{"rules"}, tc.args...)...)
 			assert.Equal(t, tc.code, code, stderr)
 			assert.Contains(t, stderr, tc.want)
 			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+		})
+	}
+}
+
+// labelledPrometheus answers a classic histogram's queries with one series
+// per label set of sets, set i with 1000 x (i+1) calls.
+func labelledPrometheus(sets []map[string]string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := r.FormValue("query")
+		var out []string
+		series := func(m map[string]string, le string, v float64) {
+			labels := map[string]string{}
+			for k, val := range m {
+				labels[k] = val
+			}
+			if le != "" {
+				labels["le"] = le
+			}
+			b, _ := json.Marshal(labels)
+			out = append(out, fmt.Sprintf(`{"metric":%s,"value":[1800000000,"%g"]}`, b, v))
+		}
+		switch {
+		case strings.HasPrefix(q, "count("):
+			series(nil, "", float64(len(sets)))
+		case strings.Contains(q, "_bucket"):
+			for i, m := range sets {
+				n := float64(1000 * (i + 1))
+				series(m, "0.1", 0.6*n)
+				series(m, "0.5", 0.95*n)
+				series(m, "1", 0.9995*n)
+				series(m, "+Inf", n)
+			}
+		case strings.Contains(q, "_sum"):
+			for i, m := range sets {
+				series(m, "", 120*float64(i+1))
+			}
+		default: // _count, rates
+			for i, m := range sets {
+				series(m, "", float64(1000*(i+1)))
+			}
+		}
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(out, ","))
+	}
+}
+
+// Issue 30, item 11, through the commands: groups with different label
+// sets stay apart in the report, and the rules select each by its own
+// labels (route="-" and route="" were one group "-", whose rules selected
+// only the series without route).
+func TestRulesSelectEachGroupByItsLabels(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		by   string
+		sets []map[string]string
+		want map[string]string // group -> its matchers in the recording rule
+	}{
+		{"spaces in values", "route,method", []map[string]string{{"route": "x y", "method": "z"}, {"route": "x", "method": "y z"}},
+			map[string]string{`"x y" z`: `route="x y", method="z"`, `x "y z"`: `route="x", method="y z"`}},
+		{"a value - and a missing label", "route", []map[string]string{{"route": "-"}, {"job": "api"}},
+			map[string]string{`"-"`: `route="-"`, `-`: `route=""`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(labelledPrometheus(tc.sets))
+			defer srv.Close()
+			out, errOut, code := execute(t, "", "prometheus", "--url", srv.URL, "--metric", "tt_request_duration_seconds",
+				"--window", "1h", "--at", "1800000000", "--by", tc.by, "-o", "json")
+			require.Equal(t, 0, code, errOut)
+			var r report.Report
+			require.NoError(t, json.Unmarshal([]byte(out), &r))
+			var names []string
+			for _, g := range r.Groups {
+				names = append(names, g.Name)
+				assert.Positive(t, g.Samples)
+			}
+			assert.ElementsMatch(t, slices.Collect(maps.Keys(tc.want)), names, "one group per label set")
+			assert.NotEqual(t, r.Groups[0].Samples, r.Groups[1].Samples, "each its own calls, none added up")
+
+			rep := filepath.Join(t.TempDir(), "report.json")
+			require.NoError(t, os.WriteFile(rep, []byte(out), 0o644))
+			rules, errOut, code := execute(t, "", "rules", "--report", rep, "--by", tc.by)
+			require.Equal(t, 0, code, errOut)
+			var f rulesFile
+			require.NoError(t, yaml.Unmarshal([]byte(rules), &f))
+			found := 0
+			for _, g := range f.Groups {
+				for _, rule := range g.Rules {
+					grp, ok := rule.Labels["group"]
+					if rule.Record == "" || !ok {
+						continue
+					}
+					want, ok := tc.want[strings.Trim(grp, `'`)]
+					if !ok {
+						want = tc.want[grp]
+					}
+					require.NotEmpty(t, want, "group %q", grp)
+					assert.Contains(t, rule.Expr, "{"+want+"}", "group %q", grp)
+					found++
+				}
+			}
+			assert.Positive(t, found)
 		})
 	}
 }

@@ -31,7 +31,7 @@ const (
 	cliPassFile   = "clipassfile-Tn3Vb6"
 	cliPassEnv    = "clipassenv-Gk9Hd1"
 	cliURLPass    = "cliurlpass/Ys5Nf0" // / needs escaping in a URL
-	cliURLQuery   = "cliquery-Rw2Jm7"
+	cliURLQuery   = "cliquery-Rw2Jm7-x" // 16 bytes or more: redacted however it is keyed
 	cliOrgHeader  = "cliorg-Bx8Kq3"
 	cliAuthHeader = "cliauthheader-Ev6Ut4"
 	cliUser       = "admin"
@@ -56,8 +56,8 @@ func cliLeaks(s string) []string {
 // cliEcho is what a careless server says about a request.
 func cliEcho(r *http.Request) string {
 	user, pass, _ := r.BasicAuth()
-	return fmt.Sprintf("refused Authorization: %s (%s:%s), X-Scope-OrgID: %s, api_key=%s",
-		r.Header.Get("Authorization"), user, pass, r.Header.Get("X-Scope-OrgID"), r.FormValue("api_key"))
+	return fmt.Sprintf("refused Authorization: %s (%s:%s), X-Scope-OrgID: %s, org_scope=%s",
+		r.Header.Get("Authorization"), user, pass, r.Header.Get("X-Scope-OrgID"), r.FormValue("org_scope"))
 }
 
 func cliQuote(s string) string {
@@ -109,8 +109,10 @@ func TestPrometheusSecretsNeverShown(t *testing.T) {
 		{name: "bearer token env", args: []string{"--bearer-token-env", "TT_CLI_TOKEN"}, sent: "Bearer " + cliBearerEnv},
 		{name: "basic auth password file", args: []string{"--basic-auth-user", cliUser, "--basic-auth-password-file", passFile}, sent: basic(cliPassFile)},
 		{name: "basic auth password env", args: []string{"--basic-auth-user", cliUser, "--basic-auth-password-env", "TT_CLI_PASS"}, sent: basic(cliPassEnv)},
-		{name: "user:password in the URL", inURL: true, sent: basic(cliURLPass)},
-		{name: "Authorization header", args: []string{"-H", "Authorization: Bearer " + cliAuthHeader}, sent: "Bearer " + cliAuthHeader},
+		// A password in --url and -H Authorization are refused (issue 30,
+		// item 9: TestEverySourceRefusesSecretsInFlags); a header file
+		// takes their place.
+		{name: "Authorization header from a file", args: []string{"-H", "@" + write("headers", "Authorization: Bearer "+cliAuthHeader)}, sent: "Bearer " + cliAuthHeader},
 	}
 
 	var otherHits sync.Map
@@ -196,7 +198,7 @@ func TestPrometheusSecretsNeverShown(t *testing.T) {
 				}
 				u, err := url.Parse(base)
 				require.NoError(t, err)
-				u.RawQuery = "api_key=" + cliURLQuery
+				u.RawQuery = "org_scope=" + cliURLQuery
 				if setup.inURL {
 					u.User = url.UserPassword(cliUser, cliURLPass)
 				}
@@ -209,7 +211,7 @@ func TestPrometheusSecretsNeverShown(t *testing.T) {
 				require.Equal(t, tt.wantCode, code, "stderr: %s", errOut)
 				if tt.wantCode == 0 {
 					assert.Contains(t, out, tt.want, "the path this case is for")
-					assert.Contains(t, out, "?api_key=***", "the report shows --url without the query's values")
+					assert.Contains(t, out, "?org_scope=***", "the report shows --url without the query's values")
 				} else {
 					assert.Contains(t, errOut, tt.want, "the path this case is for")
 					assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %s", errOut)
@@ -233,4 +235,143 @@ func TestPrometheusSecretsNeverShown(t *testing.T) {
 		t.Errorf("the other host was sent a request: %s", k)
 		return true
 	})
+}
+
+// sourceCommands are the command lines of every command that reads a
+// server, for the server at u (sql prints a query and reads none).
+func sourceCommands(u string) map[string][]string {
+	prom := []string{"--url", u, "--metric", "x_seconds", "--window", "1h", "--at", "1800000000", "--query-retries", "0"}
+	return map[string][]string{
+		"prometheus": append([]string{"prometheus"}, prom...),
+		"rules":      append([]string{"rules"}, prom...),
+		"watch":      append([]string{"watch", "--every", "1m", "--listen", "127.0.0.1:0"}, prom...),
+		"check":      append([]string{"check", "--config-format", "envoy", "config.yaml"}, prom...),
+		"jaeger":     {"jaeger", "--url", u, "--service", "checkout", "--query-retries", "0"},
+		"clickhouse": {"clickhouse", "--url", u, "--table", "t", "--latency", "d", "--unit", "ms", "--query-retries", "0"},
+	}
+}
+
+// Issue 30, item 9: a credential on the command line is in the process
+// list for every user of the machine, for as long as the command runs:
+// every source refuses it, in every form, by the one rule of
+// internal/httpclient, naming the file and environment forms and never
+// the value.
+func TestEverySourceRefusesSecretsInFlags(t *testing.T) {
+	for _, form := range []struct {
+		name string
+		url  func(string) string // --url from the server's address
+		args []string
+		want string
+	}{
+		{"a password in --url", func(u string) string {
+			return strings.Replace(u, "http://", "http://"+cliUser+":"+url.QueryEscape(cliURLPass)+"@", 1)
+		}, nil,
+			"--url holds a password, which the process list shows to every user of this machine: give the user with --basic-auth-user and the password with --basic-auth-password-file or --basic-auth-password-env"},
+		{"a token in --url's query", func(u string) string { return u + "/?access_token=" + cliURLQuery }, nil,
+			"--url's query holds a credential under access_token, which the process list shows to every user of this machine: send it in a header from a file (-H @FILE)"},
+		{"-H Authorization", func(u string) string { return u }, []string{"-H", "Authorization: Bearer " + cliAuthHeader},
+			"-H Authorization carries a credential, which the process list shows to every user of this machine: give a bearer token with --bearer-token-file or --bearer-token-env, basic auth with --basic-auth-user and --basic-auth-password-file or --basic-auth-password-env, or any header from a file with -H @FILE"},
+		{"-H X-Api-Key", func(u string) string { return u }, []string{"-H", "X-Api-Key: " + cliOrgHeader},
+			"-H X-Api-Key carries a credential"},
+	} {
+		var hits sync.Map
+		srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { hits.Store(r.URL.Path, true) }))
+		for name, args := range sourceCommands(form.url(srv.URL)) {
+			t.Run(form.name+"/"+name, func(t *testing.T) {
+				dir := t.TempDir()
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("{}\n"), 0o600))
+				for i, a := range args {
+					if a == "config.yaml" {
+						args[i] = filepath.Join(dir, a)
+					}
+				}
+				out, errOut, code := execute(t, "", append(args, form.args...)...)
+				assert.Equal(t, 2, code, "a wrong command line: %s", errOut)
+				assert.Contains(t, errOut, form.want)
+				assert.Empty(t, cliLeaks(out+errOut), "a secret in the output:\n%s%s", out, errOut)
+			})
+		}
+		srv.Close()
+		hits.Range(func(k, _ any) bool {
+			t.Errorf("%s: the server was sent %s", form.name, k)
+			return true
+		})
+	}
+}
+
+// The forms the help recommends (files, environment variables, -H @FILE)
+// reach every source, and a server that quotes them in its error shows
+// none of them, in any form, on any output.
+func TestEverySourceHidesEchoedSecrets(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, secret string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(secret+"\n"), 0o600))
+		return p
+	}
+	t.Setenv("TT_CLI_TOKEN", cliBearerEnv)
+	t.Setenv("TT_CLI_PASS", cliPassEnv)
+	headers := write("headers", "X-Api-Key: "+cliAuthHeader)
+	basic := func(p string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(cliUser+":"+p)) }
+	for _, cred := range []struct {
+		name string
+		args []string
+		sent string
+	}{
+		{"bearer token file", []string{"--bearer-token-file", write("token", cliBearerFile)}, "Bearer " + cliBearerFile},
+		{"bearer token env", []string{"--bearer-token-env", "TT_CLI_TOKEN"}, "Bearer " + cliBearerEnv},
+		{"basic auth password file", []string{"--basic-auth-user", cliUser, "--basic-auth-password-file", write("password", cliPassFile)}, basic(cliPassFile)},
+		{"basic auth password env", []string{"--basic-auth-user", cliUser, "--basic-auth-password-env", "TT_CLI_PASS"}, basic(cliPassEnv)},
+	} {
+		var mu sync.Mutex
+		var auth []string
+		// An error that quotes everything it was sent, long enough that
+		// a cut at 300 characters falls inside it.
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			auth = append(auth, r.Header.Get("Authorization"))
+			mu.Unlock()
+			w.WriteHeader(http.StatusForbidden)
+			quote := "refused Authorization: " + r.Header.Get("Authorization") + ", X-Api-Key: " + r.Header.Get("X-Api-Key") + ", X-Scope-OrgID: " + r.Header.Get("X-Scope-OrgID")
+			io.WriteString(w, "Code: 516. DB::Exception: "+strings.Repeat("x", 250)+" "+quote+" "+cliQuote(quote))
+		}))
+		u := srv.URL + "/?org_scope=" + cliURLQuery
+		for name, args := range sourceCommands(u) {
+			if name == "watch" || name == "check" {
+				continue // watch serves until stopped; check's --url is prometheus's
+			}
+			t.Run(cred.name+"/"+name, func(t *testing.T) {
+				args := append(append(args, cred.args...), "-H", "@"+headers, "-H", "X-Scope-OrgID: "+cliOrgHeader)
+				out, errOut, code := execute(t, "", args...)
+				assert.Equal(t, 1, code, errOut)
+				assert.Contains(t, errOut, "403", "the server's refusal")
+				assert.Empty(t, cliLeaks(out+errOut), "a secret in the output:\n%s%s", out, errOut)
+				assert.Empty(t, partLeaks(out+errOut), "part of a secret in the output (a cut before redaction):\n%s%s", out, errOut)
+				mu.Lock()
+				defer mu.Unlock()
+				require.NotEmpty(t, auth)
+				assert.Equal(t, cred.sent, auth[len(auth)-1], "the credentials were sent")
+			})
+		}
+		srv.Close()
+	}
+}
+
+// partLeaks returns the parts of 8 bytes of a secret (or of the base64
+// of a basic-auth user:password) that s holds: what a cut inside a secret
+// before its redaction leaves.
+func partLeaks(s string) []string {
+	secrets := []string{cliBearerFile, cliBearerEnv, cliPassFile, cliPassEnv, cliURLQuery, cliOrgHeader, cliAuthHeader}
+	for _, p := range []string{cliPassFile, cliPassEnv} {
+		secrets = append(secrets, base64.StdEncoding.EncodeToString([]byte(cliUser + ":" + p))[8:]) // past "admin:"
+	}
+	var found []string
+	for _, sec := range secrets {
+		for i := 0; i+8 <= len(sec); i++ {
+			if strings.Contains(s, sec[i:i+8]) {
+				found = append(found, sec[i:i+8])
+			}
+		}
+	}
+	return found
 }

@@ -231,9 +231,11 @@ Native histograms use histogram_fraction (an interpolation).
 
 The input is a live Prometheus, read as the prometheus command reads it, or
 --report, a saved tunetimeout prometheus -o json (give --by and --selector as
-that run had them). --kind prometheusrule writes a prometheus-operator
-PrometheusRule; --test-out a promtool unit test of the rules; --grafana a
-Grafana dashboard of the ratios and of the watch command's metrics.
+that run had them). --metric, --by and --selector are checked as PromQL
+names and label matchers before anything is written (exit 2 when not).
+--kind prometheusrule writes a prometheus-operator PrometheusRule;
+--test-out a promtool unit test of the rules; --grafana a Grafana dashboard
+of the ratios and of the watch command's metrics.
 
 Example:
   # From a saved report, for the 250ms timeout configured today
@@ -281,21 +283,32 @@ Example:
 
 	{"servers", "Credentials, retries, limits, Jaeger paging", `prometheus, watch, rules, check --url, jaeger and clickhouse read servers.
 
-Credentials come from files or environment variables, never from flags
-(basic auth: --basic-auth-user with --basic-auth-password-file or -env;
-a bearer token: --bearer-token-file or --bearer-token-env; any header: -H),
-and never appear in output or errors. Failed queries and requests are
+Credentials come from files or environment variables, never from the
+command line, where the process list shows them (basic auth:
+--basic-auth-user with --basic-auth-password-file or -env; a bearer token:
+--bearer-token-file or --bearer-token-env; any header: -H @FILE, lines of
+Name: value), and never appear in output or errors, cut or whole. A password
+in --url, a credential in its query (?api_key=) or a -H that carries one
+(Authorization, Cookie, X-Api-Key...) is refused (exit 2), the same in every
+source. Failed queries and requests are
 retried with capped exponential backoff and full jitter. Answers are
 decoded as they arrive; one larger than --max-response-bytes (256MiB)
-fails its query.
+fails its query. prometheus (and watch, rules, check --url per run) and
+clickhouse send a fixed number of queries whatever the data, so their work
+is bounded by those: each answer at most --max-response-bytes, each query
+at most --query-retries + 1 attempts of --query-timeout.
 
 Jaeger: the window is --lookback up to now, or --from and --to. The API has
 no cursor: each search asks for at most --limit traces, and one that answers
 that many is split in two halves, again until every answer is below the
-limit; traces answered twice are read once. --max-traces bounds the whole
-fetch (a note says when it stopped). Answers are streamed to a temporary
-file, removed afterwards; one larger than --max-response-bytes fails.
-Without --service, the services Jaeger knows are listed.
+limit; traces answered twice are read once, and copies of one trace within
+an answer count once toward --limit. --max-traces bounds the whole fetch (a
+note says when it stopped). Whatever the server answers (one that ignores
+the window answers full pages for ever), the fetch fails with the bound
+named after --max-searches searches (10000), --max-fetch-bytes of answers
+in all (4GiB) or --max-fetch-time (15m). Answers are streamed to a
+temporary file, removed afterwards; one larger than --max-response-bytes
+fails. Without --service, the services Jaeger knows are listed.
 
 Examples:
   # Mimir or Cortex: the tenant header and a bearer token from the environment

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -35,7 +36,7 @@ type Options struct {
 	// of an environment variable's name.
 	Server, ExampleURL, ExampleEnv string
 
-	URL string // http(s)://host:port[/prefix]; user:password@ in it is basic auth
+	URL string // http(s)://host:port[/prefix]; a password or a credential in its query is refused (commandLineSecrets)
 
 	BearerTokenFile string // file holding a bearer token
 	BearerTokenEnv  string // environment variable holding a bearer token
@@ -47,7 +48,9 @@ type Options struct {
 
 	CAFile             string // PEM CA bundle to verify the server with
 	InsecureSkipVerify bool
-	// Headers are "Name: value". Their values are treated as credentials:
+	// Headers are "Name: value", or "@FILE" for the headers of FILE, one
+	// a line: the only form of a header that carries a credential
+	// (commandLineSecrets). Their values are treated as credentials:
 	// never shown, and redacted wherever a server quotes them.
 	Headers []string
 
@@ -129,11 +132,65 @@ func (o Options) Check() error {
 			errs = append(errs, fmt.Errorf("%s takes the name of an environment variable, such as %s; what it was given is not one (the secret itself?), so it is not shown", e.flag, o.ExampleEnv))
 		}
 	}
-	if _, err := parseHeaders(o.Headers, o.authBy(u), &Redactor{}); err != nil {
+	if _, err := parseHeaders(o.Headers, o.authBy(u), &Redactor{}, true); err != nil {
 		errs = append(errs, err)
+	}
+	errs = append(errs, commandLineSecrets(u, o.Headers))
+	return errors.Join(errs...)
+}
+
+// commandLineSecrets is the one rule of every source on credentials given
+// on the command line, where the process list (ps, /proc/PID/cmdline)
+// shows them to every user of the machine, for as long as the command
+// runs (watch: for days): refused, each with the file and environment
+// forms that keep it out. A password in --url, a query value under a
+// credential's key (?api_key=...), and a -H header that carries a
+// credential (Authorization, Cookie, X-Api-Key, ...; -H @FILE reads
+// headers from a file instead). The errors name the flag and the key or
+// header, never the value.
+func commandLineSecrets(u *url.URL, headers []string) error {
+	var errs []error
+	const seen = "which the process list shows to every user of this machine"
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			errs = append(errs, fmt.Errorf("--url holds a password, %s: give the user with --basic-auth-user and the password with --basic-auth-password-file or --basic-auth-password-env", seen))
+		}
+	}
+	for _, p := range strings.Split(u.RawQuery, "&") {
+		k, v, _ := strings.Cut(p, "=")
+		if v != "" && credentialKey.MatchString(k) {
+			key, err := url.QueryUnescape(k)
+			if err != nil || !validHeaderName(key) {
+				key = "a key"
+			}
+			errs = append(errs, fmt.Errorf("--url's query holds a credential under %s, %s: send it in a header from a file (-H @FILE) if the server takes one, or use --bearer-token-file, --bearer-token-env or basic auth (--basic-auth-user with --basic-auth-password-file or --basic-auth-password-env)", key, seen))
+		}
+	}
+	for _, h := range headers {
+		name, value, ok := strings.Cut(h, ":")
+		name = strings.TrimSpace(name)
+		if strings.HasPrefix(strings.TrimSpace(h), "@") || !ok || !validHeaderName(name) || strings.TrimSpace(value) == "" {
+			continue // a file, or malformed (parseHeaders says so)
+		}
+		if credentialHeader(name) {
+			errs = append(errs, fmt.Errorf("-H %s carries a credential, %s: give a bearer token with --bearer-token-file or --bearer-token-env, basic auth with --basic-auth-user and --basic-auth-password-file or --basic-auth-password-env, or any header from a file with -H @FILE (lines of Name: value)", name, seen))
+		}
 	}
 	return errors.Join(errs...)
 }
+
+// credentialHeader says whether a header carries a credential.
+func credentialHeader(name string) bool {
+	switch http.CanonicalHeaderKey(name) {
+	case "Authorization", "Proxy-Authorization", "Cookie":
+		return true
+	}
+	return credentialName.MatchString(name)
+}
+
+// credentialName matches header names whose values are credentials
+// (X-Api-Key, X-Auth-Token, X-ClickHouse-Key...).
+var credentialName = regexp.MustCompile(`(?i)auth|token|key|secret|pass|pwd|cookie|session|jwt|bearer|cred|signature`)
 
 // authBy is the flag that sets the Authorization header, "" when none
 // does; u is o.URL parsed.
@@ -223,7 +280,11 @@ func New(o Options) (*Client, error) {
 		}
 	}
 	sec.Add(token)
-	headers, err := parseHeaders(o.Headers, authBy, sec)
+	hs, err := headerFiles(o.Headers)
+	if err != nil {
+		return nil, err
+	}
+	headers, err := parseHeaders(hs, authBy, sec, false)
 	if err != nil {
 		return nil, err
 	}
@@ -375,14 +436,48 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // credentialKey matches query keys whose values are credentials.
 var credentialKey = regexp.MustCompile(`(?i)key|token|auth|secret|pass|pwd|sig|cred|session|jwt|bearer|account`)
 
+// headerFiles replaces each -H @FILE by the headers of FILE, one a line
+// ("Name: value"; blank lines and lines starting with # are skipped), as
+// curl's -H @file reads them: a credential header that the process list
+// does not show. The file is read as a secret: its name is shown only
+// when it cannot be the secret itself (readSecret).
+func headerFiles(hs []string) ([]string, error) {
+	var out []string
+	for _, h := range hs {
+		path, ok := strings.CutPrefix(strings.TrimSpace(h), "@")
+		if !ok {
+			out = append(out, h)
+			continue
+		}
+		text, err := readSecret(path, "-H @FILE")
+		if err != nil {
+			return nil, err
+		}
+		for line := range strings.Lines(text) {
+			line = strings.TrimSpace(line)
+			if line != "" && !strings.HasPrefix(line, "#") {
+				out = append(out, line)
+			}
+		}
+	}
+	return out, nil
+}
+
 // parseHeaders reads the -H values and registers them with sec. It reports
 // every problem, each naming the header by its name, or by its position
 // when it has none: never by its value, which is often a credential.
 // authBy is the flag that sets the Authorization header, if one does.
-func parseHeaders(hs []string, authBy string, sec *Redactor) (http.Header, error) {
+// With files, a -H @FILE is passed over (Check: it is read by New).
+func parseHeaders(hs []string, authBy string, sec *Redactor, files bool) (http.Header, error) {
 	headers := http.Header{}
 	var errs []error
 	for i, h := range hs {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(h), "@"); files && ok {
+			if strings.TrimSpace(p) == "" {
+				errs = append(errs, fmt.Errorf("-H number %d (of %d): -H @FILE names no file", i+1, len(hs)))
+			}
+			continue
+		}
 		which := fmt.Sprintf("-H number %d (of %d)", i+1, len(hs))
 		name, value, ok := strings.Cut(h, ":")
 		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
@@ -566,6 +661,39 @@ func (r *Redactor) Clean(s string) string {
 		for _, e := range []string{url.QueryEscape(sec), url.PathEscape(sec), jsonString(sec)} {
 			if e != sec {
 				s = strings.ReplaceAll(s, e, "***")
+			}
+		}
+	}
+	return s
+}
+
+// ReadQuoted reads at most limit bytes of rd, text a server sent that a
+// message may quote (an error's body), with every secret replaced before
+// anything cuts it: a secret cut in two is no longer found whole, and what
+// is left of it would show. When rd holds more than limit bytes, what was
+// read ends inside the answer, maybe inside a secret: CleanCut.
+func (r *Redactor) ReadQuoted(rd io.Reader, limit int64) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(rd, limit+1))
+	if err != nil {
+		return "", err
+	}
+	if int64(len(b)) <= limit {
+		return r.Clean(string(b)), nil
+	}
+	return r.CleanCut(string(b[:limit])), nil
+}
+
+// CleanCut is Clean for text cut at its end: the beginning of a secret
+// (in any form Clean knows) at its end is replaced by *** too.
+func (r *Redactor) CleanCut(s string) string {
+	s = r.Clean(s)
+	for _, sec := range r.secrets {
+		for _, f := range []string{sec, url.QueryEscape(sec), url.PathEscape(sec), jsonString(sec)} {
+			for n := min(len(f)-1, len(s)); n > 0; n-- {
+				if strings.HasSuffix(s, f[:n]) {
+					s = s[:len(s)-n] + "***"
+					break
+				}
 			}
 		}
 	}

@@ -67,7 +67,14 @@ type Server struct {
 	Services []string
 	Token    string // required bearer token, when set
 	DupFirst bool   // answer the first trace of each answer twice
-	Fail     int    // answer 503 to this many requests first
+	// IgnoreWindow answers the newest traces up to limit whatever the
+	// search's start and end, as a broken server or proxy might.
+	IgnoreWindow bool
+	// Copies answers limit copies of the first trace that matches.
+	Copies bool
+	// Delay is how long each search takes to answer.
+	Delay    time.Duration
+	Fail     int // answer 503 to this many requests first
 	Requests int
 	Searches []string // the query strings of /api/traces
 }
@@ -116,13 +123,24 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var in []Trace
 		if slices.Contains(f.Services, q.Get("service")) {
 			for _, t := range f.Traces {
-				if t.Start >= start && t.Start <= end {
+				if f.IgnoreWindow || t.Start >= start && t.Start <= end {
 					in = append(in, t)
 				}
 			}
 		}
 		sort.SliceStable(in, func(i, j int) bool { return in[i].Start > in[j].Start })
 		in = in[:min(len(in), limit)]
+		if f.Copies && len(in) > 0 {
+			for i := range in {
+				in[i] = in[0]
+			}
+			for len(in) < limit {
+				in = append(in, in[0])
+			}
+		}
+		if f.Delay > 0 {
+			time.Sleep(f.Delay)
+		}
 		var parts []string
 		for i, t := range in {
 			parts = append(parts, t.JSON())

@@ -24,6 +24,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
+	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/report"
 )
 
@@ -226,9 +228,29 @@ func Build(r *report.Report, o Options) (*Rules, error) {
 	if src == nil {
 		src = &report.PrometheusSource{Kind: "classic", UnitSeconds: 1}
 	}
+	// Every name and matcher written into PromQL is checked first: a
+	// --metric, --by or --selector that is not PromQL would make a file
+	// promtool refuses, or end an expression and add to it. The flags are
+	// the command line's (exit 2); a report's metric is the data's.
+	if o.Metric != "" {
+		if err := promsource.CheckMetric("--metric", o.Metric); err != nil {
+			return nil, &usage.Error{Err: err}
+		}
+	}
+	for _, l := range o.By {
+		if err := promsource.CheckBy(l); err != nil {
+			return nil, &usage.Error{Err: err}
+		}
+	}
+	if _, err := promsource.ParseSelector(o.Selector); err != nil {
+		return nil, &usage.Error{Err: err}
+	}
 	metric := o.Metric
 	if metric == "" {
 		metric = src.Metric
+		if err := promsource.CheckMetric("the report's metric", metric); err != nil {
+			return nil, err
+		}
 	}
 	if len(o.Windows) == 0 {
 		return nil, errors.New("no --windows")
@@ -324,7 +346,7 @@ func target(g report.Group, o Options, kind, sel string, unit float64) (Target, 
 	default:
 		return t, "", fmt.Errorf("a %s histogram has no PromQL for the share above a bound: rules are written for classic (le) and native histograms", kind)
 	}
-	labels, err := groupLabels(g.Name, o.By)
+	labels, err := groupLabels(g, o.By)
 	if err != nil {
 		return t, "", err
 	}
@@ -429,30 +451,78 @@ func leMatcher(le string) string {
 
 func regexpQuote(s string) string { return strings.ReplaceAll(s, ".", `\.`) }
 
-// groupLabels splits a group's name back into its label values: the
-// values of the --by labels joined by spaces, "-" for a missing label
-// (promsource names groups so); "all" without --by.
-func groupLabels(name string, by []string) ([][2]string, error) {
+// groupLabels are a group's values of the by labels, in by's order, ""
+// for a label its series do not have (a PromQL matcher l="" selects the
+// series without l): the report's labels, its identity. A report without
+// them (written before they were) has its group's names split back:
+// promsource.GroupName's values, quoted where they hold a space or a
+// quote or are "-", "-" for a missing label (with one label, a name that
+// is not one such value is the value); "all" without --by.
+func groupLabels(g report.Group, by []string) ([][2]string, error) {
 	if len(by) == 0 {
-		if name != "all" {
+		if g.Name != "all" || len(g.Labels) > 0 {
 			return nil, fmt.Errorf("the group's name is not \"all\": the report was grouped by labels; give --by as the prometheus run had it")
 		}
 		return nil, nil
 	}
-	values := []string{name}
-	if len(by) > 1 {
-		values = strings.Split(name, " ")
-		if len(values) != len(by) {
-			return nil, fmt.Errorf("cannot split the group's name into the values of the %d labels %s (a value holds a space?)", len(by), strings.Join(by, ","))
+	if len(g.Labels) > 0 {
+		out := make([][2]string, len(by))
+		for i, l := range by {
+			out[i] = [2]string{l, g.Labels[l]}
 		}
+		for l := range g.Labels {
+			if !slices.Contains(by, l) {
+				return nil, fmt.Errorf("the report grouped by the label %s, not in --by %s: give --by as the prometheus run had it", l, strings.Join(by, ","))
+			}
+		}
+		return out, nil
+	}
+	values, err := splitGroupName(g.Name)
+	if len(by) == 1 && (err != nil || len(values) != 1) {
+		// One label: the whole name is its value, as reports written
+		// before the values were quoted have it.
+		values, err = []string{g.Name}, nil
+	}
+	if err != nil || len(values) != len(by) {
+		return nil, fmt.Errorf("cannot split the group's name into the values of the %d labels %s: give --by as the prometheus run had it", len(by), strings.Join(by, ","))
 	}
 	out := make([][2]string, len(by))
 	for i, l := range by {
-		v := values[i]
-		if v == "-" {
-			v = ""
+		out[i] = [2]string{l, values[i]}
+	}
+	return out, nil
+}
+
+// splitGroupName reads the values of a name promsource.GroupName wrote:
+// words split at spaces, a quoted one unquoted, "-" a missing label ("").
+func splitGroupName(name string) ([]string, error) {
+	var out []string
+	for rest := name; rest != ""; {
+		if rest[0] == '"' {
+			q, err := strconv.QuotedPrefix(rest)
+			if err != nil {
+				return nil, err
+			}
+			v, _ := strconv.Unquote(q)
+			out = append(out, v)
+			rest = rest[len(q):]
+		} else {
+			w, _, _ := strings.Cut(rest, " ")
+			rest = rest[len(w):]
+			switch w {
+			case "":
+				return nil, fmt.Errorf("two spaces in a row")
+			case "-":
+				w = ""
+			}
+			out = append(out, w)
 		}
-		out[i] = [2]string{l, v}
+		if rest != "" {
+			if rest[0] != ' ' {
+				return nil, fmt.Errorf("a value runs on after its quote")
+			}
+			rest = rest[1:]
+		}
 	}
 	return out, nil
 }

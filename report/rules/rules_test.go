@@ -15,6 +15,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/tunetimeout/tunetimeout/internal/e2etest"
+	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/report"
 )
 
@@ -260,15 +261,51 @@ func TestNative(t *testing.T) {
 }
 
 func TestGroupLabels(t *testing.T) {
-	got, err := groupLabels("GET /api", []string{"method", "route"})
+	name := func(n string) report.Group { return report.Group{Name: n} }
+	got, err := groupLabels(name("GET /api"), []string{"method", "route"})
 	require.NoError(t, err)
 	assert.Equal(t, [][2]string{{"method", "GET"}, {"route", "/api"}}, got)
-	got, err = groupLabels("-", []string{"route"})
+	got, err = groupLabels(name("-"), []string{"route"})
 	require.NoError(t, err)
 	assert.Equal(t, [][2]string{{"route", ""}}, got, "a missing label")
-	_, err = groupLabels("/api", nil)
+	_, err = groupLabels(name("/api"), nil)
 	assert.ErrorContains(t, err, "give --by")
-	_, err = groupLabels("a b c", []string{"method", "route"})
+	_, err = groupLabels(name("a b c"), []string{"method", "route"})
+	assert.Error(t, err)
+
+	// Issue 30, item 11: the groups promsource keeps apart stay apart.
+	// From the report's labels (its identity):
+	for _, tc := range []struct {
+		g    report.Group
+		by   []string
+		want [][2]string
+	}{
+		{report.Group{Name: `"x y" z`, Labels: map[string]string{"route": "x y", "method": "z"}}, []string{"route", "method"}, [][2]string{{"route", "x y"}, {"method", "z"}}},
+		{report.Group{Name: `x "y z"`, Labels: map[string]string{"route": "x", "method": "y z"}}, []string{"route", "method"}, [][2]string{{"route", "x"}, {"method", "y z"}}},
+		{report.Group{Name: `"-"`, Labels: map[string]string{"route": "-"}}, []string{"route"}, [][2]string{{"route", "-"}}},
+		{report.Group{Name: `/a -`, Labels: map[string]string{"route": "/a"}}, []string{"route", "method"}, [][2]string{{"route", "/a"}, {"method", ""}}},
+		// and from names alone, as promsource.GroupName writes them:
+		{name(`"x y" z`), []string{"route", "method"}, [][2]string{{"route", "x y"}, {"method", "z"}}},
+		{name(`x "y z"`), []string{"route", "method"}, [][2]string{{"route", "x"}, {"method", "y z"}}},
+		{name(`"-"`), []string{"route"}, [][2]string{{"route", "-"}}},
+		{name(`- "a\"b"`), []string{"route", "method"}, [][2]string{{"route", ""}, {"method", `a"b`}}},
+	} {
+		got, err := groupLabels(tc.g, tc.by)
+		require.NoError(t, err, tc.g.Name)
+		assert.Equal(t, tc.want, got, tc.g.Name)
+		var names []string
+		var labels []promsource.Label
+		for _, l := range got {
+			names = append(names, l[0])
+			if l[1] != "" {
+				labels = append(labels, promsource.Label{Name: l[0], Value: l[1]})
+			}
+		}
+		assert.Equal(t, tc.g.Name, promsource.GroupName(names, labels), "the name round-trips")
+	}
+	_, err = groupLabels(report.Group{Name: "x", Labels: map[string]string{"job": "x"}}, []string{"route"})
+	assert.ErrorContains(t, err, "the report grouped by the label job, not in --by route")
+	_, err = groupLabels(name(`"x"y z`), []string{"route", "method"})
 	assert.Error(t, err)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/tunetimeout/tunetimeout/promsource"
 	"math"
 	"slices"
 	"strconv"
@@ -218,32 +219,16 @@ func seriesString(name string, labels map[string]string, extra, value string) st
 // selectorLabels reads a selector of equality matchers into label pairs;
 // any other matcher is an error (no series can be written for it here).
 func selectorLabels(s string) ([][2]string, error) {
-	body, err := selectorBody(s)
+	ms, err := promsource.ParseSelector(s)
 	if err != nil {
 		return nil, err
 	}
 	var out [][2]string
-	for rest := strings.TrimSpace(body); rest != ""; {
-		i := strings.IndexAny(rest, "=!~")
-		if i <= 0 {
-			return nil, fmt.Errorf("selector %s: cannot read a matcher at %q", s, rest)
+	for _, m := range ms {
+		if m.Op != "=" {
+			return nil, fmt.Errorf("selector %s: only = matchers can be written as series, not %s%s", s, m.Name, m.Op)
 		}
-		name := strings.TrimSpace(rest[:i])
-		rest = rest[i:]
-		if !strings.HasPrefix(rest, "=") || strings.HasPrefix(rest, "=~") {
-			return nil, fmt.Errorf("selector %s: only = matchers can be written as series, not %s%s", s, name, rest[:min(2, len(rest))])
-		}
-		rest = strings.TrimSpace(rest[1:])
-		q, err := strconv.QuotedPrefix(rest)
-		if err != nil {
-			return nil, fmt.Errorf("selector %s: the value of %s is not a quoted string", s, name)
-		}
-		v, err := strconv.Unquote(q)
-		if err != nil {
-			return nil, fmt.Errorf("selector %s: the value of %s: %w", s, name, err)
-		}
-		out = append(out, [2]string{name, v})
-		rest = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest[len(q):]), ","))
+		out = append(out, [2]string{m.Name, m.Value})
 	}
 	return out, nil
 }

@@ -1,0 +1,104 @@
+package promsource
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// groupsServer answers every query of a classic histogram with one series
+// per label set of sets, each set's calls 1000 x its number (from 1).
+func groupsServer(t *testing.T, sets []map[string]string) string {
+	f := &fake{}
+	srv := f.server(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		q := r.FormValue("query")
+		var out []string
+		series := func(m map[string]string, extra string, v float64) {
+			labels := map[string]string{}
+			for k, val := range m {
+				labels[k] = val
+			}
+			if extra != "" {
+				labels["le"] = extra
+			}
+			b, _ := json.Marshal(labels)
+			out = append(out, fmt.Sprintf(`{"metric":%s,"value":[1800000000,"%g"]}`, b, v))
+		}
+		switch {
+		case strings.HasPrefix(q, "count("):
+			series(nil, "", float64(len(sets)))
+		case strings.Contains(q, "_bucket"):
+			for i, m := range sets {
+				n := float64(1000 * (i + 1))
+				series(m, "0.1", 0.6*n)
+				series(m, "0.5", 0.95*n)
+				series(m, "1", 0.99*n)
+				series(m, "+Inf", n)
+			}
+		default: // _count, _sum, rates
+			for i, m := range sets {
+				series(m, "", float64(1000*(i+1)))
+			}
+		}
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(out, ","))
+	})
+	return srv.URL
+}
+
+// Issue 30, item 11: a group is its label values. Joined by spaces,
+// {route="x y",method="z"} and {route="x",method="y z"} were one group
+// "x y z" (their calls added, no warning), and route="-" and a series
+// without route were one group "-".
+func TestGroupsWithDifferentLabelsNeverMerge(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		by     []string
+		sets   []map[string]string
+		want   map[string][]Label // name -> labels
+		counts map[string]float64
+	}{
+		{name: "spaces in values", by: []string{"route", "method"},
+			sets: []map[string]string{{"route": "x y", "method": "z"}, {"route": "x", "method": "y z"}},
+			want: map[string][]Label{
+				`"x y" z`: {{"route", "x y"}, {"method", "z"}},
+				`x "y z"`: {{"route", "x"}, {"method", "y z"}},
+			},
+			counts: map[string]float64{`"x y" z`: 1000, `x "y z"`: 2000}},
+		{name: "a value - and a missing label", by: []string{"route"},
+			sets: []map[string]string{{"route": "-"}, {"job": "api"}},
+			want: map[string][]Label{
+				`"-"`: {{"route", "-"}},
+				`-`:   nil,
+			},
+			counts: map[string]float64{`"-"`: 1000, `-`: 2000}},
+		{name: "plain values stay plain", by: []string{"route", "method"},
+			sets: []map[string]string{{"route": "/api", "method": "GET"}, {"route": "/api"}},
+			want: map[string][]Label{
+				`/api GET`: {{"route", "/api"}, {"method", "GET"}},
+				`/api -`:   {{"route", "/api"}},
+			},
+			counts: map[string]float64{`/api GET`: 1000, `/api -`: 2000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := options(groupsServer(t, tc.sets), &noSleep{})
+			o.By = tc.by
+			res, err := Fetch(context.Background(), o)
+			require.NoError(t, err)
+			require.Len(t, res.Groups, len(tc.want), "one group per label set")
+			for _, g := range res.Groups {
+				want, ok := tc.want[g.Name]
+				require.True(t, ok, "unexpected group %q", g.Name)
+				assert.Equal(t, want, g.Labels, g.Name)
+				assert.Equal(t, tc.counts[g.Name], g.Calls, g.Name)
+				require.NotNil(t, g.Overall, g.Name)
+				assert.InDelta(t, tc.counts[g.Name], g.Overall.Count, 1e-9, "%s: its buckets alone", g.Name)
+			}
+		})
+	}
+}
