@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tunetimeout/tunetimeout/internal/budget"
 )
 
 // haproxyTarget writes one HAProxy backend per group: timeout queue,
@@ -15,8 +17,12 @@ var haproxyTarget = Target{
 	Summary: "HAProxy backends: timeout queue/connect/server, retries and retry-on fitted to the deadline, redispatch, server maxconn",
 	Comment: "#",
 	render:  renderHAProxy,
-	read:    readHAProxyConfig,
-	detect:  detectHAProxyConfig,
+	// The HAProxy reader reads no include and no YAML: its bounds are
+	// its own (read_haproxy.go).
+	read: func(file string, data []byte, open Opener, _ *budget.Budget) ([]Object, error) {
+		return readHAProxyConfig(file, data, open)
+	},
+	detect: detectHAProxyConfig,
 }
 
 // haproxyRetryStatus lists the statuses HAProxy's retry-on accepts (2.6;
