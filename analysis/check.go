@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/littleslaw"
@@ -395,9 +396,15 @@ func readConfigs(files []string, format string, stdin io.Reader) ([]snippet.Obje
 	}
 	var all []snippet.Object
 	var notes []string
+	// One budget for the run: every config, every include, and what they
+	// decode to (internal/budget).
+	spend := budget.New()
 	for _, f := range files {
 		data, err := readBounded(f, stdin)
 		if err != nil {
+			return nil, nil, err
+		}
+		if err := spend.Bytes(int64(len(data)), f); err != nil {
 			return nil, nil, err
 		}
 		open := func(p string) ([]byte, error) { return openIncluded(p) }
@@ -416,7 +423,7 @@ func readConfigs(files []string, format string, stdin io.Reader) ([]snippet.Obje
 		}
 		n := 0
 		for _, t := range targets {
-			objs, err := t.Read(f, data, open)
+			objs, err := t.ReadWithin(spend, f, data, open)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
@@ -32,18 +33,22 @@ type nginxStmt struct {
 // ends with an error rather than never.
 const maxNginxIncludeDepth = 16
 
-// maxNginxConfFile caps one config file and maxNginxConfTotal all of them
-// with their includes: real configs are kilobytes, and an include of
-// /dev/zero or of a huge file must not take the machine.
-const (
-	maxNginxConfFile  = 4 << 20
-	maxNginxConfTotal = 64 << 20
-)
+// maxNginxConfFile caps one config file; the budget of the run
+// (internal/budget, the one check reads configs within) caps all of them
+// with their includes, bytes and words: real configs are kilobytes, and an
+// include of /dev/zero, of a huge file, or of one file many times must not
+// take the machine.
+const maxNginxConfFile = 4 << 20
 
 // tokenizeNginxConf splits a config into directives. A directive cut short
 // by the end of the input (no ";") is returned too, for --log-format values
 // pasted without it.
 func tokenizeNginxConf(data []byte, file string) ([]nginxStmt, error) {
+	return tokenizeNginxConfWithin(budget.New(), data, file)
+}
+
+// tokenizeNginxConfWithin is tokenizeNginxConf taking each word from b.
+func tokenizeNginxConfWithin(b *budget.Budget, data []byte, file string) ([]nginxStmt, error) {
 	var out []nginxStmt
 	var cur nginxStmt
 	line := 1
@@ -139,6 +144,9 @@ func tokenizeNginxConf(data []byte, file string) ([]nginxStmt, error) {
 				i++
 			}
 		}
+		if err := b.Nodes(1, "nginx words (every file and include of the config)"); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", file, startLine, err)
+		}
 		cur.words = append(cur.words, string(word))
 	}
 	flush(false)
@@ -169,8 +177,8 @@ type nginxConfFormat struct {
 // nginxConfReader collects the log_format directives of a config and the files
 // it includes.
 type nginxConfReader struct {
-	dir     string // the main config's directory: nginx resolves includes against it
-	total   int64  // bytes read so far, of every file
+	dir     string         // the main config's directory: nginx resolves includes against it
+	budget  *budget.Budget // what is left to read, bytes and words, of every file
 	formats []nginxConfFormat
 	missing []string // includes of one file that does not exist
 }
@@ -183,7 +191,7 @@ type nginxConfReader struct {
 // it. The error for a missing name lists the formats found, and the includes
 // that could not be read.
 func readNginxConf(path, name string) (nginxFormat, error) {
-	r := &nginxConfReader{dir: filepath.Dir(path)}
+	r := &nginxConfReader{dir: filepath.Dir(path), budget: budget.New()}
 	if err := r.read(path, "", 0); err != nil {
 		return nginxFormat{}, err
 	}
@@ -240,7 +248,7 @@ func (r *nginxConfReader) read(file, from string, depth int) error {
 		}
 		return err
 	}
-	stmts, err := tokenizeNginxConf(data, file)
+	stmts, err := tokenizeNginxConfWithin(r.budget, data, file)
 	if err != nil {
 		return err
 	}
@@ -320,18 +328,17 @@ func (r *nginxConfReader) readFile(file, from string) ([]byte, error) {
 	case from != "" && !st.Mode().IsRegular():
 		return nil, fmt.Errorf("%s%s: not a regular file (%s); an include is read only from a regular file", where, file, fileKind(st.Mode()))
 	}
-	limit := min(int64(maxNginxConfFile), maxNginxConfTotal-r.total)
+	limit := min(int64(maxNginxConfFile), r.budget.BytesLeft())
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > limit {
-		if limit < maxNginxConfFile {
-			return nil, fmt.Errorf("%s%s: the config and its includes are larger than %s, the cap of what is read of a config", where, file, human.Bytes(maxNginxConfTotal))
-		}
+	if int64(len(data)) > limit && limit == maxNginxConfFile {
 		return nil, fmt.Errorf("%s%s: larger than %s, the cap of one config file", where, file, human.Bytes(maxNginxConfFile))
 	}
-	r.total += int64(len(data))
+	if err := r.budget.Bytes(int64(len(data)), "the config and its includes"); err != nil {
+		return nil, fmt.Errorf("%s%s: %w", where, file, err)
+	}
 	return data, nil
 }
 

@@ -166,6 +166,7 @@ func TestNginxConfCaps(t *testing.T) {
 	big := write("big.conf", strings.Repeat(comment, 4)+"#\n") // 4 MiB + 2 bytes
 	nearly := write("nearly.conf", strings.Repeat(comment, 4)) // 4 MiB exactly
 	write("fmt.conf", "log_format main '$request_time';\n")
+	write("words.conf", strings.Repeat("a b;\n", 100_000))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "conf.d"), 0o755))
 	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "pipe.conf"), 0o644)) // opening it would wait for a writer
 
@@ -183,7 +184,13 @@ func TestNginxConfCaps(t *testing.T) {
 			"nginx.conf:3: include " + big + ": larger than 4 MiB, the cap of one config file"},
 		{"at the cap", "include nearly.conf; include fmt.conf;\n", ""},
 		{"over the total", "include fmt.conf;\n" + strings.Repeat("include nearly.conf;\n", 16),
-			"nginx.conf:17: include " + nearly + ": the config and its includes are larger than 64 MiB, the cap of what is read of a config"},
+			"nginx.conf:17: include " + nearly + ": the config and its includes: over the byte budget of one run, 64 MiB in all"},
+		// One file of 200,000 words, included six times: each file is
+		// small, their words are not (internal/budget). 14 words in
+		// nginx.conf, 3 in fmt.conf and five files of words leave 48,559,
+		// which end on line 24,280 of the sixth.
+		{"over the words", "include fmt.conf;\n" + strings.Repeat("include words.conf;\n", 6),
+			"words.conf:24280: nginx words (every file and include of the config): over the node budget of one run, 1,048,576 nodes in all"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

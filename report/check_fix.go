@@ -5,6 +5,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/tunetimeout/tunetimeout/internal/escape"
 )
 
 // Fix is the smallest edit of a config file that brings one value to the
@@ -39,6 +41,11 @@ func WriteFixes(w io.Writer, c *Check, read func(file string) ([]byte, error)) (
 	}
 	sort.Strings(files)
 	for _, file := range files {
+		if err := diffHeaderName(file); err != nil {
+			return 0, err
+		}
+	}
+	for _, file := range files {
 		data, err := read(file)
 		if err != nil {
 			return skipped, err
@@ -50,6 +57,23 @@ func WriteFixes(w io.Writer, c *Check, read func(file string) ([]byte, error)) (
 		}
 	}
 	return skipped, nil
+}
+
+// diffHeaderName refuses a file name that cannot stand raw in the "---"
+// and "+++" lines of a diff: patch takes the name up to the end of its
+// line, or to a tab (GNU patch's pch.c), so a newline in it starts
+// headers of its own ("x\n--- victim.conf\n+++ victim.conf\n.conf" has
+// patch -p0 edit victim.conf), and other control and bidirectional
+// characters hide what a reviewer reads. git diff quotes such names in
+// C style instead (git's quote.c, core.quotePath), which GNU patch reads
+// but POSIX patch does not: refused, the name is safe for every patch.
+func diffHeaderName(file string) error {
+	for _, r := range file {
+		if escape.Unsafe(r) {
+			return fmt.Errorf("--suggest: config file %s: its name holds a control character (%U), which a diff header cannot hold safely: rename the file", escape.Quote(file), r)
+		}
+	}
+	return nil
 }
 
 // unifiedDiff applies fixes to text and writes the difference with three

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tunetimeout/tunetimeout/analysis"
+	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/recommend"
@@ -43,7 +44,8 @@ func newCheck() *cobra.Command {
 			"what it costs: the share of calls a timeout cuts off, no timeout at all, a "+
 			"hang exhausting the pool, retries that do not fit or replay a write. "+
 			"--suggest writes the edits as a diff for patch -p0. It exits 1 when a finding "+
-			"is at or above --fail-on (default error), 2 for a wrong command line.", 0),
+			"is at or above --fail-on (default error), 2 for a wrong command line. "+
+			"A run reads at most "+human.Bytes(budget.MaxBytes)+" and "+human.Count(budget.MaxNodes)+" nodes of config: help findings.", 0),
 		Example: `  # An Envoy route's timeout over the worked example's data
   tunetimeout check envoy.yaml --data testdata/mixture.csv
 

@@ -6,6 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tunetimeout/tunetimeout/analysis"
+	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
@@ -164,7 +167,17 @@ docs/snippets.md has what each target writes and how it is checked.`},
 
 --baseline FILE accepts the findings of an earlier check -o json; --suggest
 writes the edits that bring each value to the recommendation as a diff for
-patch -p0.
+patch -p0; a config whose name holds a control character is refused there,
+as a diff header cannot hold it safely.
+
+` + wrapText("", "What a run reads is bounded, so that no config takes the machine: each "+
+		"config file and include at most "+human.Bytes(analysis.MaxConfigBytes)+", and one budget for the run: "+
+		human.Bytes(budget.MaxBytes)+" of config in all (every file and include, and the values YAML "+
+		"aliases repeat) and "+human.Count(budget.MaxNodes)+" nodes in all (YAML nodes counted with "+
+		"every alias expanded, a file of more words refused before it is decoded; nginx words; "+
+		"the key segments of Spring properties; hosts a route repeats). nginx includes nest "+
+		"at most 16 deep, through at most 512 files. A run over a bound stops with one line "+
+		"that names it and where it was reached.", 0) + `
 
 Exit codes: 0 when no finding is at or above --fail-on (default error), 1
 when one is, 2 for a wrong command line. Findings codes: docs/findings.md.

@@ -292,21 +292,17 @@ func routeName(group string) string {
 	return "group"
 }
 
-// unique makes names distinct by adding -2, -3, ... (or _2 with sep "_").
+// unique makes names distinct by adding -2, -3, ... (or _2 with sep "_"),
+// in steps linear in the names (uniqueNames).
 type unique struct {
-	seen map[string]bool
-	sep  string
+	names uniqueNames
+	sep   string
 }
 
-func newUnique(sep string) *unique { return &unique{seen: map[string]bool{}, sep: sep} }
+func newUnique(sep string) *unique { return &unique{sep: sep} }
 
 func (u *unique) name(n string) string {
-	out := n
-	for i := 2; u.seen[out]; i++ {
-		out = fmt.Sprintf("%s%s%d", n, u.sep, i)
-	}
-	u.seen[out] = true
-	return out
+	return u.names.name(n, func(i int) string { return fmt.Sprintf("%s%s%d", n, u.sep, i) })
 }
 
 // YAML.

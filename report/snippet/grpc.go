@@ -76,6 +76,7 @@ func renderGRPC(p *plan, d *doc) error {
 	p.noteUnroutable(d, "a gRPC method name")
 	var cfg grpcConfig
 	seen := map[string]bool{}
+	next := map[string]int{} // the next number to try after a method name
 	for _, rt := range p.pathRoutes() {
 		n := grpcName{Service: svc}
 		switch {
@@ -91,10 +92,12 @@ func renderGRPC(p *plan, d *doc) error {
 			if n.Method == "" {
 				n.Method = identifier(rt.group, true)
 			}
-			base := n.Method
-			for i := 2; seen[n.Service+"/"+n.Method]; i++ {
-				n.Method = fmt.Sprintf("%s_%d", base, i)
+			base, i := n.Method, max(next[n.Service+"/"+n.Method], 2)
+			for seen[fmt.Sprintf("%s/%s_%d", n.Service, base, i)] {
+				i++
 			}
+			n.Method = fmt.Sprintf("%s_%d", base, i)
+			next[n.Service+"/"+base] = i + 1
 		}
 		seen[n.Service+"/"+n.Method] = true
 		mc := grpcMethodConfig{Name: []grpcName{n}, Timeout: protoDur(rt.timeout)}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/recommend"
 )
 
@@ -18,9 +19,13 @@ var haproxyTarget = Target{
 	Summary: "HAProxy backends: timeout queue/connect/server, retries and retry-on fitted to the deadline, redispatch, server maxconn",
 	Comment: "#",
 	render:  renderHAProxy,
-	read:    readHAProxyConfig,
-	detect:  detectHAProxyConfig,
-	naming:  haproxyNaming,
+	// The HAProxy reader reads no include and no YAML: its bounds are
+	// its own (read_haproxy.go).
+	read: func(file string, data []byte, open Opener, _ *budget.Budget) ([]Object, error) {
+		return readHAProxyConfig(file, data, open)
+	},
+	detect: detectHAProxyConfig,
+	naming: haproxyNaming,
 }
 
 // haproxyRetryStatus lists the statuses HAProxy's retry-on accepts (2.6;

@@ -8,6 +8,9 @@ import (
 	"strconv"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
 // Reading configuration: the other direction of a target. A reader takes a
@@ -205,8 +208,18 @@ func errorAt(pos Pos, format string, args ...any) error {
 
 // yamlDocuments decodes every document of a YAML (or JSON) stream, as
 // kubectl, Helm and Kustomize print them, keeping each node's line. Empty
-// documents ("---" twice) are left out.
-func yamlDocuments(file string, data []byte) ([]*yaml.Node, error) {
+// documents ("---" twice) are left out. It is the one way a reader decodes
+// YAML, within the run's budget: a file whose words outnumber the nodes
+// left is refused before it is decoded (a node costs some 180 bytes held),
+// and each document is refused when its nodes, counted with every alias
+// expanded, pass what is left, so that no walk of a reader, however it
+// follows aliases, meets more nodes than the budget (a 486-byte file of
+// anchors nested nine deep, nine aliases wide, names 387 million). The
+// bytes that aliases repeat count against the byte budget.
+func yamlDocuments(b *budget.Budget, file string, data []byte) ([]*yaml.Node, error) {
+	if w := yamlWordCount(data); w > b.NodesLeft() {
+		return nil, &ReadError{Pos: Pos{File: file, Line: 1}, Err: b.Nodes(w, human.Count(w)+" words of YAML, before decoding")}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []*yaml.Node
 	for {
@@ -222,11 +235,150 @@ func yamlDocuments(file string, data []byte) ([]*yaml.Node, error) {
 			}
 			return nil, fmt.Errorf("%s: %w", file, err) // yaml's message carries "line N"
 		}
+		if err := yamlSpend(b, file, &n); err != nil {
+			return nil, err
+		}
 		if len(n.Content) == 0 || (n.Content[0].Kind == yaml.ScalarNode && n.Content[0].Tag == "!!null") {
 			continue
 		}
 		docs = append(docs, n.Content[0])
 	}
+}
+
+// yamlWordCount is an upper bound of a third of the nodes a YAML stream
+// decodes to, found without decoding it: its runs of bytes between blanks
+// and commas, and each "[" and "{". Every node has a byte of its own or
+// shares a word with at most two others (a key with no value, "? ", a
+// block mapping and its first key); FuzzYAMLWords holds the bound.
+func yamlWordCount(data []byte) int64 {
+	var w int64
+	in := false
+	for _, c := range data {
+		switch c {
+		case ' ', '\t', '\r', '\n', ',':
+			in = false
+			continue
+		case '[', '{':
+			w++
+		}
+		if !in {
+			w++
+			in = true
+		}
+	}
+	return w
+}
+
+// yamlSize is what a node stands for with its aliases expanded: nodes, and
+// the bytes of their values.
+type yamlSize struct{ nodes, bytes int64 }
+
+// yamlSaturate bounds the sums, far above any budget: nine aliases of
+// nine, thirty deep, would overflow.
+const yamlSaturate = 1 << 60
+
+func (s yamlSize) plus(t yamlSize) yamlSize {
+	return yamlSize{min(s.nodes+t.nodes, yamlSaturate), min(s.bytes+t.bytes, yamlSaturate)}
+}
+
+// yamlSpend takes from the budget what one decoded document stands for:
+// its nodes with every alias expanded, and the bytes its aliases repeat.
+// An anchor's size is counted once and remembered, so the count costs one
+// walk of the nodes as decoded, whatever the aliases multiply.
+func yamlSpend(b *budget.Budget, file string, doc *yaml.Node) error {
+	c := yamlCounter{memo: map[*yaml.Node]yamlSize{}, busy: map[*yaml.Node]bool{}}
+	size := c.size(doc)
+	if c.cycle != nil {
+		return errorAt(nodePos(file, c.cycle), "the alias *%s stands inside its own anchor: it would repeat for ever", c.cycle.Value)
+	}
+	if err := b.Nodes(size.nodes, "YAML nodes with aliases expanded"); err != nil {
+		return &ReadError{Pos: nodePos(file, doc), Err: err}
+	}
+	if err := b.Bytes(size.bytes-c.literal, "values YAML aliases repeat"); err != nil {
+		return &ReadError{Pos: nodePos(file, doc), Err: err}
+	}
+	return nil
+}
+
+// yamlCounter counts nodes with aliases expanded.
+type yamlCounter struct {
+	memo    map[*yaml.Node]yamlSize // anchored nodes counted
+	busy    map[*yaml.Node]bool     // anchored nodes being counted
+	literal int64                   // bytes of the values as written, each node once
+	cycle   *yaml.Node              // an alias inside its own anchor
+}
+
+func (c *yamlCounter) size(n *yaml.Node) yamlSize {
+	if n == nil || c.cycle != nil {
+		return yamlSize{}
+	}
+	if n.Kind == yaml.AliasNode {
+		if n.Alias == nil {
+			return yamlSize{nodes: 1}
+		}
+		if c.busy[n.Alias] {
+			c.cycle = n
+			return yamlSize{}
+		}
+		return c.size(n.Alias)
+	}
+	if s, ok := c.memo[n]; ok {
+		return s
+	}
+	anchored := n.Anchor != ""
+	if anchored {
+		c.busy[n] = true
+	}
+	s := yamlSize{nodes: 1, bytes: int64(len(n.Value))}
+	c.literal += int64(len(n.Value))
+	for _, k := range n.Content {
+		s = s.plus(c.size(k))
+	}
+	if anchored {
+		delete(c.busy, n)
+		c.memo[n] = s
+	}
+	return s
+}
+
+// uniqueNames makes names unique by numbering the repeats of a name: the
+// first keeps it, the others take alt(2), alt(3)... For each name it
+// remembers the next number to try, so that n objects of one name cost n
+// steps, not the n²/2 of trying from 2 each time (20,000 Envoy virtual
+// hosts of one name took a minute), and a number is skipped when another
+// object already has its name ("a (2)" written in the file).
+type uniqueNames struct {
+	taken map[string]bool
+	next  map[string]int
+}
+
+// name returns name, or the first alt(i) from the name's next number on
+// that no other object has, and takes it.
+func (u *uniqueNames) name(name string, alt func(i int) string) string {
+	if u.taken == nil {
+		u.taken, u.next = map[string]bool{}, map[string]int{}
+	}
+	if !u.taken[name] {
+		u.taken[name] = true
+		return name
+	}
+	i := max(u.next[name], 2)
+	out := alt(i)
+	for u.taken[out] {
+		i++
+		out = alt(i)
+	}
+	u.next[name] = i + 1
+	u.taken[out] = true
+	return out
+}
+
+// orNew is b, or a budget of its own for a read outside a run (nil).
+func orNew(b *budget.Budget) *budget.Budget {
+	if b == nil {
+		return budget.New()
+	}
+	return b
 }
 
 // mapValue returns the value of key in a YAML mapping, nil when absent or

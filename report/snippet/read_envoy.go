@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/tunetimeout/tunetimeout/internal/budget"
 )
 
 // Reading Envoy configuration. One walker over YAML node trees reads every
@@ -46,18 +48,14 @@ const (
 	envoyMinRetryConcurrency = 3     // RetryBudget.min_retry_concurrency
 )
 
-// envoyMaxVisits bounds the nodes one read walks: YAML aliases let a small
-// file name the same subtree many times over.
-const envoyMaxVisits = 1 << 20
-
 // envoyMaxErrors bounds the problems one read reports.
 const envoyMaxErrors = 50
 
 // readEnvoyConfig reads the routes and clusters of an Envoy config file. It
 // returns what it could read and every value it refuses, each a ReadError
 // at its line, joined in one error.
-func readEnvoyConfig(file string, data []byte, _ Opener) ([]Object, error) {
-	docs, err := yamlDocuments(file, data)
+func readEnvoyConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
+	docs, err := yamlDocuments(orNew(b), file, data)
 	if err != nil {
 		return nil, err
 	}
@@ -109,11 +107,10 @@ func detectEnvoyConfig(file string, data []byte) bool {
 // service config) share: the objects read, their names made unique, and
 // the problems found, each at its line.
 type pbReader struct {
-	file   string
-	objs   []Object
-	names  map[string]bool
-	errs   []error
-	visits int
+	file  string
+	objs  []Object
+	names uniqueNames
+	errs  []error
 }
 
 // err joins the problems found, nil when none.
@@ -131,25 +128,10 @@ func (r *pbReader) fail(n *yaml.Node, format string, args ...any) {
 	}
 }
 
-// visit counts a node walked; false once the file has named too many.
-func (r *pbReader) visit(n *yaml.Node) bool {
-	r.visits++
-	if r.visits == envoyMaxVisits {
-		r.fail(n, "more than %d nodes to read: are YAML aliases repeating the config?", envoyMaxVisits)
-	}
-	return r.visits < envoyMaxVisits
-}
-
 // add appends an object, its name made unique.
 func (r *pbReader) add(o Object) {
-	if r.names == nil {
-		r.names = map[string]bool{}
-	}
 	base := o.Name
-	for i := 2; r.names[o.Name]; i++ {
-		o.Name = fmt.Sprintf("%s (%d)", base, i)
-	}
-	r.names[o.Name] = true
+	o.Name = r.names.name(base, func(i int) string { return fmt.Sprintf("%s (%d)", base, i) })
 	r.objs = append(r.objs, o)
 }
 
@@ -315,9 +297,6 @@ func (r *envoyReader) document(n *yaml.Node) {
 	}
 	if n.Kind == yaml.SequenceNode {
 		for _, item := range pbItems(n) {
-			if !r.visit(item) {
-				return
-			}
 			r.resource(item)
 		}
 		return
@@ -327,9 +306,6 @@ func (r *envoyReader) document(n *yaml.Node) {
 		r.configDump(r.field(n, "configs"))
 	case r.field(n, "resources") != nil && pbDeref(r.field(n, "resources")).Kind == yaml.SequenceNode:
 		for _, item := range pbItems(r.field(n, "resources")) {
-			if !r.visit(item) {
-				return
-			}
 			r.resource(item)
 		}
 	default:
@@ -398,15 +374,9 @@ func (r *envoyReader) isCluster(n *yaml.Node) bool {
 func (r *envoyReader) bootstrap(n *yaml.Node) {
 	sr := r.field(n, "static_resources")
 	for _, l := range pbItems(r.field(sr, "listeners")) {
-		if !r.visit(l) {
-			return
-		}
 		r.listener(l)
 	}
 	for _, c := range pbItems(r.field(sr, "clusters")) {
-		if !r.visit(c) {
-			return
-		}
 		r.cluster(c)
 	}
 }
@@ -435,7 +405,7 @@ func (r *envoyReader) configDump(configs *yaml.Node) {
 	}
 	for pass := 0; pass < 2; pass++ {
 		for _, e := range entries {
-			if e == nil || !r.visit(e) {
+			if e == nil {
 				return
 			}
 			kind := r.typeName(e)
@@ -446,7 +416,7 @@ func (r *envoyReader) configDump(configs *yaml.Node) {
 			case "RoutesConfigDump":
 				for _, f := range []string{"static_route_configs", "dynamic_route_configs"} {
 					for _, rc := range pbItems(r.field(e, f)) {
-						if rc = r.field(rc, "route_config"); pbMapping(rc) && r.visit(rc) {
+						if rc = r.field(rc, "route_config"); pbMapping(rc) {
 							r.routeConfig(rc, "")
 						}
 					}
@@ -454,24 +424,24 @@ func (r *envoyReader) configDump(configs *yaml.Node) {
 			case "ClustersConfigDump":
 				for _, f := range []string{"static_clusters", "dynamic_active_clusters"} {
 					for _, c := range pbItems(r.field(e, f)) {
-						if c = r.field(c, "cluster"); pbMapping(c) && r.visit(c) {
+						if c = r.field(c, "cluster"); pbMapping(c) {
 							r.cluster(c)
 						}
 					}
 				}
 			case "ListenersConfigDump":
 				for _, l := range pbItems(r.field(e, "static_listeners")) {
-					if l = r.field(l, "listener"); pbMapping(l) && r.visit(l) {
+					if l = r.field(l, "listener"); pbMapping(l) {
 						r.listener(l)
 					}
 				}
 				for _, l := range pbItems(r.field(e, "dynamic_listeners")) {
-					if l = r.field(r.field(l, "active_state"), "listener"); pbMapping(l) && r.visit(l) {
+					if l = r.field(r.field(l, "active_state"), "listener"); pbMapping(l) {
 						r.listener(l)
 					}
 				}
 				for _, l := range pbItems(r.field(e, "dynamic_active_listeners")) { // v2alpha
-					if l = r.field(l, "listener"); pbMapping(l) && r.visit(l) {
+					if l = r.field(l, "listener"); pbMapping(l) {
 						r.listener(l)
 					}
 				}
@@ -499,9 +469,6 @@ func (r *envoyReader) listener(n *yaml.Node) {
 	}
 	for _, fc := range chains {
 		for _, f := range pbItems(r.field(fc, "filters")) {
-			if !r.visit(f) {
-				return
-			}
 			r.networkFilter(f, name)
 		}
 	}
@@ -560,9 +527,6 @@ func (r *envoyReader) routeConfig(rc *yaml.Node, listener string) {
 		label = "route_config"
 	}
 	for i, vh := range pbItems(r.field(rc, "virtual_hosts")) {
-		if !r.visit(vh) {
-			return
-		}
 		vname := r.str(r.field(vh, "name"))
 		if vname == "" {
 			vname = "virtual_host " + strconv.Itoa(i+1)
@@ -579,9 +543,6 @@ func (r *envoyReader) routeConfig(rc *yaml.Node, listener string) {
 			}
 		}
 		for j, rt := range pbItems(r.field(vh, "routes")) {
-			if !r.visit(rt) {
-				return
-			}
 			r.route(rt, j, v)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/report"
 
 	// The types the fixtures' "@type"s name, for protojson to resolve
@@ -164,7 +165,7 @@ func TestReadEnvoyDurationForms(t *testing.T) {
 		{yaml: `t: [1s]`, bad: "not a duration"},
 	} {
 		t.Run(tc.yaml, func(t *testing.T) {
-			docs, err := yamlDocuments("x.yaml", []byte(tc.yaml))
+			docs, err := yamlDocuments(budget.New(), "x.yaml", []byte(tc.yaml))
 			require.NoError(t, err)
 			got, raw, err := pbDuration(mapValue(docs[0], "t"))
 			if tc.bad != "" {
@@ -185,7 +186,7 @@ func envoyTestRead(t *testing.T, name string) ([]byte, []Object) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(envoyFixtureDir, name))
 	require.NoError(t, err)
-	objs, err := readEnvoyConfig(name, data, nil)
+	objs, err := readEnvoyConfig(name, data, nil, nil)
 	require.NoError(t, err)
 	pbTestLinesInside(t, name, data, objs)
 	return data, objs
@@ -544,7 +545,7 @@ api_listener:
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := []byte(strings.TrimPrefix(tc.yaml, "\n"))
-			objs, err := readEnvoyConfig("x.yaml", data, nil)
+			objs, err := readEnvoyConfig("x.yaml", data, nil, nil)
 			require.NoError(t, err)
 			pbTestLinesInside(t, "x.yaml", data, objs)
 			tc.check(t, objs)
@@ -617,7 +618,7 @@ virtual_hosts:
 `, `x.yaml:7: field "per_try_timeout": "-1s" is not a duration: it is negative (a proto JSON duration is seconds with an "s", as "1.5s")`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := readEnvoyConfig("x.yaml", []byte(strings.TrimPrefix(tc.yaml, "\n")), nil)
+			_, err := readEnvoyConfig("x.yaml", []byte(strings.TrimPrefix(tc.yaml, "\n")), nil, nil)
 			require.Error(t, err)
 			var re *ReadError
 			require.True(t, errors.As(err, &re), "%T", err)
@@ -625,7 +626,7 @@ virtual_hosts:
 		})
 	}
 	t.Run("every problem, each at its line", func(t *testing.T) {
-		objs, err := readEnvoyConfig("x.yaml", []byte("static_resources:\n  clusters:\n  - {name: a, connect_timeout: 1}\n  - {name: b, connect_timeout: 2s}\n  - {name: c, connect_timeout: 1h}\n"), nil)
+		objs, err := readEnvoyConfig("x.yaml", []byte("static_resources:\n  clusters:\n  - {name: a, connect_timeout: 1}\n  - {name: b, connect_timeout: 2s}\n  - {name: c, connect_timeout: 1h}\n"), nil, nil)
 		require.Error(t, err)
 		assert.Equal(t, "x.yaml:3: field \"connect_timeout\": 1 is not a duration: a proto JSON duration is a string of seconds with an \"s\", as \"1s\"\n"+
 			"x.yaml:5: field \"connect_timeout\": \"1h\" is not a duration: it does not end in s (a proto JSON duration is seconds with an \"s\", as \"1.5s\")", err.Error())
@@ -634,7 +635,7 @@ virtual_hosts:
 		assert.Nil(t, pbTestFind(t, objs, "a").ConnectTimeout, "neither the default nor a guess")
 	})
 	t.Run("not YAML", func(t *testing.T) {
-		_, err := readEnvoyConfig("x.yaml", []byte("a: [b\n"), nil)
+		_, err := readEnvoyConfig("x.yaml", []byte("a: [b\n"), nil, nil)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "x.yaml")
 	})
@@ -780,7 +781,7 @@ func TestReadEnvoyRoundTrip(t *testing.T) {
 			r := loadReport(t, f.report)
 			body, err := Render("envoy", r, f.opts)
 			require.NoError(t, err)
-			objs, err := readEnvoyConfig("envoy.yaml", body, nil)
+			objs, err := readEnvoyConfig("envoy.yaml", body, nil, nil)
 			require.NoError(t, err)
 			pbTestLinesInside(t, "envoy.yaml", body, objs)
 			p, err := newPlan(r, f.opts)
@@ -859,9 +860,12 @@ func FuzzReadEnvoy(f *testing.F) {
 		}
 	}
 	f.Add([]byte("a: &a [*a]\nb: *a\n"))
+	// Issue 30: an alias bomb of virtual hosts, and virtual hosts of one name.
+	f.Add([]byte(aliasBomb("", 9, 9, "{name: v, domains: ['*'], routes: [{match: {prefix: /}, route: {cluster: c}}]}") + "name: rc\nvirtual_hosts: *a8\n"))
+	f.Add([]byte("name: rc\nvirtual_hosts:\n" + strings.Repeat("- {name: v, routes: [{name: r (2), match: {prefix: /}, route: {cluster: c}}, {name: r, match: {prefix: /}, route: {cluster: c}}]}\n", 50)))
 	f.Add([]byte("static_resources:\n  clusters:\n  - <<: *x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := readEnvoyConfig("f.yaml", data, nil)
+		objs, err := readEnvoyConfig("f.yaml", data, nil, nil)
 		var re *ReadError
 		if err != nil && errors.As(err, &re) {
 			lines := 1 + bytes.Count(data, []byte("\n"))

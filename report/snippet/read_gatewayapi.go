@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/tunetimeout/tunetimeout/internal/budget"
 )
 
 // Reading the Kubernetes Gateway API (gateway.networking.k8s.io, any
@@ -28,8 +30,8 @@ func detectGatewayAPIConfig(_ string, data []byte) bool {
 // stream, one object per rule (Kind "HTTPRoute rule", "GRPCRoute rule").
 // Gateways, TCP, TLS and UDP routes and policies are left out. The Linkerd
 // annotations an HTTPRoute may carry are the linkerd target's to read.
-func readGatewayAPIConfig(file string, data []byte, _ Opener) ([]Object, error) {
-	res, err := kubeObjects(file, data)
+func readGatewayAPIConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
+	res, err := kubeObjects(orNew(b), file, data)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +63,7 @@ func readGatewayAPIConfig(file string, data []byte, _ Opener) ([]Object, error) 
 			out = append(out, obj)
 		}
 	}
-	kubeUnique(out)
+	kubeFinish(out)
 	return out, nil
 }
 
@@ -129,6 +131,9 @@ func gatewayRules(o kubeObject) ([]gatewayRule, error) {
 			name = fmt.Sprintf("rule[%d]", i)
 		}
 		r.name = strings.TrimSpace(o.qualified() + " " + name)
+		if err := o.budget.Nodes(int64(len(hostnames)), "hostnames repeated in the rules of routes"); err != nil {
+			return nil, errorAt(r.pos, "%w", err)
+		}
 		for _, h := range hostnames {
 			r.matches = kubeAppendMatch(r.matches, Match{Kind: MatchHost, Value: h})
 		}

@@ -137,7 +137,7 @@ func TestReadGatewayAPIRoundTrip(t *testing.T) {
 			body, err := Render("gateway-api", r, fx.opts)
 			require.NoError(t, err)
 			require.NoError(t, validateGateway(body))
-			objs, err := readGatewayAPIConfig("gw.yaml", body, nil)
+			objs, err := readGatewayAPIConfig("gw.yaml", body, nil, nil)
 			require.NoError(t, err)
 			requireInside(t, "gw.yaml", body, objs)
 			p, err := newPlan(r, fx.opts)
@@ -191,7 +191,7 @@ func TestReadGatewayAPIRefuses(t *testing.T) {
 		{"matches: [{path: {type: Glob, value: /x}}]\n", `gw.yaml:6: spec.rules[0].matches[0].path.type "Glob": want PathPrefix, Exact or RegularExpression`},
 		{"matches: [{method: get}]\n", `gw.yaml:6: spec.rules[0].matches[0].method "get": not an HTTP method`},
 	} {
-		_, err := readGatewayAPIConfig("gw.yaml", []byte(head+c.body), nil)
+		_, err := readGatewayAPIConfig("gw.yaml", []byte(head+c.body), nil, nil)
 		if assert.Error(t, err, c.body) {
 			assert.Contains(t, err.Error(), c.want)
 		}
@@ -238,7 +238,7 @@ func FuzzReadGatewayAPI(f *testing.F) {
 	}
 	f.Add([]byte("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nspec: {rules: [{timeouts: {request: 99999h99999h99999h99999h}}]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := readGatewayAPIConfig("f.yaml", data, nil)
+		objs, err := readGatewayAPIConfig("f.yaml", data, nil, nil)
 		if err == nil {
 			requireInside(t, "f.yaml", data, objs)
 		}

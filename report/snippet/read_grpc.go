@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/tunetimeout/tunetimeout/internal/budget"
 )
 
 // Reading a gRPC service config (grpc/grpc doc/service_config.md, gRFC A6
@@ -41,13 +43,13 @@ const grpcUnset = "(every method)"
 // readGRPCConfig reads the method configs of a gRPC service config. It returns
 // what it could read and every value it refuses, each a ReadError at its
 // line, joined in one error.
-func readGRPCConfig(file string, data []byte, _ Opener) ([]Object, error) {
+func readGRPCConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
 	body := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
 	if len(body) == 0 || body[0] != '{' {
 		line := 1 + bytes.Count(data[:len(data)-len(body)], []byte("\n"))
 		return nil, errorAt(Pos{File: file, Line: line}, "a gRPC service config is a JSON object, {\"methodConfig\": [...]}")
 	}
-	docs, err := yamlDocuments(file, data)
+	docs, err := yamlDocuments(orNew(b), file, data)
 	if err != nil {
 		return nil, err
 	}
@@ -63,9 +65,6 @@ func readGRPCConfig(file string, data []byte, _ Opener) ([]Object, error) {
 	}
 	if mcs != nil && mcs.Kind == yaml.SequenceNode {
 		for i, mc := range mcs.Content {
-			if !r.visit(mc) {
-				break
-			}
 			r.methodConfig(pbDeref(mc), i)
 		}
 	}

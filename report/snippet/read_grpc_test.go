@@ -61,7 +61,7 @@ func grpcTestRead(t *testing.T, name string) ([]byte, []Object) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(grpcFixtureDir, name))
 	require.NoError(t, err)
-	objs, err := readGRPCConfig(name, data, nil)
+	objs, err := readGRPCConfig(name, data, nil, nil)
 	require.NoError(t, err)
 	pbTestLinesInside(t, name, data, objs)
 	return data, objs
@@ -226,7 +226,7 @@ func TestReadGRPCSemantics(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := []byte(tc.json)
-			objs, err := readGRPCConfig("x.json", data, nil)
+			objs, err := readGRPCConfig("x.json", data, nil, nil)
 			require.NoError(t, err)
 			pbTestLinesInside(t, "x.json", data, objs)
 			tc.check(t, objs)
@@ -274,7 +274,7 @@ func TestReadGRPCErrors(t *testing.T) {
 		{"YAML", "methodConfig:\n- name: [{service: a}]\n", `x.json:1: a gRPC service config is a JSON object, {"methodConfig": [...]}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := readGRPCConfig("x.json", []byte(tc.json), nil)
+			_, err := readGRPCConfig("x.json", []byte(tc.json), nil, nil)
 			require.Error(t, err)
 			var re *ReadError
 			require.True(t, errors.As(err, &re), "%T", err)
@@ -330,7 +330,7 @@ func TestReadGRPCRoundTrip(t *testing.T) {
 			r := loadReport(t, f.report)
 			body, err := Render("grpc", r, f.opts)
 			require.NoError(t, err)
-			objs, err := readGRPCConfig("grpc.json", body, nil)
+			objs, err := readGRPCConfig("grpc.json", body, nil, nil)
 			require.NoError(t, err)
 			pbTestLinesInside(t, "grpc.json", body, objs)
 			p, err := newPlan(r, f.opts)
@@ -402,7 +402,7 @@ func FuzzReadGRPC(f *testing.F) {
 	}
 	f.Add([]byte(`{"methodConfig": [{"name": [{}], "timeout": {"seconds": 1}}], "retryThrottling": {"maxTokens": 1e308, "tokenRatio": -0}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := readGRPCConfig("f.json", data, nil)
+		objs, err := readGRPCConfig("f.json", data, nil, nil)
 		var re *ReadError
 		if err != nil && errors.As(err, &re) {
 			lines := 1 + bytes.Count(data, []byte("\n"))

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/tunetimeout/tunetimeout/internal/budget"
 )
 
 // Reading Istio: the HTTP routes of VirtualServices (networking.istio.io,
@@ -69,8 +71,8 @@ func detectIstioConfig(_ string, data []byte) bool {
 // traffic policy of its own (Kind "DestinationRule"). Other resources,
 // Istio's Gateways and the tcp and tls routes included, are left out: they
 // carry no request timeout or retries.
-func readIstioConfig(file string, data []byte, _ Opener) ([]Object, error) {
-	res, err := kubeObjects(file, data)
+func readIstioConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
+	res, err := kubeObjects(orNew(b), file, data)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +91,7 @@ func readIstioConfig(file string, data []byte, _ Opener) ([]Object, error) {
 			return nil, err
 		}
 	}
-	kubeUnique(out)
+	kubeFinish(out)
 	return out, nil
 }
 
@@ -126,6 +128,9 @@ func istioVirtualService(out []Object, o kubeObject) ([]Object, error) {
 			name = fmt.Sprintf("http[%d]", i)
 		}
 		obj.Name = strings.TrimSpace(o.qualified() + " " + name)
+		if err := o.budget.Nodes(int64(len(hosts)), "hosts repeated in the routes of VirtualServices"); err != nil {
+			return nil, errorAt(obj.Pos, "%w", err)
+		}
 		for _, host := range hosts {
 			obj.Matches = kubeAppendMatch(obj.Matches, Match{Kind: MatchHost, Value: host})
 		}

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	networkingv1 "istio.io/api/networking/v1"
+
+	"github.com/tunetimeout/tunetimeout/internal/budget"
 )
 
 var istioFixtures = configFixtureDir("istio")
@@ -138,7 +140,7 @@ func TestReadIstioRoundTrip(t *testing.T) {
 			body, err := Render("istio", r, fx.opts)
 			require.NoError(t, err)
 			require.NoError(t, validateIstio(body))
-			objs, err := readIstioConfig("istio.yaml", body, nil)
+			objs, err := readIstioConfig("istio.yaml", body, nil, nil)
 			require.NoError(t, err)
 			requireInside(t, "istio.yaml", body, objs)
 			p, err := newPlan(r, fx.opts)
@@ -256,9 +258,9 @@ spec:
 	assert.Equal(t, &Setting[float64]{Value: 0.125, Pos: Pos{"dr.yaml", 19}, Raw: "12.5"}, v2.RetryBudget)
 }
 
-func mustRead(t *testing.T, read func(string, []byte, Opener) ([]Object, error), file, data string) []Object {
+func mustRead(t *testing.T, read func(string, []byte, Opener, *budget.Budget) ([]Object, error), file, data string) []Object {
 	t.Helper()
-	objs, err := read(file, []byte(data), nil)
+	objs, err := read(file, []byte(data), nil, nil)
 	require.NoError(t, err)
 	requireInside(t, file, []byte(data), objs)
 	return objs
@@ -282,12 +284,12 @@ func TestReadIstioRefuses(t *testing.T) {
 		{"  - match: {uri: {exact: /a}}\n", `vs.yaml:6: spec.http[0].match: want a list, got a mapping`},
 		{"  - 3\n", `vs.yaml:6: spec.http[0]: want a mapping, got "3"`},
 	} {
-		_, err := readIstioConfig("vs.yaml", []byte(head+c.body), nil)
+		_, err := readIstioConfig("vs.yaml", []byte(head+c.body), nil, nil)
 		if assert.Error(t, err, c.body) {
 			assert.Contains(t, err.Error(), c.want)
 		}
 	}
-	_, err := readIstioConfig("dr.yaml", []byte("apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: a}\nspec:\n  host: a\n  trafficPolicy:\n    retryBudget: {percent: 150}\n"), nil)
+	_, err := readIstioConfig("dr.yaml", []byte("apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: a}\nspec:\n  host: a\n  trafficPolicy:\n    retryBudget: {percent: 150}\n"), nil, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "dr.yaml:7: spec.trafficPolicy.retryBudget.percent 150: outside 0 to 100")
 }
@@ -300,7 +302,7 @@ func FuzzReadIstio(f *testing.F) {
 	}
 	f.Add([]byte("apiVersion: networking.istio.io/v1\nkind: VirtualService\nspec: {http: [{retries: {attempts: 2147483647, backoff: 1ms}, timeout: 9223372036s}]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := readIstioConfig("f.yaml", data, nil)
+		objs, err := readIstioConfig("f.yaml", data, nil, nil)
 		if err == nil {
 			requireInside(t, "f.yaml", data, objs)
 		}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/tunetimeout/tunetimeout/internal/budget"
 )
 
 // Kubernetes manifests, shared by the readers of the targets configured
@@ -30,6 +32,9 @@ type kubeObject struct {
 	Name       string // metadata.name
 	Namespace  string // metadata.namespace; "" when the manifest leaves it to kubectl -n
 	Pos        Pos    // the line the resource starts on
+	// budget is the run's: what an object repeats from its resource (each
+	// host of a VirtualService in each of its routes) is taken from it.
+	budget *budget.Budget
 }
 
 // qualified is the resource's name as kubectl shows it with -A:
@@ -54,8 +59,8 @@ const kubeMaxListDepth = 4
 // in place of the List. Documents that are not mappings, or have no
 // apiVersion and kind (a Helm values file, an empty template), are left
 // out; a document that is not YAML is an error.
-func kubeObjects(file string, data []byte) ([]kubeObject, error) {
-	docs, err := yamlDocuments(file, data)
+func kubeObjects(b *budget.Budget, file string, data []byte) ([]kubeObject, error) {
+	docs, err := yamlDocuments(b, file, data)
 	if err != nil {
 		return nil, err
 	}
@@ -64,6 +69,9 @@ func kubeObjects(file string, data []byte) ([]kubeObject, error) {
 		if out, err = kubeAppend(out, file, d, 0); err != nil {
 			return nil, err
 		}
+	}
+	for i := range out {
+		out[i].budget = b
 	}
 	return out, nil
 }
@@ -360,18 +368,42 @@ func gepDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// kubeFinish readies the objects a Kubernetes reader returns: each
+// object's matches without repeats (kubeAppendMatch keeps them), and the
+// names made unique.
+func kubeFinish(objs []Object) {
+	for i := range objs {
+		objs[i].Matches = kubeDedupMatches(objs[i].Matches)
+	}
+	kubeUnique(objs)
+}
+
+// kubeDedupMatches drops the repeats of a match, keeping the first of each
+// in its place.
+func kubeDedupMatches(ms []Match) []Match {
+	if len(ms) < 2 {
+		return ms
+	}
+	seen := make(map[Match]bool, len(ms))
+	out := ms[:0]
+	for _, m := range ms {
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // kubeUnique makes the names of objects unique by numbering repeats
 // ("default/reviews http[0] #2"): two resources of one kind and name in a
 // stream (a List printed twice, two namespaces left to -n) would
 // otherwise have one name.
 func kubeUnique(objs []Object) {
-	seen := map[string]int{}
+	var u uniqueNames
 	for i := range objs {
 		n := objs[i].Name
-		seen[n]++
-		if c := seen[n]; c > 1 {
-			objs[i].Name = fmt.Sprintf("%s #%d", n, c)
-		}
+		objs[i].Name = u.name(n, func(c int) string { return fmt.Sprintf("%s #%d", n, c) })
 	}
 }
 
@@ -415,12 +447,9 @@ func kubeRetrySetting[T any](v T, attempts *Setting[int]) *Setting[T] {
 	return &Setting[T]{Value: v, Pos: attempts.Pos, Default: attempts.Default}
 }
 
-// kubeAppendMatch adds a match unless the object has it.
+// kubeAppendMatch adds a match. Repeats are dropped once, by kubeFinish,
+// when the reader returns: dropping them here, each against all before it,
+// took a route of many hosts the square of their number.
 func kubeAppendMatch(ms []Match, m Match) []Match {
-	for _, x := range ms {
-		if x == m {
-			return ms
-		}
-	}
 	return append(ms, m)
 }

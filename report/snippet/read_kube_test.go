@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tunetimeout/tunetimeout/internal/budget"
 )
 
 // Tests of the Kubernetes-manifest helpers shared by the Istio, Gateway
@@ -193,7 +195,7 @@ items:
 ---
 {"apiVersion": "linkerd.io/v1alpha2", "kind": "ServiceProfile", "metadata": {"name": "web.ns.svc.cluster.local", "namespace": "ns"}}
 `
-	objs, err := kubeObjects("s.yaml", []byte(stream))
+	objs, err := kubeObjects(budget.New(), "s.yaml", []byte(stream))
 	require.NoError(t, err)
 	type got struct {
 		group, version, kind, qualified string
@@ -210,11 +212,11 @@ items:
 		{"linkerd.io", "v1alpha2", "ServiceProfile", "ns/web.ns.svc.cluster.local", 30},
 	}, gots)
 
-	_, err = kubeObjects("bad.yaml", []byte("apiVersion: v1\nkind: [unclosed\n"))
+	_, err = kubeObjects(budget.New(), "bad.yaml", []byte("apiVersion: v1\nkind: [unclosed\n"))
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), "bad.yaml: yaml: line "), err.Error())
 
-	_, err = kubeObjects("list.yaml", []byte("apiVersion: v1\nkind: List\nitems: 3\n"))
+	_, err = kubeObjects(budget.New(), "list.yaml", []byte("apiVersion: v1\nkind: List\nitems: 3\n"))
 	require.Error(t, err)
 	assert.Equal(t, "list.yaml:3: List items: want a list", err.Error())
 }
@@ -360,10 +362,10 @@ func TestReadKubeMixedStream(t *testing.T) {
 	}
 	// The same rule, seen by both: its spec's timeout is the Gateway API's,
 	// its annotations Linkerd's.
-	gw, _ := readGatewayAPIConfig("shop.yaml", data, nil)
+	gw, _ := readGatewayAPIConfig("shop.yaml", data, nil, nil)
 	assert.Equal(t, 1.5, gw[0].Timeout.Value)
 	assert.Nil(t, gw[0].Attempts)
-	lk, _ := readLinkerdConfig("shop.yaml", data, nil)
+	lk, _ := readLinkerdConfig("shop.yaml", data, nil, nil)
 	assert.Nil(t, lk[1].Timeout, "Linkerd does not read a gateway.networking.k8s.io rule's timeouts")
 	assert.Equal(t, 3, lk[1].Attempts.Value)
 	assert.Equal(t, 3.0, lk[0].Timeout.Value)
@@ -393,7 +395,7 @@ func TestReadKubeDetect(t *testing.T) {
 // with the file and line of it, as a *ReadError.
 func TestReadKubeErrorsPoint(t *testing.T) {
 	data := []byte("apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: a\nspec:\n  http:\n  - timeout: 3x\n")
-	_, err := readIstioConfig("vs.yaml", data, nil)
+	_, err := readIstioConfig("vs.yaml", data, nil, nil)
 	var re *ReadError
 	require.True(t, errors.As(err, &re), "%v", err)
 	assert.Equal(t, Pos{File: "vs.yaml", Line: 7}, re.Pos)
@@ -414,13 +416,17 @@ func FuzzReadKube(f *testing.F) {
 	}
 	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- &a {apiVersion: v1, kind: List, items: [*a]}\n"))
 	f.Add([]byte("a: &x [*x]\n"))
+	// Issue 30: a List of Lists of aliases of a VirtualService.
+	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- &v0 {apiVersion: networking.istio.io/v1, kind: VirtualService, metadata: {name: r}, spec: {hosts: [r, r], http: [{timeout: 1s, route: [{destination: {host: r}}]}]}}\n" +
+		"- &v1 {apiVersion: v1, kind: List, items: [*v0, *v0, *v0, *v0, *v0, *v0, *v0, *v0, *v0]}\n- &v2 {apiVersion: v1, kind: List, items: [*v1, *v1, *v1, *v1, *v1, *v1, *v1, *v1, *v1]}\n" +
+		"- &v3 {apiVersion: v1, kind: List, items: [*v2, *v2, *v2, *v2, *v2, *v2, *v2, *v2, *v2]}\n"))
 	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: \n  annotations: \n    retry.linkerd.io/: 0A")) // a Service without a name
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if _, err := kubeObjects("f.yaml", data); err != nil {
+		if _, err := kubeObjects(budget.New(), "f.yaml", data); err != nil {
 			return
 		}
-		for _, read := range []func(string, []byte, Opener) ([]Object, error){readIstioConfig, readGatewayAPIConfig, readLinkerdConfig} {
-			objs, err := read("f.yaml", data, nil)
+		for _, read := range []func(string, []byte, Opener, *budget.Budget) ([]Object, error){readIstioConfig, readGatewayAPIConfig, readLinkerdConfig} {
+			objs, err := read("f.yaml", data, nil, nil)
 			if err != nil {
 				continue
 			}

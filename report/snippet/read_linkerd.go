@@ -9,6 +9,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/tunetimeout/tunetimeout/internal/budget"
 )
 
 // Reading Linkerd: the timeout and retry annotations of Linkerd 2.16 and
@@ -69,8 +71,8 @@ func linkerdAnnotated(ann map[string]*yaml.Node) bool {
 // per Service with Linkerd's annotations (Kind "Service (Linkerd
 // annotations)"), and per route of a ServiceProfile (Kind "ServiceProfile
 // route").
-func readLinkerdConfig(file string, data []byte, _ Opener) ([]Object, error) {
-	res, err := kubeObjects(file, data)
+func readLinkerdConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
+	res, err := kubeObjects(orNew(b), file, data)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +93,7 @@ func readLinkerdConfig(file string, data []byte, _ Opener) ([]Object, error) {
 			return nil, err
 		}
 	}
-	kubeUnique(out)
+	kubeFinish(out)
 	return out, nil
 }
 

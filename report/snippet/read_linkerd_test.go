@@ -146,7 +146,7 @@ func TestReadLinkerdRoundTrip(t *testing.T) {
 			body, err := Render("linkerd", r, fx.opts)
 			require.NoError(t, err)
 			require.NoError(t, validateLinkerd(body))
-			objs, err := readLinkerdConfig("lk.yaml", body, nil)
+			objs, err := readLinkerdConfig("lk.yaml", body, nil, nil)
 			require.NoError(t, err)
 			requireInside(t, "lk.yaml", body, objs)
 			p, err := newPlan(r, fx.opts)
@@ -242,7 +242,7 @@ func TestReadLinkerdAnnotations(t *testing.T) {
 			{"    timeout.linkerd.io/request: \"5\"\n", `r.yaml:6: timeout.linkerd.io/request "5": no unit`},
 			{"    retry.linkerd.io/timeout: 5us\n", `r.yaml:6: retry.linkerd.io/timeout "5us": unit "us" is not one of ms, s, m, h or d`},
 		} {
-			_, err := readLinkerdConfig("r.yaml", []byte(route("HTTPRoute", "policy.linkerd.io/v1beta3", c.ann)), nil)
+			_, err := readLinkerdConfig("r.yaml", []byte(route("HTTPRoute", "policy.linkerd.io/v1beta3", c.ann)), nil, nil)
 			if assert.Error(t, err, c.ann) {
 				assert.Contains(t, err.Error(), c.want)
 			}
@@ -305,7 +305,7 @@ spec:
 		{"  retryBudget: {retryRatio: -1, minRetriesPerSecond: 10, ttl: 10s}\n", `sp.yaml:5: spec.retryBudget.retryRatio -1: negative`},
 		{"  retryBudget: {retryRatio: 0.1, minRetriesPerSecond: 10, ttl: ten}\n", `sp.yaml:5: spec.retryBudget.ttl "ten": not a duration`},
 	} {
-		_, err := readLinkerdConfig("sp.yaml", []byte(head+c.body), nil)
+		_, err := readLinkerdConfig("sp.yaml", []byte(head+c.body), nil, nil)
 		if assert.Error(t, err, c.body) {
 			assert.Contains(t, err.Error(), c.want)
 		}
@@ -321,7 +321,7 @@ func FuzzReadLinkerd(f *testing.F) {
 	f.Add([]byte(mixedStream))
 	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata:\n  annotations:\n    retry.linkerd.io/limit: \"+7\"\n    timeout.linkerd.io/request: 18446744073709551615d\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := readLinkerdConfig("f.yaml", data, nil)
+		objs, err := readLinkerdConfig("f.yaml", data, nil, nil)
 		if err == nil {
 			requireInside(t, "f.yaml", data, objs)
 		}

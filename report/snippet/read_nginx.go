@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tunetimeout/tunetimeout/internal/budget"
 )
 
 // Reading nginx configuration: the http context of an nginx.conf (or of a
@@ -71,8 +73,8 @@ var nginxNextUpstreamValues = map[string]bool{
 // and takes the answer as the names in it, one a line (how an Opener
 // answers a directory); a directory that does not exist matches nothing,
 // as in nginx.
-func readNginxConfig(file string, data []byte, open Opener) ([]Object, error) {
-	r := &nginxReader{prefix: filepath.Dir(file), open: open}
+func readNginxConfig(file string, data []byte, open Opener, b *budget.Budget) ([]Object, error) {
+	r := &nginxReader{prefix: filepath.Dir(file), open: open, budget: orNew(b)}
 	top, err := r.parseFile(file, data, 0)
 	if err != nil {
 		return nil, err
@@ -138,12 +140,14 @@ func (d *nginxDirective) rawArgs() string {
 	return strings.Join(vs, " ")
 }
 
-// nginxLexer reads the tokens of one file.
+// nginxLexer reads the tokens of one file, each word taken from the
+// run's node budget.
 type nginxLexer struct {
-	file string
-	data []byte
-	i    int
-	line int
+	file   string
+	data   []byte
+	i      int
+	line   int
+	budget *budget.Budget
 }
 
 const (
@@ -274,6 +278,9 @@ func (lx *nginxLexer) next() ([]nginxWord, int, error) {
 		if !found {
 			continue
 		}
+		if err := lx.budget.Nodes(1, "nginx words (every file and include of the config)"); err != nil {
+			return nil, 0, lx.errorf("%w", err)
+		}
 		words = append(words, nginxWord{value: nginxUnescape(lx.data[start : lx.i-1]), line: startLine})
 		switch ch {
 		case ';':
@@ -321,13 +328,18 @@ type nginxReader struct {
 	prefix string // nginx's conf prefix: the directory of the main file
 	open   Opener
 	files  int
+	// budget is the run's: every include's bytes, and every word of every
+	// file, are taken from it. Each file is capped by whoever opens it;
+	// the budget caps their sum (one 4 MiB file included 20 times took
+	// 6.9 GB before it did).
+	budget *budget.Budget
 }
 
 // parseFile parses one file at the top of its own nesting (an included
 // file cannot close a block of the file that includes it).
 func (r *nginxReader) parseFile(file string, data []byte, depth int) ([]*nginxDirective, error) {
 	r.files++
-	lx := &nginxLexer{file: file, data: data, line: 1}
+	lx := &nginxLexer{file: file, data: data, line: 1, budget: r.budget}
 	return r.parseBlock(lx, false, depth)
 }
 
@@ -403,6 +415,9 @@ func (r *nginxReader) include(d *nginxDirective, depth int) ([]*nginxDirective, 
 		data, err := r.open(f)
 		if err != nil {
 			return nil, errorAt(d.pos, "include %q: %v", name, err)
+		}
+		if err := r.budget.Bytes(int64(len(data)), fmt.Sprintf("include %q (%s)", name, f)); err != nil {
+			return nil, errorAt(d.pos, "%w", err)
 		}
 		ds, err := r.parseFile(f, data, depth+1)
 		if err != nil {
@@ -713,7 +728,7 @@ type nginxInterp struct {
 	upstreams map[string]*nginxUpstream
 	order     []*nginxUpstream
 	objects   []Object
-	names     map[string]int
+	names     uniqueNames
 	workers   string // worker_processes as written; "" = the default, 1
 	workersAt Pos
 }
@@ -721,7 +736,7 @@ type nginxInterp struct {
 // nginxInterpret reads the objects of the directives of a file, includes
 // expanded.
 func nginxInterpret(file string, top []*nginxDirective) ([]Object, error) {
-	in := &nginxInterp{upstreams: map[string]*nginxUpstream{}, names: map[string]int{}}
+	in := &nginxInterp{upstreams: map[string]*nginxUpstream{}}
 	var https []*nginxDirective
 	isMain := false
 	hasServer, hasLocation := false, false
@@ -1339,14 +1354,15 @@ func (in *nginxInterp) proxyObject(name string, pos Pos, matches []Match, set ng
 	return o, nil
 }
 
-// add appends an object, its name made unique.
+// add appends an object, its name made unique: a repeated name takes
+// its position, and a position repeated too (a file included twice) a
+// number.
 func (in *nginxInterp) add(o Object) {
-	if n := in.names[o.Name]; n > 0 {
-		in.names[o.Name] = n + 1
-		o.Name = fmt.Sprintf("%s (%s)", o.Name, o.Pos)
-	} else {
-		in.names[o.Name] = 1
+	name := o.Name
+	if in.names.taken[name] {
+		name = fmt.Sprintf("%s (%s)", o.Name, o.Pos)
 	}
+	o.Name = in.names.name(name, func(i int) string { return fmt.Sprintf("%s #%d", name, i) })
 	in.objects = append(in.objects, o)
 }
 

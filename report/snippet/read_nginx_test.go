@@ -188,7 +188,7 @@ func TestReadNginxFixtures(t *testing.T) {
 			open := lbMountOpener(map[string]string{mount: dir})
 			data, err := open(tt.file)
 			require.NoError(t, err)
-			objs, err := readNginxConfig(tt.file, data, open)
+			objs, err := readNginxConfig(tt.file, data, open, nil)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, lbSummaries(objs))
 			for name, parts := range tt.notes {
@@ -254,7 +254,7 @@ http {
 `
 
 func TestReadNginxInheritance(t *testing.T) {
-	objs, err := readNginxConfig("nginx.conf", []byte(nginxInheritance), nil)
+	objs, err := readNginxConfig("nginx.conf", []byte(nginxInheritance), nil, nil)
 	require.NoError(t, err)
 	hosts := "host=api.example.com host=www.example.com"
 	assert.Equal(t, []string{
@@ -355,7 +355,7 @@ func TestReadNginxRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			conf := "events {}\nhttp {\n    access_log off;\n" + tt.conf + "\n}\n"
-			_, err := readNginxConfig("nginx.conf", []byte(conf), nil)
+			_, err := readNginxConfig("nginx.conf", []byte(conf), nil, nil)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			var re *ReadError
@@ -371,7 +371,7 @@ func TestReadNginxRefuses(t *testing.T) {
 		"http {\n  server {\n":             `nginx.conf:3: unexpected end of file, expecting "}"`,
 		"events {}\nhttp { access_log off": `nginx.conf:2: unexpected end of file, expecting ";" or "}"`,
 	} {
-		_, err := readNginxConfig("nginx.conf", []byte(conf), nil)
+		_, err := readNginxConfig("nginx.conf", []byte(conf), nil, nil)
 		if assert.Error(t, err) {
 			assert.Contains(t, err.Error(), want)
 		}
@@ -403,7 +403,7 @@ http {
     }
 }
 `
-	objs, err := readNginxConfig("t.conf", []byte(conf), nil)
+	objs, err := readNginxConfig("t.conf", []byte(conf), nil, nil)
 	require.NoError(t, err)
 	require.Len(t, objs, 3)
 	assert.Equal(t, "server quoted.example.com location /a b", objs[0].Name)
@@ -455,7 +455,7 @@ func TestReadNginxIncludes(t *testing.T) {
 		"/etc/nginx/snippets/timeouts.conf":        "proxy_read_timeout 7s;\n",
 		"/etc/nginx/conf.d/snippets/timeouts.conf": "proxy_read_timeout 999s;\n",
 	}
-	objs, err := readNginxConfig("/etc/nginx/nginx.conf", []byte(files["/etc/nginx/nginx.conf"]), lbMapOpener(files))
+	objs, err := readNginxConfig("/etc/nginx/nginx.conf", []byte(files["/etc/nginx/nginx.conf"]), lbMapOpener(files), nil)
 	require.NoError(t, err)
 	require.Equal(t, []string{"server a location /", "server b location /"}, []string{objs[0].Name, objs[1].Name})
 	assert.Equal(t, Pos{File: "/etc/nginx/conf.d/a.conf", Line: 4}, objs[0].Pos)
@@ -468,7 +468,7 @@ func TestReadNginxIncludes(t *testing.T) {
 		if open == nil {
 			open = lbMapOpener(files)
 		}
-		_, err := readNginxConfig("/etc/nginx/nginx.conf", []byte(files["/etc/nginx/nginx.conf"]), open)
+		_, err := readNginxConfig("/etc/nginx/nginx.conf", []byte(files["/etc/nginx/nginx.conf"]), open, nil)
 		if assert.Error(t, err, name) {
 			assert.Contains(t, err.Error(), want, name)
 		}
@@ -488,7 +488,7 @@ func TestReadNginxIncludes(t *testing.T) {
 		"/etc/nginx/nginx.conf": "http {\n    include close.conf;\n",
 		"/etc/nginx/close.conf": "}\n",
 	}, nil, `/etc/nginx/close.conf:1: unexpected "}"`)
-	_, err = readNginxConfig("nginx.conf", []byte("http { include x.conf; }"), nil)
+	_, err = readNginxConfig("nginx.conf", []byte("http { include x.conf; }"), nil, nil)
 	assert.ErrorContains(t, err, `nginx.conf:1: include "x.conf": no way to open included files`)
 }
 
@@ -503,7 +503,7 @@ func TestReadNginxRoundTrip(t *testing.T) {
 			r := loadReport(t, fx.report)
 			body, err := Render("nginx", r, fx.opts)
 			require.NoError(t, err)
-			objs, err := readNginxConfig("nginx.conf", body, nil)
+			objs, err := readNginxConfig("nginx.conf", body, nil, nil)
 			require.NoError(t, err)
 			p, err := newPlan(r, fx.opts)
 			require.NoError(t, err)
@@ -563,7 +563,7 @@ func TestReadNginxRoundTrip(t *testing.T) {
 	objs, err := func() ([]Object, error) {
 		body, err := Render("nginx", loadReport(t, "policy.json"), Options{Service: "shop-api"})
 		require.NoError(t, err)
-		return readNginxConfig("nginx.conf", body, nil)
+		return readNginxConfig("nginx.conf", body, nil, nil)
 	}()
 	require.NoError(t, err)
 	assert.Equal(t, []string{
@@ -604,7 +604,9 @@ func TestReadNginxDetect(t *testing.T) {
 }
 
 // FuzzReadNginx: any bytes are read or refused with an error of one
-// line, never a panic, and every position is a line of the input.
+// line, never a panic, and every position is a line of the input. Every
+// include opens the input itself, so that includes nest and repeat until
+// the depth cap or the run's budget ends them, within 2 s.
 func FuzzReadNginx(f *testing.F) {
 	for _, p := range []string{"sentry/nginx.conf", "nginx-src/nginx.conf", "otel-gateway/collectors.conf", "api-gateway/conf.d/my_apis/f1.conf"} {
 		if data, err := os.ReadFile(filepath.Join(nginxFixtures, p)); err == nil { // when the conformance configs are here
@@ -614,12 +616,16 @@ func FuzzReadNginx(f *testing.F) {
 	f.Add([]byte(nginxInheritance))
 	f.Add([]byte("location ~ \"a\\\"b\" { proxy_pass http://$x; proxy_read_timeout '1m 30s'; }"))
 	f.Add([]byte("http { upstream u { server a max_conns=3; } server { location @x { if ($a) { proxy_pass http://u; } } } }"))
+	// Issue 30: a file that includes itself, each time twice, and names a
+	// location again at each level.
+	f.Add([]byte("location /a { proxy_pass http://u; }\ninclude self.conf;\ninclude self.conf;\n" + strings.Repeat("add_header X y;\n", 200)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 1<<16 {
 			return
 		}
 		deadline := time.Now().Add(2 * time.Second)
-		objs, err := readNginxConfig("fuzz.conf", data, nil)
+		self := func(string) ([]byte, error) { return data, nil }
+		objs, err := readNginxConfig("fuzz.conf", data, self, nil)
 		if time.Now().After(deadline) {
 			t.Fatalf("took more than 2s on %d bytes", len(data))
 		}
@@ -629,17 +635,17 @@ func FuzzReadNginx(f *testing.F) {
 			}
 			return
 		}
-		lbCheckLines(t, "fuzz.conf", data, objs)
+		lbCheckLines(t, "", data, objs) // an include is the input too, under its name
 	})
 }
 
 // lbCheckLines fails when an object or one of its settings stands outside
-// the lines of data.
+// the lines of data, or in another file than file ("": any file).
 func lbCheckLines(t *testing.T, file string, data []byte, objs []Object) {
 	t.Helper()
 	lines := bytes.Count(data, []byte("\n")) + 1
 	in := func(what string, p Pos) {
-		if p.File != file || p.Line < 1 || p.Line > lines {
+		if file != "" && p.File != file || p.Line < 1 || p.Line > lines {
 			t.Fatalf("%s at %s, outside the %d lines of %s", what, p, lines, file)
 		}
 	}

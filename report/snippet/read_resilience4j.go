@@ -2,6 +2,7 @@ package snippet
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/tunetimeout/tunetimeout/internal/budget"
 )
 
 // Reading resilience4j's Spring Boot configuration: application.yml or
@@ -67,8 +70,9 @@ func detectResilience4jConfig(file string, data []byte) bool {
 // Documents that apply to a Spring profile (spring.config.activate.on-profile)
 // give objects of their own, "name (profile p)", with the profile's
 // values over the rest.
-func readResilience4jConfig(file string, data []byte, _ Opener) ([]Object, error) {
-	docs, err := r4jDocuments(file, data)
+func readResilience4jConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
+	b = orNew(b)
+	docs, err := r4jDocuments(b, file, data)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +94,12 @@ func readResilience4jConfig(file string, data []byte, _ Opener) ([]Object, error
 		return nil, err
 	}
 	for _, c := range conds {
+		// Each profile's objects are read over a copy of the rest: the
+		// copies count against the budget, or many profiles over a large
+		// file would take its size times their number.
+		if err := b.Nodes(base.size(), "properties copied for Spring profiles"); err != nil {
+			return nil, errorAt(r4jDocPos(file, c.props), "%w", err)
+		}
 		m := base.clone()
 		m.add(c.props)
 		only := newR4jModel()
@@ -137,16 +147,22 @@ func r4jNorm(s string) string {
 
 // r4jDocuments splits a file into documents of properties: YAML documents,
 // or .properties documents ("#---" between them).
-func r4jDocuments(file string, data []byte) ([][]r4jProp, error) {
+func r4jDocuments(b *budget.Budget, file string, data []byte) ([][]r4jProp, error) {
 	switch strings.ToLower(filepath.Ext(file)) {
 	case ".properties":
 		return r4jProperties(file, data)
 	case ".yml", ".yaml":
-		return r4jYAML(file, data)
+		docs, err := yamlDocuments(b, file, data)
+		if err != nil {
+			return nil, err
+		}
+		return r4jYAML(b, file, docs)
 	}
 	// Neither name: YAML when it is a YAML mapping, else properties.
-	if docs, err := yamlDocuments(file, data); err == nil && len(docs) > 0 && kubeResolve(docs[0]).Kind == yaml.MappingNode {
-		return r4jYAML(file, data)
+	if docs, err := yamlDocuments(b, file, data); err == nil && len(docs) > 0 && kubeResolve(docs[0]).Kind == yaml.MappingNode {
+		return r4jYAML(b, file, docs)
+	} else if errors.Is(err, budget.ErrSpent) {
+		return nil, err
 	}
 	return r4jProperties(file, data)
 }
@@ -157,16 +173,16 @@ const r4jMaxDepth = 64
 // r4jYAML flattens each YAML document into properties, as Spring's
 // YamlPropertySourceLoader does: keys with dots are paths
 // ("resilience4j.retry:" is resilience4j, retry), a list of values is one
-// property, other lists are indexed.
-func r4jYAML(file string, data []byte) ([][]r4jProp, error) {
-	docs, err := yamlDocuments(file, data)
-	if err != nil {
-		return nil, err
-	}
+// property, other lists are indexed. Each property holds its whole path:
+// the segments of every property are taken from the run's node budget, as
+// many nodes as its path is long (a key of many dots, or an alias of a deep
+// mapping, repeats them).
+func r4jYAML(b *budget.Budget, file string, docs []*yaml.Node) ([][]r4jProp, error) {
 	var out [][]r4jProp
 	for _, d := range docs {
 		var props []r4jProp
-		if err := r4jWalk(file, d, nil, nil, nodePos(file, d), &props, 0); err != nil {
+		w := r4jWalker{file: file, budget: b, out: &props}
+		if err := w.walk(d, nil, nil, nodePos(file, d), 0); err != nil {
 			return nil, err
 		}
 		out = append(out, props)
@@ -174,19 +190,37 @@ func r4jYAML(file string, data []byte) ([][]r4jProp, error) {
 	return out, nil
 }
 
-func r4jWalk(file string, n *yaml.Node, path []string, at []Pos, pos Pos, out *[]r4jProp, depth int) error {
+// r4jWalker flattens one document.
+type r4jWalker struct {
+	file   string
+	budget *budget.Budget
+	out    *[]r4jProp
+}
+
+// add appends a property, its path taken from the budget.
+func (w r4jWalker) add(p r4jProp) error {
+	if err := w.budget.Nodes(int64(len(p.path)+len(p.list)), "segments of Spring properties (a property's key segments and list items; aliases expanded)"); err != nil {
+		return errorAt(p.pos, "%w", err)
+	}
+	*w.out = append(*w.out, p)
+	return nil
+}
+
+func (w r4jWalker) walk(n *yaml.Node, path []string, at []Pos, pos Pos, depth int) error {
+	file := w.file
 	n = kubeResolve(n)
 	if depth > r4jMaxDepth {
 		return errorAt(pos, "%s: nested too deep", strings.Join(path, "."))
 	}
 	if n == nil || kubeNull(n) {
-		*out = append(*out, r4jProp{path: path, at: at, empty: true, pos: pos})
-		return nil
+		return w.add(r4jProp{path: path, at: at, empty: true, pos: pos})
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
 		if len(n.Content) == 0 {
-			*out = append(*out, r4jProp{path: path, at: at, empty: true, pos: pos})
+			if err := w.add(r4jProp{path: path, at: at, empty: true, pos: pos}); err != nil {
+				return err
+			}
 		}
 		// Merge keys (<<: *defaults) first, so that the mapping's own keys
 		// win, as in SnakeYAML.
@@ -207,7 +241,7 @@ func r4jWalk(file string, n *yaml.Node, path []string, at []Pos, pos Pos, out *[
 						srcs = s.Content
 					}
 					for _, s := range srcs {
-						if err := r4jWalk(file, s, path, at, nodePos(file, k), out, depth+1); err != nil {
+						if err := w.walk(s, path, at, nodePos(file, k), depth+1); err != nil {
 							return err
 						}
 					}
@@ -219,7 +253,7 @@ func r4jWalk(file string, n *yaml.Node, path []string, at []Pos, pos Pos, out *[
 				for range segs {
 					a = append(a, nodePos(file, k))
 				}
-				if err := r4jWalk(file, v, p, a, nodePos(file, k), out, depth+1); err != nil {
+				if err := w.walk(v, p, a, nodePos(file, k), depth+1); err != nil {
 					return err
 				}
 			}
@@ -236,18 +270,19 @@ func r4jWalk(file string, n *yaml.Node, path []string, at []Pos, pos Pos, out *[
 			for _, c := range n.Content {
 				items = append(items, kubeResolve(c).Value)
 			}
-			*out = append(*out, r4jProp{path: path, at: at, list: items, isList: true, pos: pos})
-			return nil
+			return w.add(r4jProp{path: path, at: at, list: items, isList: true, pos: pos})
 		}
 		for i, c := range n.Content {
 			p := append(append([]string(nil), path...), "["+strconv.Itoa(i)+"]")
 			a := append(append([]Pos(nil), at...), nodePos(file, c))
-			if err := r4jWalk(file, c, p, a, nodePos(file, c), out, depth+1); err != nil {
+			if err := w.walk(c, p, a, nodePos(file, c), depth+1); err != nil {
 				return err
 			}
 		}
 	default:
-		*out = append(*out, r4jProp{path: path, at: at, value: n.Value, pos: pos})
+		if err := w.add(r4jProp{path: path, at: at, value: n.Value, pos: pos}); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -453,6 +488,27 @@ type r4jModel struct {
 
 func newR4jModel() *r4jModel {
 	return &r4jModel{sections: map[string]*r4jSection{}, first: map[string]Pos{}}
+}
+
+// size is what a clone copies: instance names and properties.
+func (m *r4jModel) size() int64 {
+	n := int64(len(m.first))
+	for _, s := range m.sections {
+		for _, g := range []map[string]map[string]*r4jEntry{s.instances, s.configs} {
+			for _, props := range g {
+				n += 1 + int64(len(props))
+			}
+		}
+	}
+	return n
+}
+
+// r4jDocPos is where a document's first property stands.
+func r4jDocPos(file string, props []r4jProp) Pos {
+	if len(props) > 0 {
+		return props[0].pos
+	}
+	return Pos{File: file}
 }
 
 func (m *r4jModel) clone() *r4jModel {

@@ -3,6 +3,7 @@ package snippet
 import (
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,7 +80,7 @@ func TestReadResilience4jRoundTrip(t *testing.T) {
 			body, err := Render("resilience4j", r, fx.opts)
 			require.NoError(t, err)
 			require.NoError(t, validateResilience4j(body))
-			objs, err := readResilience4jConfig("resilience4j.yaml", body, nil)
+			objs, err := readResilience4jConfig("resilience4j.yaml", body, nil, nil)
 			require.NoError(t, err)
 			requireInside(t, "resilience4j.yaml", body, objs)
 			want, err := readResilience4j(body)
@@ -219,7 +220,7 @@ func TestReadResilience4jRefuses(t *testing.T) {
 		{"a.properties", "\n\nresilience4j.timelimiter.instances.a.timeoutDuration=10x\n", `a.properties:3: resilience4j.timelimiter.instances.a.timeoutDuration "10x": unknown unit "x"`},
 		{"a.properties", "resilience4j.bulkhead.instances.a.maxConcurrentCalls=-1\n", `a.properties:1: resilience4j.bulkhead.instances.a.maxConcurrentCalls "-1": negative`},
 	} {
-		_, err := readResilience4jConfig(c.file, []byte(c.body), nil)
+		_, err := readResilience4jConfig(c.file, []byte(c.body), nil, nil)
 		if assert.Error(t, err, c.body) {
 			assert.Contains(t, err.Error(), c.want)
 		}
@@ -261,12 +262,15 @@ func FuzzReadResilience4j(f *testing.F) {
 	}
 	f.Add([]byte("resilience4j.retry.instances.a.waitDuration=PT-9223372036854775808S\\\n"), true)
 	f.Add([]byte("a: &x {b: *x}\nresilience4j: {retry: {instances: {a: {<<: *x}}}}\n"), false)
+	// Issue 30: the alias bomb, and a long key named many times.
+	f.Add([]byte(aliasBomb("", 9, 9, "lol")+"resilience4j.retry.instances.a.maxAttempts: 3\n"), false)
+	f.Add([]byte("x: &m {"+strings.Repeat("a.", 499)+"b: 1}\nl: ["+strings.TrimSuffix(strings.Repeat("*m,", 3000), ",")+"]\n"), false)
 	f.Fuzz(func(t *testing.T, data []byte, properties bool) {
 		file := "application.yml"
 		if properties {
 			file = "application.properties"
 		}
-		objs, err := readResilience4jConfig(file, data, nil)
+		objs, err := readResilience4jConfig(file, data, nil, nil)
 		if err == nil {
 			requireInside(t, file, data, objs)
 		}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -78,7 +79,7 @@ type Target struct {
 	// `tunetimeout check` holds its values against the data. detect says
 	// whether a file is one this target reads, from its name and first
 	// bytes, so that check needs no --config-format for the usual files.
-	read   func(file string, data []byte, open Opener) ([]Object, error)
+	read   func(file string, data []byte, open Opener, b *budget.Budget) ([]Object, error)
 	detect func(file string, data []byte) bool
 	// naming, when set, is how the target's snippet names each group's
 	// object, which check reads back as the group it serves (naming.go).
@@ -89,12 +90,22 @@ type Target struct {
 func (t Target) Reads() bool { return t.read != nil }
 
 // Read reads a config file of this target; open reads the files it
-// includes.
+// includes. It reads within a budget of its own: ReadWithin shares one
+// between the configs of a run.
 func (t Target) Read(file string, data []byte, open Opener) ([]Object, error) {
+	return t.ReadWithin(budget.New(), file, data, open)
+}
+
+// ReadWithin reads a config file of this target within what is left of
+// the run's budget b: the includes it opens are charged to its bytes, and
+// the YAML nodes (aliases expanded) and nginx words it reads to its nodes.
+// The bytes of file itself are the caller's to charge, once however many
+// targets read it.
+func (t Target) ReadWithin(b *budget.Budget, file string, data []byte, open Opener) ([]Object, error) {
 	if t.read == nil {
 		return nil, fmt.Errorf("%s: reading its config is not supported", t.Name)
 	}
-	return t.read(file, data, open)
+	return t.read(file, data, open, b)
 }
 
 // Detects reports whether file (its name and contents) looks like a config

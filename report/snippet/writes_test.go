@@ -179,7 +179,7 @@ func TestEnvoyRetryAfter(t *testing.T) {
 	body, err := Render("envoy", loadReport(t, "policy.json"), Options{Service: "shop-api"})
 	require.NoError(t, err)
 	require.NoError(t, validate(t, "envoy", body))
-	objs, err := readEnvoyConfig("envoy.yaml", body, nil)
+	objs, err := readEnvoyConfig("envoy.yaml", body, nil, nil)
 	require.NoError(t, err)
 	got := map[string]float64{}
 	for _, o := range objs {
