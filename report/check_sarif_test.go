@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/internal/e2etest"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 )
 
@@ -36,12 +37,11 @@ func sarifSchemaPath(def string) string {
 	return def
 }
 
-// requireSARIFSchema skips t when the schema is not here.
+// requireSARIFSchema skips t when the schema is not here, or fails it under
+// TUNETIMEOUT_E2E=1 (CI has it in the shared conformance folder).
 func requireSARIFSchema(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat(sarifSchemaFile); err != nil {
-		t.Skipf("the SARIF 2.1.0 schema is not here (%s): set TUNETIMEOUT_SARIF_SCHEMA to it (see sarifSchemaFile)", sarifSchemaFile)
-	}
+	e2etest.RequireFile(t, sarifSchemaFile, "the SARIF 2.1.0 schema: set TUNETIMEOUT_SARIF_SCHEMA to it (see sarifSchemaFile)")
 }
 
 // checkSample is a check as analysis.Check builds one, with the findings of

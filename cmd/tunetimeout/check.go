@@ -109,7 +109,7 @@ func newCheck() *cobra.Command {
 			}
 			write, err := report.LookupCheck(f.format)
 			if err != nil {
-				return usageError{err}
+				return usageError{formatHint(err, f.format)}
 			}
 			o.Map = map[string]string{}
 			for _, m := range maps {

@@ -81,7 +81,7 @@ same rows gives (docs/sql.md). --print-sql prints the queries instead.`,
 			}
 			write, err := lookup(f.format)
 			if err != nil {
-				return usageError{err}
+				return usageError{formatHint(err, f.format)}
 			}
 			r, err := analysis.RunClickHouse(cmd.Context(), o, ch)
 			if r != nil {

@@ -73,7 +73,7 @@ law and call-graph checks. The window is --lookback up to now, or --from and
 			}
 			write, err := lookup(f.format)
 			if err != nil {
-				return usageError{err}
+				return usageError{formatHint(err, f.format)}
 			}
 			r, err := analysis.RunJaeger(cmd.Context(), o, j)
 			if r != nil {

@@ -130,6 +130,8 @@ func TestExitCodes(t *testing.T) {
 		{"unknown flag", []string{"analyze", "--no-such-flag", mixture}, 2, "unknown flag: --no-such-flag"},
 		{"bad percentage", []string{"analyze", "--false-timeouts", "abc", mixture}, 2, "--false-timeouts"},
 		{"unknown output", []string{"analyze", "-o", "yaml", mixture}, 2, `unknown output format "yaml"`},
+		{"file name as format", []string{"analyze", "-o", "report.json", mixture}, 2, `unknown output format "report.json" (known: html, json, markdown, text): -o is the format; did you mean --output report.json?`},
+		{"file name as check format", []string{"check", "x.yaml", "--data", mixture, "-o", "out/check.sarif"}, 2, `did you mean --output out/check.sarif?`},
 		{"bad network preset", []string{"analyze", "--network-allowance", "satellite", mixture}, 2, "--network-allowance"},
 		// Every wrong command line is 2, whichever part of it is wrong:
 		// for check, 1 is "findings", and a typo must not read as a

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +23,15 @@ func emitReport(cmd *cobra.Command, output string, write report.Writer, r *repor
 		return write(cmd.OutOrStdout(), r)
 	}
 	return temps.Write(cmd.Context(), output, func(w io.Writer) error { return write(w, r) })
+}
+
+// formatHint adds to an unknown output format the likely slip behind it:
+// -o (the format) given a file name, where --output was meant.
+func formatHint(err error, format string) error {
+	if strings.ContainsAny(format, "./\\") {
+		return fmt.Errorf("%w: -o is the format; did you mean --output %s?", err, format)
+	}
+	return err
 }
 
 // temps are the temporary files being written, removed by main when a

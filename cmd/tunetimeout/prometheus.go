@@ -80,7 +80,7 @@ bucket's upper bound, and the report says which le bound to add.`,
 			}
 			write, err := lookup(f.format)
 			if err != nil {
-				return usageError{err}
+				return usageError{formatHint(err, f.format)}
 			}
 			r, err := analysis.RunPrometheus(cmd.Context(), o, p)
 			if r != nil {

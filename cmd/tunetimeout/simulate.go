@@ -48,7 +48,7 @@ func runFiles(cmd *cobra.Command, args []string, o analysis.Options, f analyzeFl
 	}
 	write, err := lookup(f.format)
 	if err != nil {
-		return usageError{err}
+		return usageError{formatHint(err, f.format)}
 	}
 	if err := refuseInputAsOutput("--output", f.output, args); err != nil {
 		return usageError{err}

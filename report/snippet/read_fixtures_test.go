@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tunetimeout/tunetimeout/internal/e2etest"
 )
 
 // The readers are also tested on real configs that other projects wrote
@@ -13,7 +15,7 @@ import (
 // the repository, in the configs folder of the shared conformance folder
 // (one folder per target, each with its ORIGIN.md), or wherever
 // TUNETIMEOUT_CONFIG_FIXTURES points. Where they are absent, the tests that
-// read them skip and say so; the readers' other tests (their own inputs,
+// read them skip and say so (or fail, under TUNETIMEOUT_E2E=1 as in CI); the readers' other tests (their own inputs,
 // and every snippet this project writes, read back) run everywhere.
 
 // configFixtureDir is the folder of the real configs of a target.
@@ -24,10 +26,11 @@ func configFixtureDir(target string) string {
 	return filepath.Join("..", "..", "..", "shared", "conformance", "configs", target)
 }
 
-// requireConfigFixtures skips t when the real configs of dir are absent.
+// requireConfigFixtures skips t when the real configs of dir are absent,
+// or fails it under TUNETIMEOUT_E2E=1: CI has the shared conformance
+// folder beside the repository, and a reader test that skips there tests
+// nothing.
 func requireConfigFixtures(t testing.TB, dir string) {
 	t.Helper()
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("the real configs of other projects are not here (%s): set TUNETIMEOUT_CONFIG_FIXTURES to their folder (see read_fixtures_test.go)", dir)
-	}
+	e2etest.RequireFile(t, dir, "the real configs of other projects: set TUNETIMEOUT_CONFIG_FIXTURES to their folder (see read_fixtures_test.go)")
 }
