@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tunetimeout/tunetimeout/internal/names"
 )
 
 // groupsServer answers every query of a classic histogram with one series
@@ -101,4 +102,25 @@ func TestGroupsWithDifferentLabelsNeverMerge(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Issue 30, item 5, for Prometheus: a label value longer than
+// names.MaxBytes made a group name as long, which every report and rule
+// repeated; the name is cut visibly with its hash, and two values that
+// differ only past the cut stay two groups.
+func TestGroupNamesAreCapped(t *testing.T) {
+	long := strings.Repeat("/a", 1500)
+	sets := []map[string]string{{"route": long + "x"}, {"route": long + "y"}}
+	o := options(groupsServer(t, sets), &noSleep{})
+	o.By = []string{"route"}
+	res, err := Fetch(context.Background(), o)
+	require.NoError(t, err)
+	require.Len(t, res.Groups, 2, "values that differ past the cut stay apart")
+	for _, g := range res.Groups {
+		assert.LessOrEqual(t, len(g.Name), names.MaxBytes+64, "the name's length")
+		assert.True(t, strings.Contains(g.Name, "…[cut: 3001 bytes, sha256 "), "cut visibly: %.40q...", g.Name[max(0, len(g.Name)-60):])
+		require.Len(t, g.Labels, 1)
+		assert.Len(t, g.Labels[0].Value, 3001, "the labels keep the whole value, for the rules' matchers")
+	}
+	assert.NotEqual(t, res.Groups[0].Name, res.Groups[1].Name)
 }
