@@ -28,7 +28,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
@@ -463,12 +462,7 @@ func GroupName(by []string, labels []Label) string {
 }
 
 // nameValue is a label value as GroupName writes it.
-func nameValue(v string) string {
-	if v == "-" || strings.ContainsFunc(v, func(r rune) bool { return unicode.IsSpace(r) || r == '"' }) {
-		return strconv.Quote(v)
-	}
-	return v
-}
+func nameValue(v string) string { return names.Value(v) }
 
 // perGroup runs an instant query and adds up its values by group.
 func (s *session) perGroup(ctx context.Context, q string) (map[string]float64, error) {
