@@ -2,53 +2,21 @@ package promsource
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
 	"github.com/tunetimeout/tunetimeout/internal/names"
+	"github.com/tunetimeout/tunetimeout/promsource/promtest"
 )
 
-// groupsServer answers every query of a classic histogram with one series
-// per label set of sets, each set's calls 1000 x its number (from 1).
+// groupsServer serves promtest.Labelled(sets) for the test's length.
 func groupsServer(t *testing.T, sets []map[string]string) string {
-	f := &fake{}
-	srv := f.server(t, func(_ int, w http.ResponseWriter, r *http.Request) {
-		q := r.FormValue("query")
-		var out []string
-		series := func(m map[string]string, extra string, v float64) {
-			labels := map[string]string{}
-			for k, val := range m {
-				labels[k] = val
-			}
-			if extra != "" {
-				labels["le"] = extra
-			}
-			b, _ := json.Marshal(labels)
-			out = append(out, fmt.Sprintf(`{"metric":%s,"value":[1800000000,"%g"]}`, b, v))
-		}
-		switch {
-		case strings.HasPrefix(q, "count("):
-			series(nil, "", float64(len(sets)))
-		case strings.Contains(q, "_bucket"):
-			for i, m := range sets {
-				n := float64(1000 * (i + 1))
-				series(m, "0.1", 0.6*n)
-				series(m, "0.5", 0.95*n)
-				series(m, "1", 0.99*n)
-				series(m, "+Inf", n)
-			}
-		default: // _count, _sum, rates
-			for i, m := range sets {
-				series(m, "", float64(1000*(i+1)))
-			}
-		}
-		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(out, ","))
-	})
+	srv := httptest.NewServer(promtest.Labelled(sets))
+	t.Cleanup(srv.Close)
 	return srv.URL
 }
 
