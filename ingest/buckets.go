@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tunetimeout/tunetimeout/internal/names"
 )
 
 // HDR buckets a SQL engine computed (sqlsource, tunetimeout sql): CSV or
@@ -277,12 +279,9 @@ func ReadBuckets(r io.Reader, name string, routePatterns []string, row func(*Buc
 				fields.Path = append(fields.Path[:0], v...)
 				v = routes.Key(&sample, &fields)
 			}
-			if v == "" {
-				v = "-"
-			}
-			g = append(g, v)
+			g = append(g, names.Value(v))
 		}
-		br2.Group = strings.Join(g, " ")
+		br2.Group = names.Cap(strings.Join(g, " "))
 		if err := row(&br2); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/internal/names"
 	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
@@ -219,7 +220,8 @@ func (c *columns) notFound(input, flag, ref string) error {
 //
 // Values are read with surrounding spaces trimmed. An empty or "-" status
 // reads as 0 (unknown) and an empty or "-" timestamp as the zero Time.
-// Sample.Group is the o.By values joined by " ".
+// Sample.Group is the o.By values joined by " ", each as names.Value
+// writes it (empty: "-"; "-" or one with a space or a quote: quoted).
 func NewCSV(r io.Reader, name string, o CSVOptions) (Decoder, error) {
 	if o.Unit < 0 {
 		return nil, fmt.Errorf("%s: unit %v is negative", name, o.Unit)
@@ -422,8 +424,11 @@ func (d *csvDecoder) group(rec []string) string {
 		if k > 0 {
 			b = append(b, ' ')
 		}
+		start := len(b)
 		b = append(b, strings.TrimSpace(rec[i])...)
+		b = names.FinishValue(b, start)
 	}
+	b = names.CapBytes(b)
 	d.buf = b
 	if g, ok := d.recent.find(b); ok {
 		return g

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/tunetimeout/tunetimeout/internal/names"
 	"io"
 	"strings"
 	"testing"
@@ -111,9 +112,9 @@ func referenceRow(d *csvDecoder, rec []string, line func(int) int) string {
 	}
 	var g []string
 	for _, i := range d.by {
-		g = append(g, strings.TrimSpace(rec[i]))
+		g = append(g, names.Value(strings.TrimSpace(rec[i])))
 	}
-	s.Group = strings.Join(g, " ")
+	s.Group = names.Cap(strings.Join(g, " "))
 	return sampleString(s)
 }
 

@@ -308,7 +308,9 @@ func TestCSVGroups(t *testing.T) {
 	samples, errs := decodeString(t, input, CSVOptions{By: []string{"route", "Method"}})
 	require.Empty(t, errorStrings(errs))
 	require.Len(t, samples, 4)
-	assert.Equal(t, []string{"/a GET", "/search?q=a,b POST", "/a GET", `say "hi" GET`},
+	// A value with a quote (or a space) is quoted, so that the name stands
+	// for one list of values (names.Value).
+	assert.Equal(t, []string{"/a GET", "/search?q=a,b POST", "/a GET", `"say \"hi\"" GET`},
 		[]string{samples[0].Group, samples[1].Group, samples[2].Group, samples[3].Group})
 	assert.Equal(t, []int{200, 504, 200, 200},
 		[]int{samples[0].Status, samples[1].Status, samples[2].Status, samples[3].Status})

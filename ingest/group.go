@@ -64,8 +64,11 @@ func NewGrouper(by, routePatterns []string) (*Grouper, error) {
 // Key returns the group name of one sample.
 func (g *Grouper) Key(s *Sample, f *Fields) string {
 	if len(g.keys) == 1 && g.keys[0] == "route" {
-		// The route alone (never empty: it starts with "/"), not copied.
-		return g.name(g.routeOf(f.Path))
+		// The route alone (never empty: it starts with "/"), not copied
+		// unless it must be quoted.
+		if r := g.routeOf(f.Path); !names.NeedsQuote(r) {
+			return g.name(r)
+		}
 	}
 	b := g.buf[:0]
 	for i, k := range g.keys {
@@ -91,9 +94,7 @@ func (g *Grouper) Key(s *Sample, f *Fields) string {
 		case "host":
 			b = append(b, f.Host...)
 		}
-		if len(b) == start {
-			b = append(b, '-')
-		}
+		b = names.FinishValue(b, start)
 	}
 	g.buf = b
 	return g.name(b)

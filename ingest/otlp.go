@@ -18,6 +18,7 @@ import (
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -189,10 +190,11 @@ func (d *otlpDecoder) decodeRecord(rec []byte) error {
 
 // eachSpan unmarshals one record (d.proto says how) and calls fn with
 // every span in it and the service.name of its resource, the caller; a
-// record that is not an ExportTraceServiceRequest is one *ParseError. An
-// OTLP/JSON request that protojson refuses as a whole but whose structure
-// holds (resourceSpans, scopeSpans, spans are lists of objects) is read
-// again one span at a time (eachSpanApart): its good spans go to fn, each
+// record that is not an ExportTraceServiceRequest is one *ParseError. A
+// request refused as a whole but whose structure holds (OTLP/JSON:
+// resourceSpans, scopeSpans, spans are lists of objects; protobuf: the
+// messages that hold the spans are well formed) is read again one span at
+// a time (eachSpanApart, eachSpanApartProto): its good spans go to fn, each
 // bad one to bad, so that one malformed span does not take the request's
 // other spans with it. The spans' ids are as the unmarshalling left them
 // (d.ids has not run).
@@ -200,7 +202,8 @@ func (d *otlpDecoder) eachSpan(rec []byte, fn func(caller string, sp *tracepb.Sp
 	d.req.Reset()
 	if d.proto {
 		if err := d.punm.Unmarshal(rec, &d.req); err != nil {
-			return &ParseError{File: d.name, Line: d.line, Reason: "protobuf message is not an ExportTraceServiceRequest: " + protojsonReason(err)}
+			whole := &ParseError{File: d.name, Line: d.line, Reason: "protobuf message is not an ExportTraceServiceRequest: " + protojsonReason(err)}
+			return d.eachSpanApartProto(rec, whole, fn, bad)
 		}
 	} else if err := d.unm.Unmarshal(bytes.TrimPrefix(rec, utf8BOM), &d.req); err != nil {
 		whole := &ParseError{File: d.name, Line: d.line, Reason: "is not an OTLP/JSON ExportTraceServiceRequest: " + protojsonReason(err)}
@@ -287,6 +290,120 @@ func (d *otlpDecoder) eachSpanApart(rec []byte, whole *ParseError, fn func(calle
 		bad(whole)
 	}
 	return nil
+}
+
+// The field numbers of the messages that hold spans, from
+// opentelemetry-proto: opentelemetry/proto/collector/trace/v1/
+// trace_service.proto (ExportTraceServiceRequest.resource_spans = 1) and
+// opentelemetry/proto/trace/v1/trace.proto (ResourceSpans.resource = 1,
+// ResourceSpans.scope_spans = 2, ScopeSpans.spans = 2).
+const (
+	pbRequestResourceSpans protowire.Number = 1
+	pbResourceSpansRes     protowire.Number = 1
+	pbResourceSpansScopes  protowire.Number = 2
+	pbScopeSpansSpans      protowire.Number = 2
+)
+
+// eachSpanApartProto is eachSpanApart for a protobuf message that proto
+// refuses as a whole: it is walked with protowire down to its spans, each
+// span unmarshalled alone, so that a malformed one ("span 5 of the
+// request", counting from 1 in the order of the message) is one bad span
+// and the others go to fn. A message whose walk fails (a length past its
+// end, a bad tag) is whole, nothing of it read; when every span reads,
+// whole is one bad record beside them. A resource given more than once is
+// merged, as proto does.
+func (d *otlpDecoder) eachSpanApartProto(rec []byte, whole *ParseError, fn func(caller string, sp *tracepb.Span), bad func(*ParseError)) error {
+	type resourceSpans struct {
+		resources [][]byte
+		spans     [][]byte
+	}
+	var all []resourceSpans
+	ok := protoMessageFields(rec, func(num protowire.Number, rs []byte) bool {
+		if num != pbRequestResourceSpans {
+			return true
+		}
+		var r resourceSpans
+		ok := protoMessageFields(rs, func(num protowire.Number, v []byte) bool {
+			switch num {
+			case pbResourceSpansRes:
+				r.resources = append(r.resources, v)
+			case pbResourceSpansScopes:
+				return protoMessageFields(v, func(num protowire.Number, sp []byte) bool {
+					if num == pbScopeSpansSpans {
+						r.spans = append(r.spans, sp)
+					}
+					return true
+				})
+			}
+			return true
+		})
+		all = append(all, r)
+		return ok
+	})
+	if !ok {
+		return whole
+	}
+	merge := proto.UnmarshalOptions{DiscardUnknown: true, Merge: true}
+	n, nbad := 0, 0
+	for _, r := range all {
+		var res resourcepb.Resource
+		var resErr error
+		for _, b := range r.resources {
+			if resErr == nil {
+				resErr = merge.Unmarshal(b, &res)
+			}
+		}
+		d.res = res.GetAttributes()
+		caller := attrString(d.res, "service.name")
+		for _, raw := range r.spans {
+			n++
+			why := ""
+			sp := &tracepb.Span{}
+			if resErr != nil {
+				why = "its resource is not an OTLP resource: " + protojsonReason(resErr)
+			} else if err := d.punm.Unmarshal(raw, sp); err != nil {
+				why = protojsonReason(err)
+			}
+			if why != "" {
+				nbad++
+				bad(&ParseError{File: d.name, Line: d.line, Reason: fmt.Sprintf("span %d of the request is not an OTLP protobuf span: %s", n, why)})
+				continue
+			}
+			fn(caller, sp)
+		}
+	}
+	if nbad == 0 {
+		bad(whole)
+	}
+	return nil
+}
+
+// protoMessageFields calls fn with the number and the bytes of each
+// length-delimited field of the protobuf message b, in order, and skips
+// the others; it returns false when b is not well formed or fn returns
+// false.
+func protoMessageFields(b []byte, fn func(num protowire.Number, v []byte) bool) bool {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return false
+		}
+		b = b[n:]
+		if typ != protowire.BytesType {
+			m := protowire.ConsumeFieldValue(num, typ, b)
+			if m < 0 {
+				return false
+			}
+			b = b[m:]
+			continue
+		}
+		v, m := protowire.ConsumeBytes(b)
+		if m < 0 || !fn(num, v) {
+			return false
+		}
+		b = b[m:]
+	}
+	return true
 }
 
 // otlpField is the value of key in m, under its JSON name or its proto

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tunetimeout/tunetimeout/internal/names"
 	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
@@ -87,7 +88,8 @@ type spanFields interface {
 }
 
 // group returns the span's group name: the values of n.keys joined by " ",
-// "-" for a value the span lacks.
+// "-" for a value the span lacks, a value "-" or one with a space or a
+// quote quoted (names.Value), so that two different lists never meet.
 func (n *spanNamer) group(f spanFields, s *Sample, grpcCode int64) string {
 	b := n.buf[:0]
 	for i, k := range n.keys {
@@ -126,9 +128,7 @@ func (n *spanNamer) group(f spanFields, s *Sample, grpcCode int64) string {
 		default: // attr:NAME
 			b = append(b, f.attr(k[len(AttrKeyPrefix):])...)
 		}
-		if len(b) == start {
-			b = append(b, '-')
-		}
+		b = names.FinishValue(b, start)
 	}
 	n.buf = b
 	return internName(n.intern, b)

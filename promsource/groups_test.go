@@ -2,52 +2,21 @@ package promsource
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/internal/names"
+	"github.com/tunetimeout/tunetimeout/promsource/promtest"
 )
 
-// groupsServer answers every query of a classic histogram with one series
-// per label set of sets, each set's calls 1000 x its number (from 1).
+// groupsServer serves promtest.Labelled(sets) for the test's length.
 func groupsServer(t *testing.T, sets []map[string]string) string {
-	f := &fake{}
-	srv := f.server(t, func(_ int, w http.ResponseWriter, r *http.Request) {
-		q := r.FormValue("query")
-		var out []string
-		series := func(m map[string]string, extra string, v float64) {
-			labels := map[string]string{}
-			for k, val := range m {
-				labels[k] = val
-			}
-			if extra != "" {
-				labels["le"] = extra
-			}
-			b, _ := json.Marshal(labels)
-			out = append(out, fmt.Sprintf(`{"metric":%s,"value":[1800000000,"%g"]}`, b, v))
-		}
-		switch {
-		case strings.HasPrefix(q, "count("):
-			series(nil, "", float64(len(sets)))
-		case strings.Contains(q, "_bucket"):
-			for i, m := range sets {
-				n := float64(1000 * (i + 1))
-				series(m, "0.1", 0.6*n)
-				series(m, "0.5", 0.95*n)
-				series(m, "1", 0.99*n)
-				series(m, "+Inf", n)
-			}
-		default: // _count, _sum, rates
-			for i, m := range sets {
-				series(m, "", float64(1000*(i+1)))
-			}
-		}
-		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(out, ","))
-	})
+	srv := httptest.NewServer(promtest.Labelled(sets))
+	t.Cleanup(srv.Close)
 	return srv.URL
 }
 
@@ -101,4 +70,25 @@ func TestGroupsWithDifferentLabelsNeverMerge(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Issue 30, item 5, for Prometheus: a label value longer than
+// names.MaxBytes made a group name as long, which every report and rule
+// repeated; the name is cut visibly with its hash, and two values that
+// differ only past the cut stay two groups.
+func TestGroupNamesAreCapped(t *testing.T) {
+	long := strings.Repeat("/a", 1500)
+	sets := []map[string]string{{"route": long + "x"}, {"route": long + "y"}}
+	o := options(groupsServer(t, sets), &noSleep{})
+	o.By = []string{"route"}
+	res, err := Fetch(context.Background(), o)
+	require.NoError(t, err)
+	require.Len(t, res.Groups, 2, "values that differ past the cut stay apart")
+	for _, g := range res.Groups {
+		assert.LessOrEqual(t, len(g.Name), names.MaxBytes+64, "the name's length")
+		assert.True(t, strings.Contains(g.Name, "…[cut: 3001 bytes, sha256 "), "cut visibly: %.40q...", g.Name[max(0, len(g.Name)-60):])
+		require.Len(t, g.Labels, 1)
+		assert.Len(t, g.Labels[0].Value, 3001, "the labels keep the whole value, for the rules' matchers")
+	}
+	assert.NotEqual(t, res.Groups[0].Name, res.Groups[1].Name)
 }

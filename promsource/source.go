@@ -28,12 +28,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/names"
 	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
@@ -440,7 +440,10 @@ type Label struct{ Name, Value string }
 // that is "-" (not a missing label), or that starts with a quote, is
 // quoted with Go's escapes: {route="x y",method="z"} is `"x y" z`,
 // {route="x",method="y z"} `x "y z"`, {route="-"} `"-"` and a series
-// without route `-`. labels holds only labels that have a value.
+// without route `-`. labels holds only labels that have a value. A name
+// longer than names.MaxBytes is cut visibly with its hash (names.Cap), so
+// that a megabyte-long label value is not repeated by every report, and
+// two values that differ past the cut still name two groups.
 func GroupName(by []string, labels []Label) string {
 	if len(by) == 0 {
 		return "all"
@@ -455,16 +458,11 @@ func GroupName(by []string, labels []Label) string {
 			}
 		}
 	}
-	return strings.Join(parts, " ")
+	return names.Cap(strings.Join(parts, " "))
 }
 
 // nameValue is a label value as GroupName writes it.
-func nameValue(v string) string {
-	if v == "-" || strings.ContainsFunc(v, func(r rune) bool { return unicode.IsSpace(r) || r == '"' }) {
-		return strconv.Quote(v)
-	}
-	return v
-}
+func nameValue(v string) string { return names.Value(v) }
 
 // perGroup runs an instant query and adds up its values by group.
 func (s *session) perGroup(ctx context.Context, q string) (map[string]float64, error) {

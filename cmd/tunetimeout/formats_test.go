@@ -163,12 +163,14 @@ func TestHTMLEscapesGroupNames(t *testing.T) {
 	assert.Equal(t, 0, strings.Count(strings.ToLower(out), "<script"), "we write no script; the name is no script either")
 	assert.Equal(t, 0, strings.Count(strings.ToLower(out), "<img"))
 	assert.Contains(t, out, "<h2>&lt;script&gt;alert(1)&lt;/script&gt;</h2>")
-	assert.Contains(t, out, "<h2>&#34;&gt;&lt;img src=x onerror=alert(1)&gt;</h2>")
+	// The name holds a quote, so the group's name is the value quoted
+	// (names.Value): "\"><img src=x onerror=alert(1)>".
+	assert.Contains(t, out, "<h2>&#34;\\&#34;&gt;&lt;img src=x onerror=alert(1)&gt;&#34;</h2>")
 
 	md, errOut, code := execute(t, "", "analyze", in, "--by", "route", "-o", "markdown")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, md, "## \\<script\\>alert(1)\\</script\\>\n\n200 calls")
-	assert.Contains(t, md, "## \"\\>\\<img src=x onerror=alert(1)\\>\n\n200 calls")
+	assert.Contains(t, md, "## \"\\\\\"\\>\\<img src=x onerror=alert(1)\\>\"\n\n200 calls")
 }
 
 // TestEmitInsideTheDocument: -o html and -o markdown carry the --emit

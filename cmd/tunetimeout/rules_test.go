@@ -2,9 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"maps"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -18,6 +16,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/tunetimeout/tunetimeout/internal/e2etest"
+	"github.com/tunetimeout/tunetimeout/promsource/promtest"
 	"github.com/tunetimeout/tunetimeout/report"
 )
 
@@ -191,47 +190,6 @@ func TestRulesCommandLine(t *testing.T) {
 	}
 }
 
-// labelledPrometheus answers a classic histogram's queries with one series
-// per label set of sets, set i with 1000 x (i+1) calls.
-func labelledPrometheus(sets []map[string]string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		q := r.FormValue("query")
-		var out []string
-		series := func(m map[string]string, le string, v float64) {
-			labels := map[string]string{}
-			for k, val := range m {
-				labels[k] = val
-			}
-			if le != "" {
-				labels["le"] = le
-			}
-			b, _ := json.Marshal(labels)
-			out = append(out, fmt.Sprintf(`{"metric":%s,"value":[1800000000,"%g"]}`, b, v))
-		}
-		switch {
-		case strings.HasPrefix(q, "count("):
-			series(nil, "", float64(len(sets)))
-		case strings.Contains(q, "_bucket"):
-			for i, m := range sets {
-				n := float64(1000 * (i + 1))
-				series(m, "0.1", 0.6*n)
-				series(m, "0.5", 0.95*n)
-				series(m, "1", 0.9995*n)
-				series(m, "+Inf", n)
-			}
-		case strings.Contains(q, "_sum"):
-			for i, m := range sets {
-				series(m, "", 120*float64(i+1))
-			}
-		default: // _count, rates
-			for i, m := range sets {
-				series(m, "", float64(1000*(i+1)))
-			}
-		}
-		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(out, ","))
-	}
-}
-
 // Issue 30, item 11, through the commands: groups with different label
 // sets stay apart in the report, and the rules select each by its own
 // labels (route="-" and route="" were one group "-", whose rules selected
@@ -249,7 +207,7 @@ func TestRulesSelectEachGroupByItsLabels(t *testing.T) {
 			map[string]string{`"-"`: `route="-"`, `-`: `route=""`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(labelledPrometheus(tc.sets))
+			srv := httptest.NewServer(promtest.Labelled(tc.sets))
 			defer srv.Close()
 			out, errOut, code := execute(t, "", "prometheus", "--url", srv.URL, "--metric", "tt_request_duration_seconds",
 				"--window", "1h", "--at", "1800000000", "--by", tc.by, "-o", "json")

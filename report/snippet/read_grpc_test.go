@@ -401,6 +401,8 @@ func FuzzReadGRPC(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"methodConfig": [{"name": [{}], "timeout": {"seconds": 1}}], "retryThrottling": {"maxTokens": 1e308, "tokenRatio": -0}}`))
+	// Issue 30: one method named in many method configs.
+	f.Add([]byte(`{"methodConfig": [` + strings.TrimSuffix(strings.Repeat(`{"name": [{"service": "s", "method": "m"}], "timeout": "1s"},`, 200), ",") + `]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objs, err := readGRPCConfig("f.json", data, nil, nil)
 		var re *ReadError

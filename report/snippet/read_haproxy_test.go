@@ -585,6 +585,8 @@ func FuzzReadHAProxy(f *testing.F) {
 	}
 	f.Add([]byte(haproxyDefaults))
 	f.Add([]byte("defaults d\n timeout server \"${X-1s}\"\nbackend b from d\n.if 1\n server-template s 1-3 a:80 maxconn 2\n.else\n.endif\nfrontend f\n use_backend b if { path_beg /a } || METH_GET !x\n"))
+	// Issue 30: one backend name many times.
+	f.Add([]byte(strings.Repeat("backend b\n timeout server 1s\n server s a:80\n", 200)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 1<<16 {
 			return
