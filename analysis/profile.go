@@ -8,6 +8,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -74,7 +75,7 @@ func newProfiler(o Options, starts []int64, length time.Duration, q float64) (*p
 	explicit := kind != ProfileAuto
 	if slotLength%length != 0 {
 		if explicit {
-			return nil, fmt.Errorf("--profile %s pools windows into hours: --window %s does not divide an hour", kind, human.Duration(length))
+			return nil, usage.Errorf("--profile %s pools windows into hours: --window %s does not divide an hour", kind, human.Duration(length))
 		}
 		return nil, nil
 	}
@@ -84,8 +85,8 @@ func newProfiler(o Options, starts []int64, length time.Duration, q float64) (*p
 		_, off := time.Unix(s, 0).In(loc).Zone()
 		if time.Duration(off)*time.Second%length != 0 {
 			if explicit {
-				return nil, fmt.Errorf("--profile %s: windows of %s straddle the hours of %s (UTC offset %s): use --window %s or shorter",
-					kind, human.Duration(length), loc, time.Duration(off)*time.Second, gcdDuration(length, time.Duration(abs(off))*time.Second))
+				return nil, usage.Errorf("--profile %s: windows of %s straddle the hours of %s (UTC offset %s): use --window %s or shorter",
+					kind, human.Duration(length), loc, time.Duration(off)*time.Second, human.Duration(gcdDuration(length, time.Duration(abs(off))*time.Second)))
 			}
 			return nil, nil
 		}
@@ -329,6 +330,9 @@ func medianSlotCalls(ss []report.ProfileSlot) int64 {
 func needSlotPhrase(need, median int64, q string, precision float64) string {
 	if need < 0 {
 		return fmt.Sprintf(" A slot would need more calls than the whole period holds for its %s to be placed within %s of the value.", q, human.Percent(precision))
+	}
+	if median >= need {
+		return fmt.Sprintf(" The slots hold enough calls to tell (about %s would do; they hold a median of %s): their hours are alike.", human.Count(need), human.Count(median))
 	}
 	return fmt.Sprintf(" A slot would need about %s calls (these hold a median of %s) for its %s to be placed within %s of the value, were its latency shaped as the whole period's: a longer period would tell.",
 		human.Count(need), human.Count(median), q, human.Percent(precision))

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/internal/human"
 
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
@@ -159,4 +162,79 @@ func TestProfileNamesThePeakHour(t *testing.T) {
 	assert.Equal(t, p.Cells, merged.Profile.Cells)
 	assert.Equal(t, p.WorstSlot, merged.Profile.WorstSlot)
 	assert.Equal(t, g.Recommendation.TimeoutSeconds, merged.Recommendation.TimeoutSeconds)
+}
+
+// TestProfileWeekly: two weeks whose 18:00 peak comes on weekdays only;
+// --profile weekly names a weekday's 18:00 slot, on 2 of 2 weeks.
+func TestProfileWeekly(t *testing.T) {
+	path, _, _ := profileCSV(t, t.TempDir(), 2, 1500, 3000, 2, weekdays)
+	r, err := Run(context.Background(), Options{Inputs: []string{path}, Window: time.Hour, Profile: ProfileWeekly, Recommend: recommend.DefaultOptions()}, nil)
+	require.NoError(t, err)
+	p := r.Groups[0].Profile
+	require.NotNil(t, p)
+	assert.Equal(t, "weekly", p.Kind)
+	require.Len(t, p.Slots, 7*24)
+	require.NotNil(t, p.WorstSlot, p.Reason)
+	assert.Regexp(t, `^(Mon|Tue|Wed|Thu|Fri) 18:00-19:00$`, p.WorstSlot.Slot)
+	assert.Equal(t, 2, p.WorstSlot.Days)
+	assert.Equal(t, 2, p.WorstSlot.Of)
+	assert.Contains(t, p.WorstSlot.Reason, p.WorstSlot.Slot+" UTC on 2 of 2 weeks")
+	for _, s := range p.Slots {
+		if s.Significant {
+			assert.Regexp(t, `^(Mon|Tue|Wed|Thu|Fri) 18:00`, s.Slot, "only weekday peaks are told apart")
+		}
+	}
+}
+
+// TestProfileNoPattern: a week with every hour alike names no slot, and
+// the report says how many calls a slot would need.
+func TestProfileNoPattern(t *testing.T) {
+	path, _, _ := profileCSV(t, t.TempDir(), 1, 1500, 1500, 1, everyDay)
+	r, err := Run(context.Background(), Options{Inputs: []string{path}, Window: time.Hour, Recommend: recommend.DefaultOptions()}, nil)
+	require.NoError(t, err)
+	g := r.Groups[0]
+	p := g.Profile
+	require.NotNil(t, p)
+	assert.Nil(t, p.WorstSlot, p.Reason)
+	for _, s := range p.Slots {
+		assert.False(t, s.Significant, s.Slot)
+	}
+	// A slot holds enough calls to place its p99.9: the hours are alike,
+	// where a window alone (1,500 calls) would need more.
+	assert.Positive(t, p.CallsNeeded)
+	assert.Less(t, p.CallsNeeded, int64(7*1500))
+	assert.Contains(t, p.Reason, "The slots hold enough calls to tell (about "+human.Count(p.CallsNeeded)+" would do; they hold a median of 10,500): their hours are alike.")
+	assert.Equal(t, p.CallsNeeded, g.WindowCallsNeeded)
+	assert.Greater(t, g.WindowCallsNeeded, int64(1500), "a window alone would need more than it holds")
+	var b bytes.Buffer
+	require.NoError(t, report.WriteText(&b, r))
+	assert.Contains(t, b.String(), "Daily profile")
+	assert.Contains(t, b.String(), "No hour of the day is worse beyond the noise")
+}
+
+// TestProfileZone: --tz moves the slots' hours, and the zone must not cut
+// windows; auto leaves a period under three days alone.
+func TestProfileZone(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	require.NoError(t, err)
+	kolkata, err := time.LoadLocation("Asia/Kolkata")
+	require.NoError(t, err)
+	start := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC).Unix()
+	week := []int64{start, start + 7*24*3600 - 3600}
+	p, err := newProfiler(Options{Profile: ProfileDaily, TZ: berlin}, week, time.Hour, 0.999)
+	require.NoError(t, err)
+	slot, _ := p.slotOf(time.Unix(start+17*3600, 0)) // 17:00 UTC is 18:00 in Berlin in November
+	assert.Equal(t, 18, slot)
+	_, err = newProfiler(Options{Profile: ProfileDaily, TZ: kolkata}, week, time.Hour, 0.999)
+	require.ErrorContains(t, err, "windows of 1h straddle the hours of Asia/Kolkata (UTC offset 5h30m0s): use --window 30m or shorter")
+	p, err = newProfiler(Options{TZ: kolkata}, week, time.Hour, 0.999)
+	require.NoError(t, err)
+	assert.Nil(t, p, "auto skips what it cannot pool")
+	p, err = newProfiler(Options{}, []int64{start, start + 2*24*3600}, time.Hour, 0.999)
+	require.NoError(t, err)
+	assert.Nil(t, p, "under three days: no profile by default")
+	p, err = newProfiler(Options{}, []int64{start, start + 3*24*3600 - 3600}, time.Hour, 0.999)
+	require.NoError(t, err)
+	require.NotNil(t, p, "three days")
+	assert.Equal(t, ProfileDaily, p.kind)
 }

@@ -1,5 +1,12 @@
 package report
 
+import (
+	"fmt"
+
+	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/report/plot"
+)
+
 // Profile is a group's windows pooled by the hour of the day (daily) or
 // of the week (weekly) in a time zone: per slot the calls of that hour on
 // every day it occurred, their quantiles and the timeout they give; the
@@ -72,4 +79,66 @@ type ProfileCell struct {
 	Weekday         int     `json:"weekday"` // 0 Monday .. 6 Sunday
 	Samples         int64   `json:"samples"`
 	QuantileSeconds float64 `json:"quantile_seconds"`
+}
+
+// profileSection is the group's profile: the reason, then a row per slot
+// with calls, the worst marked.
+func profileSection(g Group) *Section {
+	p := g.Profile
+	if p == nil {
+		return nil
+	}
+	q := human.Quantile(p.Quantile)
+	t := &Table{Class: "profile", Columns: []Column{{Title: "slot (" + p.TZ + ")"}, {Title: "days", Numeric: true}, {Title: "calls", Numeric: true},
+		{Title: "p50", Numeric: true}, {Title: "p99", Numeric: true}, {Title: "p99.9", Numeric: true},
+		{Title: q + " interval", Numeric: true}, {Title: "timeout", Numeric: true}, {Title: ""}}}
+	for _, s := range p.Slots {
+		pc := func(quantile float64) string {
+			for _, pc := range s.Percentiles {
+				if pc.Quantile == quantile {
+					return human.Seconds(pc.Seconds)
+				}
+			}
+			return "-"
+		}
+		interval, timeout := "-", "-"
+		if s.Samples > 0 {
+			hi := "beyond the largest call"
+			if s.Interval.HighSeconds != nil {
+				hi = human.Seconds(*s.Interval.HighSeconds)
+			}
+			interval = human.Seconds(s.Interval.LowSeconds) + " to " + hi
+			timeout = human.Seconds(s.TimeoutSeconds)
+		}
+		mark := ""
+		switch {
+		case p.WorstSlot != nil && p.WorstSlot.Index == s.Index:
+			mark = "worst"
+		case s.Significant:
+			mark = "worse than the whole"
+		}
+		t.Rows = append(t.Rows, Row{Cells: []Cell{{Text: s.Slot}, {Text: fmt.Sprintf("%d of %d", s.Days, s.Of)}, {Text: human.Count(s.Samples)},
+			{Text: pc(0.5)}, {Text: pc(0.99)}, {Text: pc(0.999)}, {Text: interval}, {Text: timeout}, {Text: mark}}})
+	}
+	title := "Daily profile"
+	if p.Kind == "weekly" {
+		title = "Weekly profile"
+	}
+	return &Section{ID: "profile", Title: title, Blocks: []Block{textPara(p.Reason), {Table: t}}}
+}
+
+// profilePlot is the group's profile as a heat map, for HTML.
+func profilePlot(id string, g Group) (plot.Scene, bool) {
+	p := g.Profile
+	if p == nil {
+		return plot.Scene{}, false
+	}
+	cells := make([]plot.ProfileCell, len(p.Cells))
+	for i, c := range p.Cells {
+		cells[i] = plot.ProfileCell{Day: c.Day, Hour: c.Hour, Samples: c.Samples, Quantile: c.QuantileSeconds}
+		if ws := p.WorstSlot; ws != nil {
+			cells[i].Worst = c.Hour == ws.Index%24 && (p.Kind != "weekly" || c.Weekday == ws.Index/24)
+		}
+	}
+	return plot.Profile(id, g.Name, human.Quantile(p.Quantile), p.TZ, cells, g.Recommendation.TimeoutSeconds)
 }
