@@ -73,6 +73,12 @@ type Options struct {
 	WindowForAll    bool
 	WindowPrecision float64
 	NoWindows       bool
+	// Profile pools the windows by hour of the day (ProfileDaily) or of
+	// the week (ProfileWeekly) in TZ (nil: UTC); ProfileAuto, or "", pools
+	// them daily when they span at least three days and are an hour or
+	// shorter; ProfileNone never (docs/windows.md).
+	Profile string
+	TZ      *time.Location
 
 	// Progress, when set, follows the reading of the inputs.
 	Progress Progress

@@ -33,7 +33,7 @@ var windowQuantiles = []float64{0.5, 0.99, 0.999}
 // the precision, -1 when none is. The cells are taken as they are read
 // (Windows.Take): a week of minutes does not keep both its cells and its
 // rows.
-func windowsOf(ctx context.Context, name string, cells histogram.Windows, length time.Duration, o Options) (out []report.Window, lows []float64, byLow, highest int, lowCell, highCell *histogram.Cell, err error) {
+func windowsOf(ctx context.Context, name string, cells histogram.Windows, length time.Duration, o Options, prof *profiler) (out []report.Window, lows []float64, byLow, highest int, lowCell, highCell *histogram.Cell, err error) {
 	precision := precisionOf(o)
 	out = make([]report.Window, 0, len(cells.Starts))
 	byLow, highest = -1, -1
@@ -86,6 +86,13 @@ func windowsOf(ctx context.Context, name string, cells histogram.Windows, length
 		if w.EnoughData && (highest < 0 || w.QuantileSeconds > out[highest].QuantileSeconds) {
 			highest, highCell = len(out), c
 		}
+		if prof != nil {
+			peak := w.RatePerSecond
+			if g.Arrivals.Count() > 0 {
+				peak = busiestMinuteRate(g.Arrivals)
+			}
+			prof.add(c, peak)
+		}
 		out = append(out, w)
 	}
 	return out, lows, byLow, highest, lowCell, highCell, nil
@@ -111,9 +118,34 @@ func windowGroup(name string, c *histogram.Cell, length time.Duration) *histogra
 // is the worst and how it differs from the whole.
 func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, cells histogram.Windows, length time.Duration,
 	o Options, share float64) (report.Group, error) {
-	windows, lows, byLow, highest, lowCell, highCell, err := windowsOf(ctx, g.Name, cells, length, o)
+	prof, err := newProfiler(o, cells.Starts, length, whole.Recommendation.Quantile)
 	if err != nil {
 		return report.Group{}, err
+	}
+	windows, lows, byLow, highest, lowCell, highCell, err := windowsOf(ctx, g.Name, cells, length, o, prof)
+	if err != nil {
+		return report.Group{}, err
+	}
+	var profile *report.Profile
+	var slotGroup *histogram.Group
+	if prof != nil {
+		from, to := windows[0].Start, windows[len(windows)-1].End
+		if profile, slotGroup, err = prof.finish(ctx, g.Name, g.Latency, whole, from, to, o); err != nil {
+			return report.Group{}, fmt.Errorf("group %q: %w", g.Name, err)
+		}
+	}
+	slotUsed := profile != nil && profile.WorstSlot != nil && profile.WorstSlot.Used
+	if slotUsed && byLow >= 0 {
+		// The slot goes ahead of any window, unless a window is worse
+		// than the slot itself beyond the noise: its lower bound (for all
+		// the windows at once) above the slot's upper bound, a one-off
+		// worse than the hour that repeats.
+		if hi := profile.Slots[slotIndex(profile)].Interval.HighSeconds; hi != nil && lows[byLow] > *hi {
+			slotUsed, profile.WorstSlot.Used = false, false
+			profile.WorstSlot.Reason += fmt.Sprintf(" But one window is worse still beyond the noise: its lower bound of %s lies above the slot's upper bound of %s, so the recommendation is that window's (Windows).",
+				human.Seconds(lows[byLow]), human.Seconds(*hi))
+			profile.Reason = profile.WorstSlot.Reason
+		}
 	}
 	tooFew := 0
 	for _, w := range windows {
@@ -167,6 +199,11 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 			ww.Reason += fmt.Sprintf(" Its interval (%s to %s) reaches into the whole period's: no window is worse beyond the noise, so the recommendation below is the whole period's.",
 				human.Seconds(w.Interval.LowSeconds), human.Seconds(*w.Interval.HighSeconds))
 		}
+		if slotUsed && ww.Used {
+			ww.Used = false
+			ww.Reason += fmt.Sprintf(" The recommendation below is the profile's worst hour's instead (%s %s): it repeats, and rests on %s calls.",
+				profile.WorstSlot.Slot, profile.TZ, human.Count(profile.WorstSlot.Samples))
+		}
 		if !significant {
 			out.WindowCallsNeeded = callsToTell(g.Latency, whole.Recommendation.Quantile, whole.Recommendation.Interval.Confidence, precisionOf(o))
 			ww.Reason += needPhrase(out.WindowCallsNeeded, medianCalls(windows), q, precisionOf(o))
@@ -187,8 +224,24 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 	} else if g.Latency != nil && g.Latency.Count() > 0 {
 		out.WindowCallsNeeded = callsToTell(g.Latency, whole.Recommendation.Quantile, whole.Recommendation.Interval.Confidence, precisionOf(o))
 	}
+	if slotUsed {
+		slotGroup.Methods = g.Methods
+		res, err := analyseGroup(ctx, slotGroup, o, share, nil)
+		if err != nil {
+			return report.Group{}, fmt.Errorf("group %q, slot %s: %w", g.Name, profile.WorstSlot.Slot, err)
+		}
+		ww, need := out.WorstWindow, out.WindowCallsNeeded
+		out = report.NewGroup(res)
+		out.WorstWindow, out.WindowCallsNeeded = ww, need
+	}
+	out.Profile = profile
 	out.Windows = windows
 	return out, nil
+}
+
+// slotIndex is the index in profile.Slots of its worst slot.
+func slotIndex(profile *report.Profile) int {
+	return slices.IndexFunc(profile.Slots, func(s report.ProfileSlot) bool { return s.Index == profile.WorstSlot.Index })
 }
 
 // familyConfidence is the confidence of each of k intervals for all k to

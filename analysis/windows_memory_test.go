@@ -75,3 +75,44 @@ func TestWindowMemoryStaysFlat(t *testing.T) {
 	assert.Less(t, perWindow, 1000.0, "memory grows with the windows")
 	assert.Less(t, perWindow, jsonPerWindow, "memory grows faster than the report")
 }
+
+// TestProfileMemoryStaysFlat is issue 31's budget: four weeks at 1-minute
+// windows in 10 groups (403,200 windows) cost about the same with the
+// daily profile as without: a profile keeps 24 pooled cells a group and a
+// number per hour of the period, whatever the period's length.
+func TestProfileMemoryStaysFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads four weeks of 2,000,000 generated calls twice")
+	}
+	const calls = 2_000_000
+	lat := mixture.Default().Generate(7, calls)
+	var b bytes.Buffer
+	b.WriteString("timestamp,route,status,latency_us\n")
+	start := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC).Unix()
+	span := int64(28 * 24 * 3600)
+	for i := range calls {
+		fmt.Fprintf(&b, "%d,/api/r%d,200,%d\n", start+int64(i)*span/calls, i%10, lat[i].Microseconds())
+	}
+	path := filepath.Join(t.TempDir(), "weeks.csv")
+	require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+	b = bytes.Buffer{}
+	run := func(profile string) uint64 {
+		return peakHeap(t, func() {
+			o := options(path)
+			o.Ingest.By = []string{"route"}
+			o.Window, o.Profile = time.Minute, profile
+			r, err := Run(context.Background(), o, nil)
+			require.NoError(t, err)
+			require.Len(t, r.Groups, 10)
+			if profile == ProfileDaily {
+				require.NotNil(t, r.Groups[0].Profile)
+				require.Len(t, r.Groups[0].Profile.Cells, 28*24)
+			}
+		})
+	}
+	none := run(ProfileNone)
+	daily := run(ProfileDaily)
+	t.Logf("peak heap, four weeks at 1-minute windows in 10 groups: %.1f MB without a profile, %.1f MB with the daily profile (%+.1f MB)",
+		float64(none)/1e6, float64(daily)/1e6, (float64(daily)-float64(none))/1e6)
+	assert.Less(t, float64(daily), float64(none)+8e6, "the profile grows with the period")
+}

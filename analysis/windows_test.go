@@ -76,6 +76,7 @@ func TestWindowsNameThePeakHour(t *testing.T) {
 	path, times, lat := peakWeek(t, dir)
 	run := func(o Options) *report.Report {
 		o.Recommend = recommend.DefaultOptions()
+		o.Profile = ProfileNone // the windows alone: TestProfileNamesThePeakHour pools them
 		r, err := Run(context.Background(), o, nil)
 		require.NoError(t, err)
 		require.Len(t, r.Groups, 1)
@@ -255,7 +256,7 @@ func TestWindowsOfGroupsApart(t *testing.T) {
 func TestWindowsPeakAtRealVolumes(t *testing.T) {
 	path, times, lat := peakWeekOf(t, t.TempDir(), 1500, 3000, 2)
 	run := func(forAll bool) report.Group {
-		r, err := Run(context.Background(), Options{Inputs: []string{path}, Window: time.Hour, WindowForAll: forAll, Recommend: recommend.DefaultOptions()}, nil)
+		r, err := Run(context.Background(), Options{Inputs: []string{path}, Window: time.Hour, WindowForAll: forAll, Profile: ProfileNone, Recommend: recommend.DefaultOptions()}, nil)
 		require.NoError(t, err)
 		require.Len(t, r.Groups, 1)
 		return r.Groups[0]

@@ -29,6 +29,7 @@ import (
 	"image"
 	"image/png"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -59,6 +60,8 @@ func TestHTMLReportInChromium(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, string(out))
 
+	profile := filepath.Join(dir, "profile.csv")
+	require.NoError(t, os.WriteFile(profile, threeDays(), 0o644))
 	spans := filepath.Join(dir, "spans.json")
 	require.NoError(t, os.WriteFile(spans, zipkinChain(), 0o644))
 	reports := []struct {
@@ -70,14 +73,17 @@ func TestHTMLReportInChromium(t *testing.T) {
 		// windows: a plot of the windows per group, one point each (9
 		// minutes of testdata/mixture.csv)
 		windows int
+		// profile: a heat map per group, one cell per hour and day
+		profile int
 	}{
-		{"worked example", []string{"analyze", "testdata/mixture.csv", "--rate", "400", "--pool", "200"}, 1, false, false, 0},
+		{"worked example", []string{"analyze", "testdata/mixture.csv", "--rate", "400", "--pool", "200"}, 1, false, false, 0, 0},
 		{"by route with a policy", []string{"analyze", "testdata/mixture.csv", "--by", "route", "--pool", "200", "--rtt", "2ms",
-			"--deadline", "3s", "--attempts", "3", "--retry-budget", "10%", "--idempotent", "--emit", "envoy,grpc"}, 3, false, false, 0},
-		{"spans with a call graph", []string{"analyze", spans, "--deadline", "1s"}, 3, true, false, 0},
+			"--deadline", "3s", "--attempts", "3", "--retry-budget", "10%", "--idempotent", "--emit", "envoy,grpc"}, 3, false, false, 0, 0},
+		{"spans with a call graph", []string{"analyze", spans, "--deadline", "1s"}, 3, true, false, 0, 0},
 		{"the herd", []string{"analyze", "testdata/mixture.csv", "--herd", "1000", "--capacity", "5000", "--attempts", "8",
-			"--backoff-base", "10ms", "--backoff-cap", "2s"}, 1, false, true, 0},
-		{"windows", []string{"analyze", "testdata/mixture.csv", "--by", "route", "--window", "1m"}, 3, false, false, 9},
+			"--backoff-base", "10ms", "--backoff-cap", "2s"}, 1, false, true, 0, 0},
+		{"windows", []string{"analyze", "testdata/mixture.csv", "--by", "route", "--window", "1m"}, 3, false, false, 9, 0},
+		{"daily profile", []string{"analyze", profile, "--window", "1h"}, 1, false, false, 3 * 24, 3 * 24},
 	}
 	b := startChromium(t, chromium, dir)
 	for i, rep := range reports {
@@ -116,6 +122,9 @@ func TestHTMLReportInChromium(t *testing.T) {
 			if rep.windows > 0 {
 				want += rep.groups
 			}
+			if rep.profile > 0 {
+				want += rep.groups
+			}
 			require.Len(t, svgs, want, "a percentile plot, a histogram and a Little's law bar per group, and the call graph")
 			for _, s := range svgs {
 				if s.ID == "call-graph-plot" {
@@ -146,6 +155,23 @@ func TestHTMLReportInChromium(t *testing.T) {
 					assert.Equal(t, 1, win.Timeout, s.ID)
 					assert.Greater(t, win.Length, 300.0, "%s: drawn across the plot", s.ID)
 					assert.Greater(t, s.Width, 300.0)
+					continue
+				}
+				if strings.HasSuffix(s.ID, "-profile") {
+					// The heat map: one cell per hour and day, the worst
+					// slot's cells outlined, the timeout on the scale.
+					var heat struct {
+						Cells, Worst, Timeout int
+						CellWidth             float64
+					}
+					page.evaluate(t, `JSON.stringify((() => { const g = document.getElementById("`+s.ID+`");
+						const c = g.querySelectorAll("rect.profile-cell");
+						return {cells: c.length, worst: g.querySelectorAll("rect.worst-slot").length,
+							timeout: g.querySelectorAll("line.timeout").length, cellWidth: c[0].getBoundingClientRect().width}; })())`, &heat)
+					assert.Equal(t, rep.profile, heat.Cells, "%s: one cell per hour and day", s.ID)
+					assert.Equal(t, 3, heat.Worst, "%s: the 18:00 slot on each of the 3 days", s.ID)
+					assert.Equal(t, 1, heat.Timeout, s.ID)
+					assert.Greater(t, heat.CellWidth, 10.0, "%s: cells are laid out", s.ID)
 					continue
 				}
 				if s.ID == "herd-calls" {
@@ -644,4 +670,30 @@ func (w *webSocket) read() ([]byte, error) {
 			return msg, nil
 		}
 	}
+}
+
+// threeDays is a CSV of three days, 1,500 calls an hour (lognormal: p99
+// 0.5 s, p99.9 0.8 s), whose 18:00 hours hold 3,000 calls twice as slow:
+// a daily profile names 18:00 (issue 31's week, cut to three days).
+func threeDays() []byte {
+	var b bytes.Buffer
+	b.WriteString("timestamp,latency_ms\n")
+	start := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	x := uint64(1)
+	uniform := func() float64 { // in (0, 1)
+		x = x*6364136223846793005 + 1442695040888963407
+		return (float64(x>>11) + 0.5) / (1 << 53)
+	}
+	for h := range 3 * 24 {
+		hour := start.Add(time.Duration(h) * time.Hour)
+		n, slow := 1500, 1.0
+		if hour.Hour() == 18 {
+			n, slow = 3000, 2.0
+		}
+		for i := range n {
+			z := math.Sqrt(-2*math.Log(uniform())) * math.Cos(2*math.Pi*uniform()) // Box-Muller
+			fmt.Fprintf(&b, "%d,%.3f\n", hour.Add(time.Duration(i)*time.Hour/time.Duration(n)).Unix(), 120*slow*math.Exp(0.615*z))
+		}
+	}
+	return b.Bytes()
 }

@@ -105,6 +105,8 @@ type Group struct {
 	// --window.
 	Windows     []Window     `json:"windows,omitempty"`
 	WorstWindow *WorstWindow `json:"worst_window,omitempty"`
+	// Profile is the windows pooled by hour of day or of week (--profile).
+	Profile *Profile `json:"profile,omitempty"`
 	// WindowCallsNeeded is, when no window is worse beyond the noise, about
 	// how many calls a window would need for its quantile's interval to be
 	// within --window-precision of the value, were its latency shaped as

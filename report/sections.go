@@ -31,6 +31,7 @@ var reportSections = []func(r *Report) *Section{
 // after the recommendation that opens it; nil when one does not apply.
 var groupSections = []func(g Group) *Section{
 	windowsSection,
+	profileSection,
 	stepsSection,
 	bucketsSection,
 	latencySection,
@@ -574,6 +575,9 @@ func groupPlots(id string, g Group) []plot.Scene {
 		out = append(out, s)
 	}
 	if s, ok := windowsPlot(id, g); ok {
+		out = append(out, s)
+	}
+	if s, ok := profilePlot(id, g); ok {
 		out = append(out, s)
 	}
 	if s, ok := plot.InFlight(id, in); ok {

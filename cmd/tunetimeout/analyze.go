@@ -26,6 +26,7 @@ type analyzeFlags struct {
 	by                                                   []string
 	quiet                                                bool // no progress line (file commands)
 	window, forWhat, windowPrecision                     string
+	profile, tz                                          string
 }
 
 func newAnalyze() *cobra.Command {
@@ -88,7 +89,10 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 	fl.StringVar(&f.window, "window", "", "analyse each window of this length too (1h, 15m, 1d; 0: none)")
 	fl.StringVar(&f.forWhat, "for", "", "with windows: worst-window (default) or all, the period the timeout is for")
 	fl.StringVar(&f.windowPrecision, "window-precision", "50%", "widest interval of a window's quantile, a share of it, to rank the window")
+	fl.StringVar(&f.profile, "profile", analysis.ProfileAuto, "with windows: pool the same hour across days (daily) or of the week across weeks (weekly); auto: daily when the windows span 3 days or more; none")
+	fl.StringVar(&f.tz, "tz", "UTC", "time zone of the profile's hours (an IANA name: Europe/Berlin)")
 	complete(cmd, "for", "worst-window", "all")
+	complete(cmd, "profile", analysis.ProfileKinds...)
 	return cmd
 }
 
@@ -119,8 +123,11 @@ func (f analyzeFlags) applyWindow(fl *pflag.FlagSet, o *analysis.Options) error 
 	return f.applyFor(fl, o)
 }
 
-// applyFor parses --for and --window-precision.
+// applyFor parses --for, --window-precision, --profile and --tz.
 func (f analyzeFlags) applyFor(fl *pflag.FlagSet, o *analysis.Options) error {
+	if err := f.applyProfile(o); err != nil {
+		return err
+	}
 	switch f.forWhat {
 	case "", "worst-window":
 	case "all":
@@ -135,6 +142,23 @@ func (f analyzeFlags) applyFor(fl *pflag.FlagSet, o *analysis.Options) error {
 	if o.WindowPrecision, err = recommend.ParsePercent(f.windowPrecision); err != nil || o.WindowPrecision <= 0 {
 		return fmt.Errorf("--window-precision %q: a share such as 50%%", f.windowPrecision)
 	}
+	return nil
+}
+
+// applyProfile parses --profile and --tz.
+func (f analyzeFlags) applyProfile(o *analysis.Options) error {
+	if f.profile == "" {
+		return nil // a command without windows: the flag is not there
+	}
+	if !slices.Contains(analysis.ProfileKinds, f.profile) {
+		return fmt.Errorf("--profile %q: %s", f.profile, strings.Join(analysis.ProfileKinds, ", "))
+	}
+	o.Profile = f.profile
+	loc, err := time.LoadLocation(f.tz)
+	if err != nil || f.tz == "" || f.tz == "Local" {
+		return fmt.Errorf("--tz %q: an IANA time zone name such as UTC or Europe/Berlin", f.tz)
+	}
+	o.TZ = loc
 	return nil
 }
 

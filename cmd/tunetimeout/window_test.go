@@ -64,6 +64,9 @@ func TestWindowFlags(t *testing.T) {
 		{[]string{"analyze", mixture, "--for", "peak"}, `--for "peak": worst-window or all`},
 		{[]string{"analyze", mixture, "--window", "1h", "--for", "peak"}, `--for "peak": worst-window or all`},
 		{[]string{"analyze", mixture, "--window", "1h", "--window-precision", "0"}, "--window-precision"},
+		{[]string{"analyze", mixture, "--window", "1h", "--profile", "hourly"}, `--profile "hourly": auto, daily, weekly, none`},
+		{[]string{"analyze", mixture, "--window", "1h", "--tz", "Mars/Olympus"}, `--tz "Mars/Olympus": an IANA time zone name`},
+		{[]string{"analyze", mixture, "--window", "7m", "--profile", "daily"}, "--profile daily pools windows into hours: --window 7m does not divide an hour"},
 	} {
 		_, errOut, code := execute(t, "", c.args...)
 		assert.Equal(t, 2, code, "%v", c.args)

@@ -38,6 +38,9 @@ type Shape struct {
 	X1, Y1, X2, Y2   string
 	X, Y, W, H, R, D string
 	Tip              string
+	// Fill is a rectangle's colour when it is data (a heat map's cell):
+	// "#rrggbb"; empty, its class's.
+	Fill string
 }
 
 // Label is a text at (X, Y); Anchor is start, middle or end.

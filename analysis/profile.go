@@ -1,0 +1,339 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
+	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
+)
+
+// The kinds of --profile.
+const (
+	ProfileAuto   = "auto"
+	ProfileDaily  = "daily"
+	ProfileWeekly = "weekly"
+	ProfileNone   = "none"
+)
+
+// ProfileKinds are the values --profile takes.
+var ProfileKinds = []string{ProfileAuto, ProfileDaily, ProfileWeekly, ProfileNone}
+
+// profileMinSpan is how long a period must be for auto to pool its hours:
+// an hour that occurs on fewer days does not repeat enough to be a pattern.
+const profileMinSpan = 3 * 24 * time.Hour
+
+// slotLength is a slot's length: the hour. Shorter windows are pooled to
+// their hour; longer ones cannot be.
+const slotLength = time.Hour
+
+// profiler pools a group's windows, read once in time order, into slots:
+// one cell per hour of the day (24) or of the week (168), so that its
+// memory does not grow with the period. Beside them it keeps, for the
+// heat map, the quantile of every hour of every day (a number each): the
+// hour being read is one cell, turned into its number when the next hour
+// starts.
+type profiler struct {
+	kind   string
+	loc    *time.Location
+	q      float64
+	slots  []slotAcc
+	cur    *histogram.Cell // the hour of the day being read
+	curKey int64           // its start, Unix seconds
+	curAt  time.Time
+	cells  []report.ProfileCell
+}
+
+type slotAcc struct {
+	cell    *histogram.Cell
+	days    int
+	lastDay int // the local day (year*1000+yday) last counted
+	peak    float64
+}
+
+// newProfiler returns the profiler of o.Profile for windows of length
+// starting at starts, nil when there is none: --profile none, or auto on
+// a period shorter than profileMinSpan or windows that are not within an
+// hour. An explicit daily or weekly that cannot be is an error.
+func newProfiler(o Options, starts []int64, length time.Duration, q float64) (*profiler, error) {
+	kind := o.Profile
+	if kind == "" {
+		kind = ProfileAuto
+	}
+	if kind == ProfileNone || len(starts) == 0 {
+		return nil, nil
+	}
+	loc := o.TZ
+	if loc == nil {
+		loc = time.UTC
+	}
+	explicit := kind != ProfileAuto
+	if slotLength%length != 0 {
+		if explicit {
+			return nil, usage.Errorf("--profile %s pools windows into hours: --window %s does not divide an hour", kind, human.Duration(length))
+		}
+		return nil, nil
+	}
+	// Windows start at multiples of their length in UTC; a zone whose
+	// offset is not a multiple of it (+05:30 with 1h windows) cuts them.
+	for _, s := range []int64{starts[0], starts[len(starts)-1]} {
+		_, off := time.Unix(s, 0).In(loc).Zone()
+		if time.Duration(off)*time.Second%length != 0 {
+			if explicit {
+				return nil, usage.Errorf("--profile %s: windows of %s straddle the hours of %s (UTC offset %s): use --window %s or shorter",
+					kind, human.Duration(length), loc, time.Duration(off)*time.Second, human.Duration(gcdDuration(length, time.Duration(abs(off))*time.Second)))
+			}
+			return nil, nil
+		}
+	}
+	if kind == ProfileAuto {
+		if time.Duration(starts[len(starts)-1]-starts[0])*time.Second+length < profileMinSpan {
+			return nil, nil
+		}
+		kind = ProfileDaily
+	}
+	n := 24
+	if kind == ProfileWeekly {
+		n = 7 * 24
+	}
+	return &profiler{kind: kind, loc: loc, q: q, slots: make([]slotAcc, n), curKey: -1}, nil
+}
+
+func abs(n int) int { return max(n, -n) }
+
+func gcdDuration(a, b time.Duration) time.Duration {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// slotOf is the slot of a time: its hour of the day, or of the week from
+// Monday 00:00; and its local day.
+func (p *profiler) slotOf(t time.Time) (slot, day int) {
+	lt := t.In(p.loc)
+	slot = lt.Hour()
+	if p.kind == ProfileWeekly {
+		slot += weekday(lt) * 24
+	}
+	return slot, lt.Year()*1000 + lt.YearDay()
+}
+
+// weekday is Monday 0 to Sunday 6.
+func weekday(t time.Time) int { return (int(t.Weekday()) + 6) % 7 }
+
+// add pools one window's cell, whose busiest minute ran at peak calls a
+// second. The cell's arrivals are left out: a slot's rate is its calls
+// over its length (finish), and arrivals by the second would grow with
+// the period.
+func (p *profiler) add(c *histogram.Cell, peak float64) {
+	at := time.Unix(c.Start, 0)
+	slot, day := p.slotOf(at)
+	lat := *c
+	lat.Seconds, lat.Calls = nil, nil
+	s := &p.slots[slot]
+	if s.cell == nil {
+		s.cell = histogram.NewCell(0)
+	}
+	s.cell.Merge(&lat)
+	if s.days == 0 || s.lastDay != day {
+		s.days, s.lastDay = s.days+1, day
+	}
+	s.peak = max(s.peak, peak)
+
+	lt := at.In(p.loc)
+	hour := time.Date(lt.Year(), lt.Month(), lt.Day(), lt.Hour(), 0, 0, 0, p.loc)
+	if key := hour.Unix(); key != p.curKey {
+		p.flush()
+		p.cur, p.curKey, p.curAt = histogram.NewCell(0), key, hour
+	}
+	p.cur.Merge(&lat)
+}
+
+// flush turns the hour being read into its heat map cell.
+func (p *profiler) flush() {
+	if p.cur == nil {
+		return
+	}
+	g := histogram.CellGroup("", p.cur)
+	cell := report.ProfileCell{Day: p.curAt.Format("2006-01-02"), Hour: p.curAt.Hour(), Weekday: weekday(p.curAt), Samples: g.Latency.Count()}
+	if cell.Samples > 0 {
+		cell.QuantileSeconds = g.Latency.Quantile(p.q).Seconds()
+	}
+	p.cells = append(p.cells, cell)
+	p.cur = nil
+}
+
+// slotName is a slot as people read it: "18:00-19:00", "Mon 18:00-19:00".
+func (p *profiler) slotName(i int) string {
+	h := i % 24
+	name := fmt.Sprintf("%02d:00-%02d:00", h, (h+1)%24)
+	if p.kind == ProfileWeekly {
+		name = [...]string{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}[i/24] + " " + name
+	}
+	return name
+}
+
+// occurrences counts, per slot, the days (weeks) of [from, to) its hour
+// lies in, wholly or in part.
+func (p *profiler) occurrences(from, to time.Time) []int {
+	of := make([]int, len(p.slots))
+	lf := from.In(p.loc)
+	t := time.Date(lf.Year(), lf.Month(), lf.Day(), lf.Hour(), 0, 0, 0, p.loc)
+	seen := map[[2]int]bool{}
+	for ; t.Before(to); t = t.Add(slotLength) {
+		slot, day := p.slotOf(t)
+		if !seen[[2]int{slot, day}] {
+			seen[[2]int{slot, day}] = true
+			of[slot]++
+		}
+	}
+	return of
+}
+
+// finish judges the slots as windows are judged (docs/windows.md): each
+// slot's calls alone give its quantile with its interval and its timeout;
+// a slot is worse beyond the noise when its lower bound, at the confidence
+// that holds for all the slots at once (Bonferroni), lies above wholeHi,
+// the whole period's upper bound; the worst is the one with the highest
+// such bound. It returns the profile and the worst slot's group, nil when
+// none is told apart.
+func (p *profiler) finish(ctx context.Context, name string, wholeLatency *histogram.Latency, whole report.Group, from, to time.Time, o Options) (*report.Profile, *histogram.Group, error) {
+	p.flush()
+	of := p.occurrences(from, to)
+	prof := &report.Profile{Kind: p.kind, TZ: p.loc.String(), Quantile: p.q, SlotSeconds: slotLength.Seconds(),
+		Slots: []report.ProfileSlot{}, Cells: p.cells}
+	used := 0
+	for _, s := range p.slots {
+		if s.cell != nil && s.cell.Latency.TotalCount() > 0 {
+			used++
+		}
+	}
+	conf := whole.Recommendation.Interval.Confidence
+	wholeHi := whole.Recommendation.Interval.HighSeconds
+	worst := -1
+	var worstGroup *histogram.Group
+	for i, s := range p.slots {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		if s.cell == nil {
+			continue
+		}
+		g := p.slotGroup(name, s)
+		ps := report.ProfileSlot{Slot: p.slotName(i), Index: i, Days: s.days, Of: of[i], Samples: g.Latency.Count(),
+			RatePerSecond: g.Measured.Rate, Percentiles: []report.Percentile{}}
+		if ps.Samples > 0 {
+			rec, err := recommend.RecommendMeasured(g.Latency, recommend.Measured{ConnectTimes: g.Connect}, o.Recommend)
+			if err != nil {
+				return nil, nil, fmt.Errorf("slot %s: %w", ps.Slot, err)
+			}
+			qs := windowQuantiles
+			if !slices.Contains(qs, rec.Quantile) {
+				qs = append(slices.Clone(qs), rec.Quantile)
+				slices.Sort(qs)
+			}
+			for _, q := range qs {
+				ps.Percentiles = append(ps.Percentiles, report.Percentile{Quantile: q, Seconds: g.Latency.Quantile(q).Seconds(),
+					LowerBound: q == rec.Quantile && rec.LowerBound})
+			}
+			ps.QuantileSeconds, ps.TimeoutSeconds = rec.Base.Seconds(), rec.Timeout.Seconds()
+			ps.Interval = report.Interval{Confidence: rec.Interval.Confidence, LowSeconds: rec.Interval.Lo.Seconds(), Above: rec.Interval.Above}
+			if rec.Interval.HiKnown {
+				hi := rec.Interval.Hi.Seconds()
+				ps.Interval.HighSeconds = &hi
+			}
+			ps.FamilyLowSeconds = g.Latency.QuantileInterval(rec.Quantile, familyConfidence(rec.Interval.Confidence, used)).Lo.Seconds()
+			ps.Significant = wholeHi != nil && ps.FamilyLowSeconds > *wholeHi
+			if ps.Significant && (worst < 0 || ps.FamilyLowSeconds > prof.Slots[worst].FamilyLowSeconds) {
+				worst, worstGroup = len(prof.Slots), g
+			}
+		}
+		prof.Slots = append(prof.Slots, ps)
+	}
+	q := human.Quantile(whole.Recommendation.Quantile)
+	zone := p.loc.String()
+	if worst < 0 {
+		prof.CallsNeeded = callsToTell(wholeLatency, whole.Recommendation.Quantile, conf, precisionOf(o))
+		prof.Reason = fmt.Sprintf("No hour of the %s is worse beyond the noise: no slot's lower bound of its %s (%s confidence over the %s slots at once) lies above the whole period's upper bound",
+			p.period(), q, human.Percent(conf), human.Count(int64(used)))
+		if wholeHi != nil {
+			prof.Reason += " of " + human.Seconds(*wholeHi)
+		}
+		prof.Reason += "."
+		prof.Reason += needSlotPhrase(prof.CallsNeeded, medianSlotCalls(prof.Slots), q, precisionOf(o))
+		return prof, nil, nil
+	}
+	s := prof.Slots[worst]
+	ws := &report.WorstSlot{Slot: s.Slot, Index: s.Index, Days: s.Days, Of: s.Of, Samples: s.Samples, QuantileSeconds: s.QuantileSeconds,
+		TimeoutSeconds: s.TimeoutSeconds, WholeTimeoutSeconds: whole.Recommendation.TimeoutSeconds, Used: !o.WindowForAll}
+	ws.Reason = fmt.Sprintf("The worst hour of the %s is %s %s on %s of %s %s: %s %s over %s calls pooled, against %s over the whole period, so a timeout of %s against %s. It is worse beyond the noise: the lower bound of its %s, %s (%s confidence over the %s slots at once), lies above the whole period's upper bound of %s, and is the highest of all slots.",
+		p.period(), s.Slot, zone, human.Count(int64(s.Days)), human.Count(int64(s.Of)), p.unit(), q, human.Seconds(s.QuantileSeconds), human.Count(s.Samples),
+		human.Seconds(whole.Recommendation.BaseSeconds), human.Seconds(s.TimeoutSeconds), human.Seconds(whole.Recommendation.TimeoutSeconds),
+		q, human.Seconds(s.FamilyLowSeconds), human.Percent(conf), human.Count(int64(used)), human.Seconds(*wholeHi))
+	if ws.Used {
+		ws.Reason += fmt.Sprintf(" The recommendation, the candidates, Little's law (at the slot's rate, %s calls over %s) and the call policy below are that slot's, ahead of any single window: it repeats, and rests on the calls of every day it occurred (--for all: the whole period's).",
+			human.Count(s.Samples), human.Duration(time.Duration(s.Days)*slotLength))
+	} else {
+		ws.Reason += " The recommendation below is the whole period's (--for all)."
+	}
+	prof.WorstSlot = ws
+	prof.Reason = ws.Reason
+	return prof, worstGroup, nil
+}
+
+// slotGroup is the group of a slot's calls; its rate is its calls over
+// its hour on every day it occurred, its busiest minute the busiest of its
+// windows'.
+func (p *profiler) slotGroup(name string, s slotAcc) *histogram.Group {
+	g := histogram.CellGroup(name, s.cell)
+	rate := float64(s.cell.Count()) / (float64(s.days) * slotLength.Seconds())
+	g.Measured = &histogram.Measured{Rate: rate, PeakRate: max(s.peak, rate), Source: "the profile's slot"}
+	return g
+}
+
+func (p *profiler) period() string {
+	if p.kind == ProfileWeekly {
+		return "week"
+	}
+	return "day"
+}
+
+func (p *profiler) unit() string {
+	if p.kind == ProfileWeekly {
+		return "weeks"
+	}
+	return "days"
+}
+
+// medianSlotCalls is the median of the slots' calls, those with any.
+func medianSlotCalls(ss []report.ProfileSlot) int64 {
+	var ns []int64
+	for _, s := range ss {
+		if s.Samples > 0 {
+			ns = append(ns, s.Samples)
+		}
+	}
+	if len(ns) == 0 {
+		return 0
+	}
+	slices.Sort(ns)
+	return ns[len(ns)/2]
+}
+
+// needSlotPhrase says how many calls a slot would need to be told apart.
+func needSlotPhrase(need, median int64, q string, precision float64) string {
+	if need < 0 {
+		return fmt.Sprintf(" A slot would need more calls than the whole period holds for its %s to be placed within %s of the value.", q, human.Percent(precision))
+	}
+	if median >= need {
+		return fmt.Sprintf(" The slots hold enough calls to tell (about %s would do; they hold a median of %s): their hours are alike.", human.Count(need), human.Count(median))
+	}
+	return fmt.Sprintf(" A slot would need about %s calls (these hold a median of %s) for its %s to be placed within %s of the value, were its latency shaped as the whole period's: a longer period would tell.",
+		human.Count(need), human.Count(median), q, human.Percent(precision))
+}
