@@ -80,12 +80,19 @@ func ParseTrigger(s string) (Trigger, error) {
 	return t, nil
 }
 
-// String is the trigger as ParseTrigger reads it.
+// String is the trigger as ParseTrigger reads it: slow:3x:1m.
 func (t Trigger) String() string {
-	if t.Kind == TriggerOutage {
-		return t.Kind + ":" + t.Duration.String()
+	d := t.Duration.String()
+	if strings.HasSuffix(d, "m0s") {
+		d = strings.TrimSuffix(d, "0s")
 	}
-	return t.Kind + ":" + strconv.FormatFloat(t.Factor, 'g', -1, 64) + "x:" + t.Duration.String()
+	if strings.HasSuffix(d, "h0m") {
+		d = strings.TrimSuffix(d, "0m")
+	}
+	if t.Kind == TriggerOutage {
+		return t.Kind + ":" + d
+	}
+	return t.Kind + ":" + strconv.FormatFloat(t.Factor, 'g', -1, 64) + "x:" + d
 }
 
 // Defaults of the closed loop.
