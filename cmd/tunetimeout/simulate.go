@@ -24,10 +24,17 @@ func newSimulate() *cobra.Command {
 		Long: `simulate reads latencies like analyze (same inputs and flags), fits a call
 policy to the caller's deadline and replays the measured latency through it.
 It prints only the policy and the simulation: what a hang, fast failures and
-a retry budget do to the calls, with and without the policy.`,
+a retry budget do to the calls, with and without the policy.
+
+With --trigger: a closed loop of the dependency through a trigger, and
+whether it recovers once the trigger is gone (docs/metastability.md).`,
 		Example: `  # The README's worked example with a 1s deadline and 3 attempts
   tunetimeout simulate testdata/mixture.csv --rate 400 --pool 200 \
       --deadline 1s --attempts 3 --retry-budget 10% --idempotent
+
+  # Does a 3x slowdown for 60s leave the dependency stuck (metastable)?
+  tunetimeout simulate testdata/mixture.csv --rate 400 --capacity 444 \
+      --deadline 1s --attempts 3 --idempotent --trigger slow:3x:60s
 
   # Per method: GET and PUT are retried after a timeout, POST only when
   # never sent
