@@ -3,6 +3,7 @@ package simulate_test
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -208,4 +209,28 @@ func BenchmarkLoop(b *testing.B) {
 		calls += res.Attempts
 	}
 	b.ReportMetric(float64(calls)/time.Since(start).Seconds(), "calls/s")
+}
+
+// TestSweepBoundary: the stability boundary of 3 attempts without a
+// budget, for a 3x slowdown: a short one is recovered from, a long one
+// is not; the boundary lies between, and a run on either side says so.
+func TestSweepBoundary(t *testing.T) {
+	h, p := policy(t, threeNoBudget)
+	o := simulate.LoopOptions{Workers: at90(), Rate: 400, Trigger: trigger(t, "slow:3x:60s"), Seed: 1}
+	durations := []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 20 * time.Second, 60 * time.Second}
+	cells, err := simulate.SweepTrigger(context.Background(), h, p, o, []float64{1.5, 3}, durations)
+	require.NoError(t, err)
+	require.Len(t, cells, 12)
+	for _, c := range cells {
+		t.Logf("%vx %v: recovered %v in %v", c.Factor, c.Duration, c.Recovered, c.Recovery)
+	}
+	b := simulate.Boundary(cells, 3)
+	require.Positive(t, b, "a 3x slowdown of 1 s is survived")
+	require.Less(t, b, time.Minute, "one of 60 s is not")
+	// Either side of the boundary, on their own.
+	below, above := o, o
+	below.Trigger.Duration = b
+	above.Trigger.Duration = durations[slices.Index(durations, b)+1]
+	assert.True(t, loop(t, threeNoBudget, below).Recovered)
+	assert.False(t, loop(t, threeNoBudget, above).Recovered)
 }
