@@ -55,10 +55,21 @@ func runLoop(ctx context.Context, h *histogram.Latency, pol recommend.Policy, o 
 		workers = max(1, int(math.Ceil(rate*mean/simulate.DefaultUtilization)))
 		source = fmt.Sprintf("Little's law: %s requests/s x the mean latency of %s busy at %s, rounded up", human.Number(rate), human.Seconds(mean), human.Percent(simulate.DefaultUtilization))
 	}
-	res, err := simulate.RunLoop(ctx, h, pol, simulate.LoopOptions{Workers: workers, Queue: lo.Queue, DropExpired: lo.DropExpired,
-		Rate: rate, Trigger: *lo.Trigger, TriggerAt: lo.TriggerAt, Duration: lo.Duration, RecoverWithin: lo.RecoverWithin, Seed: o.Simulate.Seed})
+	so := simulate.LoopOptions{Workers: workers, Queue: lo.Queue, DropExpired: lo.DropExpired,
+		Rate: rate, Trigger: *lo.Trigger, TriggerAt: lo.TriggerAt, Duration: lo.Duration, RecoverWithin: lo.RecoverWithin, Seed: o.Simulate.Seed}
+	res, err := simulate.RunLoop(ctx, h, pol, so)
 	if err != nil {
 		return nil, err
 	}
-	return report.NewMetastability(res, source, rateSource), nil
+	m := report.NewMetastability(res, source, rateSource)
+	factors := simulate.SweepFactors
+	if lo.Trigger.Kind == simulate.TriggerOutage {
+		factors = []float64{0}
+	}
+	cells, err := simulate.SweepTrigger(ctx, h, pol, so, factors, simulate.SweepDurations)
+	if err != nil {
+		return nil, err
+	}
+	m.AddBoundary(cells, factors, simulate.SweepDurations)
+	return m, nil
 }

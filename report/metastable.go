@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/simulate"
@@ -47,6 +48,18 @@ type Metastability struct {
 	RejectedAttempts int64      `json:"rejected_attempts"`
 	PeakQueue        int        `json:"peak_queue"`
 	Series           LoopSeries `json:"series"`
+	// Boundary is the stability boundary: per factor of the trigger (0
+	// for an outage), the longest trigger of the sweep the dependency
+	// recovered from (every shorter one too); 0 when not even the
+	// shortest.
+	Boundary []BoundaryPoint `json:"boundary"`
+}
+
+// BoundaryPoint is the stability boundary at one trigger factor.
+type BoundaryPoint struct {
+	Factor                  float64   `json:"factor"`
+	LongestRecoveredSeconds float64   `json:"longest_recovered_seconds"`
+	SweptSeconds            []float64 `json:"swept_seconds"`
 }
 
 // LoopSeries is the run step by step: per second, the requests that
@@ -89,6 +102,18 @@ func NewMetastability(r simulate.LoopResult, workersSource, rateSource string) *
 	return m
 }
 
+// AddBoundary adds the stability boundary of a sweep.
+func (m *Metastability) AddBoundary(cells []simulate.SweepCell, factors []float64, durations []time.Duration) {
+	swept := make([]float64, len(durations))
+	for i, d := range durations {
+		swept[i] = d.Seconds()
+	}
+	m.Boundary = []BoundaryPoint{}
+	for _, f := range factors {
+		m.Boundary = append(m.Boundary, BoundaryPoint{Factor: f, LongestRecoveredSeconds: simulate.Boundary(cells, f).Seconds(), SweptSeconds: swept})
+	}
+}
+
 // metastabilitySection is the closed loop: the dependency, the trigger,
 // the answer, and the run at a coarse step.
 func metastabilitySection(g Group) *Section {
@@ -127,12 +152,38 @@ func metastabilitySection(g Group) *Section {
 		t.Rows = append(t.Rows, Row{Cells: []Cell{{Text: human.Seconds(float64(i) * s.StepSeconds)}, {Text: human.Number(d / n)},
 			{Text: human.Number(gp / n)}, {Text: human.Number(a / n)}, {Text: human.Percent(a / n / m.CapacityPerSecond)}, {Text: human.Count(int64(q))}}})
 	}
-	return &Section{ID: "metastability", Title: "Metastability (" + m.Trigger + ")", Blocks: []Block{
+	blocks := []Block{
 		textPara(fmt.Sprintf("A dependency of %d workers (%s), %s calls/s at the mean latency, with %s, that %s, serves %s requests/s (%s), %s busy; the trigger %s starts at %s of a %s run. Seed %d.",
 			m.Workers, m.WorkersSource, human.Number(m.CapacityPerSecond), queue, drop, human.Number(m.RatePerSecond), m.RateSource,
 			human.Percent(m.Utilization), m.Trigger, human.Seconds(m.TriggerAtSeconds), human.Seconds(m.DurationSeconds), m.Seed)),
 		para("", strong(answer), text(fmt.Sprintf(" Before the trigger %s of requests succeed with %.3f attempts each; the peak load is %s of the capacity, and in the last window %s of requests succeed.",
 			human.Percent(m.BaselineSuccess), m.BaselineAttemptsPerRequest, human.Percent(m.PeakLoadRatio), human.Percent(m.FinalGoodputRatio)))),
 		{Table: t},
-	}}
+	}
+	if len(m.Boundary) > 0 {
+		bt := &Table{Class: "boundary", Columns: []Column{{Title: "trigger"}, {Title: "longest recovered from", Numeric: true}}}
+		for _, b := range m.Boundary {
+			name := fmt.Sprintf("%s x", human.Number(b.Factor))
+			if b.Factor == 0 {
+				name = "outage"
+			}
+			longest := "none swept"
+			if b.LongestRecoveredSeconds > 0 {
+				longest = human.Seconds(b.LongestRecoveredSeconds)
+			}
+			if n := len(b.SweptSeconds); n > 0 && b.LongestRecoveredSeconds == b.SweptSeconds[n-1] {
+				longest = "all (" + longest + ")"
+			}
+			bt.Rows = append(bt.Rows, Row{Cells: []Cell{{Text: name}, {Text: longest}}})
+		}
+		swept := ""
+		for i, s := range m.Boundary[0].SweptSeconds {
+			if i > 0 {
+				swept += ", "
+			}
+			swept += human.Seconds(s)
+		}
+		blocks = append(blocks, textPara(fmt.Sprintf("The stability boundary: the longest trigger of this kind, among %s, that the dependency recovers from, every shorter one too (the same run, another trigger).", swept)), Block{Table: bt})
+	}
+	return &Section{ID: "metastability", Title: "Metastability (" + m.Trigger + ")", Blocks: blocks}
 }

@@ -8,6 +8,12 @@ import (
 	"github.com/tunetimeout/tunetimeout/recommend"
 )
 
+// Sweep factors and durations: the grid of the stability boundary.
+var (
+	SweepFactors   = []float64{1.5, 2, 3, 5}
+	SweepDurations = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute}
+)
+
 // SweepCell is one trigger of a sweep and whether the dependency came
 // back from it.
 type SweepCell struct {

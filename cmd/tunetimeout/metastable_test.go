@@ -48,6 +48,16 @@ func TestMetastabilityDoneWhen(t *testing.T) {
 	for _, k := range []string{"demand_per_second", "goodput_per_second", "attempts_per_second", "queue_max"} {
 		assert.NotEmpty(t, series[k], k)
 	}
+	// The stability boundary at 91.7 % busy: a 1.5x slowdown of 1 s is
+	// survived; a 3x one of 60 s (or even of 1 s) is not.
+	boundary := map[float64]float64{}
+	for _, b := range stuck["boundary"].([]any) {
+		b := b.(map[string]any)
+		boundary[b["factor"].(float64)] = b["longest_recovered_seconds"].(float64)
+	}
+	assert.GreaterOrEqual(t, boundary[1.5], 1.0)
+	assert.Less(t, boundary[3], 60.0)
+	assert.LessOrEqual(t, boundary[5], boundary[3], "a larger slowdown is survived no longer")
 
 	back := metastability(t, "--attempts", "1", "--drop-expired")
 	assert.Equal(t, true, back["recovered"], back["reason"])
@@ -55,6 +65,9 @@ func TestMetastabilityDoneWhen(t *testing.T) {
 	assert.Greater(t, back["final_goodput_ratio"], 0.99)
 	assert.Less(t, back["peak_load_ratio"], 1.0)
 	assert.Equal(t, true, back["drop_expired"])
+	for _, b := range back["boundary"].([]any) {
+		assert.EqualValues(t, 120, b.(map[string]any)["longest_recovered_seconds"], "every trigger swept is survived")
+	}
 }
 
 func TestMetastabilityFlags(t *testing.T) {
