@@ -62,6 +62,8 @@ type Options struct {
 	AlwaysSimulate bool
 	// Herd asks for the herd scenario (simulate.RunHerd); zero: none.
 	Herd HerdOptions
+	// Loop asks for the closed loop under a trigger; zero: none.
+	Loop LoopOptions
 	// Window, when not 0, analyses each group window by window too
 	// (whole seconds, at least one): the worst window's recommendation is
 	// the group's unless WindowForAll. WindowPrecision is the widest a
@@ -650,6 +652,11 @@ func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share floa
 			return report.Result{}, err
 		}
 		res.Simulation = &sim
+	}
+	if o.Loop.Trigger != nil {
+		if res.Metastability, err = runLoop(ctx, h, pol, o, in.Rate, in.PeakRate, res.RateSource); err != nil {
+			return report.Result{}, err
+		}
 	}
 	res.Candidates = o.Candidates
 	if res.Candidates == nil {

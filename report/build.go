@@ -30,6 +30,8 @@ type Result struct {
 	Policy recommend.Policy
 	// Simulation is the policy's replay; nil when not simulated.
 	Simulation *simulate.Result
+	// Metastability is the closed loop (--trigger); nil when not asked.
+	Metastability *Metastability
 }
 
 // NewGroup turns one group's results into its report section.
@@ -302,6 +304,7 @@ func newPolicy(r Result) *Policy {
 			})
 		}
 	}
+	out.Metastability = r.Metastability
 	return out
 }
 

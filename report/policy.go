@@ -62,6 +62,8 @@ type Policy struct {
 	Steps              []Step      `json:"steps"`
 	Warnings           []string    `json:"warnings"`
 	Simulation         *Simulation `json:"simulation"` // null when not simulated
+	// Metastability is the closed loop under --trigger; absent without it.
+	Metastability *Metastability `json:"metastability,omitempty"`
 }
 
 // Hedge is the hedging of an idempotent call (--hedge): another request

@@ -39,6 +39,7 @@ var groupSections = []func(g Group) *Section{
 	littlesLawSection,
 	askedPolicySection,
 	askedSimulationSection,
+	metastabilitySection,
 }
 
 // newDocument builds the document of a report; figures adds the plots,
@@ -80,7 +81,7 @@ func newPolicyDocument(r *Report) *Document {
 		if g.Policy == nil {
 			s.Blocks = append(s.Blocks, textPara("No call policy."))
 		} else {
-			for _, f := range []func(Group) *Section{policySection, simulationSection} {
+			for _, f := range []func(Group) *Section{policySection, simulationSection, metastabilitySection} {
 				if sub := f(g); sub != nil {
 					sub.ID = s.ID + "-" + sub.ID
 					s.Subsections = append(s.Subsections, *sub)

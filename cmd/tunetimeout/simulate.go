@@ -24,10 +24,17 @@ func newSimulate() *cobra.Command {
 		Long: `simulate reads latencies like analyze (same inputs and flags), fits a call
 policy to the caller's deadline and replays the measured latency through it.
 It prints only the policy and the simulation: what a hang, fast failures and
-a retry budget do to the calls, with and without the policy.`,
+a retry budget do to the calls, with and without the policy.
+
+With --trigger: a closed loop of the dependency through a trigger, and
+whether it recovers once the trigger is gone (docs/metastability.md).`,
 		Example: `  # The README's worked example with a 1s deadline and 3 attempts
   tunetimeout simulate testdata/mixture.csv --rate 400 --pool 200 \
       --deadline 1s --attempts 3 --retry-budget 10% --idempotent
+
+  # Does a 3x slowdown for 60s leave the dependency stuck (metastable)?
+  tunetimeout simulate testdata/mixture.csv --rate 400 --capacity 444 \
+      --deadline 1s --attempts 3 --idempotent --trigger slow:3x:60s
 
   # Per method: GET and PUT are retried after a timeout, POST only when
   # never sent
@@ -78,6 +85,7 @@ func runFiles(cmd *cobra.Command, args []string, o analysis.Options, f analyzeFl
 type policyFlags struct {
 	jitter, retryBudget, failRate, hedgeAt string
 	headroom, rejectCost                   string
+	trigger                                string
 	retryOn, idempotentMethods             []string
 }
 
@@ -101,10 +109,18 @@ func addPolicyFlags(cmd *cobra.Command, o *analysis.Options, pf *policyFlags) {
 	fl.Uint64Var(&o.Simulate.Seed, "seed", 1, "seed of the simulation: the same seed gives the same figures")
 	fl.IntVar(&o.Herd.Clients, "herd", 0, "simulate this many clients failing at once and retrying (the herd)")
 	fl.IntVar(&o.Herd.ClientInstances, "clients", 0, "the herd is this many client instances x their calls in flight at the peak")
-	fl.Float64Var(&o.Herd.CapacityPerSecond, "capacity", 0, "calls/s the dependency serves the herd (default: --headroom x the busiest second)")
+	fl.Float64Var(&o.Herd.CapacityPerSecond, "capacity", 0, "calls/s the dependency serves: the herd (default: --headroom x the busiest second) and, with --trigger, its workers (capacity x the mean latency)")
 	fl.StringVar(&pf.headroom, "headroom", "50%", "the dependency's spare capacity, a share of its busiest second (without --capacity)")
 	fl.StringVar(&pf.rejectCost, "reject-cost", "5%", "the share of a call's work a rejection costs the dependency")
 	fl.IntVar(&o.Simulate.Requests, "requests", simulate.DefaultRequests, "requests per simulated scenario")
+	fl.StringVar(&pf.trigger, "trigger", "", "simulate the dependency in a closed loop under a trigger and say whether it recovers: slow:3x:60s (service times x3 for 60s), outage:30s (every call fails fast), spike:2x:30s (arrivals x2)")
+	fl.DurationVar(&o.Loop.TriggerAt, "trigger-at", simulate.DefaultTriggerAt, "when the trigger starts in the closed loop's run")
+	fl.DurationVar(&o.Loop.Duration, "duration", simulate.DefaultLoopDuration, "the closed loop's simulated run")
+	fl.DurationVar(&o.Loop.RecoverWithin, "recover-within", simulate.DefaultRecoverWithin, "how soon after the trigger ends the dependency must be back to normal")
+	fl.IntVar(&o.Loop.Workers, "workers", 0, "calls the dependency serves at once in the closed loop (default: Little's law, the rate x the mean latency at 90 % busy; or from --capacity)")
+	fl.IntVar(&o.Loop.Queue, "queue", 0, "most calls waiting at the dependency in the closed loop; a full queue answers 503 (default: unbounded, as most servers are)")
+	fl.BoolVar(&o.Loop.DropExpired, "drop-expired", false, "the dependency drops calls whose caller already gave up (most servers do not know)")
+	complete(cmd, "trigger", "slow:3x:60s", "outage:30s", "spike:2x:30s")
 	complete(cmd, "jitter", jitterList()...)
 	complete(cmd, "hedge-at", "p90", "p95", "p99")
 	completeList(cmd, "retry-on", recommend.DefaultRetryOn...)
@@ -154,8 +170,32 @@ func (pf policyFlags) apply(cmd *cobra.Command, o *analysis.Options) error {
 	if o.Herd.CapacityPerSecond < 0 {
 		return errors.New("--capacity must be positive")
 	}
-	if !o.Herd.Asked() && (fl.Changed("capacity") || fl.Changed("headroom") || fl.Changed("reject-cost")) {
-		return errors.New("--capacity, --headroom and --reject-cost describe the herd: give --herd or --clients too")
+	o.Loop.Trigger = nil
+	if pf.trigger != "" {
+		t, err := simulate.ParseTrigger(pf.trigger)
+		if err != nil {
+			return fmt.Errorf("--trigger: %w", err)
+		}
+		o.Loop.Trigger = &t
+		o.Loop.CapacityPerSecond = o.Herd.CapacityPerSecond
+	} else {
+		for _, n := range []string{"trigger-at", "duration", "recover-within", "workers", "queue", "drop-expired"} {
+			if fl.Changed(n) {
+				return fmt.Errorf("--%s describes the closed loop: give --trigger too", n)
+			}
+		}
+	}
+	if o.Loop.Workers < 0 || o.Loop.Workers > simulate.MaxLoopWorkers {
+		return fmt.Errorf("--workers: %d must lie between 1 and %d", o.Loop.Workers, simulate.MaxLoopWorkers)
+	}
+	if o.Loop.Queue < 0 || o.Loop.Queue > simulate.MaxQueue {
+		return fmt.Errorf("--queue: %d must lie between 0 (unbounded) and %d", o.Loop.Queue, simulate.MaxQueue)
+	}
+	if o.Loop.Workers > 0 && fl.Changed("capacity") && o.Loop.Trigger != nil && !o.Herd.Asked() {
+		return errors.New("--workers and --capacity both size the dependency: give one")
+	}
+	if !o.Herd.Asked() && (fl.Changed("headroom") || fl.Changed("reject-cost") || (fl.Changed("capacity") && o.Loop.Trigger == nil)) {
+		return errors.New("--capacity, --headroom and --reject-cost describe the herd: give --herd or --clients too (or --trigger, for --capacity)")
 	}
 	if o.Simulate.FailRate, err = parseFailRate(pf.failRate); err != nil {
 		return fmt.Errorf("--fail-rate: %w", err)

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// metastability runs simulate --trigger on testdata/mixture.csv at 400
+// requests/s against a dependency of 444 calls/s (90 % busy: 14 workers
+// at the mean of 32.1ms, 91.6 %) and returns its answer.
+func metastability(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	all := append([]string{"simulate", mixture, "--rate", "400", "--capacity", "444", "--deadline", "1s", "--idempotent",
+		"--trigger", "slow:3x:60s", "-o", "json"}, args...)
+	out, errOut, code := execute(t, "", all...)
+	require.Equal(t, 0, code, errOut)
+	var doc struct {
+		Groups []struct {
+			Policy struct {
+				Metastability map[string]any `json:"metastability"`
+			} `json:"policy"`
+		} `json:"groups"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	require.Len(t, doc.Groups, 1)
+	m := doc.Groups[0].Policy.Metastability
+	require.NotNil(t, m, out)
+	return m
+}
+
+// TestMetastabilityDoneWhen is issue 34's first line, through the
+// command: 3 attempts and no budget do not recover from a 3x slowdown of
+// 60 s; one attempt with --drop-expired does, at once.
+func TestMetastabilityDoneWhen(t *testing.T) {
+	stuck := metastability(t, "--attempts", "3")
+	assert.Equal(t, false, stuck["recovered"])
+	assert.Nil(t, stuck["recovery_seconds"])
+	assert.Greater(t, stuck["peak_load_ratio"], 1.6)
+	assert.Equal(t, 0.0, stuck["final_goodput_ratio"])
+	assert.EqualValues(t, 14, stuck["workers"])
+	assert.InDelta(t, 0.916, stuck["utilization"], 0.01)
+	assert.Contains(t, stuck["reason"], "cannot be back within --recover-within")
+	series := stuck["series"].(map[string]any)
+	assert.EqualValues(t, 5, series["step_seconds"])
+	for _, k := range []string{"demand_per_second", "goodput_per_second", "attempts_per_second", "queue_max"} {
+		assert.NotEmpty(t, series[k], k)
+	}
+	// The stability boundary at 91.7 % busy: a 1.5x slowdown of 1 s is
+	// survived; a 3x one of 60 s (or even of 1 s) is not.
+	boundary := map[float64]float64{}
+	for _, b := range stuck["boundary"].([]any) {
+		b := b.(map[string]any)
+		boundary[b["factor"].(float64)] = b["longest_recovered_seconds"].(float64)
+	}
+	assert.GreaterOrEqual(t, boundary[1.5], 1.0)
+	assert.Less(t, boundary[3], 60.0)
+	assert.LessOrEqual(t, boundary[5], boundary[3], "a larger slowdown is survived no longer")
+
+	back := metastability(t, "--attempts", "1", "--drop-expired")
+	assert.Equal(t, true, back["recovered"], back["reason"])
+	assert.LessOrEqual(t, back["recovery_seconds"], 10.0)
+	assert.Greater(t, back["final_goodput_ratio"], 0.99)
+	assert.Less(t, back["peak_load_ratio"], 1.0)
+	assert.Equal(t, true, back["drop_expired"])
+	for _, b := range back["boundary"].([]any) {
+		assert.EqualValues(t, 120, b.(map[string]any)["longest_recovered_seconds"], "every trigger swept is survived")
+	}
+}
+
+func TestMetastabilityFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--trigger", "slow:3x"}, "--trigger: \"slow:3x\" is not a trigger"},
+		{[]string{"--drop-expired"}, "--drop-expired describes the closed loop: give --trigger too"},
+		{[]string{"--trigger", "outage:30s", "--duration", "2m"}, "the duration 2m0s is too short"},
+		{[]string{"--trigger", "outage:30s", "--workers", "10", "--capacity", "400"}, "--workers and --capacity both size the dependency"},
+	} {
+		_, errOut, code := execute(t, "", append([]string{"simulate", mixture, "--rate", "400"}, c.args...)...)
+		assert.NotEqual(t, 0, code, c.args)
+		assert.Contains(t, errOut, c.want, c.args)
+	}
+}
