@@ -66,9 +66,8 @@ func TestCLIReference(t *testing.T) {
 // the usage line, the examples, the flags as --help wraps them, links to
 // the parent, the subcommands and the help topics the command names. Each
 // help topic has a page too (tunetimeout_formats.md), which cobra/doc
-// leaves out. (cobra/doc itself is not imported: it
-// needs github.com/cpuguy83/go-md2man/v2 for its man pages, a module
-// go.mod does not require.)
+// leaves out. (cobra/doc's GenMarkdownTree is not used: it stamps each
+// file with the day it ran; its man generator is, in release-files.)
 func cliReference(root *cobra.Command) map[string][]byte {
 	files := map[string][]byte{}
 	var walk func(c *cobra.Command)

@@ -34,7 +34,7 @@ configuration to paste.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newAnalyze(), newCheck(), newClickHouse(), newJaeger(), newPrometheus(), newRules(), newSimulate(), newSnippet(), newSQL(), newSummarize(),
-		newVersion(), newWatch())
+		newVersion(), newWatch(), newReleaseFiles())
 	root.AddCommand(topicCommands()...)
 	finishHelp(root)
 	completeTopics(root)
