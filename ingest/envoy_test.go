@@ -45,7 +45,7 @@ func envoyDecodeFile(t *testing.T, format, path string, o Options) ([]Sample, []
 }
 
 // TestEnvoyConformance pins the expectations of
-// /work/shared/conformance/README.md for envoy-default.log: line 1 is a TCP
+// the shared conformance folder beside the repository (its README) for envoy-default.log: line 1 is a TCP
 // proxy entry that failed (UF,URX, duration 0), never a 0 ms success; line
 // 2 is GET /httpbin/ip, 200, 217 ms, upstream service time 216 ms.
 func TestEnvoyConformance(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 // nothing), else the file. gzip and zstd input (rotated logs:
 // access.log.2.gz) is decompressed transparently, recognised by its magic
 // bytes rather than its name, so stdin and misnamed files work too. This is
-// the one place that does it, before any decoder (STYLE.md practice 4).
+// the one place that does it, before any decoder.
 //
 // The error of a missing file is os.Open's *fs.PathError as is ("open
 // missing.csv: no such file or directory"), so errors.Is(err,

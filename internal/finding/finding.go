@@ -2,7 +2,7 @@
 // the data and the advice it gives (a quantile that is only a lower bound,
 // too few calls above it, a retry policy that multiplies load), each as a
 // value with a stable code, a severity and its numbers, and a message for
-// people rendered from those numbers (STYLE.md practice 12). Code that
+// people rendered from those numbers. Code that
 // sorts, filters or tests findings reads their codes, never their words.
 //
 // Every code is declared once, in codes.go, with its severity; docs/
