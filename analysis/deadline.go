@@ -94,15 +94,19 @@ func scanLinks(ctx context.Context, o Options, stdin io.Reader, checks ...func(i
 
 // callGraphChecks reads the span inputs once more (scanLinks) and adds to
 // g what their links say: a TT-DEADLINE-NOT-PROPAGATED finding per edge
-// where a callee worked on after its caller's span ended, and the
+// where a callee worked on after its caller's span ended, a
+// TT-CALL-OUTLIVES-CALLER finding per edge whose calls ran on after the
+// caller's request had ended (outlive.go), and the
 // attempts per call and the paths with their findings (addPaths).
 func callGraphChecks(ctx context.Context, g *report.CallGraph, o Options, stdin io.Reader) error {
 	m := newDeadlineMatcher(maxDeadlineWaiting, deadlineSkew)
+	out := newOutliveMatcher(maxDeadlineWaiting, deadlineSkew)
 	c := newAttemptCounter(maxAttemptGroups)
-	if err := scanLinks(ctx, o, stdin, m.add, c.add); err != nil {
+	if err := scanLinks(ctx, o, stdin, m.add, out.add, c.add); err != nil {
 		return err
 	}
 	g.Findings = append(g.Findings, m.findings()...)
+	g.Findings = append(g.Findings, out.findings()...)
 	c.finish()
 	addPaths(g, c, o.Policy.Deadline)
 	return nil

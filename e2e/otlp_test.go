@@ -543,6 +543,74 @@ func TestOTLPDeadlineNotPropagated(t *testing.T) {
 	assert.Contains(t, text.String(), "Warning [TT-DEADLINE-NOT-PROPAGATED]: 100 of frontend's calls to cart (10 %) ended while cart worked")
 }
 
+// TestOTLPCallOutlivesCaller: orders serves requests (SERVER spans made by
+// the OpenTelemetry SDK) and under each calls payments-db, which nobody
+// traces (a CLIENT span with peer.service, no span of the callee), and
+// cache. In 500 of 2,000 requests orders answers after 100ms while its
+// call to payments-db runs on for 200ms more (the SDK exports the request
+// first, the call after it); in the rest the call ends first. The finding
+// is on orders -> payments-db with the exact counts, and none on
+// orders -> cache; TT-DEADLINE-NOT-PROPAGATED, which needs the callee's
+// spans, finds nothing.
+func TestOTLPCallOutlivesCaller(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "outlive.jsonl")
+	rcv := newOTLPReceiver(t, path)
+	ctx := context.Background()
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(rcv.srv.URL+"/v1/traces"),
+		otlptracehttp.WithCompression(otlptracehttp.NoCompression), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+	require.NoError(t, err)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithBlocking()),
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "orders"))))
+	tr := tp.Tracer("tunetimeout/e2e/otlp_test")
+	const requests, late = 2000, 500
+	base := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	for i := range requests {
+		start := base.Add(time.Duration(i) * 10 * time.Millisecond)
+		sctx, s := tr.Start(ctx, "POST /orders", trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
+		sEnd := start.Add(100 * time.Millisecond)
+		_, c := tr.Start(sctx, "INSERT payments", trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start.Add(time.Millisecond)),
+			trace.WithAttributes(attribute.String("peer.service", "payments-db")))
+		_, cache := tr.Start(sctx, "GET", trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start.Add(time.Millisecond)),
+			trace.WithAttributes(attribute.String("peer.service", "cache")))
+		cache.End(trace.WithTimestamp(start.Add(time.Duration(2+i%5) * time.Millisecond)))
+		if i%(requests/late) == 0 {
+			s.End(trace.WithTimestamp(sEnd))
+			c.End(trace.WithTimestamp(sEnd.Add(200 * time.Millisecond)))
+		} else {
+			c.End(trace.WithTimestamp(sEnd.Add(-time.Duration(10+i%50) * time.Millisecond)))
+			s.End(trace.WithTimestamp(sEnd))
+		}
+	}
+	require.NoError(t, tp.Shutdown(ctx))
+	require.NoError(t, rcv.file.Close())
+
+	rep := analyseOTLP(t, path)
+	require.NotNil(t, rep.CallGraph)
+	var got []report.Finding
+	for _, f := range rep.CallGraph.Findings {
+		switch f.Code {
+		case "TT-CALL-OUTLIVES-CALLER":
+			got = append(got, f)
+		case "TT-DEADLINE-NOT-PROPAGATED":
+			t.Errorf("no callee is traced, yet %s", f.Message)
+		}
+	}
+	require.Len(t, got, 1, "%v", rep.CallGraph.Findings)
+	f := got[0]
+	assert.Equal(t, "orders payments-db", f.Fields["edge"])
+	assert.EqualValues(t, requests, f.Fields["calls"])
+	assert.EqualValues(t, late, f.Fields["after_parent"])
+	assert.InDelta(t, 0.25, f.Fields["after_parent_fraction"], 1e-12)
+	assert.InDelta(t, 0.2, f.Fields["work_after_seconds_max"], 1e-6)
+	assert.InDelta(t, late*0.2, f.Fields["work_after_seconds_total"], 1e-6)
+	assert.EqualValues(t, 0, f.Fields["unmatched_dropped"])
+	assert.EqualValues(t, 0, f.Fields["unmatched_expired"])
+
+	var text bytes.Buffer
+	require.NoError(t, report.WriteText(&text, rep))
+	assert.Contains(t, text.String(), "Warning [TT-CALL-OUTLIVES-CALLER]: 500 of orders's calls to payments-db (25 %) ran on after the\n  request of orders they were made for had ended")
+}
+
 // TestOTLPRetryAmplification: spans of a retrying chain made by the SDK.
 // frontend serves a request (a SERVER span) and tries cart twice under it
 // (two CLIENT spans, the first failing); cart serves the second attempt

@@ -36,8 +36,8 @@ type CallGraph struct {
 	// Findings are the graph's: a timeout inversion is a service whose
 	// calls downstream may take longer than its caller waits for it
 	// (TT-TIMEOUT-INVERSION); the others are analysis's
-	// (TT-DEADLINE-NOT-PROPAGATED, TT-RETRY-AMPLIFICATION,
-	// TT-DEADLINE-BUDGET).
+	// (TT-DEADLINE-NOT-PROPAGATED, TT-CALL-OUTLIVES-CALLER,
+	// TT-RETRY-AMPLIFICATION, TT-DEADLINE-BUDGET).
 	Findings []Finding `json:"findings"`
 }
 
@@ -228,6 +228,8 @@ func plotGraph(cg *CallGraph) plot.Graph {
 			mark(f.Fields["downstream"], "inversion")
 		case finding.DeadlineNotPropagated:
 			mark(f.Fields["edge"], "deadline not propagated")
+		case finding.CallOutlivesCaller:
+			mark(f.Fields["edge"], "outlives its caller")
 		}
 	}
 	var g plot.Graph

@@ -76,6 +76,7 @@ const (
 const (
 	TimeoutInversion      Code = "TT-TIMEOUT-INVERSION"
 	DeadlineNotPropagated Code = "TT-DEADLINE-NOT-PROPAGATED"
+	CallOutlivesCaller    Code = "TT-CALL-OUTLIVES-CALLER"
 	RetryAmplification    Code = "TT-RETRY-AMPLIFICATION"
 	DeadlineBudget        Code = "TT-DEADLINE-BUDGET"
 )
@@ -153,6 +154,7 @@ var defs = []Def{
 
 	{TimeoutInversion, Warning, "a service's timeout downstream is not shorter than its caller's towards it: the caller gives up first"},
 	{DeadlineNotPropagated, Warning, "callees worked on after their caller's client span ended: the caller's deadline does not reach them"},
+	{CallOutlivesCaller, Warning, "a service's outgoing calls ran on after the request they were made for had ended: nobody waited for them"},
 	{RetryAmplification, Warning, "attempts multiply along a path of the call graph: a callee gets more than 3 attempts per call of the root"},
 	{DeadlineBudget, Warning, "the recommended timeouts along a path of the call graph add up to more than the --deadline at its root"},
 

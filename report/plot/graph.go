@@ -108,7 +108,7 @@ func CallGraph(id string, g Graph) (Scene, bool) {
 		Width:  int(2*graphMargin + float64(maxDepth)*graphColumn + graphNodeW),
 		Height: int(2*graphMargin + float64(maxRows-1)*graphRow + graphNodeH + 16),
 		Note: "Each box is a service, the roots (called by no one here) at the left; each arrow a call, labelled with its p99.9 and its " +
-			"recommended timeout. Arrows in red, marked \"!\" with the finding named under them, carry a finding (a timeout inversion, a deadline not propagated)."}
+			"recommended timeout. Arrows in red, marked \"!\" with the finding named under them, carry a finding (a timeout inversion, a deadline not propagated, calls that outlive their caller)."}
 	for _, n := range nodes {
 		b := boxes[n]
 		class := "node"
