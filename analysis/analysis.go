@@ -221,7 +221,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		r.CallGraph = report.NewCallGraph(r.Groups)
 	}
 	if r.CallGraph != nil {
-		if err := callGraphChecks(ctx, r.CallGraph, o, stdin); err != nil {
+		if err := callGraphChecks(ctx, r.CallGraph, o, stdin, minUsefulTries(r.Groups)); err != nil {
 			return nil, err
 		}
 		if slices.Contains(o.Inputs, "-") {

@@ -611,6 +611,109 @@ func TestOTLPCallOutlivesCaller(t *testing.T) {
 	assert.Contains(t, text.String(), "Warning [TT-CALL-OUTLIVES-CALLER]: 500 of orders's calls to payments-db (25 %) ran on after the\n  request of orders they were made for had ended")
 }
 
+// TestOTLPDeadlineDownTheChain is the lesson's example (docs/method.md,
+// "the chain"), from spans the SDK made: gateway owns a 1s deadline and
+// calls frontend at once; frontend calls orders after 30ms of its own
+// work, orders calls payments after 160ms more. Normally frontend has
+// 1,000ms left, orders 970ms and payments 810ms; one request of 1,000
+// waits 900ms in gateway's queue first, and then has 100ms, 70ms and
+// -90ms: payments is called after the deadline has passed and must drop
+// the work. The command's JSON and text carry the budgets and the finding.
+func TestOTLPDeadlineDownTheChain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chain.jsonl")
+	rcv := newOTLPReceiver(t, path)
+	ctx := context.Background()
+	tracers := map[string]trace.Tracer{}
+	var providers []*sdktrace.TracerProvider
+	for _, svc := range []string{"gateway", "frontend", "orders"} {
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(rcv.srv.URL+"/v1/traces"),
+			otlptracehttp.WithCompression(otlptracehttp.NoCompression), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+		require.NoError(t, err)
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithBlocking()),
+			sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", svc))))
+		providers = append(providers, tp)
+		tracers[svc] = tp.Tracer("tunetimeout/e2e/otlp_test")
+	}
+	const requests, queued = 1000, 500
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	base := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	// call makes a CLIENT span of from to peer under parent, and the
+	// callee's SERVER span under it when the callee is traced.
+	call := func(parent context.Context, from, peer string, start, end time.Time) context.Context {
+		cctx, c := tracers[from].Start(parent, "call "+peer, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start),
+			trace.WithAttributes(attribute.String("peer.service", peer)))
+		defer c.End(trace.WithTimestamp(end))
+		if tr, ok := tracers[peer]; ok {
+			sctx, s := tr.Start(cctx, "serve", trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
+			defer s.End(trace.WithTimestamp(end))
+			return sctx
+		}
+		return cctx
+	}
+	for i := range requests {
+		s := base.Add(time.Duration(i) * 2 * time.Second)
+		q := time.Duration(0)
+		if i == queued {
+			q = ms(900)
+		}
+		rctx, root := tracers["gateway"].Start(ctx, "GET /checkout", trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(s))
+		fctx := call(rctx, "gateway", "frontend", s.Add(q), s.Add(q+ms(300+i%7)))
+		octx := call(fctx, "frontend", "orders", s.Add(q+ms(30)), s.Add(q+ms(290)))
+		call(octx, "orders", "payments", s.Add(q+ms(190)), s.Add(q+ms(240+i%5)))
+		root.End(trace.WithTimestamp(s.Add(q + ms(310))))
+	}
+	for _, tp := range providers {
+		require.NoError(t, tp.Shutdown(ctx))
+	}
+	require.NoError(t, rcv.file.Close())
+
+	out, errOut, code := runTool(t, "analyze", path, "--deadline", "1s", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var rep report.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.NotNil(t, rep.CallGraph)
+	budgets := map[string]*report.EdgeBudget{}
+	for _, e := range rep.CallGraph.Edges {
+		budgets[e.Group] = e.Budget
+	}
+	// The time left, in ms, at the median and at the worst call; p99.9 of
+	// 1,000 calls is the 999th, a normal one.
+	for edge, want := range map[string][2]float64{"gateway frontend": {1000, 100}, "frontend orders": {970, 70}, "orders payments": {810, -90}} {
+		b := budgets[edge]
+		require.NotNil(t, b, edge)
+		assert.EqualValues(t, requests, b.Calls, edge)
+		// The median is read as its highest equivalent value (at most
+		// 0.1 % above): the time left is at most that much below.
+		assert.InDelta(t, want[0], b.LeftSeconds.P50*1000, 1, edge)
+		assert.LessOrEqual(t, b.LeftSeconds.P50*1000, want[0], edge)
+		assert.InDelta(t, want[0], b.LeftSeconds.AtQuantile*1000, 1, edge)
+		assert.InDelta(t, want[1], b.LeftSeconds.Worst*1000, 1e-6, edge)
+	}
+	assert.EqualValues(t, 1, budgets["orders payments"].CallsPastDeadline)
+	assert.EqualValues(t, 0, budgets["frontend orders"].CallsPastDeadline)
+	var noBudget []report.Finding
+	for _, f := range rep.CallGraph.Findings {
+		if f.Code == "TT-NO-BUDGET-LEFT" {
+			noBudget = append(noBudget, f)
+		}
+	}
+	// Each hop's queued call had less than a useful try left (the call
+	// policy's min-useful-try, 2 x the median): frontend's (about 600ms)
+	// with 100ms, orders' (520ms) with 70ms, payments' (104ms) with none.
+	require.Len(t, noBudget, 3, "%v", rep.CallGraph.Findings)
+	for _, f := range noBudget {
+		assert.EqualValues(t, 1, f.Fields["calls_below_min_useful"], f.Fields["edge"])
+	}
+	assert.InDelta(t, 0.52, budgets["frontend orders"].MinUsefulSeconds, 1e-3, "the call policy's min-useful-try")
+	assert.Equal(t, "orders payments", noBudget[2].Fields["edge"])
+	assert.EqualValues(t, 1, noBudget[2].Fields["calls_past_deadline"])
+
+	text, errOut, code := runTool(t, "analyze", path, "--deadline", "1s")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, text, "Warning [TT-NO-BUDGET-LEFT]: 1 of orders's calls to payments (0.1 %) were made with less")
+	assert.Regexp(t, `(?m)^orders\s+payments\s+190ms\s+810ms\s+810ms\s+-90ms\s+104ms\s+110ms\s+1$`, text)
+}
+
 // TestOTLPRetryAmplification: spans of a retrying chain made by the SDK.
 // frontend serves a request (a SERVER span) and tries cart twice under it
 // (two CLIENT spans, the first failing); cart serves the second attempt

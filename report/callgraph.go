@@ -33,6 +33,10 @@ type CallGraph struct {
 	// at one callee) counted before all their attempts may have been
 	// seen, because too many were open at once; 0 when none.
 	AttemptGroupsClosedEarly int64 `json:"attempt_groups_closed_early"`
+	// CallsUnrooted counts, with edge budgets, the client spans whose
+	// trace's root was not read (or beyond the traces kept): they are in
+	// no budget.
+	CallsUnrooted int64 `json:"calls_unrooted,omitempty"`
 	// Findings are the graph's: a timeout inversion is a service whose
 	// calls downstream may take longer than its caller waits for it
 	// (TT-TIMEOUT-INVERSION); the others are analysis's
@@ -77,6 +81,46 @@ type Edge struct {
 	// span, the siblings being retries of one call. nil when unknown.
 	AttemptsPerCallMean *float64 `json:"attempts_per_call_mean"`
 	AttemptsPerCallMax  *int64   `json:"attempts_per_call_max"`
+	// Budget is what the root's deadline leaves the edge's calls, with
+	// --deadline and the spans read twice more; absent otherwise.
+	Budget *EdgeBudget `json:"budget,omitempty"`
+}
+
+// EdgeBudget is the root's deadline down the chain at one edge: the time
+// already spent above its calls (from the start of their trace's root
+// span to the call's start), and the time it leaves them.
+type EdgeBudget struct {
+	// Calls are the edge's client spans whose trace's root was read.
+	Calls int64 `json:"calls"`
+	// Quantile is the recommendation's (1 - --false-timeouts).
+	Quantile float64 `json:"quantile"`
+	// SpentAboveSeconds is the time spent above the calls at their median,
+	// at Quantile (its highest equivalent value: an upper bound) and at
+	// the worst call; LeftSeconds is the deadline less each (negative:
+	// the call was made after the deadline had passed).
+	SpentAboveSeconds Spread `json:"spent_above_seconds"`
+	LeftSeconds       Spread `json:"left_seconds"`
+	// MinUsefulSeconds is the least time worth a try: the call policy's
+	// min-useful-try (2 x the median by default), or the callee's median
+	// without a policy. A call with less left would more likely time out
+	// than succeed.
+	MinUsefulSeconds float64 `json:"min_useful_seconds"`
+	// TimeoutSeconds is the edge's timeout within its budget: its
+	// recommended timeout, or the budget left at Quantile when less (0
+	// when none is left).
+	TimeoutSeconds float64 `json:"timeout_seconds"`
+	// CallsBelowMinUseful and CallsPastDeadline count the calls made with
+	// less than MinUsefulSeconds left, and with the deadline passed.
+	CallsBelowMinUseful int64 `json:"calls_below_min_useful"`
+	CallsPastDeadline   int64 `json:"calls_past_deadline"`
+}
+
+// Spread is a figure at a distribution's median, at a chosen quantile and
+// at its worst.
+type Spread struct {
+	P50        float64 `json:"p50"`
+	AtQuantile float64 `json:"at_quantile"`
+	Worst      float64 `json:"worst"`
 }
 
 // NewCallGraph reads the groups as edges (a name of two words, caller and
@@ -140,6 +184,9 @@ func callGraphSection(r *Report) *Section {
 	}
 	if pt := pathsTable(cg); pt != nil {
 		s.Blocks = append(s.Blocks, Block{Table: pt})
+	}
+	if bt := budgetTable(cg); bt != nil {
+		s.Blocks = append(s.Blocks, Block{Table: bt})
 	}
 	for _, f := range cg.Findings {
 		s.Blocks = append(s.Blocks, Block{Notice: &Notice{Severity: string(f.Severity), Text: f.Message, Code: string(f.Code)}})
@@ -208,6 +255,48 @@ func pathsTable(cg *CallGraph) *Table {
 			more = " or more (the walk stopped at its bound)"
 		}
 		t.Legend += fmt.Sprintf(" %s more paths%s are not listed.", human.Count(int64(left)), more)
+	}
+	return t
+}
+
+// budgetTable lists, with --deadline, what the root's deadline leaves each
+// edge's calls; nil when no edge has a budget.
+func budgetTable(cg *CallGraph) *Table {
+	if cg.DeadlineSeconds == nil {
+		return nil
+	}
+	var t *Table
+	var q float64
+	for _, e := range cg.Edges {
+		b := e.Budget
+		if b == nil {
+			continue
+		}
+		if t == nil {
+			q = b.Quantile
+			qn := human.Quantile(q)
+			t = &Table{Class: "call-budgets", Columns: []Column{{Title: "caller"}, {Title: "callee"},
+				{Title: "spent above (p50)", Numeric: true}, {Title: "left (p50)", Numeric: true}, {Title: "left (" + qn + ")", Numeric: true},
+				{Title: "left (worst)", Numeric: true}, {Title: "useful try", Numeric: true}, {Title: "timeout in budget", Numeric: true},
+				{Title: "calls without useful time", Numeric: true}}}
+		}
+		none := Cell{Text: human.Count(b.CallsBelowMinUseful)}
+		if b.CallsBelowMinUseful > 0 {
+			none.Strong = true
+		}
+		t.Rows = append(t.Rows, Row{Cells: []Cell{{Text: e.Caller}, {Text: e.Callee}, {Text: human.Seconds(b.SpentAboveSeconds.P50)},
+			{Text: human.Seconds(b.LeftSeconds.P50)}, {Text: human.Seconds(b.LeftSeconds.AtQuantile)}, {Text: human.Seconds(b.LeftSeconds.Worst)},
+			{Text: human.Seconds(b.MinUsefulSeconds)}, {Text: human.Seconds(b.TimeoutSeconds)}, none}})
+	}
+	if t == nil {
+		return nil
+	}
+	t.Legend = "The deadline down the chain: of the root's " + human.Seconds(*cg.DeadlineSeconds) +
+		" deadline, what is left when each call is made, after the time spent above it since its trace's root began (queueing and every hop above); " +
+		"at " + human.Quantile(q) + " an upper bound of the time spent, so a lower bound of the time left. Timeout in budget: the recommended timeout, or the time left at " +
+		human.Quantile(q) + " when less. Useful try: the least time worth an attempt (the call policy's min-useful-try); a call made with less left (or none) should be dropped by the callee at once."
+	if cg.CallsUnrooted > 0 {
+		t.Legend += " " + human.Count(cg.CallsUnrooted) + " calls whose trace's root span was not read are in no row."
 	}
 	return t
 }

@@ -77,6 +77,7 @@ const (
 	TimeoutInversion      Code = "TT-TIMEOUT-INVERSION"
 	DeadlineNotPropagated Code = "TT-DEADLINE-NOT-PROPAGATED"
 	CallOutlivesCaller    Code = "TT-CALL-OUTLIVES-CALLER"
+	NoBudgetLeft          Code = "TT-NO-BUDGET-LEFT"
 	RetryAmplification    Code = "TT-RETRY-AMPLIFICATION"
 	DeadlineBudget        Code = "TT-DEADLINE-BUDGET"
 )
@@ -155,6 +156,7 @@ var defs = []Def{
 	{TimeoutInversion, Warning, "a service's timeout downstream is not shorter than its caller's towards it: the caller gives up first"},
 	{DeadlineNotPropagated, Warning, "callees worked on after their caller's client span ended: the caller's deadline does not reach them"},
 	{CallOutlivesCaller, Warning, "a service's outgoing calls ran on after the request they were made for had ended: nobody waited for them"},
+	{NoBudgetLeft, Warning, "calls were made with less of the root's deadline left than their callee's median: work that will mostly time out, or that nobody waits for"},
 	{RetryAmplification, Warning, "attempts multiply along a path of the call graph: a callee gets more than 3 attempts per call of the root"},
 	{DeadlineBudget, Warning, "the recommended timeouts along a path of the call graph add up to more than the --deadline at its root"},
 
