@@ -53,6 +53,10 @@ type CheckOptions struct {
 	// caller's first: their retries multiply (TT-CHECK-RETRY-LAYERS).
 	// Without it configs are not assumed to call one another.
 	Chain bool
+	// Topology, when set, says which configs are which hop of which call
+	// chain (--topology): the retries of the configs along each of its
+	// paths multiply, and no others. Its configs are read with Configs.
+	Topology *Topology
 }
 
 // MaxConfigBytes is the largest config file check reads, includes
@@ -64,6 +68,14 @@ const MaxConfigBytes = 16 << 20
 func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check, error) {
 	if slices.Contains(o.Configs, "-") && slices.Contains(o.Inputs, "-") {
 		return nil, fmt.Errorf("standard input can hold the configs or the data, not both")
+	}
+	if o.Topology != nil {
+		o.Configs = slices.Clone(o.Configs)
+		for _, c := range o.Topology.Configs() {
+			if !slices.Contains(o.Configs, c) {
+				o.Configs = append(o.Configs, c)
+			}
+		}
 	}
 	objects, notes, err := readConfigs(o.Configs, o.ConfigFormat, stdin)
 	if err != nil {
@@ -132,7 +144,13 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 			c.UnmatchedGroups = append(c.UnmatchedGroups, n)
 		}
 	}
-	layers, note := layerFindings(objects, served, o.Configs, o.Chain)
+	var layers []report.CheckFinding
+	var note string
+	if o.Topology != nil {
+		layers = topologyLayerFindings(objects, served, o.Topology)
+	} else {
+		layers, note = layerFindings(objects, served, o.Configs, o.Chain)
+	}
 	c.Findings = append(c.Findings, layers...)
 	if note != "" {
 		c.Notes = append(c.Notes, note)
@@ -1080,36 +1098,18 @@ func wilson(k, n int64, confidence float64) (lo, hi float64) {
 // or unrelated services: when several of them retry the calls of one
 // group, a note says what they would multiply to if they were layers.
 func layerFindings(objects []snippet.Object, served [][]string, files []string, chain bool) ([]report.CheckFinding, string) {
-	type layer struct {
-		file     string
-		attempts int
-		pos      snippet.Pos
-		object   string
-		target   string
-	}
 	var layers []layer
 	for _, f := range files {
-		best := layer{file: f, attempts: 1}
-		for i, ob := range objects {
-			if ob.Pos.File == f && len(served[i]) > 0 && ob.Attempts != nil && ob.Attempts.Value > best.attempts {
-				best = layer{file: f, attempts: ob.Attempts.Value, pos: ob.Attempts.Pos, object: ob.Name, target: ob.Target}
-			}
-		}
-		if best.attempts > 1 {
-			layers = append(layers, best)
+		if l, ok := fileLayer(objects, served, f); ok {
+			layers = append(layers, l)
 		}
 	}
 	if len(layers) < 2 {
 		return nil, ""
 	}
-	total := 1
-	var parts []string
-	for _, l := range layers {
-		total *= l.attempts
-		parts = append(parts, fmt.Sprintf("%d (%s, %s)", l.attempts, l.object, l.pos))
-	}
+	total, parts := multiply(layers)
 	if !chain {
-		return nil, fmt.Sprintf("%d configs retry the calls of the data: %s; if they are layers of one call chain, they make up to %d attempts at the bottom per request (give --chain to check them as one).",
+		return nil, fmt.Sprintf("%d configs retry the calls of the data: %s; if they are layers of one call chain, they make up to %d attempts at the bottom per request (give --chain, or --topology, to check them as one).",
 			len(layers), strings.Join(parts, ", "), total)
 	}
 	top := layers[0]
@@ -1118,6 +1118,92 @@ func layerFindings(objects []snippet.Object, served [][]string, files []string, 
 		len(layers), strings.Join(parts, " x "), total)
 	return []report.CheckFinding{{Code: string(f.Code), Severity: string(f.Severity), File: top.pos.File, Line: top.pos.Line,
 		Target: top.target, Object: top.object, Message: f.Message, Measured: f.Fields}}, ""
+}
+
+// layer is the config of one file that retries most: its attempts and
+// where they are set (or defaulted).
+type layer struct {
+	file      string
+	attempts  int
+	defaulted bool
+	pos       snippet.Pos
+	object    string
+	target    string
+}
+
+// fileLayer is file's layer: among its objects that serve groups of the
+// data, the one with the most attempts; false when none retries.
+func fileLayer(objects []snippet.Object, served [][]string, file string) (layer, bool) {
+	best := layer{file: file, attempts: 1}
+	for i, ob := range objects {
+		if ob.Pos.File == file && len(served[i]) > 0 && ob.Attempts != nil && ob.Attempts.Value > best.attempts {
+			best = layer{file: file, attempts: ob.Attempts.Value, defaulted: ob.Attempts.Default, pos: ob.Attempts.Pos, object: ob.Name, target: ob.Target}
+		}
+	}
+	return best, best.attempts > 1
+}
+
+// multiply is the layers' attempts multiplied, and each layer said:
+// "3 (route x, envoy.yaml:12)", a default named as the target's.
+func multiply(layers []layer) (int, []string) {
+	total := 1
+	var parts []string
+	for _, l := range layers {
+		total *= l.attempts
+		where := l.pos.String()
+		if l.defaulted {
+			where += ", unset: " + l.target + "'s default"
+		}
+		parts = append(parts, fmt.Sprintf("%d (%s, %s)", l.attempts, l.object, where))
+	}
+	return total, parts
+}
+
+// maxTopologyPaths bounds the paths of a topology checked.
+const maxTopologyPaths = 10_000
+
+// topologyLayerFindings: along each path of the topology, the configs of
+// its services that retry multiply their attempts at the bottom; a
+// TT-CHECK-RETRY-LAYERS finding per path where more than one layer
+// retries, at the first layer's line, each path's layers once (a path
+// that only adds services that do not retry repeats no finding).
+func topologyLayerFindings(objects []snippet.Object, served [][]string, t *Topology) []report.CheckFinding {
+	var out []report.CheckFinding
+	seen := map[string]bool{}
+	for _, path := range t.Paths(maxTopologyPaths) {
+		var layers []layer
+		var names []string
+		for _, i := range path {
+			s := t.Services[i]
+			names = append(names, s.Name)
+			for _, c := range s.Configs {
+				if l, ok := fileLayer(objects, served, c); ok {
+					layers = append(layers, l)
+				}
+			}
+		}
+		if len(layers) < 2 {
+			continue
+		}
+		// The path up to its last service that retries: the rest adds
+		// nothing to the product.
+		key := ""
+		for _, l := range layers {
+			key += l.pos.String() + "\n"
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		total, parts := multiply(layers)
+		top := layers[0]
+		f := finding.Newf(finding.CheckRetryLayers, finding.Fields{"layers": len(layers), "attempts_at_bottom": total, "path": strings.Join(names, " -> ")},
+			"along %s (%s), %d layers retry: %s make up to %d attempts at the bottom per request; retry at one layer (the one nearest the caller, which knows the deadline) and give the others one attempt",
+			strings.Join(names, " -> "), t.File, len(layers), strings.Join(parts, " x "), total)
+		out = append(out, report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: top.pos.File, Line: top.pos.Line,
+			Target: top.target, Object: top.object, Message: f.Message, Measured: f.Fields})
+	}
+	return out
 }
 
 // servedGroups returns, object by object, the groups each serves: the

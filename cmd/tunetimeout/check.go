@@ -32,6 +32,7 @@ func newCheck() *cobra.Command {
 		prom     analysis.PrometheusOptions
 		pf       prometheusFlags
 		cfgFmt   string
+		topology string
 		severity = []string{string(finding.Info), string(finding.Warning), string(finding.Error), "never"}
 	)
 	cmd := &cobra.Command{
@@ -55,7 +56,7 @@ func newCheck() *cobra.Command {
   # The edits to make, applied
   tunetimeout check nginx.conf --data access.log --suggest | patch -p0`,
 		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
+			if len(args) == 0 && topology == "" {
 				return usageError{fmt.Errorf("check: name the config files to check (%s), then the latency with --data, --url or --report", strings.Join(readers(), ", "))}
 			}
 			return nil
@@ -120,6 +121,16 @@ func newCheck() *cobra.Command {
 				o.Map[obj] = group
 			}
 			o.Configs, o.Inputs, o.ConfigFormat = args, data, cfgFmt
+			if topology != "" {
+				if o.Chain {
+					return usageError{fmt.Errorf("--chain, --topology: one says all the configs are one chain, the other which are; give one")}
+				}
+				t, err := analysis.ReadTopology(topology)
+				if err != nil {
+					return err
+				}
+				o.Topology = t
+			}
 			c, err := analysis.Check(cmd.Context(), o, cmd.InOrStdin())
 			if err != nil {
 				return err
@@ -165,6 +176,7 @@ func newCheck() *cobra.Command {
 	fl.StringVar(&baseline, "baseline", "", "a check written with -o json whose findings are known: they are shown, marked, and fail nothing")
 	fl.BoolVar(&suggest, "suggest", false, "write, instead of the report, the edits that bring each value to the recommendation, as a unified diff for patch -p0")
 	fl.BoolVar(&o.Chain, "chain", false, "the configs are the layers of one call chain, the caller's first: their retries multiply")
+	fl.StringVar(&topology, "topology", "", "a YAML file naming each service's configs and the services it calls: the retries along each path multiply (docs/chain.md); its configs are checked too")
 	fl.StringVar(&cfgFmt, "config-format", "", "read every config as this target's: "+strings.Join(readers(), ", ")+" (default: detected per file)")
 	addInputFlags(cmd, &o.Options, &f)
 	addPrometheusFlags(cmd, &prom, &pf, false)

@@ -10,6 +10,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/report"
 )
 
 // sarifSchema is the official SARIF 2.1.0 schema the report tests use too
@@ -109,4 +111,35 @@ func TestCheckMarkdownFormat(t *testing.T) {
 	_, errOut, code = execute(t, "", "check", envoy, "--data", mixture, "-o", "html")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `unknown output format "html" (known: json, markdown, sarif, text)`)
+}
+
+// TestCheckTopology: check --topology reads the configs its file names
+// (relative to it) and multiplies the retries along its path: Envoy's 3 x
+// gRPC's 3 x Istio's default 3; --chain with it is a usage error, and a
+// topology naming an unknown callee fails with its line.
+func TestCheckTopology(t *testing.T) {
+	topo := filepath.Join(checkData, "chain.yaml")
+	out, errOut, code := execute(t, "", "check", "--topology", topo, "--data", mixture, "--fail-on", "never", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var c report.Check
+	require.NoError(t, json.Unmarshal([]byte(out), &c))
+	var layers []report.CheckFinding
+	for _, f := range c.Findings {
+		if f.Code == "TT-CHECK-RETRY-LAYERS" {
+			layers = append(layers, f)
+		}
+	}
+	require.Len(t, layers, 1)
+	assert.EqualValues(t, 27, layers[0].Measured["attempts_at_bottom"])
+	assert.Equal(t, filepath.Join(checkData, "envoy-3-attempts.yaml"), layers[0].File)
+
+	_, errOut, code = execute(t, "", "check", "--topology", topo, "--chain", "--data", mixture)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--chain, --topology")
+
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("services:\n  a:\n    calls: [nobody]\n"), 0o644))
+	_, errOut, code = execute(t, "", "check", "--topology", bad, "--data", mixture)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errOut, bad+":2: service \"a\" calls \"nobody\"")
 }

@@ -46,7 +46,7 @@ var flagGroups = []struct {
 		"table", "time", "query", "database", "dialect", "arrivals", "print-sql", "service", "operation", "tags",
 		"lookback", "limit", "max-traces", "config-format"}},
 	{"analysis", "Analysis flags (how the timeout is chosen)", []string{"candidates", "confidence", "min", "max",
-		"max-groups", "rtt", "network-allowance", "tight-tail", "headroom", "window", "window-precision", "for", "profile", "tz", "map", "baseline", "chain"}},
+		"max-groups", "rtt", "network-allowance", "tight-tail", "headroom", "window", "window-precision", "for", "profile", "tz", "map", "baseline", "chain", "topology"}},
 	{"policy", "Retry policy and simulation flags", []string{"idempotent", "idempotent-methods", "retry-on",
 		"backoff-base", "backoff-cap", "jitter", "hedge", "hedge-at", "retry-budget", "layers", "requests", "seed",
 		"fail-rate", "herd", "clients", "capacity", "reject-cost",
