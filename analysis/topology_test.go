@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -111,4 +113,43 @@ func TestTopologyErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(big, make([]byte, maxTopologyBytes+1), 0o644))
 	_, err := ReadTopology(big)
 	assert.ErrorContains(t, err, "a topology of more than")
+}
+
+// FuzzParseTopology: any bytes give a topology or an error naming the
+// file, never a panic; a topology's callees are all its services, and its
+// paths walk only the calls it lists.
+func FuzzParseTopology(f *testing.F) {
+	seed, err := os.ReadFile(filepath.Join("testdata", "check", "chain.yaml"))
+	require.NoError(f, err)
+	f.Add(seed)
+	f.Add([]byte("services:\n  a: {calls: [b, a]}\n  b: {calls: [a]}\n"))
+	f.Add([]byte("services:\n  a: &x {calls: []}\n  b: *x\n"))
+	f.Add([]byte("services: [1, 2]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		topo, err := parseTopology("t.yaml", "dir", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "t.yaml") {
+				t.Fatalf("an error that does not name the file: %v", err)
+			}
+			return
+		}
+		names := map[string]bool{}
+		for _, s := range topo.Services {
+			names[s.Name] = true
+		}
+		for _, s := range topo.Services {
+			for _, c := range s.Calls {
+				if !names[c] {
+					t.Fatalf("service %q calls %q, not a service", s.Name, c)
+				}
+			}
+		}
+		for _, p := range topo.Paths(100) {
+			for k := 1; k < len(p); k++ {
+				if !slices.Contains(topo.Services[p[k-1]].Calls, topo.Services[p[k]].Name) {
+					t.Fatalf("a path steps from %q to %q, which it does not call", topo.Services[p[k-1]].Name, topo.Services[p[k]].Name)
+				}
+			}
+		}
+	})
 }
