@@ -148,6 +148,7 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 	var note string
 	if o.Topology != nil {
 		layers = topologyLayerFindings(objects, served, o.Topology)
+		layers = append(layers, topologyInversions(objects, served, o.Topology)...)
 	} else {
 		layers, note = layerFindings(objects, served, o.Configs, o.Chain)
 	}
@@ -1204,6 +1205,101 @@ func topologyLayerFindings(objects []snippet.Object, served [][]string, t *Topol
 			Target: top.target, Object: top.object, Message: f.Message, Measured: f.Fields})
 	}
 	return out
+}
+
+// wait is the longest a service's config lets it wait for its callee:
+// the overall timeout, or where there is none the per-try timeout times
+// the attempts (the static worst case), at the value's line; none when
+// the config sets neither (it waits for as long as the call takes).
+type wait struct {
+	seconds float64
+	none    bool
+	pos     snippet.Pos
+	object  string
+	target  string
+}
+
+// fileWait is file's longest wait among its objects that serve groups of
+// the data; false when the file has no such object.
+func fileWait(objects []snippet.Object, served [][]string, file string) (wait, bool) {
+	var w wait
+	found := false
+	for i, ob := range objects {
+		if ob.Pos.File != file || len(served[i]) == 0 {
+			continue
+		}
+		cur := wait{none: true, pos: ob.Pos, object: ob.Name, target: ob.Target}
+		switch {
+		case ob.Timeout != nil && ob.Timeout.Value > 0:
+			cur = wait{seconds: ob.Timeout.Value, pos: ob.Timeout.Pos, object: ob.Name, target: ob.Target}
+		case ob.PerTryTimeout != nil && ob.PerTryTimeout.Value > 0:
+			attempts := 1
+			if ob.Attempts != nil {
+				attempts = max(ob.Attempts.Value, 1)
+			}
+			cur = wait{seconds: ob.PerTryTimeout.Value * float64(attempts), pos: ob.PerTryTimeout.Pos, object: ob.Name, target: ob.Target}
+		}
+		if !found || cur.none && !w.none || !w.none && !cur.none && cur.seconds > w.seconds {
+			w, found = cur, true
+		}
+	}
+	return w, found
+}
+
+// topologyInversions: along each edge of the topology's paths, the
+// callee's configs may wait at least as long for its own callees as the
+// caller waits for it: when the bottom is slow the caller gives up first
+// and the callee works on for nobody (TT-CHECK-TIMEOUT-INVERSION, at the
+// callee's value, once per pair of values).
+func topologyInversions(objects []snippet.Object, served [][]string, t *Topology) []report.CheckFinding {
+	longest := func(s TopologyService) (wait, bool) {
+		var w wait
+		found := false
+		for _, c := range s.Configs {
+			cur, ok := fileWait(objects, served, c)
+			if ok && (!found || cur.none && !w.none || !w.none && !cur.none && cur.seconds > w.seconds) {
+				w, found = cur, true
+			}
+		}
+		return w, found
+	}
+	var out []report.CheckFinding
+	seen := map[string]bool{}
+	for _, path := range t.Paths(maxTopologyPaths) {
+		for k := 1; k < len(path); k++ {
+			up, down := t.Services[path[k-1]], t.Services[path[k]]
+			wu, ok1 := longest(up)
+			wd, ok2 := longest(down)
+			if !ok1 || !ok2 || wu.none || !wd.none && wd.seconds < wu.seconds {
+				continue
+			}
+			key := wu.pos.String() + "\n" + wd.pos.String()
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			downWait := "no timeout"
+			if !wd.none {
+				downWait = human.Seconds(wd.seconds)
+			}
+			f := finding.Newf(finding.CheckTimeoutInversion, finding.Fields{"caller": up.Name, "callee": down.Name,
+				"caller_wait_seconds": wu.seconds, "callee_wait_seconds": nullable(wd), "caller_file": wu.pos.String()},
+				"%s waits at most %s for %s (%s, %s), but %s waits %s for its own calls (%s): when they are slow, %s gives up first and %s works on for nobody; give %s's calls less than %s, less %s's own work",
+				up.Name, human.Seconds(wu.seconds), down.Name, wu.object, wu.pos, down.Name, downWait, wd.object,
+				up.Name, down.Name, down.Name, human.Seconds(wu.seconds), down.Name)
+			out = append(out, report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: wd.pos.File, Line: wd.pos.Line,
+				Target: wd.target, Object: wd.object, Message: f.Message, Measured: f.Fields})
+		}
+	}
+	return out
+}
+
+// nullable is a wait's seconds, nil for no timeout.
+func nullable(w wait) any {
+	if w.none {
+		return nil
+	}
+	return w.seconds
 }
 
 // servedGroups returns, object by object, the groups each serves: the

@@ -153,3 +153,36 @@ func FuzzParseTopology(f *testing.F) {
 		}
 	})
 }
+
+// Along a topology's path, a callee whose configs wait at least as long
+// as its caller waits for it is an inversion, at the callee's value; the
+// chain of testdata/check/chain.yaml narrows (2.5s, 2s, 1s) and has none.
+func TestCheckTopologyInversion(t *testing.T) {
+	dir := filepath.Join("testdata", "check")
+	topo, err := parseTopology("inv.yaml", dir, []byte(`services:
+  edge:
+    configs: [envoy-250ms.yaml]
+    calls: [orders]
+  orders:
+    configs: [grpc-3-attempts.json]
+`))
+	require.NoError(t, err)
+	o := checkOptions()
+	o.Topology = topo
+	c, err := Check(context.Background(), o, nil)
+	require.NoError(t, err)
+	fs := findingsOf(c, finding.CheckTimeoutInversion)
+	require.Len(t, fs, 1, "%v", c.Findings)
+	assert.Equal(t, filepath.Join(dir, "grpc-3-attempts.json"), fs[0].File)
+	assert.Equal(t, 4, fs[0].Line, "the gRPC timeout")
+	assert.InDelta(t, 0.25, fs[0].Measured["caller_wait_seconds"], 1e-9)
+	assert.InDelta(t, 2.0, fs[0].Measured["callee_wait_seconds"], 1e-9)
+	assert.Contains(t, fs[0].Message, "edge waits at most 250ms for orders (local_route/backend/route 1, "+filepath.Join(dir, "envoy-250ms.yaml")+":21), but orders waits 2s")
+
+	topo, err = ReadTopology(filepath.Join(dir, "chain.yaml"))
+	require.NoError(t, err)
+	o.Topology = topo
+	c, err = Check(context.Background(), o, nil)
+	require.NoError(t, err)
+	assert.Empty(t, findingsOf(c, finding.CheckTimeoutInversion))
+}

@@ -66,6 +66,7 @@ const (
 	CheckRetryNonIdempotent  Code = "TT-CHECK-RETRY-NON-IDEMPOTENT"
 	CheckNoJitter            Code = "TT-CHECK-NO-JITTER"
 	CheckRetryLayers         Code = "TT-CHECK-RETRY-LAYERS"
+	CheckTimeoutInversion    Code = "TT-CHECK-TIMEOUT-INVERSION"
 	CheckConnectTimeoutLong  Code = "TT-CHECK-CONNECT-TIMEOUT-LONG"
 	CheckBulkheadBelowDemand Code = "TT-CHECK-BULKHEAD-BELOW-DEMAND"
 	CheckNoBucketAtTimeout   Code = "TT-CHECK-NO-BUCKET-AT-TIMEOUT"
@@ -148,6 +149,7 @@ var defs = []Def{
 	{CheckRetryNonIdempotent, Error, "non-idempotent requests are retried after failures that may have been applied"},
 	{CheckNoJitter, Warning, "retries go at once, without backoff or jitter"},
 	{CheckRetryLayers, Warning, "several configs of one call chain retry: their attempts multiply at the bottom"},
+	{CheckTimeoutInversion, Warning, "along a --topology path, a callee's configs wait at least as long as its caller waits for it"},
 	{CheckConnectTimeoutLong, Warning, "the connect timeout is longer than a connect inside a datacenter needs"},
 	{CheckBulkheadBelowDemand, Warning, "a limit of calls in flight is below normal demand: calls are turned away on a normal day"},
 	{CheckRetry500, Warning, "500 is retried: a deterministic bug returns it every time, and it may follow a half-applied request"},
