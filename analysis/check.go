@@ -23,6 +23,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/report/snippet"
+	"github.com/tunetimeout/tunetimeout/simulate"
 )
 
 // CheckOptions are the options of `tunetimeout check`: the data, read as
@@ -1198,13 +1199,74 @@ func topologyLayerFindings(objects []snippet.Object, served [][]string, t *Topol
 		seen[key] = true
 		total, parts := multiply(layers)
 		top := layers[0]
-		f := finding.Newf(finding.CheckRetryLayers, finding.Fields{"layers": len(layers), "attempts_at_bottom": total, "path": strings.Join(names, " -> ")},
-			"along %s (%s), %d layers retry: %s make up to %d attempts at the bottom per request; retry at one layer (the one nearest the caller, which knows the deadline) and give the others one attempt",
-			strings.Join(names, " -> "), t.File, len(layers), strings.Join(parts, " x "), total)
+		// The path's hops as the simulation reads them, today's and with
+		// retries at the first layer only.
+		var hops, one []simulate.ChainHop
+		for _, i := range path {
+			for _, c := range t.Services[i].Configs {
+				if h, ok := fileHop(objects, served, c); ok {
+					hops = append(hops, h)
+					if len(one) > 0 {
+						h.Attempts = 1
+					}
+					one = append(one, h)
+				}
+			}
+		}
+		hang, loose := simulate.ChainHang(hops, true), simulate.ChainHang(hops, false)
+		oneHang := simulate.ChainHang(one, true)
+		after := ""
+		if loose.AfterRootGaveUp > 0 {
+			after = fmt.Sprintf(", %d of them after %s gave up at %s", loose.AfterRootGaveUp, names[0], human.Duration(loose.RootGaveUp))
+		}
+		f := finding.Newf(finding.CheckRetryLayers, finding.Fields{"layers": len(layers), "attempts_at_bottom": total, "path": strings.Join(names, " -> "),
+			"hang_attempts_at_bottom": hang.AttemptsAtBottom, "hang_attempts_at_bottom_uncancelled": loose.AttemptsAtBottom,
+			"hang_after_root_gave_up": loose.AfterRootGaveUp, "one_layer_attempts_at_bottom": simulate.ChainFastFailures(one).AttemptsAtBottom,
+			"one_layer_hang_attempts_at_bottom": oneHang.AttemptsAtBottom},
+			"along %s (%s), %d layers retry: %s make up to %d attempts at the bottom per request when it fails fast; when it hangs, the timers let %d reach it (%d if no hop stops when its caller gives up%s); retry at one layer (the one nearest the caller, which knows the deadline) and give the others one attempt: then %d when it fails fast, %d when it hangs",
+			strings.Join(names, " -> "), t.File, len(layers), strings.Join(parts, " x "), total, hang.AttemptsAtBottom, loose.AttemptsAtBottom, after,
+			simulate.ChainFastFailures(one).AttemptsAtBottom, oneHang.AttemptsAtBottom)
 		out = append(out, report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: top.pos.File, Line: top.pos.Line,
 			Target: top.target, Object: top.object, Message: f.Message, Measured: f.Fields})
 	}
 	return out
+}
+
+// fileHop is file's policy towards its callee as the chain simulation
+// reads it: its layer's object (the one that retries most among those
+// serving the data, else the first serving one), its attempts, its
+// per-try timeout (an idle timeout counts as one: under a hang no byte
+// comes) and its overall timeout.
+func fileHop(objects []snippet.Object, served [][]string, file string) (simulate.ChainHop, bool) {
+	pick := -1
+	for i, ob := range objects {
+		if ob.Pos.File != file || len(served[i]) == 0 {
+			continue
+		}
+		if pick < 0 || ob.Attempts != nil && (objects[pick].Attempts == nil || ob.Attempts.Value > objects[pick].Attempts.Value) {
+			pick = i
+		}
+	}
+	if pick < 0 {
+		return simulate.ChainHop{}, false
+	}
+	ob := objects[pick]
+	secs := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+	h := simulate.ChainHop{Attempts: 1}
+	if ob.Attempts != nil {
+		h.Attempts = max(ob.Attempts.Value, 1)
+	}
+	if ob.PerTryTimeout != nil && ob.PerTryTimeout.Value > 0 {
+		h.PerTry = secs(ob.PerTryTimeout.Value)
+	}
+	if ob.Timeout != nil && ob.Timeout.Value > 0 {
+		if ob.TimeoutIdle {
+			h.PerTry = secs(ob.Timeout.Value)
+		} else {
+			h.Overall = secs(ob.Timeout.Value)
+		}
+	}
+	return h, true
 }
 
 // wait is the longest a service's config lets it wait for its callee:

@@ -36,6 +36,14 @@ func TestCheckTopologyMultipliesAlongThePath(t *testing.T) {
 	assert.Contains(t, f.Message, "3 (local_route/backend/route 1, "+envoy+":24) x 3 (shop.Orders, "+
 		filepath.Join("testdata", "check", "grpc-3-attempts.json")+":6) x 3 (payments http[0], "+
 		filepath.Join("testdata", "check", "istio-no-retries.yaml")+":9, unset: istio's default) make up to 27 attempts")
+	// Under a hang at the bottom, each of Envoy's 800ms tries reaches it
+	// once: gRPC's and Istio's single attempts last their whole timeouts
+	// (simulate.ChainHang). Retrying at Envoy only: 3 either way.
+	assert.EqualValues(t, 3, f.Measured["hang_attempts_at_bottom"])
+	assert.EqualValues(t, 3, f.Measured["hang_attempts_at_bottom_uncancelled"])
+	assert.EqualValues(t, 0, f.Measured["hang_after_root_gave_up"])
+	assert.EqualValues(t, 3, f.Measured["one_layer_attempts_at_bottom"])
+	assert.EqualValues(t, 3, f.Measured["one_layer_hang_attempts_at_bottom"])
 	// The topology's configs are checked as if named on the command line.
 	assert.Len(t, c.Configs, 3)
 }
