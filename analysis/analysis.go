@@ -82,6 +82,12 @@ type Options struct {
 	Profile string
 	TZ      *time.Location
 
+	// Plan, with a Policy.Deadline and spans grouped by caller and
+	// callee, fits each edge's policy to the chain's plan: the time its
+	// calls have left of the deadline, and retries at one layer only,
+	// PlanOutermost or PlanInnermost (plan.go); "" = no plan.
+	Plan string
+
 	// Progress, when set, follows the reading of the inputs.
 	Progress Progress
 
@@ -188,6 +194,26 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 			return nil, err
 		}
 	}
+	// The chain's budgets, read before the groups when a plan needs them.
+	graph := len(o.Ingest.By) == 0 && edgeFormats(r.Input.Formats)
+	var budgets *budgetCounter
+	var plan *chainPlan
+	if o.Plan != "" {
+		if o.Policy.Deadline <= 0 {
+			return nil, fmt.Errorf("a plan of the chain needs the root's deadline (--deadline)")
+		}
+		if !graph {
+			return nil, fmt.Errorf("a plan of the chain needs spans (otlp, zipkin, jaeger) grouped by caller and callee (no --by)")
+		}
+		if budgets, err = readBudgets(ctx, o, stdin); err != nil {
+			return nil, err
+		}
+		names := make([]string, 0, len(groups))
+		for _, g := range groups {
+			names = append(names, g.Name)
+		}
+		plan = newChainPlan(names, budgets, o)
+	}
 	r.Groups = []report.Group{}
 	var hangs []littleslaw.Result
 	for _, g := range groups {
@@ -200,7 +226,11 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 			continue
 		}
 		share := float64(g.Latency.Count()+sum(g.Excluded)) / float64(total)
-		res, err := analyseGroup(ctx, g, o, share, nil)
+		og, planStep := o, ""
+		if plan != nil {
+			og, planStep = plan.apply(g.Name, o)
+		}
+		res, err := analyseGroup(ctx, g, og, share, nil)
 		if err != nil {
 			return nil, fmt.Errorf("group %q: %w", g.Name, err)
 		}
@@ -213,16 +243,28 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		if herdStep != "" && rg.Policy != nil {
 			rg.Policy.Steps = append(rg.Policy.Steps, report.Step{Rule: "herd", Seconds: o.Policy.BackoffBase.Seconds(), Reason: herdStep})
 		}
+		if planStep != "" && rg.Policy != nil {
+			rg.Policy.Steps = append(rg.Policy.Steps, report.Step{Rule: "plan", Seconds: og.Policy.Deadline.Seconds(), Reason: planStep})
+		}
 		r.Groups = append(r.Groups, rg)
 		hangs = append(hangs, res.LittlesLaw)
 	}
 	r.SharedPool = report.NewSharedPool(o.Pool, hangs)
-	if len(o.Ingest.By) == 0 && edgeFormats(r.Input.Formats) {
+	if graph {
 		r.CallGraph = report.NewCallGraph(r.Groups)
 	}
 	if r.CallGraph != nil {
-		if err := callGraphChecks(ctx, r.CallGraph, o, stdin, minUsefulTries(r.Groups)); err != nil {
+		if err := callGraphChecks(ctx, r.CallGraph, o, stdin); err != nil {
 			return nil, err
+		}
+		if budgets == nil {
+			if budgets, err = readBudgets(ctx, o, stdin); err != nil {
+				return nil, err
+			}
+		}
+		applyBudgets(r.CallGraph, budgets, o, minUsefulTries(r.Groups))
+		if plan != nil {
+			r.CallGraph.Plan = plan.report()
 		}
 		if slices.Contains(o.Inputs, "-") {
 			r.Input.Notes = append(r.Input.Notes, "Standard input is read once: the spans read from it are not checked for a deadline that did not reach the callee, nor counted for attempts per call (that needs a second read; give the spans as a file).")

@@ -67,17 +67,14 @@ func (r *rootStarts) add(l ingest.SpanLink) {
 type edgeSpent struct {
 	spent *histogram.Latency
 	worst time.Duration
-	// belowUseful and past count the calls made with less than the
-	// minimum useful try left, and with the deadline passed.
-	belowUseful, past int64
+	// past counts the calls made with the deadline passed.
+	past int64
 }
 
 // budgetCounter reads the CLIENT spans against their traces' roots.
 type budgetCounter struct {
 	roots    *rootStarts
 	deadline time.Duration
-	// useful is each edge's minimum useful try, by edge name.
-	useful   map[string]time.Duration
 	edges    map[string]*edgeSpent
 	names    edgeNames
 	unrooted int64
@@ -105,44 +102,71 @@ func (b *budgetCounter) add(l ingest.SpanLink) {
 	spent := max(time.Duration(l.Start.UnixNano()-root), 0)
 	e.spent.Record(spent)
 	e.worst = max(e.worst, spent)
-	left := b.deadline - spent
-	if left <= 0 {
+	if spent >= b.deadline {
 		e.past++
-	}
-	if left <= 0 || left < b.useful[edge] {
-		e.belowUseful++
 	}
 }
 
-// addBudgets reads the span inputs twice more, for the traces' roots and
-// then for the calls below them, and gives each edge of g its budget under
-// the root's deadline, with a TT-NO-BUDGET-LEFT finding per edge whose
-// calls were made with less than the edge's minimum useful try left
-// (useful, seconds by group name: minUsefulTries). It does nothing without
-// a deadline.
-func addBudgets(ctx context.Context, g *report.CallGraph, o Options, stdin io.Reader, useful map[string]float64) error {
+// readBudgets reads the span inputs twice more, for the traces' roots and
+// then for the calls below them, and returns what each edge's calls had
+// spent of the deadline; nil without a deadline.
+func readBudgets(ctx context.Context, o Options, stdin io.Reader) (*budgetCounter, error) {
 	deadline := o.Policy.Deadline
 	if deadline <= 0 {
-		return nil
+		return nil, nil
 	}
 	roots := &rootStarts{max: maxBudgetTraces, m: map[[16]byte]int64{}}
 	if err := scanLinks(ctx, o, stdin, roots.add); err != nil {
-		return err
+		return nil, err
 	}
-	b := &budgetCounter{roots: roots, deadline: deadline, useful: map[string]time.Duration{}, edges: map[string]*edgeSpent{}, names: edgeNames{}}
-	for name, s := range useful {
-		b.useful[name] = time.Duration(s * float64(time.Second))
-	}
+	b := &budgetCounter{roots: roots, deadline: deadline, edges: map[string]*edgeSpent{}, names: edgeNames{}}
 	if err := scanLinks(ctx, o, stdin, b.add); err != nil {
-		return err
+		return nil, err
 	}
+	return b, nil
+}
+
+// budgetQuantile is the quantile budgets are read at: the
+// recommendation's.
+func budgetQuantile(o Options) float64 {
 	q := 1 - o.Recommend.FalseTimeouts
 	if !(q > 0 && q < 1) {
 		q = 0.999
 	}
+	return q
+}
+
+// leftAt is the time edge's calls had left of the deadline at quantile q
+// of the time spent above them (its highest equivalent value: never above
+// the truth); false when none of its calls was read.
+func (b *budgetCounter) leftAt(edge string, q float64) (time.Duration, bool) {
+	s := b.edges[edge]
+	if s == nil || s.spent.Count() == 0 {
+		return 0, false
+	}
+	return b.deadline - s.spent.Quantile(q), true
+}
+
+// applyBudgets gives each edge of g its budget under the root's deadline
+// (b, nil: nothing to do), with a TT-NO-BUDGET-LEFT finding per edge whose
+// calls were made with less than the edge's minimum useful try left
+// (useful, seconds by group name: minUsefulTries).
+func applyBudgets(g *report.CallGraph, b *budgetCounter, o Options, useful map[string]float64) {
+	if b == nil {
+		return
+	}
+	deadline := b.deadline
+	q := budgetQuantile(o)
 	d := deadline.Seconds()
 	g.DeadlineSeconds = &d
 	g.CallsUnrooted = b.unrooted
+	// below is an upper bound of the calls made with less than a useful
+	// try left (spent more than the deadline less the try), at least those
+	// made past the deadline.
+	below := func(name string, s *edgeSpent) int64 {
+		u := time.Duration(useful[name] * float64(time.Second))
+		return max(s.spent.CountAbove(deadline-u), s.past)
+	}
 	for i := range g.Edges {
 		e := &g.Edges[i]
 		s := b.edges[e.Group]
@@ -153,27 +177,26 @@ func addBudgets(ctx context.Context, g *report.CallGraph, o Options, stdin io.Re
 		left := report.Spread{P50: d - spent.P50, AtQuantile: d - spent.AtQuantile, Worst: d - spent.Worst}
 		e.Budget = &report.EdgeBudget{Calls: s.spent.Count(), Quantile: q, SpentAboveSeconds: spent, LeftSeconds: left,
 			MinUsefulSeconds: useful[e.Group], TimeoutSeconds: max(min(e.TimeoutSeconds, left.AtQuantile), 0),
-			CallsBelowMinUseful: s.belowUseful, CallsPastDeadline: s.past}
+			CallsBelowMinUseful: below(e.Group, s), CallsPastDeadline: s.past}
 	}
 	for _, name := range slices.Sorted(maps.Keys(b.edges)) {
 		s := b.edges[name]
-		if s.belowUseful == 0 && s.past == 0 {
+		n := below(name, s)
+		if n == 0 {
 			continue
 		}
 		caller, callee := splitEdge(name)
-		n := s.spent.Count()
 		past := "none after it had passed"
 		if s.past > 0 {
 			past = human.Count(s.past) + " after it had passed (the worst " + human.Duration(s.worst-deadline) + " past)"
 		}
 		g.Findings = append(g.Findings, finding.Newf(finding.NoBudgetLeft, finding.Fields{
-			"edge": name, "calls": n, "calls_below_min_useful": s.belowUseful, "calls_past_deadline": s.past,
+			"edge": name, "calls": s.spent.Count(), "calls_below_min_useful": n, "calls_past_deadline": s.past,
 			"min_useful_seconds": useful[name], "deadline_seconds": d, "left_seconds_worst": d - s.worst.Seconds()},
 			"%s of %s's calls to %s (%s) were made with less than a useful try (%s) left of the root's %s deadline, %s: pass the time left down with the call, have %s drop at once a call with less than that left, and %s not make it",
-			human.Count(s.belowUseful), caller, callee, human.Percent(float64(s.belowUseful)/float64(n)),
+			human.Count(n), caller, callee, human.Percent(float64(n)/float64(s.spent.Count())),
 			human.Seconds(useful[name]), human.Duration(deadline), past, callee, caller))
 	}
-	return nil
 }
 
 // minUsefulTries is each group's minimum useful try, in seconds by name:

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
 )
 
 // The roots kept are bounded; a root read twice keeps its earliest start;
@@ -27,12 +29,12 @@ func TestRootStartsBounded(t *testing.T) {
 
 // A call is measured from its trace's root; one that starts before the
 // root (two hosts' clocks) spent nothing; a call without a root read is
-// counted apart; the calls with less than a useful try left, and past the
-// deadline, are counted.
+// counted apart; the calls past the deadline are counted as read, those
+// with less than a useful try left from the histogram (an upper bound,
+// exact here).
 func TestBudgetCounter(t *testing.T) {
 	roots := &rootStarts{max: 10, m: map[[16]byte]int64{{1}: deadlineBase.UnixNano()}}
-	b := &budgetCounter{roots: roots, deadline: time.Second, useful: map[string]time.Duration{"a b": 100 * time.Millisecond},
-		edges: map[string]*edgeSpent{}, names: edgeNames{}}
+	b := &budgetCounter{roots: roots, deadline: time.Second, edges: map[string]*edgeSpent{}, names: edgeNames{}}
 	for _, ms := range []int{-5, 300, 899, 901, 1200} {
 		b.add(ingest.SpanLink{TraceID: [16]byte{1}, Client: true, Start: deadlineBase.Add(time.Duration(ms) * time.Millisecond), Caller: "a", Callee: "b"})
 	}
@@ -43,8 +45,20 @@ func TestBudgetCounter(t *testing.T) {
 	assert.EqualValues(t, 5, e.spent.Count())
 	assert.Equal(t, time.Duration(0), e.spent.Min(), "the call before its root spent nothing")
 	assert.Equal(t, 1200*time.Millisecond, e.worst)
-	// 899ms leaves 101ms, a useful try; 901ms leaves 99ms; 1,200ms leaves -200ms.
-	assert.EqualValues(t, 2, e.belowUseful)
 	assert.EqualValues(t, 1, e.past)
 	assert.EqualValues(t, 1, b.unrooted)
+
+	g := &report.CallGraph{Edges: []report.Edge{{Group: "a b", Caller: "a", Callee: "b", TimeoutSeconds: 0.5}}}
+	applyBudgets(g, b, Options{Recommend: recommend.DefaultOptions()}, map[string]float64{"a b": 0.1})
+	bu := g.Edges[0].Budget
+	require.NotNil(t, bu)
+	// 899ms leaves 101ms, a useful try; 901ms leaves 99ms; 1,200ms leaves -200ms.
+	assert.EqualValues(t, 2, bu.CallsBelowMinUseful)
+	assert.EqualValues(t, 1, bu.CallsPastDeadline)
+	assert.InDelta(t, -0.2, bu.LeftSeconds.Worst, 1e-9)
+	// p99.9 of 5 calls is the worst: its time left, -200ms, leaves no timeout.
+	assert.Zero(t, bu.TimeoutSeconds)
+	assert.EqualValues(t, 1, g.CallsUnrooted)
+	require.Len(t, g.Findings, 1)
+	assert.EqualValues(t, 2, g.Findings[0].Fields["calls_below_min_useful"])
 }

@@ -97,10 +97,8 @@ func scanLinks(ctx context.Context, o Options, stdin io.Reader, checks ...func(i
 // where a callee worked on after its caller's span ended, a
 // TT-CALL-OUTLIVES-CALLER finding per edge whose calls ran on after the
 // caller's request had ended (outlive.go), and the
-// attempts per call and the paths with their findings (addPaths), and
-// with a deadline each edge's budget (addBudgets, given each group's
-// median latency by name).
-func callGraphChecks(ctx context.Context, g *report.CallGraph, o Options, stdin io.Reader, medians map[string]float64) error {
+// attempts per call and the paths with their findings (addPaths).
+func callGraphChecks(ctx context.Context, g *report.CallGraph, o Options, stdin io.Reader) error {
 	m := newDeadlineMatcher(maxDeadlineWaiting, deadlineSkew)
 	out := newOutliveMatcher(maxDeadlineWaiting, deadlineSkew)
 	c := newAttemptCounter(maxAttemptGroups)
@@ -111,7 +109,7 @@ func callGraphChecks(ctx context.Context, g *report.CallGraph, o Options, stdin 
 	g.Findings = append(g.Findings, out.findings()...)
 	c.finish()
 	addPaths(g, c, o.Policy.Deadline)
-	return addBudgets(ctx, g, o, stdin, medians)
+	return nil
 }
 
 // linkKey is a span by its trace and span id.

@@ -712,6 +712,61 @@ func TestOTLPDeadlineDownTheChain(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, text, "Warning [TT-NO-BUDGET-LEFT]: 1 of orders's calls to payments (0.1 %) were made with less")
 	assert.Regexp(t, `(?m)^orders\s+payments\s+190ms\s+810ms\s+810ms\s+-90ms\s+104ms\s+110ms\s+1$`, text)
+
+	// The plan: each hop's deadline is what its calls have left at p99.9
+	// (the 999th call, a normal one: 1,000, 970 and 810ms), retries only
+	// at one layer.
+	plan := func(retryAt string) (map[string]*report.Policy, *report.ChainPlan) {
+		t.Helper()
+		out, errOut, code := runTool(t, "analyze", path, "--deadline", "1s", "--attempts", "3", "--plan", "--retry-at", retryAt, "-o", "json")
+		require.Equal(t, 0, code, errOut)
+		var rep report.Report
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		require.NotNil(t, rep.CallGraph)
+		pol := map[string]*report.Policy{}
+		for _, g := range rep.Groups {
+			pol[g.Name] = g.Policy
+		}
+		return pol, rep.CallGraph.Plan
+	}
+	for _, tc := range []struct {
+		retryAt string
+		retries string
+	}{{"outermost", "gateway frontend"}, {"innermost", "orders payments"}} {
+		pol, p := plan(tc.retryAt)
+		require.NotNil(t, p, tc.retryAt)
+		assert.Equal(t, []string{tc.retries}, p.RetryEdges, tc.retryAt)
+		assert.Equal(t, tc.retryAt, p.RetryAt)
+		for edge, left := range map[string]float64{"gateway frontend": 1000, "frontend orders": 970, "orders payments": 810} {
+			g := pol[edge]
+			require.NotNil(t, g, edge)
+			require.NotNil(t, g.DeadlineSeconds, edge)
+			// The quantile's time spent is an upper bound (at most 0.1 %
+			// high): the deadline left is at most 1ms below.
+			assert.InDelta(t, left-0.5, *g.DeadlineSeconds*1000, 1, "%s %s", tc.retryAt, edge)
+			want := 1
+			if edge == tc.retries {
+				want = 3
+			}
+			assert.Equal(t, want, g.RequestedAttempts, "%s %s", tc.retryAt, edge)
+			assert.LessOrEqual(t, g.Attempts, want, "%s %s", tc.retryAt, edge)
+			assert.LessOrEqual(t, g.WorstCaseSeconds, *g.DeadlineSeconds+1e-9, "%s %s: the policy fits its hop's deadline", tc.retryAt, edge)
+			var step *report.Step
+			for i := range g.Steps {
+				if g.Steps[i].Rule == "plan" {
+					step = &g.Steps[i]
+				}
+			}
+			require.NotNil(t, step, "%s %s: the policy's plan step", tc.retryAt, edge)
+			assert.InDelta(t, *g.DeadlineSeconds, step.Seconds, 1e-9)
+		}
+	}
+	text, errOut, code = runTool(t, "analyze", path, "--deadline", "1s", "--attempts", "3", "--plan")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, text, "The plan (--plan): retries at the outermost layer only (gateway frontend)")
+	_, errOut, code = runTool(t, "analyze", path, "--plan")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "give --deadline too")
 }
 
 // TestOTLPRetryAmplification: spans of a retrying chain made by the SDK.

@@ -37,6 +37,8 @@ type CallGraph struct {
 	// trace's root was not read (or beyond the traces kept): they are in
 	// no budget.
 	CallsUnrooted int64 `json:"calls_unrooted,omitempty"`
+	// Plan is the chain's plan (analyze --plan); absent without it.
+	Plan *ChainPlan `json:"plan,omitempty"`
 	// Findings are the graph's: a timeout inversion is a service whose
 	// calls downstream may take longer than its caller waits for it
 	// (TT-TIMEOUT-INVERSION); the others are analysis's
@@ -115,6 +117,16 @@ type EdgeBudget struct {
 	CallsPastDeadline   int64 `json:"calls_past_deadline"`
 }
 
+// ChainPlan is the plan of analyze --plan: every hop's policy is fitted to
+// the time its calls have left of the root's deadline at Quantile, and only
+// RetryEdges (the outermost layer, or the innermost) keep retries.
+type ChainPlan struct {
+	RetryAt         string   `json:"retry_at"` // outermost, innermost
+	DeadlineSeconds float64  `json:"deadline_seconds"`
+	Quantile        float64  `json:"quantile"`
+	RetryEdges      []string `json:"retry_edges"`
+}
+
 // Spread is a figure at a distribution's median, at a chosen quantile and
 // at its worst.
 type Spread struct {
@@ -187,6 +199,14 @@ func callGraphSection(r *Report) *Section {
 	}
 	if bt := budgetTable(cg); bt != nil {
 		s.Blocks = append(s.Blocks, Block{Table: bt})
+	}
+	if p := cg.Plan; p != nil {
+		edges := "none"
+		if len(p.RetryEdges) > 0 {
+			edges = strings.Join(p.RetryEdges, ", ")
+		}
+		s.Blocks = append(s.Blocks, textPara(fmt.Sprintf("The plan (--plan): retries at the %s layer only (%s); every other hop makes one attempt, within the time it has left of the %s deadline at %s (each group's call policy says its part, step \"plan\").",
+			p.RetryAt, edges, human.Seconds(p.DeadlineSeconds), human.Quantile(p.Quantile))))
 	}
 	for _, f := range cg.Findings {
 		s.Blocks = append(s.Blocks, Block{Notice: &Notice{Severity: string(f.Severity), Text: f.Message, Code: string(f.Code)}})

@@ -27,6 +27,8 @@ type analyzeFlags struct {
 	quiet                                                bool // no progress line (file commands)
 	window, forWhat, windowPrecision                     string
 	profile, tz                                          string
+	plan                                                 bool   // spans: plan the chain (--plan)
+	retryAt                                              string // with --plan: the layer that keeps retries
 }
 
 func newAnalyze() *cobra.Command {
@@ -93,7 +95,35 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 	fl.StringVar(&f.tz, "tz", "UTC", "time zone of the profile's hours (an IANA name: Europe/Berlin)")
 	complete(cmd, "for", "worst-window", "all")
 	complete(cmd, "profile", analysis.ProfileKinds...)
+	addPlanFlags(cmd, &f)
 	return cmd
+}
+
+// addPlanFlags registers --plan and --retry-at, for the commands that read
+// spans (analyze, simulate, jaeger).
+func addPlanFlags(cmd *cobra.Command, f *analyzeFlags) {
+	fl := cmd.Flags()
+	fl.BoolVar(&f.plan, "plan", false, "spans with --deadline: plan the chain, each hop's policy fitted to the time its calls have left of the deadline, retries at one layer (docs/chain.md)")
+	fl.StringVar(&f.retryAt, "retry-at", analysis.PlanOutermost, "with --plan, the layer that keeps the retries: outermost (the calls of the services nobody calls) or innermost (the calls to the services that call no one)")
+	complete(cmd, "retry-at", analysis.PlanOutermost, analysis.PlanInnermost)
+}
+
+// applyPlan parses --plan and --retry-at.
+func (f analyzeFlags) applyPlan(fl *pflag.FlagSet, o *analysis.Options) error {
+	if f.retryAt != analysis.PlanOutermost && f.retryAt != analysis.PlanInnermost {
+		return fmt.Errorf("--retry-at %q: want %s or %s", f.retryAt, analysis.PlanOutermost, analysis.PlanInnermost)
+	}
+	if !f.plan {
+		if fl.Changed("retry-at") {
+			return errors.New("--retry-at is the layer of a plan: give --plan too")
+		}
+		return nil
+	}
+	if o.Policy.Deadline <= 0 {
+		return errors.New("--plan fits each hop to the root's deadline: give --deadline too")
+	}
+	o.Plan = f.retryAt
+	return nil
 }
 
 // applyWindow parses --window, --for and --window-precision.
@@ -231,6 +261,11 @@ func (f analyzeFlags) apply(fl *pflag.FlagSet, o *analysis.Options) error {
 	}
 	if err := f.applyWindow(fl, o); err != nil {
 		return err
+	}
+	if fl.Lookup("plan") != nil {
+		if err := f.applyPlan(fl, o); err != nil {
+			return err
+		}
 	}
 	var err error
 	if o.Recommend.FalseTimeouts, err = recommend.ParsePercent(f.falseTimeouts); err != nil {

@@ -50,7 +50,7 @@ var flagGroups = []struct {
 	{"policy", "Retry policy and simulation flags", []string{"idempotent", "idempotent-methods", "retry-on",
 		"backoff-base", "backoff-cap", "jitter", "hedge", "hedge-at", "retry-budget", "layers", "requests", "seed",
 		"fail-rate", "herd", "clients", "capacity", "reject-cost",
-		"trigger", "trigger-at", "duration", "recover-within", "workers", "queue", "drop-expired"}},
+		"trigger", "trigger-at", "duration", "recover-within", "workers", "queue", "drop-expired", "plan", "retry-at"}},
 	{"output", "Snippet flags (the client configuration written)", []string{"snippet-service", "namespace",
 		"gateway-api-channel", "linkerd-resource"}},
 	{"rules", "Rule flags", []string{"kind", "test-out", "grafana", "name", "label", "runbook-url", "bulkhead",

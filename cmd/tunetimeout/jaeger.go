@@ -108,6 +108,7 @@ law and call-graph checks. The window is --lookback up to now, or --from and
 	completeList(cmd, "by", ingest.SpanGroupKeys...)
 	e.register(cmd)
 	addPolicyFlags(cmd, &o, &pol)
+	addPlanFlags(cmd, &f)
 	addAnalysisFlags(cmd, &o, &f, outputFormats(report.Lookup))
 	return withTopics(cmd, "servers", "timeout", "policy", "targets")
 }
