@@ -25,21 +25,23 @@ var windowQuantiles = []float64{0.5, 0.99, 0.999}
 // windowsOf analyses each of a group's windows alone (the calls of its
 // cell): its percentiles, the recommendation's quantile with its interval,
 // the timeout it would get, its rate. It returns them in time order with
-// two candidates for the worst, each with its cell: byLow, the window
-// whose quantile has the highest lower confidence bound (ties: the
-// earliest), which is worse beyond the noise when that bound lies above
-// the whole period's upper bound however few its calls (withWindows); and
-// highest, the highest quantile among the windows whose interval is within
-// the precision, -1 when none is. The cells are taken as they are read
+// two candidates for the worst, each with its cell: byLow, among the
+// windows worse beyond the noise (their quantile's lower confidence bound
+// above the upper bound of the other windows pooled, however few their
+// calls), the one with the highest lower bound (ties: the earliest), -1
+// when no window is; and highest, the highest quantile among the windows
+// whose interval is within the precision, -1 when none is. restHi is, for
+// byLow, the other windows' upper bound. whole is the group's latency, the
+// sum of its windows'. The cells are taken as they are read
 // (Windows.Take): a week of minutes does not keep both its cells and its
 // rows.
-func windowsOf(ctx context.Context, name string, cells histogram.Windows, length time.Duration, o Options, prof *profiler) (out []report.Window, lows []float64, byLow, highest int, lowCell, highCell *histogram.Cell, err error) {
+func windowsOf(ctx context.Context, name string, whole *histogram.Latency, cells histogram.Windows, length time.Duration, o Options, prof *profiler) (out []report.Window, lows []float64, byLow, highest int, restHi float64, lowCell, highCell *histogram.Cell, err error) {
 	precision := precisionOf(o)
 	out = make([]report.Window, 0, len(cells.Starts))
 	byLow, highest = -1, -1
 	for i := range cells.Starts {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, -1, -1, nil, nil, err
+			return nil, nil, -1, -1, 0, nil, nil, err
 		}
 		c := cells.Take(i)
 		g := windowGroup(name, c, length)
@@ -52,7 +54,7 @@ func windowsOf(ctx context.Context, name string, cells histogram.Windows, length
 		if w.Samples > 0 {
 			rec, err := recommend.RecommendMeasured(g.Latency, recommend.Measured{ConnectTimes: g.Connect}, o.Recommend)
 			if err != nil {
-				return nil, nil, -1, -1, nil, nil, fmt.Errorf("window %s: %w", start.Format(time.RFC3339), err)
+				return nil, nil, -1, -1, 0, nil, nil, fmt.Errorf("window %s: %w", start.Format(time.RFC3339), err)
 			}
 			qs := windowQuantiles
 			if !slices.Contains(qs, rec.Quantile) {
@@ -73,11 +75,13 @@ func windowsOf(ctx context.Context, name string, cells histogram.Windows, length
 			}
 			// Ranked by a lower bound that holds for all the windows
 			// at once (Bonferroni: each at 1 - (1-confidence)/windows),
-			// so that one of 168 alike does not clear the whole period's
-			// bound by chance.
+			// so that one of 168 alike does not clear the rest's bound
+			// by chance; told apart when it lies above the upper bound
+			// of the other windows pooled (docs/windows.md).
 			low := g.Latency.QuantileInterval(rec.Quantile, familyConfidence(rec.Interval.Confidence, len(cells.Starts))).Lo.Seconds()
-			if byLow < 0 || low > lows[byLow] {
-				byLow, lowCell = len(out), c
+			if rest, ok := restInterval(whole, g.Latency, rec.Quantile, rec.Interval.Confidence); ok && rest.HiKnown && low > rest.Hi.Seconds() &&
+				(byLow < 0 || low > lows[byLow]) {
+				byLow, lowCell, restHi = len(out), c, rest.Hi.Seconds()
 			}
 			lows = append(lows, low)
 		} else {
@@ -95,7 +99,7 @@ func windowsOf(ctx context.Context, name string, cells histogram.Windows, length
 		}
 		out = append(out, w)
 	}
-	return out, lows, byLow, highest, lowCell, highCell, nil
+	return out, lows, byLow, highest, restHi, lowCell, highCell, nil
 }
 
 // windowGroup is the group of one window's calls. The intervals of other
@@ -122,7 +126,7 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 	if err != nil {
 		return report.Group{}, err
 	}
-	windows, lows, byLow, highest, lowCell, highCell, err := windowsOf(ctx, g.Name, cells, length, o, prof)
+	windows, lows, byLow, highest, restHi, lowCell, highCell, err := windowsOf(ctx, g.Name, g.Latency, cells, length, o, prof)
 	if err != nil {
 		return report.Group{}, err
 	}
@@ -154,12 +158,12 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 		}
 	}
 	// Worse beyond the noise: a window whose quantile's lower bound lies
-	// above the whole period's upper bound, however few its calls; of
-	// those the one with the highest lower bound. Else the highest window
-	// whose own interval is narrow enough, shown but not used.
-	wholeHi := whole.Recommendation.Interval.HighSeconds
+	// above the upper bound of the other windows pooled, however few its
+	// calls; of those the one with the highest lower bound. Else the
+	// highest window whose own interval is narrow enough, shown but not
+	// used.
 	worst, worstCell := highest, highCell
-	significant := byLow >= 0 && wholeHi != nil && lows[byLow] > *wholeHi
+	significant := byLow >= 0
 	if significant {
 		worst, worstCell = byLow, lowCell
 		if !windows[worst].EnoughData {
@@ -171,6 +175,9 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 		w := windows[worst]
 		ww := &report.WorstWindow{Start: w.Start, End: w.End, QuantileSeconds: w.QuantileSeconds, TimeoutSeconds: w.TimeoutSeconds,
 			WholeTimeoutSeconds: whole.Recommendation.TimeoutSeconds, TooFew: tooFew, Used: !o.WindowForAll}
+		if significant {
+			ww.LowSeconds, ww.RestHighSeconds = &lows[worst], &restHi
+		}
 		q := human.Quantile(whole.Recommendation.Quantile)
 		ww.Significant = significant
 		which := "worst"
@@ -181,8 +188,8 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 			which, windowPhrase(w.Start, w.End), q, human.Seconds(w.QuantileSeconds), human.Count(w.Samples), human.Seconds(whole.Recommendation.BaseSeconds),
 			human.Count(whole.Samples), human.Seconds(w.TimeoutSeconds), human.Seconds(whole.Recommendation.TimeoutSeconds))
 		if significant {
-			ww.Reason += fmt.Sprintf(" It is worse beyond the noise: the lower bound of its %s, %s (%s confidence over the %s windows at once), lies above the whole period's upper bound of %s, and is the highest of all windows.",
-				q, human.Seconds(lows[worst]), human.Percent(w.Interval.Confidence), human.Count(int64(len(windows))), human.Seconds(*wholeHi))
+			ww.Reason += fmt.Sprintf(" It is worse beyond the noise: the lower bound of its %s, %s (%s confidence over the %s windows at once), lies above the upper bound of the other windows pooled, %s (%s calls), and is the highest lower bound of the windows that are.",
+				q, human.Seconds(lows[worst]), human.Percent(w.Interval.Confidence), human.Count(int64(len(windows))), human.Seconds(restHi), human.Count(whole.Samples-w.Samples))
 		}
 		if tooFew > 0 && significant {
 			ww.Reason += fmt.Sprintf(" Windows are ranked by that lower bound: %s of the %s have too few calls above %s to place it closely (their %s interval is wider than %s of the value), which does not keep them from being told apart.",
@@ -242,6 +249,16 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 // slotIndex is the index in profile.Slots of its worst slot.
 func slotIndex(profile *report.Profile) int {
 	return slices.IndexFunc(profile.Slots, func(s report.ProfileSlot) bool { return s.Index == profile.WorstSlot.Index })
+}
+
+// restInterval is the interval of the q-quantile of whole's calls less
+// part's (the other windows, or slots, pooled), at confidence; false when
+// part is not within whole.
+func restInterval(whole, part *histogram.Latency, q, confidence float64) (histogram.Interval, bool) {
+	if whole == nil || part == nil {
+		return histogram.Interval{}, false
+	}
+	return whole.QuantileIntervalWithout(part, q, confidence)
 }
 
 // familyConfidence is the confidence of each of k intervals for all k to

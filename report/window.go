@@ -37,9 +37,13 @@ type WorstWindow struct {
 	// WholeTimeoutSeconds is the timeout of the whole period, for
 	// comparison.
 	WholeTimeoutSeconds float64 `json:"whole_timeout_seconds"`
-	// Significant says the window is worse beyond the noise: its interval
-	// lies above the whole period's.
-	Significant bool `json:"significant"`
+	// Significant says the window is worse beyond the noise: LowSeconds,
+	// the lower bound of its quantile that holds for all the windows at
+	// once, lies above RestHighSeconds, the upper bound of the other
+	// windows pooled (both only when Significant).
+	Significant     bool     `json:"significant"`
+	LowSeconds      *float64 `json:"low_seconds,omitempty"`
+	RestHighSeconds *float64 `json:"rest_high_seconds,omitempty"`
 	// Used says the group's recommendation is this window's (--for
 	// worst-window, the default with --window, when it is significant).
 	Used   bool   `json:"used"`
@@ -73,6 +77,10 @@ func windowsSection(g Group) *Section {
 		switch {
 		case g.WorstWindow != nil && w.Start.Equal(g.WorstWindow.Start):
 			mark = "worst"
+		case !w.EnoughData && g.WorstWindow != nil && g.WorstWindow.Significant:
+			// A window is told apart: the others are not too few to
+			// tell, their own quantile is only not placed closely.
+			mark = "wide interval"
 		case !w.EnoughData:
 			mark = "too few to tell"
 		}
