@@ -262,10 +262,12 @@ func (p *profiler) finish(ctx context.Context, name string, wholeLatency *histog
 	q := human.Quantile(whole.Recommendation.Quantile)
 	zone := p.loc.String()
 	if worst < 0 {
-		prof.CallsNeeded = callsToTell(wholeLatency, whole.Recommendation.Quantile, conf, precisionOf(o))
+		median := medianSlotCalls(prof.Slots)
+		var above float64
+		prof.CallsNeeded, above = windowCallsNeeded(wholeLatency, whole, used, median)
 		prof.Reason = fmt.Sprintf("No hour of the %s is worse beyond the noise: no slot's lower bound of its %s (%s confidence over the %s slots at once) lies above the upper bound of the other slots pooled.",
 			p.period(), q, human.Percent(conf), human.Count(int64(used)))
-		prof.Reason += needSlotPhrase(prof.CallsNeeded, medianSlotCalls(prof.Slots), q, precisionOf(o))
+		prof.Reason += needPhrase("slot", prof.CallsNeeded, median, above, q, "a longer period would tell")
 		return prof, nil, nil
 	}
 	s := prof.Slots[worst]
@@ -323,16 +325,4 @@ func medianSlotCalls(ss []report.ProfileSlot) int64 {
 	}
 	slices.Sort(ns)
 	return ns[len(ns)/2]
-}
-
-// needSlotPhrase says how many calls a slot would need to be told apart.
-func needSlotPhrase(need, median int64, q string, precision float64) string {
-	if need < 0 {
-		return fmt.Sprintf(" A slot would need more calls than the whole period holds for its %s to be placed within %s of the value.", q, human.Percent(precision))
-	}
-	if median >= need {
-		return fmt.Sprintf(" The slots hold enough calls to tell (about %s would do; they hold a median of %s): their hours are alike.", human.Count(need), human.Count(median))
-	}
-	return fmt.Sprintf(" A slot would need about %s calls (these hold a median of %s) for its %s to be placed within %s of the value, were its latency shaped as the whole period's: a longer period would tell.",
-		human.Count(need), human.Count(median), q, human.Percent(precision))
 }
