@@ -163,25 +163,54 @@ func TestProfileNamesThePeakHour(t *testing.T) {
 }
 
 // TestProfileWeekly: two weeks whose 18:00 peak comes on weekdays only;
-// --profile weekly names a weekday's 18:00 slot, on 2 of 2 weeks.
+// --profile weekly names a weekday's 18:00 slot, on 2 of 2 weeks, and
+// tells every weekday's 18:00 apart from the rest and no weekend hour;
+// each slot's figures are the exact order statistics of its calls; the
+// daily profile of the same data, which pools the weekend's quiet 18:00
+// hours with the weekdays', still names 18:00.
 func TestProfileWeekly(t *testing.T) {
-	path, _, _ := profileCSV(t, t.TempDir(), 2, 1500, 3000, 2, weekdays)
-	r, err := Run(context.Background(), Options{Inputs: []string{path}, Window: time.Hour, Profile: ProfileWeekly, Recommend: recommend.DefaultOptions()}, nil)
-	require.NoError(t, err)
-	p := r.Groups[0].Profile
+	path, times, lat := profileCSV(t, t.TempDir(), 2, 1500, 3000, 2, weekdays)
+	run := func(kind string) *report.Profile {
+		r, err := Run(context.Background(), Options{Inputs: []string{path}, Window: time.Hour, Profile: kind, Recommend: recommend.DefaultOptions()}, nil)
+		require.NoError(t, err)
+		return r.Groups[0].Profile
+	}
+	p := run(ProfileWeekly)
 	require.NotNil(t, p)
 	assert.Equal(t, "weekly", p.Kind)
 	require.Len(t, p.Slots, 7*24)
 	require.NotNil(t, p.WorstSlot, p.Reason)
-	assert.Regexp(t, `^(Mon|Tue|Wed|Thu|Fri) 18:00-19:00$`, p.WorstSlot.Slot)
+	assert.Equal(t, "Fri 18:00-19:00", p.WorstSlot.Slot, "the weekday 18:00 with the highest lower bound")
 	assert.Equal(t, 2, p.WorstSlot.Days)
 	assert.Equal(t, 2, p.WorstSlot.Of)
-	assert.Contains(t, p.WorstSlot.Reason, p.WorstSlot.Slot+" UTC on 2 of 2 weeks")
+	assert.EqualValues(t, 6000, p.WorstSlot.Samples)
+	assert.Contains(t, p.WorstSlot.Reason, "Fri 18:00-19:00 UTC on 2 of 2 weeks")
+	var told []string
 	for _, s := range p.Slots {
 		if s.Significant {
-			assert.Regexp(t, `^(Mon|Tue|Wed|Thu|Fri) 18:00`, s.Slot, "only weekday peaks are told apart")
+			told = append(told, s.Slot)
 		}
 	}
+	assert.Equal(t, []string{"Mon 18:00-19:00", "Tue 18:00-19:00", "Wed 18:00-19:00", "Thu 18:00-19:00", "Fri 18:00-19:00"}, told)
+
+	bySlot := make([][]time.Duration, 7*24)
+	for i, at := range times {
+		k := weekday(at)*24 + at.Hour()
+		bySlot[k] = append(bySlot[k], lat[i])
+	}
+	for _, s := range p.Slots {
+		calls := bySlot[s.Index]
+		slices.Sort(calls)
+		require.EqualValues(t, len(calls), s.Samples, s.Slot)
+		for _, pc := range s.Percentiles {
+			rank := int(math.Ceil(pc.Quantile * float64(len(calls))))
+			assert.InEpsilon(t, calls[max(rank, 1)-1].Seconds(), pc.Seconds, 0.001, "%s p%v", s.Slot, pc.Quantile*100)
+		}
+	}
+
+	d := run(ProfileDaily)
+	require.NotNil(t, d.WorstSlot, d.Reason)
+	assert.Equal(t, "18:00-19:00", d.WorstSlot.Slot)
 }
 
 // TestProfileNoPattern: a week with every hour alike names no slot, and
