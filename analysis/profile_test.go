@@ -264,3 +264,42 @@ func TestProfileZone(t *testing.T) {
 	require.NotNil(t, p, "three days")
 	assert.Equal(t, ProfileDaily, p.kind)
 }
+
+// TestProfileFromSpans (issue 31, item 4): the same week as OTLP/JSON
+// client spans gives the profile the CSV gives, slot for slot: spans'
+// windows are pooled by the same code.
+func TestProfileFromSpans(t *testing.T) {
+	dir := t.TempDir()
+	csv, times, lat := profileCSV(t, dir, 1, 1500, 3000, 2, everyDay)
+	path := filepath.Join(dir, "spans.jsonl")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w := bufio.NewWriter(f)
+	for i := 0; i < len(times); i += 1000 {
+		w.WriteString(`{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"frontend"}}]},"scopeSpans":[{"spans":[`)
+		for j := i; j < min(i+1000, len(times)); j++ {
+			if j > i {
+				w.WriteByte(',')
+			}
+			s := times[j].UnixNano()
+			fmt.Fprintf(w, `{"traceId":"%032x","spanId":"%016x","name":"GET","kind":3,"startTimeUnixNano":"%d","endTimeUnixNano":"%d","attributes":[{"key":"peer.service","value":{"stringValue":"items"}}]}`,
+				j+1, j+1, s, s+int64(lat[j]))
+		}
+		w.WriteString("]}]}]}\n")
+	}
+	require.NoError(t, w.Flush())
+	require.NoError(t, f.Close())
+	run := func(in string) report.Group {
+		r, err := Run(context.Background(), Options{Inputs: []string{in}, Window: time.Hour, Recommend: recommend.DefaultOptions()}, nil)
+		require.NoError(t, err)
+		require.Len(t, r.Groups, 1)
+		return r.Groups[0]
+	}
+	want, got := run(csv), run(path)
+	require.NotNil(t, got.Profile)
+	require.NotNil(t, got.Profile.WorstSlot, got.Profile.Reason)
+	assert.Equal(t, "18:00-19:00", got.Profile.WorstSlot.Slot)
+	assert.Equal(t, want.Profile.Slots, got.Profile.Slots)
+	assert.Equal(t, want.Profile.Cells, got.Profile.Cells)
+	assert.Equal(t, want.Recommendation.TimeoutSeconds, got.Recommendation.TimeoutSeconds)
+}
