@@ -219,6 +219,15 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 		if err := stepWindows(&rg, g, o, res.Step, q, worstIndex, view.UsesWorstStep); err != nil {
 			return report.Group{}, littleslaw.Result{}, err
 		}
+		conf := rg.Recommendation.Interval.Confidence
+		if conf == 0 {
+			conf = 0.95
+		}
+		prof, err := stepProfile(g, o, res.Step, q, conf)
+		if err != nil {
+			return report.Group{}, littleslaw.Result{}, err
+		}
+		rg.Profile = prof
 	}
 	return rg, result.LittlesLaw, nil
 }
