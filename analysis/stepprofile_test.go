@@ -1,7 +1,10 @@
 package analysis
 
 import (
+	"bytes"
+	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
 )
 
 // stepWeek is a week of --step 1h classic buckets (le 0.1, 0.25, 0.5, 1,
@@ -87,4 +91,41 @@ func TestStepProfile(t *testing.T) {
 	assert.Nil(t, short, "two days: auto pools nothing")
 	_, err = stepProfile(g, Options{Profile: ProfileDaily, Recommend: recommend.DefaultOptions()}, 2*time.Hour, 0.999, 0.95)
 	require.ErrorContains(t, err, "does not divide an hour")
+}
+
+// TestStepProfileReport: a Prometheus group with --step over a week
+// carries the profile into its report: the text names the slot and says
+// the recommendation stays the worst step's; the HTML has the heat map.
+func TestStepProfileReport(t *testing.T) {
+	g := stepWeek(t, everyDay)
+	var les []promsource.LE
+	for _, b := range g.Steps[0].Hist.Buckets {
+		les = append(les, promsource.LE{Upper: b.Hi})
+	}
+	for _, st := range g.Steps {
+		for i, b := range st.Hist.Buckets {
+			les[i].Cumulative += b.Cumulative
+		}
+	}
+	overall, err := promsource.FromClassic(les, time.Second)
+	require.NoError(t, err)
+	g.Overall = overall
+	res := &promsource.Result{Kind: promsource.Classic, Unit: time.Second, Window: 7 * 24 * time.Hour, Step: time.Hour, Groups: []promsource.Group{g}}
+	r := &report.Report{Groups: []report.Group{}}
+	require.NoError(t, bucketedGroups(context.Background(), Options{Recommend: recommend.DefaultOptions()}, PrometheusOptions{}, res, r, true))
+	require.Len(t, r.Groups, 1)
+	rg := r.Groups[0]
+	require.NotNil(t, rg.Profile)
+	require.NotNil(t, rg.Profile.WorstSlot)
+	assert.Equal(t, "18:00-19:00", rg.Profile.WorstSlot.Slot)
+	require.NotNil(t, rg.WorstWindow)
+	assert.Equal(t, 18, rg.WorstWindow.Start.Hour(), "the worst step is a peak hour")
+	var text, html bytes.Buffer
+	require.NoError(t, report.WriteText(&text, r))
+	assert.Contains(t, text.String(), "Daily profile")
+	assert.Contains(t, text.String(), "18:00-19:00  7 of 7  21,000  100ms  500ms     2s        1s to 2s       2s  worst")
+	assert.Contains(t, rg.Profile.WorstSlot.Reason, "The recommendation below stays the steps' (--aggregate)")
+	require.NoError(t, report.WriteHTML(&html, r))
+	assert.Equal(t, 7*24, strings.Count(html.String(), `class="profile-cell`), "the heat map: a cell per day and hour")
+	assert.Equal(t, 7, strings.Count(html.String(), `class="worst-slot`), "the worst slot outlined on each day")
 }
