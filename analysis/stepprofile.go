@@ -120,9 +120,11 @@ func bucketInterval(h *promsource.Histogram, q, confidence float64) (lo, hi floa
 // lower bound (for all the slots at once) lies at or above the upper
 // bound of the other slots pooled: the slot's call lies above its
 // bucket's lower bound, the rest's at or below its bucket's upper bound.
-// The recommendation stays the steps' (--aggregate): the profile is shown
-// beside it. nil when no profile applies (--profile, auto's three days).
-func stepProfile(g promsource.Group, o Options, step time.Duration, q, confidence float64) (*report.Profile, error) {
+// With use (--aggregate worst, the default) the worst slot's buckets are
+// returned for the recommendation to build on, ahead of the worst step: it
+// repeats, and rests on the calls of every day. nil when no profile
+// applies (--profile, auto's three days).
+func stepProfile(g promsource.Group, o Options, step time.Duration, q, confidence float64, use bool) (*report.Profile, *promsource.Histogram, error) {
 	var starts []int64
 	for _, st := range g.Steps {
 		if st.Hist != nil {
@@ -130,11 +132,11 @@ func stepProfile(g promsource.Group, o Options, step time.Duration, q, confidenc
 		}
 	}
 	if len(starts) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	p, err := newProfiler(o, starts, step, q)
 	if p == nil || err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	slots := make([]bucketPool, len(p.slots))
 	var whole bucketPool
@@ -164,7 +166,7 @@ func stepProfile(g promsource.Group, o Options, step time.Duration, q, confidenc
 	}
 	wh := whole.hist()
 	if wh == nil {
-		return nil, nil // buckets that cannot be added up: no profile
+		return nil, nil, nil // buckets that cannot be added up: no profile
 	}
 	from, to := time.Unix(starts[0], 0), time.Unix(starts[len(starts)-1], 0).Add(step)
 	of := p.occurrences(from, to)
@@ -187,14 +189,14 @@ func stepProfile(g promsource.Group, o Options, step time.Duration, q, confidenc
 			used++
 		}
 	}
-	worst := -1
+	worst, worstHist := -1, (*promsource.Histogram)(nil)
 	for i := range slots {
 		if slots[i].counts == nil {
 			continue
 		}
 		h := slots[i].hist()
 		if h == nil {
-			return nil, nil
+			return nil, nil, nil
 		}
 		ps := report.ProfileSlot{Slot: p.slotName(i), Index: i, Days: p.slots[i].days, Of: of[i], Samples: int64(math.Round(h.Count)),
 			RatePerSecond: h.Count / (float64(p.slots[i].days) * slotLength.Seconds()), Percentiles: []report.Percentile{}}
@@ -220,13 +222,13 @@ func stepProfile(g promsource.Group, o Options, step time.Duration, q, confidenc
 			if hg.Latency.Count() > 0 {
 				rec, err := recommend.RecommendMeasured(hg.Latency, recommend.Measured{Quantile: quantile}, o.Recommend)
 				if err != nil {
-					return nil, fmt.Errorf("slot %s: %w", ps.Slot, err)
+					return nil, nil, fmt.Errorf("slot %s: %w", ps.Slot, err)
 				}
 				ps.TimeoutSeconds = rec.Timeout.Seconds()
 			}
 			if ps.Significant && (worst < 0 || ps.FamilyLowSeconds > prof.Slots[worst].FamilyLowSeconds ||
 				ps.FamilyLowSeconds == prof.Slots[worst].FamilyLowSeconds && ps.QuantileSeconds > prof.Slots[worst].QuantileSeconds) {
-				worst = len(prof.Slots)
+				worst, worstHist = len(prof.Slots), h
 			}
 		}
 		prof.Slots = append(prof.Slots, ps)
@@ -235,14 +237,21 @@ func stepProfile(g promsource.Group, o Options, step time.Duration, q, confidenc
 	if worst < 0 {
 		prof.Reason = fmt.Sprintf("No hour of the %s is worse beyond the noise: no slot's lower bound of its %s (the lower bound of the bucket holding it, %s confidence over the %s slots at once) lies at or above the upper bound of the other slots pooled.",
 			p.period(), qs, human.Percent(confidence), human.Count(int64(used)))
-		return prof, nil
+		return prof, nil, nil
 	}
 	s := prof.Slots[worst]
 	prof.WorstSlot = &report.WorstSlot{Slot: s.Slot, Index: s.Index, Days: s.Days, Of: s.Of, Samples: s.Samples, QuantileSeconds: s.QuantileSeconds,
-		TimeoutSeconds: s.TimeoutSeconds}
-	prof.WorstSlot.Reason = fmt.Sprintf("The worst hour of the %s is %s %s on %s of %s %s: %s at most %s over %s calls pooled from the steps, so a timeout of %s. It is worse beyond the noise: the lower bound of its %s, %s (the lower bound of the bucket holding it, %s confidence over the %s slots at once), lies at or above the upper bound of the other slots pooled, %s. The recommendation below stays the steps' (--aggregate): the profile of --step is shown beside it.",
+		TimeoutSeconds: s.TimeoutSeconds, Used: use}
+	prof.WorstSlot.Reason = fmt.Sprintf("The worst hour of the %s is %s %s on %s of %s %s: %s at most %s over %s calls pooled from the steps, so a timeout of %s. It is worse beyond the noise: the lower bound of its %s, %s (the lower bound of the bucket holding it, %s confidence over the %s slots at once), lies at or above the upper bound of the other slots pooled, %s.",
 		p.period(), s.Slot, p.loc, human.Count(int64(s.Days)), human.Count(int64(s.Of)), p.unit(), qs, human.Seconds(s.QuantileSeconds), human.Count(s.Samples),
 		human.Seconds(s.TimeoutSeconds), qs, human.Seconds(s.FamilyLowSeconds), human.Percent(confidence), human.Count(int64(used)), human.Seconds(*s.RestHighSeconds))
+	if use {
+		prof.WorstSlot.Reason += fmt.Sprintf(" The recommendation, the candidates, Little's law (at the slot's rate, %s calls over %s) and the call policy below are that slot's, ahead of the worst step: it repeats, and rests on the calls of every day it occurred (--aggregate overall: the whole window's).",
+			human.Count(s.Samples), human.Duration(time.Duration(s.Days)*slotLength))
+	} else {
+		prof.WorstSlot.Reason += " The recommendation below is the whole window's (--aggregate overall)."
+		worstHist = nil
+	}
 	prof.Reason = prof.WorstSlot.Reason
-	return prof, nil
+	return prof, worstHist, nil
 }

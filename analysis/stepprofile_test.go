@@ -49,8 +49,10 @@ func stepWeek(t *testing.T, peak func(time.Time) bool) promsource.Group {
 // 1s]); no other slot is told apart. A week with no peak names none.
 func TestStepProfile(t *testing.T) {
 	o := Options{Recommend: recommend.DefaultOptions()}
-	p, err := stepProfile(stepWeek(t, everyDay), o, time.Hour, 0.999, 0.95)
+	p, slot, err := stepProfile(stepWeek(t, everyDay), o, time.Hour, 0.999, 0.95, true)
 	require.NoError(t, err)
+	require.NotNil(t, slot, "the worst slot's buckets, for the recommendation")
+	assert.Equal(t, 21000.0, slot.Count)
 	require.NotNil(t, p, "a week of steps gets the daily profile")
 	assert.Equal(t, "daily", p.Kind)
 	require.Len(t, p.Slots, 24)
@@ -58,7 +60,7 @@ func TestStepProfile(t *testing.T) {
 	require.NotNil(t, p.WorstSlot, p.Reason)
 	assert.Equal(t, "18:00-19:00", p.WorstSlot.Slot)
 	assert.Equal(t, 7, p.WorstSlot.Days)
-	assert.False(t, p.WorstSlot.Used, "the recommendation stays the steps'")
+	assert.True(t, p.WorstSlot.Used)
 	s := p.Slots[18]
 	assert.EqualValues(t, 21000, s.Samples)
 	assert.Equal(t, 2.0, s.QuantileSeconds, "p99.9's bucket (1s, 2s], at its upper bound")
@@ -78,24 +80,26 @@ func TestStepProfile(t *testing.T) {
 	assert.Equal(t, 2.0, p.Cells[18].QuantileSeconds, "Monday 18:00")
 	assert.Equal(t, 1.0, p.Cells[17].QuantileSeconds)
 
-	none, err := stepProfile(stepWeek(t, func(time.Time) bool { return false }), o, time.Hour, 0.999, 0.95)
+	none, slot, err := stepProfile(stepWeek(t, func(time.Time) bool { return false }), o, time.Hour, 0.999, 0.95, true)
 	require.NoError(t, err)
+	assert.Nil(t, slot)
 	require.NotNil(t, none)
 	assert.Nil(t, none.WorstSlot)
 	assert.Contains(t, none.Reason, "No hour of the day is worse beyond the noise")
 
 	g := stepWeek(t, everyDay)
 	g.Steps = g.Steps[:48]
-	short, err := stepProfile(g, o, time.Hour, 0.999, 0.95)
+	short, _, err := stepProfile(g, o, time.Hour, 0.999, 0.95, true)
 	require.NoError(t, err)
 	assert.Nil(t, short, "two days: auto pools nothing")
-	_, err = stepProfile(g, Options{Profile: ProfileDaily, Recommend: recommend.DefaultOptions()}, 2*time.Hour, 0.999, 0.95)
+	_, _, err = stepProfile(g, Options{Profile: ProfileDaily, Recommend: recommend.DefaultOptions()}, 2*time.Hour, 0.999, 0.95, true)
 	require.ErrorContains(t, err, "does not divide an hour")
 }
 
 // TestStepProfileReport: a Prometheus group with --step over a week
-// carries the profile into its report: the text names the slot and says
-// the recommendation stays the worst step's; the HTML has the heat map.
+// carries the profile into its report: the recommendation builds on the
+// worst slot's steps pooled, Little's law at its rate, and says so; with
+// --aggregate overall it is the whole window's; the HTML has the heat map.
 func TestStepProfileReport(t *testing.T) {
 	g := stepWeek(t, everyDay)
 	var les []promsource.LE
@@ -111,8 +115,13 @@ func TestStepProfileReport(t *testing.T) {
 	require.NoError(t, err)
 	g.Overall = overall
 	res := &promsource.Result{Kind: promsource.Classic, Unit: time.Second, Window: 7 * 24 * time.Hour, Step: time.Hour, Groups: []promsource.Group{g}}
-	r := &report.Report{Groups: []report.Group{}}
-	require.NoError(t, bucketedGroups(context.Background(), Options{Recommend: recommend.DefaultOptions()}, PrometheusOptions{}, res, r, true))
+	o := Options{Recommend: recommend.DefaultOptions(), Rate: 0}
+	run := func(p PrometheusOptions) *report.Report {
+		r := &report.Report{Groups: []report.Group{}}
+		require.NoError(t, bucketedGroups(context.Background(), o, p, res, r, true))
+		return r
+	}
+	r := run(PrometheusOptions{})
 	require.Len(t, r.Groups, 1)
 	rg := r.Groups[0]
 	require.NotNil(t, rg.Profile)
@@ -120,12 +129,30 @@ func TestStepProfileReport(t *testing.T) {
 	assert.Equal(t, "18:00-19:00", rg.Profile.WorstSlot.Slot)
 	require.NotNil(t, rg.WorstWindow)
 	assert.Equal(t, 18, rg.WorstWindow.Start.Hour(), "the worst step is a peak hour")
+	assert.False(t, rg.WorstWindow.Used)
+	assert.Contains(t, rg.WorstWindow.Reason, "The recommendation is the profile's worst hour's instead (18:00-19:00)")
+	assert.Equal(t, "18:00-19:00", rg.Buckets.UsesWorstSlot)
+	assert.False(t, rg.Buckets.UsesWorstStep)
+	assert.Equal(t, 21000.0, rg.Buckets.Calls)
+	assert.EqualValues(t, 21000, rg.Samples)
+	assert.Equal(t, 2.0, rg.Recommendation.TimeoutSeconds, "the slot's p99.9 bucket (1s, 2s], at its upper bound")
+	require.NotNil(t, rg.LittlesLaw)
+	require.NotNil(t, rg.LittlesLaw.RatePerSecond)
+	assert.InDelta(t, 21000.0/(7*3600), *rg.LittlesLaw.RatePerSecond, 1e-12, "Little's law at the slot's rate")
 	var text, html bytes.Buffer
 	require.NoError(t, report.WriteText(&text, r))
 	assert.Contains(t, text.String(), "Daily profile")
+	assert.Contains(t, text.String(), "Rate 0.83 calls/s in the profile's worst hour")
 	assert.Contains(t, text.String(), "18:00-19:00  7 of 7  21,000  100ms  500ms     2s        1s to 2s       2s  worst")
-	assert.Contains(t, rg.Profile.WorstSlot.Reason, "The recommendation below stays the steps' (--aggregate)")
+	assert.Contains(t, rg.Profile.WorstSlot.Reason, "are that slot's, ahead of the worst step")
+	assert.Contains(t, text.String(), "The recommendation builds on the profile's worst hour, 18:00-19:00, its steps pooled (21,000")
 	require.NoError(t, report.WriteHTML(&html, r))
 	assert.Equal(t, 7*24, strings.Count(html.String(), `class="profile-cell`), "the heat map: a cell per day and hour")
 	assert.Equal(t, 7, strings.Count(html.String(), `class="worst-slot`), "the worst slot outlined on each day")
+
+	all := run(PrometheusOptions{Overall: true}).Groups[0]
+	require.NotNil(t, all.Profile.WorstSlot)
+	assert.False(t, all.Profile.WorstSlot.Used)
+	assert.Empty(t, all.Buckets.UsesWorstSlot)
+	assert.EqualValues(t, 262500, all.Samples, "--aggregate overall: the whole window")
 }
