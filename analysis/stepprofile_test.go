@@ -156,3 +156,20 @@ func TestStepProfileReport(t *testing.T) {
 	assert.Empty(t, all.Buckets.UsesWorstSlot)
 	assert.EqualValues(t, 262500, all.Samples, "--aggregate overall: the whole window")
 }
+
+// TestBucketPoolOverlap: steps whose buckets overlap without being equal
+// (a native histogram whose schema changed) cannot be added up: no
+// histogram, so no profile; equal buckets add up.
+func TestBucketPoolOverlap(t *testing.T) {
+	a := &promsource.Histogram{Kind: promsource.Native, Buckets: []promsource.Bucket{{Lo: 0, Hi: 1, Count: 5}, {Lo: 1, Hi: 2, Count: 1}}}
+	b := &promsource.Histogram{Kind: promsource.Native, Buckets: []promsource.Bucket{{Lo: 0, Hi: 1.5, Count: 5}, {Lo: 1.5, Hi: 2, Count: 1}}}
+	var p bucketPool
+	p.add(a)
+	p.add(a)
+	h := p.hist()
+	require.NotNil(t, h)
+	assert.Equal(t, 12.0, h.Count)
+	assert.Equal(t, []promsource.Bucket{{Lo: 0, Hi: 1, Count: 10, Cumulative: 10}, {Lo: 1, Hi: 2, Count: 2, Cumulative: 12}}, h.Buckets)
+	p.add(b)
+	assert.Nil(t, p.hist())
+}
