@@ -199,9 +199,9 @@ func (p *profiler) occurrences(from, to time.Time) []int {
 // finish judges the slots as windows are judged (docs/windows.md): each
 // slot's calls alone give its quantile with its interval and its timeout;
 // a slot is worse beyond the noise when its lower bound, at the confidence
-// that holds for all the slots at once (Bonferroni), lies above wholeHi,
-// the whole period's upper bound; the worst is the one with the highest
-// such bound. It returns the profile and the worst slot's group, nil when
+// that holds for all the slots at once (Bonferroni), lies above the upper
+// bound of the other slots pooled (the whole period less the slot); the
+// worst is the one with the highest such bound. It returns the profile and the worst slot's group, nil when
 // none is told apart.
 func (p *profiler) finish(ctx context.Context, name string, wholeLatency *histogram.Latency, whole report.Group, from, to time.Time, o Options) (*report.Profile, *histogram.Group, error) {
 	p.flush()
@@ -215,7 +215,6 @@ func (p *profiler) finish(ctx context.Context, name string, wholeLatency *histog
 		}
 	}
 	conf := whole.Recommendation.Interval.Confidence
-	wholeHi := whole.Recommendation.Interval.HighSeconds
 	worst := -1
 	var worstGroup *histogram.Group
 	for i, s := range p.slots {
@@ -249,7 +248,11 @@ func (p *profiler) finish(ctx context.Context, name string, wholeLatency *histog
 				ps.Interval.HighSeconds = &hi
 			}
 			ps.FamilyLowSeconds = g.Latency.QuantileInterval(rec.Quantile, familyConfidence(rec.Interval.Confidence, used)).Lo.Seconds()
-			ps.Significant = wholeHi != nil && ps.FamilyLowSeconds > *wholeHi
+			if rest, ok := restInterval(wholeLatency, g.Latency, rec.Quantile, rec.Interval.Confidence); ok && rest.HiKnown {
+				hi := rest.Hi.Seconds()
+				ps.RestHighSeconds = &hi
+				ps.Significant = ps.FamilyLowSeconds > hi
+			}
 			if ps.Significant && (worst < 0 || ps.FamilyLowSeconds > prof.Slots[worst].FamilyLowSeconds) {
 				worst, worstGroup = len(prof.Slots), g
 			}
@@ -259,23 +262,21 @@ func (p *profiler) finish(ctx context.Context, name string, wholeLatency *histog
 	q := human.Quantile(whole.Recommendation.Quantile)
 	zone := p.loc.String()
 	if worst < 0 {
-		prof.CallsNeeded = callsToTell(wholeLatency, whole.Recommendation.Quantile, conf, precisionOf(o))
-		prof.Reason = fmt.Sprintf("No hour of the %s is worse beyond the noise: no slot's lower bound of its %s (%s confidence over the %s slots at once) lies above the whole period's upper bound",
+		median := medianSlotCalls(prof.Slots)
+		var above float64
+		prof.CallsNeeded, above = windowCallsNeeded(wholeLatency, whole, used, median)
+		prof.Reason = fmt.Sprintf("No hour of the %s is worse beyond the noise: no slot's lower bound of its %s (%s confidence over the %s slots at once) lies above the upper bound of the other slots pooled.",
 			p.period(), q, human.Percent(conf), human.Count(int64(used)))
-		if wholeHi != nil {
-			prof.Reason += " of " + human.Seconds(*wholeHi)
-		}
-		prof.Reason += "."
-		prof.Reason += needSlotPhrase(prof.CallsNeeded, medianSlotCalls(prof.Slots), q, precisionOf(o))
+		prof.Reason += needPhrase("slot", prof.CallsNeeded, median, above, q, "a longer period would tell")
 		return prof, nil, nil
 	}
 	s := prof.Slots[worst]
 	ws := &report.WorstSlot{Slot: s.Slot, Index: s.Index, Days: s.Days, Of: s.Of, Samples: s.Samples, QuantileSeconds: s.QuantileSeconds,
 		TimeoutSeconds: s.TimeoutSeconds, WholeTimeoutSeconds: whole.Recommendation.TimeoutSeconds, Used: !o.WindowForAll}
-	ws.Reason = fmt.Sprintf("The worst hour of the %s is %s %s on %s of %s %s: %s %s over %s calls pooled, against %s over the whole period, so a timeout of %s against %s. It is worse beyond the noise: the lower bound of its %s, %s (%s confidence over the %s slots at once), lies above the whole period's upper bound of %s, and is the highest of all slots.",
+	ws.Reason = fmt.Sprintf("The worst hour of the %s is %s %s on %s of %s %s: %s %s over %s calls pooled, against %s over the whole period, so a timeout of %s against %s. It is worse beyond the noise: the lower bound of its %s, %s (%s confidence over the %s slots at once), lies above the upper bound of the other slots pooled, %s (%s calls), and is the highest lower bound of the slots that are.",
 		p.period(), s.Slot, zone, human.Count(int64(s.Days)), human.Count(int64(s.Of)), p.unit(), q, human.Seconds(s.QuantileSeconds), human.Count(s.Samples),
 		human.Seconds(whole.Recommendation.BaseSeconds), human.Seconds(s.TimeoutSeconds), human.Seconds(whole.Recommendation.TimeoutSeconds),
-		q, human.Seconds(s.FamilyLowSeconds), human.Percent(conf), human.Count(int64(used)), human.Seconds(*wholeHi))
+		q, human.Seconds(s.FamilyLowSeconds), human.Percent(conf), human.Count(int64(used)), human.Seconds(*s.RestHighSeconds), human.Count(wholeLatency.Count()-s.Samples))
 	if ws.Used {
 		ws.Reason += fmt.Sprintf(" The recommendation, the candidates, Little's law (at the slot's rate, %s calls over %s) and the call policy below are that slot's, ahead of any single window: it repeats, and rests on the calls of every day it occurred (--for all: the whole period's).",
 			human.Count(s.Samples), human.Duration(time.Duration(s.Days)*slotLength))
@@ -324,16 +325,4 @@ func medianSlotCalls(ss []report.ProfileSlot) int64 {
 	}
 	slices.Sort(ns)
 	return ns[len(ns)/2]
-}
-
-// needSlotPhrase says how many calls a slot would need to be told apart.
-func needSlotPhrase(need, median int64, q string, precision float64) string {
-	if need < 0 {
-		return fmt.Sprintf(" A slot would need more calls than the whole period holds for its %s to be placed within %s of the value.", q, human.Percent(precision))
-	}
-	if median >= need {
-		return fmt.Sprintf(" The slots hold enough calls to tell (about %s would do; they hold a median of %s): their hours are alike.", human.Count(need), human.Count(median))
-	}
-	return fmt.Sprintf(" A slot would need about %s calls (these hold a median of %s) for its %s to be placed within %s of the value, were its latency shaped as the whole period's: a longer period would tell.",
-		human.Count(need), human.Count(median), q, human.Percent(precision))
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -165,14 +166,36 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 		view.UsesWorstStep = true
 		view.Repairs = append([]string{}, finding.Messages(chosen.Repairs)...)
 	}
+	// --step over days: the steps pooled by hour (docs/windows.md); the
+	// worst slot told apart goes ahead of the worst step.
+	var prof *report.Profile
+	var slotHist *promsource.Histogram
+	if res.Step > 0 {
+		conf := o.Recommend.Confidence
+		if conf == 0 {
+			conf = recommend.DefaultOptions().Confidence
+		}
+		var err error
+		if prof, slotHist, err = stepProfile(g, o, res.Step, q, conf, !p.Overall); err != nil {
+			return report.Group{}, littleslaw.Result{}, err
+		}
+	}
+	if slotHist != nil {
+		chosen = slotHist
+		view.UsesWorstStep, view.UsesWorstSlot = false, prof.WorstSlot.Slot
+		view.Repairs = []string{}
+	}
 	pos := chosen.Locate(q)
 	view.Calls = chosen.Count
 	view.Bucket = report.NewBucketRange(pos.Bucket.Lo, pos.Bucket.Hi)
 	view.EstimateSeconds = report.Finite(pos.Estimate)
 	view.BeyondLargestBound = pos.InInf
 	serverEstimate := g.ServerEstimate
-	if view.UsesWorstStep {
+	switch {
+	case view.UsesWorstStep:
 		serverEstimate = g.Steps[worstIndex].ServerEstimate
+	case slotHist != nil:
+		serverEstimate = math.NaN() // no server answered for the pooled slot
 	}
 	view.HistogramQuantileSeconds = serverAnswer(res, chosen, pos, serverEstimate)
 	view.EstimateBy, view.EstimateNote = estimateBy(res, chosen, view.EstimateSeconds, view.HistogramQuantileSeconds)
@@ -188,6 +211,13 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 	}
 
 	hg, quantile := bucketGroup(g, chosen)
+	if slotHist != nil {
+		// Little's law at the slot's rate: its calls over its hour on
+		// every day it occurred.
+		rate := prof.Slots[slices.IndexFunc(prof.Slots, func(s report.ProfileSlot) bool { return s.Index == prof.WorstSlot.Index })].RatePerSecond
+		hg.Measured.Rate, hg.Measured.PeakRate = rate, max(hg.Measured.PeakRate, rate)
+		hg.Measured.Source = "the profile's slot"
+	}
 	lat := hg.Latency
 	result, err := analyseGroup(ctx, hg, o, share, quantile)
 	if err != nil {
@@ -216,9 +246,10 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 	}
 	rg.Buckets = view
 	if res.Step > 0 {
-		if err := stepWindows(&rg, g, o, res.Step, q, worstIndex, view.UsesWorstStep); err != nil {
+		if err := stepWindows(&rg, g, o, res.Step, q, worstIndex, view.UsesWorstStep, view.UsesWorstSlot); err != nil {
 			return report.Group{}, littleslaw.Result{}, err
 		}
+		rg.Profile = prof
 	}
 	return rg, result.LittlesLaw, nil
 }
@@ -229,8 +260,9 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 // timeout builds on) and the bucket as the interval (the quantile lies in
 // it for sure: confidence 1), and the timeout the step alone gives. The
 // worst step is the worst window; it is significant when its bucket lies
-// above the whole window's.
-func stepWindows(rg *report.Group, g promsource.Group, o Options, step time.Duration, q float64, worst int, used bool) error {
+// above the whole window's. slot names the profile's worst slot when the
+// recommendation is its.
+func stepWindows(rg *report.Group, g promsource.Group, o Options, step time.Duration, q float64, worst int, used bool, slot string) error {
 	overall := g.Overall.Locate(q)
 	for i, st := range g.Steps {
 		if st.Hist == nil {
@@ -260,8 +292,9 @@ func stepWindows(rg *report.Group, g promsource.Group, o Options, step time.Dura
 		if i == worst {
 			ww := &report.WorstWindow{Start: w.Start, End: w.End, QuantileSeconds: w.QuantileSeconds, TimeoutSeconds: w.TimeoutSeconds,
 				WholeTimeoutSeconds: rg.Recommendation.TimeoutSeconds, Used: used, Significant: pos.Bucket.Lo >= overall.Bucket.Hi}
-			if used {
-				// The group's recommendation is the worst step's already.
+			if used || slot != "" {
+				// The group's recommendation is the worst step's (or
+				// slot's) already.
 				ww.WholeTimeoutSeconds = 0
 				if hg, quantile := bucketGroup(g, g.Overall); hg.Latency.Count() > 0 {
 					if rec, err := recommend.RecommendMeasured(hg.Latency, recommend.Measured{Quantile: quantile}, o.Recommend); err == nil {
@@ -271,6 +304,9 @@ func stepWindows(rg *report.Group, g promsource.Group, o Options, step time.Dura
 			}
 			ww.Reason = fmt.Sprintf("The worst step ends %s: %s lies in %s over %s calls (--step %s).", w.End.Format(time.RFC3339),
 				human.Quantile(q), bucketText(pos.Bucket.Lo, pos.Bucket.Hi), human.Count(w.Samples), step)
+			if slot != "" {
+				ww.Reason += fmt.Sprintf(" The recommendation is the profile's worst hour's instead (%s): it repeats, and rests on the calls of every day.", slot)
+			}
 			rg.WorstWindow = ww
 		}
 	}

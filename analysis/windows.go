@@ -25,21 +25,23 @@ var windowQuantiles = []float64{0.5, 0.99, 0.999}
 // windowsOf analyses each of a group's windows alone (the calls of its
 // cell): its percentiles, the recommendation's quantile with its interval,
 // the timeout it would get, its rate. It returns them in time order with
-// two candidates for the worst, each with its cell: byLow, the window
-// whose quantile has the highest lower confidence bound (ties: the
-// earliest), which is worse beyond the noise when that bound lies above
-// the whole period's upper bound however few its calls (withWindows); and
-// highest, the highest quantile among the windows whose interval is within
-// the precision, -1 when none is. The cells are taken as they are read
+// two candidates for the worst, each with its cell: byLow, among the
+// windows worse beyond the noise (their quantile's lower confidence bound
+// above the upper bound of the other windows pooled, however few their
+// calls), the one with the highest lower bound (ties: the earliest), -1
+// when no window is; and highest, the highest quantile among the windows
+// whose interval is within the precision, -1 when none is. restHi is, for
+// byLow, the other windows' upper bound. whole is the group's latency, the
+// sum of its windows'. The cells are taken as they are read
 // (Windows.Take): a week of minutes does not keep both its cells and its
 // rows.
-func windowsOf(ctx context.Context, name string, cells histogram.Windows, length time.Duration, o Options, prof *profiler) (out []report.Window, lows []float64, byLow, highest int, lowCell, highCell *histogram.Cell, err error) {
+func windowsOf(ctx context.Context, name string, whole *histogram.Latency, cells histogram.Windows, length time.Duration, o Options, prof *profiler) (out []report.Window, lows []float64, byLow, highest int, restHi float64, lowCell, highCell *histogram.Cell, err error) {
 	precision := precisionOf(o)
 	out = make([]report.Window, 0, len(cells.Starts))
 	byLow, highest = -1, -1
 	for i := range cells.Starts {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, -1, -1, nil, nil, err
+			return nil, nil, -1, -1, 0, nil, nil, err
 		}
 		c := cells.Take(i)
 		g := windowGroup(name, c, length)
@@ -52,7 +54,7 @@ func windowsOf(ctx context.Context, name string, cells histogram.Windows, length
 		if w.Samples > 0 {
 			rec, err := recommend.RecommendMeasured(g.Latency, recommend.Measured{ConnectTimes: g.Connect}, o.Recommend)
 			if err != nil {
-				return nil, nil, -1, -1, nil, nil, fmt.Errorf("window %s: %w", start.Format(time.RFC3339), err)
+				return nil, nil, -1, -1, 0, nil, nil, fmt.Errorf("window %s: %w", start.Format(time.RFC3339), err)
 			}
 			qs := windowQuantiles
 			if !slices.Contains(qs, rec.Quantile) {
@@ -73,11 +75,13 @@ func windowsOf(ctx context.Context, name string, cells histogram.Windows, length
 			}
 			// Ranked by a lower bound that holds for all the windows
 			// at once (Bonferroni: each at 1 - (1-confidence)/windows),
-			// so that one of 168 alike does not clear the whole period's
-			// bound by chance.
+			// so that one of 168 alike does not clear the rest's bound
+			// by chance; told apart when it lies above the upper bound
+			// of the other windows pooled (docs/windows.md).
 			low := g.Latency.QuantileInterval(rec.Quantile, familyConfidence(rec.Interval.Confidence, len(cells.Starts))).Lo.Seconds()
-			if byLow < 0 || low > lows[byLow] {
-				byLow, lowCell = len(out), c
+			if rest, ok := restInterval(whole, g.Latency, rec.Quantile, rec.Interval.Confidence); ok && rest.HiKnown && low > rest.Hi.Seconds() &&
+				(byLow < 0 || low > lows[byLow]) {
+				byLow, lowCell, restHi = len(out), c, rest.Hi.Seconds()
 			}
 			lows = append(lows, low)
 		} else {
@@ -95,7 +99,7 @@ func windowsOf(ctx context.Context, name string, cells histogram.Windows, length
 		}
 		out = append(out, w)
 	}
-	return out, lows, byLow, highest, lowCell, highCell, nil
+	return out, lows, byLow, highest, restHi, lowCell, highCell, nil
 }
 
 // windowGroup is the group of one window's calls. The intervals of other
@@ -122,7 +126,7 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 	if err != nil {
 		return report.Group{}, err
 	}
-	windows, lows, byLow, highest, lowCell, highCell, err := windowsOf(ctx, g.Name, cells, length, o, prof)
+	windows, lows, byLow, highest, restHi, lowCell, highCell, err := windowsOf(ctx, g.Name, g.Latency, cells, length, o, prof)
 	if err != nil {
 		return report.Group{}, err
 	}
@@ -154,12 +158,12 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 		}
 	}
 	// Worse beyond the noise: a window whose quantile's lower bound lies
-	// above the whole period's upper bound, however few its calls; of
-	// those the one with the highest lower bound. Else the highest window
-	// whose own interval is narrow enough, shown but not used.
-	wholeHi := whole.Recommendation.Interval.HighSeconds
+	// above the upper bound of the other windows pooled, however few its
+	// calls; of those the one with the highest lower bound. Else the
+	// highest window whose own interval is narrow enough, shown but not
+	// used.
 	worst, worstCell := highest, highCell
-	significant := byLow >= 0 && wholeHi != nil && lows[byLow] > *wholeHi
+	significant := byLow >= 0
 	if significant {
 		worst, worstCell = byLow, lowCell
 		if !windows[worst].EnoughData {
@@ -171,6 +175,9 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 		w := windows[worst]
 		ww := &report.WorstWindow{Start: w.Start, End: w.End, QuantileSeconds: w.QuantileSeconds, TimeoutSeconds: w.TimeoutSeconds,
 			WholeTimeoutSeconds: whole.Recommendation.TimeoutSeconds, TooFew: tooFew, Used: !o.WindowForAll}
+		if significant {
+			ww.LowSeconds, ww.RestHighSeconds = &lows[worst], &restHi
+		}
 		q := human.Quantile(whole.Recommendation.Quantile)
 		ww.Significant = significant
 		which := "worst"
@@ -181,8 +188,8 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 			which, windowPhrase(w.Start, w.End), q, human.Seconds(w.QuantileSeconds), human.Count(w.Samples), human.Seconds(whole.Recommendation.BaseSeconds),
 			human.Count(whole.Samples), human.Seconds(w.TimeoutSeconds), human.Seconds(whole.Recommendation.TimeoutSeconds))
 		if significant {
-			ww.Reason += fmt.Sprintf(" It is worse beyond the noise: the lower bound of its %s, %s (%s confidence over the %s windows at once), lies above the whole period's upper bound of %s, and is the highest of all windows.",
-				q, human.Seconds(lows[worst]), human.Percent(w.Interval.Confidence), human.Count(int64(len(windows))), human.Seconds(*wholeHi))
+			ww.Reason += fmt.Sprintf(" It is worse beyond the noise: the lower bound of its %s, %s (%s confidence over the %s windows at once), lies above the upper bound of the other windows pooled, %s (%s calls), and is the highest lower bound of the windows that are.",
+				q, human.Seconds(lows[worst]), human.Percent(w.Interval.Confidence), human.Count(int64(len(windows))), human.Seconds(restHi), human.Count(whole.Samples-w.Samples))
 		}
 		if tooFew > 0 && significant {
 			ww.Reason += fmt.Sprintf(" Windows are ranked by that lower bound: %s of the %s have too few calls above %s to place it closely (their %s interval is wider than %s of the value), which does not keep them from being told apart.",
@@ -205,8 +212,10 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 				profile.WorstSlot.Slot, profile.TZ, human.Count(profile.WorstSlot.Samples))
 		}
 		if !significant {
-			out.WindowCallsNeeded = callsToTell(g.Latency, whole.Recommendation.Quantile, whole.Recommendation.Interval.Confidence, precisionOf(o))
-			ww.Reason += needPhrase(out.WindowCallsNeeded, medianCalls(windows), q, precisionOf(o))
+			median := medianCalls(windows)
+			var above float64
+			out.WindowCallsNeeded, above = windowCallsNeeded(g.Latency, whole, len(windows), median)
+			ww.Reason += needPhrase("window", out.WindowCallsNeeded, median, above, q, "longer windows, or a daily profile, would tell")
 		}
 		if ww.Used {
 			ww.Reason += " The recommendation, the candidates, Little's law (at that window's rate) and the call policy below are that window's (--for all: the whole period's)."
@@ -222,7 +231,7 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 		}
 		out.WorstWindow = ww
 	} else if g.Latency != nil && g.Latency.Count() > 0 {
-		out.WindowCallsNeeded = callsToTell(g.Latency, whole.Recommendation.Quantile, whole.Recommendation.Interval.Confidence, precisionOf(o))
+		out.WindowCallsNeeded, _ = windowCallsNeeded(g.Latency, whole, len(windows), 0)
 	}
 	if slotUsed {
 		slotGroup.Methods = g.Methods
@@ -244,47 +253,84 @@ func slotIndex(profile *report.Profile) int {
 	return slices.IndexFunc(profile.Slots, func(s report.ProfileSlot) bool { return s.Index == profile.WorstSlot.Index })
 }
 
+// restInterval is the interval of the q-quantile of whole's calls less
+// part's (the other windows, or slots, pooled), at confidence; false when
+// part is not within whole.
+func restInterval(whole, part *histogram.Latency, q, confidence float64) (histogram.Interval, bool) {
+	if whole == nil || part == nil {
+		return histogram.Interval{}, false
+	}
+	return whole.QuantileIntervalWithout(part, q, confidence)
+}
+
 // familyConfidence is the confidence of each of k intervals for all k to
 // hold at once with the confidence asked (Bonferroni).
 func familyConfidence(confidence float64, k int) float64 {
 	return 1 - (1-confidence)/float64(max(k, 1))
 }
 
-// callsToTell is about how many calls a window whose latency is shaped as
-// whole would need for the confidence interval of its q-quantile
-// (histogram.Latency.QuantileInterval's ranks) to be bounded and at most
-// precision of the value wide: the smallest such count up to the whole
-// period's, found by bisection; -1 when even that many would not do.
-func callsToTell(whole *histogram.Latency, q, confidence, precision float64) int64 {
+// worseBy is how much worse than the rest a window's (or slot's)
+// quantile is taken to be when the report says how many calls it would
+// need to be told apart: a fifth above the rest's. A timeout a fifth short
+// of a window's quantile cuts off several times the share asked for there;
+// issue 31's daily peak is twice the rest.
+const worseBy = 0.2
+
+// callsToTell is about how many calls a window (or slot) would need to be
+// told apart from the rest by the rule of docs/windows.md, were its latency
+// shaped as whole's but worseBy slower: the fewest n for which the lower
+// bound of its q-quantile, at confidence (the one that holds for all the
+// windows at once), lies above restHi, the rest's upper bound. The lower
+// bound is QuantileInterval's rank among n calls, floor(n*q - z*sqrt(n*q*(1-q))),
+// read off whole's distribution. It is found by bisection up to the
+// whole period's count; -1 when even that many would not do.
+func callsToTell(whole *histogram.Latency, q, confidence, restHi float64) int64 {
 	total := whole.Count()
-	value := whole.Quantile(q).Seconds()
-	if total == 0 || !(value > 0) {
+	if total == 0 || !(restHi > 0) {
 		return -1
 	}
-	z := math.Sqrt2 * math.Erfinv(min(max(confidence, 0), 1))
-	enough := func(n int64) bool {
-		nf := float64(n)
-		half := z * math.Sqrt(nf*q*(1-q))
-		lo, hi := math.Floor(nf*q-half+1e-9), math.Ceil(nf*q+half-1e-9)+1
-		if hi > nf {
-			return false
-		}
-		qlo, qhi := max(lo, 1)/nf, hi/nf
-		return whole.Quantile(qhi).Seconds()-whole.Quantile(qlo).Seconds() <= precision*value
-	}
-	if !enough(total) {
+	told := func(n int64) bool { return toldAbove(whole, q, confidence, restHi, n) < worseBy }
+	if !told(total) {
 		return -1
 	}
-	lo, hi := int64(1), total // enough(hi)
+	lo, hi := int64(1), total // told(hi)
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		if enough(mid) {
+		if told(mid) {
 			hi = mid
 		} else {
 			lo = mid + 1
 		}
 	}
 	return hi
+}
+
+// toldAbove is the share by which the q-quantile of a window of n calls
+// shaped as whole's must lie above the rest's for its lower bound (at
+// confidence) to clear restHi, the rest's upper bound: the width of the
+// interval below the quantile, against the rest's. +Inf when n calls give
+// no lower bound.
+func toldAbove(whole *histogram.Latency, q, confidence, restHi float64, n int64) float64 {
+	z := math.Sqrt2 * math.Erfinv(min(max(confidence, 0), 1))
+	nf := float64(n)
+	lo := math.Floor(nf*q - z*math.Sqrt(nf*q*(1-q)) + 1e-9)
+	if lo < 1 || n <= 0 {
+		return math.Inf(1)
+	}
+	return restHi/whole.Quantile(lo/nf).Seconds() - 1
+}
+
+// windowCallsNeeded is callsToTell for one of k windows (or slots) of the
+// period whole: the rest's upper bound is about the whole period's, its
+// lower bound at the confidence that holds for all k at once.
+// It returns also toldAbove for median calls.
+func windowCallsNeeded(lat *histogram.Latency, whole report.Group, k int, median int64) (need int64, above float64) {
+	hi := whole.Recommendation.Interval.HighSeconds
+	if hi == nil {
+		return -1, math.Inf(1)
+	}
+	q, conf := whole.Recommendation.Quantile, familyConfidence(whole.Recommendation.Interval.Confidence, k)
+	return callsToTell(lat, q, conf, *hi), toldAbove(lat, q, conf, *hi, median)
 }
 
 // medianCalls is the median of the windows' calls, those with any.
@@ -302,13 +348,25 @@ func medianCalls(ws []report.Window) int64 {
 	return ns[len(ns)/2]
 }
 
-// needPhrase says how many calls a window would need to be told apart.
-func needPhrase(need, median int64, q string, precision float64) string {
-	if need < 0 {
-		return fmt.Sprintf(" A window would need more calls than the whole period holds for its %s to be placed within %s of the value.", q, human.Percent(precision))
+// needPhrase says, when no window (slot) is told apart, how far above
+// the rest's its quantile would have to lie to be, with the median calls
+// (above), and how many more calls it would need to tell one worseBy
+// above; or that it holds enough, and none is that much worse.
+func needPhrase(what string, need, median int64, above float64, q, longer string) string {
+	out := ""
+	if !math.IsInf(above, 1) && median > 0 {
+		out = fmt.Sprintf(" With the median %s's %s calls, a %s is told apart when its %s lies %s or more above the rest's.",
+			what, human.Count(median), what, q, human.Percent(max(above, 0)))
 	}
-	return fmt.Sprintf(" A window would need about %s calls (these hold a median of %s) for its %s to be placed within %s of the value, were its latency shaped as the whole period's: longer windows, or a daily profile, would tell.",
-		human.Count(need), human.Count(median), q, human.Percent(precision))
+	switch {
+	case need < 0:
+		return out + fmt.Sprintf(" Even with all the period's calls a %s whose %s were %s above the rest's could not be told apart from it.", what, q, human.Percent(worseBy))
+	case median >= need:
+		return out + fmt.Sprintf(" That is enough to tell one %s above the rest's (about %s calls would do), and none is: the %ss are alike.",
+			human.Percent(worseBy), human.Count(need), what)
+	}
+	return out + fmt.Sprintf(" To tell one whose %s is %s above the rest's, a %s would need about %s calls, %s more than the median %s holds: %s.",
+		q, human.Percent(worseBy), what, human.Count(need), human.Count(need-median), what, longer)
 }
 
 // precisionOf is --window-precision, or its default.

@@ -5,6 +5,7 @@ package histogram
 import (
 	"math"
 	"slices"
+	"sort"
 	"time"
 )
 
@@ -513,6 +514,69 @@ func (l *Latency) QuantileInterval(q, confidence float64) Interval {
 	if n == 0 {
 		return iv
 	}
+	loRank, hiRank := intervalRanks(n, q, confidence)
+	nf := float64(n)
+
+	if loRank < 1 { // also -Inf for confidence 1
+		iv.Lo = l.Min()
+	} else {
+		iv.Lo = l.snap(l.valueAtRank(floatRank(loRank, n)))
+	}
+	if hiRank > nf { // also +Inf
+		iv.Hi = l.Max()
+	} else {
+		iv.Hi = l.snap(l.valueAtRank(floatRank(max(hiRank, 1), n)))
+		iv.HiKnown = true
+	}
+	iv.Above = l.CountAbove(l.Quantile(q))
+	return iv
+}
+
+// QuantileIntervalWithout is QuantileInterval of the samples of l less
+// those of o, where o's are among l's (one window of a period, one slot of
+// the day): the interval of the pooled rest, found by bisecting l's filled
+// buckets with o's counts taken away, so that no histogram of the rest is
+// built for each of thousands of windows. ok is false when o holds more
+// samples than l in some bucket, and so is not a part of l.
+func (l *Latency) QuantileIntervalWithout(o *Latency, q, confidence float64) (iv Interval, ok bool) {
+	iv = Interval{Quantile: q, Confidence: confidence}
+	lv, ov := l.filledBuckets(), o.filledBuckets()
+	// rest is the rest's samples in l's filled buckets up to position k.
+	rest := func(k int) int64 { return lv.cum[k] - ov.before(ov.from(int64(lv.at[k])+1)) }
+	for k := range ov.at {
+		if i, found := slices.BinarySearch(lv.at, ov.at[k]); !found || rest(i) < 0 || (i > 0 && rest(i) < rest(i-1)) {
+			return iv, false
+		}
+	}
+	n := l.Count() - o.Count()
+	if n <= 0 {
+		return iv, n == 0
+	}
+	// at is the position of the bucket holding the rest's sample of rank r.
+	at := func(r int64) int {
+		r = min(max(r, 1), n)
+		return sort.Search(len(lv.at), func(k int) bool { return rest(k) >= r })
+	}
+	loRank, hiRank := intervalRanks(n, q, confidence)
+	if loRank < 1 {
+		iv.Lo = l.snap(valueAt(int64(lv.at[at(1)])))
+	} else {
+		iv.Lo = l.snap(highestAt(int64(lv.at[at(floatRank(loRank, n))])))
+	}
+	if hiRank > float64(n) {
+		iv.Hi = l.snap(highestAt(int64(lv.at[at(n)])))
+	} else {
+		iv.Hi = l.snap(highestAt(int64(lv.at[at(floatRank(max(hiRank, 1), n))])))
+		iv.HiKnown = true
+	}
+	iv.Above = n - rest(at(quantileRank(q, n)))
+	return iv, true
+}
+
+// intervalRanks are QuantileInterval's ranks among n samples: the lower
+// one below 1 when the data cannot bound the quantile from below, the
+// upper one above n when they cannot from above.
+func intervalRanks(n int64, q, confidence float64) (loRank, hiRank float64) {
 	qq := min(max(q, 0), 1)
 	if math.IsNaN(q) {
 		qq = 0
@@ -531,22 +595,7 @@ func (l *Latency) QuantileInterval(q, confidence float64) Interval {
 	// N*q is often an integer computed with a rounding error (2000*0.999);
 	// the tolerance keeps floor and ceil from stepping a whole rank on it.
 	const eps = 1e-9
-	loRank := math.Floor(center - half + eps)
-	hiRank := math.Ceil(center+half-eps) + 1
-
-	if loRank < 1 { // also -Inf for confidence 1
-		iv.Lo = l.Min()
-	} else {
-		iv.Lo = l.snap(l.valueAtRank(floatRank(loRank, n)))
-	}
-	if hiRank > nf { // also +Inf
-		iv.Hi = l.Max()
-	} else {
-		iv.Hi = l.snap(l.valueAtRank(floatRank(max(hiRank, 1), n)))
-		iv.HiKnown = true
-	}
-	iv.Above = l.CountAbove(l.Quantile(q))
-	return iv
+	return math.Floor(center - half + eps), math.Ceil(center+half-eps) + 1
 }
 
 // floatRank converts a rank of at least 1 computed in floats to an int64,

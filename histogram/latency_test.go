@@ -446,3 +446,46 @@ func TestCountsSeeLaterSamples(t *testing.T) {
 	assert.EqualValues(t, 14, l.CountAbove(time.Millisecond))
 	assert.EqualValues(t, 2, l.CountBetween(45*time.Millisecond, time.Second))
 }
+
+// TestQuantileIntervalWithout: the interval of a period's samples less one
+// window's is the interval of a histogram of the rest, bound for bound,
+// for windows that are and are not worse than the rest; a histogram that
+// is not a part of l is refused.
+func TestQuantileIntervalWithout(t *testing.T) {
+	whole, part, rest := histogram.New(), histogram.New(), histogram.New()
+	for i := range 20000 {
+		d := time.Duration(1000+(i*7919)%400000) * time.Microsecond
+		if i%10 == 0 {
+			d *= 3 // the part is slower
+			part.Record(d)
+		} else {
+			rest.Record(d)
+		}
+		whole.Record(d)
+	}
+	for _, q := range []float64{0.5, 0.99, 0.999} {
+		for _, conf := range []float64{0.95, 0.9999} {
+			got, ok := whole.QuantileIntervalWithout(part, q, conf)
+			require.True(t, ok)
+			assert.Equal(t, rest.QuantileInterval(q, conf), got, "q %v confidence %v", q, conf)
+		}
+	}
+	// Without itself nothing is left; without nothing, the whole.
+	got, ok := whole.QuantileIntervalWithout(whole, 0.99, 0.95)
+	require.True(t, ok)
+	assert.Equal(t, histogram.Interval{Quantile: 0.99, Confidence: 0.95}, got)
+	got, ok = whole.QuantileIntervalWithout(histogram.New(), 0.99, 0.95)
+	require.True(t, ok)
+	assert.Equal(t, whole.QuantileInterval(0.99, 0.95), got)
+	assert.True(t, got.HiKnown)
+	// Few samples: the rest's upper bound is its largest, unknown.
+	small, one := histogram.New(), histogram.New()
+	record(t, small, 10*ms, 20*ms, 30*ms, 900*ms)
+	record(t, one, 900*ms)
+	got, ok = small.QuantileIntervalWithout(one, 0.999, 0.95)
+	require.True(t, ok)
+	assert.False(t, got.HiKnown)
+	within(t, 30*ms, got.Hi, 0.001)
+	_, ok = part.QuantileIntervalWithout(whole, 0.99, 0.95)
+	assert.False(t, ok, "the whole is not a part of one window")
+}

@@ -19,8 +19,8 @@ type Profile struct {
 	SlotSeconds float64       `json:"slot_seconds"`
 	Slots       []ProfileSlot `json:"slots"`
 	// WorstSlot is the slot whose lower bound, holding for all the slots
-	// at once, lies above the whole period's upper bound, the highest
-	// such; null when none does.
+	// at once, lies above the upper bound of the other slots pooled, the
+	// highest such; null when none does.
 	WorstSlot *WorstSlot `json:"worst_slot"`
 	// CallsNeeded is, when no slot is told apart, about how many calls a
 	// slot would need (as WindowCallsNeeded); -1: more than the period
@@ -51,9 +51,10 @@ type ProfileSlot struct {
 	Interval         Interval `json:"interval"`
 	FamilyLowSeconds float64  `json:"family_low_seconds"`
 	TimeoutSeconds   float64  `json:"timeout_seconds"`
-	// Significant: FamilyLowSeconds lies above the whole period's upper
-	// bound.
-	Significant bool `json:"significant"`
+	// Significant: FamilyLowSeconds lies above RestHighSeconds, the upper
+	// bound of the other slots pooled (the whole period less this slot).
+	Significant     bool     `json:"significant"`
+	RestHighSeconds *float64 `json:"rest_high_seconds,omitempty"`
 }
 
 // WorstSlot is the slot the timeout must survive.

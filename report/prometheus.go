@@ -90,6 +90,9 @@ type Buckets struct {
 	WorstStep *int `json:"worst_step"`
 	// UsesWorstStep: the recommendation is built on the worst step.
 	UsesWorstStep bool `json:"uses_worst_step"`
+	// UsesWorstSlot names the profile's worst slot when the
+	// recommendation is built on its steps pooled (docs/windows.md).
+	UsesWorstSlot string `json:"uses_worst_slot,omitempty"`
 }
 
 // BucketRange is a bucket (low, high]; high is null for +Inf.
@@ -256,9 +259,12 @@ func bucketsSection(g Group) *Section {
 		} else {
 			add("Per step (%d with calls): the worst step, ending %s, lies in %s.", len(b.Steps), worst.End, worst.Bucket)
 		}
-		if b.UsesWorstStep {
+		switch {
+		case b.UsesWorstSlot != "":
+			add("The recommendation builds on the profile's worst hour, %s, its steps pooled (%s calls); --aggregate overall uses the whole window.", b.UsesWorstSlot, human.Number(b.Calls))
+		case b.UsesWorstStep:
 			add("The recommendation builds on the worst step (%s calls); --aggregate overall uses the whole window.", human.Number(worst.Calls))
-		} else {
+		default:
 			add("The recommendation builds on the whole window (--aggregate overall); the worst step needs %s.", worst.Bucket)
 		}
 	}

@@ -387,6 +387,8 @@ func rateSourceText(source string) string {
 		return "from Prometheus, the increase of _count"
 	case "otlp":
 		return "from the histograms' counts over their window"
+	case "the profile's slot":
+		return "in the profile's worst hour (its calls over that hour on every day it occurred)"
 	}
 	return source
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
@@ -37,9 +38,13 @@ type WorstWindow struct {
 	// WholeTimeoutSeconds is the timeout of the whole period, for
 	// comparison.
 	WholeTimeoutSeconds float64 `json:"whole_timeout_seconds"`
-	// Significant says the window is worse beyond the noise: its interval
-	// lies above the whole period's.
-	Significant bool `json:"significant"`
+	// Significant says the window is worse beyond the noise: LowSeconds,
+	// the lower bound of its quantile that holds for all the windows at
+	// once, lies above RestHighSeconds, the upper bound of the other
+	// windows pooled (both only when Significant).
+	Significant     bool     `json:"significant"`
+	LowSeconds      *float64 `json:"low_seconds,omitempty"`
+	RestHighSeconds *float64 `json:"rest_high_seconds,omitempty"`
 	// Used says the group's recommendation is this window's (--for
 	// worst-window, the default with --window, when it is significant).
 	Used   bool   `json:"used"`
@@ -73,6 +78,10 @@ func windowsSection(g Group) *Section {
 		switch {
 		case g.WorstWindow != nil && w.Start.Equal(g.WorstWindow.Start):
 			mark = "worst"
+		case !w.EnoughData && g.WorstWindow != nil && g.WorstWindow.Significant:
+			// A window is told apart: the others are not too few to
+			// tell, their own quantile is only not placed closely.
+			mark = "wide interval"
 		case !w.EnoughData:
 			mark = "too few to tell"
 		}
@@ -98,15 +107,30 @@ func windowsSection(g Group) *Section {
 		text := "No window has enough calls above the quantile to tell which is the worst (--window-precision): the recommendation is the whole period's."
 		switch n := g.WindowCallsNeeded; {
 		case n > 0:
-			text += fmt.Sprintf(" A window would need about %s calls for its %s to be placed within the precision, were its latency shaped as the whole period's: longer windows, or a daily profile, would tell.",
-				human.Count(n), human.Quantile(g.Recommendation.Quantile))
+			text += fmt.Sprintf(" To tell a window whose %s is a fifth above the rest's from the noise, it would need about %s calls, against the %s of the median window: longer windows, or a daily profile, would tell.",
+				human.Quantile(g.Recommendation.Quantile), human.Count(n), human.Count(medianWindowCalls(g.Windows)))
 		case n < 0:
-			text += fmt.Sprintf(" A window would need more calls than the whole period holds for its %s to be placed within the precision.", human.Quantile(g.Recommendation.Quantile))
+			text += fmt.Sprintf(" Even with all the period's calls a window whose %s were a fifth above the rest's could not be told apart from it.", human.Quantile(g.Recommendation.Quantile))
 		}
 		blocks = append(blocks, textPara(text))
 	}
 	blocks = append(blocks, Block{Table: t})
 	return &Section{ID: "windows", Title: "Windows", Blocks: blocks}
+}
+
+// medianWindowCalls is the median of the windows' calls, those with any.
+func medianWindowCalls(ws []Window) int64 {
+	var ns []int64
+	for _, w := range ws {
+		if w.Samples > 0 {
+			ns = append(ns, w.Samples)
+		}
+	}
+	if len(ns) == 0 {
+		return 0
+	}
+	slices.Sort(ns)
+	return ns[len(ns)/2]
 }
 
 // maxWindowRows bounds the windows the text shows; the JSON has them all.

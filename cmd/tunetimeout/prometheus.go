@@ -73,6 +73,9 @@ bucket's upper bound, and the report says which le bound to add.`,
 			if err := pf.apply(&p); err != nil {
 				return usageError{err}
 			}
+			if err := f.applyProfile(&o); err != nil {
+				return usageError{err}
+			}
 			// promsource's own rule, before anything is sent: --url,
 			// --metric, --selector, --by, --step, the auth flags, -H.
 			if err := p.Source.Check(); err != nil {
@@ -95,6 +98,10 @@ bucket's upper bound, and the report says which le bound to add.`,
 	addPolicyFlags(cmd, &o, &pol)
 	addPrometheusFlags(cmd, &p, &pf, true)
 	addAnalysisFlags(cmd, &o, &f, outputFormats(report.Lookup))
+	fl := cmd.Flags()
+	fl.StringVar(&f.profile, "profile", analysis.ProfileAuto, "with --step: pool the steps by hour of the day (daily) or of the week (weekly), shown beside the recommendation; auto: daily when the steps span 3 days or more; none")
+	fl.StringVar(&f.tz, "tz", "UTC", "time zone of the profile's hours (an IANA name: Europe/Berlin)")
+	complete(cmd, "profile", analysis.ProfileKinds...)
 	return withTopics(cmd, "histograms", "timeout", "policy", "targets", "servers")
 }
 

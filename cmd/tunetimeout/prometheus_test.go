@@ -98,6 +98,8 @@ func TestPrometheusFlagsCheckedFirst(t *testing.T) {
 		{"metric name", append(ok, "--metric", "bad-name"), `--metric "bad-name" is not a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)`},
 		{"by le", append(ok, "--by", "le"), "--by le: cannot group by the histogram's own label"},
 		{"step longer than window", append(ok, "--step", "2h", "--window", "1h"), "--step 2h is longer than --window 1h"},
+		{"profile", append(ok, "--profile", "hourly"), `--profile "hourly": auto, daily, weekly, none`},
+		{"tz", append(ok, "--tz", "Mars/Olympus"), `--tz "Mars/Olympus": an IANA time zone name such as UTC or Europe/Berlin`},
 		{"selector", append(ok, "--selector", `job="api"`), `--selector "job=\"api\"": must be label matchers in braces, e.g. {job="api"}`},
 		{"two token sources", append(ok, "--bearer-token-env", "TT_CMD_UNSET"), "--bearer-token-file and --bearer-token-env exclude each other"},
 		{"token and basic auth", append(ok, "--basic-auth-user", "admin"), "choose one of bearer token and basic auth"},
