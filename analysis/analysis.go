@@ -657,6 +657,13 @@ func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share floa
 		if res.Metastability, err = runLoop(ctx, h, pol, o, in.Rate, in.PeakRate, res.RateSource); err != nil {
 			return report.Result{}, err
 		}
+		// The cure becomes the policy's when it is a retry budget: the
+		// snippets then carry it (Envoy retry_budget, Istio retryBudget,
+		// Linkerd's retryBudget); other cures are the step's advice.
+		res.Policy.Steps = append(slices.Clone(res.Policy.Steps), metastableStep(res.Metastability))
+		if c := res.Metastability.Cure; c != nil && c.RetryBudget != nil {
+			res.Policy.RetryBudget = *c.RetryBudget
+		}
 	}
 	res.Candidates = o.Candidates
 	if res.Candidates == nil {
