@@ -99,13 +99,13 @@ func metastableStep(m *report.Metastability) recommend.Step {
 			m.Trigger, human.Seconds(*m.RecoverySeconds), human.Percent(m.Utilization))
 	case m.Cure != nil:
 		st.Value = time.Duration(m.Cure.RecoverySeconds * float64(time.Second))
-		st.Reason = fmt.Sprintf("with this policy the dependency does not recover from %s within %s (%s busy before); the cheapest change that does: %s",
+		st.Reason = fmt.Sprintf("with the policy as asked the dependency does not recover from %s within %s (%s busy before); the cheapest change that does: %s",
 			m.Trigger, human.Seconds(m.RecoverWithinSeconds), human.Percent(m.Utilization), m.Cure.Summary)
 		if m.Cure.Change == simulate.CureRetryBudget {
-			st.Reason += "; the policy and its snippets carry the budget"
+			st.Reason += "; the policy here and its snippets carry the budget"
 		}
 	default:
-		st.Reason = fmt.Sprintf("with this policy the dependency does not recover from %s within %s (%s busy before), and %s",
+		st.Reason = fmt.Sprintf("with the policy as asked the dependency does not recover from %s within %s (%s busy before), and %s",
 			m.Trigger, human.Seconds(m.RecoverWithinSeconds), human.Percent(m.Utilization), m.CureReason)
 	}
 	return st
