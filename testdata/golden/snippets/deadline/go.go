@@ -36,6 +36,7 @@ import (
 	"net/http/httptrace"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -61,6 +62,54 @@ type Policy struct {
 	// section 10.2.3), or returned at once when that does not fit.
 	RetrySent   bool
 	RetryStatus []int
+	// Budget, when set, is the group's retry budget: a retry is sent only
+	// with a token to spend (Budget).
+	Budget *Budget
+}
+
+// Budget is a retry budget as one token bucket for the calls that share
+// it: each call earns Ratio of a token, at most budgetMax are kept, each
+// retry spends one, and a call is not retried without one. It starts
+// full. A nil *Budget allows every retry.
+type Budget struct {
+	Ratio  float64
+	mu     sync.Mutex
+	tokens float64
+	used   bool
+}
+
+// budgetMax is the most tokens a Budget keeps: the retries a burst of
+// failures may send before the budget holds them to Ratio per call.
+const budgetMax = 10
+
+func (b *Budget) fill() {
+	if !b.used {
+		b.tokens, b.used = budgetMax, true
+	}
+}
+
+func (b *Budget) earn() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fill()
+	b.tokens = min(budgetMax, b.tokens+b.Ratio)
+}
+
+func (b *Budget) spend() bool {
+	if b == nil {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fill()
+	if b.tokens < 1-1e-9 {
+		return false
+	}
+	b.tokens--
+	return true
 }
 
 // Do sends req with policy p through c. The response it returns must be
@@ -70,6 +119,7 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http
 	if p.Timeout > 0 {
 		ctx, cancelAll = context.WithTimeout(ctx, p.Timeout)
 	}
+	p.Budget.earn()
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, p.PerTry)
 		sent := false
@@ -90,7 +140,7 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http
 		if retry && err == nil {
 			after = retryAfter(resp)
 		}
-		if attempt >= p.Attempts || !retry || (req.Body != nil && req.GetBody == nil) || !waitBeforeRetry(ctx, p, attempt, after) {
+		if attempt >= p.Attempts || !retry || (req.Body != nil && req.GetBody == nil) || !p.Budget.spend() || !waitBeforeRetry(ctx, p, attempt, after) {
 			if err != nil {
 				cancel()
 				cancelAll()
