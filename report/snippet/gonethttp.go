@@ -223,7 +223,7 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http
 		if retry && err == nil {
 			after = retryAfter(resp)
 		}
-		if attempt >= p.Attempts || !retry || (req.Body != nil && req.GetBody == nil) || !p.Budget.spend() || !waitBeforeRetry(ctx, p, attempt, after) {
+		if attempt >= p.Attempts || !retry || (req.Body != nil && req.GetBody == nil) || !waitBeforeRetry(ctx, p, attempt, after) {
 			if err != nil {
 				cancel()
 				cancelAll()
@@ -243,8 +243,9 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http
 // waitBeforeRetry waits the backoff before retry n (from 1), at least
 // atLeast (a Retry-After), and reports whether a retry may follow: false
 // when the wait would leave less than MinUseful of the call's time (or,
-// without a deadline, a Retry-After exceeds Cap), or the call's context
-// ends.
+// without a deadline, a Retry-After exceeds Cap), when the retry budget
+// has no token left (spent only for a retry that fits), or the call's
+// context ends.
 func waitBeforeRetry(ctx context.Context, p Policy, n int, atLeast time.Duration) bool {
 	window := p.Base
 	for i := 1; i < n && window < p.Cap; i++ {
@@ -258,6 +259,9 @@ func waitBeforeRetry(ctx context.Context, p Policy, n int, atLeast time.Duration
 	wait = max(wait, atLeast)
 	dl, ok := ctx.Deadline()
 	if ok && time.Until(dl)-wait < p.MinUseful || !ok && atLeast > p.Cap {
+		return false
+	}
+	if !p.Budget.spend() { // only for a retry that is sent
 		return false
 	}
 	t := time.NewTimer(wait)
