@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
@@ -79,8 +80,16 @@ func runLoop(ctx context.Context, h *histogram.Latency, pol recommend.Policy, o 
 		if cure != nil {
 			m.Cure = report.NewMetastableCure(*cure)
 		} else {
-			m.CureReason = "no change tried recovers: retry budgets down to " + human.Percent(simulate.CureBudgets[len(simulate.CureBudgets)-1]) +
-				", fewer attempts down to one, a backoff up to 16x as long, --drop-expired, and the rate down to " + human.Percent(simulate.CureRateFactors[len(simulate.CureRateFactors)-1]) + " of it"
+			var tried []string
+			if pol.Attempts > 1 {
+				tried = append(tried, "retry budgets down to "+human.Percent(simulate.CureBudgets[len(simulate.CureBudgets)-1]), "fewer attempts down to one",
+					"a backoff up to "+human.Number(simulate.CureBackoffFactors[len(simulate.CureBackoffFactors)-1])+"x as long")
+			}
+			if !lo.DropExpired {
+				tried = append(tried, "--drop-expired")
+			}
+			tried = append(tried, "the rate down to "+human.Percent(simulate.CureRateFactors[len(simulate.CureRateFactors)-1])+" of it")
+			m.CureReason = "no change tried recovers (" + strings.Join(tried, ", ") + ")"
 		}
 	}
 	return m, nil

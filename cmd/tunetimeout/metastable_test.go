@@ -162,3 +162,17 @@ func TestMetastabilityCure(t *testing.T) {
 	assert.Contains(t, out, "retryRatio: 0.02\n")
 	assert.NotContains(t, out, "TT-NO-RETRY-BUDGET")
 }
+
+// TestMetastabilityNoCure: a dependency far below the load (5 workers, 156
+// calls/s, for 400 requests/s) is not stable before the trigger, and no
+// change tried, not even half the rate, brings it back: the answer says
+// so, and so does the step.
+func TestMetastabilityNoCure(t *testing.T) {
+	pol := policyOf(t, "--rate", "400", "--workers", "5", "--deadline", "1s", "--idempotent", "--attempts", "1", "--drop-expired", "--trigger", "slow:3x:10s")
+	m := pol["metastability"].(map[string]any)
+	assert.Equal(t, false, m["recovered"])
+	assert.Nil(t, m["cure"])
+	assert.Equal(t, "no change tried recovers (the rate down to 50 % of it)", m["cure_reason"])
+	assert.Contains(t, metastableStepOf(t, pol)["reason"], "and no change tried recovers (the rate down to 50 % of it)")
+	assert.EqualValues(t, 0, metastableStepOf(t, pol)["seconds"])
+}
