@@ -681,6 +681,23 @@ func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share floa
 	if err != nil {
 		return report.Result{}, err
 	}
+	if o.Loop.Trigger != nil {
+		// The closed loop runs the policy as asked; when its cure is a
+		// retry budget, the policy is built again with it, so that its
+		// findings, its simulation and its snippets (Envoy retry_budget,
+		// Istio retryBudget, Linkerd's retryBudget) carry it. Other cures
+		// are the metastable step's advice.
+		if res.Metastability, err = runLoop(ctx, h, pol, o, in.Rate, in.PeakRate, res.RateSource); err != nil {
+			return report.Result{}, err
+		}
+		if c := res.Metastability.Cure; c != nil && c.RetryBudget != nil {
+			po.RetryBudget = *c.RetryBudget
+			if pol, err = recommend.NewPolicy(h, rec, po); err != nil {
+				return report.Result{}, err
+			}
+		}
+		pol.Steps = append(pol.Steps, metastableStep(res.Metastability))
+	}
 	res.Policy = pol
 	// A hang runs into the per-try timeout, once per attempt when timeouts
 	// are retried, and never for longer than the deadline.
@@ -694,11 +711,6 @@ func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share floa
 			return report.Result{}, err
 		}
 		res.Simulation = &sim
-	}
-	if o.Loop.Trigger != nil {
-		if res.Metastability, err = runLoop(ctx, h, pol, o, in.Rate, in.PeakRate, res.RateSource); err != nil {
-			return report.Result{}, err
-		}
 	}
 	res.Candidates = o.Candidates
 	if res.Candidates == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
@@ -71,5 +72,50 @@ func runLoop(ctx context.Context, h *histogram.Latency, pol recommend.Policy, o 
 		return nil, err
 	}
 	m.AddBoundary(cells, factors, simulate.SweepDurations)
+	if !res.Recovered {
+		cure, err := simulate.FindCure(ctx, h, pol, so)
+		if err != nil {
+			return nil, err
+		}
+		if cure != nil {
+			m.Cure = report.NewMetastableCure(*cure)
+		} else {
+			var tried []string
+			if pol.Attempts > 1 {
+				tried = append(tried, "retry budgets down to "+human.Percent(simulate.CureBudgets[len(simulate.CureBudgets)-1]), "fewer attempts down to one",
+					"a backoff up to "+human.Number(simulate.CureBackoffFactors[len(simulate.CureBackoffFactors)-1])+"x as long")
+			}
+			if !lo.DropExpired {
+				tried = append(tried, "--drop-expired")
+			}
+			tried = append(tried, "the rate down to "+human.Percent(simulate.CureRateFactors[len(simulate.CureRateFactors)-1])+" of it")
+			m.CureReason = "no change tried recovers (" + strings.Join(tried, ", ") + ")"
+		}
+	}
 	return m, nil
+}
+
+// metastableStep is the call policy's step "metastable": whether the
+// policy recovers from the trigger, and if not the cheapest cure with its
+// numbers; its value is the time to recover, with the cure when there is
+// one (0 when nothing recovers).
+func metastableStep(m *report.Metastability) recommend.Step {
+	st := recommend.Step{Rule: "metastable"}
+	switch {
+	case m.Recovered:
+		st.Value = time.Duration(*m.RecoverySeconds * float64(time.Second))
+		st.Reason = fmt.Sprintf("the dependency recovers from %s %s after it ends, with this policy as it is (%s busy before; docs/metastability.md)",
+			m.Trigger, human.Seconds(*m.RecoverySeconds), human.Percent(m.Utilization))
+	case m.Cure != nil:
+		st.Value = time.Duration(m.Cure.RecoverySeconds * float64(time.Second))
+		st.Reason = fmt.Sprintf("with the policy as asked the dependency does not recover from %s within %s (%s busy before); the cheapest change that does: %s",
+			m.Trigger, human.Seconds(m.RecoverWithinSeconds), human.Percent(m.Utilization), m.Cure.Summary)
+		if m.Cure.Change == simulate.CureRetryBudget {
+			st.Reason += "; the policy here and its snippets carry the budget"
+		}
+	default:
+		st.Reason = fmt.Sprintf("with the policy as asked the dependency does not recover from %s within %s (%s busy before), and %s",
+			m.Trigger, human.Seconds(m.RecoverWithinSeconds), human.Percent(m.Utilization), m.CureReason)
+	}
+	return st
 }

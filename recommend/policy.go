@@ -198,7 +198,7 @@ type Policy struct {
 	// Hedge is the hedging of the calls; nil when not asked for or not
 	// allowed (a call that is not idempotent is never hedged).
 	Hedge *Hedge
-	Steps []Step // rules: per-try, deadline, attempts, backoff, min-useful-try, hang, fast-failures, static, hedge
+	Steps []Step // rules: per-try, deadline, attempts, backoff, min-useful-try, hang, fast-failures, static, hedge; metastable (added by analysis with --trigger)
 	// Findings are the warnings about the policy, with their codes and
 	// numbers (internal/finding); Warnings their messages, in order.
 	Findings []finding.Finding

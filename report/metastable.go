@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
@@ -53,6 +54,58 @@ type Metastability struct {
 	// recovered from (every shorter one too); 0 when not even the
 	// shortest.
 	Boundary []BoundaryPoint `json:"boundary"`
+	// Cure is the cheapest change that makes the dependency recover
+	// (simulate.FindCure); null when it recovers as it is, or when no
+	// change tried does (CureReason says which).
+	Cure       *MetastableCure `json:"cure"`
+	CureReason string          `json:"cure_reason,omitempty"`
+}
+
+// MetastableCure is the cheapest change found, with its numbers and the
+// run with it applied.
+type MetastableCure struct {
+	// Change is retry-budget, attempts, backoff, drop-expired or rate, in
+	// the order they are tried (the cheapest first).
+	Change             string   `json:"change"`
+	RetryBudget        *float64 `json:"retry_budget,omitempty"` // retry-budget: the largest that recovers
+	Attempts           *int     `json:"attempts,omitempty"`     // attempts: the most that recover
+	BackoffBaseSeconds *float64 `json:"backoff_base_seconds,omitempty"`
+	BackoffCapSeconds  *float64 `json:"backoff_cap_seconds,omitempty"`
+	Factor             *float64 `json:"factor,omitempty"`          // backoff: x the base and cap; rate: x the rate
+	RatePerSecond      *float64 `json:"rate_per_second,omitempty"` // rate: the highest that recovers
+	RecoverySeconds    float64  `json:"recovery_seconds"`          // with the change
+	PeakLoadRatio      float64  `json:"peak_load_ratio"`
+	FinalGoodputRatio  float64  `json:"final_goodput_ratio"`
+	Runs               int      `json:"runs"` // closed loops run to find it, its own included
+	Summary            string   `json:"summary"`
+}
+
+// NewMetastableCure is the report of a cure.
+func NewMetastableCure(c simulate.Cure) *MetastableCure {
+	out := &MetastableCure{Change: c.Kind, RecoverySeconds: c.Result.Recovery.Seconds(), PeakLoadRatio: c.Result.PeakLoadRatio,
+		FinalGoodputRatio: c.Result.FinalGoodputRatio, Runs: c.Tried}
+	after := fmt.Sprintf("recovers %s after the trigger ends, at a peak load of %s", human.Seconds(out.RecoverySeconds), human.Percent(out.PeakLoadRatio))
+	switch c.Kind {
+	case simulate.CureRetryBudget:
+		out.RetryBudget = ptr(c.RetryBudget)
+		out.Summary = fmt.Sprintf("a retry budget of %s of requests (--retry-budget %s%%, the largest tried that recovers) %s", human.Percent(c.RetryBudget), strconv.FormatFloat(c.RetryBudget*100, 'g', -1, 64), after)
+	case simulate.CureAttempts:
+		out.Attempts = ptr(c.Attempts)
+		out.Summary = fmt.Sprintf("%s (--attempts %d, the most that recover) %s", human.Plural(int64(c.Attempts), "attempt"), c.Attempts, after)
+	case simulate.CureBackoff:
+		out.BackoffBaseSeconds, out.BackoffCapSeconds, out.Factor = ptr(c.Backoff.Base.Seconds()), ptr(c.Backoff.Cap.Seconds()), ptr(c.Factor)
+		out.Summary = fmt.Sprintf("a backoff %sx as long (--backoff-base %s --backoff-cap %s) %s", human.Number(c.Factor), human.Seconds(c.Backoff.Base.Seconds()), human.Seconds(c.Backoff.Cap.Seconds()), after)
+	case simulate.CureDropExpired:
+		out.Summary = "a server that drops the calls whose caller gave up (--drop-expired) " + after
+		if c.Tried > 1 {
+			out.Summary = fmt.Sprintf("a server that drops the calls whose caller gave up (--drop-expired; no change of the call policy tried does: budgets down to %s, fewer attempts, backoffs up to %sx as long) %s",
+				human.Percent(simulate.CureBudgets[len(simulate.CureBudgets)-1]), human.Number(simulate.CureBackoffFactors[len(simulate.CureBackoffFactors)-1]), after)
+		}
+	case simulate.CureRate:
+		out.Factor, out.RatePerSecond = ptr(c.Factor), ptr(c.Rate)
+		out.Summary = fmt.Sprintf("a rate of %s requests/s (%s of it shed or sent elsewhere; no change of the policy or the server tried does) %s", human.Number(c.Rate), human.Percent(1-c.Factor), after)
+	}
+	return out
 }
 
 // BoundaryPoint is the stability boundary at one trigger factor.
@@ -184,6 +237,12 @@ func metastabilitySection(g Group) *Section {
 			swept += human.Seconds(s)
 		}
 		blocks = append(blocks, textPara(fmt.Sprintf("The stability boundary: the longest trigger of this kind, among %s, that the dependency recovers from, every shorter one too (the same run, another trigger).", swept)), Block{Table: bt})
+	}
+	switch {
+	case m.Cure != nil:
+		blocks = append(blocks, para("", strong("The cheapest cure: "), text(m.Cure.Summary+fmt.Sprintf(" (%s closed loops run; the changes tried in order: a retry budget, fewer attempts, a longer backoff, --drop-expired, a lower rate).", human.Count(int64(m.Cure.Runs))))))
+	case m.CureReason != "":
+		blocks = append(blocks, para("", strong("No cure found: "), text(m.CureReason+".")))
 	}
 	return &Section{ID: "metastability", Title: "Metastability (" + m.Trigger + ")", Blocks: blocks}
 }

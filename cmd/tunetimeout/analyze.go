@@ -85,6 +85,7 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 		return runFiles(cmd, args, o, f, pf, lookup)
 	}
 	addPolicyFlags(cmd, &o, &pf)
+	addLoopFlags(cmd, &o, &pf)
 	addInputFlags(cmd, &o, &f)
 	addAnalysisFlags(cmd, &o, &f, outputFormats(lookup))
 	fl := cmd.Flags()

@@ -85,3 +85,94 @@ func TestMetastabilityFlags(t *testing.T) {
 		assert.Contains(t, errOut, c.want, c.args)
 	}
 }
+
+// policyOf runs simulate with args and returns the first group's policy
+// as JSON.
+func policyOf(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	out, errOut, code := execute(t, "", append([]string{"simulate", mixture, "-o", "json"}, args...)...)
+	require.Equal(t, 0, code, errOut)
+	var doc struct {
+		Groups []struct {
+			Policy map[string]any `json:"policy"`
+		} `json:"groups"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	require.Len(t, doc.Groups, 1)
+	return doc.Groups[0].Policy
+}
+
+func metastableStepOf(t *testing.T, pol map[string]any) map[string]any {
+	t.Helper()
+	for _, s := range pol["steps"].([]any) {
+		if s := s.(map[string]any); s["rule"] == "metastable" {
+			return s
+		}
+	}
+	require.Fail(t, "no metastable step", "%v", pol["steps"])
+	return nil
+}
+
+// TestMetastabilityCure is issue 34's cure through the command: the policy
+// that does not recover gets the cheapest change that does, and running
+// the command again with that change applied recovers. At 91.6 % busy
+// (--capacity 444) no change of the policy is enough and the cure is the
+// server's --drop-expired; with the default rule's 15 workers (85.5 %) a
+// retry budget of 2 % is, and the policy then carries it into the
+// snippets.
+func TestMetastabilityCure(t *testing.T) {
+	stuck := metastability(t, "--attempts", "3")
+	cure := stuck["cure"].(map[string]any)
+	assert.Equal(t, "drop-expired", cure["change"])
+	assert.EqualValues(t, 13, cure["runs"], "6 budgets, 2 attempt counts and 4 backoffs fail first")
+	assert.Contains(t, cure["summary"], "--drop-expired")
+	assert.LessOrEqual(t, cure["recovery_seconds"], 10.0)
+	cured := metastability(t, "--attempts", "3", "--drop-expired")
+	assert.Equal(t, true, cured["recovered"], cured["reason"])
+	assert.Nil(t, cured["cure"], "nothing to cure")
+	assert.Equal(t, cure["recovery_seconds"], cured["recovery_seconds"], "the cure's run is the command's")
+
+	args := []string{"--rate", "400", "--deadline", "1s", "--idempotent", "--attempts", "3", "--trigger", "slow:3x:60s"}
+	pol := policyOf(t, args...)
+	m := pol["metastability"].(map[string]any)
+	assert.Equal(t, false, m["recovered"])
+	assert.EqualValues(t, 15, m["workers"])
+	cure = m["cure"].(map[string]any)
+	assert.Equal(t, "retry-budget", cure["change"])
+	assert.Equal(t, 0.02, cure["retry_budget"])
+	assert.Equal(t, 0.02, pol["retry_budget"], "the policy carries the budget")
+	step := metastableStepOf(t, pol)
+	assert.Equal(t, cure["recovery_seconds"], step["seconds"])
+	assert.Contains(t, step["reason"], "a retry budget of 2 % of requests (--retry-budget 2%")
+	assert.Contains(t, step["reason"], "with the policy as asked the dependency does not recover from slow:3x:1m within 5m (85.5 % busy before)")
+
+	curedPol := policyOf(t, append(args, "--retry-budget", "2%")...)
+	cured = curedPol["metastability"].(map[string]any)
+	assert.Equal(t, true, cured["recovered"], cured["reason"])
+	assert.Equal(t, cure["recovery_seconds"], cured["recovery_seconds"])
+	assert.Contains(t, metastableStepOf(t, curedPol)["reason"], "recovers from slow:3x:1m")
+
+	// The snippets carry the budget where the target has one.
+	// Linkerd's budget is its ServiceProfile's; the warning of no budget
+	// is gone, the policy being built with it.
+	out, errOut, code := execute(t, "", append([]string{"simulate", mixture, "--emit", "envoy,istio,linkerd", "--linkerd-resource", "serviceprofile"}, args...)...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "retry_budget:\n      budget_percent:\n        value: 2\n")
+	assert.Contains(t, out, "retryBudget:\n      percent: 2\n")
+	assert.Contains(t, out, "retryRatio: 0.02\n")
+	assert.NotContains(t, out, "TT-NO-RETRY-BUDGET")
+}
+
+// TestMetastabilityNoCure: a dependency far below the load (5 workers, 156
+// calls/s, for 400 requests/s) is not stable before the trigger, and no
+// change tried, not even half the rate, brings it back: the answer says
+// so, and so does the step.
+func TestMetastabilityNoCure(t *testing.T) {
+	pol := policyOf(t, "--rate", "400", "--workers", "5", "--deadline", "1s", "--idempotent", "--attempts", "1", "--drop-expired", "--trigger", "slow:3x:10s")
+	m := pol["metastability"].(map[string]any)
+	assert.Equal(t, false, m["recovered"])
+	assert.Nil(t, m["cure"])
+	assert.Equal(t, "no change tried recovers (the rate down to 50 % of it)", m["cure_reason"])
+	assert.Contains(t, metastableStepOf(t, pol)["reason"], "and no change tried recovers (the rate down to 50 % of it)")
+	assert.EqualValues(t, 0, metastableStepOf(t, pol)["seconds"])
+}

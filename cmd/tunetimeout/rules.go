@@ -136,6 +136,7 @@ reads it, or --report, a saved tunetimeout prometheus -o json.`,
 	fl.DurationVar(&ro.DemandRange, "demand-range", ro.DemandRange, "range of the rates of the Little's law alerts")
 	fl.DurationVar(&ro.For, "for", ro.For, "how long a Little's law alert must hold before it fires")
 	fl.StringVar(&ro.RunbookURL, "runbook-url", "", "runbook link for every alert's annotations")
+	fl.StringVar(&ro.RequestsMetric, "requests-metric", "", "a counter of the callers' requests, each counted once however many attempts it makes, with the latency metric's labels: adds the alerts of a metastable state (more than 1.1 attempts per request, goodput behind the requests, for 5m; docs/metastability.md)")
 	fl.StringVar(&f.kind, "kind", rules.KindRules, "what to write: "+strings.Join(rules.Kinds, " or "))
 	fl.StringVar(&f.name, "name", "tunetimeout", "metadata.name of the PrometheusRule")
 	fl.StringVar(&f.namespace, "namespace", "", "metadata.namespace of the PrometheusRule")

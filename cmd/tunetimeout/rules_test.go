@@ -248,3 +248,43 @@ func TestRulesSelectEachGroupByItsLabels(t *testing.T) {
 		})
 	}
 }
+
+// TestRulesMetastable: --requests-metric adds, per group, the alerts of a
+// metastable state with their runbook; promtool accepts them and their
+// unit test, where they fire at 1.5 attempts per request and goodput at
+// 75 % of the requests, and do not at one attempt per request.
+func TestRulesMetastable(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "rules.yaml")
+	test := filepath.Join(dir, "rules.test.yaml")
+	_, stderr, code := execute(t, "", "rules", "--report", rulesReport(t), "--by", "route", "--selector", `{job="api"}`,
+		"--requests-metric", "tt_requests_total", "--output", out, "--test-out", test)
+	require.Equal(t, 0, code, stderr)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	var f rulesFile
+	require.NoError(t, yaml.Unmarshal(b, &f))
+	found := map[string]string{}
+	for _, r := range f.Groups[0].Rules {
+		if r.Alert == "TunetimeoutRetryStorm" || r.Alert == "TunetimeoutGoodputBehindDemand" {
+			found[r.Alert] = r.Expr
+			assert.Equal(t, "5m", r.For)
+			assert.Contains(t, r.Annotations["runbook"], "Turn retries off")
+		}
+	}
+	assert.Equal(t, `(sum by (route) (rate(tt_request_duration_seconds_count{job="api", route="/api"}[5m])) / sum by (route) (rate(tt_requests_total{job="api", route="/api"}[5m]))) > 1.1`, found["TunetimeoutRetryStorm"])
+	assert.Contains(t, found["TunetimeoutGoodputBehindDemand"], `< (0.99 * sum by (route) (rate(tt_requests_total{job="api", route="/api"}[5m])))`)
+	tb, err := os.ReadFile(test)
+	require.NoError(t, err)
+	assert.Contains(t, string(tb), `tt_requests_total{job="api",route="/api"}`)
+	bin := e2etest.RequireBinary(t, "promtool", "apt-get install prometheus")
+	res, err := exec.Command(bin, "check", "rules", out).CombinedOutput()
+	require.NoError(t, err, "%s", res)
+	res, err = exec.Command(bin, "test", "rules", test).CombinedOutput()
+	require.NoError(t, err, "%s\n%s", res, tb)
+	assert.Contains(t, string(res), "SUCCESS")
+
+	_, stderr, code = execute(t, "", "rules", "--report", rulesReport(t), "--requests-metric", "a b")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--requests-metric")
+}

@@ -109,10 +109,22 @@ func addPolicyFlags(cmd *cobra.Command, o *analysis.Options, pf *policyFlags) {
 	fl.Uint64Var(&o.Simulate.Seed, "seed", 1, "seed of the simulation: the same seed gives the same figures")
 	fl.IntVar(&o.Herd.Clients, "herd", 0, "simulate this many clients failing at once and retrying (the herd)")
 	fl.IntVar(&o.Herd.ClientInstances, "clients", 0, "the herd is this many client instances x their calls in flight at the peak")
-	fl.Float64Var(&o.Herd.CapacityPerSecond, "capacity", 0, "calls/s the dependency serves: the herd (default: --headroom x the busiest second) and, with --trigger, its workers (capacity x the mean latency)")
+	fl.Float64Var(&o.Herd.CapacityPerSecond, "capacity", 0, "calls/s the dependency serves: the herd (default: --headroom x the busiest second) and, with --trigger (analyze, simulate), its workers (capacity x the mean latency)")
 	fl.StringVar(&pf.headroom, "headroom", "50%", "the dependency's spare capacity, a share of its busiest second (without --capacity)")
 	fl.StringVar(&pf.rejectCost, "reject-cost", "5%", "the share of a call's work a rejection costs the dependency")
 	fl.IntVar(&o.Simulate.Requests, "requests", simulate.DefaultRequests, "requests per simulated scenario")
+	complete(cmd, "jitter", jitterList()...)
+	complete(cmd, "hedge-at", "p90", "p95", "p99")
+	completeList(cmd, "retry-on", recommend.DefaultRetryOn...)
+	completeList(cmd, "idempotent-methods", append(slices.Clone(recommend.IdempotentMethods), "POST", "PATCH")...)
+}
+
+// addLoopFlags registers the closed loop's flags (--trigger and the
+// dependency's), on analyze and simulate only: a closed loop with its
+// sweep and cure takes seconds of CPU per group, too much for every
+// cycle of watch or every source's query.
+func addLoopFlags(cmd *cobra.Command, o *analysis.Options, pf *policyFlags) {
+	fl := cmd.Flags()
 	fl.StringVar(&pf.trigger, "trigger", "", "simulate the dependency in a closed loop under a trigger and say whether it recovers: slow:3x:60s (service times x3 for 60s), outage:30s (every call fails fast), spike:2x:30s (arrivals x2)")
 	fl.DurationVar(&o.Loop.TriggerAt, "trigger-at", simulate.DefaultTriggerAt, "when the trigger starts in the closed loop's run")
 	fl.DurationVar(&o.Loop.Duration, "duration", simulate.DefaultLoopDuration, "the closed loop's simulated run")
@@ -121,10 +133,6 @@ func addPolicyFlags(cmd *cobra.Command, o *analysis.Options, pf *policyFlags) {
 	fl.IntVar(&o.Loop.Queue, "queue", 0, "most calls waiting at the dependency in the closed loop; a full queue answers 503 (default: unbounded, as most servers are)")
 	fl.BoolVar(&o.Loop.DropExpired, "drop-expired", false, "the dependency drops calls whose caller already gave up (most servers do not know)")
 	complete(cmd, "trigger", "slow:3x:60s", "outage:30s", "spike:2x:30s")
-	complete(cmd, "jitter", jitterList()...)
-	complete(cmd, "hedge-at", "p90", "p95", "p99")
-	completeList(cmd, "retry-on", recommend.DefaultRetryOn...)
-	completeList(cmd, "idempotent-methods", append(slices.Clone(recommend.IdempotentMethods), "POST", "PATCH")...)
 }
 
 // apply parses the policy flags into o and checks the policy options, so a

@@ -50,6 +50,21 @@ const (
 	// SharedHangAlert is HangAlert for the pool all groups share.
 	SharedHangAlert = "TunetimeoutHangExhaustsSharedPool"
 	DemandAlert     = "TunetimeoutDemandNearBulkhead"
+	// RetryStormAlert and GoodputAlert are the signals of a metastable
+	// state (docs/metastability.md): the callers send more than
+	// MetastableAttempts attempts per request, and fewer than
+	// MetastableGoodput of their requests' worth of calls are answered
+	// within the timeout, both for MetastableFor. They need the callers'
+	// requests (Options.RequestsMetric).
+	RetryStormAlert    = "TunetimeoutRetryStorm"
+	GoodputAlert       = "TunetimeoutGoodputBehindDemand"
+	MetastableAttempts = 1.1
+	MetastableGoodput  = 0.99
+	MetastableFor      = 5 * time.Minute
+	// MetastableRunbook is the runbook annotation of both: break the loop,
+	// then restore (Bronson et al., HotOS 2021: a metastable state
+	// outlives its trigger; only removing the retry load ends it).
+	MetastableRunbook = "A metastable state outlives its trigger: rolling the trigger back does not end it, restarting does not either, breaking the loop does. 1. Shed load: turn away or rate-limit requests at the edge until attempts per request are back near 1. 2. Drain the queues: the dependency is working on calls whose callers gave up; let it drop them (work with an expired deadline), or drain its queue once the load is off. 3. Turn retries off: the switch each snippet's comments name (docs/policy.md), without a deploy. 4. Restore: when goodput meets the offered load again, turn retries back on (with a retry budget: tunetimeout simulate --trigger names the one that recovers), then the load, in steps."
 	// DefaultWindows are the SRE workbook's recommended pairs ("Alerting on
 	// SLOs", table 5-8): page on 2 % of a month's budget spent in 1h and on
 	// 5 % in 6h, ticket on 10 % in 1d and in 3d.
@@ -144,6 +159,11 @@ type Options struct {
 	For time.Duration
 	// RunbookURL goes into every alert's annotations.
 	RunbookURL string
+	// RequestsMetric is a counter of the callers' requests, each counted
+	// once however many attempts it makes, with the labels of the latency
+	// metric's groups (and the selector's): the metastable alerts compare
+	// the calls with it. "": no such alerts.
+	RequestsMetric string
 }
 
 // DefaultOptions returns the options of a run without flags.
@@ -244,6 +264,11 @@ func Build(r *report.Report, o Options) (*Rules, error) {
 	}
 	if _, err := promsource.ParseSelector(o.Selector); err != nil {
 		return nil, &usage.Error{Err: err}
+	}
+	if o.RequestsMetric != "" {
+		if err := promsource.CheckMetric("--requests-metric", o.RequestsMetric); err != nil {
+			return nil, &usage.Error{Err: err}
+		}
 	}
 	metric := o.Metric
 	if metric == "" {
@@ -718,7 +743,61 @@ func groupRules(t Target, o Options, metric, source string) Group {
 	} else {
 		g.Notes = append(g.Notes, fmt.Sprintf("No %s alert: no bulkhead (a rate and a mean latency size it).", DemandAlert))
 	}
+	if o.RequestsMetric == "" {
+		g.Notes = append(g.Notes, fmt.Sprintf("No %s or %s alert: no --requests-metric (the callers' requests, each counted once however many attempts it makes).", RetryStormAlert, GoodputAlert))
+		return g
+	}
+	g.Rules = append(g.Rules, metastableRules(t, o, metric, by, exactness, common, alertLabels)...)
 	return g
+}
+
+// metastableRules are the alerts of a metastable state (docs/metastability.md):
+// the calls (attempts) per request of the callers, and the calls answered
+// within the timeout (goodput) against the requests (offered load).
+func metastableRules(t Target, o Options, metric string, by []string, exactness string, common, alertLabels func(map[string]string) map[string]string) []Rule {
+	w := o.DemandRange
+	r := "[" + dur(w) + "]"
+	requests := sumBy(by, "rate("+series(o.RequestsMetric, t.Matchers)+r+")")
+	attempts := rateExpr(t, metric, by, w)
+	var goodput string
+	if t.Kind == "native" {
+		h := sumBy(by, "rate("+series(metric, t.Matchers)+r+")")
+		goodput = fmt.Sprintf("histogram_count(%s) * histogram_fraction(0, %s, %s)", h, num(t.Timeout.Seconds()/t.UnitSeconds), h)
+	} else {
+		goodput = sumBy(by, "rate("+series(metric+"_bucket", with(t.Matchers, leMatcher(t.LE)))+r+")")
+	}
+	forLit := dur(MetastableFor)
+	runbook := literal(MetastableRunbook)
+	goodDesc := fmt.Sprintf("The calls of group %s answered within the timeout, %s, per second (over %s) have been below %s of the callers' requests per second (%s) for %s: the dependency does not serve the offered load, and its retries keep it so.",
+		t.Group, dur(t.Timeout), dur(w), human.Percent(MetastableGoodput), o.RequestsMetric, forLit)
+	if exactness != "" {
+		goodDesc += " " + exactness
+	}
+	return []Rule{
+		{
+			Alert:  RetryStormAlert,
+			Expr:   fmt.Sprintf("(%s / %s) > %s", attempts, requests, num(MetastableAttempts)),
+			For:    forLit,
+			Labels: alertLabels(map[string]string{"severity": "page"}),
+			Annotations: common(map[string]string{
+				"summary": literal(fmt.Sprintf("The callers of %s send more than %s attempts per request", t.Group, num(MetastableAttempts))),
+				"description": literal(fmt.Sprintf("The calls of group %s (%s) per request of the callers (%s), over %s, have been above %s for %s: retries are load on a dependency that is already slow, the loop of a metastable failure.",
+					t.Group, metric, o.RequestsMetric, dur(w), num(MetastableAttempts), forLit)),
+				"runbook": runbook,
+			}),
+		},
+		{
+			Alert:  GoodputAlert,
+			Expr:   fmt.Sprintf("%s < (%s * %s)", goodput, num(MetastableGoodput), requests),
+			For:    forLit,
+			Labels: alertLabels(map[string]string{"severity": "page"}),
+			Annotations: common(map[string]string{
+				"summary":     literal(fmt.Sprintf("Goodput of %s is behind the offered load", t.Group)),
+				"description": literal(goodDesc),
+				"runbook":     runbook,
+			}),
+		},
+	}
 }
 
 // exactnessNote says when the recorded ratio is not the share above the

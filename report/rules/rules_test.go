@@ -217,7 +217,7 @@ func TestLittlesLawAlerts(t *testing.T) {
 	for _, ru := range rs.File.Groups[0].Rules {
 		assert.NotContains(t, []string{HangAlert, DemandAlert}, ru.Alert)
 	}
-	assert.Len(t, rs.File.Groups[0].Notes, 2)
+	assert.Len(t, rs.File.Groups[0].Notes, 3, "the pool's, the bulkhead's and the requests metric's")
 }
 
 func TestSharedPool(t *testing.T) {
@@ -407,6 +407,11 @@ func TestUnitTestPasses(t *testing.T) {
 		{"exact le", testReport("/api"), func(*Options) {}},
 		{"bulkhead above the pool", testReport("/api"), func(o *Options) { o.Bulkhead = 300 }},
 		{"lower bound le, escaping", testReport(nasty, "/slow"), func(o *Options) { o.For = time.Minute }},
+		{"metastable alerts", testReport("/api"), func(o *Options) { o.RequestsMetric = "tt_requests_total" }},
+		{"metastable alerts, lower bound le, short for", testReport(nasty, "/slow"), func(o *Options) {
+			o.RequestsMetric = "tt_requests_total"
+			o.For = time.Minute
+		}},
 		{"no pool", func() *report.Report {
 			r := testReport("/api")
 			r.Groups[0].LittlesLaw = report.LittlesLaw{}
@@ -504,4 +509,61 @@ func TestDashboard(t *testing.T) {
 	b, err := yaml.Marshal(f)
 	require.NoError(t, err)
 	checkRules(t, b)
+}
+
+// TestMetastableAlerts: with the callers' requests, each group alerts on
+// more than 1.1 attempts per request and on calls answered within the
+// timeout below 99 % of the requests, both for 5 minutes, with the
+// runbook; without, a note says why not. promtool's unit test fails when
+// the attempts threshold is wrong.
+func TestMetastableAlerts(t *testing.T) {
+	o := byRoute()
+	rs, err := Build(testReport("/api"), o)
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(rs.File.Groups[0].Notes, "\n"), "No TunetimeoutRetryStorm or TunetimeoutGoodputBehindDemand alert: no --requests-metric")
+
+	o.RequestsMetric = "tt_requests_total"
+	rs, err = Build(testReport("/api"), o)
+	require.NoError(t, err)
+	byName := map[string]Rule{}
+	for _, r := range rs.File.Groups[0].Rules {
+		byName[r.Alert] = r
+	}
+	storm, good := byName[RetryStormAlert], byName[GoodputAlert]
+	assert.Equal(t, `(sum by (route) (rate(tt_request_duration_seconds_count{job="api", route="/api"}[5m])) / sum by (route) (rate(tt_requests_total{job="api", route="/api"}[5m]))) > 1.1`, storm.Expr)
+	assert.Equal(t, `sum by (route) (rate(tt_request_duration_seconds_bucket{job="api", route="/api", le=~"1|1\\.0"}[5m])) < (0.99 * sum by (route) (rate(tt_requests_total{job="api", route="/api"}[5m])))`, good.Expr)
+	for _, r := range []Rule{storm, good} {
+		assert.Equal(t, "5m", r.For)
+		assert.Equal(t, "page", r.Labels["severity"])
+		assert.Contains(t, r.Annotations["runbook"], "Shed load")
+		assert.Contains(t, r.Annotations["runbook"], "Turn retries off")
+	}
+	out, err := Marshal(rs, KindRules, Meta{})
+	require.NoError(t, err)
+	checkRules(t, out)
+
+	o.RequestsMetric = "bad name{"
+	_, err = Build(testReport("/api"), o)
+	assert.ErrorContains(t, err, "--requests-metric")
+
+	// A wrong threshold fails the unit test.
+	bin := promtool(t)
+	o.RequestsMetric = "tt_requests_total"
+	rs, err = Build(testReport("/api"), o)
+	require.NoError(t, err)
+	test, err := UnitTest(rs, o, "tt_request_duration_seconds", o.Selector, "rules.yaml")
+	require.NoError(t, err)
+	for i, r := range rs.File.Groups[0].Rules {
+		if r.Alert == RetryStormAlert {
+			rs.File.Groups[0].Rules[i].Expr = strings.Replace(r.Expr, "> 1.1", "> 2", 1)
+		}
+	}
+	out, err = Marshal(rs, KindRules, Meta{})
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "rules.yaml"), out, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "test.yaml"), test, 0o644))
+	res, err := exec.Command(bin, "test", "rules", filepath.Join(dir, "test.yaml")).CombinedOutput()
+	assert.Error(t, err, "promtool test rules should fail:\n%s", res)
+	assert.Contains(t, string(res), RetryStormAlert)
 }

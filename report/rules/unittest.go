@@ -114,6 +114,15 @@ func UnitTest(r *Rules, o Options, metric, selector, rulesPath string) ([]byte, 
 		{"every alert fires", 2 * hiT, rateHi, inflightHi, true},
 		{"no alert fires", loT / 4, rateLo, inflightLo, false},
 	}
+	// The metastable alerts: where they fire, 1.5 attempts per request
+	// and half the calls cut off, so goodput is 0.75 of the requests;
+	// where none fires, one attempt per request and at most 0.5 % cut off.
+	perRequest := []float64{1, 1}
+	if o.RequestsMetric != "" {
+		perRequest = []float64{1.5, 1}
+		levels[0].ratio = max(levels[0].ratio, 0.5)
+		levels[1].ratio = min(levels[1].ratio, 0.005)
+	}
 	// Samples and evaluations often enough for the shortest range: a
 	// rate needs two samples within it.
 	step := time.Minute
@@ -122,10 +131,13 @@ func UnitTest(r *Rules, o Options, metric, selector, rulesPath string) ([]byte, 
 	}
 	step = max(step.Truncate(time.Second), time.Second)
 	eval := history + o.For + 10*time.Minute
+	if o.RequestsMetric != "" {
+		eval = history + max(o.For, MetastableFor) + 10*time.Minute
+	}
 	n := int(eval/step) + 1
 	le := t.LE
 	f := unitFile{RuleFiles: []string{rulesPath}, EvaluationInterval: dur(step)}
-	for _, lv := range levels {
+	for i, lv := range levels {
 		perStep := lv.rate * step.Seconds()
 		below := perStep * (1 - lv.ratio)
 		// Little's law: the calls in flight are rate(_sum), in the metric's unit.
@@ -136,6 +148,9 @@ func UnitTest(r *Rules, o Options, metric, selector, rulesPath string) ([]byte, 
 			{seriesString(metric+"_bucket", labels, "le", "+Inf"), counter(perStep, n)},
 			{seriesString(metric+"_count", labels, "", ""), counter(perStep, n)},
 			{seriesString(metric+"_sum", labels, "", ""), counter(sum, n)},
+		}
+		if o.RequestsMetric != "" {
+			ut.InputSeries = append(ut.InputSeries, inputSer{seriesString(o.RequestsMetric, labels, "", ""), counter(perStep/perRequest[i], n)})
 		}
 		for _, rule := range g.Rules {
 			if rule.Alert == "" {

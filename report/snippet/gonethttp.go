@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
 // goTarget writes a Go file (net/http): a Transport for the service (its
@@ -42,7 +44,7 @@ func renderGo(p *plan, d *doc) error {
 		perTry = max(perTry, rt.perTry)
 	}
 	connect, connectWhy := p.clusterConnect()
-	d.p("package %s\n\nimport (\n\t\"context\"\n\t\"io\"\n\t\"math/rand/v2\"\n\t\"net\"\n\t\"net/http\"\n\t\"net/http/httptrace\"\n\t\"slices\"\n\t\"strconv\"\n\t\"time\"\n)\n\n", pkg)
+	d.p("package %s\n\nimport (\n\t\"context\"\n\t\"io\"\n\t\"math/rand/v2\"\n\t\"net\"\n\t\"net/http\"\n\t\"net/http/httptrace\"\n\t\"slices\"\n\t\"strconv\"\n\t\"sync\"\n\t\"time\"\n)\n\n", pkg)
 	d.p(goPolicySource)
 	d.note("dial: DNS within %s, then each address within the connect timeout %s: %s (net.Dialer.Timeout alone covers DNS too, and is divided among the addresses)", goDurLit(goDNSTimeout), goDurLit(connect), connectWhy)
 	d.note("TLSHandshakeTimeout %s: the connect timeout again, a handshake costs about as many round trips", goDurLit(connect))
@@ -82,6 +84,9 @@ func renderGo(p *plan, d *doc) error {
 		} else if rt.attempts > 1 {
 			d.note("  RetrySent false: %s, so only a request never sent is retried; in a hang the one attempt times out at %s", rt.idempotentWhy, goDurLit(rt.perTry))
 		}
+		if b := rt.budget; b != nil && *b > 0 && rt.attempts > 1 {
+			d.note("  Budget Ratio %s: retry budget %s of requests, from the call policy; a token bucket for the group's calls in this process: each call earns %s of a token, at most %d kept, each retry spends one (as the simulation's, docs/method.md#retry-budgets)", ratio(*b), human.Percent(*b), ratio(*b), 10)
+		}
 		if rt.hedge != nil {
 			d.note("  no hedging: net/http has none; Do does not hedge")
 		}
@@ -94,6 +99,9 @@ func renderGo(p *plan, d *doc) error {
 				if len(codes) > 0 {
 					d.p("\tRetryStatus: []int{%s},\n", strings.Join(codes, ", "))
 				}
+			}
+			if b := rt.budget; b != nil && *b > 0 {
+				d.p("\tBudget:    &Budget{Ratio: %s},\n", ratio(*b))
 			}
 		}
 		d.p("}\n")
@@ -137,6 +145,54 @@ type Policy struct {
 	// section 10.2.3), or returned at once when that does not fit.
 	RetrySent   bool
 	RetryStatus []int
+	// Budget, when set, is the group's retry budget: a retry is sent only
+	// with a token to spend (Budget).
+	Budget *Budget
+}
+
+// Budget is a retry budget as one token bucket for the calls that share
+// it: each call earns Ratio of a token, at most budgetMax are kept, each
+// retry spends one, and a call is not retried without one. It starts
+// full. A nil *Budget allows every retry.
+type Budget struct {
+	Ratio  float64
+	mu     sync.Mutex
+	tokens float64
+	used   bool
+}
+
+// budgetMax is the most tokens a Budget keeps: the retries a burst of
+// failures may send before the budget holds them to Ratio per call.
+const budgetMax = 10
+
+func (b *Budget) fill() {
+	if !b.used {
+		b.tokens, b.used = budgetMax, true
+	}
+}
+
+func (b *Budget) earn() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fill()
+	b.tokens = min(budgetMax, b.tokens+b.Ratio)
+}
+
+func (b *Budget) spend() bool {
+	if b == nil {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fill()
+	if b.tokens < 1-1e-9 {
+		return false
+	}
+	b.tokens--
+	return true
 }
 
 // Do sends req with policy p through c. The response it returns must be
@@ -146,6 +202,7 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http
 	if p.Timeout > 0 {
 		ctx, cancelAll = context.WithTimeout(ctx, p.Timeout)
 	}
+	p.Budget.earn()
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, p.PerTry)
 		sent := false
@@ -186,8 +243,9 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http
 // waitBeforeRetry waits the backoff before retry n (from 1), at least
 // atLeast (a Retry-After), and reports whether a retry may follow: false
 // when the wait would leave less than MinUseful of the call's time (or,
-// without a deadline, a Retry-After exceeds Cap), or the call's context
-// ends.
+// without a deadline, a Retry-After exceeds Cap), when the retry budget
+// has no token left (spent only for a retry that fits), or the call's
+// context ends.
 func waitBeforeRetry(ctx context.Context, p Policy, n int, atLeast time.Duration) bool {
 	window := p.Base
 	for i := 1; i < n && window < p.Cap; i++ {
@@ -201,6 +259,9 @@ func waitBeforeRetry(ctx context.Context, p Policy, n int, atLeast time.Duration
 	wait = max(wait, atLeast)
 	dl, ok := ctx.Deadline()
 	if ok && time.Until(dl)-wait < p.MinUseful || !ok && atLeast > p.Cap {
+		return false
+	}
+	if !p.Budget.spend() { // only for a retry that is sent
 		return false
 	}
 	t := time.NewTimer(wait)

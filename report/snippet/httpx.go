@@ -3,6 +3,8 @@ package snippet
 import (
 	"strings"
 	"time"
+
+	"github.com/tunetimeout/tunetimeout/internal/human"
 )
 
 // httpxTarget writes Python for httpx: per group an httpx.Timeout (each
@@ -24,7 +26,7 @@ func renderHTTPX(p *plan, d *doc) error {
 	d.note("send() sends an attempt only while the worst case of one attempt (pool + connect + write + read) fits in what is left of the deadline, so the call never outlasts it, unless a server trickles its answer: read bounds each read, not the whole response.")
 	d.note("send() retries a request that was never sent (httpx.ConnectError, httpx.ConnectTimeout) for every call, and after it was sent only when retry_sent is set (idempotent calls); httpx's own retries (HTTPTransport(retries=)) are left off, for their fixed 0.5s, 1s waits.")
 	d.note("A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not leave room for an attempt before the deadline (or, without one, exceeds backoff_cap), send() returns the response at once.")
-	d.p("import datetime\nimport email.utils\nimport random\nimport time\n\nimport httpx\n\n")
+	d.p("import datetime\nimport email.utils\nimport random\nimport threading\nimport time\n\nimport httpx\n\n")
 	if b := p.bulkhead; b != nil {
 		d.note("max_connections %s; a request beyond it waits at most the pool timeout, then fails (httpx.PoolTimeout)", p.bulkheadWhy)
 		d.p("LIMITS = httpx.Limits(max_connections=%d, max_keepalive_connections=%d)\n\n", *b, *b)
@@ -32,10 +34,12 @@ func renderHTTPX(p *plan, d *doc) error {
 		d.note("httpx's default limits (100 connections): the report has no call rate for a bulkhead (analyze --rate)")
 		d.p("LIMITS = httpx.Limits()\n\n")
 	}
+	d.p("\n%s", httpxBudget)
 	d.p("# Per group: the timeouts of one attempt (seconds), and how attempts are made:\n")
 	d.p("# deadline bounds the whole call (None: no deadline), attempts counts the first,\n")
 	d.p("# waits are random from 0 to min(backoff_cap, backoff_base x 2^n) (full jitter),\n")
-	d.p("# retry_sent allows a retry after the request was sent (idempotent calls only).\n")
+	d.p("# retry_sent allows a retry after the request was sent (idempotent calls only),\n")
+	d.p("# retry_budget is the group's retry budget, a Budget (None: no budget).\n")
 	d.p("GROUPS = {\n")
 	for _, rt := range routes {
 		tm := p.timers(rt, 2)
@@ -66,6 +70,11 @@ func renderHTTPX(p *plan, d *doc) error {
 		if rt.hedge != nil {
 			d.note("  no hedging: send() does not hedge")
 		}
+		budget := "None"
+		if b := rt.budget; b != nil && *b > 0 && rt.attempts > 1 {
+			budget = "Budget(" + ratio(*b) + ")"
+			d.note("  retry_budget %s: retry budget %s of requests, from the call policy; a token bucket for the group's calls in this process: each call earns %s of a token, at most 10 kept, each retry spends one (as the simulation's, docs/method.md#retry-budgets)", budget, human.Percent(*b), ratio(*b))
+		}
 		base, cp := "0.0", "0.0"
 		if rt.attempts > 1 {
 			base, cp = pySeconds(rt.backoffBase), pySeconds(rt.backoffCap)
@@ -74,7 +83,7 @@ func renderHTTPX(p *plan, d *doc) error {
 		d.p("    %s: {\n", jsonString(rt.group))
 		d.p("        \"timeout\": httpx.Timeout(connect=%s, read=%s, write=%s, pool=%s),\n", pySeconds(tm.connect), pySeconds(perTry), pySeconds(tm.other), pySeconds(tm.other))
 		d.p("        \"deadline\": %s,\n        \"attempts\": %d,\n        \"backoff_base\": %s,\n        \"backoff_cap\": %s,\n", dl, rt.attempts, base, cp)
-		d.p("        \"retry_sent\": %s,\n        \"retry_status\": %s,\n    },\n", py[retrySent], codes)
+		d.p("        \"retry_sent\": %s,\n        \"retry_status\": %s,\n        \"retry_budget\": %s,\n    },\n", py[retrySent], codes, budget)
 	}
 	d.p("}\n\n")
 	d.p("# Failures after which the request was never sent: safe to retry for any call.\nNEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout)\n\n\n")
@@ -82,6 +91,34 @@ func renderHTTPX(p *plan, d *doc) error {
 	d.p("%s", httpxSend)
 	return nil
 }
+
+// httpxBudget is the retry budget's token bucket, the same in every
+// httpx snippet (as the Go snippet's Budget).
+const httpxBudget = `class Budget:
+    """A retry budget as one token bucket for the calls that share it:
+    each call earns ratio of a token, at most 10 are kept, each retry
+    spends one, and a call is not retried without one. It starts full."""
+
+    MAX = 10.0
+
+    def __init__(self, ratio):
+        self.ratio = ratio
+        self.tokens = Budget.MAX
+        self.lock = threading.Lock()
+
+    def earn(self):
+        with self.lock:
+            self.tokens = min(Budget.MAX, self.tokens + self.ratio)
+
+    def spend(self):
+        with self.lock:
+            if self.tokens < 1 - 1e-9:
+                return False
+            self.tokens -= 1
+            return True
+
+
+`
 
 // httpxSend is send(), the same in every httpx snippet.
 const httpxSend = `def send(client, request, group):
@@ -96,6 +133,9 @@ const httpxSend = `def send(client, request, group):
     start = time.monotonic()
     last = None
     after = 0.0  # the Retry-After of the last response
+    budget = policy["retry_budget"]
+    if budget is not None:
+        budget.earn()
     for attempt in range(1, policy["attempts"] + 1):
         if attempt > 1:
             window = min(policy["backoff_cap"], policy["backoff_base"] * 2 ** (attempt - 2))
@@ -103,6 +143,8 @@ const httpxSend = `def send(client, request, group):
             if deadline is not None and deadline - (time.monotonic() - start) - wait < one_attempt:
                 break
             if deadline is None and after > policy["backoff_cap"]:
+                break
+            if budget is not None and not budget.spend():
                 break
             time.sleep(wait)
         after = 0.0

@@ -36,6 +36,7 @@ import (
 	"net/http/httptrace"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -61,6 +62,54 @@ type Policy struct {
 	// section 10.2.3), or returned at once when that does not fit.
 	RetrySent   bool
 	RetryStatus []int
+	// Budget, when set, is the group's retry budget: a retry is sent only
+	// with a token to spend (Budget).
+	Budget *Budget
+}
+
+// Budget is a retry budget as one token bucket for the calls that share
+// it: each call earns Ratio of a token, at most budgetMax are kept, each
+// retry spends one, and a call is not retried without one. It starts
+// full. A nil *Budget allows every retry.
+type Budget struct {
+	Ratio  float64
+	mu     sync.Mutex
+	tokens float64
+	used   bool
+}
+
+// budgetMax is the most tokens a Budget keeps: the retries a burst of
+// failures may send before the budget holds them to Ratio per call.
+const budgetMax = 10
+
+func (b *Budget) fill() {
+	if !b.used {
+		b.tokens, b.used = budgetMax, true
+	}
+}
+
+func (b *Budget) earn() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fill()
+	b.tokens = min(budgetMax, b.tokens+b.Ratio)
+}
+
+func (b *Budget) spend() bool {
+	if b == nil {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fill()
+	if b.tokens < 1-1e-9 {
+		return false
+	}
+	b.tokens--
+	return true
 }
 
 // Do sends req with policy p through c. The response it returns must be
@@ -70,6 +119,7 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http
 	if p.Timeout > 0 {
 		ctx, cancelAll = context.WithTimeout(ctx, p.Timeout)
 	}
+	p.Budget.earn()
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, p.PerTry)
 		sent := false
@@ -110,8 +160,9 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http
 // waitBeforeRetry waits the backoff before retry n (from 1), at least
 // atLeast (a Retry-After), and reports whether a retry may follow: false
 // when the wait would leave less than MinUseful of the call's time (or,
-// without a deadline, a Retry-After exceeds Cap), or the call's context
-// ends.
+// without a deadline, a Retry-After exceeds Cap), when the retry budget
+// has no token left (spent only for a retry that fits), or the call's
+// context ends.
 func waitBeforeRetry(ctx context.Context, p Policy, n int, atLeast time.Duration) bool {
 	window := p.Base
 	for i := 1; i < n && window < p.Cap; i++ {
@@ -125,6 +176,9 @@ func waitBeforeRetry(ctx context.Context, p Policy, n int, atLeast time.Duration
 	wait = max(wait, atLeast)
 	dl, ok := ctx.Deadline()
 	if ok && time.Until(dl)-wait < p.MinUseful || !ok && atLeast > p.Cap {
+		return false
+	}
+	if !p.Budget.spend() { // only for a retry that is sent
 		return false
 	}
 	t := time.NewTimer(wait)

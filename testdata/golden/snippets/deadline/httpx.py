@@ -29,16 +29,43 @@
 import datetime
 import email.utils
 import random
+import threading
 import time
 
 import httpx
 
 LIMITS = httpx.Limits(max_connections=25, max_keepalive_connections=25)
 
+
+class Budget:
+    """A retry budget as one token bucket for the calls that share it:
+    each call earns ratio of a token, at most 10 are kept, each retry
+    spends one, and a call is not retried without one. It starts full."""
+
+    MAX = 10.0
+
+    def __init__(self, ratio):
+        self.ratio = ratio
+        self.tokens = Budget.MAX
+        self.lock = threading.Lock()
+
+    def earn(self):
+        with self.lock:
+            self.tokens = min(Budget.MAX, self.tokens + self.ratio)
+
+    def spend(self):
+        with self.lock:
+            if self.tokens < 1 - 1e-9:
+                return False
+            self.tokens -= 1
+            return True
+
+
 # Per group: the timeouts of one attempt (seconds), and how attempts are made:
 # deadline bounds the whole call (None: no deadline), attempts counts the first,
 # waits are random from 0 to min(backoff_cap, backoff_base x 2^n) (full jitter),
-# retry_sent allows a retry after the request was sent (idempotent calls only).
+# retry_sent allows a retry after the request was sent (idempotent calls only),
+# retry_budget is the group's retry budget, a Budget (None: no budget).
 GROUPS = {
     "/api/orders": {
         "timeout": httpx.Timeout(connect=0.006, read=0.8, write=0.006, pool=0.006),
@@ -48,6 +75,7 @@ GROUPS = {
         "backoff_cap": 0.25,
         "retry_sent": True,
         "retry_status": [408, 429, 502, 503, 504],
+        "retry_budget": None,
     },
     "/api/search": {
         "timeout": httpx.Timeout(connect=0.006, read=0.8, write=0.006, pool=0.006),
@@ -57,6 +85,7 @@ GROUPS = {
         "backoff_cap": 0.25,
         "retry_sent": True,
         "retry_status": [408, 429, 502, 503, 504],
+        "retry_budget": None,
     },
     "/api/users": {
         "timeout": httpx.Timeout(connect=0.006, read=0.8, write=0.006, pool=0.006),
@@ -66,6 +95,7 @@ GROUPS = {
         "backoff_cap": 0.25,
         "retry_sent": True,
         "retry_status": [408, 429, 502, 503, 504],
+        "retry_budget": None,
     },
 }
 
@@ -90,6 +120,9 @@ def send(client, request, group):
     start = time.monotonic()
     last = None
     after = 0.0  # the Retry-After of the last response
+    budget = policy["retry_budget"]
+    if budget is not None:
+        budget.earn()
     for attempt in range(1, policy["attempts"] + 1):
         if attempt > 1:
             window = min(policy["backoff_cap"], policy["backoff_base"] * 2 ** (attempt - 2))
@@ -97,6 +130,8 @@ def send(client, request, group):
             if deadline is not None and deadline - (time.monotonic() - start) - wait < one_attempt:
                 break
             if deadline is None and after > policy["backoff_cap"]:
+                break
+            if budget is not None and not budget.spend():
                 break
             time.sleep(wait)
         after = 0.0

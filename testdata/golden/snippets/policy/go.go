@@ -16,11 +16,13 @@
 //   PerTry 800 * time.Millisecond: 800ms = p99.9 of 120,114 calls (790ms), rounded up
 //   Attempts 3: 3 attempts from the call policy
 //   RetrySent: GET calls are idempotent; RetryStatus 429, 502, 503, 504; in a hang each attempt times out at 800ms and is retried until the timeout of 2.5s ends the call: the caller waits at most 2.5s
+//   Budget Ratio 0.1: retry budget 10 % of requests, from the call policy; a token bucket for the group's calls in this process: each call earns 0.1 of a token, at most 10 kept, each retry spends one (as the simulation's, docs/method.md#retry-budgets)
 // NewGETAPISearchClient and GETAPISearchPolicy (group "GET /api/search/*"):
 //   Timeout 8457 * time.Millisecond: 8.457s = worst case of 7 attempts x 351ms plus 6 waits at the backoff cap of 1s (no deadline in the report)
 //   PerTry 351 * time.Millisecond: 351ms = the call policy's per-try timeout (p99 of the search calls, 350.4ms)
 //   Attempts 7: 7 attempts from the call policy
 //   RetrySent: GET calls are idempotent; RetryStatus 408, 503; in a hang each of the 7 attempts times out at 351ms: the caller waits up to the timeout of 8.457s
+//   Budget Ratio 0.2: retry budget 20 % of requests, from the call policy; a token bucket for the group's calls in this process: each call earns 0.2 of a token, at most 10 kept, each retry spends one (as the simulation's, docs/method.md#retry-budgets)
 
 package shopapiclient
 
@@ -33,6 +35,7 @@ import (
 	"net/http/httptrace"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -58,6 +61,54 @@ type Policy struct {
 	// section 10.2.3), or returned at once when that does not fit.
 	RetrySent   bool
 	RetryStatus []int
+	// Budget, when set, is the group's retry budget: a retry is sent only
+	// with a token to spend (Budget).
+	Budget *Budget
+}
+
+// Budget is a retry budget as one token bucket for the calls that share
+// it: each call earns Ratio of a token, at most budgetMax are kept, each
+// retry spends one, and a call is not retried without one. It starts
+// full. A nil *Budget allows every retry.
+type Budget struct {
+	Ratio  float64
+	mu     sync.Mutex
+	tokens float64
+	used   bool
+}
+
+// budgetMax is the most tokens a Budget keeps: the retries a burst of
+// failures may send before the budget holds them to Ratio per call.
+const budgetMax = 10
+
+func (b *Budget) fill() {
+	if !b.used {
+		b.tokens, b.used = budgetMax, true
+	}
+}
+
+func (b *Budget) earn() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fill()
+	b.tokens = min(budgetMax, b.tokens+b.Ratio)
+}
+
+func (b *Budget) spend() bool {
+	if b == nil {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fill()
+	if b.tokens < 1-1e-9 {
+		return false
+	}
+	b.tokens--
+	return true
 }
 
 // Do sends req with policy p through c. The response it returns must be
@@ -67,6 +118,7 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http
 	if p.Timeout > 0 {
 		ctx, cancelAll = context.WithTimeout(ctx, p.Timeout)
 	}
+	p.Budget.earn()
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, p.PerTry)
 		sent := false
@@ -107,8 +159,9 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http
 // waitBeforeRetry waits the backoff before retry n (from 1), at least
 // atLeast (a Retry-After), and reports whether a retry may follow: false
 // when the wait would leave less than MinUseful of the call's time (or,
-// without a deadline, a Retry-After exceeds Cap), or the call's context
-// ends.
+// without a deadline, a Retry-After exceeds Cap), when the retry budget
+// has no token left (spent only for a retry that fits), or the call's
+// context ends.
 func waitBeforeRetry(ctx context.Context, p Policy, n int, atLeast time.Duration) bool {
 	window := p.Base
 	for i := 1; i < n && window < p.Cap; i++ {
@@ -122,6 +175,9 @@ func waitBeforeRetry(ctx context.Context, p Policy, n int, atLeast time.Duration
 	wait = max(wait, atLeast)
 	dl, ok := ctx.Deadline()
 	if ok && time.Until(dl)-wait < p.MinUseful || !ok && atLeast > p.Cap {
+		return false
+	}
+	if !p.Budget.spend() { // only for a retry that is sent
 		return false
 	}
 	t := time.NewTimer(wait)
@@ -239,6 +295,7 @@ var GETAPIUsersIDPolicy = Policy{
 	MinUseful:   40 * time.Millisecond,
 	RetrySent:   true,
 	RetryStatus: []int{429, 502, 503, 504},
+	Budget:      &Budget{Ratio: 0.1},
 }
 
 // NewGETAPISearchClient returns the client for group "GET /api/search/*".
@@ -256,4 +313,5 @@ var GETAPISearchPolicy = Policy{
 	MinUseful:   1 * time.Millisecond,
 	RetrySent:   true,
 	RetryStatus: []int{408, 503},
+	Budget:      &Budget{Ratio: 0.2},
 }

@@ -16,26 +16,55 @@
 #   read 0.8 s: 800ms = p99.9 of 120,114 calls (790ms), rounded up
 #   deadline 2.5 s: the caller's; one attempt takes at most 0.818 s, so send() stops when less is left
 #   attempts 3: 3 attempts from the call policy; retry_sent: GET calls are idempotent; retry_status [429, 502, 503, 504]
+#   retry_budget Budget(0.1): retry budget 10 % of requests, from the call policy; a token bucket for the group's calls in this process: each call earns 0.1 of a token, at most 10 kept, each retry spends one (as the simulation's, docs/method.md#retry-budgets)
 # group "GET /api/search/*":
 #   connect 0.006 s: a TCP handshake and TLS take 1 to 3 round trips, so the connect timeout is 3 x the RTT of 2ms, rounded up: 6ms; Linux retransmits a lost SYN after about 1 s, so a connect timeout under 1 s turns one lost SYN into a failed connect rather than a slow one (fine when the call is retried)
 #   pool and write 0.006 s: as long as the connect: on a healthy server it takes no longer
 #   read 0.351 s: 351ms = the call policy's per-try timeout (p99 of the search calls, 350.4ms)
 #   no deadline in the report: send() makes every attempt (at most 8.583 s in all)
 #   attempts 7: 7 attempts from the call policy; retry_sent: GET calls are idempotent; retry_status [408, 503]
+#   retry_budget Budget(0.2): retry budget 20 % of requests, from the call policy; a token bucket for the group's calls in this process: each call earns 0.2 of a token, at most 10 kept, each retry spends one (as the simulation's, docs/method.md#retry-budgets)
 
 import datetime
 import email.utils
 import random
+import threading
 import time
 
 import httpx
 
 LIMITS = httpx.Limits(max_connections=26, max_keepalive_connections=26)
 
+
+class Budget:
+    """A retry budget as one token bucket for the calls that share it:
+    each call earns ratio of a token, at most 10 are kept, each retry
+    spends one, and a call is not retried without one. It starts full."""
+
+    MAX = 10.0
+
+    def __init__(self, ratio):
+        self.ratio = ratio
+        self.tokens = Budget.MAX
+        self.lock = threading.Lock()
+
+    def earn(self):
+        with self.lock:
+            self.tokens = min(Budget.MAX, self.tokens + self.ratio)
+
+    def spend(self):
+        with self.lock:
+            if self.tokens < 1 - 1e-9:
+                return False
+            self.tokens -= 1
+            return True
+
+
 # Per group: the timeouts of one attempt (seconds), and how attempts are made:
 # deadline bounds the whole call (None: no deadline), attempts counts the first,
 # waits are random from 0 to min(backoff_cap, backoff_base x 2^n) (full jitter),
-# retry_sent allows a retry after the request was sent (idempotent calls only).
+# retry_sent allows a retry after the request was sent (idempotent calls only),
+# retry_budget is the group's retry budget, a Budget (None: no budget).
 GROUPS = {
     "POST /api/orders": {
         "timeout": httpx.Timeout(connect=0.006, read=0.8, write=0.006, pool=0.006),
@@ -45,6 +74,7 @@ GROUPS = {
         "backoff_cap": 0.25,
         "retry_sent": False,
         "retry_status": [],
+        "retry_budget": None,
     },
     "GET /api/users/{id}": {
         "timeout": httpx.Timeout(connect=0.006, read=0.8, write=0.006, pool=0.006),
@@ -54,6 +84,7 @@ GROUPS = {
         "backoff_cap": 0.25,
         "retry_sent": True,
         "retry_status": [429, 502, 503, 504],
+        "retry_budget": Budget(0.1),
     },
     "GET /api/search/*": {
         "timeout": httpx.Timeout(connect=0.006, read=0.351, write=0.006, pool=0.006),
@@ -63,6 +94,7 @@ GROUPS = {
         "backoff_cap": 1.0,
         "retry_sent": True,
         "retry_status": [408, 503],
+        "retry_budget": Budget(0.2),
     },
 }
 
@@ -87,6 +119,9 @@ def send(client, request, group):
     start = time.monotonic()
     last = None
     after = 0.0  # the Retry-After of the last response
+    budget = policy["retry_budget"]
+    if budget is not None:
+        budget.earn()
     for attempt in range(1, policy["attempts"] + 1):
         if attempt > 1:
             window = min(policy["backoff_cap"], policy["backoff_base"] * 2 ** (attempt - 2))
@@ -94,6 +129,8 @@ def send(client, request, group):
             if deadline is not None and deadline - (time.monotonic() - start) - wait < one_attempt:
                 break
             if deadline is None and after > policy["backoff_cap"]:
+                break
+            if budget is not None and not budget.spend():
                 break
             time.sleep(wait)
         after = 0.0
