@@ -51,6 +51,15 @@ var (
 	buildOut  []byte
 )
 
+// TestMain removes the binary the tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 // tunetimeout builds the repository's binary once for the tests.
 func tunetimeout(t *testing.T) string {
 	t.Helper()
