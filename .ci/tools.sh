@@ -12,9 +12,12 @@ tools=(
   github.com/goreleaser/goreleaser/v2@v2.17.0
   # syft: GoReleaser's sboms run it on every archive.
   github.com/anchore/syft/cmd/syft@v1.57.2
-  # Still to add with the CI action and the chart (issue 35, items 3-4):
-  # github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 and
-  # helm.sh/helm/v4/cmd/helm@v4.3.2, both built and run here.
+  # actionlint: the CI action's example workflow and steps (action.yml,
+  # docs/examples/check.yml; deploy/action runs it).
+  github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+  # Helm: lints and renders the chart (deploy/helm/tunetimeout; deploy/helm
+  # runs it).
+  helm.sh/helm/v4/cmd/helm@v4.3.2
 )
 for t in "${tools[@]}"; do
   start=$SECONDS
