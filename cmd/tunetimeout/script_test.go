@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -26,8 +28,11 @@ import (
 //     route="/api/orders" (1,000 calls) and route="/api/users" (2,000);
 //   - $JAEGER_URL is a fake Jaeger (jaegertest) with 250 traces of the
 //     service checkout from 2026-11-30T12:00:01Z, 13 s apart;
-//   - "scrub" puts $PROM_URL and $JAEGER_URL back in the last command's
-//     standard output and error, whose ports change from run to run.
+//   - $CLICKHOUSE_URL is a fake ClickHouse that answers every query with
+//     the same histogram of 1,552 calls (clickhouseHistogram);
+//   - "scrub" puts the three variables back in place of the servers'
+//     addresses in the last command's standard output and error, whose
+//     ports change from run to run.
 //
 // go test ./cmd/tunetimeout -run TestScripts -update rewrites the
 // expected outputs inside the scripts; review the diff like code.
@@ -61,7 +66,12 @@ func TestScripts(t *testing.T) {
 				Services: []string{"checkout", "frontend"},
 			})
 			env.Defer(jaeger.Close)
+			clickhouse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				io.WriteString(w, clickhouseHistogram)
+			}))
+			env.Defer(clickhouse.Close)
 			env.Setenv("PROM_URL", prom.URL)
+			env.Setenv("CLICKHOUSE_URL", clickhouse.URL)
 			env.Setenv("JAEGER_URL", jaeger.URL)
 			return nil
 		},
@@ -71,13 +81,23 @@ func TestScripts(t *testing.T) {
 	})
 }
 
+// clickhouseHistogram is the answer of the fake ClickHouse, in the columns
+// of the query tunetimeout sql --dialect clickhouse writes (CSVWithNames).
+const clickhouseHistogram = `"bucket_us","calls","censored","excluded_5xx"
+20000,1000,0,0
+40000,500,0,10
+200000,50,0,0
+800000,2,1,0
+`
+
 // scrub replaces the fake servers' addresses in the last command's
 // standard output and error by the names of their variables.
 func scrub(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: scrub")
 	}
-	r := strings.NewReplacer(ts.Getenv("PROM_URL"), "$PROM_URL", ts.Getenv("JAEGER_URL"), "$JAEGER_URL")
+	r := strings.NewReplacer(ts.Getenv("PROM_URL"), "$PROM_URL", ts.Getenv("JAEGER_URL"), "$JAEGER_URL",
+		ts.Getenv("CLICKHOUSE_URL"), "$CLICKHOUSE_URL")
 	stdout, stderr := ts.ReadFile("stdout"), ts.ReadFile("stderr")
 	ts.Stdout().Write([]byte(r.Replace(stdout)))
 	ts.Stderr().Write([]byte(r.Replace(stderr)))
