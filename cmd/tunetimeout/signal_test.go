@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,13 +25,22 @@ var (
 	binErr  error
 )
 
-// TestMain removes the binary the tests built, once they ran.
+// TestMain runs the tests and removes the binary they built, once they
+// ran. Started by a golden script as "tunetimeout" (script_test.go), the
+// test binary is the command itself.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	testscript.Main(removeBinary{m}, map[string]func(){"tunetimeout": main})
+}
+
+// removeBinary removes the binary the tests built after they ran.
+type removeBinary struct{ m *testing.M }
+
+func (r removeBinary) Run() int {
+	code := r.m.Run()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}
-	os.Exit(code)
+	return code
 }
 
 // binary builds the command once for the tests that run it as a process.
