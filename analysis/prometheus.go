@@ -303,7 +303,7 @@ func stepWindows(rg *report.Group, g promsource.Group, o Options, step time.Dura
 				}
 			}
 			ww.Reason = fmt.Sprintf("The worst step ends %s: %s lies in %s over %s calls (--step %s).", w.End.Format(time.RFC3339),
-				human.Quantile(q), bucketText(pos.Bucket.Lo, pos.Bucket.Hi), human.Count(w.Samples), step)
+				human.Quantile(q), bucketText(pos.Bucket.Lo, pos.Bucket.Hi), human.Count(w.Samples), human.Duration(step))
 			if slot != "" {
 				ww.Reason += fmt.Sprintf(" The recommendation is the profile's worst hour's instead (%s): it repeats, and rests on the calls of every day.", slot)
 			}

@@ -303,14 +303,17 @@ func RecommendMeasured(h *histogram.Latency, m Measured, o Options) (Recommendat
 		if iv.HiKnown {
 			hi, hiSeconds = human.Duration(iv.Hi), iv.Hi
 		}
-		verb := "lie"
-		if iv.Above == 1 {
-			verb = "lies"
+		few := "only " + human.Calls(iv.Above) + " lie"
+		switch iv.Above {
+		case 0:
+			few = "no call lies"
+		case 1:
+			few = "only 1 call lies"
 		}
 		warn(finding.FewAbove, finding.Fields{"quantile": q, "samples_above": iv.Above, "low_seconds": iv.Lo,
 			"high_seconds": hiSeconds, "confidence": iv.Confidence},
-			"only %s %s above %s; the true %s is between %s and %s (%s confidence)",
-			human.Calls(iv.Above), verb, name, name, human.Duration(iv.Lo), hi, human.Percent(iv.Confidence))
+			"%s above %s; the true %s is between %s and %s (%s confidence)",
+			few, name, name, human.Duration(iv.Lo), hi, human.Percent(iv.Confidence))
 	}
 	if c := h.Censored(); c > 0 {
 		were := "were"

@@ -307,7 +307,7 @@ func TestRecommendWarnings(t *testing.T) {
 			"fewer calls than 1/f", func(t *testing.T) *histogram.Latency { return hist(t, logSpread(500, ms, s)) }, 0.001,
 			[]string{
 				"only 500 calls: fewer than needed to see one in 1,000, so p99.9 is at best the largest sample",
-				"only 0 calls lie above p99.9; the true p99.9 is between 973ms and beyond the largest sample (95 % confidence)",
+				"no call lies above p99.9; the true p99.9 is between 973ms and beyond the largest sample (95 % confidence)",
 			}, false,
 			[]finding.Code{finding.FewSamples, finding.FewAbove},
 			finding.Fields{"samples": int64(500), "one_in": int64(1000), "quantile": 0.999},
