@@ -203,7 +203,11 @@ func callGraphSection(r *Report) *Section {
 	if p := cg.Plan; p != nil {
 		edges := "none"
 		if len(p.RetryEdges) > 0 {
-			edges = strings.Join(p.RetryEdges, ", ")
+			var names []string
+			for _, g := range p.RetryEdges {
+				names = append(names, edgeArrow(cg, g))
+			}
+			edges = strings.Join(names, ", ")
 		}
 		s.Blocks = append(s.Blocks, textPara(fmt.Sprintf("The plan (--plan): retries at the %s layer only (%s); every other hop makes one attempt, within the time it has left of the %s deadline at %s (each group's call policy says its part, step \"plan\").",
 			p.RetryAt, edges, human.Seconds(p.DeadlineSeconds), human.Quantile(p.Quantile))))
@@ -346,6 +350,17 @@ func plotGraph(cg *CallGraph) plot.Graph {
 		g.Nodes = append(g.Nodes, e.Caller, e.Callee)
 		g.Edges = append(g.Edges, plot.GraphEdge{From: e.Caller, To: e.Callee, P999Seconds: e.P999Seconds, TimeoutSeconds: e.TimeoutSeconds,
 			Marks: marks[e.Group]})
+	}
+	return g
+}
+
+// edgeArrow is the edge of group g as "caller -> callee", or g itself when
+// the graph has no such edge.
+func edgeArrow(cg *CallGraph, g string) string {
+	for _, e := range cg.Edges {
+		if e.Group == g {
+			return e.Caller + " -> " + e.Callee
+		}
 	}
 	return g
 }
