@@ -8,6 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -174,4 +177,121 @@ func TestSnippetHTTPXRetriesOff(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "retries-off")
 	run := startSwitchRunner(t, dir, clientEnv("TUNETIMEOUT_RETRIES_OFF_FILE="+file), py, "-E", "-s", "-B", "run.py")
 	checkRetriesOffFile(t, u, file, run)
+}
+
+// retriesOffSed returns the sed expression a proxy snippet's header gives
+// to turn its retries off.
+func retriesOffSed(t *testing.T, body []byte) string {
+	t.Helper()
+	m := regexp.MustCompile(`Retries off during an incident, without a deploy: .*?sed -i -E '([^']+)'`).FindSubmatch(body)
+	require.NotNil(t, m, "the header gives no sed expression to turn retries off\n%s", body)
+	return string(m[1])
+}
+
+// runSed runs sed -i -E expr on file, as the snippet's header says.
+func runSed(t *testing.T, expr, file string) {
+	t.Helper()
+	sed := requireBinary(t, "sed", "sed")
+	out, err := exec.Command(sed, "-i", "-E", expr, file).CombinedOutput()
+	require.NoError(t, err, "sed -i -E %q: %s", expr, out)
+}
+
+// TestSnippetNginxRetriesOff runs the emitted nginx snippet, then turns
+// its retries off as its header says (the sed expression on the file,
+// nginx -t, nginx -s reload) in the running nginx: an idempotent GET of a
+// failing upstream reaches it 3 times before, once after.
+func TestSnippetNginxRetriesOff(t *testing.T) {
+	bin := requireBinary(t, "nginx", "nginx")
+	up := startBehaviourUpstream(t)
+	r := policyReport(t, 3*time.Second, snippetAttempts, true, false)
+	body := renderSnippet(t, "nginx", r, snippet.Options{})
+	require.Contains(t, string(body), "nginx -s reload")
+	expr := retriesOffSed(t, body)
+	n := startNginxSnippet(t, bin, body, up.addr)
+	get := func(want int) {
+		t.Helper()
+		up.reset()
+		status, wait := proxyClient(t, n.addr, "GET", "/fail")
+		hits := up.count("GET", "/fail")
+		t.Logf("GET /fail: %d, %d tries reached the upstream, waited %v", status, hits, wait.Round(time.Millisecond))
+		if abandoned := up.abandonedConnects(t); abandoned > 0 {
+			t.Logf("%d connects abandoned (the machine is busy): at most %d tries", abandoned, want)
+			assert.LessOrEqual(t, hits, want)
+			return
+		}
+		assert.Equal(t, 503, status)
+		assert.Equal(t, want, hits, "requests that reached the upstream")
+	}
+	get(snippetAttempts)
+
+	conf := filepath.Join(n.dir, "snippet.conf")
+	runSed(t, expr, conf)
+	edited, err := os.ReadFile(conf)
+	require.NoError(t, err)
+	assert.NotEmpty(t, snippetDirective(edited, "proxy_next_upstream_timeout"), "the other directives stay")
+	require.Equal(t, "off", snippetDirective(edited, "proxy_next_upstream"), "%s", edited)
+	require.Equal(t, strings.Count(string(body), "\n"), strings.Count(string(edited), "\n"), "sed changes lines, adds none")
+	nginx := func(args ...string) {
+		t.Helper()
+		full := append([]string{"-p", n.dir, "-c", filepath.Join(n.dir, "nginx.conf"), "-e", filepath.Join(n.dir, "error.log")}, args...)
+		out, err := exec.Command(bin, full...).CombinedOutput()
+		require.NoError(t, err, "nginx %v: %s", args, out)
+	}
+	shutdowns := func() int {
+		b, _ := os.ReadFile(filepath.Join(n.dir, "error.log"))
+		return strings.Count(string(b), "gracefully shutting down")
+	}
+	before := shutdowns()
+	nginx("-t")
+	nginx("-s", "reload")
+	// The old worker closes its listening sockets when it starts shutting
+	// down: from then on the new one takes every connection.
+	deadline := time.Now().Add(10 * time.Second)
+	for shutdowns() == before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Greater(t, shutdowns(), before, "the old worker did not shut down after the reload")
+	get(1)
+}
+
+// TestSnippetHAProxyRetriesOff runs the emitted HAProxy backend in
+// master-worker mode, then turns its retries off as its header says (the
+// sed expression on the file, haproxy -c, SIGUSR2 to the master): HAProxy
+// retries only a refused connection (conn-failure), 3 tries before, 1
+// after, as its log's retry count (%rc) says.
+func TestSnippetHAProxyRetriesOff(t *testing.T) {
+	bin := requireBinary(t, "haproxy", "haproxy")
+	r := policyReport(t, time.Second, snippetAttempts, true, false)
+	body := renderSnippet(t, "haproxy", r, snippet.Options{})
+	require.Contains(t, string(body), "send SIGUSR2 to the master process")
+	expr := retriesOffSed(t, body)
+	h := startHAProxySnippetArgs(t, bin, body, refusedAddr(t), "-W")
+	get := func(want int) {
+		t.Helper()
+		status, _ := proxyClient(t, h.addr, "GET", "/fail")
+		tries := h.tries(t, "GET", "/fail")
+		t.Logf("GET /fail (refused): %d, %d tries", status, tries)
+		assert.Equal(t, 503, status)
+		assert.Equal(t, want, tries, "tries HAProxy logged")
+	}
+	get(snippetAttempts)
+
+	runSed(t, expr, h.path)
+	edited, err := os.ReadFile(h.path)
+	require.NoError(t, err)
+	require.Equal(t, "0", snippetDirective(edited, "retries"), "%s", edited)
+	out, err := exec.Command(bin, "-c", "-f", h.path).CombinedOutput()
+	require.NoError(t, err, "haproxy -c: %s", out)
+	loaded := func() int { return strings.Count(h.stderr.String(), "Loading success") }
+	before := loaded()
+	require.NoError(t, h.cmd.Process.Signal(syscall.SIGUSR2))
+	deadline := time.Now().Add(10 * time.Second)
+	for loaded() == before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Greater(t, loaded(), before, "no reload: %s", h.stderr.String())
+	h.sink.mu.Lock()
+	h.sink.lines = nil
+	h.sink.mu.Unlock()
+	get(1)
 }

@@ -23,3 +23,11 @@ func noteRetriesOffFile(d *doc, fn string) {
 	d.note("Retries off during an incident, without a deploy or a restart: create the file named by the environment variable %s (default %s; the variable is read when the process starts), e.g. `touch %s`, or add the key retries-off to a ConfigMap mounted at %s (not with subPath: the kubelet then updates it in running pods). %s looks for the file on every call and, while it exists, makes one attempt per call whatever the policy; remove the file to restore retries.",
 		retriesOffEnv, retriesOffDefault, retriesOffDefault, "/etc/tunetimeout", fn)
 }
+
+// nginxRetriesOffSed and haproxyRetriesOffSed are the edits that turn a
+// written config's retries off, as sed expressions (POSIX extended): they
+// match a directive at the start of a line only, so no comment changes.
+const (
+	nginxRetriesOffSed   = `s/^([[:space:]]*)proxy_next_upstream [^;]*;/\1proxy_next_upstream off;/`
+	haproxyRetriesOffSed = `s/^([[:space:]]*)retries [0-9]+/\1retries 0/`
+)
