@@ -1,5 +1,11 @@
 package snippet
 
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
 // The switch that breaks a retry loop (docs/policy.md#the-switch-that-breaks-the-loop):
 // every target says in its header how to turn its retries off during an
 // incident without a deploy, when the retries' own load keeps a dependency
@@ -31,3 +37,32 @@ const (
 	nginxRetriesOffSed   = `s/^([[:space:]]*)proxy_next_upstream [^;]*;/\1proxy_next_upstream off;/`
 	haproxyRetriesOffSed = `s/^([[:space:]]*)retries [0-9]+/\1retries 0/`
 )
+
+// jsonPatchOp is one operation of a JSON Patch (RFC 6902), as kubectl
+// patch --type=json takes it.
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// kubectlJSONPatch is the command that applies ops to one resource. The
+// patch is JSON in single quotes for a POSIX shell: its strings are
+// paths and names the snippet wrote, never a quote.
+func kubectlJSONPatch(resource, name, ns string, ops []jsonPatchOp) string {
+	b, err := json.Marshal(ops)
+	if err != nil { // ops hold strings, numbers and booleans only
+		panic(err)
+	}
+	return fmt.Sprintf("kubectl patch %s %s -n %s --type=json -p '%s'", resource, name, ns, b)
+}
+
+// kubectlSwitchNote says how to turn a Kubernetes resource's retries off
+// with the commands given, or that no route of the snippet retries.
+func kubectlSwitchNote(d *doc, what string, cmds []string, undo string) {
+	if len(cmds) == 0 {
+		d.note("Retries off during an incident: no %s here retries.", what)
+		return
+	}
+	d.note("Retries off during an incident, without a deploy: %s; %s", strings.Join(cmds, "; "), undo)
+}
