@@ -491,13 +491,19 @@ func main() {
 // binary.
 func buildGoSnippet(t *testing.T, goBin string, r *report.Report) string {
 	t.Helper()
+	return buildGoSnippetMain(t, goBin, r, goSnippetMain)
+}
+
+// buildGoSnippetMain is buildGoSnippet with a main of its own.
+func buildGoSnippetMain(t *testing.T, goBin string, r *report.Report, main string) string {
+	t.Helper()
 	dir := t.TempDir()
 	src := renderSnippet(t, "go", r, snippet.Options{})
 	require.Contains(t, string(src), "package backendclient\n", "the default service's package")
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "backendclient"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module snippetrun\n\ngo 1.26\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "backendclient", "client.go"), src, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(goSnippetMain), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(main), 0o644))
 	bin := filepath.Join(dir, "snippetrun")
 	cmd := exec.Command(goBin, "build", "-o", bin, ".")
 	cmd.Dir = dir

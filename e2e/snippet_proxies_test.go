@@ -189,7 +189,7 @@ func startNginxSnippet(t *testing.T, bin string, body []byte, upstream string) *
 	s = strings.Replace(s, "listen 80;", fmt.Sprintf("listen 127.0.0.1:%d;", port), 1)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "snippet.conf"), []byte(s), 0o644))
 	conf := fmt.Sprintf(`pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
+error_log %[1]s/error.log notice;  # notice: a reload's "gracefully shutting down"
 worker_processes 1;
 events { worker_connections 64; }
 http {
@@ -306,15 +306,25 @@ func TestSnippetHAProxy(t *testing.T) {
 
 // haproxySnippet is a running HAProxy with a snippet's backend.
 type haproxySnippet struct {
-	addr string
-	sink *logSink
-	stop func()
+	addr   string
+	path   string // its configuration file
+	sink   *logSink
+	cmd    *exec.Cmd
+	stderr *lockedBuffer
+	stop   func()
 }
 
 // startHAProxySnippet starts HAProxy with the snippet's backends, their
 // server lines pointed at upstream, behind a frontend on a free loopback
 // port that logs each request's retries (%rc) to a UDP sink.
 func startHAProxySnippet(t *testing.T, bin string, body []byte, upstream string) *haproxySnippet {
+	t.Helper()
+	return startHAProxySnippetArgs(t, bin, body, upstream)
+}
+
+// startHAProxySnippetArgs is startHAProxySnippet with more arguments for
+// haproxy (-W: master-worker mode, which reloads on SIGUSR2).
+func startHAProxySnippetArgs(t *testing.T, bin string, body []byte, upstream string, args ...string) *haproxySnippet {
 	t.Helper()
 	dir := t.TempDir()
 	port := freePort(t)
@@ -336,11 +346,11 @@ frontend fe
 %s`, sink.conn.LocalAddr(), port, be[1], s)
 	path := filepath.Join(dir, "haproxy.cfg")
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o644))
-	cmd := exec.Command(bin, "-db", "-f", path)
+	cmd := exec.Command(bin, append(args, "-db", "-f", path)...)
 	stderr := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	require.NoError(t, cmd.Start())
-	h := &haproxySnippet{addr: fmt.Sprintf("127.0.0.1:%d", port), sink: sink}
+	h := &haproxySnippet{addr: fmt.Sprintf("127.0.0.1:%d", port), path: path, sink: sink, cmd: cmd, stderr: stderr}
 	stopped := false
 	h.stop = func() {
 		if !stopped {

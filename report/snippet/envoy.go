@@ -2,6 +2,7 @@ package snippet
 
 import (
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -81,6 +82,7 @@ func renderEnvoy(p *plan, d *doc) error {
 		d.note("  max_retries %d = 10 %% of the bulkhead retried at once (no retry budget in the report)", mr)
 		d.p("    max_retries: %d\n", mr)
 	}
+	envoySwitch(d, p)
 	d.p("load_assignment:\n  cluster_name: %s\n  endpoints:\n  - lb_endpoints:\n    - endpoint:\n        address:\n          socket_address:\n            address: %s\n            port_value: 80  # the service's port\n", yq(p.service), yq(dnsSubdomain(p.service)))
 	return nil
 }
@@ -236,4 +238,22 @@ func retryAfterStatuses(codes []string) []string {
 		}
 	}
 	return out
+}
+
+// envoySwitch says how to turn the cluster's retries off without a deploy:
+// every circuit breaker setting is runtime configurable as
+// circuit_breakers.<cluster_name>.<priority>.<setting>, priority default or
+// high, and a runtime value overrides the config
+// (configuration/upstream/cluster_manager/cluster_circuit_breakers; the
+// priority's name is lowercase in source/common/upstream/cluster_manager_impl.cc).
+// A retry budget replaces max_retries, so with one its two settings are
+// set to 0 instead; a retry that overflows is not sent
+// (upstream_rq_retry_overflow). /runtime_modify writes the admin layer.
+func envoySwitch(d *doc, p *plan) {
+	prefix := "circuit_breakers." + url.QueryEscape(p.service) + ".default."
+	q := prefix + "max_retries=0"
+	if p.budget != nil {
+		q = prefix + "retry_budget.budget_percent=0&" + prefix + "retry_budget.min_retry_concurrency=0"
+	}
+	d.note("Retries off during an incident, without a deploy: override the cluster's retry circuit breaker at runtime, curl -X POST 'http://127.0.0.1:9901/runtime_modify?%s' (your admin address; the bootstrap's layered_runtime needs an admin_layer): every retry then overflows (upstream_rq_retry_overflow) and a call returns its first attempt's answer, on every route of the cluster. The same keys with an empty value (key=) remove the override.", q)
 }

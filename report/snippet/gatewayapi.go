@@ -57,9 +57,16 @@ func renderGateway(p *plan, d *doc) error {
 	p.noteUnroutable(d, "an HTTPRoute rule")
 	ruleNames := newUnique("-")
 	routes := p.pathRoutes()
+	var cmds []string
+	var off []jsonPatchOp
+	name := host
 	for i, rt := range routes {
 		if i%gatewayMaxRules == 0 {
-			name := host
+			if len(off) > 0 {
+				cmds = append(cmds, kubectlJSONPatch("httproute.gateway.networking.k8s.io", name, ns, off))
+				off = nil
+			}
+			name = host
 			if i > 0 {
 				name = fmt.Sprintf("%s-%d", host, i/gatewayMaxRules+1)
 				d.p("---\n")
@@ -88,32 +95,40 @@ func renderGateway(p *plan, d *doc) error {
 		}
 		d.p("    backendRefs:\n    - name: %s\n      port: 80  # the Service's port\n", yq(host))
 		d.p("    timeouts:\n      request: %s\n      backendRequest: %s\n", gatewayDur(rt.timeout), gatewayDur(rt.perTry))
-		gatewayRetry(d, rt)
+		if gatewayRetry(d, rt) {
+			off = append(off, jsonPatchOp{"add", fmt.Sprintf("/spec/rules/%d/retry", i%gatewayMaxRules), map[string]int{"attempts": 0}})
+		}
 		if rt.hedge != nil {
 			d.note("  no hedging: HTTPRoute cannot express it")
 		}
 	}
+	if len(off) > 0 {
+		cmds = append(cmds, kubectlJSONPatch("httproute.gateway.networking.k8s.io", name, ns, off))
+	}
+	// "An explicit zero value MUST disable retries" (HTTPRouteRetry): the
+	// implementation applies the patched route without a restart.
+	kubectlSwitchNote(d, "rule", cmds, "retry.attempts 0 MUST disable retries (HTTPRouteRetry), and the implementation applies the patched route to running proxies; kubectl apply -f gateway-api.yaml restores them.")
 	connect, cwhy := p.clusterConnect()
 	d.note("connect timeout %s (%s) and the bulkhead have no place in an HTTPRoute: set them in the implementation's backend policy", gatewayDur(connect), cwhy)
 	return nil
 }
 
-// gatewayRetry writes a rule's retry, attempts: 0 where the rule must not
+// gatewayRetry writes a rule's retry and reports whether it retries, attempts: 0 where the rule must not
 // retry: HTTPRouteRetry (apis/v1/httproute_types.go, v1.7.0) says "An
 // explicit zero value MUST disable retries", and with attempts > 0 retries a
 // connection that could not be made, a request the backend refused before
 // processing it, the listed codes, and an attempt that reaches
 // backendRequest, which may have been applied.
-func gatewayRetry(d *doc, rt route) {
+func gatewayRetry(d *doc, rt route) bool {
 	switch {
 	case rt.attempts <= 1:
 		d.note("  retry.attempts 0: %s", rt.attemptsWhy)
 		d.p("    retry:\n      attempts: 0\n")
-		return
+		return false
 	case rt.neverSentOnly():
 		d.note("  retry.attempts 0: %s, and HTTPRoute's retry also repeats a request that reaches backendRequest or gets a listed code, after it was sent: the call policy's retries of never-sent failures (%s) are given up", rt.idempotentWhy, strings.Join(rt.retryOn, ", "))
 		d.p("    retry:\n      attempts: 0\n")
-		return
+		return false
 	}
 	var codes, implied, skipped []string
 	for _, c := range rt.retryOn {
@@ -144,6 +159,7 @@ func gatewayRetry(d *doc, rt route) {
 		d.p("      codes: [%s]\n", strings.Join(codes, ", "))
 	}
 	d.p("      backoff: %s\n", gatewayDur(rt.backoffBase))
+	return true
 }
 
 // gatewayPath is the path match of a route in the types of the core

@@ -39,12 +39,13 @@ func renderGo(p *plan, d *doc) error {
 	d.note("Call Do(ctx, NewXClient(), req, XPolicy): Timeout bounds the whole call (every attempt and wait); each attempt gets the smaller of PerTry and the time left, reading the body included; no attempt is sent with less than MinUseful left.")
 	d.note("Do retries a request that was never sent (no connection was obtained: DNS or connect failed) for every call, and after it was sent only when RetrySent is set (idempotent calls).")
 	d.note("A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not fit what is left of Timeout (or, without one, exceeds Cap), Do returns the response at once.")
+	noteRetriesOffFile(d, "Do")
 	perTry := routes[0].perTry
 	for _, rt := range routes {
 		perTry = max(perTry, rt.perTry)
 	}
 	connect, connectWhy := p.clusterConnect()
-	d.p("package %s\n\nimport (\n\t\"context\"\n\t\"io\"\n\t\"math/rand/v2\"\n\t\"net\"\n\t\"net/http\"\n\t\"net/http/httptrace\"\n\t\"slices\"\n\t\"strconv\"\n\t\"sync\"\n\t\"time\"\n)\n\n", pkg)
+	d.p("package %s\n\nimport (\n\t\"context\"\n\t\"io\"\n\t\"math/rand/v2\"\n\t\"net\"\n\t\"net/http\"\n\t\"net/http/httptrace\"\n\t\"os\"\n\t\"slices\"\n\t\"strconv\"\n\t\"sync\"\n\t\"time\"\n)\n\n", pkg)
 	d.p(goPolicySource)
 	d.note("dial: DNS within %s, then each address within the connect timeout %s: %s (net.Dialer.Timeout alone covers DNS too, and is divided among the addresses)", goDurLit(goDNSTimeout), goDurLit(connect), connectWhy)
 	d.note("TLSHandshakeTimeout %s: the connect timeout again, a handshake costs about as many round trips", goDurLit(connect))
@@ -195,6 +196,26 @@ func (b *Budget) spend() bool {
 	return true
 }
 
+// RetriesOffFile is the switch that turns retries off during an incident,
+// without a deploy: while a file exists at this path, Do makes one attempt
+// per call whatever the policy. The path is read from the environment
+// variable ` + retriesOffEnv + ` when the process starts; the file is
+// looked for on every call.
+var RetriesOffFile = retriesOffFile()
+
+func retriesOffFile() string {
+	if f := os.Getenv("` + retriesOffEnv + `"); f != "" {
+		return f
+	}
+	return "` + retriesOffDefault + `"
+}
+
+// retriesOff reports whether the switch is on: a file at RetriesOffFile.
+func retriesOff() bool {
+	_, err := os.Stat(RetriesOffFile)
+	return err == nil
+}
+
 // Do sends req with policy p through c. The response it returns must be
 // closed; its body is read within the attempt's time.
 func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http.Response, error) {
@@ -203,6 +224,9 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http
 		ctx, cancelAll = context.WithTimeout(ctx, p.Timeout)
 	}
 	p.Budget.earn()
+	if retriesOff() {
+		p.Attempts = 1
+	}
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, p.PerTry)
 		sent := false

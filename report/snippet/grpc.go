@@ -123,6 +123,7 @@ func renderGRPC(p *plan, d *doc) error {
 	if p.bulkhead != nil {
 		d.note("bulkhead %s: gRPC has no client-side limit of calls in flight; use a semaphore or an interceptor", p.bulkheadWhy)
 	}
+	grpcSwitch(d, cfg)
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -248,4 +249,25 @@ func grpcCodes(on []string) (codes, skipped []string) {
 		}
 	}
 	return codes, skipped
+}
+
+// grpcRetriesOffJq is the jq program that removes every method config's
+// retryPolicy and hedgingPolicy from a service config.
+const grpcRetriesOffJq = `del(.methodConfig[].retryPolicy, .methodConfig[].hedgingPolicy)`
+
+// grpcSwitch says how to turn the config's retries off without a deploy: a
+// method config without retryPolicy is not retried (gRFC A6), and a
+// channel applies the service config its name resolver returns when it
+// changes (gRFC A2: the DNS TXT record _grpc_config.<host>, or xDS); one
+// compiled into the client is changed by a deploy only.
+func grpcSwitch(d *doc, cfg grpcConfig) {
+	retries := false
+	for _, mc := range cfg.MethodConfig {
+		retries = retries || mc.RetryPolicy != nil || mc.HedgingPolicy != nil
+	}
+	if !retries {
+		d.note("Retries off during an incident: no method here retries, beyond gRPC's transparent retries of RPCs that never left the client.")
+		return
+	}
+	d.note("Retries off during an incident, without a deploy: serve this config without its retryPolicy and hedgingPolicy blocks (jq '%s' grpc.json) where the clients' name resolver reads it (xDS, or the DNS TXT record _grpc_config.HOST where the client enables it, gRFC A2): a channel applies a new service config without a restart. A config given in code (grpc.WithDefaultServiceConfig, Java's defaultServiceConfig) takes a deploy. gRPC's transparent retries of RPCs that never left the client stay.", grpcRetriesOffJq)
 }

@@ -38,6 +38,15 @@ func renderHAProxy(p *plan, d *doc) error {
 	p.noRetryAfter(d, "HAProxy (retry-on retries at once, and takes no 429)")
 	d.note("HAProxy has no deadline over all retries (timeout client is suspended while the server is awaited): each backend makes only as many attempts as fit the deadline when every one runs into its timers (queue + connect + server).")
 	d.note("timeout server counts from the connection to the response headers, then between reads; retry-on replaces HAProxy's default (conn-failure) rather than adding to it.")
+	// retries 0: no new attempt after a failed one (configuration.txt,
+	// retries). A reload in master-worker mode (SIGUSR2 to the master, what
+	// the packaged systemd unit's reload sends) starts a new worker with the
+	// new configuration while the old one finishes its connections
+	// (management.txt 2.6, section 4, stopping and restarting HAProxy; the
+	// Debian unit's ExecReload runs haproxy -c, then kill -USR2); the
+	// Runtime API's set commands change servers, maps, tables, limits and
+	// the CLI's timeout, not a backend's retries (section 9.3).
+	d.note("Retries off during an incident, without a deploy: set `retries 0` in every backend (sed -i -E '%s' haproxy.cfg), check it with `haproxy -c -f haproxy.cfg`, then reload: `systemctl reload haproxy`, or send SIGUSR2 to the master process (master-worker mode, -W): the new worker makes one attempt per request, the old one finishes its connections. The Runtime API has no command that changes a backend's retries. Restore this file and reload to undo.", haproxyRetriesOffSed)
 	names := newUnique("_")
 	// HAProxy takes the first use_backend that matches: the default last.
 	var frontend, defaults []string

@@ -26,7 +26,8 @@ func renderHTTPX(p *plan, d *doc) error {
 	d.note("send() sends an attempt only while the worst case of one attempt (pool + connect + write + read) fits in what is left of the deadline, so the call never outlasts it, unless a server trickles its answer: read bounds each read, not the whole response.")
 	d.note("send() retries a request that was never sent (httpx.ConnectError, httpx.ConnectTimeout) for every call, and after it was sent only when retry_sent is set (idempotent calls); httpx's own retries (HTTPTransport(retries=)) are left off, for their fixed 0.5s, 1s waits.")
 	d.note("A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not leave room for an attempt before the deadline (or, without one, exceeds backoff_cap), send() returns the response at once.")
-	d.p("import datetime\nimport email.utils\nimport random\nimport threading\nimport time\n\nimport httpx\n\n")
+	noteRetriesOffFile(d, "send()")
+	d.p("import datetime\nimport email.utils\nimport os\nimport random\nimport threading\nimport time\n\nimport httpx\n\n")
 	if b := p.bulkhead; b != nil {
 		d.note("max_connections %s; a request beyond it waits at most the pool timeout, then fails (httpx.PoolTimeout)", p.bulkheadWhy)
 		d.p("LIMITS = httpx.Limits(max_connections=%d, max_keepalive_connections=%d)\n\n", *b, *b)
@@ -34,6 +35,7 @@ func renderHTTPX(p *plan, d *doc) error {
 		d.note("httpx's default limits (100 connections): the report has no call rate for a bulkhead (analyze --rate)")
 		d.p("LIMITS = httpx.Limits()\n\n")
 	}
+	d.p("%s", httpxRetriesOff)
 	d.p("\n%s", httpxBudget)
 	d.p("# Per group: the timeouts of one attempt (seconds), and how attempts are made:\n")
 	d.p("# deadline bounds the whole call (None: no deadline), attempts counts the first,\n")
@@ -92,6 +94,23 @@ func renderHTTPX(p *plan, d *doc) error {
 	return nil
 }
 
+// httpxRetriesOff is the switch that turns retries off without a deploy,
+// the same in every httpx snippet (as the Go snippet's RetriesOffFile).
+const httpxRetriesOff = `# The switch that turns retries off during an incident, without a deploy:
+# while a file exists at RETRIES_OFF_FILE, send() makes one attempt per call
+# whatever the policy. The path is read from the environment variable
+# ` + retriesOffEnv + ` when the module is imported; the file is
+# looked for on every call.
+RETRIES_OFF_FILE = os.environ.get("` + retriesOffEnv + `") or "` + retriesOffDefault + `"
+
+
+def retries_off():
+    """Return whether the switch is on: a file at RETRIES_OFF_FILE."""
+    return os.path.exists(RETRIES_OFF_FILE)
+
+
+`
+
 // httpxBudget is the retry budget's token bucket, the same in every
 // httpx snippet (as the Go snippet's Budget).
 const httpxBudget = `class Budget:
@@ -136,7 +155,8 @@ const httpxSend = `def send(client, request, group):
     budget = policy["retry_budget"]
     if budget is not None:
         budget.earn()
-    for attempt in range(1, policy["attempts"] + 1):
+    attempts = 1 if retries_off() else policy["attempts"]
+    for attempt in range(1, attempts + 1):
         if attempt > 1:
             window = min(policy["backoff_cap"], policy["backoff_base"] * 2 ** (attempt - 2))
             wait = max(random.uniform(0, window), after)

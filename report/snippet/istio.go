@@ -1,6 +1,7 @@
 package snippet
 
 import (
+	"fmt"
 	"math"
 	"strings"
 )
@@ -29,8 +30,12 @@ func renderIstio(p *plan, d *doc) error {
 	d.p("apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  hosts:\n  - %s\n  http:\n", yq(host), yq(ns), yq(host))
 	p.noteUnroutable(d, "an Istio route")
 	names := newUnique("-")
-	for _, rt := range p.pathRoutes() {
+	var off []jsonPatchOp
+	for i, rt := range p.pathRoutes() {
 		name := names.name(routeName(rt.group))
+		if rt.attempts > 1 {
+			off = append(off, jsonPatchOp{"add", fmt.Sprintf("/spec/http/%d/retries", i), map[string]int{"attempts": 0}})
+		}
 		d.note("http route %q (%s):", name, rt.describe())
 		d.note("  timeout %s: %s", unitDur(rt.timeout), rt.timeoutWhy)
 		d.p("  - name: %s\n", yq(name))
@@ -95,6 +100,15 @@ func renderIstio(p *plan, d *doc) error {
 			d.p("        maxRetries: %d\n", mr)
 		}
 	}
+	// HTTPRetry.attempts: "If 0, retries will be disabled"
+	// (https://istio.io/latest/docs/reference/config/networking/virtual-service/#HTTPRetry);
+	// istiod pushes the patched route to the sidecars, no restart. A JSON
+	// patch addresses routes by index, in the order written here.
+	var cmds []string
+	if len(off) > 0 {
+		cmds = append(cmds, kubectlJSONPatch("virtualservice.networking.istio.io", host, ns, off))
+	}
+	kubectlSwitchNote(d, "route", cmds, "istiod pushes the change to the sidecars, which then make one attempt per request; kubectl apply -f istio.yaml restores the retries.")
 	return nil
 }
 

@@ -72,6 +72,11 @@ func renderLinkerd(p *plan, d *doc) error {
 	d.note("A ServiceProfile for the same Service takes precedence over these annotations: remove it, or use --linkerd-resource serviceprofile. Requests matching no route get a 404, hence the catch-all.")
 	p.noteUnroutable(d, "a Linkerd route")
 	names := newUnique("-")
+	resource := "httproute.policy.linkerd.io"
+	if grpc {
+		resource = "grpcroute.gateway.networking.k8s.io"
+	}
+	var cmds []string
 	for i, rt := range p.pathRoutes() {
 		if i > 0 {
 			d.p("---\n")
@@ -88,6 +93,9 @@ func renderLinkerd(p *plan, d *doc) error {
 		ann := [][2]string{{"timeout.linkerd.io/request", unitDur(rt.timeout)}}
 		d.note("  timeout.linkerd.io/request %s: %s", unitDur(rt.timeout), rt.timeoutWhy)
 		ann = append(ann, linkerdRetries(d, rt, grpc)...)
+		if c := linkerdRetriesOff(resource, name, ns, ann); c != "" {
+			cmds = append(cmds, c)
+		}
 		if rt.hedge != nil {
 			d.note("  no hedging: Linkerd cannot express it")
 		}
@@ -120,7 +128,26 @@ func renderLinkerd(p *plan, d *doc) error {
 	}
 	_, why := p.clusterConnect()
 	d.note("the connect timeout (%s) and the bulkhead have no place in Linkerd's routes", why)
+	kubectlSwitchNote(d, "route", cmds, "with no retry.linkerd.io/http, grpc or timeout a route retries nothing, and its retry.linkerd.io/limit, kept, still overrides the Service's retry annotations (a route's retry annotations override all of its parent Service's); the proxies follow the change without a restart, and kubectl apply -f linkerd.yaml restores the retries.")
 	return nil
+}
+
+// linkerdRetriesOff is the command that removes the retry conditions of a
+// route's annotations (the status codes to retry, and retrying an attempt
+// that times out), keeping retry.linkerd.io/limit so that the route's
+// annotations still override the Service's
+// (https://linkerd.io/2/reference/retries/); "" when it has none.
+func linkerdRetriesOff(resource, name, ns string, ann [][2]string) string {
+	var keys []string
+	for _, a := range ann {
+		if strings.HasPrefix(a[0], "retry.linkerd.io/") && a[0] != "retry.linkerd.io/limit" {
+			keys = append(keys, a[0]+"-")
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("kubectl annotate -n %s %s/%s %s", ns, resource, name, strings.Join(keys, " "))
 }
 
 // linkerdRetries returns a route's retry annotations, noting why.
@@ -214,7 +241,8 @@ func renderServiceProfile(p *plan, d *doc, host, ns string) error {
 	p.noteUnroutable(d, "a ServiceProfile route")
 	names := newUnique(" ")
 	retryable := false
-	for _, rt := range p.pathRoutes() {
+	var off []jsonPatchOp
+	for i, rt := range p.pathRoutes() {
 		rn := names.name(routeName(rt.group))
 		d.note("route %q (%s):", rn, rt.describe())
 		d.note("  timeout %s: %s", rt.timeout, rt.timeoutWhy)
@@ -227,6 +255,9 @@ func renderServiceProfile(p *plan, d *doc, host, ns string) error {
 		}
 		retry := rt.attempts > 1 && !rt.neverSentOnly()
 		retryable = retryable || retry
+		if retry {
+			off = append(off, jsonPatchOp{"replace", fmt.Sprintf("/spec/routes/%d/isRetryable", i), false})
+		}
 		switch {
 		case retry:
 			d.note("  isRetryable: %s (the per-try timeout %s cannot be written); a retryable route is retried on 5xx", rt.attemptsWhy, rt.perTry)
@@ -246,6 +277,11 @@ func renderServiceProfile(p *plan, d *doc, host, ns string) error {
 		d.p("  retryBudget:\n    retryRatio: %s\n    minRetriesPerSecond: %d\n    ttl: %s\n", ratio(linkerdDefaultRatio), linkerdMinRetriesPerSecond, linkerdTTL)
 	}
 	d.note("the connect timeout and the bulkhead have no place in a ServiceProfile")
+	var cmds []string
+	if len(off) > 0 {
+		cmds = append(cmds, kubectlJSONPatch("serviceprofile.linkerd.io", name, ns, off))
+	}
+	kubectlSwitchNote(d, "route", cmds, "a route that is not retryable is not retried, and the proxies follow the change without a restart; kubectl apply -f linkerd.yaml restores the retries.")
 	return nil
 }
 

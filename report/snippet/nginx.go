@@ -32,6 +32,11 @@ func renderNginx(p *plan, d *doc) error {
 	d.note("nginx upstream and locations for %q, written by tunetimeout from measured latency (http context).", p.service)
 	p.noRetryAfter(d, "nginx (proxy_next_upstream retries at once)")
 	d.note("proxy_read_timeout bounds the wait for the response header and then between two reads of one try, not the whole response; nginx has no deadline over all tries, but starts no new try after proxy_next_upstream_timeout, set so that a try begun before it ends within the deadline.")
+	// A reload starts new worker processes with the new configuration and
+	// shuts the old ones down gracefully (https://nginx.org/en/docs/control.html);
+	// proxy_next_upstream off passes no request to the next server
+	// (https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_next_upstream).
+	d.note("Retries off during an incident, without a deploy: set `proxy_next_upstream off;` in every location (sed -i -E '%s' nginx.conf; proxy_next_upstream_tries and proxy_next_upstream_timeout then do nothing), then `nginx -t && nginx -s reload`: new worker processes make one try per request, the old ones finish the requests they hold. Restore this file and reload to undo.", nginxRetriesOffSed)
 	tries := 1
 	for _, rt := range p.pathRoutes() {
 		if rt.attempts > 1 {

@@ -567,11 +567,11 @@ func TestReadNginxRoundTrip(t *testing.T) {
 	}()
 	require.NoError(t, err)
 	assert.Equal(t, []string{
-		`location "server 80 location = /api/orders" @53 up=shop_api exact=/api/orders timeout=0.8@nginx.conf:57(idle) connect=0.006@nginx.conf:55 attempts=3@nginx.conf:59 retryOn=error,timeout@nginx.conf:58 nonIdempotent=false@nginx.conf:58 jitter=none`,
-		`location "server 80 location ~ ^/api/users/[^/]+$" @63 up=shop_api regex=^/api/users/[^/]+$ timeout=0.8@nginx.conf:67(idle) connect=0.006@nginx.conf:65 attempts=3@nginx.conf:69 retryOn=error,timeout,http_502,http_503,http_504@nginx.conf:68 nonIdempotent=false@nginx.conf:68 jitter=none`,
-		`location "server 80 location ~ ^/api/search/.*$" @73 up=shop_api regex=^/api/search/.*$ timeout=0.351@nginx.conf:77(idle) connect=0.006@nginx.conf:75 attempts=7@nginx.conf:79 retryOn=error,timeout,http_503@nginx.conf:78 nonIdempotent=false@nginx.conf:78 jitter=none`,
-		`location "server 80 location /" @83 up=shop_api prefix=/ timeout=0.351@nginx.conf:87(idle) connect=0.006@nginx.conf:85 attempts=7@nginx.conf:89 retryOn=error,timeout@nginx.conf:88 nonIdempotent=false@nginx.conf:88 jitter=none`,
-		`upstream "upstream shop_api" @39 maxInFlight=28@nginx.conf:39`,
+		`location "server 80 location = /api/orders" @54 up=shop_api exact=/api/orders timeout=0.8@nginx.conf:58(idle) connect=0.006@nginx.conf:56 attempts=3@nginx.conf:60 retryOn=error,timeout@nginx.conf:59 nonIdempotent=false@nginx.conf:59 jitter=none`,
+		`location "server 80 location ~ ^/api/users/[^/]+$" @64 up=shop_api regex=^/api/users/[^/]+$ timeout=0.8@nginx.conf:68(idle) connect=0.006@nginx.conf:66 attempts=3@nginx.conf:70 retryOn=error,timeout,http_502,http_503,http_504@nginx.conf:69 nonIdempotent=false@nginx.conf:69 jitter=none`,
+		`location "server 80 location ~ ^/api/search/.*$" @74 up=shop_api regex=^/api/search/.*$ timeout=0.351@nginx.conf:78(idle) connect=0.006@nginx.conf:76 attempts=7@nginx.conf:80 retryOn=error,timeout,http_503@nginx.conf:79 nonIdempotent=false@nginx.conf:79 jitter=none`,
+		`location "server 80 location /" @84 up=shop_api prefix=/ timeout=0.351@nginx.conf:88(idle) connect=0.006@nginx.conf:86 attempts=7@nginx.conf:90 retryOn=error,timeout@nginx.conf:89 nonIdempotent=false@nginx.conf:89 jitter=none`,
+		`upstream "upstream shop_api" @40 maxInFlight=28@nginx.conf:40`,
 	}, lbSummaries(objs))
 }
 

@@ -1,6 +1,7 @@
 package snippet
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -137,5 +138,36 @@ func renderResilience4j(p *plan, d *doc) error {
 			d.p("        - %s\n", e)
 		}
 	}
+	var retrying []string
+	for i, f := range fits {
+		if f.attempts > 1 {
+			retrying = append(retrying, inst[i])
+		}
+	}
+	resilience4jSwitch(d, retrying)
 	return nil
+}
+
+// resilience4jSwitch says how to turn the retry instances' retries off
+// without a deploy. resilience4j has no switch, and Spring Boot binds
+// these properties when the application starts; but RetryAspect looks its
+// instance up in the RetryRegistry on every call (retryRegistry.retry(name,
+// ...)), so replacing it there (Registry.replace) takes effect on the next
+// call. Without code for that, SPRING_APPLICATION_JSON overrides the
+// properties at a restart
+// (https://docs.spring.io/spring-boot/reference/features/external-config.html#features.external-config.application-json).
+func resilience4jSwitch(d *doc, names []string) {
+	if len(names) == 0 {
+		d.note("Retries off during an incident: no retry instance here retries.")
+		return
+	}
+	instances := map[string]any{}
+	for _, n := range names {
+		instances[n] = map[string]int{"maxAttempts": 1}
+	}
+	props, err := json.Marshal(map[string]any{"resilience4j": map[string]any{"retry": map[string]any{"instances": instances}}})
+	if err != nil { // names and numbers only
+		panic(err)
+	}
+	d.note("Retries off during an incident, without a deploy: resilience4j has no switch, and Spring Boot binds this file when the application starts, but the @Retry aspect looks its instance up in the RetryRegistry on every call, so code the service runs (an admin endpoint) can replace it: retryRegistry.replace(NAME, Retry.of(NAME, RetryConfig.from(retryRegistry.retry(NAME).getRetryConfig()).maxAttempts(1).build())) for NAME in %s; the next call makes one attempt. Without such code, restart the same build with SPRING_APPLICATION_JSON='%s'. Replace them back, or restart without it, to restore the retries.", strings.Join(names, ", "), props)
 }

@@ -2,6 +2,7 @@
 // Call Do(ctx, NewXClient(), req, XPolicy): Timeout bounds the whole call (every attempt and wait); each attempt gets the smaller of PerTry and the time left, reading the body included; no attempt is sent with less than MinUseful left.
 // Do retries a request that was never sent (no connection was obtained: DNS or connect failed) for every call, and after it was sent only when RetrySent is set (idempotent calls).
 // A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not fit what is left of Timeout (or, without one, exceeds Cap), Do returns the response at once.
+// Retries off during an incident, without a deploy or a restart: create the file named by the environment variable TUNETIMEOUT_RETRIES_OFF_FILE (default /etc/tunetimeout/retries-off; the variable is read when the process starts), e.g. `touch /etc/tunetimeout/retries-off`, or add the key retries-off to a ConfigMap mounted at /etc/tunetimeout (not with subPath: the kubelet then updates it in running pods). Do looks for the file on every call and, while it exists, makes one attempt per call whatever the policy; remove the file to restore retries.
 // dial: DNS within time.Second, then each address within the connect timeout 6 * time.Millisecond: a TCP handshake and TLS take 1 to 3 round trips, so the connect timeout is 3 x the RTT of 2ms, rounded up: 6ms; Linux retransmits a lost SYN after about 1 s, so a connect timeout under 1 s turns one lost SYN into a failed connect rather than a slow one (fine when the call is retried) (net.Dialer.Timeout alone covers DNS too, and is divided among the addresses)
 // TLSHandshakeTimeout 6 * time.Millisecond: the connect timeout again, a handshake costs about as many round trips
 // ResponseHeaderTimeout 800 * time.Millisecond: the longest per-try timeout of the groups (each attempt's own context is shorter where its group's is)
@@ -20,6 +21,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -98,6 +100,26 @@ func (b *Budget) spend() bool {
 	return true
 }
 
+// RetriesOffFile is the switch that turns retries off during an incident,
+// without a deploy: while a file exists at this path, Do makes one attempt
+// per call whatever the policy. The path is read from the environment
+// variable TUNETIMEOUT_RETRIES_OFF_FILE when the process starts; the file is
+// looked for on every call.
+var RetriesOffFile = retriesOffFile()
+
+func retriesOffFile() string {
+	if f := os.Getenv("TUNETIMEOUT_RETRIES_OFF_FILE"); f != "" {
+		return f
+	}
+	return "/etc/tunetimeout/retries-off"
+}
+
+// retriesOff reports whether the switch is on: a file at RetriesOffFile.
+func retriesOff() bool {
+	_, err := os.Stat(RetriesOffFile)
+	return err == nil
+}
+
 // Do sends req with policy p through c. The response it returns must be
 // closed; its body is read within the attempt's time.
 func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http.Response, error) {
@@ -106,6 +128,9 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http
 		ctx, cancelAll = context.WithTimeout(ctx, p.Timeout)
 	}
 	p.Budget.earn()
+	if retriesOff() {
+		p.Attempts = 1
+	}
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, p.PerTry)
 		sent := false

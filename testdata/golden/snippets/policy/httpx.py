@@ -3,6 +3,7 @@
 # send() sends an attempt only while the worst case of one attempt (pool + connect + write + read) fits in what is left of the deadline, so the call never outlasts it, unless a server trickles its answer: read bounds each read, not the whole response.
 # send() retries a request that was never sent (httpx.ConnectError, httpx.ConnectTimeout) for every call, and after it was sent only when retry_sent is set (idempotent calls); httpx's own retries (HTTPTransport(retries=)) are left off, for their fixed 0.5s, 1s waits.
 # A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not leave room for an attempt before the deadline (or, without one, exceeds backoff_cap), send() returns the response at once.
+# Retries off during an incident, without a deploy or a restart: create the file named by the environment variable TUNETIMEOUT_RETRIES_OFF_FILE (default /etc/tunetimeout/retries-off; the variable is read when the process starts), e.g. `touch /etc/tunetimeout/retries-off`, or add the key retries-off to a ConfigMap mounted at /etc/tunetimeout (not with subPath: the kubelet then updates it in running pods). send() looks for the file on every call and, while it exists, makes one attempt per call whatever the policy; remove the file to restore retries.
 # max_connections 26 = bulkhead for the whole service (Poisson p99.9 of 13 calls in flight at the peak rate, summed over 3 groups); a request beyond it waits at most the pool timeout, then fails (httpx.PoolTimeout)
 # group "POST /api/orders":
 #   connect 0.006 s: a TCP handshake and TLS take 1 to 3 round trips, so the connect timeout is 3 x the RTT of 2ms, rounded up: 6ms; Linux retransmits a lost SYN after about 1 s, so a connect timeout under 1 s turns one lost SYN into a failed connect rather than a slow one (fine when the call is retried)
@@ -27,6 +28,7 @@
 
 import datetime
 import email.utils
+import os
 import random
 import threading
 import time
@@ -34,6 +36,19 @@ import time
 import httpx
 
 LIMITS = httpx.Limits(max_connections=26, max_keepalive_connections=26)
+
+# The switch that turns retries off during an incident, without a deploy:
+# while a file exists at RETRIES_OFF_FILE, send() makes one attempt per call
+# whatever the policy. The path is read from the environment variable
+# TUNETIMEOUT_RETRIES_OFF_FILE when the module is imported; the file is
+# looked for on every call.
+RETRIES_OFF_FILE = os.environ.get("TUNETIMEOUT_RETRIES_OFF_FILE") or "/etc/tunetimeout/retries-off"
+
+
+def retries_off():
+    """Return whether the switch is on: a file at RETRIES_OFF_FILE."""
+    return os.path.exists(RETRIES_OFF_FILE)
+
 
 
 class Budget:
@@ -122,7 +137,8 @@ def send(client, request, group):
     budget = policy["retry_budget"]
     if budget is not None:
         budget.earn()
-    for attempt in range(1, policy["attempts"] + 1):
+    attempts = 1 if retries_off() else policy["attempts"]
+    for attempt in range(1, attempts + 1):
         if attempt > 1:
             window = min(policy["backoff_cap"], policy["backoff_base"] * 2 ** (attempt - 2))
             wait = max(random.uniform(0, window), after)
