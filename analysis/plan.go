@@ -40,6 +40,7 @@ type planEdge struct {
 // chainPlan is the plan of a call graph's edges, by group name.
 type chainPlan struct {
 	retryAt  string
+	attempts int // the retry layer's
 	deadline time.Duration
 	quantile float64
 	edges    map[string]planEdge
@@ -57,6 +58,7 @@ func newChainPlan(names []string, b *budgetCounter, o Options) *chainPlan {
 		}
 	}
 	attempts := max(o.Policy.Attempts, 1)
+	p.attempts = attempts
 	for _, n := range names {
 		f := strings.Fields(n)
 		if len(f) != 2 {
@@ -111,7 +113,7 @@ func (p *chainPlan) layerWord() string {
 
 // report is the plan as the call graph shows it.
 func (p *chainPlan) report() *report.ChainPlan {
-	out := &report.ChainPlan{RetryAt: p.layerWord(), DeadlineSeconds: p.deadline.Seconds(), Quantile: p.quantile, RetryEdges: []string{}}
+	out := &report.ChainPlan{RetryAt: p.layerWord(), DeadlineSeconds: p.deadline.Seconds(), Quantile: p.quantile, RetryEdges: []string{}, Attempts: p.attempts}
 	for _, n := range slices.Sorted(maps.Keys(p.edges)) {
 		if p.edges[n].retries {
 			out.RetryEdges = append(out.RetryEdges, n)

@@ -125,6 +125,7 @@ type ChainPlan struct {
 	DeadlineSeconds float64  `json:"deadline_seconds"`
 	Quantile        float64  `json:"quantile"`
 	RetryEdges      []string `json:"retry_edges"`
+	Attempts        int      `json:"attempts"` // the retry layer's attempts (--attempts)
 }
 
 // Spread is a figure at a distribution's median, at a chosen quantile and
@@ -343,13 +344,29 @@ func plotGraph(cg *CallGraph) plot.Graph {
 			mark(f.Fields["edge"], "deadline not propagated")
 		case finding.CallOutlivesCaller:
 			mark(f.Fields["edge"], "outlives its caller")
+		case finding.NoBudgetLeft:
+			mark(f.Fields["edge"], "no useful time left")
+		}
+	}
+	retries := map[string]bool{}
+	if cg.Plan != nil {
+		for _, g := range cg.Plan.RetryEdges {
+			retries[g] = true
 		}
 	}
 	var g plot.Graph
 	for _, e := range cg.Edges {
 		g.Nodes = append(g.Nodes, e.Caller, e.Callee)
-		g.Edges = append(g.Edges, plot.GraphEdge{From: e.Caller, To: e.Callee, P999Seconds: e.P999Seconds, TimeoutSeconds: e.TimeoutSeconds,
-			Marks: marks[e.Group]})
+		ge := plot.GraphEdge{From: e.Caller, To: e.Callee, P999Seconds: e.P999Seconds, TimeoutSeconds: e.TimeoutSeconds,
+			Marks: marks[e.Group]}
+		if b := e.Budget; b != nil && cg.DeadlineSeconds != nil {
+			left := b.LeftSeconds.AtQuantile
+			ge.LeftSeconds, ge.DeadlineSeconds = &left, *cg.DeadlineSeconds
+		}
+		if retries[e.Group] {
+			ge.RetryAttempts = max(cg.Plan.Attempts, 1)
+		}
+		g.Edges = append(g.Edges, ge)
 	}
 	return g
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 )
 
 func edgeGroup(name string, timeout float64) Group {
@@ -78,4 +80,36 @@ func TestCallGraphSection(t *testing.T) {
 	assert.Equal(t, 0, strings.Count(strings.ToLower(out), "<script"))
 	assert.Contains(t, svg, ">&lt;script&gt;alert(1)&lt;/s…</text>")
 	assert.Contains(t, svg, "<title>&lt;script&gt;alert(1)&lt;/script&gt;</title>")
+}
+
+// TestPlotGraphPlan: the plot of a planned chain carries each edge's time
+// left at the quantile (with --deadline), the plan's retry layer with its
+// attempts, and TT-NO-BUDGET-LEFT as a mark on its edge.
+func TestPlotGraphPlan(t *testing.T) {
+	g := NewCallGraph([]Group{edgeGroup("a b", 0.5), edgeGroup("b c", 0.2)})
+	require.NotNil(t, g)
+	d := 1.0
+	g.DeadlineSeconds = &d
+	g.Edges[0].Budget = &EdgeBudget{LeftSeconds: Spread{P50: 1, AtQuantile: 1, Worst: 0.1}}
+	g.Edges[1].Budget = &EdgeBudget{LeftSeconds: Spread{P50: 0.8, AtQuantile: 0.7, Worst: -0.1}}
+	g.Plan = &ChainPlan{RetryAt: "outermost", DeadlineSeconds: 1, Quantile: 0.999, RetryEdges: []string{"a b"}, Attempts: 3}
+	g.Findings = append(g.Findings, finding.New(finding.NoBudgetLeft, finding.Fields{"edge": "b c"}, "b's calls to c"))
+	p := plotGraph(g)
+	require.Len(t, p.Edges, 2)
+	ab, bc := p.Edges[0], p.Edges[1]
+	assert.Equal(t, 3, ab.RetryAttempts)
+	assert.Equal(t, 0, bc.RetryAttempts)
+	require.NotNil(t, ab.LeftSeconds)
+	require.NotNil(t, bc.LeftSeconds)
+	assert.InDelta(t, 0.7, *bc.LeftSeconds, 1e-12, "the time left at the quantile, not the median")
+	assert.InDelta(t, 1, bc.DeadlineSeconds, 1e-12)
+	assert.Equal(t, []string{"no useful time left"}, bc.Marks)
+	assert.Empty(t, ab.Marks)
+
+	var html bytes.Buffer
+	r := unknowns()
+	r.CallGraph = g
+	require.NoError(t, WriteHTML(&html, r))
+	assert.Contains(t, html.String(), "retries: 3 attempts")
+	assert.Contains(t, html.String(), "left 700ms of 1s")
 }

@@ -25,6 +25,14 @@ type GraphEdge struct {
 	// propagated"); an edge with marks is drawn in the warning colour and
 	// its label says them, so the colour is never the only sign.
 	Marks []string
+	// LeftSeconds is the time the edge's calls have left of the root's
+	// deadline at the recommendation's quantile, of DeadlineSeconds; nil
+	// without a deadline.
+	LeftSeconds     *float64
+	DeadlineSeconds float64
+	// RetryAttempts > 0 marks the edge as the layer that keeps the retries
+	// in a chain's plan, with its attempts; the others make one.
+	RetryAttempts int
 }
 
 // The call graph's layout, in the viewBox's units.
@@ -108,7 +116,8 @@ func CallGraph(id string, g Graph) (Scene, bool) {
 		Width:  int(2*graphMargin + float64(maxDepth)*graphColumn + graphNodeW),
 		Height: int(2*graphMargin + float64(maxRows-1)*graphRow + graphNodeH + 16),
 		Note: "Each box is a service, the roots (called by no one here) at the left; each arrow a call, labelled with its p99.9 and its " +
-			"recommended timeout. Arrows in red, marked \"!\" with the finding named under them, carry a finding (a timeout inversion, a deadline not propagated, calls that outlive their caller)."}
+			"recommended timeout, and with a deadline the time its calls have left of it. Arrows in red, marked \"!\" with the finding named under them, carry a finding " +
+			"(a timeout inversion, a deadline not propagated, calls that outlive their caller, calls made without a useful try left). In a plan, the thick arrows are the layer that keeps the retries, marked \"retries\"."}
 	for _, n := range nodes {
 		b := boxes[n]
 		class := "node"
@@ -144,19 +153,44 @@ func CallGraph(id string, g Graph) (Scene, bool) {
 		class, flag := "edge", ""
 		label := fmt.Sprintf("p99.9 %s, timeout %s", human.Seconds(e.P999Seconds), human.Seconds(e.TimeoutSeconds))
 		tip := e.From + " → " + e.To + ": " + label
+		var left string
+		if e.LeftSeconds != nil {
+			left = fmt.Sprintf("left %s of %s", human.Seconds(*e.LeftSeconds), human.Seconds(e.DeadlineSeconds))
+			tip += ", " + left + " (p99.9 of the time spent above)"
+		}
+		if e.RetryAttempts > 0 {
+			class += " retry-layer"
+			tip += fmt.Sprintf("; the plan's retry layer, %d attempts", e.RetryAttempts)
+		}
 		if len(e.Marks) > 0 {
-			class, flag = "edge flagged", " flagged"
+			class, flag = class+" flagged", " flagged"
 			tip += " (" + strings.Join(e.Marks, ", ") + ")"
 		}
 		mx, my := (x1+x2)/2, (y1+y2)/2
 		s.Lines = append(s.Lines, Shape{Class: class, X1: f1(x1), Y1: f1(y1), X2: f1(x2), Y2: f1(y2), Tip: tip})
 		s.Paths = append(s.Paths, Shape{Class: "arrow" + flag, D: arrowHead(x1, y1, x2, y2), Tip: tip})
-		s.Texts = append(s.Texts, Label{Class: "edge-label" + flag, X: f1(mx), Y: f1(my - 5), Anchor: "middle", Text: label})
+		ly := my - 5
+		if left != "" {
+			s.Texts = append(s.Texts, Label{Class: "edge-label" + flag, X: f1(mx), Y: f1(ly - 13), Anchor: "middle", Text: label})
+			s.Texts = append(s.Texts, Label{Class: "edge-label" + flag, X: f1(mx), Y: f1(ly), Anchor: "middle", Text: left})
+		} else {
+			s.Texts = append(s.Texts, Label{Class: "edge-label" + flag, X: f1(mx), Y: f1(ly), Anchor: "middle", Text: label})
+		}
+		// Under the line, in words: the retry layer, and the findings (the
+		// colour is not the only sign).
+		var under []string
+		if e.RetryAttempts > 0 {
+			under = append(under, fmt.Sprintf("retries: %d attempts", e.RetryAttempts))
+		}
 		if len(e.Marks) > 0 {
-			// The mark in words under the line: the colour is not the
-			// only sign.
-			s.Texts = append(s.Texts, Label{Class: "edge-mark", X: f1(mx), Y: f1(my + 13), Anchor: "middle",
-				Text: "! " + strings.Join(e.Marks, ", ")})
+			under = append(under, "! "+strings.Join(e.Marks, ", "))
+		}
+		for i, u := range under {
+			cls := "edge-mark"
+			if i == 0 && e.RetryAttempts > 0 {
+				cls = "edge-retry"
+			}
+			s.Texts = append(s.Texts, Label{Class: cls, X: f1(mx), Y: f1(my + 13 + 13*float64(i)), Anchor: "middle", Text: u})
 		}
 	}
 	return s, true

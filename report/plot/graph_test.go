@@ -109,6 +109,43 @@ func TestCallGraphMarks(t *testing.T) {
 	assert.Len(t, labels, 4)
 }
 
+// TestCallGraphPlan: with a deadline each edge says the time its calls have
+// left of it; the plan's retry layer is drawn thick and says its attempts
+// in words; a flagged edge of that layer keeps both marks.
+func TestCallGraphPlan(t *testing.T) {
+	left := func(v float64) *float64 { return &v }
+	g := Graph{Nodes: []string{"gateway", "frontend", "orders", "payments"}, Edges: []GraphEdge{
+		{From: "gateway", To: "frontend", P999Seconds: 0.3, TimeoutSeconds: 0.65, LeftSeconds: left(1), DeadlineSeconds: 1, RetryAttempts: 3},
+		{From: "frontend", To: "orders", P999Seconds: 0.26, TimeoutSeconds: 0.55, LeftSeconds: left(0.97), DeadlineSeconds: 1},
+		{From: "orders", To: "payments", P999Seconds: 0.054, TimeoutSeconds: 0.11, LeftSeconds: left(0.81), DeadlineSeconds: 1,
+			Marks: []string{"no useful time left"}},
+	}}
+	s, ok := CallGraph("g", g)
+	require.True(t, ok)
+	assert.Equal(t, "edge retry-layer", s.Lines[0].Class)
+	assert.Equal(t, "edge", s.Lines[1].Class)
+	assert.Equal(t, "edge flagged", s.Lines[2].Class)
+	assert.Contains(t, s.Lines[0].Tip, "left 1s of 1s (p99.9 of the time spent above); the plan's retry layer, 3 attempts")
+	var texts []string
+	for _, l := range s.Texts {
+		if strings.HasPrefix(l.Class, "edge") {
+			texts = append(texts, l.Class+": "+l.Text)
+		}
+	}
+	assert.Equal(t, []string{
+		"edge-label: p99.9 300ms, timeout 650ms", "edge-label: left 1s of 1s", "edge-retry: retries: 3 attempts",
+		"edge-label: p99.9 260ms, timeout 550ms", "edge-label: left 970ms of 1s",
+		"edge-label flagged: p99.9 54ms, timeout 110ms", "edge-label flagged: left 810ms of 1s", "edge-mark: ! no useful time left",
+	}, texts)
+	// The two lines of a label and the marks under the arrow do not overlap.
+	for i := 0; i+1 < len(s.Texts); i++ {
+		a, b := s.Texts[i], s.Texts[i+1]
+		if strings.HasPrefix(a.Class, "edge") && strings.HasPrefix(b.Class, "edge") && a.X == b.X {
+			assert.GreaterOrEqual(t, num(t, b.Y)-num(t, a.Y), 13.0, "%q above %q", a.Text, b.Text)
+		}
+	}
+}
+
 // TestCallGraphNamesOnlyAsText: names come from the data; they reach the
 // scene as text and tooltips only (which html/template escapes), never in
 // an id, a class, a path or a coordinate; a long one is cut, whole in the
