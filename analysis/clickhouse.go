@@ -26,7 +26,8 @@ type ClickHouseOptions struct {
 // with a time column, their calls per second for the rates), spools the
 // answers to a temporary directory (removed afterwards) and analyses them
 // as Run does files of the buckets format: the report a local read of the
-// same rows gives. The report's input names the table and the server.
+// same rows gives, with --window its windows and profile too. The report's
+// input names the table and the server.
 func RunClickHouse(ctx context.Context, o Options, ch ClickHouseOptions) (*report.Report, error) {
 	ch.Rows.Dialect = "clickhouse"
 	ch.Rows.Rule = o.Status
@@ -36,6 +37,13 @@ func RunClickHouse(ctx context.Context, o Options, ch ClickHouseOptions) (*repor
 	ch.Rows.MaxGroups = o.MaxGroups
 	if ch.Rows.MaxGroups == 0 {
 		ch.Rows.MaxGroups = DefaultMaxGroups
+	}
+	// --window in the engine: the buckets grouped by window too, which
+	// Run reads into each window's cell, as a local read's calls by their
+	// times; the profile (--profile, --tz) is made of those windows.
+	ch.Rows.Window = 0
+	if !o.NoWindows {
+		ch.Rows.Window = o.Window
 	}
 	dir, err := os.MkdirTemp("", "tunetimeout-clickhouse-")
 	if err != nil {
