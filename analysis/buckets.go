@@ -109,7 +109,7 @@ func bucketCell(b *ingest.BucketRow, g *histogram.Group, name string, in *report
 		return nil
 	}
 	if !b.Windowed {
-		return errors.New(name + ": these HDR buckets carry no times (no " + ingest.BucketsWindowColumn + " column), which windows and interval histograms need: analyze them without --window, do not summarize them")
+		return errors.New(name + ": HDR buckets carry no times, which windows and interval histograms need: analyze them without --window, do not summarize them (tunetimeout clickhouse --window has ClickHouse compute them by window, in a " + ingest.BucketsWindowColumn + " column)")
 	}
 	at := time.Time{} // the untimed cell
 	if b.Timed {

@@ -156,7 +156,7 @@ func TestBucketWindowsEdges(t *testing.T) {
 	plain := filepath.Join(dir, "plain.csv")
 	require.NoError(t, os.WriteFile(plain, []byte("bucket_us,calls\n1000,3\n"), 0o644))
 	_, err = Run(context.Background(), Options{Inputs: []string{plain}, Recommend: recommend.DefaultOptions(), Window: time.Hour}, nil)
-	assert.ErrorContains(t, err, "no window_start column")
+	assert.ErrorContains(t, err, "HDR buckets carry no times, which windows and interval histograms need")
 
 	var many strings.Builder
 	many.WriteString("window_start,bucket_us,calls\n")
