@@ -27,7 +27,7 @@ import (
 // 200 an hour on /api/health, flat; a few 504s censored and 503s left
 // out), loaded into a real ClickHouse and written as CSV.
 // `tunetimeout clickhouse --window 1h` has ClickHouse group the rows by
-// window and bucket; its JSON report is analyze --window 1h's of the CSV
+// window and bucket; its JSON and text reports are analyze --window 1h's of the CSV
 // but for the input section: every window's calls and percentiles, the
 // worst window, the daily profile slot by slot (samples, quantiles,
 // intervals, timeouts) and its worst slot, the recommendation built on
@@ -156,6 +156,10 @@ func TestClickHouseWindowsEqualLocalRead(t *testing.T) {
 		local, remote := both(extra...)
 		assert.Equal(t, withoutInput(t, "json", local), withoutInput(t, "json", remote), "%v", extra)
 	}
+	// The text report too, with its window and slot tables.
+	local, remote = both("-o", "text")
+	assert.Equal(t, withoutInput(t, "text", local), withoutInput(t, "text", remote))
+	assert.Contains(t, remote, "18:00-19:00 UTC on 4 of 4 days")
 	_, remote = both("--tz", "Europe/Berlin")
 	assert.Equal(t, "19:00-20:00", decode(remote).Groups[1].Profile.WorstSlot.Slot, "18:00 UTC is 19:00 in Berlin in November")
 }
