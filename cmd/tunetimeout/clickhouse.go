@@ -56,14 +56,12 @@ profile (--profile, --tz) of analyze --window (docs/windows.md).
 			if err := pol.apply(cmd, &o); err != nil {
 				return usageError{err}
 			}
-			rows.Unit, rows.By, rows.From, rows.To, rows.Rule = o.Ingest.Unit, o.Ingest.By, o.From, o.To, o.Status
-			rows.RoutePatterns = o.Ingest.RoutePatterns
-			rows.Dialect = "clickhouse"
+			rows.Unit, rows.By, rows.From, rows.To = o.Ingest.Unit, o.Ingest.By, o.From, o.To
+			// The rule, routes, --max-groups and --window as the run
+			// sends them: --print-sql prints the queries that run.
+			*rows = analysis.ClickHouseRows(o, *rows)
 			if (!rows.From.IsZero() || !rows.To.IsZero()) && rows.Time == "" {
 				return usageError{fmt.Errorf("--from and --to need --time, the time column")}
-			}
-			if !o.NoWindows {
-				rows.Window = o.Window
 			}
 			for _, name := range []string{"for", "window-precision", "profile", "tz"} {
 				if rows.Window == 0 && cmd.Flags().Changed(name) {
