@@ -469,7 +469,7 @@ func readAny(ctx context.Context, name string, o Options, stdin io.Reader, set *
 	case f.Histograms:
 		err = readLog(ctx, name, r, o, set, logs, in)
 	case f.HDRBuckets:
-		err = readBuckets(ctx, name, r, o, set, in)
+		err = readBuckets(ctx, name, r, o, set, logs, in)
 	case f.Bucketed:
 		if logs.metrics == nil {
 			logs.metrics = &otlpMetrics{set: promsource.NewOTLPSet()}

@@ -120,6 +120,9 @@ type logState struct {
 	// first of them in straddleExample.
 	straddling      int64
 	straddleExample string
+	// bucketWindows are the windows HDR buckets filled, all inputs' and
+	// groups' together, up to sqlsource.MaxWindows (readBuckets).
+	bucketWindows map[int64]struct{}
 }
 
 // extras takes what reading the input name gave besides samples.

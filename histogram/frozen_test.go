@@ -187,3 +187,34 @@ func BenchmarkCellsOrder(b *testing.B) {
 		})
 	}
 }
+
+// A row of HDR buckets (n calls at once) fills a cell as its calls one by
+// one do: the same histogram, censored ones and the out-of-range counts.
+func TestCellRecordNIsRecordTimesN(t *testing.T) {
+	one, many := NewCell(3600), NewCell(3600)
+	for _, r := range []struct {
+		d        time.Duration
+		n        int64
+		censored bool
+	}{{1234 * time.Microsecond, 3, false}, {2 * time.Second, 5, true}, {-time.Second, 2, false}, {Highest + time.Hour, 4, false}, {time.Millisecond, 0, false}} {
+		for range r.n {
+			if r.censored {
+				one.RecordCensored(r.d)
+			} else {
+				one.Record(r.d)
+			}
+		}
+		if r.censored {
+			many.RecordCensoredN(r.d, r.n)
+		} else {
+			many.RecordN(r.d, r.n)
+		}
+	}
+	assert.Equal(t, int64(8), many.Latency.TotalCount())
+	assert.Equal(t, int64(5), many.Censored.TotalCount())
+	assert.Equal(t, [2]int64{2, 4}, [2]int64{many.Below, many.Above})
+	assert.Equal(t, CellGroup("g", one).Latency.Quantile(0.99), CellGroup("g", many).Latency.Quantile(0.99))
+	assert.Equal(t, one.Count(), many.Count())
+	assert.Equal(t, one.Censored.TotalCount(), many.Censored.TotalCount())
+	assert.Equal(t, [2]int64{one.Below, one.Above}, [2]int64{many.Below, many.Above})
+}

@@ -72,6 +72,44 @@ func (c *Cell) RecordCensored(d time.Duration) bool {
 	return true
 }
 
+// RecordN records n samples of d as Latency.RecordN does: the calls of
+// one row of HDR buckets a SQL engine computed for the cell's window.
+func (c *Cell) RecordN(d time.Duration, n int64) bool {
+	if n <= 0 {
+		return true
+	}
+	us, ok := c.micros(d)
+	if !ok {
+		if d < 0 {
+			c.Below += n - 1
+		} else {
+			c.Above += n - 1
+		}
+		return false
+	}
+	if c.Latency.RecordValues(us, n) != nil {
+		c.Above += n
+		return false
+	}
+	return true
+}
+
+// RecordCensoredN records n right-censored samples of d, as
+// Latency.RecordCensoredN does.
+func (c *Cell) RecordCensoredN(d time.Duration, n int64) bool {
+	if n <= 0 {
+		return true
+	}
+	if !c.RecordN(d, n) {
+		return false
+	}
+	if c.Censored == nil {
+		c.Censored = newPacked()
+	}
+	_ = c.Censored.RecordValues(int64(d/time.Microsecond), n) // in range: RecordN took it
+	return true
+}
+
 // RecordConnect records one measured connect time; out-of-range ones are
 // dropped, as Group.RecordConnect drops them from its totals.
 func (c *Cell) RecordConnect(d time.Duration) {

@@ -27,7 +27,10 @@ import (
 // censored those the status rule censors, excluded_<class> those it
 // leaves out, by status class, and folded_groups, when not 0, that the
 // row is of the group the engine folded that many groups beyond
-// --max-groups into. Every other column is a group column: the
+// --max-groups into. window_start, when there, is the window of the
+// row's calls: the Unix second it starts at (tunetimeout clickhouse
+// --window), NULL (\N) or empty for calls without a time. Every other
+// column is a group column: the
 // group is their values joined by " ", as --by joins a log's keys. A row
 // read this way fills the histogram exactly as its calls read one by one
 // would.
@@ -51,6 +54,10 @@ const (
 	// route does for a log (NormalizeRoute, --route-pattern), and rows of
 	// one route add up (tunetimeout sql --by 'route(COL)').
 	BucketsRouteTargetColumn = "route_target"
+	// BucketsWindowColumn holds the window of a row's calls, the Unix
+	// second it starts at, a whole multiple of the window's length since
+	// the epoch as --window makes them (tunetimeout clickhouse --window).
+	BucketsWindowColumn = "window_start"
 )
 
 // BucketRow is one row of buckets.
@@ -69,6 +76,11 @@ type BucketRow struct {
 	// the engine folded the groups beyond its --max-groups into, and how
 	// many groups that is (Group is then "").
 	FoldedGroups int64
+	// Windowed says the answer has a BucketsWindowColumn; then Timed
+	// says the row's calls have a time and Window is the Unix second
+	// their window starts at.
+	Windowed, Timed bool
+	Window          int64
 }
 
 // ReadBuckets reads buckets and calls row with every row (valid until the
@@ -114,7 +126,7 @@ func ReadBuckets(r io.Reader, name string, routePatterns []string, row func(*Buc
 		return err2
 	}
 	header = slices.Clone(header) // ReuseRecord: the next Read writes over it
-	bucket, calls, censored, second, folded, target := -1, -1, -1, -1, -1, -1
+	bucket, calls, censored, second, folded, target, window := -1, -1, -1, -1, -1, -1, -1
 	var groups []int
 	excluded := map[int]string{}
 	for i, h := range header {
@@ -130,6 +142,8 @@ func ReadBuckets(r io.Reader, name string, routePatterns []string, row func(*Buc
 			censored = i
 		case h == BucketsFoldedColumn:
 			folded = i
+		case h == BucketsWindowColumn:
+			window = i
 		case strings.HasPrefix(h, BucketsExcludedPrefix):
 			excluded[i] = "status " + strings.TrimPrefix(h, BucketsExcludedPrefix)
 		default:
@@ -206,11 +220,27 @@ func ReadBuckets(r io.Reader, name string, routePatterns []string, row func(*Buc
 				continue
 			}
 			br2.Second = v
-		} else if br2.BucketUS, ok = num(bucket); !ok {
-			if err := badRow(header[bucket], rec[bucket], "is not a whole number of microseconds, 0 or more"); err != nil {
-				return err
+		}
+		if window >= 0 {
+			br2.Windowed = true
+			if v := strings.TrimSpace(rec[window]); v != "" && v != `\N` {
+				w, err := strconv.ParseInt(v, 10, 64)
+				if err != nil || w < 0 || w > maxUnixSecond {
+					if err := badRow(header[window], rec[window], "is not a second of Unix time from 1970 to 2262"); err != nil {
+						return err
+					}
+					continue
+				}
+				br2.Timed, br2.Window = true, w
 			}
-			continue
+		}
+		if second < 0 {
+			if br2.BucketUS, ok = num(bucket); !ok {
+				if err := badRow(header[bucket], rec[bucket], "is not a whole number of microseconds, 0 or more"); err != nil {
+					return err
+				}
+				continue
+			}
 		}
 		if br2.Calls, ok = num(calls); !ok {
 			if err := badRow(header[calls], rec[calls], "is not a count"); err != nil {

@@ -141,3 +141,24 @@ func FuzzBuckets(f *testing.F) {
 		}
 	})
 }
+
+// window_start (tunetimeout clickhouse --window) is the window of a row's
+// calls, not a group column; NULL (\N) or empty is a row without a time;
+// anything else not a second of Unix time is a bad row; a name in it is
+// shown escaped.
+func TestReadBucketsWindows(t *testing.T) {
+	rows, bad, err := readBucketRows(t, "\"route\",\"window_start\",\"bucket_us\",\"calls\"\n"+
+		"/a,1800000000,2048,10\n"+
+		"/a,\\N,7,1\n"+
+		"/a,,7,2\n"+
+		"/a,-3600,7,1\n"+
+		"/a,\"18:00\x1b[31m\",7,1\n")
+	require.NoError(t, err)
+	require.Len(t, rows, 3)
+	assert.Equal(t, BucketRow{Group: "/a", BucketUS: 2048, Calls: 10, Windowed: true, Timed: true, Window: 1800000000}, rows[0])
+	assert.Equal(t, BucketRow{Group: "/a", BucketUS: 7, Calls: 1, Windowed: true}, rows[1])
+	assert.Equal(t, BucketRow{Group: "/a", BucketUS: 7, Calls: 2, Windowed: true}, rows[2])
+	require.Len(t, bad, 2)
+	assert.Equal(t, `b.csv:5: column "window_start": "-3600" is not a second of Unix time from 1970 to 2262`, bad[0])
+	assert.Equal(t, `b.csv:6: column "window_start": "18:00\x1b[31m" is not a second of Unix time from 1970 to 2262`, bad[1])
+}

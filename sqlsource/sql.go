@@ -37,6 +37,11 @@ type Options struct {
 	// Time is the time column; From and To bound it, [From, To).
 	Time     string
 	From, To time.Time
+	// Window, when not 0, groups the rows by window of Time too: the
+	// answer's WindowColumn is the Unix second each window starts at,
+	// a whole multiple of Window since the epoch, as analyze --window
+	// makes windows (clickhouse dialect alone).
+	Window time.Duration
 	// By are the group columns (or expressions), in order. route(COL)
 	// is the route of the request target in COL, as --by route gives it
 	// for a log (see routeKey).
@@ -61,7 +66,16 @@ const (
 	// RouteTargetColumn holds request targets whose routes analyze
 	// makes on reading.
 	RouteTargetColumn = ingest.BucketsRouteTargetColumn
+	// WindowColumn holds the window of the calls, with Options.Window.
+	WindowColumn = ingest.BucketsWindowColumn
 )
+
+// MaxWindows bounds the windows of one analysis of buckets (--window):
+// what the client keeps grows with the windows (docs/windows.md: about
+// 500 bytes a window and group while reading, and a row of the report
+// each), and so does the engine's answer, by groups x windows x filled
+// buckets. 100,000 are 69 days of 1-minute windows, 11 years of hours.
+const MaxWindows = 100_000
 
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
 
@@ -88,6 +102,9 @@ func Build(o Options) (string, error) {
 		inner = append(inner, fmt.Sprintf("%s AS g%d", o.groupExpr(d, b), i+1))
 	}
 	inner = append(inner, us+" AS us")
+	if o.Window > 0 {
+		inner = append(inner, d.window(expr(o.Time), int64(o.Window/time.Second))+" AS ws")
+	}
 	// No status column: 0, which no rule censors or excludes (a NULL
 	// would be as good, but ClickHouse 18 cannot cast one to an integer).
 	status := "0"
@@ -116,6 +133,12 @@ func Build(o Options) (string, error) {
 		outer = append(outer, fmt.Sprintf("CASE WHEN folded = 1 THEN NULL ELSE %s END AS %s", name, col))
 		groupBy = append(groupBy, d.position(i+1, col))
 	}
+	if o.Window > 0 {
+		// The window after the groups, before the bucket: the answer
+		// comes group by group, each in time order, as a log is read.
+		outer = append(outer, "ws AS "+WindowColumn)
+		groupBy = append(groupBy, d.position(len(outer), WindowColumn))
+	}
 	outer = append(outer, bucketExpr(d, "us")+" AS "+BucketColumn, "COUNT(*) AS "+CallsColumn)
 	outer = append(outer, fmt.Sprintf("SUM(CASE WHEN %s THEN 1 ELSE 0 END) AS %s", in("status", censor), CensoredColumn))
 	for _, class := range slices.Sorted(maps.Keys(exclude)) {
@@ -124,9 +147,13 @@ func Build(o Options) (string, error) {
 	if fold != "" {
 		outer = append(outer, fmt.Sprintf("CASE WHEN MAX(folded) = 1 THEN %s ELSE 0 END AS %s", folded, FoldedColumn))
 	}
-	groupBy = append(groupBy, d.position(len(o.By)+1, BucketColumn))
+	groupBy = append(groupBy, d.position(len(groupBy)+1, BucketColumn))
 	var b strings.Builder
-	fmt.Fprintf(&b, "-- tunetimeout: the HDR histogram (3 significant digits, microseconds) of %s per group, %s\n", o.Latency, o.Dialect)
+	per := "group"
+	if o.Window > 0 {
+		per = "group and window of " + strconv.FormatInt(int64(o.Window/time.Second), 10) + " s"
+	}
+	fmt.Fprintf(&b, "-- tunetimeout: the HDR histogram (3 significant digits, microseconds) of %s per %s, %s\n", oneLine(o.Latency), per, o.Dialect)
 	fmt.Fprintf(&b, "SELECT %s\nFROM (\n  SELECT %s\n  FROM %s\n  WHERE %s\n) AS tt\nGROUP BY %s\nORDER BY %s",
 		strings.Join(outer, ",\n  "), strings.Join(inner, ",\n    "), from, strings.Join(where, "\n    AND "),
 		strings.Join(groupBy, ", "), strings.Join(groupBy, ", "))
@@ -144,6 +171,12 @@ func (o Options) source() (dialect, string, error) {
 	}
 	d := dialects[o.Dialect]
 	if err := d.checkBounds(o); err != nil {
+		return dialect{}, "", err
+	}
+	if err := o.checkWindow(d); err != nil {
+		return dialect{}, "", err
+	}
+	if err := o.checkExpressions(d); err != nil {
 		return dialect{}, "", err
 	}
 	if o.Query != "" {
@@ -388,6 +421,14 @@ type dialect struct {
 	// route is the route of a request target, as ingest.NormalizeRoute
 	// makes it; nil: the dialect has none, the routes are made on reading.
 	route func(target string) string
+	// window is the start of the window of length secs that holds a
+	// timestamp, in Unix seconds; nil: the dialect has none (Window).
+	window func(ts string, secs int64) string
+	// backslash: a backslash escapes the next character in a quoted
+	// string or name (checkExpressions).
+	backslash bool
+	// hashComment: # starts a comment, as -- does.
+	hashComment bool
 	// byName: GROUP BY and ORDER BY name their columns, not positions.
 	byName bool
 	// wholeSeconds: its time bounds are whole seconds.
@@ -405,6 +446,94 @@ func (d dialect) checkBounds(o Options) error {
 		}
 	}
 	return nil
+}
+
+// checkWindow refuses a Window the query cannot group by: without a time
+// column, in a dialect without windows, not whole seconds, or of more
+// than MaxWindows windows between --from and --to.
+func (o Options) checkWindow(d dialect) error {
+	switch {
+	case o.Window == 0:
+		return nil
+	case o.Window < time.Second || o.Window%time.Second != 0:
+		return fmt.Errorf("--window %s: give whole seconds, at least one", o.Window)
+	case d.window == nil:
+		return fmt.Errorf("--window: the %s queries are not grouped by window (clickhouse's are)", o.Dialect)
+	case o.Time == "":
+		return errors.New("--window needs --time, the time column the windows are of")
+	case !o.From.IsZero() && !o.To.IsZero() && o.To.Sub(o.From)/o.Window >= MaxWindows:
+		return fmt.Errorf("--window %s makes %d windows from --from to --to; at most %d: give a longer --window or a shorter period",
+			o.Window, o.To.Sub(o.From)/o.Window+1, MaxWindows)
+	}
+	return nil
+}
+
+// checkExpressions refuses a table, subquery, column or expression that
+// is not one: a ';', a comment, a parenthesis closed that was not opened
+// (or opened and not closed), or a quote not closed, outside quoted
+// strings and names. Expressions are the user's SQL, kept in parentheses
+// (expr); such a value would end them, or the query, and run as SQL of
+// its own (--time "ts) AS ws FROM t; DROP TABLE t --").
+func (o Options) checkExpressions(d dialect) error {
+	type value struct{ flag, v string }
+	values := []value{{"--table", o.Table}, {"--query", o.Query}, {"--latency", o.Latency}, {"--status-column", o.Status}, {"--time", o.Time}}
+	for _, b := range o.By {
+		values = append(values, value{"--by", b})
+	}
+	for _, v := range values {
+		if err := d.oneExpression(v.v); err != nil {
+			return fmt.Errorf("%s %q: %v: give one column or expression", v.flag, v.v, err)
+		}
+	}
+	return nil
+}
+
+// oneExpression says why s is not one SQL expression of the dialect
+// (checkExpressions); nil when it is.
+func (d dialect) oneExpression(s string) error {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\'' || c == '"' || c == '`':
+			j, closed := i+1, false
+			for j < len(s) && !closed {
+				switch {
+				case d.backslash && s[j] == '\\':
+					j += 2
+				case s[j] == c && j+1 < len(s) && s[j+1] == c: // doubled: the quote itself
+					j += 2
+				case s[j] == c:
+					closed = true
+				default:
+					j++
+				}
+			}
+			if !closed {
+				return fmt.Errorf("it opens a quote (%c) it does not close", c)
+			}
+			i = j
+		case c == '(':
+			depth++
+		case c == ')':
+			if depth--; depth < 0 {
+				return errors.New("it closes a parenthesis it did not open")
+			}
+		case c == ';':
+			return errors.New("it has a ';', which ends a statement")
+		case c == '-' && strings.HasPrefix(s[i:], "--"), c == '/' && strings.HasPrefix(s[i:], "/*"), c == '#' && d.hashComment:
+			return errors.New("it has a comment")
+		}
+	}
+	if depth > 0 {
+		return errors.New("it opens a parenthesis it does not close")
+	}
+	return nil
+}
+
+// oneLine is s with its line breaks made spaces, for a comment of the
+// query: a line break would end the comment and make the rest SQL.
+func oneLine(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
 }
 
 // coalesceText is a value as text, NULL as "".
@@ -443,7 +572,23 @@ var dialects = map[string]dialect{
 		},
 		wholeSeconds: true,
 		epoch:        func(ts string) string { return "toInt64(toUnixTimestamp(" + ts + "))" },
-		byName:       true,
+		// Windows start at whole multiples of their length since the
+		// epoch, in UTC, as histogram.Group.Cell makes them. Not
+		// toStartOfInterval: it came in 19.x (ClickHouse pull request
+		// 4304), after Debian's 18.16, and starts hours and days in the
+		// time zone of the server or the column, so that with a zone of
+		// +05:30, or --window 1d, its windows are not the local read's.
+		// toUnixTimestamp is a UInt32 (no second before 1970), so
+		// intDiv, which truncates, is the floor.
+		window: func(ts string, secs int64) string {
+			return fmt.Sprintf("intDiv(toInt64(toUnixTimestamp(%s)), %d) * %d", ts, secs, secs)
+		},
+		// ClickHouse's string literals and quoted names take backslash
+		// escapes ('it\'s'), and newer releases take # as well as -- to
+		// start a comment (https://clickhouse.com/docs/reference/syntax).
+		backslash:   true,
+		hashComment: true,
+		byName:      true,
 	},
 	"duckdb": {
 		text:       func(x string) string { return "CAST(" + x + " AS VARCHAR)" },
@@ -492,6 +637,7 @@ var dialects = map[string]dialect{
 		quote:      backquote,
 		timestamp:  func(t time.Time) string { return "TIMESTAMP '" + t.UTC().Format("2006-01-02 15:04:05.999999") + "+00'" },
 		epoch:      func(ts string) string { return "UNIX_SECONDS(" + ts + ")" },
+		backslash:  true,
 	},
 }
 

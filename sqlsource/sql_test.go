@@ -184,3 +184,108 @@ func TestBuildRoutes(t *testing.T) {
 		assert.NotContains(t, q, "arrayMap", o.Dialect)
 	}
 }
+
+// --window in the clickhouse dialect: the rows grouped by the window of
+// their time too, whose start is a whole multiple of the window since the
+// epoch (the local read's windows), between the groups and the bucket.
+func TestBuildWindows(t *testing.T) {
+	o := Options{Dialect: "clickhouse", Table: "logs.access", Latency: "latency_us", Unit: time.Microsecond, Status: "status",
+		Time: "ts", By: []string{"route"}, Window: time.Hour}
+	q, err := Build(o)
+	require.NoError(t, err)
+	for _, want := range []string{
+		"intDiv(toInt64(toUnixTimestamp(ts)), 3600) * 3600 AS ws",
+		"ws AS window_start",
+		"GROUP BY g1, window_start, bucket_us\nORDER BY g1, window_start, bucket_us",
+		"per group and window of 3600 s, clickhouse",
+	} {
+		assert.Contains(t, q, want)
+	}
+	// The window expression is the histogram's: evaluated here, it gives
+	// the start Group.Cell gives each second.
+	set := histogram.NewSet()
+	set.Every(15 * time.Minute)
+	g := set.Group("g")
+	for _, sec := range []int64{0, 1, 899, 900, 1_800_000_000, 1_800_000_899, 1_800_000_901} {
+		assert.Equal(t, g.Cell(time.Unix(sec, 0)).Start, sec/900*900, "second %d", sec)
+	}
+	// Folded groups: the window stays the second column.
+	o.MaxGroups = 3
+	q, err = Build(o)
+	require.NoError(t, err)
+	assert.Contains(t, q, "GROUP BY `route`, window_start, bucket_us")
+	// An expression of a time column is kept in parentheses.
+	o.Time = "toDateTime(ts_ms / 1000)"
+	q, err = Build(o)
+	require.NoError(t, err)
+	assert.Contains(t, q, "intDiv(toInt64(toUnixTimestamp((toDateTime(ts_ms / 1000)))), 3600) * 3600 AS ws")
+
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Dialect: "clickhouse", Table: "t", Latency: "l", Unit: time.Millisecond, Window: time.Hour}, "--window needs --time"},
+		{Options{Dialect: "postgres", Table: "t", Latency: "l", Unit: time.Millisecond, Time: "ts", Window: time.Hour}, "the postgres queries are not grouped by window"},
+		{Options{Dialect: "clickhouse", Table: "t", Latency: "l", Unit: time.Millisecond, Time: "ts", Window: 1500 * time.Millisecond}, "whole seconds"},
+		{Options{Dialect: "clickhouse", Table: "t", Latency: "l", Unit: time.Millisecond, Time: "ts", Window: time.Minute,
+			From: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}, "makes 217441 windows from --from to --to; at most 100000"},
+	} {
+		_, err := Build(c.o)
+		assert.ErrorContains(t, err, c.want)
+	}
+}
+
+// A column name that would end the expression it is put in, or the query,
+// is refused before anything is sent: the time column that closes the
+// window's parentheses and starts a statement of its own, and the like in
+// every flag that takes SQL. Quotes hide what they hold; names the answer
+// gives its columns are quoted.
+func TestBuildRefusesInjection(t *testing.T) {
+	base := Options{Dialect: "clickhouse", Table: "access", Latency: "latency_us", Unit: time.Microsecond, Time: "ts", Window: time.Hour}
+	for _, c := range []struct {
+		change func(*Options)
+		want   string
+	}{
+		{func(o *Options) { o.Time = "ts)), 1) AS ws FROM access; DROP TABLE access; --" }, `--time "ts)), 1) AS ws FROM access; DROP TABLE access; --": it closes a parenthesis it did not open`},
+		{func(o *Options) { o.Time = "ts; DROP TABLE access" }, "it has a ';'"},
+		{func(o *Options) { o.Latency = "latency_us -- x" }, "--latency \"latency_us -- x\": it has a comment"},
+		{func(o *Options) { o.Latency = "latency_us /* x */" }, "it has a comment"},
+		{func(o *Options) { o.Status = "status # x" }, "--status-column \"status # x\": it has a comment"},
+		{func(o *Options) { o.By = []string{"route", "concat(method"} }, `--by "concat(method": it opens a parenthesis it does not close`},
+		{func(o *Options) { o.By = []string{"route('x)"} }, "it opens a quote (') it does not close"},
+		{func(o *Options) { o.Table = "access WHERE 1) UNION ALL (SELECT 1" }, "--table"},
+		{func(o *Options) { o.Table, o.Query = "", "SELECT * FROM access) AS src, system.users AS u, (SELECT 1" }, "--query"},
+		{func(o *Options) { o.By = []string{"`a`; DROP TABLE access"} }, "it has a ';'"},
+	} {
+		o := base
+		c.change(&o)
+		_, err := Build(o)
+		assert.ErrorContains(t, err, c.want)
+		_, err = BuildArrivals(o)
+		assert.Error(t, err, "arrivals too: %+v", o)
+	}
+	// Quoted, the same characters are the value's: kept as they are.
+	o := base
+	o.By = []string{"if(path LIKE '%;--)%', 'odd\\'s', `we;ird)`)", "\"a\"\"b;\""}
+	o.Latency = "ifNull(latency_us, 0) /* not a comment */"
+	_, err := Build(o)
+	assert.ErrorContains(t, err, "comment", "a comment outside quotes is one")
+	o.Latency = "latency_us"
+	q, err := Build(o)
+	require.NoError(t, err)
+	assert.Contains(t, q, "(if(path LIKE '%;--)%', 'odd\\'s', `we;ird)`)) AS g1")
+	// The answer's column names are quoted, their own quote taken out.
+	o.By = []string{"x`y"}
+	_, err = Build(o)
+	assert.ErrorContains(t, err, "it opens a quote (`) it does not close")
+	assert.Equal(t, "`route`", backquote("route"))
+	assert.Equal(t, "`ab`", backquote("a`b"))
+	assert.Equal(t, `"a""b"`, doublequote(`a"b`))
+	// A line break in --latency does not end the query's first comment.
+	o = base
+	o.Latency = "latency_us\n + 0"
+	q, err = Build(o)
+	require.NoError(t, err)
+	first, _, _ := strings.Cut(q, "\n")
+	assert.Contains(t, first, "of latency_us  + 0 per group and window")
+}

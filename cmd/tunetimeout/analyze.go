@@ -88,6 +88,15 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 	addLoopFlags(cmd, &o, &pf)
 	addInputFlags(cmd, &o, &f)
 	addAnalysisFlags(cmd, &o, &f, outputFormats(lookup))
+	addWindowFlags(cmd, &f)
+	addPlanFlags(cmd, &f)
+	return cmd
+}
+
+// addWindowFlags registers --window, --for, --window-precision,
+// --profile and --tz, for the commands that analyse calls with their
+// times (analyze, simulate, clickhouse); f.apply parses them.
+func addWindowFlags(cmd *cobra.Command, f *analyzeFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.window, "window", "", "analyse each window of this length too (1h, 15m, 1d; 0: none)")
 	fl.StringVar(&f.forWhat, "for", "", "with windows: worst-window (default) or all, the period the timeout is for")
@@ -96,8 +105,6 @@ func newFileCommand(cmd *cobra.Command, lookup func(string) (report.Writer, erro
 	fl.StringVar(&f.tz, "tz", "UTC", "time zone of the profile's hours (an IANA name: Europe/Berlin)")
 	complete(cmd, "for", "worst-window", "all")
 	complete(cmd, "profile", analysis.ProfileKinds...)
-	addPlanFlags(cmd, &f)
-	return cmd
 }
 
 // addPlanFlags registers --plan and --retry-at, for the commands that read

@@ -35,11 +35,19 @@ over its HTTP interface (no driver): one query grouped by --by and by HDR
 bucket, the status rule as conditional counts, and with --time one of the
 calls per second for the rates. What comes back is bounded by groups x
 filled buckets, not rows, and the report is the one a local read of the
-same rows gives (docs/sql.md). --print-sql prints the queries instead.`,
+same rows gives (docs/sql.md). --window (with --time) groups the rows by
+window too, in ClickHouse: the windows, the worst window and the daily
+profile (--profile, --tz) of analyze --window (docs/windows.md).
+--print-sql prints the queries instead.`,
 		Example: `  # Per route, the last day, with the rates from the time column
   tunetimeout clickhouse --url http://localhost:8123 --table logs.access \
       --latency duration_ms --unit ms --status-column status --time ts \
-      --by route --from -24h --pool 200`,
+      --by route --from -24h --pool 200
+
+  # A week by the hour: the worst hour, and the daily profile's worst slot
+  tunetimeout clickhouse --url http://localhost:8123 --table logs.access \
+      --latency duration_ms --unit ms --time ts --by route --from -7d \
+      --window 1h`,
 		Args: noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.apply(cmd.Flags(), &o); err != nil {
@@ -48,11 +56,17 @@ same rows gives (docs/sql.md). --print-sql prints the queries instead.`,
 			if err := pol.apply(cmd, &o); err != nil {
 				return usageError{err}
 			}
-			rows.Unit, rows.By, rows.From, rows.To, rows.Rule = o.Ingest.Unit, o.Ingest.By, o.From, o.To, o.Status
-			rows.RoutePatterns = o.Ingest.RoutePatterns
-			rows.Dialect = "clickhouse"
+			rows.Unit, rows.By, rows.From, rows.To = o.Ingest.Unit, o.Ingest.By, o.From, o.To
+			// The rule, routes, --max-groups and --window as the run
+			// sends them: --print-sql prints the queries that run.
+			*rows = analysis.ClickHouseRows(o, *rows)
 			if (!rows.From.IsZero() || !rows.To.IsZero()) && rows.Time == "" {
 				return usageError{fmt.Errorf("--from and --to need --time, the time column")}
+			}
+			for _, name := range []string{"for", "window-precision", "profile", "tz"} {
+				if rows.Window == 0 && cmd.Flags().Changed(name) {
+					return usageError{fmt.Errorf("--%s is of windows: give --window (and --time)", name)}
+				}
 			}
 			if printSQL {
 				q, err := sqlsource.Build(*rows)
@@ -117,5 +131,6 @@ same rows gives (docs/sql.md). --print-sql prints the queries instead.`,
 	e.register(cmd)
 	addPolicyFlags(cmd, &o, &pol)
 	addAnalysisFlags(cmd, &o, &f, outputFormats(report.Lookup))
+	addWindowFlags(cmd, &f)
 	return withTopics(cmd, "database", "status", "timeout", "policy", "targets", "servers")
 }

@@ -343,7 +343,13 @@ with tunetimeout analyze --input buckets. --arrivals prints the query of the
 calls per second per group instead: its answer, given to analyze beside the
 buckets, gives the rates (without it, --rate does). clickhouse runs both
 over ClickHouse's HTTP interface (no driver), the calls per second with
---time; --print-sql prints the queries instead.
+--time; --print-sql prints the queries instead. clickhouse --window 1h
+(with --time) groups the buckets by window too, in a window_start column:
+the windows, the worst window and the profile of analyze --window.
+
+--table, --query, --latency, --status-column, --time and --by are your SQL,
+each put in the query as one name or expression: one with a ';', a comment,
+or a parenthesis or quote it does not close, outside quotes, is refused.
 
 The latency is cut to whole microseconds toward zero, as a local read cuts
 it: store it as an integer or a decimal, since a floating-point column can
