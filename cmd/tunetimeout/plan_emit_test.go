@@ -139,6 +139,10 @@ func TestPlanEmitDir(t *testing.T) {
 		want map[string][2]float64
 	}{
 		{"outermost", map[string][2]float64{"gateway frontend": {3, 1}, "frontend orders": {1, 0.55}, "orders payments": {1, 0.11}}},
+		// orders' retries within what frontend's one call of 550ms leaves
+		// after orders' own 160ms (390ms), not the 810ms the root's
+		// deadline leaves: frontend would have given up by then.
+		{"innermost", map[string][2]float64{"gateway frontend": {1, 0.65}, "frontend orders": {1, 0.55}, "orders payments": {3, 0.39}}},
 	} {
 		t.Run(tc.retryAt, func(t *testing.T) {
 			dir := filepath.Join(tmp, tc.retryAt)
