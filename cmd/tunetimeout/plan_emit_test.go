@@ -164,6 +164,18 @@ func TestPlanEmitDir(t *testing.T) {
 				bottom *= attempts
 			}
 			assert.Equal(t, 3, bottom, "attempts at the bottom per request when it fails fast: one layer of 3")
+			// The saved report renders the same folder.
+			again := filepath.Join(tmp, tc.retryAt+"-again")
+			_, errOut, code = execute(t, "", "snippet", "--report", filepath.Join(tmp, tc.retryAt+".json"), "--emit-dir", again, "--emit", "envoy,grpc")
+			require.Equal(t, 0, code, errOut)
+			for _, f := range []string{"orders/payments/envoy.yaml", "gateway/frontend/grpc.json"} {
+				want, err := os.ReadFile(filepath.Join(dir, f))
+				require.NoError(t, err)
+				got, err := os.ReadFile(filepath.Join(again, f))
+				require.NoError(t, err)
+				assert.Equal(t, string(want), string(got), f)
+			}
+			assert.NoFileExists(t, filepath.Join(again, "gateway", "frontend", "go.go"), "--emit says which targets")
 			topo := filepath.Join(dir, "topology.yaml")
 			text, err := os.ReadFile(topo)
 			require.NoError(t, err)
