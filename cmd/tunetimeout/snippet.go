@@ -79,7 +79,7 @@ func (e *emitFlags) register(cmd *cobra.Command) {
 	e.cmd = cmd
 	fl := cmd.Flags()
 	fl.StringVar(&e.emit, "emit", "", "client configuration to write: "+strings.Join(snippet.Names(), ", ")+", or all (comma-separated)")
-	fl.StringVar(&e.dir, "emit-dir", "", "write one file per target (envoy.yaml, grpc.json, ...) into this directory; without --emit, every target; a chain's plan (--plan): a folder per caller and callee, and topology.yaml for check --topology (docs/chain.md)")
+	fl.StringVar(&e.dir, "emit-dir", "", "write one file per target (envoy.yaml, grpc.json, ...) into this directory; without --emit, every target; for a chain's plan (analyze --plan) a folder per caller and callee, and topology.yaml for check --topology (docs/chain.md)")
 	fl.StringVar(&e.opts.Service, e.serviceFlagName(), snippet.DefaultService, "the service, cluster or upstream the snippets configure")
 	fl.StringVar(&e.opts.Namespace, "namespace", "default", "Kubernetes namespace of the Istio, Linkerd and Gateway API snippets")
 	fl.StringVar(&e.opts.GatewayAPIChannel, "gateway-api-channel", snippet.GatewayStandard, "Gateway API release channel of the cluster's CRDs: standard or experimental (since v1.7.0 both have rules[].retry, written on every rule)")
