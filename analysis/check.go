@@ -1420,7 +1420,9 @@ func servedGroups(objects []snippet.Object, groups map[string]checkedGroup, name
 // service's configs are those of its outgoing calls. Among its edges the
 // objects are matched as among any groups (mapObject: one edge takes them
 // all, as one group of data does), and an object whose upstream is named
-// as a callee (an Envoy cluster, an nginx upstream) serves that edge. So
+// as a callee (an Envoy cluster, an nginx upstream), or that is named for
+// it as the target names the object of one group (resilience4j's
+// instance, snippet.Target.NamesService), serves that edge. So
 // the configs of each hop are held against the hop's own calls, and
 // their attempts multiply along the topology's paths.
 func topologyServed(objects []snippet.Object, served [][]string, groups map[string]checkedGroup, names []string, explicit map[string]string, t *Topology) {
@@ -1457,8 +1459,11 @@ func topologyServed(objects []snippet.Object, served [][]string, groups map[stri
 				served[i] = append(served[i], g)
 			}
 		}
+		tg, err := snippet.Lookup(ob.Target)
 		for _, g := range es {
-			if ob.Upstream != "" && (ob.Upstream == callee[g] || strings.SplitN(ob.Upstream, ".", 2)[0] == callee[g]) && !slices.Contains(served[i], g) {
+			named := ob.Upstream != "" && (ob.Upstream == callee[g] || strings.SplitN(ob.Upstream, ".", 2)[0] == callee[g]) ||
+				err == nil && tg.NamesService(ob, callee[g])
+			if named && !slices.Contains(served[i], g) {
 				served[i] = append(served[i], g)
 			}
 		}

@@ -22,8 +22,9 @@ import (
 // 1,000 requests, each a gateway SERVER span with a CLIENT call to
 // frontend at once, frontend's to orders after 30ms and orders' to
 // payments (not traced) after 160ms more; request 500 waits 900ms in the
-// gateway's queue first. names renames the services (a hostile name).
-func writeChainSpans(t *testing.T, path string, names map[string]string) {
+// gateway's queue first. names renames the services (a hostile name);
+// with fanOut frontend also calls inventory (not traced), after orders.
+func writeChainSpans(t *testing.T, path string, names map[string]string, fanOut ...bool) {
 	t.Helper()
 	name := func(s string) string {
 		if n, ok := names[s]; ok {
@@ -64,6 +65,9 @@ func writeChainSpans(t *testing.T, path string, names map[string]string) {
 		span("frontend", tr, 4, 3, client, "orders", s.Add(q+ms(30)), s.Add(q+ms(290)))
 		span("orders", tr, 5, 4, server, "", s.Add(q+ms(30)), s.Add(q+ms(290)))
 		span("orders", tr, 6, 5, client, "payments", s.Add(q+ms(190)), s.Add(q+ms(240+i%5)))
+		if len(fanOut) > 0 && fanOut[0] {
+			span("frontend", tr, 7, 3, client, "inventory", s.Add(q+ms(291)), s.Add(q+ms(299-i%3)))
+		}
 	}
 	require.NoError(t, w.Flush())
 	require.NoError(t, f.Close())
@@ -263,4 +267,35 @@ func TestPlanEmitDirHostileNames(t *testing.T) {
 	out, errOut, code := execute(t, "", "check", "--topology", topo, "--data", spans, "-q", "--fail-on", "never")
 	require.Equal(t, 0, code, errOut)
 	assert.NotContains(t, out+errOut, "\x1b")
+}
+
+// TestPlanEmitDirFanOut: a service that calls two services gets a folder
+// per callee, both its configs in the topology, and check holds each
+// config against its own edge for every target it reads.
+func TestPlanEmitDirFanOut(t *testing.T) {
+	tmp := t.TempDir()
+	spans := filepath.Join(tmp, "chain.jsonl")
+	writeChainSpans(t, spans, nil, true)
+	dir := filepath.Join(tmp, "out")
+	_, errOut, code := execute(t, "", "analyze", spans, "-q", "--deadline", "1s", "--attempts", "3", "--plan", "--emit-dir", dir, "-o", "json", "--output", filepath.Join(tmp, "r.json"))
+	require.Equal(t, 0, code, errOut)
+	text, err := os.ReadFile(filepath.Join(dir, "topology.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(text), "  \"frontend\":\n    configs: [\"frontend/inventory/envoy.yaml\", \"frontend/orders/envoy.yaml\"]\n    calls: [\"inventory\", \"orders\"]\n")
+	for _, tg := range snippet.Targets() {
+		if !tg.Reads() {
+			continue
+		}
+		one := filepath.Join(dir, "topology-"+tg.Name+".yaml")
+		require.NoError(t, os.WriteFile(one, []byte(strings.ReplaceAll(string(text), "/envoy.yaml", "/"+tg.File)), 0o644))
+		c := checkChain(t, one, spans)
+		assert.Empty(t, c.UnmatchedGroups, "%s: every edge's calls are held against its hop's config", tg.Name)
+		assert.Empty(t, checkCodes(c, "TT-CHECK-RETRY-LAYERS"), tg.Name)
+		assert.Empty(t, checkCodes(c, "TT-CHECK-TIMEOUT-INVERSION"), tg.Name)
+		for _, f := range c.Findings {
+			if f.Group != "" && strings.HasPrefix(f.File, filepath.Join(dir, "frontend", "orders")) {
+				assert.Equal(t, "frontend orders", f.Group, "%s: %s", tg.Name, f.Message)
+			}
+		}
+	}
 }
