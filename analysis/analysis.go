@@ -216,7 +216,24 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 	}
 	r.Groups = []report.Group{}
 	var hangs []littleslaw.Result
-	for _, g := range groups {
+	// Each group's place in the report: a plan fits the edges into a
+	// service before the edges out of it (chainPlan.order), the report
+	// lists them in their order.
+	order := make([]int, len(groups))
+	for i := range order {
+		order[i] = i
+	}
+	if plan != nil {
+		names := make([]string, len(groups))
+		for i, g := range groups {
+			names[i] = g.Name
+		}
+		order = plan.order(names)
+	}
+	fittedGroups := make([]*report.Group, len(groups))
+	fittedHangs := make([]*littleslaw.Result, len(groups))
+	for _, gi := range order {
+		g := groups[gi]
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -246,8 +263,16 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		if planStep != "" && rg.Policy != nil {
 			rg.Policy.Steps = append(rg.Policy.Steps, report.Step{Rule: "plan", Seconds: og.Policy.Deadline.Seconds(), Reason: planStep})
 		}
-		r.Groups = append(r.Groups, rg)
-		hangs = append(hangs, res.LittlesLaw)
+		if plan != nil {
+			plan.fitted(g.Name, res.Policy)
+		}
+		fittedGroups[gi], fittedHangs[gi] = &rg, &res.LittlesLaw
+	}
+	for i := range groups {
+		if fittedGroups[i] != nil {
+			r.Groups = append(r.Groups, *fittedGroups[i])
+			hangs = append(hangs, *fittedHangs[i])
+		}
 	}
 	r.SharedPool = report.NewSharedPool(o.Pool, hangs)
 	if graph {

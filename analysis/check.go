@@ -118,6 +118,9 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 		}
 	}
 	served := servedGroups(objects, groups, names, o.Map)
+	if o.Topology != nil {
+		topologyServed(objects, served, groups, names, o.Map, o.Topology)
+	}
 	for i, ob := range objects {
 		gs := served[i]
 		if len(gs) == 0 {
@@ -1409,6 +1412,62 @@ func servedGroups(objects []snippet.Object, groups map[string]checkedGroup, name
 		}
 	}
 	return served
+}
+
+// topologyServed gives the objects that serve no group of the data, in a
+// config of a service of the topology, that service's edges of the data
+// (groups "caller callee", spans grouped by caller and callee): a
+// service's configs are those of its outgoing calls. Among its edges the
+// objects are matched as among any groups (mapObject: one edge takes them
+// all, as one group of data does), and an object whose upstream is named
+// as a callee (an Envoy cluster, an nginx upstream), or that is named for
+// it as the target names the object of one group (resilience4j's
+// instance, snippet.Target.NamesService), serves that edge. So
+// the configs of each hop are held against the hop's own calls, and
+// their attempts multiply along the topology's paths.
+func topologyServed(objects []snippet.Object, served [][]string, groups map[string]checkedGroup, names []string, explicit map[string]string, t *Topology) {
+	methodOf := func(g string) string { return groups[g].method }
+	edges := map[string][]string{} // config file -> the edges of its services
+	callee := map[string]string{}  // edge -> its callee
+	for _, svc := range t.Services {
+		var mine []string
+		for _, g := range names {
+			f := strings.Fields(g)
+			if len(f) == 2 && f[0] == svc.Name && slices.Contains(svc.Calls, f[1]) {
+				mine = append(mine, g)
+				callee[g] = f[1]
+			}
+		}
+		for _, c := range svc.Configs {
+			for _, g := range mine {
+				if !slices.Contains(edges[c], g) {
+					edges[c] = append(edges[c], g)
+				}
+			}
+		}
+	}
+	for i, ob := range objects {
+		es := edges[ob.Pos.File]
+		if len(served[i]) > 0 || len(es) == 0 {
+			continue
+		}
+		if _, mapped := explicit[ob.Name]; mapped {
+			continue
+		}
+		for _, g := range mapObject(ob, es, explicit, methodOf) {
+			if methodServes(ob, groups[g].method) {
+				served[i] = append(served[i], g)
+			}
+		}
+		tg, err := snippet.Lookup(ob.Target)
+		for _, g := range es {
+			named := ob.Upstream != "" && (ob.Upstream == callee[g] || strings.SplitN(ob.Upstream, ".", 2)[0] == callee[g]) ||
+				err == nil && tg.NamesService(ob, callee[g])
+			if named && !slices.Contains(served[i], g) {
+				served[i] = append(served[i], g)
+			}
+		}
+	}
 }
 
 // methodServes reports whether an object serves calls of a method: always

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/tunetimeout/tunetimeout/internal/escape"
 )
 
 // A topology says which configs are the hops of which call chain, for a
@@ -45,6 +48,9 @@ type TopologyService struct {
 	Calls []string
 	// Line is the service's line in the topology file.
 	Line int
+	// Notes are written as comment lines above the service
+	// (WriteTopology), escaped; a topology read has none.
+	Notes []string
 }
 
 // maxTopologyBytes bounds a topology file: a few hundred services fit in
@@ -267,4 +273,48 @@ func (t *Topology) Paths(max int) [][]int {
 		}
 	}
 	return paths
+}
+
+// WriteTopology writes services as a topology file ReadTopology reads
+// back: each service's configs as given (relative to the file, forward
+// slashes) and calls, every name and path double-quoted (escape.Quote:
+// YAML reads it back as the original), header and each service's Notes as
+// comment lines, escaped (escape.Visible: a newline in a name cannot end
+// the comment).
+func WriteTopology(w io.Writer, header []string, services []TopologyService) error {
+	bw := bufio.NewWriter(w)
+	comment := func(indent, line string) {
+		fmt.Fprintf(bw, "%s#", indent)
+		if line != "" {
+			fmt.Fprintf(bw, " %s", escape.Visible(line))
+		}
+		fmt.Fprintln(bw)
+	}
+	list := func(items []string, path bool) string {
+		q := make([]string, len(items))
+		for i, it := range items {
+			if path {
+				it = filepath.ToSlash(it)
+			}
+			q[i] = escape.Quote(it)
+		}
+		return "[" + strings.Join(q, ", ") + "]"
+	}
+	for _, h := range header {
+		comment("", h)
+	}
+	fmt.Fprintln(bw, "services:")
+	for _, s := range services {
+		for _, n := range s.Notes {
+			comment("  ", n)
+		}
+		fmt.Fprintf(bw, "  %s:\n", escape.Quote(s.Name))
+		if len(s.Configs) > 0 {
+			fmt.Fprintf(bw, "    configs: %s\n", list(s.Configs, true))
+		}
+		if len(s.Calls) > 0 {
+			fmt.Fprintf(bw, "    calls: %s\n", list(s.Calls, false))
+		}
+	}
+	return bw.Flush()
 }

@@ -729,15 +729,25 @@ func TestOTLPDeadlineDownTheChain(t *testing.T) {
 		}
 		return pol, rep.CallGraph.Plan
 	}
+	// A hop's deadline is also bounded by what its caller's own call
+	// leaves it: frontend waits 550ms for orders (one attempt at its
+	// recommended timeout), and orders spends 160ms before calling
+	// payments, so payments gets 390ms, not the 810ms the root's deadline
+	// leaves; with the retries innermost, gateway waits 650ms for
+	// frontend, which spends 30ms: 620ms for orders.
 	for _, tc := range []struct {
 		retryAt string
 		retries string
-	}{{"outermost", "gateway frontend"}, {"innermost", "orders payments"}} {
+		planned map[string]float64
+	}{
+		{"outermost", "gateway frontend", map[string]float64{"gateway frontend": 1000, "frontend orders": 970, "orders payments": 390}},
+		{"innermost", "orders payments", map[string]float64{"gateway frontend": 1000, "frontend orders": 620, "orders payments": 390}},
+	} {
 		pol, p := plan(tc.retryAt)
 		require.NotNil(t, p, tc.retryAt)
 		assert.Equal(t, []string{tc.retries}, p.RetryEdges, tc.retryAt)
 		assert.Equal(t, tc.retryAt, p.RetryAt)
-		for edge, left := range map[string]float64{"gateway frontend": 1000, "frontend orders": 970, "orders payments": 810} {
+		for edge, left := range tc.planned {
 			g := pol[edge]
 			require.NotNil(t, g, edge)
 			require.NotNil(t, g.DeadlineSeconds, edge)
@@ -764,6 +774,21 @@ func TestOTLPDeadlineDownTheChain(t *testing.T) {
 	text, errOut, code = runTool(t, "analyze", path, "--deadline", "1s", "--attempts", "3", "--plan")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, text, "The plan (--plan): retries at the outermost layer only (gateway frontend)")
+	// The plan's snippets per hop, and check of them as the chain: each
+	// hop's config holds its edge's calls, and one layer retries.
+	for _, retryAt := range []string{"outermost", "innermost"} {
+		dir := filepath.Join(t.TempDir(), retryAt)
+		_, errOut, code = runTool(t, "analyze", path, "-q", "--deadline", "1s", "--attempts", "3", "--plan", "--retry-at", retryAt, "--emit-dir", dir)
+		require.Equal(t, 0, code, errOut)
+		out, errOut, code := runTool(t, "check", "--topology", filepath.Join(dir, "topology.yaml"), "--data", path, "-q", "--fail-on", "never", "-o", "json")
+		require.Equal(t, 0, code, errOut)
+		var c report.Check
+		require.NoError(t, json.Unmarshal([]byte(out), &c))
+		assert.Empty(t, c.UnmatchedGroups, retryAt)
+		for _, f := range c.Findings {
+			assert.NotContains(t, []string{"TT-CHECK-RETRY-LAYERS", "TT-CHECK-TIMEOUT-INVERSION"}, f.Code, "%s: %s", retryAt, f.Message)
+		}
+	}
 	_, errOut, code = runTool(t, "analyze", path, "--plan")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "give --deadline too")

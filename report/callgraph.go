@@ -210,7 +210,7 @@ func callGraphSection(r *Report) *Section {
 			}
 			edges = strings.Join(names, ", ")
 		}
-		s.Blocks = append(s.Blocks, textPara(fmt.Sprintf("The plan (--plan): retries at the %s layer only (%s); every other hop makes one attempt, within the time it has left of the %s deadline at %s (each group's call policy says its part, step \"plan\").",
+		s.Blocks = append(s.Blocks, textPara(fmt.Sprintf("The plan (--plan): retries at the %s layer only (%s); every other hop makes one attempt; each within the time it has left of the %s deadline at %s, and no more than its caller's own call leaves it (each group's call policy says its part, step \"plan\").",
 			p.RetryAt, edges, human.Seconds(p.DeadlineSeconds), human.Quantile(p.Quantile))))
 	}
 	for _, f := range cg.Findings {

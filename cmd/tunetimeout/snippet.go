@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/report/snippet"
 )
@@ -78,12 +79,8 @@ func (e *emitFlags) register(cmd *cobra.Command) {
 	e.cmd = cmd
 	fl := cmd.Flags()
 	fl.StringVar(&e.emit, "emit", "", "client configuration to write: "+strings.Join(snippet.Names(), ", ")+", or all (comma-separated)")
-	fl.StringVar(&e.dir, "emit-dir", "", "write one file per target (envoy.yaml, grpc.json, ...) into this directory; without --emit, every target")
-	serviceFlag := e.serviceFlag
-	if serviceFlag == "" {
-		serviceFlag = "service"
-	}
-	fl.StringVar(&e.opts.Service, serviceFlag, snippet.DefaultService, "the service, cluster or upstream the snippets configure")
+	fl.StringVar(&e.dir, "emit-dir", "", "write one file per target (envoy.yaml, grpc.json, ...) into this directory; without --emit, every target; for a chain's plan (analyze --plan) a folder per caller and callee, and topology.yaml for check --topology (docs/chain.md)")
+	fl.StringVar(&e.opts.Service, e.serviceFlagName(), snippet.DefaultService, "the service, cluster or upstream the snippets configure")
 	fl.StringVar(&e.opts.Namespace, "namespace", "default", "Kubernetes namespace of the Istio, Linkerd and Gateway API snippets")
 	fl.StringVar(&e.opts.GatewayAPIChannel, "gateway-api-channel", snippet.GatewayStandard, "Gateway API release channel of the cluster's CRDs: standard or experimental (since v1.7.0 both have rules[].retry, written on every rule)")
 	fl.StringVar(&e.opts.LinkerdResource, "linkerd-resource", snippet.LinkerdAuto, "what the Linkerd snippet writes: auto (GRPCRoute for gRPC methods, else HTTPRoute), httproute, grpcroute, or serviceprofile (meshes older than 2.16)")
@@ -100,6 +97,15 @@ func (e *emitFlags) register(cmd *cobra.Command) {
 		}
 		return nil
 	}
+}
+
+// serviceFlagName is the name of the flag of the service the snippets
+// configure.
+func (e *emitFlags) serviceFlagName() string {
+	if e.serviceFlag == "" {
+		return "service"
+	}
+	return e.serviceFlag
 }
 
 func (e *emitFlags) parse() error {
@@ -161,6 +167,14 @@ func (e *emitFlags) wrap(lookup func(string) (report.Writer, error)) func(string
 // under --emit-dir, or prints them to out; alone: nothing before them
 // (snippet.Print).
 func (e *emitFlags) write(out, errOut io.Writer, r *report.Report, rs []snippet.Rendered, alone bool) error {
+	if e.dir != "" && r.CallGraph != nil && r.CallGraph.Plan != nil {
+		// The chain's plan: a folder per caller and callee, and the
+		// topology check reads (docs/chain.md).
+		if fl := e.serviceFlagName(); e.cmd.Flags().Changed(fl) {
+			fmt.Fprintf(errOut, "tunetimeout: --%s is not used with a plan: each edge's snippets configure its callee.\n", fl)
+		}
+		return analysis.WriteChainDir(e.cmd.Context(), &temps, e.dir, r, e.targets, e.opts, errOut)
+	}
 	if rs == nil {
 		var err error
 		if rs, err = snippet.RenderAll(e.cmd.Context(), r, e.targets, e.opts); err != nil {

@@ -94,6 +94,19 @@ func (t Target) GroupsNamed(ob Object, groups []string) []string {
 	return out
 }
 
+// NamesService reports whether ob carries the name the target's snippet
+// gives the object of a snippet of one group under service, when that is
+// the service's name alone (resilience4j's instance): check tells by it
+// which callee such an object calls when a caller's configs serve
+// several (--topology).
+func (t Target) NamesService(ob Object, service string) bool {
+	if t.naming == nil || !t.naming.lone {
+		return false
+	}
+	want := t.naming.service(service)
+	return slices.Contains(t.naming.names(ob), want)
+}
+
 // haproxyNaming: "backend <service>_<group>", in lower case
 // (renderHAProxy).
 var haproxyNaming = &naming{
