@@ -773,7 +773,7 @@ func TestOTLPDeadlineDownTheChain(t *testing.T) {
 	}
 	text, errOut, code = runTool(t, "analyze", path, "--deadline", "1s", "--attempts", "3", "--plan")
 	require.Equal(t, 0, code, errOut)
-	assert.Contains(t, text, "The plan (--plan): retries at the outermost layer only (gateway frontend)")
+	assert.Contains(t, text, "The plan (--plan): retries at the outermost layer only (gateway -> frontend)")
 	// The plan's snippets per hop, and check of them as the chain: each
 	// hop's config holds its edge's calls, and one layer retries.
 	for _, retryAt := range []string{"outermost", "innermost"} {
