@@ -292,7 +292,7 @@ func boundaryPlot(id string, g Group) (plot.Scene, bool) {
 	if err != nil {
 		return plot.Scene{}, false
 	}
-	title := map[string]string{simulate.TriggerSlow: "service times x", simulate.TriggerSpike: "arrivals x", simulate.TriggerOutage: "trigger"}[trigger.Kind]
+	title := map[string]string{simulate.TriggerSlow: "slowdown", simulate.TriggerSpike: "arrivals", simulate.TriggerOutage: "trigger"}[trigger.Kind]
 	durations := m.Boundary[0].SweptSeconds
 	var rows []plot.BoundaryRow
 	for _, b := range m.Boundary {

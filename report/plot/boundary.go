@@ -41,7 +41,7 @@ const (
 // not recover (simulate.Boundary: a recovered cell beyond a failure lies
 // right of the line). The own trigger is outlined when it is a cell of
 // the grid, else a dot where it falls between them. rowTitle names the
-// size ("service times x"). Nothing without a row or a duration, or when
+// size ("slowdown"). Nothing without a row or a duration, or when
 // a row's outcomes do not match the durations.
 func Boundary(id, rowTitle string, durations []float64, rows []BoundaryRow, own OwnTrigger, recoverWithinSeconds float64) (Scene, bool) {
 	if len(rows) == 0 || len(durations) == 0 {
@@ -54,7 +54,7 @@ func Boundary(id, rowTitle string, durations []float64, rows []BoundaryRow, own 
 	}
 	cellW := min(boundaryMaxCellW, 560/float64(len(durations)))
 	f := frame{left: 110, top: 30, right: 110 + cellW*float64(len(durations)), bottom: 30 + boundaryCellH*float64(len(rows))}
-	s := Scene{ID: id + "-boundary", Class: "boundary", Width: int(f.right) + 130, Height: int(f.bottom) + 50,
+	s := Scene{ID: id + "-boundary", Class: "boundary", Width: int(f.right) + 210, Height: int(f.bottom) + 50,
 		Title: "The stability boundary: trigger size x how long it lasts, recovered or not"}
 	s.Texts = append(s.Texts,
 		Label{Class: "axis", X: f1(f.left + f.width()/2), Y: f1(f.bottom + 36), Anchor: "middle", Text: "how long the trigger lasts"},

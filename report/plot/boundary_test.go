@@ -25,7 +25,7 @@ func boundaryRows() []BoundaryRow {
 // failure lies right of it), 3x after 1 s, 5x at the grid's left edge.
 func TestBoundaryGrid(t *testing.T) {
 	durations := []float64{1, 2, 5, 10}
-	s, ok := Boundary("g1", "service times x", durations, boundaryRows(), OwnTrigger{Name: "slow:3x:5s", Factor: 3, Seconds: 5}, 300)
+	s, ok := Boundary("g1", "slowdown", durations, boundaryRows(), OwnTrigger{Name: "slow:3x:5s", Factor: 3, Seconds: 5}, 300)
 	require.True(t, ok)
 	assert.Equal(t, "g1-boundary", s.ID)
 
@@ -95,7 +95,7 @@ func TestBoundaryGrid(t *testing.T) {
 // beyond the longest, on the grid's right edge.
 func TestBoundaryOwnTriggerBetweenCells(t *testing.T) {
 	durations := []float64{1, 2, 5, 10}
-	s, ok := Boundary("g1", "service times x", durations, boundaryRows(), OwnTrigger{Name: "slow:2x:3s", Factor: 2, Seconds: 3, Recovered: true}, 300)
+	s, ok := Boundary("g1", "slowdown", durations, boundaryRows(), OwnTrigger{Name: "slow:2x:3s", Factor: 2, Seconds: 3, Recovered: true}, 300)
 	require.True(t, ok)
 	require.Len(t, s.Dots, 1)
 	// Row 0.5 + 0.5/1.5 of the way from 1.5x to 3x; column 1.5 +
@@ -107,7 +107,7 @@ func TestBoundaryOwnTriggerBetweenCells(t *testing.T) {
 		assert.NotEqual(t, "own-trigger", r.Class, "no cell is outlined")
 	}
 
-	s, _ = Boundary("g1", "service times x", durations, boundaryRows(), OwnTrigger{Name: "slow:5x:10m", Factor: 5, Seconds: 600}, 300)
+	s, _ = Boundary("g1", "slowdown", durations, boundaryRows(), OwnTrigger{Name: "slow:5x:10m", Factor: 5, Seconds: 600}, 300)
 	require.Len(t, s.Dots, 1)
 	assert.Equal(t, "430.0", s.Dots[0].X, "the right edge")
 	assert.Equal(t, "110.0", s.Dots[0].Y, "the 5x row's middle")
