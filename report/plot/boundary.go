@@ -40,7 +40,7 @@ const (
 // the run of recovered ones from the shortest and its first cell that did
 // not recover (simulate.Boundary: a recovered cell beyond a failure lies
 // right of the line). The own trigger is outlined when it is a cell of
-// the grid, else a dot where it falls between them. rowTitle names the
+// the grid, else a ring where it falls between them. rowTitle names the
 // size ("slowdown"). Nothing without a row or a duration, or when
 // a row's outcomes do not match the durations.
 func Boundary(id, rowTitle string, durations []float64, rows []BoundaryRow, own OwnTrigger, recoverWithinSeconds float64) (Scene, bool) {
