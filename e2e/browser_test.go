@@ -75,15 +75,21 @@ func TestHTMLReportInChromium(t *testing.T) {
 		windows int
 		// profile: a heat map per group, one cell per hour and day
 		profile int
+		// boundary: the stability boundary's grid per group, one cell per
+		// trigger size and length swept (simulate.SweepFactors x
+		// SweepDurations: 4 x 7)
+		boundary int
 	}{
-		{"worked example", []string{"analyze", "testdata/mixture.csv", "--rate", "400", "--pool", "200"}, 1, false, false, 0, 0},
+		{"worked example", []string{"analyze", "testdata/mixture.csv", "--rate", "400", "--pool", "200"}, 1, false, false, 0, 0, 0},
 		{"by route with a policy", []string{"analyze", "testdata/mixture.csv", "--by", "route", "--pool", "200", "--rtt", "2ms",
-			"--deadline", "3s", "--attempts", "3", "--retry-budget", "10%", "--idempotent", "--emit", "envoy,grpc"}, 3, false, false, 0, 0},
-		{"spans with a call graph", []string{"analyze", spans, "--deadline", "1s"}, 3, true, false, 0, 0},
+			"--deadline", "3s", "--attempts", "3", "--retry-budget", "10%", "--idempotent", "--emit", "envoy,grpc"}, 3, false, false, 0, 0, 0},
+		{"spans with a call graph", []string{"analyze", spans, "--deadline", "1s"}, 3, true, false, 0, 0, 0},
 		{"the herd", []string{"analyze", "testdata/mixture.csv", "--herd", "1000", "--capacity", "5000", "--attempts", "8",
-			"--backoff-base", "10ms", "--backoff-cap", "2s"}, 1, false, true, 0, 0},
-		{"windows", []string{"analyze", "testdata/mixture.csv", "--by", "route", "--window", "1m"}, 3, false, false, 9, 0},
-		{"daily profile", []string{"analyze", profile, "--window", "1h"}, 1, false, false, 3 * 24, 3 * 24},
+			"--backoff-base", "10ms", "--backoff-cap", "2s"}, 1, false, true, 0, 0, 0},
+		{"windows", []string{"analyze", "testdata/mixture.csv", "--by", "route", "--window", "1m"}, 3, false, false, 9, 0, 0},
+		{"daily profile", []string{"analyze", profile, "--window", "1h"}, 1, false, false, 3 * 24, 3 * 24, 0},
+		{"stability boundary", []string{"analyze", "testdata/mixture.csv", "--rate", "400", "--capacity", "444", "--deadline", "1s",
+			"--idempotent", "--attempts", "3", "--trigger", "slow:3x:60s"}, 1, false, false, 0, 0, 4 * 7},
 	}
 	b := startChromium(t, chromium, dir)
 	for i, rep := range reports {
@@ -123,6 +129,9 @@ func TestHTMLReportInChromium(t *testing.T) {
 				want += rep.groups
 			}
 			if rep.profile > 0 {
+				want += rep.groups
+			}
+			if rep.boundary > 0 {
 				want += rep.groups
 			}
 			require.Len(t, svgs, want, "a percentile plot, a histogram and a Little's law bar per group, and the call graph")
@@ -172,6 +181,26 @@ func TestHTMLReportInChromium(t *testing.T) {
 					assert.Equal(t, 3, heat.Worst, "%s: the 18:00 slot on each of the 3 days", s.ID)
 					assert.Equal(t, 1, heat.Timeout, s.ID)
 					assert.Greater(t, heat.CellWidth, 10.0, "%s: cells are laid out", s.ID)
+					continue
+				}
+				if strings.HasSuffix(s.ID, "-boundary") {
+					// The stability boundary: one cell per trigger size
+					// and length, each with its symbol laid out, the own
+					// trigger (3x for 1m) outlined, the boundary drawn.
+					var grid struct {
+						Cells, Marks, Own int
+						Line, CellWidth   float64
+					}
+					page.evaluate(t, `JSON.stringify((() => { const g = document.getElementById("`+s.ID+`");
+						const c = g.querySelectorAll("rect.boundary-cell");
+						return {cells: c.length, marks: [...g.querySelectorAll("text.cell-mark")].filter(e => e.getBBox().width > 0).length,
+							own: g.querySelectorAll("rect.own-trigger").length, line: g.querySelector("path.boundary-line").getTotalLength(),
+							cellWidth: c[0].getBoundingClientRect().width}; })())`, &grid)
+					assert.Equal(t, rep.boundary, grid.Cells, "%s: one cell per trigger size and length", s.ID)
+					assert.Equal(t, rep.boundary, grid.Marks, "%s: each cell's symbol is laid out", s.ID)
+					assert.Equal(t, 1, grid.Own, "%s: the own trigger is a cell of the sweep", s.ID)
+					assert.Greater(t, grid.Line, 4*32.0, "%s: the boundary runs down every row", s.ID)
+					assert.Greater(t, grid.CellWidth, 30.0, "%s: cells are laid out", s.ID)
 					continue
 				}
 				if s.ID == "herd-calls" {

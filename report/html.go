@@ -18,7 +18,8 @@ import (
 // that only HTML draws: per group the HdrHistogram-style percentile plot
 // with the recommended timeout, the candidates and the confidence interval
 // of the chosen quantile; the latency histogram on a log time axis with
-// the share beyond the timeout; the Little's law bar (report/plot).
+// the share beyond the timeout; the Little's law bar; with --trigger, the
+// stability boundary's grid (report/plot).
 //
 // The page comes from html/template, which escapes every text and
 // attribute from the input in its context; the plots are SVG written by

@@ -3,10 +3,12 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/report/plot"
 	"github.com/tunetimeout/tunetimeout/simulate"
 )
 
@@ -108,11 +110,19 @@ func NewMetastableCure(c simulate.Cure) *MetastableCure {
 	return out
 }
 
-// BoundaryPoint is the stability boundary at one trigger factor.
+// BoundaryPoint is the stability boundary at one trigger factor, with
+// the outcome of every trigger swept at it.
 type BoundaryPoint struct {
 	Factor                  float64   `json:"factor"`
 	LongestRecoveredSeconds float64   `json:"longest_recovered_seconds"`
 	SweptSeconds            []float64 `json:"swept_seconds"`
+	// Recovered and RecoverySeconds are, per SweptSeconds, whether the
+	// dependency recovered from that trigger and how long after it ended
+	// (null where not). A recovered trigger may lie beyond one that was
+	// not: the boundary counts only the run of recovered ones from the
+	// shortest. Reports written before they were kept have neither.
+	Recovered       []bool     `json:"recovered,omitempty"`
+	RecoverySeconds []*float64 `json:"recovery_seconds,omitempty"`
 }
 
 // LoopSeries is the run step by step: per second, the requests that
@@ -163,7 +173,14 @@ func (m *Metastability) AddBoundary(cells []simulate.SweepCell, factors []float6
 	}
 	m.Boundary = []BoundaryPoint{}
 	for _, f := range factors {
-		m.Boundary = append(m.Boundary, BoundaryPoint{Factor: f, LongestRecoveredSeconds: simulate.Boundary(cells, f).Seconds(), SweptSeconds: swept})
+		b := BoundaryPoint{Factor: f, LongestRecoveredSeconds: simulate.Boundary(cells, f).Seconds(), SweptSeconds: swept,
+			Recovered: make([]bool, len(durations)), RecoverySeconds: make([]*float64, len(durations))}
+		for _, c := range cells {
+			if i := slices.Index(durations, c.Duration); c.Factor == f && i >= 0 && c.Recovered {
+				b.Recovered[i], b.RecoverySeconds[i] = true, ptr(c.Recovery.Seconds())
+			}
+		}
+		m.Boundary = append(m.Boundary, b)
 	}
 }
 
@@ -245,4 +262,54 @@ func metastabilitySection(g Group) *Section {
 		blocks = append(blocks, para("", strong("No cure found: "), text(m.CureReason+".")))
 	}
 	return &Section{ID: "metastability", Title: "Metastability (" + m.Trigger + ")", Blocks: blocks}
+}
+
+// withBoundaryPlot puts the stability boundary's plot (HTML) after its
+// table in blocks, the metastability section of group g with section id
+// id; blocks as they are when there is none.
+func withBoundaryPlot(id string, g Group, blocks []Block) []Block {
+	s, ok := boundaryPlot(id, g)
+	if !ok {
+		return blocks
+	}
+	for i, b := range blocks {
+		if b.Table != nil && b.Table.Class == "boundary" {
+			return slices.Insert(blocks, i+1, Block{Figure: &s})
+		}
+	}
+	return blocks
+}
+
+// boundaryPlot is the stability sweep as a grid, the own trigger marked;
+// nothing without every cell's outcome (reports written before they
+// were kept).
+func boundaryPlot(id string, g Group) (plot.Scene, bool) {
+	if g.Policy == nil || g.Policy.Metastability == nil || len(g.Policy.Metastability.Boundary) == 0 {
+		return plot.Scene{}, false
+	}
+	m := g.Policy.Metastability
+	trigger, err := simulate.ParseTrigger(m.Trigger)
+	if err != nil {
+		return plot.Scene{}, false
+	}
+	title := map[string]string{simulate.TriggerSlow: "slowdown", simulate.TriggerSpike: "arrivals", simulate.TriggerOutage: "trigger"}[trigger.Kind]
+	durations := m.Boundary[0].SweptSeconds
+	var rows []plot.BoundaryRow
+	for _, b := range m.Boundary {
+		if !slices.Equal(b.SweptSeconds, durations) || len(b.Recovered) != len(durations) || len(b.RecoverySeconds) != len(durations) {
+			return plot.Scene{}, false
+		}
+		r := plot.BoundaryRow{Name: human.Number(b.Factor) + "x", Factor: b.Factor, Recovered: b.Recovered, RecoverySeconds: make([]float64, len(durations))}
+		if b.Factor == 0 {
+			r.Name = "outage"
+		}
+		for i, v := range b.RecoverySeconds {
+			if v != nil {
+				r.RecoverySeconds[i] = *v
+			}
+		}
+		rows = append(rows, r)
+	}
+	own := plot.OwnTrigger{Name: m.Trigger, Factor: trigger.Factor, Seconds: trigger.Duration.Seconds(), Recovered: m.Recovered}
+	return plot.Boundary(id, title, durations, rows, own, m.RecoverWithinSeconds)
 }

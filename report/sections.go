@@ -242,6 +242,9 @@ func groupSection(id string, g Group, figures bool) Section {
 	for _, f := range groupSections {
 		if sub := f(g); sub != nil {
 			sub.ID = id + "-" + sub.ID
+			if figures && sub.ID == id+"-metastability" {
+				sub.Blocks = withBoundaryPlot(id, g, sub.Blocks)
+			}
 			s.Subsections = append(s.Subsections, *sub)
 		}
 	}

@@ -58,6 +58,26 @@ func TestMetastabilityDoneWhen(t *testing.T) {
 	assert.GreaterOrEqual(t, boundary[1.5], 1.0)
 	assert.Less(t, boundary[3], 60.0)
 	assert.LessOrEqual(t, boundary[5], boundary[3], "a larger slowdown is survived no longer")
+	// Every trigger's outcome, which the HTML plot draws: the boundary
+	// is the run of recovered ones from the shortest, and the sweep's own
+	// 3x for 60 s agrees with the run asked for.
+	for _, b := range stuck["boundary"].([]any) {
+		b := b.(map[string]any)
+		swept, recovered, back := b["swept_seconds"].([]any), b["recovered"].([]any), b["recovery_seconds"].([]any)
+		require.Len(t, recovered, len(swept))
+		require.Len(t, back, len(swept))
+		longest := 0.0
+		for i := 0; i < len(swept) && recovered[i] == true; i++ {
+			longest = swept[i].(float64)
+			assert.NotNil(t, back[i])
+		}
+		assert.Equal(t, b["longest_recovered_seconds"], longest, "factor %v", b["factor"])
+		if b["factor"] == 3.0 {
+			assert.Equal(t, 60.0, swept[5])
+			assert.Equal(t, false, recovered[5], "the sweep's 3x for 60 s is the run asked for")
+			assert.Nil(t, back[5])
+		}
+	}
 
 	back := metastability(t, "--attempts", "1", "--drop-expired")
 	assert.Equal(t, true, back["recovered"], back["reason"])
