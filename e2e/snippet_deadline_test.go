@@ -25,6 +25,7 @@ import (
 type deadlineRun struct {
 	Hits int `json:"hits"`
 	Seen []struct {
+		Path        string  `json:"path"`
 		Header      string  `json:"header"`
 		HasDeadline bool    `json:"has_deadline"`
 		LeftMs      float64 `json:"left_ms"`
@@ -35,12 +36,18 @@ type deadlineRun struct {
 	// (errors.Is ErrNoUsefulTime, NoUsefulTime).
 	Dropped   bool    `json:"dropped"`
 	ElapsedMs float64 `json:"elapsed_ms"`
+	// HopError, HopDropped: the call the middle hop made below (Go's
+	// chain runs only).
+	HopError   string `json:"hop_error"`
+	HopDropped bool   `json:"hop_dropped"`
 }
 
 // goDeadlineMain serves on loopback with a handler that bounds its
 // context by the snippet's DeadlineFromRequest and says what it saw, then
 // makes one call to it: with -plain a bare http.Get (no header), else Do
-// with DefaultPolicy within a context of -budget.
+// with DefaultPolicy within a context of -budget. With -spend the call
+// goes to /hop, whose handler works that long and then calls /leaf
+// through Do with its bounded context.
 const goDeadlineMain = `package main
 
 import (
@@ -59,6 +66,7 @@ import (
 )
 
 type seen struct {
+	Path        string  ` + "`json:\"path\"`" + `
 	Header      string  ` + "`json:\"header\"`" + `
 	HasDeadline bool    ` + "`json:\"has_deadline\"`" + `
 	LeftMs      float64 ` + "`json:\"left_ms\"`" + `
@@ -67,6 +75,7 @@ type seen struct {
 func main() {
 	budget := flag.Duration("budget", 0, "")
 	plain := flag.Bool("plain", false, "")
+	spend := flag.Duration("spend", -1, "")
 	flag.Parse()
 	var mu sync.Mutex
 	var got []seen
@@ -74,20 +83,34 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
+	url := "http://" + l.Addr().String() + "/"
+	var chainErr error
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := backendclient.DeadlineFromRequest(r)
 		defer cancel()
-		s := seen{Header: r.Header.Get(backendclient.DeadlineHeader)}
+		s := seen{Path: r.URL.Path, Header: r.Header.Get(backendclient.DeadlineHeader)}
 		if dl, ok := ctx.Deadline(); ok {
 			s.HasDeadline, s.LeftMs = true, float64(time.Until(dl))/float64(time.Millisecond)
 		}
 		mu.Lock()
 		got = append(got, s)
 		mu.Unlock()
+		if r.URL.Path == "/hop" { // a hop in the middle: its own work, then its call below
+			time.Sleep(*spend)
+			req, _ := http.NewRequest("GET", url+"leaf", nil)
+			resp, err := backendclient.Do(ctx, backendclient.NewClient(), req, backendclient.DefaultPolicy)
+			if err != nil {
+				mu.Lock()
+				chainErr = err
+				mu.Unlock()
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			resp.Body.Close()
+		}
 		w.Write([]byte("ok"))
 	})}
 	go srv.Serve(l)
-	url := "http://" + l.Addr().String() + "/"
 	var out struct {
 		Hits      int     ` + "`json:\"hits\"`" + `
 		Seen      []seen  ` + "`json:\"seen\"`" + `
@@ -95,6 +118,12 @@ func main() {
 		Error     string  ` + "`json:\"error\"`" + `
 		Dropped   bool    ` + "`json:\"dropped\"`" + `
 		ElapsedMs float64 ` + "`json:\"elapsed_ms\"`" + `
+		HopError  string  ` + "`json:\"hop_error\"`" + `
+		HopDropped bool   ` + "`json:\"hop_dropped\"`" + `
+	}
+	target := url
+	if *spend >= 0 {
+		target = url + "hop"
 	}
 	var resp *http.Response
 	start := time.Now()
@@ -103,7 +132,7 @@ func main() {
 	} else {
 		ctx, cancel := context.WithTimeout(context.Background(), *budget)
 		defer cancel()
-		req, _ := http.NewRequest("GET", url, nil)
+		req, _ := http.NewRequest("GET", target, nil)
 		resp, err = backendclient.Do(ctx, backendclient.NewClient(), req, backendclient.DefaultPolicy)
 	}
 	out.ElapsedMs = float64(time.Since(start)) / float64(time.Millisecond)
@@ -117,6 +146,9 @@ func main() {
 	}
 	mu.Lock()
 	out.Hits, out.Seen = len(got), got
+	if chainErr != nil {
+		out.HopError, out.HopDropped = chainErr.Error(), errors.Is(chainErr, backendclient.ErrNoUsefulTime)
+	}
 	mu.Unlock()
 	json.NewEncoder(os.Stdout).Encode(out)
 }
@@ -224,7 +256,10 @@ func checkDeadlineRuns(t *testing.T, minUseful time.Duration, run func(budget st
 // loopback, its handler bounded by the snippet's DeadlineFromRequest, and
 // calls it through Do: the time the call has left reaches the handler as
 // x-envoy-expected-rq-timeout-ms, and a call with less than MinUseful
-// left is dropped before it is sent.
+// left is dropped before it is sent. Down a chain (client -> hop -> leaf,
+// the hop's handler calling the leaf through Do with its bounded
+// context) the leaf is told what the hop had left after its own work, and
+// a hop left with less than a useful try drops its call.
 func TestSnippetGoDeadline(t *testing.T) {
 	goBin := e2etest.RequireBinary(t, "go", "install Go 1.26 (https://go.dev/dl/)")
 	r := policyReport(t, time.Second, snippetAttempts, true, false)
@@ -239,6 +274,38 @@ func TestSnippetGoDeadline(t *testing.T) {
 		}
 		return runDeadline(t, filepath.Dir(bin), clientEnv(), bin, args...)
 	})
+
+	// Down a chain: the client calls a hop with 300ms left; the hop
+	// bounds its context by the header, works 100ms, then calls the leaf
+	// through Do, which passes down what is left (at most 200ms). After
+	// 270ms of work the 30ms left are less than the 40ms useful try: the
+	// hop drops the call, and the leaf receives nothing.
+	for _, c := range []struct {
+		spend    time.Duration
+		leafHits int
+	}{{100 * time.Millisecond, 1}, {deadlineBudget - minUseful + 10*time.Millisecond, 0}} {
+		got := runDeadline(t, filepath.Dir(bin), clientEnv(), bin, "-budget", deadlineBudget.String(), "-spend", c.spend.String())
+		t.Logf("chain, the hop working %v: %+v", c.spend, got)
+		var leaf []int
+		for _, s := range got.Seen {
+			if s.Path == "/leaf" {
+				ms, err := strconv.Atoi(s.Header)
+				require.NoError(t, err, "the leaf's header %q", s.Header)
+				leaf = append(leaf, ms)
+			}
+		}
+		require.Len(t, leaf, c.leafHits, "calls at the leaf, the hop working %v (hop error %q)", c.spend, got.HopError)
+		if c.leafHits == 0 {
+			assert.True(t, got.HopDropped, "the hop's own call fails with ErrNoUsefulTime: %q", got.HopError)
+			assert.Equal(t, 503, got.Status, "the hop answers its error")
+			continue
+		}
+		assert.Empty(t, got.HopError)
+		assert.Equal(t, 200, got.Status)
+		left := int((deadlineBudget - c.spend) / time.Millisecond)
+		assert.LessOrEqual(t, leaf[0], left, "the leaf is told what the hop had left after its work, never more")
+		assert.GreaterOrEqual(t, leaf[0], left-50, "the leaf is told what the hop had left after its work")
+	}
 }
 
 // TestSnippetHTTPXDeadline is TestSnippetGoDeadline for the httpx
