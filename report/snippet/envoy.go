@@ -32,6 +32,12 @@ const envoyNeverSent = "connect-failure,refused-stream,reset-before-request"
 func renderEnvoy(p *plan, d *doc) error {
 	d.note("Envoy route and cluster for %q, written by tunetimeout from measured latency.", p.service)
 	d.note("Durations are proto JSON durations rounded up to the millisecond. A route's timeout bounds the whole call: every attempt and the backoff between them; Envoy sends a retry however little time is left, and the route timeout cuts it.")
+	// The router filter's respect_expected_rq_timeout (router.proto): the
+	// route's timeout is then taken from the request's
+	// x-envoy-expected-rq-timeout-ms, in place of the configured one
+	// (router.cc, FilterUtility::finalTimeout); the HTTP connection manager
+	// removes the header from requests it does not count as internal.
+	d.note("The time left is passed down by %s: Envoy sets it on every request it sends (a route's per_try_timeout, or its timeout), and so do the Go and httpx snippets. This file holds routes and a cluster, not the HTTP connection manager: set respect_expected_rq_timeout: true in its router filter (envoy.filters.http.router, typed_config envoy.extensions.filters.http.router.v3.Router) in this Envoy and every Envoy below it, so that a request from an internal caller gets the time its caller has left in place of the route's timeout (a larger value too: the caller waits that long).", deadlineHeader)
 	p.noteUnroutable(d, "an Envoy route")
 	names := newUnique("-")
 	d.p("# RouteConfiguration: serve it by RDS, or paste it as route_config of the HTTP connection manager.\n")

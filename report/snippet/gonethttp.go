@@ -26,6 +26,20 @@ var goTarget = Target{
 	render:  renderGo,
 }
 
+// deadlineHeader is the header that passes the time a call has left down
+// the chain, in whole milliseconds: Envoy's x-envoy-expected-rq-timeout-ms,
+// which Envoy's router sets on every request it sends to the route's
+// per-try timeout, or its timeout without one (router.cc,
+// FilterUtility::finalTimeout), and, with respect_expected_rq_timeout:
+// true in the router filter, takes from its caller as the route's timeout
+// in place of the configured one (router.proto; configuration/http/
+// http_filters/router_filter.rst). The HTTP connection manager removes it
+// from requests it does not count as internal (ConnectionManagerUtility::
+// cleanInternalHeaders). Relative, as gRPC's grpc-timeout: the network's
+// one-way time is not taken off. Envoy reads 0 as no timeout, so the
+// snippets never send it.
+const deadlineHeader = "x-envoy-expected-rq-timeout-ms"
+
 // goDNSTimeout is the time the Go snippet gives name resolution, apart from
 // the connect: a pod's search path (ndots:5) may take several lookups, and
 // net.Dialer.Timeout alone would spend the connect timeout on them.
@@ -37,6 +51,7 @@ func renderGo(p *plan, d *doc) error {
 	routes := p.groupRoutes()
 	d.note("Package %s holds the HTTP clients of %q, written by tunetimeout from measured latency.", pkg, p.service)
 	d.note("Call Do(ctx, NewXClient(), req, XPolicy): Timeout bounds the whole call (every attempt and wait); each attempt gets the smaller of PerTry and the time left, reading the body included; no attempt is sent with less than MinUseful left.")
+	d.note("The time left is passed down: Do sets %s on every attempt to the whole milliseconds the attempt has left, as Envoy's router sets it on the requests it sends; an Envoy whose router filter has respect_expected_rq_timeout: true takes it as the route's timeout. A handler's DeadlineFromRequest(r) bounds its context by the header its caller set; pass that context to Do, and a call with less than MinUseful left is not sent at all (ErrNoUsefulTime): the work is dropped at once.", deadlineHeader)
 	d.note("Do retries a request that was never sent (no connection was obtained: DNS or connect failed) for every call, and after it was sent only when RetrySent is set (idempotent calls).")
 	d.note("A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not fit what is left of Timeout (or, without one, exceeds Cap), Do returns the response at once.")
 	noteRetriesOffFile(d, "Do")
@@ -45,8 +60,8 @@ func renderGo(p *plan, d *doc) error {
 		perTry = max(perTry, rt.perTry)
 	}
 	connect, connectWhy := p.clusterConnect()
-	d.p("package %s\n\nimport (\n\t\"context\"\n\t\"io\"\n\t\"math/rand/v2\"\n\t\"net\"\n\t\"net/http\"\n\t\"net/http/httptrace\"\n\t\"os\"\n\t\"slices\"\n\t\"strconv\"\n\t\"sync\"\n\t\"time\"\n)\n\n", pkg)
-	d.p(goPolicySource)
+	d.p("package %s\n\nimport (\n\t\"context\"\n\t\"errors\"\n\t\"fmt\"\n\t\"io\"\n\t\"math\"\n\t\"math/rand/v2\"\n\t\"net\"\n\t\"net/http\"\n\t\"net/http/httptrace\"\n\t\"os\"\n\t\"slices\"\n\t\"strconv\"\n\t\"sync\"\n\t\"time\"\n)\n\n", pkg)
+	d.p("%s", goPolicySource)
 	d.note("dial: DNS within %s, then each address within the connect timeout %s: %s (net.Dialer.Timeout alone covers DNS too, and is divided among the addresses)", goDurLit(goDNSTimeout), goDurLit(connect), connectWhy)
 	d.note("TLSHandshakeTimeout %s: the connect timeout again, a handshake costs about as many round trips", goDurLit(connect))
 	d.p("// dialer connects to one address; dial gives name resolution its own time.\nvar dialer = &net.Dialer{Timeout: %s, KeepAlive: 30 * time.Second}\n\n", goDurLit(connect))
@@ -93,8 +108,10 @@ func renderGo(p *plan, d *doc) error {
 		}
 		d.p("\n// New%sClient returns the client for group %s.\nfunc New%sClient() *http.Client {\n\treturn &http.Client{Transport: transport}\n}\n", id, goCommentQuote(rt.group), id)
 		d.p("\n// %s is the policy of group %s.\nvar %s = Policy{\n\tTimeout:   %s,\n\tPerTry:    %s,\n\tAttempts:  %d,\n", pol, goCommentQuote(rt.group), pol, goDurLit(rt.timeout), goDurLit(rt.perTry), rt.attempts)
+		d.note("  MinUseful %s: %s", goDurLit(max(rt.minUseful, time.Millisecond)), rt.usefulWhy())
+		d.p("\tMinUseful: %s,\n", goDurLit(max(rt.minUseful, time.Millisecond)))
 		if rt.attempts > 1 {
-			d.p("\tBase:      %s,\n\tCap:       %s,\n\tMinUseful: %s,\n", goDurLit(rt.backoffBase), goDurLit(rt.backoffCap), goDurLit(max(rt.minUseful, time.Millisecond)))
+			d.p("\tBase:      %s,\n\tCap:       %s,\n", goDurLit(rt.backoffBase), goDurLit(rt.backoffCap))
 			if retrySent {
 				d.p("\tRetrySent: true,\n")
 				if len(codes) > 0 {
@@ -114,6 +131,18 @@ func renderGo(p *plan, d *doc) error {
 	d.body.Reset()
 	d.body.Write(src)
 	return nil
+}
+
+// usefulWhy says where the route's least useful time comes from; without
+// a call policy any time left is worth the one attempt.
+func (r route) usefulWhy() string {
+	if r.minUsefulWhy == "" {
+		return "no call policy in the report: any time left is worth its one attempt (1ms, the least a header can carry)"
+	}
+	if r.minUseful < time.Millisecond {
+		return r.minUsefulWhy + "; 1ms, the least a header can carry"
+	}
+	return r.minUsefulWhy
 }
 
 func orNone(list []string) string {
@@ -137,7 +166,9 @@ type Policy struct {
 	// min(Cap, Base x 2^n) (full jitter).
 	Base, Cap time.Duration
 	// MinUseful: no attempt is sent, and no wait begun, with less than
-	// this left of Timeout.
+	// this left of Timeout or of the deadline of Do's context (the
+	// caller's, from DeadlineFromRequest): a call with less is dropped
+	// at once (ErrNoUsefulTime).
 	MinUseful time.Duration
 	// RetrySent allows a retry after the request was sent (a timeout, a
 	// reset, a status of RetryStatus): for idempotent calls only. Without
@@ -216,12 +247,63 @@ func retriesOff() bool {
 	return err == nil
 }
 
+// DeadlineHeader carries the time a call has left, in whole milliseconds
+// counted from when the request is sent: Envoy's
+// x-envoy-expected-rq-timeout-ms, which Envoy's router sets on the
+// requests it sends (the route's per-try timeout, or its timeout) and,
+// with respect_expected_rq_timeout: true in its router filter, takes from
+// its caller as the route's timeout. Do sets it on every attempt;
+// DeadlineFromRequest reads it. Envoy removes it from requests it does not
+// count as internal: trust it from your own services only.
+const DeadlineHeader = "` + deadlineHeader + `"
+
+// ErrNoUsefulTime is the error of a call Do did not send: less than the
+// policy's MinUseful was left of its deadline, too little for an attempt
+// to succeed, so the work is dropped at once.
+var ErrNoUsefulTime = errors.New("less time left than a useful try: the call is dropped, not sent")
+
+// DeadlineFromRequest returns the context of an incoming request bounded
+// by the time its caller has left (DeadlineHeader), counted from now, and
+// its cancel function. Without the header, or with a value that is not a
+// positive whole number (Envoy reads 0 as no timeout), the context is
+// r.Context()'s. Pass it to Do for the calls the handler makes: they get
+// what is left, and a call with less than its MinUseful left is not sent.
+func DeadlineFromRequest(r *http.Request) (context.Context, context.CancelFunc) {
+	ms, err := strconv.ParseInt(r.Header.Get(DeadlineHeader), 10, 64)
+	if err != nil || ms <= 0 {
+		return context.WithCancel(r.Context())
+	}
+	ms = min(ms, int64(math.MaxInt64/time.Millisecond))
+	return context.WithTimeout(r.Context(), time.Duration(ms)*time.Millisecond)
+}
+
+// setTimeLeft sets DeadlineHeader on an attempt's request: the whole
+// milliseconds its context has left, at least 1.
+func setTimeLeft(r *http.Request) {
+	dl, ok := r.Context().Deadline()
+	if !ok {
+		return
+	}
+	if r.Header == nil {
+		r.Header = http.Header{}
+	}
+	r.Header.Set(DeadlineHeader, strconv.FormatInt(max(time.Until(dl).Milliseconds(), 1), 10))
+}
+
 // Do sends req with policy p through c. The response it returns must be
-// closed; its body is read within the attempt's time.
+// closed; its body is read within the attempt's time. A call with less
+// than p.MinUseful left of ctx's deadline or of p.Timeout is not sent:
+// Do returns ErrNoUsefulTime at once.
 func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http.Response, error) {
 	var cancelAll context.CancelFunc = func() {}
 	if p.Timeout > 0 {
 		ctx, cancelAll = context.WithTimeout(ctx, p.Timeout)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left < max(p.MinUseful, time.Millisecond) {
+			cancelAll()
+			return nil, fmt.Errorf("%w (%v left, MinUseful %v)", ErrNoUsefulTime, max(left, 0).Round(time.Millisecond), p.MinUseful)
+		}
 	}
 	p.Budget.earn()
 	if retriesOff() {
@@ -232,6 +314,7 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http
 		sent := false
 		trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { sent = true }}
 		r := req.Clone(httptrace.WithClientTrace(actx, trace))
+		setTimeLeft(r)
 		if attempt > 1 && req.GetBody != nil {
 			body, err := req.GetBody()
 			if err != nil {

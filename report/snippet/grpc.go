@@ -73,6 +73,10 @@ func renderGRPC(p *plan, d *doc) error {
 	d.note("gRPC service config for service %q, written by tunetimeout from measured latency.", svc)
 	d.note("timeout is the deadline of the whole call, every attempt and backoff included; gRPC has no per-try timeout, so a slow attempt is not cut and retried: only failures that answer are.")
 	d.note("gRPC retries transparently, whatever this config says, the RPCs that never left the client or that the server refused before its application saw them (gRFC A6).")
+	// The deadline crosses each hop as grpc-timeout (PROTOCOL-HTTP2.md); a
+	// service config's timeout is the most a call waits, the context's
+	// deadline applying when it is sooner (service_config.proto, timeout).
+	d.note("The deadline is passed down natively: a call's deadline goes out as grpc-timeout, the server's context carries it, and a call made with that context gets what is left (timeout here applies only when it is shorter). gRPC sends a call however little is left: drop one with less than a useful try in the handler, before calling (ctx.Deadline()).")
 	p.noteUnroutable(d, "a gRPC method name")
 	var cfg grpcConfig
 	seen := map[string]bool{}

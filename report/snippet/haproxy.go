@@ -38,6 +38,10 @@ func renderHAProxy(p *plan, d *doc) error {
 	p.noRetryAfter(d, "HAProxy (retry-on retries at once, and takes no 429)")
 	d.note("HAProxy has no deadline over all retries (timeout client is suspended while the server is awaited): each backend makes only as many attempts as fit the deadline when every one runs into its timers (queue + connect + server).")
 	d.note("timeout server counts from the connection to the response headers, then between reads; retry-on replaces HAProxy's default (conn-failure) rather than adding to it.")
+	// http-request set-timeout { server | tunnel } { <timeout> | <expr> }
+	// (configuration.txt, 2.4 and later): an expression's number is read as
+	// milliseconds, for the current stream only.
+	d.note("The time its caller has left (%s, which the Go and httpx snippets set) is not read here: HAProxy 2.4 and later could take it as this request's timeout server (http-request set-timeout server req.hdr(%s)), but that bounds each wait for the server, per attempt, not the request over its retries, and replaces the timeout server below. HAProxy passes the header on unchanged, not lowered by its queue and retries.", deadlineHeader, deadlineHeader)
 	// retries 0: no new attempt after a failed one (configuration.txt,
 	// retries). A reload in master-worker mode (SIGUSR2 to the master, what
 	// the packaged systemd unit's reload sends) starts a new worker with the

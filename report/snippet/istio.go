@@ -27,6 +27,7 @@ func renderIstio(p *plan, d *doc) error {
 	d.note("Istio VirtualService and DestinationRule for host %q, written by tunetimeout from measured latency.", host)
 	p.noRetryAfter(d, "Istio's HTTPRetry")
 	d.note("Durations are whole milliseconds (Istio refuses less than 1ms). timeout covers every attempt and the backoff; retries.attempts counts the retries after the first call.")
+	d.note("The time a caller has left (%s, set by Envoy on the requests it sends and by the Go and httpx snippets) replaces a sidecar's route timeout only with respect_expected_rq_timeout: true in its router filter, which Istio's API has no field for: an EnvoyFilter that merges it into envoy.filters.http.router does it.", deadlineHeader)
 	d.p("apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  hosts:\n  - %s\n  http:\n", yq(host), yq(ns), yq(host))
 	p.noteUnroutable(d, "an Istio route")
 	names := newUnique("-")

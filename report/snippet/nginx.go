@@ -32,6 +32,10 @@ func renderNginx(p *plan, d *doc) error {
 	d.note("nginx upstream and locations for %q, written by tunetimeout from measured latency (http context).", p.service)
 	p.noRetryAfter(d, "nginx (proxy_next_upstream retries at once)")
 	d.note("proxy_read_timeout bounds the wait for the response header and then between two reads of one try, not the whole response; nginx has no deadline over all tries, but starts no new try after proxy_next_upstream_timeout, set so that a try begun before it ends within the deadline.")
+	// proxy_*_timeout take a constant (ngx_conf_set_msec_slot in
+	// ngx_http_proxy_module.c), and proxy_pass_request_headers is on by
+	// default (https://nginx.org/en/docs/http/ngx_http_proxy_module.html).
+	d.note("nginx cannot read the time its caller has left (%s, which the Go and httpx snippets set): its timeouts take no variables. It passes the header on unchanged, not lowered by its own tries and waits, so after a retry here the upstream is told more than is left.", deadlineHeader)
 	// A reload starts new worker processes with the new configuration and
 	// shuts the old ones down gracefully (https://nginx.org/en/docs/control.html);
 	// proxy_next_upstream off passes no request to the next server

@@ -59,14 +59,16 @@ type route struct {
 	attempts   int // 1 = no retries
 	// attemptsWhy says where the attempts come from.
 	attemptsWhy string
-	// minUseful: an attempt with less than this left is not worth sending.
-	minUseful   time.Duration
-	backoffBase time.Duration
-	backoffCap  time.Duration
-	backoffWhy  string
-	jitter      string   // full, equal, decorrelated
-	retryOn     []string // connect-failure, refused-stream, timeout, status codes
-	idempotent  bool
+	// minUseful: an attempt with less than this left is not worth sending;
+	// minUsefulWhy says where it comes from.
+	minUseful    time.Duration
+	minUsefulWhy string
+	backoffBase  time.Duration
+	backoffCap   time.Duration
+	backoffWhy   string
+	jitter       string   // full, equal, decorrelated
+	retryOn      []string // connect-failure, refused-stream, timeout, status codes
+	idempotent   bool
 	// method is the request method of the group's calls, "" when unknown.
 	method string
 	// idempotentWhy says why the calls are or are not idempotent.
@@ -208,6 +210,12 @@ func (rt *route) readPolicy(pol *report.Policy, recTimeout time.Duration, recWhy
 		rt.jitter = pol.Jitter
 	}
 	rt.minUseful = time.Duration(math.Round(pol.MinUsefulTrySeconds*1e9)) / time.Millisecond * time.Millisecond
+	rt.minUsefulWhy = "the call policy's min-useful-try"
+	for _, st := range pol.Steps {
+		if st.Rule == "min-useful-try" && st.Reason != "" {
+			rt.minUsefulWhy += ": " + st.Reason
+		}
+	}
 	rt.idempotent = pol.Idempotent
 	if pol.Method != nil {
 		rt.method = *pol.Method

@@ -546,10 +546,10 @@ func TestReadHAProxyRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	// The numbers themselves (no frontend: no matches).
 	assert.Equal(t, []string{
-		`backend "backend shop_api_post_api_orders" @43 timeout=0.8@haproxy.cfg:47(idle) connect=0.006@haproxy.cfg:46 queue=0.006@haproxy.cfg:45 attempts=3@haproxy.cfg:48 retryOn=conn-failure@haproxy.cfg:50 nonIdempotent=false@haproxy.cfg:50 maxInFlight=11@haproxy.cfg:43 jitter=none`,
-		`backend "backend shop_api_get_api_users_id" @53 timeout=0.8@haproxy.cfg:57(idle) connect=0.006@haproxy.cfg:56 queue=0.006@haproxy.cfg:55 attempts=3@haproxy.cfg:58 retryOn=conn-failure@haproxy.cfg:60 nonIdempotent=false@haproxy.cfg:60 maxInFlight=18@haproxy.cfg:53 jitter=none`,
-		`backend "backend shop_api_get_api_search" @63 timeout=0.351@haproxy.cfg:67(idle) connect=0.006@haproxy.cfg:66 queue=0.006@haproxy.cfg:65 attempts=7@haproxy.cfg:68 retryOn=conn-failure@haproxy.cfg:70 nonIdempotent=false@haproxy.cfg:70 maxInFlight=6@haproxy.cfg:63 jitter=none`,
-		`backend "backend shop_api_catch_all" @73 timeout=0.351@haproxy.cfg:77(idle) connect=0.006@haproxy.cfg:76 queue=0.006@haproxy.cfg:75 attempts=7@haproxy.cfg:78 retryOn=conn-failure@haproxy.cfg:80 nonIdempotent=false@haproxy.cfg:80 maxInFlight=6@haproxy.cfg:73 jitter=none`,
+		`backend "backend shop_api_post_api_orders" @44 timeout=0.8@haproxy.cfg:48(idle) connect=0.006@haproxy.cfg:47 queue=0.006@haproxy.cfg:46 attempts=3@haproxy.cfg:49 retryOn=conn-failure@haproxy.cfg:51 nonIdempotent=false@haproxy.cfg:51 maxInFlight=11@haproxy.cfg:44 jitter=none`,
+		`backend "backend shop_api_get_api_users_id" @54 timeout=0.8@haproxy.cfg:58(idle) connect=0.006@haproxy.cfg:57 queue=0.006@haproxy.cfg:56 attempts=3@haproxy.cfg:59 retryOn=conn-failure@haproxy.cfg:61 nonIdempotent=false@haproxy.cfg:61 maxInFlight=18@haproxy.cfg:54 jitter=none`,
+		`backend "backend shop_api_get_api_search" @64 timeout=0.351@haproxy.cfg:68(idle) connect=0.006@haproxy.cfg:67 queue=0.006@haproxy.cfg:66 attempts=7@haproxy.cfg:69 retryOn=conn-failure@haproxy.cfg:71 nonIdempotent=false@haproxy.cfg:71 maxInFlight=6@haproxy.cfg:64 jitter=none`,
+		`backend "backend shop_api_catch_all" @74 timeout=0.351@haproxy.cfg:78(idle) connect=0.006@haproxy.cfg:77 queue=0.006@haproxy.cfg:76 attempts=7@haproxy.cfg:79 retryOn=conn-failure@haproxy.cfg:81 nonIdempotent=false@haproxy.cfg:81 maxInFlight=6@haproxy.cfg:74 jitter=none`,
 	}, lbSummaries(objs))
 }
 

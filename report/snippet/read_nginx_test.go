@@ -567,11 +567,11 @@ func TestReadNginxRoundTrip(t *testing.T) {
 	}()
 	require.NoError(t, err)
 	assert.Equal(t, []string{
-		`location "server 80 location = /api/orders" @54 up=shop_api exact=/api/orders timeout=0.8@nginx.conf:58(idle) connect=0.006@nginx.conf:56 attempts=3@nginx.conf:60 retryOn=error,timeout@nginx.conf:59 nonIdempotent=false@nginx.conf:59 jitter=none`,
-		`location "server 80 location ~ ^/api/users/[^/]+$" @64 up=shop_api regex=^/api/users/[^/]+$ timeout=0.8@nginx.conf:68(idle) connect=0.006@nginx.conf:66 attempts=3@nginx.conf:70 retryOn=error,timeout,http_502,http_503,http_504@nginx.conf:69 nonIdempotent=false@nginx.conf:69 jitter=none`,
-		`location "server 80 location ~ ^/api/search/.*$" @74 up=shop_api regex=^/api/search/.*$ timeout=0.351@nginx.conf:78(idle) connect=0.006@nginx.conf:76 attempts=7@nginx.conf:80 retryOn=error,timeout,http_503@nginx.conf:79 nonIdempotent=false@nginx.conf:79 jitter=none`,
-		`location "server 80 location /" @84 up=shop_api prefix=/ timeout=0.351@nginx.conf:88(idle) connect=0.006@nginx.conf:86 attempts=7@nginx.conf:90 retryOn=error,timeout@nginx.conf:89 nonIdempotent=false@nginx.conf:89 jitter=none`,
-		`upstream "upstream shop_api" @40 maxInFlight=28@nginx.conf:40`,
+		`location "server 80 location = /api/orders" @55 up=shop_api exact=/api/orders timeout=0.8@nginx.conf:59(idle) connect=0.006@nginx.conf:57 attempts=3@nginx.conf:61 retryOn=error,timeout@nginx.conf:60 nonIdempotent=false@nginx.conf:60 jitter=none`,
+		`location "server 80 location ~ ^/api/users/[^/]+$" @65 up=shop_api regex=^/api/users/[^/]+$ timeout=0.8@nginx.conf:69(idle) connect=0.006@nginx.conf:67 attempts=3@nginx.conf:71 retryOn=error,timeout,http_502,http_503,http_504@nginx.conf:70 nonIdempotent=false@nginx.conf:70 jitter=none`,
+		`location "server 80 location ~ ^/api/search/.*$" @75 up=shop_api regex=^/api/search/.*$ timeout=0.351@nginx.conf:79(idle) connect=0.006@nginx.conf:77 attempts=7@nginx.conf:81 retryOn=error,timeout,http_503@nginx.conf:80 nonIdempotent=false@nginx.conf:80 jitter=none`,
+		`location "server 80 location /" @85 up=shop_api prefix=/ timeout=0.351@nginx.conf:89(idle) connect=0.006@nginx.conf:87 attempts=7@nginx.conf:91 retryOn=error,timeout@nginx.conf:90 nonIdempotent=false@nginx.conf:90 jitter=none`,
+		`upstream "upstream shop_api" @41 maxInFlight=28@nginx.conf:41`,
 	}, lbSummaries(objs))
 }
 

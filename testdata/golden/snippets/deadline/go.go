@@ -1,5 +1,6 @@
 // Package backendclient holds the HTTP clients of "backend", written by tunetimeout from measured latency.
 // Call Do(ctx, NewXClient(), req, XPolicy): Timeout bounds the whole call (every attempt and wait); each attempt gets the smaller of PerTry and the time left, reading the body included; no attempt is sent with less than MinUseful left.
+// The time left is passed down: Do sets x-envoy-expected-rq-timeout-ms on every attempt to the whole milliseconds the attempt has left, as Envoy's router sets it on the requests it sends; an Envoy whose router filter has respect_expected_rq_timeout: true takes it as the route's timeout. A handler's DeadlineFromRequest(r) bounds its context by the header its caller set; pass that context to Do, and a call with less than MinUseful left is not sent at all (ErrNoUsefulTime): the work is dropped at once.
 // Do retries a request that was never sent (no connection was obtained: DNS or connect failed) for every call, and after it was sent only when RetrySent is set (idempotent calls).
 // A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not fit what is left of Timeout (or, without one, exceeds Cap), Do returns the response at once.
 // Retries off during an incident, without a deploy or a restart: create the file named by the environment variable TUNETIMEOUT_RETRIES_OFF_FILE (default /etc/tunetimeout/retries-off; the variable is read when the process starts), e.g. `touch /etc/tunetimeout/retries-off`, or add the key retries-off to a ConfigMap mounted at /etc/tunetimeout (not with subPath: the kubelet then updates it in running pods). Do looks for the file on every call and, while it exists, makes one attempt per call whatever the policy; remove the file to restore retries.
@@ -13,24 +14,30 @@
 //   Attempts 3: 3 attempts from the call policy
 //   RetrySent: the call policy says the calls are idempotent (--idempotent); RetryStatus 408, 429, 502, 503, 504; in a hang each attempt times out at 800ms and is retried until the timeout of 1s ends the call: the caller waits at most 1s
 //   no hedging: net/http has none; Do does not hedge
+//   MinUseful 40 * time.Millisecond: the call policy's min-useful-try: an attempt with less than 40.4ms left before the deadline is not sent, and a backoff that would leave less ends the call (2 x the median of 20.2ms: less than that fires on ordinary noise)
 // NewAPISearchClient and APISearchPolicy (group "/api/search"):
 //   Timeout time.Second: 1s = the caller's deadline: it bounds every attempt and the backoff between them, the last attempt getting only what is left
 //   PerTry 800 * time.Millisecond: 800ms = p99.9 of 19,908 calls (792ms), rounded up
 //   Attempts 3: 3 attempts from the call policy
 //   RetrySent: the call policy says the calls are idempotent (--idempotent); RetryStatus 408, 429, 502, 503, 504; in a hang each attempt times out at 800ms and is retried until the timeout of 1s ends the call: the caller waits at most 1s
 //   no hedging: net/http has none; Do does not hedge
+//   MinUseful 40 * time.Millisecond: the call policy's min-useful-try: an attempt with less than 40.6ms left before the deadline is not sent, and a backoff that would leave less ends the call (2 x the median of 20.3ms: less than that fires on ordinary noise)
 // NewAPIUsersClient and APIUsersPolicy (group "/api/users"):
 //   Timeout time.Second: 1s = the caller's deadline: it bounds every attempt and the backoff between them, the last attempt getting only what is left
 //   PerTry 800 * time.Millisecond: 800ms = p99.9 of 120,114 calls (790ms), rounded up
 //   Attempts 3: 3 attempts from the call policy
 //   RetrySent: the call policy says the calls are idempotent (--idempotent); RetryStatus 408, 429, 502, 503, 504; in a hang each attempt times out at 800ms and is retried until the timeout of 1s ends the call: the caller waits at most 1s
 //   no hedging: net/http has none; Do does not hedge
+//   MinUseful 40 * time.Millisecond: the call policy's min-useful-try: an attempt with less than 40.5ms left before the deadline is not sent, and a backoff that would leave less ends the call (2 x the median of 20.3ms: less than that fires on ordinary noise)
 
 package backendclient
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -55,7 +62,9 @@ type Policy struct {
 	// min(Cap, Base x 2^n) (full jitter).
 	Base, Cap time.Duration
 	// MinUseful: no attempt is sent, and no wait begun, with less than
-	// this left of Timeout.
+	// this left of Timeout or of the deadline of Do's context (the
+	// caller's, from DeadlineFromRequest): a call with less is dropped
+	// at once (ErrNoUsefulTime).
 	MinUseful time.Duration
 	// RetrySent allows a retry after the request was sent (a timeout, a
 	// reset, a status of RetryStatus): for idempotent calls only. Without
@@ -134,12 +143,63 @@ func retriesOff() bool {
 	return err == nil
 }
 
+// DeadlineHeader carries the time a call has left, in whole milliseconds
+// counted from when the request is sent: Envoy's
+// x-envoy-expected-rq-timeout-ms, which Envoy's router sets on the
+// requests it sends (the route's per-try timeout, or its timeout) and,
+// with respect_expected_rq_timeout: true in its router filter, takes from
+// its caller as the route's timeout. Do sets it on every attempt;
+// DeadlineFromRequest reads it. Envoy removes it from requests it does not
+// count as internal: trust it from your own services only.
+const DeadlineHeader = "x-envoy-expected-rq-timeout-ms"
+
+// ErrNoUsefulTime is the error of a call Do did not send: less than the
+// policy's MinUseful was left of its deadline, too little for an attempt
+// to succeed, so the work is dropped at once.
+var ErrNoUsefulTime = errors.New("less time left than a useful try: the call is dropped, not sent")
+
+// DeadlineFromRequest returns the context of an incoming request bounded
+// by the time its caller has left (DeadlineHeader), counted from now, and
+// its cancel function. Without the header, or with a value that is not a
+// positive whole number (Envoy reads 0 as no timeout), the context is
+// r.Context()'s. Pass it to Do for the calls the handler makes: they get
+// what is left, and a call with less than its MinUseful left is not sent.
+func DeadlineFromRequest(r *http.Request) (context.Context, context.CancelFunc) {
+	ms, err := strconv.ParseInt(r.Header.Get(DeadlineHeader), 10, 64)
+	if err != nil || ms <= 0 {
+		return context.WithCancel(r.Context())
+	}
+	ms = min(ms, int64(math.MaxInt64/time.Millisecond))
+	return context.WithTimeout(r.Context(), time.Duration(ms)*time.Millisecond)
+}
+
+// setTimeLeft sets DeadlineHeader on an attempt's request: the whole
+// milliseconds its context has left, at least 1.
+func setTimeLeft(r *http.Request) {
+	dl, ok := r.Context().Deadline()
+	if !ok {
+		return
+	}
+	if r.Header == nil {
+		r.Header = http.Header{}
+	}
+	r.Header.Set(DeadlineHeader, strconv.FormatInt(max(time.Until(dl).Milliseconds(), 1), 10))
+}
+
 // Do sends req with policy p through c. The response it returns must be
-// closed; its body is read within the attempt's time.
+// closed; its body is read within the attempt's time. A call with less
+// than p.MinUseful left of ctx's deadline or of p.Timeout is not sent:
+// Do returns ErrNoUsefulTime at once.
 func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http.Response, error) {
 	var cancelAll context.CancelFunc = func() {}
 	if p.Timeout > 0 {
 		ctx, cancelAll = context.WithTimeout(ctx, p.Timeout)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left < max(p.MinUseful, time.Millisecond) {
+			cancelAll()
+			return nil, fmt.Errorf("%w (%v left, MinUseful %v)", ErrNoUsefulTime, max(left, 0).Round(time.Millisecond), p.MinUseful)
+		}
 	}
 	p.Budget.earn()
 	if retriesOff() {
@@ -150,6 +210,7 @@ func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http
 		sent := false
 		trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { sent = true }}
 		r := req.Clone(httptrace.WithClientTrace(actx, trace))
+		setTimeLeft(r)
 		if attempt > 1 && req.GetBody != nil {
 			body, err := req.GetBody()
 			if err != nil {
@@ -301,9 +362,9 @@ var APIOrdersPolicy = Policy{
 	Timeout:     time.Second,
 	PerTry:      800 * time.Millisecond,
 	Attempts:    3,
+	MinUseful:   40 * time.Millisecond,
 	Base:        25 * time.Millisecond,
 	Cap:         250 * time.Millisecond,
-	MinUseful:   40 * time.Millisecond,
 	RetrySent:   true,
 	RetryStatus: []int{408, 429, 502, 503, 504},
 }
@@ -318,9 +379,9 @@ var APISearchPolicy = Policy{
 	Timeout:     time.Second,
 	PerTry:      800 * time.Millisecond,
 	Attempts:    3,
+	MinUseful:   40 * time.Millisecond,
 	Base:        25 * time.Millisecond,
 	Cap:         250 * time.Millisecond,
-	MinUseful:   40 * time.Millisecond,
 	RetrySent:   true,
 	RetryStatus: []int{408, 429, 502, 503, 504},
 }
@@ -335,9 +396,9 @@ var APIUsersPolicy = Policy{
 	Timeout:     time.Second,
 	PerTry:      800 * time.Millisecond,
 	Attempts:    3,
+	MinUseful:   40 * time.Millisecond,
 	Base:        25 * time.Millisecond,
 	Cap:         250 * time.Millisecond,
-	MinUseful:   40 * time.Millisecond,
 	RetrySent:   true,
 	RetryStatus: []int{408, 429, 502, 503, 504},
 }
