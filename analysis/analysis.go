@@ -292,7 +292,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 			r.CallGraph.Plan = plan.report()
 		}
 		if slices.Contains(o.Inputs, "-") {
-			r.Input.Notes = append(r.Input.Notes, "Standard input is read once: the spans read from it are not checked for a deadline that did not reach the callee, nor counted for attempts per call (that needs a second read; give the spans as a file).")
+			r.Input.Note(finding.New(finding.StdinReadOnce, nil, "Standard input is read once: the spans read from it are not checked for a deadline that did not reach the callee, nor counted for attempts per call (that needs a second read; give the spans as a file)."))
 		}
 	}
 	return r, nil
