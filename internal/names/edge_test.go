@@ -27,3 +27,11 @@ func TestEdge(t *testing.T) {
 		assert.Equal(t, tt.callee, callee, "%q", tt.name)
 	}
 }
+
+// EdgeName writes what Edge reads.
+func TestEdgeName(t *testing.T) {
+	assert.Equal(t, "frontend checkout", EdgeName("frontend", "checkout"))
+	caller, callee, ok := Edge(EdgeName("-", "checkout"))
+	assert.True(t, ok)
+	assert.Equal(t, [2]string{"-", "checkout"}, [2]string{caller, callee})
+}
