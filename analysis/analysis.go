@@ -148,7 +148,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 			}
 			in.Note(finding.New(finding.OneWindow, finding.Fields{"window_seconds": o.Window.Seconds(), "windows": n}, msg))
 		}
-		dropNote(&in, finding.StraddlingIntervals) // of windows not listed
+		in.Drop(finding.StraddlingIntervals) // of windows not listed
 		windows, fromLogs = nil, false
 	}
 	if fromLogs {
@@ -292,7 +292,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 			r.CallGraph.Plan = plan.report()
 		}
 		if slices.Contains(o.Inputs, "-") {
-			r.Input.Notes = append(r.Input.Notes, "Standard input is read once: the spans read from it are not checked for a deadline that did not reach the callee, nor counted for attempts per call (that needs a second read; give the spans as a file).")
+			r.Input.Note(finding.New(finding.StdinReadOnce, nil, "Standard input is read once: the spans read from it are not checked for a deadline that did not reach the callee, nor counted for attempts per call (that needs a second read; give the spans as a file)."))
 		}
 	}
 	return r, nil
@@ -314,19 +314,6 @@ func windowCount(windows map[string]histogram.Windows) int {
 		return 1
 	}
 	return 0
-}
-
-// dropNote takes the finding of code c, and its note, out of in.
-func dropNote(in *report.Input, c finding.Code) {
-	for i, f := range in.Findings {
-		if f.Code == c {
-			in.Findings = slices.Delete(in.Findings, i, i+1)
-			if j := slices.Index(in.Notes, f.Message); j >= 0 {
-				in.Notes = slices.Delete(in.Notes, j, j+1)
-			}
-			return
-		}
-	}
 }
 
 // edgeFormats reports whether every input was read by a format whose

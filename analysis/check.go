@@ -18,6 +18,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	groupname "github.com/tunetimeout/tunetimeout/internal/names"
 	"github.com/tunetimeout/tunetimeout/littleslaw"
 	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/recommend"
@@ -1432,10 +1433,9 @@ func topologyServed(objects []snippet.Object, served [][]string, groups map[stri
 	for _, svc := range t.Services {
 		var mine []string
 		for _, g := range names {
-			f := strings.Fields(g)
-			if len(f) == 2 && f[0] == svc.Name && slices.Contains(svc.Calls, f[1]) {
+			if caller, to, ok := groupname.Edge(g); ok && caller == svc.Name && slices.Contains(svc.Calls, to) {
 				mine = append(mine, g)
-				callee[g] = f[1]
+				callee[g] = to
 			}
 		}
 		for _, c := range svc.Configs {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/sqlsource"
 )
@@ -113,9 +114,11 @@ func RunClickHouse(ctx context.Context, o Options, ch ClickHouseOptions) (*repor
 		rename(r, in, name)
 	}
 	r.Input.Files = []string{name}
-	r.Input.Notes = append(r.Input.Notes, notes...)
+	for _, n := range notes {
+		r.Input.Note(finding.New(finding.ClickHouseNote, nil, n))
+	}
 	if ch.Rows.Time == "" {
-		r.Input.Notes = append(r.Input.Notes, "No --time column: the rates are not measured (give --time, or --rate).")
+		r.Input.Note(finding.New(finding.NoTimeColumn, nil, "No --time column: the rates are not measured (give --time, or --rate)."))
 	}
 	return r, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	groupname "github.com/tunetimeout/tunetimeout/internal/names"
 	"github.com/tunetimeout/tunetimeout/report"
 )
 
@@ -205,7 +206,7 @@ func (n edgeNames) name(caller, callee string) string {
 	if name, ok := n[[2]string{caller, callee}]; ok {
 		return name
 	}
-	name := caller + " " + callee
+	name := groupname.EdgeName(caller, callee)
 	if len(n) < 10_000 {
 		n[[2]string{caller, callee}] = name
 	}

@@ -623,6 +623,25 @@ func TestForeignIntervalsAreWindows(t *testing.T) {
 		assert.NotEqual(t, finding.LogWindows, f.Code)
 		assert.NotEqual(t, finding.StraddlingIntervals, f.Code)
 	}
+
+	// Windows of 7,477 s: the log's interval starts all lie in one, and its
+	// last interval ends past the next window's start (at 1441812341 s,
+	// 192,833 windows after the epoch). One window is no windows, so the
+	// note on the interval that straddles two is taken out, by its code,
+	// with its message; the other notes stay the findings' messages.
+	o = options(file)
+	o.Window = 7477 * time.Second
+	r, err = Run(context.Background(), o, nil)
+	require.NoError(t, err)
+	assert.Empty(t, r.Groups[0].Windows)
+	var codes []finding.Code
+	for _, f := range r.Input.Findings {
+		codes = append(codes, f.Code)
+	}
+	assert.Contains(t, codes, finding.OneWindow)
+	assert.NotContains(t, codes, finding.StraddlingIntervals)
+	assert.Equal(t, finding.Messages(r.Input.Findings), r.Input.Notes)
+	assert.NotContains(t, strings.Join(r.Input.Notes, "\n"), "straddle")
 }
 
 // summaryOf writes the summary of data at interval every to dir/name.hlog.

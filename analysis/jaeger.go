@@ -50,9 +50,12 @@ func RunJaeger(ctx context.Context, o Options, j JaegerOptions) (*report.Report,
 	}
 	rename(r, spool, name)
 	r.Input.Files = []string{name}
-	r.Input.Notes = append(r.Input.Notes, fmt.Sprintf("%d traces of %s read from Jaeger between %s and %s in %d searches.",
-		res.Traces, res.Service, res.Start.UTC().Format(time.RFC3339), res.End.UTC().Format(time.RFC3339), res.Searches))
-	r.Input.Notes = append(r.Input.Notes, res.Notes...)
+	from, to := res.Start.UTC().Format(time.RFC3339), res.End.UTC().Format(time.RFC3339)
+	r.Input.Note(finding.Newf(finding.JaegerRead, finding.Fields{"traces": res.Traces, "service": res.Service, "from": from, "to": to, "searches": res.Searches},
+		"%d traces of %s read from Jaeger between %s and %s in %d searches.", res.Traces, res.Service, from, to, res.Searches))
+	for _, n := range res.Notes {
+		r.Input.Note(finding.New(finding.JaegerNote, nil, n))
+	}
 	return r, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/httpclient"
 	"github.com/tunetimeout/tunetimeout/jaegersource"
 	"github.com/tunetimeout/tunetimeout/jaegersource/jaegertest"
@@ -64,6 +66,15 @@ func TestRunJaegerAgreesWithTheFile(t *testing.T) {
 	assert.Equal(t, []string{"service checkout at " + srv.URL}, got.Input.Files)
 	assert.Equal(t, want.Input.Records, got.Input.Records)
 	assert.Contains(t, strings.Join(got.Input.Notes, "\n"), "300 traces of checkout read from Jaeger")
+	// Every note is a finding's message (so that a note can be found by
+	// its code): what was read is TT-JAEGER-READ, with its numbers.
+	assert.Equal(t, got.Input.Notes, finding.Messages(got.Input.Findings))
+	i := slices.IndexFunc(got.Input.Findings, func(f finding.Finding) bool { return f.Code == finding.JaegerRead })
+	require.GreaterOrEqual(t, i, 0, "a finding says what was read")
+	read := got.Input.Findings[i]
+	assert.Equal(t, finding.Fields{"traces": int64(300), "service": "checkout", "from": "2026-11-30T12:00:00Z",
+		"to": "2026-11-30T13:00:00Z", "searches": read.Fields["searches"]}, read.Fields)
+	assert.Greater(t, read.Fields["searches"], int64(1), "paged in many searches")
 	assert.Equal(t, want.CallGraph != nil, got.CallGraph != nil, "the call graph checks ran on the spool too")
 
 	// The spool is removed.

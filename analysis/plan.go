@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	groupname "github.com/tunetimeout/tunetimeout/internal/names"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -66,19 +67,19 @@ func newChainPlan(names []string, b *budgetCounter, o Options) *chainPlan {
 	p := &chainPlan{retryAt: o.Plan, deadline: o.Policy.Deadline, quantile: budgetQuantile(o), edges: map[string]planEdge{}}
 	called, calls := map[string]bool{}, map[string]bool{}
 	for _, n := range names {
-		if f := strings.Fields(n); len(f) == 2 {
-			calls[f[0]], called[f[1]] = true, true
+		if caller, callee, ok := groupname.Edge(n); ok {
+			calls[caller], called[callee] = true, true
 		}
 	}
 	attempts := max(o.Policy.Attempts, 1)
 	p.attempts = attempts
 	for _, n := range names {
-		f := strings.Fields(n)
-		if len(f) != 2 {
+		caller, callee, ok := groupname.Edge(n)
+		if !ok {
 			continue
 		}
-		root, leaf := !called[f[0]], !calls[f[1]]
-		e := planEdge{caller: f[0], callee: f[1], deadline: o.Policy.Deadline, attempts: 1}
+		root, leaf := !called[caller], !calls[callee]
+		e := planEdge{caller: caller, callee: callee, deadline: o.Policy.Deadline, attempts: 1}
 		if p.retryAt == PlanInnermost && leaf || p.retryAt != PlanInnermost && root {
 			e.attempts, e.retries = attempts, true
 		}

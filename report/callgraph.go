@@ -8,6 +8,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	groupname "github.com/tunetimeout/tunetimeout/internal/names"
 	"github.com/tunetimeout/tunetimeout/report/plot"
 )
 
@@ -144,11 +145,11 @@ type Spread struct {
 func NewCallGraph(groups []Group) *CallGraph {
 	g := &CallGraph{Edges: []Edge{}, Paths: []Path{}, Findings: []Finding{}}
 	for _, gr := range groups {
-		parts := strings.Fields(gr.Name)
-		if len(parts) != 2 {
+		caller, callee, ok := groupname.Edge(gr.Name)
+		if !ok {
 			continue
 		}
-		g.Edges = append(g.Edges, Edge{Group: gr.Name, Caller: parts[0], Callee: parts[1], Calls: gr.Samples,
+		g.Edges = append(g.Edges, Edge{Group: gr.Name, Caller: caller, Callee: callee, Calls: gr.Samples,
 			P999Seconds: percentile(gr, 0.999), TimeoutSeconds: gr.Recommendation.TimeoutSeconds})
 	}
 	if len(g.Edges) < 2 {

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
+	"strings"
+	"sync"
 
 	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"github.com/tunetimeout/tunetimeout/internal/human"
@@ -17,10 +20,13 @@ import (
 // encoding/json leaves raw written as \uXXXX escapes (escape.JSON): the
 // document decodes to the same names and shows none of them raw.
 //
-// The document is written a group at a time, so that a report of 10,000
-// groups is never held whole in memory twice over (indented, then
-// escaped); the bytes are those of encoding/json's indented encoding of the
-// whole report, which TestWriteJSONStreams checks.
+// The keys are Report's fields, read from their json tags as encoding/json
+// reads them (jsonFields): a field added to Report is written without an
+// edit here. The document is written a key at a time and a list (the
+// groups) an element at a time, so that a report of 10,000 groups is never
+// held whole in memory twice over (indented, then escaped); the bytes are
+// those of encoding/json's indented encoding of the whole report, which
+// TestWriteJSONStreams and TestWriteJSONEveryField check.
 func WriteJSON(w io.Writer, r *Report) error {
 	out := *r
 	if len(r.Groups) > 1 {
@@ -36,60 +42,111 @@ func WriteJSON(w io.Writer, r *Report) error {
 		_, err = bw.Write(escape.JSON(b))
 		return err
 	}
-	put("{\n  \"input\": ")
-	if err := value("  ", out.Input); err != nil {
-		return err
-	}
-	put(",\n  \"groups\": ")
-	switch {
-	case out.Groups == nil:
-		put("null")
-	case len(out.Groups) == 0:
-		put("[]")
-	default:
-		put("[\n")
-		for i := range out.Groups {
-			put("    ")
-			if err := value("    ", &out.Groups[i]); err != nil {
+	rv := reflect.ValueOf(&out).Elem()
+	put("{")
+	sep := "\n  "
+	for _, f := range jsonFields() {
+		v := rv.Field(f.index)
+		if f.omitted(v) {
+			continue
+		}
+		put(sep + f.key + ": ")
+		sep = ",\n  "
+		if !f.list || v.Len() == 0 {
+			// A nil list is null and an empty one [], as encoding/json
+			// writes them.
+			if err := value("  ", v.Interface()); err != nil {
 				return err
 			}
-			if i < len(out.Groups)-1 {
+			continue
+		}
+		put("[\n")
+		for i := range v.Len() {
+			put("    ")
+			if err := value("    ", v.Index(i).Addr().Interface()); err != nil {
+				return err
+			}
+			if i < v.Len()-1 {
 				put(",")
 			}
 			put("\n")
 		}
 		put("  ]")
 	}
-	put(",\n  \"shared_pool\": ")
-	if err := value("  ", out.SharedPool); err != nil {
-		return err
-	}
-	if out.CallGraph != nil {
-		put(",\n  \"call_graph\": ")
-		if err := value("  ", out.CallGraph); err != nil {
-			return err
-		}
-	}
-	if out.Herd != nil {
-		put(",\n  \"herd\": ")
-		if err := value("  ", out.Herd); err != nil {
-			return err
-		}
-	}
-	if out.Prometheus != nil {
-		put(",\n  \"prometheus\": ")
-		if err := value("  ", out.Prometheus); err != nil {
-			return err
-		}
-	}
-	if len(out.Summary) > 0 {
-		put(",\n  \"summary\": ")
-		if err := value("  ", out.Summary); err != nil {
-			return err
-		}
-	}
 	put("\n}\n")
 	return bw.Flush()
+}
+
+// jsonField is one key of the JSON report: a field of Report and what its
+// json tag says.
+type jsonField struct {
+	index     int    // of the field in Report
+	key       string // the key as written, quoted: "\"groups\""
+	omitEmpty bool   // ,omitempty
+	omitZero  bool   // ,omitzero
+	// list is a slice written an element at a time ([]byte excepted:
+	// encoding/json writes it as one base64 string).
+	list bool
+}
+
+// jsonFields returns Report's keys in the order encoding/json writes them:
+// its exported fields in order, named by their json tags (the field's name
+// without one), a field tagged "-" left out. Report has no embedded fields
+// and no ",string" option, which encoding/json would treat otherwise;
+// TestWriteJSONEveryField fails if one is added.
+var jsonFields = sync.OnceValue(func() []jsonField {
+	t := reflect.TypeFor[Report]()
+	var fields []jsonField
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag := sf.Tag.Get("json")
+		if !sf.IsExported() || tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = sf.Name
+		}
+		key, err := json.Marshal(name)
+		if err != nil {
+			panic(err) // a string always encodes
+		}
+		f := jsonField{index: i, key: string(key)}
+		for _, o := range strings.Split(opts, ",") {
+			f.omitEmpty = f.omitEmpty || o == "omitempty"
+			f.omitZero = f.omitZero || o == "omitzero"
+		}
+		f.list = sf.Type.Kind() == reflect.Slice && sf.Type.Elem().Kind() != reflect.Uint8 &&
+			!sf.Type.Implements(reflect.TypeFor[json.Marshaler]())
+		fields = append(fields, f)
+	}
+	return fields
+})
+
+// omitted reports whether the field's value v is left out of the document,
+// by encoding/json's rules for omitempty (false, 0, a nil pointer, an
+// empty string, list or map) and omitzero (the zero value, or IsZero).
+func (f jsonField) omitted(v reflect.Value) bool {
+	if f.omitZero {
+		if v.IsZero() {
+			return true
+		}
+		if z, ok := v.Interface().(interface{ IsZero() bool }); ok && z.IsZero() {
+			return true
+		}
+	}
+	if !f.omitEmpty {
+		return false
+	}
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
+		return v.IsZero()
+	}
+	return false
 }
 
 // writeJSON encodes v as indented JSON with escape.JSON applied.

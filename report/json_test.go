@@ -2,7 +2,9 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -86,6 +88,82 @@ func TestWriteJSONStreams(t *testing.T) {
 		if r.CallGraph != nil {
 			assert.Contains(t, got.String(), `"call_graph": {`, name)
 			assert.Contains(t, got.String(), `"callee": "b\u003c\u0026\u003e"`, name)
+		}
+	}
+}
+
+// TestWriteJSONEveryField: every field of Report with a json key is in the
+// document, written as encoding/json writes the whole report. The report
+// has each top-level field set (a field left zero is filled by reflection,
+// so a field added to Report is filled too): a key WriteJSON forgot, as it
+// once forgot the call graph, fails here.
+func TestWriteJSONEveryField(t *testing.T) {
+	r := controlReport()
+	rv := reflect.ValueOf(r).Elem()
+	want := map[string]bool{}
+	for i := range rv.NumField() {
+		sf := rv.Type().Field(i)
+		require.False(t, sf.Anonymous, "%s: WriteJSON does not flatten embedded fields as encoding/json does", sf.Name)
+		tag := sf.Tag.Get("json")
+		if !sf.IsExported() || tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = sf.Name
+		}
+		want[name] = true
+		if rv.Field(i).IsZero() {
+			fill(rv.Field(i))
+		}
+		require.False(t, rv.Field(i).IsZero(), "%s is filled", sf.Name)
+	}
+	require.Contains(t, want, "call_graph")
+
+	out := *r
+	out.Summary = Summarize(r)
+	var whole, got bytes.Buffer
+	require.NoError(t, writeJSON(&whole, &out))
+	require.NoError(t, WriteJSON(&got, r))
+	assert.Equal(t, whole.String(), got.String())
+
+	var doc map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(got.Bytes(), &doc))
+	for k := range want {
+		assert.Contains(t, doc, k, "the key of a field of Report")
+	}
+	assert.Len(t, doc, len(want), "no key but Report's")
+}
+
+// fill gives v, a zero field, a value that neither omitempty nor omitzero
+// leaves out.
+func fill(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		m.SetMapIndex(reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem())
+		v.Set(m)
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(1)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(1.5)
+	case reflect.Interface:
+		v.Set(reflect.ValueOf("x"))
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fill(v.Field(i))
+			}
 		}
 	}
 }

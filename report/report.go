@@ -5,6 +5,9 @@ package report
 
 import (
 	"io"
+	"slices"
+
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 )
 
 // Report is the result of one analysis. Its JSON field names are a contract
@@ -74,6 +77,24 @@ type Input struct {
 func (in *Input) Note(f Finding) {
 	in.Findings = append(in.Findings, f)
 	in.Notes = append(in.Notes, f.Message)
+}
+
+// Drop takes the findings of code c out of in, each with its note: the
+// note Note added with it, found by its place, never by its words. The
+// notes end with the findings' messages, in order (Note adds both; a note
+// given as a string alone comes before them), so the note of Findings[i]
+// is Notes[len(Notes)-len(Findings)+i].
+func (in *Input) Drop(c finding.Code) {
+	alone := len(in.Notes) - len(in.Findings)
+	for i := len(in.Findings) - 1; i >= 0; i-- {
+		if in.Findings[i].Code != c {
+			continue
+		}
+		in.Findings = slices.Delete(in.Findings, i, i+1)
+		if alone >= 0 {
+			in.Notes = slices.Delete(in.Notes, alone+i, alone+i+1)
+		}
+	}
 }
 
 // Group is the analysis of one group of calls.

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 )
 
 // unknowns is a report whose rate, pool and connect timeout are unknown.
@@ -63,4 +65,26 @@ func TestWriteJSONNulls(t *testing.T) {
 		assert.Contains(t, doc.Groups[0].LittlesLaw, k)
 		assert.Nil(t, doc.Groups[0].LittlesLaw[k], k)
 	}
+}
+
+// TestInputDrop: a finding dropped by its code takes its own note with it,
+// found by its place among the notes, not a note given alone that has the
+// same words (text matching took that one, and left the finding's).
+func TestInputDrop(t *testing.T) {
+	in := Input{Notes: []string{"same words"}} // a note given as a string alone
+	in.Note(finding.New(finding.DecoderNote, nil, "a.log: a note"))
+	in.Note(finding.New(finding.StraddlingIntervals, nil, "same words"))
+	in.Note(finding.New(finding.CoarseHistograms, nil, "coarse"))
+	in.Note(finding.New(finding.StraddlingIntervals, nil, "again"))
+	in.Drop(finding.StraddlingIntervals)
+	assert.Equal(t, []string{"same words", "a.log: a note", "coarse"}, in.Notes)
+	var codes []finding.Code
+	for _, f := range in.Findings {
+		codes = append(codes, f.Code)
+	}
+	assert.Equal(t, []finding.Code{finding.DecoderNote, finding.CoarseHistograms}, codes)
+
+	in.Drop(finding.OneWindow) // none: nothing changes
+	assert.Equal(t, []string{"same words", "a.log: a note", "coarse"}, in.Notes)
+	assert.Len(t, in.Findings, 2)
 }

@@ -100,6 +100,11 @@ const (
 	LogWindows              Code = "TT-LOG-WINDOWS"
 	OneWindow               Code = "TT-ONE-WINDOW"
 	StraddlingIntervals     Code = "TT-STRADDLING-INTERVALS"
+	JaegerRead              Code = "TT-JAEGER-READ"
+	JaegerNote              Code = "TT-JAEGER-NOTE"
+	ClickHouseNote          Code = "TT-CLICKHOUSE-NOTE"
+	NoTimeColumn            Code = "TT-NO-TIME-COLUMN"
+	StdinReadOnce           Code = "TT-STDIN-READ-ONCE"
 )
 
 // defs declares every code, in the order of docs/findings.md.
@@ -177,6 +182,11 @@ var defs = []Def{
 	{LogWindows, Info, "without --window, interval logs are analysed window by window at their own interval"},
 	{OneWindow, Info, "the calls fall in a single --window, or none has a time: there are no windows to compare"},
 	{StraddlingIntervals, Info, "intervals of an interval log straddle two windows: each is counted in the window of its start"},
+	{JaegerRead, Info, "how many traces of which service were read from Jaeger, over which period, in how many searches"},
+	{JaegerNote, Info, "a note of the Jaeger source on what it read (traces answered twice, more than --max-traces, searches that hit --limit)"},
+	{ClickHouseNote, Info, "a note of the ClickHouse source on how it queried"},
+	{NoTimeColumn, Info, "the ClickHouse rows have no --time column: the rates are not measured"},
+	{StdinReadOnce, Info, "spans read from standard input are read once: the call-graph checks that read them again are not made"},
 }
 
 // Codes returns every declared code, in the order of docs/findings.md.

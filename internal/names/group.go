@@ -1,7 +1,9 @@
 package names
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -64,4 +66,42 @@ func FinishValue(b []byte, start int) []byte {
 		return strconv.AppendQuote(b[:start], string(v))
 	}
 	return b
+}
+
+// Split reads the values back out of a group's name written by the rule
+// above (promsource.GroupName, ingest's --by): words split at single
+// spaces, a quoted one unquoted, Missing ("-") a missing value (""). It is
+// the inverse of joining Value of each value with spaces; a name that rule
+// cannot have written (two spaces in a row, a quoted value with more after
+// its closing quote, a quote never closed) is an error.
+func Split(name string) ([]string, error) {
+	var out []string
+	for rest := name; rest != ""; {
+		if rest[0] == '"' {
+			q, err := strconv.QuotedPrefix(rest)
+			if err != nil {
+				return nil, err
+			}
+			v, _ := strconv.Unquote(q)
+			out = append(out, v)
+			rest = rest[len(q):]
+		} else {
+			w, _, _ := strings.Cut(rest, " ")
+			rest = rest[len(w):]
+			switch w {
+			case "":
+				return nil, fmt.Errorf("two spaces in a row")
+			case "-":
+				w = ""
+			}
+			out = append(out, w)
+		}
+		if rest != "" {
+			if rest[0] != ' ' {
+				return nil, fmt.Errorf("a value runs on after its quote")
+			}
+			rest = rest[1:]
+		}
+	}
+	return out, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/names"
 	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/report"
@@ -502,7 +503,7 @@ func groupLabels(g report.Group, by []string) ([][2]string, error) {
 		}
 		return out, nil
 	}
-	values, err := splitGroupName(g.Name)
+	values, err := names.Split(g.Name)
 	if len(by) == 1 && (err != nil || len(values) != 1) {
 		// One label: the whole name is its value, as reports written
 		// before the values were quoted have it.
@@ -514,40 +515,6 @@ func groupLabels(g report.Group, by []string) ([][2]string, error) {
 	out := make([][2]string, len(by))
 	for i, l := range by {
 		out[i] = [2]string{l, values[i]}
-	}
-	return out, nil
-}
-
-// splitGroupName reads the values of a name promsource.GroupName wrote:
-// words split at spaces, a quoted one unquoted, "-" a missing label ("").
-func splitGroupName(name string) ([]string, error) {
-	var out []string
-	for rest := name; rest != ""; {
-		if rest[0] == '"' {
-			q, err := strconv.QuotedPrefix(rest)
-			if err != nil {
-				return nil, err
-			}
-			v, _ := strconv.Unquote(q)
-			out = append(out, v)
-			rest = rest[len(q):]
-		} else {
-			w, _, _ := strings.Cut(rest, " ")
-			rest = rest[len(w):]
-			switch w {
-			case "":
-				return nil, fmt.Errorf("two spaces in a row")
-			case "-":
-				w = ""
-			}
-			out = append(out, w)
-		}
-		if rest != "" {
-			if rest[0] != ' ' {
-				return nil, fmt.Errorf("a value runs on after its quote")
-			}
-			rest = rest[1:]
-		}
 	}
 	return out, nil
 }
