@@ -367,7 +367,11 @@ func parseNginxLine(line string) (nginxLine, error) {
 // upstream's times on its monotonic clock (ngx_current_msec): where the
 // two are compared, the tolerance grows by skew, how far the machine's wall
 // clock moved against its monotonic clock during the calls (a virtual
-// machine's clock stepped by its host; 0 where the clocks agree).
+// machine's clock stepped by its host; 0 where the clocks agree), and by
+// one more ms: each clock is read and cut to whole ms on its own, so the
+// two truncations of one interval and of the other can differ by up to
+// 2ms (seen here: 208ms upstream against 206ms for the request, with the
+// clocks 10µs apart).
 func checkNginxClocks(t *testing.T, logged []nginxLine, calls []nginxCall, started, finished time.Time, skew time.Duration) {
 	t.Helper()
 	const ms = time.Millisecond
@@ -381,7 +385,7 @@ func checkNginxClocks(t *testing.T, logged []nginxLine, calls []nginxCall, start
 			"call %d: nginx logged it at %v, not between the first call and the last answer (%v, %v)", l.call, l.at, started, finished)
 		assert.LessOrEqual(t, l.request, c.rtt+ms+skew, "call %d: nginx %v, the client waited %v", l.call, l.request, c.rtt)
 		assert.LessOrEqual(t, l.connect, l.upstream, "call %d: $upstream_connect_time is part of $upstream_response_time", l.call)
-		assert.LessOrEqual(t, l.upstream, l.request+ms+skew, "call %d: $upstream_response_time is part of $request_time (the wall clock moved %v)", l.call, skew)
+		assert.LessOrEqual(t, l.upstream, l.request+2*ms+skew, "call %d: $upstream_response_time is part of $request_time (the wall clock moved %v)", l.call, skew)
 		if c.hang {
 			assert.Equal(t, 504, l.status, "call %d", l.call)
 			assert.GreaterOrEqual(t, l.request, time.Second-ms, "call %d: proxy_read_timeout 1s ended it", l.call)
