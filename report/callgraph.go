@@ -451,7 +451,7 @@ func chainSimTable(cg *CallGraph, sim *ChainSimulation) *Table {
 		own[i] = human.Seconds(w)
 	}
 	t.Legend = fmt.Sprintf("%s requests of the root replayed (seed %d) down the path: %s's latency drawn from its measured calls, each hop above it its callee's own work before calling on (%s, root first: the median time spent above the next call less that above this one) and the whole call below. "+
-		"Every hop retries: each hop makes the --attempts of its recommended timeout within the whole deadline from its own call; the plan: the plan's policies. "+
+		"Every hop retries: each hop makes the --attempts of its recommended timeout, retrying timeouts and 5xx as an idempotent call does, within the whole deadline counted from its own call (a hop that resets it); the plan: the plan's policies, retrying what they retry. "+
 		"Success: the root's requests answered within its deadline. Work after the root gave up: the work below after the root's call ended, per request, no hop being cancelled by its caller (docs/chain.md).",
 		human.Count(int64(sim.Requests)), sim.Seed, sim.FaultAt, strings.Join(own, ", "))
 	return t
