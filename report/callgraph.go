@@ -258,7 +258,7 @@ func callGraphSection(r *Report) *Section {
 		s.Blocks = append(s.Blocks, textPara(fmt.Sprintf("The plan (--plan): retries at the %s layer only (%s); every other hop makes one attempt; each within the time it has left of the %s deadline at %s, and no more than its caller's own call leaves it (each group's call policy says its part, step \"plan\").",
 			p.RetryAt, edges, human.Seconds(p.DeadlineSeconds), human.Quantile(p.Quantile))))
 		if st := chainSimTable(cg, p.Simulation); st != nil {
-			s.Blocks = append(s.Blocks, textPara("The chain under a fault at "+p.Simulation.FaultAt+" ("+pathArrows(cg, p.Simulation.Path)+"):"), Block{Table: st})
+			s.Blocks = append(s.Blocks, textPara("The chain under a fault at "+p.Simulation.FaultAt+" ("+pathArrows(cg, p.Simulation.Path)+")"+hangSummary(p.Simulation)+":"), Block{Table: st})
 		}
 	}
 	for _, f := range cg.Findings {
@@ -470,4 +470,27 @@ func pathArrows(cg *CallGraph, edges []string) string {
 		parts = append(parts, a)
 	}
 	return strings.Join(parts, " -> ")
+}
+
+// hangSummary is the attempts at the bottom per request under a hang,
+// every hop retrying against the plan, as a clause; "" without both runs.
+func hangSummary(sim *ChainSimulation) string {
+	var every, plan *ChainRun
+	for i, r := range sim.Runs {
+		if r.Fault != "hang" || len(r.AttemptsMean) == 0 {
+			continue
+		}
+		switch r.Policies {
+		case ChainEveryHopRetries:
+			every = &sim.Runs[i]
+		case ChainPlanned:
+			plan = &sim.Runs[i]
+		}
+	}
+	if every == nil || plan == nil {
+		return ""
+	}
+	last := len(every.AttemptsMean) - 1
+	return fmt.Sprintf("; under a hang there, every hop retrying sends %s attempts to %s per request, the plan %s",
+		human.Number(every.AttemptsMean[last]), sim.FaultAt, human.Number(plan.AttemptsMean[len(plan.AttemptsMean)-1]))
 }
