@@ -77,3 +77,21 @@ func TestPlanChainSimulation(t *testing.T) {
 	assert.Regexp(t, `hang +the plan +0 % +2 \(max 2\) +0s`, text)
 	assert.Contains(t, flat, "20,000 requests of the root replayed (seed 1)")
 }
+
+// TestPlanChainSimulationHostileNames: the bottom service's name reaches
+// the chain's heading and columns escaped, in every layout.
+func TestPlanChainSimulationHostileNames(t *testing.T) {
+	tmp := t.TempDir()
+	spans := filepath.Join(tmp, "spans.jsonl")
+	evil := "pay<b>\x1b[31m"
+	writeChainSpans(t, spans, map[string]string{"payments": evil})
+	for _, format := range []string{"text", "markdown", "html"} {
+		out, errOut, code := execute(t, "", "analyze", spans, "-q", "--deadline", "1s", "--attempts", "3", "--plan", "--requests", "1000", "-o", format)
+		require.Equal(t, 0, code, errOut)
+		assert.NotContains(t, out, "\x1b", format)
+		if format != "text" {
+			assert.NotContains(t, out, "pay<b>", format) // markup, read as such
+		}
+		assert.Contains(t, out, "The chain under a fault at pay", format)
+	}
+}
