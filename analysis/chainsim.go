@@ -17,6 +17,12 @@ import (
 // means, known to about 1 % (one standard error of a share at 50 %: 0.5 %).
 const chainSimRequests = 10_000
 
+// maxChainSimAttempts bounds the attempts of one run: requests times the
+// attempts every hop retrying may send to the bottom. A deep path's
+// product (3 attempts over 10 hops: 59,049) replays fewer requests, at
+// least one, instead of running for hours.
+const maxChainSimAttempts = 20_000_000
+
 // chainSimGroup is what the chain simulation needs of one fitted edge.
 type chainSimGroup struct {
 	latency *histogram.Latency
@@ -71,6 +77,11 @@ func simulateChain(ctx context.Context, g *report.CallGraph, fitted map[string]c
 		naive.RetryOn = recommend.DefaultRetryOn
 		every[k] = simulate.ChainSimHop{Latency: plan[k].Latency, Own: w, Policy: naive}
 	}
+	product := 1
+	for range path {
+		product = min(product*max(o.Policy.Attempts, 1), maxChainSimAttempts)
+	}
+	requests = max(min(requests, maxChainSimAttempts/product), 1)
 	_, bottom := splitEdge(path[len(path)-1])
 	out := &report.ChainSimulation{Path: path, FaultAt: bottom, OwnSeconds: own, Requests: requests, Seed: o.Simulate.Seed, Runs: []report.ChainRun{}}
 	for _, f := range simulate.ChainFaults(len(path) - 1) {
@@ -81,7 +92,7 @@ func simulateChain(ctx context.Context, g *report.CallGraph, fitted map[string]c
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			res, err := simulate.ChainSimulate(set.hops, f, requests, o.Simulate.Seed)
+			res, err := simulate.ChainSimulate(ctx, set.hops, f, requests, o.Simulate.Seed)
 			if err != nil {
 				return nil, err
 			}

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -99,9 +100,9 @@ type ChainOutcome struct {
 }
 
 // ChainSimulate replays requests requests of the root down hops under f,
-// seeded with seed. Upper hops whose work never ends (a policy with
-// neither per-try timeout nor deadline under a hang) are refused.
-func ChainSimulate(hops []ChainSimHop, f ChainFault, requests int, seed uint64) (ChainOutcome, error) {
+// seeded with seed. A hop without a per-try timeout is refused. It stops
+// with ctx's error soon after ctx is cancelled (every 1,024 requests).
+func ChainSimulate(ctx context.Context, hops []ChainSimHop, f ChainFault, requests int, seed uint64) (ChainOutcome, error) {
 	if len(hops) == 0 {
 		return ChainOutcome{}, errors.New("a chain needs one hop at least")
 	}
@@ -123,7 +124,12 @@ func ChainSimulate(hops []ChainSimHop, f ChainFault, requests int, seed uint64) 
 	out := ChainOutcome{Fault: f, Requests: requests, AttemptsMean: make([]float64, len(hops)), AttemptsMax: make([]int, len(hops))}
 	var ok int
 	var after time.Duration
-	for range requests {
+	for i := range requests {
+		if i%1024 == 1023 {
+			if err := ctx.Err(); err != nil {
+				return ChainOutcome{}, err
+			}
+		}
 		clear(c.att)
 		c.work = c.work[:0]
 		c.total = 0

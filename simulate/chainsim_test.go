@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -34,12 +35,12 @@ func threeHops(t *testing.T, every bool) []ChainSimHop {
 
 func TestChainSimulateFastFailures(t *testing.T) {
 	f := ChainFault{Name: "fast failures", Hop: 2, Fail: true}
-	every, err := ChainSimulate(threeHops(t, true), f, 100, 1)
+	every, err := ChainSimulate(context.Background(), threeHops(t, true), f, 100, 1)
 	require.NoError(t, err)
 	assert.Equal(t, []float64{3, 9, 27}, every.AttemptsMean)
 	assert.Equal(t, []int{3, 9, 27}, every.AttemptsMax)
 	assert.Zero(t, every.SuccessFraction)
-	plan, err := ChainSimulate(threeHops(t, false), f, 100, 1)
+	plan, err := ChainSimulate(context.Background(), threeHops(t, false), f, 100, 1)
 	require.NoError(t, err)
 	assert.Equal(t, []float64{3, 3, 3}, plan.AttemptsMean)
 	assert.Zero(t, plan.SuccessFraction)
@@ -57,12 +58,12 @@ func TestChainSimulateFastFailures(t *testing.T) {
 // 1st: 0, 0, 220; 2nd: 20, 270, 520; 3rd: 320, 570, 610 = 2530ms.
 func TestChainSimulateHang(t *testing.T) {
 	f := ChainFault{Name: "hang", Hop: 2, Hang: true}
-	plan, err := ChainSimulate(threeHops(t, false), f, 10, 1)
+	plan, err := ChainSimulate(context.Background(), threeHops(t, false), f, 10, 1)
 	require.NoError(t, err)
 	assert.Zero(t, plan.SuccessFraction)
 	assert.Equal(t, []int{3, 3, 3}, plan.AttemptsMax)
 	assert.Zero(t, plan.WorkAfterRoot)
-	every, err := ChainSimulate(threeHops(t, true), f, 10, 1)
+	every, err := ChainSimulate(context.Background(), threeHops(t, true), f, 10, 1)
 	require.NoError(t, err)
 	assert.Zero(t, every.SuccessFraction)
 	assert.Equal(t, []int{3, 9, 27}, every.AttemptsMax)
@@ -72,21 +73,21 @@ func TestChainSimulateHang(t *testing.T) {
 // No fault: C's 50ms reaches the root as 70ms, within every timer.
 func TestChainSimulateNoFault(t *testing.T) {
 	for _, every := range []bool{true, false} {
-		o, err := ChainSimulate(threeHops(t, every), ChainFault{Name: "none", Hop: 2}, 100, 1)
+		o, err := ChainSimulate(context.Background(), threeHops(t, every), ChainFault{Name: "none", Hop: 2}, 100, 1)
 		require.NoError(t, err)
 		assert.Equal(t, 1.0, o.SuccessFraction)
 		assert.Equal(t, []float64{1, 1, 1}, o.AttemptsMean)
 		assert.Zero(t, o.WorkAfterRoot)
 	}
 	// Slowed down x5, C's 250ms is past B's 200ms timer: nothing answers.
-	o, err := ChainSimulate(threeHops(t, false), ChainFault{Name: "slowdown", Hop: 2, Slowdown: 5}, 10, 1)
+	o, err := ChainSimulate(context.Background(), threeHops(t, false), ChainFault{Name: "slowdown", Hop: 2, Slowdown: 5}, 10, 1)
 	require.NoError(t, err)
 	assert.Zero(t, o.SuccessFraction)
 }
 
 func TestChainSimulateRefuses(t *testing.T) {
-	_, err := ChainSimulate(threeHops(t, false), ChainFault{Hop: 3}, 10, 1)
+	_, err := ChainSimulate(context.Background(), threeHops(t, false), ChainFault{Hop: 3}, 10, 1)
 	assert.ErrorContains(t, err, "not on the path")
-	_, err = ChainSimulate(nil, ChainFault{}, 10, 1)
+	_, err = ChainSimulate(context.Background(), nil, ChainFault{}, 10, 1)
 	assert.Error(t, err)
 }
