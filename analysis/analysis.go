@@ -231,6 +231,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		order = plan.order(names)
 	}
 	fittedGroups := make([]*report.Group, len(groups))
+	simGroups := map[string]chainSimGroup{}
 	fittedHangs := make([]*littleslaw.Result, len(groups))
 	for _, gi := range order {
 		g := groups[gi]
@@ -265,6 +266,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		}
 		if plan != nil {
 			plan.fitted(g.Name, res.Policy)
+			simGroups[g.Name] = chainSimGroup{latency: g.Latency, policy: res.Policy, timeout: res.Recommendation.Timeout}
 		}
 		fittedGroups[gi], fittedHangs[gi] = &rg, &res.LittlesLaw
 	}
@@ -290,6 +292,9 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		applyBudgets(r.CallGraph, budgets, o, minUsefulTries(r.Groups))
 		if plan != nil {
 			r.CallGraph.Plan = plan.report()
+			if r.CallGraph.Plan.Simulation, err = simulateChain(ctx, r.CallGraph, simGroups, budgets, o); err != nil {
+				return nil, err
+			}
 		}
 		if slices.Contains(o.Inputs, "-") {
 			r.Input.Note(finding.New(finding.StdinReadOnce, nil, "Standard input is read once: the spans read from it are not checked for a deadline that did not reach the callee, nor counted for attempts per call (that needs a second read; give the spans as a file)."))

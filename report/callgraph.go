@@ -127,6 +127,51 @@ type ChainPlan struct {
 	Quantile        float64  `json:"quantile"`
 	RetryEdges      []string `json:"retry_edges"`
 	Attempts        int      `json:"attempts"` // the retry layer's attempts (--attempts)
+	// Simulation is one path replayed under faults at its bottom hop,
+	// every hop retrying against the plan; absent when no path was found.
+	Simulation *ChainSimulation `json:"simulation,omitempty"`
+}
+
+// ChainSimulation is a path of the call graph replayed (simulate's
+// ChainSimulate, docs/chain.md "The chain simulated") under faults at its
+// bottom hop's callee, with two sets of policies.
+type ChainSimulation struct {
+	// Path is the path's edges (groups), the root's first; FaultAt the
+	// service at its bottom.
+	Path    []string `json:"path"`
+	FaultAt string   `json:"fault_at"`
+	// OwnSeconds is each hop's callee's own work before it calls the next
+	// hop (the median time spent above the next edge's calls less that
+	// above this edge's), root first; the bottom's is 0.
+	OwnSeconds []float64  `json:"own_seconds"`
+	Requests   int        `json:"requests"`
+	Seed       uint64     `json:"seed"`
+	Runs       []ChainRun `json:"runs"`
+}
+
+// Policy sets of a ChainRun.
+const (
+	ChainEveryHopRetries = "every_hop_retries"
+	ChainPlanned         = "plan"
+)
+
+// ChainRun is the path under one fault with one set of policies.
+type ChainRun struct {
+	Fault string `json:"fault"` // none, fast failures, hang, slowdown x3
+	// Policies: every_hop_retries (each hop --attempts attempts of its
+	// recommended timeout, within the whole deadline from its own call)
+	// or plan (the plan's policies).
+	Policies string `json:"policies"`
+	// SuccessFraction is the share of the root's requests answered
+	// within its deadline.
+	SuccessFraction float64 `json:"success_fraction"`
+	// AttemptsMean and AttemptsMax are the attempts that reach each
+	// hop's callee per request of the root, root first.
+	AttemptsMean []float64 `json:"attempts_per_request_mean"`
+	AttemptsMax  []int     `json:"attempts_per_request_max"`
+	// WorkAfterRootSeconds is the work done below after the root's call
+	// ended, per request on average.
+	WorkAfterRootSeconds float64 `json:"work_after_root_seconds"`
 }
 
 // Spread is a figure at a distribution's median, at a chosen quantile and
@@ -213,6 +258,9 @@ func callGraphSection(r *Report) *Section {
 		}
 		s.Blocks = append(s.Blocks, textPara(fmt.Sprintf("The plan (--plan): retries at the %s layer only (%s); every other hop makes one attempt; each within the time it has left of the %s deadline at %s, and no more than its caller's own call leaves it (each group's call policy says its part, step \"plan\").",
 			p.RetryAt, edges, human.Seconds(p.DeadlineSeconds), human.Quantile(p.Quantile))))
+		if st := chainSimTable(cg, p.Simulation); st != nil {
+			s.Blocks = append(s.Blocks, textPara("The chain under a fault at "+p.Simulation.FaultAt+" ("+pathArrows(cg, p.Simulation.Path)+")"+hangSummary(p.Simulation)+":"), Block{Table: st})
+		}
 	}
 	for _, f := range cg.Findings {
 		s.Blocks = append(s.Blocks, Block{Notice: &Notice{Severity: string(f.Severity), Text: f.Message, Code: string(f.Code)}})
@@ -381,4 +429,69 @@ func edgeArrow(cg *CallGraph, g string) string {
 		}
 	}
 	return g
+}
+
+// chainSimTable is the chain simulation: per fault at the path's bottom,
+// every hop retrying against the plan; nil without one.
+func chainSimTable(cg *CallGraph, sim *ChainSimulation) *Table {
+	if sim == nil || len(sim.Runs) == 0 {
+		return nil
+	}
+	t := &Table{Class: "chain-simulation", Columns: []Column{{Title: "fault"}, {Title: "policies"},
+		{Title: "success", Numeric: true}, {Title: "attempts at " + sim.FaultAt + " per request", Numeric: true},
+		{Title: "work after the root gave up", Numeric: true}}}
+	names := map[string]string{ChainEveryHopRetries: "every hop retries", ChainPlanned: "the plan"}
+	for _, r := range sim.Runs {
+		last := len(r.AttemptsMean) - 1
+		attempts := fmt.Sprintf("%s (max %d)", human.Number(r.AttemptsMean[last]), r.AttemptsMax[last])
+		t.Rows = append(t.Rows, Row{Cells: []Cell{{Text: r.Fault}, {Text: names[r.Policies]}, {Text: human.Percent(r.SuccessFraction)},
+			{Text: attempts}, {Text: human.Seconds(r.WorkAfterRootSeconds)}}})
+	}
+	own := make([]string, len(sim.OwnSeconds)-1)
+	for i, w := range sim.OwnSeconds[:len(sim.OwnSeconds)-1] {
+		own[i] = human.Seconds(w)
+	}
+	t.Legend = fmt.Sprintf("%s requests of the root replayed (seed %d) down the path: %s's latency drawn from its measured calls, each hop above it its callee's own work before calling on (%s, root first: the median time spent above the next call less that above this one) and the whole call below. "+
+		"Every hop retries: each hop makes the --attempts of its recommended timeout, retrying timeouts and 5xx as an idempotent call does, within the whole deadline counted from its own call (a hop that resets it); the plan: the plan's policies, retrying what they retry. "+
+		"Success: the root's requests answered within its deadline. Work after the root gave up: the work below after the root's call ended, per request, no hop being cancelled by its caller (docs/chain.md).",
+		human.Count(int64(sim.Requests)), sim.Seed, sim.FaultAt, strings.Join(own, ", "))
+	return t
+}
+
+// pathArrows is a path's services joined by arrows.
+func pathArrows(cg *CallGraph, edges []string) string {
+	var parts []string
+	for i, g := range edges {
+		a := edgeArrow(cg, g)
+		if i > 0 {
+			if _, callee, ok := strings.Cut(a, " -> "); ok {
+				a = callee
+			}
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " -> ")
+}
+
+// hangSummary is the attempts at the bottom per request under a hang,
+// every hop retrying against the plan, as a clause; "" without both runs.
+func hangSummary(sim *ChainSimulation) string {
+	var every, plan *ChainRun
+	for i, r := range sim.Runs {
+		if r.Fault != "hang" || len(r.AttemptsMean) == 0 {
+			continue
+		}
+		switch r.Policies {
+		case ChainEveryHopRetries:
+			every = &sim.Runs[i]
+		case ChainPlanned:
+			plan = &sim.Runs[i]
+		}
+	}
+	if every == nil || plan == nil {
+		return ""
+	}
+	last := len(every.AttemptsMean) - 1
+	return fmt.Sprintf("; under a hang there, every hop retrying sends %s attempts to %s per request, the plan %s",
+		human.Number(every.AttemptsMean[last]), sim.FaultAt, human.Number(plan.AttemptsMean[len(plan.AttemptsMean)-1]))
 }

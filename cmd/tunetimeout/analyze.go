@@ -111,7 +111,7 @@ func addWindowFlags(cmd *cobra.Command, f *analyzeFlags) {
 // spans (analyze, simulate, jaeger).
 func addPlanFlags(cmd *cobra.Command, f *analyzeFlags) {
 	fl := cmd.Flags()
-	fl.BoolVar(&f.plan, "plan", false, "spans with --deadline: plan the chain, each hop's policy fitted to the time its calls have left of the deadline, retries at one layer (docs/chain.md)")
+	fl.BoolVar(&f.plan, "plan", false, "spans with --deadline: plan the chain, each hop's policy fitted to the time its calls have left of the deadline, retries at one layer; its longest path replayed under faults at its bottom, every hop retrying against the plan (docs/chain.md)")
 	fl.StringVar(&f.retryAt, "retry-at", analysis.PlanOutermost, "with --plan, the layer that keeps the retries: outermost (the calls of the services nobody calls) or innermost (the calls to the services that call no one)")
 	complete(cmd, "retry-at", analysis.PlanOutermost, analysis.PlanInnermost)
 }
