@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tunetimeout/tunetimeout/internal/escape"
+	groupname "github.com/tunetimeout/tunetimeout/internal/names"
 	"github.com/tunetimeout/tunetimeout/internal/outfile"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/report/snippet"
@@ -157,7 +158,14 @@ func WriteChainDir(ctx context.Context, temps *outfile.Temps, dir string, r *rep
 func topologyHeader(r *report.Report, targets []snippet.Target, read *snippet.Target) []string {
 	h := []string{"The chain's plan, written by tunetimeout analyze --plan --emit-dir: each service's configs"}
 	if p := r.CallGraph.Plan; p != nil {
-		h[0] += fmt.Sprintf(" towards its callees (retries at the %s layer only: %s)", p.RetryAt, strings.Join(p.RetryEdges, ", "))
+		edges := make([]string, 0, len(p.RetryEdges))
+		for _, g := range p.RetryEdges {
+			if caller, callee, ok := groupname.Edge(g); ok {
+				g = caller + " -> " + callee
+			}
+			edges = append(edges, g)
+		}
+		h[0] += fmt.Sprintf(" towards its callees (retries at the %s layer only: %s)", p.RetryAt, strings.Join(edges, ", "))
 	}
 	h[0] += "."
 	if read == nil {

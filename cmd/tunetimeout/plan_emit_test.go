@@ -184,6 +184,8 @@ func TestPlanEmitDir(t *testing.T) {
 			text, err := os.ReadFile(topo)
 			require.NoError(t, err)
 			assert.Contains(t, string(text), "  \"frontend\":\n    configs: [\"frontend/orders/envoy.yaml\"]\n    calls: [\"orders\"]\n")
+			layer := map[string]string{"outermost": "gateway -> frontend", "innermost": "orders -> payments"}[tc.retryAt]
+			assert.Contains(t, string(text), "(retries at the "+tc.retryAt+" layer only: "+layer+")")
 			// Every target check reads, named in the topology in turn.
 			for _, tg := range snippet.Targets() {
 				if !tg.Reads() {
