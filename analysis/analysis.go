@@ -105,6 +105,9 @@ type Options struct {
 	// every > 0 keeps each group's samples per interval of that length
 	// too (histogram.Set.Every), for Summarize.
 	every time.Duration
+	// spools, when set, are read in the place of Inputs, each under its
+	// source's name (inputs; RunJaeger, RunClickHouse).
+	spools []input
 }
 
 // Progress follows the reading of the inputs (internal/progress draws it
@@ -364,11 +367,15 @@ func read(ctx context.Context, o Options, stdin io.Reader) (*histogram.Set, repo
 // other.
 func readAll(ctx context.Context, o Options, stdin io.Reader) (*histogram.Set, *otlpMetrics, report.Input, error) {
 	o.defaults()
-	inputs, err := ingest.Expand(o.Inputs)
+	inputs, err := o.inputs()
 	if err != nil {
 		return nil, nil, report.Input{}, err
 	}
-	in := report.Input{Files: inputs, BadExamples: []string{}, Notes: []string{}, Findings: []report.Finding{}}
+	files := make([]string, len(inputs))
+	for i, f := range inputs {
+		files[i] = f.name
+	}
+	in := report.Input{Files: files, BadExamples: []string{}, Notes: []string{}, Findings: []report.Finding{}}
 	set := o.newSet()
 	set.Limit(o.MaxGroups)
 	if o.Progress != nil {
@@ -380,8 +387,8 @@ func readAll(ctx context.Context, o Options, stdin io.Reader) (*histogram.Set, *
 		par = newParallel(o.Workers, o.MaxGroups, o.newSet)
 	}
 	logs := newLogState()
-	for _, name := range inputs {
-		if err := readAny(ctx, name, o, stdin, set, par, logs, &in); err != nil {
+	for _, f := range inputs {
+		if err := readAny(ctx, f, o, stdin, set, par, logs, &in); err != nil {
 			return nil, nil, in, err
 		}
 	}
@@ -467,8 +474,9 @@ func describeRange(from, to time.Time) string {
 
 // readAny reads one input: an interval log into set, samples into set or
 // the parallel workers' sets.
-func readAny(ctx context.Context, name string, o Options, stdin io.Reader, set *histogram.Set, par *parallel, logs *logState, in *report.Input) error {
-	rc, err := open(name, stdin, o.Progress)
+func readAny(ctx context.Context, input input, o Options, stdin io.Reader, set *histogram.Set, par *parallel, logs *logState, in *report.Input) error {
+	name := input.name
+	rc, err := open(input, stdin, o.Progress)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/ingest"
@@ -84,13 +83,13 @@ func RunClickHouse(ctx context.Context, o Options, ch ClickHouseOptions) (*repor
 	if err != nil {
 		return nil, err
 	}
-	inputs := []string{buckets}
+	paths := []string{buckets}
 	if ch.Rows.Time != "" {
 		arrivals, _, err := fetch("arrivals.csv", sqlsource.BuildArrivals)
 		if err != nil {
 			return nil, err
 		}
-		inputs = append(inputs, arrivals)
+		paths = append(paths, arrivals)
 	}
 	what := ch.Rows.Table
 	if what == "" {
@@ -98,22 +97,19 @@ func RunClickHouse(ctx context.Context, o Options, ch ClickHouseOptions) (*repor
 	}
 	name := fmt.Sprintf("%s at %s", what, display)
 	// The engine grouped the rows, applied the status rule and the window:
-	// the answers are read as they are.
-	o.Inputs, o.Format = inputs, "buckets"
+	// the answers are read as they are, each under the source's name (no
+	// note, example, finding or error can quote a spool's path).
+	o.Inputs, o.spools, o.Format = []string{name}, nil, "buckets"
+	for _, p := range paths {
+		o.spools = append(o.spools, input{name: name, path: p})
+	}
 	o.Ingest = ingest.Options{RoutePatterns: o.Ingest.RoutePatterns} // for the route_target column
 	o.From, o.To = time.Time{}, time.Time{}
 	r, err := Run(ctx, o, nil)
 	if err != nil {
-		msg := err.Error()
-		for _, in := range inputs {
-			msg = strings.ReplaceAll(msg, in, name)
-		}
-		return nil, &renamedError{msg: msg, err: err}
+		return nil, err
 	}
-	for _, in := range inputs {
-		rename(r, in, name)
-	}
-	r.Input.Files = []string{name}
+	r.Input.Files = []string{name} // one name for its answers
 	for _, n := range notes {
 		r.Input.Note(finding.New(finding.ClickHouseNote, nil, n))
 	}

@@ -51,17 +51,18 @@ const (
 // why). Client spans are kept as the analysis keeps calls: those that
 // start in [From, To).
 func scanLinks(ctx context.Context, o Options, stdin io.Reader, checks ...func(ingest.SpanLink)) error {
-	inputs, err := ingest.Expand(o.Inputs)
+	inputs, err := o.inputs()
 	if err != nil {
 		return err
 	}
 	var n int
-	for _, name := range inputs {
-		if name == "-" {
+	for _, in := range inputs {
+		name := in.name
+		if in.path == "-" {
 			continue
 		}
 		err := func() error {
-			rc, err := open(name, stdin, nil)
+			rc, err := open(in, stdin, nil)
 			if err != nil {
 				return err
 			}

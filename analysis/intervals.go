@@ -388,17 +388,17 @@ func trailerNames(names []string) ([]string, bool) {
 // proper needs all of it), is not an interval log or cannot be read (the
 // reading proper says why).
 func logWindow(o Options) time.Duration {
-	inputs, err := ingest.Expand(o.Inputs)
+	inputs, err := o.inputs()
 	if err != nil {
 		return 0
 	}
 	var longest time.Duration
 	var own []time.Duration
-	for _, name := range inputs {
-		if fi, err := os.Stat(name); name == "-" || err != nil || !fi.Mode().IsRegular() {
+	for _, in := range inputs {
+		if fi, err := os.Stat(in.path); in.path == "-" || err != nil || !fi.Mode().IsRegular() {
 			return 0
 		}
-		d, isOwn, ok := logInterval(name, o)
+		d, isOwn, ok := logInterval(in, o)
 		if !ok {
 			return 0
 		}
@@ -421,8 +421,9 @@ const maxLogWindow = 366 * 24 * time.Hour
 // logInterval reads the start of the input name: whether it is an
 // interval log, tunetimeout's own or not, and its interval (0 when it has
 // no timed one).
-func logInterval(name string, o Options) (d time.Duration, own, ok bool) {
-	rc, err := ingest.Open(name, nil)
+func logInterval(in input, o Options) (d time.Duration, own, ok bool) {
+	name := in.name
+	rc, err := open(in, nil, nil)
 	if err != nil {
 		return 0, false, false
 	}

@@ -2,9 +2,12 @@ package analysis
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,4 +83,53 @@ func TestRunJaegerAgreesWithTheFile(t *testing.T) {
 	// The spool is removed.
 	left, _ := filepath.Glob(filepath.Join(tmp, "*"))
 	assert.Empty(t, left)
+}
+
+// The spool is read under the source's name from the start: a value of
+// the traces that reads like the spool's path stays as the traces say it
+// (a replacement of the path in the report's text rewrote it into the
+// source's name), and the path itself reaches no part of the report.
+func TestRunJaegerKeepsAValueLikeTheSpoolPath(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var spool string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/services" {
+			fmt.Fprint(w, `{"data":["checkout","frontend"],"total":2,"limit":0,"offset":0,"errors":null}`)
+			return
+		}
+		// The spool being written is the one file in the directory.
+		dirs, _ := filepath.Glob(filepath.Join(tmp, "*"))
+		require.Len(t, dirs, 1)
+		spool = filepath.Join(dirs[0], "traces.json")
+		// A failed call to a route that begins with the spool's path.
+		trs := jaegertest.Traces(2, t0.Add(time.Second), time.Second)
+		tr := trs[1].JSON()
+		failed := strings.ReplaceAll(tr, `"tags":[{"key":"span.kind","type":"string","value":"client"}`,
+			`"tags":[{"key":"error","type":"bool","value":true},{"key":"http.route","type":"string","value":`+strconv.Quote(spool+"/x")+`},{"key":"span.kind","type":"string","value":"client"}`)
+		require.NotEqual(t, tr, failed)
+		fmt.Fprintf(w, `{"data":[%s,%s],"total":2,"limit":0,"offset":0,"errors":null}`, failed, trs[0].JSON())
+	}))
+	defer srv.Close()
+	j := JaegerOptions{Source: jaegersource.Options{
+		Connection: httpclient.Options{URL: srv.URL},
+		Service:    "checkout",
+		Start:      t0, End: t0.Add(time.Hour),
+		Limit: 40,
+	}}
+	o := options()
+	o.Ingest.By = []string{"route"}
+	got, err := RunJaeger(context.Background(), o, j)
+	require.NoError(t, err)
+	require.NotEmpty(t, spool)
+	name := "service checkout at " + srv.URL
+	assert.Equal(t, []string{name}, got.Input.Files)
+	// The failed route's group is named as the traces name it.
+	i := slices.IndexFunc(got.Input.Findings, func(f finding.Finding) bool { return f.Code == finding.GroupEmpty })
+	require.GreaterOrEqual(t, i, 0, "the group of the failed call is left out")
+	empty := got.Input.Findings[i]
+	assert.Equal(t, spool+"/x", empty.Fields["group"])
+	assert.Equal(t, fmt.Sprintf("Group %q has no call usable for latency (1 error); it is left out.", spool+"/x"), empty.Message)
+	assert.Equal(t, got.Input.Notes, finding.Messages(got.Input.Findings))
 }

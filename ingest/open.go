@@ -40,9 +40,19 @@ func Open(name string, stdin io.Reader) (io.ReadCloser, error) {
 // bytes were read from the file (or standard input) before any
 // decompression: the figures add up to the file's size, for progress.
 func OpenCounted(name string, stdin io.Reader, count func(int)) (io.ReadCloser, error) {
+	return OpenAs(name, name, stdin, count)
+}
+
+// OpenAs is OpenCounted of the file at path, read under name: its errors
+// and its cut-off report say name, never path (a spool file holding a
+// remote source's answer is read as that source).
+func OpenAs(path, name string, stdin io.Reader, count func(int)) (io.ReadCloser, error) {
 	var rc io.ReadCloser = io.NopCloser(stdin)
-	if name != "-" {
-		f, err := os.Open(name)
+	if path != "-" {
+		f, err := os.Open(path)
+		if pe, ok := err.(*os.PathError); ok && path != name {
+			err = fmt.Errorf("%s: %w", name, pe.Err)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -356,3 +356,26 @@ func FuzzOpenCompressed(f *testing.F) {
 		}
 	})
 }
+
+// OpenAs reads a file under another name: its errors and its cut-off
+// report say the name, never the path (a spool of a remote source).
+func TestOpenAs(t *testing.T) {
+	dir := t.TempDir()
+	_, err := OpenAs(filepath.Join(dir, "gone.json"), "service checkout at http://jaeger", nil, nil)
+	require.Error(t, err)
+	assert.Equal(t, "service checkout at http://jaeger: no such file or directory", err.Error())
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+
+	path := filepath.Join(dir, "spool.csv.gz")
+	data := compress(t, "gzip", []byte(strings.Repeat("latency_ms\n7\n", 2000)))
+	require.NoError(t, os.WriteFile(path, data[:len(data)/2], 0o644))
+	rc, err := OpenAs(path, "events at clickhouse", nil, nil)
+	require.NoError(t, err)
+	defer rc.Close()
+	_, err = io.ReadAll(rc)
+	require.NoError(t, err)
+	tr := Truncated(rc)
+	require.NotNil(t, tr)
+	assert.Equal(t, "events at clickhouse", tr.Name)
+	assert.NotContains(t, tr.Error(), dir)
+}
