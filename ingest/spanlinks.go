@@ -15,8 +15,8 @@ import (
 // SpanLink is what a span says of its place in a trace: its ids, its
 // parent's, its kind and its start and end. Caller and Callee are named
 // as the decoder names a span's caller and callee for grouping ("-" for
-// one the span lacks), so that Caller+" "+Callee is a CLIENT span's group
-// without --by.
+// one the span lacks, a value that needs it quoted: linkName), so that
+// Caller+" "+Callee is a CLIENT span's group without --by.
 type SpanLink struct {
 	TraceID          [16]byte
 	SpanID, ParentID [8]byte
@@ -104,8 +104,8 @@ func scanOTLPLinks(d *otlpDecoder, fn func(SpanLink) error) error {
 			copy(l.SpanID[:], sp.SpanId)
 			copy(l.ParentID[:], sp.ParentSpanId)
 			l.Start, l.End = time.Unix(0, int64(start)).UTC(), time.Unix(0, int64(end)).UTC()
-			l.Caller = internName(d.intern, append(d.buf[:0], caller...))
-			l.Callee = internName(d.intern, appendCallee(d.buf[:0], sp.GetAttributes()))
+			l.Caller = linkName(d.intern, append(d.buf[:0], caller...))
+			l.Callee = linkName(d.intern, appendCallee(d.buf[:0], sp.GetAttributes()))
 			fnErr = fn(l)
 		}, func(*ParseError) {})
 		if fnErr != nil {
@@ -148,8 +148,8 @@ func scanZipkinLinks(d *zipkinDecoder, fn func(SpanLink) error) error {
 		l.Start = time.UnixMicro(ts).UTC()
 		l.End = l.Start.Add(time.Duration(us) * time.Microsecond)
 		f := zipkinFields{sp}
-		l.Caller = internName(d.intern, f.appendCaller(d.buf[:0]))
-		l.Callee = internName(d.intern, f.appendCallee(d.buf[:0]))
+		l.Caller = linkName(d.intern, f.appendCaller(d.buf[:0]))
+		l.Callee = linkName(d.intern, f.appendCallee(d.buf[:0]))
 		if err := fn(l); err != nil {
 			return err
 		}
@@ -188,8 +188,8 @@ func scanJaegerLinks(d *jaegerDecoder, fn func(SpanLink) error) error {
 			zipkinID(l.ParentID[:], jaegerParent(sp))
 			l.Start = time.UnixMicro(ts).UTC()
 			l.End = l.Start.Add(time.Duration(us) * time.Microsecond)
-			l.Caller = internName(d.intern, d.appendCaller(d.buf[:0], sp))
-			l.Callee = internName(d.intern, appendJaegerCallee(d.buf[:0], d.tags))
+			l.Caller = linkName(d.intern, d.appendCaller(d.buf[:0], sp))
+			l.Callee = linkName(d.intern, appendJaegerCallee(d.buf[:0], d.tags))
 			if err := fn(l); err != nil {
 				return err
 			}
@@ -209,6 +209,14 @@ func zipkinID(dst []byte, v string) {
 
 // internName returns b as a string ("-" when empty), from m when there,
 // added to m while it holds fewer than maxInternedGroups.
+// linkName is a span's caller or callee b named as a group's name writes
+// the value (names.FinishValue: "-" when missing, quoted when it holds a
+// space, a quote or is "-" itself), interned: Caller+" "+Callee is then
+// the group the span's decoder gives it without --by.
+func linkName(m map[string]string, b []byte) string {
+	return internName(m, names.FinishValue(b, 0))
+}
+
 func internName(m map[string]string, b []byte) string {
 	if len(b) == 0 {
 		return "-"

@@ -123,3 +123,21 @@ func checkSpanDecoder(t *testing.T, format, name string, data []byte, kind uint8
 		}
 	}
 }
+
+// TestScanSpanLinksNamesAsGroups: a service named "-" or holding a quote
+// is written in a link as the span's group writes it, so that the
+// budgets and attempts read from links meet the group's edge; before,
+// the link kept the raw names and those edges' budgets went missing.
+func TestScanSpanLinksNamesAsGroups(t *testing.T) {
+	input := `[{"traceId":"d269b633813fc60c","id":"eee19b7ec3c1b174","kind":"CLIENT","timestamp":1000000,"duration":100000,` +
+		`"localEndpoint":{"serviceName":"-"},"remoteEndpoint":{"serviceName":"a\"b"}}]`
+	got := scanLinks(t, "zipkin", input)
+	require.Len(t, got, 1)
+	assert.Equal(t, `"-"`, got[0].Caller)
+	assert.Equal(t, `"a\"b"`, got[0].Callee)
+	d, err := NewDecoder("zipkin", strings.NewReader(input), "spans", Options{})
+	require.NoError(t, err)
+	s, err := d.Next()
+	require.NoError(t, err)
+	assert.Equal(t, s.Group, got[0].Caller+" "+got[0].Callee, "the link names the span's group")
+}
