@@ -202,6 +202,9 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 	var budgets *budgetCounter
 	var plan *chainPlan
 	if o.Plan != "" {
+		if o.Plan != PlanOutermost && o.Plan != PlanInnermost {
+			return nil, fmt.Errorf("a plan keeps its retries at the %s or the %s layer, not %q", PlanOutermost, PlanInnermost, o.Plan)
+		}
 		if o.Policy.Deadline <= 0 {
 			return nil, fmt.Errorf("a plan of the chain needs the root's deadline (--deadline)")
 		}
@@ -211,11 +214,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		if budgets, err = readBudgets(ctx, o, stdin); err != nil {
 			return nil, err
 		}
-		names := make([]string, 0, len(groups))
-		for _, g := range groups {
-			names = append(names, g.Name)
-		}
-		plan = newChainPlan(names, budgets, o)
+		plan = newChainPlan(groupNames(groups), budgets, o)
 	}
 	r.Groups = []report.Group{}
 	var hangs []littleslaw.Result
@@ -227,11 +226,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		order[i] = i
 	}
 	if plan != nil {
-		names := make([]string, len(groups))
-		for i, g := range groups {
-			names[i] = g.Name
-		}
-		order = plan.order(names)
+		order = plan.order(groupNames(groups))
 	}
 	fittedGroups := make([]*report.Group, len(groups))
 	simGroups := map[string]chainSimGroup{}
@@ -322,6 +317,15 @@ func windowCount(windows map[string]histogram.Windows) int {
 		return 1
 	}
 	return 0
+}
+
+// groupNames is the groups' names, in their order.
+func groupNames(groups []*histogram.Group) []string {
+	out := make([]string, len(groups))
+	for i, g := range groups {
+		out[i] = g.Name
+	}
+	return out
 }
 
 // edgeFormats reports whether every input was read by a format whose

@@ -64,7 +64,7 @@ type chainPlan struct {
 // names are left alone) under o's deadline and attempts, with b's budgets
 // (nil: every hop keeps the whole deadline).
 func newChainPlan(names []string, b *budgetCounter, o Options) *chainPlan {
-	p := &chainPlan{retryAt: o.Plan, deadline: o.Policy.Deadline, quantile: budgetQuantile(o), edges: map[string]planEdge{}}
+	p := &chainPlan{retryAt: o.Plan, deadline: o.Policy.Deadline, quantile: budgetQuantile(o), attempts: max(o.Policy.Attempts, 1), edges: map[string]planEdge{}}
 	called, calls := map[string]bool{}, map[string]bool{}
 	for _, n := range names {
 		if caller, callee, ok := groupname.Edge(n); ok {
@@ -72,7 +72,6 @@ func newChainPlan(names []string, b *budgetCounter, o Options) *chainPlan {
 		}
 	}
 	attempts := max(o.Policy.Attempts, 1)
-	p.attempts = attempts
 	for _, n := range names {
 		caller, callee, ok := groupname.Edge(n)
 		if !ok {
@@ -196,23 +195,16 @@ func (p *chainPlan) apply(name string, o Options) (Options, string) {
 		fmt.Fprintf(&b, "the chain's plan: this hop gets %s, what is left of the %s deadline at %s of the time spent above it", human.Duration(e.deadline), human.Duration(p.deadline), human.Quantile(p.quantile))
 	}
 	if e.retries {
-		fmt.Fprintf(&b, ", and keeps the retries (%d attempts): it is the %s layer", e.attempts, p.layerWord())
+		fmt.Fprintf(&b, ", and keeps the retries (%d attempts): it is the %s layer", e.attempts, p.retryAt)
 	} else {
-		fmt.Fprintf(&b, ", and makes one attempt: retries stay at the %s layer", p.layerWord())
+		fmt.Fprintf(&b, ", and makes one attempt: retries stay at the %s layer", p.retryAt)
 	}
 	return o, b.String()
 }
 
-func (p *chainPlan) layerWord() string {
-	if p.retryAt == PlanInnermost {
-		return "innermost"
-	}
-	return "outermost"
-}
-
 // report is the plan as the call graph shows it.
 func (p *chainPlan) report() *report.ChainPlan {
-	out := &report.ChainPlan{RetryAt: p.layerWord(), DeadlineSeconds: p.deadline.Seconds(), Quantile: p.quantile, RetryEdges: []string{}, Attempts: p.attempts}
+	out := &report.ChainPlan{RetryAt: p.retryAt, DeadlineSeconds: p.deadline.Seconds(), Quantile: p.quantile, RetryEdges: []string{}, Attempts: p.attempts}
 	for _, n := range slices.Sorted(maps.Keys(p.edges)) {
 		if p.edges[n].retries {
 			out.RetryEdges = append(out.RetryEdges, n)
