@@ -5,11 +5,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/deploy/internal/testbin"
 )
 
 // hook is one hook of .pre-commit-hooks.yaml, with the keys pre-commit's
@@ -40,39 +41,11 @@ type hook struct {
 	Verbose                 bool     `yaml:"verbose"`
 }
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-	buildOut  []byte
-)
-
 // TestMain removes the binary the tests built.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m) }
 
 // tunetimeout builds the repository's binary once for the tests.
-func tunetimeout(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "tunetimeout-action")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "tunetimeout")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/tunetimeout")
-		cmd.Dir = root
-		buildOut, buildErr = cmd.CombinedOutput()
-	})
-	require.NoError(t, buildErr, "%s", buildOut)
-	return binPath
-}
+func tunetimeout(t *testing.T) string { return testbin.Tool(t, root) }
 
 // TestPreCommitHooks: the manifest decodes strictly; each hook runs
 // tunetimeout check on the staged files with the user's args, as

@@ -14,12 +14,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/deploy/internal/testbin"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,39 +45,11 @@ func helmBin(t *testing.T) string {
 	return p
 }
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-	buildOut  []byte
-)
-
 // TestMain removes the binary the tests built.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m) }
 
 // tunetimeout builds the repository's binary once for the tests.
-func tunetimeout(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "tunetimeout-helm")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "tunetimeout")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/tunetimeout")
-		cmd.Dir = root
-		buildOut, buildErr = cmd.CombinedOutput()
-	})
-	require.NoError(t, buildErr, "%s", buildOut)
-	return binPath
-}
+func tunetimeout(t *testing.T) string { return testbin.Tool(t, root) }
 
 // generated writes what tunetimeout rules makes of testdata/report.json
 // (two routes, 1s and 800ms): a PrometheusRule and a Grafana dashboard,
