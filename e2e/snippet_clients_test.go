@@ -341,7 +341,8 @@ var retryAfterCases = []clientCase{
 // any unsent request, at the cost of one of its attempts, and the case no
 // longer runs as planned. The upstream counts those attempts itself
 // (abandonedConnects), and the client says how many connects timed out:
-// when there were any, what still holds is checked: the two counts agree,
+// when there were any, what still holds is checked: no more abandoned at
+// the upstream than timed out at the client,
 // each attempt that connected reached the upstream, no more attempts than
 // the policy's, no wait past the case's bound.
 func checkClientCases(t *testing.T, u *behaviourUpstream, refused string, deadline time.Duration, cases []clientCase, run func(method, url string) clientRun) {
@@ -360,7 +361,11 @@ func checkClientCases(t *testing.T, u *behaviourUpstream, refused string, deadli
 		if abandoned := u.abandonedConnects(t); !c.refused && (abandoned > 0 || got.ConnectTimeouts > 0) {
 			t.Logf("%s: %d connects timed out, %d connections abandoned at the upstream (the machine is busy): the attempts are checked, not the plan",
 				name, got.ConnectTimeouts, abandoned)
-			assert.Equal(t, got.ConnectTimeouts, abandoned, "%s: connects that timed out, by the client and by the upstream", name)
+			// A connect the client gave up on reaches the upstream as a
+			// connection closed without a request, unless the client gave
+			// up before its handshake was done: never more abandoned than
+			// timed out (a CI run under load saw 1 and 0).
+			assert.LessOrEqual(t, abandoned, got.ConnectTimeouts, "%s: connects that timed out, by the client and by the upstream", name)
 			assert.Equal(t, got.Attempts-got.ConnectTimeouts, hits, "%s: every attempt that connected reached the upstream", name)
 			assert.LessOrEqual(t, got.Attempts, snippetAttempts, "%s: attempts the client made", name)
 			assert.LessOrEqual(t, got.elapsed(), c.maxWait, "%s: the wait against the deadline of %v", name, deadline)
