@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
@@ -250,7 +251,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		if err != nil {
 			return nil, fmt.Errorf("group %q: %w", g.Name, err)
 		}
-		rg := report.NewGroup(res)
+		rg := advice.NewGroup(res)
 		if windows != nil {
 			if rg, err = withWindows(ctx, rg, g, windows[g.Name], o.Window, o, share); err != nil {
 				return nil, err
@@ -274,7 +275,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 			hangs = append(hangs, *fittedHangs[i])
 		}
 	}
-	r.SharedPool = report.NewSharedPool(o.Pool, hangs)
+	r.SharedPool = advice.NewSharedPool(o.Pool, hangs)
 	if graph {
 		r.CallGraph = report.NewCallGraph(r.Groups)
 	}
@@ -671,13 +672,13 @@ func groupName(g string) string {
 // share is the group's share of all calls, used to split a --rate.
 // quantile, when not nil, answers the quantiles in place of g.Latency's
 // (bucketed data: recommend.Measured.Quantile).
-func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share float64, quantile func(float64) time.Duration) (report.Result, error) {
+func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share float64, quantile func(float64) time.Duration) (advice.Result, error) {
 	h := g.Latency
 	rec, err := recommend.RecommendMeasured(h, recommend.Measured{ConnectTimes: g.Connect, ReusedConnects: g.ReusedConnects, Quantile: quantile}, o.Recommend)
 	if err != nil {
-		return report.Result{}, err
+		return advice.Result{}, err
 	}
-	res := report.Result{Group: g, Recommendation: rec, RateSource: "unknown"}
+	res := advice.Result{Group: g, Recommendation: rec, RateSource: "unknown"}
 	if quantile == nil {
 		quantile = h.Quantile
 	}
@@ -708,7 +709,7 @@ func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share floa
 	po.Methods = g.Methods
 	pol, err := recommend.NewPolicy(h, rec, po)
 	if err != nil {
-		return report.Result{}, err
+		return advice.Result{}, err
 	}
 	if o.Loop.Trigger != nil {
 		// The closed loop runs the policy as asked; when its cure is a
@@ -717,12 +718,12 @@ func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share floa
 		// Istio retryBudget, Linkerd's retryBudget) carry it. Other cures
 		// are the metastable step's advice.
 		if res.Metastability, err = runLoop(ctx, h, pol, o, in.Rate, in.PeakRate, res.RateSource); err != nil {
-			return report.Result{}, err
+			return advice.Result{}, err
 		}
 		if c := res.Metastability.Cure; c != nil && c.RetryBudget != nil {
 			po.RetryBudget = *c.RetryBudget
 			if pol, err = recommend.NewPolicy(h, rec, po); err != nil {
-				return report.Result{}, err
+				return advice.Result{}, err
 			}
 		}
 		pol.Steps = append(pol.Steps, metastableStep(res.Metastability))
@@ -737,7 +738,7 @@ func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share floa
 	if o.AlwaysSimulate || pol.Deadline > 0 || pol.RequestedAttempts > 1 {
 		sim, err := simulate.Run(ctx, h, pol, o.Simulate)
 		if err != nil {
-			return report.Result{}, err
+			return advice.Result{}, err
 		}
 		res.Simulation = &sim
 	}

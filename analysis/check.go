@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
@@ -176,7 +177,7 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 // which say only which bucket a timeout falls in.
 type checkedGroup struct {
 	g       *histogram.Group
-	res     report.Result
+	res     advice.Result
 	buckets binned
 	// method is the request method of the group's calls, "" when the
 	// grouping has none: a config object that matches methods serves
@@ -330,7 +331,7 @@ func reportGroups(r *report.Report) (map[string]checkedGroup, report.Input) {
 	groups := map[string]checkedGroup{}
 	for _, g := range r.Groups {
 		rec := g.Recommendation
-		res := report.Result{Group: &histogram.Group{Name: g.Name}}
+		res := advice.Result{Group: &histogram.Group{Name: g.Name}}
 		res.Recommendation.Timeout = time.Duration(rec.TimeoutSeconds * float64(time.Second))
 		if c := rec.ConnectTimeoutSeconds; c != nil {
 			res.Recommendation.ConnectTimeout = time.Duration(*c * float64(time.Second))

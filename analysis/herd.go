@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/recommend"
@@ -100,7 +101,7 @@ func runHerd(ctx context.Context, o Options, groups []*histogram.Group) (*report
 	if err != nil {
 		return nil, simulate.HerdAdvice{}, err
 	}
-	report.FillHerd(out, res)
+	advice.FillHerd(out, res)
 	return out, res.Advice, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/recommend"
@@ -62,7 +63,7 @@ func runLoop(ctx context.Context, h *histogram.Latency, pol recommend.Policy, o 
 	if err != nil {
 		return nil, err
 	}
-	m := report.NewMetastability(res, source, rateSource)
+	m := advice.NewMetastability(res, source, rateSource)
 	factors := simulate.SweepFactors
 	if lo.Trigger.Kind == simulate.TriggerOutage {
 		factors = []float64{0}
@@ -71,14 +72,14 @@ func runLoop(ctx context.Context, h *histogram.Latency, pol recommend.Policy, o 
 	if err != nil {
 		return nil, err
 	}
-	m.AddBoundary(cells, factors, simulate.SweepDurations)
+	advice.AddBoundary(m, cells, factors, simulate.SweepDurations)
 	if !res.Recovered {
 		cure, err := simulate.FindCure(ctx, h, pol, so)
 		if err != nil {
 			return nil, err
 		}
 		if cure != nil {
-			m.Cure = report.NewMetastableCure(*cure)
+			m.Cure = advice.NewMetastableCure(*cure)
 		} else {
 			var tried []string
 			if pol.Attempts > 1 {
