@@ -53,10 +53,9 @@ type RecommendedBackoff struct {
 	Reason      string  `json:"reason"`
 }
 
-// herdSection is the herd: a table of the strategies, the backoff sized
-// from the crowd, and in HTML the calls per millisecond of the policy
-// against no jitter.
-func herdSection(r *Report, figures bool) *Section {
+// herdSection is the herd: a table of the strategies and the backoff
+// sized from the crowd (withHerdPlot adds the HTML's plot).
+func herdSection(r *Report) *Section {
 	h := r.Herd
 	if h == nil {
 		return nil
@@ -82,16 +81,22 @@ func herdSection(r *Report, figures bool) *Section {
 			text(". "+h.RecommendedBackoff.Reason+".")),
 	}
 	blocks = append(blocks, notices(h.Warnings, nil)...)
-	if figures {
-		var series []plot.HerdSeries
-		for _, s := range h.Strategies {
-			if s.CallsPerMs != nil {
-				series = append(series, plot.HerdSeries{Name: s.Name, CallsPerMs: s.CallsPerMs, StepMs: s.SeriesStepMs})
-			}
-		}
-		if f, ok := plot.Herd("herd", series, h.CapacityPerSecond/1000); ok {
-			blocks = append(blocks, Block{Figure: &f})
+	return &Section{ID: "herd", Title: "The herd", Blocks: blocks}
+}
+
+// withHerdPlot puts the calls per millisecond of the policy against no
+// jitter (HTML) after the herd's blocks; blocks as they are when there is
+// nothing to draw.
+func withHerdPlot(r *Report, blocks []Block) []Block {
+	h := r.Herd
+	var series []plot.HerdSeries
+	for _, s := range h.Strategies {
+		if s.CallsPerMs != nil {
+			series = append(series, plot.HerdSeries{Name: s.Name, CallsPerMs: s.CallsPerMs, StepMs: s.SeriesStepMs})
 		}
 	}
-	return &Section{ID: "herd", Title: "The herd", Blocks: blocks}
+	if f, ok := plot.Herd("herd", series, h.CapacityPerSecond/1000); ok {
+		blocks = append(blocks, Block{Figure: &f})
+	}
+	return blocks
 }
