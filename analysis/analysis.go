@@ -62,9 +62,9 @@ type Options struct {
 	Simulate       simulate.Options
 	AlwaysSimulate bool
 	// Herd asks for the herd scenario (simulate.RunHerd); zero: none.
-	Herd HerdOptions
+	Herd advice.HerdOptions
 	// Loop asks for the closed loop under a trigger; zero: none.
-	Loop LoopOptions
+	Loop advice.LoopOptions
 	// Window, when not 0, analyses each group window by window too
 	// (whole seconds, at least one): the worst window's recommendation is
 	// the group's unless WindowForAll. WindowPrecision is the widest a
@@ -190,11 +190,11 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 	var herdStep string
 	if o.Herd.Asked() {
 		// The herd first: the backoff it needs is the policies'.
-		var advice simulate.HerdAdvice
-		if r.Herd, advice, err = runHerd(ctx, o, groups); err != nil {
+		var crowd simulate.HerdAdvice
+		if r.Herd, crowd, err = runHerd(ctx, o, groups); err != nil {
 			return nil, err
 		}
-		if herdStep, err = sizeBackoff(&o, advice); err != nil {
+		if herdStep, err = sizeBackoff(&o, crowd); err != nil {
 			return nil, err
 		}
 	}
@@ -699,8 +699,8 @@ func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share floa
 		// Rates a source measured as a whole (Prometheus's _count).
 		in.Rate, in.PeakRate = g.Measured.Rate, g.Measured.PeakRate
 		res.RateSource = g.Measured.Source
-	case measuredRates(g.Arrivals):
-		in.Rate, in.PeakRate = g.Arrivals.MeanRate(), busiestMinuteRate(g.Arrivals)
+	case advice.MeasuredRates(g.Arrivals):
+		in.Rate, in.PeakRate = g.Arrivals.MeanRate(), advice.BusiestMinuteRate(g.Arrivals)
 		res.BusiestSecond, _ = g.Arrivals.Busiest(time.Second)
 		res.RateSource = "measured"
 	}
@@ -717,7 +717,7 @@ func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share floa
 		// findings, its simulation and its snippets (Envoy retry_budget,
 		// Istio retryBudget, Linkerd's retryBudget) carry it. Other cures
 		// are the metastable step's advice.
-		if res.Metastability, err = runLoop(ctx, h, pol, o, in.Rate, in.PeakRate, res.RateSource); err != nil {
+		if res.Metastability, err = advice.RunLoop(ctx, h, pol, o.Loop, o.Simulate.Seed, in.Rate, in.PeakRate, res.RateSource); err != nil {
 			return advice.Result{}, err
 		}
 		if c := res.Metastability.Cure; c != nil && c.RetryBudget != nil {
@@ -726,7 +726,7 @@ func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share floa
 				return advice.Result{}, err
 			}
 		}
-		pol.Steps = append(pol.Steps, metastableStep(res.Metastability))
+		pol.Steps = append(pol.Steps, advice.MetastableStep(res.Metastability))
 	}
 	res.Policy = pol
 	// A hang runs into the per-try timeout, once per attempt when timeouts
@@ -750,19 +750,6 @@ func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share floa
 		res.Candidates = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(res.Candidates), o.MoreCandidates...))))
 	}
 	return res, nil
-}
-
-// measuredRates says whether arrivals measure a rate: one second of data
-// gives no rate worth the name.
-func measuredRates(a *histogram.Arrivals) bool {
-	return a != nil && a.Count() > 0 && a.Span() >= 2*time.Second
-}
-
-// busiestMinuteRate is the calls per second of the busiest minute (of the
-// whole span when it is shorter): the peak rate Little's law uses.
-func busiestMinuteRate(a *histogram.Arrivals) float64 {
-	minute, _ := a.Busiest(time.Minute)
-	return float64(minute) / min(time.Minute, a.Span()).Seconds()
 }
 
 // methodKeys are the --by keys (log fields, CSV columns, Prometheus labels)

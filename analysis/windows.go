@@ -94,7 +94,7 @@ func windowsOf(ctx context.Context, name string, whole *histogram.Latency, cells
 		if prof != nil {
 			peak := w.RatePerSecond
 			if g.Arrivals.Count() > 0 {
-				peak = busiestMinuteRate(g.Arrivals)
+				peak = advice.BusiestMinuteRate(g.Arrivals)
 			}
 			prof.add(c, peak)
 		}
