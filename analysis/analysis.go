@@ -668,88 +668,16 @@ func groupName(g string) string {
 	return g
 }
 
-// analyseGroup recommends a timeout for one group and applies Little's law.
-// share is the group's share of all calls, used to split a --rate.
-// quantile, when not nil, answers the quantiles in place of g.Latency's
-// (bucketed data: recommend.Measured.Quantile).
+// analyseGroup recommends a timeout for one group and applies Little's law
+// (advice.Analyse), with the options of the command line and the request
+// method in the group's name. share is the group's share of all calls,
+// used to split a --rate. quantile, when not nil, answers the quantiles in
+// place of g.Latency's (bucketed data: recommend.Measured.Quantile).
 func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share float64, quantile func(float64) time.Duration) (advice.Result, error) {
-	h := g.Latency
-	rec, err := recommend.RecommendMeasured(h, recommend.Measured{ConnectTimes: g.Connect, ReusedConnects: g.ReusedConnects, Quantile: quantile}, o.Recommend)
-	if err != nil {
-		return advice.Result{}, err
-	}
-	res := advice.Result{Group: g, Recommendation: rec, RateSource: "unknown"}
-	if quantile == nil {
-		quantile = h.Quantile
-	}
-	in := littleslaw.Input{
-		Pool:        o.Pool,
-		MeanLatency: h.Mean(),
-		P99:         quantile(0.99),
-		Timeout:     rec.Timeout,
-	}
-	if m := g.Measured; m != nil && m.Mean > 0 {
-		in.MeanLatency = m.Mean // exact, where bucketed data is not
-	}
-	switch {
-	case o.Rate > 0:
-		in.Rate = o.Rate * share
-		res.RateSource = "flag"
-	case g.Measured != nil && g.Measured.Rate > 0:
-		// Rates a source measured as a whole (Prometheus's _count).
-		in.Rate, in.PeakRate = g.Measured.Rate, g.Measured.PeakRate
-		res.RateSource = g.Measured.Source
-	case advice.MeasuredRates(g.Arrivals):
-		in.Rate, in.PeakRate = g.Arrivals.MeanRate(), advice.BusiestMinuteRate(g.Arrivals)
-		res.BusiestSecond, _ = g.Arrivals.Busiest(time.Second)
-		res.RateSource = "measured"
-	}
 	po := o.Policy
 	po.Method = methodOf(g.Name, o.Ingest.By)
-	po.Methods = g.Methods
-	pol, err := recommend.NewPolicy(h, rec, po)
-	if err != nil {
-		return advice.Result{}, err
-	}
-	if o.Loop.Trigger != nil {
-		// The closed loop runs the policy as asked; when its cure is a
-		// retry budget, the policy is built again with it, so that its
-		// findings, its simulation and its snippets (Envoy retry_budget,
-		// Istio retryBudget, Linkerd's retryBudget) carry it. Other cures
-		// are the metastable step's advice.
-		if res.Metastability, err = advice.RunLoop(ctx, h, pol, o.Loop, o.Simulate.Seed, in.Rate, in.PeakRate, res.RateSource); err != nil {
-			return advice.Result{}, err
-		}
-		if c := res.Metastability.Cure; c != nil && c.RetryBudget != nil {
-			po.RetryBudget = *c.RetryBudget
-			if pol, err = recommend.NewPolicy(h, rec, po); err != nil {
-				return advice.Result{}, err
-			}
-		}
-		pol.Steps = append(pol.Steps, advice.MetastableStep(res.Metastability))
-	}
-	res.Policy = pol
-	// A hang runs into the per-try timeout, once per attempt when timeouts
-	// are retried, and never for longer than the deadline.
-	in.Timeout = pol.PerTryTimeout
-	in.Attempts, in.Backoff = pol.Hang()
-	in.Deadline = pol.Deadline
-	res.LittlesLaw = littleslaw.Analyze(in)
-	if o.AlwaysSimulate || pol.Deadline > 0 || pol.RequestedAttempts > 1 {
-		sim, err := simulate.Run(ctx, h, pol, o.Simulate)
-		if err != nil {
-			return advice.Result{}, err
-		}
-		res.Simulation = &sim
-	}
-	res.Candidates = o.Candidates
-	if res.Candidates == nil {
-		res.Candidates = recommend.Candidates(h, rec)
-	}
-	if len(o.MoreCandidates) > 0 {
-		res.Candidates = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(res.Candidates), o.MoreCandidates...))))
-	}
-	return res, nil
+	return advice.Analyse(ctx, g, advice.Options{Recommend: o.Recommend, Rate: o.Rate, Pool: o.Pool, Candidates: o.Candidates,
+		MoreCandidates: o.MoreCandidates, Policy: po, Simulate: o.Simulate, AlwaysSimulate: o.AlwaysSimulate, Loop: o.Loop}, share, quantile)
 }
 
 // methodKeys are the --by keys (log fields, CSV columns, Prometheus labels)
