@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
@@ -61,9 +62,9 @@ type Options struct {
 	Simulate       simulate.Options
 	AlwaysSimulate bool
 	// Herd asks for the herd scenario (simulate.RunHerd); zero: none.
-	Herd HerdOptions
+	Herd advice.HerdOptions
 	// Loop asks for the closed loop under a trigger; zero: none.
-	Loop LoopOptions
+	Loop advice.LoopOptions
 	// Window, when not 0, analyses each group window by window too
 	// (whole seconds, at least one): the worst window's recommendation is
 	// the group's unless WindowForAll. WindowPrecision is the widest a
@@ -189,11 +190,11 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 	var herdStep string
 	if o.Herd.Asked() {
 		// The herd first: the backoff it needs is the policies'.
-		var advice simulate.HerdAdvice
-		if r.Herd, advice, err = runHerd(ctx, o, groups); err != nil {
+		var crowd simulate.HerdAdvice
+		if r.Herd, crowd, err = runHerd(ctx, o, groups); err != nil {
 			return nil, err
 		}
-		if herdStep, err = sizeBackoff(&o, advice); err != nil {
+		if herdStep, err = sizeBackoff(&o, crowd); err != nil {
 			return nil, err
 		}
 	}
@@ -250,7 +251,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		if err != nil {
 			return nil, fmt.Errorf("group %q: %w", g.Name, err)
 		}
-		rg := report.NewGroup(res)
+		rg := advice.NewGroup(res)
 		if windows != nil {
 			if rg, err = withWindows(ctx, rg, g, windows[g.Name], o.Window, o, share); err != nil {
 				return nil, err
@@ -274,7 +275,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 			hangs = append(hangs, *fittedHangs[i])
 		}
 	}
-	r.SharedPool = report.NewSharedPool(o.Pool, hangs)
+	r.SharedPool = advice.NewSharedPool(o.Pool, hangs)
 	if graph {
 		r.CallGraph = report.NewCallGraph(r.Groups)
 	}
@@ -667,101 +668,16 @@ func groupName(g string) string {
 	return g
 }
 
-// analyseGroup recommends a timeout for one group and applies Little's law.
-// share is the group's share of all calls, used to split a --rate.
-// quantile, when not nil, answers the quantiles in place of g.Latency's
-// (bucketed data: recommend.Measured.Quantile).
-func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share float64, quantile func(float64) time.Duration) (report.Result, error) {
-	h := g.Latency
-	rec, err := recommend.RecommendMeasured(h, recommend.Measured{ConnectTimes: g.Connect, ReusedConnects: g.ReusedConnects, Quantile: quantile}, o.Recommend)
-	if err != nil {
-		return report.Result{}, err
-	}
-	res := report.Result{Group: g, Recommendation: rec, RateSource: "unknown"}
-	if quantile == nil {
-		quantile = h.Quantile
-	}
-	in := littleslaw.Input{
-		Pool:        o.Pool,
-		MeanLatency: h.Mean(),
-		P99:         quantile(0.99),
-		Timeout:     rec.Timeout,
-	}
-	if m := g.Measured; m != nil && m.Mean > 0 {
-		in.MeanLatency = m.Mean // exact, where bucketed data is not
-	}
-	switch {
-	case o.Rate > 0:
-		in.Rate = o.Rate * share
-		res.RateSource = "flag"
-	case g.Measured != nil && g.Measured.Rate > 0:
-		// Rates a source measured as a whole (Prometheus's _count).
-		in.Rate, in.PeakRate = g.Measured.Rate, g.Measured.PeakRate
-		res.RateSource = g.Measured.Source
-	case measuredRates(g.Arrivals):
-		in.Rate, in.PeakRate = g.Arrivals.MeanRate(), busiestMinuteRate(g.Arrivals)
-		res.BusiestSecond, _ = g.Arrivals.Busiest(time.Second)
-		res.RateSource = "measured"
-	}
+// analyseGroup recommends a timeout for one group and applies Little's law
+// (advice.Analyse), with the options of the command line and the request
+// method in the group's name. share is the group's share of all calls,
+// used to split a --rate. quantile, when not nil, answers the quantiles in
+// place of g.Latency's (bucketed data: recommend.Measured.Quantile).
+func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share float64, quantile func(float64) time.Duration) (advice.Result, error) {
 	po := o.Policy
 	po.Method = methodOf(g.Name, o.Ingest.By)
-	po.Methods = g.Methods
-	pol, err := recommend.NewPolicy(h, rec, po)
-	if err != nil {
-		return report.Result{}, err
-	}
-	if o.Loop.Trigger != nil {
-		// The closed loop runs the policy as asked; when its cure is a
-		// retry budget, the policy is built again with it, so that its
-		// findings, its simulation and its snippets (Envoy retry_budget,
-		// Istio retryBudget, Linkerd's retryBudget) carry it. Other cures
-		// are the metastable step's advice.
-		if res.Metastability, err = runLoop(ctx, h, pol, o, in.Rate, in.PeakRate, res.RateSource); err != nil {
-			return report.Result{}, err
-		}
-		if c := res.Metastability.Cure; c != nil && c.RetryBudget != nil {
-			po.RetryBudget = *c.RetryBudget
-			if pol, err = recommend.NewPolicy(h, rec, po); err != nil {
-				return report.Result{}, err
-			}
-		}
-		pol.Steps = append(pol.Steps, metastableStep(res.Metastability))
-	}
-	res.Policy = pol
-	// A hang runs into the per-try timeout, once per attempt when timeouts
-	// are retried, and never for longer than the deadline.
-	in.Timeout = pol.PerTryTimeout
-	in.Attempts, in.Backoff = pol.Hang()
-	in.Deadline = pol.Deadline
-	res.LittlesLaw = littleslaw.Analyze(in)
-	if o.AlwaysSimulate || pol.Deadline > 0 || pol.RequestedAttempts > 1 {
-		sim, err := simulate.Run(ctx, h, pol, o.Simulate)
-		if err != nil {
-			return report.Result{}, err
-		}
-		res.Simulation = &sim
-	}
-	res.Candidates = o.Candidates
-	if res.Candidates == nil {
-		res.Candidates = recommend.Candidates(h, rec)
-	}
-	if len(o.MoreCandidates) > 0 {
-		res.Candidates = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(res.Candidates), o.MoreCandidates...))))
-	}
-	return res, nil
-}
-
-// measuredRates says whether arrivals measure a rate: one second of data
-// gives no rate worth the name.
-func measuredRates(a *histogram.Arrivals) bool {
-	return a != nil && a.Count() > 0 && a.Span() >= 2*time.Second
-}
-
-// busiestMinuteRate is the calls per second of the busiest minute (of the
-// whole span when it is shorter): the peak rate Little's law uses.
-func busiestMinuteRate(a *histogram.Arrivals) float64 {
-	minute, _ := a.Busiest(time.Minute)
-	return float64(minute) / min(time.Minute, a.Span()).Seconds()
+	return advice.Analyse(ctx, g, advice.Options{Recommend: o.Recommend, Rate: o.Rate, Pool: o.Pool, Candidates: o.Candidates,
+		MoreCandidates: o.MoreCandidates, Policy: po, Simulate: o.Simulate, AlwaysSimulate: o.AlwaysSimulate, Loop: o.Loop}, share, quantile)
 }
 
 // methodKeys are the --by keys (log fields, CSV columns, Prometheus labels)

@@ -172,11 +172,13 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 }
 
 // checkedGroup is one group of the data as check holds configs against
-// it: its histogram and its analysis, and for bucketed data the buckets,
-// which say only which bucket a timeout falls in.
+// it: its name, its latency (nil for a saved report), its advice, and for
+// bucketed data the buckets, which say only which bucket a timeout falls
+// in.
 type checkedGroup struct {
-	g       *histogram.Group
-	res     report.Result
+	name    string
+	latency *histogram.Latency
+	advice  groupAdvice
 	buckets binned
 	// method is the request method of the group's calls, "" when the
 	// grouping has none: a config object that matches methods serves
@@ -193,7 +195,7 @@ func (cg checkedGroup) mayWrite() bool {
 	if cg.method != "" {
 		return !idem(cg.method)
 	}
-	ms := cg.res.Policy.Methods
+	ms := cg.advice.methods
 	if len(ms) == 0 {
 		return true
 	}
@@ -205,8 +207,8 @@ func (cg checkedGroup) mayWrite() bool {
 // deadline lowered it (a timeout longer than the caller waits is work done
 // for nobody).
 func (cg checkedGroup) perTryNeed() time.Duration {
-	need := cg.res.Recommendation.Timeout
-	if p := cg.res.Policy.PerTryTimeout; p > 0 && p < need {
+	need := cg.advice.timeout
+	if p := cg.advice.perTry; p > 0 && p < need {
 		need = p
 	}
 	return need
@@ -215,7 +217,7 @@ func (cg checkedGroup) perTryNeed() time.Duration {
 // deadline is the caller's deadline over the group's calls: its call
 // policy's, else --deadline; 0 when none is known.
 func (cg checkedGroup) deadline(o CheckOptions) time.Duration {
-	if d := cg.res.Policy.Deadline; d > 0 {
+	if d := cg.advice.deadline; d > 0 {
 		return d
 	}
 	return o.Policy.Deadline
@@ -231,7 +233,7 @@ func (cg checkedGroup) deadline(o CheckOptions) time.Duration {
 func (cg checkedGroup) allowedCutOff(o CheckOptions, above func(time.Duration) float64) (allowed float64, why string) {
 	allowed = o.Recommend.FalseTimeouts
 	need := cg.perTryNeed()
-	if need < cg.res.Recommendation.Timeout {
+	if need < cg.advice.timeout {
 		if s := above(need); s > allowed {
 			return s, fmt.Sprintf(" and than the deadline of %s forces (%s)", human.Seconds(cg.deadline(o).Seconds()), human.Percent(s))
 		}
@@ -316,7 +318,7 @@ func fileGroups(ctx context.Context, o CheckOptions, stdin io.Reader) (map[strin
 		if err != nil {
 			return nil, in, fmt.Errorf("group %q: %w", g.Name, err)
 		}
-		groups[g.Name] = checkedGroup{g: g, res: res, method: methodOf(g.Name, o.Ingest.By)}
+		groups[g.Name] = checkedGroup{name: g.Name, latency: g.Latency, advice: adviceOf(res), method: methodOf(g.Name, o.Ingest.By)}
 	}
 	if len(groups) == 0 {
 		return nil, in, nothingToAnalyse(in, set.Groups(), o.Options)
@@ -329,34 +331,11 @@ func fileGroups(ctx context.Context, o CheckOptions, stdin io.Reader) (map[strin
 func reportGroups(r *report.Report) (map[string]checkedGroup, report.Input) {
 	groups := map[string]checkedGroup{}
 	for _, g := range r.Groups {
-		rec := g.Recommendation
-		res := report.Result{Group: &histogram.Group{Name: g.Name}}
-		res.Recommendation.Timeout = time.Duration(rec.TimeoutSeconds * float64(time.Second))
-		if c := rec.ConnectTimeoutSeconds; c != nil {
-			res.Recommendation.ConnectTimeout = time.Duration(*c * float64(time.Second))
-		}
-		ll := g.LittlesLaw
-		res.LittlesLaw.MeanLatency = time.Duration(g.MeanSeconds * float64(time.Second))
-		if ll.RatePerSecond != nil {
-			res.LittlesLaw.RateKnown, res.LittlesLaw.Rate = true, *ll.RatePerSecond
-			if ll.PeakRatePerSecond != nil {
-				res.LittlesLaw.PeakRate = *ll.PeakRatePerSecond
-			}
-		}
-		if ll.Bulkhead != nil && ll.InFlightPeak != nil {
-			res.LittlesLaw.Bulkhead, res.LittlesLaw.InFlightPeak = *ll.Bulkhead, *ll.InFlightPeak
-		}
-		if p := g.Policy; p != nil {
-			res.Policy.PerTryTimeout = time.Duration(p.PerTryTimeoutSeconds * float64(time.Second))
-			if d := p.DeadlineSeconds; d != nil {
-				res.Policy.Deadline = time.Duration(*d * float64(time.Second))
-			}
-		}
 		method := ""
 		if g.Policy != nil && g.Policy.Method != nil {
 			method = *g.Policy.Method
 		}
-		groups[g.Name] = checkedGroup{g: res.Group, res: res, buckets: reportBins{g}, method: method}
+		groups[g.Name] = checkedGroup{name: g.Name, advice: savedAdvice(g), buckets: reportBins{g}, method: method}
 	}
 	return groups, r.Input
 }
@@ -396,7 +375,7 @@ func prometheusGroups(ctx context.Context, o CheckOptions) (map[string]checkedGr
 			return nil, in, fmt.Errorf("group %q: %w", g.Name, err)
 		}
 		in.Records += int64(math.Round(g.Calls))
-		groups[g.Name] = checkedGroup{g: hg, res: r, buckets: promBuckets{g.Overall}, method: methodOf(g.Name, o.Ingest.By)}
+		groups[g.Name] = checkedGroup{name: g.Name, latency: hg.Latency, advice: adviceOf(r), buckets: promBuckets{g.Overall}, method: methodOf(g.Name, o.Ingest.By)}
 	}
 	if len(groups) == 0 {
 		return nil, in, fmt.Errorf("%s at %s: no group could be read", res.Metric, res.URL)
@@ -785,10 +764,9 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, need time.Duratio
 	var out []report.CheckFinding
 	add := func(pos snippet.Pos, f finding.Finding) {
 		out = append(out, report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: pos.File, Line: pos.Line,
-			Target: ob.Target, Object: ob.Name, Group: cg.g.Name, Message: f.Message, Measured: f.Fields})
+			Target: ob.Target, Object: ob.Name, Group: cg.name, Message: f.Message, Measured: f.Fields})
 	}
-	h := cg.g.Latency
-	rec := cg.res.Recommendation
+	h := cg.latency
 	confidence := o.Recommend.Confidence
 	if confidence == 0 {
 		confidence = 0.95
@@ -882,9 +860,9 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, need time.Duratio
 	if limit != nil && limit.Default {
 		limit = nil
 	}
-	ll := cg.res.LittlesLaw
-	if bounded && hangWait > 0 && ll.RateKnown && pool > 0 {
-		in := littleslaw.Input{Rate: ll.Rate, PeakRate: ll.PeakRate, Pool: pool, MeanLatency: ll.MeanLatency, Timeout: hangWait, Attempts: 1}
+	a := cg.advice
+	if bounded && hangWait > 0 && a.rateKnown && pool > 0 {
+		in := littleslaw.Input{Rate: a.rate, PeakRate: a.peakRate, Pool: pool, MeanLatency: a.meanLatency, Timeout: hangWait, Attempts: 1}
 		r := littleslaw.Analyze(in)
 		if r.PoolExhausted && (limit == nil || limit.Value >= pool) {
 			pos := ob.Pos
@@ -901,11 +879,11 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, need time.Duratio
 			}
 		}
 	}
-	if ll.RateKnown {
-		if m := limit; m != nil && m.Value < ll.Bulkhead {
-			add(m.Pos, finding.Newf(finding.CheckBulkheadBelowDemand, finding.Fields{"max_in_flight": m.Value, "bulkhead": ll.Bulkhead, "in_flight_peak": ll.InFlightPeak},
+	if a.rateKnown {
+		if m := limit; m != nil && m.Value < a.bulkhead {
+			add(m.Pos, finding.Newf(finding.CheckBulkheadBelowDemand, finding.Fields{"max_in_flight": m.Value, "bulkhead": a.bulkhead, "in_flight_peak": a.inFlightPeak},
 				"the limit of %d calls in flight is below normal demand: at the peak rate %s calls are in flight on average, and %d is the 99.9th percentile (Poisson), so calls are turned away on a normal day",
-				m.Value, human.Number(ll.InFlightPeak), ll.Bulkhead))
+				m.Value, human.Number(a.inFlightPeak), a.bulkhead))
 		}
 	}
 	// The connect timeout, the route's own or its cluster's, by analyze's
@@ -917,16 +895,16 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, need time.Duratio
 	if ctLimit == 0 {
 		ctLimit = time.Second
 	}
-	ctLimit = max(ctLimit, rec.ConnectTimeout, rec.Connect.Longest)
+	ctLimit = max(ctLimit, a.connectTimeout, a.longestConnect)
 	if ct != nil && ct.Value > ctLimit.Seconds()+0.0005 {
 		f := finding.Fields{"configured_seconds": ct.Value, "limit_seconds": ctLimit.Seconds()}
-		if rc := rec.ConnectTimeout; rc > 0 {
+		if rc := a.connectTimeout; rc > 0 {
 			f["recommended_seconds"] = rc.Seconds()
 		}
 		add(ct.Pos, finding.Newf(finding.CheckConnectTimeoutLong, f,
 			"the connect timeout is %s%s: inside a datacenter a connect takes a few round trips of a millisecond or less; above %s a dead host holds each call that long before the retry",
 			human.Seconds(ct.Value), defaultSuffix(ct), human.Seconds(ctLimit.Seconds())))
-		if rc := rec.ConnectTimeout; rc > 0 {
+		if rc := a.connectTimeout; rc > 0 {
 			owner := ob
 			if ct != ob.ConnectTimeout {
 				owner = upstream
@@ -984,8 +962,8 @@ func cutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what string,
 	lo, hi := wilson(above, n, confidence)
 	fields := finding.Fields{"configured_seconds": t.Value, "cut_off_fraction": share, "cut_off_low_fraction": lo, "cut_off_high_fraction": hi,
 		"calls": n, "calls_cut_off": above, "false_timeouts_fraction": o.Recommend.FalseTimeouts, "recommended_seconds": recommended}
-	if ll := cg.res.LittlesLaw; ll.RateKnown {
-		fields["in_flight_during_hang"] = littleslaw.InFlight(max(ll.PeakRate, ll.Rate), d)
+	if a := cg.advice; a.rateKnown {
+		fields["in_flight_during_hang"] = littleslaw.InFlight(max(a.peakRate, a.rate), d)
 	}
 	if ob.TimeoutIdle {
 		what += " (between two reads: it cuts a call off while no byte arrives, so a response that streams may last longer)"
@@ -1003,7 +981,7 @@ func cutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what string,
 			what, human.Seconds(t.Value), human.Percent(share), human.Count(above), human.Count(n), human.Percent(o.Recommend.FalseTimeouts), why, human.Seconds(recommended))
 	}
 	out := report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: t.Pos.File, Line: t.Pos.Line,
-		Target: ob.Target, Object: ob.Name, Group: cg.g.Name, Message: f.Message, Measured: f.Fields}
+		Target: ob.Target, Object: ob.Name, Group: cg.name, Message: f.Message, Measured: f.Fields}
 	if cuts {
 		out.Fix = fixFor(ob, t, needed)
 	}
@@ -1049,8 +1027,8 @@ func bucketCutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what s
 	if exact {
 		fields["cut_off_fraction"] = lo
 	}
-	if ll := cg.res.LittlesLaw; ll.RateKnown {
-		fields["in_flight_during_hang"] = littleslaw.InFlight(max(ll.PeakRate, ll.Rate), time.Duration(t.Value*float64(time.Second)))
+	if a := cg.advice; a.rateKnown {
+		fields["in_flight_during_hang"] = littleslaw.InFlight(max(a.peakRate, a.rate), time.Duration(t.Value*float64(time.Second)))
 	}
 	share := human.Percent(lo)
 	if !exact {
@@ -1059,7 +1037,7 @@ func bucketCutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what s
 	var out []report.CheckFinding
 	emit := func(f finding.Finding, fix bool) {
 		cf := report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: t.Pos.File, Line: t.Pos.Line,
-			Target: ob.Target, Object: ob.Name, Group: cg.g.Name, Message: f.Message, Measured: f.Fields}
+			Target: ob.Target, Object: ob.Name, Group: cg.name, Message: f.Message, Measured: f.Fields}
 		if fix {
 			cf.Fix = fixFor(ob, t, needed)
 		}

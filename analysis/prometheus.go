@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
@@ -129,7 +130,7 @@ func bucketedGroups(ctx context.Context, o Options, p PrometheusOptions, res *pr
 		}
 		r.Groups = append(r.Groups, rg)
 	}
-	r.SharedPool = report.NewSharedPool(o.Pool, hangs)
+	r.SharedPool = advice.NewSharedPool(o.Pool, hangs)
 	return nil
 }
 
@@ -224,7 +225,7 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 		return report.Group{}, littleslaw.Result{}, err
 	}
 	bucketReasons(&result.Recommendation, lat, pos, chosen)
-	rg := report.NewGroup(result)
+	rg := advice.NewGroup(result)
 	if len(g.Labels) > 0 {
 		rg.Labels = map[string]string{}
 		for _, l := range g.Labels {

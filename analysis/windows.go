@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/recommend"
@@ -93,7 +94,7 @@ func windowsOf(ctx context.Context, name string, whole *histogram.Latency, cells
 		if prof != nil {
 			peak := w.RatePerSecond
 			if g.Arrivals.Count() > 0 {
-				peak = busiestMinuteRate(g.Arrivals)
+				peak = advice.BusiestMinuteRate(g.Arrivals)
 			}
 			prof.add(c, peak)
 		}
@@ -225,7 +226,7 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 			if err != nil {
 				return report.Group{}, fmt.Errorf("group %q, window %s: %w", g.Name, w.Start.Format(time.RFC3339), err)
 			}
-			out = report.NewGroup(res)
+			out = advice.NewGroup(res)
 		} else if o.WindowForAll {
 			ww.Reason += " The recommendation below is the whole period's (--for all)."
 		}
@@ -240,7 +241,7 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 			return report.Group{}, fmt.Errorf("group %q, slot %s: %w", g.Name, profile.WorstSlot.Slot, err)
 		}
 		ww, need := out.WorstWindow, out.WindowCallsNeeded
-		out = report.NewGroup(res)
+		out = advice.NewGroup(res)
 		out.WorstWindow, out.WindowCallsNeeded = ww, need
 	}
 	out.Profile = profile

@@ -7,9 +7,3 @@ import "github.com/tunetimeout/tunetimeout/internal/finding"
 // docs/findings.md). In JSON it is one object: code, severity, message,
 // and the numbers by name beside them (docs/findings.md has an example).
 type Finding = finding.Finding
-
-// newFindings copies fs for a report; never nil, so that the JSON shows an
-// empty list rather than null.
-func newFindings(fs []finding.Finding) []Finding {
-	return finding.Clone(fs)
-}

@@ -5,12 +5,12 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/report/plot"
-	"github.com/tunetimeout/tunetimeout/simulate"
 )
 
-// Herd is the herd scenario (simulate.RunHerd): Clients that failed at
-// the same instant retry against CapacityPerSecond, each strategy's
-// outcome, and the backoff sized from the crowd.
+// Herd is the herd scenario (simulate.RunHerd, filled by
+// advice.FillHerd): Clients that failed at the same instant retry against
+// CapacityPerSecond, each strategy's outcome, and the backoff sized from
+// the crowd.
 type Herd struct {
 	Clients           int     `json:"clients"`
 	ClientsSource     string  `json:"clients_source"` // "--herd", or how --clients made it
@@ -40,8 +40,8 @@ type HerdStrategy struct {
 	// when none was.
 	LastServedMs *int64 `json:"last_served_ms"`
 	// CallsPerMs is the calls per millisecond from the failure on, each
-	// point SeriesStepMs milliseconds; only in the HTML's plot, for the
-	// policy and for no jitter.
+	// point SeriesStepMs milliseconds; only in the HTML's plot, and only
+	// for the policy and for no jitter (nil for the other strategies).
 	CallsPerMs   []int64 `json:"-"`
 	SeriesStepMs int64   `json:"-"`
 }
@@ -53,29 +53,9 @@ type RecommendedBackoff struct {
 	Reason      string  `json:"reason"`
 }
 
-// FillHerd fills h from a replay; the sources of the crowd and the
-// capacity are the caller's.
-func FillHerd(h *Herd, r simulate.HerdResult) {
-	o := r.Options
-	h.Clients, h.CapacityPerSecond, h.RejectCost, h.Attempts, h.Seed = o.Clients, o.CapacityPerSecond, o.RejectCost, o.Attempts, o.Seed
-	h.WindowSeconds = r.Window.Seconds()
-	h.Strategies = []HerdStrategy{}
-	for _, run := range r.Runs {
-		s := HerdStrategy{Name: run.Strategy, Calls: run.Calls, Served: run.Served, GaveUp: run.GaveUp,
-			BusiestRetryMsCalls: run.BusiestRetryCalls, CallsPerMs: run.Series, SeriesStepMs: run.SeriesStep}
-		if run.LastServedMs >= 0 {
-			s.LastServedMs = &run.LastServedMs
-		}
-		h.Strategies = append(h.Strategies, s)
-	}
-	h.RecommendedBackoff = RecommendedBackoff{BaseSeconds: r.Advice.Base.Seconds(), CapSeconds: r.Advice.Cap.Seconds(), Reason: r.Advice.Reason}
-	h.Warnings = append([]string{}, r.Advice.Warnings...)
-}
-
-// herdSection is the herd: a table of the strategies, the backoff sized
-// from the crowd, and in HTML the calls per millisecond of the policy
-// against no jitter.
-func herdSection(r *Report, figures bool) *Section {
+// herdSection is the herd: a table of the strategies and the backoff
+// sized from the crowd (withHerdPlot adds the HTML's plot).
+func herdSection(r *Report) *Section {
 	h := r.Herd
 	if h == nil {
 		return nil
@@ -101,16 +81,22 @@ func herdSection(r *Report, figures bool) *Section {
 			text(". "+h.RecommendedBackoff.Reason+".")),
 	}
 	blocks = append(blocks, notices(h.Warnings, nil)...)
-	if figures {
-		var series []plot.HerdSeries
-		for _, s := range h.Strategies {
-			if s.Name == simulate.HerdPolicy || s.Name == simulate.HerdNone {
-				series = append(series, plot.HerdSeries{Name: s.Name, CallsPerMs: s.CallsPerMs, StepMs: s.SeriesStepMs})
-			}
-		}
-		if f, ok := plot.Herd("herd", series, h.CapacityPerSecond/1000); ok {
-			blocks = append(blocks, Block{Figure: &f})
+	return &Section{ID: "herd", Title: "The herd", Blocks: blocks}
+}
+
+// withHerdPlot puts the calls per millisecond of the policy against no
+// jitter (HTML) after the herd's blocks; blocks as they are when there is
+// nothing to draw.
+func withHerdPlot(r *Report, blocks []Block) []Block {
+	h := r.Herd
+	var series []plot.HerdSeries
+	for _, s := range h.Strategies {
+		if s.CallsPerMs != nil {
+			series = append(series, plot.HerdSeries{Name: s.Name, CallsPerMs: s.CallsPerMs, StepMs: s.SeriesStepMs})
 		}
 	}
-	return &Section{ID: "herd", Title: "The herd", Blocks: blocks}
+	if f, ok := plot.Herd("herd", series, h.CapacityPerSecond/1000); ok {
+		blocks = append(blocks, Block{Figure: &f})
+	}
+	return blocks
 }

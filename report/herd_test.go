@@ -2,28 +2,32 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/tunetimeout/tunetimeout/recommend"
-	"github.com/tunetimeout/tunetimeout/simulate"
 )
 
-// testHerd is docs/method.md's herd, replayed.
+// testHerd is docs/method.md's herd as advice.FillHerd fills it from
+// its replay (a shorter series), with hostile sources.
 func testHerd() *Herd {
-	res, err := simulate.RunHerd(context.Background(), simulate.HerdOptions{Clients: 1000, CapacityPerSecond: 5000, RejectCost: 0.05,
-		Attempts: 8, Seed: 1, Backoff: recommend.Backoff{Jitter: recommend.JitterFull, Base: 10 * time.Millisecond, Cap: 50 * time.Millisecond}})
-	if err != nil {
-		panic(err)
+	ms := func(v int64) *int64 { return &v }
+	return &Herd{Clients: 1000, ClientsSource: "--herd", CapacityPerSecond: 5000, CapacitySource: "--capacity <&>\x1b[2J", RejectCost: 0.05,
+		Attempts: 8, Seed: 1, WindowSeconds: 0.2,
+		Strategies: []HerdStrategy{
+			{Name: "none", Calls: 8000, GaveUp: 1000, BusiestRetryMsCalls: 1000, CallsPerMs: []int64{1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}, SeriesStepMs: 1},
+			{Name: "fixed", Calls: 8000, GaveUp: 1000, BusiestRetryMsCalls: 1000, SeriesStepMs: 1},
+			{Name: "exponential", Calls: 8000, GaveUp: 1000, BusiestRetryMsCalls: 1000, SeriesStepMs: 1},
+			{Name: "equal", Calls: 6657, Served: 737, GaveUp: 263, BusiestRetryMsCalls: 214, LastServedMs: ms(790), SeriesStepMs: 1},
+			{Name: "full", Calls: 7088, Served: 574, GaveUp: 426, BusiestRetryMsCalls: 146, LastServedMs: ms(420), SeriesStepMs: 1},
+			{Name: "decorrelated", Calls: 5408, Served: 962, GaveUp: 38, BusiestRetryMsCalls: 66, LastServedMs: ms(1300), SeriesStepMs: 1},
+			{Name: "your policy", Calls: 7088, Served: 574, GaveUp: 426, BusiestRetryMsCalls: 146, LastServedMs: ms(420),
+				CallsPerMs: []int64{1000, 103, 101, 104, 106, 118, 131, 136, 146, 135, 142, 48, 57, 56, 58}, SeriesStepMs: 1},
+		},
+		RecommendedBackoff: RecommendedBackoff{BaseSeconds: 0.2, CapSeconds: 2, Reason: "the base is the crowd's window"},
+		Warnings:           []string{"the backoff cap 50ms is narrower than the 200ms the crowd of 1,000 needs at 5,000 calls/s: no retry of clients that failed together is ever spread enough, and every one meets the same overload; raise it to 2s or more"},
 	}
-	h := &Herd{ClientsSource: "--herd", CapacitySource: "--capacity <&>\x1b[2J"}
-	FillHerd(h, res)
-	return h
 }
 
 // The herd in every format: its table, the sized backoff and the

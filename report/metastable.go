@@ -2,21 +2,23 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
-	"time"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/report/plot"
-	"github.com/tunetimeout/tunetimeout/simulate"
 )
 
 // Metastability is the closed loop of one dependency under a trigger
 // (simulate.RunLoop, docs/metastability.md): does the call policy bring it
 // back once the trigger is gone?
 type Metastability struct {
-	Trigger           string  `json:"trigger"` // slow:3x:60s, outage:30s, spike:2x:30s
+	Trigger string `json:"trigger"` // slow:3x:60s, outage:30s, spike:2x:30s
+	// TriggerKind (slow, outage or spike), TriggerFactor (0 for an
+	// outage) and TriggerSeconds are the trigger read apart, for the
+	// HTML's plot of the boundary; not in the JSON, which has Trigger.
+	TriggerKind       string  `json:"-"`
+	TriggerFactor     float64 `json:"-"`
+	TriggerSeconds    float64 `json:"-"`
 	TriggerAtSeconds  float64 `json:"trigger_at_seconds"`
 	DurationSeconds   float64 `json:"duration_seconds"`
 	Workers           int     `json:"workers"`
@@ -82,34 +84,6 @@ type MetastableCure struct {
 	Summary            string   `json:"summary"`
 }
 
-// NewMetastableCure is the report of a cure.
-func NewMetastableCure(c simulate.Cure) *MetastableCure {
-	out := &MetastableCure{Change: c.Kind, RecoverySeconds: c.Result.Recovery.Seconds(), PeakLoadRatio: c.Result.PeakLoadRatio,
-		FinalGoodputRatio: c.Result.FinalGoodputRatio, Runs: c.Tried}
-	after := fmt.Sprintf("recovers %s after the trigger ends, at a peak load of %s", human.Seconds(out.RecoverySeconds), human.Percent(out.PeakLoadRatio))
-	switch c.Kind {
-	case simulate.CureRetryBudget:
-		out.RetryBudget = ptr(c.RetryBudget)
-		out.Summary = fmt.Sprintf("a retry budget of %s of requests (--retry-budget %s%%, the largest tried that recovers) %s", human.Percent(c.RetryBudget), strconv.FormatFloat(c.RetryBudget*100, 'g', -1, 64), after)
-	case simulate.CureAttempts:
-		out.Attempts = ptr(c.Attempts)
-		out.Summary = fmt.Sprintf("%s (--attempts %d, the most that recover) %s", human.Plural(int64(c.Attempts), "attempt"), c.Attempts, after)
-	case simulate.CureBackoff:
-		out.BackoffBaseSeconds, out.BackoffCapSeconds, out.Factor = ptr(c.Backoff.Base.Seconds()), ptr(c.Backoff.Cap.Seconds()), ptr(c.Factor)
-		out.Summary = fmt.Sprintf("a backoff %sx as long (--backoff-base %s --backoff-cap %s) %s", human.Number(c.Factor), human.Seconds(c.Backoff.Base.Seconds()), human.Seconds(c.Backoff.Cap.Seconds()), after)
-	case simulate.CureDropExpired:
-		out.Summary = "a server that drops the calls whose caller gave up (--drop-expired) " + after
-		if c.Tried > 1 {
-			out.Summary = fmt.Sprintf("a server that drops the calls whose caller gave up (--drop-expired; no change of the call policy tried does: budgets down to %s, fewer attempts, backoffs up to %sx as long) %s",
-				human.Percent(simulate.CureBudgets[len(simulate.CureBudgets)-1]), human.Number(simulate.CureBackoffFactors[len(simulate.CureBackoffFactors)-1]), after)
-		}
-	case simulate.CureRate:
-		out.Factor, out.RatePerSecond = ptr(c.Factor), ptr(c.Rate)
-		out.Summary = fmt.Sprintf("a rate of %s requests/s (%s of it shed or sent elsewhere; no change of the policy or the server tried does) %s", human.Number(c.Rate), human.Percent(1-c.Factor), after)
-	}
-	return out
-}
-
 // BoundaryPoint is the stability boundary at one trigger factor, with
 // the outcome of every trigger swept at it.
 type BoundaryPoint struct {
@@ -133,55 +107,6 @@ type LoopSeries struct {
 	GoodputPerSecond  []float64 `json:"goodput_per_second"`
 	AttemptsPerSecond []float64 `json:"attempts_per_second"`
 	QueueMax          []int     `json:"queue_max"`
-}
-
-// NewMetastability is the report of a closed loop; the sources of the
-// workers and the rate are the caller's.
-func NewMetastability(r simulate.LoopResult, workersSource, rateSource string) *Metastability {
-	o := r.Options
-	m := &Metastability{Trigger: o.Trigger.String(), TriggerAtSeconds: o.TriggerAt.Seconds(), DurationSeconds: o.Duration.Seconds(),
-		Workers: o.Workers, WorkersSource: workersSource, DropExpired: o.DropExpired, RatePerSecond: o.Rate, RateSource: rateSource,
-		CapacityPerSecond: r.CapacityPerSecond, Utilization: r.Utilization, Seed: o.Seed,
-		BaselineSuccess: r.BaselineSuccess, BaselineAttemptsPerRequest: r.BaselineAttempts,
-		Recovered: r.Recovered, RecoverWithinSeconds: o.RecoverWithin.Seconds(),
-		PeakLoadRatio: r.PeakLoadRatio, FinalGoodputRatio: r.FinalGoodputRatio, EndedSeconds: r.Ended.Seconds(), Reason: r.Reason,
-		Requests: r.Requests, Attempts: r.Attempts, WastedAttempts: r.Wasted, DroppedAttempts: r.Dropped, RejectedAttempts: r.Rejected,
-		PeakQueue: r.PeakQueue}
-	if o.Queue > 0 {
-		m.Queue = ptr(o.Queue)
-	}
-	if r.Recovery >= 0 {
-		m.RecoverySeconds = ptr(r.Recovery.Seconds())
-	}
-	round := func(v []float64) []float64 {
-		out := make([]float64, len(v))
-		for i, x := range v {
-			out[i] = math.Round(x*10) / 10
-		}
-		return out
-	}
-	m.Series = LoopSeries{StepSeconds: r.Series.Step.Seconds(), DemandPerSecond: round(r.Series.Demand),
-		GoodputPerSecond: round(r.Series.Goodput), AttemptsPerSecond: round(r.Series.Attempts), QueueMax: append([]int{}, r.Series.Queue...)}
-	return m
-}
-
-// AddBoundary adds the stability boundary of a sweep.
-func (m *Metastability) AddBoundary(cells []simulate.SweepCell, factors []float64, durations []time.Duration) {
-	swept := make([]float64, len(durations))
-	for i, d := range durations {
-		swept[i] = d.Seconds()
-	}
-	m.Boundary = []BoundaryPoint{}
-	for _, f := range factors {
-		b := BoundaryPoint{Factor: f, LongestRecoveredSeconds: simulate.Boundary(cells, f).Seconds(), SweptSeconds: swept,
-			Recovered: make([]bool, len(durations)), RecoverySeconds: make([]*float64, len(durations))}
-		for _, c := range cells {
-			if i := slices.Index(durations, c.Duration); c.Factor == f && i >= 0 && c.Recovered {
-				b.Recovered[i], b.RecoverySeconds[i] = true, ptr(c.Recovery.Seconds())
-			}
-		}
-		m.Boundary = append(m.Boundary, b)
-	}
 }
 
 // metastabilitySection is the closed loop: the dependency, the trigger,
@@ -282,17 +207,16 @@ func withBoundaryPlot(id string, g Group, blocks []Block) []Block {
 
 // boundaryPlot is the stability sweep as a grid, the own trigger marked;
 // nothing without every cell's outcome (reports written before they
-// were kept).
+// were kept) or without the trigger read apart (a report read back).
 func boundaryPlot(id string, g Group) (plot.Scene, bool) {
 	if g.Policy == nil || g.Policy.Metastability == nil || len(g.Policy.Metastability.Boundary) == 0 {
 		return plot.Scene{}, false
 	}
 	m := g.Policy.Metastability
-	trigger, err := simulate.ParseTrigger(m.Trigger)
-	if err != nil {
+	if m.TriggerKind == "" {
 		return plot.Scene{}, false
 	}
-	title := map[string]string{simulate.TriggerSlow: "slowdown", simulate.TriggerSpike: "arrivals", simulate.TriggerOutage: "trigger"}[trigger.Kind]
+	title := map[string]string{"slow": "slowdown", "spike": "arrivals", "outage": "trigger"}[m.TriggerKind]
 	durations := m.Boundary[0].SweptSeconds
 	var rows []plot.BoundaryRow
 	for _, b := range m.Boundary {
@@ -310,6 +234,6 @@ func boundaryPlot(id string, g Group) (plot.Scene, bool) {
 		}
 		rows = append(rows, r)
 	}
-	own := plot.OwnTrigger{Name: m.Trigger, Factor: trigger.Factor, Seconds: trigger.Duration.Seconds(), Recovered: m.Recovered}
+	own := plot.OwnTrigger{Name: m.Trigger, Factor: m.TriggerFactor, Seconds: m.TriggerSeconds, Recovered: m.Recovered}
 	return plot.Boundary(id, title, durations, rows, own, m.RecoverWithinSeconds)
 }

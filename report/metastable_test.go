@@ -5,37 +5,10 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/tunetimeout/tunetimeout/recommend"
-	"github.com/tunetimeout/tunetimeout/simulate"
 )
-
-// TestMetastableCureSummary: each kind of cure says its change with the
-// flag that makes it and its numbers.
-func TestMetastableCureSummary(t *testing.T) {
-	res := simulate.LoopResult{Recovered: true, Recovery: 5 * time.Second, PeakLoadRatio: 0.925, FinalGoodputRatio: 1}
-	for _, c := range []struct {
-		cure simulate.Cure
-		want string
-	}{
-		{simulate.Cure{Kind: simulate.CureRetryBudget, RetryBudget: 0.02}, "a retry budget of 2 % of requests (--retry-budget 2%, the largest tried that recovers) recovers 5s after the trigger ends, at a peak load of 92.5 %"},
-		{simulate.Cure{Kind: simulate.CureAttempts, Attempts: 2}, "2 attempts (--attempts 2, the most that recover)"},
-		{simulate.Cure{Kind: simulate.CureBackoff, Factor: 4, Backoff: recommend.Backoff{Base: 100 * time.Millisecond, Cap: time.Second}}, "a backoff 4x as long (--backoff-base 100ms --backoff-cap 1s)"},
-		{simulate.Cure{Kind: simulate.CureDropExpired, Tried: 1}, "a server that drops the calls whose caller gave up (--drop-expired) recovers"},
-		{simulate.Cure{Kind: simulate.CureDropExpired, Tried: 13}, "(--drop-expired; no change of the call policy tried does: budgets down to 1 %"},
-		{simulate.Cure{Kind: simulate.CureRate, Factor: 0.9, Rate: 360}, "a rate of 360 requests/s (10 % of it shed or sent elsewhere"},
-	} {
-		c.cure.Result = res
-		got := NewMetastableCure(c.cure)
-		assert.Equal(t, c.cure.Kind, got.Change)
-		assert.Contains(t, got.Summary, c.want)
-		assert.Equal(t, 5.0, got.RecoverySeconds)
-	}
-}
 
 // TestMetastabilitySectionCure: the text names the cure, or says that
 // nothing tried recovers.
@@ -53,20 +26,16 @@ func TestMetastabilitySectionCure(t *testing.T) {
 // and again from 10 s; 3x only from 1 s.
 func boundaryReport() *Report {
 	r := unknowns()
-	m := NewMetastability(simulate.LoopResult{Options: simulate.LoopOptions{Trigger: simulate.Trigger{Kind: simulate.TriggerSlow, Factor: 3, Duration: 10 * time.Second},
-		RecoverWithin: 5 * time.Minute}, Recovery: -1}, "--workers", "--rate")
-	m.Reason = "stuck"
-	durations := []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second}
-	var cells []simulate.SweepCell
-	for _, c := range []struct {
-		f         float64
-		recovered []int // seconds back, -1 not recovered
-	}{{1.5, []int{5, 12, -1, 40}}, {3, []int{30, -1, -1, -1}}} {
-		for i, back := range c.recovered {
-			cells = append(cells, simulate.SweepCell{Factor: c.f, Duration: durations[i], Recovered: back >= 0, Recovery: time.Duration(back) * time.Second})
-		}
+	m := &Metastability{Trigger: "slow:3x:10s", TriggerKind: "slow", TriggerFactor: 3, TriggerSeconds: 10, WorkersSource: "--workers",
+		RateSource: "--rate", RecoverWithinSeconds: 300, Reason: "stuck",
+		Series: LoopSeries{DemandPerSecond: []float64{}, GoodputPerSecond: []float64{}, AttemptsPerSecond: []float64{}, QueueMax: []int{}}}
+	swept := []float64{1, 2, 5, 10}
+	m.Boundary = []BoundaryPoint{
+		{Factor: 1.5, LongestRecoveredSeconds: 2, SweptSeconds: swept, Recovered: []bool{true, true, false, true},
+			RecoverySeconds: []*float64{ptr(5.0), ptr(12.0), nil, ptr(40.0)}},
+		{Factor: 3, LongestRecoveredSeconds: 1, SweptSeconds: swept, Recovered: []bool{true, false, false, false},
+			RecoverySeconds: []*float64{ptr(30.0), nil, nil, nil}},
 	}
-	m.AddBoundary(cells, []float64{1.5, 3}, durations)
 	m.Cure = &MetastableCure{Change: "drop-expired", Summary: "a server that drops the calls", Runs: 13}
 	r.Groups[0].Policy = &Policy{Attempts: 3, Metastability: m}
 	return r

@@ -25,6 +25,16 @@ var reportSections = []func(r *Report) *Section{
 	sharedPoolSection,
 	callGraphSection,
 	summarySection,
+	herdSection,
+}
+
+// reportPlots put the plots of a section of the whole report (HTML) into
+// its blocks, as withBoundaryPlot does for a group's: the sections are
+// built without them, which only the HTML draws.
+func reportPlots(r *Report, s *Section) {
+	if s.ID == "herd" {
+		s.Blocks = withHerdPlot(r, s.Blocks)
+	}
 }
 
 // groupSections are the subsections of each group's section, in order,
@@ -54,11 +64,11 @@ func newDocument(r *Report, figures bool) *Document {
 	}
 	for _, f := range reportSections {
 		if s := f(r); s != nil {
+			if figures {
+				reportPlots(r, s)
+			}
 			d.Sections = append(d.Sections, *s)
 		}
-	}
-	if s := herdSection(r, figures); s != nil {
-		d.Sections = append(d.Sections, *s)
 	}
 	for i, g := range r.Groups {
 		d.Sections = append(d.Sections, groupSection(groupID(i), g, figures))
@@ -73,7 +83,8 @@ func newDocument(r *Report, figures bool) *Document {
 // input, then each group's call policy and its simulation.
 func newPolicyDocument(r *Report) *Document {
 	d := &Document{Title: "Call policy", PageTitle: "Call policy: " + strings.Join(r.Input.Files, ", "), Head: headBlocks(r)}
-	if s := herdSection(r, true); s != nil {
+	if s := herdSection(r); s != nil {
+		reportPlots(r, s)
 		d.Sections = append(d.Sections, *s)
 	}
 	for i, g := range r.Groups {

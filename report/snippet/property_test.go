@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"github.com/tunetimeout/tunetimeout/littleslaw"
@@ -195,7 +196,7 @@ func TestPropertyTools(t *testing.T) {
 var hostileNames = []string{"/a\x1b[31mred\x1b[0m/{id}", "/x\x1b]52;c;ZWNobyBoaQ==\x07", "/c\u009b2J", "/admin\u202e/gpj.exe", "/ok\n== evil: 1 calls ==", "/del\x7f"}
 
 // pipelineReport runs the real pipeline on a random histogram and random
-// flags: Recommend, NewPolicy and report.NewGroup for 1 to 4 groups that
+// flags: Recommend, NewPolicy and advice.NewGroup for 1 to 4 groups that
 // share a deadline (or none) and an idempotency, as groups of one caller do.
 func pipelineReport(t *testing.T, r *rand.Rand) (*report.Report, time.Duration, bool) {
 	t.Helper()
@@ -245,12 +246,12 @@ func pipelineReport(t *testing.T, r *rand.Rand) (*report.Report, time.Duration, 
 		ll := littleslaw.Analyze(littleslaw.Input{Rate: rate, Pool: 200, MeanLatency: h.Mean(), P99: h.Quantile(0.99),
 			Timeout: pol.PerTryTimeout, Attempts: pol.HangAttempts, Backoff: pol.HangBackoff, Deadline: pol.Deadline})
 		inputs = append(inputs, ll)
-		rep.Groups = append(rep.Groups, report.NewGroup(report.Result{
+		rep.Groups = append(rep.Groups, advice.NewGroup(advice.Result{
 			Group: &histogram.Group{Name: name, Latency: h, Excluded: map[string]int64{}}, Recommendation: rec,
 			Policy: pol, LittlesLaw: ll, RateSource: "flag",
 		}))
 	}
-	rep.SharedPool = report.NewSharedPool(200, inputs)
+	rep.SharedPool = advice.NewSharedPool(200, inputs)
 	return rep, deadline, idempotent
 }
 

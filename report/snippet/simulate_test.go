@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/mixture"
 	"github.com/tunetimeout/tunetimeout/littleslaw"
@@ -56,7 +57,7 @@ func TestSimulatorFollowsTargets(t *testing.T) {
 	require.NoError(t, err)
 	ll := littleslaw.Analyze(littleslaw.Input{Rate: 400, Pool: 200, MeanLatency: h.Mean(), P99: h.Quantile(0.99),
 		Timeout: pol.PerTryTimeout, Attempts: pol.HangAttempts, Backoff: pol.HangBackoff, Deadline: pol.Deadline})
-	rep := &report.Report{Groups: []report.Group{report.NewGroup(report.Result{
+	rep := &report.Report{Groups: []report.Group{advice.NewGroup(advice.Result{
 		Group: &histogram.Group{Name: "all", Latency: h, Excluded: map[string]int64{}}, Recommendation: rec, Policy: pol, LittlesLaw: ll})}}
 	opts := simulate.Options{Seed: 1, Requests: 20_000}
 	s := h.Sampler()

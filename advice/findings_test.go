@@ -1,4 +1,4 @@
-package report
+package advice
 
 import (
 	"bytes"
@@ -14,11 +14,12 @@ import (
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
 )
 
 // findingsReport is a report with findings in the input and in a group,
 // built as the analysis builds one.
-func findingsReport(t *testing.T) *Report {
+func findingsReport(t *testing.T) *report.Report {
 	h := histogram.New()
 	for i := range 2000 {
 		h.Record(time.Duration(i+1) * time.Millisecond / 2)
@@ -30,7 +31,7 @@ func findingsReport(t *testing.T) *Report {
 	require.NoError(t, err)
 	require.NotEmpty(t, pol.Findings, "a call that is not idempotent is not hedged")
 	g := NewGroup(Result{Group: &histogram.Group{Name: "all", Latency: h}, Recommendation: rec, Policy: pol, RateSource: "unknown"})
-	r := &Report{Input: Input{Files: []string{"a.csv"}, BadExamples: []string{}}, Groups: []Group{g}}
+	r := &report.Report{Input: report.Input{Files: []string{"a.csv"}, BadExamples: []string{}}, Groups: []report.Group{g}}
 	r.Input.Note(finding.New(finding.RateShared, finding.Fields{"rate_per_second": 400.0, "groups": 2, "nan": math.NaN()}, "The --rate is shared."))
 	return r
 }
@@ -52,7 +53,7 @@ func TestJSONFindings(t *testing.T) {
 	assert.Equal(t, []string{"The --rate is shared."}, r.Input.Notes)
 
 	var b bytes.Buffer
-	require.NoError(t, WriteJSON(&b, r))
+	require.NoError(t, report.WriteJSON(&b, r))
 	var doc struct {
 		Input struct {
 			Findings []map[string]any `json:"findings"`
@@ -75,7 +76,7 @@ func TestJSONFindings(t *testing.T) {
           "severity": "warning",
           "message": `, "code, severity and message first, indented as the rest")
 
-	back, err := ReadJSON(bytes.NewReader(b.Bytes()), "r.json")
+	back, err := report.ReadJSON(bytes.NewReader(b.Bytes()), "r.json")
 	require.NoError(t, err)
 	assert.Equal(t, finding.Messages(back.Groups[0].Findings), append(back.Groups[0].Recommendation.Warnings, back.Groups[0].Policy.Warnings...))
 	assert.Equal(t, finding.FewAbove, back.Groups[0].Findings[0].Code)
@@ -99,7 +100,7 @@ func TestJSONFindingsEmpty(t *testing.T) {
 
 	old := `{"input": {"files": ["a.csv"], "records": 3, "bad_records": 0, "bad_examples": [], "notes": ["n"]},
 	  "groups": [{"name": "all", "recommendation": {"timeout_seconds": 0.8, "warnings": ["w"]}, "policy": {"warnings": []}}]}`
-	back, err := ReadJSON(strings.NewReader(old), "old.json")
+	back, err := report.ReadJSON(strings.NewReader(old), "old.json")
 	require.NoError(t, err)
 	assert.Nil(t, back.Groups[0].Findings)
 	assert.Nil(t, back.Input.Findings)

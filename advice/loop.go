@@ -1,4 +1,4 @@
-package analysis
+package advice
 
 import (
 	"context"
@@ -29,11 +29,12 @@ type LoopOptions struct {
 	RecoverWithin     time.Duration
 }
 
-// runLoop runs the closed loop of group g's dependency through pol at
-// rate (the --rate share, else the busiest minute), rateSource saying
-// which.
-func runLoop(ctx context.Context, h *histogram.Latency, pol recommend.Policy, o Options, rate, peak float64, rateSource string) (*report.Metastability, error) {
-	lo := o.Loop
+// RunLoop runs the closed loop of a group's dependency, its latency h,
+// through pol at rate (the --rate share, else the busiest minute, peak),
+// rateSource saying which ("flag", else measured), seeded with seed: the
+// run, its stability boundary and, when it does not recover, the cheapest
+// cure.
+func RunLoop(ctx context.Context, h *histogram.Latency, pol recommend.Policy, lo LoopOptions, seed uint64, rate, peak float64, rateSource string) (*report.Metastability, error) {
 	switch {
 	case rateSource == "flag":
 		rateSource = "--rate"
@@ -57,12 +58,12 @@ func runLoop(ctx context.Context, h *histogram.Latency, pol recommend.Policy, o 
 		source = fmt.Sprintf("Little's law: %s requests/s x the mean latency of %s busy at %s, rounded up", human.Number(rate), human.Seconds(mean), human.Percent(simulate.DefaultUtilization))
 	}
 	so := simulate.LoopOptions{Workers: workers, Queue: lo.Queue, DropExpired: lo.DropExpired,
-		Rate: rate, Trigger: *lo.Trigger, TriggerAt: lo.TriggerAt, Duration: lo.Duration, RecoverWithin: lo.RecoverWithin, Seed: o.Simulate.Seed}
+		Rate: rate, Trigger: *lo.Trigger, TriggerAt: lo.TriggerAt, Duration: lo.Duration, RecoverWithin: lo.RecoverWithin, Seed: seed}
 	res, err := simulate.RunLoop(ctx, h, pol, so)
 	if err != nil {
 		return nil, err
 	}
-	m := report.NewMetastability(res, source, rateSource)
+	m := NewMetastability(res, source, rateSource)
 	factors := simulate.SweepFactors
 	if lo.Trigger.Kind == simulate.TriggerOutage {
 		factors = []float64{0}
@@ -71,14 +72,14 @@ func runLoop(ctx context.Context, h *histogram.Latency, pol recommend.Policy, o 
 	if err != nil {
 		return nil, err
 	}
-	m.AddBoundary(cells, factors, simulate.SweepDurations)
+	AddBoundary(m, cells, factors, simulate.SweepDurations)
 	if !res.Recovered {
 		cure, err := simulate.FindCure(ctx, h, pol, so)
 		if err != nil {
 			return nil, err
 		}
 		if cure != nil {
-			m.Cure = report.NewMetastableCure(*cure)
+			m.Cure = NewMetastableCure(*cure)
 		} else {
 			var tried []string
 			if pol.Attempts > 1 {
@@ -95,11 +96,11 @@ func runLoop(ctx context.Context, h *histogram.Latency, pol recommend.Policy, o 
 	return m, nil
 }
 
-// metastableStep is the call policy's step "metastable": whether the
+// MetastableStep is the call policy's step "metastable": whether the
 // policy recovers from the trigger, and if not the cheapest cure with its
 // numbers; its value is the time to recover, with the cure when there is
 // one (0 when nothing recovers).
-func metastableStep(m *report.Metastability) recommend.Step {
+func MetastableStep(m *report.Metastability) recommend.Step {
 	st := recommend.Step{Rule: "metastable"}
 	switch {
 	case m.Recovered:

@@ -1,4 +1,8 @@
-package report
+// Package advice is what is computed per group of calls, from the
+// histogram, the recommendation, Little's law and the simulations, and its
+// mapping to the report model: report holds the plain data and its
+// renderers, advice fills it.
+package advice
 
 import (
 	"math"
@@ -7,13 +11,12 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/littleslaw"
 	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/simulate"
 )
-
-// StandardQuantiles are the percentiles every report shows; 1 is the maximum.
-var StandardQuantiles = []float64{0.5, 0.9, 0.99, 0.999, 0.9999, 1}
 
 // Result is everything the analysis of one group produced.
 type Result struct {
@@ -31,14 +34,14 @@ type Result struct {
 	// Simulation is the policy's replay; nil when not simulated.
 	Simulation *simulate.Result
 	// Metastability is the closed loop (--trigger); nil when not asked.
-	Metastability *Metastability
+	Metastability *report.Metastability
 }
 
-// NewGroup turns one group's results into its report section.
-func NewGroup(r Result) Group {
+// NewGroup turns one group's results into its report model.
+func NewGroup(r Result) report.Group {
 	h := r.Group.Latency
 	rec := r.Recommendation
-	g := Group{
+	g := report.Group{
 		Name:        r.Group.Name,
 		Samples:     h.Count(),
 		Censored:    h.Censored(),
@@ -57,31 +60,31 @@ func NewGroup(r Result) Group {
 		}
 	}
 
-	qs := slices.Clone(StandardQuantiles)
+	qs := slices.Clone(report.StandardQuantiles)
 	if !slices.Contains(qs, rec.Quantile) {
 		qs = append(qs, rec.Quantile)
 		slices.Sort(qs)
 	}
 	for _, q := range qs {
-		g.Percentiles = append(g.Percentiles, Percentile{
+		g.Percentiles = append(g.Percentiles, report.Percentile{
 			Quantile:   q,
 			Seconds:    h.Quantile(q).Seconds(),
 			LowerBound: h.QuantileIsLowerBound(q),
 		})
 	}
 
-	g.Recommendation = Recommendation{
+	g.Recommendation = report.Recommendation{
 		Quantile:       rec.Quantile,
 		BaseSeconds:    rec.Base.Seconds(),
 		LowerBound:     rec.LowerBound,
 		TimeoutSeconds: rec.Timeout.Seconds(),
 		CutOffFraction: h.FractionAbove(rec.Timeout),
-		Interval: Interval{
+		Interval: report.Interval{
 			Confidence: rec.Interval.Confidence,
 			LowSeconds: rec.Interval.Lo.Seconds(),
 			Above:      rec.Interval.Above,
 		},
-		Steps:    []Step{},
+		Steps:    []report.Step{},
 		Warnings: append([]string{}, rec.Warnings...),
 	}
 	if rec.Interval.HiKnown {
@@ -92,12 +95,12 @@ func NewGroup(r Result) Group {
 		g.Recommendation.ConnectTimeoutSeconds = ptr(rec.ConnectTimeout.Seconds())
 	}
 	for _, s := range rec.Steps {
-		g.Recommendation.Steps = append(g.Recommendation.Steps, Step{Rule: s.Rule, Seconds: s.Value.Seconds(), Reason: s.Reason})
+		g.Recommendation.Steps = append(g.Recommendation.Steps, report.Step{Rule: s.Rule, Seconds: s.Value.Seconds(), Reason: s.Reason})
 	}
 
 	ll := r.LittlesLaw
 	for _, c := range r.Candidates {
-		cand := Candidate{TimeoutSeconds: c.Seconds(), CutOffFraction: h.FractionAbove(c)}
+		cand := report.Candidate{TimeoutSeconds: c.Seconds(), CutOffFraction: h.FractionAbove(c)}
 		if ll.RateKnown {
 			inFlight, multiple := ll.HangAt(c)
 			cand.InFlightDuringHang = ptr(inFlight)
@@ -108,7 +111,7 @@ func NewGroup(r Result) Group {
 		g.Candidates = append(g.Candidates, cand)
 	}
 
-	g.LittlesLaw = LittlesLaw{RateSource: r.RateSource, Verdict: ll.Verdict()}
+	g.LittlesLaw = report.LittlesLaw{RateSource: r.RateSource, Verdict: ll.Verdict()}
 	if ll.RateKnown {
 		g.LittlesLaw.RatePerSecond = ptr(ll.Rate)
 		if ll.PeakRate > 0 {
@@ -134,42 +137,15 @@ func NewGroup(r Result) Group {
 			}
 		}
 	}
-	g.Findings = newFindings(rec.Findings)
+	// Never nil, so that the JSON shows an empty list rather than null.
+	g.Findings = finding.Clone(rec.Findings)
 	if r.Policy.Attempts > 0 {
 		g.Policy = newPolicy(r)
-		g.Findings = append(g.Findings, newFindings(r.Policy.Findings)...)
+		g.Findings = append(g.Findings, finding.Clone(r.Policy.Findings)...)
 	}
 	g.Distribution = newDistribution(h.Bars())
 	return g
 }
-
-// Distribution is a group's latency histogram in at most MaxBins
-// log-spaced bins, small enough for every report to carry.
-//
-// Bin i holds the samples above the upper bound of bin i-1 (LowestSeconds
-// for the first bin) and at most its own upper bound; the empty bins between
-// the first and the last non-empty one are kept, so the bins are contiguous.
-// The bounds lie on one fixed grid, 20 per decade (10^(k/20) seconds rounded
-// to three significant digits: 1ms, 1.12ms, 1.26ms, ... 8.91ms, 10ms), so two
-// reports bin alike; a distribution spanning more than five decades takes
-// every second, fourth, fifth, tenth or twentieth bound instead. A sample
-// is binned by the lowest value its HDR bucket holds (within 0.1 % of it);
-// censored samples are counted at their lower bound, as everywhere else.
-// Samples below one microsecond, zero included, are in the first bin of the
-// grid, whose upper bound is 1µs.
-type Distribution struct {
-	LowestSeconds float64 `json:"lowest_seconds"`
-	Bins          []Bin   `json:"bins"`
-}
-
-// Bin is one bin of a Distribution.
-type Bin struct {
-	UpperSeconds float64 `json:"upper_seconds"`
-	Count        int64   `json:"count"`
-}
-
-// MaxBins is the most bins a Distribution has.
-const MaxBins = 100
 
 // gridPerDecade is the finest grid of the bin bounds.
 const gridPerDecade = 20
@@ -196,7 +172,7 @@ func gridIndex(seconds float64) int {
 }
 
 // newDistribution bins the histogram's buckets; nil when there are none.
-func newDistribution(bars []histogram.Bar) *Distribution {
+func newDistribution(bars []histogram.Bar) *report.Distribution {
 	if len(bars) == 0 {
 		return nil
 	}
@@ -209,12 +185,12 @@ func newDistribution(bars []histogram.Bar) *Distribution {
 	step := 1
 	for _, s := range []int{1, 2, 4, 5, 10, 20} {
 		step = s
-		if ceilDiv(hi, s)-ceilDiv(lo, s)+1 <= MaxBins {
+		if ceilDiv(hi, s)-ceilDiv(lo, s)+1 <= report.MaxBins {
 			break
 		}
 	}
 	first, last := ceilDiv(lo, step), ceilDiv(hi, step)
-	d := &Distribution{LowestSeconds: gridBound((first - 1) * step), Bins: make([]Bin, last-first+1)}
+	d := &report.Distribution{LowestSeconds: gridBound((first - 1) * step), Bins: make([]report.Bin, last-first+1)}
 	for i := range d.Bins {
 		d.Bins[i].UpperSeconds = gridBound((first + i) * step)
 	}
@@ -236,9 +212,9 @@ func ceilDiv(a, b int) int {
 // newPolicy turns the call policy and its simulation into their report
 // section. In flight during a hang is Little's law with the retries, as
 // littleslaw.Analyze computed it for the policy's attempts and backoff.
-func newPolicy(r Result) *Policy {
+func newPolicy(r Result) *report.Policy {
 	p := r.Policy
-	out := &Policy{
+	out := &report.Policy{
 		RequestedAttempts:      p.RequestedAttempts,
 		Attempts:               p.Attempts,
 		PerTryTimeoutSeconds:   p.PerTryTimeout.Seconds(),
@@ -260,7 +236,7 @@ func newPolicy(r Result) *Policy {
 		Idempotent:             p.Idempotent,
 		Layers:                 p.Layers,
 		Amplification:          p.Amplification,
-		Steps:                  []Step{},
+		Steps:                  []report.Step{},
 		Warnings:               append([]string{}, p.Warnings...),
 	}
 	if p.Deadline > 0 {
@@ -280,19 +256,19 @@ func newPolicy(r Result) *Policy {
 		out.IdempotentSource = recommend.IdempotentFromNone
 	}
 	if hd := p.Hedge; hd != nil {
-		out.Hedge = &Hedge{Quantile: hd.Quantile, DelaySeconds: hd.Delay.Seconds(), Attempts: hd.Attempts,
+		out.Hedge = &report.Hedge{Quantile: hd.Quantile, DelaySeconds: hd.Delay.Seconds(), Attempts: hd.Attempts,
 			ExtraLoadFraction: hd.ExtraLoad, P99Seconds: hd.P99.Seconds(), P999Seconds: hd.P999.Seconds()}
 	}
 	if ll := r.LittlesLaw; ll.RateKnown {
 		out.InFlightDuringHang = ptr(ll.InFlightDuringHang)
 	}
 	for _, s := range p.Steps {
-		out.Steps = append(out.Steps, Step{Rule: s.Rule, Seconds: s.Value.Seconds(), Reason: s.Reason})
+		out.Steps = append(out.Steps, report.Step{Rule: s.Rule, Seconds: s.Value.Seconds(), Reason: s.Reason})
 	}
 	if sim := r.Simulation; sim != nil {
-		out.Simulation = &Simulation{Seed: sim.Seed, Requests: sim.Requests, Scenarios: []Scenario{}}
+		out.Simulation = &report.Simulation{Seed: sim.Seed, Requests: sim.Requests, Scenarios: []report.Scenario{}}
 		for _, s := range sim.Scenarios {
-			out.Simulation.Scenarios = append(out.Simulation.Scenarios, Scenario{
+			out.Simulation.Scenarios = append(out.Simulation.Scenarios, report.Scenario{
 				Name:               s.Name,
 				FailRate:           s.FailRate,
 				Hang:               s.Hang,
@@ -310,12 +286,12 @@ func newPolicy(r Result) *Policy {
 
 // NewSharedPool is the hang of the whole dependency when its groups share a
 // pool of pool calls; nil without a pool or with fewer than two groups.
-func NewSharedPool(pool int, groups []littleslaw.Result) *SharedPool {
+func NewSharedPool(pool int, groups []littleslaw.Result) *report.SharedPool {
 	if pool <= 0 || len(groups) < 2 {
 		return nil
 	}
 	s := littleslaw.AnalyzeShared(pool, groups)
-	out := &SharedPool{Pool: s.Pool, Groups: s.Groups, Verdict: s.Verdict()}
+	out := &report.SharedPool{Pool: s.Pool, Groups: s.Groups, Verdict: s.Verdict()}
 	if s.RateKnown {
 		out.InFlightDuringHang = ptr(s.InFlightDuringHang)
 		out.PoolExhausted = ptr(s.PoolExhausted)
@@ -328,3 +304,5 @@ func NewSharedPool(pool int, groups []littleslaw.Result) *SharedPool {
 	}
 	return out
 }
+
+func ptr[T any](v T) *T { return &v }
