@@ -250,7 +250,7 @@ type binned interface {
 }
 
 // promBuckets are a Prometheus histogram's buckets.
-type promBuckets struct{ *promsource.Histogram }
+type promBuckets struct{ *histogram.Bucketed }
 
 func (b promBuckets) Calls() float64 { return b.Count }
 

@@ -4,7 +4,7 @@
 // (NAME_bucket{vmrange}), native histograms, summaries (shown, never
 // aggregated), call rates for Little's law, and per-step windows. It
 // sits between histogram and recommend in the pipeline: its output is one
-// bucketed Histogram per group, which converts to a histogram.Latency
+// bucketed histogram.Bucketed per group, which converts to a histogram.Latency
 // (docs/method.md#4-bucketed-data).
 //
 // Answers are decoded as a stream, one series at a time, keeping only the
@@ -12,8 +12,8 @@
 // Connection.MaxResponseBytes fails its query (api.go, response.go).
 //
 // Bucketed data only says that a quantile lies within a bucket (lo, hi]:
-// Histogram.Latency records every call at its bucket's upper bound, so the
-// timeout built on it is conservative, and Histogram.Locate gives
+// histogram.Bucketed.Latency records every call at its bucket's upper bound, so the
+// timeout built on it is conservative, and histogram.Bucketed.Locate gives
 // histogram_quantile's linear estimate beside it.
 package promsource
 
@@ -32,6 +32,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/internal/names"
 	"github.com/tunetimeout/tunetimeout/internal/usage"
@@ -115,8 +116,8 @@ type Group struct {
 	// Labels are the group's values of the --by labels that its series
 	// have, in --by order: its identity (a missing label is absent).
 	Labels  []Label
-	Overall *Histogram // the whole window; nil with Err
-	Steps   []Step     // per step when Options.Step > 0, oldest first
+	Overall *histogram.Bucketed // the whole window; nil with Err
+	Steps   []Step              // per step when Options.Step > 0, oldest first
 	// Calls is the increase of NAME_count over the window (the histogram's
 	// own count for native histograms).
 	Calls    float64
@@ -136,7 +137,7 @@ type Group struct {
 // Step is one step-long window ending at End.
 type Step struct {
 	End  time.Time
-	Hist *Histogram // nil when no call fell into the window
+	Hist *histogram.Bucketed // nil when no call fell into the window
 	// ServerEstimate is Group.ServerEstimate for this step.
 	ServerEstimate float64
 }
@@ -482,7 +483,7 @@ type bucketLayout struct {
 	label string // the bucket label
 	// check reads a label value as it is decoded; an error fails the Fetch.
 	check func(model.LabelValue) error
-	build func([]bucketSample, time.Duration) (*Histogram, error)
+	build func([]bucketSample, time.Duration) (*histogram.Bucketed, error)
 }
 
 // bucketSample is one bucket series' increase: its bucket label's value and
@@ -500,7 +501,7 @@ var (
 			}
 			return nil
 		},
-		build: func(bs []bucketSample, unit time.Duration) (*Histogram, error) {
+		build: func(bs []bucketSample, unit time.Duration) (*histogram.Bucketed, error) {
 			les := make([]LE, 0, len(bs))
 			for _, b := range bs {
 				le, _ := parseFloat(b.bound) // checked as decoded
@@ -511,7 +512,7 @@ var (
 	}
 	vmrangeBuckets = bucketLayout{kind: VMRange, label: "vmrange",
 		check: func(model.LabelValue) error { return nil }, // FromVMRange tells every bad one
-		build: func(bs []bucketSample, unit time.Duration) (*Histogram, error) {
+		build: func(bs []bucketSample, unit time.Duration) (*histogram.Bucketed, error) {
 			rs := make([]VMBucket, 0, len(bs))
 			for _, b := range bs {
 				rs = append(rs, VMBucket{Range: b.bound, Count: b.value})
