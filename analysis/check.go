@@ -25,6 +25,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/report/snippet"
 	"github.com/tunetimeout/tunetimeout/simulate"
+	"github.com/tunetimeout/tunetimeout/source"
 )
 
 // CheckOptions are the options of `tunetimeout check`: the data, read as
@@ -51,6 +52,9 @@ type CheckOptions struct {
 	// Options.Inputs: a histogram over its window (the whole window: a
 	// config holds in every step of it), read bucket by bucket.
 	Prometheus *PrometheusOptions
+	// Source, when set, is where the data come from instead of
+	// Options.Inputs (sourceGroups): any source analyze reads.
+	Source source.Source
 	// Chain says the configs are the layers of one call chain, the
 	// caller's first: their retries multiply (TT-CHECK-RETRY-LAYERS).
 	// Without it configs are not assumed to call one another.
@@ -68,6 +72,9 @@ const MaxConfigBytes = 16 << 20
 // Check reads the data and the configs and returns what the configs'
 // timeouts and retries cost on the data (report.Check).
 func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check, error) {
+	if f, ok := o.Source.(*source.Files); ok {
+		o.useFiles(f)
+	}
 	if slices.Contains(o.Configs, "-") && slices.Contains(o.Inputs, "-") {
 		return nil, fmt.Errorf("standard input can hold the configs or the data, not both")
 	}
@@ -92,10 +99,8 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 		if len(groups) == 0 {
 			return nil, fmt.Errorf("the report holds no group to check against")
 		}
-	case o.Prometheus != nil:
-		groups, in, err = prometheusGroups(ctx, o)
 	default:
-		groups, in, err = fileGroups(ctx, o, stdin)
+		groups, in, err = sourceGroups(ctx, o, stdin)
 	}
 	if err != nil {
 		return nil, err

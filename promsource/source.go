@@ -168,6 +168,18 @@ type session struct {
 	groupLabels map[string][]Label
 }
 
+// HistogramName is the histogram a metric name names: the name itself, or
+// the histogram one of whose series it is (NAME_bucket, NAME_count,
+// NAME_sum).
+func HistogramName(metric string) string {
+	for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+		if base, ok := strings.CutSuffix(metric, suffix); ok && base != "" {
+			return base
+		}
+	}
+	return metric
+}
+
 // Fetch reads the histogram of o.Metric from Prometheus.
 func Fetch(ctx context.Context, o Options) (*Result, error) {
 	if err := o.Check(); err != nil {
@@ -181,13 +193,9 @@ func Fetch(ctx context.Context, o Options) (*Result, error) {
 	s := &session{c: c, o: o, res: res, seenMsg: map[string]bool{}, labelSeen: map[string]bool{}, groupLabels: map[string][]Label{}}
 	s.sel = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(o.Selector), "{"), "}"))
 
-	name := o.Metric
-	for _, suffix := range []string{"_bucket", "_count", "_sum"} {
-		if base, ok := strings.CutSuffix(name, suffix); ok && base != "" {
-			res.Notes = append(res.Notes, fmt.Sprintf("--metric %s names one series of the histogram %s; reading %s.", name, base, base))
-			name = base
-			break
-		}
+	name := HistogramName(o.Metric)
+	if name != o.Metric {
+		res.Notes = append(res.Notes, fmt.Sprintf("--metric %s names one series of the histogram %s; reading %s.", o.Metric, name, name))
 	}
 	res.Metric = name
 
