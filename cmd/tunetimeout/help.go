@@ -55,7 +55,7 @@ var flagGroups = []struct {
 		"gateway-api-channel", "linkerd-resource"}},
 	{"rules", "Rule flags", []string{"kind", "test-out", "grafana", "name", "label", "runbook-url", "bulkhead",
 		"near-bulkhead", "demand-range", "windows", "requests-metric"}},
-	{"source", "Server flags (Prometheus, Jaeger, SQL and ClickHouse: where and how to ask)", []string{"selector",
+	{"source", "Server flags (Prometheus, Jaeger, SQL and ClickHouse: where and how to ask)", []string{"jaeger-url", "clickhouse-url", "selector",
 		"at", "step", "aggregate", "peak-range", "header", "bearer-token-file", "bearer-token-env", "basic-auth-user",
 		"basic-auth-password-file", "basic-auth-password-env", "ca-file", "insecure-skip-verify", "query-timeout",
 		"query-retries", "max-response-bytes", "max-searches", "max-fetch-bytes", "max-fetch-time"}},
