@@ -136,7 +136,7 @@ func (cf *checkFlags) apply(cmd *cobra.Command, f *analyzeFlags, o *analysis.Che
 		}
 		o.Report = r
 	}
-	cf.src.prepare(f, &o.Options)
+	cf.src.prepare(f, &o.Options, len(cf.data) > 0 || cf.saved != "")
 	if err := f.apply(cmd.Flags(), &o.Options); err != nil {
 		return nil, usageError{err}
 	}

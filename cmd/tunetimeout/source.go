@@ -74,10 +74,11 @@ func (s *sourceFlags) given() int {
 // prepare moves the flags that files and servers share to the server
 // named, before f.apply parses them as the files': for Prometheus --by,
 // --unit and --metric are its labels, its unit and its name; for
-// ClickHouse --latency is the column.
-func (s *sourceFlags) prepare(f *analyzeFlags, o *analysis.Options) {
+// ClickHouse --latency and --status-column are its columns. Without files
+// (files false) and no other server, the source is Prometheus.
+func (s *sourceFlags) prepare(f *analyzeFlags, o *analysis.Options, files bool) {
 	switch {
-	case s.prom.Source.URL != "":
+	case s.prom.Source.URL != "" || !files && s.jaegerURL == "" && s.chURL == "":
 		s.pf.unit, s.prom.Source.By = f.unit, f.by
 		if o.Ingest.Metric != "" {
 			s.prom.Source.Metric = o.Ingest.Metric
