@@ -305,6 +305,13 @@ func (o *Options) check() error {
 	return errors.Join(errs...)
 }
 
+// UnitOf tells what one unit of the metric named lasts, from its name's
+// suffix (_seconds, _milliseconds...); ok false without one.
+func UnitOf(name string) (unit time.Duration, ok bool) {
+	u, _, err := unitOf(name, 0)
+	return u, err == nil
+}
+
 // unitOf tells what one unit of the metric lasts.
 func unitOf(name string, flag time.Duration) (time.Duration, string, error) {
 	if flag > 0 {

@@ -54,7 +54,7 @@ var flagGroups = []struct {
 	{"output", "Snippet flags (the client configuration written)", []string{"snippet-service", "namespace",
 		"gateway-api-channel", "linkerd-resource"}},
 	{"rules", "Rule flags", []string{"kind", "test-out", "grafana", "name", "label", "runbook-url", "bulkhead",
-		"near-bulkhead", "demand-range", "windows", "requests-metric"}},
+		"near-bulkhead", "demand-range", "windows", "requests-metric", "le"}},
 	{"source", "Server flags (Prometheus, Jaeger, SQL and ClickHouse: where and how to ask)", []string{"jaeger-url", "clickhouse-url", "selector",
 		"at", "step", "aggregate", "peak-range", "header", "bearer-token-file", "bearer-token-env", "basic-auth-user",
 		"basic-auth-password-file", "basic-auth-password-env", "ca-file", "insecure-skip-verify", "query-timeout",

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/internal/httpclient"
+	"github.com/tunetimeout/tunetimeout/internal/timeflag"
 	"github.com/tunetimeout/tunetimeout/jaegersource"
 	"github.com/tunetimeout/tunetimeout/source"
 	"github.com/tunetimeout/tunetimeout/sqlsource"
@@ -30,6 +31,9 @@ type sourceFlags struct {
 	jaegerURL string
 	ch        analysis.ClickHouseOptions
 	chURL     string
+	// from and to are the servers' --from and --to in a job that reads no
+	// files (whose own would be the files').
+	from, to string
 }
 
 // addSourceFlags adds the source flags to cmd; byAndUnit adds --metric,
@@ -54,6 +58,10 @@ func addSourceFlags(cmd *cobra.Command, s *sourceFlags, byAndUnit bool) {
 	// name ClickHouse's columns (prepare). One that does not gets them here.
 	if fl.Lookup("latency") == nil {
 		fl.StringVar(&rows.Latency, "latency", "", "with --clickhouse-url: the latency column, or an expression")
+	}
+	if fl.Lookup("from") == nil {
+		fl.StringVar(&s.from, "from", "", "with --jaeger-url or --clickhouse-url: read from this time on ("+timeflag.Grammar+")")
+		fl.StringVar(&s.to, "to", "", "with --jaeger-url or --clickhouse-url: read before this time (default: now)")
 	}
 	if fl.Lookup("status-column") == nil {
 		fl.StringVar(&rows.Status, "status-column", "", "with --clickhouse-url: the HTTP status column (none: every call counts)")
@@ -96,18 +104,32 @@ func (s *sourceFlags) prepare(f *analyzeFlags, o *analysis.Options, files bool) 
 }
 
 // source is the source the flags name, o parsed (f.apply): the files
-// unless a server is named, one at a time. A Jaeger window without --from
+// unless a server is named, one at a time; Prometheus when neither is. A Jaeger window without --from
 // ends now: a job on a timer builds its source at each run.
 func (s *sourceFlags) source(o *analysis.Options, files []string) (source.Source, error) {
 	if s.given() > 1 || s.given() == 1 && len(files) > 0 {
 		return nil, errors.New("--data, --url, --jaeger-url, --clickhouse-url: read one source of latency at a time")
+	}
+	now := time.Now()
+	for _, t := range []struct {
+		flag, value string
+		at          *time.Time
+	}{{"--from", s.from, &o.From}, {"--to", s.to, &o.To}} {
+		if t.value == "" {
+			continue
+		}
+		var err error
+		if *t.at, err = timeflag.Parse(t.value, now); err != nil {
+			return nil, fmt.Errorf("%s: %w", t.flag, err)
+		}
 	}
 	conn := s.prom.Source.Connection
 	shared := httpclient.Options{BearerTokenFile: conn.BearerTokenFile, BearerTokenEnv: conn.BearerTokenEnv,
 		BasicUser: conn.BasicUser, BasicPasswordFile: conn.BasicPasswordFile, BasicPasswordEnv: conn.BasicPasswordEnv,
 		CAFile: conn.CAFile, InsecureSkipVerify: conn.InsecureSkipVerify, Headers: conn.Headers, Timeout: conn.QueryTimeout}
 	switch {
-	case s.prom.Source.URL != "":
+	case s.prom.Source.URL != "" || s.given() == 0 && len(files) == 0:
+		// Nothing named: Prometheus's checks say what is missing.
 		if err := s.pf.apply(&s.prom); err != nil {
 			return nil, err
 		}
