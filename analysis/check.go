@@ -304,9 +304,12 @@ func (b reportBins) Advice(seconds float64) string {
 
 // fileGroups reads the data from files, as analyze does.
 func fileGroups(ctx context.Context, o CheckOptions, stdin io.Reader) (map[string]checkedGroup, report.Input, error) {
-	set, in, err := read(ctx, o.Options, stdin)
+	set, metrics, in, err := readAll(ctx, o.Options, stdin)
 	if err != nil {
 		return nil, in, err
+	}
+	if metrics != nil {
+		return otlpCheckGroups(ctx, o, metrics, in)
 	}
 	groups := map[string]checkedGroup{}
 	var total int64
@@ -382,6 +385,13 @@ func prometheusGroups(ctx context.Context, o CheckOptions) (map[string]checkedGr
 	if res.Kind == promsource.Summary {
 		return nil, in, fmt.Errorf("%s is a summary: %w", res.Metric, ErrSummary)
 	}
+	return bucketCheckGroups(ctx, o, res, in)
+}
+
+// bucketCheckGroups are the groups of bucketed data (a Prometheus
+// histogram, OTLP metrics), each analysed on the conservative reading of
+// its buckets over the whole window, and checked bucket by bucket.
+func bucketCheckGroups(ctx context.Context, o CheckOptions, res *promsource.Result, in report.Input) (map[string]checkedGroup, report.Input, error) {
 	var total float64
 	for _, g := range res.Groups {
 		if g.Err == nil {
@@ -404,7 +414,7 @@ func prometheusGroups(ctx context.Context, o CheckOptions) (map[string]checkedGr
 		groups[g.Name] = checkedGroup{g: hg, res: r, buckets: promBuckets{g.Overall}, method: methodOf(g.Name, o.Ingest.By)}
 	}
 	if len(groups) == 0 {
-		return nil, in, fmt.Errorf("%s at %s: no group could be read", res.Metric, res.URL)
+		return nil, in, fmt.Errorf("%s: no group could be read", in.Files[0])
 	}
 	return groups, in, nil
 }
