@@ -26,7 +26,9 @@ type Metric struct {
 // Prometheus source as RunPrometheus makes it; of any other as RunSource
 // does, then read as the report of m (its prometheus object, and for a
 // classic histogram each group's bounds): the timeout comes from the
-// source, the rules keep checking it on m.
+// source, the rules keep checking it on m. OTLP metrics files, which
+// hold a histogram's buckets, keep its kind and bounds unless m has
+// bounds of its own.
 func RunRules(ctx context.Context, o Options, s source.Source, m Metric) (*report.Report, error) {
 	if _, ok := s.(*source.Prometheus); ok {
 		return RunSource(ctx, o, s, nil)
@@ -36,6 +38,20 @@ func RunRules(ctx context.Context, o Options, s source.Source, m Metric) (*repor
 		return nil, err
 	}
 	name := promsource.HistogramName(m.Name)
+	if r.Prometheus != nil && len(m.Bounds) == 0 {
+		// OTLP metrics files: the histogram exported to Prometheus is
+		// the one read, its bounds the same: an explicit histogram is a
+		// classic one there, an exponential one native; its name is
+		// Prometheus's.
+		r.Prometheus.Metric = name
+		switch r.Prometheus.Kind {
+		case promsource.OTLPExplicit:
+			r.Prometheus.Kind = promsource.Classic
+		case promsource.OTLPExponential:
+			r.Prometheus.Kind = promsource.Native
+		}
+		return r, nil
+	}
 	unit := m.Unit
 	if unit <= 0 {
 		var ok bool

@@ -28,6 +28,7 @@ type sourceFlags struct {
 	pf        prometheusFlags
 	jaeger    jaegersource.Options
 	lookback  time.Duration
+	maxBytes  string
 	jaegerURL string
 	ch        analysis.ClickHouseOptions
 	chURL     string
@@ -46,7 +47,11 @@ func addSourceFlags(cmd *cobra.Command, s *sourceFlags, byAndUnit bool) {
 	fl.StringVar(&s.jaeger.Operation, "operation", "", "with --jaeger-url: only traces with this operation of the service")
 	fl.StringVar(&s.jaeger.Tags, "tags", "", `with --jaeger-url: only traces with these tags, as JSON: '{"http.status_code":"200"}'`)
 	fl.DurationVar(&s.lookback, "lookback", jaegersource.DefaultLookback, "with --jaeger-url: how far back from now (or --to) to read")
+	fl.IntVar(&s.jaeger.Limit, "limit", jaegersource.DefaultLimit, "with --jaeger-url: traces asked for in one search; a full answer is split")
 	fl.IntVar(&s.jaeger.MaxTraces, "max-traces", jaegersource.DefaultMaxTraces, "with --jaeger-url: stop after this many distinct traces")
+	fl.IntVar(&s.jaeger.MaxSearches, "max-searches", jaegersource.DefaultMaxSearches, "with --jaeger-url: fail after this many searches")
+	fl.StringVar(&s.maxBytes, "max-fetch-bytes", "4GiB", "with --jaeger-url: fail when the answers of all searches together are larger")
+	fl.DurationVar(&s.jaeger.MaxTime, "max-fetch-time", jaegersource.DefaultMaxTime, "with --jaeger-url: fail when the searches take longer in all")
 	fl.StringVar(&s.chURL, "clickhouse-url", "", "have ClickHouse compute the histogram of rows instead, over its HTTP interface, e.g. http://localhost:8123, as the clickhouse command does (with --table or --query; --latency and --status-column name its columns, --unit the latency's unit)")
 	rows := &s.ch.Rows
 	fl.StringVar(&s.ch.Server.Database, "database", "", "with --clickhouse-url: the database (default: the user's)")
@@ -140,8 +145,7 @@ func (s *sourceFlags) source(o *analysis.Options, files []string) (source.Source
 	case s.jaegerURL != "":
 		j := s.jaeger
 		j.Connection, j.Connection.URL = shared, s.jaegerURL
-		j.Limit, j.MaxSearches, j.MaxTime = jaegersource.DefaultLimit, jaegersource.DefaultMaxSearches, jaegersource.DefaultMaxTime
-		jf := jaegerFlags{lookback: s.lookback, maxBytes: "4GiB", conn: s.pf.conn}
+		jf := jaegerFlags{lookback: s.lookback, maxBytes: s.maxBytes, conn: s.pf.conn}
 		if err := jf.apply(&j, o); err != nil {
 			return nil, err
 		}
