@@ -25,6 +25,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/report/snippet"
 	"github.com/tunetimeout/tunetimeout/simulate"
+	"github.com/tunetimeout/tunetimeout/source"
 )
 
 // CheckOptions are the options of `tunetimeout check`: the data, read as
@@ -51,6 +52,9 @@ type CheckOptions struct {
 	// Options.Inputs: a histogram over its window (the whole window: a
 	// config holds in every step of it), read bucket by bucket.
 	Prometheus *PrometheusOptions
+	// Source, when set, is where the data come from instead of
+	// Options.Inputs (sourceGroups): any source analyze reads.
+	Source source.Source
 	// Chain says the configs are the layers of one call chain, the
 	// caller's first: their retries multiply (TT-CHECK-RETRY-LAYERS).
 	// Without it configs are not assumed to call one another.
@@ -68,6 +72,9 @@ const MaxConfigBytes = 16 << 20
 // Check reads the data and the configs and returns what the configs'
 // timeouts and retries cost on the data (report.Check).
 func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check, error) {
+	if f, ok := o.Source.(*source.Files); ok {
+		o.useFiles(f)
+	}
 	if slices.Contains(o.Configs, "-") && slices.Contains(o.Inputs, "-") {
 		return nil, fmt.Errorf("standard input can hold the configs or the data, not both")
 	}
@@ -92,10 +99,8 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 		if len(groups) == 0 {
 			return nil, fmt.Errorf("the report holds no group to check against")
 		}
-	case o.Prometheus != nil:
-		groups, in, err = prometheusGroups(ctx, o)
 	default:
-		groups, in, err = fileGroups(ctx, o, stdin)
+		groups, in, err = sourceGroups(ctx, o, stdin)
 	}
 	if err != nil {
 		return nil, err
@@ -252,7 +257,7 @@ type binned interface {
 }
 
 // promBuckets are a Prometheus histogram's buckets.
-type promBuckets struct{ *promsource.Histogram }
+type promBuckets struct{ *histogram.Bucketed }
 
 func (b promBuckets) Calls() float64 { return b.Count }
 
@@ -301,9 +306,12 @@ func (b reportBins) Advice(seconds float64) string {
 
 // fileGroups reads the data from files, as analyze does.
 func fileGroups(ctx context.Context, o CheckOptions, stdin io.Reader) (map[string]checkedGroup, report.Input, error) {
-	set, in, err := read(ctx, o.Options, stdin)
+	set, metrics, in, err := readAll(ctx, o.Options, stdin)
 	if err != nil {
 		return nil, in, err
+	}
+	if metrics != nil {
+		return otlpCheckGroups(ctx, o, metrics, in)
 	}
 	groups := map[string]checkedGroup{}
 	var total int64
@@ -356,6 +364,13 @@ func prometheusGroups(ctx context.Context, o CheckOptions) (map[string]checkedGr
 	if res.Kind == promsource.Summary {
 		return nil, in, fmt.Errorf("%s is a summary: %w", res.Metric, ErrSummary)
 	}
+	return bucketCheckGroups(ctx, o, res, in)
+}
+
+// bucketCheckGroups are the groups of bucketed data (a Prometheus
+// histogram, OTLP metrics), each analysed on the conservative reading of
+// its buckets over the whole window, and checked bucket by bucket.
+func bucketCheckGroups(ctx context.Context, o CheckOptions, res *promsource.Result, in report.Input) (map[string]checkedGroup, report.Input, error) {
 	var total float64
 	for _, g := range res.Groups {
 		if g.Err == nil {
@@ -378,7 +393,7 @@ func prometheusGroups(ctx context.Context, o CheckOptions) (map[string]checkedGr
 		groups[g.Name] = checkedGroup{name: g.Name, latency: hg.Latency, advice: adviceOf(r), buckets: promBuckets{g.Overall}, method: methodOf(g.Name, o.Ingest.By)}
 	}
 	if len(groups) == 0 {
-		return nil, in, fmt.Errorf("%s at %s: no group could be read", res.Metric, res.URL)
+		return nil, in, fmt.Errorf("%s: no group could be read", in.Files[0])
 	}
 	return groups, in, nil
 }

@@ -2,15 +2,9 @@ package analysis
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
-	"time"
 
-	"github.com/tunetimeout/tunetimeout/ingest"
-	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/source"
 	"github.com/tunetimeout/tunetimeout/sqlsource"
 )
 
@@ -45,76 +39,11 @@ func ClickHouseRows(o Options, rows sqlsource.Options) sqlsource.Options {
 }
 
 // RunClickHouse has ClickHouse compute the histogram of the rows (and,
-// with a time column, their calls per second for the rates), spools the
-// answers to a temporary directory (removed afterwards) and analyses them
-// as Run does files of the buckets format: the report a local read of the
-// same rows gives, with --window its windows and profile too. The report's
-// input names the table and the server.
+// with a time column, their calls per second for the rates) and analyses
+// the answers (source.ClickHouse, spooled) as Run does files of the
+// buckets format: the report a local read of the same rows gives, with
+// --window its windows and profile too. The report's input names the
+// table and the server.
 func RunClickHouse(ctx context.Context, o Options, ch ClickHouseOptions) (*report.Report, error) {
-	ch.Rows = ClickHouseRows(o, ch.Rows)
-	dir, err := os.MkdirTemp("", "tunetimeout-clickhouse-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	fetch := func(name string, build func(sqlsource.Options) (string, error)) (string, string, error) {
-		q, err := build(ch.Rows)
-		if err != nil {
-			return "", "", err
-		}
-		path := filepath.Join(dir, name)
-		f, err := os.Create(path)
-		if err != nil {
-			return "", "", err
-		}
-		display, err := ch.Server.Fetch(ctx, q, f)
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		return path, display, err
-	}
-	var notes []string
-	ch.Server.Note = func(n string) {
-		if !slices.Contains(notes, n) {
-			notes = append(notes, n)
-		}
-	}
-	buckets, display, err := fetch("buckets.csv", sqlsource.Build)
-	if err != nil {
-		return nil, err
-	}
-	paths := []string{buckets}
-	if ch.Rows.Time != "" {
-		arrivals, _, err := fetch("arrivals.csv", sqlsource.BuildArrivals)
-		if err != nil {
-			return nil, err
-		}
-		paths = append(paths, arrivals)
-	}
-	what := ch.Rows.Table
-	if what == "" {
-		what = "the query"
-	}
-	name := fmt.Sprintf("%s at %s", what, display)
-	// The engine grouped the rows, applied the status rule and the window:
-	// the answers are read as they are, each under the source's name (no
-	// note, example, finding or error can quote a spool's path).
-	o.Inputs, o.spools, o.Format = []string{name}, nil, "buckets"
-	for _, p := range paths {
-		o.spools = append(o.spools, input{name: name, path: p})
-	}
-	o.Ingest = ingest.Options{RoutePatterns: o.Ingest.RoutePatterns} // for the route_target column
-	o.From, o.To = time.Time{}, time.Time{}
-	r, err := Run(ctx, o, nil)
-	if err != nil {
-		return nil, err
-	}
-	r.Input.Files = []string{name} // one name for its answers
-	for _, n := range notes {
-		r.Input.Note(finding.New(finding.ClickHouseNote, nil, n))
-	}
-	if ch.Rows.Time == "" {
-		r.Input.Note(finding.New(finding.NoTimeColumn, nil, "No --time column: the rates are not measured (give --time, or --rate)."))
-	}
-	return r, nil
+	return RunSource(ctx, o, &source.ClickHouse{Server: ch.Server, Rows: ch.Rows}, nil)
 }

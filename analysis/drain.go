@@ -10,9 +10,9 @@ import (
 	"github.com/tunetimeout/tunetimeout/report"
 )
 
-// source yields the records of one input or chunk, io.EOF at the end: an
+// records yields the records of one input or chunk, io.EOF at the end: an
 // ingest.Decoder's samples, a histogram.LogReader's intervals.
-type source[T any] interface {
+type records[T any] interface {
 	Next() (T, error)
 }
 
@@ -46,7 +46,7 @@ const (
 // each bad one to badRecord. It returns nil at io.EOF, or the error that
 // ends the reading: the context's, a read error, a bad record under
 // --strict, or keep's.
-func drainInto[T any](ctx context.Context, d drain, src source[T], keep func(T) error) error {
+func drainInto[T any](ctx context.Context, d drain, src records[T], keep func(T) error) error {
 	// A countdown, not n%every: every is not a constant.
 	for left := 0; ; left-- {
 		if left == 0 {

@@ -137,3 +137,23 @@ func groupErrors(res *promsource.Result) []string {
 	}
 	return out
 }
+
+// otlpCheckGroups are check's groups of the OTLP histograms read: their
+// buckets, as a Prometheus histogram's are checked.
+func otlpCheckGroups(ctx context.Context, o CheckOptions, m *otlpMetrics, in report.Input) (map[string]checkedGroup, report.Input, error) {
+	res, err := m.set.Result(o.Ingest.Metric)
+	if err != nil {
+		if m.set.Len() == 0 {
+			return nil, in, fmt.Errorf("%s: no histogram of latency to check against", strings.Join(in.Files, ", "))
+		}
+		return nil, in, fmt.Errorf("%s: %w", strings.Join(in.Files, ", "), err)
+	}
+	for _, n := range res.Notes {
+		in.Note(finding.New(finding.PrometheusNote, nil, n))
+	}
+	// The points are the records; the groups' calls are not counted again.
+	records := in.Records
+	groups, in, err := bucketCheckGroups(ctx, o, res, in)
+	in.Records = records
+	return groups, in, err
+}

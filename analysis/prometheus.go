@@ -170,7 +170,7 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 	// --step over days: the steps pooled by hour (docs/windows.md); the
 	// worst slot told apart goes ahead of the worst step.
 	var prof *report.Profile
-	var slotHist *promsource.Histogram
+	var slotHist *histogram.Bucketed
 	if res.Step > 0 {
 		conf := o.Recommend.Confidence
 		if conf == 0 {
@@ -326,8 +326,8 @@ func bucketText(lo, hi float64) string {
 // bucketGroup is the group analyseGroup reads for bucketed data: every
 // call at its bucket's upper bound (chosen.Latency, whole calls), the rates
 // and the mean Prometheus measured; and the quantiles the timeout builds
-// on, from the unrounded counts (promsource.Histogram.Upper).
-func bucketGroup(g promsource.Group, chosen *promsource.Histogram) (*histogram.Group, func(float64) time.Duration) {
+// on, from the unrounded counts (histogram.Bucketed.Upper).
+func bucketGroup(g promsource.Group, chosen *histogram.Bucketed) (*histogram.Group, func(float64) time.Duration) {
 	hg := &histogram.Group{
 		Name:     g.Name,
 		Latency:  chosen.Latency(),
@@ -342,7 +342,7 @@ func bucketGroup(g promsource.Group, chosen *promsource.Histogram) (*histogram.G
 		hg.Excluded[reason] += n
 	}
 	if g.Mean > 0 {
-		hg.Measured.Mean = promsource.Seconds(g.Mean)
+		hg.Measured.Mean = histogram.Seconds(g.Mean)
 	}
 	if n := int64(math.Round(chosen.Negative)); n > 0 {
 		hg.Excluded["negative"] = n
@@ -358,7 +358,7 @@ func bucketGroup(g promsource.Group, chosen *promsource.Histogram) (*histogram.G
 // answer it gave when it was asked (VictoriaMetrics computes otherwise than
 // Prometheus), else Locate's estimate when it reads the buckets as PromQL
 // does; nil when unknown or NaN.
-func serverAnswer(res *promsource.Result, h *promsource.Histogram, pos promsource.Position, asked float64) *float64 {
+func serverAnswer(res *promsource.Result, h *histogram.Bucketed, pos histogram.Position, asked float64) *float64 {
 	if res.ServerAsked {
 		return report.Finite(asked)
 	}
@@ -372,7 +372,7 @@ func serverAnswer(res *promsource.Result, h *promsource.Histogram, pos promsourc
 
 // estimateBy labels the estimate: histogram_quantile's when it is the
 // server's answer, else tunetimeout's, with why.
-func estimateBy(res *promsource.Result, h *promsource.Histogram, est, server *float64) (by, note string) {
+func estimateBy(res *promsource.Result, h *histogram.Bucketed, est, server *float64) (by, note string) {
 	switch {
 	case res.ServerAsked && est != nil && server != nil && math.Abs(*est-*server) <= 1e-9*math.Abs(*server):
 		return "histogram_quantile", ""
@@ -406,12 +406,12 @@ var notForBuckets = []finding.Code{finding.CensoredPileUp, finding.LowerBoundPil
 // bucketReasons rewrites the quantile step and the warnings of a
 // recommendation built on bucketed data so that they say what buckets can
 // and cannot say.
-func bucketReasons(rec *recommend.Recommendation, h *histogram.Latency, pos promsource.Position, hist *promsource.Histogram) {
+func bucketReasons(rec *recommend.Recommendation, h *histogram.Latency, pos histogram.Position, hist *histogram.Bucketed) {
 	name := human.Quantile(rec.Quantile)
 	// beyond: in +Inf, or in a bucket bounded beyond 24h (MaxBound); the
 	// base is then the largest bound within, a lower bound.
 	base, beyond := hist.Upper(rec.Quantile)
-	largest := human.Duration(promsource.Seconds(hist.LargestUsable()))
+	largest := human.Duration(histogram.Seconds(hist.LargestUsable()))
 	for i := range rec.Steps {
 		if rec.Steps[i].Rule != "quantile" {
 			continue
@@ -471,13 +471,13 @@ func bucketReasons(rec *recommend.Recommendation, h *histogram.Latency, pos prom
 // quantile more sharply: a value people write (recommend.RoundUp) strictly
 // inside the bucket; beyond the largest finite bound, twice that bound. ""
 // when the bucket has no room for one.
-func suggestLE(pos promsource.Position, h *promsource.Histogram, unit time.Duration) string {
+func suggestLE(pos histogram.Position, h *histogram.Bucketed, unit time.Duration) string {
 	var v time.Duration
 	if pos.InInf {
-		v, _ = recommend.RoundUp(promsource.Seconds(2 * h.LargestFinite()))
+		v, _ = recommend.RoundUp(histogram.Seconds(2 * h.LargestFinite()))
 	} else {
-		est := promsource.Seconds(pos.Estimate)
-		lo, hi := promsource.Seconds(pos.Bucket.Lo), promsource.Seconds(pos.Bucket.Hi)
+		est := histogram.Seconds(pos.Estimate)
+		lo, hi := histogram.Seconds(pos.Bucket.Lo), histogram.Seconds(pos.Bucket.Hi)
 		var step time.Duration
 		v, step = recommend.RoundUp(est)
 		if v >= hi && step > 0 {

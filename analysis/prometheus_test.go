@@ -85,15 +85,15 @@ func TestSuggestLE(t *testing.T) {
 	h, err := promsource.FromClassic([]promsource.LE{{Upper: 0.5, Cumulative: 90}, {Upper: 1, Cumulative: 99}, {Upper: 2.5, Cumulative: 99.5}, {Upper: inf, Cumulative: 100}}, time.Second)
 	require.NoError(t, err)
 	tests := []struct {
-		pos  promsource.Position
+		pos  histogram.Position
 		unit time.Duration
 		want string
 	}{
-		{promsource.Position{Bucket: promsource.Bucket{Lo: 0.5, Hi: 1}, Estimate: 0.7083}, time.Second, "0.75"},
-		{promsource.Position{Bucket: promsource.Bucket{Lo: 0.5, Hi: 1}, Estimate: 0.98}, time.Second, "0.95"}, // rounding up would hit the bound
-		{promsource.Position{Bucket: promsource.Bucket{Lo: 0.5, Hi: 1}, Estimate: 0.7083}, time.Millisecond, "750"},
-		{promsource.Position{Bucket: promsource.Bucket{Lo: 2.5, Hi: inf}, Estimate: 2.5, InInf: true}, time.Second, "5"},
-		{promsource.Position{Bucket: promsource.Bucket{Lo: 0.5, Hi: 0.51}, Estimate: 0.5}, time.Second, ""},
+		{histogram.Position{Bucket: histogram.Bucket{Lo: 0.5, Hi: 1}, Estimate: 0.7083}, time.Second, "0.75"},
+		{histogram.Position{Bucket: histogram.Bucket{Lo: 0.5, Hi: 1}, Estimate: 0.98}, time.Second, "0.95"}, // rounding up would hit the bound
+		{histogram.Position{Bucket: histogram.Bucket{Lo: 0.5, Hi: 1}, Estimate: 0.7083}, time.Millisecond, "750"},
+		{histogram.Position{Bucket: histogram.Bucket{Lo: 2.5, Hi: inf}, Estimate: 2.5, InInf: true}, time.Second, "5"},
+		{histogram.Position{Bucket: histogram.Bucket{Lo: 0.5, Hi: 0.51}, Estimate: 0.5}, time.Second, ""},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, suggestLE(tt.pos, h, tt.unit), "%+v", tt.pos)
@@ -120,13 +120,13 @@ func TestEstimateBy(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			res := &promsource.Result{Kind: tt.kind, Server: tt.server, ServerVersion: tt.version}
-			h := &promsource.Histogram{Kind: tt.kind, Divergence: tt.divergence}
-			by, note := estimateBy(res, h, est, serverAnswer(res, h, promsource.Position{Estimate: 0.5}, math.NaN()))
+			h := &histogram.Bucketed{Kind: tt.kind, Divergence: tt.divergence}
+			by, note := estimateBy(res, h, est, serverAnswer(res, h, histogram.Position{Estimate: 0.5}, math.NaN()))
 			assert.Equal(t, tt.want, by)
 			if by == "tunetimeout" {
 				assert.NotEmpty(t, note)
 			}
-			assert.Equal(t, by == "histogram_quantile", serverAnswer(res, h, promsource.Position{Estimate: 0.5}, math.NaN()) != nil,
+			assert.Equal(t, by == "histogram_quantile", serverAnswer(res, h, histogram.Position{Estimate: 0.5}, math.NaN()) != nil,
 				"histogram_quantile_seconds only where it is the server's answer")
 		})
 	}

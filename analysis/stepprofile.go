@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/recommend"
@@ -22,7 +23,7 @@ type bucketPool struct {
 	overlap bool
 }
 
-func (p *bucketPool) add(h *promsource.Histogram) {
+func (p *bucketPool) add(h *histogram.Bucketed) {
 	if p.counts == nil {
 		p.counts, p.kind = map[[2]float64]float64{}, h.Kind
 	}
@@ -41,12 +42,12 @@ func (p *bucketPool) without(o *bucketPool) *bucketPool {
 }
 
 // hist is the pool as a histogram, nil when its buckets overlap.
-func (p *bucketPool) hist() *promsource.Histogram {
-	h := &promsource.Histogram{Kind: p.kind}
+func (p *bucketPool) hist() *histogram.Bucketed {
+	h := &histogram.Bucketed{Kind: p.kind}
 	for k, n := range p.counts {
-		h.Buckets = append(h.Buckets, promsource.Bucket{Lo: k[0], Hi: k[1], Count: n})
+		h.Buckets = append(h.Buckets, histogram.Bucket{Lo: k[0], Hi: k[1], Count: n})
 	}
-	slices.SortFunc(h.Buckets, func(a, b promsource.Bucket) int {
+	slices.SortFunc(h.Buckets, func(a, b histogram.Bucket) int {
 		if a.Hi != b.Hi {
 			return cmpFloat(a.Hi, b.Hi)
 		}
@@ -74,8 +75,8 @@ func cmpFloat(a, b float64) int {
 
 // bucketAtRank is the bucket of h holding the call of rank r (1 to Count,
 // by cumulative count).
-func bucketAtRank(h *promsource.Histogram, r float64) promsource.Bucket {
-	i, _ := slices.BinarySearchFunc(h.Buckets, r, func(b promsource.Bucket, r float64) int {
+func bucketAtRank(h *histogram.Bucketed, r float64) histogram.Bucket {
+	i, _ := slices.BinarySearchFunc(h.Buckets, r, func(b histogram.Bucket, r float64) int {
 		if b.Cumulative < r {
 			return -1
 		}
@@ -91,7 +92,7 @@ func bucketAtRank(h *promsource.Histogram, r float64) promsource.Bucket {
 // nobody knows), the upper bound the upper bound of the bucket holding the
 // upper rank; hiKnown false when that rank lies beyond the calls or in the
 // +Inf bucket.
-func bucketInterval(h *promsource.Histogram, q, confidence float64) (lo, hi float64, hiKnown bool) {
+func bucketInterval(h *histogram.Bucketed, q, confidence float64) (lo, hi float64, hiKnown bool) {
 	if h == nil {
 		return 0, math.Inf(1), false
 	}
@@ -124,7 +125,7 @@ func bucketInterval(h *promsource.Histogram, q, confidence float64) (lo, hi floa
 // returned for the recommendation to build on, ahead of the worst step: it
 // repeats, and rests on the calls of every day. nil when no profile
 // applies (--profile, auto's three days).
-func stepProfile(g promsource.Group, o Options, step time.Duration, q, confidence float64, use bool) (*report.Profile, *promsource.Histogram, error) {
+func stepProfile(g promsource.Group, o Options, step time.Duration, q, confidence float64, use bool) (*report.Profile, *histogram.Bucketed, error) {
 	var starts []int64
 	for _, st := range g.Steps {
 		if st.Hist != nil {
@@ -189,7 +190,7 @@ func stepProfile(g promsource.Group, o Options, step time.Duration, q, confidenc
 			used++
 		}
 	}
-	worst, worstHist := -1, (*promsource.Histogram)(nil)
+	worst, worstHist := -1, (*histogram.Bucketed)(nil)
 	for i := range slots {
 		if slots[i].counts == nil {
 			continue

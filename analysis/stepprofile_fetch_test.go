@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tunetimeout/tunetimeout/promsource"
+	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/recommend"
 )
 
@@ -24,7 +24,7 @@ func TestStepProfileFetched(t *testing.T) {
 	week := stepWeek(t, everyDay)
 	les := []string{"0.1", "0.25", "0.5", "1", "2", "+Inf"}
 	at := week.Steps[len(week.Steps)-1].End
-	byEnd := map[int64]*promsource.Histogram{}
+	byEnd := map[int64]*histogram.Bucketed{}
 	for _, st := range week.Steps {
 		byEnd[st.End.Unix()] = st.Hist
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
@@ -161,15 +162,15 @@ func TestStepProfileReport(t *testing.T) {
 // (a native histogram whose schema changed) cannot be added up: no
 // histogram, so no profile; equal buckets add up.
 func TestBucketPoolOverlap(t *testing.T) {
-	a := &promsource.Histogram{Kind: promsource.Native, Buckets: []promsource.Bucket{{Lo: 0, Hi: 1, Count: 5}, {Lo: 1, Hi: 2, Count: 1}}}
-	b := &promsource.Histogram{Kind: promsource.Native, Buckets: []promsource.Bucket{{Lo: 0, Hi: 1.5, Count: 5}, {Lo: 1.5, Hi: 2, Count: 1}}}
+	a := &histogram.Bucketed{Kind: promsource.Native, Buckets: []histogram.Bucket{{Lo: 0, Hi: 1, Count: 5}, {Lo: 1, Hi: 2, Count: 1}}}
+	b := &histogram.Bucketed{Kind: promsource.Native, Buckets: []histogram.Bucket{{Lo: 0, Hi: 1.5, Count: 5}, {Lo: 1.5, Hi: 2, Count: 1}}}
 	var p bucketPool
 	p.add(a)
 	p.add(a)
 	h := p.hist()
 	require.NotNil(t, h)
 	assert.Equal(t, 12.0, h.Count)
-	assert.Equal(t, []promsource.Bucket{{Lo: 0, Hi: 1, Count: 10, Cumulative: 10}, {Lo: 1, Hi: 2, Count: 2, Cumulative: 12}}, h.Buckets)
+	assert.Equal(t, []histogram.Bucket{{Lo: 0, Hi: 1, Count: 10, Cumulative: 10}, {Lo: 1, Hi: 2, Count: 2, Cumulative: 12}}, h.Buckets)
 	p.add(b)
 	assert.Nil(t, p.hist())
 }

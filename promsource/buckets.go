@@ -25,39 +25,6 @@ const (
 // ErrEmptyWindow is returned (wrapped) when a histogram holds no call.
 var ErrEmptyWindow = errors.New("no calls in the window")
 
-// Bucket is one bucket of a histogram in seconds: the calls that took more
-// than Lo and at most Hi. The last bucket of a classic histogram has Hi +Inf.
-type Bucket struct {
-	Lo, Hi float64
-	Count  float64 // calls in this bucket alone
-	// Cumulative is the calls in this bucket and all below it, as PromQL
-	// sees them: Locate interpolates on it so that its estimate is
-	// histogram_quantile's to the last bit.
-	Cumulative float64
-}
-
-// Histogram is the bucketed latency of one group over one window, as
-// Prometheus's increase() gave it: counts may be fractional (increase()
-// extrapolates to the window's edges).
-type Histogram struct {
-	Kind    string
-	Buckets []Bucket // by Hi, repaired; counts >= 0
-	Count   float64  // calls, the sum of the bucket counts
-	// Negative counts the calls in negative buckets (native) or at or below
-	// a negative bound (classic): a latency below zero is a bug of the
-	// exporter; they are left out.
-	Negative float64
-	// Repairs say what had to be repaired before the buckets could be read
-	// (non-monotonic cumulative counts, duplicate bounds...): findings of
-	// code TT-BUCKET-REPAIR, their repair field saying which.
-	Repairs []finding.Finding
-	// Divergence says why Locate's estimate is not what Prometheus's
-	// histogram_quantile answers for the same data, when a repair it does
-	// not make (a NaN count, negative buckets left out) may change it; ""
-	// when Locate reads the buckets as PromQL does.
-	Divergence string
-}
-
 // LE is one classic bucket series as a query returns it: the upper bound
 // (the le label, in the metric's unit) and the cumulative count.
 type LE struct {
@@ -80,8 +47,8 @@ type LE struct {
 // move up, never down); a negative count as 0; the calls at or below a
 // negative bound, which no latency can have, are left out (Negative), as
 // for native histograms.
-func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
-	h := &Histogram{Kind: Classic}
+func FromClassic(les []LE, unit time.Duration) (*histogram.Bucketed, error) {
+	h := &histogram.Bucketed{Kind: Classic}
 	s := slices.Clone(les)
 	slices.SortStableFunc(s, func(a, b LE) int {
 		switch {
@@ -109,11 +76,11 @@ func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 	}
 	var diverges []string
 	if nanLE > 0 {
-		h.repair("nan-le", finding.Fields{"buckets": nanLE}, "%d bucket series had le=\"NaN\", which bounds nothing; they were left out", nanLE)
+		repair(h, "nan-le", finding.Fields{"buckets": nanLE}, "%d bucket series had le=\"NaN\", which bounds nothing; they were left out", nanLE)
 		diverges = append(diverges, "buckets with le=\"NaN\" were left out")
 	}
 	if dups > 0 {
-		h.repair("duplicate-le", finding.Fields{"buckets": dups}, "%d bucket series had the same le bound as another (such as le=\"1\" and le=\"1.0\"); their counts were added up, as histogram_quantile does", dups)
+		repair(h, "duplicate-le", finding.Fields{"buckets": dups}, "%d bucket series had the same le bound as another (such as le=\"1\" and le=\"1.0\"); their counts were added up, as histogram_quantile does", dups)
 	}
 	if len(merged) == 0 {
 		return nil, fmt.Errorf("%w: no bucket series", ErrEmptyWindow)
@@ -150,11 +117,11 @@ func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 		}
 	}
 	if nanCount > 0 {
-		h.repair("nan-count", finding.Fields{"buckets": nanCount}, "%d bucket counts were NaN (the exporter or a recording rule wrote NaN into a counter); each was taken as the count of the bucket below it, which moves its calls to higher buckets, never lower", nanCount)
+		repair(h, "nan-count", finding.Fields{"buckets": nanCount}, "%d bucket counts were NaN (the exporter or a recording rule wrote NaN into a counter); each was taken as the count of the bucket below it, which moves its calls to higher buckets, never lower", nanCount)
 		diverges = append(diverges, "histogram_quantile keeps NaN bucket counts, which tunetimeout took as the count below")
 	}
 	if negCount > 0 {
-		h.repair("negative-count", finding.Fields{"buckets": negCount}, "%d cumulative bucket counts were negative, which no count of calls can be; they were taken as 0", negCount)
+		repair(h, "negative-count", finding.Fields{"buckets": negCount}, "%d cumulative bucket counts were negative, which no count of calls can be; they were taken as 0", negCount)
 		diverges = append(diverges, "histogram_quantile keeps negative bucket counts, which tunetimeout took as 0")
 	}
 	// PromQL's ensureMonotonic: a cumulative count never decreases. Since
@@ -173,7 +140,7 @@ func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 		top = merged[i].Cumulative
 	}
 	if raised > 0 {
-		h.repair("non-monotonic", finding.Fields{"buckets": raised, "by_calls": by}, "%d cumulative bucket counts were below the count of a lower bucket (by up to %s calls), which cannot be; they were raised to it, as histogram_quantile does. increase() extrapolates each bucket series on its own, so small differences are normal; large ones point at buckets that changed over the window", raised, human.Number(by))
+		repair(h, "non-monotonic", finding.Fields{"buckets": raised, "by_calls": by}, "%d cumulative bucket counts were below the count of a lower bucket (by up to %s calls), which cannot be; they were raised to it, as histogram_quantile does. increase() extrapolates each bucket series on its own, so small differences are normal; large ones point at buckets that changed over the window", raised, human.Number(by))
 	}
 	// Negative bounds: an exporter bug. The calls at or below the largest
 	// one took less than no time; they are left out, the rest start at 0.
@@ -190,7 +157,7 @@ func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 		if neg > 3 {
 			bounds = append(bounds, "...")
 		}
-		h.repair("negative-le", finding.Fields{"bounds": neg, "calls": h.Negative}, "%d bucket bounds are negative (%s): a latency below zero is a bug of the exporter; the %s calls at or below them are left out, and the lowest bucket kept starts at 0",
+		repair(h, "negative-le", finding.Fields{"bounds": neg, "calls": h.Negative}, "%d bucket bounds are negative (%s): a latency below zero is a bug of the exporter; the %s calls at or below them are left out, and the lowest bucket kept starts at 0",
 			neg, strings.Join(bounds, " "), human.Number(h.Negative))
 		diverges = append(diverges, "histogram_quantile reads the negative buckets, which tunetimeout left out")
 		for i := range merged[neg:] {
@@ -212,12 +179,12 @@ func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 			lo = math.Min(0, b.Upper*u)
 		}
 		c := math.Max(b.Cumulative-prevCum, 0)
-		h.Buckets = append(h.Buckets, Bucket{Lo: lo, Hi: b.Upper * u, Count: c, Cumulative: b.Cumulative})
+		h.Buckets = append(h.Buckets, histogram.Bucket{Lo: lo, Hi: b.Upper * u, Count: c, Cumulative: b.Cumulative})
 		prevUpper, prevCum = b.Upper*u, b.Cumulative
 	}
 	h.Divergence = strings.Join(diverges, "; ")
 	h.Count = merged[len(merged)-1].Cumulative
-	h.noteBeyond(unit)
+	noteBeyond(h, unit)
 	if !(h.Count > 0) {
 		return h, fmt.Errorf("%w: every bucket's increase is 0", ErrEmptyWindow)
 	}
@@ -225,7 +192,7 @@ func FromClassic(les []LE, unit time.Duration) (*Histogram, error) {
 }
 
 // repair notes a repair of the buckets (Repairs).
-func (h *Histogram) repair(kind string, fields finding.Fields, format string, args ...any) {
+func repair(h *histogram.Bucketed, kind string, fields finding.Fields, format string, args ...any) {
 	fields["repair"] = kind
 	h.Repairs = append(h.Repairs, finding.Newf(finding.BucketRepair, fields, format, args...))
 }
@@ -296,8 +263,8 @@ func BoundsAdvice(meanSeconds float64, unit time.Duration) string {
 // boundary rule; the zero bucket, which straddles 0, is read as (0, Hi];
 // negative buckets are counted in Negative and left out. Negative counts
 // (increase() across a reset it could not see) are clamped to 0 and reported.
-func FromNative(s *model.SampleHistogram, unit time.Duration) (*Histogram, error) {
-	h := &Histogram{Kind: Native}
+func FromNative(s *model.SampleHistogram, unit time.Duration) (*histogram.Bucketed, error) {
+	h := &histogram.Bucketed{Kind: Native}
 	if s == nil {
 		return nil, fmt.Errorf("%w: no histogram", ErrEmptyWindow)
 	}
@@ -328,10 +295,10 @@ func FromNative(s *model.SampleHistogram, unit time.Duration) (*Histogram, error
 		case lo < 0:
 			lo = 0 // the zero bucket
 		}
-		h.Buckets = append(h.Buckets, Bucket{Lo: lo, Hi: hi, Count: c})
+		h.Buckets = append(h.Buckets, histogram.Bucket{Lo: lo, Hi: hi, Count: c})
 		h.Count += c
 	}
-	slices.SortFunc(h.Buckets, func(a, b Bucket) int {
+	slices.SortFunc(h.Buckets, func(a, b histogram.Bucket) int {
 		switch {
 		case a.Hi < b.Hi:
 			return -1
@@ -353,9 +320,9 @@ func FromNative(s *model.SampleHistogram, unit time.Duration) (*Histogram, error
 		if n := len(h.Buckets); n > 0 {
 			largest = h.Buckets[n-1].Hi
 		}
-		h.Buckets = append(h.Buckets, Bucket{Lo: largest, Hi: math.Inf(1), Count: short})
+		h.Buckets = append(h.Buckets, histogram.Bucket{Lo: largest, Hi: math.Inf(1), Count: short})
 		h.Count += short
-		h.repair("count-beyond-buckets", finding.Fields{"calls": short}, "the histogram counts %s calls more than its buckets hold (NaN observations, or buckets with a NaN count): how long they took is unknown, so they count as taking longer than the largest bound", human.Number(short))
+		repair(h, "count-beyond-buckets", finding.Fields{"calls": short}, "the histogram counts %s calls more than its buckets hold (NaN observations, or buckets with a NaN count): how long they took is unknown, so they count as taking longer than the largest bound", human.Number(short))
 		diverges = append(diverges, "histogram_quantile ranks NaN observations otherwise")
 	}
 	cum := 0.0
@@ -364,173 +331,30 @@ func FromNative(s *model.SampleHistogram, unit time.Duration) (*Histogram, error
 		h.Buckets[i].Cumulative = cum
 	}
 	if clamped > 0 {
-		h.repair("negative-increase", finding.Fields{"buckets": clamped}, "%d buckets had a negative increase (a counter reset increase() could not see); they were taken as 0", clamped)
+		repair(h, "negative-increase", finding.Fields{"buckets": clamped}, "%d buckets had a negative increase (a counter reset increase() could not see); they were taken as 0", clamped)
 		diverges = append(diverges, "histogram_quantile reads negative bucket counts, which tunetimeout took as 0")
 	}
 	if nans > 0 {
-		h.repair("nan-count", finding.Fields{"buckets": nans}, "%d buckets had a NaN count (the exporter wrote NaN); they were left out, and the calls the count holds beyond the other buckets count as slow", nans)
+		repair(h, "nan-count", finding.Fields{"buckets": nans}, "%d buckets had a NaN count (the exporter wrote NaN); they were left out, and the calls the count holds beyond the other buckets count as slow", nans)
 		diverges = append(diverges, "histogram_quantile reads NaN bucket counts, which tunetimeout left out")
 	}
 	if h.Negative > 0 {
-		h.repair("negative-buckets", finding.Fields{"calls": h.Negative}, "%s calls lie in negative buckets: a latency below zero is a bug of the exporter; they are left out", human.Number(h.Negative))
+		repair(h, "negative-buckets", finding.Fields{"calls": h.Negative}, "%s calls lie in negative buckets: a latency below zero is a bug of the exporter; they are left out", human.Number(h.Negative))
 		diverges = append(diverges, "histogram_quantile reads the negative buckets, which tunetimeout left out")
 	}
 	h.Divergence = strings.Join(diverges, "; ")
-	h.noteBeyond(unit)
+	noteBeyond(h, unit)
 	if !(h.Count > 0) {
 		return h, fmt.Errorf("%w: the histogram's increase is empty", ErrEmptyWindow)
 	}
 	return h, nil
 }
 
-// Position is where a quantile lies in a histogram.
-type Position struct {
-	Quantile float64
-	Bucket   Bucket // the bucket holding the quantile, (Lo, Hi]
-	// Estimate is histogram_quantile's answer: linear interpolation within
-	// Bucket (for a classic histogram exactly as PromQL computes it). In the
-	// +Inf bucket PromQL returns the largest finite bound, which Estimate
-	// holds too, with InInf set: it is no measurement.
-	Estimate float64
-	InInf    bool // the quantile lies beyond the largest finite bound
-}
-
-// Locate finds the q-quantile the way PromQL's histogram_quantile does: the
-// first bucket whose cumulative count reaches rank q x Count, and a linear
-// interpolation inside it (from 0 in the first bucket when its bound is
-// positive).
-func (h *Histogram) Locate(q float64) Position {
-	p := Position{Quantile: q}
-	if h == nil || len(h.Buckets) == 0 || !(h.Count > 0) {
-		p.Estimate = math.NaN()
-		return p
-	}
-	rank := q * h.Count
-	i := 0
-	for ; i < len(h.Buckets)-1; i++ {
-		if h.Buckets[i].Cumulative >= rank {
-			break
-		}
-	}
-	b := h.Buckets[i]
-	cum, count := 0.0, b.Cumulative
-	if i > 0 {
-		cum = h.Buckets[i-1].Cumulative
-		count -= cum
-	}
-	p.Bucket = b
-	if math.IsInf(b.Hi, 1) {
-		p.InInf = true
-		p.Estimate = b.Lo
-		if i == 0 {
-			p.Estimate = math.NaN()
-		}
-		return p
-	}
-	if i == 0 && b.Hi <= 0 {
-		p.Estimate = b.Hi
-		return p
-	}
-	p.Estimate = b.Lo + (b.Hi-b.Lo)*((rank-cum)/count)
-	return p
-}
-
-// Upper is the conservative reading of the q-quantile: the upper bound of
-// the bucket Locate finds on the unrounded counts, or, beyond the largest
-// finite bound, that bound as a lower bound (lower set). Latency holds whole
-// calls, and rounding the counts of fractional increases can move a
-// quantile of it to the bucket below (998.6 calls rounded to 999 reach the
-// rank 999 that 999.4 of 1000.4 needed): the quantile the timeout builds on
-// comes from here. A bucket bounded beyond MaxBound is read as +Inf.
-func (h *Histogram) Upper(q float64) (d time.Duration, lower bool) {
-	p := h.Locate(q)
-	if p.InInf || p.Bucket.Hi > MaxBound {
-		return Seconds(max(h.LargestUsable(), 0)), true
-	}
-	return Seconds(max(p.Bucket.Hi, 0)), false
-}
-
-// LargestFinite returns the largest finite bucket bound; 0 without one.
-func (h *Histogram) LargestFinite() float64 {
-	for i := len(h.Buckets) - 1; i >= 0; i-- {
-		if !math.IsInf(h.Buckets[i].Hi, 1) {
-			return h.Buckets[i].Hi
-		}
-	}
-	return 0
-}
-
-// Bounds returns the finite upper bounds, ascending.
-func (h *Histogram) Bounds() []float64 {
-	var out []float64
-	for _, b := range h.Buckets {
-		if !math.IsInf(b.Hi, 1) {
-			out = append(out, b.Hi)
-		}
-	}
-	return out
-}
-
-// Latency records the histogram into an HDR latency histogram, each bucket's
-// calls at the bucket's upper bound: every quantile then comes out as the
-// upper bound of the bucket holding it, the conservative reading of bucketed
-// data. The calls of the +Inf bucket took longer than the largest finite
-// bound and nobody knows by how much: they are recorded as right-censored
-// just above that bound ("took longer"), so a quantile among them is
-// reported as a lower bound, not as measured. Fractional counts are rounded
-// on the cumulative counts, so the total is Count rounded.
-func (h *Histogram) Latency() *histogram.Latency {
-	l := histogram.New()
-	largest := h.LargestUsable()
-	var bounds []time.Duration
-	for _, b := range h.Buckets {
-		if b.Hi <= MaxBound {
-			bounds = append(bounds, Seconds(max(b.Hi, 0)))
-		}
-	}
-	l.SnapTo(bounds)
-	recorded := int64(0)
-	for _, b := range h.Buckets {
-		n := int64(math.Round(b.Cumulative)) - recorded
-		if n <= 0 {
-			continue
-		}
-		recorded += n
-		if b.Hi > MaxBound {
-			// Just above the largest bound a latency can have (the +Inf
-			// bucket, or one beyond 24h): a timeout at that bound cuts
-			// these calls off; quantiles among them answer the bound.
-			l.RecordAboveN(Seconds(largest), n)
-			continue
-		}
-		l.RecordN(Seconds(max(b.Hi, 0)), n)
-	}
-	return l
-}
-
-// MaxBound is the largest bucket bound, in seconds, that a timeout can be
-// built on: histogram.Highest, 24 hours. Calls in a bucket bounded above
-// it (a _seconds histogram fed milliseconds or nanoseconds has such bounds)
-// count, as those of +Inf do, as taking longer than the largest bound
-// within it.
-var MaxBound = histogram.Highest.Seconds()
-
-// LargestUsable returns the largest finite bucket bound within MaxBound;
-// 0 without one.
-func (h *Histogram) LargestUsable() float64 {
-	for i := len(h.Buckets) - 1; i >= 0; i-- {
-		if h.Buckets[i].Hi <= MaxBound {
-			return h.Buckets[i].Hi
-		}
-	}
-	return 0
-}
-
-// noteBeyond adds a repair note for bucket bounds beyond MaxBound.
-func (h *Histogram) noteBeyond(unit time.Duration) {
+// noteBeyond adds a repair note for bucket bounds beyond histogram.MaxBound.
+func noteBeyond(h *histogram.Bucketed, unit time.Duration) {
 	n, first := 0, 0.0
 	for _, b := range h.Buckets {
-		if b.Hi > MaxBound && !math.IsInf(b.Hi, 1) {
+		if b.Hi > histogram.MaxBound && !math.IsInf(b.Hi, 1) {
 			if n == 0 {
 				first = b.Hi
 			}
@@ -540,43 +364,7 @@ func (h *Histogram) noteBeyond(unit time.Duration) {
 	if n == 0 {
 		return
 	}
-	h.repair("beyond-24h", finding.Fields{"bounds": n, "first_bound_seconds": first, "largest_usable_seconds": h.LargestUsable()},
+	repair(h, "beyond-24h", finding.Fields{"bounds": n, "first_bound_seconds": first, "largest_usable_seconds": h.LargestUsable()},
 		"%d bucket bounds lie beyond 24h, the longest latency tunetimeout reads (the first %s, le=%q in the metric's unit); their calls count as taking longer than %s, the largest bound within it. Bounds that large suggest a unit mix-up (milliseconds or nanoseconds observed into a _seconds histogram)",
 		n, human.Seconds(first), strconv.FormatFloat(first/unit.Seconds(), 'g', -1, 64), human.Seconds(h.LargestUsable()))
-}
-
-// Seconds converts seconds, as the buckets hold them, to a duration,
-// rounded to the nanosecond. Beyond what a time.Duration holds it is the
-// largest one (bounds that large are beyond MaxBound, and never built on).
-func Seconds(s float64) time.Duration {
-	if s >= math.MaxInt64/float64(time.Second) {
-		return math.MaxInt64
-	}
-	return time.Duration(math.Round(s * float64(time.Second)))
-}
-
-// Above returns the share of the calls that took longer than seconds, as
-// far as the buckets tell: at least the calls of the buckets wholly above
-// it, at most those of the buckets that reach above it; the two are equal
-// (exact true) when seconds is a bucket bound, to a part in a million. A
-// histogram without calls gives 0, 1.
-func (h *Histogram) Above(seconds float64) (lo, hi float64, exact bool) {
-	if h == nil || !(h.Count > 0) {
-		return 0, 1, false
-	}
-	exact = seconds <= 0
-	var surely, maybe float64
-	for _, b := range h.Buckets {
-		if math.Abs(b.Hi-seconds) <= 1e-6*math.Max(seconds, 1e-9) || b.Lo >= seconds && math.Abs(b.Lo-seconds) <= 1e-6*math.Max(seconds, 1e-9) {
-			exact = true
-		}
-		switch {
-		case b.Lo >= seconds*(1-1e-6):
-			surely += b.Count
-			maybe += b.Count
-		case b.Hi > seconds*(1+1e-6):
-			maybe += b.Count
-		}
-	}
-	return surely / h.Count, maybe / h.Count, exact
 }

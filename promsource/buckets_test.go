@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 )
 
@@ -353,7 +354,7 @@ func TestRepairsAreFindings(t *testing.T) {
 // TestAbove: the share above a bound is exact; between bounds, the
 // buckets only bracket it.
 func TestAbove(t *testing.T) {
-	h := &Histogram{Count: 100, Buckets: []Bucket{{Lo: 0, Hi: 0.1, Count: 60}, {Lo: 0.1, Hi: 0.5, Count: 30}, {Lo: 0.5, Hi: 1, Count: 9}, {Lo: 1, Hi: math.Inf(1), Count: 1}}}
+	h := &histogram.Bucketed{Count: 100, Buckets: []histogram.Bucket{{Lo: 0, Hi: 0.1, Count: 60}, {Lo: 0.1, Hi: 0.5, Count: 30}, {Lo: 0.5, Hi: 1, Count: 9}, {Lo: 1, Hi: math.Inf(1), Count: 1}}}
 	lo, hi, exact := h.Above(0.5)
 	assert.True(t, exact)
 	assert.InDelta(t, 0.10, lo, 1e-12)
@@ -366,6 +367,6 @@ func TestAbove(t *testing.T) {
 	assert.False(t, exact)
 	assert.Equal(t, 0.0, lo)
 	assert.InDelta(t, 0.01, hi, 1e-12, "only +Inf reaches above 2 s")
-	lo, hi, _ = (&Histogram{}).Above(1)
+	lo, hi, _ = (&histogram.Bucketed{}).Above(1)
 	assert.Equal(t, [2]float64{0, 1}, [2]float64{lo, hi})
 }

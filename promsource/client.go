@@ -187,3 +187,7 @@ func oneLine(s string) string { return httpclient.OneLine(s) }
 
 // QueryError is a failed query, explained in one line.
 type QueryError = httpclient.Error
+
+// Display is the server's URL as reports and messages show it, without
+// credentials: known before any query (a source's name).
+func (c Connection) Display() string { return c.options().Display() }

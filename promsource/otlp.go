@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
@@ -368,12 +369,12 @@ func quoted(names []string, n int) []string {
 	return out
 }
 
-// histogram is the point as a Histogram in seconds. The point's max, when
+// histogram is the point as a histogram.Bucketed in seconds. The point's max, when
 // it has one, bounds its highest bucket: no call took longer, so a
 // quantile there has an upper bound even in the bucket above the largest
 // explicit bound.
-func (p *otlpPoint) histogram(unit time.Duration, exponential bool) (*Histogram, error) {
-	var h *Histogram
+func (p *otlpPoint) histogram(unit time.Duration, exponential bool) (*histogram.Bucketed, error) {
+	var h *histogram.Bucketed
 	var err error
 	if exponential {
 		h, err = p.exponentialHistogram(unit)
@@ -423,22 +424,22 @@ func (p *otlpPoint) histogram(unit time.Duration, exponential bool) (*Histogram,
 // exponentialHistogram reads exponential buckets as FromNative reads a
 // native histogram: bucket index i is (base^i, base^(i+1)], the zero
 // bucket [0, threshold], negative buckets left out and counted.
-func (p *otlpPoint) exponentialHistogram(unit time.Duration) (*Histogram, error) {
-	h := &Histogram{Kind: OTLPExponential}
+func (p *otlpPoint) exponentialHistogram(unit time.Duration) (*histogram.Bucketed, error) {
+	h := &histogram.Bucketed{Kind: OTLPExponential}
 	u := unit.Seconds()
 	if p.zero > 0 {
-		h.Buckets = append(h.Buckets, Bucket{Lo: 0, Hi: p.zeroThreshold * u, Count: float64(p.zero)})
+		h.Buckets = append(h.Buckets, histogram.Bucket{Lo: 0, Hi: p.zeroThreshold * u, Count: float64(p.zero)})
 	}
 	for i, c := range p.counts {
 		if c == 0 {
 			continue
 		}
 		idx := int64(p.offset) + int64(i)
-		h.Buckets = append(h.Buckets, Bucket{Lo: ingest.ExponentialBound(p.scale, idx) * u, Hi: ingest.ExponentialBound(p.scale, idx+1) * u, Count: float64(c)})
+		h.Buckets = append(h.Buckets, histogram.Bucket{Lo: ingest.ExponentialBound(p.scale, idx) * u, Hi: ingest.ExponentialBound(p.scale, idx+1) * u, Count: float64(c)})
 	}
 	// The zero bucket first; a threshold above the lowest buckets' bounds
 	// (points merged under the wider one) keeps them in order by Hi.
-	slices.SortStableFunc(h.Buckets, func(a, b Bucket) int {
+	slices.SortStableFunc(h.Buckets, func(a, b histogram.Bucket) int {
 		switch {
 		case a.Hi < b.Hi:
 			return -1
@@ -455,9 +456,9 @@ func (p *otlpPoint) exponentialHistogram(unit time.Duration) (*Histogram, error)
 	h.Count = cum
 	h.Negative = float64(p.negative)
 	if p.negative > 0 {
-		h.repair("negative-buckets", finding.Fields{"calls": h.Negative}, "%s calls lie in negative buckets: a latency below zero is a bug of the exporter; they are left out", human.Count(int64(p.negative)))
+		repair(h, "negative-buckets", finding.Fields{"calls": h.Negative}, "%s calls lie in negative buckets: a latency below zero is a bug of the exporter; they are left out", human.Count(int64(p.negative)))
 	}
-	h.noteBeyond(unit)
+	noteBeyond(h, unit)
 	if !(h.Count > 0) {
 		return h, fmt.Errorf("%w: the histogram holds no call", ErrEmptyWindow)
 	}

@@ -4,7 +4,7 @@
 // (NAME_bucket{vmrange}), native histograms, summaries (shown, never
 // aggregated), call rates for Little's law, and per-step windows. It
 // sits between histogram and recommend in the pipeline: its output is one
-// bucketed Histogram per group, which converts to a histogram.Latency
+// bucketed histogram.Bucketed per group, which converts to a histogram.Latency
 // (docs/method.md#4-bucketed-data).
 //
 // Answers are decoded as a stream, one series at a time, keeping only the
@@ -12,8 +12,8 @@
 // Connection.MaxResponseBytes fails its query (api.go, response.go).
 //
 // Bucketed data only says that a quantile lies within a bucket (lo, hi]:
-// Histogram.Latency records every call at its bucket's upper bound, so the
-// timeout built on it is conservative, and Histogram.Locate gives
+// histogram.Bucketed.Latency records every call at its bucket's upper bound, so the
+// timeout built on it is conservative, and histogram.Bucketed.Locate gives
 // histogram_quantile's linear estimate beside it.
 package promsource
 
@@ -32,6 +32,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/internal/names"
 	"github.com/tunetimeout/tunetimeout/internal/usage"
@@ -115,8 +116,8 @@ type Group struct {
 	// Labels are the group's values of the --by labels that its series
 	// have, in --by order: its identity (a missing label is absent).
 	Labels  []Label
-	Overall *Histogram // the whole window; nil with Err
-	Steps   []Step     // per step when Options.Step > 0, oldest first
+	Overall *histogram.Bucketed // the whole window; nil with Err
+	Steps   []Step              // per step when Options.Step > 0, oldest first
 	// Calls is the increase of NAME_count over the window (the histogram's
 	// own count for native histograms).
 	Calls    float64
@@ -136,7 +137,7 @@ type Group struct {
 // Step is one step-long window ending at End.
 type Step struct {
 	End  time.Time
-	Hist *Histogram // nil when no call fell into the window
+	Hist *histogram.Bucketed // nil when no call fell into the window
 	// ServerEstimate is Group.ServerEstimate for this step.
 	ServerEstimate float64
 }
@@ -167,6 +168,18 @@ type session struct {
 	groupLabels map[string][]Label
 }
 
+// HistogramName is the histogram a metric name names: the name itself, or
+// the histogram one of whose series it is (NAME_bucket, NAME_count,
+// NAME_sum).
+func HistogramName(metric string) string {
+	for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+		if base, ok := strings.CutSuffix(metric, suffix); ok && base != "" {
+			return base
+		}
+	}
+	return metric
+}
+
 // Fetch reads the histogram of o.Metric from Prometheus.
 func Fetch(ctx context.Context, o Options) (*Result, error) {
 	if err := o.Check(); err != nil {
@@ -180,13 +193,9 @@ func Fetch(ctx context.Context, o Options) (*Result, error) {
 	s := &session{c: c, o: o, res: res, seenMsg: map[string]bool{}, labelSeen: map[string]bool{}, groupLabels: map[string][]Label{}}
 	s.sel = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(o.Selector), "{"), "}"))
 
-	name := o.Metric
-	for _, suffix := range []string{"_bucket", "_count", "_sum"} {
-		if base, ok := strings.CutSuffix(name, suffix); ok && base != "" {
-			res.Notes = append(res.Notes, fmt.Sprintf("--metric %s names one series of the histogram %s; reading %s.", name, base, base))
-			name = base
-			break
-		}
+	name := HistogramName(o.Metric)
+	if name != o.Metric {
+		res.Notes = append(res.Notes, fmt.Sprintf("--metric %s names one series of the histogram %s; reading %s.", o.Metric, name, name))
 	}
 	res.Metric = name
 
@@ -294,6 +303,13 @@ func (o *Options) check() error {
 		o.At = time.Now()
 	}
 	return errors.Join(errs...)
+}
+
+// UnitOf tells what one unit of the metric named lasts, from its name's
+// suffix (_seconds, _milliseconds...); ok false without one.
+func UnitOf(name string) (unit time.Duration, ok bool) {
+	u, _, err := unitOf(name, 0)
+	return u, err == nil
 }
 
 // unitOf tells what one unit of the metric lasts.
@@ -482,7 +498,7 @@ type bucketLayout struct {
 	label string // the bucket label
 	// check reads a label value as it is decoded; an error fails the Fetch.
 	check func(model.LabelValue) error
-	build func([]bucketSample, time.Duration) (*Histogram, error)
+	build func([]bucketSample, time.Duration) (*histogram.Bucketed, error)
 }
 
 // bucketSample is one bucket series' increase: its bucket label's value and
@@ -500,7 +516,7 @@ var (
 			}
 			return nil
 		},
-		build: func(bs []bucketSample, unit time.Duration) (*Histogram, error) {
+		build: func(bs []bucketSample, unit time.Duration) (*histogram.Bucketed, error) {
 			les := make([]LE, 0, len(bs))
 			for _, b := range bs {
 				le, _ := parseFloat(b.bound) // checked as decoded
@@ -511,7 +527,7 @@ var (
 	}
 	vmrangeBuckets = bucketLayout{kind: VMRange, label: "vmrange",
 		check: func(model.LabelValue) error { return nil }, // FromVMRange tells every bad one
-		build: func(bs []bucketSample, unit time.Duration) (*Histogram, error) {
+		build: func(bs []bucketSample, unit time.Duration) (*histogram.Bucketed, error) {
 			rs := make([]VMBucket, 0, len(bs))
 			for _, b := range bs {
 				rs = append(rs, VMBucket{Range: b.bound, Count: b.value})

@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 )
@@ -101,12 +102,12 @@ const maxShownErrors = 3
 // passes over, saying so in Repairs: a NaN count is left out, a negative one
 // (an increase across a reset it could not see) taken as 0, and ranges with
 // the same bounds (written differently) added up.
-func FromVMRange(buckets []VMBucket, unit time.Duration) (*Histogram, error) {
+func FromVMRange(buckets []VMBucket, unit time.Duration) (*histogram.Bucketed, error) {
 	type parsed struct {
 		lo, hi, count float64
 		label         string
 	}
-	h := &Histogram{Kind: VMRange}
+	h := &histogram.Bucketed{Kind: VMRange}
 	var ranges []parsed
 	var bad []string
 	nBad, nNaN, nNeg := 0, 0, 0
@@ -177,13 +178,13 @@ func FromVMRange(buckets []VMBucket, unit time.Duration) (*Histogram, error) {
 		return nil, fmt.Errorf("%s%s: each call is counted in one range, so the counts of overlapping ranges cannot be read", first, more)
 	}
 	if nNaN > 0 {
-		h.repair("nan-count", finding.Fields{"buckets": nNaN}, "%d vmrange buckets had a NaN increase; they were left out, as VictoriaMetrics's histogram_quantile leaves them out", nNaN)
+		repair(h, "nan-count", finding.Fields{"buckets": nNaN}, "%d vmrange buckets had a NaN increase; they were left out, as VictoriaMetrics's histogram_quantile leaves them out", nNaN)
 	}
 	if nNeg > 0 {
-		h.repair("negative-increase", finding.Fields{"buckets": nNeg, "by_calls": negBy}, "%d vmrange buckets had a negative increase (by up to %s calls: a counter reset increase() could not see); they were taken as 0, as VictoriaMetrics's histogram_quantile takes them", nNeg, human.Number(negBy))
+		repair(h, "negative-increase", finding.Fields{"buckets": nNeg, "by_calls": negBy}, "%d vmrange buckets had a negative increase (by up to %s calls: a counter reset increase() could not see); they were taken as 0, as VictoriaMetrics's histogram_quantile takes them", nNeg, human.Number(negBy))
 	}
 	if dups > 0 {
-		h.repair("duplicate-range", finding.Fields{"buckets": dups}, "%d vmrange buckets had the same bounds as another, written differently; their counts were added up", dups)
+		repair(h, "duplicate-range", finding.Fields{"buckets": dups}, "%d vmrange buckets had the same bounds as another, written differently; their counts were added up", dups)
 	}
 	if len(merged) == 0 {
 		return nil, fmt.Errorf("%w: no bucket series", ErrEmptyWindow)
@@ -195,10 +196,10 @@ func FromVMRange(buckets []VMBucket, unit time.Duration) (*Histogram, error) {
 			continue
 		}
 		cum += r.count
-		h.Buckets = append(h.Buckets, Bucket{Lo: r.lo * u, Hi: r.hi * u, Count: r.count, Cumulative: cum})
+		h.Buckets = append(h.Buckets, histogram.Bucket{Lo: r.lo * u, Hi: r.hi * u, Count: r.count, Cumulative: cum})
 	}
 	h.Count = cum
-	h.noteBeyond(unit)
+	noteBeyond(h, unit)
 	if !(h.Count > 0) {
 		return h, fmt.Errorf("%w: every vmrange bucket's increase is 0", ErrEmptyWindow)
 	}

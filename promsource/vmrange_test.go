@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/histogram"
 )
 
 // The vmrange strings below are VictoriaMetrics/metrics's own: its
@@ -207,9 +209,9 @@ func TestFromVMRangeGapsAndEnds(t *testing.T) {
 	}, time.Second)
 	require.NoError(t, err)
 	require.Len(t, h.Buckets, 3)
-	assert.Equal(t, Bucket{Lo: 0, Hi: 1e-9, Count: 5, Cumulative: 5}, h.Buckets[0])
-	assert.Equal(t, Bucket{Lo: 0.01, Hi: 0.01136, Count: 90, Cumulative: 95}, h.Buckets[1])
-	assert.Equal(t, Bucket{Lo: 1e18, Hi: math.Inf(1), Count: 5, Cumulative: 100}, h.Buckets[2])
+	assert.Equal(t, histogram.Bucket{Lo: 0, Hi: 1e-9, Count: 5, Cumulative: 5}, h.Buckets[0])
+	assert.Equal(t, histogram.Bucket{Lo: 0.01, Hi: 0.01136, Count: 90, Cumulative: 95}, h.Buckets[1])
+	assert.Equal(t, histogram.Bucket{Lo: 1e18, Hi: math.Inf(1), Count: 5, Cumulative: 100}, h.Buckets[2])
 
 	p := h.Locate(0.03) // rank 3 of the 5 below 1e-9
 	assert.InDelta(t, 0.6e-9, p.Estimate, 1e-21)
@@ -372,7 +374,7 @@ func TestFetchVMRangeBesideLE(t *testing.T) {
 	assert.Equal(t, 1000.0, res.Groups[0].Overall.Count, "the le buckets alone")
 }
 
-// Bucket series with neither label fail as before, saying what was looked for.
+// histogram.Bucket series with neither label fail as before, saying what was looked for.
 func TestFetchBucketsWithoutBounds(t *testing.T) {
 	srv := (&recorder{}).server(t, func(w http.ResponseWriter, _ *http.Request, q string) {
 		switch {

@@ -45,7 +45,7 @@ type Measured struct {
 	// Quantile, when set, answers the quantiles the timeout builds on (the
 	// base and the median) in place of h.Quantile: bucketed data knows the
 	// bucket that holds a quantile from its fractional counts, where h holds
-	// whole calls (promsource.Histogram.Upper).
+	// whole calls (histogram.Bucketed.Upper).
 	Quantile func(q float64) time.Duration
 }
 

@@ -161,3 +161,7 @@ func clickHouseMessage(body string) (code int, msg string) {
 	}
 	return code, line
 }
+
+// Display is the server's URL as Fetch returns it, without credentials:
+// known before any query (a source's name).
+func (ch ClickHouse) Display() string { return ch.connection().Display() }

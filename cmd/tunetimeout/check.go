@@ -17,23 +17,25 @@ import (
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/report/snippet"
+	"github.com/tunetimeout/tunetimeout/source"
 )
+
+// checkFlags holds the check command's own flags.
+type checkFlags struct {
+	data, maps                                []string
+	failOn, baseline, saved, cfgFmt, topology string
+	suggest                                   bool
+	src                                       sourceFlags
+}
+
+// severities are the values of --fail-on.
+var severities = []string{string(finding.Info), string(finding.Warning), string(finding.Error), "never"}
 
 func newCheck() *cobra.Command {
 	var (
-		o        = analysis.CheckOptions{Options: analysis.Options{Recommend: recommend.DefaultOptions()}}
-		f        analyzeFlags
-		data     []string
-		maps     []string
-		failOn   string
-		baseline string
-		suggest  bool
-		saved    string
-		prom     analysis.PrometheusOptions
-		pf       prometheusFlags
-		cfgFmt   string
-		topology string
-		severity = []string{string(finding.Info), string(finding.Warning), string(finding.Error), "never"}
+		o  = analysis.CheckOptions{Options: analysis.Options{Recommend: recommend.DefaultOptions()}}
+		f  analyzeFlags
+		cf checkFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "check CONFIG... --data DATA...",
@@ -56,103 +58,31 @@ func newCheck() *cobra.Command {
   # The edits to make, applied
   tunetimeout check nginx.conf --data access.log --suggest | patch -p0`,
 		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 && topology == "" {
+			if len(args) == 0 && cf.topology == "" {
 				return usageError{fmt.Errorf("check: name the config files to check (%s), then the latency with --data, --url or --report", strings.Join(readers(), ", "))}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sources := 0
-			for _, given := range []bool{len(data) > 0, prom.Source.URL != "", saved != ""} {
-				if given {
-					sources++
-				}
-			}
-			switch sources {
-			case 0:
-				return usageError{fmt.Errorf("--data, --url or --report: name the latency to check against (any input analyze reads, a Prometheus histogram, or a report analyze wrote with -o json)")}
-			case 1:
-			default:
-				return usageError{fmt.Errorf("--data, --url, --report: check against one source of latency at a time")}
-			}
-			if saved != "" {
-				r, err := readReport(cmd.InOrStdin(), saved)
-				if err != nil {
-					return fmt.Errorf("--report: %w", err)
-				}
-				o.Report = r
-			}
-			if prom.Source.URL != "" {
-				// --by, --unit and --metric serve both sources: labels,
-				// the metric's unit and name for Prometheus.
-				pf.unit, prom.Source.By, prom.Source.Metric = f.unit, f.by, o.Ingest.Metric
-				o.Ingest.Metric = ""
-				f.unit = ""
-				if err := pf.apply(&prom); err != nil {
-					return usageError{err}
-				}
-				if prom.Source.Step > 0 {
-					return usageError{fmt.Errorf("--step: check holds a config over the whole --window")}
-				}
-				if err := prom.Source.Check(); err != nil {
-					return usageError{err}
-				}
-				o.Prometheus = &prom
-			}
-			if err := f.apply(cmd.Flags(), &o.Options); err != nil {
-				return usageError{err}
-			}
-			if !slices.Contains(severity, failOn) {
-				return usageError{fmt.Errorf("--fail-on %q: want %s", failOn, strings.Join(severity, ", "))}
-			}
-			if cfgFmt != "" && !slices.Contains(readers(), cfgFmt) {
-				return usageError{fmt.Errorf("--config-format %q: want %s", cfgFmt, strings.Join(readers(), ", "))}
-			}
-			write, err := report.LookupCheck(f.format)
+			write, err := cf.apply(cmd, &f, &o, args)
 			if err != nil {
-				return usageError{formatHint(err, f.format)}
-			}
-			o.Map = map[string]string{}
-			for _, m := range maps {
-				obj, group, ok := strings.Cut(m, "=")
-				if !ok || obj == "" || group == "" {
-					return usageError{fmt.Errorf("--map %q: want CONFIG_OBJECT=GROUP", m)}
-				}
-				o.Map[obj] = group
-			}
-			o.Configs, o.Inputs, o.ConfigFormat = args, data, cfgFmt
-			if topology != "" {
-				if o.Chain {
-					return usageError{fmt.Errorf("--chain, --topology: one says all the configs are one chain, the other which are; give one")}
-				}
-				t, err := analysis.ReadTopology(topology)
-				if err != nil {
-					return err
-				}
-				o.Topology = t
+				return err
 			}
 			c, err := analysis.Check(cmd.Context(), o, cmd.InOrStdin())
 			if err != nil {
 				return err
 			}
 			c.ToolVersion = buildVersion()
-			if baseline != "" {
-				b, err := readCheck(baseline)
+			if cf.baseline != "" {
+				b, err := readCheck(cf.baseline)
 				if err != nil {
 					return err
 				}
 				c.ApplyBaseline(b)
 			}
 			out := func(w io.Writer) error { return write(w, c) }
-			if suggest {
-				// The edits alone, for patch -p0.
-				out = func(w io.Writer) error {
-					skipped, err := report.WriteFixes(w, c, func(file string) ([]byte, error) { return analysis.ReadConfigFile(file) })
-					if skipped > 0 && err == nil {
-						fmt.Fprintf(cmd.ErrOrStderr(), "tunetimeout: %s left out: their value is no longer on its line\n", human.Plural(int64(skipped), "edit"))
-					}
-					return err
-				}
+			if cf.suggest {
+				out = suggestFixes(cmd, c)
 			}
 			if f.output != "" {
 				err = temps.Write(cmd.Context(), f.output, out)
@@ -162,28 +92,105 @@ func newCheck() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if failOn != "never" && c.AtLeast(failOn) {
-				return fmt.Errorf("findings at or above %s: see above", failOn)
+			if cf.failOn != "never" && c.AtLeast(cf.failOn) {
+				return fmt.Errorf("findings at or above %s: see above", cf.failOn)
 			}
 			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&data, "data", nil, "the measured latency: files, globs or - (any input analyze reads)")
-	fl.StringVar(&saved, "report", "", "the measured latency as a report analyze wrote with -o json (exact at its candidates, bracketed by its bins elsewhere)")
-	fl.StringArrayVar(&maps, "map", nil, "send a config object to a group: OBJECT=GROUP, the object named as check lists it (repeatable)")
-	fl.StringVar(&failOn, "fail-on", string(finding.Error), "exit 1 when a finding is at or above this severity: "+strings.Join(severity, ", "))
-	fl.StringVar(&baseline, "baseline", "", "a check written with -o json whose findings are known: they are shown, marked, and fail nothing")
-	fl.BoolVar(&suggest, "suggest", false, "write, instead of the report, the edits that bring each value to the recommendation, as a unified diff for patch -p0")
+	fl.StringSliceVar(&cf.data, "data", nil, "the measured latency: files, globs or - (any input analyze reads)")
+	fl.StringVar(&cf.saved, "report", "", "the measured latency as a report analyze wrote with -o json (exact at its candidates, bracketed by its bins elsewhere)")
+	fl.StringArrayVar(&cf.maps, "map", nil, "send a config object to a group: OBJECT=GROUP, the object named as check lists it (repeatable)")
+	fl.StringVar(&cf.failOn, "fail-on", string(finding.Error), "exit 1 when a finding is at or above this severity: "+strings.Join(severities, ", "))
+	fl.StringVar(&cf.baseline, "baseline", "", "a check written with -o json whose findings are known: they are shown, marked, and fail nothing")
+	fl.BoolVar(&cf.suggest, "suggest", false, "write, instead of the report, the edits that bring each value to the recommendation, as a unified diff for patch -p0")
 	fl.BoolVar(&o.Chain, "chain", false, "the configs are the layers of one call chain, the caller's first: their retries multiply")
-	fl.StringVar(&topology, "topology", "", "a YAML file naming each service's configs and the services it calls: the retries along each path multiply (docs/chain.md); its configs are checked too")
-	fl.StringVar(&cfgFmt, "config-format", "", "read every config as this target's: "+strings.Join(readers(), ", ")+" (default: detected per file)")
+	fl.StringVar(&cf.topology, "topology", "", "a YAML file naming each service's configs and the services it calls: the retries along each path multiply (docs/chain.md); its configs are checked too")
+	fl.StringVar(&cf.cfgFmt, "config-format", "", "read every config as this target's: "+strings.Join(readers(), ", ")+" (default: detected per file)")
 	addInputFlags(cmd, &o.Options, &f)
-	addPrometheusFlags(cmd, &prom, &pf, false)
+	addSourceFlags(cmd, &cf.src, false)
 	addAnalysisFlags(cmd, &o.Options, &f, report.CheckFormats())
-	complete(cmd, "fail-on", severity...)
+	complete(cmd, "fail-on", severities...)
 	complete(cmd, "config-format", readers()...)
 	return withTopics(cmd, "findings", "formats", "status", "timeout", "histograms", "servers")
+}
+
+// apply parses check's flags into o and returns the writer of -o.
+func (cf *checkFlags) apply(cmd *cobra.Command, f *analyzeFlags, o *analysis.CheckOptions, args []string) (func(io.Writer, *report.Check) error, error) {
+	n := cf.src.given()
+	for _, given := range []bool{len(cf.data) > 0, cf.saved != ""} {
+		if given {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return nil, usageError{fmt.Errorf("--data, --url or --report: name the latency to check against (any input analyze reads, a Prometheus histogram, or a report analyze wrote with -o json)")}
+	case n > 1:
+		return nil, usageError{fmt.Errorf("--data, --url, --report: check against one source of latency at a time")}
+	case cf.saved != "":
+		r, err := readReport(cmd.InOrStdin(), cf.saved)
+		if err != nil {
+			return nil, fmt.Errorf("--report: %w", err)
+		}
+		o.Report = r
+	}
+	cf.src.prepare(f, &o.Options, len(cf.data) > 0 || cf.saved != "")
+	if err := f.apply(cmd.Flags(), &o.Options); err != nil {
+		return nil, usageError{err}
+	}
+	if o.Report == nil {
+		src, err := cf.src.source(&o.Options, cf.data)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		if p, ok := src.(*source.Prometheus); ok && p.Options.Step > 0 {
+			return nil, usageError{fmt.Errorf("--step: check holds a config over the whole --window")}
+		}
+		o.Source = src
+	}
+	if !slices.Contains(severities, cf.failOn) {
+		return nil, usageError{fmt.Errorf("--fail-on %q: want %s", cf.failOn, strings.Join(severities, ", "))}
+	}
+	if cf.cfgFmt != "" && !slices.Contains(readers(), cf.cfgFmt) {
+		return nil, usageError{fmt.Errorf("--config-format %q: want %s", cf.cfgFmt, strings.Join(readers(), ", "))}
+	}
+	write, err := report.LookupCheck(f.format)
+	if err != nil {
+		return nil, usageError{formatHint(err, f.format)}
+	}
+	o.Map = map[string]string{}
+	for _, m := range cf.maps {
+		obj, group, ok := strings.Cut(m, "=")
+		if !ok || obj == "" || group == "" {
+			return nil, usageError{fmt.Errorf("--map %q: want CONFIG_OBJECT=GROUP", m)}
+		}
+		o.Map[obj] = group
+	}
+	o.Configs, o.Inputs, o.ConfigFormat = args, cf.data, cf.cfgFmt
+	if cf.topology != "" {
+		if o.Chain {
+			return nil, usageError{fmt.Errorf("--chain, --topology: one says all the configs are one chain, the other which are; give one")}
+		}
+		t, err := analysis.ReadTopology(cf.topology)
+		if err != nil {
+			return nil, err
+		}
+		o.Topology = t
+	}
+	return write, nil
+}
+
+// suggestFixes writes the edits alone, for patch -p0.
+func suggestFixes(cmd *cobra.Command, c *report.Check) func(io.Writer) error {
+	return func(w io.Writer) error {
+		skipped, err := report.WriteFixes(w, c, func(file string) ([]byte, error) { return analysis.ReadConfigFile(file) })
+		if skipped > 0 && err == nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "tunetimeout: %s left out: their value is no longer on its line\n", human.Plural(int64(skipped), "edit"))
+		}
+		return err
+	}
 }
 
 // readCheck reads a --baseline.

@@ -4,13 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tunetimeout/tunetimeout/analysis"
+	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/report/rules"
@@ -20,16 +23,15 @@ import (
 type rulesFlags struct {
 	reportFile, falseTimeouts, network, windows, near, kind string
 	output, testOut, grafana, name, namespace               string
-	metaLabels                                              []string
+	metaLabels, data, le                                    []string
 }
 
 func newRules() *cobra.Command {
 	var (
-		o  = analysis.Options{Recommend: recommend.DefaultOptions()}
-		p  analysis.PrometheusOptions
-		pf prometheusFlags
-		ro = rules.DefaultOptions()
-		f  rulesFlags
+		o   = analysis.Options{Recommend: recommend.DefaultOptions()}
+		src sourceFlags
+		ro  = rules.DefaultOptions()
+		f   rulesFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "rules (--url URL --metric NAME | --report FILE)",
@@ -64,65 +66,13 @@ reads it, or --report, a saved tunetimeout prometheus -o json.`,
 			if f.testOut != "" && f.kind != rules.KindRules {
 				return usageError{errors.New("--test-out needs --kind rules: promtool reads rules files, not PrometheusRules")}
 			}
-			var r *report.Report
-			if f.reportFile != "" {
-				if p.Source.URL != "" {
-					return usageError{errors.New("give --report or --url, not both")}
-				}
-				if r, err = readReport(cmd.InOrStdin(), f.reportFile); err != nil {
-					return err
-				}
-			} else {
-				if err := pf.apply(&p); err != nil {
-					return usageError{err}
-				}
-				if err := p.Source.Check(); err != nil {
-					return usageError{err}
-				}
-				if r, err = analysis.RunPrometheus(cmd.Context(), o, p); err != nil {
-					return err
-				}
-			}
-			ro.Metric, ro.Selector, ro.By = p.Source.Metric, p.Source.Selector, p.Source.By
-			rs, err := rules.Build(r, ro)
+			r, err := f.read(cmd, o, &src)
 			if err != nil {
 				return err
 			}
-			for _, n := range rs.Notes {
-				fmt.Fprintln(cmd.ErrOrStderr(), "tunetimeout rules: "+n)
-			}
-			out, err := rules.Marshal(rs, f.kind, meta)
-			if err != nil {
-				return err
-			}
-			if err := writeFile(cmd, f.output, out); err != nil {
-				return err
-			}
-			if f.testOut != "" {
-				rel, err := relativeTo(f.testOut, f.output)
-				if err != nil {
-					return err
-				}
-				metric := ro.Metric
-				if metric == "" {
-					metric = r.Prometheus.Metric
-				}
-				test, err := rules.UnitTest(rs, ro, metric, ro.Selector, rel)
-				if err != nil {
-					return fmt.Errorf("--test-out: %w", err)
-				}
-				if err := writeFile(cmd, f.testOut, test); err != nil {
-					return err
-				}
-			}
-			if f.grafana != "" {
-				d, err := rules.Dashboard(ro.Windows, "tunetimeout: "+rs.Source)
-				if err != nil {
-					return err
-				}
-				return writeFile(cmd, f.grafana, append(d, '\n'))
-			}
-			return nil
+			p := src.prom.Source
+			ro.Metric, ro.Selector, ro.By = p.Metric, p.Selector, p.By
+			return f.write(cmd, r, ro, meta)
 		},
 	}
 	fl := cmd.Flags()
@@ -150,10 +100,94 @@ reads it, or --report, a saved tunetimeout prometheus -o json.`,
 	fl.DurationVar(&o.Recommend.Min, "min", 0, "lowest timeout to recommend")
 	fl.DurationVar(&o.Recommend.Max, "max", 0, "highest timeout to recommend")
 	fl.Float64Var(&o.Rate, "rate", 0, "calls per second to the dependency (default: from Prometheus)")
-	addPrometheusFlags(cmd, &p, &pf, true)
+	fl.StringSliceVar(&f.data, "data", nil, "the measured latency: files, globs or - (any input analyze reads); from a source other than Prometheus, --metric names the histogram in Prometheus that records the same calls, which the rules query")
+	fl.StringSliceVar(&f.le, "le", nil, "from a source other than Prometheus: --metric is a classic histogram with these le bounds, in its unit (its name's suffix, else seconds); without them, a native histogram")
+	addSourceFlags(cmd, &src, true)
 	complete(cmd, "kind", rules.Kinds...)
 	complete(cmd, "network-allowance", presetNames()...)
 	return withTopics(cmd, "alerting", "histograms", "timeout", "servers")
+}
+
+// read reads the report the rules are written from: --report, or the
+// analysis of the source the flags name (analysis.RunRules).
+func (f rulesFlags) read(cmd *cobra.Command, o analysis.Options, src *sourceFlags) (*report.Report, error) {
+	if f.reportFile != "" {
+		if src.given() > 0 || len(f.data) > 0 {
+			return nil, usageError{errors.New("give --report or --url, not both")}
+		}
+		return readReport(cmd.InOrStdin(), f.reportFile)
+	}
+	if len(f.data) > 0 || src.jaegerURL != "" || src.chURL != "" {
+		// --by and --unit are the source's: the groups' labels in
+		// Prometheus are --by too.
+		o.Ingest.By = src.prom.Source.By
+		if src.pf.unit != "" {
+			var err error
+			if o.Ingest.Unit, err = ingest.ParseUnit(src.pf.unit); err != nil {
+				return nil, usageError{fmt.Errorf("--unit: %w", err)}
+			}
+		}
+		if src.prom.Source.Metric == "" {
+			return nil, usageError{errors.New("--metric: name the histogram in Prometheus that records these calls: the rules query it")}
+		}
+	}
+	m := analysis.Metric{Name: src.prom.Source.Metric}
+	for _, le := range f.le {
+		b, err := strconv.ParseFloat(le, 64)
+		if err != nil || !(b > 0) || math.IsInf(b, 0) {
+			return nil, usageError{fmt.Errorf("--le %q is not a positive bound", le)}
+		}
+		m.Bounds = append(m.Bounds, b)
+	}
+	s, err := src.source(&o, f.data)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return analysis.RunRules(cmd.Context(), o, s, m)
+}
+
+// write writes the rules of r, and with --test-out and --grafana their
+// test and dashboard.
+func (f rulesFlags) write(cmd *cobra.Command, r *report.Report, ro rules.Options, meta rules.Meta) error {
+	rs, err := rules.Build(r, ro)
+	if err != nil {
+		return err
+	}
+	for _, n := range rs.Notes {
+		fmt.Fprintln(cmd.ErrOrStderr(), "tunetimeout rules: "+n)
+	}
+	out, err := rules.Marshal(rs, f.kind, meta)
+	if err != nil {
+		return err
+	}
+	if err := writeFile(cmd, f.output, out); err != nil {
+		return err
+	}
+	if f.testOut != "" {
+		rel, err := relativeTo(f.testOut, f.output)
+		if err != nil {
+			return err
+		}
+		metric := ro.Metric
+		if metric == "" {
+			metric = r.Prometheus.Metric
+		}
+		test, err := rules.UnitTest(rs, ro, metric, ro.Selector, rel)
+		if err != nil {
+			return fmt.Errorf("--test-out: %w", err)
+		}
+		if err := writeFile(cmd, f.testOut, test); err != nil {
+			return err
+		}
+	}
+	if f.grafana != "" {
+		d, err := rules.Dashboard(ro.Windows, "tunetimeout: "+rs.Source)
+		if err != nil {
+			return err
+		}
+		return writeFile(cmd, f.grafana, append(d, '\n'))
+	}
+	return nil
 }
 
 // apply parses the flags that are not plain values into o and ro, and

@@ -26,9 +26,8 @@ type watchFlags struct {
 func newWatch() *cobra.Command {
 	var (
 		o   = analysis.Options{Recommend: recommend.DefaultOptions()}
-		p   analysis.PrometheusOptions
 		f   analyzeFlags
-		pf  prometheusFlags
+		src sourceFlags
 		pol policyFlags
 		wf  watchFlags
 	)
@@ -60,65 +59,18 @@ It serves the last good report on --listen: the HTML report on /, the JSON on
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fl := cmd.Flags()
-			for _, name := range []string{"format", "output"} {
-				if fl.Changed(name) {
-					return usageError{fmt.Errorf("--%s: watch writes no report; it serves it as HTML on / and as JSON on /report.json", name)}
-				}
+			if err := wf.apply(cmd, &f, &o, &src, &pol); err != nil {
+				return err
 			}
-			if wf.follow {
-				for _, name := range []string{"url", "selector", "at", "step", "aggregate"} {
-					if fl.Changed(name) {
-						return usageError{fmt.Errorf("--%s: watch --follow reads files, not Prometheus", name)}
-					}
-				}
-			} else {
-				// --by, --unit and --metric are the labels, the unit and
-				// the name of the histogram in Prometheus.
-				pf.unit, p.Source.By, p.Source.Metric = f.unit, f.by, o.Ingest.Metric
-				o.Ingest.Metric, f.unit = "", ""
-			}
-			if err := f.apply(fl, &o); err != nil {
-				return usageError{err}
-			}
-			if err := pol.apply(cmd, &o); err != nil {
-				return usageError{err}
-			}
-			if err := pf.apply(&p); err != nil {
-				return usageError{err}
-			}
-			if !wf.follow {
-				if err := p.Source.Check(); err != nil {
-					return usageError{err}
-				}
-			}
-			if err := wf.check(); err != nil {
-				return usageError{err}
-			}
-			// The configured timeouts join the candidates (the ladder
-			// around each recommendation, or --candidates).
-			o.MoreCandidates = wf.timeouts
-			var run func(context.Context) (*report.Report, error)
+			run := func(ctx context.Context) (*report.Report, error) { return wf.run(ctx, o, f, &src) }
 			if wf.follow {
 				o.Progress = nil
-				follow, err := watch.NewFollow(args, o, p.Source.Window, nil)
+				follow, err := watch.NewFollow(args, o, src.prom.Source.Window, nil)
 				if err != nil {
 					return err
 				}
 				defer follow.Close()
 				run = follow.Run
-			} else {
-				// The window ends at --at read anew at each run: "now"
-				// is now.
-				at := pf.at
-				run = func(ctx context.Context) (*report.Report, error) {
-					p := p
-					var err error
-					if p.Source.At, err = timeflag.Parse(at, time.Now()); err != nil {
-						return nil, fmt.Errorf("--at %w", err)
-					}
-					return analysis.RunPrometheus(ctx, o, p)
-				}
 			}
 			return watch.Serve(cmd.Context(), watch.Options{
 				Run:      run,
@@ -136,12 +88,79 @@ It serves the last good report on --listen: the HTML report on /, the JSON on
 	fl.BoolVar(&wf.follow, "follow", false, "read the files named as arguments as they grow, as tail -F, instead of Prometheus")
 	addPolicyFlags(cmd, &o, &pol)
 	addInputFlags(cmd, &o, &f)
-	addPrometheusFlags(cmd, &p, &pf, false)
+	addSourceFlags(cmd, &src, false)
 	addAnalysisFlags(cmd, &o, &f, outputFormats(report.Lookup))
 	// The report is served, not written.
 	_ = fl.MarkHidden("format")
 	_ = fl.MarkHidden("output")
 	return withTopics(cmd, "endpoints", "histograms", "formats", "status", "timeout", "policy", "servers")
+}
+
+// apply parses watch's flags into o; the source is built again at each
+// run (run), on a window ending then, and once here for the errors of the
+// command line.
+func (wf watchFlags) apply(cmd *cobra.Command, f *analyzeFlags, o *analysis.Options, src *sourceFlags, pol *policyFlags) error {
+	fl := cmd.Flags()
+	for _, name := range []string{"format", "output"} {
+		if fl.Changed(name) {
+			return usageError{fmt.Errorf("--%s: watch writes no report; it serves it as HTML on / and as JSON on /report.json", name)}
+		}
+	}
+	if wf.follow {
+		for _, name := range []string{"url", "selector", "at", "step", "aggregate", "jaeger-url", "clickhouse-url"} {
+			if fl.Changed(name) {
+				return usageError{fmt.Errorf("--%s: watch --follow reads files, not Prometheus", name)}
+			}
+		}
+	} else {
+		src.prepare(f, o, false)
+	}
+	if err := f.apply(fl, o); err != nil {
+		return usageError{err}
+	}
+	if err := pol.apply(cmd, o); err != nil {
+		return usageError{err}
+	}
+	// --window is the length of the window --follow keeps, too.
+	if err := src.pf.apply(&src.prom); err != nil {
+		return usageError{err}
+	}
+	if !wf.follow {
+		if src.given() == 0 {
+			// The error of the Prometheus source's missing --url.
+			if err := src.prom.Source.Check(); err != nil {
+				return usageError{err}
+			}
+		}
+		if _, err := src.source(o, nil); err != nil {
+			return usageError{err}
+		}
+	}
+	if err := wf.check(); err != nil {
+		return usageError{err}
+	}
+	// The configured timeouts join the candidates (the ladder around
+	// each recommendation, or --candidates).
+	o.MoreCandidates = wf.timeouts
+	return nil
+}
+
+// run is one run of watch on a source: the window ends now (--at, --to,
+// --lookback read anew), --from read anew too.
+func (wf watchFlags) run(ctx context.Context, o analysis.Options, f analyzeFlags, src *sourceFlags) (*report.Report, error) {
+	now := time.Now()
+	var err error
+	if o.From, err = timeflag.Parse(f.from, now); err != nil {
+		return nil, fmt.Errorf("--from %w", err)
+	}
+	if o.To, err = timeflag.Parse(f.to, now); err != nil {
+		return nil, fmt.Errorf("--to %w", err)
+	}
+	s, err := src.source(&o, nil)
+	if err != nil {
+		return nil, err
+	}
+	return analysis.RunSource(ctx, o, s, nil)
 }
 
 // check checks the watch command's own flags.

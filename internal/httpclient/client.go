@@ -705,3 +705,13 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b[1 : len(b)-1])
 }
+
+// Display is o's URL as the client New builds shows it (Client.Display),
+// known before any request: a source names itself with it from the start.
+func (o Options) Display() string {
+	u, err := url.Parse(o.URL)
+	if err != nil {
+		return RedactURL(o.URL)
+	}
+	return DisplayURL(u)
+}
