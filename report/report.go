@@ -34,7 +34,7 @@ type Report struct {
 	Snippets []Snippet `json:"-"`
 }
 
-// Snippet is one rendered client configuration (report/snippet).
+// Snippet is one rendered client configuration (package target).
 type Snippet struct {
 	Target string   // as given to --emit: "envoy"
 	File   string   // the file --emit-dir writes: "envoy.yaml"

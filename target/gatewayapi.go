@@ -1,0 +1,225 @@
+package target
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tunetimeout/tunetimeout/recommend"
+)
+
+// gatewayTarget writes Kubernetes Gateway API HTTPRoutes: one rule per group
+// with timeouts.request (the whole call) and timeouts.backendRequest (one
+// attempt).
+var gatewayTarget = Target{
+	Name:    "gateway-api",
+	File:    "gateway-api.yaml",
+	Summary: "Kubernetes Gateway API HTTPRoute: rules[].timeouts{request, backendRequest}",
+	Comment: "#",
+	render:  renderGateway,
+	read:    readGatewayAPIConfig,
+	detect:  detectGatewayAPIConfig,
+}
+
+// An HTTPRoute holds at most 16 rules; more groups take more HTTPRoutes.
+const gatewayMaxRules = 16
+
+// gatewayMaxPath is the longest path value the CRD accepts.
+const gatewayMaxPath = 1024
+
+// Gateway API release channels (--gateway-api-channel). Since Gateway API
+// v1.7.0 both have rules[].retry (HTTPRouteRetry, GEP-1731, moved to the
+// standard channel; CHANGELOG/1.7-CHANGELOG.md), and attempts' minimum is 0
+// "so retries can be disabled per rule": every rule is written with a
+// retry, on either channel, since an unset retry is left to the
+// implementation, whose default may retry a POST.
+const (
+	GatewayStandard     = "standard"
+	GatewayExperimental = "experimental"
+)
+
+func renderGateway(p *plan, d *doc) error {
+	host := dnsLabel(p.service, 63)
+	if host == "" {
+		host = DefaultService
+	}
+	ns := dnsLabel(p.namespace, 63)
+	if ns == "" {
+		ns = "default"
+	}
+	d.note("Gateway API HTTPRoute for Service %q, written by tunetimeout from measured latency.", host)
+	p.noRetryAfter(d, "HTTPRoute's retry")
+	d.note("Durations are whole units without decimals (^([0-9]{1,5}(h|m|s|ms)){1,4}$), rounded up to the millisecond.")
+	d.note("request covers the whole request, retries included; backendRequest one request to the backend; backendRequest <= request.")
+	d.note("Every rule has a retry (HTTPRouteRetry, GEP-1731): an unset retry is left to the implementation, whose default may retry a request that was applied (Istio's: 2 retries on connect-failure, refused-stream, unavailable, cancelled and 503), and attempts: 0 MUST disable retries.")
+	d.note("Needs the Gateway API v1.7.0 CRDs, either channel (retry moved to the standard channel, attempts' minimum lowered to 0): an older standard CRD drops retry without a word, an older experimental one refuses attempts: 0.")
+	p.noteUnroutable(d, "an HTTPRoute rule")
+	ruleNames := newUnique("-")
+	routes := p.pathRoutes()
+	var cmds []string
+	var off []jsonPatchOp
+	name := host
+	for i, rt := range routes {
+		if i%gatewayMaxRules == 0 {
+			if len(off) > 0 {
+				cmds = append(cmds, kubectlJSONPatch("httproute.gateway.networking.k8s.io", name, ns, off))
+				off = nil
+			}
+			name = host
+			if i > 0 {
+				name = fmt.Sprintf("%s-%d", host, i/gatewayMaxRules+1)
+				d.p("---\n")
+			}
+			d.p("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n", yq(name), yq(ns))
+			d.p("  parentRefs:\n  - name: gateway  # your Gateway; in a mesh (GAMMA): group: \"\", kind: Service, name: %s\n  rules:\n", host)
+		}
+		rn := dnsLabel(rt.group, 63)
+		if rt.match.catchAll && !rt.match.notPath {
+			rn = "all"
+		}
+		if rn == "" {
+			rn = "group"
+		}
+		rn = ruleNames.name(rn)
+		typ, value, why := gatewayPath(rt.match)
+		d.note("rule %q (group %q, %s):", rn, rt.group, rt.describe())
+		if why != "" {
+			d.note("  %s", why)
+		}
+		d.note("  request %s: %s", gatewayDur(rt.timeout), rt.timeoutWhy)
+		d.note("  backendRequest %s: %s", gatewayDur(rt.perTry), rt.perTryWhy)
+		d.p("  - name: %s\n    matches:\n    - path:\n        type: %s\n        value: %s\n", yq(rn), typ, yq(value))
+		if rt.match.method != "" {
+			d.p("      method: %s\n", rt.match.method)
+		}
+		d.p("    backendRefs:\n    - name: %s\n      port: 80  # the Service's port\n", yq(host))
+		d.p("    timeouts:\n      request: %s\n      backendRequest: %s\n", gatewayDur(rt.timeout), gatewayDur(rt.perTry))
+		if gatewayRetry(d, rt) {
+			off = append(off, jsonPatchOp{"add", fmt.Sprintf("/spec/rules/%d/retry", i%gatewayMaxRules), map[string]int{"attempts": 0}})
+		}
+		if rt.hedge != nil {
+			d.note("  no hedging: HTTPRoute cannot express it")
+		}
+	}
+	if len(off) > 0 {
+		cmds = append(cmds, kubectlJSONPatch("httproute.gateway.networking.k8s.io", name, ns, off))
+	}
+	// "An explicit zero value MUST disable retries" (HTTPRouteRetry): the
+	// implementation applies the patched route without a restart.
+	kubectlSwitchNote(d, "rule", cmds, "retry.attempts 0 MUST disable retries (HTTPRouteRetry), and the implementation applies the patched route to running proxies; kubectl apply -f gateway-api.yaml restores them.")
+	connect, cwhy := p.clusterConnect()
+	d.note("connect timeout %s (%s) and the bulkhead have no place in an HTTPRoute: set them in the implementation's backend policy", gatewayDur(connect), cwhy)
+	return nil
+}
+
+// gatewayRetry writes a rule's retry and reports whether it retries, attempts: 0 where the rule must not
+// retry: HTTPRouteRetry (apis/v1/httproute_types.go, v1.7.0) says "An
+// explicit zero value MUST disable retries", and with attempts > 0 retries a
+// connection that could not be made, a request the backend refused before
+// processing it, the listed codes, and an attempt that reaches
+// backendRequest, which may have been applied.
+func gatewayRetry(d *doc, rt route) bool {
+	switch {
+	case rt.attempts <= 1:
+		d.note("  retry.attempts 0: %s", rt.attemptsWhy)
+		d.p("    retry:\n      attempts: 0\n")
+		return false
+	case rt.neverSentOnly():
+		d.note("  retry.attempts 0: %s, and HTTPRoute's retry also repeats a request that reaches backendRequest or gets a listed code, after it was sent: the call policy's retries of never-sent failures (%s) are given up", rt.idempotentWhy, strings.Join(rt.retryOn, ", "))
+		d.p("    retry:\n      attempts: 0\n")
+		return false
+	}
+	var codes, implied, skipped []string
+	for _, c := range rt.retryOn {
+		switch n, err := strconv.Atoi(c); {
+		case err == nil && n >= 400 && n <= 599:
+			codes = append(codes, c)
+		case slices.Contains(recommend.NeverSent, c):
+			implied = append(implied, c)
+		case c != recommend.RetryTimeout:
+			skipped = append(skipped, c)
+		}
+	}
+	d.note("  retry.attempts %d = %s, less the first; codes %s; backoff %s: %s (at least this long between attempts; the implementation may grow and jitter it)",
+		rt.retries(), rt.attemptsWhy, strings.Join(codes, ", "), gatewayDur(rt.backoffBase), rt.backoffWhy)
+	if rt.retriesOn("timeout") {
+		d.note("  an attempt that reaches backendRequest is cancelled and retried (GEP-1731), within request")
+	} else {
+		d.note("  timeouts are not retried by the call policy, but GEP-1731 retries an attempt that reaches backendRequest: set backendRequest equal to request to avoid it")
+	}
+	if len(implied) > 0 {
+		d.note("  %s: no code needed, with attempts above 0 an implementation SHOULD retry a connection that could not be made and a request the backend refused before processing it (HTTPRouteRetry)", strings.Join(implied, ", "))
+	}
+	if len(skipped) > 0 {
+		d.note("  not expressible in retry (status codes 400-599 only), left out: %s", strings.Join(skipped, ", "))
+	}
+	d.p("    retry:\n      attempts: %d\n", rt.retries())
+	if len(codes) > 0 {
+		d.p("      codes: [%s]\n", strings.Join(codes, ", "))
+	}
+	d.p("      backoff: %s\n", gatewayDur(rt.backoffBase))
+	return true
+}
+
+// gatewayPath is the path match of a route in the types of the core
+// conformance level (Exact and PathPrefix): a route with variable segments
+// matches the prefix before the first one, which is broader than the group.
+// Characters the CRD refuses are percent-encoded.
+func gatewayPath(m match) (typ, value, why string) {
+	switch {
+	case m.exact != "":
+		typ, value = "Exact", m.exact
+	case m.regex != "":
+		typ, value = "PathPrefix", strings.TrimSuffix(m.prefix, "/")
+		why = "PathPrefix " + value + " is broader than the group's path: RegularExpression matching is implementation-specific"
+	default:
+		return "PathPrefix", "/", ""
+	}
+	value = gatewayEncode(value)
+	if value == "" {
+		value = "/"
+	}
+	if len(value) > gatewayMaxPath {
+		cut := gatewayMaxPath
+		for cut > 0 && value[cut-1] != '/' {
+			cut--
+		}
+		typ, value = "PathPrefix", strings.TrimSuffix(value[:cut], "/")
+		if value == "" {
+			value = "/"
+		}
+		why = "the path is longer than the 1024 characters the CRD accepts: PathPrefix of its first segments"
+	}
+	return typ, value, why
+}
+
+// gatewayEncode makes a path acceptable to the HTTPRoute CRD: only
+// [-A-Za-z0-9/._~!$&'()*+,;=:@] and %XX; no "//", no "." or ".." segment.
+func gatewayEncode(path string) string {
+	var b strings.Builder
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9',
+			strings.IndexByte("-/._~!$&'()*+,;=:@", c) >= 0:
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	segs := strings.Split(b.String(), "/")
+	out := segs[:0]
+	for i, s := range segs {
+		switch {
+		case s == "" && i > 0 && i < len(segs)-1:
+			continue // "//"
+		case s == ".":
+			s = "%2E"
+		case s == "..":
+			s = "%2E%2E"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "/")
+}

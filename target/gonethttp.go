@@ -1,0 +1,448 @@
+package target
+
+import (
+	"fmt"
+	"go/format"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tunetimeout/tunetimeout/internal/human"
+)
+
+// goTarget writes a Go file (net/http): a Transport for the service (its
+// own DNS timeout, a connect timeout per address, TLS and response-header
+// timeouts, MaxConnsPerHost as the bulkhead), an http.Client per group, each
+// group's policy, and Do, which makes the attempts: each within the
+// smaller of its per-try timeout and the time left, retrying only what the
+// policy allows (a call that is not idempotent only when the request was
+// never sent).
+var goTarget = Target{
+	Name:    "go",
+	File:    "go.go",
+	Summary: "Go net/http: Transport (DNS, connect, TLS, ResponseHeaderTimeout, MaxConnsPerHost), a Policy per group and Do, the retry loop within the deadline",
+	Comment: "//",
+	render:  renderGo,
+}
+
+// deadlineHeader is the header that passes the time a call has left down
+// the chain, in whole milliseconds: Envoy's x-envoy-expected-rq-timeout-ms,
+// which Envoy's router sets on every request it sends to the route's
+// per-try timeout, or its timeout without one (router.cc,
+// FilterUtility::finalTimeout), and, with respect_expected_rq_timeout:
+// true in the router filter, takes from its caller as the route's timeout
+// in place of the configured one (router.proto; configuration/http/
+// http_filters/router_filter.rst). The HTTP connection manager removes it
+// from requests it does not count as internal (ConnectionManagerUtility::
+// cleanInternalHeaders). Relative, as gRPC's grpc-timeout: the network's
+// one-way time is not taken off. Envoy reads 0 as no timeout, so the
+// snippets never send it.
+const deadlineHeader = "x-envoy-expected-rq-timeout-ms"
+
+// goDNSTimeout is the time the Go snippet gives name resolution, apart from
+// the connect: a pod's search path (ndots:5) may take several lookups, and
+// net.Dialer.Timeout alone would spend the connect timeout on them.
+const goDNSTimeout = time.Second
+
+func renderGo(p *plan, d *doc) error {
+	pkg := strings.ToLower(identifier(p.service, false))
+	pkg = strings.ReplaceAll(pkg, "_", "") + "client"
+	routes := p.groupRoutes()
+	d.note("Package %s holds the HTTP clients of %q, written by tunetimeout from measured latency.", pkg, p.service)
+	d.note("Call Do(ctx, NewXClient(), req, XPolicy): Timeout bounds the whole call (every attempt and wait); each attempt gets the smaller of PerTry and the time left, reading the body included; no attempt is sent with less than MinUseful left.")
+	d.note("The time left is passed down: Do sets %s on every attempt to the whole milliseconds the attempt has left, as Envoy's router sets it on the requests it sends; an Envoy whose router filter has respect_expected_rq_timeout: true takes it as the route's timeout. A handler's DeadlineFromRequest(r) bounds its context by the header its caller set; pass that context to Do, and a call with less than MinUseful left is not sent at all (ErrNoUsefulTime): the work is dropped at once.", deadlineHeader)
+	d.note("Do retries a request that was never sent (no connection was obtained: DNS or connect failed) for every call, and after it was sent only when RetrySent is set (idempotent calls).")
+	d.note("A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not fit what is left of Timeout (or, without one, exceeds Cap), Do returns the response at once.")
+	noteRetriesOffFile(d, "Do")
+	perTry := routes[0].perTry
+	for _, rt := range routes {
+		perTry = max(perTry, rt.perTry)
+	}
+	connect, connectWhy := p.clusterConnect()
+	d.p("package %s\n\nimport (\n\t\"context\"\n\t\"errors\"\n\t\"fmt\"\n\t\"io\"\n\t\"math\"\n\t\"math/rand/v2\"\n\t\"net\"\n\t\"net/http\"\n\t\"net/http/httptrace\"\n\t\"os\"\n\t\"slices\"\n\t\"strconv\"\n\t\"sync\"\n\t\"time\"\n)\n\n", pkg)
+	d.p("%s", goPolicySource)
+	d.note("dial: DNS within %s, then each address within the connect timeout %s: %s (net.Dialer.Timeout alone covers DNS too, and is divided among the addresses)", goDurLit(goDNSTimeout), goDurLit(connect), connectWhy)
+	d.note("TLSHandshakeTimeout %s: the connect timeout again, a handshake costs about as many round trips", goDurLit(connect))
+	d.p("// dialer connects to one address; dial gives name resolution its own time.\nvar dialer = &net.Dialer{Timeout: %s, KeepAlive: 30 * time.Second}\n\n", goDurLit(connect))
+	d.p("// dnsTimeout bounds name resolution, the search path's lookups included.\nconst dnsTimeout = %s\n\n", goDurLit(goDNSTimeout))
+	d.p(goDialSource)
+	d.p("// transport is shared by the clients of the service.\nvar transport = &http.Transport{\n\tProxy:               http.ProxyFromEnvironment,\n\tDialContext:         dial,\n\tTLSHandshakeTimeout: %s,\n", goDurLit(connect))
+	d.note("ResponseHeaderTimeout %s: the longest per-try timeout of the groups (each attempt's own context is shorter where its group's is)", goDurLit(perTry))
+	d.p("\tResponseHeaderTimeout: %s,\n", goDurLit(perTry))
+	if b := p.bulkhead; b != nil {
+		d.note("MaxConnsPerHost %s; a request beyond it waits for a connection within its attempt's time (Go has no limit on waiting requests)", p.bulkheadWhy)
+		d.p("\tMaxConnsPerHost:       %d,\n\tMaxIdleConnsPerHost:   %d,\n", *b, *b)
+	} else {
+		d.note("MaxConnsPerHost not set (no limit): the report has no call rate for a bulkhead (analyze --rate)")
+	}
+	d.p("\tIdleConnTimeout:       90 * time.Second,\n}\n")
+
+	names := newUnique("")
+	for _, rt := range routes {
+		id := ""
+		if len(routes) > 1 {
+			id = names.name(identifier(rt.group, true))
+		}
+		pol := id + "Policy"
+		if id == "" {
+			pol = "DefaultPolicy"
+		}
+		d.note("New%sClient and %s (group %q):", id, pol, rt.group)
+		d.note("  Timeout %s: %s", goDurLit(rt.timeout), rt.timeoutWhy)
+		d.note("  PerTry %s: %s", goDurLit(rt.perTry), rt.perTryWhy)
+		d.note("  Attempts %d: %s", rt.attempts, rt.attemptsWhy)
+		retrySent := rt.attempts > 1 && !rt.neverSentOnly()
+		var codes []string
+		if retrySent {
+			codes = rt.statuses()
+			d.note("  RetrySent: %s; RetryStatus %s; %s", rt.idempotentWhy, orNone(codes), rt.hangText(true))
+		} else if rt.attempts > 1 {
+			d.note("  RetrySent false: %s, so only a request never sent is retried; in a hang the one attempt times out at %s", rt.idempotentWhy, goDurLit(rt.perTry))
+		}
+		if b := rt.budget; b != nil && *b > 0 && rt.attempts > 1 {
+			d.note("  Budget Ratio %s: retry budget %s of requests, from the call policy; a token bucket for the group's calls in this process: each call earns %s of a token, at most %d kept, each retry spends one (as the simulation's, docs/method.md#retry-budgets)", ratio(*b), human.Percent(*b), ratio(*b), 10)
+		}
+		if rt.hedge != nil {
+			d.note("  no hedging: net/http has none; Do does not hedge")
+		}
+		d.p("\n// New%sClient returns the client for group %s.\nfunc New%sClient() *http.Client {\n\treturn &http.Client{Transport: transport}\n}\n", id, goCommentQuote(rt.group), id)
+		d.p("\n// %s is the policy of group %s.\nvar %s = Policy{\n\tTimeout:   %s,\n\tPerTry:    %s,\n\tAttempts:  %d,\n", pol, goCommentQuote(rt.group), pol, goDurLit(rt.timeout), goDurLit(rt.perTry), rt.attempts)
+		d.note("  MinUseful %s: %s", goDurLit(max(rt.minUseful, time.Millisecond)), rt.usefulWhy())
+		d.p("\tMinUseful: %s,\n", goDurLit(max(rt.minUseful, time.Millisecond)))
+		if rt.attempts > 1 {
+			d.p("\tBase:      %s,\n\tCap:       %s,\n", goDurLit(rt.backoffBase), goDurLit(rt.backoffCap))
+			if retrySent {
+				d.p("\tRetrySent: true,\n")
+				if len(codes) > 0 {
+					d.p("\tRetryStatus: []int{%s},\n", strings.Join(codes, ", "))
+				}
+			}
+			if b := rt.budget; b != nil && *b > 0 {
+				d.p("\tBudget:    &Budget{Ratio: %s},\n", ratio(*b))
+			}
+		}
+		d.p("}\n")
+	}
+	src, err := format.Source(d.body.Bytes())
+	if err != nil {
+		return fmt.Errorf("go snippet: %w", err)
+	}
+	d.body.Reset()
+	d.body.Write(src)
+	return nil
+}
+
+// usefulWhy says where the route's least useful time comes from; without
+// a call policy any time left is worth the one attempt.
+func (r route) usefulWhy() string {
+	if r.minUsefulWhy == "" {
+		return "no call policy in the report: any time left is worth its one attempt (1ms, the least a header can carry)"
+	}
+	if r.minUseful < time.Millisecond {
+		return r.minUsefulWhy + "; 1ms, the least a header can carry"
+	}
+	return r.minUsefulWhy
+}
+
+func orNone(list []string) string {
+	if len(list) == 0 {
+		return "none"
+	}
+	return strings.Join(slices.Clone(list), ", ")
+}
+
+// goPolicySource is the Policy type and Do, the same in every Go snippet.
+const goPolicySource = `// Policy is how the calls of one group are made.
+type Policy struct {
+	// Timeout bounds the whole call: every attempt and the waits between them.
+	Timeout time.Duration
+	// PerTry bounds one attempt, reading the body included; an attempt gets
+	// the smaller of PerTry and what is left of Timeout.
+	PerTry time.Duration
+	// Attempts is the most attempts, the first included.
+	Attempts int
+	// Base and Cap: before retry n Do waits a random time from 0 to
+	// min(Cap, Base x 2^n) (full jitter).
+	Base, Cap time.Duration
+	// MinUseful: no attempt is sent, and no wait begun, with less than
+	// this left of Timeout or of the deadline of Do's context (the
+	// caller's, from DeadlineFromRequest): a call with less is dropped
+	// at once (ErrNoUsefulTime).
+	MinUseful time.Duration
+	// RetrySent allows a retry after the request was sent (a timeout, a
+	// reset, a status of RetryStatus): for idempotent calls only. Without
+	// it only a request that never got a connection is retried. A status
+	// with a Retry-After is retried no sooner than it asks (RFC 9110
+	// section 10.2.3), or returned at once when that does not fit.
+	RetrySent   bool
+	RetryStatus []int
+	// Budget, when set, is the group's retry budget: a retry is sent only
+	// with a token to spend (Budget).
+	Budget *Budget
+}
+
+// Budget is a retry budget as one token bucket for the calls that share
+// it: each call earns Ratio of a token, at most budgetMax are kept, each
+// retry spends one, and a call is not retried without one. It starts
+// full. A nil *Budget allows every retry.
+type Budget struct {
+	Ratio  float64
+	mu     sync.Mutex
+	tokens float64
+	used   bool
+}
+
+// budgetMax is the most tokens a Budget keeps: the retries a burst of
+// failures may send before the budget holds them to Ratio per call.
+const budgetMax = 10
+
+func (b *Budget) fill() {
+	if !b.used {
+		b.tokens, b.used = budgetMax, true
+	}
+}
+
+func (b *Budget) earn() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fill()
+	b.tokens = min(budgetMax, b.tokens+b.Ratio)
+}
+
+func (b *Budget) spend() bool {
+	if b == nil {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fill()
+	if b.tokens < 1-1e-9 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// RetriesOffFile is the switch that turns retries off during an incident,
+// without a deploy: while a file exists at this path, Do makes one attempt
+// per call whatever the policy. The path is read from the environment
+// variable ` + retriesOffEnv + ` when the process starts; the file is
+// looked for on every call.
+var RetriesOffFile = retriesOffFile()
+
+func retriesOffFile() string {
+	if f := os.Getenv("` + retriesOffEnv + `"); f != "" {
+		return f
+	}
+	return "` + retriesOffDefault + `"
+}
+
+// retriesOff reports whether the switch is on: a file at RetriesOffFile.
+func retriesOff() bool {
+	_, err := os.Stat(RetriesOffFile)
+	return err == nil
+}
+
+// DeadlineHeader carries the time a call has left, in whole milliseconds
+// counted from when the request is sent: Envoy's
+// x-envoy-expected-rq-timeout-ms, which Envoy's router sets on the
+// requests it sends (the route's per-try timeout, or its timeout) and,
+// with respect_expected_rq_timeout: true in its router filter, takes from
+// its caller as the route's timeout. Do sets it on every attempt;
+// DeadlineFromRequest reads it. Envoy removes it from requests it does not
+// count as internal: trust it from your own services only.
+const DeadlineHeader = "` + deadlineHeader + `"
+
+// ErrNoUsefulTime is the error of a call Do did not send: less than the
+// policy's MinUseful was left of its deadline, too little for an attempt
+// to succeed, so the work is dropped at once.
+var ErrNoUsefulTime = errors.New("less time left than a useful try: the call is dropped, not sent")
+
+// DeadlineFromRequest returns the context of an incoming request bounded
+// by the time its caller has left (DeadlineHeader), counted from now, and
+// its cancel function. Without the header, or with a value that is not a
+// positive whole number (Envoy reads 0 as no timeout), the context is
+// r.Context()'s. Pass it to Do for the calls the handler makes: they get
+// what is left, and a call with less than its MinUseful left is not sent.
+func DeadlineFromRequest(r *http.Request) (context.Context, context.CancelFunc) {
+	ms, err := strconv.ParseInt(r.Header.Get(DeadlineHeader), 10, 64)
+	if err != nil || ms <= 0 {
+		return context.WithCancel(r.Context())
+	}
+	ms = min(ms, int64(math.MaxInt64/time.Millisecond))
+	return context.WithTimeout(r.Context(), time.Duration(ms)*time.Millisecond)
+}
+
+// setTimeLeft sets DeadlineHeader on an attempt's request: the whole
+// milliseconds its context has left, at least 1.
+func setTimeLeft(r *http.Request) {
+	dl, ok := r.Context().Deadline()
+	if !ok {
+		return
+	}
+	if r.Header == nil {
+		r.Header = http.Header{}
+	}
+	r.Header.Set(DeadlineHeader, strconv.FormatInt(max(time.Until(dl).Milliseconds(), 1), 10))
+}
+
+// Do sends req with policy p through c. The response it returns must be
+// closed; its body is read within the attempt's time. A call with less
+// than p.MinUseful left of ctx's deadline or of p.Timeout is not sent:
+// Do returns ErrNoUsefulTime at once.
+func Do(ctx context.Context, c *http.Client, req *http.Request, p Policy) (*http.Response, error) {
+	var cancelAll context.CancelFunc = func() {}
+	if p.Timeout > 0 {
+		ctx, cancelAll = context.WithTimeout(ctx, p.Timeout)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left < max(p.MinUseful, time.Millisecond) {
+			cancelAll()
+			return nil, fmt.Errorf("%w (%v left, MinUseful %v)", ErrNoUsefulTime, max(left, 0).Round(time.Millisecond), p.MinUseful)
+		}
+	}
+	p.Budget.earn()
+	if retriesOff() {
+		p.Attempts = 1
+	}
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, p.PerTry)
+		sent := false
+		trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { sent = true }}
+		r := req.Clone(httptrace.WithClientTrace(actx, trace))
+		setTimeLeft(r)
+		if attempt > 1 && req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				cancel()
+				cancelAll()
+				return nil, err
+			}
+			r.Body = body
+		}
+		resp, err := c.Do(r)
+		retry := !sent || (p.RetrySent && (err != nil || slices.Contains(p.RetryStatus, resp.StatusCode)))
+		var after time.Duration
+		if retry && err == nil {
+			after = retryAfter(resp)
+		}
+		if attempt >= p.Attempts || !retry || (req.Body != nil && req.GetBody == nil) || !waitBeforeRetry(ctx, p, attempt, after) {
+			if err != nil {
+				cancel()
+				cancelAll()
+				return nil, err
+			}
+			resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: func() { cancel(); cancelAll() }}
+			return resp, nil
+		}
+		if err == nil {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+		}
+		cancel()
+	}
+}
+
+// waitBeforeRetry waits the backoff before retry n (from 1), at least
+// atLeast (a Retry-After), and reports whether a retry may follow: false
+// when the wait would leave less than MinUseful of the call's time (or,
+// without a deadline, a Retry-After exceeds Cap), when the retry budget
+// has no token left (spent only for a retry that fits), or the call's
+// context ends.
+func waitBeforeRetry(ctx context.Context, p Policy, n int, atLeast time.Duration) bool {
+	window := p.Base
+	for i := 1; i < n && window < p.Cap; i++ {
+		window *= 2
+	}
+	window = min(window, p.Cap)
+	var wait time.Duration
+	if window > 0 {
+		wait = rand.N(window + 1)
+	}
+	wait = max(wait, atLeast)
+	dl, ok := ctx.Deadline()
+	if ok && time.Until(dl)-wait < p.MinUseful || !ok && atLeast > p.Cap {
+		return false
+	}
+	if !p.Budget.spend() { // only for a retry that is sent
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// retryAfter is the wait a response asks for before a retry (Retry-After:
+// delay-seconds or an HTTP-date, RFC 9110 section 10.2.3); 0 when it asks
+// for none or cannot be read.
+func retryAfter(resp *http.Response) time.Duration {
+	v := resp.Header.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseUint(v, 10, 31); err == nil {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
+
+// cancelOnClose ends the attempt's context when the body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel func()
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
+
+`
+
+// goDialSource is the dial function, the same in every Go snippet.
+const goDialSource = `// dial resolves the host within dnsTimeout, then connects to its addresses
+// in turn, each within the dialer's timeout.
+func dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, dnsTimeout)
+	ips, err := net.DefaultResolver.LookupNetIP(rctx, "ip", host)
+	cancel()
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	var first error
+	for _, ip := range ips {
+		conn, err := dialer.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+		if err == nil {
+			return conn, nil
+		}
+		if first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, first
+}
+
+`
+
+// goCommentQuote quotes a group name for a Go comment.
+func goCommentQuote(s string) string { return oneLine(strconv.Quote(s)) }

@@ -1,0 +1,277 @@
+package target
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"github.com/tunetimeout/tunetimeout/recommend"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// grpcTarget writes a gRPC service config (JSON, for
+// grpc.WithDefaultServiceConfig or a resolver): one methodConfig per group
+// with its deadline and retryPolicy, and retryThrottling from the retry
+// budget. JSON has no comments: the header is printed beside it.
+var grpcTarget = Target{
+	Name:    "grpc",
+	File:    "grpc.json",
+	Summary: "gRPC service config: methodConfig timeout and retryPolicy, retryThrottling",
+	render:  renderGRPC,
+	read:    readGRPCConfig,
+	detect:  detectGRPCConfig,
+	naming:  grpcNaming,
+}
+
+// gRPC clamps maxAttempts to 5 unless the channel raises the limit
+// (grpc-go: WithMaxCallAttempts); the service config says 5 then.
+const grpcMaxAttempts = 5
+
+type grpcConfig struct {
+	MethodConfig    []grpcMethodConfig `json:"methodConfig"`
+	RetryThrottling *grpcThrottling    `json:"retryThrottling,omitempty"`
+}
+
+type grpcMethodConfig struct {
+	Name          []grpcName         `json:"name"`
+	Timeout       string             `json:"timeout"`
+	RetryPolicy   *grpcRetryPolicy   `json:"retryPolicy,omitempty"`
+	HedgingPolicy *grpcHedgingPolicy `json:"hedgingPolicy,omitempty"`
+}
+
+type grpcName struct {
+	Service string `json:"service"`
+	Method  string `json:"method,omitempty"`
+}
+
+type grpcRetryPolicy struct {
+	MaxAttempts          int      `json:"maxAttempts"`
+	InitialBackoff       string   `json:"initialBackoff"`
+	MaxBackoff           string   `json:"maxBackoff"`
+	BackoffMultiplier    float64  `json:"backoffMultiplier"`
+	RetryableStatusCodes []string `json:"retryableStatusCodes"`
+}
+
+// grpcHedgingPolicy is gRFC A6's hedging: maxAttempts requests, hedgingDelay
+// apart, until one answers; a nonFatalStatusCodes answer sends the next at
+// once. It excludes retryPolicy in one method config.
+type grpcHedgingPolicy struct {
+	MaxAttempts         int      `json:"maxAttempts"`
+	HedgingDelay        string   `json:"hedgingDelay"`
+	NonFatalStatusCodes []string `json:"nonFatalStatusCodes,omitempty"`
+}
+
+type grpcThrottling struct {
+	MaxTokens  float64 `json:"maxTokens"`
+	TokenRatio float64 `json:"tokenRatio"`
+}
+
+func renderGRPC(p *plan, d *doc) error {
+	svc := grpcFullName(p.service)
+	d.note("gRPC service config for service %q, written by tunetimeout from measured latency.", svc)
+	d.note("timeout is the deadline of the whole call, every attempt and backoff included; gRPC has no per-try timeout, so a slow attempt is not cut and retried: only failures that answer are.")
+	d.note("gRPC retries transparently, whatever this config says, the RPCs that never left the client or that the server refused before its application saw them (gRFC A6).")
+	// The deadline crosses each hop as grpc-timeout (PROTOCOL-HTTP2.md); a
+	// service config's timeout is the most a call waits, the context's
+	// deadline applying when it is sooner (service_config.proto, timeout).
+	d.note("The deadline is passed down natively: a call's deadline goes out as grpc-timeout, the server's context carries it, and a call made with that context gets what is left (timeout here applies only when it is shorter). gRPC sends a call however little is left: drop one with less than a useful try in the handler, before calling (ctx.Deadline()).")
+	p.noteUnroutable(d, "a gRPC method name")
+	var cfg grpcConfig
+	seen := map[string]bool{}
+	next := map[string]int{} // the next number to try after a method name
+	for _, rt := range p.pathRoutes() {
+		n := grpcName{Service: svc}
+		switch {
+		case rt.match.catchAll && !rt.match.notPath:
+		default:
+			n = grpcObjectName(svc, rt.group)
+		}
+		if rt.synthetic && seen[n.Service+"/"] {
+			continue // a group already configures every method of the service
+		}
+		// gRPC refuses a service config that names a method twice.
+		if seen[n.Service+"/"+n.Method] {
+			if n.Method == "" {
+				n.Method = identifier(rt.group, true)
+			}
+			base, i := n.Method, max(next[n.Service+"/"+n.Method], 2)
+			for seen[fmt.Sprintf("%s/%s_%d", n.Service, base, i)] {
+				i++
+			}
+			n.Method = fmt.Sprintf("%s_%d", base, i)
+			next[n.Service+"/"+base] = i + 1
+		}
+		seen[n.Service+"/"+n.Method] = true
+		mc := grpcMethodConfig{Name: []grpcName{n}, Timeout: protoDur(rt.timeout)}
+		label := n.Service + "/" + n.Method
+		if n.Method == "" {
+			label = n.Service + " (every method)"
+		}
+		d.note("%s, group %q:", label, rt.group)
+		if rt.synthetic {
+			d.note("  %s", rt.describe())
+		}
+		d.note("  timeout %s: %s", mc.Timeout, rt.timeoutWhy)
+		grpcRetries(d, rt, &mc, p.herdWindow)
+		cfg.MethodConfig = append(cfg.MethodConfig, mc)
+	}
+	if b := p.budget; b != nil {
+		tr := math.Max(0.001, math.Round(*b*1000)/1000)
+		cfg.RetryThrottling = &grpcThrottling{MaxTokens: 10, TokenRatio: tr}
+		d.note("retryThrottling: tokenRatio %s = %s (each success earns it, each failed attempt costs 1, retries stop at half the tokens); maxTokens 10 stops retries after about 5 failures in a row", ratio(tr), p.budgetWhy)
+	}
+	connect, why := p.clusterConnect()
+	d.note("connect timeout %s (%s) is not part of a service config: dial with grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: ...})", protoDur(connect), why)
+	if p.bulkhead != nil {
+		d.note("bulkhead %s: gRPC has no client-side limit of calls in flight; use a semaphore or an interceptor", p.bulkheadWhy)
+	}
+	grpcSwitch(d, cfg)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(cfg); err != nil {
+		return err
+	}
+	d.body.Write(b.Bytes())
+	return nil
+}
+
+// grpcRetries writes a method config's retryPolicy or hedgingPolicy.
+func grpcRetries(d *doc, rt route, mc *grpcMethodConfig, herdWindow time.Duration) {
+	codes, skipped := grpcCodes(rt.retryOn)
+	switch {
+	case rt.hedge != nil:
+		h := rt.hedge
+		hp := &grpcHedgingPolicy{MaxAttempts: min(h.Attempts, grpcMaxAttempts), HedgingDelay: protoDur(ceilMs(h.DelaySeconds)), NonFatalStatusCodes: codes}
+		mc.HedgingPolicy = hp
+		d.note("  hedgingPolicy: another request %s (%s) after the last one, up to maxAttempts %d, until one answers; nonFatalStatusCodes %s send the next at once. With independent attempts p99 %s, p99.9 %s, for %s more requests",
+			hp.HedgingDelay, quantileName(h.Quantile), hp.MaxAttempts, strings.Join(codes, ", "), secs(h.P99Seconds), secs(h.P999Seconds), percent(h.ExtraLoadFraction))
+		d.note("  hedgingPolicy replaces retryPolicy. grpc-java implements it; grpc-go (1.85) and gRPC C-core drop it without a word, so their clients neither hedge nor retry this method: write the config without --hedge for them")
+	case rt.attempts <= 1:
+		d.note("  no retryPolicy (gRPC needs maxAttempts >= 2): %s", rt.attemptsWhy)
+	case rt.neverSentOnly():
+		d.note("  no retryPolicy: %s, and the failures that prove a request was never applied are the ones gRPC retries transparently; a retryPolicy on UNAVAILABLE would also repeat calls the server may have processed", rt.idempotentWhy)
+	case len(codes) == 0:
+		d.note("  no retryPolicy: gRPC has no status for %s (a per-try timeout cannot be written)", strings.Join(rt.retryOn, ", "))
+	default:
+		rp := &grpcRetryPolicy{
+			MaxAttempts:          min(rt.attempts, grpcMaxAttempts),
+			InitialBackoff:       protoDur(rt.backoffBase),
+			MaxBackoff:           protoDur(rt.backoffCap),
+			BackoffMultiplier:    2,
+			RetryableStatusCodes: codes,
+		}
+		// grpc-go draws a wait from 0.8 to 1.2 x min(initialBackoff x
+		// 2^n, maxBackoff): a herd's first retries spread over 0.4 x
+		// initialBackoff only, so the herd's window needs 2.5 times it.
+		var herdWhy string
+		if herdWindow > 0 && rt.backoffBase*2 < herdWindow*5 {
+			base, _ := recommend.RoundUp(herdWindow * 5 / 2)
+			herdWhy = fmt.Sprintf("; raised to %s for the herd: grpc-go spreads a first retry over 0.8 to 1.2 x initialBackoff, 0.4 x of it, and the herd's %s window needs 2.5 x that", fmtDur(base), fmtDur(herdWindow))
+			rp.InitialBackoff = protoDur(base)
+			if rt.backoffCap < base {
+				rp.MaxBackoff = protoDur(base)
+			}
+		}
+		mc.RetryPolicy = rp
+		d.note("  maxAttempts %d: %s", rp.MaxAttempts, rt.attemptsWhy)
+		if rt.attempts > grpcMaxAttempts {
+			d.note("  gRPC treats maxAttempts above 5 as 5 (unless the channel raises it): %d attempts clamped to 5", rt.attempts)
+		}
+		d.note("  initialBackoff %s, maxBackoff %s, multiplier 2: %s%s; grpc-go draws each wait within 20 %% of min(initialBackoff x 2^n, maxBackoff) (gRFC A6 as amended), not full jitter", rp.InitialBackoff, rp.MaxBackoff, rt.backoffWhy, herdWhy)
+		d.note("  retryableStatusCodes %s from %s", strings.Join(rp.RetryableStatusCodes, ", "), strings.Join(rt.retryOn, ", "))
+		if len(skipped) > 0 {
+			d.note("  no gRPC status for %s: left out", strings.Join(skipped, ", "))
+		}
+		if !rt.idempotent {
+			d.note("  %s: UNAVAILABLE may follow a request the server applied; the call policy's --retry-on asks for it anyway", rt.idempotentWhy)
+		}
+		d.note("  %s", rt.hangText(false))
+	}
+}
+
+// grpcObjectName is the name of a group's method config under service svc:
+// the group's own service and method when it is a gRPC method path, else
+// the group as a method of svc ("/api/orders POST": "APIOrdersPOST").
+func grpcObjectName(svc, group string) grpcName {
+	if n := grpcMethodPath(group); n != nil {
+		return *n
+	}
+	return grpcName{Service: svc, Method: identifier(group, true)}
+}
+
+// grpcMethodPath reads a group that is a gRPC method path,
+// "/package.Service/Method".
+func grpcMethodPath(group string) *grpcName {
+	parts := strings.Split(group, "/")
+	if len(parts) != 3 || parts[0] != "" || parts[1] == "" || parts[2] == "" {
+		return nil
+	}
+	if grpcFullName(parts[1]) != parts[1] || identifier(parts[2], false) != parts[2] {
+		return nil
+	}
+	return &grpcName{Service: parts[1], Method: parts[2]}
+}
+
+// grpcFullName is a protobuf full name: identifiers joined by dots.
+func grpcFullName(s string) string {
+	var parts []string
+	for _, p := range strings.Split(s, ".") {
+		if p != "" {
+			parts = append(parts, identifier(p, false))
+		}
+	}
+	if len(parts) == 0 {
+		return DefaultService
+	}
+	return strings.Join(parts, ".")
+}
+
+// grpcCodes maps retry conditions to gRPC status codes, following gRPC's
+// HTTP-to-gRPC mapping (doc/http-grpc-status-mapping.md): a failed
+// connection, a refused stream, 429, 502, 503 and 504 are UNAVAILABLE; 429
+// is also RESOURCE_EXHAUSTED, gRPC's own "slow down". A timeout and the
+// other statuses have no status a retry policy could name.
+func grpcCodes(on []string) (codes, skipped []string) {
+	add := func(c string) {
+		if !slices.Contains(codes, c) {
+			codes = append(codes, c)
+		}
+	}
+	for _, o := range on {
+		switch o = strings.TrimSpace(o); o {
+		case "connect-failure", "refused-stream", "502", "503", "504":
+			add("UNAVAILABLE")
+		case "429":
+			add("UNAVAILABLE")
+			add("RESOURCE_EXHAUSTED")
+		default:
+			skipped = append(skipped, o)
+		}
+	}
+	return codes, skipped
+}
+
+// grpcRetriesOffJq is the jq program that removes every method config's
+// retryPolicy and hedgingPolicy from a service config.
+const grpcRetriesOffJq = `del(.methodConfig[].retryPolicy, .methodConfig[].hedgingPolicy)`
+
+// grpcSwitch says how to turn the config's retries off without a deploy: a
+// method config without retryPolicy is not retried (gRFC A6), and a
+// channel applies the service config its name resolver returns when it
+// changes (gRFC A2: the DNS TXT record _grpc_config.<host>, or xDS); one
+// compiled into the client is changed by a deploy only.
+func grpcSwitch(d *doc, cfg grpcConfig) {
+	retries := false
+	for _, mc := range cfg.MethodConfig {
+		retries = retries || mc.RetryPolicy != nil || mc.HedgingPolicy != nil
+	}
+	if !retries {
+		d.note("Retries off during an incident: no method here retries, beyond gRPC's transparent retries of RPCs that never left the client.")
+		return
+	}
+	d.note("Retries off during an incident, without a deploy: serve this config without its retryPolicy and hedgingPolicy blocks (jq '%s' grpc.json) where the clients' name resolver reads it (xDS, or the DNS TXT record _grpc_config.HOST where the client enables it, gRFC A2): a channel applies a new service config without a restart. A config given in code (grpc.WithDefaultServiceConfig, Java's defaultServiceConfig) takes a deploy. gRPC's transparent retries of RPCs that never left the client stay.", grpcRetriesOffJq)
+}

@@ -1,0 +1,263 @@
+package target
+
+import (
+	"strings"
+	"time"
+
+	"github.com/tunetimeout/tunetimeout/internal/human"
+)
+
+// httpxTarget writes Python for httpx: per group an httpx.Timeout (each
+// phase of one attempt) and its policy, httpx.Limits with the bulkhead, and
+// send(), which makes the attempts: httpx has no timeout for a whole
+// request and retries nothing but connects by itself.
+var httpxTarget = Target{
+	Name:    "httpx",
+	File:    "httpx.py",
+	Summary: "Python httpx: httpx.Timeout(connect, read, write, pool) and a policy per group, httpx.Limits(max_connections), send(): the retry loop within the deadline",
+	Comment: "#",
+	render:  renderHTTPX,
+}
+
+func renderHTTPX(p *plan, d *doc) error {
+	routes := p.groupRoutes()
+	d.note("httpx timeouts, limits and retries for %q, written by tunetimeout from measured latency.", p.service)
+	d.note("Call send(client(group), request, group). httpx has no timeout over a whole request: its timeouts bound each phase of one attempt (the wait for a pooled connection, the connect, each write, each read).")
+	d.note("send() sends a retry only while the worst case of one attempt (pool + connect + write + read) fits in what is left of the deadline, and bounds each phase of an attempt by what is left, so the call never outlasts it, unless a server trickles its answer: read bounds each read, not the whole response.")
+	d.note("The time left is passed down: send() sets %s on every attempt to the whole milliseconds the attempt has left (the smaller of what is left and one attempt's worst case), as Envoy's router sets it on the requests it sends; an Envoy whose router filter has respect_expected_rq_timeout: true takes it as the route's timeout. In a handler, time_left(headers) reads the header its caller set: pass it as send(..., time_left=...), and a call with less than min_useful left is not sent at all (NoUsefulTime): the work is dropped at once.", deadlineHeader)
+	d.note("send() retries a request that was never sent (httpx.ConnectError, httpx.ConnectTimeout) for every call, and after it was sent only when retry_sent is set (idempotent calls); httpx's own retries (HTTPTransport(retries=)) are left off, for their fixed 0.5s, 1s waits.")
+	d.note("A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not leave room for an attempt before the deadline (or, without one, exceeds backoff_cap), send() returns the response at once.")
+	noteRetriesOffFile(d, "send()")
+	d.p("import datetime\nimport email.utils\nimport os\nimport random\nimport threading\nimport time\n\nimport httpx\n\n")
+	if b := p.bulkhead; b != nil {
+		d.note("max_connections %s; a request beyond it waits at most the pool timeout, then fails (httpx.PoolTimeout)", p.bulkheadWhy)
+		d.p("LIMITS = httpx.Limits(max_connections=%d, max_keepalive_connections=%d)\n\n", *b, *b)
+	} else {
+		d.note("httpx's default limits (100 connections): the report has no call rate for a bulkhead (analyze --rate)")
+		d.p("LIMITS = httpx.Limits()\n\n")
+	}
+	d.p("%s", httpxRetriesOff)
+	d.p("%s", httpxDeadline)
+	d.p("\n%s", httpxBudget)
+	d.p("# Per group: the timeouts of one attempt (seconds), and how attempts are made:\n")
+	d.p("# deadline bounds the whole call (None: no deadline), attempts counts the first,\n")
+	d.p("# waits are random from 0 to min(backoff_cap, backoff_base x 2^n) (full jitter),\n")
+	d.p("# retry_sent allows a retry after the request was sent (idempotent calls only),\n")
+	d.p("# retry_budget is the group's retry budget, a Budget (None: no budget),\n")
+	d.p("# min_useful the least time left worth an attempt: with less, send() drops the call.\n")
+	d.p("GROUPS = {\n")
+	for _, rt := range routes {
+		tm := p.timers(rt, 2)
+		perTry := tm.perTry
+		setup := tm.connect + 2*tm.other
+		d.note("group %q:", rt.group)
+		d.note("  connect %s s: %s", pySeconds(tm.connect), tm.connectWhy)
+		d.note("  pool and write %s s: %s", pySeconds(tm.other), tm.otherWhy)
+		d.note("  read %s s: %s", pySeconds(perTry), tm.perTryWhy)
+		if n := tm.overNote(setup, rt.deadline); n != "" {
+			d.note("  %s", n)
+		}
+		dl := "None"
+		if rt.deadline > 0 {
+			dl = pySeconds(rt.deadline)
+			d.note("  deadline %s s: the caller's; one attempt takes at most %s s, so send() stops when less is left", dl, pySeconds(setup+perTry))
+		} else {
+			d.note("  no deadline in the report: send() makes every attempt (at most %s s in all)", pySeconds(time.Duration(rt.attempts)*(setup+perTry)+time.Duration(rt.attempts-1)*rt.backoffCap))
+		}
+		retrySent := rt.attempts > 1 && !rt.neverSentOnly()
+		codes := "[]"
+		if retrySent {
+			codes = "[" + strings.Join(rt.statuses(), ", ") + "]"
+			d.note("  attempts %d: %s; retry_sent: %s; retry_status %s", rt.attempts, rt.attemptsWhy, rt.idempotentWhy, codes)
+		} else {
+			d.note("  attempts %d: %s; retry_sent False: %s", rt.attempts, rt.attemptsWhy, rt.idempotentWhy)
+		}
+		if rt.hedge != nil {
+			d.note("  no hedging: send() does not hedge")
+		}
+		budget := "None"
+		if b := rt.budget; b != nil && *b > 0 && rt.attempts > 1 {
+			budget = "Budget(" + ratio(*b) + ")"
+			d.note("  retry_budget %s: retry budget %s of requests, from the call policy; a token bucket for the group's calls in this process: each call earns %s of a token, at most 10 kept, each retry spends one (as the simulation's, docs/method.md#retry-budgets)", budget, human.Percent(*b), ratio(*b))
+		}
+		base, cp := "0.0", "0.0"
+		if rt.attempts > 1 {
+			base, cp = pySeconds(rt.backoffBase), pySeconds(rt.backoffCap)
+		}
+		py := map[bool]string{true: "True", false: "False"}
+		d.p("    %s: {\n", jsonString(rt.group))
+		d.p("        \"timeout\": httpx.Timeout(connect=%s, read=%s, write=%s, pool=%s),\n", pySeconds(tm.connect), pySeconds(perTry), pySeconds(tm.other), pySeconds(tm.other))
+		d.p("        \"deadline\": %s,\n        \"attempts\": %d,\n        \"backoff_base\": %s,\n        \"backoff_cap\": %s,\n", dl, rt.attempts, base, cp)
+		d.note("  min_useful %s s: %s", pySeconds(max(rt.minUseful, time.Millisecond)), rt.usefulWhy())
+		d.p("        \"retry_sent\": %s,\n        \"retry_status\": %s,\n        \"retry_budget\": %s,\n", py[retrySent], codes, budget)
+		d.p("        \"min_useful\": %s,\n    },\n", pySeconds(max(rt.minUseful, time.Millisecond)))
+	}
+	d.p("}\n\n")
+	d.p("# Failures after which the request was never sent: safe to retry for any call.\nNEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout)\n\n\n")
+	d.p("def client(group=%s):\n    \"\"\"Return an httpx.Client with the timeouts of one group.\"\"\"\n    return httpx.Client(timeout=GROUPS[group][\"timeout\"], limits=LIMITS)\n\n\n", jsonString(routes[0].group))
+	d.p("%s", httpxSend)
+	return nil
+}
+
+// httpxRetriesOff is the switch that turns retries off without a deploy,
+// the same in every httpx snippet (as the Go snippet's RetriesOffFile).
+const httpxRetriesOff = `# The switch that turns retries off during an incident, without a deploy:
+# while a file exists at RETRIES_OFF_FILE, send() makes one attempt per call
+# whatever the policy. The path is read from the environment variable
+# ` + retriesOffEnv + ` when the module is imported; the file is
+# looked for on every call.
+RETRIES_OFF_FILE = os.environ.get("` + retriesOffEnv + `") or "` + retriesOffDefault + `"
+
+
+def retries_off():
+    """Return whether the switch is on: a file at RETRIES_OFF_FILE."""
+    return os.path.exists(RETRIES_OFF_FILE)
+
+
+`
+
+// httpxBudget is the retry budget's token bucket, the same in every
+// httpx snippet (as the Go snippet's Budget).
+const httpxBudget = `class Budget:
+    """A retry budget as one token bucket for the calls that share it:
+    each call earns ratio of a token, at most 10 are kept, each retry
+    spends one, and a call is not retried without one. It starts full."""
+
+    MAX = 10.0
+
+    def __init__(self, ratio):
+        self.ratio = ratio
+        self.tokens = Budget.MAX
+        self.lock = threading.Lock()
+
+    def earn(self):
+        with self.lock:
+            self.tokens = min(Budget.MAX, self.tokens + self.ratio)
+
+    def spend(self):
+        with self.lock:
+            if self.tokens < 1 - 1e-9:
+                return False
+            self.tokens -= 1
+            return True
+
+
+`
+
+// httpxDeadline is the header that passes the time left down and its
+// reader, the same in every httpx snippet (as the Go snippet's
+// DeadlineHeader and DeadlineFromRequest).
+const httpxDeadline = `# DEADLINE_HEADER carries the time a call has left, in whole milliseconds
+# counted from when the request is sent: Envoy's ` + deadlineHeader + `,
+# which Envoy's router sets on the requests it sends (the route's per-try
+# timeout, or its timeout) and, with respect_expected_rq_timeout: true in its
+# router filter, takes from its caller as the route's timeout. send() sets it
+# on every attempt; time_left() reads it. Envoy removes it from requests it
+# does not count as internal: trust it from your own services only.
+DEADLINE_HEADER = "` + deadlineHeader + `"
+
+
+class NoUsefulTime(Exception):
+    """The call was not sent: less than the group's min_useful was left of
+    its deadline, too little for an attempt to succeed, so the work is
+    dropped at once."""
+
+
+def time_left(headers):
+    """Return the seconds the caller of an incoming request has left, from
+    DEADLINE_HEADER in headers (any mapping of names to values, names in any
+    case: a framework's request headers, http.server's, a dict), or None
+    without a positive whole number there (Envoy reads 0 as no timeout).
+    Pass it, less the time spent since the request came in, as
+    send(..., time_left=...)."""
+    for name, value in headers.items():
+        if name.lower() == DEADLINE_HEADER:
+            value = value.strip()
+            if value.isascii() and value.isdigit() and int(value) > 0:
+                return int(value) / 1000
+            return None
+    return None
+
+
+`
+
+// httpxSend is send(), the same in every httpx snippet.
+const httpxSend = `def send(client, request, group, time_left=None):
+    """Send request with the policy of group: return the response, the last
+    one when every attempt answered with a retryable status, or raise the
+    last error. The request's body must be replayable (bytes, not a stream)
+    for a retry to resend it. time_left, the seconds the caller has left
+    (time_left() of the incoming request's headers), shortens the group's
+    deadline; with less than min_useful left the call is not sent and
+    NoUsefulTime is raised."""
+    policy = GROUPS[group]
+    t = policy["timeout"]
+    one_attempt = t.pool + t.connect + t.write + t.read
+    deadline = policy["deadline"]
+    if time_left is not None:
+        deadline = time_left if deadline is None else min(deadline, time_left)
+    start = time.monotonic()
+    if deadline is not None and deadline < policy["min_useful"]:
+        raise NoUsefulTime(
+            "%.3f s left, less than min_useful %.3f s: the call is dropped, not sent"
+            % (max(deadline, 0.0), policy["min_useful"]))
+    last = None
+    after = 0.0  # the Retry-After of the last response
+    budget = policy["retry_budget"]
+    if budget is not None:
+        budget.earn()
+    attempts = 1 if retries_off() else policy["attempts"]
+    for attempt in range(1, attempts + 1):
+        if attempt > 1:
+            window = min(policy["backoff_cap"], policy["backoff_base"] * 2 ** (attempt - 2))
+            wait = max(random.uniform(0, window), after)
+            if deadline is not None and deadline - (time.monotonic() - start) - wait < one_attempt:
+                break
+            if deadline is None and after > policy["backoff_cap"]:
+                break
+            if budget is not None and not budget.spend():
+                break
+            time.sleep(wait)
+        after = 0.0
+        left = one_attempt
+        if deadline is not None:
+            left = min(left, deadline - (time.monotonic() - start))
+            request.extensions["timeout"] = httpx.Timeout(
+                connect=min(t.connect, left), read=min(t.read, left),
+                write=min(t.write, left), pool=min(t.pool, left)).as_dict()
+        request.headers[DEADLINE_HEADER] = str(max(1, int(left * 1000)))
+        try:
+            response = client.send(request)
+        except NEVER_SENT as e:
+            last = e
+            continue
+        except httpx.TransportError as e:
+            if not policy["retry_sent"]:
+                raise
+            last = e
+            continue
+        if policy["retry_sent"] and response.status_code in policy["retry_status"]:
+            last = response
+            after = retry_after(response)
+            continue
+        return response
+    if isinstance(last, httpx.Response):
+        return last
+    raise last
+
+
+def retry_after(response):
+    """Return the wait response asks for before a retry, in seconds
+    (Retry-After: delay-seconds or an HTTP-date, RFC 9110 section 10.2.3);
+    0 when it asks for none or cannot be read."""
+    value = response.headers.get("retry-after", "").strip()
+    if value.isascii() and value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return 0.0
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return max(0.0, when.timestamp() - time.time())
+`

@@ -1,0 +1,161 @@
+package target
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Names of the objects a snippet writes for groups. A target that routes
+// requests by path (Envoy, Istio, nginx...) writes each group's object with
+// the group's own matches, and check finds the groups an object serves
+// from those. A target whose objects select no request themselves (a gRPC
+// method config of a group that is no gRPC method, an HAProxy backend, whose
+// use_backend rules are the frontend's, a resilience4j instance, which the
+// code names) names each group's object after the service and the group:
+// check finds the group an object was written for by that name, with the
+// function that wrote it.
+
+// naming is how a target's snippet names the object of a group.
+type naming struct {
+	// service is a service name as the target writes it ("backend").
+	service func(service string) string
+	// of is the name of a group's object under a service already written
+	// by service, in a snippet of several objects.
+	of func(service, group string) string
+	// lone: a snippet of one group names its object for the service alone
+	// (resilience4j: an instance per measured group, no catch-all).
+	lone bool
+	// names are the names an object read back carries, in the form of
+	// (service, group) names: an HAProxy backend's, a resilience4j
+	// instance's, a gRPC method config's "service/method" names.
+	names func(Object) []string
+}
+
+// NameOf returns the name the target's snippet gives the object of group
+// when the snippet writes several, under service ("" for DefaultService):
+// "backend_api_orders_post" for HAProxy, "backend-api-orders-post" for
+// resilience4j, "backend/APIOrdersPOST" for gRPC. It returns "" for a
+// target whose objects are found by the requests they match.
+func (t Target) NameOf(service, group string) string {
+	if t.naming == nil {
+		return ""
+	}
+	if service == "" {
+		service = DefaultService
+	}
+	return t.naming.of(t.naming.service(service), group)
+}
+
+// GroupsNamed returns the groups, of groups (every group of the data), whose
+// object the target's snippet names as ob is named, under any service name:
+// a name that is NameOf(service, group) for a prefix of it that is a
+// service name as the target writes one. Where a name reads as several
+// groups' (a service "backend_api" and a group "/users", or "backend" and
+// "/api/users"), the one with the longest group part wins: the shortest
+// service. A target that names the object of a snippet of one group for
+// the service alone (resilience4j) gives that group, when the data have
+// no other, to an object named like a service.
+func (t Target) GroupsNamed(ob Object, groups []string) []string {
+	if t.naming == nil || len(groups) == 0 {
+		return nil
+	}
+	var out []string
+	for _, name := range t.naming.names(ob) {
+		var named []string
+		// Cut the name after each service it may start with: before a
+		// separator, or whole (a group that gives no part).
+		for i, r := range name + "\x00" {
+			if i == 0 || unicode.IsLetter(r) || unicode.IsDigit(r) {
+				continue
+			}
+			svc := name[:i]
+			if t.naming.service(svc) != svc {
+				continue
+			}
+			for _, g := range groups {
+				if t.naming.of(svc, g) == name {
+					named = append(named, g)
+				}
+			}
+			if named != nil {
+				break // the shortest service: the longest group part
+			}
+		}
+		if named == nil && t.naming.lone && len(groups) == 1 && t.naming.service(name) == name {
+			named = groups
+		}
+		for _, g := range named {
+			if !slices.Contains(out, g) {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// NamesService reports whether ob carries the name the target's snippet
+// gives the object of a snippet of one group under service, when that is
+// the service's name alone (resilience4j's instance): check tells by it
+// which callee such an object calls when a caller's configs serve
+// several (--topology).
+func (t Target) NamesService(ob Object, service string) bool {
+	if t.naming == nil || !t.naming.lone {
+		return false
+	}
+	want := t.naming.service(service)
+	return slices.Contains(t.naming.names(ob), want)
+}
+
+// haproxyNaming: "backend <service>_<group>", in lower case
+// (renderHAProxy).
+var haproxyNaming = &naming{
+	service: func(s string) string { return identifier(s, false) },
+	of: func(svc, group string) string {
+		return svc + "_" + strings.ToLower(identifier(group, false))
+	},
+	names: func(ob Object) []string {
+		if ob.Kind != "backend" && ob.Kind != "listen" {
+			return nil
+		}
+		return []string{strings.TrimPrefix(ob.Name, ob.Kind+" ")}
+	},
+}
+
+// resilience4jNaming: "<service>-<group>" as DNS labels of at most 40
+// characters each (renderResilience4j).
+var resilience4jNaming = &naming{
+	service: func(s string) string {
+		if n := dnsLabel(s, 40); n != "" {
+			return n
+		}
+		return DefaultService
+	},
+	of: func(svc, group string) string {
+		if g := dnsLabel(group, 40); g != "" {
+			return svc + "-" + g
+		}
+		return svc
+	},
+	lone:  true,
+	names: func(ob Object) []string { return []string{ob.Name} },
+}
+
+// grpcNaming: "<service>/<Group>" in CamelCase, or the group's own service
+// and method when it is a gRPC method path (renderGRPC, grpcObjectName).
+var grpcNaming = &naming{
+	service: grpcFullName,
+	of: func(svc, group string) string {
+		n := grpcObjectName(svc, group)
+		return n.Service + "/" + n.Method
+	},
+	names: func(ob Object) []string {
+		var out []string
+		for _, m := range ob.Matches {
+			if m.Kind == MatchMethod && strings.Contains(m.Value, "/") {
+				out = append(out, m.Value)
+			}
+		}
+		return out
+	},
+}

@@ -1,0 +1,455 @@
+package target
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/tunetimeout/tunetimeout/internal/budget"
+)
+
+// Kubernetes manifests, shared by the readers of the targets configured
+// with Kubernetes resources (Istio, Gateway API, Linkerd): a stream of
+// documents as kubectl, Helm and Kustomize print them, "---" between
+// documents, "kind: List" holding items, comments anywhere. Each reader
+// takes the resources of its own API group from a stream and leaves the
+// rest, so that one file of mixed resources is read by all of them.
+
+// kubeObject is one resource of a manifest stream.
+type kubeObject struct {
+	File       string
+	Node       *yaml.Node // the resource's mapping
+	APIVersion string     // as written: "networking.istio.io/v1"
+	Group      string     // "networking.istio.io"; "" for the core group ("v1")
+	Version    string     // "v1"
+	Kind       string
+	Name       string // metadata.name
+	Namespace  string // metadata.namespace; "" when the manifest leaves it to kubectl -n
+	Pos        Pos    // the line the resource starts on
+	// budget is the run's: what an object repeats from its resource (each
+	// host of a VirtualService in each of its routes) is taken from it.
+	budget *budget.Budget
+}
+
+// qualified is the resource's name as kubectl shows it with -A:
+// "namespace/name", or the bare name when the manifest sets no namespace
+// (which kubectl then takes from -n or the context).
+func (o kubeObject) qualified() string {
+	name := o.Name
+	if name == "" {
+		name = fmt.Sprintf("(%s without a name, line %d)", o.Kind, o.Pos.Line)
+	}
+	if o.Namespace == "" {
+		return name
+	}
+	return o.Namespace + "/" + name
+}
+
+// kubeMaxListDepth bounds Lists inside Lists: kubectl prints one level.
+const kubeMaxListDepth = 4
+
+// kubeObjects returns the resources of a manifest stream in the order they
+// appear, the items of a List ("kind: List", or any *List kind with items)
+// in place of the List. Documents that are not mappings, or have no
+// apiVersion and kind (a Helm values file, an empty template), are left
+// out; a document that is not YAML is an error.
+func kubeObjects(b *budget.Budget, file string, data []byte) ([]kubeObject, error) {
+	docs, err := yamlDocuments(b, file, data)
+	if err != nil {
+		return nil, err
+	}
+	var out []kubeObject
+	for _, d := range docs {
+		if out, err = kubeAppend(out, file, d, 0); err != nil {
+			return nil, err
+		}
+	}
+	for i := range out {
+		out[i].budget = b
+	}
+	return out, nil
+}
+
+func kubeAppend(out []kubeObject, file string, n *yaml.Node, depth int) ([]kubeObject, error) {
+	n = kubeResolve(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return out, nil
+	}
+	api, _ := kubeScalar(kubeField(n, "apiVersion"))
+	kind, _ := kubeScalar(kubeField(n, "kind"))
+	if api == "" || kind == "" {
+		return out, nil
+	}
+	if items := kubeResolve(kubeField(n, "items")); strings.HasSuffix(kind, "List") && items != nil {
+		if depth >= kubeMaxListDepth {
+			return nil, errorAt(nodePos(file, n), "%s inside %d Lists: too deep", kind, depth)
+		}
+		if items.Kind != yaml.SequenceNode {
+			if kubeNull(items) {
+				return out, nil
+			}
+			return nil, errorAt(nodePos(file, items), "%s items: want a list", kind)
+		}
+		var err error
+		for _, it := range items.Content {
+			if out, err = kubeAppend(out, file, it, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	o := kubeObject{File: file, Node: n, APIVersion: api, Kind: kind, Pos: nodePos(file, n)}
+	if i := strings.LastIndexByte(api, '/'); i >= 0 {
+		o.Group, o.Version = api[:i], api[i+1:]
+	} else {
+		o.Version = api
+	}
+	meta := kubeResolve(kubeField(n, "metadata"))
+	o.Name, _ = kubeScalar(kubeField(meta, "name"))
+	o.Namespace, _ = kubeScalar(kubeField(meta, "namespace"))
+	return append(out, o), nil
+}
+
+// kubeResolve follows YAML aliases (*anchor) to the node they name.
+func kubeResolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 8; i++ {
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.AliasNode {
+		return nil
+	}
+	return n
+}
+
+// kubeField returns the value of key in a mapping, aliases followed; nil
+// when n is not a mapping or has no such key. A key written twice takes
+// its last value, as kubectl's JSON decoding does.
+func kubeField(n *yaml.Node, key string) *yaml.Node {
+	n = kubeResolve(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	var v *yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := kubeResolve(n.Content[i]); k != nil && k.Kind == yaml.ScalarNode && k.Value == key {
+			v = n.Content[i+1]
+		}
+	}
+	v = kubeResolve(v)
+	if kubeNull(v) {
+		return nil
+	}
+	return v
+}
+
+// kubePath follows a path of keys through nested mappings.
+func kubePath(n *yaml.Node, keys ...string) *yaml.Node {
+	for _, k := range keys {
+		n = kubeField(n, k)
+	}
+	return n
+}
+
+// kubeNull reports whether a node is YAML's null (~, null, or nothing).
+func kubeNull(n *yaml.Node) bool {
+	return n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+// kubeScalar returns a scalar's text.
+func kubeScalar(n *yaml.Node) (string, bool) {
+	n = kubeResolve(n)
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return "", false
+	}
+	return n.Value, true
+}
+
+// kubeKeys returns the keys of a mapping in order.
+func kubeKeys(n *yaml.Node) []string {
+	n = kubeResolve(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	var keys []string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if s, ok := kubeScalar(n.Content[i]); ok {
+			keys = append(keys, s)
+		}
+	}
+	return keys
+}
+
+// kubeMapping returns n when it is a mapping, nil when it is absent, and
+// an error that points at it when it is something else.
+func kubeMapping(file string, n *yaml.Node, what string) (*yaml.Node, error) {
+	n = kubeResolve(n)
+	switch {
+	case n == nil || kubeNull(n):
+		return nil, nil
+	case n.Kind != yaml.MappingNode:
+		return nil, errorAt(nodePos(file, n), "%s: want a mapping, got %s", what, kubeWhat(n))
+	}
+	return n, nil
+}
+
+// kubeList returns the elements of a sequence, none when it is absent,
+// and an error that points at it when it is something else.
+func kubeList(file string, n *yaml.Node, what string) ([]*yaml.Node, error) {
+	n = kubeResolve(n)
+	switch {
+	case n == nil || kubeNull(n):
+		return nil, nil
+	case n.Kind != yaml.SequenceNode:
+		return nil, errorAt(nodePos(file, n), "%s: want a list, got %s", what, kubeWhat(n))
+	}
+	out := make([]*yaml.Node, 0, len(n.Content))
+	for _, c := range n.Content {
+		if c = kubeResolve(c); c != nil {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// kubeString returns a scalar's text; ok is false when n is absent, and
+// the error points at a value that is not a scalar.
+func kubeString(file string, n *yaml.Node, what string) (s string, ok bool, err error) {
+	n = kubeResolve(n)
+	switch {
+	case n == nil || kubeNull(n):
+		return "", false, nil
+	case n.Kind != yaml.ScalarNode:
+		return "", false, errorAt(nodePos(file, n), "%s: want a value, got %s", what, kubeWhat(n))
+	}
+	return n.Value, true, nil
+}
+
+// kubeStrings returns a list of scalars.
+func kubeStrings(file string, n *yaml.Node, what string) ([]string, error) {
+	items, err := kubeList(file, n, what)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, it := range items {
+		s, ok, err := kubeString(file, it, fmt.Sprintf("%s[%d]", what, i))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// kubeInt reads an integer of the given bit size; JSON's quoted numbers
+// ("3") are taken as the protobuf and Kubernetes decoders take them.
+func kubeInt(file string, n *yaml.Node, what string, bits int) (v int64, raw string, ok bool, err error) {
+	raw, ok, err = kubeString(file, n, what)
+	if !ok || err != nil {
+		return 0, raw, ok, err
+	}
+	v, perr := strconv.ParseInt(strings.TrimSpace(raw), 10, bits)
+	if perr != nil {
+		return 0, raw, false, errorAt(nodePos(file, n), "%s %q: not a whole number of %d bits", what, raw, bits)
+	}
+	return v, raw, true, nil
+}
+
+// kubeFloat reads a number.
+func kubeFloat(file string, n *yaml.Node, what string) (v float64, raw string, ok bool, err error) {
+	raw, ok, err = kubeString(file, n, what)
+	if !ok || err != nil {
+		return 0, raw, ok, err
+	}
+	v, perr := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+	if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, raw, false, errorAt(nodePos(file, n), "%s %q: not a number", what, raw)
+	}
+	return v, raw, true, nil
+}
+
+// kubeBool reads a boolean as JSON has them: true or false.
+func kubeBool(file string, n *yaml.Node, what string) (v bool, raw string, ok bool, err error) {
+	raw, ok, err = kubeString(file, n, what)
+	if !ok || err != nil {
+		return false, raw, ok, err
+	}
+	switch raw {
+	case "true", "True", "TRUE":
+		return true, raw, true, nil
+	case "false", "False", "FALSE":
+		return false, raw, true, nil
+	}
+	return false, raw, false, errorAt(nodePos(file, n), "%s %q: want true or false", what, raw)
+}
+
+// kubeWhat names a node's kind for messages.
+func kubeWhat(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "nothing"
+}
+
+// kubeAnnotations returns the annotations whose keys start with one of
+// the prefixes, each value with the node that holds it. Kubernetes takes
+// only strings: an unquoted number or boolean (retry.linkerd.io/limit: 3)
+// is refused, as the API server refuses it; other annotations are left
+// alone.
+func kubeAnnotations(o kubeObject, prefixes ...string) (map[string]*yaml.Node, error) {
+	n, err := kubeMapping(o.File, kubePath(o.Node, "metadata", "annotations"), "metadata.annotations")
+	if n == nil || err != nil {
+		return nil, err
+	}
+	out := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, _ := kubeScalar(n.Content[i])
+		wanted := false
+		for _, p := range prefixes {
+			wanted = wanted || strings.HasPrefix(k, p)
+		}
+		v := kubeResolve(n.Content[i+1])
+		if !wanted || v == nil || kubeNull(v) {
+			continue
+		}
+		if v.Kind != yaml.ScalarNode || (v.Tag != "!!str" && v.Tag != "") {
+			return nil, errorAt(nodePos(o.File, v), "annotation %s: %s is not a string: quote it (annotation values are strings)", k, kubeWhat(v))
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// kubeGoDuration parses a Go duration (time.ParseDuration): what
+// Kubernetes' metav1.Duration takes, what Istio's durations are (its jsonpb
+// decoder, github.com/golang/protobuf/jsonpb, parses them with
+// time.ParseDuration), and Linkerd's ServiceProfile timeouts.
+func kubeGoDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("%q: not a duration (want a number and a unit: 800ms, 1.5s, 1m30s)", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q: negative", s)
+	}
+	return d, nil
+}
+
+// gepDurationRE is GEP-2257's pattern, the CRD's validation of every
+// Gateway API duration.
+var gepDurationRE = regexp.MustCompile(`^([0-9]{1,5}(h|m|s|ms)){1,4}$`)
+
+// gepDuration parses a Gateway API duration (GEP-2257): one to four
+// components of one to five digits and a unit of h, m, s or ms, summed
+// ("1h30m", "1s500ms", "0s"); no sign, no decimals, no spaces, and a bare
+// number is not one. The GEP: match the pattern, then parse as
+// time.ParseDuration.
+func gepDuration(s string) (time.Duration, error) {
+	if !gepDurationRE.MatchString(s) {
+		return 0, fmt.Errorf("%q: not a Gateway API duration (GEP-2257: whole numbers with h, m, s or ms, such as 500ms, 10s, 1h30m)", s)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q: %w", s, err)
+	}
+	return d, nil
+}
+
+// kubeFinish readies the objects a Kubernetes reader returns: each
+// object's matches without repeats (kubeAppendMatch keeps them), and the
+// names made unique.
+func kubeFinish(objs []Object) {
+	for i := range objs {
+		objs[i].Matches = kubeDedupMatches(objs[i].Matches)
+	}
+	kubeUnique(objs)
+}
+
+// kubeDedupMatches drops the repeats of a match, keeping the first of each
+// in its place.
+func kubeDedupMatches(ms []Match) []Match {
+	if len(ms) < 2 {
+		return ms
+	}
+	seen := make(map[Match]bool, len(ms))
+	out := ms[:0]
+	for _, m := range ms {
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// kubeUnique makes the names of objects unique by numbering repeats
+// ("default/reviews http[0] #2"): two resources of one kind and name in a
+// stream (a List printed twice, two namespaces left to -n) would
+// otherwise have one name.
+func kubeUnique(objs []Object) {
+	var u uniqueNames
+	for i := range objs {
+		n := objs[i].Name
+		objs[i].Name = u.name(n, func(c int) string { return fmt.Sprintf("%s #%d", n, c) })
+	}
+}
+
+// kubeDetect reports whether data looks like a Kubernetes manifest (YAML
+// or JSON) that holds one of the markers.
+func kubeDetect(data []byte, markers ...string) bool {
+	if !bytes.Contains(data, []byte("apiVersion")) {
+		return false
+	}
+	for _, m := range markers {
+		if bytes.Contains(data, []byte(m)) {
+			return true
+		}
+	}
+	return false
+}
+
+// kubeIdempotentMethods are the HTTP methods RFC 9110 calls idempotent.
+var kubeIdempotentMethods = map[string]bool{"GET": true, "HEAD": true, "OPTIONS": true, "TRACE": true, "PUT": true, "DELETE": true}
+
+// kubeRetriesNonIdempotent reports whether an object's retries reach requests
+// that are not idempotent: it matches no method, or a method that is not
+// idempotent (a gRPC method is a POST).
+func kubeRetriesNonIdempotent(matches []Match) bool {
+	methods := false
+	for _, m := range matches {
+		if m.Kind != MatchMethod {
+			continue
+		}
+		methods = true
+		if !kubeIdempotentMethods[m.Value] {
+			return true
+		}
+	}
+	return !methods
+}
+
+// kubeRetrySetting is a setting derived from the attempts setting: where the
+// attempts come from, and as default as they are.
+func kubeRetrySetting[T any](v T, attempts *Setting[int]) *Setting[T] {
+	return &Setting[T]{Value: v, Pos: attempts.Pos, Default: attempts.Default}
+}
+
+// kubeAppendMatch adds a match. Repeats are dropped once, by kubeFinish,
+// when the reader returns: dropping them here, each against all before it,
+// took a route of many hosts the square of their number.
+func kubeAppendMatch(ms []Match, m Match) []Match {
+	return append(ms, m)
+}

@@ -1,0 +1,286 @@
+// Package snippet turns a report into client configuration: the timeouts,
+// retries, backoff, retry budget, connect timeout and bulkhead of each group,
+// written in the syntax of one target (Envoy, gRPC, Istio, Linkerd, Gateway
+// API, resilience4j, Go net/http, Python httpx, nginx, HAProxy).
+//
+// Snippets are rendered from a report alone, so a saved JSON report renders
+// the same snippets as the analysis that produced it. Each target has its own
+// duration format and limits (docs/method.md#9-config-targets); a value a target would
+// reject is adjusted to the nearest value it accepts and the snippet's header
+// says so. Every snippet starts with that header: which data and which rule
+// produced each number. Formats without comments (gRPC's JSON) return the
+// header separately through Explain.
+package target
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/internal/escape"
+	"github.com/tunetimeout/tunetimeout/report"
+)
+
+// Options name what the report does not know.
+type Options struct {
+	// Service names the service, cluster or upstream the calls go to; it
+	// becomes the Envoy cluster, the Kubernetes host, the gRPC service.
+	// Default "backend".
+	Service string
+	// Namespace is the Kubernetes namespace of the Istio, Linkerd and Gateway
+	// API resources. Default "default".
+	Namespace string
+	// GatewayAPIChannel is the Gateway API release channel whose CRD the
+	// cluster runs: GatewayStandard (default) or GatewayExperimental. Since
+	// v1.7.0 both have rules[].retry, and the snippet is the same for both.
+	GatewayAPIChannel string
+	// LinkerdResource is what the Linkerd snippet writes: LinkerdAuto
+	// (default: GRPCRoute when every group is a gRPC method, else
+	// HTTPRoute), LinkerdHTTPRoute, LinkerdGRPCRoute, or
+	// LinkerdServiceProfile for meshes older than 2.16.
+	LinkerdResource string
+}
+
+// Check reports an option no target knows.
+func (o Options) Check() error {
+	switch o.GatewayAPIChannel {
+	case "", GatewayStandard, GatewayExperimental:
+	default:
+		return fmt.Errorf("unknown Gateway API channel %q (known: %s, %s)", o.GatewayAPIChannel, GatewayStandard, GatewayExperimental)
+	}
+	switch o.LinkerdResource {
+	case "", LinkerdAuto, LinkerdHTTPRoute, LinkerdGRPCRoute, LinkerdServiceProfile:
+	default:
+		return fmt.Errorf("unknown Linkerd resource %q (known: %s)", o.LinkerdResource, strings.Join(linkerdResources, ", "))
+	}
+	return nil
+}
+
+// DefaultService is the service name when Options.Service is empty.
+const DefaultService = "backend"
+
+// Target is one kind of client configuration.
+type Target struct {
+	Name    string // as given to --emit
+	File    string // the file --emit-dir writes
+	Summary string // one line for --help
+	// Comment starts a comment line in the target's format; "" when the
+	// format has none (JSON): the header is then only available from Explain.
+	Comment string
+	// MaxLine, when set, is the longest comment line the target's parser
+	// takes (nginx reads at most 4096 bytes of one); longer header lines are
+	// broken into several.
+	MaxLine int
+	render  func(p *plan, d *doc) error
+	// read, when set, reads a config file of this target (read.go):
+	// `tunetimeout check` holds its values against the data. detect says
+	// whether a file is one this target reads, from its name and first
+	// bytes, so that check needs no --config-format for the usual files.
+	read   func(file string, data []byte, open Opener, b *budget.Budget) ([]Object, error)
+	detect func(file string, data []byte) bool
+	// naming, when set, is how the target's snippet names each group's
+	// object, which check reads back as the group it serves (naming.go).
+	naming *naming
+}
+
+// Reads reports whether the target reads config files.
+func (t Target) Reads() bool { return t.read != nil }
+
+// Read reads a config file of this target; open reads the files it
+// includes. It reads within a budget of its own: ReadWithin shares one
+// between the configs of a run.
+func (t Target) Read(file string, data []byte, open Opener) ([]Object, error) {
+	return t.ReadWithin(budget.New(), file, data, open)
+}
+
+// ReadWithin reads a config file of this target within what is left of
+// the run's budget b: the includes it opens are charged to its bytes, and
+// the YAML nodes (aliases expanded) and nginx words it reads to its nodes.
+// The bytes of file itself are the caller's to charge, once however many
+// targets read it.
+func (t Target) ReadWithin(b *budget.Budget, file string, data []byte, open Opener) ([]Object, error) {
+	if t.read == nil {
+		return nil, fmt.Errorf("%s: reading its config is not supported", t.Name)
+	}
+	return t.read(file, data, open, b)
+}
+
+// Detects reports whether file (its name and contents) looks like a config
+// of this target.
+func (t Target) Detects(file string, data []byte) bool {
+	return t.detect != nil && t.detect(file, data)
+}
+
+// targets is the registry of snippet targets, in the order --emit all
+// prints them. Adding a target is one file and one line here.
+var targets = []Target{
+	envoyTarget,
+	grpcTarget,
+	istioTarget,
+	linkerdTarget,
+	gatewayTarget,
+	resilience4jTarget,
+	goTarget,
+	httpxTarget,
+	nginxTarget,
+	haproxyTarget,
+}
+
+// Targets returns the registered targets in their order.
+func Targets() []Target { return append([]Target(nil), targets...) }
+
+// Names returns the target names in registry order.
+func Names() []string {
+	names := make([]string, len(targets))
+	for i, t := range targets {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// Lookup returns the target of a name.
+func Lookup(name string) (Target, error) {
+	for _, t := range targets {
+		if t.Name == name {
+			return t, nil
+		}
+	}
+	return Target{}, fmt.Errorf("unknown snippet target %q (known: %s, or all)", name, strings.Join(Names(), ", "))
+}
+
+// ParseList resolves a comma-separated list of target names ("all" for
+// every target) in registry order, without duplicates.
+func ParseList(list string) ([]Target, error) {
+	want := map[string]bool{}
+	for _, n := range strings.Split(list, ",") {
+		n = strings.ToLower(strings.TrimSpace(n))
+		switch n {
+		case "":
+			continue
+		case "all":
+			for _, t := range targets {
+				want[t.Name] = true
+			}
+			continue
+		}
+		if _, err := Lookup(n); err != nil {
+			return nil, err
+		}
+		want[n] = true
+	}
+	if len(want) == 0 {
+		return nil, fmt.Errorf("no snippet target given (known: %s, or all)", strings.Join(Names(), ", "))
+	}
+	var out []Target
+	for _, t := range targets {
+		if want[t.Name] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// Render writes the snippet of one target for a report.
+func Render(target string, r *report.Report, o Options) ([]byte, error) {
+	t, err := Lookup(target)
+	if err != nil {
+		return nil, err
+	}
+	return t.Render(r, o)
+}
+
+// Render writes the snippet of this target for a report: the header as
+// comments where the format has them, then the configuration.
+func (t Target) Render(r *report.Report, o Options) ([]byte, error) {
+	d, err := t.run(r, o)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if t.Comment != "" {
+		for _, line := range d.header {
+			for _, part := range splitLine(line, t.MaxLine-len(t.Comment)-4) {
+				b.WriteString(strings.TrimRight(t.Comment+" "+part, " "))
+				b.WriteByte('\n')
+			}
+		}
+		if len(d.header) > 0 {
+			b.WriteByte('\n')
+		}
+	}
+	b.Write(d.body.Bytes())
+	return b.Bytes(), nil
+}
+
+// Explain returns the header of the target's snippet as lines without a
+// comment marker: where each number comes from, and what the target could
+// not express.
+func (t Target) Explain(r *report.Report, o Options) ([]string, error) {
+	d, err := t.run(r, o)
+	if err != nil {
+		return nil, err
+	}
+	return d.header, nil
+}
+
+func (t Target) run(r *report.Report, o Options) (*doc, error) {
+	p, err := newPlan(r, o)
+	if err != nil {
+		return nil, err
+	}
+	d := &doc{}
+	if err := t.render(p, d); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	return d, nil
+}
+
+// doc collects one snippet: its header lines and its body.
+type doc struct {
+	header []string
+	body   bytes.Buffer
+}
+
+// note adds a header line.
+func (d *doc) note(format string, args ...any) {
+	d.header = append(d.header, oneLine(fmt.Sprintf(format, args...)))
+}
+
+// p writes to the body.
+func (d *doc) p(format string, args ...any) { fmt.Fprintf(&d.body, format, args...) }
+
+// splitLine breaks s into pieces of at most max bytes, on rune boundaries,
+// the later ones indented; max <= 0 keeps s whole.
+func splitLine(s string, max int) []string {
+	if max <= 0 || len(s) <= max {
+		return []string{s}
+	}
+	var out []string
+	for len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		out = append(out, s[:cut])
+		s = "    " + s[cut:]
+	}
+	return append(out, s)
+}
+
+// oneLine keeps a header line on one line whatever a group name holds, and
+// shows its control and bidirectional characters as escapes (\x1b): a
+// comment is read on a terminal too.
+func oneLine(s string) string { return escape.Visible(s) }
+
+// sortedKeys returns the keys of a map in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
