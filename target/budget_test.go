@@ -253,11 +253,11 @@ func TestEnvoyNamesLinear(t *testing.T) {
 }
 
 func TestUniqueNames(t *testing.T) {
-	var u uniqueNames
+	var u UniqueNames
 	alt := func(n string) func(int) string { return func(i int) string { return fmt.Sprintf("%s-%d", n, i) } }
 	var got []string
 	for _, n := range []string{"a", "a-2", "a", "a", "b", "a-3", "a"} {
-		got = append(got, u.name(n, alt(n)))
+		got = append(got, u.Name(n, alt(n)))
 	}
 	assert.Equal(t, []string{"a", "a-2", "a-3", "a-4", "b", "a-3-2", "a-5"}, got)
 }

@@ -17,9 +17,9 @@ var envoyTarget = Target{
 	File:    "envoy.yaml",
 	Summary: "Envoy RouteConfiguration (timeout, retry_policy, hedge_policy) and Cluster (connect_timeout, circuit_breakers, retry_budget)",
 	Comment: "#",
-	render:  renderEnvoy,
-	read:    readEnvoyConfig,
-	detect:  detectEnvoyConfig,
+	Write:   renderEnvoy,
+	Reader:  readEnvoyConfig,
+	Detect:  detectEnvoyConfig,
 }
 
 // envoyNeverSent is what Envoy retries for a call that is not idempotent:
@@ -29,127 +29,127 @@ var envoyTarget = Target{
 // before the request's headers were sent upstream; Envoy 1.31 or later).
 const envoyNeverSent = "connect-failure,refused-stream,reset-before-request"
 
-func renderEnvoy(p *plan, d *doc) error {
-	d.note("Envoy route and cluster for %q, written by tunetimeout from measured latency.", p.service)
-	d.note("Durations are proto JSON durations rounded up to the millisecond. A route's timeout bounds the whole call: every attempt and the backoff between them; Envoy sends a retry however little time is left, and the route timeout cuts it.")
+func renderEnvoy(p *Plan, d *Doc) error {
+	d.Note("Envoy route and cluster for %q, written by tunetimeout from measured latency.", p.Service)
+	d.Note("Durations are proto JSON durations rounded up to the millisecond. A route's timeout bounds the whole call: every attempt and the backoff between them; Envoy sends a retry however little time is left, and the route timeout cuts it.")
 	// The router filter's respect_expected_rq_timeout (router.proto): the
 	// route's timeout is then taken from the request's
 	// x-envoy-expected-rq-timeout-ms, in place of the configured one
 	// (router.cc, FilterUtility::finalTimeout); the HTTP connection manager
 	// removes the header from requests it does not count as internal.
-	d.note("The time left is passed down by %s: Envoy sets it on every request it sends (a route's per_try_timeout, or its timeout), and so do the Go and httpx snippets. This file holds routes and a cluster, not the HTTP connection manager: set respect_expected_rq_timeout: true in its router filter (envoy.filters.http.router, typed_config envoy.extensions.filters.http.router.v3.Router) in this Envoy and every Envoy below it, so that a request from an internal caller gets the time its caller has left in place of the route's timeout (a larger value too: the caller waits that long).", deadlineHeader)
-	p.noteUnroutable(d, "an Envoy route")
-	names := newUnique("-")
-	d.p("# RouteConfiguration: serve it by RDS, or paste it as route_config of the HTTP connection manager.\n")
-	d.p("name: %s\n", yq(p.service))
-	d.p("virtual_hosts:\n- name: %s\n  domains: [\"*\"]\n  routes:\n", yq(p.service))
-	for _, rt := range p.pathRoutes() {
-		name := names.name(routeName(rt.group))
-		d.note("route %q (%s):", name, rt.describe())
-		d.note("  timeout %s: %s", protoDur(rt.timeout), rt.timeoutWhy)
-		d.p("  - name: %s\n    match:\n", yq(name))
+	d.Note("The time left is passed down by %s: Envoy sets it on every request it sends (a route's per_try_timeout, or its timeout), and so do the Go and httpx snippets. This file holds routes and a cluster, not the HTTP connection manager: set respect_expected_rq_timeout: true in its router filter (envoy.filters.http.router, typed_config envoy.extensions.filters.http.router.v3.Router) in this Envoy and every Envoy below it, so that a request from an internal caller gets the time its caller has left in place of the route's timeout (a larger value too: the caller waits that long).", deadlineHeader)
+	p.NoteUnroutable(d, "an Envoy route")
+	names := NewUnique("-")
+	d.Printf("# RouteConfiguration: serve it by RDS, or paste it as route_config of the HTTP connection manager.\n")
+	d.Printf("name: %s\n", YQ(p.Service))
+	d.Printf("virtual_hosts:\n- name: %s\n  domains: [\"*\"]\n  routes:\n", YQ(p.Service))
+	for _, rt := range p.PathRoutes() {
+		name := names.Name(RouteName(rt.Group))
+		d.Note("route %q (%s):", name, rt.Describe())
+		d.Note("  timeout %s: %s", ProtoDur(rt.Timeout), rt.TimeoutWhy)
+		d.Printf("  - name: %s\n    match:\n", YQ(name))
 		switch {
-		case rt.match.regex != "":
-			d.p("      safe_regex:\n        regex: %s\n", yq(rt.match.regex))
-		case rt.match.exact != "":
-			d.p("      path: %s\n", yq(rt.match.exact))
+		case rt.Match.Regex != "":
+			d.Printf("      safe_regex:\n        regex: %s\n", YQ(rt.Match.Regex))
+		case rt.Match.Exact != "":
+			d.Printf("      path: %s\n", YQ(rt.Match.Exact))
 		default:
-			d.p("      prefix: \"/\"\n")
+			d.Printf("      prefix: \"/\"\n")
 		}
-		if rt.match.method != "" {
-			d.p("      headers:\n      - name: \":method\"\n        string_match:\n          exact: %s\n", rt.match.method)
+		if rt.Match.Method != "" {
+			d.Printf("      headers:\n      - name: \":method\"\n        string_match:\n          exact: %s\n", rt.Match.Method)
 		}
-		d.p("    route:\n      cluster: %s\n      timeout: %s\n", yq(p.service), protoDur(rt.timeout))
+		d.Printf("    route:\n      cluster: %s\n      timeout: %s\n", YQ(p.Service), ProtoDur(rt.Timeout))
 		envoyRetries(d, rt)
 	}
 
-	d.p("---\n# Cluster: serve it by CDS, or add it to static_resources.clusters.\n")
-	d.p("name: %s\ntype: STRICT_DNS\n", yq(p.service))
-	d.note("cluster %q:", p.service)
-	connect, why := p.clusterConnect()
-	d.note("  connect_timeout %s: %s", protoDur(connect), why)
-	d.p("connect_timeout: %s\n", protoDur(connect))
-	if p.bulkhead != nil || p.budget != nil {
-		d.p("circuit_breakers:\n  thresholds:\n  - priority: DEFAULT\n")
+	d.Printf("---\n# Cluster: serve it by CDS, or add it to static_resources.clusters.\n")
+	d.Printf("name: %s\ntype: STRICT_DNS\n", YQ(p.Service))
+	d.Note("cluster %q:", p.Service)
+	connect, why := p.ClusterConnect()
+	d.Note("  connect_timeout %s: %s", ProtoDur(connect), why)
+	d.Printf("connect_timeout: %s\n", ProtoDur(connect))
+	if p.Bulkhead != nil || p.Budget != nil {
+		d.Printf("circuit_breakers:\n  thresholds:\n  - priority: DEFAULT\n")
 	}
-	if b := p.bulkhead; b != nil {
-		d.note("  max_requests %s", p.bulkheadWhy)
-		d.note("  max_connections and max_pending_requests: the same bulkhead (HTTP/1.1 holds one connection per request; a cold start queues them all, and a queued request waits within the route timeout)")
-		d.p("    max_connections: %d\n    max_pending_requests: %d\n    max_requests: %d\n", *b, *b, *b)
+	if b := p.Bulkhead; b != nil {
+		d.Note("  max_requests %s", p.BulkheadWhy)
+		d.Note("  max_connections and max_pending_requests: the same bulkhead (HTTP/1.1 holds one connection per request; a cold start queues them all, and a queued request waits within the route timeout)")
+		d.Printf("    max_connections: %d\n    max_pending_requests: %d\n    max_requests: %d\n", *b, *b, *b)
 	} else {
-		d.note("  no bulkhead (Envoy's default thresholds of 1024 apply): the report has no call rate (analyze --rate, or timestamps)")
+		d.Note("  no bulkhead (Envoy's default thresholds of 1024 apply): the report has no call rate (analyze --rate, or timestamps)")
 	}
-	if bud := p.budget; bud != nil {
+	if bud := p.Budget; bud != nil {
 		pct := math.Min(100, math.Round(*bud*100*1000)/1000)
-		d.note("  retry_budget budget_percent %s: %s; min_retry_concurrency 3 (Envoy's default); Envoy's budget caps the retries outstanding at once to that share of the active requests, and it replaces max_retries", ratio(pct), p.budgetWhy)
-		d.p("    retry_budget:\n      budget_percent:\n        value: %s\n      min_retry_concurrency: 3\n", ratio(pct))
-	} else if b := p.bulkhead; b != nil && maxAttempts(p) > 1 {
+		d.Note("  retry_budget budget_percent %s: %s; min_retry_concurrency 3 (Envoy's default); Envoy's budget caps the retries outstanding at once to that share of the active requests, and it replaces max_retries", Ratio(pct), p.BudgetWhy)
+		d.Printf("    retry_budget:\n      budget_percent:\n        value: %s\n      min_retry_concurrency: 3\n", Ratio(pct))
+	} else if b := p.Bulkhead; b != nil && maxAttempts(p) > 1 {
 		mr := max(1, int(math.Ceil(float64(*b)*0.1)))
-		d.note("  max_retries %d = 10 %% of the bulkhead retried at once (no retry budget in the report)", mr)
-		d.p("    max_retries: %d\n", mr)
+		d.Note("  max_retries %d = 10 %% of the bulkhead retried at once (no retry budget in the report)", mr)
+		d.Printf("    max_retries: %d\n", mr)
 	}
 	envoySwitch(d, p)
-	d.p("load_assignment:\n  cluster_name: %s\n  endpoints:\n  - lb_endpoints:\n    - endpoint:\n        address:\n          socket_address:\n            address: %s\n            port_value: 80  # the service's port\n", yq(p.service), yq(dnsSubdomain(p.service)))
+	d.Printf("load_assignment:\n  cluster_name: %s\n  endpoints:\n  - lb_endpoints:\n    - endpoint:\n        address:\n          socket_address:\n            address: %s\n            port_value: 80  # the service's port\n", YQ(p.Service), YQ(dnsSubdomain(p.Service)))
 	return nil
 }
 
 // envoyRetries writes a route's retry_policy and hedge_policy.
-func envoyRetries(d *doc, rt route) {
-	hedged := rt.hedge != nil
-	if rt.attempts <= 1 && !hedged {
-		d.note("  no retry_policy, %s", rt.attemptsWhy)
+func envoyRetries(d *Doc, rt Route) {
+	hedged := rt.Hedge != nil
+	if rt.Attempts <= 1 && !hedged {
+		d.Note("  no retry_policy, %s", rt.AttemptsWhy)
 		return
 	}
-	retries := rt.retries()
-	perTry, perTryWhy := rt.perTry, rt.perTryWhy
+	retries := rt.Retries()
+	perTry, perTryWhy := rt.PerTry, rt.PerTryWhy
 	if hedged {
-		retries = max(retries, rt.hedge.Attempts-1)
-		perTry = ceilMs(rt.hedge.DelaySeconds)
+		retries = max(retries, rt.Hedge.Attempts-1)
+		perTry = CeilMs(rt.Hedge.DelaySeconds)
 		perTryWhy = "the hedge delay"
 	}
 	conds, codes, skipped := envoyRetryOn(rt)
-	if hedged && rt.attempts <= 1 {
-		d.note("  num_retries %d: the hedges beyond the first request (each hedge counts as a retry); per_try_timeout %s: %s", retries, protoDur(perTry), perTryWhy)
+	if hedged && rt.Attempts <= 1 {
+		d.Note("  num_retries %d: the hedges beyond the first request (each hedge counts as a retry); per_try_timeout %s: %s", retries, ProtoDur(perTry), perTryWhy)
 	} else {
-		d.note("  num_retries %d = %s, less the first; per_try_timeout %s: %s", retries, rt.attemptsWhy, protoDur(perTry), perTryWhy)
+		d.Note("  num_retries %d = %s, less the first; per_try_timeout %s: %s", retries, rt.AttemptsWhy, ProtoDur(perTry), perTryWhy)
 	}
-	if !rt.idempotent && rt.neverSentOnly() {
-		d.note("  retry_on %s: %s, so only failures that prove the request never reached the upstream are retried; reset-before-request needs Envoy 1.31 or later", conds, rt.idempotentWhy)
+	if !rt.Idempotent && rt.NeverSentOnly() {
+		d.Note("  retry_on %s: %s, so only failures that prove the request never reached the upstream are retried; reset-before-request needs Envoy 1.31 or later", conds, rt.IdempotentWhy)
 	} else {
-		d.note("  retry_on %s from %s (a per-try timeout is retried under reset)", conds, strings.Join(rt.retryOn, ", "))
+		d.Note("  retry_on %s from %s (a per-try timeout is retried under reset)", conds, strings.Join(rt.RetryOn, ", "))
 	}
 	if len(skipped) > 0 {
-		d.note("  not expressible in Envoy's retry_on, left out: %s", strings.Join(skipped, ", "))
+		d.Note("  not expressible in Envoy's retry_on, left out: %s", strings.Join(skipped, ", "))
 	}
-	d.note("  retry_back_off %s to %s: %s; Envoy's backoff is full jitter, uniform up to min(base x 2^n, max)", protoDur(rt.backoffBase), protoDur(rt.backoffCap), rt.backoffWhy)
-	d.note("  %s", rt.hangText(true))
-	d.p("      retry_policy:\n        retry_on: %s\n", yq(conds))
+	d.Note("  retry_back_off %s to %s: %s; Envoy's backoff is full jitter, uniform up to min(base x 2^n, max)", ProtoDur(rt.BackoffBase), ProtoDur(rt.BackoffCap), rt.BackoffWhy)
+	d.Note("  %s", rt.HangText(true))
+	d.Printf("      retry_policy:\n        retry_on: %s\n", YQ(conds))
 	if len(codes) > 0 {
-		d.p("        retriable_status_codes: [%s]\n", strings.Join(codes, ", "))
+		d.Printf("        retriable_status_codes: [%s]\n", strings.Join(codes, ", "))
 	}
-	d.p("        num_retries: %d\n", retries)
+	d.Printf("        num_retries: %d\n", retries)
 	// Envoy ignores a per_try_timeout that is not below the route timeout
 	// (router's FilterUtility::finalTimeout sets it to 0).
-	if perTry < rt.timeout {
-		d.p("        per_try_timeout: %s\n", protoDur(perTry))
+	if perTry < rt.Timeout {
+		d.Printf("        per_try_timeout: %s\n", ProtoDur(perTry))
 	} else {
-		d.note("  per_try_timeout not written: at %s it is not below the route timeout, and Envoy would ignore it", protoDur(perTry))
+		d.Note("  per_try_timeout not written: at %s it is not below the route timeout, and Envoy would ignore it", ProtoDur(perTry))
 	}
-	base, capd := rt.backoffBase, rt.backoffCap
+	base, capd := rt.BackoffBase, rt.BackoffCap
 	if base <= 0 {
 		base, capd = 25*time.Millisecond, 250*time.Millisecond // Envoy's defaults, for a hedge without retries
 	}
-	d.p("        retry_back_off:\n          base_interval: %s\n          max_interval: %s\n", protoDur(base), protoDur(capd))
+	d.Printf("        retry_back_off:\n          base_interval: %s\n          max_interval: %s\n", ProtoDur(base), ProtoDur(capd))
 	if ra := retryAfterStatuses(codes); len(ra) > 0 {
-		d.note("  rate_limited_retry_back_off: a %s with a Retry-After in seconds is retried no sooner (Envoy waits 1 to 1.5 x it, RFC 9110 section 10.2.3); when that does not fit, the route timeout of %s ends the call (a 504 at the deadline, not the %s at once); a Retry-After above max_interval %s, or an HTTP-date, is not read and the backoff above applies",
-			strings.Join(ra, " or "), protoDur(rt.timeout), strings.Join(ra, " or "), protoDur(envoyRetryAfterWait))
-		d.p("        rate_limited_retry_back_off:\n          reset_headers:\n          - name: retry-after\n            format: SECONDS\n          max_interval: %s\n", protoDur(envoyRetryAfterWait))
+		d.Note("  rate_limited_retry_back_off: a %s with a Retry-After in seconds is retried no sooner (Envoy waits 1 to 1.5 x it, RFC 9110 section 10.2.3); when that does not fit, the route timeout of %s ends the call (a 504 at the deadline, not the %s at once); a Retry-After above max_interval %s, or an HTTP-date, is not read and the backoff above applies",
+			strings.Join(ra, " or "), ProtoDur(rt.Timeout), strings.Join(ra, " or "), ProtoDur(envoyRetryAfterWait))
+		d.Printf("        rate_limited_retry_back_off:\n          reset_headers:\n          - name: retry-after\n            format: SECONDS\n          max_interval: %s\n", ProtoDur(envoyRetryAfterWait))
 	}
 	if hedged {
-		h := rt.hedge
-		d.note("  hedge_policy hedge_on_per_try_timeout: when no answer has come %s (%s) after a request, Envoy sends another (after a backoff wait) without cancelling it, up to %d in all; the first good answer wins. With independent attempts p99 %s, p99.9 %s, for %s more requests. The per-try timeout no longer ends an attempt: the route timeout does",
-			protoDur(perTry), quantileName(h.Quantile), h.Attempts, secs(h.P99Seconds), secs(h.P999Seconds), percent(h.ExtraLoadFraction))
-		d.p("      hedge_policy:\n        hedge_on_per_try_timeout: true\n")
+		h := rt.Hedge
+		d.Note("  hedge_policy hedge_on_per_try_timeout: when no answer has come %s (%s) after a request, Envoy sends another (after a backoff wait) without cancelling it, up to %d in all; the first good answer wins. With independent attempts p99 %s, p99.9 %s, for %s more requests. The per-try timeout no longer ends an attempt: the route timeout does",
+			ProtoDur(perTry), QuantileName(h.Quantile), h.Attempts, Secs(h.P99Seconds), Secs(h.P999Seconds), Percent(h.ExtraLoadFraction))
+		d.Printf("      hedge_policy:\n        hedge_on_per_try_timeout: true\n")
 	}
 }
 
@@ -158,8 +158,8 @@ func envoyRetries(d *doc, rt route) {
 // envoyNeverSent; else connect-failure and refused-stream as they are, a
 // timeout to "reset" (a per-try timeout is a local reset), status codes to
 // retriable-status-codes.
-func envoyRetryOn(rt route) (conds string, codes, skipped []string) {
-	if rt.neverSentOnly() {
+func envoyRetryOn(rt Route) (conds string, codes, skipped []string) {
+	if rt.NeverSentOnly() {
 		return envoyNeverSent, nil, nil
 	}
 	var cs []string
@@ -171,7 +171,7 @@ func envoyRetryOn(rt route) (conds string, codes, skipped []string) {
 		}
 		cs = append(cs, c)
 	}
-	for _, o := range rt.retryOn {
+	for _, o := range rt.RetryOn {
 		o = strings.ToLower(strings.TrimSpace(o))
 		switch {
 		case o == "connect-failure" || o == "refused-stream" || o == "reset" || o == "5xx" || o == "gateway-error":
@@ -198,10 +198,10 @@ func isStatus(s string) bool {
 }
 
 // maxAttempts is the most attempts of any route.
-func maxAttempts(p *plan) int {
+func maxAttempts(p *Plan) int {
 	m := 1
-	for _, rt := range p.routes {
-		m = max(m, rt.attempts)
+	for _, rt := range p.Routes {
+		m = max(m, rt.Attempts)
 	}
 	return m
 }
@@ -212,7 +212,7 @@ func maxAttempts(p *plan) int {
 func dnsSubdomain(s string) string {
 	var labels []string
 	for _, l := range strings.Split(s, ".") {
-		if l = dnsLabel(l, 63); l != "" {
+		if l = DNSLabel(l, 63); l != "" {
 			labels = append(labels, l)
 		}
 	}
@@ -255,11 +255,11 @@ func retryAfterStatuses(codes []string) []string {
 // A retry budget replaces max_retries, so with one its two settings are
 // set to 0 instead; a retry that overflows is not sent
 // (upstream_rq_retry_overflow). /runtime_modify writes the admin layer.
-func envoySwitch(d *doc, p *plan) {
-	prefix := "circuit_breakers." + url.QueryEscape(p.service) + ".default."
+func envoySwitch(d *Doc, p *Plan) {
+	prefix := "circuit_breakers." + url.QueryEscape(p.Service) + ".default."
 	q := prefix + "max_retries=0"
-	if p.budget != nil {
+	if p.Budget != nil {
 		q = prefix + "retry_budget.budget_percent=0&" + prefix + "retry_budget.min_retry_concurrency=0"
 	}
-	d.note("Retries off during an incident, without a deploy: override the cluster's retry circuit breaker at runtime, curl -X POST 'http://127.0.0.1:9901/runtime_modify?%s' (your admin address; the bootstrap's layered_runtime needs an admin_layer): every retry then overflows (upstream_rq_retry_overflow) and a call returns its first attempt's answer, on every route of the cluster. The same keys with an empty value (key=) remove the override.", q)
+	d.Note("Retries off during an incident, without a deploy: override the cluster's retry circuit breaker at runtime, curl -X POST 'http://127.0.0.1:9901/runtime_modify?%s' (your admin address; the bootstrap's layered_runtime needs an admin_layer): every retry then overflows (upstream_rq_retry_overflow) and a call returns its first attempt's answer, on every route of the cluster. The same keys with an empty value (key=) remove the override.", q)
 }

@@ -9,11 +9,11 @@ import "time"
 func (t Target) WriteDuration(d time.Duration) (string, bool) {
 	switch t.Name {
 	case "envoy", "grpc":
-		return protoDur(d), true
+		return ProtoDur(d), true
 	case "istio", "nginx", "haproxy", "resilience4j", "linkerd":
-		return unitDur(d), true
+		return UnitDur(d), true
 	case "gateway-api":
-		return gatewayDur(d), true
+		return GatewayDur(d), true
 	}
 	return "", false
 }

@@ -15,38 +15,38 @@ import (
 // match is what a group name says about the requests it holds. Group names
 // are the values of the --by keys joined by spaces ("GET /users/{id}"); a
 // route is normalized with {name} for a variable segment and a trailing *.
-type match struct {
-	catchAll bool   // "all", "other", or a group without a path or method
-	notPath  bool   // the group name is neither a path nor a method
-	method   string // GET, POST, ... when the group has one
-	exact    string // the path, when it has no variable segment
-	prefix   string // the literal part before the first variable segment
-	regex    string // anchored RE2 for the whole path, when it has variable segments
+type PathMatch struct {
+	CatchAll bool   // "all", "other", or a group without a path or method
+	NotPath  bool   // the group name is neither a path nor a method
+	Method   string // GET, POST, ... when the group has one
+	Exact    string // the path, when it has no variable segment
+	Prefix   string // the literal part before the first variable segment
+	Regex    string // anchored RE2 for the whole path, when it has variable segments
 }
 
-var httpMethods = map[string]bool{
+var HTTPMethods = map[string]bool{
 	"GET": true, "HEAD": true, "POST": true, "PUT": true, "DELETE": true,
 	"CONNECT": true, "OPTIONS": true, "TRACE": true, "PATCH": true,
 }
 
-func parseMatch(group string) match {
+func parseMatch(group string) PathMatch {
 	if group == "all" || group == "other" {
-		return match{catchAll: true}
+		return PathMatch{CatchAll: true}
 	}
-	var m match
+	var m PathMatch
 	path := ""
 	for _, tok := range strings.Fields(group) {
 		switch {
 		case path == "" && strings.HasPrefix(tok, "/") && utf8.ValidString(tok):
 			path = tok
-		case m.method == "" && httpMethods[tok]:
-			m.method = tok
+		case m.Method == "" && HTTPMethods[tok]:
+			m.Method = tok
 		}
 	}
 	if path == "" {
-		m.prefix = "/"
-		m.catchAll = m.method == ""
-		m.notPath = m.method == ""
+		m.Prefix = "/"
+		m.CatchAll = m.Method == ""
+		m.NotPath = m.Method == ""
 		return m
 	}
 	segs := strings.Split(path, "/")
@@ -77,11 +77,11 @@ func parseMatch(group string) match {
 	}
 	re.WriteString("$")
 	if variable {
-		m.regex = re.String()
-		m.prefix = literal
+		m.Regex = re.String()
+		m.Prefix = literal
 	} else {
-		m.exact = path
-		m.prefix = path
+		m.Exact = path
+		m.Prefix = path
 	}
 	return m
 }
@@ -89,49 +89,49 @@ func parseMatch(group string) match {
 // before orders matches for targets that take the first that matches:
 // exact paths, then patterns (longer literal prefixes first, a trailing
 // wildcard after the others), then a method alone, then catch-alls.
-func (m match) before(o match) bool {
+func (m PathMatch) before(o PathMatch) bool {
 	if a, b := m.rank(), o.rank(); a != b {
 		return a < b
 	}
-	if m.regex != "" {
-		wm, wo := strings.HasSuffix(m.regex, ".*$"), strings.HasSuffix(o.regex, ".*$")
+	if m.Regex != "" {
+		wm, wo := strings.HasSuffix(m.Regex, ".*$"), strings.HasSuffix(o.Regex, ".*$")
 		if wm != wo {
 			return !wm
 		}
-		return len(m.prefix) > len(o.prefix)
+		return len(m.Prefix) > len(o.Prefix)
 	}
 	return false
 }
 
-func (m match) rank() int {
+func (m PathMatch) rank() int {
 	switch {
-	case m.exact != "":
+	case m.Exact != "":
 		return 0
-	case m.regex != "":
+	case m.Regex != "":
 		return 1
-	case !m.catchAll:
+	case !m.CatchAll:
 		return 2
 	}
 	return 3
 }
 
 // describe says in a header line which requests a route matches.
-func (m match) describe() string {
+func (m PathMatch) describe() string {
 	switch {
-	case m.notPath:
+	case m.NotPath:
 		return "all requests (the group is not a request path: replace this catch-all match with one that selects its calls)"
-	case m.catchAll:
+	case m.CatchAll:
 		return "all requests"
 	}
 	s := ""
-	if m.method != "" {
-		s = m.method + " "
+	if m.Method != "" {
+		s = m.Method + " "
 	}
 	switch {
-	case m.exact != "":
-		return s + "path " + strconv.Quote(m.exact)
-	case m.regex != "":
-		return s + "path regex " + strconv.Quote(m.regex)
+	case m.Exact != "":
+		return s + "path " + strconv.Quote(m.Exact)
+	case m.Regex != "":
+		return s + "path regex " + strconv.Quote(m.Regex)
 	}
 	return s + "any path"
 }
@@ -139,14 +139,14 @@ func (m match) describe() string {
 // Durations, one function per syntax. All take whole milliseconds.
 
 // protoDur is a proto3 JSON Duration (Envoy, gRPC): "0.800s".
-func protoDur(d time.Duration) string {
+func ProtoDur(d time.Duration) string {
 	ms := d.Milliseconds()
 	return fmt.Sprintf("%d.%03ds", ms/1000, ms%1000)
 }
 
 // unitDur is one number and one unit, "800ms" or "2s": Istio, Spring Boot
 // (resilience4j), nginx and HAProxy all read it.
-func unitDur(d time.Duration) string {
+func UnitDur(d time.Duration) string {
 	ms := d.Milliseconds()
 	if ms%1000 == 0 {
 		return fmt.Sprintf("%ds", ms/1000)
@@ -156,7 +156,7 @@ func unitDur(d time.Duration) string {
 
 // gatewayDur is a Gateway API Duration, ^([0-9]{1,5}(h|m|s|ms)){1,4}$:
 // whole units only, no decimals: 61.001s -> "1m1s1ms".
-func gatewayDur(d time.Duration) string {
+func GatewayDur(d time.Duration) string {
 	ms := d.Milliseconds()
 	if ms == 0 {
 		return "0s"
@@ -175,7 +175,7 @@ func gatewayDur(d time.Duration) string {
 }
 
 // pySeconds is seconds as a Python float: 0.8, 61.001, 2.0.
-func pySeconds(d time.Duration) string {
+func PySeconds(d time.Duration) string {
 	ms := d.Milliseconds()
 	s := fmt.Sprintf("%d.%03d", ms/1000, ms%1000)
 	s = strings.TrimRight(s, "0")
@@ -186,7 +186,7 @@ func pySeconds(d time.Duration) string {
 }
 
 // goDurLit is a Go expression for a duration: 800 * time.Millisecond.
-func goDurLit(d time.Duration) string {
+func GoDurLit(d time.Duration) string {
 	ms := d.Milliseconds()
 	switch {
 	case ms%1000 != 0:
@@ -202,7 +202,7 @@ func goDurLit(d time.Duration) string {
 // dnsLabel is a Kubernetes DNS-1123 label: lowercase letters, digits and
 // '-', starting and ending with a letter or digit, at most maxLen
 // characters; "" when s has no letter or digit.
-func dnsLabel(s string, maxLen int) string {
+func DNSLabel(s string, maxLen int) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(s) {
@@ -226,7 +226,7 @@ func dnsLabel(s string, maxLen int) string {
 // identifier is a Go, Python or protobuf identifier: ASCII letters, digits
 // and '_', not starting with a digit; words are joined in CamelCase when
 // camel is set ("/users/{id}" -> "UsersID" or "users_id").
-func identifier(s string, camel bool) string {
+func Identifier(s string, camel bool) string {
 	var words []string
 	var w strings.Builder
 	for _, r := range s {
@@ -285,7 +285,7 @@ func printable(s string, maxLen int) string {
 }
 
 // routeName is a group's name as a route name: printable, and never empty.
-func routeName(group string) string {
+func RouteName(group string) string {
 	if n := printable(group, 200); strings.TrimSpace(n) != "" {
 		return n
 	}
@@ -295,14 +295,14 @@ func routeName(group string) string {
 // unique makes names distinct by adding -2, -3, ... (or _2 with sep "_"),
 // in steps linear in the names (uniqueNames).
 type unique struct {
-	names uniqueNames
+	names UniqueNames
 	sep   string
 }
 
-func newUnique(sep string) *unique { return &unique{sep: sep} }
+func NewUnique(sep string) *unique { return &unique{sep: sep} }
 
-func (u *unique) name(n string) string {
-	return u.names.name(n, func(i int) string { return fmt.Sprintf("%s%s%d", n, u.sep, i) })
+func (u *unique) Name(n string) string {
+	return u.names.Name(n, func(i int) string { return fmt.Sprintf("%s%s%d", n, u.sep, i) })
 }
 
 // YAML.
@@ -318,23 +318,23 @@ var (
 // yq writes a string as a YAML scalar: plain where that cannot be read as
 // anything else, else double-quoted with every control and bidirectional
 // character escaped (escape.Quote): YAML refuses C1 characters raw.
-func yq(s string) string {
+func YQ(s string) string {
 	if plainYAML.MatchString(s) && !yamlWords[strings.ToLower(s)] {
 		return s
 	}
-	return jsonString(s)
+	return JSONString(s)
 }
 
 // jsonString is s as a double-quoted string that JSON, YAML and Python all
 // read back as s, with no control or bidirectional character raw, and <, >
 // and & as themselves.
-func jsonString(s string) string { return escape.Quote(s) }
+func JSONString(s string) string { return escape.Quote(s) }
 
 // ratio shows a fraction with up to three decimals: 0.1, 0.125, 0.001.
-func ratio(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+func Ratio(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // plural writes n with a noun: "1 attempt", "3 attempts".
-func plural(n int, noun string) string {
+func Plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}

@@ -17,9 +17,9 @@ var gatewayTarget = Target{
 	File:    "gateway-api.yaml",
 	Summary: "Kubernetes Gateway API HTTPRoute: rules[].timeouts{request, backendRequest}",
 	Comment: "#",
-	render:  renderGateway,
-	read:    readGatewayAPIConfig,
-	detect:  detectGatewayAPIConfig,
+	Write:   renderGateway,
+	Reader:  readGatewayAPIConfig,
+	Detect:  detectGatewayAPIConfig,
 }
 
 // An HTTPRoute holds at most 16 rules; more groups take more HTTPRoutes.
@@ -39,77 +39,77 @@ const (
 	GatewayExperimental = "experimental"
 )
 
-func renderGateway(p *plan, d *doc) error {
-	host := dnsLabel(p.service, 63)
+func renderGateway(p *Plan, d *Doc) error {
+	host := DNSLabel(p.Service, 63)
 	if host == "" {
 		host = DefaultService
 	}
-	ns := dnsLabel(p.namespace, 63)
+	ns := DNSLabel(p.Namespace, 63)
 	if ns == "" {
 		ns = "default"
 	}
-	d.note("Gateway API HTTPRoute for Service %q, written by tunetimeout from measured latency.", host)
-	p.noRetryAfter(d, "HTTPRoute's retry")
-	d.note("Durations are whole units without decimals (^([0-9]{1,5}(h|m|s|ms)){1,4}$), rounded up to the millisecond.")
-	d.note("request covers the whole request, retries included; backendRequest one request to the backend; backendRequest <= request.")
-	d.note("Every rule has a retry (HTTPRouteRetry, GEP-1731): an unset retry is left to the implementation, whose default may retry a request that was applied (Istio's: 2 retries on connect-failure, refused-stream, unavailable, cancelled and 503), and attempts: 0 MUST disable retries.")
-	d.note("Needs the Gateway API v1.7.0 CRDs, either channel (retry moved to the standard channel, attempts' minimum lowered to 0): an older standard CRD drops retry without a word, an older experimental one refuses attempts: 0.")
-	p.noteUnroutable(d, "an HTTPRoute rule")
-	ruleNames := newUnique("-")
-	routes := p.pathRoutes()
+	d.Note("Gateway API HTTPRoute for Service %q, written by tunetimeout from measured latency.", host)
+	p.NoRetryAfter(d, "HTTPRoute's retry")
+	d.Note("Durations are whole units without decimals (^([0-9]{1,5}(h|m|s|ms)){1,4}$), rounded up to the millisecond.")
+	d.Note("request covers the whole request, retries included; backendRequest one request to the backend; backendRequest <= request.")
+	d.Note("Every rule has a retry (HTTPRouteRetry, GEP-1731): an unset retry is left to the implementation, whose default may retry a request that was applied (Istio's: 2 retries on connect-failure, refused-stream, unavailable, cancelled and 503), and attempts: 0 MUST disable retries.")
+	d.Note("Needs the Gateway API v1.7.0 CRDs, either channel (retry moved to the standard channel, attempts' minimum lowered to 0): an older standard CRD drops retry without a word, an older experimental one refuses attempts: 0.")
+	p.NoteUnroutable(d, "an HTTPRoute rule")
+	ruleNames := NewUnique("-")
+	routes := p.PathRoutes()
 	var cmds []string
-	var off []jsonPatchOp
+	var off []JSONPatchOp
 	name := host
 	for i, rt := range routes {
 		if i%gatewayMaxRules == 0 {
 			if len(off) > 0 {
-				cmds = append(cmds, kubectlJSONPatch("httproute.gateway.networking.k8s.io", name, ns, off))
+				cmds = append(cmds, KubectlJSONPatch("httproute.gateway.networking.k8s.io", name, ns, off))
 				off = nil
 			}
 			name = host
 			if i > 0 {
 				name = fmt.Sprintf("%s-%d", host, i/gatewayMaxRules+1)
-				d.p("---\n")
+				d.Printf("---\n")
 			}
-			d.p("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n", yq(name), yq(ns))
-			d.p("  parentRefs:\n  - name: gateway  # your Gateway; in a mesh (GAMMA): group: \"\", kind: Service, name: %s\n  rules:\n", host)
+			d.Printf("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n", YQ(name), YQ(ns))
+			d.Printf("  parentRefs:\n  - name: gateway  # your Gateway; in a mesh (GAMMA): group: \"\", kind: Service, name: %s\n  rules:\n", host)
 		}
-		rn := dnsLabel(rt.group, 63)
-		if rt.match.catchAll && !rt.match.notPath {
+		rn := DNSLabel(rt.Group, 63)
+		if rt.Match.CatchAll && !rt.Match.NotPath {
 			rn = "all"
 		}
 		if rn == "" {
 			rn = "group"
 		}
-		rn = ruleNames.name(rn)
-		typ, value, why := gatewayPath(rt.match)
-		d.note("rule %q (group %q, %s):", rn, rt.group, rt.describe())
+		rn = ruleNames.Name(rn)
+		typ, value, why := gatewayPath(rt.Match)
+		d.Note("rule %q (group %q, %s):", rn, rt.Group, rt.Describe())
 		if why != "" {
-			d.note("  %s", why)
+			d.Note("  %s", why)
 		}
-		d.note("  request %s: %s", gatewayDur(rt.timeout), rt.timeoutWhy)
-		d.note("  backendRequest %s: %s", gatewayDur(rt.perTry), rt.perTryWhy)
-		d.p("  - name: %s\n    matches:\n    - path:\n        type: %s\n        value: %s\n", yq(rn), typ, yq(value))
-		if rt.match.method != "" {
-			d.p("      method: %s\n", rt.match.method)
+		d.Note("  request %s: %s", GatewayDur(rt.Timeout), rt.TimeoutWhy)
+		d.Note("  backendRequest %s: %s", GatewayDur(rt.PerTry), rt.PerTryWhy)
+		d.Printf("  - name: %s\n    matches:\n    - path:\n        type: %s\n        value: %s\n", YQ(rn), typ, YQ(value))
+		if rt.Match.Method != "" {
+			d.Printf("      method: %s\n", rt.Match.Method)
 		}
-		d.p("    backendRefs:\n    - name: %s\n      port: 80  # the Service's port\n", yq(host))
-		d.p("    timeouts:\n      request: %s\n      backendRequest: %s\n", gatewayDur(rt.timeout), gatewayDur(rt.perTry))
+		d.Printf("    backendRefs:\n    - name: %s\n      port: 80  # the Service's port\n", YQ(host))
+		d.Printf("    timeouts:\n      request: %s\n      backendRequest: %s\n", GatewayDur(rt.Timeout), GatewayDur(rt.PerTry))
 		if gatewayRetry(d, rt) {
-			off = append(off, jsonPatchOp{"add", fmt.Sprintf("/spec/rules/%d/retry", i%gatewayMaxRules), map[string]int{"attempts": 0}})
+			off = append(off, JSONPatchOp{"add", fmt.Sprintf("/spec/rules/%d/retry", i%gatewayMaxRules), map[string]int{"attempts": 0}})
 		}
-		if rt.hedge != nil {
-			d.note("  no hedging: HTTPRoute cannot express it")
+		if rt.Hedge != nil {
+			d.Note("  no hedging: HTTPRoute cannot express it")
 		}
 	}
 	if len(off) > 0 {
-		cmds = append(cmds, kubectlJSONPatch("httproute.gateway.networking.k8s.io", name, ns, off))
+		cmds = append(cmds, KubectlJSONPatch("httproute.gateway.networking.k8s.io", name, ns, off))
 	}
 	// "An explicit zero value MUST disable retries" (HTTPRouteRetry): the
 	// implementation applies the patched route without a restart.
-	kubectlSwitchNote(d, "rule", cmds, "retry.attempts 0 MUST disable retries (HTTPRouteRetry), and the implementation applies the patched route to running proxies; kubectl apply -f gateway-api.yaml restores them.")
-	connect, cwhy := p.clusterConnect()
-	d.note("connect timeout %s (%s) and the bulkhead have no place in an HTTPRoute: set them in the implementation's backend policy", gatewayDur(connect), cwhy)
+	KubectlSwitchNote(d, "rule", cmds, "retry.attempts 0 MUST disable retries (HTTPRouteRetry), and the implementation applies the patched route to running proxies; kubectl apply -f gateway-api.yaml restores them.")
+	connect, cwhy := p.ClusterConnect()
+	d.Note("connect timeout %s (%s) and the bulkhead have no place in an HTTPRoute: set them in the implementation's backend policy", GatewayDur(connect), cwhy)
 	return nil
 }
 
@@ -119,19 +119,19 @@ func renderGateway(p *plan, d *doc) error {
 // connection that could not be made, a request the backend refused before
 // processing it, the listed codes, and an attempt that reaches
 // backendRequest, which may have been applied.
-func gatewayRetry(d *doc, rt route) bool {
+func gatewayRetry(d *Doc, rt Route) bool {
 	switch {
-	case rt.attempts <= 1:
-		d.note("  retry.attempts 0: %s", rt.attemptsWhy)
-		d.p("    retry:\n      attempts: 0\n")
+	case rt.Attempts <= 1:
+		d.Note("  retry.attempts 0: %s", rt.AttemptsWhy)
+		d.Printf("    retry:\n      attempts: 0\n")
 		return false
-	case rt.neverSentOnly():
-		d.note("  retry.attempts 0: %s, and HTTPRoute's retry also repeats a request that reaches backendRequest or gets a listed code, after it was sent: the call policy's retries of never-sent failures (%s) are given up", rt.idempotentWhy, strings.Join(rt.retryOn, ", "))
-		d.p("    retry:\n      attempts: 0\n")
+	case rt.NeverSentOnly():
+		d.Note("  retry.attempts 0: %s, and HTTPRoute's retry also repeats a request that reaches backendRequest or gets a listed code, after it was sent: the call policy's retries of never-sent failures (%s) are given up", rt.IdempotentWhy, strings.Join(rt.RetryOn, ", "))
+		d.Printf("    retry:\n      attempts: 0\n")
 		return false
 	}
 	var codes, implied, skipped []string
-	for _, c := range rt.retryOn {
+	for _, c := range rt.RetryOn {
 		switch n, err := strconv.Atoi(c); {
 		case err == nil && n >= 400 && n <= 599:
 			codes = append(codes, c)
@@ -141,24 +141,24 @@ func gatewayRetry(d *doc, rt route) bool {
 			skipped = append(skipped, c)
 		}
 	}
-	d.note("  retry.attempts %d = %s, less the first; codes %s; backoff %s: %s (at least this long between attempts; the implementation may grow and jitter it)",
-		rt.retries(), rt.attemptsWhy, strings.Join(codes, ", "), gatewayDur(rt.backoffBase), rt.backoffWhy)
-	if rt.retriesOn("timeout") {
-		d.note("  an attempt that reaches backendRequest is cancelled and retried (GEP-1731), within request")
+	d.Note("  retry.attempts %d = %s, less the first; codes %s; backoff %s: %s (at least this long between attempts; the implementation may grow and jitter it)",
+		rt.Retries(), rt.AttemptsWhy, strings.Join(codes, ", "), GatewayDur(rt.BackoffBase), rt.BackoffWhy)
+	if rt.RetriesOn("timeout") {
+		d.Note("  an attempt that reaches backendRequest is cancelled and retried (GEP-1731), within request")
 	} else {
-		d.note("  timeouts are not retried by the call policy, but GEP-1731 retries an attempt that reaches backendRequest: set backendRequest equal to request to avoid it")
+		d.Note("  timeouts are not retried by the call policy, but GEP-1731 retries an attempt that reaches backendRequest: set backendRequest equal to request to avoid it")
 	}
 	if len(implied) > 0 {
-		d.note("  %s: no code needed, with attempts above 0 an implementation SHOULD retry a connection that could not be made and a request the backend refused before processing it (HTTPRouteRetry)", strings.Join(implied, ", "))
+		d.Note("  %s: no code needed, with attempts above 0 an implementation SHOULD retry a connection that could not be made and a request the backend refused before processing it (HTTPRouteRetry)", strings.Join(implied, ", "))
 	}
 	if len(skipped) > 0 {
-		d.note("  not expressible in retry (status codes 400-599 only), left out: %s", strings.Join(skipped, ", "))
+		d.Note("  not expressible in retry (status codes 400-599 only), left out: %s", strings.Join(skipped, ", "))
 	}
-	d.p("    retry:\n      attempts: %d\n", rt.retries())
+	d.Printf("    retry:\n      attempts: %d\n", rt.Retries())
 	if len(codes) > 0 {
-		d.p("      codes: [%s]\n", strings.Join(codes, ", "))
+		d.Printf("      codes: [%s]\n", strings.Join(codes, ", "))
 	}
-	d.p("      backoff: %s\n", gatewayDur(rt.backoffBase))
+	d.Printf("      backoff: %s\n", GatewayDur(rt.BackoffBase))
 	return true
 }
 
@@ -166,12 +166,12 @@ func gatewayRetry(d *doc, rt route) bool {
 // conformance level (Exact and PathPrefix): a route with variable segments
 // matches the prefix before the first one, which is broader than the group.
 // Characters the CRD refuses are percent-encoded.
-func gatewayPath(m match) (typ, value, why string) {
+func gatewayPath(m PathMatch) (typ, value, why string) {
 	switch {
-	case m.exact != "":
-		typ, value = "Exact", m.exact
-	case m.regex != "":
-		typ, value = "PathPrefix", strings.TrimSuffix(m.prefix, "/")
+	case m.Exact != "":
+		typ, value = "Exact", m.Exact
+	case m.Regex != "":
+		typ, value = "PathPrefix", strings.TrimSuffix(m.Prefix, "/")
 		why = "PathPrefix " + value + " is broader than the group's path: RegularExpression matching is implementation-specific"
 	default:
 		return "PathPrefix", "/", ""

@@ -23,7 +23,7 @@ var goTarget = Target{
 	File:    "go.go",
 	Summary: "Go net/http: Transport (DNS, connect, TLS, ResponseHeaderTimeout, MaxConnsPerHost), a Policy per group and Do, the retry loop within the deadline",
 	Comment: "//",
-	render:  renderGo,
+	Write:   renderGo,
 }
 
 // deadlineHeader is the header that passes the time a call has left down
@@ -45,104 +45,104 @@ const deadlineHeader = "x-envoy-expected-rq-timeout-ms"
 // net.Dialer.Timeout alone would spend the connect timeout on them.
 const goDNSTimeout = time.Second
 
-func renderGo(p *plan, d *doc) error {
-	pkg := strings.ToLower(identifier(p.service, false))
+func renderGo(p *Plan, d *Doc) error {
+	pkg := strings.ToLower(Identifier(p.Service, false))
 	pkg = strings.ReplaceAll(pkg, "_", "") + "client"
-	routes := p.groupRoutes()
-	d.note("Package %s holds the HTTP clients of %q, written by tunetimeout from measured latency.", pkg, p.service)
-	d.note("Call Do(ctx, NewXClient(), req, XPolicy): Timeout bounds the whole call (every attempt and wait); each attempt gets the smaller of PerTry and the time left, reading the body included; no attempt is sent with less than MinUseful left.")
-	d.note("The time left is passed down: Do sets %s on every attempt to the whole milliseconds the attempt has left, as Envoy's router sets it on the requests it sends; an Envoy whose router filter has respect_expected_rq_timeout: true takes it as the route's timeout. A handler's DeadlineFromRequest(r) bounds its context by the header its caller set; pass that context to Do, and a call with less than MinUseful left is not sent at all (ErrNoUsefulTime): the work is dropped at once.", deadlineHeader)
-	d.note("Do retries a request that was never sent (no connection was obtained: DNS or connect failed) for every call, and after it was sent only when RetrySent is set (idempotent calls).")
-	d.note("A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not fit what is left of Timeout (or, without one, exceeds Cap), Do returns the response at once.")
-	noteRetriesOffFile(d, "Do")
-	perTry := routes[0].perTry
+	routes := p.GroupRoutes()
+	d.Note("Package %s holds the HTTP clients of %q, written by tunetimeout from measured latency.", pkg, p.Service)
+	d.Note("Call Do(ctx, NewXClient(), req, XPolicy): Timeout bounds the whole call (every attempt and wait); each attempt gets the smaller of PerTry and the time left, reading the body included; no attempt is sent with less than MinUseful left.")
+	d.Note("The time left is passed down: Do sets %s on every attempt to the whole milliseconds the attempt has left, as Envoy's router sets it on the requests it sends; an Envoy whose router filter has respect_expected_rq_timeout: true takes it as the route's timeout. A handler's DeadlineFromRequest(r) bounds its context by the header its caller set; pass that context to Do, and a call with less than MinUseful left is not sent at all (ErrNoUsefulTime): the work is dropped at once.", deadlineHeader)
+	d.Note("Do retries a request that was never sent (no connection was obtained: DNS or connect failed) for every call, and after it was sent only when RetrySent is set (idempotent calls).")
+	d.Note("A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not fit what is left of Timeout (or, without one, exceeds Cap), Do returns the response at once.")
+	NoteRetriesOffFile(d, "Do")
+	perTry := routes[0].PerTry
 	for _, rt := range routes {
-		perTry = max(perTry, rt.perTry)
+		perTry = max(perTry, rt.PerTry)
 	}
-	connect, connectWhy := p.clusterConnect()
-	d.p("package %s\n\nimport (\n\t\"context\"\n\t\"errors\"\n\t\"fmt\"\n\t\"io\"\n\t\"math\"\n\t\"math/rand/v2\"\n\t\"net\"\n\t\"net/http\"\n\t\"net/http/httptrace\"\n\t\"os\"\n\t\"slices\"\n\t\"strconv\"\n\t\"sync\"\n\t\"time\"\n)\n\n", pkg)
-	d.p("%s", goPolicySource)
-	d.note("dial: DNS within %s, then each address within the connect timeout %s: %s (net.Dialer.Timeout alone covers DNS too, and is divided among the addresses)", goDurLit(goDNSTimeout), goDurLit(connect), connectWhy)
-	d.note("TLSHandshakeTimeout %s: the connect timeout again, a handshake costs about as many round trips", goDurLit(connect))
-	d.p("// dialer connects to one address; dial gives name resolution its own time.\nvar dialer = &net.Dialer{Timeout: %s, KeepAlive: 30 * time.Second}\n\n", goDurLit(connect))
-	d.p("// dnsTimeout bounds name resolution, the search path's lookups included.\nconst dnsTimeout = %s\n\n", goDurLit(goDNSTimeout))
-	d.p(goDialSource)
-	d.p("// transport is shared by the clients of the service.\nvar transport = &http.Transport{\n\tProxy:               http.ProxyFromEnvironment,\n\tDialContext:         dial,\n\tTLSHandshakeTimeout: %s,\n", goDurLit(connect))
-	d.note("ResponseHeaderTimeout %s: the longest per-try timeout of the groups (each attempt's own context is shorter where its group's is)", goDurLit(perTry))
-	d.p("\tResponseHeaderTimeout: %s,\n", goDurLit(perTry))
-	if b := p.bulkhead; b != nil {
-		d.note("MaxConnsPerHost %s; a request beyond it waits for a connection within its attempt's time (Go has no limit on waiting requests)", p.bulkheadWhy)
-		d.p("\tMaxConnsPerHost:       %d,\n\tMaxIdleConnsPerHost:   %d,\n", *b, *b)
+	connect, connectWhy := p.ClusterConnect()
+	d.Printf("package %s\n\nimport (\n\t\"context\"\n\t\"errors\"\n\t\"fmt\"\n\t\"io\"\n\t\"math\"\n\t\"math/rand/v2\"\n\t\"net\"\n\t\"net/http\"\n\t\"net/http/httptrace\"\n\t\"os\"\n\t\"slices\"\n\t\"strconv\"\n\t\"sync\"\n\t\"time\"\n)\n\n", pkg)
+	d.Printf("%s", goPolicySource)
+	d.Note("dial: DNS within %s, then each address within the connect timeout %s: %s (net.Dialer.Timeout alone covers DNS too, and is divided among the addresses)", GoDurLit(goDNSTimeout), GoDurLit(connect), connectWhy)
+	d.Note("TLSHandshakeTimeout %s: the connect timeout again, a handshake costs about as many round trips", GoDurLit(connect))
+	d.Printf("// dialer connects to one address; dial gives name resolution its own time.\nvar dialer = &net.Dialer{Timeout: %s, KeepAlive: 30 * time.Second}\n\n", GoDurLit(connect))
+	d.Printf("// dnsTimeout bounds name resolution, the search path's lookups included.\nconst dnsTimeout = %s\n\n", GoDurLit(goDNSTimeout))
+	d.Printf(goDialSource)
+	d.Printf("// transport is shared by the clients of the service.\nvar transport = &http.Transport{\n\tProxy:               http.ProxyFromEnvironment,\n\tDialContext:         dial,\n\tTLSHandshakeTimeout: %s,\n", GoDurLit(connect))
+	d.Note("ResponseHeaderTimeout %s: the longest per-try timeout of the groups (each attempt's own context is shorter where its group's is)", GoDurLit(perTry))
+	d.Printf("\tResponseHeaderTimeout: %s,\n", GoDurLit(perTry))
+	if b := p.Bulkhead; b != nil {
+		d.Note("MaxConnsPerHost %s; a request beyond it waits for a connection within its attempt's time (Go has no limit on waiting requests)", p.BulkheadWhy)
+		d.Printf("\tMaxConnsPerHost:       %d,\n\tMaxIdleConnsPerHost:   %d,\n", *b, *b)
 	} else {
-		d.note("MaxConnsPerHost not set (no limit): the report has no call rate for a bulkhead (analyze --rate)")
+		d.Note("MaxConnsPerHost not set (no limit): the report has no call rate for a bulkhead (analyze --rate)")
 	}
-	d.p("\tIdleConnTimeout:       90 * time.Second,\n}\n")
+	d.Printf("\tIdleConnTimeout:       90 * time.Second,\n}\n")
 
-	names := newUnique("")
+	names := NewUnique("")
 	for _, rt := range routes {
 		id := ""
 		if len(routes) > 1 {
-			id = names.name(identifier(rt.group, true))
+			id = names.Name(Identifier(rt.Group, true))
 		}
 		pol := id + "Policy"
 		if id == "" {
 			pol = "DefaultPolicy"
 		}
-		d.note("New%sClient and %s (group %q):", id, pol, rt.group)
-		d.note("  Timeout %s: %s", goDurLit(rt.timeout), rt.timeoutWhy)
-		d.note("  PerTry %s: %s", goDurLit(rt.perTry), rt.perTryWhy)
-		d.note("  Attempts %d: %s", rt.attempts, rt.attemptsWhy)
-		retrySent := rt.attempts > 1 && !rt.neverSentOnly()
+		d.Note("New%sClient and %s (group %q):", id, pol, rt.Group)
+		d.Note("  Timeout %s: %s", GoDurLit(rt.Timeout), rt.TimeoutWhy)
+		d.Note("  PerTry %s: %s", GoDurLit(rt.PerTry), rt.PerTryWhy)
+		d.Note("  Attempts %d: %s", rt.Attempts, rt.AttemptsWhy)
+		retrySent := rt.Attempts > 1 && !rt.NeverSentOnly()
 		var codes []string
 		if retrySent {
-			codes = rt.statuses()
-			d.note("  RetrySent: %s; RetryStatus %s; %s", rt.idempotentWhy, orNone(codes), rt.hangText(true))
-		} else if rt.attempts > 1 {
-			d.note("  RetrySent false: %s, so only a request never sent is retried; in a hang the one attempt times out at %s", rt.idempotentWhy, goDurLit(rt.perTry))
+			codes = rt.Statuses()
+			d.Note("  RetrySent: %s; RetryStatus %s; %s", rt.IdempotentWhy, orNone(codes), rt.HangText(true))
+		} else if rt.Attempts > 1 {
+			d.Note("  RetrySent false: %s, so only a request never sent is retried; in a hang the one attempt times out at %s", rt.IdempotentWhy, GoDurLit(rt.PerTry))
 		}
-		if b := rt.budget; b != nil && *b > 0 && rt.attempts > 1 {
-			d.note("  Budget Ratio %s: retry budget %s of requests, from the call policy; a token bucket for the group's calls in this process: each call earns %s of a token, at most %d kept, each retry spends one (as the simulation's, docs/method.md#retry-budgets)", ratio(*b), human.Percent(*b), ratio(*b), 10)
+		if b := rt.Budget; b != nil && *b > 0 && rt.Attempts > 1 {
+			d.Note("  Budget Ratio %s: retry budget %s of requests, from the call policy; a token bucket for the group's calls in this process: each call earns %s of a token, at most %d kept, each retry spends one (as the simulation's, docs/method.md#retry-budgets)", Ratio(*b), human.Percent(*b), Ratio(*b), 10)
 		}
-		if rt.hedge != nil {
-			d.note("  no hedging: net/http has none; Do does not hedge")
+		if rt.Hedge != nil {
+			d.Note("  no hedging: net/http has none; Do does not hedge")
 		}
-		d.p("\n// New%sClient returns the client for group %s.\nfunc New%sClient() *http.Client {\n\treturn &http.Client{Transport: transport}\n}\n", id, goCommentQuote(rt.group), id)
-		d.p("\n// %s is the policy of group %s.\nvar %s = Policy{\n\tTimeout:   %s,\n\tPerTry:    %s,\n\tAttempts:  %d,\n", pol, goCommentQuote(rt.group), pol, goDurLit(rt.timeout), goDurLit(rt.perTry), rt.attempts)
-		d.note("  MinUseful %s: %s", goDurLit(max(rt.minUseful, time.Millisecond)), rt.usefulWhy())
-		d.p("\tMinUseful: %s,\n", goDurLit(max(rt.minUseful, time.Millisecond)))
-		if rt.attempts > 1 {
-			d.p("\tBase:      %s,\n\tCap:       %s,\n", goDurLit(rt.backoffBase), goDurLit(rt.backoffCap))
+		d.Printf("\n// New%sClient returns the client for group %s.\nfunc New%sClient() *http.Client {\n\treturn &http.Client{Transport: transport}\n}\n", id, goCommentQuote(rt.Group), id)
+		d.Printf("\n// %s is the policy of group %s.\nvar %s = Policy{\n\tTimeout:   %s,\n\tPerTry:    %s,\n\tAttempts:  %d,\n", pol, goCommentQuote(rt.Group), pol, GoDurLit(rt.Timeout), GoDurLit(rt.PerTry), rt.Attempts)
+		d.Note("  MinUseful %s: %s", GoDurLit(max(rt.MinUseful, time.Millisecond)), rt.usefulWhy())
+		d.Printf("\tMinUseful: %s,\n", GoDurLit(max(rt.MinUseful, time.Millisecond)))
+		if rt.Attempts > 1 {
+			d.Printf("\tBase:      %s,\n\tCap:       %s,\n", GoDurLit(rt.BackoffBase), GoDurLit(rt.BackoffCap))
 			if retrySent {
-				d.p("\tRetrySent: true,\n")
+				d.Printf("\tRetrySent: true,\n")
 				if len(codes) > 0 {
-					d.p("\tRetryStatus: []int{%s},\n", strings.Join(codes, ", "))
+					d.Printf("\tRetryStatus: []int{%s},\n", strings.Join(codes, ", "))
 				}
 			}
-			if b := rt.budget; b != nil && *b > 0 {
-				d.p("\tBudget:    &Budget{Ratio: %s},\n", ratio(*b))
+			if b := rt.Budget; b != nil && *b > 0 {
+				d.Printf("\tBudget:    &Budget{Ratio: %s},\n", Ratio(*b))
 			}
 		}
-		d.p("}\n")
+		d.Printf("}\n")
 	}
-	src, err := format.Source(d.body.Bytes())
+	src, err := format.Source(d.Body.Bytes())
 	if err != nil {
 		return fmt.Errorf("go snippet: %w", err)
 	}
-	d.body.Reset()
-	d.body.Write(src)
+	d.Body.Reset()
+	d.Body.Write(src)
 	return nil
 }
 
 // usefulWhy says where the route's least useful time comes from; without
 // a call policy any time left is worth the one attempt.
-func (r route) usefulWhy() string {
-	if r.minUsefulWhy == "" {
+func (r Route) usefulWhy() string {
+	if r.MinUsefulWhy == "" {
 		return "no call policy in the report: any time left is worth its one attempt (1ms, the least a header can carry)"
 	}
-	if r.minUseful < time.Millisecond {
-		return r.minUsefulWhy + "; 1ms, the least a header can carry"
+	if r.MinUseful < time.Millisecond {
+		return r.MinUsefulWhy + "; 1ms, the least a header can carry"
 	}
-	return r.minUsefulWhy
+	return r.MinUsefulWhy
 }
 
 func orNone(list []string) string {
@@ -230,15 +230,15 @@ func (b *Budget) spend() bool {
 // RetriesOffFile is the switch that turns retries off during an incident,
 // without a deploy: while a file exists at this path, Do makes one attempt
 // per call whatever the policy. The path is read from the environment
-// variable ` + retriesOffEnv + ` when the process starts; the file is
+// variable ` + RetriesOffEnv + ` when the process starts; the file is
 // looked for on every call.
 var RetriesOffFile = retriesOffFile()
 
 func retriesOffFile() string {
-	if f := os.Getenv("` + retriesOffEnv + `"); f != "" {
+	if f := os.Getenv("` + RetriesOffEnv + `"); f != "" {
 		return f
 	}
-	return "` + retriesOffDefault + `"
+	return "` + RetriesOffDefault + `"
 }
 
 // retriesOff reports whether the switch is on: a file at RetriesOffFile.
@@ -445,4 +445,4 @@ func dial(ctx context.Context, network, addr string) (net.Conn, error) {
 `
 
 // goCommentQuote quotes a group name for a Go comment.
-func goCommentQuote(s string) string { return oneLine(strconv.Quote(s)) }
+func goCommentQuote(s string) string { return OneLine(strconv.Quote(s)) }

@@ -19,10 +19,10 @@ var grpcTarget = Target{
 	Name:    "grpc",
 	File:    "grpc.json",
 	Summary: "gRPC service config: methodConfig timeout and retryPolicy, retryThrottling",
-	render:  renderGRPC,
-	read:    readGRPCConfig,
-	detect:  detectGRPCConfig,
-	naming:  grpcNaming,
+	Write:   renderGRPC,
+	Reader:  readGRPCConfig,
+	Detect:  detectGRPCConfig,
+	Naming:  GRPCNaming,
 }
 
 // gRPC clamps maxAttempts to 5 unless the channel raises the limit
@@ -68,33 +68,33 @@ type grpcThrottling struct {
 	TokenRatio float64 `json:"tokenRatio"`
 }
 
-func renderGRPC(p *plan, d *doc) error {
-	svc := grpcFullName(p.service)
-	d.note("gRPC service config for service %q, written by tunetimeout from measured latency.", svc)
-	d.note("timeout is the deadline of the whole call, every attempt and backoff included; gRPC has no per-try timeout, so a slow attempt is not cut and retried: only failures that answer are.")
-	d.note("gRPC retries transparently, whatever this config says, the RPCs that never left the client or that the server refused before its application saw them (gRFC A6).")
+func renderGRPC(p *Plan, d *Doc) error {
+	svc := grpcFullName(p.Service)
+	d.Note("gRPC service config for service %q, written by tunetimeout from measured latency.", svc)
+	d.Note("timeout is the deadline of the whole call, every attempt and backoff included; gRPC has no per-try timeout, so a slow attempt is not cut and retried: only failures that answer are.")
+	d.Note("gRPC retries transparently, whatever this config says, the RPCs that never left the client or that the server refused before its application saw them (gRFC A6).")
 	// The deadline crosses each hop as grpc-timeout (PROTOCOL-HTTP2.md); a
 	// service config's timeout is the most a call waits, the context's
 	// deadline applying when it is sooner (service_config.proto, timeout).
-	d.note("The deadline is passed down natively: a call's deadline goes out as grpc-timeout, the server's context carries it, and a call made with that context gets what is left (timeout here applies only when it is shorter). gRPC sends a call however little is left: drop one with less than a useful try in the handler, before calling (ctx.Deadline()).")
-	p.noteUnroutable(d, "a gRPC method name")
+	d.Note("The deadline is passed down natively: a call's deadline goes out as grpc-timeout, the server's context carries it, and a call made with that context gets what is left (timeout here applies only when it is shorter). gRPC sends a call however little is left: drop one with less than a useful try in the handler, before calling (ctx.Deadline()).")
+	p.NoteUnroutable(d, "a gRPC method name")
 	var cfg grpcConfig
 	seen := map[string]bool{}
 	next := map[string]int{} // the next number to try after a method name
-	for _, rt := range p.pathRoutes() {
+	for _, rt := range p.PathRoutes() {
 		n := grpcName{Service: svc}
 		switch {
-		case rt.match.catchAll && !rt.match.notPath:
+		case rt.Match.CatchAll && !rt.Match.NotPath:
 		default:
-			n = grpcObjectName(svc, rt.group)
+			n = grpcObjectName(svc, rt.Group)
 		}
-		if rt.synthetic && seen[n.Service+"/"] {
+		if rt.Synthetic && seen[n.Service+"/"] {
 			continue // a group already configures every method of the service
 		}
 		// gRPC refuses a service config that names a method twice.
 		if seen[n.Service+"/"+n.Method] {
 			if n.Method == "" {
-				n.Method = identifier(rt.group, true)
+				n.Method = Identifier(rt.Group, true)
 			}
 			base, i := n.Method, max(next[n.Service+"/"+n.Method], 2)
 			for seen[fmt.Sprintf("%s/%s_%d", n.Service, base, i)] {
@@ -104,28 +104,28 @@ func renderGRPC(p *plan, d *doc) error {
 			next[n.Service+"/"+base] = i + 1
 		}
 		seen[n.Service+"/"+n.Method] = true
-		mc := grpcMethodConfig{Name: []grpcName{n}, Timeout: protoDur(rt.timeout)}
+		mc := grpcMethodConfig{Name: []grpcName{n}, Timeout: ProtoDur(rt.Timeout)}
 		label := n.Service + "/" + n.Method
 		if n.Method == "" {
 			label = n.Service + " (every method)"
 		}
-		d.note("%s, group %q:", label, rt.group)
-		if rt.synthetic {
-			d.note("  %s", rt.describe())
+		d.Note("%s, group %q:", label, rt.Group)
+		if rt.Synthetic {
+			d.Note("  %s", rt.Describe())
 		}
-		d.note("  timeout %s: %s", mc.Timeout, rt.timeoutWhy)
-		grpcRetries(d, rt, &mc, p.herdWindow)
+		d.Note("  timeout %s: %s", mc.Timeout, rt.TimeoutWhy)
+		grpcRetries(d, rt, &mc, p.HerdWindow)
 		cfg.MethodConfig = append(cfg.MethodConfig, mc)
 	}
-	if b := p.budget; b != nil {
+	if b := p.Budget; b != nil {
 		tr := math.Max(0.001, math.Round(*b*1000)/1000)
 		cfg.RetryThrottling = &grpcThrottling{MaxTokens: 10, TokenRatio: tr}
-		d.note("retryThrottling: tokenRatio %s = %s (each success earns it, each failed attempt costs 1, retries stop at half the tokens); maxTokens 10 stops retries after about 5 failures in a row", ratio(tr), p.budgetWhy)
+		d.Note("retryThrottling: tokenRatio %s = %s (each success earns it, each failed attempt costs 1, retries stop at half the tokens); maxTokens 10 stops retries after about 5 failures in a row", Ratio(tr), p.BudgetWhy)
 	}
-	connect, why := p.clusterConnect()
-	d.note("connect timeout %s (%s) is not part of a service config: dial with grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: ...})", protoDur(connect), why)
-	if p.bulkhead != nil {
-		d.note("bulkhead %s: gRPC has no client-side limit of calls in flight; use a semaphore or an interceptor", p.bulkheadWhy)
+	connect, why := p.ClusterConnect()
+	d.Note("connect timeout %s (%s) is not part of a service config: dial with grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: ...})", ProtoDur(connect), why)
+	if p.Bulkhead != nil {
+		d.Note("bulkhead %s: gRPC has no client-side limit of calls in flight; use a semaphore or an interceptor", p.BulkheadWhy)
 	}
 	grpcSwitch(d, cfg)
 	var b bytes.Buffer
@@ -135,32 +135,32 @@ func renderGRPC(p *plan, d *doc) error {
 	if err := enc.Encode(cfg); err != nil {
 		return err
 	}
-	d.body.Write(b.Bytes())
+	d.Body.Write(b.Bytes())
 	return nil
 }
 
 // grpcRetries writes a method config's retryPolicy or hedgingPolicy.
-func grpcRetries(d *doc, rt route, mc *grpcMethodConfig, herdWindow time.Duration) {
-	codes, skipped := grpcCodes(rt.retryOn)
+func grpcRetries(d *Doc, rt Route, mc *grpcMethodConfig, herdWindow time.Duration) {
+	codes, skipped := grpcCodes(rt.RetryOn)
 	switch {
-	case rt.hedge != nil:
-		h := rt.hedge
-		hp := &grpcHedgingPolicy{MaxAttempts: min(h.Attempts, grpcMaxAttempts), HedgingDelay: protoDur(ceilMs(h.DelaySeconds)), NonFatalStatusCodes: codes}
+	case rt.Hedge != nil:
+		h := rt.Hedge
+		hp := &grpcHedgingPolicy{MaxAttempts: min(h.Attempts, grpcMaxAttempts), HedgingDelay: ProtoDur(CeilMs(h.DelaySeconds)), NonFatalStatusCodes: codes}
 		mc.HedgingPolicy = hp
-		d.note("  hedgingPolicy: another request %s (%s) after the last one, up to maxAttempts %d, until one answers; nonFatalStatusCodes %s send the next at once. With independent attempts p99 %s, p99.9 %s, for %s more requests",
-			hp.HedgingDelay, quantileName(h.Quantile), hp.MaxAttempts, strings.Join(codes, ", "), secs(h.P99Seconds), secs(h.P999Seconds), percent(h.ExtraLoadFraction))
-		d.note("  hedgingPolicy replaces retryPolicy. grpc-java implements it; grpc-go (1.85) and gRPC C-core drop it without a word, so their clients neither hedge nor retry this method: write the config without --hedge for them")
-	case rt.attempts <= 1:
-		d.note("  no retryPolicy (gRPC needs maxAttempts >= 2): %s", rt.attemptsWhy)
-	case rt.neverSentOnly():
-		d.note("  no retryPolicy: %s, and the failures that prove a request was never applied are the ones gRPC retries transparently; a retryPolicy on UNAVAILABLE would also repeat calls the server may have processed", rt.idempotentWhy)
+		d.Note("  hedgingPolicy: another request %s (%s) after the last one, up to maxAttempts %d, until one answers; nonFatalStatusCodes %s send the next at once. With independent attempts p99 %s, p99.9 %s, for %s more requests",
+			hp.HedgingDelay, QuantileName(h.Quantile), hp.MaxAttempts, strings.Join(codes, ", "), Secs(h.P99Seconds), Secs(h.P999Seconds), Percent(h.ExtraLoadFraction))
+		d.Note("  hedgingPolicy replaces retryPolicy. grpc-java implements it; grpc-go (1.85) and gRPC C-core drop it without a word, so their clients neither hedge nor retry this method: write the config without --hedge for them")
+	case rt.Attempts <= 1:
+		d.Note("  no retryPolicy (gRPC needs maxAttempts >= 2): %s", rt.AttemptsWhy)
+	case rt.NeverSentOnly():
+		d.Note("  no retryPolicy: %s, and the failures that prove a request was never applied are the ones gRPC retries transparently; a retryPolicy on UNAVAILABLE would also repeat calls the server may have processed", rt.IdempotentWhy)
 	case len(codes) == 0:
-		d.note("  no retryPolicy: gRPC has no status for %s (a per-try timeout cannot be written)", strings.Join(rt.retryOn, ", "))
+		d.Note("  no retryPolicy: gRPC has no status for %s (a per-try timeout cannot be written)", strings.Join(rt.RetryOn, ", "))
 	default:
 		rp := &grpcRetryPolicy{
-			MaxAttempts:          min(rt.attempts, grpcMaxAttempts),
-			InitialBackoff:       protoDur(rt.backoffBase),
-			MaxBackoff:           protoDur(rt.backoffCap),
+			MaxAttempts:          min(rt.Attempts, grpcMaxAttempts),
+			InitialBackoff:       ProtoDur(rt.BackoffBase),
+			MaxBackoff:           ProtoDur(rt.BackoffCap),
 			BackoffMultiplier:    2,
 			RetryableStatusCodes: codes,
 		}
@@ -168,28 +168,28 @@ func grpcRetries(d *doc, rt route, mc *grpcMethodConfig, herdWindow time.Duratio
 		// 2^n, maxBackoff): a herd's first retries spread over 0.4 x
 		// initialBackoff only, so the herd's window needs 2.5 times it.
 		var herdWhy string
-		if herdWindow > 0 && rt.backoffBase*2 < herdWindow*5 {
+		if herdWindow > 0 && rt.BackoffBase*2 < herdWindow*5 {
 			base, _ := recommend.RoundUp(herdWindow * 5 / 2)
-			herdWhy = fmt.Sprintf("; raised to %s for the herd: grpc-go spreads a first retry over 0.8 to 1.2 x initialBackoff, 0.4 x of it, and the herd's %s window needs 2.5 x that", fmtDur(base), fmtDur(herdWindow))
-			rp.InitialBackoff = protoDur(base)
-			if rt.backoffCap < base {
-				rp.MaxBackoff = protoDur(base)
+			herdWhy = fmt.Sprintf("; raised to %s for the herd: grpc-go spreads a first retry over 0.8 to 1.2 x initialBackoff, 0.4 x of it, and the herd's %s window needs 2.5 x that", FmtDur(base), FmtDur(herdWindow))
+			rp.InitialBackoff = ProtoDur(base)
+			if rt.BackoffCap < base {
+				rp.MaxBackoff = ProtoDur(base)
 			}
 		}
 		mc.RetryPolicy = rp
-		d.note("  maxAttempts %d: %s", rp.MaxAttempts, rt.attemptsWhy)
-		if rt.attempts > grpcMaxAttempts {
-			d.note("  gRPC treats maxAttempts above 5 as 5 (unless the channel raises it): %d attempts clamped to 5", rt.attempts)
+		d.Note("  maxAttempts %d: %s", rp.MaxAttempts, rt.AttemptsWhy)
+		if rt.Attempts > grpcMaxAttempts {
+			d.Note("  gRPC treats maxAttempts above 5 as 5 (unless the channel raises it): %d attempts clamped to 5", rt.Attempts)
 		}
-		d.note("  initialBackoff %s, maxBackoff %s, multiplier 2: %s%s; grpc-go draws each wait within 20 %% of min(initialBackoff x 2^n, maxBackoff) (gRFC A6 as amended), not full jitter", rp.InitialBackoff, rp.MaxBackoff, rt.backoffWhy, herdWhy)
-		d.note("  retryableStatusCodes %s from %s", strings.Join(rp.RetryableStatusCodes, ", "), strings.Join(rt.retryOn, ", "))
+		d.Note("  initialBackoff %s, maxBackoff %s, multiplier 2: %s%s; grpc-go draws each wait within 20 %% of min(initialBackoff x 2^n, maxBackoff) (gRFC A6 as amended), not full jitter", rp.InitialBackoff, rp.MaxBackoff, rt.BackoffWhy, herdWhy)
+		d.Note("  retryableStatusCodes %s from %s", strings.Join(rp.RetryableStatusCodes, ", "), strings.Join(rt.RetryOn, ", "))
 		if len(skipped) > 0 {
-			d.note("  no gRPC status for %s: left out", strings.Join(skipped, ", "))
+			d.Note("  no gRPC status for %s: left out", strings.Join(skipped, ", "))
 		}
-		if !rt.idempotent {
-			d.note("  %s: UNAVAILABLE may follow a request the server applied; the call policy's --retry-on asks for it anyway", rt.idempotentWhy)
+		if !rt.Idempotent {
+			d.Note("  %s: UNAVAILABLE may follow a request the server applied; the call policy's --retry-on asks for it anyway", rt.IdempotentWhy)
 		}
-		d.note("  %s", rt.hangText(false))
+		d.Note("  %s", rt.HangText(false))
 	}
 }
 
@@ -200,7 +200,7 @@ func grpcObjectName(svc, group string) grpcName {
 	if n := grpcMethodPath(group); n != nil {
 		return *n
 	}
-	return grpcName{Service: svc, Method: identifier(group, true)}
+	return grpcName{Service: svc, Method: Identifier(group, true)}
 }
 
 // grpcMethodPath reads a group that is a gRPC method path,
@@ -210,7 +210,7 @@ func grpcMethodPath(group string) *grpcName {
 	if len(parts) != 3 || parts[0] != "" || parts[1] == "" || parts[2] == "" {
 		return nil
 	}
-	if grpcFullName(parts[1]) != parts[1] || identifier(parts[2], false) != parts[2] {
+	if grpcFullName(parts[1]) != parts[1] || Identifier(parts[2], false) != parts[2] {
 		return nil
 	}
 	return &grpcName{Service: parts[1], Method: parts[2]}
@@ -221,7 +221,7 @@ func grpcFullName(s string) string {
 	var parts []string
 	for _, p := range strings.Split(s, ".") {
 		if p != "" {
-			parts = append(parts, identifier(p, false))
+			parts = append(parts, Identifier(p, false))
 		}
 	}
 	if len(parts) == 0 {
@@ -264,14 +264,14 @@ const grpcRetriesOffJq = `del(.methodConfig[].retryPolicy, .methodConfig[].hedgi
 // channel applies the service config its name resolver returns when it
 // changes (gRFC A2: the DNS TXT record _grpc_config.<host>, or xDS); one
 // compiled into the client is changed by a deploy only.
-func grpcSwitch(d *doc, cfg grpcConfig) {
+func grpcSwitch(d *Doc, cfg grpcConfig) {
 	retries := false
 	for _, mc := range cfg.MethodConfig {
 		retries = retries || mc.RetryPolicy != nil || mc.HedgingPolicy != nil
 	}
 	if !retries {
-		d.note("Retries off during an incident: no method here retries, beyond gRPC's transparent retries of RPCs that never left the client.")
+		d.Note("Retries off during an incident: no method here retries, beyond gRPC's transparent retries of RPCs that never left the client.")
 		return
 	}
-	d.note("Retries off during an incident, without a deploy: serve this config without its retryPolicy and hedgingPolicy blocks (jq '%s' grpc.json) where the clients' name resolver reads it (xDS, or the DNS TXT record _grpc_config.HOST where the client enables it, gRFC A2): a channel applies a new service config without a restart. A config given in code (grpc.WithDefaultServiceConfig, Java's defaultServiceConfig) takes a deploy. gRPC's transparent retries of RPCs that never left the client stay.", grpcRetriesOffJq)
+	d.Note("Retries off during an incident, without a deploy: serve this config without its retryPolicy and hedgingPolicy blocks (jq '%s' grpc.json) where the clients' name resolver reads it (xDS, or the DNS TXT record _grpc_config.HOST where the client enables it, gRFC A2): a channel applies a new service config without a restart. A config given in code (grpc.WithDefaultServiceConfig, Java's defaultServiceConfig) takes a deploy. gRPC's transparent retries of RPCs that never left the client stay.", grpcRetriesOffJq)
 }

@@ -16,86 +16,86 @@ var httpxTarget = Target{
 	File:    "httpx.py",
 	Summary: "Python httpx: httpx.Timeout(connect, read, write, pool) and a policy per group, httpx.Limits(max_connections), send(): the retry loop within the deadline",
 	Comment: "#",
-	render:  renderHTTPX,
+	Write:   renderHTTPX,
 }
 
-func renderHTTPX(p *plan, d *doc) error {
-	routes := p.groupRoutes()
-	d.note("httpx timeouts, limits and retries for %q, written by tunetimeout from measured latency.", p.service)
-	d.note("Call send(client(group), request, group). httpx has no timeout over a whole request: its timeouts bound each phase of one attempt (the wait for a pooled connection, the connect, each write, each read).")
-	d.note("send() sends a retry only while the worst case of one attempt (pool + connect + write + read) fits in what is left of the deadline, and bounds each phase of an attempt by what is left, so the call never outlasts it, unless a server trickles its answer: read bounds each read, not the whole response.")
-	d.note("The time left is passed down: send() sets %s on every attempt to the whole milliseconds the attempt has left (the smaller of what is left and one attempt's worst case), as Envoy's router sets it on the requests it sends; an Envoy whose router filter has respect_expected_rq_timeout: true takes it as the route's timeout. In a handler, time_left(headers) reads the header its caller set: pass it as send(..., time_left=...), and a call with less than min_useful left is not sent at all (NoUsefulTime): the work is dropped at once.", deadlineHeader)
-	d.note("send() retries a request that was never sent (httpx.ConnectError, httpx.ConnectTimeout) for every call, and after it was sent only when retry_sent is set (idempotent calls); httpx's own retries (HTTPTransport(retries=)) are left off, for their fixed 0.5s, 1s waits.")
-	d.note("A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not leave room for an attempt before the deadline (or, without one, exceeds backoff_cap), send() returns the response at once.")
-	noteRetriesOffFile(d, "send()")
-	d.p("import datetime\nimport email.utils\nimport os\nimport random\nimport threading\nimport time\n\nimport httpx\n\n")
-	if b := p.bulkhead; b != nil {
-		d.note("max_connections %s; a request beyond it waits at most the pool timeout, then fails (httpx.PoolTimeout)", p.bulkheadWhy)
-		d.p("LIMITS = httpx.Limits(max_connections=%d, max_keepalive_connections=%d)\n\n", *b, *b)
+func renderHTTPX(p *Plan, d *Doc) error {
+	routes := p.GroupRoutes()
+	d.Note("httpx timeouts, limits and retries for %q, written by tunetimeout from measured latency.", p.Service)
+	d.Note("Call send(client(group), request, group). httpx has no timeout over a whole request: its timeouts bound each phase of one attempt (the wait for a pooled connection, the connect, each write, each read).")
+	d.Note("send() sends a retry only while the worst case of one attempt (pool + connect + write + read) fits in what is left of the deadline, and bounds each phase of an attempt by what is left, so the call never outlasts it, unless a server trickles its answer: read bounds each read, not the whole response.")
+	d.Note("The time left is passed down: send() sets %s on every attempt to the whole milliseconds the attempt has left (the smaller of what is left and one attempt's worst case), as Envoy's router sets it on the requests it sends; an Envoy whose router filter has respect_expected_rq_timeout: true takes it as the route's timeout. In a handler, time_left(headers) reads the header its caller set: pass it as send(..., time_left=...), and a call with less than min_useful left is not sent at all (NoUsefulTime): the work is dropped at once.", deadlineHeader)
+	d.Note("send() retries a request that was never sent (httpx.ConnectError, httpx.ConnectTimeout) for every call, and after it was sent only when retry_sent is set (idempotent calls); httpx's own retries (HTTPTransport(retries=)) are left off, for their fixed 0.5s, 1s waits.")
+	d.Note("A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not leave room for an attempt before the deadline (or, without one, exceeds backoff_cap), send() returns the response at once.")
+	NoteRetriesOffFile(d, "send()")
+	d.Printf("import datetime\nimport email.utils\nimport os\nimport random\nimport threading\nimport time\n\nimport httpx\n\n")
+	if b := p.Bulkhead; b != nil {
+		d.Note("max_connections %s; a request beyond it waits at most the pool timeout, then fails (httpx.PoolTimeout)", p.BulkheadWhy)
+		d.Printf("LIMITS = httpx.Limits(max_connections=%d, max_keepalive_connections=%d)\n\n", *b, *b)
 	} else {
-		d.note("httpx's default limits (100 connections): the report has no call rate for a bulkhead (analyze --rate)")
-		d.p("LIMITS = httpx.Limits()\n\n")
+		d.Note("httpx's default limits (100 connections): the report has no call rate for a bulkhead (analyze --rate)")
+		d.Printf("LIMITS = httpx.Limits()\n\n")
 	}
-	d.p("%s", httpxRetriesOff)
-	d.p("%s", httpxDeadline)
-	d.p("\n%s", httpxBudget)
-	d.p("# Per group: the timeouts of one attempt (seconds), and how attempts are made:\n")
-	d.p("# deadline bounds the whole call (None: no deadline), attempts counts the first,\n")
-	d.p("# waits are random from 0 to min(backoff_cap, backoff_base x 2^n) (full jitter),\n")
-	d.p("# retry_sent allows a retry after the request was sent (idempotent calls only),\n")
-	d.p("# retry_budget is the group's retry budget, a Budget (None: no budget),\n")
-	d.p("# min_useful the least time left worth an attempt: with less, send() drops the call.\n")
-	d.p("GROUPS = {\n")
+	d.Printf("%s", httpxRetriesOff)
+	d.Printf("%s", httpxDeadline)
+	d.Printf("\n%s", httpxBudget)
+	d.Printf("# Per group: the timeouts of one attempt (seconds), and how attempts are made:\n")
+	d.Printf("# deadline bounds the whole call (None: no deadline), attempts counts the first,\n")
+	d.Printf("# waits are random from 0 to min(backoff_cap, backoff_base x 2^n) (full jitter),\n")
+	d.Printf("# retry_sent allows a retry after the request was sent (idempotent calls only),\n")
+	d.Printf("# retry_budget is the group's retry budget, a Budget (None: no budget),\n")
+	d.Printf("# min_useful the least time left worth an attempt: with less, send() drops the call.\n")
+	d.Printf("GROUPS = {\n")
 	for _, rt := range routes {
-		tm := p.timers(rt, 2)
-		perTry := tm.perTry
-		setup := tm.connect + 2*tm.other
-		d.note("group %q:", rt.group)
-		d.note("  connect %s s: %s", pySeconds(tm.connect), tm.connectWhy)
-		d.note("  pool and write %s s: %s", pySeconds(tm.other), tm.otherWhy)
-		d.note("  read %s s: %s", pySeconds(perTry), tm.perTryWhy)
-		if n := tm.overNote(setup, rt.deadline); n != "" {
-			d.note("  %s", n)
+		tm := p.Timers(rt, 2)
+		perTry := tm.PerTry
+		setup := tm.Connect + 2*tm.Other
+		d.Note("group %q:", rt.Group)
+		d.Note("  connect %s s: %s", PySeconds(tm.Connect), tm.ConnectWhy)
+		d.Note("  pool and write %s s: %s", PySeconds(tm.Other), tm.OtherWhy)
+		d.Note("  read %s s: %s", PySeconds(perTry), tm.PerTryWhy)
+		if n := tm.OverNote(setup, rt.Deadline); n != "" {
+			d.Note("  %s", n)
 		}
 		dl := "None"
-		if rt.deadline > 0 {
-			dl = pySeconds(rt.deadline)
-			d.note("  deadline %s s: the caller's; one attempt takes at most %s s, so send() stops when less is left", dl, pySeconds(setup+perTry))
+		if rt.Deadline > 0 {
+			dl = PySeconds(rt.Deadline)
+			d.Note("  deadline %s s: the caller's; one attempt takes at most %s s, so send() stops when less is left", dl, PySeconds(setup+perTry))
 		} else {
-			d.note("  no deadline in the report: send() makes every attempt (at most %s s in all)", pySeconds(time.Duration(rt.attempts)*(setup+perTry)+time.Duration(rt.attempts-1)*rt.backoffCap))
+			d.Note("  no deadline in the report: send() makes every attempt (at most %s s in all)", PySeconds(time.Duration(rt.Attempts)*(setup+perTry)+time.Duration(rt.Attempts-1)*rt.BackoffCap))
 		}
-		retrySent := rt.attempts > 1 && !rt.neverSentOnly()
+		retrySent := rt.Attempts > 1 && !rt.NeverSentOnly()
 		codes := "[]"
 		if retrySent {
-			codes = "[" + strings.Join(rt.statuses(), ", ") + "]"
-			d.note("  attempts %d: %s; retry_sent: %s; retry_status %s", rt.attempts, rt.attemptsWhy, rt.idempotentWhy, codes)
+			codes = "[" + strings.Join(rt.Statuses(), ", ") + "]"
+			d.Note("  attempts %d: %s; retry_sent: %s; retry_status %s", rt.Attempts, rt.AttemptsWhy, rt.IdempotentWhy, codes)
 		} else {
-			d.note("  attempts %d: %s; retry_sent False: %s", rt.attempts, rt.attemptsWhy, rt.idempotentWhy)
+			d.Note("  attempts %d: %s; retry_sent False: %s", rt.Attempts, rt.AttemptsWhy, rt.IdempotentWhy)
 		}
-		if rt.hedge != nil {
-			d.note("  no hedging: send() does not hedge")
+		if rt.Hedge != nil {
+			d.Note("  no hedging: send() does not hedge")
 		}
 		budget := "None"
-		if b := rt.budget; b != nil && *b > 0 && rt.attempts > 1 {
-			budget = "Budget(" + ratio(*b) + ")"
-			d.note("  retry_budget %s: retry budget %s of requests, from the call policy; a token bucket for the group's calls in this process: each call earns %s of a token, at most 10 kept, each retry spends one (as the simulation's, docs/method.md#retry-budgets)", budget, human.Percent(*b), ratio(*b))
+		if b := rt.Budget; b != nil && *b > 0 && rt.Attempts > 1 {
+			budget = "Budget(" + Ratio(*b) + ")"
+			d.Note("  retry_budget %s: retry budget %s of requests, from the call policy; a token bucket for the group's calls in this process: each call earns %s of a token, at most 10 kept, each retry spends one (as the simulation's, docs/method.md#retry-budgets)", budget, human.Percent(*b), Ratio(*b))
 		}
 		base, cp := "0.0", "0.0"
-		if rt.attempts > 1 {
-			base, cp = pySeconds(rt.backoffBase), pySeconds(rt.backoffCap)
+		if rt.Attempts > 1 {
+			base, cp = PySeconds(rt.BackoffBase), PySeconds(rt.BackoffCap)
 		}
 		py := map[bool]string{true: "True", false: "False"}
-		d.p("    %s: {\n", jsonString(rt.group))
-		d.p("        \"timeout\": httpx.Timeout(connect=%s, read=%s, write=%s, pool=%s),\n", pySeconds(tm.connect), pySeconds(perTry), pySeconds(tm.other), pySeconds(tm.other))
-		d.p("        \"deadline\": %s,\n        \"attempts\": %d,\n        \"backoff_base\": %s,\n        \"backoff_cap\": %s,\n", dl, rt.attempts, base, cp)
-		d.note("  min_useful %s s: %s", pySeconds(max(rt.minUseful, time.Millisecond)), rt.usefulWhy())
-		d.p("        \"retry_sent\": %s,\n        \"retry_status\": %s,\n        \"retry_budget\": %s,\n", py[retrySent], codes, budget)
-		d.p("        \"min_useful\": %s,\n    },\n", pySeconds(max(rt.minUseful, time.Millisecond)))
+		d.Printf("    %s: {\n", JSONString(rt.Group))
+		d.Printf("        \"timeout\": httpx.Timeout(connect=%s, read=%s, write=%s, pool=%s),\n", PySeconds(tm.Connect), PySeconds(perTry), PySeconds(tm.Other), PySeconds(tm.Other))
+		d.Printf("        \"deadline\": %s,\n        \"attempts\": %d,\n        \"backoff_base\": %s,\n        \"backoff_cap\": %s,\n", dl, rt.Attempts, base, cp)
+		d.Note("  min_useful %s s: %s", PySeconds(max(rt.MinUseful, time.Millisecond)), rt.usefulWhy())
+		d.Printf("        \"retry_sent\": %s,\n        \"retry_status\": %s,\n        \"retry_budget\": %s,\n", py[retrySent], codes, budget)
+		d.Printf("        \"min_useful\": %s,\n    },\n", PySeconds(max(rt.MinUseful, time.Millisecond)))
 	}
-	d.p("}\n\n")
-	d.p("# Failures after which the request was never sent: safe to retry for any call.\nNEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout)\n\n\n")
-	d.p("def client(group=%s):\n    \"\"\"Return an httpx.Client with the timeouts of one group.\"\"\"\n    return httpx.Client(timeout=GROUPS[group][\"timeout\"], limits=LIMITS)\n\n\n", jsonString(routes[0].group))
-	d.p("%s", httpxSend)
+	d.Printf("}\n\n")
+	d.Printf("# Failures after which the request was never sent: safe to retry for any call.\nNEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout)\n\n\n")
+	d.Printf("def client(group=%s):\n    \"\"\"Return an httpx.Client with the timeouts of one group.\"\"\"\n    return httpx.Client(timeout=GROUPS[group][\"timeout\"], limits=LIMITS)\n\n\n", JSONString(routes[0].Group))
+	d.Printf("%s", httpxSend)
 	return nil
 }
 
@@ -104,9 +104,9 @@ func renderHTTPX(p *plan, d *doc) error {
 const httpxRetriesOff = `# The switch that turns retries off during an incident, without a deploy:
 # while a file exists at RETRIES_OFF_FILE, send() makes one attempt per call
 # whatever the policy. The path is read from the environment variable
-# ` + retriesOffEnv + ` when the module is imported; the file is
+# ` + RetriesOffEnv + ` when the module is imported; the file is
 # looked for on every call.
-RETRIES_OFF_FILE = os.environ.get("` + retriesOffEnv + `") or "` + retriesOffDefault + `"
+RETRIES_OFF_FILE = os.environ.get("` + RetriesOffEnv + `") or "` + RetriesOffDefault + `"
 
 
 def retries_off():

@@ -18,9 +18,9 @@ var linkerdTarget = Target{
 	File:    "linkerd.yaml",
 	Summary: "Linkerd 2.16+ HTTPRoute or GRPCRoute per group with timeout.linkerd.io and retry.linkerd.io annotations (ServiceProfile on request)",
 	Comment: "#",
-	render:  renderLinkerd,
-	read:    readLinkerdConfig,
-	detect:  detectLinkerdConfig,
+	Write:   renderLinkerd,
+	Reader:  readLinkerdConfig,
+	Detect:  detectLinkerdConfig,
 }
 
 // What the Linkerd snippet writes (Options.LinkerdResource).
@@ -41,16 +41,16 @@ const (
 	linkerdDefaultRatio        = 0.2
 )
 
-func renderLinkerd(p *plan, d *doc) error {
-	ns := dnsLabel(p.namespace, 63)
+func renderLinkerd(p *Plan, d *Doc) error {
+	ns := DNSLabel(p.Namespace, 63)
 	if ns == "" {
 		ns = "default"
 	}
-	host := dnsLabel(p.service, 63)
+	host := DNSLabel(p.Service, 63)
 	if host == "" {
 		host = DefaultService
 	}
-	kind := p.opts.LinkerdResource
+	kind := p.Opts.LinkerdResource
 	if kind == "" || kind == LinkerdAuto {
 		kind = LinkerdHTTPRoute
 		if grpcGroups(p) {
@@ -65,70 +65,70 @@ func renderLinkerd(p *plan, d *doc) error {
 	if grpc {
 		what = "GRPCRoute (gateway.networking.k8s.io/v1)"
 	}
-	d.note("Linkerd %s per group for Service %q, written by tunetimeout from measured latency, with the annotations of Linkerd 2.16 and later.", what, host)
-	p.noRetryAfter(d, "Linkerd (25-250ms between attempts)")
-	d.note("timeout.linkerd.io/request bounds the whole request, retries included; retry.linkerd.io/timeout bounds one attempt and retries it; retry.linkerd.io/limit counts the retries after the first. Durations are one number and a unit (800ms, 2500ms).")
-	d.note("Linkerd waits 25ms to 250ms, full jitter, between attempts (not configurable), never retries a request whose body is over 64KiB, and has no retry budget in this model.")
-	d.note("A ServiceProfile for the same Service takes precedence over these annotations: remove it, or use --linkerd-resource serviceprofile. Requests matching no route get a 404, hence the catch-all.")
-	p.noteUnroutable(d, "a Linkerd route")
-	names := newUnique("-")
+	d.Note("Linkerd %s per group for Service %q, written by tunetimeout from measured latency, with the annotations of Linkerd 2.16 and later.", what, host)
+	p.NoRetryAfter(d, "Linkerd (25-250ms between attempts)")
+	d.Note("timeout.linkerd.io/request bounds the whole request, retries included; retry.linkerd.io/timeout bounds one attempt and retries it; retry.linkerd.io/limit counts the retries after the first. Durations are one number and a unit (800ms, 2500ms).")
+	d.Note("Linkerd waits 25ms to 250ms, full jitter, between attempts (not configurable), never retries a request whose body is over 64KiB, and has no retry budget in this model.")
+	d.Note("A ServiceProfile for the same Service takes precedence over these annotations: remove it, or use --linkerd-resource serviceprofile. Requests matching no route get a 404, hence the catch-all.")
+	p.NoteUnroutable(d, "a Linkerd route")
+	names := NewUnique("-")
 	resource := "httproute.policy.linkerd.io"
 	if grpc {
 		resource = "grpcroute.gateway.networking.k8s.io"
 	}
 	var cmds []string
-	for i, rt := range p.pathRoutes() {
+	for i, rt := range p.PathRoutes() {
 		if i > 0 {
-			d.p("---\n")
+			d.Printf("---\n")
 		}
 		name := host
-		if g := dnsLabel(rt.group, 40); g != "" {
+		if g := DNSLabel(rt.Group, 40); g != "" {
 			name += "-" + g
 		}
-		if rt.match.catchAll {
+		if rt.Match.CatchAll {
 			name = host + "-all"
 		}
-		name = names.name(name)
-		d.note("route %s (group %q, %s):", name, rt.group, rt.describe())
-		ann := [][2]string{{"timeout.linkerd.io/request", unitDur(rt.timeout)}}
-		d.note("  timeout.linkerd.io/request %s: %s", unitDur(rt.timeout), rt.timeoutWhy)
+		name = names.Name(name)
+		d.Note("route %s (group %q, %s):", name, rt.Group, rt.Describe())
+		ann := [][2]string{{"timeout.linkerd.io/request", UnitDur(rt.Timeout)}}
+		d.Note("  timeout.linkerd.io/request %s: %s", UnitDur(rt.Timeout), rt.TimeoutWhy)
 		ann = append(ann, linkerdRetries(d, rt, grpc)...)
 		if c := linkerdRetriesOff(resource, name, ns, ann); c != "" {
 			cmds = append(cmds, c)
 		}
-		if rt.hedge != nil {
-			d.note("  no hedging: Linkerd cannot express it")
+		if rt.Hedge != nil {
+			d.Note("  no hedging: Linkerd cannot express it")
 		}
 		api, k := "policy.linkerd.io/v1beta3", "HTTPRoute"
 		if grpc {
 			api, k = "gateway.networking.k8s.io/v1", "GRPCRoute"
 		}
-		d.p("apiVersion: %s\nkind: %s\nmetadata:\n  name: %s\n  namespace: %s\n  annotations:\n", api, k, yq(name), yq(ns))
+		d.Printf("apiVersion: %s\nkind: %s\nmetadata:\n  name: %s\n  namespace: %s\n  annotations:\n", api, k, YQ(name), YQ(ns))
 		for _, a := range ann {
-			d.p("    %s: %s\n", a[0], jsonString(a[1]))
+			d.Printf("    %s: %s\n", a[0], JSONString(a[1]))
 		}
-		d.p("spec:\n  parentRefs:\n  - group: \"\"\n    kind: Service\n    name: %s\n    port: 80  # the Service's port\n  rules:\n", yq(host))
-		backend := fmt.Sprintf("backendRefs:\n    - name: %s\n      port: 80\n", yq(host))
-		switch n := grpcMethodPath(rt.group); {
+		d.Printf("spec:\n  parentRefs:\n  - group: \"\"\n    kind: Service\n    name: %s\n    port: 80  # the Service's port\n  rules:\n", YQ(host))
+		backend := fmt.Sprintf("backendRefs:\n    - name: %s\n      port: 80\n", YQ(host))
+		switch n := grpcMethodPath(rt.Group); {
 		case grpc && n != nil:
-			d.p("  - matches:\n    - method:\n        service: %s\n        method: %s\n    %s", yq(n.Service), yq(n.Method), backend)
+			d.Printf("  - matches:\n    - method:\n        service: %s\n        method: %s\n    %s", YQ(n.Service), YQ(n.Method), backend)
 		case grpc:
-			d.p("  - %s", backend) // a rule without matches matches every method
+			d.Printf("  - %s", backend) // a rule without matches matches every method
 		default:
-			typ, value, why := gatewayPath(rt.match)
+			typ, value, why := gatewayPath(rt.Match)
 			if why != "" {
-				d.note("  %s", why)
+				d.Note("  %s", why)
 			}
-			d.p("  - matches:\n    - path:\n        type: %s\n        value: %s\n", typ, yq(value))
-			if rt.match.method != "" {
-				d.p("      method: %s\n", rt.match.method)
+			d.Printf("  - matches:\n    - path:\n        type: %s\n        value: %s\n", typ, YQ(value))
+			if rt.Match.Method != "" {
+				d.Printf("      method: %s\n", rt.Match.Method)
 			}
-			d.p("    %s", backend)
+			d.Printf("    %s", backend)
 		}
 	}
-	_, why := p.clusterConnect()
-	d.note("the connect timeout (%s) and the bulkhead have no place in Linkerd's routes", why)
-	kubectlSwitchNote(d, "route", cmds, "with no retry.linkerd.io/http, grpc or timeout a route retries nothing, and its retry.linkerd.io/limit, kept, still overrides the Service's retry annotations (a route's retry annotations override all of its parent Service's); the proxies follow the change without a restart, and kubectl apply -f linkerd.yaml restores the retries.")
+	_, why := p.ClusterConnect()
+	d.Note("the connect timeout (%s) and the bulkhead have no place in Linkerd's routes", why)
+	KubectlSwitchNote(d, "route", cmds, "with no retry.linkerd.io/http, grpc or timeout a route retries nothing, and its retry.linkerd.io/limit, kept, still overrides the Service's retry annotations (a route's retry annotations override all of its parent Service's); the proxies follow the change without a restart, and kubectl apply -f linkerd.yaml restores the retries.")
 	return nil
 }
 
@@ -151,18 +151,18 @@ func linkerdRetriesOff(resource, name, ns string, ann [][2]string) string {
 }
 
 // linkerdRetries returns a route's retry annotations, noting why.
-func linkerdRetries(d *doc, rt route, grpc bool) [][2]string {
+func linkerdRetries(d *Doc, rt Route, grpc bool) [][2]string {
 	switch {
-	case rt.attempts <= 1:
-		d.note("  no retry annotations: %s", rt.attemptsWhy)
+	case rt.Attempts <= 1:
+		d.Note("  no retry annotations: %s", rt.AttemptsWhy)
 		return nil
-	case rt.neverSentOnly():
-		d.note("  no retry annotations: %s, and Linkerd retries on status codes and timeouts, after the request was sent", rt.idempotentWhy)
+	case rt.NeverSentOnly():
+		d.Note("  no retry annotations: %s, and Linkerd retries on status codes and timeouts, after the request was sent", rt.IdempotentWhy)
 		return nil
 	}
 	var out [][2]string
 	var conds, skipped []string
-	for _, c := range rt.retryOn {
+	for _, c := range rt.RetryOn {
 		switch {
 		case c == "timeout":
 		case grpc && (c == "connect-failure" || c == "refused-stream" || c == "502" || c == "503" || c == "504"):
@@ -179,8 +179,8 @@ func linkerdRetries(d *doc, rt route, grpc bool) [][2]string {
 			skipped = append(skipped, c)
 		}
 	}
-	if len(conds) == 0 && !rt.retriesOn("timeout") {
-		d.note("  no retry annotations: Linkerd cannot retry on %s", strings.Join(rt.retryOn, ", "))
+	if len(conds) == 0 && !rt.RetriesOn("timeout") {
+		d.Note("  no retry annotations: Linkerd cannot retry on %s", strings.Join(rt.RetryOn, ", "))
 		return nil
 	}
 	key := "retry.linkerd.io/http"
@@ -189,19 +189,19 @@ func linkerdRetries(d *doc, rt route, grpc bool) [][2]string {
 	}
 	if len(conds) > 0 {
 		out = append(out, [2]string{key, strings.Join(conds, ",")})
-		d.note("  %s %s from %s", key, strings.Join(conds, ","), strings.Join(rt.retryOn, ", "))
+		d.Note("  %s %s from %s", key, strings.Join(conds, ","), strings.Join(rt.RetryOn, ", "))
 	}
 	if len(skipped) > 0 {
-		d.note("  not expressible in %s, left out: %s", key, strings.Join(skipped, ", "))
+		d.Note("  not expressible in %s, left out: %s", key, strings.Join(skipped, ", "))
 	}
-	out = append(out, [2]string{"retry.linkerd.io/limit", strconv.Itoa(rt.retries())})
-	d.note("  retry.linkerd.io/limit %d = %s, less the first", rt.retries(), rt.attemptsWhy)
-	if rt.retriesOn("timeout") {
-		out = append(out, [2]string{"retry.linkerd.io/timeout", unitDur(rt.perTry)})
-		d.note("  retry.linkerd.io/timeout %s: %s", unitDur(rt.perTry), rt.perTryWhy)
-		d.note("  %s", rt.hangText(true))
+	out = append(out, [2]string{"retry.linkerd.io/limit", strconv.Itoa(rt.Retries())})
+	d.Note("  retry.linkerd.io/limit %d = %s, less the first", rt.Retries(), rt.AttemptsWhy)
+	if rt.RetriesOn("timeout") {
+		out = append(out, [2]string{"retry.linkerd.io/timeout", UnitDur(rt.PerTry)})
+		d.Note("  retry.linkerd.io/timeout %s: %s", UnitDur(rt.PerTry), rt.PerTryWhy)
+		d.Note("  %s", rt.HangText(true))
 	} else {
-		d.note("  no per-attempt timeout: Linkerd retries an attempt that reaches retry.linkerd.io/timeout, and timeouts are not retried here")
+		d.Note("  no per-attempt timeout: Linkerd retries an attempt that reaches retry.linkerd.io/timeout, and timeouts are not retried here")
 	}
 	return out
 }
@@ -219,9 +219,9 @@ func appendNew(list []string, s string) []string {
 // method, "/package.Service/Method": a path of two segments is one only
 // when its service is qualified by a package or its method is capitalized,
 // as protobuf names are (so "/api/orders" stays an HTTP path).
-func grpcGroups(p *plan) bool {
-	for _, rt := range p.groupRoutes() {
-		n := grpcMethodPath(rt.group)
+func grpcGroups(p *Plan) bool {
+	for _, rt := range p.GroupRoutes() {
+		n := grpcMethodPath(rt.Group)
 		if n == nil || !(strings.Contains(n.Service, ".") || unicode.IsUpper(rune(n.Method[0]))) {
 			return false
 		}
@@ -232,56 +232,56 @@ func grpcGroups(p *plan) bool {
 // renderServiceProfile writes the legacy ServiceProfile (linkerd.io/v1alpha2):
 // one route per group with its timeout and whether it is retryable, and the
 // retry budget.
-func renderServiceProfile(p *plan, d *doc, host, ns string) error {
+func renderServiceProfile(p *Plan, d *Doc, host, ns string) error {
 	// A ServiceProfile is named after the service's FQDN.
 	name := host + "." + ns + ".svc.cluster.local"
-	d.note("Linkerd ServiceProfile for %q, written by tunetimeout from measured latency, for meshes older than 2.16 (newer ones configure routes with annotations).", name)
-	d.note("A route's timeout covers the whole request, retries included; Linkerd retries a retryable route as long as the budget allows (there is no retry count or per-try timeout).")
-	d.p("apiVersion: linkerd.io/v1alpha2\nkind: ServiceProfile\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  routes:\n", yq(name), yq(ns))
-	p.noteUnroutable(d, "a ServiceProfile route")
-	names := newUnique(" ")
+	d.Note("Linkerd ServiceProfile for %q, written by tunetimeout from measured latency, for meshes older than 2.16 (newer ones configure routes with annotations).", name)
+	d.Note("A route's timeout covers the whole request, retries included; Linkerd retries a retryable route as long as the budget allows (there is no retry count or per-try timeout).")
+	d.Printf("apiVersion: linkerd.io/v1alpha2\nkind: ServiceProfile\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  routes:\n", YQ(name), YQ(ns))
+	p.NoteUnroutable(d, "a ServiceProfile route")
+	names := NewUnique(" ")
 	retryable := false
-	var off []jsonPatchOp
-	for i, rt := range p.pathRoutes() {
-		rn := names.name(routeName(rt.group))
-		d.note("route %q (%s):", rn, rt.describe())
-		d.note("  timeout %s: %s", rt.timeout, rt.timeoutWhy)
-		d.p("  - name: %s\n    condition:\n", yq(rn))
-		if rt.match.method != "" {
-			d.p("      method: %s\n", rt.match.method)
+	var off []JSONPatchOp
+	for i, rt := range p.PathRoutes() {
+		rn := names.Name(RouteName(rt.Group))
+		d.Note("route %q (%s):", rn, rt.Describe())
+		d.Note("  timeout %s: %s", rt.Timeout, rt.TimeoutWhy)
+		d.Printf("  - name: %s\n    condition:\n", YQ(rn))
+		if rt.Match.Method != "" {
+			d.Printf("      method: %s\n", rt.Match.Method)
 		}
-		if re := linkerdPathRegex(rt.match); re != "" {
-			d.p("      pathRegex: %s\n", yq(re))
+		if re := linkerdPathRegex(rt.Match); re != "" {
+			d.Printf("      pathRegex: %s\n", YQ(re))
 		}
-		retry := rt.attempts > 1 && !rt.neverSentOnly()
+		retry := rt.Attempts > 1 && !rt.NeverSentOnly()
 		retryable = retryable || retry
 		if retry {
-			off = append(off, jsonPatchOp{"replace", fmt.Sprintf("/spec/routes/%d/isRetryable", i), false})
+			off = append(off, JSONPatchOp{"replace", fmt.Sprintf("/spec/routes/%d/isRetryable", i), false})
 		}
 		switch {
 		case retry:
-			d.note("  isRetryable: %s (the per-try timeout %s cannot be written); a retryable route is retried on 5xx", rt.attemptsWhy, rt.perTry)
-		case rt.attempts > 1:
-			d.note("  not retryable: %s, and Linkerd retries a retryable route on any 5xx, after the request was sent", rt.idempotentWhy)
+			d.Note("  isRetryable: %s (the per-try timeout %s cannot be written); a retryable route is retried on 5xx", rt.AttemptsWhy, rt.PerTry)
+		case rt.Attempts > 1:
+			d.Note("  not retryable: %s, and Linkerd retries a retryable route on any 5xx, after the request was sent", rt.IdempotentWhy)
 		default:
-			d.note("  not retryable: %s", rt.attemptsWhy)
+			d.Note("  not retryable: %s", rt.AttemptsWhy)
 		}
-		d.p("    isRetryable: %t\n    timeout: %s\n", retry, goDur(rt.timeout))
+		d.Printf("    isRetryable: %t\n    timeout: %s\n", retry, goDur(rt.Timeout))
 	}
 	switch {
-	case p.budget != nil && retryable:
-		d.note("retryBudget: retryRatio %s = %s; minRetriesPerSecond %d and ttl %s are Linkerd's defaults", ratio(*p.budget), p.budgetWhy, linkerdMinRetriesPerSecond, linkerdTTL)
-		d.p("  retryBudget:\n    retryRatio: %s\n    minRetriesPerSecond: %d\n    ttl: %s\n", ratio(*p.budget), linkerdMinRetriesPerSecond, linkerdTTL)
+	case p.Budget != nil && retryable:
+		d.Note("retryBudget: retryRatio %s = %s; minRetriesPerSecond %d and ttl %s are Linkerd's defaults", Ratio(*p.Budget), p.BudgetWhy, linkerdMinRetriesPerSecond, linkerdTTL)
+		d.Printf("  retryBudget:\n    retryRatio: %s\n    minRetriesPerSecond: %d\n    ttl: %s\n", Ratio(*p.Budget), linkerdMinRetriesPerSecond, linkerdTTL)
 	case retryable:
-		d.note("retryBudget: Linkerd's defaults written out (retryRatio %s, minRetriesPerSecond %d, ttl %s): the report has no retry budget", ratio(linkerdDefaultRatio), linkerdMinRetriesPerSecond, linkerdTTL)
-		d.p("  retryBudget:\n    retryRatio: %s\n    minRetriesPerSecond: %d\n    ttl: %s\n", ratio(linkerdDefaultRatio), linkerdMinRetriesPerSecond, linkerdTTL)
+		d.Note("retryBudget: Linkerd's defaults written out (retryRatio %s, minRetriesPerSecond %d, ttl %s): the report has no retry budget", Ratio(linkerdDefaultRatio), linkerdMinRetriesPerSecond, linkerdTTL)
+		d.Printf("  retryBudget:\n    retryRatio: %s\n    minRetriesPerSecond: %d\n    ttl: %s\n", Ratio(linkerdDefaultRatio), linkerdMinRetriesPerSecond, linkerdTTL)
 	}
-	d.note("the connect timeout and the bulkhead have no place in a ServiceProfile")
+	d.Note("the connect timeout and the bulkhead have no place in a ServiceProfile")
 	var cmds []string
 	if len(off) > 0 {
-		cmds = append(cmds, kubectlJSONPatch("serviceprofile.linkerd.io", name, ns, off))
+		cmds = append(cmds, KubectlJSONPatch("serviceprofile.linkerd.io", name, ns, off))
 	}
-	kubectlSwitchNote(d, "route", cmds, "a route that is not retryable is not retried, and the proxies follow the change without a restart; kubectl apply -f linkerd.yaml restores the retries.")
+	KubectlSwitchNote(d, "route", cmds, "a route that is not retryable is not retried, and the proxies follow the change without a restart; kubectl apply -f linkerd.yaml restores the retries.")
 	return nil
 }
 
@@ -290,13 +290,13 @@ func goDur(d time.Duration) string { return d.String() }
 
 // linkerdPathRegex is the route's path as Linkerd's pathRegex, which must
 // match the whole path (it is anchored by Linkerd): no ^ and $.
-func linkerdPathRegex(m match) string {
+func linkerdPathRegex(m PathMatch) string {
 	switch {
-	case m.regex != "":
-		return strings.TrimSuffix(strings.TrimPrefix(m.regex, "^"), "$")
-	case m.exact != "":
-		return regexp.QuoteMeta(m.exact)
-	case m.method == "":
+	case m.Regex != "":
+		return strings.TrimSuffix(strings.TrimPrefix(m.Regex, "^"), "$")
+	case m.Exact != "":
+		return regexp.QuoteMeta(m.Exact)
+	case m.Method == "":
 		return "/.*"
 	}
 	return ""

@@ -17,12 +17,12 @@ import (
 // function that wrote it.
 
 // naming is how a target's snippet names the object of a group.
-type naming struct {
+type Naming struct {
 	// service is a service name as the target writes it ("backend").
-	service func(service string) string
+	Service func(service string) string
 	// of is the name of a group's object under a service already written
 	// by service, in a snippet of several objects.
-	of func(service, group string) string
+	Of func(service, group string) string
 	// lone: a snippet of one group names its object for the service alone
 	// (resilience4j: an instance per measured group, no catch-all).
 	lone bool
@@ -38,13 +38,13 @@ type naming struct {
 // resilience4j, "backend/APIOrdersPOST" for gRPC. It returns "" for a
 // target whose objects are found by the requests they match.
 func (t Target) NameOf(service, group string) string {
-	if t.naming == nil {
+	if t.Naming == nil {
 		return ""
 	}
 	if service == "" {
 		service = DefaultService
 	}
-	return t.naming.of(t.naming.service(service), group)
+	return t.Naming.Of(t.Naming.Service(service), group)
 }
 
 // GroupsNamed returns the groups, of groups (every group of the data), whose
@@ -57,11 +57,11 @@ func (t Target) NameOf(service, group string) string {
 // the service alone (resilience4j) gives that group, when the data have
 // no other, to an object named like a service.
 func (t Target) GroupsNamed(ob Object, groups []string) []string {
-	if t.naming == nil || len(groups) == 0 {
+	if t.Naming == nil || len(groups) == 0 {
 		return nil
 	}
 	var out []string
-	for _, name := range t.naming.names(ob) {
+	for _, name := range t.Naming.names(ob) {
 		var named []string
 		// Cut the name after each service it may start with: before a
 		// separator, or whole (a group that gives no part).
@@ -70,11 +70,11 @@ func (t Target) GroupsNamed(ob Object, groups []string) []string {
 				continue
 			}
 			svc := name[:i]
-			if t.naming.service(svc) != svc {
+			if t.Naming.Service(svc) != svc {
 				continue
 			}
 			for _, g := range groups {
-				if t.naming.of(svc, g) == name {
+				if t.Naming.Of(svc, g) == name {
 					named = append(named, g)
 				}
 			}
@@ -82,7 +82,7 @@ func (t Target) GroupsNamed(ob Object, groups []string) []string {
 				break // the shortest service: the longest group part
 			}
 		}
-		if named == nil && t.naming.lone && len(groups) == 1 && t.naming.service(name) == name {
+		if named == nil && t.Naming.lone && len(groups) == 1 && t.Naming.Service(name) == name {
 			named = groups
 		}
 		for _, g := range named {
@@ -100,19 +100,19 @@ func (t Target) GroupsNamed(ob Object, groups []string) []string {
 // which callee such an object calls when a caller's configs serve
 // several (--topology).
 func (t Target) NamesService(ob Object, service string) bool {
-	if t.naming == nil || !t.naming.lone {
+	if t.Naming == nil || !t.Naming.lone {
 		return false
 	}
-	want := t.naming.service(service)
-	return slices.Contains(t.naming.names(ob), want)
+	want := t.Naming.Service(service)
+	return slices.Contains(t.Naming.names(ob), want)
 }
 
 // haproxyNaming: "backend <service>_<group>", in lower case
 // (renderHAProxy).
-var haproxyNaming = &naming{
-	service: func(s string) string { return identifier(s, false) },
-	of: func(svc, group string) string {
-		return svc + "_" + strings.ToLower(identifier(group, false))
+var HAProxyNaming = &Naming{
+	Service: func(s string) string { return Identifier(s, false) },
+	Of: func(svc, group string) string {
+		return svc + "_" + strings.ToLower(Identifier(group, false))
 	},
 	names: func(ob Object) []string {
 		if ob.Kind != "backend" && ob.Kind != "listen" {
@@ -124,15 +124,15 @@ var haproxyNaming = &naming{
 
 // resilience4jNaming: "<service>-<group>" as DNS labels of at most 40
 // characters each (renderResilience4j).
-var resilience4jNaming = &naming{
-	service: func(s string) string {
-		if n := dnsLabel(s, 40); n != "" {
+var Resilience4jNaming = &Naming{
+	Service: func(s string) string {
+		if n := DNSLabel(s, 40); n != "" {
 			return n
 		}
 		return DefaultService
 	},
-	of: func(svc, group string) string {
-		if g := dnsLabel(group, 40); g != "" {
+	Of: func(svc, group string) string {
+		if g := DNSLabel(group, 40); g != "" {
 			return svc + "-" + g
 		}
 		return svc
@@ -143,9 +143,9 @@ var resilience4jNaming = &naming{
 
 // grpcNaming: "<service>/<Group>" in CamelCase, or the group's own service
 // and method when it is a gRPC method path (renderGRPC, grpcObjectName).
-var grpcNaming = &naming{
-	service: grpcFullName,
-	of: func(svc, group string) string {
+var GRPCNaming = &Naming{
+	Service: grpcFullName,
+	Of: func(svc, group string) string {
 		n := grpcObjectName(svc, group)
 		return n.Service + "/" + n.Method
 	},

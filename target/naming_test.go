@@ -17,7 +17,7 @@ import (
 func namingTargets(t *testing.T) []Target {
 	var out []Target
 	for _, tg := range Targets() {
-		if tg.naming != nil {
+		if tg.Naming != nil {
 			out = append(out, tg)
 		}
 	}
@@ -54,7 +54,7 @@ func TestGroupsNamed(t *testing.T) {
 		for _, ob := range objs {
 			named := tg.GroupsNamed(ob, groups)
 			for _, g := range groups {
-				if slices.Contains(tg.naming.names(ob), want[tg.Name][g]) {
+				if slices.Contains(tg.Naming.names(ob), want[tg.Name][g]) {
 					assert.Equal(t, []string{g}, named, "%s: %s", tg.Name, ob.Name)
 					assert.Equal(t, want[tg.Name][g], tg.NameOf("my.svc", g))
 					found++
@@ -89,11 +89,11 @@ func TestGroupsNamedProperty(t *testing.T) {
 		for _, g := range rep.Groups {
 			groups = append(groups, g.Name)
 		}
-		pl, err := newPlan(rep, Options{Service: svc})
+		pl, err := NewPlan(rep, Options{Service: svc})
 		require.NoError(t, err)
 		catchAll := map[string]bool{}
-		for _, rt := range pl.routes {
-			catchAll[rt.group] = rt.match.catchAll && !rt.match.notPath
+		for _, rt := range pl.Routes {
+			catchAll[rt.Group] = rt.Match.CatchAll && !rt.Match.NotPath
 		}
 		for _, tg := range namingTargets(t) {
 			body, err := tg.Render(rep, Options{Service: svc})

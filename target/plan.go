@@ -19,78 +19,78 @@ import (
 
 // plan is what every target writes: the numbers of each group, in whole
 // milliseconds, each with the sentence that says where it comes from.
-type plan struct {
-	service   string
-	namespace string
-	opts      Options
-	routes    []route // the most specific match first, catch-alls last
+type Plan struct {
+	Service   string
+	Namespace string
+	Opts      Options
+	Routes    []Route // the most specific match first, catch-alls last
 	// herdWindow is the jitter window the report's herd needs (--herd,
 	// --clients); 0: no herd. Targets whose jitter spreads a first retry
 	// over less than the base (gRPC) widen their backoff for it.
-	herdWindow time.Duration
+	HerdWindow time.Duration
 
 	// The service-wide values (a cluster, a connection pool): from the one
 	// group, or combined over all groups.
-	connect     *time.Duration
-	connectWhy  string
-	bulkhead    *int
-	bulkheadWhy string
-	budget      *float64 // fraction of requests that may be retried
-	budgetWhy   string
+	Connect     *time.Duration
+	ConnectWhy  string
+	Bulkhead    *int
+	BulkheadWhy string
+	Budget      *float64 // fraction of requests that may be retried
+	BudgetWhy   string
 }
 
 // route is one group: a route, a method, a location, an instance.
-type route struct {
-	group string
-	match match
+type Route struct {
+	Group string
+	Match PathMatch
 	// synthetic marks the catch-all added for the requests no group holds
 	// (plan.catchAll); targets without path routing leave it out.
-	synthetic bool
+	Synthetic bool
 
 	// deadline is the caller's deadline over all attempts; 0 = none.
 	// timeout is what a target with a bound over the whole call writes:
 	// the deadline with retries, the worst case of the attempts without
 	// one, the per-try timeout with one attempt. perTry bounds one attempt.
-	deadline   time.Duration
-	timeout    time.Duration
-	timeoutWhy string
-	perTry     time.Duration
-	perTryWhy  string
-	attempts   int // 1 = no retries
+	Deadline   time.Duration
+	Timeout    time.Duration
+	TimeoutWhy string
+	PerTry     time.Duration
+	PerTryWhy  string
+	Attempts   int // 1 = no retries
 	// attemptsWhy says where the attempts come from.
-	attemptsWhy string
+	AttemptsWhy string
 	// minUseful: an attempt with less than this left is not worth sending;
 	// minUsefulWhy says where it comes from.
-	minUseful    time.Duration
-	minUsefulWhy string
-	backoffBase  time.Duration
-	backoffCap   time.Duration
-	backoffWhy   string
+	MinUseful    time.Duration
+	MinUsefulWhy string
+	BackoffBase  time.Duration
+	BackoffCap   time.Duration
+	BackoffWhy   string
 	jitter       string   // full, equal, decorrelated
-	retryOn      []string // connect-failure, refused-stream, timeout, status codes
-	idempotent   bool
+	RetryOn      []string // connect-failure, refused-stream, timeout, status codes
+	Idempotent   bool
 	// method is the request method of the group's calls, "" when unknown.
-	method string
+	Method string
 	// idempotentWhy says why the calls are or are not idempotent.
-	idempotentWhy string
-	hedge         *report.Hedge // nil: no hedging
+	IdempotentWhy string
+	Hedge         *report.Hedge // nil: no hedging
 
-	connect     *time.Duration
-	connectWhy  string
-	bulkhead    *int
-	bulkheadWhy string
-	budget      *float64
+	Connect     *time.Duration
+	ConnectWhy  string
+	Bulkhead    *int
+	BulkheadWhy string
+	Budget      *float64
 }
 
 // retries is the number of retries after the first attempt.
-func (r route) retries() int { return r.attempts - 1 }
+func (r Route) Retries() int { return r.Attempts - 1 }
 
 // neverSentOnly reports whether the route retries nothing but failures
 // that prove the request never reached the application (a refused
 // connection, an HTTP/2 refused stream): what a call that is not
 // idempotent may retry (recommend.NeverSent).
-func (r route) neverSentOnly() bool {
-	for _, c := range r.retryOn {
+func (r Route) NeverSentOnly() bool {
+	for _, c := range r.RetryOn {
 		if !slices.Contains(recommend.NeverSent, c) {
 			return false
 		}
@@ -99,12 +99,12 @@ func (r route) neverSentOnly() bool {
 }
 
 // retriesOn reports whether the route retries on condition c.
-func (r route) retriesOn(c string) bool { return r.attempts > 1 && slices.Contains(r.retryOn, c) }
+func (r Route) RetriesOn(c string) bool { return r.Attempts > 1 && slices.Contains(r.RetryOn, c) }
 
 // statuses returns the status codes the route retries on.
-func (r route) statuses() []string {
+func (r Route) Statuses() []string {
 	var out []string
-	for _, c := range r.retryOn {
+	for _, c := range r.RetryOn {
 		if isStatus(c) {
 			out = append(out, c)
 		}
@@ -115,166 +115,166 @@ func (r route) statuses() []string {
 // newPlan reads the numbers of a report, rounding every duration up to a
 // whole millisecond: rounding a timeout up never cuts off more calls, and
 // every target can write a whole millisecond.
-func newPlan(r *report.Report, o Options) (*plan, error) {
+func NewPlan(r *report.Report, o Options) (*Plan, error) {
 	if r == nil || len(r.Groups) == 0 {
 		return nil, errors.New("the report has no groups")
 	}
-	p := &plan{service: o.Service, namespace: o.Namespace, opts: o}
+	p := &Plan{Service: o.Service, Namespace: o.Namespace, Opts: o}
 	if r.Herd != nil {
-		p.herdWindow = time.Duration(math.Ceil(r.Herd.WindowSeconds*1e3)) * time.Millisecond
+		p.HerdWindow = time.Duration(math.Ceil(r.Herd.WindowSeconds*1e3)) * time.Millisecond
 	}
-	if strings.TrimSpace(p.service) == "" {
-		p.service = DefaultService
+	if strings.TrimSpace(p.Service) == "" {
+		p.Service = DefaultService
 	}
-	if strings.TrimSpace(p.namespace) == "" {
-		p.namespace = "default"
+	if strings.TrimSpace(p.Namespace) == "" {
+		p.Namespace = "default"
 	}
 	for i := range r.Groups {
 		rt, err := newRoute(&r.Groups[i])
 		if err != nil {
 			return nil, fmt.Errorf("group %q: %w", r.Groups[i].Name, err)
 		}
-		p.routes = append(p.routes, rt)
+		p.Routes = append(p.Routes, rt)
 	}
 	// Targets that take the first match need the most specific first.
-	sort.SliceStable(p.routes, func(i, j int) bool { return p.routes[i].match.before(p.routes[j].match) })
+	sort.SliceStable(p.Routes, func(i, j int) bool { return p.Routes[i].Match.before(p.Routes[j].Match) })
 	p.combine(r)
 	p.addCatchAll()
 	return p, nil
 }
 
-func newRoute(g *report.Group) (route, error) {
+func newRoute(g *report.Group) (Route, error) {
 	rec := g.Recommendation
 	if !(rec.TimeoutSeconds > 0) || math.IsInf(rec.TimeoutSeconds, 0) {
-		return route{}, fmt.Errorf("timeout_seconds %v is not a positive duration", rec.TimeoutSeconds)
+		return Route{}, fmt.Errorf("timeout_seconds %v is not a positive duration", rec.TimeoutSeconds)
 	}
-	rt := route{group: g.Name, match: parseMatch(g.Name), attempts: 1, jitter: "full"}
-	recTimeout := ceilMs(rec.TimeoutSeconds)
+	rt := Route{Group: g.Name, Match: parseMatch(g.Name), Attempts: 1, jitter: "full"}
+	recTimeout := CeilMs(rec.TimeoutSeconds)
 	recWhy := derivation(g, recTimeout)
-	rt.idempotentWhy = "the report has no call policy: the calls are not known to be idempotent"
+	rt.IdempotentWhy = "the report has no call policy: the calls are not known to be idempotent"
 
 	pol := g.Policy
 	if pol == nil || pol.Attempts < 1 || !(pol.PerTryTimeoutSeconds > 0) {
 		// No call policy in the report: one attempt at the recommendation.
-		rt.perTry, rt.perTryWhy = recTimeout, recWhy
-		rt.timeout, rt.timeoutWhy = recTimeout, recWhy
-		rt.attemptsWhy = "no call policy in the report: one attempt, no retries"
+		rt.PerTry, rt.PerTryWhy = recTimeout, recWhy
+		rt.Timeout, rt.TimeoutWhy = recTimeout, recWhy
+		rt.AttemptsWhy = "no call policy in the report: one attempt, no retries"
 	} else {
 		rt.readPolicy(pol, recTimeout, recWhy)
 	}
 
 	if c := rec.ConnectTimeoutSeconds; c != nil && *c > 0 && !math.IsInf(*c, 0) {
-		d := ceilMs(*c)
-		rt.connect = &d
-		rt.connectWhy = fmt.Sprintf("%s = recommended connect timeout", fmtDur(d))
+		d := CeilMs(*c)
+		rt.Connect = &d
+		rt.ConnectWhy = fmt.Sprintf("%s = recommended connect timeout", FmtDur(d))
 		for _, s := range rec.Steps {
 			if s.Rule == "connect" && s.Reason != "" {
-				rt.connectWhy = s.Reason
+				rt.ConnectWhy = s.Reason
 			}
 		}
 	}
 	if b := g.LittlesLaw.Bulkhead; b != nil && *b > 0 {
-		rt.bulkhead = b
-		rt.bulkheadWhy = fmt.Sprintf("%d = bulkhead", *b)
+		rt.Bulkhead = b
+		rt.BulkheadWhy = fmt.Sprintf("%d = bulkhead", *b)
 		if ip := g.LittlesLaw.InFlightPeak; ip != nil {
-			rt.bulkheadWhy = fmt.Sprintf("%d = bulkhead (Poisson p99.9 of %s calls in flight at the peak rate)", *b, human.Number(*ip))
+			rt.BulkheadWhy = fmt.Sprintf("%d = bulkhead (Poisson p99.9 of %s calls in flight at the peak rate)", *b, human.Number(*ip))
 		}
 	}
 	return rt, nil
 }
 
 // readPolicy takes the route's numbers from its call policy.
-func (rt *route) readPolicy(pol *report.Policy, recTimeout time.Duration, recWhy string) {
-	rt.attempts = pol.Attempts
-	rt.perTry = ceilMs(pol.PerTryTimeoutSeconds)
-	if rt.perTry == recTimeout {
-		rt.perTryWhy = recWhy
+func (rt *Route) readPolicy(pol *report.Policy, recTimeout time.Duration, recWhy string) {
+	rt.Attempts = pol.Attempts
+	rt.PerTry = CeilMs(pol.PerTryTimeoutSeconds)
+	if rt.PerTry == recTimeout {
+		rt.PerTryWhy = recWhy
 	} else {
-		rt.perTryWhy = fmt.Sprintf("%s = the call policy's per-try timeout (%s)", fmtDur(rt.perTry), policyReason(pol))
+		rt.PerTryWhy = fmt.Sprintf("%s = the call policy's per-try timeout (%s)", FmtDur(rt.PerTry), policyReason(pol))
 	}
 	if d := pol.DeadlineSeconds; d != nil && *d > 0 && !math.IsInf(*d, 0) {
-		rt.deadline = ceilMs(*d)
-		if rt.perTry > rt.deadline {
-			rt.perTry = rt.deadline
-			rt.perTryWhy = fmt.Sprintf("%s = the caller's deadline", fmtDur(rt.deadline))
+		rt.Deadline = CeilMs(*d)
+		if rt.PerTry > rt.Deadline {
+			rt.PerTry = rt.Deadline
+			rt.PerTryWhy = fmt.Sprintf("%s = the caller's deadline", FmtDur(rt.Deadline))
 		}
 	}
-	rt.attemptsWhy = fmt.Sprintf("%d attempts from the call policy", pol.Attempts)
+	rt.AttemptsWhy = fmt.Sprintf("%d attempts from the call policy", pol.Attempts)
 	if pol.Attempts == 1 {
-		rt.attemptsWhy = "1 attempt from the call policy: no retries"
+		rt.AttemptsWhy = "1 attempt from the call policy: no retries"
 	}
 	if pol.RequestedAttempts > pol.Attempts {
-		rt.attemptsWhy += fmt.Sprintf(" (%d requested; %d are sure to be sent within the deadline)", pol.RequestedAttempts, pol.Attempts)
+		rt.AttemptsWhy += fmt.Sprintf(" (%d requested; %d are sure to be sent within the deadline)", pol.RequestedAttempts, pol.Attempts)
 	}
 	if pol.Jitter != "" {
 		rt.jitter = pol.Jitter
 	}
-	rt.minUseful = time.Duration(math.Round(pol.MinUsefulTrySeconds*1e9)) / time.Millisecond * time.Millisecond
-	rt.minUsefulWhy = "the call policy's min-useful-try"
+	rt.MinUseful = time.Duration(math.Round(pol.MinUsefulTrySeconds*1e9)) / time.Millisecond * time.Millisecond
+	rt.MinUsefulWhy = "the call policy's min-useful-try"
 	for _, st := range pol.Steps {
 		if st.Rule == "min-useful-try" && st.Reason != "" {
-			rt.minUsefulWhy += ": " + st.Reason
+			rt.MinUsefulWhy += ": " + st.Reason
 		}
 	}
-	rt.idempotent = pol.Idempotent
+	rt.Idempotent = pol.Idempotent
 	if pol.Method != nil {
-		rt.method = *pol.Method
+		rt.Method = *pol.Method
 	}
 	switch {
 	case pol.Method != nil && pol.Idempotent:
-		rt.idempotentWhy = fmt.Sprintf("%s calls are idempotent", *pol.Method)
+		rt.IdempotentWhy = fmt.Sprintf("%s calls are idempotent", *pol.Method)
 	case pol.Method != nil:
-		rt.idempotentWhy = fmt.Sprintf("%s is not idempotent (RFC 9110 section 9.2.2)", *pol.Method)
+		rt.IdempotentWhy = fmt.Sprintf("%s is not idempotent (RFC 9110 section 9.2.2)", *pol.Method)
 	case pol.Idempotent:
-		rt.idempotentWhy = "the call policy says the calls are idempotent (--idempotent)"
+		rt.IdempotentWhy = "the call policy says the calls are idempotent (--idempotent)"
 	default:
-		rt.idempotentWhy = "the calls are not marked idempotent (--idempotent)"
+		rt.IdempotentWhy = "the calls are not marked idempotent (--idempotent)"
 	}
-	rt.retryOn = append(rt.retryOn, pol.RetryOn...)
-	if !rt.idempotent && pol.RetryOn == nil {
-		rt.retryOn = slices.Clone(recommend.NeverSent)
+	rt.RetryOn = append(rt.RetryOn, pol.RetryOn...)
+	if !rt.Idempotent && pol.RetryOn == nil {
+		rt.RetryOn = slices.Clone(recommend.NeverSent)
 	}
-	rt.budget = pol.RetryBudget
-	if h := pol.Hedge; h != nil && rt.idempotent && safeMethod(pol.Method) && h.Attempts > 1 && h.DelaySeconds > 0 {
+	rt.Budget = pol.RetryBudget
+	if h := pol.Hedge; h != nil && rt.Idempotent && safeMethod(pol.Method) && h.Attempts > 1 && h.DelaySeconds > 0 {
 		hd := *h
-		rt.hedge = &hd
+		rt.Hedge = &hd
 	}
-	if rt.attempts > 1 && len(rt.retryOn) == 0 {
-		rt.attempts = 1
-		rt.attemptsWhy = fmt.Sprintf("1 attempt: the call policy's %d attempts have nothing to retry on", pol.Attempts)
+	if rt.Attempts > 1 && len(rt.RetryOn) == 0 {
+		rt.Attempts = 1
+		rt.AttemptsWhy = fmt.Sprintf("1 attempt: the call policy's %d attempts have nothing to retry on", pol.Attempts)
 	}
-	if rt.attempts > 1 || rt.hedge != nil {
-		rt.backoffBase = ceilMs(pol.BackoffBaseSeconds)
-		rt.backoffCap = ceilMs(pol.BackoffCapSeconds)
-		rt.backoffWhy = fmt.Sprintf("backoff %s doubling up to %s, %s jitter, from the call policy", fmtDur(rt.backoffBase), fmtDur(rt.backoffCap), rt.jitter)
+	if rt.Attempts > 1 || rt.Hedge != nil {
+		rt.BackoffBase = CeilMs(pol.BackoffBaseSeconds)
+		rt.BackoffCap = CeilMs(pol.BackoffCapSeconds)
+		rt.BackoffWhy = fmt.Sprintf("backoff %s doubling up to %s, %s jitter, from the call policy", FmtDur(rt.BackoffBase), FmtDur(rt.BackoffCap), rt.jitter)
 		for _, st := range pol.Steps {
 			if st.Rule == "herd" { // sized from the crowd (--herd, --clients)
-				rt.backoffWhy += ", sized for the herd: " + herdWhy(st.Reason)
+				rt.BackoffWhy += ", sized for the herd: " + herdWhy(st.Reason)
 			}
 		}
-		if rt.backoffCap < rt.backoffBase {
-			rt.backoffCap = rt.backoffBase
-			rt.backoffWhy += fmt.Sprintf("; its cap is below its base, so the cap is raised to %s", fmtDur(rt.backoffCap))
+		if rt.BackoffCap < rt.BackoffBase {
+			rt.BackoffCap = rt.BackoffBase
+			rt.BackoffWhy += fmt.Sprintf("; its cap is below its base, so the cap is raised to %s", FmtDur(rt.BackoffCap))
 		}
-		if rt.deadline > 0 {
-			rt.timeout = rt.deadline
-			rt.timeoutWhy = fmt.Sprintf("%s = the caller's deadline: it bounds every attempt and the backoff between them, the last attempt getting only what is left", fmtDur(rt.deadline))
+		if rt.Deadline > 0 {
+			rt.Timeout = rt.Deadline
+			rt.TimeoutWhy = fmt.Sprintf("%s = the caller's deadline: it bounds every attempt and the backoff between them, the last attempt getting only what is left", FmtDur(rt.Deadline))
 		} else {
-			rt.timeout = rt.perTry*time.Duration(rt.attempts) + rt.backoffCap*time.Duration(rt.attempts-1)
-			rt.timeoutWhy = fmt.Sprintf("%s = worst case of %d attempts x %s plus %d waits at the backoff cap of %s (no deadline in the report)",
-				fmtDur(rt.timeout), rt.attempts, fmtDur(rt.perTry), rt.attempts-1, fmtDur(rt.backoffCap))
+			rt.Timeout = rt.PerTry*time.Duration(rt.Attempts) + rt.BackoffCap*time.Duration(rt.Attempts-1)
+			rt.TimeoutWhy = fmt.Sprintf("%s = worst case of %d attempts x %s plus %d waits at the backoff cap of %s (no deadline in the report)",
+				FmtDur(rt.Timeout), rt.Attempts, FmtDur(rt.PerTry), rt.Attempts-1, FmtDur(rt.BackoffCap))
 		}
 	}
-	switch h := rt.hedge; {
-	case rt.attempts > 1:
-	case h != nil && rt.deadline > 0:
-		rt.timeout = rt.deadline
-		rt.timeoutWhy = fmt.Sprintf("%s = the caller's deadline: it bounds the first request and its hedges", fmtDur(rt.deadline))
+	switch h := rt.Hedge; {
+	case rt.Attempts > 1:
+	case h != nil && rt.Deadline > 0:
+		rt.Timeout = rt.Deadline
+		rt.TimeoutWhy = fmt.Sprintf("%s = the caller's deadline: it bounds the first request and its hedges", FmtDur(rt.Deadline))
 	case h != nil:
-		rt.timeout = rt.perTry
-		rt.timeoutWhy = fmt.Sprintf("%s: it bounds the first request and its hedges (no deadline in the report)", rt.perTryWhy)
+		rt.Timeout = rt.PerTry
+		rt.TimeoutWhy = fmt.Sprintf("%s: it bounds the first request and its hedges (no deadline in the report)", rt.PerTryWhy)
 	default:
-		rt.timeout, rt.timeoutWhy = rt.perTry, rt.perTryWhy
+		rt.Timeout, rt.TimeoutWhy = rt.PerTry, rt.PerTryWhy
 	}
 }
 
@@ -294,24 +294,24 @@ func safeMethod(m *string) bool {
 // 4) for its Retry-After (RFC 9110 section 10.2.3); retried at once it adds
 // load to a server that asked for less. A route left with nothing to retry
 // makes one attempt. The header says so, naming the target (what).
-func (p *plan) noRetryAfter(d *doc, what string) {
+func (p *Plan) NoRetryAfter(d *Doc, what string) {
 	dropped := false
-	for i := range p.routes {
-		rt := &p.routes[i]
-		if !slices.Contains(rt.retryOn, "429") {
+	for i := range p.Routes {
+		rt := &p.Routes[i]
+		if !slices.Contains(rt.RetryOn, "429") {
 			continue
 		}
-		rt.retryOn = slices.DeleteFunc(slices.Clone(rt.retryOn), func(c string) bool { return c == "429" })
-		if rt.attempts > 1 {
+		rt.RetryOn = slices.DeleteFunc(slices.Clone(rt.RetryOn), func(c string) bool { return c == "429" })
+		if rt.Attempts > 1 {
 			dropped = true
-			if len(rt.retryOn) == 0 {
-				rt.attempts = 1
-				rt.attemptsWhy = "1 attempt: 429, the only condition the call policy retries, is not retried"
+			if len(rt.RetryOn) == 0 {
+				rt.Attempts = 1
+				rt.AttemptsWhy = "1 attempt: 429, the only condition the call policy retries, is not retried"
 			}
 		}
 	}
 	if dropped {
-		d.note("429 is not retried: %s cannot wait for the Retry-After a 429 asks for (RFC 6585 section 4, RFC 9110 section 10.2.3), and a retry at once adds load to a server that asked for less; a 503's Retry-After is not waited for either.", what)
+		d.Note("429 is not retried: %s cannot wait for the Retry-After a 429 asks for (RFC 6585 section 4, RFC 9110 section 10.2.3), and a retry at once adds load to a server that asked for less; a 503's Retry-After is not waited for either.", what)
 	}
 }
 
@@ -323,17 +323,17 @@ func (p *plan) noRetryAfter(d *doc, what string) {
 // is idempotent and none matches a method: nothing is known of the requests
 // it will see, and when the groups match methods it takes every other
 // method (a POST where only GETs were measured).
-func (p *plan) addCatchAll() {
+func (p *Plan) addCatchAll() {
 	idempotent, byMethod := true, false
-	var longest *route
-	for i := range p.routes {
-		rt := &p.routes[i]
-		if rt.match.catchAll && !rt.match.notPath {
+	var longest *Route
+	for i := range p.Routes {
+		rt := &p.Routes[i]
+		if rt.Match.CatchAll && !rt.Match.NotPath {
 			return
 		}
-		idempotent = idempotent && rt.idempotent
-		byMethod = byMethod || rt.match.method != ""
-		if longest == nil || rt.timeout > longest.timeout || (rt.timeout == longest.timeout && rt.perTry > longest.perTry) {
+		idempotent = idempotent && rt.Idempotent
+		byMethod = byMethod || rt.Match.Method != ""
+		if longest == nil || rt.Timeout > longest.Timeout || (rt.Timeout == longest.Timeout && rt.PerTry > longest.PerTry) {
 			longest = rt
 		}
 	}
@@ -341,60 +341,60 @@ func (p *plan) addCatchAll() {
 		return
 	}
 	c := *longest
-	c.group, c.synthetic = "catch-all", true
-	c.match = match{catchAll: true}
-	c.retryOn = slices.Clone(longest.retryOn)
-	c.idempotent = idempotent && !byMethod
-	c.idempotentWhy = longest.idempotentWhy
-	if !c.idempotent {
-		c.hedge = nil
-		c.idempotentWhy = "the other requests are not known to be idempotent"
+	c.Group, c.Synthetic = "catch-all", true
+	c.Match = PathMatch{CatchAll: true}
+	c.RetryOn = slices.Clone(longest.RetryOn)
+	c.Idempotent = idempotent && !byMethod
+	c.IdempotentWhy = longest.IdempotentWhy
+	if !c.Idempotent {
+		c.Hedge = nil
+		c.IdempotentWhy = "the other requests are not known to be idempotent"
 		if idempotent {
-			c.idempotentWhy = "the catch-all takes the methods no group measured, and they are not known to be idempotent"
+			c.IdempotentWhy = "the catch-all takes the methods no group measured, and they are not known to be idempotent"
 		}
-		c.retryOn = slices.DeleteFunc(c.retryOn, func(x string) bool { return !slices.Contains(recommend.NeverSent, x) })
-		if c.attempts > 1 && len(c.retryOn) == 0 {
-			c.retryOn = slices.Clone(recommend.NeverSent)
+		c.RetryOn = slices.DeleteFunc(c.RetryOn, func(x string) bool { return !slices.Contains(recommend.NeverSent, x) })
+		if c.Attempts > 1 && len(c.RetryOn) == 0 {
+			c.RetryOn = slices.Clone(recommend.NeverSent)
 		}
 	}
-	c.timeoutWhy = fmt.Sprintf("%s (the numbers of group %q, the longest timeout: these requests were not measured)", c.timeoutWhy, longest.group)
-	p.routes = append(p.routes, c)
+	c.TimeoutWhy = fmt.Sprintf("%s (the numbers of group %q, the longest timeout: these requests were not measured)", c.TimeoutWhy, longest.Group)
+	p.Routes = append(p.Routes, c)
 }
 
 // describe says in a header line which requests a route matches.
-func (rt route) describe() string {
-	if rt.synthetic {
+func (rt Route) Describe() string {
+	if rt.Synthetic {
 		return "every request no group holds, which were not measured"
 	}
-	return rt.match.describe()
+	return rt.Match.describe()
 }
 
 // hangText says what a hang of the dependency does with the route's
 // attempts on a target whose per-try timeout ends an attempt (perTry), or
 // on one that has none (gRPC: one attempt runs into the whole timeout).
-func (rt route) hangText(perTry bool) string {
-	timeouts := rt.retriesOn(recommend.RetryTimeout)
+func (rt Route) HangText(perTry bool) string {
+	timeouts := rt.RetriesOn(recommend.RetryTimeout)
 	switch {
-	case !perTry && rt.attempts > 1:
-		return fmt.Sprintf("in a hang the first attempt waits the whole timeout of %s: there is no per-try timeout to end it and retry", fmtDur(rt.timeout))
-	case !perTry || rt.attempts <= 1:
-		return fmt.Sprintf("in a hang the one attempt waits %s", fmtDur(rt.timeout))
+	case !perTry && rt.Attempts > 1:
+		return fmt.Sprintf("in a hang the first attempt waits the whole timeout of %s: there is no per-try timeout to end it and retry", FmtDur(rt.Timeout))
+	case !perTry || rt.Attempts <= 1:
+		return fmt.Sprintf("in a hang the one attempt waits %s", FmtDur(rt.Timeout))
 	case !timeouts:
 		why := "timeout is not in the call policy's retry conditions"
-		if !rt.idempotent {
-			why = rt.idempotentWhy + ": a timed-out request may have taken effect"
+		if !rt.Idempotent {
+			why = rt.IdempotentWhy + ": a timed-out request may have taken effect"
 		}
-		return fmt.Sprintf("in a hang the one attempt times out at %s and the call fails: timeouts are not retried (%s)", fmtDur(rt.perTry), why)
-	case rt.deadline > 0:
-		return fmt.Sprintf("in a hang each attempt times out at %s and is retried until the timeout of %s ends the call: the caller waits at most %s", fmtDur(rt.perTry), fmtDur(rt.timeout), fmtDur(rt.timeout))
+		return fmt.Sprintf("in a hang the one attempt times out at %s and the call fails: timeouts are not retried (%s)", FmtDur(rt.PerTry), why)
+	case rt.Deadline > 0:
+		return fmt.Sprintf("in a hang each attempt times out at %s and is retried until the timeout of %s ends the call: the caller waits at most %s", FmtDur(rt.PerTry), FmtDur(rt.Timeout), FmtDur(rt.Timeout))
 	}
-	return fmt.Sprintf("in a hang each of the %d attempts times out at %s: the caller waits up to the timeout of %s", rt.attempts, fmtDur(rt.perTry), fmtDur(rt.timeout))
+	return fmt.Sprintf("in a hang each of the %d attempts times out at %s: the caller waits up to the timeout of %s", rt.Attempts, FmtDur(rt.PerTry), FmtDur(rt.Timeout))
 }
 
 // secs, percent and quantileName show report values in header lines.
-func secs(s float64) string         { return human.Seconds(s) }
-func percent(f float64) string      { return human.Percent(f) }
-func quantileName(q float64) string { return human.Quantile(q) }
+func Secs(s float64) string         { return human.Seconds(s) }
+func Percent(f float64) string      { return human.Percent(f) }
+func QuantileName(q float64) string { return human.Quantile(q) }
 
 // pathRoutes returns the routes of a target that routes by path, the
 // catch-all included, but for the groups whose names hold control or
@@ -403,9 +403,9 @@ func quantileName(q float64) string { return human.Quantile(q) }
 // (or none), and splitting the name where it breaks would route a
 // different path. They are left to the catch-all, and each target's header
 // names them (noteUnroutable).
-func (p *plan) pathRoutes() []route {
-	var out []route
-	for _, rt := range p.routes {
+func (p *Plan) PathRoutes() []Route {
+	var out []Route
+	for _, rt := range p.Routes {
 		if !rt.unroutable() {
 			out = append(out, rt)
 		}
@@ -414,16 +414,16 @@ func (p *plan) pathRoutes() []route {
 }
 
 // unroutable reports whether a group's name cannot be a route.
-func (rt route) unroutable() bool {
-	return !rt.synthetic && strings.IndexFunc(rt.group, escape.Unsafe) >= 0
+func (rt Route) unroutable() bool {
+	return !rt.Synthetic && strings.IndexFunc(rt.Group, escape.Unsafe) >= 0
 }
 
 // noteUnroutable says in the header which groups a routing target left to
 // its catch-all; what names the target's kind of route ("an Envoy route").
-func (p *plan) noteUnroutable(d *doc, what string) {
-	for _, rt := range p.routes {
+func (p *Plan) NoteUnroutable(d *Doc, what string) {
+	for _, rt := range p.Routes {
 		if rt.unroutable() {
-			d.note("group %s is not written: %s cannot match the control characters of its name as the group's path; the catch-all takes its requests", strconv.Quote(rt.group), what)
+			d.Note("group %s is not written: %s cannot match the control characters of its name as the group's path; the catch-all takes its requests", strconv.Quote(rt.Group), what)
 		}
 	}
 }
@@ -431,10 +431,10 @@ func (p *plan) noteUnroutable(d *doc, what string) {
 // groupRoutes returns the routes of the measured groups alone, for targets
 // that configure a client per group (Go, httpx, resilience4j) rather than
 // route requests.
-func (p *plan) groupRoutes() []route {
-	var out []route
-	for _, rt := range p.routes {
-		if !rt.synthetic {
+func (p *Plan) GroupRoutes() []Route {
+	var out []Route
+	for _, rt := range p.Routes {
+		if !rt.Synthetic {
 			out = append(out, rt)
 		}
 	}
@@ -449,17 +449,17 @@ const defaultConnect = time.Second
 // connectTimer is the connect timeout the route's snippet writes, with its
 // reason: the report's, else defaultConnect shortened so that a connect and
 // one attempt fit the deadline.
-func (p *plan) connectTimer(rt route) (time.Duration, string) {
-	t := p.timers(rt, 0)
-	return t.connect, t.connectWhy
+func (p *Plan) connectTimer(rt Route) (time.Duration, string) {
+	t := p.Timers(rt, 0)
+	return t.Connect, t.ConnectWhy
 }
 
 // timers are the timers of one attempt of a target that has, before the
 // request is sent, a connect and others waits (a queue slot, a pooled
 // connection, the write), each with its reason.
-type timers struct {
-	connect, other, perTry          time.Duration
-	connectWhy, otherWhy, perTryWhy string
+type Timers struct {
+	Connect, Other, PerTry          time.Duration
+	ConnectWhy, OtherWhy, PerTryWhy string
 	// over: the waits before the request and the attempt together may
 	// outlast the deadline (timers does not shorten the attempt for them).
 	over bool
@@ -474,40 +474,40 @@ type timers struct {
 // shortened first when they do not fit. The per-try timeout is never
 // shortened for them (over says when the sum may outlast the deadline).
 // Every timer is at least 1ms.
-func (p *plan) timers(rt route, others int) timers {
+func (p *Plan) Timers(rt Route, others int) Timers {
 	const ms = time.Millisecond
-	t := timers{perTry: rt.perTry, perTryWhy: rt.perTryWhy}
-	dl, k := rt.deadline, time.Duration(others)
-	if p.connect != nil {
-		t.connect, t.connectWhy = *p.connect, p.connectWhy
+	t := Timers{PerTry: rt.PerTry, PerTryWhy: rt.PerTryWhy}
+	dl, k := rt.Deadline, time.Duration(others)
+	if p.Connect != nil {
+		t.Connect, t.ConnectWhy = *p.Connect, p.ConnectWhy
 	} else {
-		t.connect = defaultConnect
-		t.connectWhy = fmt.Sprintf("%s, a default: the report has no connect timeout (analyze --rtt, or logs with connect times)", fmtDur(t.connect))
+		t.Connect = defaultConnect
+		t.ConnectWhy = fmt.Sprintf("%s, a default: the report has no connect timeout (analyze --rtt, or logs with connect times)", FmtDur(t.Connect))
 		if dl > 0 {
 			// Room for every attempt with its waits when there is some (a
 			// tenth of the deadline's share at least), else for one.
-			n := time.Duration(max(rt.attempts, 1))
-			what := fmt.Sprintf("%d attempts of %s, each with the waits before its request,", n, fmtDur(t.perTry))
-			fit := ((dl - n*t.perTry) / (n * (1 + k))).Truncate(ms)
+			n := time.Duration(max(rt.Attempts, 1))
+			what := fmt.Sprintf("%d attempts of %s, each with the waits before its request,", n, FmtDur(t.PerTry))
+			fit := ((dl - n*t.PerTry) / (n * (1 + k))).Truncate(ms)
 			if n == 1 || fit < 10*ms {
-				what = fmt.Sprintf("the waits before a request and an attempt of %s", fmtDur(t.perTry))
-				fit = (max(dl/10, dl-t.perTry) / (1 + k)).Truncate(ms)
+				what = fmt.Sprintf("the waits before a request and an attempt of %s", FmtDur(t.PerTry))
+				fit = (max(dl/10, dl-t.PerTry) / (1 + k)).Truncate(ms)
 			}
-			if fit < t.connect {
-				t.connect = max(fit, ms)
-				t.connectWhy = fmt.Sprintf("%s, a default shortened from %s so that %s fit the deadline of %s: the report has no connect timeout (analyze --rtt, or logs with connect times)",
-					fmtDur(t.connect), fmtDur(defaultConnect), what, fmtDur(dl))
+			if fit < t.Connect {
+				t.Connect = max(fit, ms)
+				t.ConnectWhy = fmt.Sprintf("%s, a default shortened from %s so that %s fit the deadline of %s: the report has no connect timeout (analyze --rtt, or logs with connect times)",
+					FmtDur(t.Connect), FmtDur(defaultConnect), what, FmtDur(dl))
 			}
 		}
 	}
-	t.other, t.otherWhy = t.connect, "as long as the connect: on a healthy server it takes no longer"
-	if dl == 0 || t.connect+k*t.other+t.perTry <= dl {
+	t.Other, t.OtherWhy = t.Connect, "as long as the connect: on a healthy server it takes no longer"
+	if dl == 0 || t.Connect+k*t.Other+t.PerTry <= dl {
 		return t
 	}
 	if others > 0 {
-		t.other = max(((dl - t.connect - t.perTry) / k).Truncate(ms), ms)
-		t.otherWhy = fmt.Sprintf("%s each: what the deadline of %s leaves after the connect (%s) and one attempt (%s)", fmtDur(t.other), fmtDur(dl), fmtDur(t.connect), fmtDur(t.perTry))
-		if t.connect+k*t.other+t.perTry <= dl {
+		t.Other = max(((dl - t.Connect - t.PerTry) / k).Truncate(ms), ms)
+		t.OtherWhy = fmt.Sprintf("%s each: what the deadline of %s leaves after the connect (%s) and one attempt (%s)", FmtDur(t.Other), FmtDur(dl), FmtDur(t.Connect), FmtDur(t.PerTry))
+		if t.Connect+k*t.Other+t.PerTry <= dl {
 			return t
 		}
 	}
@@ -517,11 +517,11 @@ func (p *plan) timers(rt route, others int) timers {
 	// there is one at all, takes a round trip or three, not its timeout).
 	// A try whose connect is slow may outlast the deadline; no wait is
 	// longer than the deadline itself.
-	if t.connect > dl {
-		t.connect = dl
-		t.connectWhy += fmt.Sprintf("; shortened to the deadline of %s: nobody waits longer", fmtDur(dl))
+	if t.Connect > dl {
+		t.Connect = dl
+		t.ConnectWhy += fmt.Sprintf("; shortened to the deadline of %s: nobody waits longer", FmtDur(dl))
 	}
-	t.other = min(t.other, dl)
+	t.Other = min(t.Other, dl)
 	t.over = true
 	return t
 }
@@ -529,19 +529,19 @@ func (p *plan) timers(rt route, others int) timers {
 // overNote says, when the timers of one attempt may outlast the deadline
 // (over), why the attempt's own timer is not shortened for it; "" when
 // they fit. before is the sum of the waits before the request.
-func (t timers) overNote(before, dl time.Duration) string {
+func (t Timers) OverNote(before, dl time.Duration) string {
 	if !t.over {
 		return ""
 	}
 	return fmt.Sprintf("a try may take %s when the waits before its request (%s) run out in full, more than the deadline of %s, which ends the caller's wait first: the read timer of %s is not shortened for them, as that would cut off calls the caller waits for (a connect takes a round trip or three, when there is one at all)",
-		fmtDur(before+t.perTry), fmtDur(before), fmtDur(dl), fmtDur(t.perTry))
+		FmtDur(before+t.PerTry), FmtDur(before), FmtDur(dl), FmtDur(t.PerTry))
 }
 
 // clusterConnect is the connect timeout of a target that has one for the
 // whole service (Envoy, Istio): the shortest any route needs.
-func (p *plan) clusterConnect() (time.Duration, string) {
-	c, why := p.connectTimer(p.routes[0])
-	for _, rt := range p.routes[1:] {
+func (p *Plan) ClusterConnect() (time.Duration, string) {
+	c, why := p.connectTimer(p.Routes[0])
+	for _, rt := range p.Routes[1:] {
 		if d, w := p.connectTimer(rt); d < c {
 			c, why = d, w
 		}
@@ -550,31 +550,31 @@ func (p *plan) clusterConnect() (time.Duration, string) {
 }
 
 // combine sets the service-wide values from the groups.
-func (p *plan) combine(r *report.Report) {
-	if len(p.routes) == 1 {
-		rt := p.routes[0]
-		p.connect, p.connectWhy = rt.connect, rt.connectWhy
-		p.bulkhead, p.bulkheadWhy = rt.bulkhead, rt.bulkheadWhy
+func (p *Plan) combine(r *report.Report) {
+	if len(p.Routes) == 1 {
+		rt := p.Routes[0]
+		p.Connect, p.ConnectWhy = rt.Connect, rt.ConnectWhy
+		p.Bulkhead, p.BulkheadWhy = rt.Bulkhead, rt.BulkheadWhy
 	} else {
 		// The connect timeout is the longest: connecting does not depend on the
 		// route.
 		differ := false
-		for _, rt := range p.routes {
-			if rt.connect == nil {
+		for _, rt := range p.Routes {
+			if rt.Connect == nil {
 				continue
 			}
-			if p.connect != nil && *rt.connect != *p.connect {
+			if p.Connect != nil && *rt.Connect != *p.Connect {
 				differ = true
 			}
-			if p.connect == nil || *rt.connect > *p.connect {
-				p.connect, p.connectWhy = rt.connect, rt.connectWhy+fmt.Sprintf(" (group %q, the longest)", rt.group)
+			if p.Connect == nil || *rt.Connect > *p.Connect {
+				p.Connect, p.ConnectWhy = rt.Connect, rt.ConnectWhy+fmt.Sprintf(" (group %q, the longest)", rt.Group)
 			}
 		}
-		if p.connect != nil && !differ {
-			p.connectWhy = p.routes[0].connectWhy
-			for _, rt := range p.routes {
-				if rt.connect != nil {
-					p.connectWhy = rt.connectWhy
+		if p.Connect != nil && !differ {
+			p.ConnectWhy = p.Routes[0].ConnectWhy
+			for _, rt := range p.Routes {
+				if rt.Connect != nil {
+					p.ConnectWhy = rt.ConnectWhy
 					break
 				}
 			}
@@ -596,16 +596,16 @@ func (p *plan) combine(r *report.Report) {
 		}
 		if known {
 			b := max(largest, 1, littleslaw.PoissonQuantile(mean, 0.999))
-			p.bulkhead = &b
-			p.bulkheadWhy = fmt.Sprintf("%d = bulkhead for the whole service (Poisson p99.9 of %s calls in flight at the peak rate, summed over %d groups)", b, human.Number(mean), len(r.Groups))
+			p.Bulkhead = &b
+			p.BulkheadWhy = fmt.Sprintf("%d = bulkhead for the whole service (Poisson p99.9 of %s calls in flight at the peak rate, summed over %d groups)", b, human.Number(mean), len(r.Groups))
 		}
 	}
 	// The retry budget is the smallest any group asks for.
-	for _, rt := range p.routes {
-		if b := rt.budget; b != nil && *b > 0 && (p.budget == nil || *b < *p.budget) {
+	for _, rt := range p.Routes {
+		if b := rt.Budget; b != nil && *b > 0 && (p.Budget == nil || *b < *p.Budget) {
 			v := *b
-			p.budget = &v
-			p.budgetWhy = fmt.Sprintf("retry budget %s of requests, from the call policy", human.Percent(v))
+			p.Budget = &v
+			p.BudgetWhy = fmt.Sprintf("retry budget %s of requests, from the call policy", human.Percent(v))
 		}
 	}
 }
@@ -618,7 +618,7 @@ func derivation(g *report.Group, t time.Duration) string {
 	if rec.LowerBound {
 		base = "at least " + base
 	}
-	s := fmt.Sprintf("%s = %s of %s calls (%s)", fmtDur(t), human.Quantile(rec.Quantile), human.Count(g.Samples), base)
+	s := fmt.Sprintf("%s = %s of %s calls (%s)", FmtDur(t), human.Quantile(rec.Quantile), human.Count(g.Samples), base)
 	for _, st := range rec.Steps {
 		switch st.Rule {
 		case "quantile", "connect":
@@ -656,7 +656,7 @@ func policyReason(pol *report.Policy) string {
 // ceilMs converts seconds to a duration rounded up to a whole millisecond,
 // at least 1ms. The seconds are first rounded to the nanosecond so that
 // binary noise (0.8 = 0.80000000000000004) does not add a millisecond.
-func ceilMs(s float64) time.Duration {
+func CeilMs(s float64) time.Duration {
 	if !(s > 0) {
 		return time.Millisecond
 	}
@@ -669,7 +669,7 @@ func ceilMs(s float64) time.Duration {
 
 // fmtDur shows a whole-millisecond duration as a Go duration for the
 // header lines: 800ms, 1.25s, 2m0.5s.
-func fmtDur(d time.Duration) string { return d.String() }
+func FmtDur(d time.Duration) string { return d.String() }
 
 // staticFit is what a client with no bound over the whole call (HAProxy,
 // resilience4j's Retry without an outer TimeLimiter) may be given: every
@@ -683,10 +683,10 @@ func fmtDur(d time.Duration) string { return d.String() }
 // deadline every attempt is kept. The per-try timeout is never lowered for
 // the setup (plan.timers): when setup and one attempt do not fit, one
 // attempt is made, and the worst case outlasts the deadline.
-func (rt route) staticFit(setup, neverSent time.Duration, wait func(retry int) time.Duration, most int) (n int, perTry, worst time.Duration) {
-	perTry = rt.perTry
+func (rt Route) StaticFit(setup, neverSent time.Duration, wait func(retry int) time.Duration, most int) (n int, perTry, worst time.Duration) {
+	perTry = rt.PerTry
 	fail := setup + perTry
-	if rt.neverSentOnly() {
+	if rt.NeverSentOnly() {
 		fail = min(neverSent, fail)
 	}
 	worstOf := func(k int) time.Duration {
@@ -696,8 +696,8 @@ func (rt route) staticFit(setup, neverSent time.Duration, wait func(retry int) t
 		}
 		return w
 	}
-	n = max(1, min(rt.attempts, most))
-	for rt.deadline > 0 && n > 1 && worstOf(n) > rt.deadline {
+	n = max(1, min(rt.Attempts, most))
+	for rt.Deadline > 0 && n > 1 && worstOf(n) > rt.Deadline {
 		n--
 	}
 	return n, perTry, worstOf(n)
@@ -709,14 +709,14 @@ func (rt route) staticFit(setup, neverSent time.Duration, wait func(retry int) t
 // fits where retrying a timeout does not, and it is safe for every call. It
 // returns the route it fitted (the fallback's retryOn when it took it) and
 // whether it fell back.
-func (rt route) fitStatic(setup, neverSent time.Duration, wait func(retry int) time.Duration, most int) (fitted route, n int, perTry, worst time.Duration, fellBack bool) {
-	n, perTry, worst = rt.staticFit(setup, neverSent, wait, most)
-	if n >= min(rt.attempts, most) || rt.neverSentOnly() {
+func (rt Route) FitStatic(setup, neverSent time.Duration, wait func(retry int) time.Duration, most int) (fitted Route, n int, perTry, worst time.Duration, fellBack bool) {
+	n, perTry, worst = rt.StaticFit(setup, neverSent, wait, most)
+	if n >= min(rt.Attempts, most) || rt.NeverSentOnly() {
 		return rt, n, perTry, worst, false
 	}
 	alt := rt
-	alt.retryOn = slices.Clone(recommend.NeverSent)
-	if n2, p2, w2 := alt.staticFit(setup, neverSent, wait, most); n2 > n {
+	alt.RetryOn = slices.Clone(recommend.NeverSent)
+	if n2, p2, w2 := alt.StaticFit(setup, neverSent, wait, most); n2 > n {
 		return alt, n2, p2, w2, true
 	}
 	return rt, n, perTry, worst, false
@@ -724,8 +724,8 @@ func (rt route) fitStatic(setup, neverSent time.Duration, wait func(retry int) t
 
 // window is the largest wait before retry i of a capped exponential
 // backoff: min(cap, base x 2^i), as the simulation draws it.
-func (rt route) window(i int) time.Duration {
-	return recommend.Backoff{Base: rt.backoffBase, Cap: rt.backoffCap}.Window(i)
+func (rt Route) Window(i int) time.Duration {
+	return recommend.Backoff{Base: rt.BackoffBase, Cap: rt.BackoffCap}.Window(i)
 }
 
 // herdWhy is the herd step's reason, short enough for a comment: what

@@ -268,7 +268,7 @@ func TestPropertyDeadlineAndIdempotency(t *testing.T) {
 		seed := uint64(i)
 		r := rand.New(rand.NewPCG(seed, 0xdead))
 		rep, deadline, idempotent := pipelineReport(t, r)
-		dl := ceilMs(deadline.Seconds())
+		dl := CeilMs(deadline.Seconds())
 		for _, tg := range Targets() {
 			o := Options{GatewayAPIChannel: []string{GatewayStandard, GatewayExperimental}[r.IntN(2)],
 				LinkerdResource: []string{LinkerdAuto, LinkerdServiceProfile}[r.IntN(2)]}

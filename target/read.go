@@ -50,7 +50,7 @@ type Setting[T any] struct {
 }
 
 // keyed returns s with its Key set; nil stays nil.
-func keyed[T any](s *Setting[T], key string) *Setting[T] {
+func Keyed[T any](s *Setting[T], key string) *Setting[T] {
 	if s != nil {
 		s.Key = key
 	}
@@ -202,7 +202,7 @@ func (e *ReadError) Error() string { return e.Pos.String() + ": " + e.Err.Error(
 func (e *ReadError) Unwrap() error { return e.Err }
 
 // errorAt returns a ReadError at pos.
-func errorAt(pos Pos, format string, args ...any) error {
+func ErrorAt(pos Pos, format string, args ...any) error {
 	return &ReadError{Pos: pos, Err: fmt.Errorf(format, args...)}
 }
 
@@ -216,7 +216,7 @@ func errorAt(pos Pos, format string, args ...any) error {
 // follows aliases, meets more nodes than the budget (a 486-byte file of
 // anchors nested nine deep, nine aliases wide, names 387 million). The
 // bytes that aliases repeat count against the byte budget.
-func yamlDocuments(b *budget.Budget, file string, data []byte) ([]*yaml.Node, error) {
+func YAMLDocuments(b *budget.Budget, file string, data []byte) ([]*yaml.Node, error) {
 	if w := yamlWordCount(data); w > b.NodesLeft() {
 		return nil, &ReadError{Pos: Pos{File: file, Line: 1}, Err: b.Nodes(w, human.Count(w)+" words of YAML, before decoding")}
 	}
@@ -289,13 +289,13 @@ func yamlSpend(b *budget.Budget, file string, doc *yaml.Node) error {
 	c := yamlCounter{memo: map[*yaml.Node]yamlSize{}, busy: map[*yaml.Node]bool{}}
 	size := c.size(doc)
 	if c.cycle != nil {
-		return errorAt(nodePos(file, c.cycle), "the alias *%s stands inside its own anchor: it would repeat for ever", c.cycle.Value)
+		return ErrorAt(NodePos(file, c.cycle), "the alias *%s stands inside its own anchor: it would repeat for ever", c.cycle.Value)
 	}
 	if err := b.Nodes(size.nodes, "YAML nodes with aliases expanded"); err != nil {
-		return &ReadError{Pos: nodePos(file, doc), Err: err}
+		return &ReadError{Pos: NodePos(file, doc), Err: err}
 	}
 	if err := b.Bytes(size.bytes-c.literal, "values YAML aliases repeat"); err != nil {
-		return &ReadError{Pos: nodePos(file, doc), Err: err}
+		return &ReadError{Pos: NodePos(file, doc), Err: err}
 	}
 	return nil
 }
@@ -347,34 +347,34 @@ func (c *yamlCounter) size(n *yaml.Node) yamlSize {
 // steps, not the n²/2 of trying from 2 each time (20,000 Envoy virtual
 // hosts of one name took a minute), and a number is skipped when another
 // object already has its name ("a (2)" written in the file).
-type uniqueNames struct {
-	taken map[string]bool
+type UniqueNames struct {
+	Taken map[string]bool
 	next  map[string]int
 }
 
 // name returns name, or the first alt(i) from the name's next number on
 // that no other object has, and takes it.
-func (u *uniqueNames) name(name string, alt func(i int) string) string {
-	if u.taken == nil {
-		u.taken, u.next = map[string]bool{}, map[string]int{}
+func (u *UniqueNames) Name(name string, alt func(i int) string) string {
+	if u.Taken == nil {
+		u.Taken, u.next = map[string]bool{}, map[string]int{}
 	}
-	if !u.taken[name] {
-		u.taken[name] = true
+	if !u.Taken[name] {
+		u.Taken[name] = true
 		return name
 	}
 	i := max(u.next[name], 2)
 	out := alt(i)
-	for u.taken[out] {
+	for u.Taken[out] {
 		i++
 		out = alt(i)
 	}
 	u.next[name] = i + 1
-	u.taken[out] = true
+	u.Taken[out] = true
 	return out
 }
 
 // orNew is b, or a budget of its own for a read outside a run (nil).
-func orNew(b *budget.Budget) *budget.Budget {
+func OrNew(b *budget.Budget) *budget.Budget {
 	if b == nil {
 		return budget.New()
 	}
@@ -383,7 +383,7 @@ func orNew(b *budget.Budget) *budget.Budget {
 
 // mapValue returns the value of key in a YAML mapping, nil when absent or
 // n is not a mapping.
-func mapValue(n *yaml.Node, key string) *yaml.Node {
+func MapValue(n *yaml.Node, key string) *yaml.Node {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
@@ -396,4 +396,4 @@ func mapValue(n *yaml.Node, key string) *yaml.Node {
 }
 
 // nodePos is where a YAML node stands.
-func nodePos(file string, n *yaml.Node) Pos { return Pos{File: file, Line: n.Line} }
+func NodePos(file string, n *yaml.Node) Pos { return Pos{File: file, Line: n.Line} }

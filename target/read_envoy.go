@@ -55,7 +55,7 @@ const envoyMaxErrors = 50
 // returns what it could read and every value it refuses, each a ReadError
 // at its line, joined in one error.
 func readEnvoyConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
-	docs, err := yamlDocuments(orNew(b), file, data)
+	docs, err := YAMLDocuments(OrNew(b), file, data)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func detectEnvoyConfig(file string, data []byte) bool {
 type pbReader struct {
 	file  string
 	objs  []Object
-	names uniqueNames
+	names UniqueNames
 	errs  []error
 }
 
@@ -124,19 +124,19 @@ func (r *pbReader) err() error {
 // fail records a value the reader refuses.
 func (r *pbReader) fail(n *yaml.Node, format string, args ...any) {
 	if len(r.errs) < envoyMaxErrors {
-		r.errs = append(r.errs, errorAt(r.pos(n), format, args...))
+		r.errs = append(r.errs, ErrorAt(r.pos(n), format, args...))
 	}
 }
 
 // add appends an object, its name made unique.
 func (r *pbReader) add(o Object) {
 	base := o.Name
-	o.Name = r.names.name(base, func(i int) string { return fmt.Sprintf("%s (%d)", base, i) })
+	o.Name = r.names.Name(base, func(i int) string { return fmt.Sprintf("%s (%d)", base, i) })
 	r.objs = append(r.objs, o)
 }
 
 // pos is where a node stands in the file.
-func (r *pbReader) pos(n *yaml.Node) Pos { return nodePos(r.file, n) }
+func (r *pbReader) pos(n *yaml.Node) Pos { return NodePos(r.file, n) }
 
 // envoyReader walks the documents of one Envoy file.
 type envoyReader struct {

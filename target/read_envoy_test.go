@@ -165,9 +165,9 @@ func TestReadEnvoyDurationForms(t *testing.T) {
 		{yaml: `t: [1s]`, bad: "not a duration"},
 	} {
 		t.Run(tc.yaml, func(t *testing.T) {
-			docs, err := yamlDocuments(budget.New(), "x.yaml", []byte(tc.yaml))
+			docs, err := YAMLDocuments(budget.New(), "x.yaml", []byte(tc.yaml))
 			require.NoError(t, err)
-			got, raw, err := pbDuration(mapValue(docs[0], "t"))
+			got, raw, err := pbDuration(MapValue(docs[0], "t"))
 			if tc.bad != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.bad)
@@ -784,58 +784,58 @@ func TestReadEnvoyRoundTrip(t *testing.T) {
 			objs, err := readEnvoyConfig("envoy.yaml", body, nil, nil)
 			require.NoError(t, err)
 			pbTestLinesInside(t, "envoy.yaml", body, objs)
-			p, err := newPlan(r, f.opts)
+			p, err := NewPlan(r, f.opts)
 			require.NoError(t, err)
-			names := newUnique("-")
-			routes := p.pathRoutes()
+			names := NewUnique("-")
+			routes := p.PathRoutes()
 			require.Len(t, objs, len(routes)+1)
 			secs := func(d interface{ Seconds() float64 }) float64 { return math.Round(d.Seconds()*1000) / 1000 }
 			for _, rt := range routes {
-				o := pbTestFind(t, objs, p.service+"/"+p.service+"/"+names.name(routeName(rt.group)))
-				assert.Equal(t, p.service, o.Upstream)
-				assert.Equal(t, secs(rt.timeout), o.Timeout.Value, rt.group)
+				o := pbTestFind(t, objs, p.Service+"/"+p.Service+"/"+names.Name(RouteName(rt.Group)))
+				assert.Equal(t, p.Service, o.Upstream)
+				assert.Equal(t, secs(rt.Timeout), o.Timeout.Value, rt.Group)
 				assert.False(t, o.Timeout.Default)
 				switch {
-				case rt.match.regex != "":
-					assert.Equal(t, Match{Kind: MatchRegex, Value: rt.match.regex}, o.Matches[0])
-				case rt.match.exact != "":
-					assert.Equal(t, Match{Kind: MatchExact, Value: rt.match.exact}, o.Matches[0])
+				case rt.Match.Regex != "":
+					assert.Equal(t, Match{Kind: MatchRegex, Value: rt.Match.Regex}, o.Matches[0])
+				case rt.Match.Exact != "":
+					assert.Equal(t, Match{Kind: MatchExact, Value: rt.Match.Exact}, o.Matches[0])
 				default:
 					assert.Equal(t, Match{Kind: MatchPrefix, Value: "/"}, o.Matches[0])
 				}
-				if rt.match.method != "" {
-					assert.Contains(t, o.Matches, Match{Kind: MatchMethod, Value: rt.match.method})
+				if rt.Match.Method != "" {
+					assert.Contains(t, o.Matches, Match{Kind: MatchMethod, Value: rt.Match.Method})
 				}
 				switch {
-				case rt.hedge != nil:
-					assert.Equal(t, max(rt.attempts, rt.hedge.Attempts), o.HedgeAttempts.Value, rt.group)
-					assert.Equal(t, secs(ceilMs(rt.hedge.DelaySeconds)), o.HedgeDelay.Value, rt.group)
+				case rt.Hedge != nil:
+					assert.Equal(t, max(rt.Attempts, rt.Hedge.Attempts), o.HedgeAttempts.Value, rt.Group)
+					assert.Equal(t, secs(CeilMs(rt.Hedge.DelaySeconds)), o.HedgeDelay.Value, rt.Group)
 					assert.Nil(t, o.PerTryTimeout)
-				case rt.attempts > 1:
-					assert.Equal(t, rt.attempts, o.Attempts.Value, rt.group)
+				case rt.Attempts > 1:
+					assert.Equal(t, rt.Attempts, o.Attempts.Value, rt.Group)
 					assert.False(t, o.Attempts.Default)
-					if rt.perTry < rt.timeout {
-						assert.Equal(t, secs(rt.perTry), o.PerTryTimeout.Value, rt.group)
+					if rt.PerTry < rt.Timeout {
+						assert.Equal(t, secs(rt.PerTry), o.PerTryTimeout.Value, rt.Group)
 					}
-					assert.Equal(t, secs(rt.backoffBase), o.BackoffBase.Value, rt.group)
-					assert.Equal(t, secs(rt.backoffCap), o.BackoffMax.Value, rt.group)
+					assert.Equal(t, secs(rt.BackoffBase), o.BackoffBase.Value, rt.Group)
+					assert.Equal(t, secs(rt.BackoffCap), o.BackoffMax.Value, rt.Group)
 					conds, codes, _ := envoyRetryOn(rt)
-					assert.Equal(t, append(strings.Split(conds, ","), codes...), o.RetryOn.Value, rt.group)
-					assert.Equal(t, !rt.neverSentOnly() && rt.match.method != "GET", o.RetryNonIdempotent.Value, rt.group)
+					assert.Equal(t, append(strings.Split(conds, ","), codes...), o.RetryOn.Value, rt.Group)
+					assert.Equal(t, !rt.NeverSentOnly() && rt.Match.Method != "GET", o.RetryNonIdempotent.Value, rt.Group)
 				default:
-					assert.Equal(t, &Setting[int]{Value: 1, Pos: o.Pos, Default: true}, o.Attempts, rt.group)
+					assert.Equal(t, &Setting[int]{Value: 1, Pos: o.Pos, Default: true}, o.Attempts, rt.Group)
 				}
 			}
-			c := pbTestFind(t, objs, p.service)
-			connect, _ := p.clusterConnect()
+			c := pbTestFind(t, objs, p.Service)
+			connect, _ := p.ClusterConnect()
 			assert.Equal(t, secs(connect), c.ConnectTimeout.Value)
-			if p.bulkhead != nil {
-				assert.Equal(t, *p.bulkhead, c.MaxInFlight.Value)
+			if p.Bulkhead != nil {
+				assert.Equal(t, *p.Bulkhead, c.MaxInFlight.Value)
 			} else {
 				assert.True(t, c.MaxInFlight.Default)
 			}
-			if p.budget != nil {
-				assert.InDelta(t, *p.budget, c.RetryBudget.Value, 1e-5)
+			if p.Budget != nil {
+				assert.InDelta(t, *p.Budget, c.RetryBudget.Value, 1e-5)
 			} else {
 				assert.Nil(t, c.RetryBudget)
 			}

@@ -23,7 +23,7 @@ const gatewayGroup = "gateway.networking.k8s.io"
 // detectGatewayAPIConfig reports whether a file holds Gateway API
 // resources.
 func detectGatewayAPIConfig(_ string, data []byte) bool {
-	return kubeDetect(data, gatewayGroup+"/")
+	return KubeDetect(data, gatewayGroup+"/")
 }
 
 // readGatewayAPIConfig reads the HTTPRoutes and GRPCRoutes of a manifest
@@ -31,7 +31,7 @@ func detectGatewayAPIConfig(_ string, data []byte) bool {
 // Gateways, TCP, TLS and UDP routes and policies are left out. The Linkerd
 // annotations an HTTPRoute may carry are the linkerd target's to read.
 func readGatewayAPIConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
-	res, err := kubeObjects(orNew(b), file, data)
+	res, err := KubeObjects(OrNew(b), file, data)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func readGatewayAPIConfig(file string, data []byte, _ Opener, b *budget.Budget) 
 		if err != nil {
 			return nil, err
 		}
-		ann, err := kubeAnnotations(o, lkAnnotationPrefixes...)
+		ann, err := KubeAnnotations(o, lkAnnotationPrefixes...)
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +63,7 @@ func readGatewayAPIConfig(file string, data []byte, _ Opener, b *budget.Budget) 
 			out = append(out, obj)
 		}
 	}
-	kubeFinish(out)
+	KubeFinish(out)
 	return out, nil
 }
 
@@ -92,50 +92,50 @@ func (r gatewayRule) object(target, kind string) Object {
 // rule without matches, or a match without a path, matches PathPrefix
 // "/"), spec.hostnames as MatchHost, and the first backendRef as the
 // upstream (else the parent Service, as in a mesh).
-func gatewayRules(o kubeObject) ([]gatewayRule, error) {
+func gatewayRules(o KubeObject) ([]gatewayRule, error) {
 	f := o.File
-	spec, err := kubeMapping(f, kubeField(o.Node, "spec"), "spec")
+	spec, err := KubeMapping(f, KubeField(o.Node, "spec"), "spec")
 	if err != nil {
 		return nil, err
 	}
-	hostnames, err := kubeStrings(f, kubeField(spec, "hostnames"), "spec.hostnames")
+	hostnames, err := KubeStrings(f, KubeField(spec, "hostnames"), "spec.hostnames")
 	if err != nil {
 		return nil, err
 	}
 	parent := ""
-	parents, err := kubeList(f, kubeField(spec, "parentRefs"), "spec.parentRefs")
+	parents, err := KubeList(f, KubeField(spec, "parentRefs"), "spec.parentRefs")
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range parents {
-		if k, _ := kubeScalar(kubeField(p, "kind")); k == "Service" && parent == "" {
-			parent, _ = kubeScalar(kubeField(p, "name"))
+		if k, _ := KubeScalar(KubeField(p, "kind")); k == "Service" && parent == "" {
+			parent, _ = KubeScalar(KubeField(p, "name"))
 		}
 	}
-	rules, err := kubeList(f, kubeField(spec, "rules"), "spec.rules")
+	rules, err := KubeList(f, KubeField(spec, "rules"), "spec.rules")
 	if err != nil {
 		return nil, err
 	}
 	grpc := o.Kind == "GRPCRoute"
 	var out []gatewayRule
 	for i, rn := range rules {
-		r := gatewayRule{node: rn, where: fmt.Sprintf("spec.rules[%d]", i), pos: nodePos(f, rn)}
+		r := gatewayRule{node: rn, where: fmt.Sprintf("spec.rules[%d]", i), pos: NodePos(f, rn)}
 		if rn.Kind != yaml.MappingNode {
-			return nil, errorAt(r.pos, "%s: want a mapping, got %s", r.where, kubeWhat(rn))
+			return nil, ErrorAt(r.pos, "%s: want a mapping, got %s", r.where, KubeWhat(rn))
 		}
-		name, _, err := kubeString(f, kubeField(rn, "name"), r.where+".name")
+		name, _, err := KubeString(f, KubeField(rn, "name"), r.where+".name")
 		if err != nil {
 			return nil, err
 		}
 		if name == "" {
 			name = fmt.Sprintf("rule[%d]", i)
 		}
-		r.name = strings.TrimSpace(o.qualified() + " " + name)
-		if err := o.budget.Nodes(int64(len(hostnames)), "hostnames repeated in the rules of routes"); err != nil {
-			return nil, errorAt(r.pos, "%w", err)
+		r.name = strings.TrimSpace(o.Qualified() + " " + name)
+		if err := o.Budget.Nodes(int64(len(hostnames)), "hostnames repeated in the rules of routes"); err != nil {
+			return nil, ErrorAt(r.pos, "%w", err)
 		}
 		for _, h := range hostnames {
-			r.matches = kubeAppendMatch(r.matches, Match{Kind: MatchHost, Value: h})
+			r.matches = KubeAppendMatch(r.matches, Match{Kind: MatchHost, Value: h})
 		}
 		if grpc {
 			err = gatewayGRPCMatches(&r, f)
@@ -145,12 +145,12 @@ func gatewayRules(o kubeObject) ([]gatewayRule, error) {
 		if err != nil {
 			return nil, err
 		}
-		refs, err := kubeList(f, kubeField(rn, "backendRefs"), r.where+".backendRefs")
+		refs, err := KubeList(f, KubeField(rn, "backendRefs"), r.where+".backendRefs")
 		if err != nil {
 			return nil, err
 		}
 		for _, b := range refs {
-			if n, ok := kubeScalar(kubeField(b, "name")); ok {
+			if n, ok := KubeScalar(KubeField(b, "name")); ok {
 				r.upstream = n
 				break
 			}
@@ -170,30 +170,30 @@ func gatewayRules(o kubeObject) ([]gatewayRule, error) {
 // PathPrefix unless said, value "/" unless said) and the method; headers
 // and query parameters are noted, not modeled.
 func gatewayHTTPMatches(r *gatewayRule, f string) error {
-	ms, err := kubeList(f, kubeField(r.node, "matches"), r.where+".matches")
+	ms, err := KubeList(f, KubeField(r.node, "matches"), r.where+".matches")
 	if err != nil {
 		return err
 	}
 	if len(ms) == 0 {
-		r.matches = kubeAppendMatch(r.matches, Match{Kind: MatchPrefix, Value: "/"})
+		r.matches = KubeAppendMatch(r.matches, Match{Kind: MatchPrefix, Value: "/"})
 		return nil
 	}
 	var other []string
 	methods := 0
 	for j, m := range ms {
 		mw := fmt.Sprintf("%s.matches[%d]", r.where, j)
-		if _, err := kubeMapping(f, m, mw); err != nil {
+		if _, err := KubeMapping(f, m, mw); err != nil {
 			return err
 		}
-		p, err := kubeMapping(f, kubeField(m, "path"), mw+".path")
+		p, err := KubeMapping(f, KubeField(m, "path"), mw+".path")
 		if err != nil {
 			return err
 		}
-		typ, _, err := kubeString(f, kubeField(p, "type"), mw+".path.type")
+		typ, _, err := KubeString(f, KubeField(p, "type"), mw+".path.type")
 		if err != nil {
 			return err
 		}
-		value, ok, err := kubeString(f, kubeField(p, "value"), mw+".path.value")
+		value, ok, err := KubeString(f, KubeField(p, "value"), mw+".path.value")
 		if err != nil {
 			return err
 		}
@@ -209,21 +209,21 @@ func gatewayHTTPMatches(r *gatewayRule, f string) error {
 		case "RegularExpression":
 			kind = MatchRegex
 		default:
-			return errorAt(nodePos(f, kubeField(p, "type")), "%s.path.type %q: want PathPrefix, Exact or RegularExpression", mw, typ)
+			return ErrorAt(NodePos(f, KubeField(p, "type")), "%s.path.type %q: want PathPrefix, Exact or RegularExpression", mw, typ)
 		}
-		r.matches = kubeAppendMatch(r.matches, Match{Kind: kind, Value: value})
-		method, ok, err := kubeString(f, kubeField(m, "method"), mw+".method")
+		r.matches = KubeAppendMatch(r.matches, Match{Kind: kind, Value: value})
+		method, ok, err := KubeString(f, KubeField(m, "method"), mw+".method")
 		if err != nil {
 			return err
 		}
 		if ok {
-			if !httpMethods[method] {
-				return errorAt(nodePos(f, kubeField(m, "method")), "%s.method %q: not an HTTP method the CRD takes (GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH)", mw, method)
+			if !HTTPMethods[method] {
+				return ErrorAt(NodePos(f, KubeField(m, "method")), "%s.method %q: not an HTTP method the CRD takes (GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH)", mw, method)
 			}
-			r.matches = kubeAppendMatch(r.matches, Match{Kind: MatchMethod, Value: method})
+			r.matches = KubeAppendMatch(r.matches, Match{Kind: MatchMethod, Value: method})
 			methods++
 		}
-		for _, k := range kubeKeys(m) {
+		for _, k := range KubeKeys(m) {
 			if k != "path" && k != "method" {
 				other = append(other, k)
 			}
@@ -242,38 +242,38 @@ func gatewayHTTPMatches(r *gatewayRule, f string) error {
 // service and method is MatchMethod "service/method", a service alone
 // "service"; a method of any service and regular expressions are noted.
 func gatewayGRPCMatches(r *gatewayRule, f string) error {
-	ms, err := kubeList(f, kubeField(r.node, "matches"), r.where+".matches")
+	ms, err := KubeList(f, KubeField(r.node, "matches"), r.where+".matches")
 	if err != nil {
 		return err
 	}
 	var other []string
 	for j, m := range ms {
 		mw := fmt.Sprintf("%s.matches[%d]", r.where, j)
-		if _, err := kubeMapping(f, m, mw); err != nil {
+		if _, err := KubeMapping(f, m, mw); err != nil {
 			return err
 		}
-		mm, err := kubeMapping(f, kubeField(m, "method"), mw+".method")
+		mm, err := KubeMapping(f, KubeField(m, "method"), mw+".method")
 		if err != nil {
 			return err
 		}
 		if mm != nil {
-			typ, _ := kubeScalar(kubeField(mm, "type"))
-			svc, _ := kubeScalar(kubeField(mm, "service"))
-			method, _ := kubeScalar(kubeField(mm, "method"))
+			typ, _ := KubeScalar(KubeField(mm, "type"))
+			svc, _ := KubeScalar(KubeField(mm, "service"))
+			method, _ := KubeScalar(KubeField(mm, "method"))
 			switch {
 			case typ != "" && typ != "Exact":
 				other = append(other, fmt.Sprintf("method type %s (%s/%s)", typ, svc, method))
 			case svc != "" && method != "":
-				r.matches = kubeAppendMatch(r.matches, Match{Kind: MatchMethod, Value: svc + "/" + method})
+				r.matches = KubeAppendMatch(r.matches, Match{Kind: MatchMethod, Value: svc + "/" + method})
 			case svc != "":
-				r.matches = kubeAppendMatch(r.matches, Match{Kind: MatchMethod, Value: svc})
+				r.matches = KubeAppendMatch(r.matches, Match{Kind: MatchMethod, Value: svc})
 			case method != "":
 				other = append(other, "method "+method+" of any service")
 			default:
-				return errorAt(nodePos(f, mm), "%s.method: neither service nor method (the CRD requires one)", mw)
+				return ErrorAt(NodePos(f, mm), "%s.method: neither service nor method (the CRD requires one)", mw)
 			}
 		}
-		for _, k := range kubeKeys(m) {
+		for _, k := range KubeKeys(m) {
 			if k != "method" {
 				other = append(other, k)
 			}
@@ -293,69 +293,69 @@ func gatewayGRPCMatches(r *gatewayRule, f string) error {
 // individual request from the gateway to a backend should be retried").
 func gatewayTimeouts(obj *Object, f string, r gatewayRule) error {
 	tw := r.where + ".timeouts"
-	t, err := kubeMapping(f, kubeField(r.node, "timeouts"), tw)
+	t, err := KubeMapping(f, KubeField(r.node, "timeouts"), tw)
 	if err != nil {
 		return err
 	}
-	req, err := gatewayDurationSetting(f, kubeField(t, "request"), tw+".request")
+	req, err := gatewayDurationSetting(f, KubeField(t, "request"), tw+".request")
 	if err != nil {
 		return err
 	}
-	back, err := gatewayDurationSetting(f, kubeField(t, "backendRequest"), tw+".backendRequest")
+	back, err := gatewayDurationSetting(f, KubeField(t, "backendRequest"), tw+".backendRequest")
 	if err != nil {
 		return err
 	}
 	obj.Timeout, obj.PerTryTimeout = req, back
 	if req != nil && back != nil && req.Value != 0 && back.Value > req.Value {
-		return errorAt(back.Pos, "%s.backendRequest %s is longer than request %s: the CRD refuses it (\"backendRequest timeout cannot be longer than request timeout\")", tw, back.Raw, req.Raw)
+		return ErrorAt(back.Pos, "%s.backendRequest %s is longer than request %s: the CRD refuses it (\"backendRequest timeout cannot be longer than request timeout\")", tw, back.Raw, req.Raw)
 	}
 	if req == nil {
 		obj.Notes = append(obj.Notes, "no timeouts.request: the request timeout is the implementation's (GEP-1742)")
 	}
 	rw := r.where + ".retry"
-	rt, err := kubeMapping(f, kubeField(r.node, "retry"), rw)
+	rt, err := KubeMapping(f, KubeField(r.node, "retry"), rw)
 	if rt == nil || err != nil {
 		return err
 	}
 	obj.Notes = append(obj.Notes, "retry is a standard-channel field since Gateway API v1.7.0 (experimental before): an older standard-channel CRD drops it without a word")
-	an := kubeField(rt, "attempts")
-	n, raw, ok, err := kubeInt(f, an, rw+".attempts", 32)
+	an := KubeField(rt, "attempts")
+	n, raw, ok, err := KubeInt(f, an, rw+".attempts", 32)
 	switch {
 	case err != nil:
 		return err
 	case ok && n < 0:
-		return errorAt(nodePos(f, an), "%s.attempts %s: the CRD's minimum is 0", rw, raw)
+		return ErrorAt(NodePos(f, an), "%s.attempts %s: the CRD's minimum is 0", rw, raw)
 	case ok && n == 0:
 		// "An explicit zero value MUST disable retries" (v1.7.0).
-		obj.Attempts = Set(1, nodePos(f, an), raw)
+		obj.Attempts = Set(1, NodePos(f, an), raw)
 		obj.Notes = append(obj.Notes, "retries disabled: attempts is 0 (Gateway API v1.7.0; an older experimental-channel CRD refuses it, its minimum was 1)")
 		return nil
 	case ok:
-		obj.Attempts = Set(int(n)+1, nodePos(f, an), raw)
-		obj.RetryNonIdempotent = kubeRetrySetting(kubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
+		obj.Attempts = Set(int(n)+1, NodePos(f, an), raw)
+		obj.RetryNonIdempotent = KubeRetrySetting(KubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
 	default:
 		obj.Notes = append(obj.Notes, "retry without attempts: the v1.7.0 CRD defaults it to 1 retry; with older CRDs how often is the implementation's")
 	}
-	if cn := kubeField(rt, "codes"); cn != nil {
-		items, err := kubeList(f, cn, rw+".codes")
+	if cn := KubeField(rt, "codes"); cn != nil {
+		items, err := KubeList(f, cn, rw+".codes")
 		if err != nil {
 			return err
 		}
 		var codes []string
 		for j, it := range items {
-			c, raw, _, err := kubeInt(f, it, fmt.Sprintf("%s.codes[%d]", rw, j), 32)
+			c, raw, _, err := KubeInt(f, it, fmt.Sprintf("%s.codes[%d]", rw, j), 32)
 			if err != nil {
 				return err
 			}
 			if c < 400 || c > 599 {
-				return errorAt(nodePos(f, it), "%s.codes[%d] %s: the CRD takes 400 to 599", rw, j, raw)
+				return ErrorAt(NodePos(f, it), "%s.codes[%d] %s: the CRD takes 400 to 599", rw, j, raw)
 			}
 			codes = append(codes, strconv.Itoa(int(c)))
 		}
-		obj.RetryOn = Set(codes, nodePos(f, cn), strings.Join(codes, ","))
+		obj.RetryOn = Set(codes, NodePos(f, cn), strings.Join(codes, ","))
 	}
 	obj.Notes = append(obj.Notes, "HTTPRouteRetry (v1.7.0): implementations SHOULD also retry a connection that could not be made and a request refused before processing, and an attempt that reaches backendRequest is retried")
-	if b, err := gatewayDurationSetting(f, kubeField(rt, "backoff"), rw+".backoff"); err != nil {
+	if b, err := gatewayDurationSetting(f, KubeField(rt, "backoff"), rw+".backoff"); err != nil {
 		return err
 	} else if b != nil {
 		obj.BackoffBase = b
@@ -367,13 +367,13 @@ func gatewayTimeouts(obj *Object, f string, r gatewayRule) error {
 // gatewayDurationSetting reads a Gateway API duration into a setting in
 // seconds; nil when absent.
 func gatewayDurationSetting(f string, n *yaml.Node, what string) (*Setting[float64], error) {
-	raw, ok, err := kubeString(f, n, what)
+	raw, ok, err := KubeString(f, n, what)
 	if !ok || err != nil {
 		return nil, err
 	}
-	d, err := gepDuration(raw)
+	d, err := GEPDuration(raw)
 	if err != nil {
-		return nil, errorAt(nodePos(f, n), "%s %v", what, err)
+		return nil, ErrorAt(NodePos(f, n), "%s %v", what, err)
 	}
-	return Set(d.Seconds(), nodePos(f, n), raw), nil
+	return Set(d.Seconds(), NodePos(f, n), raw), nil
 }

@@ -140,30 +140,30 @@ func TestReadGatewayAPIRoundTrip(t *testing.T) {
 			objs, err := readGatewayAPIConfig("gw.yaml", body, nil, nil)
 			require.NoError(t, err)
 			requireInside(t, "gw.yaml", body, objs)
-			p, err := newPlan(r, fx.opts)
+			p, err := NewPlan(r, fx.opts)
 			require.NoError(t, err)
-			p.noRetryAfter(&doc{}, "") // as the writer: no 429
-			routes := p.pathRoutes()
+			p.NoRetryAfter(&Doc{}, "") // as the writer: no 429
+			routes := p.PathRoutes()
 			require.Len(t, objs, len(routes))
 			for i, rt := range routes {
 				o := objs[i]
-				assert.InDelta(t, rt.timeout.Seconds(), o.Timeout.Value, 1e-9, o.Name)
-				assert.InDelta(t, rt.perTry.Seconds(), o.PerTryTimeout.Value, 1e-9, o.Name)
-				if rt.match.method != "" {
-					assert.Contains(t, o.Matches, Match{Kind: MatchMethod, Value: rt.match.method}, o.Name)
+				assert.InDelta(t, rt.Timeout.Seconds(), o.Timeout.Value, 1e-9, o.Name)
+				assert.InDelta(t, rt.PerTry.Seconds(), o.PerTryTimeout.Value, 1e-9, o.Name)
+				if rt.Match.Method != "" {
+					assert.Contains(t, o.Matches, Match{Kind: MatchMethod, Value: rt.Match.Method}, o.Name)
 				}
 				// Every rule says what it retries, on either channel:
 				// attempts 0 where the plan does not retry after sending.
 				require.NotNil(t, o.Attempts, o.Name)
-				if rt.attempts <= 1 || rt.neverSentOnly() {
+				if rt.Attempts <= 1 || rt.NeverSentOnly() {
 					assert.Equal(t, 1, o.Attempts.Value, o.Name)
 					assert.Equal(t, "0", o.Attempts.Raw, o.Name)
 					continue
 				}
-				assert.Equal(t, rt.attempts, o.Attempts.Value, o.Name)
-				assert.InDelta(t, rt.backoffBase.Seconds(), o.BackoffBase.Value, 1e-9, o.Name)
+				assert.Equal(t, rt.Attempts, o.Attempts.Value, o.Name)
+				assert.InDelta(t, rt.BackoffBase.Seconds(), o.BackoffBase.Value, 1e-9, o.Name)
 				var codes []string
-				for _, c := range rt.retryOn {
+				for _, c := range rt.RetryOn {
 					if n, err := strconv.Atoi(c); err == nil && n >= 400 && n <= 599 {
 						codes = append(codes, c)
 					}

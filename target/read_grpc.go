@@ -47,14 +47,14 @@ func readGRPCConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Obj
 	body := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
 	if len(body) == 0 || body[0] != '{' {
 		line := 1 + bytes.Count(data[:len(data)-len(body)], []byte("\n"))
-		return nil, errorAt(Pos{File: file, Line: line}, "a gRPC service config is a JSON object, {\"methodConfig\": [...]}")
+		return nil, ErrorAt(Pos{File: file, Line: line}, "a gRPC service config is a JSON object, {\"methodConfig\": [...]}")
 	}
-	docs, err := yamlDocuments(orNew(b), file, data)
+	docs, err := YAMLDocuments(OrNew(b), file, data)
 	if err != nil {
 		return nil, err
 	}
 	if len(docs) != 1 || docs[0].Kind != yaml.MappingNode {
-		return nil, errorAt(Pos{File: file, Line: 1}, "a gRPC service config is one JSON object")
+		return nil, ErrorAt(Pos{File: file, Line: 1}, "a gRPC service config is one JSON object")
 	}
 	r := &grpcReader{pbReader: pbReader{file: file}, seen: map[string]int{}}
 	root := docs[0]

@@ -333,38 +333,38 @@ func TestReadGRPCRoundTrip(t *testing.T) {
 			objs, err := readGRPCConfig("grpc.json", body, nil, nil)
 			require.NoError(t, err)
 			pbTestLinesInside(t, "grpc.json", body, objs)
-			p, err := newPlan(r, f.opts)
+			p, err := NewPlan(r, f.opts)
 			require.NoError(t, err)
 			secs := func(d time.Duration) float64 { return math.Round(d.Seconds()*1000) / 1000 }
-			svc := grpcFullName(p.service)
+			svc := grpcFullName(p.Service)
 			i := 0
-			for _, rt := range p.pathRoutes() {
-				if rt.synthetic && i > 0 && grpcTestHasMatch(objs[:i], Match{Kind: MatchMethod, Value: svc}) {
+			for _, rt := range p.PathRoutes() {
+				if rt.Synthetic && i > 0 && grpcTestHasMatch(objs[:i], Match{Kind: MatchMethod, Value: svc}) {
 					continue // the writer's rule: a method config of the whole service already serves it
 				}
 				require.Less(t, i, len(objs))
 				o := objs[i]
 				i++
-				require.NotEmpty(t, o.Matches, rt.group)
-				assert.True(t, strings.HasPrefix(o.Matches[0].Value, svc) || grpcMethodPath(rt.group) != nil, rt.group)
-				assert.Equal(t, secs(rt.timeout), o.Timeout.Value, rt.group)
-				codes, _ := grpcCodes(rt.retryOn)
+				require.NotEmpty(t, o.Matches, rt.Group)
+				assert.True(t, strings.HasPrefix(o.Matches[0].Value, svc) || grpcMethodPath(rt.Group) != nil, rt.Group)
+				assert.Equal(t, secs(rt.Timeout), o.Timeout.Value, rt.Group)
+				codes, _ := grpcCodes(rt.RetryOn)
 				switch {
-				case rt.hedge != nil:
-					assert.Equal(t, min(rt.hedge.Attempts, grpcMaxAttempts), o.HedgeAttempts.Value, rt.group)
-					assert.Equal(t, secs(ceilMs(rt.hedge.DelaySeconds)), o.HedgeDelay.Value, rt.group)
-				case rt.attempts <= 1 || rt.neverSentOnly() || len(codes) == 0:
-					assert.Equal(t, &Setting[int]{Value: 1, Pos: o.Pos, Default: true}, o.Attempts, rt.group)
+				case rt.Hedge != nil:
+					assert.Equal(t, min(rt.Hedge.Attempts, grpcMaxAttempts), o.HedgeAttempts.Value, rt.Group)
+					assert.Equal(t, secs(CeilMs(rt.Hedge.DelaySeconds)), o.HedgeDelay.Value, rt.Group)
+				case rt.Attempts <= 1 || rt.NeverSentOnly() || len(codes) == 0:
+					assert.Equal(t, &Setting[int]{Value: 1, Pos: o.Pos, Default: true}, o.Attempts, rt.Group)
 				default:
-					assert.Equal(t, min(rt.attempts, grpcMaxAttempts), o.Attempts.Value, rt.group)
-					assert.Equal(t, secs(rt.backoffBase), o.BackoffBase.Value, rt.group)
-					assert.Equal(t, secs(rt.backoffCap), o.BackoffMax.Value, rt.group)
-					assert.Equal(t, codes, o.RetryOn.Value, rt.group)
+					assert.Equal(t, min(rt.Attempts, grpcMaxAttempts), o.Attempts.Value, rt.Group)
+					assert.Equal(t, secs(rt.BackoffBase), o.BackoffBase.Value, rt.Group)
+					assert.Equal(t, secs(rt.BackoffCap), o.BackoffMax.Value, rt.Group)
+					assert.Equal(t, codes, o.RetryOn.Value, rt.Group)
 				}
-				if p.budget != nil {
-					assert.InDelta(t, *p.budget, o.RetryBudget.Value, 0.0005, rt.group)
+				if p.Budget != nil {
+					assert.InDelta(t, *p.Budget, o.RetryBudget.Value, 0.0005, rt.Group)
 				} else {
-					assert.Nil(t, o.RetryBudget, rt.group)
+					assert.Nil(t, o.RetryBudget, rt.Group)
 				}
 			}
 			assert.Len(t, objs, i)

@@ -142,7 +142,7 @@ func haproxyLines(file string, data []byte) ([]haproxyLine, error) {
 		pos := Pos{File: file, Line: n + 1}
 		words, err := haproxyWords(strings.TrimSuffix(text, "\r"))
 		if err != nil {
-			return nil, errorAt(pos, "%v", err)
+			return nil, ErrorAt(pos, "%v", err)
 		}
 		if len(words) == 0 {
 			continue
@@ -160,7 +160,7 @@ func haproxyLines(file string, data []byte) ([]haproxyLine, error) {
 				stack = append(stack, lv)
 			case ".elif", ".else":
 				if len(stack) == 0 || stack[len(stack)-1].sawElse {
-					return nil, errorAt(pos, "%q without .if", kw)
+					return nil, ErrorAt(pos, "%q without .if", kw)
 				}
 				top := &stack[len(stack)-1]
 				v, known := true, true
@@ -177,7 +177,7 @@ func haproxyLines(file string, data []byte) ([]haproxyLine, error) {
 				}
 			case ".endif":
 				if len(stack) == 0 {
-					return nil, errorAt(pos, "\".endif\" without .if")
+					return nil, ErrorAt(pos, "\".endif\" without .if")
 				}
 				stack = stack[:len(stack)-1]
 			}
@@ -194,7 +194,7 @@ func haproxyLines(file string, data []byte) ([]haproxyLine, error) {
 		out = append(out, l)
 	}
 	if len(stack) > 0 {
-		return nil, errorAt(Pos{File: file, Line: strings.Count(string(data), "\n") + 1}, "missing .endif for .if %s", stack[len(stack)-1].cond)
+		return nil, ErrorAt(Pos{File: file, Line: strings.Count(string(data), "\n") + 1}, "missing .endif for .if %s", stack[len(stack)-1].cond)
 	}
 	return out, nil
 }
@@ -416,7 +416,7 @@ func haproxySplit(file string, lines []haproxyLine) ([]*haproxySection, error) {
 			switch kw {
 			case "frontend", "backend", "listen":
 				if s.name == "" {
-					return nil, errorAt(l.pos, "%s: a name is missing", kw)
+					return nil, ErrorAt(l.pos, "%s: a name is missing", kw)
 				}
 			}
 			secs = append(secs, s)
@@ -424,7 +424,7 @@ func haproxySplit(file string, lines []haproxyLine) ([]*haproxySection, error) {
 			continue
 		}
 		if cur == nil {
-			return nil, errorAt(l.pos, "unknown keyword %q out of section", kw)
+			return nil, ErrorAt(l.pos, "unknown keyword %q out of section", kw)
 		}
 		cur.lines = append(cur.lines, l)
 	}
@@ -490,39 +490,39 @@ func haproxyCheck(l haproxyLine, key string) error {
 	}
 	switch {
 	case key == "timeout":
-		return errorAt(l.pos, "'timeout' needs a name (server, connect, queue, ...)")
+		return ErrorAt(l.pos, "'timeout' needs a name (server, connect, queue, ...)")
 	case strings.HasPrefix(key, "timeout "):
 		if !haproxyTimeouts[w[1]] {
-			return errorAt(l.pos, "timeout %q: not a timeout HAProxy knows (client, server, connect, check, queue, http-keep-alive, http-request, tunnel, tarpit, client-fin, server-fin)", w[1])
+			return ErrorAt(l.pos, "timeout %q: not a timeout HAProxy knows (client, server, connect, check, queue, http-keep-alive, http-request, tunnel, tarpit, client-fin, server-fin)", w[1])
 		}
 		if len(w) != 3 {
-			return errorAt(l.pos, "timeout %s: one value expected, got %d", w[1], len(w)-2)
+			return ErrorAt(l.pos, "timeout %s: one value expected, got %d", w[1], len(w)-2)
 		}
 		if _, err := parseHAProxyTime(w[2]); err != nil {
-			return errorAt(l.pos, "timeout %s %q: %v", w[1], w[2], err)
+			return ErrorAt(l.pos, "timeout %s %q: %v", w[1], w[2], err)
 		}
 	case key == "retries":
 		if len(w) != 2 {
-			return errorAt(l.pos, "retries: one value expected")
+			return ErrorAt(l.pos, "retries: one value expected")
 		}
 		if _, err := haproxyNumber(w[1]); err != nil {
-			return errorAt(l.pos, "retries %q: not a number of retries", w[1])
+			return ErrorAt(l.pos, "retries %q: not a number of retries", w[1])
 		}
 	case key == "retry-on":
 		if len(w) < 2 {
-			return errorAt(l.pos, "retry-on: a keyword expected")
+			return ErrorAt(l.pos, "retry-on: a keyword expected")
 		}
 		for _, k := range w[1:] {
 			if !haproxyRetryOn[k] {
-				return errorAt(l.pos, "retry-on %q: not a retry-on keyword (none, conn-failure, empty-response, junk-response, response-timeout, 0rtt-rejected, all-retryable-errors, or a status: 401 403 404 408 421 425 429 500 501 502 503 504)", k)
+				return ErrorAt(l.pos, "retry-on %q: not a retry-on keyword (none, conn-failure, empty-response, junk-response, response-timeout, 0rtt-rejected, all-retryable-errors, or a status: 401 403 404 408 421 425 429 500 501 502 503 504)", k)
 			}
 		}
 	case key == "fullconn":
 		if len(w) != 2 {
-			return errorAt(l.pos, "fullconn: one value expected")
+			return ErrorAt(l.pos, "fullconn: one value expected")
 		}
 		if _, err := haproxyNumber(w[1]); err != nil {
-			return errorAt(l.pos, "fullconn %q: not a number", w[1])
+			return ErrorAt(l.pos, "fullconn %q: not a number", w[1])
 		}
 	}
 	return nil
@@ -554,7 +554,7 @@ func haproxyObjects(secs []*haproxySection) ([]Object, error) {
 		case s.from != "":
 			base = named[s.from]
 			if base == nil {
-				return nil, errorAt(s.pos, "%s %s from %s: no defaults section %q before it", s.kind, s.name, s.from, s.from)
+				return nil, ErrorAt(s.pos, "%s %s from %s: no defaults section %q before it", s.kind, s.name, s.from, s.from)
 			}
 		case s.kind != "defaults":
 			base = last
@@ -572,7 +572,7 @@ func haproxyObjects(secs []*haproxySection) ([]Object, error) {
 		}
 		if s.kind != "frontend" {
 			if backends[s.name] != nil {
-				return nil, errorAt(s.pos, "%s %s: a backend or listen named %q is already defined at %s", s.kind, s.name, s.name, backends[s.name].sec.pos)
+				return nil, ErrorAt(s.pos, "%s %s: a backend or listen named %q is already defined at %s", s.kind, s.name, s.name, backends[s.name].sec.pos)
 			}
 			backends[s.name] = p
 		}
@@ -607,7 +607,7 @@ func newHAProxyProxy(s *haproxySection, base *haproxyProxy) (*haproxyProxy, erro
 		w := l.values(0)
 		switch w[0] {
 		case "contimeout", "srvtimeout", "clitimeout":
-			return nil, errorAt(l.pos, "the %q directive is not supported anymore since HAProxy 2.1: use 'timeout %s'", w[0], map[string]string{"contimeout": "connect", "srvtimeout": "server", "clitimeout": "client"}[w[0]])
+			return nil, ErrorAt(l.pos, "the %q directive is not supported anymore since HAProxy 2.1: use 'timeout %s'", w[0], map[string]string{"contimeout": "connect", "srvtimeout": "server", "clitimeout": "client"}[w[0]])
 		case "server", "server-template":
 			if s.kind == "defaults" || s.kind == "frontend" {
 				continue
@@ -620,7 +620,7 @@ func newHAProxyProxy(s *haproxySection, base *haproxyProxy) (*haproxyProxy, erro
 			continue
 		case "acl":
 			if len(w) < 3 {
-				return nil, errorAt(l.pos, "acl: a name and a criterion expected")
+				return nil, ErrorAt(l.pos, "acl: a name and a criterion expected")
 			}
 			p.acls[w[1]] = append(p.acls[w[1]], l)
 			continue
@@ -663,20 +663,20 @@ func (p *haproxyProxy) server(l haproxyLine) (haproxyServer, error) {
 	switch w[0] {
 	case "server":
 		if len(w) < 3 {
-			return s, errorAt(l.pos, "server: a name and an address expected")
+			return s, ErrorAt(l.pos, "server: a name and an address expected")
 		}
 		s.name, params = w[1], w[3:]
 	case "server-template":
 		if len(w) < 4 {
-			return s, errorAt(l.pos, "server-template: a prefix, a number and an address expected")
+			return s, ErrorAt(l.pos, "server-template: a prefix, a number and an address expected")
 		}
 		s.name, params = w[1], w[4:]
 		n, err := haproxyTemplateCount(w[2])
 		if err != nil {
-			return s, errorAt(l.pos, "server-template %s %q: %v", w[1], w[2], err)
+			return s, ErrorAt(l.pos, "server-template %s %q: %v", w[1], w[2], err)
 		}
 		if n > haproxyMaxTemplate {
-			return s, errorAt(l.pos, "server-template %s %q: more than %d servers", w[1], w[2], haproxyMaxTemplate)
+			return s, ErrorAt(l.pos, "server-template %s %q: more than %d servers", w[1], w[2], haproxyMaxTemplate)
 		}
 		s.count = n
 	}
@@ -687,11 +687,11 @@ func (p *haproxyProxy) server(l haproxyLine) (haproxyServer, error) {
 		switch params[i] {
 		case "maxconn":
 			if i+1 >= len(params) {
-				return s, errorAt(l.pos, "server %s: maxconn needs a value", s.name)
+				return s, ErrorAt(l.pos, "server %s: maxconn needs a value", s.name)
 			}
 			n, err := haproxyNumber(params[i+1])
 			if err != nil {
-				return s, errorAt(l.pos, "server %s: maxconn %q: not a number", s.name, params[i+1])
+				return s, ErrorAt(l.pos, "server %s: maxconn %q: not a number", s.name, params[i+1])
 			}
 			s.maxconn, s.maxconnRaw = n, params[i+1]
 			i++
@@ -758,7 +758,7 @@ func (p *haproxyProxy) object() (Object, error) {
 	}
 	var known bool
 	if o.Timeout, known = p.timeout("server"); known {
-		o.Timeout = keyed(o.Timeout, "timeout server")
+		o.Timeout = Keyed(o.Timeout, "timeout server")
 	}
 	if !known {
 		envNote("timeout server")
@@ -766,7 +766,7 @@ func (p *haproxyProxy) object() (Object, error) {
 		o.Notes = append(o.Notes, "no timeout server: HAProxy waits forever and warns at startup")
 	}
 	if o.ConnectTimeout, known = p.timeout("connect"); known {
-		o.ConnectTimeout = keyed(o.ConnectTimeout, "timeout connect")
+		o.ConnectTimeout = Keyed(o.ConnectTimeout, "timeout connect")
 	}
 	if !known {
 		envNote("timeout connect")
@@ -901,7 +901,7 @@ func (p *haproxyProxy) object() (Object, error) {
 		o.Notes = append(o.Notes, "maxconn on some servers only: no limit over the backend")
 	}
 	if backups > 0 {
-		o.Notes = append(o.Notes, fmt.Sprintf("%s: used only when no active server is up", plural(backups, "backup server")))
+		o.Notes = append(o.Notes, fmt.Sprintf("%s: used only when no active server is up", Plural(backups, "backup server")))
 	}
 	if len(queues) > 0 {
 		o.Notes = append(o.Notes, "maxqueue "+strings.Join(queues, ", ")+": a request beyond maxconn and maxqueue goes to another server or fails")

@@ -496,42 +496,42 @@ func TestReadHAProxyRoundTrip(t *testing.T) {
 			cfg := append([]byte(fe+"\n"), body...)
 			objs, err := readHAProxyConfig("haproxy.cfg", cfg, nil)
 			require.NoError(t, err)
-			p, err := newPlan(r, fx.opts)
+			p, err := NewPlan(r, fx.opts)
 			require.NoError(t, err)
-			p.noRetryAfter(&doc{}, "") // as the writer: no 429
-			routes := p.pathRoutes()
+			p.NoRetryAfter(&Doc{}, "") // as the writer: no 429
+			routes := p.PathRoutes()
 			require.Len(t, objs, len(routes))
 			for i, rt := range routes {
 				o := objs[i]
-				tm := p.timers(rt, 1)
-				assert.Equal(t, tm.connect.Seconds(), o.ConnectTimeout.Value, o.Name)
-				assert.Equal(t, tm.other.Seconds(), o.QueueTimeout.Value, o.Name)
+				tm := p.Timers(rt, 1)
+				assert.Equal(t, tm.Connect.Seconds(), o.ConnectTimeout.Value, o.Name)
+				assert.Equal(t, tm.Other.Seconds(), o.QueueTimeout.Value, o.Name)
 				assert.False(t, o.QueueTimeout.Default, o.Name)
-				assert.LessOrEqual(t, o.Timeout.Value, tm.perTry.Seconds(), o.Name)
+				assert.LessOrEqual(t, o.Timeout.Value, tm.PerTry.Seconds(), o.Name)
 				assert.False(t, o.Attempts.Default, o.Name)
-				assert.LessOrEqual(t, o.Attempts.Value, max(rt.attempts, 1), o.Name)
+				assert.LessOrEqual(t, o.Attempts.Value, max(rt.Attempts, 1), o.Name)
 				if len(routes) > 1 {
 					// The frontend's rules in the order of the routes, each
 					// with the group's method; the default last.
 					var want []Match
 					switch {
-					case rt.match.exact != "":
-						want = []Match{{Kind: MatchExact, Value: rt.match.exact, Rule: i + 1}}
-					case rt.match.regex != "":
-						want = []Match{{Kind: MatchRegex, Value: rt.match.regex, Rule: i + 1}}
+					case rt.Match.Exact != "":
+						want = []Match{{Kind: MatchExact, Value: rt.Match.Exact, Rule: i + 1}}
+					case rt.Match.Regex != "":
+						want = []Match{{Kind: MatchRegex, Value: rt.Match.Regex, Rule: i + 1}}
 					default:
 						want = []Match{{Kind: MatchPrefix, Value: "/", Rule: i + 1}}
 						assert.NotEmpty(t, lbNoteWith(o, "default_backend of frontend check"), o.Name)
 					}
-					if rt.match.method != "" {
-						want = append(want, Match{Kind: MatchMethod, Value: rt.match.method, Rule: i + 1})
+					if rt.Match.Method != "" {
+						want = append(want, Match{Kind: MatchMethod, Value: rt.Match.Method, Rule: i + 1})
 					}
 					assert.Equal(t, want, o.Matches, o.Name)
 					assert.Equal(t, "frontend check", o.Router, o.Name)
 				}
-				b := p.bulkhead
-				if rt.bulkhead != nil {
-					b = rt.bulkhead
+				b := p.Bulkhead
+				if rt.Bulkhead != nil {
+					b = rt.Bulkhead
 				}
 				if b != nil {
 					require.NotNil(t, o.MaxInFlight, o.Name)

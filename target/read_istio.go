@@ -62,7 +62,7 @@ const istioGroup = "networking.istio.io"
 
 // detectIstioConfig reports whether a file holds Istio resources.
 func detectIstioConfig(_ string, data []byte) bool {
-	return kubeDetect(data, istioGroup+"/")
+	return KubeDetect(data, istioGroup+"/")
 }
 
 // readIstioConfig reads the VirtualServices and DestinationRules of a
@@ -72,7 +72,7 @@ func detectIstioConfig(_ string, data []byte) bool {
 // Istio's Gateways and the tcp and tls routes included, are left out: they
 // carry no request timeout or retries.
 func readIstioConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
-	res, err := kubeObjects(orNew(b), file, data)
+	res, err := KubeObjects(OrNew(b), file, data)
 	if err != nil {
 		return nil, err
 	}
@@ -91,76 +91,76 @@ func readIstioConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Ob
 			return nil, err
 		}
 	}
-	kubeFinish(out)
+	KubeFinish(out)
 	return out, nil
 }
 
 // istioVirtualService appends the HTTP routes of a VirtualService.
-func istioVirtualService(out []Object, o kubeObject) ([]Object, error) {
+func istioVirtualService(out []Object, o KubeObject) ([]Object, error) {
 	f := o.File
-	spec, err := kubeMapping(f, kubeField(o.Node, "spec"), "spec")
+	spec, err := KubeMapping(f, KubeField(o.Node, "spec"), "spec")
 	if err != nil {
 		return nil, err
 	}
-	hosts, err := kubeStrings(f, kubeField(spec, "hosts"), "spec.hosts")
+	hosts, err := KubeStrings(f, KubeField(spec, "hosts"), "spec.hosts")
 	if err != nil {
 		return nil, err
 	}
-	gateways, err := kubeStrings(f, kubeField(spec, "gateways"), "spec.gateways")
+	gateways, err := KubeStrings(f, KubeField(spec, "gateways"), "spec.gateways")
 	if err != nil {
 		return nil, err
 	}
-	routes, err := kubeList(f, kubeField(spec, "http"), "spec.http")
+	routes, err := KubeList(f, KubeField(spec, "http"), "spec.http")
 	if err != nil {
 		return nil, err
 	}
 	for i, h := range routes {
 		where := fmt.Sprintf("spec.http[%d]", i)
 		if h.Kind != yaml.MappingNode {
-			return nil, errorAt(nodePos(f, h), "%s: want a mapping, got %s", where, kubeWhat(h))
+			return nil, ErrorAt(NodePos(f, h), "%s: want a mapping, got %s", where, KubeWhat(h))
 		}
-		obj := Object{Target: "istio", Kind: "VirtualService route", Pos: nodePos(f, h), Router: "istio " + o.qualified()}
-		name, _, err := kubeString(f, kubeField(h, "name"), where+".name")
+		obj := Object{Target: "istio", Kind: "VirtualService route", Pos: NodePos(f, h), Router: "istio " + o.Qualified()}
+		name, _, err := KubeString(f, KubeField(h, "name"), where+".name")
 		if err != nil {
 			return nil, err
 		}
 		if name == "" {
 			name = fmt.Sprintf("http[%d]", i)
 		}
-		obj.Name = strings.TrimSpace(o.qualified() + " " + name)
-		if err := o.budget.Nodes(int64(len(hosts)), "hosts repeated in the routes of VirtualServices"); err != nil {
-			return nil, errorAt(obj.Pos, "%w", err)
+		obj.Name = strings.TrimSpace(o.Qualified() + " " + name)
+		if err := o.Budget.Nodes(int64(len(hosts)), "hosts repeated in the routes of VirtualServices"); err != nil {
+			return nil, ErrorAt(obj.Pos, "%w", err)
 		}
 		for _, host := range hosts {
-			obj.Matches = kubeAppendMatch(obj.Matches, Match{Kind: MatchHost, Value: host})
+			obj.Matches = KubeAppendMatch(obj.Matches, Match{Kind: MatchHost, Value: host})
 		}
 		if len(gateways) > 0 && !(len(gateways) == 1 && gateways[0] == "mesh") {
 			obj.Notes = append(obj.Notes, fmt.Sprintf("applies at the gateways %s, not only between sidecars", strings.Join(gateways, ", ")))
 		}
-		if err := istioMatches(&obj, f, kubeField(h, "match"), where); err != nil {
+		if err := istioMatches(&obj, f, KubeField(h, "match"), where); err != nil {
 			return nil, err
 		}
 		if err := istioUpstream(&obj, f, h, where); err != nil {
 			return nil, err
 		}
-		if t := kubeField(h, "timeout"); t != nil {
+		if t := KubeField(h, "timeout"); t != nil {
 			d, raw, err := istioDuration(f, t, where+".timeout")
 			if err != nil {
 				return nil, err
 			}
-			obj.Timeout = Set(d.Seconds(), nodePos(f, t), raw)
+			obj.Timeout = Set(d.Seconds(), NodePos(f, t), raw)
 		} else {
 			obj.Timeout = Defaulted(0.0, obj.Pos)
 			obj.Notes = append(obj.Notes, "no timeout: Istio's route timeout is disabled by default (HTTPRoute.timeout), so only the caller's own deadline bounds the request")
 		}
-		if err := istioRetries(&obj, f, kubeField(h, "retries"), where); err != nil {
+		if err := istioRetries(&obj, f, KubeField(h, "retries"), where); err != nil {
 			return nil, err
 		}
-		if kubeField(h, "fault") != nil {
+		if KubeField(h, "fault") != nil {
 			obj.Notes = append(obj.Notes, "fault injection on this route: Istio enables no timeout or retries on the client side when faults are (HTTPRoute.fault)")
 		}
-		if d := kubeField(h, "delegate"); d != nil {
-			dn, _ := kubeScalar(kubeField(d, "name"))
+		if d := KubeField(h, "delegate"); d != nil {
+			dn, _ := KubeScalar(KubeField(d, "name"))
 			obj.Notes = append(obj.Notes, fmt.Sprintf("delegates to VirtualService %q, whose routes take the requests", dn))
 		}
 		out = append(out, obj)
@@ -175,7 +175,7 @@ func istioVirtualService(out []Object, o kubeObject) ([]Object, error) {
 // different paths with different methods applies, as read, to more
 // requests than it does.
 func istioMatches(obj *Object, f string, n *yaml.Node, where string) error {
-	blocks, err := kubeList(f, n, where+".match")
+	blocks, err := KubeList(f, n, where+".match")
 	if err != nil {
 		return err
 	}
@@ -183,31 +183,31 @@ func istioMatches(obj *Object, f string, n *yaml.Node, where string) error {
 	methods := 0
 	for j, b := range blocks {
 		bw := fmt.Sprintf("%s.match[%d]", where, j)
-		if _, err := kubeMapping(f, b, bw); err != nil {
+		if _, err := KubeMapping(f, b, bw); err != nil {
 			return err
 		}
-		ci, _, _, err := kubeBool(f, kubeField(b, "ignoreUriCase"), bw+".ignoreUriCase")
+		ci, _, _, err := KubeBool(f, KubeField(b, "ignoreUriCase"), bw+".ignoreUriCase")
 		if err != nil {
 			return err
 		}
-		for _, key := range kubeKeys(b) {
+		for _, key := range KubeKeys(b) {
 			switch key {
 			case "uri":
-				m, err := istioStringMatch(f, kubeField(b, key), bw+".uri")
+				m, err := istioStringMatch(f, KubeField(b, key), bw+".uri")
 				if err != nil {
 					return err
 				}
 				if m != nil {
 					m.CaseInsensitive = ci
-					obj.Matches = kubeAppendMatch(obj.Matches, *m)
+					obj.Matches = KubeAppendMatch(obj.Matches, *m)
 				}
 			case "method":
-				m, err := istioStringMatch(f, kubeField(b, key), bw+".method")
+				m, err := istioStringMatch(f, KubeField(b, key), bw+".method")
 				if err != nil {
 					return err
 				}
 				if m != nil && m.Kind == MatchExact {
-					obj.Matches = kubeAppendMatch(obj.Matches, Match{Kind: MatchMethod, Value: m.Value})
+					obj.Matches = KubeAppendMatch(obj.Matches, Match{Kind: MatchMethod, Value: m.Value})
 					methods++
 				} else if m != nil {
 					other = append(other, "method "+m.Kind+" "+strconv.Quote(m.Value))
@@ -231,12 +231,12 @@ func istioMatches(obj *Object, f string, n *yaml.Node, where string) error {
 // prefix and regex. The Match's Kind is MatchExact, MatchPrefix or
 // MatchRegex.
 func istioStringMatch(f string, n *yaml.Node, where string) (*Match, error) {
-	if _, err := kubeMapping(f, n, where); err != nil || n == nil {
+	if _, err := KubeMapping(f, n, where); err != nil || n == nil {
 		return nil, err
 	}
 	var m *Match
 	for _, k := range []struct{ key, kind string }{{"exact", MatchExact}, {"prefix", MatchPrefix}, {"regex", MatchRegex}} {
-		v, ok, err := kubeString(f, kubeField(n, k.key), where+"."+k.key)
+		v, ok, err := KubeString(f, KubeField(n, k.key), where+"."+k.key)
 		if err != nil {
 			return nil, err
 		}
@@ -244,7 +244,7 @@ func istioStringMatch(f string, n *yaml.Node, where string) (*Match, error) {
 			continue
 		}
 		if m != nil {
-			return nil, errorAt(nodePos(f, n), "%s: %s and %s both set; Istio takes one of exact, prefix and regex", where, m.Kind, k.key)
+			return nil, ErrorAt(NodePos(f, n), "%s: %s and %s both set; Istio takes one of exact, prefix and regex", where, m.Kind, k.key)
 		}
 		m = &Match{Kind: k.kind, Value: v}
 	}
@@ -253,12 +253,12 @@ func istioStringMatch(f string, n *yaml.Node, where string) (*Match, error) {
 
 // istioUpstream is the route's first destination host.
 func istioUpstream(obj *Object, f string, h *yaml.Node, where string) error {
-	dests, err := kubeList(f, kubeField(h, "route"), where+".route")
+	dests, err := KubeList(f, KubeField(h, "route"), where+".route")
 	if err != nil {
 		return err
 	}
 	for j, d := range dests {
-		host, ok, err := kubeString(f, kubePath(d, "destination", "host"), fmt.Sprintf("%s.route[%d].destination.host", where, j))
+		host, ok, err := KubeString(f, KubePath(d, "destination", "host"), fmt.Sprintf("%s.route[%d].destination.host", where, j))
 		if err != nil {
 			return err
 		}
@@ -286,45 +286,45 @@ func istioRetries(obj *Object, f string, r *yaml.Node, where string) error {
 		obj.RetryOn = Defaulted(istioDefaultRetryOn, obj.Pos)
 		defaultBackoff(obj.Pos)
 		obj.Jitter = "full"
-		obj.RetryNonIdempotent = kubeRetrySetting(kubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
+		obj.RetryNonIdempotent = KubeRetrySetting(KubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
 		obj.Notes = append(obj.Notes, "no retries: Istio's default policy retries twice on connect-failure, refused-stream, unavailable, cancelled and 503 (meshConfig.defaultHttpRetryPolicy may change it)")
 		return nil
 	}
 	where += ".retries"
-	if _, err := kubeMapping(f, r, where); err != nil {
+	if _, err := KubeMapping(f, r, where); err != nil {
 		return err
 	}
-	pos := nodePos(f, r)
-	an := kubeField(r, "attempts")
-	n, raw, ok, err := kubeInt(f, an, where+".attempts", 32)
+	pos := NodePos(f, r)
+	an := KubeField(r, "attempts")
+	n, raw, ok, err := KubeInt(f, an, where+".attempts", 32)
 	if err != nil {
 		return err
 	}
 	if n < 0 {
-		return errorAt(nodePos(f, an), "%s.attempts %s: negative (Istio: attempts cannot be negative)", where, raw)
+		return ErrorAt(NodePos(f, an), "%s.attempts %s: negative (Istio: attempts cannot be negative)", where, raw)
 	}
 	if n == 0 {
 		if ok {
-			obj.Attempts = Set(1, nodePos(f, an), raw)
+			obj.Attempts = Set(1, NodePos(f, an), raw)
 		} else {
 			obj.Attempts = Defaulted(1, pos)
 		}
 		obj.Notes = append(obj.Notes, "retries disabled: attempts is 0 (Istio turns the policy off)")
-		if kubeField(r, "perTryTimeout") != nil || kubeField(r, "retryOn") != nil || kubeField(r, "retryRemoteLocalities") != nil {
+		if KubeField(r, "perTryTimeout") != nil || KubeField(r, "retryOn") != nil || KubeField(r, "retryRemoteLocalities") != nil {
 			obj.Notes = append(obj.Notes, "perTryTimeout or retryOn with attempts 0: Istio's validation refuses this policy (\"http retry policy configured when attempts are set to 0\"); without it they do nothing")
 		}
 		return nil
 	}
-	obj.Attempts = Set(int(n)+1, nodePos(f, an), raw)
-	if t := kubeField(r, "perTryTimeout"); t != nil {
+	obj.Attempts = Set(int(n)+1, NodePos(f, an), raw)
+	if t := KubeField(r, "perTryTimeout"); t != nil {
 		d, raw, err := istioDuration(f, t, where+".perTryTimeout")
 		if err != nil {
 			return err
 		}
-		obj.PerTryTimeout = Set(d.Seconds(), nodePos(f, t), raw)
+		obj.PerTryTimeout = Set(d.Seconds(), NodePos(f, t), raw)
 	}
-	if on := kubeField(r, "retryOn"); on != nil {
-		raw, _, err := kubeString(f, on, where+".retryOn")
+	if on := KubeField(r, "retryOn"); on != nil {
+		raw, _, err := KubeString(f, on, where+".retryOn")
 		if err != nil {
 			return err
 		}
@@ -333,26 +333,26 @@ func istioRetries(obj *Object, f string, r *yaml.Node, where string) error {
 		var conds []string
 		for _, c := range strings.Split(raw, ",") {
 			if code, err := strconv.Atoi(c); !(err == nil && http.StatusText(code) != "") && !istioRetryOnPolicies[c] {
-				return errorAt(nodePos(f, on), "%s.retryOn: %q is not a valid retryOn policy (Envoy's retry-on conditions or an HTTP status code)", where, c)
+				return ErrorAt(NodePos(f, on), "%s.retryOn: %q is not a valid retryOn policy (Envoy's retry-on conditions or an HTTP status code)", where, c)
 			}
 			conds = append(conds, c)
 		}
-		obj.RetryOn = Set(conds, nodePos(f, on), raw)
+		obj.RetryOn = Set(conds, NodePos(f, on), raw)
 	} else {
 		obj.RetryOn = Defaulted(istioDefaultRetryOn, pos)
 	}
-	if b := kubeField(r, "backoff"); b != nil {
+	if b := KubeField(r, "backoff"); b != nil {
 		d, raw, err := istioDuration(f, b, where+".backoff")
 		if err != nil {
 			return err
 		}
-		obj.BackoffBase = Set(d.Seconds(), nodePos(f, b), raw)
-		obj.BackoffMax = Defaulted(10*d.Seconds(), nodePos(f, b))
+		obj.BackoffBase = Set(d.Seconds(), NodePos(f, b), raw)
+		obj.BackoffMax = Defaulted(10*d.Seconds(), NodePos(f, b))
 	} else {
 		defaultBackoff(pos)
 	}
 	obj.Jitter = "full"
-	obj.RetryNonIdempotent = kubeRetrySetting(kubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
+	obj.RetryNonIdempotent = KubeRetrySetting(KubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
 	return nil
 }
 
@@ -362,18 +362,18 @@ func istioRetries(obj *Object, f string, r *yaml.Node, where string) error {
 // must be greater than 1ms", "only durations to ms precision are
 // supported"). 0s is refused too.
 func istioDuration(f string, n *yaml.Node, what string) (time.Duration, string, error) {
-	raw, _, err := kubeString(f, n, what)
+	raw, _, err := KubeString(f, n, what)
 	if err != nil {
 		return 0, raw, err
 	}
-	d, err := kubeGoDuration(raw)
+	d, err := KubeGoDuration(raw)
 	switch {
 	case err != nil:
-		return 0, raw, errorAt(nodePos(f, n), "%s %v", what, err)
+		return 0, raw, ErrorAt(NodePos(f, n), "%s %v", what, err)
 	case d < time.Millisecond:
-		return 0, raw, errorAt(nodePos(f, n), "%s %q: Istio refuses durations under 1ms", what, raw)
+		return 0, raw, ErrorAt(NodePos(f, n), "%s %q: Istio refuses durations under 1ms", what, raw)
 	case d%time.Millisecond != 0:
-		return 0, raw, errorAt(nodePos(f, n), "%s %q: Istio takes whole milliseconds", what, raw)
+		return 0, raw, ErrorAt(NodePos(f, n), "%s %q: Istio takes whole milliseconds", what, raw)
 	}
 	return d, raw, nil
 }
@@ -387,15 +387,15 @@ type istioTrafficPolicy struct {
 
 func istioPolicyOf(f string, n *yaml.Node, where string) (istioTrafficPolicy, error) {
 	tp := istioTrafficPolicy{}
-	m, err := kubeMapping(f, n, where)
+	m, err := KubeMapping(f, n, where)
 	if m == nil || err != nil {
 		return tp, err
 	}
-	tp.pos = nodePos(f, m)
-	tp.connectionPool = kubeField(m, "connectionPool")
-	tp.outlierDetection = kubeField(m, "outlierDetection")
-	tp.retryBudget = kubeField(m, "retryBudget")
-	tp.portLevel = kubeField(m, "portLevelSettings")
+	tp.pos = NodePos(f, m)
+	tp.connectionPool = KubeField(m, "connectionPool")
+	tp.outlierDetection = KubeField(m, "outlierDetection")
+	tp.retryBudget = KubeField(m, "retryBudget")
+	tp.portLevel = KubeField(m, "portLevelSettings")
 	return tp, nil
 }
 
@@ -419,21 +419,21 @@ func (sub istioTrafficPolicy) over(top istioTrafficPolicy) istioTrafficPolicy {
 
 // istioDestinationRule appends a DestinationRule's traffic policy and each
 // subset's that has one.
-func istioDestinationRule(out []Object, o kubeObject) ([]Object, error) {
+func istioDestinationRule(out []Object, o KubeObject) ([]Object, error) {
 	f := o.File
-	spec, err := kubeMapping(f, kubeField(o.Node, "spec"), "spec")
+	spec, err := KubeMapping(f, KubeField(o.Node, "spec"), "spec")
 	if err != nil {
 		return nil, err
 	}
-	host, _, err := kubeString(f, kubeField(spec, "host"), "spec.host")
+	host, _, err := KubeString(f, KubeField(spec, "host"), "spec.host")
 	if err != nil {
 		return nil, err
 	}
-	top, err := istioPolicyOf(f, kubeField(spec, "trafficPolicy"), "spec.trafficPolicy")
+	top, err := istioPolicyOf(f, KubeField(spec, "trafficPolicy"), "spec.trafficPolicy")
 	if err != nil {
 		return nil, err
 	}
-	obj := Object{Target: "istio", Kind: "DestinationRule", Name: o.qualified(), Pos: o.Pos}
+	obj := Object{Target: "istio", Kind: "DestinationRule", Name: o.Qualified(), Pos: o.Pos}
 	if host != "" {
 		obj.Matches = []Match{{Kind: MatchHost, Value: host}}
 	}
@@ -441,17 +441,17 @@ func istioDestinationRule(out []Object, o kubeObject) ([]Object, error) {
 		return nil, err
 	}
 	out = append(out, obj)
-	subsets, err := kubeList(f, kubeField(spec, "subsets"), "spec.subsets")
+	subsets, err := KubeList(f, KubeField(spec, "subsets"), "spec.subsets")
 	if err != nil {
 		return nil, err
 	}
 	for i, s := range subsets {
 		where := fmt.Sprintf("spec.subsets[%d]", i)
-		tpn := kubeField(s, "trafficPolicy")
+		tpn := KubeField(s, "trafficPolicy")
 		if tpn == nil {
 			continue // the rule's policy, read above
 		}
-		name, _, err := kubeString(f, kubeField(s, "name"), where+".name")
+		name, _, err := KubeString(f, KubeField(s, "name"), where+".name")
 		if err != nil {
 			return nil, err
 		}
@@ -459,7 +459,7 @@ func istioDestinationRule(out []Object, o kubeObject) ([]Object, error) {
 		if err != nil {
 			return nil, err
 		}
-		so := Object{Target: "istio", Kind: "DestinationRule", Name: o.qualified() + " subset " + name, Pos: nodePos(f, s), Matches: obj.Matches}
+		so := Object{Target: "istio", Kind: "DestinationRule", Name: o.Qualified() + " subset " + name, Pos: NodePos(f, s), Matches: obj.Matches}
 		if err := istioPolicy(&so, f, sub.over(top), where+".trafficPolicy"); err != nil {
 			return nil, err
 		}
@@ -473,32 +473,32 @@ func istioDestinationRule(out []Object, o kubeObject) ([]Object, error) {
 // http2MaxRequests as the most requests in flight, the retry budget, and
 // what it does not model as notes.
 func istioPolicy(obj *Object, f string, tp istioTrafficPolicy, where string) error {
-	cp, err := kubeMapping(f, tp.connectionPool, where+".connectionPool")
+	cp, err := KubeMapping(f, tp.connectionPool, where+".connectionPool")
 	if err != nil {
 		return err
 	}
-	tcp, err := kubeMapping(f, kubeField(cp, "tcp"), where+".connectionPool.tcp")
+	tcp, err := KubeMapping(f, KubeField(cp, "tcp"), where+".connectionPool.tcp")
 	if err != nil {
 		return err
 	}
-	hp, err := kubeMapping(f, kubeField(cp, "http"), where+".connectionPool.http")
+	hp, err := KubeMapping(f, KubeField(cp, "http"), where+".connectionPool.http")
 	if err != nil {
 		return err
 	}
-	if t := kubeField(tcp, "connectTimeout"); t != nil {
+	if t := KubeField(tcp, "connectTimeout"); t != nil {
 		d, raw, err := istioDuration(f, t, where+".connectionPool.tcp.connectTimeout")
 		if err != nil {
 			return err
 		}
-		obj.ConnectTimeout = Set(d.Seconds(), nodePos(f, t), raw)
+		obj.ConnectTimeout = Set(d.Seconds(), NodePos(f, t), raw)
 	} else {
 		obj.ConnectTimeout = Defaulted(istioDefaultConnect.Seconds(), obj.Pos)
 	}
 	limit := func(m *yaml.Node, key, what string) (int64, string, *yaml.Node, error) {
-		n := kubeField(m, key)
-		v, raw, _, err := kubeInt(f, n, what+"."+key, 32)
+		n := KubeField(m, key)
+		v, raw, _, err := KubeInt(f, n, what+"."+key, 32)
 		if err == nil && v < 0 {
-			err = errorAt(nodePos(f, n), "%s.%s %s: negative", what, key, raw)
+			err = ErrorAt(NodePos(f, n), "%s.%s %s: negative", what, key, raw)
 		}
 		return v, raw, n, err
 	}
@@ -511,10 +511,10 @@ func istioPolicy(obj *Object, f string, tp istioTrafficPolicy, where string) err
 	case n == nil:
 		obj.MaxInFlight = Defaulted(istioUnlimited, obj.Pos)
 	case mr == 0:
-		obj.MaxInFlight = Set(istioUnlimited, nodePos(f, n), raw)
+		obj.MaxInFlight = Set(istioUnlimited, NodePos(f, n), raw)
 		obj.Notes = append(obj.Notes, "http2MaxRequests 0 means Istio's default, 2^32-1: no limit")
 	default:
-		obj.MaxInFlight = Set(int(mr), nodePos(f, n), raw)
+		obj.MaxInFlight = Set(int(mr), NodePos(f, n), raw)
 	}
 	var limits []string
 	for _, l := range []struct {
@@ -532,33 +532,33 @@ func istioPolicy(obj *Object, f string, tp istioTrafficPolicy, where string) err
 	if len(limits) > 0 {
 		obj.Notes = append(obj.Notes, "connection pool: "+strings.Join(limits, ", ")+" (over HTTP/1.1 at most maxConnections requests run and http1MaxPendingRequests wait; Envoy answers 503 beyond)")
 	}
-	if b, err := kubeMapping(f, tp.retryBudget, where+".retryBudget"); err != nil {
+	if b, err := KubeMapping(f, tp.retryBudget, where+".retryBudget"); err != nil {
 		return err
 	} else if b != nil {
-		pn := kubeField(b, "percent")
-		p, raw, ok, err := kubeFloat(f, pn, where+".retryBudget.percent")
+		pn := KubeField(b, "percent")
+		p, raw, ok, err := KubeFloat(f, pn, where+".retryBudget.percent")
 		switch {
 		case err != nil:
 			return err
 		case !ok:
-			obj.RetryBudget = Defaulted(istioDefaultBudget, nodePos(f, b))
+			obj.RetryBudget = Defaulted(istioDefaultBudget, NodePos(f, b))
 		case p < 0 || p > 100:
-			return errorAt(nodePos(f, pn), "%s.retryBudget.percent %s: outside 0 to 100", where, raw)
+			return ErrorAt(NodePos(f, pn), "%s.retryBudget.percent %s: outside 0 to 100", where, raw)
 		default:
-			obj.RetryBudget = Set(p/100, nodePos(f, pn), raw)
+			obj.RetryBudget = Set(p/100, NodePos(f, pn), raw)
 		}
-		mc, _ := kubeScalar(kubeField(b, "minRetryConcurrency"))
+		mc, _ := KubeScalar(KubeField(b, "minRetryConcurrency"))
 		if mc == "" {
 			mc = "3 (the default)"
 		}
 		obj.Notes = append(obj.Notes, "retryBudget: retries outstanding at once are limited to that share of the active and pending requests, at least minRetryConcurrency "+mc)
 	}
-	if od, err := kubeMapping(f, tp.outlierDetection, where+".outlierDetection"); err != nil {
+	if od, err := KubeMapping(f, tp.outlierDetection, where+".outlierDetection"); err != nil {
 		return err
 	} else if od != nil {
 		var parts []string
-		for _, k := range kubeKeys(od) {
-			if v, ok := kubeScalar(kubeField(od, k)); ok {
+		for _, k := range KubeKeys(od) {
+			if v, ok := KubeScalar(KubeField(od, k)); ok {
 				parts = append(parts, k+" "+v)
 			}
 		}

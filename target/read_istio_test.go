@@ -143,41 +143,41 @@ func TestReadIstioRoundTrip(t *testing.T) {
 			objs, err := readIstioConfig("istio.yaml", body, nil, nil)
 			require.NoError(t, err)
 			requireInside(t, "istio.yaml", body, objs)
-			p, err := newPlan(r, fx.opts)
+			p, err := NewPlan(r, fx.opts)
 			require.NoError(t, err)
-			p.noRetryAfter(&doc{}, "") // as the writer: no 429
-			routes := p.pathRoutes()
+			p.NoRetryAfter(&Doc{}, "") // as the writer: no 429
+			routes := p.PathRoutes()
 			require.Len(t, objs, len(routes)+1, "a route per group and a DestinationRule")
 			for i, rt := range routes {
 				o := objs[i]
 				assert.Equal(t, "VirtualService route", o.Kind)
-				assert.InDelta(t, rt.timeout.Seconds(), o.Timeout.Value, 1e-9, o.Name)
+				assert.InDelta(t, rt.Timeout.Seconds(), o.Timeout.Value, 1e-9, o.Name)
 				assert.False(t, o.Timeout.Default)
-				assert.Equal(t, max(rt.attempts, 1), o.Attempts.Value, o.Name)
+				assert.Equal(t, max(rt.Attempts, 1), o.Attempts.Value, o.Name)
 				assert.False(t, o.Attempts.Default, "the snippet always writes retries: %s", o.Name)
-				if rt.attempts > 1 {
-					assert.InDelta(t, rt.perTry.Seconds(), o.PerTryTimeout.Value, 1e-9, o.Name)
-					assert.InDelta(t, rt.backoffBase.Seconds(), o.BackoffBase.Value, 1e-9, o.Name)
+				if rt.Attempts > 1 {
+					assert.InDelta(t, rt.PerTry.Seconds(), o.PerTryTimeout.Value, 1e-9, o.Name)
+					assert.InDelta(t, rt.BackoffBase.Seconds(), o.BackoffBase.Value, 1e-9, o.Name)
 					assert.Equal(t, strings.Split(istioRetryOn(rt), ","), o.RetryOn.Value, o.Name)
 				}
-				if rt.match.method != "" {
-					assert.Contains(t, o.Matches, Match{Kind: MatchMethod, Value: rt.match.method}, o.Name)
+				if rt.Match.Method != "" {
+					assert.Contains(t, o.Matches, Match{Kind: MatchMethod, Value: rt.Match.Method}, o.Name)
 				}
-				if rt.match.regex != "" {
-					assert.Contains(t, o.Matches, Match{Kind: MatchRegex, Value: rt.match.regex}, o.Name)
+				if rt.Match.Regex != "" {
+					assert.Contains(t, o.Matches, Match{Kind: MatchRegex, Value: rt.Match.Regex}, o.Name)
 				}
 			}
 			dr := objs[len(objs)-1]
 			assert.Equal(t, "DestinationRule", dr.Kind)
-			connect, _ := p.clusterConnect()
+			connect, _ := p.ClusterConnect()
 			assert.InDelta(t, connect.Seconds(), dr.ConnectTimeout.Value, 1e-9)
-			if p.bulkhead != nil {
-				assert.Equal(t, *p.bulkhead, dr.MaxInFlight.Value)
+			if p.Bulkhead != nil {
+				assert.Equal(t, *p.Bulkhead, dr.MaxInFlight.Value)
 			} else {
 				assert.True(t, dr.MaxInFlight.Default)
 			}
-			if p.budget != nil && maxAttempts(p) > 1 {
-				assert.InDelta(t, math.Min(1, *p.budget), dr.RetryBudget.Value, 1e-5)
+			if p.Budget != nil && maxAttempts(p) > 1 {
+				assert.InDelta(t, math.Min(1, *p.Budget), dr.RetryBudget.Value, 1e-5)
 			}
 		})
 	}

@@ -22,7 +22,7 @@ import (
 // rest, so that one file of mixed resources is read by all of them.
 
 // kubeObject is one resource of a manifest stream.
-type kubeObject struct {
+type KubeObject struct {
 	File       string
 	Node       *yaml.Node // the resource's mapping
 	APIVersion string     // as written: "networking.istio.io/v1"
@@ -34,13 +34,13 @@ type kubeObject struct {
 	Pos        Pos    // the line the resource starts on
 	// budget is the run's: what an object repeats from its resource (each
 	// host of a VirtualService in each of its routes) is taken from it.
-	budget *budget.Budget
+	Budget *budget.Budget
 }
 
 // qualified is the resource's name as kubectl shows it with -A:
 // "namespace/name", or the bare name when the manifest sets no namespace
 // (which kubectl then takes from -n or the context).
-func (o kubeObject) qualified() string {
+func (o KubeObject) Qualified() string {
 	name := o.Name
 	if name == "" {
 		name = fmt.Sprintf("(%s without a name, line %d)", o.Kind, o.Pos.Line)
@@ -59,42 +59,42 @@ const kubeMaxListDepth = 4
 // in place of the List. Documents that are not mappings, or have no
 // apiVersion and kind (a Helm values file, an empty template), are left
 // out; a document that is not YAML is an error.
-func kubeObjects(b *budget.Budget, file string, data []byte) ([]kubeObject, error) {
-	docs, err := yamlDocuments(b, file, data)
+func KubeObjects(b *budget.Budget, file string, data []byte) ([]KubeObject, error) {
+	docs, err := YAMLDocuments(b, file, data)
 	if err != nil {
 		return nil, err
 	}
-	var out []kubeObject
+	var out []KubeObject
 	for _, d := range docs {
 		if out, err = kubeAppend(out, file, d, 0); err != nil {
 			return nil, err
 		}
 	}
 	for i := range out {
-		out[i].budget = b
+		out[i].Budget = b
 	}
 	return out, nil
 }
 
-func kubeAppend(out []kubeObject, file string, n *yaml.Node, depth int) ([]kubeObject, error) {
-	n = kubeResolve(n)
+func kubeAppend(out []KubeObject, file string, n *yaml.Node, depth int) ([]KubeObject, error) {
+	n = KubeResolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return out, nil
 	}
-	api, _ := kubeScalar(kubeField(n, "apiVersion"))
-	kind, _ := kubeScalar(kubeField(n, "kind"))
+	api, _ := KubeScalar(KubeField(n, "apiVersion"))
+	kind, _ := KubeScalar(KubeField(n, "kind"))
 	if api == "" || kind == "" {
 		return out, nil
 	}
-	if items := kubeResolve(kubeField(n, "items")); strings.HasSuffix(kind, "List") && items != nil {
+	if items := KubeResolve(KubeField(n, "items")); strings.HasSuffix(kind, "List") && items != nil {
 		if depth >= kubeMaxListDepth {
-			return nil, errorAt(nodePos(file, n), "%s inside %d Lists: too deep", kind, depth)
+			return nil, ErrorAt(NodePos(file, n), "%s inside %d Lists: too deep", kind, depth)
 		}
 		if items.Kind != yaml.SequenceNode {
-			if kubeNull(items) {
+			if KubeNull(items) {
 				return out, nil
 			}
-			return nil, errorAt(nodePos(file, items), "%s items: want a list", kind)
+			return nil, ErrorAt(NodePos(file, items), "%s items: want a list", kind)
 		}
 		var err error
 		for _, it := range items.Content {
@@ -104,20 +104,20 @@ func kubeAppend(out []kubeObject, file string, n *yaml.Node, depth int) ([]kubeO
 		}
 		return out, nil
 	}
-	o := kubeObject{File: file, Node: n, APIVersion: api, Kind: kind, Pos: nodePos(file, n)}
+	o := KubeObject{File: file, Node: n, APIVersion: api, Kind: kind, Pos: NodePos(file, n)}
 	if i := strings.LastIndexByte(api, '/'); i >= 0 {
 		o.Group, o.Version = api[:i], api[i+1:]
 	} else {
 		o.Version = api
 	}
-	meta := kubeResolve(kubeField(n, "metadata"))
-	o.Name, _ = kubeScalar(kubeField(meta, "name"))
-	o.Namespace, _ = kubeScalar(kubeField(meta, "namespace"))
+	meta := KubeResolve(KubeField(n, "metadata"))
+	o.Name, _ = KubeScalar(KubeField(meta, "name"))
+	o.Namespace, _ = KubeScalar(KubeField(meta, "namespace"))
 	return append(out, o), nil
 }
 
 // kubeResolve follows YAML aliases (*anchor) to the node they name.
-func kubeResolve(n *yaml.Node) *yaml.Node {
+func KubeResolve(n *yaml.Node) *yaml.Node {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 8; i++ {
 		n = n.Alias
 	}
@@ -130,40 +130,40 @@ func kubeResolve(n *yaml.Node) *yaml.Node {
 // kubeField returns the value of key in a mapping, aliases followed; nil
 // when n is not a mapping or has no such key. A key written twice takes
 // its last value, as kubectl's JSON decoding does.
-func kubeField(n *yaml.Node, key string) *yaml.Node {
-	n = kubeResolve(n)
+func KubeField(n *yaml.Node, key string) *yaml.Node {
+	n = KubeResolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
 	var v *yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := kubeResolve(n.Content[i]); k != nil && k.Kind == yaml.ScalarNode && k.Value == key {
+		if k := KubeResolve(n.Content[i]); k != nil && k.Kind == yaml.ScalarNode && k.Value == key {
 			v = n.Content[i+1]
 		}
 	}
-	v = kubeResolve(v)
-	if kubeNull(v) {
+	v = KubeResolve(v)
+	if KubeNull(v) {
 		return nil
 	}
 	return v
 }
 
 // kubePath follows a path of keys through nested mappings.
-func kubePath(n *yaml.Node, keys ...string) *yaml.Node {
+func KubePath(n *yaml.Node, keys ...string) *yaml.Node {
 	for _, k := range keys {
-		n = kubeField(n, k)
+		n = KubeField(n, k)
 	}
 	return n
 }
 
 // kubeNull reports whether a node is YAML's null (~, null, or nothing).
-func kubeNull(n *yaml.Node) bool {
+func KubeNull(n *yaml.Node) bool {
 	return n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
 // kubeScalar returns a scalar's text.
-func kubeScalar(n *yaml.Node) (string, bool) {
-	n = kubeResolve(n)
+func KubeScalar(n *yaml.Node) (string, bool) {
+	n = KubeResolve(n)
 	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
 		return "", false
 	}
@@ -171,14 +171,14 @@ func kubeScalar(n *yaml.Node) (string, bool) {
 }
 
 // kubeKeys returns the keys of a mapping in order.
-func kubeKeys(n *yaml.Node) []string {
-	n = kubeResolve(n)
+func KubeKeys(n *yaml.Node) []string {
+	n = KubeResolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
 	var keys []string
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if s, ok := kubeScalar(n.Content[i]); ok {
+		if s, ok := KubeScalar(n.Content[i]); ok {
 			keys = append(keys, s)
 		}
 	}
@@ -187,30 +187,30 @@ func kubeKeys(n *yaml.Node) []string {
 
 // kubeMapping returns n when it is a mapping, nil when it is absent, and
 // an error that points at it when it is something else.
-func kubeMapping(file string, n *yaml.Node, what string) (*yaml.Node, error) {
-	n = kubeResolve(n)
+func KubeMapping(file string, n *yaml.Node, what string) (*yaml.Node, error) {
+	n = KubeResolve(n)
 	switch {
-	case n == nil || kubeNull(n):
+	case n == nil || KubeNull(n):
 		return nil, nil
 	case n.Kind != yaml.MappingNode:
-		return nil, errorAt(nodePos(file, n), "%s: want a mapping, got %s", what, kubeWhat(n))
+		return nil, ErrorAt(NodePos(file, n), "%s: want a mapping, got %s", what, KubeWhat(n))
 	}
 	return n, nil
 }
 
 // kubeList returns the elements of a sequence, none when it is absent,
 // and an error that points at it when it is something else.
-func kubeList(file string, n *yaml.Node, what string) ([]*yaml.Node, error) {
-	n = kubeResolve(n)
+func KubeList(file string, n *yaml.Node, what string) ([]*yaml.Node, error) {
+	n = KubeResolve(n)
 	switch {
-	case n == nil || kubeNull(n):
+	case n == nil || KubeNull(n):
 		return nil, nil
 	case n.Kind != yaml.SequenceNode:
-		return nil, errorAt(nodePos(file, n), "%s: want a list, got %s", what, kubeWhat(n))
+		return nil, ErrorAt(NodePos(file, n), "%s: want a list, got %s", what, KubeWhat(n))
 	}
 	out := make([]*yaml.Node, 0, len(n.Content))
 	for _, c := range n.Content {
-		if c = kubeResolve(c); c != nil {
+		if c = KubeResolve(c); c != nil {
 			out = append(out, c)
 		}
 	}
@@ -219,26 +219,26 @@ func kubeList(file string, n *yaml.Node, what string) ([]*yaml.Node, error) {
 
 // kubeString returns a scalar's text; ok is false when n is absent, and
 // the error points at a value that is not a scalar.
-func kubeString(file string, n *yaml.Node, what string) (s string, ok bool, err error) {
-	n = kubeResolve(n)
+func KubeString(file string, n *yaml.Node, what string) (s string, ok bool, err error) {
+	n = KubeResolve(n)
 	switch {
-	case n == nil || kubeNull(n):
+	case n == nil || KubeNull(n):
 		return "", false, nil
 	case n.Kind != yaml.ScalarNode:
-		return "", false, errorAt(nodePos(file, n), "%s: want a value, got %s", what, kubeWhat(n))
+		return "", false, ErrorAt(NodePos(file, n), "%s: want a value, got %s", what, KubeWhat(n))
 	}
 	return n.Value, true, nil
 }
 
 // kubeStrings returns a list of scalars.
-func kubeStrings(file string, n *yaml.Node, what string) ([]string, error) {
-	items, err := kubeList(file, n, what)
+func KubeStrings(file string, n *yaml.Node, what string) ([]string, error) {
+	items, err := KubeList(file, n, what)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for i, it := range items {
-		s, ok, err := kubeString(file, it, fmt.Sprintf("%s[%d]", what, i))
+		s, ok, err := KubeString(file, it, fmt.Sprintf("%s[%d]", what, i))
 		if err != nil {
 			return nil, err
 		}
@@ -251,34 +251,34 @@ func kubeStrings(file string, n *yaml.Node, what string) ([]string, error) {
 
 // kubeInt reads an integer of the given bit size; JSON's quoted numbers
 // ("3") are taken as the protobuf and Kubernetes decoders take them.
-func kubeInt(file string, n *yaml.Node, what string, bits int) (v int64, raw string, ok bool, err error) {
-	raw, ok, err = kubeString(file, n, what)
+func KubeInt(file string, n *yaml.Node, what string, bits int) (v int64, raw string, ok bool, err error) {
+	raw, ok, err = KubeString(file, n, what)
 	if !ok || err != nil {
 		return 0, raw, ok, err
 	}
 	v, perr := strconv.ParseInt(strings.TrimSpace(raw), 10, bits)
 	if perr != nil {
-		return 0, raw, false, errorAt(nodePos(file, n), "%s %q: not a whole number of %d bits", what, raw, bits)
+		return 0, raw, false, ErrorAt(NodePos(file, n), "%s %q: not a whole number of %d bits", what, raw, bits)
 	}
 	return v, raw, true, nil
 }
 
 // kubeFloat reads a number.
-func kubeFloat(file string, n *yaml.Node, what string) (v float64, raw string, ok bool, err error) {
-	raw, ok, err = kubeString(file, n, what)
+func KubeFloat(file string, n *yaml.Node, what string) (v float64, raw string, ok bool, err error) {
+	raw, ok, err = KubeString(file, n, what)
 	if !ok || err != nil {
 		return 0, raw, ok, err
 	}
 	v, perr := strconv.ParseFloat(strings.TrimSpace(raw), 64)
 	if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, raw, false, errorAt(nodePos(file, n), "%s %q: not a number", what, raw)
+		return 0, raw, false, ErrorAt(NodePos(file, n), "%s %q: not a number", what, raw)
 	}
 	return v, raw, true, nil
 }
 
 // kubeBool reads a boolean as JSON has them: true or false.
-func kubeBool(file string, n *yaml.Node, what string) (v bool, raw string, ok bool, err error) {
-	raw, ok, err = kubeString(file, n, what)
+func KubeBool(file string, n *yaml.Node, what string) (v bool, raw string, ok bool, err error) {
+	raw, ok, err = KubeString(file, n, what)
 	if !ok || err != nil {
 		return false, raw, ok, err
 	}
@@ -288,11 +288,11 @@ func kubeBool(file string, n *yaml.Node, what string) (v bool, raw string, ok bo
 	case "false", "False", "FALSE":
 		return false, raw, true, nil
 	}
-	return false, raw, false, errorAt(nodePos(file, n), "%s %q: want true or false", what, raw)
+	return false, raw, false, ErrorAt(NodePos(file, n), "%s %q: want true or false", what, raw)
 }
 
 // kubeWhat names a node's kind for messages.
-func kubeWhat(n *yaml.Node) string {
+func KubeWhat(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
 		return "a mapping"
@@ -309,24 +309,24 @@ func kubeWhat(n *yaml.Node) string {
 // only strings: an unquoted number or boolean (retry.linkerd.io/limit: 3)
 // is refused, as the API server refuses it; other annotations are left
 // alone.
-func kubeAnnotations(o kubeObject, prefixes ...string) (map[string]*yaml.Node, error) {
-	n, err := kubeMapping(o.File, kubePath(o.Node, "metadata", "annotations"), "metadata.annotations")
+func KubeAnnotations(o KubeObject, prefixes ...string) (map[string]*yaml.Node, error) {
+	n, err := KubeMapping(o.File, KubePath(o.Node, "metadata", "annotations"), "metadata.annotations")
 	if n == nil || err != nil {
 		return nil, err
 	}
 	out := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, _ := kubeScalar(n.Content[i])
+		k, _ := KubeScalar(n.Content[i])
 		wanted := false
 		for _, p := range prefixes {
 			wanted = wanted || strings.HasPrefix(k, p)
 		}
-		v := kubeResolve(n.Content[i+1])
-		if !wanted || v == nil || kubeNull(v) {
+		v := KubeResolve(n.Content[i+1])
+		if !wanted || v == nil || KubeNull(v) {
 			continue
 		}
 		if v.Kind != yaml.ScalarNode || (v.Tag != "!!str" && v.Tag != "") {
-			return nil, errorAt(nodePos(o.File, v), "annotation %s: %s is not a string: quote it (annotation values are strings)", k, kubeWhat(v))
+			return nil, ErrorAt(NodePos(o.File, v), "annotation %s: %s is not a string: quote it (annotation values are strings)", k, KubeWhat(v))
 		}
 		out[k] = v
 	}
@@ -337,7 +337,7 @@ func kubeAnnotations(o kubeObject, prefixes ...string) (map[string]*yaml.Node, e
 // Kubernetes' metav1.Duration takes, what Istio's durations are (its jsonpb
 // decoder, github.com/golang/protobuf/jsonpb, parses them with
 // time.ParseDuration), and Linkerd's ServiceProfile timeouts.
-func kubeGoDuration(s string) (time.Duration, error) {
+func KubeGoDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
 		return 0, fmt.Errorf("%q: not a duration (want a number and a unit: 800ms, 1.5s, 1m30s)", s)
@@ -357,7 +357,7 @@ var gepDurationRE = regexp.MustCompile(`^([0-9]{1,5}(h|m|s|ms)){1,4}$`)
 // ("1h30m", "1s500ms", "0s"); no sign, no decimals, no spaces, and a bare
 // number is not one. The GEP: match the pattern, then parse as
 // time.ParseDuration.
-func gepDuration(s string) (time.Duration, error) {
+func GEPDuration(s string) (time.Duration, error) {
 	if !gepDurationRE.MatchString(s) {
 		return 0, fmt.Errorf("%q: not a Gateway API duration (GEP-2257: whole numbers with h, m, s or ms, such as 500ms, 10s, 1h30m)", s)
 	}
@@ -371,7 +371,7 @@ func gepDuration(s string) (time.Duration, error) {
 // kubeFinish readies the objects a Kubernetes reader returns: each
 // object's matches without repeats (kubeAppendMatch keeps them), and the
 // names made unique.
-func kubeFinish(objs []Object) {
+func KubeFinish(objs []Object) {
 	for i := range objs {
 		objs[i].Matches = kubeDedupMatches(objs[i].Matches)
 	}
@@ -400,16 +400,16 @@ func kubeDedupMatches(ms []Match) []Match {
 // stream (a List printed twice, two namespaces left to -n) would
 // otherwise have one name.
 func kubeUnique(objs []Object) {
-	var u uniqueNames
+	var u UniqueNames
 	for i := range objs {
 		n := objs[i].Name
-		objs[i].Name = u.name(n, func(c int) string { return fmt.Sprintf("%s #%d", n, c) })
+		objs[i].Name = u.Name(n, func(c int) string { return fmt.Sprintf("%s #%d", n, c) })
 	}
 }
 
 // kubeDetect reports whether data looks like a Kubernetes manifest (YAML
 // or JSON) that holds one of the markers.
-func kubeDetect(data []byte, markers ...string) bool {
+func KubeDetect(data []byte, markers ...string) bool {
 	if !bytes.Contains(data, []byte("apiVersion")) {
 		return false
 	}
@@ -427,7 +427,7 @@ var kubeIdempotentMethods = map[string]bool{"GET": true, "HEAD": true, "OPTIONS"
 // kubeRetriesNonIdempotent reports whether an object's retries reach requests
 // that are not idempotent: it matches no method, or a method that is not
 // idempotent (a gRPC method is a POST).
-func kubeRetriesNonIdempotent(matches []Match) bool {
+func KubeRetriesNonIdempotent(matches []Match) bool {
 	methods := false
 	for _, m := range matches {
 		if m.Kind != MatchMethod {
@@ -443,13 +443,13 @@ func kubeRetriesNonIdempotent(matches []Match) bool {
 
 // kubeRetrySetting is a setting derived from the attempts setting: where the
 // attempts come from, and as default as they are.
-func kubeRetrySetting[T any](v T, attempts *Setting[int]) *Setting[T] {
+func KubeRetrySetting[T any](v T, attempts *Setting[int]) *Setting[T] {
 	return &Setting[T]{Value: v, Pos: attempts.Pos, Default: attempts.Default}
 }
 
 // kubeAppendMatch adds a match. Repeats are dropped once, by kubeFinish,
 // when the reader returns: dropping them here, each against all before it,
 // took a route of many hosts the square of their number.
-func kubeAppendMatch(ms []Match, m Match) []Match {
+func KubeAppendMatch(ms []Match, m Match) []Match {
 	return append(ms, m)
 }

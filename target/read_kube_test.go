@@ -195,7 +195,7 @@ items:
 ---
 {"apiVersion": "linkerd.io/v1alpha2", "kind": "ServiceProfile", "metadata": {"name": "web.ns.svc.cluster.local", "namespace": "ns"}}
 `
-	objs, err := kubeObjects(budget.New(), "s.yaml", []byte(stream))
+	objs, err := KubeObjects(budget.New(), "s.yaml", []byte(stream))
 	require.NoError(t, err)
 	type got struct {
 		group, version, kind, qualified string
@@ -203,7 +203,7 @@ items:
 	}
 	var gots []got
 	for _, o := range objs {
-		gots = append(gots, got{o.Group, o.Version, o.Kind, o.qualified(), o.Pos.Line})
+		gots = append(gots, got{o.Group, o.Version, o.Kind, o.Qualified(), o.Pos.Line})
 	}
 	assert.Equal(t, []got{
 		{"networking.istio.io", "v1", "VirtualService", "bookinfo/reviews", 4},
@@ -212,11 +212,11 @@ items:
 		{"linkerd.io", "v1alpha2", "ServiceProfile", "ns/web.ns.svc.cluster.local", 30},
 	}, gots)
 
-	_, err = kubeObjects(budget.New(), "bad.yaml", []byte("apiVersion: v1\nkind: [unclosed\n"))
+	_, err = KubeObjects(budget.New(), "bad.yaml", []byte("apiVersion: v1\nkind: [unclosed\n"))
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), "bad.yaml: yaml: line "), err.Error())
 
-	_, err = kubeObjects(budget.New(), "list.yaml", []byte("apiVersion: v1\nkind: List\nitems: 3\n"))
+	_, err = KubeObjects(budget.New(), "list.yaml", []byte("apiVersion: v1\nkind: List\nitems: 3\n"))
 	require.Error(t, err)
 	assert.Equal(t, "list.yaml:3: List items: want a list", err.Error())
 }
@@ -230,14 +230,14 @@ func TestReadKubeGEPDuration(t *testing.T) {
 		"1h30m10s": time.Hour + 30*time.Minute + 10*time.Second, "10s30m1h": time.Hour + 30*time.Minute + 10*time.Second,
 		"100ms200ms300ms": 600 * time.Millisecond, "01h": time.Hour, "00060m": time.Hour, "99999h": 99999 * time.Hour,
 	} {
-		got, err := gepDuration(in)
+		got, err := GEPDuration(in)
 		if assert.NoError(t, err, in) {
 			assert.Equal(t, want, got, in)
 		}
 		assert.True(t, gatewayDuration.MatchString(in), "%s: the CRD's pattern refuses it", in)
 	}
 	for _, in := range []string{"1", "1m1", "1d", "1h30m10s20ms50h", "999999h", "1.5h", "-15m", "", "1us", "1 s", " 1s", "1S"} {
-		_, err := gepDuration(in)
+		_, err := GEPDuration(in)
 		assert.Error(t, err, in)
 		assert.False(t, gatewayDuration.MatchString(in), in)
 	}
@@ -245,13 +245,13 @@ func TestReadKubeGEPDuration(t *testing.T) {
 
 func TestReadKubeGoDuration(t *testing.T) {
 	for in, want := range map[string]time.Duration{"0.5s": 500 * time.Millisecond, "1m30s": 90 * time.Second, "1h": time.Hour, "250ms": 250 * time.Millisecond, "0": 0} {
-		got, err := kubeGoDuration(in)
+		got, err := KubeGoDuration(in)
 		if assert.NoError(t, err, in) {
 			assert.Equal(t, want, got, in)
 		}
 	}
 	for _, in := range []string{"1", "-1s", "5 s", "1d", "abc", ""} {
-		_, err := kubeGoDuration(in)
+		_, err := KubeGoDuration(in)
 		assert.Error(t, err, in)
 	}
 }
@@ -422,7 +422,7 @@ func FuzzReadKube(f *testing.F) {
 		"- &v3 {apiVersion: v1, kind: List, items: [*v2, *v2, *v2, *v2, *v2, *v2, *v2, *v2, *v2]}\n"))
 	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: \n  annotations: \n    retry.linkerd.io/: 0A")) // a Service without a name
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if _, err := kubeObjects(budget.New(), "f.yaml", data); err != nil {
+		if _, err := KubeObjects(budget.New(), "f.yaml", data); err != nil {
 			return
 		}
 		for _, read := range []func(string, []byte, Opener, *budget.Budget) ([]Object, error){readIstioConfig, readGatewayAPIConfig, readLinkerdConfig} {

@@ -49,7 +49,7 @@ const (
 // detectLinkerdConfig reports whether a file holds Linkerd resources or
 // Linkerd's annotations.
 func detectLinkerdConfig(_ string, data []byte) bool {
-	return kubeDetect(data, "linkerd.io/v1alpha", "policy.linkerd.io/", "retry.linkerd.io/", "timeout.linkerd.io/")
+	return KubeDetect(data, "linkerd.io/v1alpha", "policy.linkerd.io/", "retry.linkerd.io/", "timeout.linkerd.io/")
 }
 
 // lkAnnotationPrefixes are the prefixes of Linkerd's timeout and retry
@@ -72,7 +72,7 @@ func linkerdAnnotated(ann map[string]*yaml.Node) bool {
 // annotations)"), and per route of a ServiceProfile (Kind "ServiceProfile
 // route").
 func readLinkerdConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
-	res, err := kubeObjects(orNew(b), file, data)
+	res, err := KubeObjects(OrNew(b), file, data)
 	if err != nil {
 		return nil, err
 	}
@@ -93,15 +93,15 @@ func readLinkerdConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]
 			return nil, err
 		}
 	}
-	kubeFinish(out)
+	KubeFinish(out)
 	return out, nil
 }
 
 // linkerdRoute appends the rules of a route. own is a policy.linkerd.io
 // route, whose rules' timeouts.request Linkerd also reads (the annotation
 // wins); a Gateway API route is read only when it has Linkerd annotations.
-func linkerdRoute(out []Object, o kubeObject, kind string, own bool) ([]Object, error) {
-	ann, err := kubeAnnotations(o, lkAnnotationPrefixes...)
+func linkerdRoute(out []Object, o KubeObject, kind string, own bool) ([]Object, error) {
+	ann, err := KubeAnnotations(o, lkAnnotationPrefixes...)
 	if err != nil {
 		return nil, err
 	}
@@ -119,14 +119,14 @@ func linkerdRoute(out []Object, o kubeObject, kind string, own bool) ([]Object, 
 		}
 		if own && obj.Timeout == nil {
 			tw := r.where + ".timeouts"
-			t, err := kubeMapping(o.File, kubeField(r.node, "timeouts"), tw)
+			t, err := KubeMapping(o.File, KubeField(r.node, "timeouts"), tw)
 			if err != nil {
 				return nil, err
 			}
-			if obj.Timeout, err = gatewayDurationSetting(o.File, kubeField(t, "request"), tw+".request"); err != nil {
+			if obj.Timeout, err = gatewayDurationSetting(o.File, KubeField(t, "request"), tw+".request"); err != nil {
 				return nil, err
 			}
-			if kubeField(t, "backendRequest") != nil {
+			if KubeField(t, "backendRequest") != nil {
 				obj.Notes = append(obj.Notes, "timeouts.backendRequest: Linkerd's policy controller does not read it")
 			}
 		}
@@ -144,12 +144,12 @@ func linkerdRoute(out []Object, o kubeObject, kind string, own bool) ([]Object, 
 
 // linkerdService appends a Service that carries Linkerd's annotations:
 // they apply to the requests no route with annotations of its own takes.
-func linkerdService(out []Object, o kubeObject) ([]Object, error) {
-	ann, err := kubeAnnotations(o, lkAnnotationPrefixes...)
+func linkerdService(out []Object, o KubeObject) ([]Object, error) {
+	ann, err := KubeAnnotations(o, lkAnnotationPrefixes...)
 	if err != nil || !linkerdAnnotated(ann) {
 		return out, err
 	}
-	obj := Object{Target: "linkerd", Kind: "Service (Linkerd annotations)", Name: o.qualified(), Pos: o.Pos}
+	obj := Object{Target: "linkerd", Kind: "Service (Linkerd annotations)", Name: o.Qualified(), Pos: o.Pos}
 	if o.Name != "" {
 		obj.Matches = []Match{{Kind: MatchHost, Value: o.Name}}
 	}
@@ -165,7 +165,7 @@ func linkerdService(out []Object, o kubeObject) ([]Object, error) {
 // included; retry.linkerd.io/timeout bounds an attempt and retries it;
 // timeout.linkerd.io/response bounds a backend response and is not
 // retried, so the shorter of the two bounds an attempt.
-func linkerdAnnotations(obj *Object, o kubeObject, ann map[string]*yaml.Node, grpc bool) error {
+func linkerdAnnotations(obj *Object, o KubeObject, ann map[string]*yaml.Node, grpc bool) error {
 	f := o.File
 	dur := func(key string) (*Setting[float64], error) {
 		n := ann[key]
@@ -174,9 +174,9 @@ func linkerdAnnotations(obj *Object, o kubeObject, ann map[string]*yaml.Node, gr
 		}
 		d, err := linkerdAnnotationDuration(n.Value)
 		if err != nil {
-			return nil, errorAt(nodePos(f, n), "%s %v", key, err)
+			return nil, ErrorAt(NodePos(f, n), "%s %v", key, err)
 		}
-		return Set(d.Seconds(), nodePos(f, n), n.Value), nil
+		return Set(d.Seconds(), NodePos(f, n), n.Value), nil
 	}
 	req, err := dur(lkRequestTimeout)
 	if err != nil {
@@ -206,7 +206,7 @@ func linkerdAnnotations(obj *Object, o kubeObject, ann map[string]*yaml.Node, gr
 	if ln != nil {
 		v, err := strconv.ParseUint(strings.TrimPrefix(ln.Value, "+"), 10, 16)
 		if err != nil {
-			return errorAt(nodePos(f, ln), "%s %q: not a whole number from 0 to 65535 (Linkerd then ignores the whole route)", lkRetryLimit, ln.Value)
+			return ErrorAt(NodePos(f, ln), "%s %q: not a whole number from 0 to 65535 (Linkerd then ignores the whole route)", lkRetryLimit, ln.Value)
 		}
 		limit = int(v)
 	}
@@ -244,7 +244,7 @@ func linkerdAnnotations(obj *Object, o kubeObject, ann map[string]*yaml.Node, gr
 		}
 		for _, c := range strings.Split(n.Value, ",") {
 			if !linkerdCondition(c, k == lkRetryGRPC) {
-				return errorAt(nodePos(f, n), "%s %q: invalid retry condition %q (%s; no spaces; Linkerd then ignores the whole route)", k, n.Value, c, linkerdConditionsHelp(k == lkRetryGRPC))
+				return ErrorAt(NodePos(f, n), "%s %q: invalid retry condition %q (%s; no spaces; Linkerd then ignores the whole route)", k, n.Value, c, linkerdConditionsHelp(k == lkRetryGRPC))
 			}
 			conds = append(conds, c)
 		}
@@ -258,11 +258,11 @@ func linkerdAnnotations(obj *Object, o kubeObject, ann map[string]*yaml.Node, gr
 			attempts = lkDefaultLimit + 1
 			obj.Notes = append(obj.Notes, lkRetryLimit+" 0 counts as unset: Linkerd retries once")
 		}
-		obj.Attempts = Set(attempts, nodePos(f, ln), ln.Value)
+		obj.Attempts = Set(attempts, NodePos(f, ln), ln.Value)
 	case retry:
 		obj.Attempts = Defaulted(lkDefaultLimit+1, obj.Pos)
 	case ln != nil:
-		obj.Attempts = Set(1, nodePos(f, ln), ln.Value)
+		obj.Attempts = Set(1, NodePos(f, ln), ln.Value)
 		obj.Notes = append(obj.Notes, lkRetryLimit+" 0 without conditions or a retry timeout: no retries")
 	}
 	if !retry {
@@ -274,9 +274,9 @@ func linkerdAnnotations(obj *Object, o kubeObject, ann map[string]*yaml.Node, gr
 	}
 	switch {
 	case cn != nil && perTry != nil:
-		obj.RetryOn = Set(append(conds, "timeout"), nodePos(f, cn), cn.Value)
+		obj.RetryOn = Set(append(conds, "timeout"), NodePos(f, cn), cn.Value)
 	case cn != nil:
-		obj.RetryOn = Set(conds, nodePos(f, cn), cn.Value)
+		obj.RetryOn = Set(conds, NodePos(f, cn), cn.Value)
 	case perTry != nil:
 		obj.RetryOn = Set([]string{"timeout"}, perTry.Pos, perTry.Raw)
 	default:
@@ -290,7 +290,7 @@ func linkerdAnnotations(obj *Object, o kubeObject, ann map[string]*yaml.Node, gr
 	obj.BackoffBase = Defaulted(lkBackoffMin.Seconds(), obj.Attempts.Pos)
 	obj.BackoffMax = Defaulted(lkBackoffMax.Seconds(), obj.Attempts.Pos)
 	obj.Jitter = "full"
-	obj.RetryNonIdempotent = kubeRetrySetting(kubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
+	obj.RetryNonIdempotent = KubeRetrySetting(KubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
 	obj.Notes = append(obj.Notes, "Linkerd never retries a request whose body is over 64 KiB; its backoff is fixed, 25ms to 250ms with full jitter")
 	return nil
 }
@@ -380,82 +380,82 @@ func linkerdConditionsHelp(grpc bool) string {
 // retryable route is retried on failures (5xx unless responseClasses say
 // otherwise) while the retry budget allows, with no count and no per-try
 // timeout.
-func linkerdServiceProfile(out []Object, o kubeObject) ([]Object, error) {
+func linkerdServiceProfile(out []Object, o KubeObject) ([]Object, error) {
 	f := o.File
-	spec, err := kubeMapping(f, kubeField(o.Node, "spec"), "spec")
+	spec, err := KubeMapping(f, KubeField(o.Node, "spec"), "spec")
 	if err != nil {
 		return nil, err
 	}
-	budget, budgetNote, err := linkerdBudget(f, kubeField(spec, "retryBudget"), o.Pos)
+	budget, budgetNote, err := linkerdBudget(f, KubeField(spec, "retryBudget"), o.Pos)
 	if err != nil {
 		return nil, err
 	}
-	routes, err := kubeList(f, kubeField(spec, "routes"), "spec.routes")
+	routes, err := KubeList(f, KubeField(spec, "routes"), "spec.routes")
 	if err != nil {
 		return nil, err
 	}
-	if kubeField(spec, "dstOverrides") != nil {
+	if KubeField(spec, "dstOverrides") != nil {
 		budgetNote = append(budgetNote, "dstOverrides split the traffic between services: not modeled")
 	}
 	for i, rn := range routes {
 		where := fmt.Sprintf("spec.routes[%d]", i)
 		if rn.Kind != yaml.MappingNode {
-			return nil, errorAt(nodePos(f, rn), "%s: want a mapping, got %s", where, kubeWhat(rn))
+			return nil, ErrorAt(NodePos(f, rn), "%s: want a mapping, got %s", where, KubeWhat(rn))
 		}
-		name, _, err := kubeString(f, kubeField(rn, "name"), where+".name")
+		name, _, err := KubeString(f, KubeField(rn, "name"), where+".name")
 		if err != nil {
 			return nil, err
 		}
 		if name == "" {
-			return nil, errorAt(nodePos(f, rn), "%s: a route without a name (Linkerd requires one)", where)
+			return nil, ErrorAt(NodePos(f, rn), "%s: a route without a name (Linkerd requires one)", where)
 		}
-		obj := Object{Target: "linkerd", Kind: "ServiceProfile route", Name: strings.TrimSpace(o.qualified() + " " + name), Pos: nodePos(f, rn), Upstream: o.Name}
+		obj := Object{Target: "linkerd", Kind: "ServiceProfile route", Name: strings.TrimSpace(o.Qualified() + " " + name), Pos: NodePos(f, rn), Upstream: o.Name}
 		if o.Name != "" {
 			obj.Matches = []Match{{Kind: MatchHost, Value: o.Name}}
 		}
-		cond, err := kubeMapping(f, kubeField(rn, "condition"), where+".condition")
+		cond, err := KubeMapping(f, KubeField(rn, "condition"), where+".condition")
 		if err != nil {
 			return nil, err
 		}
 		if cond == nil {
-			return nil, errorAt(nodePos(f, rn), "%s: a route without a condition (Linkerd requires one)", where)
+			return nil, ErrorAt(NodePos(f, rn), "%s: a route without a condition (Linkerd requires one)", where)
 		}
 		if err := linkerdRequestMatch(&obj, f, cond, where+".condition", 0); err != nil {
 			return nil, err
 		}
-		if t := kubeField(rn, "timeout"); t != nil {
-			raw, _, err := kubeString(f, t, where+".timeout")
+		if t := KubeField(rn, "timeout"); t != nil {
+			raw, _, err := KubeString(f, t, where+".timeout")
 			if err != nil {
 				return nil, err
 			}
-			d, err := kubeGoDuration(raw)
+			d, err := KubeGoDuration(raw)
 			if err == nil && d == 0 {
 				err = fmt.Errorf("%q: want a positive duration", raw)
 			}
 			if err != nil {
-				return nil, errorAt(nodePos(f, t), "%s.timeout %v", where, err)
+				return nil, ErrorAt(NodePos(f, t), "%s.timeout %v", where, err)
 			}
-			obj.Timeout = Set(d.Seconds(), nodePos(f, t), raw)
+			obj.Timeout = Set(d.Seconds(), NodePos(f, t), raw)
 		} else {
 			obj.Timeout = Defaulted(lkProfileTimeout.Seconds(), obj.Pos)
 		}
-		rt := kubeField(rn, "isRetryable")
-		retryable, raw, ok, err := kubeBool(f, rt, where+".isRetryable")
+		rt := KubeField(rn, "isRetryable")
+		retryable, raw, ok, err := KubeBool(f, rt, where+".isRetryable")
 		if err != nil {
 			return nil, err
 		}
 		switch {
 		case retryable:
-			obj.RetryOn = Set([]string{"5xx"}, nodePos(f, rt), raw)
-			obj.RetryNonIdempotent = &Setting[bool]{Value: kubeRetriesNonIdempotent(obj.Matches), Pos: nodePos(f, rt)}
+			obj.RetryOn = Set([]string{"5xx"}, NodePos(f, rt), raw)
+			obj.RetryNonIdempotent = &Setting[bool]{Value: KubeRetriesNonIdempotent(obj.Matches), Pos: NodePos(f, rt)}
 			obj.RetryBudget = budget
 			obj.Notes = append(obj.Notes, "retryable: retried on failures, as many times as the retry budget allows within the timeout (no count, no per-try timeout); a request with a body is never retried")
 			obj.Notes = append(obj.Notes, budgetNote...)
-			if kubeField(rn, "responseClasses") != nil {
+			if KubeField(rn, "responseClasses") != nil {
 				obj.Notes = append(obj.Notes, "responseClasses decide which responses are failures, hence retried: not modeled")
 			}
 		case ok:
-			obj.Attempts = Set(1, nodePos(f, rt), raw)
+			obj.Attempts = Set(1, NodePos(f, rt), raw)
 		default:
 			obj.Attempts = Defaulted(1, obj.Pos)
 		}
@@ -468,40 +468,40 @@ func linkerdServiceProfile(out []Object, o kubeObject) ([]Object, error) {
 // required (Linkerd's profile validation), retryRatio is the share of
 // requests that may be retries. Without one Linkerd's default applies.
 func linkerdBudget(f string, n *yaml.Node, pos Pos) (*Setting[float64], []string, error) {
-	b, err := kubeMapping(f, n, "spec.retryBudget")
+	b, err := KubeMapping(f, n, "spec.retryBudget")
 	if err != nil {
 		return nil, nil, err
 	}
 	if b == nil {
 		return Defaulted(lkProfileBudget, pos), []string{"retry budget: Linkerd's default, 20 % of the requests plus 10 retries a second (ttl 10s)"}, nil
 	}
-	rn := kubeField(b, "retryRatio")
-	ratio, raw, ok, err := kubeFloat(f, rn, "spec.retryBudget.retryRatio")
+	rn := KubeField(b, "retryRatio")
+	ratio, raw, ok, err := KubeFloat(f, rn, "spec.retryBudget.retryRatio")
 	if err != nil {
 		return nil, nil, err
 	}
-	mn := kubeField(b, "minRetriesPerSecond")
-	mps, mraw, mok, err := kubeInt(f, mn, "spec.retryBudget.minRetriesPerSecond", 64)
+	mn := KubeField(b, "minRetriesPerSecond")
+	mps, mraw, mok, err := KubeInt(f, mn, "spec.retryBudget.minRetriesPerSecond", 64)
 	if err != nil {
 		return nil, nil, err
 	}
-	tn := kubeField(b, "ttl")
-	ttl, tok, err := kubeString(f, tn, "spec.retryBudget.ttl")
+	tn := KubeField(b, "ttl")
+	ttl, tok, err := KubeString(f, tn, "spec.retryBudget.ttl")
 	if err != nil {
 		return nil, nil, err
 	}
 	switch {
 	case !ok || !mok || !tok:
-		return nil, nil, errorAt(nodePos(f, b), "spec.retryBudget: retryRatio, minRetriesPerSecond and ttl are all required")
+		return nil, nil, ErrorAt(NodePos(f, b), "spec.retryBudget: retryRatio, minRetriesPerSecond and ttl are all required")
 	case ratio < 0:
-		return nil, nil, errorAt(nodePos(f, rn), "spec.retryBudget.retryRatio %s: negative", raw)
+		return nil, nil, ErrorAt(NodePos(f, rn), "spec.retryBudget.retryRatio %s: negative", raw)
 	case mps < 0 || mps > 1<<32-1:
-		return nil, nil, errorAt(nodePos(f, mn), "spec.retryBudget.minRetriesPerSecond %s: outside 0 to 4294967295", mraw)
+		return nil, nil, ErrorAt(NodePos(f, mn), "spec.retryBudget.minRetriesPerSecond %s: outside 0 to 4294967295", mraw)
 	}
-	if _, err := kubeGoDuration(ttl); err != nil {
-		return nil, nil, errorAt(nodePos(f, tn), "spec.retryBudget.ttl %v", err)
+	if _, err := KubeGoDuration(ttl); err != nil {
+		return nil, nil, ErrorAt(NodePos(f, tn), "spec.retryBudget.ttl %v", err)
 	}
-	return Set(ratio, nodePos(f, rn), raw), []string{fmt.Sprintf("retry budget: retryRatio %s of the requests, plus %s retries a second, over %s", raw, mraw, ttl)}, nil
+	return Set(ratio, NodePos(f, rn), raw), []string{fmt.Sprintf("retry budget: retryRatio %s of the requests, plus %s retries a second, over %s", raw, mraw, ttl)}, nil
 }
 
 // linkerdRequestMatch reads a ServiceProfile request match: method and
@@ -511,28 +511,28 @@ func linkerdBudget(f string, n *yaml.Node, pos Pos) (*Setting[float64], []string
 func linkerdRequestMatch(obj *Object, f string, c *yaml.Node, where string, depth int) error {
 	var other []string
 	kinds := map[string]int{}
-	for _, k := range kubeKeys(c) {
-		v := kubeField(c, k)
+	for _, k := range KubeKeys(c) {
+		v := KubeField(c, k)
 		switch k {
 		case "method":
-			m, _, err := kubeString(f, v, where+".method")
+			m, _, err := KubeString(f, v, where+".method")
 			if err != nil {
 				return err
 			}
 			kinds[MatchMethod]++
-			obj.Matches = kubeAppendMatch(obj.Matches, Match{Kind: MatchMethod, Value: m})
+			obj.Matches = KubeAppendMatch(obj.Matches, Match{Kind: MatchMethod, Value: m})
 		case "pathRegex":
-			re, _, err := kubeString(f, v, where+".pathRegex")
+			re, _, err := KubeString(f, v, where+".pathRegex")
 			if err != nil {
 				return err
 			}
 			if _, err := regexp.Compile("^(?:" + re + ")$"); err != nil {
-				return errorAt(nodePos(f, v), "%s.pathRegex %q: %v", where, re, err)
+				return ErrorAt(NodePos(f, v), "%s.pathRegex %q: %v", where, re, err)
 			}
 			kinds[MatchRegex]++
-			obj.Matches = kubeAppendMatch(obj.Matches, Match{Kind: MatchRegex, Value: re})
+			obj.Matches = KubeAppendMatch(obj.Matches, Match{Kind: MatchRegex, Value: re})
 		case "all":
-			items, err := kubeList(f, v, where+".all")
+			items, err := KubeList(f, v, where+".all")
 			if err != nil {
 				return err
 			}
@@ -542,10 +542,10 @@ func linkerdRequestMatch(obj *Object, f string, c *yaml.Node, where string, dept
 			}
 			for j, it := range items {
 				iw := fmt.Sprintf("%s.all[%d]", where, j)
-				if _, err := kubeMapping(f, it, iw); err != nil {
+				if _, err := KubeMapping(f, it, iw); err != nil {
 					return err
 				}
-				for _, ik := range kubeKeys(it) {
+				for _, ik := range KubeKeys(it) {
 					switch ik {
 					case "method":
 						kinds[MatchMethod]++

@@ -149,35 +149,35 @@ func TestReadLinkerdRoundTrip(t *testing.T) {
 			objs, err := readLinkerdConfig("lk.yaml", body, nil, nil)
 			require.NoError(t, err)
 			requireInside(t, "lk.yaml", body, objs)
-			p, err := newPlan(r, fx.opts)
+			p, err := NewPlan(r, fx.opts)
 			require.NoError(t, err)
-			p.noRetryAfter(&doc{}, "") // as the writer: no 429
-			routes := p.pathRoutes()
+			p.NoRetryAfter(&Doc{}, "") // as the writer: no 429
+			routes := p.PathRoutes()
 			require.Len(t, objs, len(routes))
 			profile := fx.opts.LinkerdResource == LinkerdServiceProfile
 			for i, rt := range routes {
 				o := objs[i]
-				assert.InDelta(t, rt.timeout.Seconds(), o.Timeout.Value, 1e-9, o.Name)
-				retried := rt.attempts > 1 && !rt.neverSentOnly()
+				assert.InDelta(t, rt.Timeout.Seconds(), o.Timeout.Value, 1e-9, o.Name)
+				retried := rt.Attempts > 1 && !rt.NeverSentOnly()
 				switch {
 				case profile && retried:
 					assert.Equal(t, "ServiceProfile route", o.Kind)
 					assert.Equal(t, []string{"5xx"}, o.RetryOn.Value, o.Name)
 					require.NotNil(t, o.RetryBudget, o.Name)
-					if p.budget != nil {
-						assert.InDelta(t, *p.budget, o.RetryBudget.Value, 1e-3, o.Name)
+					if p.Budget != nil {
+						assert.InDelta(t, *p.Budget, o.RetryBudget.Value, 1e-3, o.Name)
 					}
 				case profile:
 					assert.Equal(t, 1, o.Attempts.Value, o.Name)
 				case o.Attempts != nil:
-					assert.Equal(t, rt.attempts, o.Attempts.Value, o.Name)
-					if rt.retriesOn("timeout") {
-						assert.InDelta(t, rt.perTry.Seconds(), o.PerTryTimeout.Value, 1e-9, o.Name)
+					assert.Equal(t, rt.Attempts, o.Attempts.Value, o.Name)
+					if rt.RetriesOn("timeout") {
+						assert.InDelta(t, rt.PerTry.Seconds(), o.PerTryTimeout.Value, 1e-9, o.Name)
 					} else {
 						assert.Nil(t, o.PerTryTimeout, o.Name)
 					}
 				default:
-					assert.False(t, retried && len(rt.statuses()) > 0, "%s: retries on statuses were written: %s", o.Name, describeObject(o))
+					assert.False(t, retried && len(rt.Statuses()) > 0, "%s: retries on statuses were written: %s", o.Name, describeObject(o))
 				}
 			}
 		})

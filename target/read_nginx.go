@@ -74,7 +74,7 @@ var nginxNextUpstreamValues = map[string]bool{
 // answers a directory); a directory that does not exist matches nothing,
 // as in nginx.
 func readNginxConfig(file string, data []byte, open Opener, b *budget.Budget) ([]Object, error) {
-	r := &nginxReader{prefix: filepath.Dir(file), open: open, budget: orNew(b)}
+	r := &nginxReader{prefix: filepath.Dir(file), open: open, budget: OrNew(b)}
 	top, err := r.parseFile(file, data, 0)
 	if err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ const (
 )
 
 func (lx *nginxLexer) errorf(format string, args ...any) error {
-	return errorAt(Pos{File: lx.file, Line: lx.line}, format, args...)
+	return ErrorAt(Pos{File: lx.file, Line: lx.line}, format, args...)
 }
 
 func isNginxSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
@@ -387,13 +387,13 @@ func (r *nginxReader) parseBlock(lx *nginxLexer, inBlock bool, depth int) ([]*ng
 // reads them (a glob's matches sorted, as glob(3) returns them).
 func (r *nginxReader) include(d *nginxDirective, depth int) ([]*nginxDirective, error) {
 	if len(d.args) != 1 {
-		return nil, errorAt(d.pos, "invalid number of arguments in \"include\" directive")
+		return nil, ErrorAt(d.pos, "invalid number of arguments in \"include\" directive")
 	}
 	if depth+1 > nginxMaxIncludeDepth {
-		return nil, errorAt(d.pos, "include %q: includes nested more than %d deep (an include loop?)", d.arg(0), nginxMaxIncludeDepth)
+		return nil, ErrorAt(d.pos, "include %q: includes nested more than %d deep (an include loop?)", d.arg(0), nginxMaxIncludeDepth)
 	}
 	if r.open == nil {
-		return nil, errorAt(d.pos, "include %q: no way to open included files", d.arg(0))
+		return nil, ErrorAt(d.pos, "include %q: no way to open included files", d.arg(0))
 	}
 	name := d.arg(0)
 	full := name
@@ -410,14 +410,14 @@ func (r *nginxReader) include(d *nginxDirective, depth int) ([]*nginxDirective, 
 	var out []*nginxDirective
 	for _, f := range files {
 		if r.files >= nginxMaxFiles {
-			return nil, errorAt(d.pos, "include %q: more than %d files in all", name, nginxMaxFiles)
+			return nil, ErrorAt(d.pos, "include %q: more than %d files in all", name, nginxMaxFiles)
 		}
 		data, err := r.open(f)
 		if err != nil {
-			return nil, errorAt(d.pos, "include %q: %v", name, err)
+			return nil, ErrorAt(d.pos, "include %q: %v", name, err)
 		}
 		if err := r.budget.Bytes(int64(len(data)), fmt.Sprintf("include %q (%s)", name, f)); err != nil {
-			return nil, errorAt(d.pos, "%w", err)
+			return nil, ErrorAt(d.pos, "%w", err)
 		}
 		ds, err := r.parseFile(f, data, depth+1)
 		if err != nil {
@@ -433,10 +433,10 @@ func (r *nginxReader) include(d *nginxDirective, depth int) ([]*nginxDirective, 
 func (r *nginxReader) glob(d *nginxDirective, pattern string) ([]string, error) {
 	dir, elem := filepath.Split(pattern)
 	if strings.ContainsAny(dir, "*?[") {
-		return nil, errorAt(d.pos, "include %q: a glob is read only in the last path element", d.arg(0))
+		return nil, ErrorAt(d.pos, "include %q: a glob is read only in the last path element", d.arg(0))
 	}
 	if _, err := path.Match(elem, ""); err != nil {
-		return nil, errorAt(d.pos, "include %q: %v", d.arg(0), err)
+		return nil, ErrorAt(d.pos, "include %q: %v", d.arg(0), err)
 	}
 	if dir == "" {
 		dir = "."
@@ -446,7 +446,7 @@ func (r *nginxReader) glob(d *nginxDirective, pattern string) ([]string, error) 
 		return nil, nil
 	}
 	if err != nil {
-		return nil, errorAt(d.pos, "include %q: cannot list %s: %v (an Opener answers a directory with the names in it, one a line)", d.arg(0), dir, err)
+		return nil, ErrorAt(d.pos, "include %q: cannot list %s: %v (an Opener answers a directory with the names in it, one a line)", d.arg(0), dir, err)
 	}
 	var files []string
 	for _, n := range strings.Split(string(listing), "\n") {
@@ -490,7 +490,7 @@ func (s nginxSettings) with(level []*nginxDirective) (nginxSettings, error) {
 			continue
 		}
 		if seen[d.name] {
-			return nil, errorAt(d.pos, "%q directive is duplicate", d.name)
+			return nil, ErrorAt(d.pos, "%q directive is duplicate", d.name)
 		}
 		seen[d.name] = true
 		if err := checkNginxSetting(d); err != nil {
@@ -506,26 +506,26 @@ func checkNginxSetting(d *nginxDirective) error {
 	switch {
 	case strings.HasSuffix(d.name, "_next_upstream"):
 		if len(d.args) == 0 {
-			return errorAt(d.pos, "invalid number of arguments in %q directive", d.name)
+			return ErrorAt(d.pos, "invalid number of arguments in %q directive", d.name)
 		}
 		for _, a := range d.args {
 			if !nginxNextUpstreamValues[a.value] || a.value == "updating" && strings.HasPrefix(d.name, "grpc_") {
-				return errorAt(d.pos, "%s %q: not a condition nginx knows (error, timeout, invalid_header, http_500, http_502, http_503, http_504, http_403, http_404, http_429, non_idempotent, off)", d.name, a.value)
+				return ErrorAt(d.pos, "%s %q: not a condition nginx knows (error, timeout, invalid_header, http_500, http_502, http_503, http_504, http_403, http_404, http_429, non_idempotent, off)", d.name, a.value)
 			}
 		}
 		return nil
 	case d.name == "proxy_request_buffering":
 		if len(d.args) != 1 || d.arg(0) != "on" && d.arg(0) != "off" {
-			return errorAt(d.pos, "proxy_request_buffering %q: not on or off", d.rawArgs())
+			return ErrorAt(d.pos, "proxy_request_buffering %q: not on or off", d.rawArgs())
 		}
 		return nil
 	}
 	if len(d.args) != 1 {
-		return errorAt(d.pos, "invalid number of arguments in %q directive", d.name)
+		return ErrorAt(d.pos, "invalid number of arguments in %q directive", d.name)
 	}
 	if strings.HasSuffix(d.name, "_tries") {
 		if _, err := nginxNumber(d.arg(0)); err != nil {
-			return errorAt(d.pos, "%s %q: not a number of tries", d.name, d.arg(0))
+			return ErrorAt(d.pos, "%s %q: not a number of tries", d.name, d.arg(0))
 		}
 		return nil
 	}
@@ -549,7 +549,7 @@ func nginxNumber(s string) (int, error) {
 func nginxSeconds(d *nginxDirective) (float64, error) {
 	ms, err := parseNginxTime(d.arg(0), false)
 	if err != nil {
-		return 0, errorAt(d.pos, "%s %q: %v", d.name, d.arg(0), err)
+		return 0, ErrorAt(d.pos, "%s %q: %v", d.name, d.arg(0), err)
 	}
 	return float64(ms) / 1000, nil
 }
@@ -728,7 +728,7 @@ type nginxInterp struct {
 	upstreams map[string]*nginxUpstream
 	order     []*nginxUpstream
 	objects   []Object
-	names     uniqueNames
+	names     UniqueNames
 	workers   string // worker_processes as written; "" = the default, 1
 	workersAt Pos
 }
@@ -746,7 +746,7 @@ func nginxInterpret(file string, top []*nginxDirective) ([]Object, error) {
 			isMain = true
 			if d.name == "http" {
 				if len(https) > 0 {
-					return nil, errorAt(d.pos, "\"http\" directive is duplicate")
+					return nil, ErrorAt(d.pos, "\"http\" directive is duplicate")
 				}
 				https = append(https, d)
 			}
@@ -761,7 +761,7 @@ func nginxInterpret(file string, top []*nginxDirective) ([]Object, error) {
 	if isMain {
 		for _, d := range top {
 			if nginxInherited[d.name] || d.name == "proxy_pass" || d.name == "grpc_pass" {
-				return nil, errorAt(d.pos, "%q directive is not allowed here", d.name)
+				return nil, ErrorAt(d.pos, "%q directive is not allowed here", d.name)
 			}
 		}
 	}
@@ -819,7 +819,7 @@ func (in *nginxInterp) http(block []*nginxDirective) error {
 func checkNginxContext(d *nginxDirective) error {
 	switch d.name {
 	case "proxy_pass", "grpc_pass":
-		return errorAt(d.pos, "%q directive is not allowed here", d.name)
+		return ErrorAt(d.pos, "%q directive is not allowed here", d.name)
 	}
 	return nil
 }
@@ -832,11 +832,11 @@ func (in *nginxInterp) collectUpstreams(block []*nginxDirective) error {
 			continue
 		}
 		if len(d.args) != 1 {
-			return errorAt(d.pos, "invalid number of arguments in \"upstream\" directive")
+			return ErrorAt(d.pos, "invalid number of arguments in \"upstream\" directive")
 		}
 		key := strings.ToLower(d.arg(0))
 		if _, dup := in.upstreams[key]; dup {
-			return errorAt(d.pos, "duplicate upstream %q", d.arg(0))
+			return ErrorAt(d.pos, "duplicate upstream %q", d.arg(0))
 		}
 		u := &nginxUpstream{name: d.arg(0), pos: d.pos}
 		for _, s := range d.block {
@@ -855,12 +855,12 @@ func (in *nginxInterp) collectUpstreams(block []*nginxDirective) error {
 				u.balancer = s.name
 			default:
 				if nginxInherited[s.name] || s.name == "proxy_pass" || s.name == "grpc_pass" {
-					return errorAt(s.pos, "%q directive is not allowed here", s.name)
+					return ErrorAt(s.pos, "%q directive is not allowed here", s.name)
 				}
 			}
 		}
 		if len(u.servers) == 0 {
-			return errorAt(d.pos, "no servers are inside upstream %q", u.name)
+			return ErrorAt(d.pos, "no servers are inside upstream %q", u.name)
 		}
 		in.upstreams[key] = u
 		in.order = append(in.order, u)
@@ -873,7 +873,7 @@ var nginxIPv4 = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$`)
 // parseNginxServer reads a server line of an upstream block.
 func parseNginxServer(d *nginxDirective) (nginxServer, error) {
 	if len(d.args) == 0 {
-		return nginxServer{}, errorAt(d.pos, "invalid number of arguments in \"server\" directive")
+		return nginxServer{}, ErrorAt(d.pos, "invalid number of arguments in \"server\" directive")
 	}
 	s := nginxServer{addr: d.arg(0), pos: d.pos}
 	host := s.addr
@@ -898,17 +898,17 @@ func parseNginxServer(d *nginxDirective) (nginxServer, error) {
 		case strings.HasPrefix(v, "max_conns="):
 			n, err := nginxNumber(strings.TrimPrefix(v, "max_conns="))
 			if err != nil {
-				return s, errorAt(d.pos, "server %s: %q: max_conns is not a number", s.addr, v)
+				return s, ErrorAt(d.pos, "server %s: %q: max_conns is not a number", s.addr, v)
 			}
 			s.maxConns = min(n, math.MaxInt32+1)
 		case strings.HasPrefix(v, "max_fails="):
 			if _, err := nginxNumber(strings.TrimPrefix(v, "max_fails=")); err != nil {
-				return s, errorAt(d.pos, "server %s: %q: max_fails is not a number", s.addr, v)
+				return s, ErrorAt(d.pos, "server %s: %q: max_fails is not a number", s.addr, v)
 			}
 			s.maxFails = strings.TrimPrefix(v, "max_fails=")
 		case strings.HasPrefix(v, "fail_timeout="):
 			if _, err := parseNginxTime(strings.TrimPrefix(v, "fail_timeout="), true); err != nil {
-				return s, errorAt(d.pos, "server %s: %q: %v", s.addr, v, err)
+				return s, ErrorAt(d.pos, "server %s: %q: %v", s.addr, v, err)
 			}
 		}
 	}
@@ -995,7 +995,7 @@ func parseNginxLocation(d *nginxDirective) (nginxLoc, error) {
 		switch mod {
 		case "=", "~", "~*", "^~":
 		default:
-			return nginxLoc{}, errorAt(d.pos, "invalid location modifier %q", mod)
+			return nginxLoc{}, ErrorAt(d.pos, "invalid location modifier %q", mod)
 		}
 	case 1:
 		uri = d.arg(0)
@@ -1010,7 +1010,7 @@ func parseNginxLocation(d *nginxDirective) (nginxLoc, error) {
 			mod, uri = "~", uri[1:]
 		}
 	default:
-		return nginxLoc{}, errorAt(d.pos, "invalid number of arguments in \"location\" directive")
+		return nginxLoc{}, ErrorAt(d.pos, "invalid number of arguments in \"location\" directive")
 	}
 	l := nginxLoc{label: "location " + uri}
 	if mod != "" {
@@ -1121,7 +1121,7 @@ func nginxHasMatchKind(ms []Match, kind string) bool {
 func (in *nginxInterp) conditional(d *nginxDirective, label string, matches []Match, set nginxSettings) error {
 	for _, c := range d.block {
 		if nginxInherited[c.name] {
-			return errorAt(c.pos, "%q directive is not allowed here", c.name)
+			return ErrorAt(c.pos, "%q directive is not allowed here", c.name)
 		}
 	}
 	pass, err := nginxPassOf(d.block)
@@ -1151,10 +1151,10 @@ func nginxPassOf(block []*nginxDirective) (*nginxDirective, error) {
 			continue
 		}
 		if pass != nil {
-			return nil, errorAt(c.pos, "%q directive is duplicate", c.name)
+			return nil, ErrorAt(c.pos, "%q directive is duplicate", c.name)
 		}
 		if len(c.args) != 1 {
-			return nil, errorAt(c.pos, "invalid number of arguments in %q directive", c.name)
+			return nil, ErrorAt(c.pos, "invalid number of arguments in %q directive", c.name)
 		}
 		pass = c
 	}
@@ -1182,7 +1182,7 @@ func (in *nginxInterp) passTarget(d *nginxDirective) (nginxPassTarget, error) {
 		case strings.Contains(u, "$"):
 			return nginxPassTarget{host: u, dynamic: true}, nil
 		default:
-			return nginxPassTarget{}, errorAt(d.pos, "proxy_pass %q: invalid URL prefix (http:// or https://)", u)
+			return nginxPassTarget{}, ErrorAt(d.pos, "proxy_pass %q: invalid URL prefix (http:// or https://)", u)
 		}
 	default:
 		switch {
@@ -1214,11 +1214,11 @@ func (in *nginxInterp) passTarget(d *nginxDirective) (nginxPassTarget, error) {
 		name, port = name[:i], name[i+1:]
 	}
 	if name == "" {
-		return nginxPassTarget{}, errorAt(d.pos, "%s %q: no host", d.name, u)
+		return nginxPassTarget{}, ErrorAt(d.pos, "%s %q: no host", d.name, u)
 	}
 	if up := in.upstreams[strings.ToLower(name)]; up != nil {
 		if port != "" {
-			return nginxPassTarget{}, errorAt(d.pos, "upstream %q may not have port %s", up.name, port)
+			return nginxPassTarget{}, ErrorAt(d.pos, "upstream %q may not have port %s", up.name, port)
 		}
 		return nginxPassTarget{upstream: up, host: up.name}, nil
 	}
@@ -1240,13 +1240,13 @@ func (in *nginxInterp) proxyObject(name string, pos Pos, matches []Match, set ng
 	timeout := func(directive string) (*Setting[float64], error) {
 		d := set[directive]
 		if d == nil {
-			return keyed(Defaulted[float64](nginxDefaultTimeoutSeconds, pos), directive), nil
+			return Keyed(Defaulted[float64](nginxDefaultTimeoutSeconds, pos), directive), nil
 		}
 		v, err := nginxSeconds(d)
 		if err != nil {
 			return nil, err
 		}
-		return keyed(Set(v, d.pos, d.arg(0)), directive), nil
+		return Keyed(Set(v, d.pos, d.arg(0)), directive), nil
 	}
 	if o.Timeout, err = timeout(mod + "_read_timeout"); err != nil {
 		return o, err
@@ -1310,7 +1310,7 @@ func (in *nginxInterp) proxyObject(name string, pos Pos, matches []Match, set ng
 		}
 		if u := tg.upstream; u != nil {
 			peers, single = u.tries()
-			what = fmt.Sprintf("upstream %s has %s", u.name, plural(peers, "server"))
+			what = fmt.Sprintf("upstream %s has %s", u.name, Plural(peers, "server"))
 			if single {
 				what = fmt.Sprintf("upstream %s has one server, which nginx never retries", u.name)
 				if u.servers[0].name {
@@ -1359,10 +1359,10 @@ func (in *nginxInterp) proxyObject(name string, pos Pos, matches []Match, set ng
 // number.
 func (in *nginxInterp) add(o Object) {
 	name := o.Name
-	if in.names.taken[name] {
+	if in.names.Taken[name] {
 		name = fmt.Sprintf("%s (%s)", o.Name, o.Pos)
 	}
-	o.Name = in.names.name(name, func(i int) string { return fmt.Sprintf("%s #%d", name, i) })
+	o.Name = in.names.Name(name, func(i int) string { return fmt.Sprintf("%s #%d", name, i) })
 	in.objects = append(in.objects, o)
 }
 
@@ -1395,7 +1395,7 @@ func (in *nginxInterp) finish() {
 				all = false
 			}
 		}
-		desc := plural(len(u.servers), "server")
+		desc := Plural(len(u.servers), "server")
 		if backup > 0 || down > 0 {
 			desc += fmt.Sprintf(" (%d backup, %d down)", backup, down)
 		}
@@ -1437,7 +1437,7 @@ func (in *nginxInterp) finish() {
 			}
 		}
 		if failing > 0 && len(u.servers) > 1 {
-			o.Notes = append(o.Notes, fmt.Sprintf("%s without max_fails=0: after max_fails failures (default 1) a server is left out of the tries for fail_timeout (default 10s)", plural(failing, "server")))
+			o.Notes = append(o.Notes, fmt.Sprintf("%s without max_fails=0: after max_fails failures (default 1) a server is left out of the tries for fail_timeout (default 10s)", Plural(failing, "server")))
 		}
 		u.obj = &o
 		in.add(o)

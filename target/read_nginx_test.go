@@ -505,29 +505,29 @@ func TestReadNginxRoundTrip(t *testing.T) {
 			require.NoError(t, err)
 			objs, err := readNginxConfig("nginx.conf", body, nil, nil)
 			require.NoError(t, err)
-			p, err := newPlan(r, fx.opts)
+			p, err := NewPlan(r, fx.opts)
 			require.NoError(t, err)
-			p.noRetryAfter(&doc{}, "") // as the writer: no 429
-			routes := p.pathRoutes()
+			p.NoRetryAfter(&Doc{}, "") // as the writer: no 429
+			routes := p.PathRoutes()
 			require.Len(t, objs, len(routes)+1, "a location per route and the upstream: %q", lbSummaries(objs))
 			tries := 1
 			for _, rt := range routes {
-				tries = max(tries, rt.attempts)
+				tries = max(tries, rt.Attempts)
 			}
-			up := identifier(p.service, false)
+			up := Identifier(p.Service, false)
 			for i, rt := range routes {
 				o := objs[i]
-				tm := p.timers(rt, 0)
+				tm := p.Timers(rt, 0)
 				assert.Equal(t, up, o.Upstream, o.Name)
-				assert.Equal(t, ceilMs(tm.perTry.Seconds()).Seconds(), o.Timeout.Value, o.Name)
-				assert.Equal(t, tm.connect.Seconds(), o.ConnectTimeout.Value, o.Name)
+				assert.Equal(t, CeilMs(tm.PerTry.Seconds()).Seconds(), o.Timeout.Value, o.Name)
+				assert.Equal(t, tm.Connect.Seconds(), o.ConnectTimeout.Value, o.Name)
 				assert.True(t, o.TimeoutIdle)
 				var want Match
 				switch {
-				case rt.match.exact != "":
-					want = Match{Kind: MatchExact, Value: rt.match.exact}
-				case rt.match.regex != "":
-					want = Match{Kind: MatchRegex, Value: rt.match.regex}
+				case rt.Match.Exact != "":
+					want = Match{Kind: MatchExact, Value: rt.Match.Exact}
+				case rt.Match.Regex != "":
+					want = Match{Kind: MatchRegex, Value: rt.Match.Regex}
 				default:
 					want = Match{Kind: MatchPrefix, Value: "/"}
 				}
@@ -537,7 +537,7 @@ func TestReadNginxRoundTrip(t *testing.T) {
 					assert.Empty(t, o.RetryOn.Value, o.Name)
 					continue
 				}
-				assert.Equal(t, min(rt.attempts, tries), o.Attempts.Value, o.Name)
+				assert.Equal(t, min(rt.Attempts, tries), o.Attempts.Value, o.Name)
 				conds, _ := nginxConditions(rt)
 				var wantOn []string
 				for _, c := range conds {
@@ -551,7 +551,7 @@ func TestReadNginxRoundTrip(t *testing.T) {
 			}
 			u := objs[len(objs)-1]
 			assert.Equal(t, "upstream "+up, u.Name)
-			if b := p.bulkhead; b != nil {
+			if b := p.Bulkhead; b != nil {
 				require.NotNil(t, u.MaxInFlight)
 				assert.Equal(t, max(1, (*b+tries-1)/tries)*tries, u.MaxInFlight.Value, "the entries hold the whole bulkhead")
 				assert.GreaterOrEqual(t, u.MaxInFlight.Value, *b)

@@ -71,7 +71,7 @@ func detectResilience4jConfig(file string, data []byte) bool {
 // give objects of their own, "name (profile p)", with the profile's
 // values over the rest.
 func readResilience4jConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
-	b = orNew(b)
+	b = OrNew(b)
 	docs, err := r4jDocuments(b, file, data)
 	if err != nil {
 		return nil, err
@@ -98,7 +98,7 @@ func readResilience4jConfig(file string, data []byte, _ Opener, b *budget.Budget
 		// copies count against the budget, or many profiles over a large
 		// file would take its size times their number.
 		if err := b.Nodes(base.size(), "properties copied for Spring profiles"); err != nil {
-			return nil, errorAt(r4jDocPos(file, c.props), "%w", err)
+			return nil, ErrorAt(r4jDocPos(file, c.props), "%w", err)
 		}
 		m := base.clone()
 		m.add(c.props)
@@ -152,14 +152,14 @@ func r4jDocuments(b *budget.Budget, file string, data []byte) ([][]r4jProp, erro
 	case ".properties":
 		return r4jProperties(file, data)
 	case ".yml", ".yaml":
-		docs, err := yamlDocuments(b, file, data)
+		docs, err := YAMLDocuments(b, file, data)
 		if err != nil {
 			return nil, err
 		}
 		return r4jYAML(b, file, docs)
 	}
 	// Neither name: YAML when it is a YAML mapping, else properties.
-	if docs, err := yamlDocuments(b, file, data); err == nil && len(docs) > 0 && kubeResolve(docs[0]).Kind == yaml.MappingNode {
+	if docs, err := YAMLDocuments(b, file, data); err == nil && len(docs) > 0 && KubeResolve(docs[0]).Kind == yaml.MappingNode {
 		return r4jYAML(b, file, docs)
 	} else if errors.Is(err, budget.ErrSpent) {
 		return nil, err
@@ -182,7 +182,7 @@ func r4jYAML(b *budget.Budget, file string, docs []*yaml.Node) ([][]r4jProp, err
 	for _, d := range docs {
 		var props []r4jProp
 		w := r4jWalker{file: file, budget: b, out: &props}
-		if err := w.walk(d, nil, nil, nodePos(file, d), 0); err != nil {
+		if err := w.walk(d, nil, nil, NodePos(file, d), 0); err != nil {
 			return nil, err
 		}
 		out = append(out, props)
@@ -200,7 +200,7 @@ type r4jWalker struct {
 // add appends a property, its path taken from the budget.
 func (w r4jWalker) add(p r4jProp) error {
 	if err := w.budget.Nodes(int64(len(p.path)+len(p.list)), "segments of Spring properties (a property's key segments and list items; aliases expanded)"); err != nil {
-		return errorAt(p.pos, "%w", err)
+		return ErrorAt(p.pos, "%w", err)
 	}
 	*w.out = append(*w.out, p)
 	return nil
@@ -208,11 +208,11 @@ func (w r4jWalker) add(p r4jProp) error {
 
 func (w r4jWalker) walk(n *yaml.Node, path []string, at []Pos, pos Pos, depth int) error {
 	file := w.file
-	n = kubeResolve(n)
+	n = KubeResolve(n)
 	if depth > r4jMaxDepth {
-		return errorAt(pos, "%s: nested too deep", strings.Join(path, "."))
+		return ErrorAt(pos, "%s: nested too deep", strings.Join(path, "."))
 	}
-	if n == nil || kubeNull(n) {
+	if n == nil || KubeNull(n) {
 		return w.add(r4jProp{path: path, at: at, empty: true, pos: pos})
 	}
 	switch n.Kind {
@@ -226,9 +226,9 @@ func (w r4jWalker) walk(n *yaml.Node, path []string, at []Pos, pos Pos, depth in
 		// win, as in SnakeYAML.
 		for pass := 0; pass < 2; pass++ {
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				k := kubeResolve(n.Content[i])
+				k := KubeResolve(n.Content[i])
 				if k == nil || k.Kind != yaml.ScalarNode {
-					return errorAt(nodePos(file, n.Content[i]), "%s: a key that is not a name", strings.Join(path, "."))
+					return ErrorAt(NodePos(file, n.Content[i]), "%s: a key that is not a name", strings.Join(path, "."))
 				}
 				merge := k.Tag == "!!merge" || k.Value == "<<"
 				if merge != (pass == 0) {
@@ -236,12 +236,12 @@ func (w r4jWalker) walk(n *yaml.Node, path []string, at []Pos, pos Pos, depth in
 				}
 				v := n.Content[i+1]
 				if merge {
-					srcs := []*yaml.Node{kubeResolve(v)}
-					if s := kubeResolve(v); s != nil && s.Kind == yaml.SequenceNode {
+					srcs := []*yaml.Node{KubeResolve(v)}
+					if s := KubeResolve(v); s != nil && s.Kind == yaml.SequenceNode {
 						srcs = s.Content
 					}
 					for _, s := range srcs {
-						if err := w.walk(s, path, at, nodePos(file, k), depth+1); err != nil {
+						if err := w.walk(s, path, at, NodePos(file, k), depth+1); err != nil {
 							return err
 						}
 					}
@@ -251,9 +251,9 @@ func (w r4jWalker) walk(n *yaml.Node, path []string, at []Pos, pos Pos, depth in
 				p := append(append([]string(nil), path...), segs...)
 				a := append([]Pos(nil), at...)
 				for range segs {
-					a = append(a, nodePos(file, k))
+					a = append(a, NodePos(file, k))
 				}
-				if err := w.walk(v, p, a, nodePos(file, k), depth+1); err != nil {
+				if err := w.walk(v, p, a, NodePos(file, k), depth+1); err != nil {
 					return err
 				}
 			}
@@ -261,21 +261,21 @@ func (w r4jWalker) walk(n *yaml.Node, path []string, at []Pos, pos Pos, depth in
 	case yaml.SequenceNode:
 		scalars := true
 		for _, c := range n.Content {
-			if c = kubeResolve(c); c == nil || c.Kind != yaml.ScalarNode {
+			if c = KubeResolve(c); c == nil || c.Kind != yaml.ScalarNode {
 				scalars = false
 			}
 		}
 		if scalars {
 			var items []string
 			for _, c := range n.Content {
-				items = append(items, kubeResolve(c).Value)
+				items = append(items, KubeResolve(c).Value)
 			}
 			return w.add(r4jProp{path: path, at: at, list: items, isList: true, pos: pos})
 		}
 		for i, c := range n.Content {
 			p := append(append([]string(nil), path...), "["+strconv.Itoa(i)+"]")
-			a := append(append([]Pos(nil), at...), nodePos(file, c))
-			if err := w.walk(c, p, a, nodePos(file, c), depth+1); err != nil {
+			a := append(append([]Pos(nil), at...), NodePos(file, c))
+			if err := w.walk(c, p, a, NodePos(file, c), depth+1); err != nil {
 				return err
 			}
 		}
@@ -333,7 +333,7 @@ func r4jSplitKey(key string) []string {
 // starts on.
 func r4jProperties(file string, data []byte) ([][]r4jProp, error) {
 	if !utf8.Valid(data) {
-		return nil, errorAt(Pos{File: file}, "not UTF-8 text")
+		return nil, ErrorAt(Pos{File: file}, "not UTF-8 text")
 	}
 	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
 	var docs [][]r4jProp
@@ -615,10 +615,10 @@ func (m *r4jModel) lookup(mod, name, prop string) (e *r4jEntry, from string, err
 		case b != nil && strings.TrimSpace(b.value) != "":
 			next = strings.TrimSpace(b.value)
 			if s.configs[next] == nil {
-				return nil, "", errorAt(b.pos, "%s %q: resilience4j.%s.configs has no %q (resilience4j fails with ConfigurationNotFoundException)", b.key, b.value, r4jModuleKey(mod), next)
+				return nil, "", ErrorAt(b.pos, "%s %q: resilience4j.%s.configs has no %q (resilience4j fails with ConfigurationNotFoundException)", b.key, b.value, r4jModuleKey(mod), next)
 			}
 			if seen[next] {
-				return nil, "", errorAt(b.pos, "%s %q: the baseConfig chain comes back to %q", b.key, b.value, next)
+				return nil, "", ErrorAt(b.pos, "%s %q: the baseConfig chain comes back to %q", b.key, b.value, next)
 			}
 		case curName != "default" && s.configs["default"] != nil && !seen["default"]:
 			next = "default"
@@ -717,7 +717,7 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 			err = fmt.Errorf("%q: negative (resilience4j refuses it)", e.value)
 		}
 		if err != nil {
-			return nil, errorAt(e.pos, "%s %v", e.key, err)
+			return nil, ErrorAt(e.pos, "%s %v", e.key, err)
 		}
 		return Set(d.Seconds(), e.pos, e.value), nil
 	}
@@ -728,7 +728,7 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 		}
 		v, ok := springBool(e.value)
 		if !ok {
-			return false, nil, errorAt(e.pos, "%s %q: want true or false", e.key, e.value)
+			return false, nil, ErrorAt(e.pos, "%s %q: want true or false", e.key, e.value)
 		}
 		return v, e, nil
 	}
@@ -739,7 +739,7 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 		}
 		v, perr := strconv.ParseFloat(strings.TrimSpace(e.value), 64)
 		if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, nil, errorAt(e.pos, "%s %q: not a number", e.key, e.value)
+			return 0, nil, ErrorAt(e.pos, "%s %q: not a number", e.key, e.value)
 		}
 		return v, e, nil
 	}
@@ -750,7 +750,7 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 		}
 		v, perr := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(e.value), "+"), 10, 32)
 		if perr != nil {
-			return 0, nil, errorAt(e.pos, "%s %q: not a whole number", e.key, e.value)
+			return 0, nil, ErrorAt(e.pos, "%s %q: not a whole number", e.key, e.value)
 		}
 		return int(v), e, nil
 	}
@@ -786,7 +786,7 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 		case err != nil:
 			return obj, err
 		case e != nil && n < 1:
-			return obj, errorAt(e.pos, "%s %q: resilience4j requires at least 1 (maxAttempts counts the first call)", e.key, e.value)
+			return obj, ErrorAt(e.pos, "%s %q: resilience4j requires at least 1 (maxAttempts counts the first call)", e.key, e.value)
 		case e != nil:
 			obj.Attempts = Set(n, e.pos, e.value)
 		default:
@@ -842,7 +842,7 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 		case err != nil:
 			return obj, err
 		case e != nil && n < 0:
-			return obj, errorAt(e.pos, "%s %q: negative", e.key, e.value)
+			return obj, ErrorAt(e.pos, "%s %q: negative", e.key, e.value)
 		case e != nil:
 			obj.MaxInFlight = Set(n, e.pos, e.value)
 		default:
@@ -915,7 +915,7 @@ func r4jBackoff(obj *Object, pos Pos,
 		if e == nil {
 			f = r4jDefaultRandomness
 		} else if f < 0 || f >= 1 {
-			return errorAt(e.pos, "%s %q: resilience4j takes 0 to less than 1", e.key, e.value)
+			return ErrorAt(e.pos, "%s %q: resilience4j takes 0 to less than 1", e.key, e.value)
 		}
 		obj.Jitter = "±" + strconv.FormatFloat(f*100, 'f', -1, 64) + " %"
 		obj.JitterAbove = f
@@ -931,7 +931,7 @@ func r4jBackoff(obj *Object, pos Pos,
 	if e == nil {
 		mult = r4jDefaultMultiplier
 	} else if mult < 1 {
-		return errorAt(e.pos, "%s %q: resilience4j requires at least 1", e.key, e.value)
+		return ErrorAt(e.pos, "%s %q: resilience4j requires at least 1", e.key, e.value)
 	}
 	maxWait, err := dur("retry", "exponentialmaxwaitduration")
 	if err != nil {

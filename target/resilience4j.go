@@ -14,10 +14,10 @@ var resilience4jTarget = Target{
 	File:    "resilience4j.yaml",
 	Summary: "resilience4j (Spring Boot YAML): timelimiter, bulkhead and retry instances",
 	Comment: "#",
-	render:  renderResilience4j,
-	read:    readResilience4jConfig,
-	detect:  detectResilience4jConfig,
-	naming:  resilience4jNaming,
+	Write:   renderResilience4j,
+	Reader:  readResilience4jConfig,
+	Detect:  detectResilience4jConfig,
+	Naming:  Resilience4jNaming,
 }
 
 // Exceptions resilience4j's Retry may retry (retryExceptions): for a call
@@ -31,25 +31,25 @@ var (
 	r4jIdempotent = []string{"java.io.IOException", "java.util.concurrent.TimeoutException"}
 )
 
-func renderResilience4j(p *plan, d *doc) error {
-	d.note("resilience4j instances for %q (Spring Boot application.yaml), written by tunetimeout from measured latency.", p.service)
-	d.note("Spring's aspects decorate a call as Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(call))))): the time limit applies to every attempt, and nothing bounds the whole call, so the retries are fitted so that every attempt may time out in full within the deadline.")
-	d.note("The @TimeLimiter aspect needs a CompletionStage (or reactive) return type and does not interrupt the work it stops waiting for.")
-	routes := p.groupRoutes()
+func renderResilience4j(p *Plan, d *Doc) error {
+	d.Note("resilience4j instances for %q (Spring Boot application.yaml), written by tunetimeout from measured latency.", p.Service)
+	d.Note("Spring's aspects decorate a call as Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(call))))): the time limit applies to every attempt, and nothing bounds the whole call, so the retries are fitted so that every attempt may time out in full within the deadline.")
+	d.Note("The @TimeLimiter aspect needs a CompletionStage (or reactive) return type and does not interrupt the work it stops waiting for.")
+	routes := p.GroupRoutes()
 	inst := make([]string, len(routes))
-	names := newUnique("-")
+	names := NewUnique("-")
 	for i, rt := range routes {
-		n := resilience4jNaming.service(p.service)
+		n := Resilience4jNaming.Service(p.Service)
 		if len(routes) > 1 {
-			n = resilience4jNaming.of(n, rt.group)
+			n = Resilience4jNaming.Of(n, rt.Group)
 		}
-		inst[i] = names.name(n)
+		inst[i] = names.Name(n)
 	}
 	type fitted struct {
 		attempts      int
 		perTry, worst time.Duration
 		fellBack      bool
-		asked         route
+		asked         Route
 		askedN        int // the attempts the route's own retries would fit
 	}
 	fits := make([]fitted, len(routes))
@@ -57,85 +57,85 @@ func renderResilience4j(p *plan, d *doc) error {
 		// The wait before retry i: min(randomized(base x 2^i), cap) with a
 		// factor of 0.5 (IntervalFunction.ofExponentialRandomBackoff caps
 		// after randomizing): at most min(1.5 x base x 2^i, cap).
-		wait := func(i int) time.Duration { return min(rt.window(i)*3/2, rt.backoffCap) }
+		wait := func(i int) time.Duration { return min(rt.Window(i)*3/2, rt.BackoffCap) }
 		// A connect failure is bounded by the client's connect timeout,
 		// which resilience4j does not set: only the time limiter bounds an
 		// attempt, whatever its failure.
-		fr, n, perTry, worst, fellBack := rt.fitStatic(0, rt.perTry, wait, rt.attempts)
-		k, _, _ := rt.staticFit(0, rt.perTry, wait, rt.attempts)
+		fr, n, perTry, worst, fellBack := rt.FitStatic(0, rt.PerTry, wait, rt.Attempts)
+		k, _, _ := rt.StaticFit(0, rt.PerTry, wait, rt.Attempts)
 		fits[i] = fitted{n, perTry, worst, fellBack, rt, k}
 		routes[i] = fr
 	}
-	d.p("resilience4j:\n  timelimiter:\n    instances:\n")
+	d.Printf("resilience4j:\n  timelimiter:\n    instances:\n")
 	for i, rt := range routes {
-		d.note("instance %s (group %q):", inst[i], rt.group)
-		why := rt.perTryWhy
-		if fits[i].perTry != rt.perTry {
+		d.Note("instance %s (group %q):", inst[i], rt.Group)
+		why := rt.PerTryWhy
+		if fits[i].perTry != rt.PerTry {
 			why = "the deadline less the connect timeout: one attempt must fit the deadline"
 		}
-		d.note("  timelimiter timeoutDuration %s: %s", unitDur(fits[i].perTry), why)
-		d.p("      %s:\n        timeoutDuration: %s\n        cancelRunningFuture: true\n", inst[i], unitDur(fits[i].perTry))
+		d.Note("  timelimiter timeoutDuration %s: %s", UnitDur(fits[i].perTry), why)
+		d.Printf("      %s:\n        timeoutDuration: %s\n        cancelRunningFuture: true\n", inst[i], UnitDur(fits[i].perTry))
 	}
-	if p.bulkhead != nil {
-		d.p("  bulkhead:\n    instances:\n")
+	if p.Bulkhead != nil {
+		d.Printf("  bulkhead:\n    instances:\n")
 		for i, rt := range routes {
-			b, why := p.bulkhead, p.bulkheadWhy
-			if rt.bulkhead != nil {
-				b, why = rt.bulkhead, rt.bulkheadWhy
+			b, why := p.Bulkhead, p.BulkheadWhy
+			if rt.Bulkhead != nil {
+				b, why = rt.Bulkhead, rt.BulkheadWhy
 			}
-			d.note("bulkhead %s maxConcurrentCalls %s; maxWaitDuration 0: a full bulkhead fails fast", inst[i], why)
-			d.p("      %s:\n        maxConcurrentCalls: %d\n        maxWaitDuration: 0ms\n", inst[i], *b)
+			d.Note("bulkhead %s maxConcurrentCalls %s; maxWaitDuration 0: a full bulkhead fails fast", inst[i], why)
+			d.Printf("      %s:\n        maxConcurrentCalls: %d\n        maxWaitDuration: 0ms\n", inst[i], *b)
 		}
 	} else {
-		d.note("no bulkhead: the report has no call rate (analyze --rate, or timestamps)")
+		d.Note("no bulkhead: the report has no call rate (analyze --rate, or timestamps)")
 	}
-	connect, cwhy := p.clusterConnect()
-	d.note("set the HTTP client's connect timeout to %s (%s): resilience4j has none", unitDur(connect), cwhy)
+	connect, cwhy := p.ClusterConnect()
+	d.Note("set the HTTP client's connect timeout to %s (%s): resilience4j has none", UnitDur(connect), cwhy)
 	// Every group gets a retry instance, maxAttempts 1 where no retry fits:
 	// a @Retry(name = ...) whose instance is not configured takes the
 	// defaults of RetryConfig (maxAttempts 3, waitDuration 500ms, every
 	// exception retried, the TimeLimiter's TimeoutException included).
-	d.p("  retry:\n    instances:\n")
+	d.Printf("  retry:\n    instances:\n")
 	for i, rt := range routes {
 		f := fits[i]
 		if f.attempts <= 1 {
-			why := rt.attemptsWhy
-			if rt.attempts > 1 {
-				why = fmt.Sprintf("%s, but with every attempt timing out in full only 1 fits the deadline of %s (worst case %s)", rt.attemptsWhy, fmtDur(rt.deadline), fmtDur(f.worst))
+			why := rt.AttemptsWhy
+			if rt.Attempts > 1 {
+				why = fmt.Sprintf("%s, but with every attempt timing out in full only 1 fits the deadline of %s (worst case %s)", rt.AttemptsWhy, FmtDur(rt.Deadline), FmtDur(f.worst))
 			}
-			d.note("retry %s maxAttempts 1, no retries: %s; written so that a @Retry naming it does not take resilience4j's defaults (3 attempts, 500ms apart, every exception retried)", inst[i], why)
-			d.p("      %s:\n        maxAttempts: 1\n", inst[i])
+			d.Note("retry %s maxAttempts 1, no retries: %s; written so that a @Retry naming it does not take resilience4j's defaults (3 attempts, 500ms apart, every exception retried)", inst[i], why)
+			d.Printf("      %s:\n        maxAttempts: 1\n", inst[i])
 			continue
 		}
-		d.note("retry %s maxAttempts %d (the first call included): %s", inst[i], f.attempts, rt.attemptsWhy)
+		d.Note("retry %s maxAttempts %d (the first call included): %s", inst[i], f.attempts, rt.AttemptsWhy)
 		if f.fellBack {
-			d.note("  connection failures only: retrying %s, where every attempt may time out in full, would fit %s in the deadline of %s; a failed connect costs a retry no more than the connect timeout", strings.Join(f.asked.retryOn, ", "), plural(f.askedN, "attempt"), fmtDur(rt.deadline))
+			d.Note("  connection failures only: retrying %s, where every attempt may time out in full, would fit %s in the deadline of %s; a failed connect costs a retry no more than the connect timeout", strings.Join(f.asked.RetryOn, ", "), Plural(f.askedN, "attempt"), FmtDur(rt.Deadline))
 		}
-		if f.attempts < rt.attempts {
-			d.note("  %d of them: with every attempt failing as slowly as it can and every wait at its largest, more would not fit the deadline of %s", f.attempts, fmtDur(rt.deadline))
+		if f.attempts < rt.Attempts {
+			d.Note("  %d of them: with every attempt failing as slowly as it can and every wait at its largest, more would not fit the deadline of %s", f.attempts, FmtDur(rt.Deadline))
 		}
-		if rt.deadline > 0 {
-			d.note("  worst case %s, within the deadline of %s", fmtDur(f.worst), fmtDur(rt.deadline))
+		if rt.Deadline > 0 {
+			d.Note("  worst case %s, within the deadline of %s", FmtDur(f.worst), FmtDur(rt.Deadline))
 		}
-		d.note("  waitDuration %s doubling up to exponentialMaxWaitDuration %s: %s", unitDur(rt.backoffBase), unitDur(rt.backoffCap), rt.backoffWhy)
-		d.note("  randomizedWaitFactor 0.5 spreads each wait over +/- 50 %% around it, then caps it: resilience4j's jitter is not full jitter (uniform from 0 to the wait); exponentialMaxWaitDuration only applies with the multiplier and the factor set, as here")
+		d.Note("  waitDuration %s doubling up to exponentialMaxWaitDuration %s: %s", UnitDur(rt.BackoffBase), UnitDur(rt.BackoffCap), rt.BackoffWhy)
+		d.Note("  randomizedWaitFactor 0.5 spreads each wait over +/- 50 %% around it, then caps it: resilience4j's jitter is not full jitter (uniform from 0 to the wait); exponentialMaxWaitDuration only applies with the multiplier and the factor set, as here")
 		exc := r4jIdempotent
-		if rt.neverSentOnly() {
+		if rt.NeverSentOnly() {
 			exc = r4jNeverSent
-			why := rt.idempotentWhy
+			why := rt.IdempotentWhy
 			if f.fellBack {
 				why = "only they fit the deadline"
 			}
-			d.note("  retryExceptions %s: %s, so only failures before the request was sent are retried (resilience4j's default retries every exception, a timeout included)", strings.Join(exc, ", "), why)
+			d.Note("  retryExceptions %s: %s, so only failures before the request was sent are retried (resilience4j's default retries every exception, a timeout included)", strings.Join(exc, ", "), why)
 		} else {
-			d.note("  retryExceptions %s: I/O failures and the time limiter's timeout, from %s; status codes need the HTTP client's exception for them (or a resultPredicate)", strings.Join(exc, ", "), strings.Join(rt.retryOn, ", "))
+			d.Note("  retryExceptions %s: I/O failures and the time limiter's timeout, from %s; status codes need the HTTP client's exception for them (or a resultPredicate)", strings.Join(exc, ", "), strings.Join(rt.RetryOn, ", "))
 		}
-		d.note("  resilience4j matches the exception thrown, not its causes: Spring's RestTemplate and WebClient wrap these (ResourceAccessException, WebClientRequestException); with them, point retryExceptionPredicate at a Predicate<Throwable> that walks getCause()")
-		d.p("      %s:\n        maxAttempts: %d\n        waitDuration: %s\n", inst[i], f.attempts, unitDur(rt.backoffBase))
-		d.p("        enableExponentialBackoff: true\n        exponentialBackoffMultiplier: 2\n        exponentialMaxWaitDuration: %s\n", unitDur(rt.backoffCap))
-		d.p("        enableRandomizedWait: true\n        randomizedWaitFactor: 0.5\n        retryExceptions:\n")
+		d.Note("  resilience4j matches the exception thrown, not its causes: Spring's RestTemplate and WebClient wrap these (ResourceAccessException, WebClientRequestException); with them, point retryExceptionPredicate at a Predicate<Throwable> that walks getCause()")
+		d.Printf("      %s:\n        maxAttempts: %d\n        waitDuration: %s\n", inst[i], f.attempts, UnitDur(rt.BackoffBase))
+		d.Printf("        enableExponentialBackoff: true\n        exponentialBackoffMultiplier: 2\n        exponentialMaxWaitDuration: %s\n", UnitDur(rt.BackoffCap))
+		d.Printf("        enableRandomizedWait: true\n        randomizedWaitFactor: 0.5\n        retryExceptions:\n")
 		for _, e := range exc {
-			d.p("        - %s\n", e)
+			d.Printf("        - %s\n", e)
 		}
 	}
 	var retrying []string
@@ -156,9 +156,9 @@ func renderResilience4j(p *plan, d *doc) error {
 // call. Without code for that, SPRING_APPLICATION_JSON overrides the
 // properties at a restart
 // (https://docs.spring.io/spring-boot/reference/features/external-config.html#features.external-config.application-json).
-func resilience4jSwitch(d *doc, names []string) {
+func resilience4jSwitch(d *Doc, names []string) {
 	if len(names) == 0 {
-		d.note("Retries off during an incident: no retry instance here retries.")
+		d.Note("Retries off during an incident: no retry instance here retries.")
 		return
 	}
 	instances := map[string]any{}
@@ -169,5 +169,5 @@ func resilience4jSwitch(d *doc, names []string) {
 	if err != nil { // names and numbers only
 		panic(err)
 	}
-	d.note("Retries off during an incident, without a deploy: resilience4j has no switch, and Spring Boot binds this file when the application starts, but the @Retry aspect looks its instance up in the RetryRegistry on every call, so code the service runs (an admin endpoint) can replace it: retryRegistry.replace(NAME, Retry.of(NAME, RetryConfig.from(retryRegistry.retry(NAME).getRetryConfig()).maxAttempts(1).build())) for NAME in %s; the next call makes one attempt. Without such code, restart the same build with SPRING_APPLICATION_JSON='%s'. Replace them back, or restart without it, to restore the retries.", strings.Join(names, ", "), props)
+	d.Note("Retries off during an incident, without a deploy: resilience4j has no switch, and Spring Boot binds this file when the application starts, but the @Retry aspect looks its instance up in the RetryRegistry on every call, so code the service runs (an admin endpoint) can replace it: retryRegistry.replace(NAME, Retry.of(NAME, RetryConfig.from(retryRegistry.retry(NAME).getRetryConfig()).maxAttempts(1).build())) for NAME in %s; the next call makes one attempt. Without such code, restart the same build with SPRING_APPLICATION_JSON='%s'. Replace them back, or restart without it, to restore the retries.", strings.Join(names, ", "), props)
 }

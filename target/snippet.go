@@ -74,20 +74,20 @@ type Target struct {
 	// takes (nginx reads at most 4096 bytes of one); longer header lines are
 	// broken into several.
 	MaxLine int
-	render  func(p *plan, d *doc) error
+	Write   func(p *Plan, d *Doc) error
 	// read, when set, reads a config file of this target (read.go):
 	// `tunetimeout check` holds its values against the data. detect says
 	// whether a file is one this target reads, from its name and first
 	// bytes, so that check needs no --config-format for the usual files.
-	read   func(file string, data []byte, open Opener, b *budget.Budget) ([]Object, error)
-	detect func(file string, data []byte) bool
+	Reader func(file string, data []byte, open Opener, b *budget.Budget) ([]Object, error)
+	Detect func(file string, data []byte) bool
 	// naming, when set, is how the target's snippet names each group's
 	// object, which check reads back as the group it serves (naming.go).
-	naming *naming
+	Naming *Naming
 }
 
 // Reads reports whether the target reads config files.
-func (t Target) Reads() bool { return t.read != nil }
+func (t Target) Reads() bool { return t.Reader != nil }
 
 // Read reads a config file of this target; open reads the files it
 // includes. It reads within a budget of its own: ReadWithin shares one
@@ -102,16 +102,16 @@ func (t Target) Read(file string, data []byte, open Opener) ([]Object, error) {
 // The bytes of file itself are the caller's to charge, once however many
 // targets read it.
 func (t Target) ReadWithin(b *budget.Budget, file string, data []byte, open Opener) ([]Object, error) {
-	if t.read == nil {
+	if t.Reader == nil {
 		return nil, fmt.Errorf("%s: reading its config is not supported", t.Name)
 	}
-	return t.read(file, data, open, b)
+	return t.Reader(file, data, open, b)
 }
 
 // Detects reports whether file (its name and contents) looks like a config
 // of this target.
 func (t Target) Detects(file string, data []byte) bool {
-	return t.detect != nil && t.detect(file, data)
+	return t.Detect != nil && t.Detect(file, data)
 }
 
 // targets is the registry of snippet targets, in the order --emit all
@@ -211,7 +211,7 @@ func (t Target) Render(r *report.Report, o Options) ([]byte, error) {
 			b.WriteByte('\n')
 		}
 	}
-	b.Write(d.body.Bytes())
+	b.Write(d.Body.Bytes())
 	return b.Bytes(), nil
 }
 
@@ -226,31 +226,31 @@ func (t Target) Explain(r *report.Report, o Options) ([]string, error) {
 	return d.header, nil
 }
 
-func (t Target) run(r *report.Report, o Options) (*doc, error) {
-	p, err := newPlan(r, o)
+func (t Target) run(r *report.Report, o Options) (*Doc, error) {
+	p, err := NewPlan(r, o)
 	if err != nil {
 		return nil, err
 	}
-	d := &doc{}
-	if err := t.render(p, d); err != nil {
+	d := &Doc{}
+	if err := t.Write(p, d); err != nil {
 		return nil, fmt.Errorf("%s: %w", t.Name, err)
 	}
 	return d, nil
 }
 
 // doc collects one snippet: its header lines and its body.
-type doc struct {
+type Doc struct {
 	header []string
-	body   bytes.Buffer
+	Body   bytes.Buffer
 }
 
 // note adds a header line.
-func (d *doc) note(format string, args ...any) {
-	d.header = append(d.header, oneLine(fmt.Sprintf(format, args...)))
+func (d *Doc) Note(format string, args ...any) {
+	d.header = append(d.header, OneLine(fmt.Sprintf(format, args...)))
 }
 
 // p writes to the body.
-func (d *doc) p(format string, args ...any) { fmt.Fprintf(&d.body, format, args...) }
+func (d *Doc) Printf(format string, args ...any) { fmt.Fprintf(&d.Body, format, args...) }
 
 // splitLine breaks s into pieces of at most max bytes, on rune boundaries,
 // the later ones indented; max <= 0 keeps s whole.
@@ -273,7 +273,7 @@ func splitLine(s string, max int) []string {
 // oneLine keeps a header line on one line whatever a group name holds, and
 // shows its control and bidirectional characters as escapes (\x1b): a
 // comment is read on a terminal too.
-func oneLine(s string) string { return escape.Visible(s) }
+func OneLine(s string) string { return escape.Visible(s) }
 
 // sortedKeys returns the keys of a map in order.
 func sortedKeys[V any](m map[string]V) []string {

@@ -146,11 +146,11 @@ func TestFormats(t *testing.T) {
 		{ms, "0.001s", "1ms", "1ms", "0.001", "1 * time.Millisecond"},
 		{3723004 * ms, "3723.004s", "3723004ms", "1h2m3s4ms", "3723.004", "3723004 * time.Millisecond"},
 	} {
-		assert.Equal(t, tc.proto, protoDur(tc.d))
-		assert.Equal(t, tc.unit, unitDur(tc.d))
-		assert.Equal(t, tc.gateway, gatewayDur(tc.d))
-		assert.Equal(t, tc.py, pySeconds(tc.d))
-		assert.Equal(t, tc.goLiteral, goDurLit(tc.d))
+		assert.Equal(t, tc.proto, ProtoDur(tc.d))
+		assert.Equal(t, tc.unit, UnitDur(tc.d))
+		assert.Equal(t, tc.gateway, GatewayDur(tc.d))
+		assert.Equal(t, tc.py, PySeconds(tc.d))
+		assert.Equal(t, tc.goLiteral, GoDurLit(tc.d))
 	}
 	for _, tc := range []struct {
 		s    float64
@@ -158,7 +158,7 @@ func TestFormats(t *testing.T) {
 	}{
 		{0.8, 800 * ms}, {0.3, 300 * ms}, {0.7915, 792 * ms}, {0.0000001, ms}, {0, ms}, {1.0000000004, time.Second}, {1.0000004, 1001 * ms},
 	} {
-		assert.Equal(t, tc.want, ceilMs(tc.s), "ceilMs(%v)", tc.s)
+		assert.Equal(t, tc.want, CeilMs(tc.s), "ceilMs(%v)", tc.s)
 	}
 }
 
@@ -166,18 +166,18 @@ func TestFormats(t *testing.T) {
 func TestMatch(t *testing.T) {
 	for _, tc := range []struct {
 		group string
-		want  match
+		want  PathMatch
 	}{
-		{"all", match{catchAll: true}},
-		{"other", match{catchAll: true}},
-		{"/users", match{exact: "/users", prefix: "/users"}},
-		{"GET /users/{id}", match{method: "GET", prefix: "/users/", regex: `^/users/[^/]+$`}},
-		{"/users/{id} POST", match{method: "POST", prefix: "/users/", regex: `^/users/[^/]+$`}},
-		{"/static/*", match{prefix: "/static/", regex: `^/static/.*$`}},
-		{"/a.b/{x}/c", match{prefix: "/a.b/", regex: `^/a\.b/[^/]+/c$`}},
-		{"DELETE", match{method: "DELETE", prefix: "/"}},
-		{"checkout", match{catchAll: true, notPath: true, prefix: "/"}},
-		{"2xx", match{catchAll: true, notPath: true, prefix: "/"}},
+		{"all", PathMatch{CatchAll: true}},
+		{"other", PathMatch{CatchAll: true}},
+		{"/users", PathMatch{Exact: "/users", Prefix: "/users"}},
+		{"GET /users/{id}", PathMatch{Method: "GET", Prefix: "/users/", Regex: `^/users/[^/]+$`}},
+		{"/users/{id} POST", PathMatch{Method: "POST", Prefix: "/users/", Regex: `^/users/[^/]+$`}},
+		{"/static/*", PathMatch{Prefix: "/static/", Regex: `^/static/.*$`}},
+		{"/a.b/{x}/c", PathMatch{Prefix: "/a.b/", Regex: `^/a\.b/[^/]+/c$`}},
+		{"DELETE", PathMatch{Method: "DELETE", Prefix: "/"}},
+		{"checkout", PathMatch{CatchAll: true, NotPath: true, Prefix: "/"}},
+		{"2xx", PathMatch{CatchAll: true, NotPath: true, Prefix: "/"}},
 	} {
 		assert.Equal(t, tc.want, parseMatch(tc.group), tc.group)
 	}

@@ -16,31 +16,31 @@ import (
 const (
 	// retriesOffEnv names the file whose presence turns the Go and httpx
 	// snippets' retries off; read once, when the process starts.
-	retriesOffEnv = "TUNETIMEOUT_RETRIES_OFF_FILE"
+	RetriesOffEnv = "TUNETIMEOUT_RETRIES_OFF_FILE"
 	// retriesOffDefault is that file without the variable.
-	retriesOffDefault = "/etc/tunetimeout/retries-off"
+	RetriesOffDefault = "/etc/tunetimeout/retries-off"
 )
 
 // noteRetriesOffFile says how to flip the file switch of a code snippet
 // whose retry loop is fn. A ConfigMap mounted as a volume is updated in
 // running pods by the kubelet, one mounted with subPath is not
 // (https://kubernetes.io/docs/concepts/configuration/configmap/#mounted-configmaps-are-updated-automatically).
-func noteRetriesOffFile(d *doc, fn string) {
-	d.note("Retries off during an incident, without a deploy or a restart: create the file named by the environment variable %s (default %s; the variable is read when the process starts), e.g. `touch %s`, or add the key retries-off to a ConfigMap mounted at %s (not with subPath: the kubelet then updates it in running pods). %s looks for the file on every call and, while it exists, makes one attempt per call whatever the policy; remove the file to restore retries.",
-		retriesOffEnv, retriesOffDefault, retriesOffDefault, "/etc/tunetimeout", fn)
+func NoteRetriesOffFile(d *Doc, fn string) {
+	d.Note("Retries off during an incident, without a deploy or a restart: create the file named by the environment variable %s (default %s; the variable is read when the process starts), e.g. `touch %s`, or add the key retries-off to a ConfigMap mounted at %s (not with subPath: the kubelet then updates it in running pods). %s looks for the file on every call and, while it exists, makes one attempt per call whatever the policy; remove the file to restore retries.",
+		RetriesOffEnv, RetriesOffDefault, RetriesOffDefault, "/etc/tunetimeout", fn)
 }
 
 // nginxRetriesOffSed and haproxyRetriesOffSed are the edits that turn a
 // written config's retries off, as sed expressions (POSIX extended): they
 // match a directive at the start of a line only, so no comment changes.
 const (
-	nginxRetriesOffSed   = `s/^([[:space:]]*)proxy_next_upstream [^;]*;/\1proxy_next_upstream off;/`
-	haproxyRetriesOffSed = `s/^([[:space:]]*)retries [0-9]+/\1retries 0/`
+	NginxRetriesOffSed   = `s/^([[:space:]]*)proxy_next_upstream [^;]*;/\1proxy_next_upstream off;/`
+	HAProxyRetriesOffSed = `s/^([[:space:]]*)retries [0-9]+/\1retries 0/`
 )
 
 // jsonPatchOp is one operation of a JSON Patch (RFC 6902), as kubectl
 // patch --type=json takes it.
-type jsonPatchOp struct {
+type JSONPatchOp struct {
 	Op    string `json:"op"`
 	Path  string `json:"path"`
 	Value any    `json:"value"`
@@ -49,7 +49,7 @@ type jsonPatchOp struct {
 // kubectlJSONPatch is the command that applies ops to one resource. The
 // patch is JSON in single quotes for a POSIX shell: its strings are
 // paths and names the snippet wrote, never a quote.
-func kubectlJSONPatch(resource, name, ns string, ops []jsonPatchOp) string {
+func KubectlJSONPatch(resource, name, ns string, ops []JSONPatchOp) string {
 	b, err := json.Marshal(ops)
 	if err != nil { // ops hold strings, numbers and booleans only
 		panic(err)
@@ -59,10 +59,10 @@ func kubectlJSONPatch(resource, name, ns string, ops []jsonPatchOp) string {
 
 // kubectlSwitchNote says how to turn a Kubernetes resource's retries off
 // with the commands given, or that no route of the snippet retries.
-func kubectlSwitchNote(d *doc, what string, cmds []string, undo string) {
+func KubectlSwitchNote(d *Doc, what string, cmds []string, undo string) {
 	if len(cmds) == 0 {
-		d.note("Retries off during an incident: no %s here retries.", what)
+		d.Note("Retries off during an incident: no %s here retries.", what)
 		return
 	}
-	d.note("Retries off during an incident, without a deploy: %s; %s", strings.Join(cmds, "; "), undo)
+	d.Note("Retries off during an incident, without a deploy: %s; %s", strings.Join(cmds, "; "), undo)
 }

@@ -71,7 +71,7 @@ func decodeYAMLDocs(t *testing.T, body []byte) []map[string]any {
 // applyJSONPatch applies the add and replace operations of a JSON Patch
 // (RFC 6902) to doc: every step of a path must exist but the last of an
 // add into an object, and replace needs its member.
-func applyJSONPatch(t *testing.T, doc map[string]any, ops []jsonPatchOp) {
+func applyJSONPatch(t *testing.T, doc map[string]any, ops []JSONPatchOp) {
 	t.Helper()
 	for _, op := range ops {
 		steps := strings.Split(strings.TrimPrefix(op.Path, "/"), "/")
@@ -106,17 +106,17 @@ func applyJSONPatch(t *testing.T, doc map[string]any, ops []jsonPatchOp) {
 // name, namespace and the JSON Patch, which must be well-formed JSON.
 func kubectlPatches(t *testing.T, note string) (out []struct {
 	resource, name, ns string
-	ops                []jsonPatchOp
+	ops                []JSONPatchOp
 }) {
 	t.Helper()
 	re := regexp.MustCompile(`kubectl patch (\S+) (\S+) -n (\S+) --type=json -p '([^']*)'`)
 	for _, m := range re.FindAllStringSubmatch(note, -1) {
-		var ops []jsonPatchOp
+		var ops []JSONPatchOp
 		require.NoError(t, json.Unmarshal([]byte(m[4]), &ops), "the patch is JSON: %s", m[4])
 		require.NotEmpty(t, ops)
 		out = append(out, struct {
 			resource, name, ns string
-			ops                []jsonPatchOp
+			ops                []JSONPatchOp
 		}{m[1], m[2], m[3], ops})
 	}
 	return out

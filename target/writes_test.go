@@ -43,11 +43,11 @@ func withMethods(t *testing.T) *report.Report {
 func TestHedgeSafeOnly(t *testing.T) {
 	r := withMethods(t)
 	require.NotNil(t, r.Groups[0].Policy.Hedge, "the report hedges the PUT")
-	p, err := newPlan(r, Options{})
+	p, err := NewPlan(r, Options{})
 	require.NoError(t, err)
 	hedged := map[string]bool{}
-	for _, rt := range p.routes {
-		hedged[rt.group] = rt.hedge != nil
+	for _, rt := range p.Routes {
+		hedged[rt.Group] = rt.Hedge != nil
 	}
 	assert.Equal(t, map[string]bool{"/api/orders/{id} PUT": false, "/api/search GET": true, "/api/users POST": false, "catch-all": false}, hedged)
 
@@ -70,16 +70,16 @@ func TestCatchAllOfMethodRoutes(t *testing.T) {
 		r.Groups[i].Name += " GET"
 		r.Groups[i].Policy.Method = &get
 	}
-	p, err := newPlan(r, Options{})
+	p, err := NewPlan(r, Options{})
 	require.NoError(t, err)
-	c := p.routes[len(p.routes)-1]
-	require.True(t, c.synthetic)
-	assert.False(t, c.idempotent)
-	assert.Nil(t, c.hedge)
-	assert.Equal(t, []string{"connect-failure", "refused-stream"}, c.retryOn)
-	assert.Contains(t, c.idempotentWhy, "the methods no group measured")
-	for _, rt := range p.routes[:len(p.routes)-1] {
-		assert.NotNil(t, rt.hedge, rt.group)
+	c := p.Routes[len(p.Routes)-1]
+	require.True(t, c.Synthetic)
+	assert.False(t, c.Idempotent)
+	assert.Nil(t, c.Hedge)
+	assert.Equal(t, []string{"connect-failure", "refused-stream"}, c.RetryOn)
+	assert.Contains(t, c.IdempotentWhy, "the methods no group measured")
+	for _, rt := range p.Routes[:len(p.Routes)-1] {
+		assert.NotNil(t, rt.Hedge, rt.Group)
 	}
 }
 
@@ -136,10 +136,10 @@ func TestResilience4jRetryInstanceAlways(t *testing.T) {
 		require.NoError(t, err)
 		var c r4jConfig
 		require.NoError(t, yaml.Unmarshal(body, &c), fx)
-		p, err := newPlan(r, Options{})
+		p, err := NewPlan(r, Options{})
 		require.NoError(t, err)
 		require.NotNil(t, c.Resilience4j.Retry, "%s: no retry instances:\n%s", fx, body)
-		require.Len(t, c.Resilience4j.Retry.Instances, len(p.groupRoutes()), "%s: one retry instance per group:\n%s", fx, body)
+		require.Len(t, c.Resilience4j.Retry.Instances, len(p.GroupRoutes()), "%s: one retry instance per group:\n%s", fx, body)
 		for name, in := range c.Resilience4j.Retry.Instances {
 			assert.GreaterOrEqual(t, in.MaxAttempts, 1, "%s %s", fx, name)
 		}
