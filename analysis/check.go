@@ -25,6 +25,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/simulate"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 // CheckOptions are the options of `tunetimeout check`: the data, read as
@@ -409,7 +410,7 @@ func prometheusGroups(ctx context.Context, o CheckOptions) (map[string]checkedGr
 func readConfigs(files []string, format string, stdin io.Reader) ([]target.Object, []string, error) {
 	var named *target.Target
 	if format != "" {
-		t, err := target.Lookup(format)
+		t, err := targets.Lookup(format)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -432,21 +433,21 @@ func readConfigs(files []string, format string, stdin io.Reader) ([]target.Objec
 			return nil, nil, err
 		}
 		open := func(p string) ([]byte, error) { return openIncluded(p) }
-		var targets []target.Target
+		var readers []target.Target
 		if named != nil {
-			targets = []target.Target{*named}
+			readers = []target.Target{*named}
 		} else {
-			for _, t := range target.Targets() {
+			for _, t := range targets.All {
 				if t.Reads() && t.Detects(f, data) {
-					targets = append(targets, t)
+					readers = append(readers, t)
 				}
 			}
 		}
-		if len(targets) == 0 {
+		if len(readers) == 0 {
 			return nil, nil, fmt.Errorf("%s: not a config any reader knows (readers: %s); name it with --config-format", f, strings.Join(readerNames(), ", "))
 		}
 		n := 0
-		for _, t := range targets {
+		for _, t := range readers {
 			objs, err := t.ReadWithin(spend, f, data, open)
 			if err != nil {
 				return nil, nil, err
@@ -455,7 +456,7 @@ func readConfigs(files []string, format string, stdin io.Reader) ([]target.Objec
 			all = append(all, objs...)
 		}
 		if n == 0 {
-			notes = append(notes, fmt.Sprintf("%s: no timeout or retry policy found (read as %s).", f, targetNames(targets)))
+			notes = append(notes, fmt.Sprintf("%s: no timeout or retry policy found (read as %s).", f, targetNames(readers)))
 		}
 	}
 	return all, notes, nil
@@ -463,7 +464,7 @@ func readConfigs(files []string, format string, stdin io.Reader) ([]target.Objec
 
 func readerNames() []string {
 	var out []string
-	for _, t := range target.Targets() {
+	for _, t := range targets.All {
 		if t.Reads() {
 			out = append(out, t.Name)
 		}
@@ -560,7 +561,7 @@ func mapObject(ob target.Object, groups []string, explicit map[string]string, me
 		}
 	}
 	var named []string
-	if t, err := target.Lookup(ob.Target); err == nil {
+	if t, err := targets.Lookup(ob.Target); err == nil {
 		named = t.GroupsNamed(ob, groups)
 	}
 	var out []string
@@ -1017,7 +1018,7 @@ func cutOffFindings(ob target.Object, t *target.Setting[float64], what string, c
 // target has no literal for it, or where the edit would need the file's
 // structure (a YAML key to add).
 func fixFor(ob target.Object, s *target.Setting[float64], seconds float64) *report.Fix {
-	t, err := target.Lookup(ob.Target)
+	t, err := targets.Lookup(ob.Target)
 	if err != nil || s == nil {
 		return nil
 	}
@@ -1380,7 +1381,7 @@ func servedGroups(objects []target.Object, groups map[string]checkedGroup, names
 	methodOf := func(g string) string { return groups[g].method }
 	named := make([][]string, len(objects))
 	for i, ob := range objects {
-		if t, err := target.Lookup(ob.Target); err == nil {
+		if t, err := targets.Lookup(ob.Target); err == nil {
 			named[i] = t.GroupsNamed(ob, names)
 		}
 		for _, g := range mapObject(ob, names, explicit, methodOf) {
@@ -1459,7 +1460,7 @@ func topologyServed(objects []target.Object, served [][]string, groups map[strin
 				served[i] = append(served[i], g)
 			}
 		}
-		tg, err := target.Lookup(ob.Target)
+		tg, err := targets.Lookup(ob.Target)
 		for _, g := range es {
 			named := ob.Upstream != "" && (ob.Upstream == callee[g] || strings.SplitN(ob.Upstream, ".", 2)[0] == callee[g]) ||
 				err == nil && tg.NamesService(ob, callee[g])

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 var (
@@ -66,7 +67,7 @@ func TestCheckFixedPoint(t *testing.T) {
 		runs = 30
 	}
 	var readers []target.Target
-	for _, tg := range target.Targets() {
+	for _, tg := range targets.All {
 		if tg.Reads() {
 			readers = append(readers, tg)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 // envoyRoute writes an Envoy config of one route ("match" its match
@@ -207,7 +208,7 @@ func TestSnippetReadNotShortenedForConnect(t *testing.T) {
 	perTry := time.Duration(g.Policy.PerTryTimeoutSeconds * float64(time.Second))
 	require.Greater(t, perTry, 110*time.Millisecond)
 	for _, name := range []string{"nginx", "haproxy"} {
-		tg, err := target.Lookup(name)
+		tg, err := targets.Lookup(name)
 		require.NoError(t, err)
 		body, err := tg.Render(rep, target.Options{})
 		require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 // mixtureData is the worked example's data, by an absolute path: the
@@ -149,7 +150,7 @@ func TestCheckOwnSnippets(t *testing.T) {
 		require.Equal(t, pool > 0, exhausted, "analyze's own verdict on the pool")
 		dir := t.TempDir()
 		read := 0
-		for _, tg := range target.Targets() {
+		for _, tg := range targets.All {
 			if !tg.Reads() {
 				continue
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 // checkFixedPoint is the fixed point on what a real server measured: from
@@ -30,7 +31,7 @@ func checkFixedPoint(t *testing.T, o analysis.Options) {
 				require.NoError(t, err)
 				dir := t.TempDir()
 				checked := 0
-				for _, tg := range target.Targets() {
+				for _, tg := range targets.All {
 					if !tg.Reads() {
 						continue
 					}

@@ -27,6 +27,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/e2etest"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 // --- gRPC: a real grpc-go client with the emitted service config.
@@ -259,7 +260,7 @@ func TestSnippetGRPC(t *testing.T) {
 		delay := protoSeconds(t, mc.HedgingPolicy.HedgingDelay)
 		require.Equal(t, reportSeconds(h.DelaySeconds), delay, "hedgingDelay is the report's policy.hedge.delay_seconds\n%s", config)
 		require.Less(t, delay, grpcSlow, "precondition: a hedge would be sent before the slow answer")
-		tg, err := target.Lookup("grpc")
+		tg, err := targets.Lookup("grpc")
 		require.NoError(t, err)
 		notes, err := tg.Explain(r, target.Options{})
 		require.NoError(t, err)

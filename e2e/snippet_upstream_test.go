@@ -17,6 +17,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 // The behaviour tests of the snippets (docs/method.md#9-config-targets): a snippet of a
@@ -164,7 +165,7 @@ func policyReport(t *testing.T, deadline time.Duration, attempts int, idempotent
 // renderSnippet renders one target of a report.
 func renderSnippet(t *testing.T, name string, r *report.Report, o target.Options) []byte {
 	t.Helper()
-	body, err := target.Render(name, r, o)
+	body, err := targets.Render(name, r, o)
 	require.NoError(t, err)
 	return body
 }

@@ -12,14 +12,14 @@ import (
 // group: timeout, retry_policy, hedge_policy) and a Cluster
 // (connect_timeout, circuit breakers, retry budget). YAML rather than JSON
 // so that the numbers can carry their reasons; Envoy reads both.
-var envoyTarget = Target{
+var EnvoyTarget = Target{
 	Name:    "envoy",
 	File:    "envoy.yaml",
 	Summary: "Envoy RouteConfiguration (timeout, retry_policy, hedge_policy) and Cluster (connect_timeout, circuit_breakers, retry_budget)",
 	Comment: "#",
 	Write:   renderEnvoy,
-	Reader:  readEnvoyConfig,
-	Detect:  detectEnvoyConfig,
+	Reader:  ReadEnvoyConfig,
+	Detect:  DetectEnvoyConfig,
 }
 
 // envoyNeverSent is what Envoy retries for a call that is not idempotent:
@@ -83,7 +83,7 @@ func renderEnvoy(p *Plan, d *Doc) error {
 		pct := math.Min(100, math.Round(*bud*100*1000)/1000)
 		d.Note("  retry_budget budget_percent %s: %s; min_retry_concurrency 3 (Envoy's default); Envoy's budget caps the retries outstanding at once to that share of the active requests, and it replaces max_retries", Ratio(pct), p.BudgetWhy)
 		d.Printf("    retry_budget:\n      budget_percent:\n        value: %s\n      min_retry_concurrency: 3\n", Ratio(pct))
-	} else if b := p.Bulkhead; b != nil && maxAttempts(p) > 1 {
+	} else if b := p.Bulkhead; b != nil && MaxAttempts(p) > 1 {
 		mr := max(1, int(math.Ceil(float64(*b)*0.1)))
 		d.Note("  max_retries %d = 10 %% of the bulkhead retried at once (no retry budget in the report)", mr)
 		d.Printf("    max_retries: %d\n", mr)
@@ -107,7 +107,7 @@ func envoyRetries(d *Doc, rt Route) {
 		perTry = CeilMs(rt.Hedge.DelaySeconds)
 		perTryWhy = "the hedge delay"
 	}
-	conds, codes, skipped := envoyRetryOn(rt)
+	conds, codes, skipped := EnvoyRetryOn(rt)
 	if hedged && rt.Attempts <= 1 {
 		d.Note("  num_retries %d: the hedges beyond the first request (each hedge counts as a retry); per_try_timeout %s: %s", retries, ProtoDur(perTry), perTryWhy)
 	} else {
@@ -142,8 +142,8 @@ func envoyRetries(d *Doc, rt Route) {
 	d.Printf("        retry_back_off:\n          base_interval: %s\n          max_interval: %s\n", ProtoDur(base), ProtoDur(capd))
 	if ra := retryAfterStatuses(codes); len(ra) > 0 {
 		d.Note("  rate_limited_retry_back_off: a %s with a Retry-After in seconds is retried no sooner (Envoy waits 1 to 1.5 x it, RFC 9110 section 10.2.3); when that does not fit, the route timeout of %s ends the call (a 504 at the deadline, not the %s at once); a Retry-After above max_interval %s, or an HTTP-date, is not read and the backoff above applies",
-			strings.Join(ra, " or "), ProtoDur(rt.Timeout), strings.Join(ra, " or "), ProtoDur(envoyRetryAfterWait))
-		d.Printf("        rate_limited_retry_back_off:\n          reset_headers:\n          - name: retry-after\n            format: SECONDS\n          max_interval: %s\n", ProtoDur(envoyRetryAfterWait))
+			strings.Join(ra, " or "), ProtoDur(rt.Timeout), strings.Join(ra, " or "), ProtoDur(EnvoyRetryAfterWait))
+		d.Printf("        rate_limited_retry_back_off:\n          reset_headers:\n          - name: retry-after\n            format: SECONDS\n          max_interval: %s\n", ProtoDur(EnvoyRetryAfterWait))
 	}
 	if hedged {
 		h := rt.Hedge
@@ -158,7 +158,7 @@ func envoyRetries(d *Doc, rt Route) {
 // envoyNeverSent; else connect-failure and refused-stream as they are, a
 // timeout to "reset" (a per-try timeout is a local reset), status codes to
 // retriable-status-codes.
-func envoyRetryOn(rt Route) (conds string, codes, skipped []string) {
+func EnvoyRetryOn(rt Route) (conds string, codes, skipped []string) {
 	if rt.NeverSentOnly() {
 		return envoyNeverSent, nil, nil
 	}
@@ -178,7 +178,7 @@ func envoyRetryOn(rt Route) (conds string, codes, skipped []string) {
 			add(o)
 		case o == "timeout":
 			add("reset")
-		case isStatus(o):
+		case IsStatus(o):
 			add("retriable-status-codes")
 			codes = append(codes, o)
 		default:
@@ -192,13 +192,13 @@ func envoyRetryOn(rt Route) (conds string, codes, skipped []string) {
 }
 
 // isStatus reports whether s is an HTTP status code.
-func isStatus(s string) bool {
+func IsStatus(s string) bool {
 	n, err := strconv.Atoi(s)
 	return err == nil && n >= 100 && n <= 599 && len(s) == 3
 }
 
 // maxAttempts is the most attempts of any route.
-func maxAttempts(p *Plan) int {
+func MaxAttempts(p *Plan) int {
 	m := 1
 	for _, rt := range p.Routes {
 		m = max(m, rt.Attempts)
@@ -231,7 +231,7 @@ func dnsSubdomain(s string) string {
 // exponential backoff applies (RetryPolicy.RateLimitedRetryBackOff,
 // route_components.proto), so it is far above any route timeout, which ends
 // a call whose Retry-After does not fit first.
-const envoyRetryAfterWait = 24 * time.Hour
+const EnvoyRetryAfterWait = 24 * time.Hour
 
 // retryAfterStatuses returns the retried statuses a server sends with a
 // Retry-After asking the client to wait (RFC 9110 section 10.2.3: 503;

@@ -29,7 +29,7 @@ var HTTPMethods = map[string]bool{
 	"CONNECT": true, "OPTIONS": true, "TRACE": true, "PATCH": true,
 }
 
-func parseMatch(group string) PathMatch {
+func ParseMatch(group string) PathMatch {
 	if group == "all" || group == "other" {
 		return PathMatch{CatchAll: true}
 	}

@@ -12,14 +12,14 @@ import (
 // gatewayTarget writes Kubernetes Gateway API HTTPRoutes: one rule per group
 // with timeouts.request (the whole call) and timeouts.backendRequest (one
 // attempt).
-var gatewayTarget = Target{
+var GatewayTarget = Target{
 	Name:    "gateway-api",
 	File:    "gateway-api.yaml",
 	Summary: "Kubernetes Gateway API HTTPRoute: rules[].timeouts{request, backendRequest}",
 	Comment: "#",
 	Write:   renderGateway,
-	Reader:  readGatewayAPIConfig,
-	Detect:  detectGatewayAPIConfig,
+	Reader:  ReadGatewayAPIConfig,
+	Detect:  DetectGatewayAPIConfig,
 }
 
 // An HTTPRoute holds at most 16 rules; more groups take more HTTPRoutes.

@@ -18,7 +18,7 @@ import (
 // smaller of its per-try timeout and the time left, retrying only what the
 // policy allows (a call that is not idempotent only when the request was
 // never sent).
-var goTarget = Target{
+var GoTarget = Target{
 	Name:    "go",
 	File:    "go.go",
 	Summary: "Go net/http: Transport (DNS, connect, TLS, ResponseHeaderTimeout, MaxConnsPerHost), a Policy per group and Do, the retry loop within the deadline",

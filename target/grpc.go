@@ -15,21 +15,21 @@ import (
 // grpc.WithDefaultServiceConfig or a resolver): one methodConfig per group
 // with its deadline and retryPolicy, and retryThrottling from the retry
 // budget. JSON has no comments: the header is printed beside it.
-var grpcTarget = Target{
+var GRPCTarget = Target{
 	Name:    "grpc",
 	File:    "grpc.json",
 	Summary: "gRPC service config: methodConfig timeout and retryPolicy, retryThrottling",
 	Write:   renderGRPC,
-	Reader:  readGRPCConfig,
-	Detect:  detectGRPCConfig,
+	Reader:  ReadGRPCConfig,
+	Detect:  DetectGRPCConfig,
 	Naming:  GRPCNaming,
 }
 
 // gRPC clamps maxAttempts to 5 unless the channel raises the limit
 // (grpc-go: WithMaxCallAttempts); the service config says 5 then.
-const grpcMaxAttempts = 5
+const GRPCMaxAttempts = 5
 
-type grpcConfig struct {
+type GRPCConfig struct {
 	MethodConfig    []grpcMethodConfig `json:"methodConfig"`
 	RetryThrottling *grpcThrottling    `json:"retryThrottling,omitempty"`
 }
@@ -69,7 +69,7 @@ type grpcThrottling struct {
 }
 
 func renderGRPC(p *Plan, d *Doc) error {
-	svc := grpcFullName(p.Service)
+	svc := GrpcFullName(p.Service)
 	d.Note("gRPC service config for service %q, written by tunetimeout from measured latency.", svc)
 	d.Note("timeout is the deadline of the whole call, every attempt and backoff included; gRPC has no per-try timeout, so a slow attempt is not cut and retried: only failures that answer are.")
 	d.Note("gRPC retries transparently, whatever this config says, the RPCs that never left the client or that the server refused before its application saw them (gRFC A6).")
@@ -78,7 +78,7 @@ func renderGRPC(p *Plan, d *Doc) error {
 	// deadline applying when it is sooner (service_config.proto, timeout).
 	d.Note("The deadline is passed down natively: a call's deadline goes out as grpc-timeout, the server's context carries it, and a call made with that context gets what is left (timeout here applies only when it is shorter). gRPC sends a call however little is left: drop one with less than a useful try in the handler, before calling (ctx.Deadline()).")
 	p.NoteUnroutable(d, "a gRPC method name")
-	var cfg grpcConfig
+	var cfg GRPCConfig
 	seen := map[string]bool{}
 	next := map[string]int{} // the next number to try after a method name
 	for _, rt := range p.PathRoutes() {
@@ -141,11 +141,11 @@ func renderGRPC(p *Plan, d *Doc) error {
 
 // grpcRetries writes a method config's retryPolicy or hedgingPolicy.
 func grpcRetries(d *Doc, rt Route, mc *grpcMethodConfig, herdWindow time.Duration) {
-	codes, skipped := grpcCodes(rt.RetryOn)
+	codes, skipped := GrpcCodes(rt.RetryOn)
 	switch {
 	case rt.Hedge != nil:
 		h := rt.Hedge
-		hp := &grpcHedgingPolicy{MaxAttempts: min(h.Attempts, grpcMaxAttempts), HedgingDelay: ProtoDur(CeilMs(h.DelaySeconds)), NonFatalStatusCodes: codes}
+		hp := &grpcHedgingPolicy{MaxAttempts: min(h.Attempts, GRPCMaxAttempts), HedgingDelay: ProtoDur(CeilMs(h.DelaySeconds)), NonFatalStatusCodes: codes}
 		mc.HedgingPolicy = hp
 		d.Note("  hedgingPolicy: another request %s (%s) after the last one, up to maxAttempts %d, until one answers; nonFatalStatusCodes %s send the next at once. With independent attempts p99 %s, p99.9 %s, for %s more requests",
 			hp.HedgingDelay, QuantileName(h.Quantile), hp.MaxAttempts, strings.Join(codes, ", "), Secs(h.P99Seconds), Secs(h.P999Seconds), Percent(h.ExtraLoadFraction))
@@ -158,7 +158,7 @@ func grpcRetries(d *Doc, rt Route, mc *grpcMethodConfig, herdWindow time.Duratio
 		d.Note("  no retryPolicy: gRPC has no status for %s (a per-try timeout cannot be written)", strings.Join(rt.RetryOn, ", "))
 	default:
 		rp := &grpcRetryPolicy{
-			MaxAttempts:          min(rt.Attempts, grpcMaxAttempts),
+			MaxAttempts:          min(rt.Attempts, GRPCMaxAttempts),
 			InitialBackoff:       ProtoDur(rt.BackoffBase),
 			MaxBackoff:           ProtoDur(rt.BackoffCap),
 			BackoffMultiplier:    2,
@@ -178,7 +178,7 @@ func grpcRetries(d *Doc, rt Route, mc *grpcMethodConfig, herdWindow time.Duratio
 		}
 		mc.RetryPolicy = rp
 		d.Note("  maxAttempts %d: %s", rp.MaxAttempts, rt.AttemptsWhy)
-		if rt.Attempts > grpcMaxAttempts {
+		if rt.Attempts > GRPCMaxAttempts {
 			d.Note("  gRPC treats maxAttempts above 5 as 5 (unless the channel raises it): %d attempts clamped to 5", rt.Attempts)
 		}
 		d.Note("  initialBackoff %s, maxBackoff %s, multiplier 2: %s%s; grpc-go draws each wait within 20 %% of min(initialBackoff x 2^n, maxBackoff) (gRFC A6 as amended), not full jitter", rp.InitialBackoff, rp.MaxBackoff, rt.BackoffWhy, herdWhy)
@@ -197,7 +197,7 @@ func grpcRetries(d *Doc, rt Route, mc *grpcMethodConfig, herdWindow time.Duratio
 // the group's own service and method when it is a gRPC method path, else
 // the group as a method of svc ("/api/orders POST": "APIOrdersPOST").
 func grpcObjectName(svc, group string) grpcName {
-	if n := grpcMethodPath(group); n != nil {
+	if n := GrpcMethodPath(group); n != nil {
 		return *n
 	}
 	return grpcName{Service: svc, Method: Identifier(group, true)}
@@ -205,19 +205,19 @@ func grpcObjectName(svc, group string) grpcName {
 
 // grpcMethodPath reads a group that is a gRPC method path,
 // "/package.Service/Method".
-func grpcMethodPath(group string) *grpcName {
+func GrpcMethodPath(group string) *grpcName {
 	parts := strings.Split(group, "/")
 	if len(parts) != 3 || parts[0] != "" || parts[1] == "" || parts[2] == "" {
 		return nil
 	}
-	if grpcFullName(parts[1]) != parts[1] || Identifier(parts[2], false) != parts[2] {
+	if GrpcFullName(parts[1]) != parts[1] || Identifier(parts[2], false) != parts[2] {
 		return nil
 	}
 	return &grpcName{Service: parts[1], Method: parts[2]}
 }
 
 // grpcFullName is a protobuf full name: identifiers joined by dots.
-func grpcFullName(s string) string {
+func GrpcFullName(s string) string {
 	var parts []string
 	for _, p := range strings.Split(s, ".") {
 		if p != "" {
@@ -235,7 +235,7 @@ func grpcFullName(s string) string {
 // connection, a refused stream, 429, 502, 503 and 504 are UNAVAILABLE; 429
 // is also RESOURCE_EXHAUSTED, gRPC's own "slow down". A timeout and the
 // other statuses have no status a retry policy could name.
-func grpcCodes(on []string) (codes, skipped []string) {
+func GrpcCodes(on []string) (codes, skipped []string) {
 	add := func(c string) {
 		if !slices.Contains(codes, c) {
 			codes = append(codes, c)
@@ -264,7 +264,7 @@ const grpcRetriesOffJq = `del(.methodConfig[].retryPolicy, .methodConfig[].hedgi
 // channel applies the service config its name resolver returns when it
 // changes (gRFC A2: the DNS TXT record _grpc_config.<host>, or xDS); one
 // compiled into the client is changed by a deploy only.
-func grpcSwitch(d *Doc, cfg grpcConfig) {
+func grpcSwitch(d *Doc, cfg GRPCConfig) {
 	retries := false
 	for _, mc := range cfg.MethodConfig {
 		retries = retries || mc.RetryPolicy != nil || mc.HedgingPolicy != nil

@@ -13,7 +13,7 @@ import (
 // haproxyTarget writes one HAProxy backend per group: timeout queue,
 // connect and server, retries and retry-on fitted to the deadline, option
 // redispatch, and maxconn on the server line as the bulkhead.
-var haproxyTarget = Target{
+var HAProxyTarget = Target{
 	Name:    "haproxy",
 	File:    "haproxy.cfg",
 	Summary: "HAProxy backends: timeout queue/connect/server, retries and retry-on fitted to the deadline, redispatch, server maxconn",
@@ -22,9 +22,9 @@ var haproxyTarget = Target{
 	// The HAProxy reader reads no include and no YAML: its bounds are
 	// its own (read_haproxy.go).
 	Reader: func(file string, data []byte, open Opener, _ *budget.Budget) ([]Object, error) {
-		return readHAProxyConfig(file, data, open)
+		return ReadHAProxyConfig(file, data, open)
 	},
-	Detect: detectHAProxyConfig,
+	Detect: DetectHAProxyConfig,
 	Naming: HAProxyNaming,
 }
 

@@ -11,7 +11,7 @@ import (
 // phase of one attempt) and its policy, httpx.Limits with the bulkhead, and
 // send(), which makes the attempts: httpx has no timeout for a whole
 // request and retries nothing but connects by itself.
-var httpxTarget = Target{
+var HTTPXTarget = Target{
 	Name:    "httpx",
 	File:    "httpx.py",
 	Summary: "Python httpx: httpx.Timeout(connect, read, write, pool) and a policy per group, httpx.Limits(max_connections), send(): the retry loop within the deadline",

@@ -8,14 +8,14 @@ import (
 
 // istioTarget writes a VirtualService (per-route timeout and retries) and a
 // DestinationRule (connect timeout and connection pool: the bulkhead).
-var istioTarget = Target{
+var IstioTarget = Target{
 	Name:    "istio",
 	File:    "istio.yaml",
 	Summary: "Istio VirtualService (timeout, retries) and DestinationRule (connectTimeout, connection pool)",
 	Comment: "#",
 	Write:   renderIstio,
-	Reader:  readIstioConfig,
-	Detect:  detectIstioConfig,
+	Reader:  ReadIstioConfig,
+	Detect:  DetectIstioConfig,
 }
 
 func renderIstio(p *Plan, d *Doc) error {
@@ -63,7 +63,7 @@ func renderIstio(p *Plan, d *Doc) error {
 			d.Printf("    retries:\n      attempts: 0\n")
 			continue
 		}
-		on := istioRetryOn(rt)
+		on := IstioRetryOn(rt)
 		d.Note("  retries.attempts %d = %s, less the first; perTryTimeout %s: %s", rt.Retries(), rt.AttemptsWhy, UnitDur(rt.PerTry), rt.PerTryWhy)
 		if rt.NeverSentOnly() {
 			d.Note("  retryOn %s: %s, so only failures that prove the request never reached the upstream are retried; reset-before-request needs Istio 1.23 (Envoy 1.31) or later", on, rt.IdempotentWhy)
@@ -90,7 +90,7 @@ func renderIstio(p *Plan, d *Doc) error {
 	if b := p.Bulkhead; b != nil {
 		d.Printf("      http:\n        http1MaxPendingRequests: %d\n        http2MaxRequests: %d\n", *b, *b)
 	}
-	if maxAttempts(p) > 1 {
+	if MaxAttempts(p) > 1 {
 		if bud := p.Budget; bud != nil {
 			pct := math.Min(100, math.Round(*bud*100*1000)/1000)
 			d.Note("retryBudget percent %s: %s; minRetryConcurrency 3 (Envoy's default). Envoy's budget caps the retries outstanding at once to that share of the active requests; it needs Istio 1.27 or later, and replaces connectionPool.http.maxRetries", Ratio(pct), p.BudgetWhy)
@@ -117,7 +117,7 @@ func renderIstio(p *Plan, d *Doc) error {
 // takes Envoy's conditions and bare status codes: envoyNeverSent for a call
 // that retries only never-sent failures, else a timeout is "reset" (Envoy
 // counts a per-try timeout as a local reset).
-func istioRetryOn(rt Route) string {
+func IstioRetryOn(rt Route) string {
 	if rt.NeverSentOnly() {
 		return envoyNeverSent
 	}
@@ -128,7 +128,7 @@ func istioRetryOn(rt Route) string {
 		switch {
 		case o == "timeout":
 			o = "reset"
-		case o == "connect-failure" || o == "refused-stream" || o == "reset" || o == "5xx" || o == "gateway-error" || isStatus(o):
+		case o == "connect-failure" || o == "refused-stream" || o == "reset" || o == "5xx" || o == "gateway-error" || IsStatus(o):
 		default:
 			continue
 		}

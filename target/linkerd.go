@@ -13,14 +13,14 @@ import (
 // annotations of Linkerd 2.16 and later: an HTTPRoute (policy.linkerd.io)
 // per group, or a GRPCRoute when the groups are gRPC methods, each attached
 // to the Service; a ServiceProfile for older meshes on request.
-var linkerdTarget = Target{
+var LinkerdTarget = Target{
 	Name:    "linkerd",
 	File:    "linkerd.yaml",
 	Summary: "Linkerd 2.16+ HTTPRoute or GRPCRoute per group with timeout.linkerd.io and retry.linkerd.io annotations (ServiceProfile on request)",
 	Comment: "#",
 	Write:   renderLinkerd,
-	Reader:  readLinkerdConfig,
-	Detect:  detectLinkerdConfig,
+	Reader:  ReadLinkerdConfig,
+	Detect:  DetectLinkerdConfig,
 }
 
 // What the Linkerd snippet writes (Options.LinkerdResource).
@@ -109,7 +109,7 @@ func renderLinkerd(p *Plan, d *Doc) error {
 		}
 		d.Printf("spec:\n  parentRefs:\n  - group: \"\"\n    kind: Service\n    name: %s\n    port: 80  # the Service's port\n  rules:\n", YQ(host))
 		backend := fmt.Sprintf("backendRefs:\n    - name: %s\n      port: 80\n", YQ(host))
-		switch n := grpcMethodPath(rt.Group); {
+		switch n := GrpcMethodPath(rt.Group); {
 		case grpc && n != nil:
 			d.Printf("  - matches:\n    - method:\n        service: %s\n        method: %s\n    %s", YQ(n.Service), YQ(n.Method), backend)
 		case grpc:
@@ -169,7 +169,7 @@ func linkerdRetries(d *Doc, rt Route, grpc bool) [][2]string {
 			conds = appendNew(conds, "unavailable")
 		case grpc && c == "429":
 			conds = appendNew(conds, "resource-exhausted")
-		case !grpc && isStatus(c):
+		case !grpc && IsStatus(c):
 			// Any status from 100 to 599, 408 and 429 included:
 			// linkerd2 policy-controller/k8s/index/src/outbound/index/
 			// http.rs, parse_http_retry, takes a comma-separated list of
@@ -221,7 +221,7 @@ func appendNew(list []string, s string) []string {
 // as protobuf names are (so "/api/orders" stays an HTTP path).
 func grpcGroups(p *Plan) bool {
 	for _, rt := range p.GroupRoutes() {
-		n := grpcMethodPath(rt.Group)
+		n := GrpcMethodPath(rt.Group)
 		if n == nil || !(strings.Contains(n.Service, ".") || unicode.IsUpper(rune(n.Method[0]))) {
 			return false
 		}

@@ -29,7 +29,7 @@ type Naming struct {
 	// names are the names an object read back carries, in the form of
 	// (service, group) names: an HAProxy backend's, a resilience4j
 	// instance's, a gRPC method config's "service/method" names.
-	names func(Object) []string
+	Names func(Object) []string
 }
 
 // NameOf returns the name the target's snippet gives the object of group
@@ -61,7 +61,7 @@ func (t Target) GroupsNamed(ob Object, groups []string) []string {
 		return nil
 	}
 	var out []string
-	for _, name := range t.Naming.names(ob) {
+	for _, name := range t.Naming.Names(ob) {
 		var named []string
 		// Cut the name after each service it may start with: before a
 		// separator, or whole (a group that gives no part).
@@ -104,7 +104,7 @@ func (t Target) NamesService(ob Object, service string) bool {
 		return false
 	}
 	want := t.Naming.Service(service)
-	return slices.Contains(t.Naming.names(ob), want)
+	return slices.Contains(t.Naming.Names(ob), want)
 }
 
 // haproxyNaming: "backend <service>_<group>", in lower case
@@ -114,7 +114,7 @@ var HAProxyNaming = &Naming{
 	Of: func(svc, group string) string {
 		return svc + "_" + strings.ToLower(Identifier(group, false))
 	},
-	names: func(ob Object) []string {
+	Names: func(ob Object) []string {
 		if ob.Kind != "backend" && ob.Kind != "listen" {
 			return nil
 		}
@@ -138,18 +138,18 @@ var Resilience4jNaming = &Naming{
 		return svc
 	},
 	lone:  true,
-	names: func(ob Object) []string { return []string{ob.Name} },
+	Names: func(ob Object) []string { return []string{ob.Name} },
 }
 
 // grpcNaming: "<service>/<Group>" in CamelCase, or the group's own service
 // and method when it is a gRPC method path (renderGRPC, grpcObjectName).
 var GRPCNaming = &Naming{
-	Service: grpcFullName,
+	Service: GrpcFullName,
 	Of: func(svc, group string) string {
 		n := grpcObjectName(svc, group)
 		return n.Service + "/" + n.Method
 	},
-	names: func(ob Object) []string {
+	Names: func(ob Object) []string {
 		var out []string
 		for _, m := range ob.Matches {
 			if m.Kind == MatchMethod && strings.Contains(m.Value, "/") {

@@ -12,15 +12,15 @@ import (
 // nginxTarget writes nginx configuration for the http context: an upstream
 // with the bulkhead (max_conns) and one location per group with its proxy
 // timeouts and proxy_next_upstream retries.
-var nginxTarget = Target{
+var NginxTarget = Target{
 	Name:    "nginx",
 	File:    "nginx.conf",
 	Summary: "nginx: upstream max_conns, proxy_*_timeout and proxy_next_upstream (tries within the deadline) per location",
 	Comment: "#",
 	MaxLine: 4000,
 	Write:   renderNginx,
-	Reader:  readNginxConfig,
-	Detect:  detectNginxConfig,
+	Reader:  ReadNginxConfig,
+	Detect:  DetectNginxConfig,
 }
 
 // nginxNextUpstream lists the statuses proxy_next_upstream can retry.
@@ -124,9 +124,9 @@ func renderNginx(p *Plan, d *Doc) error {
 			d.Printf("        proxy_next_upstream off;\n    }\n")
 			continue
 		}
-		conds, skipped := nginxConditions(rt)
+		conds, skipped := NginxConditions(rt)
 		d.Note("  proxy_next_upstream %s from %s; tries %d: %s", strings.Join(conds, " "), strings.Join(rt.RetryOn, ", "), n, rt.AttemptsWhy)
-		if nginxNonIdempotent(rt) {
+		if NginxNonIdempotent(rt) {
 			d.Note("  non_idempotent: %s, so POST, LOCK and PATCH are retried too", rt.IdempotentWhy)
 		} else {
 			d.Note("  %s: without non_idempotent nginx passes POST, LOCK and PATCH to the next try only when the request was never sent (a refused or timed-out connect); other methods it also retries after a timeout or an error reading the response header, which RFC 9110 allows for them", rt.IdempotentWhy)
@@ -152,7 +152,7 @@ func renderNginx(p *Plan, d *Doc) error {
 // error and timeout cover the connect, sending the request and reading the
 // response header; nginx itself never passes a POST, LOCK or PATCH that was
 // sent to the next server unless non_idempotent is set.
-func nginxConditions(rt Route) (conds, skipped []string) {
+func NginxConditions(rt Route) (conds, skipped []string) {
 	add := func(c string) {
 		for _, x := range conds {
 			if x == c {
@@ -177,7 +177,7 @@ func nginxConditions(rt Route) (conds, skipped []string) {
 	if len(conds) == 0 {
 		conds = []string{"error", "timeout"}
 	}
-	if nginxNonIdempotent(rt) {
+	if NginxNonIdempotent(rt) {
 		add("non_idempotent")
 	}
 	return conds, skipped
@@ -187,7 +187,7 @@ func nginxConditions(rt Route) (conds, skipped []string) {
 // marked idempotent whose method nginx counts as non-idempotent (POST,
 // LOCK, PATCH), or whose method is unknown. A GET or a HEAD is retried
 // without it, and with it a POST the data never showed would be too.
-func nginxNonIdempotent(rt Route) bool {
+func NginxNonIdempotent(rt Route) bool {
 	return rt.Idempotent && !slices.Contains(recommend.IdempotentMethods, rt.Method)
 }
 

@@ -105,7 +105,7 @@ func (r Route) RetriesOn(c string) bool { return r.Attempts > 1 && slices.Contai
 func (r Route) Statuses() []string {
 	var out []string
 	for _, c := range r.RetryOn {
-		if isStatus(c) {
+		if IsStatus(c) {
 			out = append(out, c)
 		}
 	}
@@ -148,7 +148,7 @@ func newRoute(g *report.Group) (Route, error) {
 	if !(rec.TimeoutSeconds > 0) || math.IsInf(rec.TimeoutSeconds, 0) {
 		return Route{}, fmt.Errorf("timeout_seconds %v is not a positive duration", rec.TimeoutSeconds)
 	}
-	rt := Route{Group: g.Name, Match: parseMatch(g.Name), Attempts: 1, jitter: "full"}
+	rt := Route{Group: g.Name, Match: ParseMatch(g.Name), Attempts: 1, jitter: "full"}
 	recTimeout := CeilMs(rec.TimeoutSeconds)
 	recWhy := derivation(g, recTimeout)
 	rt.IdempotentWhy = "the report has no call policy: the calls are not known to be idempotent"

@@ -217,7 +217,7 @@ func ErrorAt(pos Pos, format string, args ...any) error {
 // anchors nested nine deep, nine aliases wide, names 387 million). The
 // bytes that aliases repeat count against the byte budget.
 func YAMLDocuments(b *budget.Budget, file string, data []byte) ([]*yaml.Node, error) {
-	if w := yamlWordCount(data); w > b.NodesLeft() {
+	if w := YAMLWordCount(data); w > b.NodesLeft() {
 		return nil, &ReadError{Pos: Pos{File: file, Line: 1}, Err: b.Nodes(w, human.Count(w)+" words of YAML, before decoding")}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -250,7 +250,7 @@ func YAMLDocuments(b *budget.Budget, file string, data []byte) ([]*yaml.Node, er
 // and commas, and each "[" and "{". Every node has a byte of its own or
 // shares a word with at most two others (a key with no value, "? ", a
 // block mapping and its first key); FuzzYAMLWords holds the bound.
-func yamlWordCount(data []byte) int64 {
+func YAMLWordCount(data []byte) int64 {
 	var w int64
 	in := false
 	for _, c := range data {

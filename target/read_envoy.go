@@ -54,7 +54,7 @@ const envoyMaxErrors = 50
 // readEnvoyConfig reads the routes and clusters of an Envoy config file. It
 // returns what it could read and every value it refuses, each a ReadError
 // at its line, joined in one error.
-func readEnvoyConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
+func ReadEnvoyConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
 	docs, err := YAMLDocuments(OrNew(b), file, data)
 	if err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ var (
 // configuration's virtual_hosts, a cluster's connect_timeout, an Envoy
 // "@type", or an admin config dump; not a Kubernetes manifest, not a gRPC
 // service config.
-func detectEnvoyConfig(file string, data []byte) bool {
+func DetectEnvoyConfig(file string, data []byte) bool {
 	if !slices.Contains(envoyDetectExt, strings.ToLower(filepath.Ext(file))) {
 		return false
 	}
@@ -984,7 +984,7 @@ func (r *pbReader) uint(n *yaml.Node, field string, max uint64) (uint64, bool) {
 // duration reads a protobuf Duration, recording a ReadError when it is not
 // one.
 func (r *pbReader) duration(n *yaml.Node, field string) (float64, string, bool) {
-	v, raw, err := pbDuration(n)
+	v, raw, err := PbDuration(n)
 	if err != nil {
 		r.fail(n, "field %q: %v", field, err)
 		return 0, raw, false
@@ -999,7 +999,7 @@ const pbMaxSeconds = 315_576_000_000
 // write it: the proto JSON string (pbParseDuration), or the object form
 // {seconds, nanos} some YAML configs use. It returns the seconds and the
 // value as written.
-func pbDuration(n *yaml.Node) (float64, string, error) {
+func PbDuration(n *yaml.Node) (float64, string, error) {
 	n = pbDeref(n)
 	if n == nil {
 		return 0, "", errors.New("no duration")
@@ -1009,7 +1009,7 @@ func pbDuration(n *yaml.Node) (float64, string, error) {
 		if n.Tag == "!!int" || n.Tag == "!!float" {
 			return 0, n.Value, fmt.Errorf("%s is not a duration: a proto JSON duration is a string of seconds with an \"s\", as %q", n.Value, n.Value+"s")
 		}
-		v, err := pbParseDuration(n.Value)
+		v, err := PbParseDuration(n.Value)
 		return v, n.Value, err
 	case yaml.MappingNode:
 		var sec, nanos int64
@@ -1046,7 +1046,7 @@ func pbDuration(n *yaml.Node) (float64, string, error) {
 // "s" ("0.25s", "15s", ".01s", "1.5s", "0.000000001s"); at most 10,000
 // years. A negative duration is refused: no timeout, backoff or delay may
 // be one.
-func pbParseDuration(s string) (float64, error) {
+func PbParseDuration(s string) (float64, error) {
 	bad := func(why string) error {
 		return fmt.Errorf("%q is not a duration: %s (a proto JSON duration is seconds with an \"s\", as \"1.5s\")", s, why)
 	}

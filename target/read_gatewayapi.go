@@ -22,7 +22,7 @@ const gatewayGroup = "gateway.networking.k8s.io"
 
 // detectGatewayAPIConfig reports whether a file holds Gateway API
 // resources.
-func detectGatewayAPIConfig(_ string, data []byte) bool {
+func DetectGatewayAPIConfig(_ string, data []byte) bool {
 	return KubeDetect(data, gatewayGroup+"/")
 }
 
@@ -30,7 +30,7 @@ func detectGatewayAPIConfig(_ string, data []byte) bool {
 // stream, one object per rule (Kind "HTTPRoute rule", "GRPCRoute rule").
 // Gateways, TCP, TLS and UDP routes and policies are left out. The Linkerd
 // annotations an HTTPRoute may carry are the linkerd target's to read.
-func readGatewayAPIConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
+func ReadGatewayAPIConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
 	res, err := KubeObjects(OrNew(b), file, data)
 	if err != nil {
 		return nil, err

@@ -43,7 +43,7 @@ const grpcUnset = "(every method)"
 // readGRPCConfig reads the method configs of a gRPC service config. It returns
 // what it could read and every value it refuses, each a ReadError at its
 // line, joined in one error.
-func readGRPCConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
+func ReadGRPCConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
 	body := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
 	if len(body) == 0 || body[0] != '{' {
 		line := 1 + bytes.Count(data[:len(data)-len(body)], []byte("\n"))
@@ -74,7 +74,7 @@ func readGRPCConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Obj
 // detectGRPCConfig reports whether a file looks like a gRPC service config: a
 // JSON object (in a .json file, or one without a name's extension, as
 // stdin) with a methodConfig.
-func detectGRPCConfig(file string, data []byte) bool {
+func DetectGRPCConfig(file string, data []byte) bool {
 	if ext := strings.ToLower(filepath.Ext(file)); ext != ".json" && ext != "" {
 		return false
 	}
@@ -354,9 +354,9 @@ func (r *grpcReader) retryPolicy(o *Object, rp *yaml.Node) {
 			switch {
 			case v < 2:
 				r.fail(n, "field %q: %d: gRPC needs at least 2 for a retryPolicy", "maxAttempts", v)
-			case v > grpcMaxAttempts:
-				o.Attempts = Set(grpcMaxAttempts, r.pos(n), n.Value)
-				o.Notes = append(o.Notes, fmt.Sprintf("maxAttempts %d: gRPC makes at most %d attempts unless the channel raises the limit (grpc-go WithMaxCallAttempts)", v, grpcMaxAttempts))
+			case v > GRPCMaxAttempts:
+				o.Attempts = Set(GRPCMaxAttempts, r.pos(n), n.Value)
+				o.Notes = append(o.Notes, fmt.Sprintf("maxAttempts %d: gRPC makes at most %d attempts unless the channel raises the limit (grpc-go WithMaxCallAttempts)", v, GRPCMaxAttempts))
 			default:
 				o.Attempts = Set(v, r.pos(n), n.Value)
 			}
@@ -422,9 +422,9 @@ func (r *grpcReader) hedgingPolicy(o *Object, hp *yaml.Node) {
 		case v < 2:
 			o.Notes = append(o.Notes, fmt.Sprintf("hedgingPolicy maxAttempts %d: no hedge is sent", v))
 			o.HedgeAttempts = Set(max(v, 1), r.pos(n), n.Value)
-		case v > grpcMaxAttempts:
-			o.HedgeAttempts = Set(grpcMaxAttempts, r.pos(n), n.Value)
-			o.Notes = append(o.Notes, fmt.Sprintf("hedgingPolicy maxAttempts %d: gRPC sends at most %d unless the channel raises the limit", v, grpcMaxAttempts))
+		case v > GRPCMaxAttempts:
+			o.HedgeAttempts = Set(GRPCMaxAttempts, r.pos(n), n.Value)
+			o.Notes = append(o.Notes, fmt.Sprintf("hedgingPolicy maxAttempts %d: gRPC sends at most %d unless the channel raises the limit", v, GRPCMaxAttempts))
 		default:
 			o.HedgeAttempts = Set(v, r.pos(n), n.Value)
 		}

@@ -60,7 +60,7 @@ var haproxySections = map[string]bool{
 // readHAProxyConfig reads an HAProxy config file. open is not used:
 // HAProxy has no include; a directory given to haproxy -f is read file by
 // file, in lexical order, by whoever calls Read.
-func readHAProxyConfig(file string, data []byte, _ Opener) ([]Object, error) {
+func ReadHAProxyConfig(file string, data []byte, _ Opener) ([]Object, error) {
 	lines, err := haproxyLines(file, data)
 	if err != nil {
 		return nil, err
@@ -75,7 +75,7 @@ func readHAProxyConfig(file string, data []byte, _ Opener) ([]Object, error) {
 // detectHAProxyConfig: a file named *.cfg or haproxy.cfg, or one whose
 // first bytes start a global, defaults, frontend, backend or listen
 // section at the start of a line.
-func detectHAProxyConfig(file string, data []byte) bool {
+func DetectHAProxyConfig(file string, data []byte) bool {
 	base := path.Base(filepath.ToSlash(file))
 	if base == "haproxy.cfg" || strings.HasSuffix(base, ".cfg") {
 		return true
@@ -100,7 +100,7 @@ func looksHAProxy(data []byte) bool { return haproxySectionLine.Match(data) }
 // holds an environment variable, whose value the reader does not know.
 type haproxyWord struct {
 	value string
-	env   bool
+	Env   bool
 }
 
 type haproxyLine struct {
@@ -140,7 +140,7 @@ func haproxyLines(file string, data []byte) ([]haproxyLine, error) {
 	active := true
 	for n, text := range strings.Split(string(data), "\n") {
 		pos := Pos{File: file, Line: n + 1}
-		words, err := haproxyWords(strings.TrimSuffix(text, "\r"))
+		words, err := HaproxyWords(strings.TrimSuffix(text, "\r"))
 		if err != nil {
 			return nil, ErrorAt(pos, "%v", err)
 		}
@@ -149,7 +149,7 @@ func haproxyLines(file string, data []byte) ([]haproxyLine, error) {
 		}
 		switch kw := words[0].value; kw {
 		case ".if", ".elif", ".else", ".endif":
-			cond := strings.Join(haproxyValues(words[1:]), " ")
+			cond := strings.Join(HaproxyValues(words[1:]), " ")
 			switch kw {
 			case ".if":
 				v, known := haproxyCondition(words[1:])
@@ -199,7 +199,7 @@ func haproxyLines(file string, data []byte) ([]haproxyLine, error) {
 	return out, nil
 }
 
-func haproxyValues(ws []haproxyWord) []string {
+func HaproxyValues(ws []haproxyWord) []string {
 	out := make([]string, len(ws))
 	for i, w := range ws {
 		out[i] = w.value
@@ -213,7 +213,7 @@ func haproxyCondition(ws []haproxyWord) (value, known bool) {
 	if len(ws) == 0 {
 		return false, true
 	}
-	if len(ws) == 1 && !ws[0].env {
+	if len(ws) == 1 && !ws[0].Env {
 		if n, err := strconv.Atoi(ws[0].value); err == nil {
 			return n != 0, true
 		}
@@ -222,14 +222,14 @@ func haproxyCondition(ws []haproxyWord) (value, known bool) {
 }
 
 // haproxyWords cuts one line into words as parse_line does.
-func haproxyWords(line string) ([]haproxyWord, error) {
+func HaproxyWords(line string) ([]haproxyWord, error) {
 	var words []haproxyWord
 	var cur strings.Builder
 	inWord, env := false, false
 	squote, dquote := false, false
 	emit := func() {
 		if inWord {
-			words = append(words, haproxyWord{value: cur.String(), env: env})
+			words = append(words, haproxyWord{value: cur.String(), Env: env})
 		}
 		cur.Reset()
 		inWord, env = false, false
@@ -345,7 +345,7 @@ func haproxyIsAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c 
 // milliseconds (the unit of every timeout); rounded up to a whole
 // millisecond; at most 2147483647 ms (24.8 days). HAProxy 2.6 reads
 // "1m30s" as 1m with a warning (later versions refuse it): refused here.
-func parseHAProxyTime(s string) (int64, error) {
+func ParseHAProxyTime(s string) (int64, error) {
 	i := 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
@@ -484,7 +484,7 @@ func haproxyKey(l haproxyLine) string {
 func haproxyCheck(l haproxyLine, key string) error {
 	w := l.values(0)
 	for _, x := range l.words {
-		if x.env {
+		if x.Env {
 			return nil // an environment variable: read as not known
 		}
 	}
@@ -498,7 +498,7 @@ func haproxyCheck(l haproxyLine, key string) error {
 		if len(w) != 3 {
 			return ErrorAt(l.pos, "timeout %s: one value expected, got %d", w[1], len(w)-2)
 		}
-		if _, err := parseHAProxyTime(w[2]); err != nil {
+		if _, err := ParseHAProxyTime(w[2]); err != nil {
 			return ErrorAt(l.pos, "timeout %s %q: %v", w[1], w[2], err)
 		}
 	case key == "retries":
@@ -740,10 +740,10 @@ func (p *haproxyProxy) timeout(name string) (s *Setting[float64], known bool) {
 	if !ok {
 		return nil, true
 	}
-	if len(l.words) < 3 || l.words[2].env {
+	if len(l.words) < 3 || l.words[2].Env {
 		return nil, false
 	}
-	ms, _ := parseHAProxyTime(l.word(2))
+	ms, _ := ParseHAProxyTime(l.word(2))
 	return Set(float64(ms)/1000, l.pos, l.word(2)), true
 }
 
@@ -792,7 +792,7 @@ func (p *haproxyProxy) object() (Object, error) {
 
 	// Retries: retries + 1 attempts; retry-on says on what.
 	retries := haproxyDefaultRetries
-	if l, ok := p.settings["retries"]; ok && !l.words[1].env {
+	if l, ok := p.settings["retries"]; ok && !l.words[1].Env {
 		retries, _ = haproxyNumber(l.word(1))
 		o.Attempts = Set(retries+1, l.pos, l.word(1))
 	} else if ok {
@@ -802,7 +802,7 @@ func (p *haproxyProxy) object() (Object, error) {
 	}
 	conds := []string{"conn-failure"}
 	if l, ok := p.settings["retry-on"]; ok {
-		if l.words[1].env {
+		if l.words[1].Env {
 			envNote("retry-on")
 			conds = nil
 		} else {

@@ -61,7 +61,7 @@ var istioRetryOnPolicies = map[string]bool{
 const istioGroup = "networking.istio.io"
 
 // detectIstioConfig reports whether a file holds Istio resources.
-func detectIstioConfig(_ string, data []byte) bool {
+func DetectIstioConfig(_ string, data []byte) bool {
 	return KubeDetect(data, istioGroup+"/")
 }
 
@@ -71,7 +71,7 @@ func detectIstioConfig(_ string, data []byte) bool {
 // traffic policy of its own (Kind "DestinationRule"). Other resources,
 // Istio's Gateways and the tcp and tls routes included, are left out: they
 // carry no request timeout or retries.
-func readIstioConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
+func ReadIstioConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
 	res, err := KubeObjects(OrNew(b), file, data)
 	if err != nil {
 		return nil, err

@@ -25,13 +25,13 @@ import (
 
 // Linkerd's annotations.
 const (
-	lkRequestTimeout  = "timeout.linkerd.io/request"
-	lkResponseTimeout = "timeout.linkerd.io/response"
+	LkRequestTimeout  = "timeout.linkerd.io/request"
+	LkResponseTimeout = "timeout.linkerd.io/response"
 	lkIdleTimeout     = "timeout.linkerd.io/idle"
 	lkRetryHTTP       = "retry.linkerd.io/http"
 	lkRetryGRPC       = "retry.linkerd.io/grpc"
 	lkRetryLimit      = "retry.linkerd.io/limit"
-	lkRetryTimeout    = "retry.linkerd.io/timeout"
+	LkRetryTimeout    = "retry.linkerd.io/timeout"
 )
 
 // Linkerd's fixed values and defaults.
@@ -48,7 +48,7 @@ const (
 
 // detectLinkerdConfig reports whether a file holds Linkerd resources or
 // Linkerd's annotations.
-func detectLinkerdConfig(_ string, data []byte) bool {
+func DetectLinkerdConfig(_ string, data []byte) bool {
 	return KubeDetect(data, "linkerd.io/v1alpha", "policy.linkerd.io/", "retry.linkerd.io/", "timeout.linkerd.io/")
 }
 
@@ -71,7 +71,7 @@ func linkerdAnnotated(ann map[string]*yaml.Node) bool {
 // per Service with Linkerd's annotations (Kind "Service (Linkerd
 // annotations)"), and per route of a ServiceProfile (Kind "ServiceProfile
 // route").
-func readLinkerdConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
+func ReadLinkerdConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
 	res, err := KubeObjects(OrNew(b), file, data)
 	if err != nil {
 		return nil, err
@@ -172,23 +172,23 @@ func linkerdAnnotations(obj *Object, o KubeObject, ann map[string]*yaml.Node, gr
 		if n == nil {
 			return nil, nil
 		}
-		d, err := linkerdAnnotationDuration(n.Value)
+		d, err := LinkerdAnnotationDuration(n.Value)
 		if err != nil {
 			return nil, ErrorAt(NodePos(f, n), "%s %v", key, err)
 		}
 		return Set(d.Seconds(), NodePos(f, n), n.Value), nil
 	}
-	req, err := dur(lkRequestTimeout)
+	req, err := dur(LkRequestTimeout)
 	if err != nil {
 		return err
 	}
 	if req != nil {
 		obj.Timeout = req
 		if req.Value == 0 {
-			obj.Notes = append(obj.Notes, lkRequestTimeout+" 0: no request timeout")
+			obj.Notes = append(obj.Notes, LkRequestTimeout+" 0: no request timeout")
 		}
 	}
-	resp, err := dur(lkResponseTimeout)
+	resp, err := dur(LkResponseTimeout)
 	if err != nil {
 		return err
 	}
@@ -210,7 +210,7 @@ func linkerdAnnotations(obj *Object, o KubeObject, ann map[string]*yaml.Node, gr
 		}
 		limit = int(v)
 	}
-	perTry, err := dur(lkRetryTimeout)
+	perTry, err := dur(LkRetryTimeout)
 	if err != nil {
 		return err
 	}
@@ -243,7 +243,7 @@ func linkerdAnnotations(obj *Object, o KubeObject, ann map[string]*yaml.Node, gr
 			cn = n
 		}
 		for _, c := range strings.Split(n.Value, ",") {
-			if !linkerdCondition(c, k == lkRetryGRPC) {
+			if !LinkerdCondition(c, k == lkRetryGRPC) {
 				return ErrorAt(NodePos(f, n), "%s %q: invalid retry condition %q (%s; no spaces; Linkerd then ignores the whole route)", k, n.Value, c, linkerdConditionsHelp(k == lkRetryGRPC))
 			}
 			conds = append(conds, c)
@@ -268,7 +268,7 @@ func linkerdAnnotations(obj *Object, o KubeObject, ann map[string]*yaml.Node, gr
 	if !retry {
 		if resp != nil {
 			obj.PerTryTimeout = resp
-			obj.Notes = append(obj.Notes, lkResponseTimeout+" bounds the backend's response and is not retried")
+			obj.Notes = append(obj.Notes, LkResponseTimeout+" bounds the backend's response and is not retried")
 		}
 		return nil
 	}
@@ -280,12 +280,12 @@ func linkerdAnnotations(obj *Object, o KubeObject, ann map[string]*yaml.Node, gr
 	case perTry != nil:
 		obj.RetryOn = Set([]string{"timeout"}, perTry.Pos, perTry.Raw)
 	default:
-		obj.Notes = append(obj.Notes, "a retry limit without "+condKey+" or "+lkRetryTimeout+": the conditions are the proxy's")
+		obj.Notes = append(obj.Notes, "a retry limit without "+condKey+" or "+LkRetryTimeout+": the conditions are the proxy's")
 	}
 	obj.PerTryTimeout = perTry
 	if resp != nil && (perTry == nil || resp.Value < perTry.Value) {
 		obj.PerTryTimeout = resp
-		obj.Notes = append(obj.Notes, lkResponseTimeout+" "+resp.Raw+" ends an attempt first, and is not retried")
+		obj.Notes = append(obj.Notes, LkResponseTimeout+" "+resp.Raw+" ends an attempt first, and is not retried")
 	}
 	obj.BackoffBase = Defaulted(lkBackoffMin.Seconds(), obj.Attempts.Pos)
 	obj.BackoffMax = Defaulted(lkBackoffMax.Seconds(), obj.Attempts.Pos)
@@ -298,7 +298,7 @@ func linkerdAnnotations(obj *Object, o KubeObject, ann map[string]*yaml.Node, gr
 // linkerdAnnotationDuration parses a duration as Linkerd's policy controller does
 // (parse_duration): a whole number and one unit of ms, s, m, h or d ("0"
 // alone is zero); no decimals, no second unit ("1m30s" is refused).
-func linkerdAnnotationDuration(s string) (time.Duration, error) {
+func LinkerdAnnotationDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	i := strings.LastIndexFunc(t, func(r rune) bool { return r >= '0' && r <= '9' })
 	if i < 0 {
@@ -341,7 +341,7 @@ var lkStatusRange = regexp.MustCompile(`^([0-9]+)-([0-9]+)$`)
 // HTTP 5xx, gateway-error, a status or a range of statuses from 100 to
 // 599; for gRPC cancelled, deadline-exceeded, internal,
 // resource-exhausted, unavailable. Case is ignored; spaces are not.
-func linkerdCondition(c string, grpc bool) bool {
+func LinkerdCondition(c string, grpc bool) bool {
 	lc := strings.ToLower(c)
 	if grpc {
 		switch lc {

@@ -73,7 +73,7 @@ var nginxNextUpstreamValues = map[string]bool{
 // and takes the answer as the names in it, one a line (how an Opener
 // answers a directory); a directory that does not exist matches nothing,
 // as in nginx.
-func readNginxConfig(file string, data []byte, open Opener, b *budget.Budget) ([]Object, error) {
+func ReadNginxConfig(file string, data []byte, open Opener, b *budget.Budget) ([]Object, error) {
 	r := &nginxReader{prefix: filepath.Dir(file), open: open, budget: OrNew(b)}
 	top, err := r.parseFile(file, data, 0)
 	if err != nil {
@@ -85,7 +85,7 @@ func readNginxConfig(file string, data []byte, open Opener, b *budget.Budget) ([
 // detectNginxConfig: a file named *.conf or nginx.conf, or one whose first bytes
 // have an http, server or location block and a proxy_pass or grpc_pass;
 // never one that reads as HAProxy's sections.
-func detectNginxConfig(file string, data []byte) bool {
+func DetectNginxConfig(file string, data []byte) bool {
 	head := data
 	if len(head) > 64<<10 {
 		head = head[:64<<10]
@@ -547,7 +547,7 @@ func nginxNumber(s string) (int, error) {
 
 // nginxSeconds reads a timeout directive's value in seconds.
 func nginxSeconds(d *nginxDirective) (float64, error) {
-	ms, err := parseNginxTime(d.arg(0), false)
+	ms, err := ParseNginxTime(d.arg(0), false)
 	if err != nil {
 		return 0, ErrorAt(d.pos, "%s %q: %v", d.name, d.arg(0), err)
 	}
@@ -560,7 +560,7 @@ func nginxSeconds(d *nginxDirective) (float64, error) {
 // "1m30"). With isSec false (a timeout, kept in milliseconds) it returns
 // milliseconds and refuses M and y, as nginx does; with isSec true (a
 // time in seconds: fail_timeout) it returns seconds and refuses ms.
-func parseNginxTime(s string, isSec bool) (int64, error) {
+func ParseNginxTime(s string, isSec bool) (int64, error) {
 	const maxInt = math.MaxInt64
 	const (
 		stStart = iota
@@ -907,7 +907,7 @@ func parseNginxServer(d *nginxDirective) (nginxServer, error) {
 			}
 			s.maxFails = strings.TrimPrefix(v, "max_fails=")
 		case strings.HasPrefix(v, "fail_timeout="):
-			if _, err := parseNginxTime(strings.TrimPrefix(v, "fail_timeout="), true); err != nil {
+			if _, err := ParseNginxTime(strings.TrimPrefix(v, "fail_timeout="), true); err != nil {
 				return s, ErrorAt(d.pos, "server %s: %q: %v", s.addr, v, err)
 			}
 		}

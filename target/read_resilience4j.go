@@ -41,7 +41,7 @@ const (
 
 // r4jEverything is what a retry without retryExceptions retries: every
 // exception (RetryConfig's default predicate takes any Throwable).
-var r4jEverything = []string{"java.lang.Throwable"}
+var R4jEverything = []string{"java.lang.Throwable"}
 
 // The resilience4j modules whose instances an object combines, by their
 // relaxed names.
@@ -53,7 +53,7 @@ var r4jFileName = regexp.MustCompile(`^(application|bootstrap).*\.(ya?ml|propert
 
 // detectResilience4jConfig reports whether a file is a Spring Boot
 // configuration file that configures resilience4j.
-func detectResilience4jConfig(file string, data []byte) bool {
+func DetectResilience4jConfig(file string, data []byte) bool {
 	if r4jFileName.MatchString(filepath.Base(file)) {
 		return true
 	}
@@ -70,7 +70,7 @@ func detectResilience4jConfig(file string, data []byte) bool {
 // Documents that apply to a Spring profile (spring.config.activate.on-profile)
 // give objects of their own, "name (profile p)", with the profile's
 // values over the rest.
-func readResilience4jConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
+func ReadResilience4jConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
 	b = OrNew(b)
 	docs, err := r4jDocuments(b, file, data)
 	if err != nil {
@@ -712,7 +712,7 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 		if e == nil || err != nil {
 			return nil, err
 		}
-		d, err := springBootDuration(e.value)
+		d, err := SpringBootDuration(e.value)
 		if err == nil && d < 0 {
 			err = fmt.Errorf("%q: negative (resilience4j refuses it)", e.value)
 		}
@@ -820,7 +820,7 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 			} else if p != nil {
 				obj.Notes = append(obj.Notes, "retryExceptionPredicate "+p.value+" decides which exceptions are retried: not modeled")
 			} else {
-				obj.RetryOn = Defaulted(r4jEverything, pos)
+				obj.RetryOn = Defaulted(R4jEverything, pos)
 				obj.Notes = append(obj.Notes, "no retryExceptions: every exception is retried, a timeout and a failure after the request was sent included")
 			}
 		}
@@ -971,7 +971,7 @@ var (
 // unit of ns, us, ms, s, m, h or d (any case), a bare number of
 // milliseconds (resilience4j's properties have no @DurationUnit), or ISO
 // 8601 as java.time.Duration.parse takes it (PT2S, PT0.5S, P1DT2H).
-func springBootDuration(s string) (time.Duration, error) {
+func SpringBootDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if m := springSimpleDuration.FindStringSubmatch(t); m != nil {
 		unit, ok := map[string]time.Duration{"": time.Millisecond, "ns": time.Nanosecond, "us": time.Microsecond, "ms": time.Millisecond,

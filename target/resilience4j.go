@@ -9,14 +9,14 @@ import (
 
 // resilience4jTarget writes Spring Boot configuration for resilience4j: one
 // instance per group of TimeLimiter (per-try timeout), Bulkhead and Retry.
-var resilience4jTarget = Target{
+var Resilience4jTarget = Target{
 	Name:    "resilience4j",
 	File:    "resilience4j.yaml",
 	Summary: "resilience4j (Spring Boot YAML): timelimiter, bulkhead and retry instances",
 	Comment: "#",
 	Write:   renderResilience4j,
-	Reader:  readResilience4jConfig,
-	Detect:  detectResilience4jConfig,
+	Reader:  ReadResilience4jConfig,
+	Detect:  DetectResilience4jConfig,
 	Naming:  Resilience4jNaming,
 }
 
@@ -27,7 +27,7 @@ var resilience4jTarget = Target{
 // TimeLimiter's timeout. Its default, with no retryExceptions, retries
 // every exception.
 var (
-	r4jNeverSent  = []string{"java.net.ConnectException", "java.net.NoRouteToHostException", "java.net.UnknownHostException", "java.net.http.HttpConnectTimeoutException"}
+	R4jNeverSent  = []string{"java.net.ConnectException", "java.net.NoRouteToHostException", "java.net.UnknownHostException", "java.net.http.HttpConnectTimeoutException"}
 	r4jIdempotent = []string{"java.io.IOException", "java.util.concurrent.TimeoutException"}
 )
 
@@ -121,7 +121,7 @@ func renderResilience4j(p *Plan, d *Doc) error {
 		d.Note("  randomizedWaitFactor 0.5 spreads each wait over +/- 50 %% around it, then caps it: resilience4j's jitter is not full jitter (uniform from 0 to the wait); exponentialMaxWaitDuration only applies with the multiplier and the factor set, as here")
 		exc := r4jIdempotent
 		if rt.NeverSentOnly() {
-			exc = r4jNeverSent
+			exc = R4jNeverSent
 			why := rt.IdempotentWhy
 			if f.fellBack {
 				why = "only they fit the deadline"

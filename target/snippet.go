@@ -114,84 +114,6 @@ func (t Target) Detects(file string, data []byte) bool {
 	return t.Detect != nil && t.Detect(file, data)
 }
 
-// targets is the registry of snippet targets, in the order --emit all
-// prints them. Adding a target is one file and one line here.
-var targets = []Target{
-	envoyTarget,
-	grpcTarget,
-	istioTarget,
-	linkerdTarget,
-	gatewayTarget,
-	resilience4jTarget,
-	goTarget,
-	httpxTarget,
-	nginxTarget,
-	haproxyTarget,
-}
-
-// Targets returns the registered targets in their order.
-func Targets() []Target { return append([]Target(nil), targets...) }
-
-// Names returns the target names in registry order.
-func Names() []string {
-	names := make([]string, len(targets))
-	for i, t := range targets {
-		names[i] = t.Name
-	}
-	return names
-}
-
-// Lookup returns the target of a name.
-func Lookup(name string) (Target, error) {
-	for _, t := range targets {
-		if t.Name == name {
-			return t, nil
-		}
-	}
-	return Target{}, fmt.Errorf("unknown snippet target %q (known: %s, or all)", name, strings.Join(Names(), ", "))
-}
-
-// ParseList resolves a comma-separated list of target names ("all" for
-// every target) in registry order, without duplicates.
-func ParseList(list string) ([]Target, error) {
-	want := map[string]bool{}
-	for _, n := range strings.Split(list, ",") {
-		n = strings.ToLower(strings.TrimSpace(n))
-		switch n {
-		case "":
-			continue
-		case "all":
-			for _, t := range targets {
-				want[t.Name] = true
-			}
-			continue
-		}
-		if _, err := Lookup(n); err != nil {
-			return nil, err
-		}
-		want[n] = true
-	}
-	if len(want) == 0 {
-		return nil, fmt.Errorf("no snippet target given (known: %s, or all)", strings.Join(Names(), ", "))
-	}
-	var out []Target
-	for _, t := range targets {
-		if want[t.Name] {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
-// Render writes the snippet of one target for a report.
-func Render(target string, r *report.Report, o Options) ([]byte, error) {
-	t, err := Lookup(target)
-	if err != nil {
-		return nil, err
-	}
-	return t.Render(r, o)
-}
-
 // Render writes the snippet of this target for a report: the header as
 // comments where the format has them, then the configuration.
 func (t Target) Render(r *report.Report, o Options) ([]byte, error) {
@@ -276,7 +198,7 @@ func splitLine(s string, max int) []string {
 func OneLine(s string) string { return escape.Visible(s) }
 
 // sortedKeys returns the keys of a map in order.
-func sortedKeys[V any](m map[string]V) []string {
+func SortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -16,7 +16,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
-	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 func newCheck() *cobra.Command {
@@ -212,7 +212,7 @@ func buildVersion() string {
 // readers are the snippet targets that read configs.
 func readers() []string {
 	var out []string
-	for _, t := range target.Targets() {
+	for _, t := range targets.All {
 		if t.Reads() {
 			out = append(out, t.Name)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 func newSnippet() *cobra.Command {
@@ -25,7 +26,7 @@ func newSnippet() *cobra.Command {
 		Long: wrapText("", `snippet renders client configuration from a report saved with
 "analyze -o json": for each group its timeout, retries, backoff and retry
 budget, and for the service its connect timeout and bulkhead, in the syntax
-and limits of each target (--emit, comma-separated, or all: `+strings.Join(target.Names(), ", ")+
+and limits of each target (--emit, comma-separated, or all: `+strings.Join(targets.Names(), ", ")+
 			`), each number commented with the data and the rule it comes from.`, 0),
 		Example: `  tunetimeout analyze --by route,method -o json --rate 400 access.log \
       > report.json
@@ -39,7 +40,7 @@ and limits of each target (--emit, comma-separated, or all: `+strings.Join(targe
 				return usageError{errors.New("--report: the JSON report to render (analyze -o json), or - for standard input")}
 			}
 			if e.emit == "" && e.dir == "" {
-				return usageError{fmt.Errorf("--emit: which targets (%s, or all)", strings.Join(target.Names(), ", "))}
+				return usageError{fmt.Errorf("--emit: which targets (%s, or all)", strings.Join(targets.Names(), ", "))}
 			}
 			r, err := readReport(cmd.InOrStdin(), from)
 			if err != nil {
@@ -78,13 +79,13 @@ type emitFlags struct {
 func (e *emitFlags) register(cmd *cobra.Command) {
 	e.cmd = cmd
 	fl := cmd.Flags()
-	fl.StringVar(&e.emit, "emit", "", "client configuration to write: "+strings.Join(target.Names(), ", ")+", or all (comma-separated)")
+	fl.StringVar(&e.emit, "emit", "", "client configuration to write: "+strings.Join(targets.Names(), ", ")+", or all (comma-separated)")
 	fl.StringVar(&e.dir, "emit-dir", "", "write one file per target (envoy.yaml, grpc.json, ...) into this directory; without --emit, every target; for a chain's plan (analyze --plan) a folder per caller and callee, and topology.yaml for check --topology (docs/chain.md)")
 	fl.StringVar(&e.opts.Service, e.serviceFlagName(), target.DefaultService, "the service, cluster or upstream the snippets configure")
 	fl.StringVar(&e.opts.Namespace, "namespace", "default", "Kubernetes namespace of the Istio, Linkerd and Gateway API snippets")
 	fl.StringVar(&e.opts.GatewayAPIChannel, "gateway-api-channel", target.GatewayStandard, "Gateway API release channel of the cluster's CRDs: standard or experimental (since v1.7.0 both have rules[].retry, written on every rule)")
 	fl.StringVar(&e.opts.LinkerdResource, "linkerd-resource", target.LinkerdAuto, "what the Linkerd snippet writes: auto (GRPCRoute for gRPC methods, else HTTPRoute), httproute, grpcroute, or serviceprofile (meshes older than 2.16)")
-	completeList(cmd, "emit", append(target.Names(), "all")...)
+	completeList(cmd, "emit", append(targets.Names(), "all")...)
 	complete(cmd, "gateway-api-channel", target.GatewayStandard, target.GatewayExperimental)
 	complete(cmd, "linkerd-resource", target.LinkerdAuto, target.LinkerdHTTPRoute, target.LinkerdGRPCRoute, target.LinkerdServiceProfile)
 	prev := cmd.PreRunE
@@ -119,7 +120,7 @@ func (e *emitFlags) parse() error {
 	if list == "" {
 		return nil
 	}
-	ts, err := target.ParseList(list)
+	ts, err := targets.ParseList(list)
 	if err != nil {
 		return fmt.Errorf("--emit: %w", err)
 	}
@@ -204,7 +205,7 @@ func readReport(stdin io.Reader, name string) (*report.Report, error) {
 // targetList lists the snippet targets for --help, one a line.
 func targetList() string {
 	var rows [][]string
-	for _, t := range target.Targets() {
+	for _, t := range targets.All {
 		rows = append(rows, []string{t.Name, t.File, t.Summary})
 	}
 	return wrapList(rows)

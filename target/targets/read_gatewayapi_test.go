@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"path/filepath"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tunetimeout/tunetimeout/target"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -25,10 +26,10 @@ func TestReadGatewayAPIFixtures(t *testing.T) {
 		o := objs[0]
 		assert.Equal(t, "HTTPRoute rule", o.Kind)
 		assert.Equal(t, "timeout-example rule[0]", o.Name)
-		assert.Equal(t, Pos{p, 13}, o.Pos)
-		assert.Equal(t, &Setting[float64]{Value: 10, Pos: Pos{p, 18}, Raw: "10s"}, o.Timeout, "request: the whole request")
-		assert.Equal(t, &Setting[float64]{Value: 2, Pos: Pos{p, 19}, Raw: "2s"}, o.PerTryTimeout, "backendRequest: one request to the backend")
-		assert.Equal(t, []Match{{Kind: MatchPrefix, Value: "/timeout"}}, o.Matches)
+		assert.Equal(t, target.Pos{File: p, Line: 13}, o.Pos)
+		assert.Equal(t, &target.Setting[float64]{Value: 10, Pos: target.Pos{File: p, Line: 18}, Raw: "10s"}, o.Timeout, "request: the whole request")
+		assert.Equal(t, &target.Setting[float64]{Value: 2, Pos: target.Pos{File: p, Line: 19}, Raw: "2s"}, o.PerTryTimeout, "backendRequest: one request to the backend")
+		assert.Equal(t, []target.Match{{Kind: target.MatchPrefix, Value: "/timeout"}}, o.Matches)
 		assert.Equal(t, "timeout-svc", o.Upstream)
 		assert.Nil(t, o.Attempts)
 	})
@@ -38,11 +39,11 @@ func TestReadGatewayAPIFixtures(t *testing.T) {
 		objs := readConfig(t, "gateway-api", p)
 		require.Len(t, objs, 1)
 		o := objs[0]
-		assert.Equal(t, &Setting[int]{Value: 3, Pos: Pos{p, 21}, Raw: "2"}, o.Attempts)
+		assert.Equal(t, &target.Setting[int]{Value: 3, Pos: target.Pos{File: p, Line: 21}, Raw: "2"}, o.Attempts)
 		assert.Equal(t, []string{"500", "502", "503", "504"}, o.RetryOn.Value)
-		assert.Equal(t, &Setting[float64]{Value: 0.1, Pos: Pos{p, 22}, Raw: "100ms"}, o.BackoffBase)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.1, Pos: target.Pos{File: p, Line: 22}, Raw: "100ms"}, o.BackoffBase)
 		assert.Nil(t, o.Timeout, "unspecified: the implementation's")
-		assert.Equal(t, []Match{{Kind: MatchPrefix, Value: "/"}}, o.Matches, "a rule without matches matches PathPrefix /")
+		assert.Equal(t, []target.Match{{Kind: target.MatchPrefix, Value: "/"}}, o.Matches, "a rule without matches matches PathPrefix /")
 		assert.Equal(t, "", o.Jitter, "the implementation's")
 		assert.True(t, hasNote(o, "standard-channel field since Gateway API v1.7.0"), describeObject(o))
 	})
@@ -50,15 +51,15 @@ func TestReadGatewayAPIFixtures(t *testing.T) {
 	t.Run("routing examples", func(t *testing.T) {
 		objs := byName(t, readConfig(t, "gateway-api", path("http-routing.yaml")))
 		require.Len(t, objs, 3)
-		assert.Equal(t, []Match{{Kind: MatchHost, Value: "foo.example.com"}, {Kind: MatchPrefix, Value: "/login"}}, objs["foo-route rule[0]"].Matches)
+		assert.Equal(t, []target.Match{{Kind: target.MatchHost, Value: "foo.example.com"}, {Kind: target.MatchPrefix, Value: "/login"}}, objs["foo-route rule[0]"].Matches)
 		canary := objs["bar-route rule[0]"]
-		assert.Equal(t, []Match{{Kind: MatchHost, Value: "bar.example.com"}, {Kind: MatchPrefix, Value: "/"}}, canary.Matches, "a match without a path is PathPrefix /")
+		assert.Equal(t, []target.Match{{Kind: target.MatchHost, Value: "bar.example.com"}, {Kind: target.MatchPrefix, Value: "/"}}, canary.Matches, "a match without a path is PathPrefix /")
 		assert.True(t, hasNote(canary, "headers are not modeled"))
 		assert.Equal(t, "bar-svc", objs["bar-route rule[1]"].Upstream)
 
 		objs = byName(t, readConfig(t, "gateway-api", path("default-match-http.yaml")))
 		require.Len(t, objs, 2, "the GatewayClass and Gateway are not routes")
-		assert.Contains(t, objs["default-match-route rule[1]"].Matches, Match{Kind: MatchExact, Value: "/example/exact"})
+		assert.Contains(t, objs["default-match-route rule[1]"].Matches, target.Match{Kind: target.MatchExact, Value: "/example/exact"})
 		assert.Equal(t, "my-custom-resource", objs["default-match-route rule[0]"].Upstream)
 	})
 
@@ -67,7 +68,7 @@ func TestReadGatewayAPIFixtures(t *testing.T) {
 		require.Len(t, objs, 3)
 		login := objs["foo-route rule[0]"]
 		assert.Equal(t, "GRPCRoute rule", login.Kind)
-		assert.Equal(t, []Match{{Kind: MatchHost, Value: "foo.example.com"}, {Kind: MatchMethod, Value: "com.example/Login"}}, login.Matches)
+		assert.Equal(t, []target.Match{{Kind: target.MatchHost, Value: "foo.example.com"}, {Kind: target.MatchMethod, Value: "com.example/Login"}}, login.Matches)
 		assert.Nil(t, login.Timeout)
 		assert.True(t, hasNote(login, "no timeouts or retry"))
 	})
@@ -125,24 +126,24 @@ func TestReadGatewayAPIFixturesValid(t *testing.T) {
 func TestReadGatewayAPIRoundTrip(t *testing.T) {
 	for _, fx := range []struct {
 		report string
-		opts   Options
+		opts   target.Options
 	}{
-		{"mixture.json", Options{}},
-		{"policy.json", Options{Service: "shop-api", Namespace: "shop"}},
-		{"policy.json", Options{Service: "shop-api", Namespace: "shop", GatewayAPIChannel: GatewayExperimental}},
-		{"deadline.json", Options{GatewayAPIChannel: GatewayExperimental}},
+		{"mixture.json", target.Options{}},
+		{"policy.json", target.Options{Service: "shop-api", Namespace: "shop"}},
+		{"policy.json", target.Options{Service: "shop-api", Namespace: "shop", GatewayAPIChannel: target.GatewayExperimental}},
+		{"deadline.json", target.Options{GatewayAPIChannel: target.GatewayExperimental}},
 	} {
 		t.Run(fx.report+"/"+fx.opts.GatewayAPIChannel, func(t *testing.T) {
 			r := loadReport(t, fx.report)
 			body, err := Render("gateway-api", r, fx.opts)
 			require.NoError(t, err)
 			require.NoError(t, validateGateway(body))
-			objs, err := readGatewayAPIConfig("gw.yaml", body, nil, nil)
+			objs, err := target.ReadGatewayAPIConfig("gw.yaml", body, nil, nil)
 			require.NoError(t, err)
 			requireInside(t, "gw.yaml", body, objs)
-			p, err := NewPlan(r, fx.opts)
+			p, err := target.NewPlan(r, fx.opts)
 			require.NoError(t, err)
-			p.NoRetryAfter(&Doc{}, "") // as the writer: no 429
+			p.NoRetryAfter(&target.Doc{}, "") // as the writer: no 429
 			routes := p.PathRoutes()
 			require.Len(t, objs, len(routes))
 			for i, rt := range routes {
@@ -150,7 +151,7 @@ func TestReadGatewayAPIRoundTrip(t *testing.T) {
 				assert.InDelta(t, rt.Timeout.Seconds(), o.Timeout.Value, 1e-9, o.Name)
 				assert.InDelta(t, rt.PerTry.Seconds(), o.PerTryTimeout.Value, 1e-9, o.Name)
 				if rt.Match.Method != "" {
-					assert.Contains(t, o.Matches, Match{Kind: MatchMethod, Value: rt.Match.Method}, o.Name)
+					assert.Contains(t, o.Matches, target.Match{Kind: target.MatchMethod, Value: rt.Match.Method}, o.Name)
 				}
 				// Every rule says what it retries, on either channel:
 				// attempts 0 where the plan does not retry after sending.
@@ -191,18 +192,18 @@ func TestReadGatewayAPIRefuses(t *testing.T) {
 		{"matches: [{path: {type: Glob, value: /x}}]\n", `gw.yaml:6: spec.rules[0].matches[0].path.type "Glob": want PathPrefix, Exact or RegularExpression`},
 		{"matches: [{method: get}]\n", `gw.yaml:6: spec.rules[0].matches[0].method "get": not an HTTP method`},
 	} {
-		_, err := readGatewayAPIConfig("gw.yaml", []byte(head+c.body), nil, nil)
+		_, err := target.ReadGatewayAPIConfig("gw.yaml", []byte(head+c.body), nil, nil)
 		if assert.Error(t, err, c.body) {
 			assert.Contains(t, err.Error(), c.want)
 		}
 	}
 	// attempts 0 disables retries (v1.7.0): one attempt, written.
-	objs := mustRead(t, readGatewayAPIConfig, "gw.yaml", head+"matches: [{method: POST}]\n    retry: {attempts: 0}\n")
-	assert.Equal(t, &Setting[int]{Value: 1, Pos: Pos{File: "gw.yaml", Line: 7}, Raw: "0"}, objs[0].Attempts)
+	objs := mustRead(t, target.ReadGatewayAPIConfig, "gw.yaml", head+"matches: [{method: POST}]\n    retry: {attempts: 0}\n")
+	assert.Equal(t, &target.Setting[int]{Value: 1, Pos: target.Pos{File: "gw.yaml", Line: 7}, Raw: "0"}, objs[0].Attempts)
 	assert.Nil(t, objs[0].RetryNonIdempotent, "nothing is retried")
 
 	// A zero request timeout disables it, and then any backendRequest goes.
-	objs = mustRead(t, readGatewayAPIConfig, "gw.yaml", head+"timeouts: {request: 0s, backendRequest: 1h}\n")
+	objs = mustRead(t, target.ReadGatewayAPIConfig, "gw.yaml", head+"timeouts: {request: 0s, backendRequest: 1h}\n")
 	assert.Equal(t, 0.0, objs[0].Timeout.Value)
 	assert.Equal(t, 3600.0, objs[0].PerTryTimeout.Value)
 }
@@ -220,11 +221,11 @@ spec:
     - method: {type: RegularExpression, service: "shop\\..*"}
     backendRefs: [{name: orders, port: 50051}]
 `
-	objs := mustRead(t, readGatewayAPIConfig, "g.yaml", gr)
+	objs := mustRead(t, target.ReadGatewayAPIConfig, "g.yaml", gr)
 	require.Len(t, objs, 1)
 	o := objs[0]
 	assert.Equal(t, "ns/g svc", o.Name, "a named rule keeps its name")
-	assert.Equal(t, []Match{{Kind: MatchMethod, Value: "shop.Orders"}}, o.Matches)
+	assert.Equal(t, []target.Match{{Kind: target.MatchMethod, Value: "shop.Orders"}}, o.Matches)
 	assert.True(t, hasNote(o, "method Ping of any service"), describeObject(o))
 	assert.True(t, hasNote(o, "method type RegularExpression"), describeObject(o))
 	assert.Equal(t, "orders", o.Upstream)
@@ -238,7 +239,7 @@ func FuzzReadGatewayAPI(f *testing.F) {
 	}
 	f.Add([]byte("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nspec: {rules: [{timeouts: {request: 99999h99999h99999h99999h}}]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := readGatewayAPIConfig("f.yaml", data, nil, nil)
+		objs, err := target.ReadGatewayAPIConfig("f.yaml", data, nil, nil)
 		if err == nil {
 			requireInside(t, "f.yaml", data, objs)
 		}

@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"testing"
@@ -13,6 +13,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/simulate"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // targetPolicy is the call policy a target's config makes, by the target's
@@ -63,7 +64,7 @@ func TestSimulatorFollowsTargets(t *testing.T) {
 
 	for _, tc := range []struct {
 		target string
-		opts   Options
+		opts   target.Options
 		// What a hang does: attempts per request and at most how long a
 		// caller waits; what 20 % of refused connections leave.
 		hangAttempts float64
@@ -71,16 +72,16 @@ func TestSimulatorFollowsTargets(t *testing.T) {
 		failSuccess  float64
 		why          string
 	}{
-		{"envoy", Options{}, 2, time.Second, 0.99, "the route timeout cuts the second attempt at 1s; Envoy sends it however little time is left"},
-		{"istio", Options{}, 2, time.Second, 0.99, "Istio's VirtualService is Envoy's route"},
-		{"gateway-api", Options{GatewayAPIChannel: GatewayExperimental}, 2, time.Second, 0.8, "an attempt that reaches backendRequest is retried within request (GEP-1731); retry codes are the backend's answers, so a refused connection is not retried"},
-		{"linkerd", Options{}, 2, time.Second, 0.8, "retry.linkerd.io/timeout ends and retries an attempt, timeout.linkerd.io/request the call; Linkerd retries answers' status codes, not refused connections"},
-		{"grpc", Options{}, 1, time.Second, 0.99, "no per-try timeout: the first attempt runs into the call's deadline; fast failures answer and are retried"},
-		{"go", Options{}, 2, time.Second, 0.99, "Do gives each attempt the smaller of PerTry and the time left"},
-		{"httpx", Options{}, 1, time.Second, 0.99, "send() starts an attempt only while a whole one fits: after a timeout none does"},
-		{"nginx", Options{}, 1, time.Second, 0.99, "no try begins after proxy_next_upstream_timeout, the deadline less one try"},
-		{"haproxy", Options{}, 1, time.Second, 0.99, "only connection failures fit as retries: timed-out attempts are not retried"},
-		{"resilience4j", Options{}, 1, time.Second, 0.8, "nothing bounds the call: only one attempt that may time out in full fits, so nothing is retried"},
+		{"envoy", target.Options{}, 2, time.Second, 0.99, "the route timeout cuts the second attempt at 1s; Envoy sends it however little time is left"},
+		{"istio", target.Options{}, 2, time.Second, 0.99, "Istio's VirtualService is Envoy's route"},
+		{"gateway-api", target.Options{GatewayAPIChannel: target.GatewayExperimental}, 2, time.Second, 0.8, "an attempt that reaches backendRequest is retried within request (GEP-1731); retry codes are the backend's answers, so a refused connection is not retried"},
+		{"linkerd", target.Options{}, 2, time.Second, 0.8, "retry.linkerd.io/timeout ends and retries an attempt, timeout.linkerd.io/request the call; Linkerd retries answers' status codes, not refused connections"},
+		{"grpc", target.Options{}, 1, time.Second, 0.99, "no per-try timeout: the first attempt runs into the call's deadline; fast failures answer and are retried"},
+		{"go", target.Options{}, 2, time.Second, 0.99, "Do gives each attempt the smaller of PerTry and the time left"},
+		{"httpx", target.Options{}, 1, time.Second, 0.99, "send() starts an attempt only while a whole one fits: after a timeout none does"},
+		{"nginx", target.Options{}, 1, time.Second, 0.99, "no try begins after proxy_next_upstream_timeout, the deadline less one try"},
+		{"haproxy", target.Options{}, 1, time.Second, 0.99, "only connection failures fit as retries: timed-out attempts are not retried"},
+		{"resilience4j", target.Options{}, 1, time.Second, 0.8, "nothing bounds the call: only one attempt that may time out in full fits, so nothing is retried"},
 	} {
 		t.Run(tc.target, func(t *testing.T) {
 			body, err := Render(tc.target, rep, tc.opts)

@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // goBudgetTest runs in the package of an emitted Go snippet: 100 calls of
@@ -69,7 +70,7 @@ func TestBudget(t *testing.T) {
 func TestGoSnippetBudget(t *testing.T) {
 	goTool := requireTool(t, "go", "the Go toolchain")
 	r := loadReport(t, "policy.json")
-	body, err := goTarget.Render(r, Options{Service: "shop-api", Namespace: "shop"})
+	body, err := target.GoTarget.Render(r, target.Options{Service: "shop-api", Namespace: "shop"})
 	require.NoError(t, err)
 	src := string(body)
 	require.Contains(t, src, "Budget:      &Budget{Ratio: 0.1},")
@@ -137,7 +138,7 @@ func TestHTTPXSnippetBudget(t *testing.T) {
 	if out, err := exec.Command(py, "-E", "-s", "-c", "import httpx").CombinedOutput(); err != nil {
 		t.Skipf("%s cannot import httpx (%v: %s): apt-get install -y python3-httpx", py, err, out)
 	}
-	body, err := httpxTarget.Render(loadReport(t, "policy.json"), Options{Service: "shop-api", Namespace: "shop"})
+	body, err := target.HTTPXTarget.Render(loadReport(t, "policy.json"), target.Options{Service: "shop-api", Namespace: "shop"})
 	require.NoError(t, err)
 	require.Contains(t, string(body), `"retry_budget": Budget(0.1),`)
 	dir := t.TempDir()

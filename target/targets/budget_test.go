@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // The hostile configs of issue 30, generated here: each must end with an
@@ -71,19 +72,19 @@ func TestYAMLAliasBombs(t *testing.T) {
 	grpc := `{"methodConfig": [{"name": [{"service": "s"}], "timeout": "1s"}], "x": ` + strings.Repeat("[", 1) + `"a"]}`
 	tests := []struct {
 		name, file, data string
-		read             func(string, []byte, Opener, *budget.Budget) ([]Object, error)
+		read             func(string, []byte, target.Opener, *budget.Budget) ([]target.Object, error)
 		line             int
 	}{
-		{"resilience4j", "application.yml", r4j, readResilience4jConfig, 1},
-		{"resilience4j without a name", "-", r4j, readResilience4jConfig, 1},
-		{"istio in a List", "vs.yaml", list.String(), readIstioConfig, 1},
-		{"gateway-api in a List", "vs.yaml", strings.ReplaceAll(list.String(), "networking.istio.io/v1, kind: VirtualService", "gateway.networking.k8s.io/v1, kind: HTTPRoute"), readGatewayAPIConfig, 1},
-		{"linkerd in a List", "vs.yaml", strings.ReplaceAll(list.String(), "networking.istio.io/v1, kind: VirtualService", "policy.linkerd.io/v1beta3, kind: HTTPRoute"), readLinkerdConfig, 1},
-		{"envoy", "rc.yaml", envoy, readEnvoyConfig, 1},
+		{"resilience4j", "application.yml", r4j, target.ReadResilience4jConfig, 1},
+		{"resilience4j without a name", "-", r4j, target.ReadResilience4jConfig, 1},
+		{"istio in a List", "vs.yaml", list.String(), target.ReadIstioConfig, 1},
+		{"gateway-api in a List", "vs.yaml", strings.ReplaceAll(list.String(), "networking.istio.io/v1, kind: VirtualService", "gateway.networking.k8s.io/v1, kind: HTTPRoute"), target.ReadGatewayAPIConfig, 1},
+		{"linkerd in a List", "vs.yaml", strings.ReplaceAll(list.String(), "networking.istio.io/v1, kind: VirtualService", "policy.linkerd.io/v1beta3, kind: HTTPRoute"), target.ReadLinkerdConfig, 1},
+		{"envoy", "rc.yaml", envoy, target.ReadEnvoyConfig, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var objs []Object
+			var objs []target.Object
 			err := bounded(t, 64, func() (err error) {
 				objs, err = tt.read(tt.file, []byte(tt.data), nil, budget.New())
 				return err
@@ -94,7 +95,7 @@ func TestYAMLAliasBombs(t *testing.T) {
 		})
 	}
 	// The gRPC service config is JSON: no aliases, but the same path.
-	_, err := readGRPCConfig("sc.json", []byte(grpc), nil, nil)
+	_, err := target.ReadGRPCConfig("sc.json", []byte(grpc), nil, nil)
 	require.NoError(t, err)
 }
 
@@ -105,14 +106,14 @@ func TestYAMLBudgetIsTheRuns(t *testing.T) {
 	// 200,000 times.
 	file := "x: &m {a: b}\nitems: [" + strings.TrimSuffix(strings.Repeat("*m,", 200_000), ",") + "]\nstatic_resources: {}\n"
 	b := budget.New()
-	_, err := readEnvoyConfig("one.yaml", []byte(file), nil, b)
+	_, err := target.ReadEnvoyConfig("one.yaml", []byte(file), nil, b)
 	require.NoError(t, err)
 	// The document, its mapping, three keys, x's mapping of two, the
 	// list, 200,000 times three, and the empty mapping: 600,010.
 	assert.EqualValues(t, 1<<20-600_010, b.NodesLeft(), "the nodes of the first file with aliases expanded")
-	_, err = readEnvoyConfig("two.yaml", []byte(file), nil, b)
+	_, err = target.ReadEnvoyConfig("two.yaml", []byte(file), nil, b)
 	assert.EqualError(t, err, "two.yaml:1: "+nodeBudgetErr)
-	_, err = readEnvoyConfig("two.yaml", []byte(file), nil, nil)
+	_, err = target.ReadEnvoyConfig("two.yaml", []byte(file), nil, nil)
 	assert.NoError(t, err, "alone, the second file is under the budget")
 }
 
@@ -122,7 +123,7 @@ func TestYAMLBudgetIsTheRuns(t *testing.T) {
 func TestYAMLRefusedBeforeDecoding(t *testing.T) {
 	data := []byte("connect_timeout: 1s\nx: [" + strings.Repeat("0,", 8<<20-16) + "0]\n")
 	err := bounded(t, 1, func() error {
-		_, err := readEnvoyConfig("flat.yaml", data, nil, nil)
+		_, err := target.ReadEnvoyConfig("flat.yaml", data, nil, nil)
 		return err
 	})
 	// "connect_timeout:", "1s", "x:", "[" and 8,388,593 zeros.
@@ -133,9 +134,9 @@ func TestYAMLRefusedBeforeDecoding(t *testing.T) {
 // TestYAMLAliasCycle: an alias inside its own anchor would repeat for
 // ever; it is refused where it stands.
 func TestYAMLAliasCycle(t *testing.T) {
-	_, err := readEnvoyConfig("c.yaml", []byte("static_resources:\n  clusters: &a\n  - name: c\n    x: *a\n"), nil, nil)
+	_, err := target.ReadEnvoyConfig("c.yaml", []byte("static_resources:\n  clusters: &a\n  - name: c\n    x: *a\n"), nil, nil)
 	assert.EqualError(t, err, "c.yaml:4: the alias *a stands inside its own anchor: it would repeat for ever")
-	_, err = readResilience4jConfig("application.yml", []byte("a: &x {b: *x}\n"), nil, nil)
+	_, err = target.ReadResilience4jConfig("application.yml", []byte("a: &x {b: *x}\n"), nil, nil)
 	assert.EqualError(t, err, "application.yml:1: the alias *x stands inside its own anchor: it would repeat for ever")
 }
 
@@ -143,7 +144,7 @@ func TestYAMLAliasCycle(t *testing.T) {
 // against the byte budget.
 func TestYAMLAliasBytes(t *testing.T) {
 	data := "x: &v " + strings.Repeat("a", 1<<20) + "\nvirtual_hosts: [" + strings.TrimSuffix(strings.Repeat("*v,", 100), ",") + "]\n"
-	_, err := readEnvoyConfig("rc.yaml", []byte(data), nil, nil)
+	_, err := target.ReadEnvoyConfig("rc.yaml", []byte(data), nil, nil)
 	assert.EqualError(t, err, "rc.yaml:1: values YAML aliases repeat: over the byte budget of one run, 64 MiB in all")
 }
 
@@ -156,7 +157,7 @@ func TestR4jPathsCount(t *testing.T) {
 	// segments.
 	data := "x: &m {" + strings.Repeat("a.", 499) + "b: 1}\nl: [" + strings.TrimSuffix(strings.Repeat("*m,", 5000), ",") + "]\n"
 	err := bounded(t, 300, func() error {
-		_, err := readResilience4jConfig("application.yml", []byte(data), nil, nil)
+		_, err := target.ReadResilience4jConfig("application.yml", []byte(data), nil, nil)
 		return err
 	})
 	assert.EqualError(t, err, "application.yml:1: segments of Spring properties (a property's key segments and list items; aliases expanded): over the node budget of one run, 1,048,576 nodes in all")
@@ -174,13 +175,13 @@ func TestIstioHostsCount(t *testing.T) {
 		return "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: r}\nspec:\n  hosts: [" + strings.Join(hosts, ", ") +
 			"]\n  http:\n" + strings.Repeat("  - route: [{destination: {host: r}}]\n", routes)
 	}
-	objs, err := readIstioConfig("vs.yaml", []byte(vs(2)), nil, nil)
+	objs, err := target.ReadIstioConfig("vs.yaml", []byte(vs(2)), nil, nil)
 	require.NoError(t, err)
 	require.Len(t, objs, 2)
 	assert.Len(t, objs[1].Matches, 2500, "each host once")
-	assert.Equal(t, Match{Kind: MatchHost, Value: "h2499"}, objs[1].Matches[2499])
+	assert.Equal(t, target.Match{Kind: target.MatchHost, Value: "h2499"}, objs[1].Matches[2499])
 	err = bounded(t, 400, func() error {
-		_, err := readIstioConfig("vs.yaml", []byte(vs(300)), nil, nil)
+		_, err := target.ReadIstioConfig("vs.yaml", []byte(vs(300)), nil, nil)
 		return err
 	})
 	// The document's 7,716 nodes, then 5,000 hosts a route: the 209th
@@ -211,7 +212,7 @@ func FuzzYAMLWordCount(f *testing.F) {
 			}
 			nodes += literalNodes(&n)
 		}
-		if w := yamlWordCount(data); nodes > 3*w+1 {
+		if w := target.YAMLWordCount(data); nodes > 3*w+1 {
 			t.Fatalf("%d nodes from %d words: %q", nodes, w, data)
 		}
 	})
@@ -236,9 +237,9 @@ func TestEnvoyNamesLinear(t *testing.T) {
 	for range 20_000 {
 		b.WriteString("- {name: v, domains: ['*'], routes: [{name: r, match: {prefix: /}, route: {cluster: c}}]}\n")
 	}
-	var objs []Object
+	var objs []target.Object
 	err := bounded(t, 200, func() (err error) {
-		objs, err = readEnvoyConfig("rc.yaml", []byte(b.String()), nil, nil)
+		objs, err = target.ReadEnvoyConfig("rc.yaml", []byte(b.String()), nil, nil)
 		return err
 	})
 	require.NoError(t, err)
@@ -253,7 +254,7 @@ func TestEnvoyNamesLinear(t *testing.T) {
 }
 
 func TestUniqueNames(t *testing.T) {
-	var u UniqueNames
+	var u target.UniqueNames
 	alt := func(n string) func(int) string { return func(i int) string { return fmt.Sprintf("%s-%d", n, i) } }
 	var got []string
 	for _, n := range []string{"a", "a-2", "a", "a", "b", "a-3", "a"} {
@@ -279,7 +280,7 @@ func TestNginxIncludeBudget(t *testing.T) {
 		return "http { server { location / { proxy_pass http://u;\n" + strings.Repeat("include "+file+";\n", n) + "} } }\n"
 	}
 	err := bounded(t, 200, func() error {
-		_, err := readNginxConfig("nginx.conf", []byte(main("big.conf", 20)), open, nil)
+		_, err := target.ReadNginxConfig("nginx.conf", []byte(main("big.conf", 20)), open, nil)
 		return err
 	})
 	// 16 includes of 4 MiB are the 64 MiB: the 17th, on line 18, is over.
@@ -287,7 +288,7 @@ func TestNginxIncludeBudget(t *testing.T) {
 	assert.True(t, errors.Is(err, budget.ErrSpent))
 
 	err = bounded(t, 400, func() error {
-		_, err := readNginxConfig("nginx.conf", []byte(main("words.conf", 500)), open, nil)
+		_, err := target.ReadNginxConfig("nginx.conf", []byte(main("words.conf", 500)), open, nil)
 		return err
 	})
 	// 6 words on line 1, 2 for the include, 600,000 in the first
@@ -296,9 +297,9 @@ func TestNginxIncludeBudget(t *testing.T) {
 
 	// The budget is the run's: what one config took is not there for the next.
 	b := budget.New()
-	_, err = readNginxConfig("nginx.conf", []byte(main("words.conf", 1)), open, b)
+	_, err = target.ReadNginxConfig("nginx.conf", []byte(main("words.conf", 1)), open, b)
 	require.NoError(t, err)
-	_, err = readNginxConfig("nginx.conf", []byte(main("words.conf", 1)), open, b)
+	_, err = target.ReadNginxConfig("nginx.conf", []byte(main("words.conf", 1)), open, b)
 	assert.ErrorIs(t, err, budget.ErrSpent)
 }
 
@@ -306,7 +307,7 @@ func TestNginxIncludeBudget(t *testing.T) {
 // at one position: the second takes a number.
 func TestNginxNamesUnique(t *testing.T) {
 	open := func(string) ([]byte, error) { return []byte("location /a { proxy_pass http://u; }\n"), nil }
-	objs, err := readNginxConfig("nginx.conf", []byte("http { server { include a.conf; include a.conf; include a.conf; } }\n"), open, nil)
+	objs, err := target.ReadNginxConfig("nginx.conf", []byte("http { server { include a.conf; include a.conf; include a.conf; } }\n"), open, nil)
 	require.NoError(t, err)
 	var names []string
 	for _, o := range objs {

@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"path/filepath"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tunetimeout/tunetimeout/target"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -27,12 +28,12 @@ func TestReadLinkerdFixtures(t *testing.T) {
 		assert.Equal(t, "HTTPRoute (Linkerd annotations)", o.Kind)
 		assert.Equal(t, "booksapp/books-create rule[0]", o.Name)
 		assert.Equal(t, "books", o.Upstream, "no backendRefs: the parent Service")
-		assert.Equal(t, []Match{{Kind: MatchExact, Value: "/books.json"}, {Kind: MatchMethod, Value: "POST"}}, o.Matches)
-		assert.Equal(t, &Setting[float64]{Value: 0.015, Pos: Pos{p, 33}, Raw: "15ms"}, o.Timeout)
-		assert.Equal(t, &Setting[int]{Value: 4, Pos: Pos{p, 32}, Raw: "3"}, o.Attempts, "limit 3 is 3 retries after the first")
-		assert.Equal(t, &Setting[[]string]{Value: []string{"5xx"}, Pos: Pos{p, 31}, Raw: "5xx"}, o.RetryOn)
+		assert.Equal(t, []target.Match{{Kind: target.MatchExact, Value: "/books.json"}, {Kind: target.MatchMethod, Value: "POST"}}, o.Matches)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.015, Pos: target.Pos{File: p, Line: 33}, Raw: "15ms"}, o.Timeout)
+		assert.Equal(t, &target.Setting[int]{Value: 4, Pos: target.Pos{File: p, Line: 32}, Raw: "3"}, o.Attempts, "limit 3 is 3 retries after the first")
+		assert.Equal(t, &target.Setting[[]string]{Value: []string{"5xx"}, Pos: target.Pos{File: p, Line: 31}, Raw: "5xx"}, o.RetryOn)
 		assert.Nil(t, o.PerTryTimeout, "no retry.linkerd.io/timeout")
-		assert.Equal(t, Defaulted(0.025, Pos{p, 32}), o.BackoffBase)
+		assert.Equal(t, target.Defaulted(0.025, target.Pos{File: p, Line: 32}), o.BackoffBase)
 		assert.Equal(t, 0.25, o.BackoffMax.Value)
 		assert.Equal(t, "full", o.Jitter)
 		assert.True(t, o.RetryNonIdempotent.Value, "POST is retried")
@@ -44,16 +45,16 @@ func TestReadLinkerdFixtures(t *testing.T) {
 		require.Len(t, objs, 3)
 		h := objs["schlep/schlep-default rule[0]"]
 		assert.Equal(t, 3, h.Attempts.Value)
-		assert.Equal(t, &Setting[float64]{Value: 0.3, Pos: Pos{p, 14}, Raw: "300ms"}, h.PerTryTimeout)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.3, Pos: target.Pos{File: p, Line: 14}, Raw: "300ms"}, h.PerTryTimeout)
 		assert.Equal(t, []string{"5xx", "timeout"}, h.RetryOn.Value, "an attempt that reaches retry.linkerd.io/timeout is retried")
 		assert.Nil(t, h.Timeout)
 		g := objs["schlep/schlep-default rule[0] #2"]
 		assert.Equal(t, "GRPCRoute (Linkerd annotations)", g.Kind)
 		assert.Equal(t, []string{"internal", "timeout"}, g.RetryOn.Value)
-		assert.Equal(t, []Match{{Kind: MatchMethod, Value: "schlep.Schlep/Get"}}, g.Matches)
+		assert.Equal(t, []target.Match{{Kind: target.MatchMethod, Value: "schlep.Schlep/Get"}}, g.Matches)
 		to := objs["schlep/schlep-timeouts rule[0]"]
-		assert.Equal(t, &Setting[float64]{Value: 2, Pos: Pos{p, 55}, Raw: "2s"}, to.Timeout)
-		assert.Equal(t, &Setting[float64]{Value: 1, Pos: Pos{p, 56}, Raw: "1s"}, to.PerTryTimeout, "the response timeout bounds each backend response")
+		assert.Equal(t, &target.Setting[float64]{Value: 2, Pos: target.Pos{File: p, Line: 55}, Raw: "2s"}, to.Timeout)
+		assert.Equal(t, &target.Setting[float64]{Value: 1, Pos: target.Pos{File: p, Line: 56}, Raw: "1s"}, to.PerTryTimeout, "the response timeout bounds each backend response")
 		assert.Nil(t, to.Attempts, "no retry annotations: the Service's, if any")
 	})
 
@@ -64,9 +65,9 @@ func TestReadLinkerdFixtures(t *testing.T) {
 		o := objs[0]
 		assert.Equal(t, "ServiceProfile route", o.Kind)
 		assert.Equal(t, "booksapp/webapp.booksapp.svc.cluster.local GET /", o.Name)
-		assert.Equal(t, Defaulted(10.0, Pos{p, 13}), o.Timeout, "a route's timeout defaults to 10s")
-		assert.Equal(t, Defaulted(1, Pos{p, 13}), o.Attempts, "not retryable")
-		assert.Equal(t, []Match{{Kind: MatchHost, Value: "webapp.booksapp.svc.cluster.local"}, {Kind: MatchMethod, Value: "GET"}, {Kind: MatchRegex, Value: "/"}}, o.Matches)
+		assert.Equal(t, target.Defaulted(10.0, target.Pos{File: p, Line: 13}), o.Timeout, "a route's timeout defaults to 10s")
+		assert.Equal(t, target.Defaulted(1, target.Pos{File: p, Line: 13}), o.Attempts, "not retryable")
+		assert.Equal(t, []target.Match{{Kind: target.MatchHost, Value: "webapp.booksapp.svc.cluster.local"}, {Kind: target.MatchMethod, Value: "GET"}, {Kind: target.MatchRegex, Value: "/"}}, o.Matches)
 		assert.Equal(t, "webapp.booksapp.svc.cluster.local", o.Upstream)
 		assert.Nil(t, o.RetryBudget)
 	})
@@ -75,12 +76,12 @@ func TestReadLinkerdFixtures(t *testing.T) {
 		p := path("booksapp-retries-timeouts-serviceprofile.yaml")
 		objs := byName(t, readConfig(t, "linkerd", p))
 		head := objs["booksapp/authors.booksapp.svc.cluster.local HEAD /authors/{id}.json"]
-		assert.Equal(t, &Setting[[]string]{Value: []string{"5xx"}, Pos: Pos{p, 18}, Raw: "true"}, head.RetryOn)
+		assert.Equal(t, &target.Setting[[]string]{Value: []string{"5xx"}, Pos: target.Pos{File: p, Line: 18}, Raw: "true"}, head.RetryOn)
 		assert.Nil(t, head.Attempts, "a retryable route has no count: the budget bounds it")
-		assert.Equal(t, &Setting[float64]{Value: 0.2, Pos: Pos{p, 20}, Raw: "0.2"}, head.RetryBudget)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.2, Pos: target.Pos{File: p, Line: 20}, Raw: "0.2"}, head.RetryBudget)
 		assert.False(t, head.RetryNonIdempotent.Value, "HEAD is idempotent")
 		put := objs["booksapp/books.booksapp.svc.cluster.local PUT /books/{id}.json"]
-		assert.Equal(t, &Setting[float64]{Value: 0.015, Pos: Pos{p, 35}, Raw: "15ms"}, put.Timeout)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.015, Pos: target.Pos{File: p, Line: 35}, Raw: "15ms"}, put.Timeout)
 	})
 }
 
@@ -118,7 +119,7 @@ func TestReadLinkerdFixturesValid(t *testing.T) {
 			default:
 				t.Fatalf("%s: kind %s", f, kind)
 			}
-			for _, k := range []string{lkRequestTimeout, lkResponseTimeout, lkRetryTimeout} {
+			for _, k := range []string{target.LkRequestTimeout, target.LkResponseTimeout, target.LkRetryTimeout} {
 				if v, ok := ann[k]; ok {
 					assert.True(t, linkerdDuration.MatchString(v), "%s: %s %q", f, k, v)
 				}
@@ -133,28 +134,28 @@ func TestReadLinkerdFixturesValid(t *testing.T) {
 func TestReadLinkerdRoundTrip(t *testing.T) {
 	for _, fx := range []struct {
 		report string
-		opts   Options
+		opts   target.Options
 	}{
-		{"mixture.json", Options{}},
-		{"policy.json", Options{Service: "shop-api", Namespace: "shop"}},
-		{"deadline.json", Options{}},
-		{"policy.json", Options{Service: "shop-api", Namespace: "shop", LinkerdResource: LinkerdServiceProfile}},
-		{"deadline.json", Options{LinkerdResource: LinkerdServiceProfile}},
+		{"mixture.json", target.Options{}},
+		{"policy.json", target.Options{Service: "shop-api", Namespace: "shop"}},
+		{"deadline.json", target.Options{}},
+		{"policy.json", target.Options{Service: "shop-api", Namespace: "shop", LinkerdResource: target.LinkerdServiceProfile}},
+		{"deadline.json", target.Options{LinkerdResource: target.LinkerdServiceProfile}},
 	} {
 		t.Run(fx.report+"/"+fx.opts.LinkerdResource, func(t *testing.T) {
 			r := loadReport(t, fx.report)
 			body, err := Render("linkerd", r, fx.opts)
 			require.NoError(t, err)
 			require.NoError(t, validateLinkerd(body))
-			objs, err := readLinkerdConfig("lk.yaml", body, nil, nil)
+			objs, err := target.ReadLinkerdConfig("lk.yaml", body, nil, nil)
 			require.NoError(t, err)
 			requireInside(t, "lk.yaml", body, objs)
-			p, err := NewPlan(r, fx.opts)
+			p, err := target.NewPlan(r, fx.opts)
 			require.NoError(t, err)
-			p.NoRetryAfter(&Doc{}, "") // as the writer: no 429
+			p.NoRetryAfter(&target.Doc{}, "") // as the writer: no 429
 			routes := p.PathRoutes()
 			require.Len(t, objs, len(routes))
-			profile := fx.opts.LinkerdResource == LinkerdServiceProfile
+			profile := fx.opts.LinkerdResource == target.LinkerdServiceProfile
 			for i, rt := range routes {
 				o := objs[i]
 				assert.InDelta(t, rt.Timeout.Seconds(), o.Timeout.Value, 1e-9, o.Name)
@@ -192,32 +193,32 @@ func TestReadLinkerdAnnotations(t *testing.T) {
 			"spec:\n  parentRefs: [{group: core, kind: Service, name: svc, port: 80}]\n  rules:\n  - timeouts: {request: 5s}\n"
 	}
 	t.Run("limit 0 counts as unset", func(t *testing.T) {
-		objs := mustRead(t, readLinkerdConfig, "r.yaml", route("HTTPRoute", "gateway.networking.k8s.io/v1", "    retry.linkerd.io/http: \"502-504,429\"\n    retry.linkerd.io/limit: \"0\"\n"))
+		objs := mustRead(t, target.ReadLinkerdConfig, "r.yaml", route("HTTPRoute", "gateway.networking.k8s.io/v1", "    retry.linkerd.io/http: \"502-504,429\"\n    retry.linkerd.io/limit: \"0\"\n"))
 		o := objs[0]
-		assert.Equal(t, &Setting[int]{Value: 2, Pos: Pos{"r.yaml", 7}, Raw: "0"}, o.Attempts)
+		assert.Equal(t, &target.Setting[int]{Value: 2, Pos: target.Pos{File: "r.yaml", Line: 7}, Raw: "0"}, o.Attempts)
 		assert.Equal(t, []string{"502-504", "429"}, o.RetryOn.Value)
 		assert.Nil(t, o.Timeout, "Linkerd reads no timeouts of a gateway.networking.k8s.io rule")
 	})
 	t.Run("a policy.linkerd.io rule's request timeout, the annotation first", func(t *testing.T) {
-		objs := mustRead(t, readLinkerdConfig, "r.yaml", route("HTTPRoute", "policy.linkerd.io/v1beta3", "    retry.linkerd.io/timeout: 250ms\n"))
+		objs := mustRead(t, target.ReadLinkerdConfig, "r.yaml", route("HTTPRoute", "policy.linkerd.io/v1beta3", "    retry.linkerd.io/timeout: 250ms\n"))
 		o := objs[0]
 		assert.Equal(t, "HTTPRoute rule", o.Kind)
-		assert.Equal(t, &Setting[float64]{Value: 5, Pos: Pos{"r.yaml", 10}, Raw: "5s"}, o.Timeout)
-		assert.Equal(t, Defaulted(2, Pos{"r.yaml", 10}), o.Attempts, "a retry timeout alone: the limit's default 1")
+		assert.Equal(t, &target.Setting[float64]{Value: 5, Pos: target.Pos{File: "r.yaml", Line: 10}, Raw: "5s"}, o.Timeout)
+		assert.Equal(t, target.Defaulted(2, target.Pos{File: "r.yaml", Line: 10}), o.Attempts, "a retry timeout alone: the limit's default 1")
 		assert.Equal(t, []string{"timeout"}, o.RetryOn.Value)
-		objs = mustRead(t, readLinkerdConfig, "r.yaml", route("HTTPRoute", "policy.linkerd.io/v1beta3", "    timeout.linkerd.io/request: 2m\n"))
+		objs = mustRead(t, target.ReadLinkerdConfig, "r.yaml", route("HTTPRoute", "policy.linkerd.io/v1beta3", "    timeout.linkerd.io/request: 2m\n"))
 		assert.Equal(t, 120.0, objs[0].Timeout.Value)
 		assert.Nil(t, objs[0].Attempts)
 	})
 	t.Run("the response timeout ends an attempt first", func(t *testing.T) {
-		objs := mustRead(t, readLinkerdConfig, "r.yaml", route("GRPCRoute", "policy.linkerd.io/v1alpha1", "    retry.linkerd.io/grpc: unavailable,CANCELLED\n    retry.linkerd.io/timeout: 2s\n    timeout.linkerd.io/response: 500ms\n    retry.linkerd.io/http: 5xx\n"))
+		objs := mustRead(t, target.ReadLinkerdConfig, "r.yaml", route("GRPCRoute", "policy.linkerd.io/v1alpha1", "    retry.linkerd.io/grpc: unavailable,CANCELLED\n    retry.linkerd.io/timeout: 2s\n    timeout.linkerd.io/response: 500ms\n    retry.linkerd.io/http: 5xx\n"))
 		o := objs[0]
-		assert.Equal(t, &Setting[float64]{Value: 0.5, Pos: Pos{"r.yaml", 8}, Raw: "500ms"}, o.PerTryTimeout)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.5, Pos: target.Pos{File: "r.yaml", Line: 8}, Raw: "500ms"}, o.PerTryTimeout)
 		assert.Equal(t, []string{"unavailable", "CANCELLED", "timeout"}, o.RetryOn.Value)
 		assert.True(t, hasNote(o, "retry.linkerd.io/http is not read on a GRPCRoute"), describeObject(o))
 	})
 	t.Run("Service annotations", func(t *testing.T) {
-		objs := mustRead(t, readLinkerdConfig, "s.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  namespace: ns\n  annotations:\n    retry.linkerd.io/grpc: internal\n    timeout.linkerd.io/request: 1d\n")
+		objs := mustRead(t, target.ReadLinkerdConfig, "s.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  namespace: ns\n  annotations:\n    retry.linkerd.io/grpc: internal\n    timeout.linkerd.io/request: 1d\n")
 		require.Len(t, objs, 1)
 		o := objs[0]
 		assert.Equal(t, "Service (Linkerd annotations)", o.Kind)
@@ -226,7 +227,7 @@ func TestReadLinkerdAnnotations(t *testing.T) {
 		assert.Equal(t, []string{"internal"}, o.RetryOn.Value)
 	})
 	t.Run("other annotations are not Linkerd's business", func(t *testing.T) {
-		objs := mustRead(t, readLinkerdConfig, "s.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  annotations:\n    prometheus.io/port: 9090\n")
+		objs := mustRead(t, target.ReadLinkerdConfig, "s.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  annotations:\n    prometheus.io/port: 9090\n")
 		assert.Empty(t, objs)
 	})
 	t.Run("refused", func(t *testing.T) {
@@ -242,7 +243,7 @@ func TestReadLinkerdAnnotations(t *testing.T) {
 			{"    timeout.linkerd.io/request: \"5\"\n", `r.yaml:6: timeout.linkerd.io/request "5": no unit`},
 			{"    retry.linkerd.io/timeout: 5us\n", `r.yaml:6: retry.linkerd.io/timeout "5us": unit "us" is not one of ms, s, m, h or d`},
 		} {
-			_, err := readLinkerdConfig("r.yaml", []byte(route("HTTPRoute", "policy.linkerd.io/v1beta3", c.ann)), nil, nil)
+			_, err := target.ReadLinkerdConfig("r.yaml", []byte(route("HTTPRoute", "policy.linkerd.io/v1beta3", c.ann)), nil, nil)
 			if assert.Error(t, err, c.ann) {
 				assert.Contains(t, err.Error(), c.want)
 			}
@@ -253,13 +254,13 @@ func TestReadLinkerdAnnotations(t *testing.T) {
 func TestReadLinkerdAnnotationDuration(t *testing.T) {
 	for in, want := range map[string]time.Duration{"0": 0, "15ms": 15 * time.Millisecond, "2s": 2 * time.Second, "3m": 3 * time.Minute,
 		"1h": time.Hour, "2d": 48 * time.Hour, " 5s ": 5 * time.Second, "+5s": 5 * time.Second, "0s": 0} {
-		got, err := linkerdAnnotationDuration(in)
+		got, err := target.LinkerdAnnotationDuration(in)
 		if assert.NoError(t, err, in) {
 			assert.Equal(t, want, got, in)
 		}
 	}
 	for _, in := range []string{"", "s", "5", "1.5s", "1m30s", "5 s", "-5s", "5S", "99999999999999999d"} {
-		_, err := linkerdAnnotationDuration(in)
+		_, err := target.LinkerdAnnotationDuration(in)
 		assert.Error(t, err, in)
 	}
 }
@@ -284,14 +285,14 @@ spec:
       - method: HEAD
     isRetryable: false
 `
-	objs := byName(t, mustRead(t, readLinkerdConfig, "sp.yaml", sp))
+	objs := byName(t, mustRead(t, target.ReadLinkerdConfig, "sp.yaml", sp))
 	c := objs["ns/api.ns.svc.cluster.local create"]
-	assert.Equal(t, []Match{{Kind: MatchHost, Value: "api.ns.svc.cluster.local"}, {Kind: MatchMethod, Value: "POST"}, {Kind: MatchRegex, Value: "/orders"}}, c.Matches)
+	assert.Equal(t, []target.Match{{Kind: target.MatchHost, Value: "api.ns.svc.cluster.local"}, {Kind: target.MatchMethod, Value: "POST"}, {Kind: target.MatchRegex, Value: "/orders"}}, c.Matches)
 	assert.Equal(t, 1.5, c.Timeout.Value)
 	assert.True(t, c.RetryNonIdempotent.Value, "a retryable POST")
-	assert.Equal(t, Defaulted(0.2, Pos{"sp.yaml", 1}), c.RetryBudget, "Linkerd's default budget, at the profile")
+	assert.Equal(t, target.Defaulted(0.2, target.Pos{File: "sp.yaml", Line: 1}), c.RetryBudget, "Linkerd's default budget, at the profile")
 	e := objs["ns/api.ns.svc.cluster.local either"]
-	assert.Equal(t, &Setting[int]{Value: 1, Pos: Pos{"sp.yaml", 18}, Raw: "false"}, e.Attempts)
+	assert.Equal(t, &target.Setting[int]{Value: 1, Pos: target.Pos{File: "sp.yaml", Line: 18}, Raw: "false"}, e.Attempts)
 	assert.True(t, hasNote(e, "conditions any are not modeled"), describeObject(e))
 
 	head := "apiVersion: linkerd.io/v1alpha2\nkind: ServiceProfile\nmetadata: {name: a}\nspec:\n"
@@ -305,7 +306,7 @@ spec:
 		{"  retryBudget: {retryRatio: -1, minRetriesPerSecond: 10, ttl: 10s}\n", `sp.yaml:5: spec.retryBudget.retryRatio -1: negative`},
 		{"  retryBudget: {retryRatio: 0.1, minRetriesPerSecond: 10, ttl: ten}\n", `sp.yaml:5: spec.retryBudget.ttl "ten": not a duration`},
 	} {
-		_, err := readLinkerdConfig("sp.yaml", []byte(head+c.body), nil, nil)
+		_, err := target.ReadLinkerdConfig("sp.yaml", []byte(head+c.body), nil, nil)
 		if assert.Error(t, err, c.body) {
 			assert.Contains(t, err.Error(), c.want)
 		}
@@ -321,7 +322,7 @@ func FuzzReadLinkerd(f *testing.F) {
 	f.Add([]byte(mixedStream))
 	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata:\n  annotations:\n    retry.linkerd.io/limit: \"+7\"\n    timeout.linkerd.io/request: 18446744073709551615d\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := readLinkerdConfig("f.yaml", data, nil, nil)
+		objs, err := target.ReadLinkerdConfig("f.yaml", data, nil, nil)
 		if err == nil {
 			requireInside(t, "f.yaml", data, objs)
 		}

@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"os"
@@ -19,11 +19,11 @@ import (
 // and every snippet this project writes, read back) run everywhere.
 
 // configFixtureDir is the folder of the real configs of a target.
-func configFixtureDir(target string) string {
+func configFixtureDir(name string) string {
 	if d := os.Getenv("TUNETIMEOUT_CONFIG_FIXTURES"); d != "" {
-		return filepath.Join(d, target)
+		return filepath.Join(d, name)
 	}
-	return filepath.Join("..", "..", "shared", "conformance", "configs", target)
+	return filepath.Join("..", "..", "..", "shared", "conformance", "configs", name)
 }
 
 // requireConfigFixtures skips t when the real configs of dir are absent,

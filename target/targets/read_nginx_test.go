@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 var nginxFixtures = configFixtureDir("nginx")
@@ -86,7 +87,7 @@ func nginxAcceptsText(t *testing.T, conf string) error {
 }
 
 // lbSummaries is lbSummary of each object.
-func lbSummaries(objs []Object) []string {
+func lbSummaries(objs []target.Object) []string {
 	out := make([]string, len(objs))
 	for i, o := range objs {
 		out[i] = lbSummary(o)
@@ -95,7 +96,7 @@ func lbSummaries(objs []Object) []string {
 }
 
 // lbNoteWith returns the first note of o that holds every part.
-func lbNoteWith(o Object, parts ...string) string {
+func lbNoteWith(o target.Object, parts ...string) string {
 	for _, n := range o.Notes {
 		ok := true
 		for _, p := range parts {
@@ -109,7 +110,7 @@ func lbNoteWith(o Object, parts ...string) string {
 }
 
 // lbObjectNamed returns the object of a name, failing the test without one.
-func lbObjectNamed(t *testing.T, objs []Object, name string) Object {
+func lbObjectNamed(t *testing.T, objs []target.Object, name string) target.Object {
 	t.Helper()
 	for _, o := range objs {
 		if o.Name == name {
@@ -117,7 +118,7 @@ func lbObjectNamed(t *testing.T, objs []Object, name string) Object {
 		}
 	}
 	t.Fatalf("no object %q in %q", name, lbSummaries(objs))
-	return Object{}
+	return target.Object{}
 }
 
 // TestReadNginxFixtures reads configs others wrote (ORIGIN.md says
@@ -188,7 +189,7 @@ func TestReadNginxFixtures(t *testing.T) {
 			open := lbMountOpener(map[string]string{mount: dir})
 			data, err := open(tt.file)
 			require.NoError(t, err)
-			objs, err := readNginxConfig(tt.file, data, open, nil)
+			objs, err := target.ReadNginxConfig(tt.file, data, open, nil)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, lbSummaries(objs))
 			for name, parts := range tt.notes {
@@ -254,7 +255,7 @@ http {
 `
 
 func TestReadNginxInheritance(t *testing.T) {
-	objs, err := readNginxConfig("nginx.conf", []byte(nginxInheritance), nil, nil)
+	objs, err := target.ReadNginxConfig("nginx.conf", []byte(nginxInheritance), nil, nil)
 	require.NoError(t, err)
 	hosts := "host=api.example.com host=www.example.com"
 	assert.Equal(t, []string{
@@ -320,7 +321,7 @@ func TestReadNginxTime(t *testing.T) {
 		{"10", true, 10},
 	}
 	for _, tt := range tests {
-		got, err := parseNginxTime(tt.in, tt.isSec)
+		got, err := target.ParseNginxTime(tt.in, tt.isSec)
 		if tt.want < 0 {
 			assert.Error(t, err, "%q", tt.in)
 			continue
@@ -355,10 +356,10 @@ func TestReadNginxRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			conf := "events {}\nhttp {\n    access_log off;\n" + tt.conf + "\n}\n"
-			_, err := readNginxConfig("nginx.conf", []byte(conf), nil, nil)
+			_, err := target.ReadNginxConfig("nginx.conf", []byte(conf), nil, nil)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
-			var re *ReadError
+			var re *target.ReadError
 			assert.True(t, errors.As(err, &re), "a ReadError: %v", err)
 			// nginx refuses it too, at the same line.
 			nerr := nginxAcceptsText(t, conf)
@@ -371,7 +372,7 @@ func TestReadNginxRefuses(t *testing.T) {
 		"http {\n  server {\n":             `nginx.conf:3: unexpected end of file, expecting "}"`,
 		"events {}\nhttp { access_log off": `nginx.conf:2: unexpected end of file, expecting ";" or "}"`,
 	} {
-		_, err := readNginxConfig("nginx.conf", []byte(conf), nil, nil)
+		_, err := target.ReadNginxConfig("nginx.conf", []byte(conf), nil, nil)
 		if assert.Error(t, err) {
 			assert.Contains(t, err.Error(), want)
 		}
@@ -403,23 +404,23 @@ http {
     }
 }
 `
-	objs, err := readNginxConfig("t.conf", []byte(conf), nil, nil)
+	objs, err := target.ReadNginxConfig("t.conf", []byte(conf), nil, nil)
 	require.NoError(t, err)
 	require.Len(t, objs, 3)
 	assert.Equal(t, "server quoted.example.com location /a b", objs[0].Name)
-	assert.Equal(t, []Match{{Kind: MatchHost, Value: "quoted.example.com"}, {Kind: MatchHost, Value: "single.example.com"}, {Kind: MatchPrefix, Value: "/a b"}}, objs[0].Matches)
+	assert.Equal(t, []target.Match{{Kind: target.MatchHost, Value: "quoted.example.com"}, {Kind: target.MatchHost, Value: "single.example.com"}, {Kind: target.MatchPrefix, Value: "/a b"}}, objs[0].Matches)
 	assert.Equal(t, 5400.0, objs[0].Timeout.Value)
 	assert.Equal(t, "1h 30m", objs[0].Timeout.Raw)
 	assert.Equal(t, 11, objs[0].Timeout.Pos.Line)
-	assert.Equal(t, Match{Kind: MatchRegex, Value: `^/x\{2\}$`}, objs[1].Matches[2])
+	assert.Equal(t, target.Match{Kind: target.MatchRegex, Value: `^/x\{2\}$`}, objs[1].Matches[2])
 	assert.Equal(t, 0.25, objs[1].ConnectTimeout.Value)
-	assert.Equal(t, Match{Kind: MatchPrefix, Value: "/a#b"}, objs[2].Matches[2], "# inside a word is not a comment")
+	assert.Equal(t, target.Match{Kind: target.MatchPrefix, Value: "/a#b"}, objs[2].Matches[2], "# inside a word is not a comment")
 	require.NoError(t, nginxAcceptsText(t, conf))
 }
 
 // lbMapOpener opens the files of a map; a folder (any prefix of a path)
 // is answered with its names, one a line.
-func lbMapOpener(files map[string]string) Opener {
+func lbMapOpener(files map[string]string) target.Opener {
 	return func(p string) ([]byte, error) {
 		p = filepath.ToSlash(filepath.Clean(p))
 		if s, ok := files[p]; ok {
@@ -455,20 +456,20 @@ func TestReadNginxIncludes(t *testing.T) {
 		"/etc/nginx/snippets/timeouts.conf":        "proxy_read_timeout 7s;\n",
 		"/etc/nginx/conf.d/snippets/timeouts.conf": "proxy_read_timeout 999s;\n",
 	}
-	objs, err := readNginxConfig("/etc/nginx/nginx.conf", []byte(files["/etc/nginx/nginx.conf"]), lbMapOpener(files), nil)
+	objs, err := target.ReadNginxConfig("/etc/nginx/nginx.conf", []byte(files["/etc/nginx/nginx.conf"]), lbMapOpener(files), nil)
 	require.NoError(t, err)
 	require.Equal(t, []string{"server a location /", "server b location /"}, []string{objs[0].Name, objs[1].Name})
-	assert.Equal(t, Pos{File: "/etc/nginx/conf.d/a.conf", Line: 4}, objs[0].Pos)
+	assert.Equal(t, target.Pos{File: "/etc/nginx/conf.d/a.conf", Line: 4}, objs[0].Pos)
 	assert.Equal(t, 7.0, objs[0].Timeout.Value)
-	assert.Equal(t, Pos{File: "/etc/nginx/snippets/timeouts.conf", Line: 1}, objs[0].Timeout.Pos)
+	assert.Equal(t, target.Pos{File: "/etc/nginx/snippets/timeouts.conf", Line: 1}, objs[0].Timeout.Pos)
 	assert.True(t, objs[1].Timeout.Default)
 
-	refuse := func(name string, files map[string]string, open Opener, want string) {
+	refuse := func(name string, files map[string]string, open target.Opener, want string) {
 		t.Helper()
 		if open == nil {
 			open = lbMapOpener(files)
 		}
-		_, err := readNginxConfig("/etc/nginx/nginx.conf", []byte(files["/etc/nginx/nginx.conf"]), open, nil)
+		_, err := target.ReadNginxConfig("/etc/nginx/nginx.conf", []byte(files["/etc/nginx/nginx.conf"]), open, nil)
 		if assert.Error(t, err, name) {
 			assert.Contains(t, err.Error(), want, name)
 		}
@@ -488,7 +489,7 @@ func TestReadNginxIncludes(t *testing.T) {
 		"/etc/nginx/nginx.conf": "http {\n    include close.conf;\n",
 		"/etc/nginx/close.conf": "}\n",
 	}, nil, `/etc/nginx/close.conf:1: unexpected "}"`)
-	_, err = readNginxConfig("nginx.conf", []byte("http { include x.conf; }"), nil, nil)
+	_, err = target.ReadNginxConfig("nginx.conf", []byte("http { include x.conf; }"), nil, nil)
 	assert.ErrorContains(t, err, `nginx.conf:1: include "x.conf": no way to open included files`)
 }
 
@@ -503,42 +504,42 @@ func TestReadNginxRoundTrip(t *testing.T) {
 			r := loadReport(t, fx.report)
 			body, err := Render("nginx", r, fx.opts)
 			require.NoError(t, err)
-			objs, err := readNginxConfig("nginx.conf", body, nil, nil)
+			objs, err := target.ReadNginxConfig("nginx.conf", body, nil, nil)
 			require.NoError(t, err)
-			p, err := NewPlan(r, fx.opts)
+			p, err := target.NewPlan(r, fx.opts)
 			require.NoError(t, err)
-			p.NoRetryAfter(&Doc{}, "") // as the writer: no 429
+			p.NoRetryAfter(&target.Doc{}, "") // as the writer: no 429
 			routes := p.PathRoutes()
 			require.Len(t, objs, len(routes)+1, "a location per route and the upstream: %q", lbSummaries(objs))
 			tries := 1
 			for _, rt := range routes {
 				tries = max(tries, rt.Attempts)
 			}
-			up := Identifier(p.Service, false)
+			up := target.Identifier(p.Service, false)
 			for i, rt := range routes {
 				o := objs[i]
 				tm := p.Timers(rt, 0)
 				assert.Equal(t, up, o.Upstream, o.Name)
-				assert.Equal(t, CeilMs(tm.PerTry.Seconds()).Seconds(), o.Timeout.Value, o.Name)
+				assert.Equal(t, target.CeilMs(tm.PerTry.Seconds()).Seconds(), o.Timeout.Value, o.Name)
 				assert.Equal(t, tm.Connect.Seconds(), o.ConnectTimeout.Value, o.Name)
 				assert.True(t, o.TimeoutIdle)
-				var want Match
+				var want target.Match
 				switch {
 				case rt.Match.Exact != "":
-					want = Match{Kind: MatchExact, Value: rt.Match.Exact}
+					want = target.Match{Kind: target.MatchExact, Value: rt.Match.Exact}
 				case rt.Match.Regex != "":
-					want = Match{Kind: MatchRegex, Value: rt.Match.Regex}
+					want = target.Match{Kind: target.MatchRegex, Value: rt.Match.Regex}
 				default:
-					want = Match{Kind: MatchPrefix, Value: "/"}
+					want = target.Match{Kind: target.MatchPrefix, Value: "/"}
 				}
-				assert.Equal(t, []Match{want}, o.Matches, o.Name)
+				assert.Equal(t, []target.Match{want}, o.Matches, o.Name)
 				if o.Attempts.Value == 1 {
 					assert.Equal(t, "off", o.Attempts.Raw, o.Name)
 					assert.Empty(t, o.RetryOn.Value, o.Name)
 					continue
 				}
 				assert.Equal(t, min(rt.Attempts, tries), o.Attempts.Value, o.Name)
-				conds, _ := nginxConditions(rt)
+				conds, _ := target.NginxConditions(rt)
 				var wantOn []string
 				for _, c := range conds {
 					if c != "non_idempotent" {
@@ -546,7 +547,7 @@ func TestReadNginxRoundTrip(t *testing.T) {
 					}
 				}
 				assert.Equal(t, wantOn, o.RetryOn.Value, o.Name)
-				assert.Equal(t, nginxNonIdempotent(rt), o.RetryNonIdempotent.Value, o.Name)
+				assert.Equal(t, target.NginxNonIdempotent(rt), o.RetryNonIdempotent.Value, o.Name)
 				assert.NotEmpty(t, lbNoteWith(o, "proxy_next_upstream_timeout"), o.Name)
 			}
 			u := objs[len(objs)-1]
@@ -560,10 +561,10 @@ func TestReadNginxRoundTrip(t *testing.T) {
 	}
 	// The numbers themselves, for the call-policy report: 800ms per try
 	// and 3 tries for the orders, 7 tries for the search.
-	objs, err := func() ([]Object, error) {
-		body, err := Render("nginx", loadReport(t, "policy.json"), Options{Service: "shop-api"})
+	objs, err := func() ([]target.Object, error) {
+		body, err := Render("nginx", loadReport(t, "policy.json"), target.Options{Service: "shop-api"})
 		require.NoError(t, err)
-		return readNginxConfig("nginx.conf", body, nil, nil)
+		return target.ReadNginxConfig("nginx.conf", body, nil, nil)
 	}()
 	require.NoError(t, err)
 	assert.Equal(t, []string{
@@ -593,13 +594,13 @@ func TestReadNginxDetect(t *testing.T) {
 		{"envoy.yaml", "static_resources:\n  listeners: []\n", false},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, detectNginxConfig(tt.file, []byte(tt.data)), "%s %q", tt.file, tt.data)
+		assert.Equal(t, tt.want, target.DetectNginxConfig(tt.file, []byte(tt.data)), "%s %q", tt.file, tt.data)
 	}
 	for _, f := range []string{"nginx-src/nginx.conf", "sentry/nginx.conf", "otel-gateway/collectors.conf"} {
 		data, err := os.ReadFile(filepath.Join(nginxFixtures, f))
 		require.NoError(t, err)
-		assert.True(t, detectNginxConfig("config", data), "by its contents: %s", f)
-		assert.False(t, detectHAProxyConfig("config", data), "HAProxy claims %s", f)
+		assert.True(t, target.DetectNginxConfig("config", data), "by its contents: %s", f)
+		assert.False(t, target.DetectHAProxyConfig("config", data), "HAProxy claims %s", f)
 	}
 }
 
@@ -625,7 +626,7 @@ func FuzzReadNginx(f *testing.F) {
 		}
 		deadline := time.Now().Add(2 * time.Second)
 		self := func(string) ([]byte, error) { return data, nil }
-		objs, err := readNginxConfig("fuzz.conf", data, self, nil)
+		objs, err := target.ReadNginxConfig("fuzz.conf", data, self, nil)
 		if time.Now().After(deadline) {
 			t.Fatalf("took more than 2s on %d bytes", len(data))
 		}
@@ -641,22 +642,22 @@ func FuzzReadNginx(f *testing.F) {
 
 // lbCheckLines fails when an object or one of its settings stands outside
 // the lines of data, or in another file than file ("": any file).
-func lbCheckLines(t *testing.T, file string, data []byte, objs []Object) {
+func lbCheckLines(t *testing.T, file string, data []byte, objs []target.Object) {
 	t.Helper()
 	lines := bytes.Count(data, []byte("\n")) + 1
-	in := func(what string, p Pos) {
+	in := func(what string, p target.Pos) {
 		if file != "" && p.File != file || p.Line < 1 || p.Line > lines {
 			t.Fatalf("%s at %s, outside the %d lines of %s", what, p, lines, file)
 		}
 	}
 	for _, o := range objs {
 		in(o.Name, o.Pos)
-		for _, s := range []*Setting[float64]{o.Timeout, o.PerTryTimeout, o.ConnectTimeout, o.QueueTimeout, o.BackoffBase, o.BackoffMax, o.RetryBudget, o.HedgeDelay} {
+		for _, s := range []*target.Setting[float64]{o.Timeout, o.PerTryTimeout, o.ConnectTimeout, o.QueueTimeout, o.BackoffBase, o.BackoffMax, o.RetryBudget, o.HedgeDelay} {
 			if s != nil {
 				in(o.Name+" setting", s.Pos)
 			}
 		}
-		for _, s := range []*Setting[int]{o.Attempts, o.MaxInFlight, o.HedgeAttempts} {
+		for _, s := range []*target.Setting[int]{o.Attempts, o.MaxInFlight, o.HedgeAttempts} {
 			if s != nil {
 				in(o.Name+" setting", s.Pos)
 			}

@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"path/filepath"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 var r4jFixtures = configFixtureDir("resilience4j")
@@ -24,26 +25,26 @@ func TestReadResilience4jFixtures(t *testing.T) {
 		a, b := objs[0], objs[1]
 		assert.Equal(t, "backendA", a.Name)
 		assert.Equal(t, "resilience4j instance", a.Kind)
-		assert.Equal(t, Pos{p, 78}, a.Pos, "where backendA first stands: retry.instances")
+		assert.Equal(t, target.Pos{File: p, Line: 78}, a.Pos, "where backendA first stands: retry.instances")
 		assert.Nil(t, a.Matches)
 		// baseConfig: default, and configs.default for what the instances leave out.
-		assert.Equal(t, &Setting[float64]{Value: 2, Pos: Pos{p, 127}, Raw: "2s"}, a.PerTryTimeout, "timelimiter configs.default")
+		assert.Equal(t, &target.Setting[float64]{Value: 2, Pos: target.Pos{File: p, Line: 127}, Raw: "2s"}, a.PerTryTimeout, "timelimiter configs.default")
 		assert.Nil(t, a.Timeout, "nothing bounds the whole call")
-		assert.Equal(t, &Setting[int]{Value: 3, Pos: Pos{p, 69}, Raw: "3"}, a.Attempts, "maxAttempts counts the first call")
-		assert.Equal(t, &Setting[float64]{Value: 0.1, Pos: Pos{p, 70}, Raw: "100"}, a.BackoffBase, "a bare number is milliseconds")
+		assert.Equal(t, &target.Setting[int]{Value: 3, Pos: target.Pos{File: p, Line: 69}, Raw: "3"}, a.Attempts, "maxAttempts counts the first call")
+		assert.Equal(t, &target.Setting[float64]{Value: 0.1, Pos: target.Pos{File: p, Line: 70}, Raw: "100"}, a.BackoffBase, "a bare number is milliseconds")
 		assert.Equal(t, a.BackoffBase, a.BackoffMax, "a fixed wait")
 		assert.Equal(t, "none", a.Jitter)
 		assert.Equal(t, []string{"org.springframework.web.client.HttpServerErrorException", "java.util.concurrent.TimeoutException", "java.io.IOException"}, a.RetryOn.Value)
 		assert.Equal(t, 71, a.RetryOn.Pos.Line)
-		assert.Equal(t, &Setting[int]{Value: 10, Pos: Pos{p, 88}, Raw: "10"}, a.MaxInFlight, "the instance's, over configs.default's 100")
-		assert.Equal(t, Defaulted(0.0, Pos{p, 78}), a.QueueTimeout, "maxWaitDuration defaults to 0")
+		assert.Equal(t, &target.Setting[int]{Value: 10, Pos: target.Pos{File: p, Line: 88}, Raw: "10"}, a.MaxInFlight, "the instance's, over configs.default's 100")
+		assert.Equal(t, target.Defaulted(0.0, target.Pos{File: p, Line: 78}), a.QueueTimeout, "maxWaitDuration defaults to 0")
 		assert.True(t, hasNote(a, "cancelRunningFuture false"), describeObject(a))
 		assert.True(t, hasNote(a, "maxAttempts, waitDuration, retryExceptions, ignoreExceptions from resilience4j.retry.configs.default"), describeObject(a))
 		assert.True(t, hasNote(a, "thread-pool-bulkhead (maxThreadPoolSize 4, coreThreadPoolSize 2, queueCapacity 2)"), describeObject(a))
 
 		assert.Equal(t, "backendB", b.Name)
-		assert.Equal(t, &Setting[int]{Value: 20, Pos: Pos{p, 91}, Raw: "20"}, b.MaxInFlight)
-		assert.Equal(t, &Setting[float64]{Value: 0.01, Pos: Pos{p, 90}, Raw: "10ms"}, b.QueueTimeout)
+		assert.Equal(t, &target.Setting[int]{Value: 20, Pos: target.Pos{File: p, Line: 91}, Raw: "20"}, b.MaxInFlight)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.01, Pos: target.Pos{File: p, Line: 90}, Raw: "10ms"}, b.QueueTimeout)
 		assert.Equal(t, 2.0, b.PerTryTimeout.Value)
 	})
 
@@ -52,18 +53,18 @@ func TestReadResilience4jFixtures(t *testing.T) {
 		objs := byName(t, readConfig(t, "resilience4j", p))
 		require.Len(t, objs, 2)
 		a, b := objs["backendA"], objs["backendB"]
-		assert.Equal(t, &Setting[float64]{Value: 5, Pos: Pos{p, 114}, Raw: "PT5S"}, a.PerTryTimeout, "the instance's own, over its baseConfig's PT10S")
-		assert.Equal(t, &Setting[int]{Value: 3, Pos: Pos{p, 65}, Raw: "3"}, a.Attempts)
-		assert.Equal(t, &Setting[float64]{Value: 10, Pos: Pos{p, 66}, Raw: "PT10S"}, a.BackoffBase)
+		assert.Equal(t, &target.Setting[float64]{Value: 5, Pos: target.Pos{File: p, Line: 114}, Raw: "PT5S"}, a.PerTryTimeout, "the instance's own, over its baseConfig's PT10S")
+		assert.Equal(t, &target.Setting[int]{Value: 3, Pos: target.Pos{File: p, Line: 65}, Raw: "3"}, a.Attempts)
+		assert.Equal(t, &target.Setting[float64]{Value: 10, Pos: target.Pos{File: p, Line: 66}, Raw: "PT10S"}, a.BackoffBase)
 		assert.Equal(t, []string{"java.util.concurrent.TimeoutException", "java.io.IOException"}, a.RetryOn.Value, "a comma-separated list")
 		assert.Equal(t, 10, a.MaxInFlight.Value)
 
-		assert.Equal(t, &Setting[float64]{Value: 15, Pos: Pos{p, 115}, Raw: "PT15S"}, b.PerTryTimeout)
-		assert.Equal(t, &Setting[int]{Value: 5, Pos: Pos{p, 70}, Raw: "5"}, b.Attempts)
+		assert.Equal(t, &target.Setting[float64]{Value: 15, Pos: target.Pos{File: p, Line: 115}, Raw: "PT15S"}, b.PerTryTimeout)
+		assert.Equal(t, &target.Setting[int]{Value: 5, Pos: target.Pos{File: p, Line: 70}, Raw: "5"}, b.Attempts)
 		assert.Equal(t, 10.0, b.BackoffBase.Value, "waitDuration from configs.default: backendB has no baseConfig")
-		assert.Equal(t, &Setting[float64]{Value: 10, Pos: Pos{p, 78}, Raw: "PT10S"}, b.BackoffMax, "exponential up to exponentialMaxWaitDuration")
+		assert.Equal(t, &target.Setting[float64]{Value: 10, Pos: target.Pos{File: p, Line: 78}, Raw: "PT10S"}, b.BackoffMax, "exponential up to exponentialMaxWaitDuration")
 		assert.Equal(t, "none", b.Jitter, "enableRandomizedWait=false")
-		assert.Equal(t, &Setting[float64]{Value: 0.01, Pos: Pos{p, 86}, Raw: "PT0.01S"}, b.QueueTimeout)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.01, Pos: target.Pos{File: p, Line: 86}, Raw: "PT0.01S"}, b.QueueTimeout)
 		assert.True(t, hasNote(b, "resultPredicate"), describeObject(b))
 	})
 }
@@ -73,14 +74,14 @@ func TestReadResilience4jFixtures(t *testing.T) {
 func TestReadResilience4jRoundTrip(t *testing.T) {
 	for _, fx := range []struct {
 		report string
-		opts   Options
-	}{{"mixture.json", Options{}}, {"policy.json", Options{Service: "shop-api"}}, {"deadline.json", Options{}}} {
+		opts   target.Options
+	}{{"mixture.json", target.Options{}}, {"policy.json", target.Options{Service: "shop-api"}}, {"deadline.json", target.Options{}}} {
 		t.Run(fx.report, func(t *testing.T) {
 			r := loadReport(t, fx.report)
 			body, err := Render("resilience4j", r, fx.opts)
 			require.NoError(t, err)
 			require.NoError(t, validateResilience4j(body))
-			objs, err := readResilience4jConfig("resilience4j.yaml", body, nil, nil)
+			objs, err := target.ReadResilience4jConfig("resilience4j.yaml", body, nil, nil)
 			require.NoError(t, err)
 			requireInside(t, "resilience4j.yaml", body, objs)
 			want, err := readResilience4j(body)
@@ -137,26 +138,26 @@ func TestReadResilience4jBinding(t *testing.T) {
 spring.config.activate.on-profile: prod
 resilience4j.timelimiter.instances.inventory.timeoutDuration: 800ms
 `
-		objs := mustRead(t, readResilience4jConfig, "application.yml", yml)
+		objs := mustRead(t, target.ReadResilience4jConfig, "application.yml", yml)
 		var names []string
 		for _, o := range objs {
 			names = append(names, o.Name)
 		}
 		assert.Equal(t, []string{"orders.v2", "inventory", "default", "inventory (profile prod)"}, names)
 		m := byName(t, objs)
-		assert.Equal(t, &Setting[float64]{Value: 5, Pos: Pos{"application.yml", 4}, Raw: "5s"}, m["orders.v2"].PerTryTimeout, "its baseConfig's, not base's or default's")
-		assert.Equal(t, &Setting[float64]{Value: 3, Pos: Pos{"application.yml", 6}, Raw: "3s"}, m["inventory"].PerTryTimeout, "configs.default")
-		assert.Equal(t, Defaulted(1.0, Pos{"application.yml", 11}), m["default"].PerTryTimeout, "an instance named default does not take configs.default")
+		assert.Equal(t, &target.Setting[float64]{Value: 5, Pos: target.Pos{File: "application.yml", Line: 4}, Raw: "5s"}, m["orders.v2"].PerTryTimeout, "its baseConfig's, not base's or default's")
+		assert.Equal(t, &target.Setting[float64]{Value: 3, Pos: target.Pos{File: "application.yml", Line: 6}, Raw: "3s"}, m["inventory"].PerTryTimeout, "configs.default")
+		assert.Equal(t, target.Defaulted(1.0, target.Pos{File: "application.yml", Line: 11}), m["default"].PerTryTimeout, "an instance named default does not take configs.default")
 		inv := m["inventory"]
 		assert.Equal(t, 4, inv.Attempts.Value)
 		assert.Equal(t, 0.2, inv.BackoffBase.Value)
 		assert.Nil(t, inv.BackoffMax, "exponential without exponentialMaxWaitDuration: no cap")
 		assert.Equal(t, "±25 %", inv.Jitter)
-		assert.Equal(t, Defaulted(r4jEverything, Pos{"application.yml", 10}), inv.RetryOn, "no retryExceptions: every exception")
+		assert.Equal(t, target.Defaulted(target.R4jEverything, target.Pos{File: "application.yml", Line: 10}), inv.RetryOn, "no retryExceptions: every exception")
 		assert.True(t, hasNote(inv, "x1.5 without exponentialMaxWaitDuration"), describeObject(inv))
 		assert.True(t, hasNote(inv, "maxThreadPoolSize 8") || hasNote(inv, "max-thread-pool-size 8"), describeObject(inv))
 		prod := m["inventory (profile prod)"]
-		assert.Equal(t, &Setting[float64]{Value: 0.8, Pos: Pos{"application.yml", 23}, Raw: "800ms"}, prod.PerTryTimeout)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.8, Pos: target.Pos{File: "application.yml", Line: 23}, Raw: "800ms"}, prod.PerTryTimeout)
 		assert.Equal(t, 4, prod.Attempts.Value, "the rest as without the profile")
 	})
 
@@ -170,15 +171,15 @@ resilience4j.retry.instances.a.retry-exceptions[1]=\
 resilience4j.retry.instances.a.wait\u0044uration 750
 resilience4j.bulkhead.instances.a.maxConcurrentCalls=7
 `
-		objs := mustRead(t, readResilience4jConfig, "application.properties", props)
+		objs := mustRead(t, target.ReadResilience4jConfig, "application.properties", props)
 		require.Len(t, objs, 1)
 		a := objs[0]
-		assert.Equal(t, Pos{"application.properties", 3}, a.Pos)
-		assert.Equal(t, &Setting[int]{Value: 2, Pos: Pos{"application.properties", 3}, Raw: "2"}, a.Attempts)
+		assert.Equal(t, target.Pos{File: "application.properties", Line: 3}, a.Pos)
+		assert.Equal(t, &target.Setting[int]{Value: 2, Pos: target.Pos{File: "application.properties", Line: 3}, Raw: "2"}, a.Attempts)
 		assert.Equal(t, []string{"java.io.IOException", "java.util.concurrent.TimeoutException"}, a.RetryOn.Value)
 		assert.Equal(t, 4, a.RetryOn.Pos.Line)
-		assert.Equal(t, &Setting[float64]{Value: 0.75, Pos: Pos{"application.properties", 7}, Raw: "750"}, a.BackoffBase)
-		assert.Equal(t, &Setting[int]{Value: 7, Pos: Pos{"application.properties", 8}, Raw: "7"}, a.MaxInFlight)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.75, Pos: target.Pos{File: "application.properties", Line: 7}, Raw: "750"}, a.BackoffBase)
+		assert.Equal(t, &target.Setting[int]{Value: 7, Pos: target.Pos{File: "application.properties", Line: 8}, Raw: "7"}, a.MaxInFlight)
 		assert.Nil(t, a.PerTryTimeout, "no timelimiter instance")
 	})
 }
@@ -193,13 +194,13 @@ func TestReadResilience4jDuration(t *testing.T) {
 		"P1DT2H": 26 * time.Hour, "PT1H30M": 90 * time.Minute, "-PT5S": -5 * time.Second, "PT-0.5S": -500 * time.Millisecond,
 		"P2D": 48 * time.Hour,
 	} {
-		got, err := springBootDuration(in)
+		got, err := target.SpringBootDuration(in)
 		if assert.NoError(t, err, in) {
 			assert.Equal(t, want, got, in)
 		}
 	}
 	for _, in := range []string{"1.5s", "2 s", "1x", "PT", "P", "PT1.5M", "P1W", "", "s", "1h30m", "99999999999999d"} {
-		_, err := springBootDuration(in)
+		_, err := target.SpringBootDuration(in)
 		assert.Error(t, err, in)
 	}
 }
@@ -220,7 +221,7 @@ func TestReadResilience4jRefuses(t *testing.T) {
 		{"a.properties", "\n\nresilience4j.timelimiter.instances.a.timeoutDuration=10x\n", `a.properties:3: resilience4j.timelimiter.instances.a.timeoutDuration "10x": unknown unit "x"`},
 		{"a.properties", "resilience4j.bulkhead.instances.a.maxConcurrentCalls=-1\n", `a.properties:1: resilience4j.bulkhead.instances.a.maxConcurrentCalls "-1": negative`},
 	} {
-		_, err := readResilience4jConfig(c.file, []byte(c.body), nil, nil)
+		_, err := target.ReadResilience4jConfig(c.file, []byte(c.body), nil, nil)
 		if assert.Error(t, err, c.body) {
 			assert.Contains(t, err.Error(), c.want)
 		}
@@ -242,13 +243,13 @@ func TestReadResilience4jDetect(t *testing.T) {
 		{"my-application.yml", "a: b\n", false},
 		{"applicationContext.yaml", "", true},
 	} {
-		assert.Equal(t, c.want, detectResilience4jConfig(c.file, []byte(c.data)), c.file)
+		assert.Equal(t, c.want, target.DetectResilience4jConfig(c.file, []byte(c.data)), c.file)
 	}
 	// Without a telling name, the reader sniffs YAML or properties.
-	objs := mustRead(t, readResilience4jConfig, "-", "resilience4j.retry.instances.a.maxAttempts=3\n")
+	objs := mustRead(t, target.ReadResilience4jConfig, "-", "resilience4j.retry.instances.a.maxAttempts=3\n")
 	require.Len(t, objs, 1)
 	assert.Equal(t, 3, objs[0].Attempts.Value)
-	objs = mustRead(t, readResilience4jConfig, "-", "resilience4j:\n  retry:\n    instances:\n      a: {maxAttempts: 2}\n")
+	objs = mustRead(t, target.ReadResilience4jConfig, "-", "resilience4j:\n  retry:\n    instances:\n      a: {maxAttempts: 2}\n")
 	assert.Equal(t, 2, objs[0].Attempts.Value)
 }
 
@@ -270,7 +271,7 @@ func FuzzReadResilience4j(f *testing.F) {
 		if properties {
 			file = "application.properties"
 		}
-		objs, err := readResilience4jConfig(file, data, nil, nil)
+		objs, err := target.ReadResilience4jConfig(file, data, nil, nil)
 		if err == nil {
 			requireInside(t, file, data, objs)
 		}

@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"encoding/json"
@@ -13,12 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 // goldenDir holds the snippets of every fixture, one folder per fixture.
-const goldenDir = "../testdata/golden/snippets"
+const goldenDir = "../../testdata/golden/snippets"
 
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
@@ -28,13 +29,13 @@ func golden(t *testing.T, path string, got []byte) {
 		require.NoError(t, os.WriteFile(path, got, 0o644))
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./target -update to create it")
+	require.NoError(t, err, "run go test ./target/targets -update to create it")
 	assert.Equal(t, string(want), string(got))
 }
 
 func loadReport(t *testing.T, name string) *report.Report {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "testdata", name))
 	require.NoError(t, err)
 	var r report.Report
 	require.NoError(t, json.Unmarshal(b, &r))
@@ -42,12 +43,12 @@ func loadReport(t *testing.T, name string) *report.Report {
 }
 
 // validate runs the target's validator on a snippet.
-func validate(t *testing.T, target string, body []byte) error {
+func validate(t *testing.T, name string, body []byte) error {
 	t.Helper()
-	if v, ok := goValidators[target]; ok {
+	if v, ok := goValidators[name]; ok {
 		return v(body)
 	}
-	switch target {
+	switch name {
 	case "go":
 		return validateGo(t, body)
 	case "httpx":
@@ -57,26 +58,26 @@ func validate(t *testing.T, target string, body []byte) error {
 	case "haproxy":
 		return validateHAProxy(t, body)
 	}
-	t.Fatalf("no validator for target %q", target)
+	t.Fatalf("no validator for name %q", name)
 	return nil
 }
 
 var fixtures = []struct {
 	name, report string
-	opts         Options
+	opts         target.Options
 	only         string // the one target the fixture is for; "" for all
 }{
 	// The README's worked example with a 2ms RTT: one group, no call policy.
-	{"mixture", "mixture.json", Options{}, ""},
+	{"mixture", "mixture.json", target.Options{}, ""},
 	// Three routes with call policies: retries within a deadline, a POST
 	// retried on never-sent failures only, 7 attempts (gRPC clamps to 5),
 	// retry budgets.
-	{"policy", "policy.json", Options{Service: "shop-api", Namespace: "shop"}, ""},
+	{"policy", "policy.json", target.Options{Service: "shop-api", Namespace: "shop"}, ""},
 	// The issue's case from a real analysis: the worked example by route
 	// with a 1s deadline, 3 idempotent attempts, hedging and a 2ms RTT;
 	// Gateway API's experimental retries, Linkerd's legacy ServiceProfile.
-	{"deadline", "deadline.json", Options{GatewayAPIChannel: GatewayExperimental}, ""},
-	{"deadline-serviceprofile", "deadline.json", Options{LinkerdResource: LinkerdServiceProfile}, "linkerd"},
+	{"deadline", "deadline.json", target.Options{GatewayAPIChannel: target.GatewayExperimental}, ""},
+	{"deadline-serviceprofile", "deadline.json", target.Options{LinkerdResource: target.LinkerdServiceProfile}, "linkerd"},
 }
 
 // TestGolden pins every target's snippet of each fixture, and has each one
@@ -84,7 +85,7 @@ var fixtures = []struct {
 func TestGolden(t *testing.T) {
 	for _, f := range fixtures {
 		r := loadReport(t, f.report)
-		for _, tg := range Targets() {
+		for _, tg := range All {
 			if f.only != "" && tg.Name != f.only {
 				continue
 			}
@@ -107,7 +108,7 @@ func TestGolden(t *testing.T) {
 // name, and that unknown names are refused with the list of known ones.
 func TestRegistry(t *testing.T) {
 	files := map[string]bool{}
-	for _, tg := range Targets() {
+	for _, tg := range All {
 		assert.False(t, files[tg.File], "file %s twice", tg.File)
 		files[tg.File] = true
 		assert.NotEmpty(t, tg.Summary)
@@ -121,14 +122,14 @@ func TestRegistry(t *testing.T) {
 
 	all, err := ParseList("all")
 	require.NoError(t, err)
-	assert.Len(t, all, len(targets))
+	assert.Len(t, all, len(All))
 	two, err := ParseList(" GRPC , envoy,grpc")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"envoy", "grpc"}, []string{two[0].Name, two[1].Name}, "registry order, no duplicates")
 	_, err = ParseList(" , ")
 	require.Error(t, err)
 
-	_, err = Render("envoy", &report.Report{}, Options{})
+	_, err = Render("envoy", &report.Report{}, target.Options{})
 	require.Error(t, err, "a report without groups")
 }
 
@@ -146,11 +147,11 @@ func TestFormats(t *testing.T) {
 		{ms, "0.001s", "1ms", "1ms", "0.001", "1 * time.Millisecond"},
 		{3723004 * ms, "3723.004s", "3723004ms", "1h2m3s4ms", "3723.004", "3723004 * time.Millisecond"},
 	} {
-		assert.Equal(t, tc.proto, ProtoDur(tc.d))
-		assert.Equal(t, tc.unit, UnitDur(tc.d))
-		assert.Equal(t, tc.gateway, GatewayDur(tc.d))
-		assert.Equal(t, tc.py, PySeconds(tc.d))
-		assert.Equal(t, tc.goLiteral, GoDurLit(tc.d))
+		assert.Equal(t, tc.proto, target.ProtoDur(tc.d))
+		assert.Equal(t, tc.unit, target.UnitDur(tc.d))
+		assert.Equal(t, tc.gateway, target.GatewayDur(tc.d))
+		assert.Equal(t, tc.py, target.PySeconds(tc.d))
+		assert.Equal(t, tc.goLiteral, target.GoDurLit(tc.d))
 	}
 	for _, tc := range []struct {
 		s    float64
@@ -158,7 +159,7 @@ func TestFormats(t *testing.T) {
 	}{
 		{0.8, 800 * ms}, {0.3, 300 * ms}, {0.7915, 792 * ms}, {0.0000001, ms}, {0, ms}, {1.0000000004, time.Second}, {1.0000004, 1001 * ms},
 	} {
-		assert.Equal(t, tc.want, CeilMs(tc.s), "ceilMs(%v)", tc.s)
+		assert.Equal(t, tc.want, target.CeilMs(tc.s), "ceilMs(%v)", tc.s)
 	}
 }
 
@@ -166,20 +167,20 @@ func TestFormats(t *testing.T) {
 func TestMatch(t *testing.T) {
 	for _, tc := range []struct {
 		group string
-		want  PathMatch
+		want  target.PathMatch
 	}{
-		{"all", PathMatch{CatchAll: true}},
-		{"other", PathMatch{CatchAll: true}},
-		{"/users", PathMatch{Exact: "/users", Prefix: "/users"}},
-		{"GET /users/{id}", PathMatch{Method: "GET", Prefix: "/users/", Regex: `^/users/[^/]+$`}},
-		{"/users/{id} POST", PathMatch{Method: "POST", Prefix: "/users/", Regex: `^/users/[^/]+$`}},
-		{"/static/*", PathMatch{Prefix: "/static/", Regex: `^/static/.*$`}},
-		{"/a.b/{x}/c", PathMatch{Prefix: "/a.b/", Regex: `^/a\.b/[^/]+/c$`}},
-		{"DELETE", PathMatch{Method: "DELETE", Prefix: "/"}},
-		{"checkout", PathMatch{CatchAll: true, NotPath: true, Prefix: "/"}},
-		{"2xx", PathMatch{CatchAll: true, NotPath: true, Prefix: "/"}},
+		{"all", target.PathMatch{CatchAll: true}},
+		{"other", target.PathMatch{CatchAll: true}},
+		{"/users", target.PathMatch{Exact: "/users", Prefix: "/users"}},
+		{"GET /users/{id}", target.PathMatch{Method: "GET", Prefix: "/users/", Regex: `^/users/[^/]+$`}},
+		{"/users/{id} POST", target.PathMatch{Method: "POST", Prefix: "/users/", Regex: `^/users/[^/]+$`}},
+		{"/static/*", target.PathMatch{Prefix: "/static/", Regex: `^/static/.*$`}},
+		{"/a.b/{x}/c", target.PathMatch{Prefix: "/a.b/", Regex: `^/a\.b/[^/]+/c$`}},
+		{"DELETE", target.PathMatch{Method: "DELETE", Prefix: "/"}},
+		{"checkout", target.PathMatch{CatchAll: true, NotPath: true, Prefix: "/"}},
+		{"2xx", target.PathMatch{CatchAll: true, NotPath: true, Prefix: "/"}},
 	} {
-		assert.Equal(t, tc.want, parseMatch(tc.group), tc.group)
+		assert.Equal(t, tc.want, target.ParseMatch(tc.group), tc.group)
 	}
 }
 
@@ -187,12 +188,12 @@ func TestMatch(t *testing.T) {
 // and its explanation says why.
 func TestGRPCClamp(t *testing.T) {
 	r := loadReport(t, "policy.json")
-	body, err := Render("grpc", r, Options{})
+	body, err := Render("grpc", r, target.Options{})
 	require.NoError(t, err)
 	assert.Contains(t, string(body), `"maxAttempts": 5`)
 	assert.NotContains(t, string(body), `"maxAttempts": 7`)
 	tg, _ := Lookup("grpc")
-	notes, err := tg.Explain(r, Options{})
+	notes, err := tg.Explain(r, target.Options{})
 	require.NoError(t, err)
 	assert.Contains(t, strings.Join(notes, "\n"), "7 attempts clamped to 5")
 }
@@ -201,28 +202,28 @@ func TestGRPCClamp(t *testing.T) {
 // targets that retry by default are told not to.
 func TestOneAttempt(t *testing.T) {
 	r := loadReport(t, "mixture.json")
-	for target, want := range map[string]string{
+	for name, want := range map[string]string{
 		"istio":   "attempts: 0",
 		"haproxy": "retries 0",
 		"nginx":   "proxy_next_upstream off;",
 		"linkerd": "timeout.linkerd.io/request: \"800ms\"\nspec:",
 	} {
-		body, err := Render(target, r, Options{})
+		body, err := Render(name, r, target.Options{})
 		require.NoError(t, err)
-		assert.Contains(t, string(body), want, target)
+		assert.Contains(t, string(body), want, name)
 	}
-	for _, target := range []string{"envoy", "grpc"} {
-		body, err := Render(target, r, Options{})
+	for _, name := range []string{"envoy", "grpc"} {
+		body, err := Render(name, r, target.Options{})
 		require.NoError(t, err)
-		assert.NotContains(t, string(body), "retry_policy:", target)
-		assert.NotContains(t, string(body), "retryPolicy", target)
+		assert.NotContains(t, string(body), "retry_policy:", name)
+		assert.NotContains(t, string(body), "retryPolicy", name)
 	}
 }
 
 // TestHeaderExplains: the header says which data and rule made the timeout.
 func TestHeaderExplains(t *testing.T) {
 	r := loadReport(t, "mixture.json")
-	body, err := Render("envoy", r, Options{})
+	body, err := Render("envoy", r, target.Options{})
 	require.NoError(t, err)
 	assert.Contains(t, string(body), "#   timeout 0.800s: 800ms = p99.9 of 200,000 calls (792ms), rounded up")
 	assert.Contains(t, string(body), "max_requests 25 = bulkhead (Poisson p99.9 of 13 calls in flight at the peak rate)")
@@ -239,11 +240,11 @@ func TestWeirdNamesTools(t *testing.T) {
 	extra := r.Groups[0]
 	extra.Name = names[3]
 	r.Groups = append(r.Groups, extra)
-	for _, target := range []string{"go", "httpx", "nginx", "haproxy"} {
-		t.Run(target, func(t *testing.T) {
-			body, err := Render(target, r, Options{Service: "my service!"})
+	for _, name := range []string{"go", "httpx", "nginx", "haproxy"} {
+		t.Run(name, func(t *testing.T) {
+			body, err := Render(name, r, target.Options{Service: "my service!"})
 			require.NoError(t, err)
-			require.NoError(t, validate(t, target, body), "%s", body)
+			require.NoError(t, validate(t, name, body), "%s", body)
 		})
 	}
 }
@@ -277,14 +278,14 @@ func TestValidatorsRefuse(t *testing.T) {
 		{"linkerd parent is a Gateway", "linkerd", "    kind: Service\n", "    kind: Gateway\n", ""},
 		{"linkerd bad condition", "linkerd", `retry.linkerd.io/http: "408,503"`, `retry.linkerd.io/http: "408,timeout"`, ""},
 		{"linkerd unknown field", "linkerd", "    backendRefs:", "    backendRef:", ""},
-		{"serviceprofile missing ttl", "linkerd", "    ttl: 10s\n", "", LinkerdServiceProfile},
-		{"serviceprofile bad timeout", "linkerd", "timeout: 1s", "timeout: 1", LinkerdServiceProfile},
-		{"serviceprofile unknown field", "linkerd", "isRetryable: false", "retryable: false", LinkerdServiceProfile},
+		{"serviceprofile missing ttl", "linkerd", "    ttl: 10s\n", "", target.LinkerdServiceProfile},
+		{"serviceprofile bad timeout", "linkerd", "timeout: 1s", "timeout: 1", target.LinkerdServiceProfile},
+		{"serviceprofile unknown field", "linkerd", "isRetryable: false", "retryable: false", target.LinkerdServiceProfile},
 		{"resilience4j compound duration", "resilience4j", "timeoutDuration: 351ms", "timeoutDuration: 1s351ms", ""},
 		{"resilience4j randomizedWaitFactor 1", "resilience4j", "randomizedWaitFactor: 0.5", "randomizedWaitFactor: 1", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			body, err := Render(tc.target, r, Options{Service: "shop-api", Namespace: "shop", LinkerdResource: tc.linkerd})
+			body, err := Render(tc.target, r, target.Options{Service: "shop-api", Namespace: "shop", LinkerdResource: tc.linkerd})
 			require.NoError(t, err)
 			require.Contains(t, string(body), tc.from)
 			// The last occurrence: the first may be in the header.

@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/resolver/manual"
 
 	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // grpcFixtureDir holds real service configs (ORIGIN.md says whose).
@@ -56,12 +57,12 @@ func grpcTestParse(t *testing.T, js string) (*grpc.ServiceConfig, error) {
 }
 
 // grpcTestRead reads a fixture, requiring no error.
-func grpcTestRead(t *testing.T, name string) ([]byte, []Object) {
+func grpcTestRead(t *testing.T, name string) ([]byte, []target.Object) {
 	requireConfigFixtures(t, grpcFixtureDir)
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(grpcFixtureDir, name))
 	require.NoError(t, err)
-	objs, err := readGRPCConfig(name, data, nil, nil)
+	objs, err := target.ReadGRPCConfig(name, data, nil, nil)
 	require.NoError(t, err)
 	pbTestLinesInside(t, name, data, objs)
 	return data, objs
@@ -75,13 +76,13 @@ func TestReadGRPCFixtures(t *testing.T) {
 		o := objs[0]
 		assert.Equal(t, "grpc.examples.echo.Echo", o.Name)
 		assert.Equal(t, "methodConfig", o.Kind)
-		assert.Equal(t, []Match{{Kind: MatchMethod, Value: "grpc.examples.echo.Echo"}}, o.Matches)
+		assert.Equal(t, []target.Match{{Kind: target.MatchMethod, Value: "grpc.examples.echo.Echo"}}, o.Matches)
 		assert.Equal(t, pbTestLine(t, data, `"methodConfig": [{`, 1), o.Pos.Line)
 		assert.Nil(t, o.Timeout, "no timeout: no deadline but the caller's")
-		assert.Equal(t, &Setting[int]{Value: 4, Pos: Pos{File: file, Line: pbTestLine(t, data, `"MaxAttempts"`, 1)}, Raw: "4"}, o.Attempts)
-		assert.Equal(t, &Setting[float64]{Value: 0.01, Pos: Pos{File: file, Line: pbTestLine(t, data, `"InitialBackoff"`, 1)}, Raw: ".01s"}, o.BackoffBase)
+		assert.Equal(t, &target.Setting[int]{Value: 4, Pos: target.Pos{File: file, Line: pbTestLine(t, data, `"MaxAttempts"`, 1)}, Raw: "4"}, o.Attempts)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.01, Pos: target.Pos{File: file, Line: pbTestLine(t, data, `"InitialBackoff"`, 1)}, Raw: ".01s"}, o.BackoffBase)
 		assert.Equal(t, 0.01, o.BackoffMax.Value)
-		assert.Equal(t, &Setting[[]string]{Value: []string{"UNAVAILABLE"}, Pos: Pos{File: file, Line: pbTestLine(t, data, `"RetryableStatusCodes"`, 1)}, Raw: "[UNAVAILABLE]"}, o.RetryOn)
+		assert.Equal(t, &target.Setting[[]string]{Value: []string{"UNAVAILABLE"}, Pos: target.Pos{File: file, Line: pbTestLine(t, data, `"RetryableStatusCodes"`, 1)}, Raw: "[UNAVAILABLE]"}, o.RetryOn)
 		assert.Equal(t, "±20 %", o.Jitter)
 		assert.Contains(t, o.Notes, "backoffMultiplier 1.0: each wait is 1.0 times the one before, up to maxBackoff")
 		assert.Nil(t, o.RetryBudget)
@@ -90,7 +91,7 @@ func TestReadGRPCFixtures(t *testing.T) {
 		_, objs := grpcTestRead(t, "java-examples-retrying_service_config.json")
 		require.Len(t, objs, 1)
 		o := pbTestFind(t, objs, "helloworld.Greeter/SayHello")
-		assert.Equal(t, []Match{{Kind: MatchMethod, Value: "helloworld.Greeter/SayHello"}}, o.Matches)
+		assert.Equal(t, []target.Match{{Kind: target.MatchMethod, Value: "helloworld.Greeter/SayHello"}}, o.Matches)
 		assert.Equal(t, 5, o.Attempts.Value)
 		assert.Equal(t, 0.5, o.BackoffBase.Value)
 		assert.Equal(t, 30.0, o.BackoffMax.Value)
@@ -100,10 +101,10 @@ func TestReadGRPCFixtures(t *testing.T) {
 		data, objs := grpcTestRead(t, file)
 		require.Len(t, objs, 1)
 		o := objs[0]
-		assert.Equal(t, &Setting[int]{Value: 3, Pos: Pos{File: file, Line: pbTestLine(t, data, `"maxAttempts": 3`, 1)}, Raw: "3"}, o.HedgeAttempts)
-		assert.Equal(t, &Setting[float64]{Value: 1, Pos: Pos{File: file, Line: pbTestLine(t, data, `"hedgingDelay"`, 1)}, Raw: "1s"}, o.HedgeDelay)
+		assert.Equal(t, &target.Setting[int]{Value: 3, Pos: target.Pos{File: file, Line: pbTestLine(t, data, `"maxAttempts": 3`, 1)}, Raw: "3"}, o.HedgeAttempts)
+		assert.Equal(t, &target.Setting[float64]{Value: 1, Pos: target.Pos{File: file, Line: pbTestLine(t, data, `"hedgingDelay"`, 1)}, Raw: "1s"}, o.HedgeDelay)
 		assert.Nil(t, o.Attempts, "hedged, not retried")
-		assert.Equal(t, &Setting[float64]{Value: 0.1, Pos: Pos{File: file, Line: pbTestLine(t, data, `"tokenRatio"`, 1)}, Raw: "0.1"}, o.RetryBudget)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.1, Pos: target.Pos{File: file, Line: pbTestLine(t, data, `"tokenRatio"`, 1)}, Raw: "0.1"}, o.RetryBudget)
 		notes := strings.Join(o.Notes, "\n")
 		assert.Contains(t, notes, "grpc-go (1.85) and C-core ignore it")
 		assert.Contains(t, notes, "not a percentage")
@@ -113,17 +114,17 @@ func TestReadGRPCFixtures(t *testing.T) {
 		data, objs := grpcTestRead(t, file)
 		require.Len(t, objs, 3)
 		s1 := pbTestFind(t, objs, "SimpleService1")
-		assert.Equal(t, []Match{{Kind: MatchMethod, Value: "SimpleService1"}}, s1.Matches, "a whole service")
+		assert.Equal(t, []target.Match{{Kind: target.MatchMethod, Value: "SimpleService1"}}, s1.Matches, "a whole service")
 		assert.Equal(t, 3, s1.Attempts.Value)
 		assert.Equal(t, 2.1, s1.BackoffBase.Value)
 		assert.Equal(t, 2.2, s1.BackoffMax.Value)
 		assert.Equal(t, []string{"UNAVAILABLE", "RESOURCE_EXHAUSTED"}, s1.RetryOn.Value)
 		assert.Contains(t, s1.Notes, "backoffMultiplier 3: each wait is 3 times the one before, up to maxBackoff")
 		s2 := pbTestFind(t, objs, "SimpleService2")
-		assert.Equal(t, &Setting[int]{Value: 1, Pos: s2.Pos, Default: true}, s2.Attempts)
+		assert.Equal(t, &target.Setting[int]{Value: 1, Pos: s2.Pos, Default: true}, s2.Attempts)
 		assert.Nil(t, s2.RetryOn)
 		both := pbTestFind(t, objs, "SimpleService1/Foo1, SimpleService2/Foo2")
-		assert.Equal(t, []Match{{Kind: MatchMethod, Value: "SimpleService1/Foo1"}, {Kind: MatchMethod, Value: "SimpleService2/Foo2"}}, both.Matches)
+		assert.Equal(t, []target.Match{{Kind: target.MatchMethod, Value: "SimpleService1/Foo1"}, {Kind: target.MatchMethod, Value: "SimpleService2/Foo2"}}, both.Matches)
 		assert.Equal(t, pbTestLine(t, data, `"maxAttempts":5`, 1), both.Attempts.Pos.Line)
 		assert.Contains(t, strings.Join(both.Notes, "\n"), "waitForReady")
 		assert.NotContains(t, strings.Join(s1.Notes, "\n"), "waitForReady", "false")
@@ -189,7 +190,7 @@ func TestReadGRPCAgreesWithGRPCGo(t *testing.T) {
 func TestReadGRPCSemantics(t *testing.T) {
 	for _, tc := range []struct {
 		name, json string
-		check      func(t *testing.T, objs []Object)
+		check      func(t *testing.T, objs []target.Object)
 	}{
 		{"maxAttempts above 5 is 5; codes by number; the empty name is every method", `{
   "methodConfig": [
@@ -198,9 +199,9 @@ func TestReadGRPCSemantics(t *testing.T) {
     {"name": [{}], "timeout": "30s"}
   ],
   "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1234}
-}`, func(t *testing.T, objs []Object) {
+}`, func(t *testing.T, objs []target.Object) {
 			o := pbTestFind(t, objs, "shop.Search/Find")
-			assert.Equal(t, &Setting[int]{Value: 5, Pos: Pos{File: "x.json", Line: 4}, Raw: "7"}, o.Attempts)
+			assert.Equal(t, &target.Setting[int]{Value: 5, Pos: target.Pos{File: "x.json", Line: 4}, Raw: "7"}, o.Attempts)
 			assert.Contains(t, strings.Join(o.Notes, "\n"), "maxAttempts 7: gRPC makes at most 5 attempts")
 			assert.Equal(t, []string{"UNAVAILABLE", "RESOURCE_EXHAUSTED"}, o.RetryOn.Value)
 			assert.Equal(t, "[14, RESOURCE_EXHAUSTED]", o.RetryOn.Raw)
@@ -211,22 +212,22 @@ func TestReadGRPCSemantics(t *testing.T) {
 			assert.Nil(t, all.Matches, "no condition: every method")
 			assert.Equal(t, 30.0, all.Timeout.Value)
 		}},
-		{"a method config without a name applies to nothing", `{"methodConfig": [{"timeout": "1s"}, {"name": [], "timeout": "2s"}]}`, func(t *testing.T, objs []Object) {
+		{"a method config without a name applies to nothing", `{"methodConfig": [{"timeout": "1s"}, {"name": [], "timeout": "2s"}]}`, func(t *testing.T, objs []target.Object) {
 			assert.Empty(t, objs)
 		}},
-		{"a tokenRatio above 1 is a budget of 1", `{"methodConfig": [{"name": [{"service": "a"}]}], "retryThrottling": {"maxTokens": 1000, "tokenRatio": 3}}`, func(t *testing.T, objs []Object) {
+		{"a tokenRatio above 1 is a budget of 1", `{"methodConfig": [{"name": [{"service": "a"}]}], "retryThrottling": {"maxTokens": 1000, "tokenRatio": 3}}`, func(t *testing.T, objs []target.Object) {
 			assert.Equal(t, 1.0, objs[0].RetryBudget.Value)
 			assert.Equal(t, "3", objs[0].RetryBudget.Raw)
 		}},
-		{"a hedging policy without a delay sends every request at once", `{"methodConfig": [{"name": [{"service": "a"}], "hedgingPolicy": {"maxAttempts": 9}}]}`, func(t *testing.T, objs []Object) {
+		{"a hedging policy without a delay sends every request at once", `{"methodConfig": [{"name": [{"service": "a"}], "hedgingPolicy": {"maxAttempts": 9}}]}`, func(t *testing.T, objs []target.Object) {
 			o := objs[0]
-			assert.Equal(t, &Setting[float64]{Value: 0, Pos: o.Pos, Default: true}, o.HedgeDelay)
+			assert.Equal(t, &target.Setting[float64]{Value: 0, Pos: o.Pos, Default: true}, o.HedgeDelay)
 			assert.Equal(t, 5, o.HedgeAttempts.Value)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := []byte(tc.json)
-			objs, err := readGRPCConfig("x.json", data, nil, nil)
+			objs, err := target.ReadGRPCConfig("x.json", data, nil, nil)
 			require.NoError(t, err)
 			pbTestLinesInside(t, "x.json", data, objs)
 			tc.check(t, objs)
@@ -274,9 +275,9 @@ func TestReadGRPCErrors(t *testing.T) {
 		{"YAML", "methodConfig:\n- name: [{service: a}]\n", `x.json:1: a gRPC service config is a JSON object, {"methodConfig": [...]}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := readGRPCConfig("x.json", []byte(tc.json), nil, nil)
+			_, err := target.ReadGRPCConfig("x.json", []byte(tc.json), nil, nil)
 			require.Error(t, err)
-			var re *ReadError
+			var re *target.ReadError
 			require.True(t, errors.As(err, &re), "%T", err)
 			assert.Equal(t, tc.want, err.Error())
 			_, gerr := grpcTestParse(t, tc.json)
@@ -300,7 +301,7 @@ func TestReadGRPCDetect(t *testing.T) {
 		{"notes.txt", `{"methodConfig": []}`, false},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			assert.Equal(t, tc.want, detectGRPCConfig(tc.file, []byte(tc.content)))
+			assert.Equal(t, tc.want, target.DetectGRPCConfig(tc.file, []byte(tc.content)))
 		})
 	}
 	entries, err := os.ReadDir(grpcFixtureDir)
@@ -311,8 +312,8 @@ func TestReadGRPCDetect(t *testing.T) {
 		}
 		data, err := os.ReadFile(filepath.Join(grpcFixtureDir, e.Name()))
 		require.NoError(t, err)
-		assert.True(t, detectGRPCConfig(e.Name(), data), e.Name())
-		assert.False(t, detectEnvoyConfig(e.Name(), data), e.Name())
+		assert.True(t, target.DetectGRPCConfig(e.Name(), data), e.Name())
+		assert.False(t, target.DetectEnvoyConfig(e.Name(), data), e.Name())
 	}
 	tgt, err := Lookup("grpc")
 	require.NoError(t, err)
@@ -330,33 +331,33 @@ func TestReadGRPCRoundTrip(t *testing.T) {
 			r := loadReport(t, f.report)
 			body, err := Render("grpc", r, f.opts)
 			require.NoError(t, err)
-			objs, err := readGRPCConfig("grpc.json", body, nil, nil)
+			objs, err := target.ReadGRPCConfig("grpc.json", body, nil, nil)
 			require.NoError(t, err)
 			pbTestLinesInside(t, "grpc.json", body, objs)
-			p, err := NewPlan(r, f.opts)
+			p, err := target.NewPlan(r, f.opts)
 			require.NoError(t, err)
 			secs := func(d time.Duration) float64 { return math.Round(d.Seconds()*1000) / 1000 }
-			svc := grpcFullName(p.Service)
+			svc := target.GrpcFullName(p.Service)
 			i := 0
 			for _, rt := range p.PathRoutes() {
-				if rt.Synthetic && i > 0 && grpcTestHasMatch(objs[:i], Match{Kind: MatchMethod, Value: svc}) {
+				if rt.Synthetic && i > 0 && grpcTestHasMatch(objs[:i], target.Match{Kind: target.MatchMethod, Value: svc}) {
 					continue // the writer's rule: a method config of the whole service already serves it
 				}
 				require.Less(t, i, len(objs))
 				o := objs[i]
 				i++
 				require.NotEmpty(t, o.Matches, rt.Group)
-				assert.True(t, strings.HasPrefix(o.Matches[0].Value, svc) || grpcMethodPath(rt.Group) != nil, rt.Group)
+				assert.True(t, strings.HasPrefix(o.Matches[0].Value, svc) || target.GrpcMethodPath(rt.Group) != nil, rt.Group)
 				assert.Equal(t, secs(rt.Timeout), o.Timeout.Value, rt.Group)
-				codes, _ := grpcCodes(rt.RetryOn)
+				codes, _ := target.GrpcCodes(rt.RetryOn)
 				switch {
 				case rt.Hedge != nil:
-					assert.Equal(t, min(rt.Hedge.Attempts, grpcMaxAttempts), o.HedgeAttempts.Value, rt.Group)
-					assert.Equal(t, secs(CeilMs(rt.Hedge.DelaySeconds)), o.HedgeDelay.Value, rt.Group)
+					assert.Equal(t, min(rt.Hedge.Attempts, target.GRPCMaxAttempts), o.HedgeAttempts.Value, rt.Group)
+					assert.Equal(t, secs(target.CeilMs(rt.Hedge.DelaySeconds)), o.HedgeDelay.Value, rt.Group)
 				case rt.Attempts <= 1 || rt.NeverSentOnly() || len(codes) == 0:
-					assert.Equal(t, &Setting[int]{Value: 1, Pos: o.Pos, Default: true}, o.Attempts, rt.Group)
+					assert.Equal(t, &target.Setting[int]{Value: 1, Pos: o.Pos, Default: true}, o.Attempts, rt.Group)
 				default:
-					assert.Equal(t, min(rt.Attempts, grpcMaxAttempts), o.Attempts.Value, rt.Group)
+					assert.Equal(t, min(rt.Attempts, target.GRPCMaxAttempts), o.Attempts.Value, rt.Group)
 					assert.Equal(t, secs(rt.BackoffBase), o.BackoffBase.Value, rt.Group)
 					assert.Equal(t, secs(rt.BackoffCap), o.BackoffMax.Value, rt.Group)
 					assert.Equal(t, codes, o.RetryOn.Value, rt.Group)
@@ -373,7 +374,7 @@ func TestReadGRPCRoundTrip(t *testing.T) {
 }
 
 // grpcTestHasMatch reports whether an object of objs has the match m.
-func grpcTestHasMatch(objs []Object, m Match) bool {
+func grpcTestHasMatch(objs []target.Object, m target.Match) bool {
 	for _, o := range objs {
 		for _, x := range o.Matches {
 			if x == m {
@@ -392,11 +393,11 @@ func FuzzReadGRPC(f *testing.F) {
 		}
 	}
 	for _, name := range []string{"mixture.json", "policy.json", "deadline.json"} {
-		b, err := os.ReadFile(filepath.Join("testdata", name))
+		b, err := os.ReadFile(filepath.Join("..", "testdata", name))
 		require.NoError(f, err)
 		var r report.Report
 		require.NoError(f, json.Unmarshal(b, &r))
-		if body, err := Render("grpc", &r, Options{}); err == nil {
+		if body, err := Render("grpc", &r, target.Options{}); err == nil {
 			f.Add(body)
 		}
 	}
@@ -404,8 +405,8 @@ func FuzzReadGRPC(f *testing.F) {
 	// Issue 30: one method named in many method configs.
 	f.Add([]byte(`{"methodConfig": [` + strings.TrimSuffix(strings.Repeat(`{"name": [{"service": "s", "method": "m"}], "timeout": "1s"},`, 200), ",") + `]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := readGRPCConfig("f.json", data, nil, nil)
-		var re *ReadError
+		objs, err := target.ReadGRPCConfig("f.json", data, nil, nil)
+		var re *target.ReadError
 		if err != nil && errors.As(err, &re) {
 			lines := 1 + bytes.Count(data, []byte("\n"))
 			if re.Pos.File != "f.json" || re.Pos.Line < 0 || re.Pos.Line > lines {
@@ -414,7 +415,7 @@ func FuzzReadGRPC(f *testing.F) {
 		}
 		pbTestLinesInside(t, "f.json", data, objs)
 		for _, o := range objs {
-			if o.Attempts != nil && (o.Attempts.Value < 1 || o.Attempts.Value > grpcMaxAttempts) {
+			if o.Attempts != nil && (o.Attempts.Value < 1 || o.Attempts.Value > target.GRPCMaxAttempts) {
 				t.Fatalf("%s: %d attempts", o.Name, o.Attempts.Value)
 			}
 			if o.RetryBudget != nil && (o.RetryBudget.Value <= 0 || o.RetryBudget.Value > 1) {

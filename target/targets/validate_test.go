@@ -1,4 +1,4 @@
-package target
+package targets
 
 // Validators: each snippet is read by the target's own code where a Go one
 // exists (gRPC, Envoy's go-control-plane, Istio's API types with the jsonpb
@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tunetimeout/tunetimeout/internal/e2etest"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // goValidators are the validators that need no external binary; the
@@ -205,7 +206,7 @@ func validateGRPC(body []byte) error {
 			return fmt.Errorf("%s: no timeout", path)
 		}
 		if rp := mc.RetryPolicy; rp != nil {
-			if rp.MaxAttempts < 2 || rp.MaxAttempts > grpcMaxAttempts {
+			if rp.MaxAttempts < 2 || rp.MaxAttempts > target.GRPCMaxAttempts {
 				return fmt.Errorf("%s: maxAttempts %d outside [2, 5]", path, rp.MaxAttempts)
 			}
 			if rp.MaxBackoff < rp.InitialBackoff {
@@ -309,7 +310,7 @@ func validateIstio(body []byte) error {
 				return fmt.Errorf("route %q: retries without perTryTimeout or retryOn", h.GetName())
 			}
 			for _, c := range strings.Split(rt.GetRetryOn(), ",") {
-				if !istioRetryConditions[c] && !isStatus(c) {
+				if !istioRetryConditions[c] && !target.IsStatus(c) {
 					return fmt.Errorf("route %q: retryOn %q", h.GetName(), c)
 				}
 			}

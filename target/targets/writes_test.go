@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"strings"
@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // The tests of issue 29's "snippets that replay or hedge writes": what a
@@ -43,7 +44,7 @@ func withMethods(t *testing.T) *report.Report {
 func TestHedgeSafeOnly(t *testing.T) {
 	r := withMethods(t)
 	require.NotNil(t, r.Groups[0].Policy.Hedge, "the report hedges the PUT")
-	p, err := NewPlan(r, Options{})
+	p, err := target.NewPlan(r, target.Options{})
 	require.NoError(t, err)
 	hedged := map[string]bool{}
 	for _, rt := range p.Routes {
@@ -51,10 +52,10 @@ func TestHedgeSafeOnly(t *testing.T) {
 	}
 	assert.Equal(t, map[string]bool{"/api/orders/{id} PUT": false, "/api/search GET": true, "/api/users POST": false, "catch-all": false}, hedged)
 
-	envoy, err := Render("envoy", r, Options{})
+	envoy, err := Render("envoy", r, target.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(string(envoy), "hedge_policy:"), "the GET route alone:\n%s", envoy)
-	grpc, err := Render("grpc", r, Options{})
+	grpc, err := Render("grpc", r, target.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(string(grpc), `"hedgingPolicy"`), "the GET method alone:\n%s", grpc)
 }
@@ -70,7 +71,7 @@ func TestCatchAllOfMethodRoutes(t *testing.T) {
 		r.Groups[i].Name += " GET"
 		r.Groups[i].Policy.Method = &get
 	}
-	p, err := NewPlan(r, Options{})
+	p, err := target.NewPlan(r, target.Options{})
 	require.NoError(t, err)
 	c := p.Routes[len(p.Routes)-1]
 	require.True(t, c.Synthetic)
@@ -106,8 +107,8 @@ func ruleBlocks(t *testing.T, body []byte) map[string]string {
 // where it does; on the standard channel too, which has retry since
 // Gateway API v1.7.0.
 func TestGatewayRetryExplicit(t *testing.T) {
-	for _, ch := range []string{GatewayStandard, GatewayExperimental} {
-		body, err := Render("gateway-api", loadReport(t, "policy.json"), Options{GatewayAPIChannel: ch})
+	for _, ch := range []string{target.GatewayStandard, target.GatewayExperimental} {
+		body, err := Render("gateway-api", loadReport(t, "policy.json"), target.Options{GatewayAPIChannel: ch})
 		require.NoError(t, err)
 		rules := ruleBlocks(t, body)
 		require.Len(t, rules, 4, ch)
@@ -118,7 +119,7 @@ func TestGatewayRetryExplicit(t *testing.T) {
 		assert.NotContains(t, string(body), "the standard channel has no retry field", ch)
 		require.NoError(t, validate(t, "gateway-api", body))
 	}
-	body, err := Render("gateway-api", loadReport(t, "mixture.json"), Options{})
+	body, err := Render("gateway-api", loadReport(t, "mixture.json"), target.Options{})
 	require.NoError(t, err)
 	for name, rule := range ruleBlocks(t, body) {
 		assert.Contains(t, rule, "    retry:\n      attempts: 0\n", "no call policy, one attempt: rule %s", name)
@@ -132,11 +133,11 @@ func TestGatewayRetryExplicit(t *testing.T) {
 func TestResilience4jRetryInstanceAlways(t *testing.T) {
 	for _, fx := range []string{"mixture.json", "policy.json", "deadline.json"} {
 		r := loadReport(t, fx)
-		body, err := Render("resilience4j", r, Options{})
+		body, err := Render("resilience4j", r, target.Options{})
 		require.NoError(t, err)
 		var c r4jConfig
 		require.NoError(t, yaml.Unmarshal(body, &c), fx)
-		p, err := NewPlan(r, Options{})
+		p, err := target.NewPlan(r, target.Options{})
 		require.NoError(t, err)
 		require.NotNil(t, c.Resilience4j.Retry, "%s: no retry instances:\n%s", fx, body)
 		require.Len(t, c.Resilience4j.Retry.Instances, len(p.GroupRoutes()), "%s: one retry instance per group:\n%s", fx, body)
@@ -145,7 +146,7 @@ func TestResilience4jRetryInstanceAlways(t *testing.T) {
 		}
 		require.NoError(t, validate(t, "resilience4j", body))
 	}
-	body, err := Render("resilience4j", loadReport(t, "mixture.json"), Options{})
+	body, err := Render("resilience4j", loadReport(t, "mixture.json"), target.Options{})
 	require.NoError(t, err)
 	assert.Contains(t, string(body), "  retry:\n    instances:\n      backend:\n        maxAttempts: 1\n")
 }
@@ -157,7 +158,7 @@ func TestResilience4jRetryInstanceAlways(t *testing.T) {
 // left out as "not expressible". (429 is not retried: Linkerd cannot wait
 // for its Retry-After.)
 func TestLinkerdHTTPStatuses(t *testing.T) {
-	body, err := Render("linkerd", loadReport(t, "deadline.json"), Options{})
+	body, err := Render("linkerd", loadReport(t, "deadline.json"), target.Options{})
 	require.NoError(t, err)
 	s := string(body)
 	assert.Contains(t, s, `retry.linkerd.io/http: "408,`)
@@ -165,7 +166,7 @@ func TestLinkerdHTTPStatuses(t *testing.T) {
 	for _, line := range strings.Split(s, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "retry.linkerd.io/http: "); ok {
 			for _, c := range strings.Split(strings.Trim(v, `"`), ",") {
-				assert.True(t, linkerdCondition(c, false), "%q is not a condition Linkerd takes", c)
+				assert.True(t, target.LinkerdCondition(c, false), "%q is not a condition Linkerd takes", c)
 			}
 		}
 	}
@@ -176,10 +177,10 @@ func TestLinkerdHTTPStatuses(t *testing.T) {
 // (RetryPolicy.RateLimitedRetryBackOff): without it Envoy retries after
 // its 25ms backoff whatever the server asked for. The reader reads it back.
 func TestEnvoyRetryAfter(t *testing.T) {
-	body, err := Render("envoy", loadReport(t, "policy.json"), Options{Service: "shop-api"})
+	body, err := Render("envoy", loadReport(t, "policy.json"), target.Options{Service: "shop-api"})
 	require.NoError(t, err)
 	require.NoError(t, validate(t, "envoy", body))
-	objs, err := readEnvoyConfig("envoy.yaml", body, nil, nil)
+	objs, err := target.ReadEnvoyConfig("envoy.yaml", body, nil, nil)
 	require.NoError(t, err)
 	got := map[string]float64{}
 	for _, o := range objs {
@@ -192,8 +193,8 @@ func TestEnvoyRetryAfter(t *testing.T) {
 	}
 	assert.Equal(t, map[string]float64{
 		"shop-api/shop-api/POST /api/orders":    -1, // never-sent failures only
-		"shop-api/shop-api/GET /api/users/{id}": envoyRetryAfterWait.Seconds(),
-		"shop-api/shop-api/GET /api/search/*":   envoyRetryAfterWait.Seconds(),
+		"shop-api/shop-api/GET /api/users/{id}": target.EnvoyRetryAfterWait.Seconds(),
+		"shop-api/shop-api/GET /api/search/*":   target.EnvoyRetryAfterWait.Seconds(),
 		"shop-api/shop-api/catch-all":           -1,
 	}, got)
 	assert.Contains(t, string(body), "        rate_limited_retry_back_off:\n          reset_headers:\n          - name: retry-after\n            format: SECONDS\n")
@@ -206,10 +207,10 @@ func TestEnvoyRetryAfter(t *testing.T) {
 func TestNoRetryAfterNo429(t *testing.T) {
 	for _, fx := range []string{"deadline.json", "policy.json"} {
 		r := loadReport(t, fx)
-		for _, target := range []string{"nginx", "haproxy", "istio", "gateway-api", "linkerd"} {
-			tg, err := Lookup(target)
+		for _, name := range []string{"nginx", "haproxy", "istio", "gateway-api", "linkerd"} {
+			tg, err := Lookup(name)
 			require.NoError(t, err)
-			body, err := tg.Render(r, Options{})
+			body, err := tg.Render(r, target.Options{})
 			require.NoError(t, err)
 			var config []string
 			for _, line := range strings.Split(string(body), "\n") {
@@ -217,8 +218,8 @@ func TestNoRetryAfterNo429(t *testing.T) {
 					config = append(config, line)
 				}
 			}
-			assert.NotContains(t, strings.Join(config, "\n"), "429", "%s %s retries 429", fx, target)
-			assert.Contains(t, string(body), "429 is not retried", "%s %s: the header says why", fx, target)
+			assert.NotContains(t, strings.Join(config, "\n"), "429", "%s %s retries 429", fx, name)
+			assert.Contains(t, string(body), "429 is not retried", "%s %s: the header says why", fx, name)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/outfile"
 	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // goldenFile is a snippet of the mixture fixture as TestGolden pins it.
@@ -24,7 +25,7 @@ func goldenFile(t *testing.T, name string) string {
 	return string(b)
 }
 
-func targetsOf(t *testing.T, list string) []Target {
+func targetsOf(t *testing.T, list string) []target.Target {
 	t.Helper()
 	ts, err := ParseList(list)
 	require.NoError(t, err)
@@ -33,11 +34,11 @@ func targetsOf(t *testing.T, list string) []Target {
 
 func TestRenderAll(t *testing.T) {
 	r := loadReport(t, "mixture.json")
-	rs, err := RenderAll(context.Background(), r, targetsOf(t, "all"), Options{})
+	rs, err := target.RenderAll(context.Background(), r, targetsOf(t, "all"), target.Options{})
 	require.NoError(t, err)
-	require.Len(t, rs, len(Targets()))
+	require.Len(t, rs, len(All))
 	for i, s := range rs {
-		assert.Equal(t, Targets()[i].Name, s.Name, "registry order")
+		assert.Equal(t, All[i].Name, s.Name, "registry order")
 		assert.Equal(t, goldenFile(t, s.File), string(s.Body), s.Name)
 		if s.Comment == "" {
 			assert.Equal(t, goldenFile(t, s.File+".txt"), strings.Join(s.Notes, "\n")+"\n", "the notes of %s, which has no comments", s.Name)
@@ -49,20 +50,20 @@ func TestRenderAll(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	stop := errors.New("interrupted")
 	cancel(stop)
-	rs, err = RenderAll(ctx, r, targetsOf(t, "envoy"), Options{})
+	rs, err = target.RenderAll(ctx, r, targetsOf(t, "envoy"), target.Options{})
 	assert.ErrorIs(t, err, stop)
 	assert.Nil(t, rs, "none when cancelled")
 
-	rs, err = RenderAll(context.Background(), &report.Report{}, targetsOf(t, "envoy"), Options{})
+	rs, err = target.RenderAll(context.Background(), &report.Report{}, targetsOf(t, "envoy"), target.Options{})
 	assert.Error(t, err, "a report without a recommendation has nothing to render")
 	assert.Nil(t, rs)
 }
 
 func TestEmbed(t *testing.T) {
 	r := loadReport(t, "mixture.json")
-	rs, err := RenderAll(context.Background(), r, targetsOf(t, "grpc,envoy"), Options{})
+	rs, err := target.RenderAll(context.Background(), r, targetsOf(t, "grpc,envoy"), target.Options{})
 	require.NoError(t, err)
-	Embed(r, rs)
+	target.Embed(r, rs)
 	require.Len(t, r.Snippets, 2)
 	assert.Equal(t, report.Snippet{Target: "envoy", File: "envoy.yaml", Text: goldenFile(t, "envoy.yaml")}, r.Snippets[0])
 	assert.Equal(t, "grpc", r.Snippets[1].Target)
@@ -72,8 +73,8 @@ func TestEmbed(t *testing.T) {
 
 func TestPrint(t *testing.T) {
 	r := loadReport(t, "mixture.json")
-	render := func(list string) []Rendered {
-		rs, err := RenderAll(context.Background(), r, targetsOf(t, list), Options{})
+	render := func(list string) []target.Rendered {
+		rs, err := target.RenderAll(context.Background(), r, targetsOf(t, list), target.Options{})
 		require.NoError(t, err)
 		return rs
 	}
@@ -94,7 +95,7 @@ func TestPrint(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, notes bytes.Buffer
-			require.NoError(t, Print(&out, &notes, render(tt.list), tt.alone))
+			require.NoError(t, target.Print(&out, &notes, render(tt.list), tt.alone))
 			assert.Equal(t, tt.out, out.String())
 			assert.Equal(t, tt.note, notes.String())
 		})
@@ -103,14 +104,14 @@ func TestPrint(t *testing.T) {
 
 func TestWriteDir(t *testing.T) {
 	r := loadReport(t, "mixture.json")
-	rs, err := RenderAll(context.Background(), r, targetsOf(t, "all"), Options{})
+	rs, err := target.RenderAll(context.Background(), r, targetsOf(t, "all"), target.Options{})
 	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), "config", "client")
 	var log bytes.Buffer
 	var temps outfile.Temps
-	require.NoError(t, WriteDir(context.Background(), &temps, dir, rs, &log))
+	require.NoError(t, target.WriteDir(context.Background(), &temps, dir, rs, &log))
 	var files []string
-	for _, tg := range Targets() {
+	for _, tg := range All {
 		files = append(files, tg.File)
 		b, err := os.ReadFile(filepath.Join(dir, tg.File))
 		require.NoError(t, err)
@@ -126,7 +127,7 @@ func TestWriteDir(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errors.New("interrupted"))
 	log.Reset()
-	require.Error(t, WriteDir(ctx, &temps, dir, rs, &log))
+	require.Error(t, target.WriteDir(ctx, &temps, dir, rs, &log))
 	b, err := os.ReadFile(filepath.Join(dir, "envoy.yaml"))
 	require.NoError(t, err)
 	assert.Equal(t, "mine", string(b))
@@ -139,7 +140,7 @@ func TestWriteDir(t *testing.T) {
 	// replaced, not even those before it.
 	require.NoError(t, os.Remove(filepath.Join(dir, "nginx.conf")))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "nginx.conf"), 0o755))
-	require.Error(t, WriteDir(context.Background(), &temps, dir, rs, &log))
+	require.Error(t, target.WriteDir(context.Background(), &temps, dir, rs, &log))
 	b, err = os.ReadFile(filepath.Join(dir, "envoy.yaml"))
 	require.NoError(t, err)
 	assert.Equal(t, "mine", string(b), "envoy.yaml, before nginx.conf, is not replaced")

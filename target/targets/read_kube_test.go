@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"bytes"
@@ -16,13 +16,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // Tests of the Kubernetes-manifest helpers shared by the Istio, Gateway
 // API and Linkerd readers, and the helpers of their tests.
 
 // describeObject prints an object for failure messages.
-func describeObject(o Object) string {
+func describeObject(o target.Object) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s %q at %s upstream %q matches %v\n", o.Target, o.Kind, o.Name, o.Pos, o.Upstream, o.Matches)
 	for _, s := range objectSettings(o) {
@@ -40,20 +41,20 @@ func describeObject(o Object) string {
 type settingView struct {
 	name  string
 	value any
-	pos   Pos
+	pos   target.Pos
 	raw   string
 	def   bool
 }
 
 // objectSettings lists the settings an object has.
-func objectSettings(o Object) []settingView {
+func objectSettings(o target.Object) []settingView {
 	var out []settingView
-	add := func(name string, v any, pos Pos, raw string, def bool) {
+	add := func(name string, v any, pos target.Pos, raw string, def bool) {
 		out = append(out, settingView{name, v, pos, raw, def})
 	}
 	for _, f := range []struct {
 		name string
-		s    *Setting[float64]
+		s    *target.Setting[float64]
 	}{{"Timeout", o.Timeout}, {"PerTryTimeout", o.PerTryTimeout}, {"BackoffBase", o.BackoffBase}, {"BackoffMax", o.BackoffMax},
 		{"RetryBudget", o.RetryBudget}, {"HedgeDelay", o.HedgeDelay}, {"ConnectTimeout", o.ConnectTimeout}, {"QueueTimeout", o.QueueTimeout}} {
 		if f.s != nil {
@@ -62,7 +63,7 @@ func objectSettings(o Object) []settingView {
 	}
 	for _, f := range []struct {
 		name string
-		s    *Setting[int]
+		s    *target.Setting[int]
 	}{{"Attempts", o.Attempts}, {"HedgeAttempts", o.HedgeAttempts}, {"MaxInFlight", o.MaxInFlight}} {
 		if f.s != nil {
 			add(f.name, f.s.Value, f.s.Pos, f.s.Raw, f.s.Default)
@@ -80,7 +81,7 @@ func objectSettings(o Object) []settingView {
 // requireInside fails unless every object and setting stands on a line of
 // the input, in the file read, and every default stands where its object
 // does.
-func requireInside(t testing.TB, file string, data []byte, objs []Object) {
+func requireInside(t testing.TB, file string, data []byte, objs []target.Object) {
 	t.Helper()
 	lines := bytes.Count(data, []byte("\n")) + 1
 	for _, o := range objs {
@@ -111,14 +112,14 @@ func mustFile(tb testing.TB, path string) []byte {
 	return b
 }
 
-// readConfig reads a fixture with a target, which must detect it.
-func readConfig(t *testing.T, target, path string) []Object {
+// readConfig reads a fixture with a name, which must detect it.
+func readConfig(t *testing.T, name, path string) []target.Object {
 	t.Helper()
-	tg, err := Lookup(target)
+	tg, err := Lookup(name)
 	require.NoError(t, err)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	require.True(t, tg.Detects(path, data), "%s does not detect %s", target, path)
+	require.True(t, tg.Detects(path, data), "%s does not detect %s", name, path)
 	objs, err := tg.Read(path, data, nil)
 	require.NoError(t, err)
 	requireInside(t, path, data, objs)
@@ -126,9 +127,9 @@ func readConfig(t *testing.T, target, path string) []Object {
 }
 
 // byName indexes objects by name.
-func byName(t *testing.T, objs []Object) map[string]Object {
+func byName(t *testing.T, objs []target.Object) map[string]target.Object {
 	t.Helper()
-	m := map[string]Object{}
+	m := map[string]target.Object{}
 	for _, o := range objs {
 		_, dup := m[o.Name]
 		require.False(t, dup, "two objects named %q", o.Name)
@@ -195,7 +196,7 @@ items:
 ---
 {"apiVersion": "linkerd.io/v1alpha2", "kind": "ServiceProfile", "metadata": {"name": "web.ns.svc.cluster.local", "namespace": "ns"}}
 `
-	objs, err := KubeObjects(budget.New(), "s.yaml", []byte(stream))
+	objs, err := target.KubeObjects(budget.New(), "s.yaml", []byte(stream))
 	require.NoError(t, err)
 	type got struct {
 		group, version, kind, qualified string
@@ -212,11 +213,11 @@ items:
 		{"linkerd.io", "v1alpha2", "ServiceProfile", "ns/web.ns.svc.cluster.local", 30},
 	}, gots)
 
-	_, err = KubeObjects(budget.New(), "bad.yaml", []byte("apiVersion: v1\nkind: [unclosed\n"))
+	_, err = target.KubeObjects(budget.New(), "bad.yaml", []byte("apiVersion: v1\nkind: [unclosed\n"))
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), "bad.yaml: yaml: line "), err.Error())
 
-	_, err = KubeObjects(budget.New(), "list.yaml", []byte("apiVersion: v1\nkind: List\nitems: 3\n"))
+	_, err = target.KubeObjects(budget.New(), "list.yaml", []byte("apiVersion: v1\nkind: List\nitems: 3\n"))
 	require.Error(t, err)
 	assert.Equal(t, "list.yaml:3: List items: want a list", err.Error())
 }
@@ -230,14 +231,14 @@ func TestReadKubeGEPDuration(t *testing.T) {
 		"1h30m10s": time.Hour + 30*time.Minute + 10*time.Second, "10s30m1h": time.Hour + 30*time.Minute + 10*time.Second,
 		"100ms200ms300ms": 600 * time.Millisecond, "01h": time.Hour, "00060m": time.Hour, "99999h": 99999 * time.Hour,
 	} {
-		got, err := GEPDuration(in)
+		got, err := target.GEPDuration(in)
 		if assert.NoError(t, err, in) {
 			assert.Equal(t, want, got, in)
 		}
 		assert.True(t, gatewayDuration.MatchString(in), "%s: the CRD's pattern refuses it", in)
 	}
 	for _, in := range []string{"1", "1m1", "1d", "1h30m10s20ms50h", "999999h", "1.5h", "-15m", "", "1us", "1 s", " 1s", "1S"} {
-		_, err := GEPDuration(in)
+		_, err := target.GEPDuration(in)
 		assert.Error(t, err, in)
 		assert.False(t, gatewayDuration.MatchString(in), in)
 	}
@@ -245,13 +246,13 @@ func TestReadKubeGEPDuration(t *testing.T) {
 
 func TestReadKubeGoDuration(t *testing.T) {
 	for in, want := range map[string]time.Duration{"0.5s": 500 * time.Millisecond, "1m30s": 90 * time.Second, "1h": time.Hour, "250ms": 250 * time.Millisecond, "0": 0} {
-		got, err := KubeGoDuration(in)
+		got, err := target.KubeGoDuration(in)
 		if assert.NoError(t, err, in) {
 			assert.Equal(t, want, got, in)
 		}
 	}
 	for _, in := range []string{"1", "-1s", "5 s", "1d", "abc", ""} {
-		_, err := KubeGoDuration(in)
+		_, err := target.KubeGoDuration(in)
 		assert.Error(t, err, in)
 	}
 }
@@ -346,26 +347,26 @@ func TestReadKubeMixedStream(t *testing.T) {
 		"linkerd": {"Service (Linkerd annotations) shop/books", "HTTPRoute (Linkerd annotations) shop/books-create rule[0]",
 			"ServiceProfile route shop/authors.shop.svc.cluster.local GET /authors.json"},
 	}
-	for target, names := range want {
-		tg, err := Lookup(target)
+	for name, names := range want {
+		tg, err := Lookup(name)
 		require.NoError(t, err)
-		require.True(t, tg.Detects("shop.yaml", data), target)
+		require.True(t, tg.Detects("shop.yaml", data), name)
 		objs, err := tg.Read("shop.yaml", data, nil)
-		require.NoError(t, err, target)
+		require.NoError(t, err, name)
 		requireInside(t, "shop.yaml", data, objs)
 		var got []string
 		for _, o := range objs {
-			assert.Equal(t, target, o.Target)
+			assert.Equal(t, name, o.Target)
 			got = append(got, o.Kind+" "+o.Name)
 		}
-		assert.Equal(t, names, got, target)
+		assert.Equal(t, names, got, name)
 	}
 	// The same rule, seen by both: its spec's timeout is the Gateway API's,
 	// its annotations Linkerd's.
-	gw, _ := readGatewayAPIConfig("shop.yaml", data, nil, nil)
+	gw, _ := target.ReadGatewayAPIConfig("shop.yaml", data, nil, nil)
 	assert.Equal(t, 1.5, gw[0].Timeout.Value)
 	assert.Nil(t, gw[0].Attempts)
-	lk, _ := readLinkerdConfig("shop.yaml", data, nil, nil)
+	lk, _ := target.ReadLinkerdConfig("shop.yaml", data, nil, nil)
 	assert.Nil(t, lk[1].Timeout, "Linkerd does not read a gateway.networking.k8s.io rule's timeouts")
 	assert.Equal(t, 3, lk[1].Attempts.Value)
 	assert.Equal(t, 3.0, lk[0].Timeout.Value)
@@ -385,9 +386,9 @@ func TestReadKubeDetect(t *testing.T) {
 		{"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  annotations:\n    linkerd.io/inject: enabled\n", false, false, false},
 		{"networking.istio.io/v1 without the field name\n", false, false, false},
 	} {
-		assert.Equal(t, c.istio, detectIstioConfig("x.yaml", []byte(c.data)), c.data)
-		assert.Equal(t, c.gateway, detectGatewayAPIConfig("x.yaml", []byte(c.data)), c.data)
-		assert.Equal(t, c.lkrd, detectLinkerdConfig("x.yaml", []byte(c.data)), c.data)
+		assert.Equal(t, c.istio, target.DetectIstioConfig("x.yaml", []byte(c.data)), c.data)
+		assert.Equal(t, c.gateway, target.DetectGatewayAPIConfig("x.yaml", []byte(c.data)), c.data)
+		assert.Equal(t, c.lkrd, target.DetectLinkerdConfig("x.yaml", []byte(c.data)), c.data)
 	}
 }
 
@@ -395,10 +396,10 @@ func TestReadKubeDetect(t *testing.T) {
 // with the file and line of it, as a *ReadError.
 func TestReadKubeErrorsPoint(t *testing.T) {
 	data := []byte("apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: a\nspec:\n  http:\n  - timeout: 3x\n")
-	_, err := readIstioConfig("vs.yaml", data, nil, nil)
-	var re *ReadError
+	_, err := target.ReadIstioConfig("vs.yaml", data, nil, nil)
+	var re *target.ReadError
 	require.True(t, errors.As(err, &re), "%v", err)
-	assert.Equal(t, Pos{File: "vs.yaml", Line: 7}, re.Pos)
+	assert.Equal(t, target.Pos{File: "vs.yaml", Line: 7}, re.Pos)
 	assert.Equal(t, `vs.yaml:7: spec.http[0].timeout "3x": not a duration (want a number and a unit: 800ms, 1.5s, 1m30s)`, err.Error())
 }
 
@@ -422,10 +423,10 @@ func FuzzReadKube(f *testing.F) {
 		"- &v3 {apiVersion: v1, kind: List, items: [*v2, *v2, *v2, *v2, *v2, *v2, *v2, *v2, *v2]}\n"))
 	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: \n  annotations: \n    retry.linkerd.io/: 0A")) // a Service without a name
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if _, err := KubeObjects(budget.New(), "f.yaml", data); err != nil {
+		if _, err := target.KubeObjects(budget.New(), "f.yaml", data); err != nil {
 			return
 		}
-		for _, read := range []func(string, []byte, Opener, *budget.Budget) ([]Object, error){readIstioConfig, readGatewayAPIConfig, readLinkerdConfig} {
+		for _, read := range []func(string, []byte, target.Opener, *budget.Budget) ([]target.Object, error){target.ReadIstioConfig, target.ReadGatewayAPIConfig, target.ReadLinkerdConfig} {
 			objs, err := read("f.yaml", data, nil, nil)
 			if err != nil {
 				continue

@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	networkingv1 "istio.io/api/networking/v1"
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 var istioFixtures = configFixtureDir("istio")
@@ -30,14 +31,14 @@ func TestReadIstioFixtures(t *testing.T) {
 		assert.Equal(t, "VirtualService route", o.Kind)
 		assert.Equal(t, "ratings-route http[0]", o.Name)
 		assert.Equal(t, "ratings.prod.svc.cluster.local", o.Upstream)
-		assert.Equal(t, []Match{{Kind: MatchHost, Value: "ratings.prod.svc.cluster.local"}}, o.Matches)
-		assert.Equal(t, &Setting[int]{Value: 4, Pos: Pos{p, 16}, Raw: "3"}, o.Attempts, "attempts: 3 is 3 retries after the first call")
-		assert.Equal(t, &Setting[float64]{Value: 2, Pos: Pos{p, 17}, Raw: "2s"}, o.PerTryTimeout)
+		assert.Equal(t, []target.Match{{Kind: target.MatchHost, Value: "ratings.prod.svc.cluster.local"}}, o.Matches)
+		assert.Equal(t, &target.Setting[int]{Value: 4, Pos: target.Pos{File: p, Line: 16}, Raw: "3"}, o.Attempts, "attempts: 3 is 3 retries after the first call")
+		assert.Equal(t, &target.Setting[float64]{Value: 2, Pos: target.Pos{File: p, Line: 17}, Raw: "2s"}, o.PerTryTimeout)
 		assert.Equal(t, []string{"gateway-error", "connect-failure", "refused-stream"}, o.RetryOn.Value)
 		assert.Equal(t, 18, o.RetryOn.Pos.Line)
 		// No timeout: Istio disables the route timeout.
-		assert.Equal(t, Defaulted(0.0, Pos{p, 11}), o.Timeout)
-		assert.Equal(t, Defaulted(0.025, Pos{p, 16}), o.BackoffBase, "at the retries block")
+		assert.Equal(t, target.Defaulted(0.0, target.Pos{File: p, Line: 11}), o.Timeout)
+		assert.Equal(t, target.Defaulted(0.025, target.Pos{File: p, Line: 16}), o.BackoffBase, "at the retries block")
 		assert.Equal(t, 0.25, o.BackoffMax.Value)
 		assert.Equal(t, "full", o.Jitter)
 		assert.True(t, o.RetryNonIdempotent.Value, "no method match: POSTs are retried too")
@@ -48,11 +49,11 @@ func TestReadIstioFixtures(t *testing.T) {
 		objs := byName(t, readConfig(t, "istio", p))
 		require.Len(t, objs, 2)
 		rv := objs["reviews http[0]"]
-		assert.Equal(t, &Setting[float64]{Value: 0.5, Pos: Pos{p, 35}, Raw: "0.5s"}, rv.Timeout)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.5, Pos: target.Pos{File: p, Line: 35}, Raw: "0.5s"}, rv.Timeout)
 		assert.Equal(t, "reviews", rv.Upstream)
 		// No retries: Istio's default policy, at the route's line.
-		assert.Equal(t, Defaulted(3, Pos{p, 31}), rv.Attempts)
-		assert.Equal(t, Defaulted([]string{"connect-failure", "refused-stream", "unavailable", "cancelled", "503"}, Pos{p, 31}), rv.RetryOn)
+		assert.Equal(t, target.Defaulted(3, target.Pos{File: p, Line: 31}), rv.Attempts)
+		assert.Equal(t, target.Defaulted([]string{"connect-failure", "refused-stream", "unavailable", "cancelled", "503"}, target.Pos{File: p, Line: 31}), rv.RetryOn)
 		assert.Nil(t, rv.PerTryTimeout)
 		rt := objs["ratings http[0]"]
 		assert.True(t, rt.Timeout.Default)
@@ -65,21 +66,21 @@ func TestReadIstioFixtures(t *testing.T) {
 		assert.Equal(t, "reviews http[0]", objs[0].Name)
 		assert.True(t, hasNote(objs[0], "headers are not modeled"), describeObject(objs[0]))
 		assert.False(t, hasNote(objs[1], "not modeled"))
-		assert.Equal(t, []Match{{Kind: MatchHost, Value: "reviews"}}, objs[1].Matches)
+		assert.Equal(t, []target.Match{{Kind: target.MatchHost, Value: "reviews"}}, objs[1].Matches)
 	})
 
 	t.Run("destination rules", func(t *testing.T) {
 		p := path("destination-rule-examples.yaml")
 		objs := byName(t, readConfig(t, "istio", p))
 		cb := objs["reviews-cb-policy"]
-		assert.Equal(t, &Setting[int]{Value: 1000, Pos: Pos{p, 18}, Raw: "1000"}, cb.MaxInFlight)
-		assert.Equal(t, Defaulted(10.0, Pos{p, 7}), cb.ConnectTimeout, "Istio's connectTimeout default is 10s")
-		assert.Equal(t, []Match{{Kind: MatchHost, Value: "reviews.prod.svc.cluster.local"}}, cb.Matches)
+		assert.Equal(t, &target.Setting[int]{Value: 1000, Pos: target.Pos{File: p, Line: 18}, Raw: "1000"}, cb.MaxInFlight)
+		assert.Equal(t, target.Defaulted(10.0, target.Pos{File: p, Line: 7}), cb.ConnectTimeout, "Istio's connectTimeout default is 10s")
+		assert.Equal(t, []target.Match{{Kind: target.MatchHost, Value: "reviews.prod.svc.cluster.local"}}, cb.Matches)
 		assert.Equal(t, "", cb.Upstream)
 		assert.True(t, hasNote(cb, "consecutive5xxErrors 7"), describeObject(cb))
 		redis := objs["bookinfo-redis"]
-		assert.Equal(t, &Setting[float64]{Value: 0.03, Pos: Pos{p, 35}, Raw: "30ms"}, redis.ConnectTimeout)
-		assert.Equal(t, Defaulted(1<<32-1, Pos{p, 25}), redis.MaxInFlight, "http2MaxRequests defaults to 2^32-1")
+		assert.Equal(t, &target.Setting[float64]{Value: 0.03, Pos: target.Pos{File: p, Line: 35}, Raw: "30ms"}, redis.ConnectTimeout)
+		assert.Equal(t, target.Defaulted(1<<32-1, target.Pos{File: p, Line: 25}), redis.MaxInFlight, "http2MaxRequests defaults to 2^32-1")
 		hb := objs["httpbin"]
 		assert.True(t, hasNote(hb, "http1MaxPendingRequests 1"), describeObject(hb))
 		assert.Nil(t, hb.RetryBudget)
@@ -94,7 +95,7 @@ func TestReadIstioFixtures(t *testing.T) {
 	})
 }
 
-func hasNote(o Object, part string) bool {
+func hasNote(o target.Object, part string) bool {
 	for _, n := range o.Notes {
 		if strings.Contains(n, part) {
 			return true
@@ -133,19 +134,19 @@ func TestReadIstioFixturesValid(t *testing.T) {
 func TestReadIstioRoundTrip(t *testing.T) {
 	for _, fx := range []struct {
 		report string
-		opts   Options
-	}{{"mixture.json", Options{}}, {"policy.json", Options{Service: "shop-api", Namespace: "shop"}}, {"deadline.json", Options{}}} {
+		opts   target.Options
+	}{{"mixture.json", target.Options{}}, {"policy.json", target.Options{Service: "shop-api", Namespace: "shop"}}, {"deadline.json", target.Options{}}} {
 		t.Run(fx.report, func(t *testing.T) {
 			r := loadReport(t, fx.report)
 			body, err := Render("istio", r, fx.opts)
 			require.NoError(t, err)
 			require.NoError(t, validateIstio(body))
-			objs, err := readIstioConfig("istio.yaml", body, nil, nil)
+			objs, err := target.ReadIstioConfig("istio.yaml", body, nil, nil)
 			require.NoError(t, err)
 			requireInside(t, "istio.yaml", body, objs)
-			p, err := NewPlan(r, fx.opts)
+			p, err := target.NewPlan(r, fx.opts)
 			require.NoError(t, err)
-			p.NoRetryAfter(&Doc{}, "") // as the writer: no 429
+			p.NoRetryAfter(&target.Doc{}, "") // as the writer: no 429
 			routes := p.PathRoutes()
 			require.Len(t, objs, len(routes)+1, "a route per group and a DestinationRule")
 			for i, rt := range routes {
@@ -158,13 +159,13 @@ func TestReadIstioRoundTrip(t *testing.T) {
 				if rt.Attempts > 1 {
 					assert.InDelta(t, rt.PerTry.Seconds(), o.PerTryTimeout.Value, 1e-9, o.Name)
 					assert.InDelta(t, rt.BackoffBase.Seconds(), o.BackoffBase.Value, 1e-9, o.Name)
-					assert.Equal(t, strings.Split(istioRetryOn(rt), ","), o.RetryOn.Value, o.Name)
+					assert.Equal(t, strings.Split(target.IstioRetryOn(rt), ","), o.RetryOn.Value, o.Name)
 				}
 				if rt.Match.Method != "" {
-					assert.Contains(t, o.Matches, Match{Kind: MatchMethod, Value: rt.Match.Method}, o.Name)
+					assert.Contains(t, o.Matches, target.Match{Kind: target.MatchMethod, Value: rt.Match.Method}, o.Name)
 				}
 				if rt.Match.Regex != "" {
-					assert.Contains(t, o.Matches, Match{Kind: MatchRegex, Value: rt.Match.Regex}, o.Name)
+					assert.Contains(t, o.Matches, target.Match{Kind: target.MatchRegex, Value: rt.Match.Regex}, o.Name)
 				}
 			}
 			dr := objs[len(objs)-1]
@@ -176,7 +177,7 @@ func TestReadIstioRoundTrip(t *testing.T) {
 			} else {
 				assert.True(t, dr.MaxInFlight.Default)
 			}
-			if p.Budget != nil && maxAttempts(p) > 1 {
+			if p.Budget != nil && target.MaxAttempts(p) > 1 {
 				assert.InDelta(t, math.Min(1, *p.Budget), dr.RetryBudget.Value, 1e-5)
 			}
 		})
@@ -211,19 +212,19 @@ spec:
       backoff: 100ms
       retryOn: "5xx,503"
 `
-	objs := byName(t, mustRead(t, readIstioConfig, "vs.yaml", vs))
+	objs := byName(t, mustRead(t, target.ReadIstioConfig, "vs.yaml", vs))
 	off := objs["shop/api off"]
-	assert.Equal(t, &Setting[int]{Value: 1, Pos: Pos{"vs.yaml", 15}, Raw: "0"}, off.Attempts, "attempts 0 turns retries off")
+	assert.Equal(t, &target.Setting[int]{Value: 1, Pos: target.Pos{File: "vs.yaml", Line: 15}, Raw: "0"}, off.Attempts, "attempts 0 turns retries off")
 	assert.Nil(t, off.RetryOn)
-	assert.Contains(t, off.Matches, Match{Kind: MatchPrefix, Value: "/Api", CaseInsensitive: true})
-	assert.Contains(t, off.Matches, Match{Kind: MatchMethod, Value: "GET"})
+	assert.Contains(t, off.Matches, target.Match{Kind: target.MatchPrefix, Value: "/Api", CaseInsensitive: true})
+	assert.Contains(t, off.Matches, target.Match{Kind: target.MatchMethod, Value: "GET"})
 	assert.True(t, hasNote(off, "gateways mesh, shop/edge"), describeObject(off))
 	none := objs["shop/api no-attempts"]
-	assert.Equal(t, Defaulted(1, Pos{"vs.yaml", 18}), none.Attempts, "retries without attempts are off: proto3's 0")
+	assert.Equal(t, target.Defaulted(1, target.Pos{File: "vs.yaml", Line: 18}), none.Attempts, "retries without attempts are off: proto3's 0")
 	bo := objs["shop/api backoff"]
 	assert.Equal(t, 2, bo.Attempts.Value)
 	assert.Equal(t, 0.1, bo.BackoffBase.Value)
-	assert.Equal(t, Defaulted(1.0, Pos{"vs.yaml", 23}), bo.BackoffMax, "Envoy caps the backoff at 10 times the base")
+	assert.Equal(t, target.Defaulted(1.0, target.Pos{File: "vs.yaml", Line: 23}), bo.BackoffMax, "Envoy caps the backoff at 10 times the base")
 	assert.Equal(t, []string{"5xx", "503"}, bo.RetryOn.Value)
 
 	const dr = `apiVersion: networking.istio.io/v1beta1
@@ -246,19 +247,19 @@ spec:
         http: {http2MaxRequests: 64}
       retryBudget: {percent: 12.5}
 `
-	objs = byName(t, mustRead(t, readIstioConfig, "dr.yaml", dr))
+	objs = byName(t, mustRead(t, target.ReadIstioConfig, "dr.yaml", dr))
 	require.Len(t, objs, 2)
 	top := objs["api"]
 	assert.Equal(t, 0.25, top.ConnectTimeout.Value)
-	assert.Equal(t, &Setting[int]{Value: 1<<32 - 1, Pos: Pos{"dr.yaml", 9}, Raw: "0"}, top.MaxInFlight, "0 is Istio's default: unlimited")
-	assert.Equal(t, Defaulted(0.2, Pos{"dr.yaml", 10}), top.RetryBudget, "percent defaults to 20")
+	assert.Equal(t, &target.Setting[int]{Value: 1<<32 - 1, Pos: target.Pos{File: "dr.yaml", Line: 9}, Raw: "0"}, top.MaxInFlight, "0 is Istio's default: unlimited")
+	assert.Equal(t, target.Defaulted(0.2, target.Pos{File: "dr.yaml", Line: 10}), top.RetryBudget, "percent defaults to 20")
 	v2 := objs["api subset v2"]
-	assert.Equal(t, Defaulted(10.0, Pos{"dr.yaml", 14}), v2.ConnectTimeout, "the subset's connectionPool replaces the rule's whole")
+	assert.Equal(t, target.Defaulted(10.0, target.Pos{File: "dr.yaml", Line: 14}), v2.ConnectTimeout, "the subset's connectionPool replaces the rule's whole")
 	assert.Equal(t, 64, v2.MaxInFlight.Value)
-	assert.Equal(t, &Setting[float64]{Value: 0.125, Pos: Pos{"dr.yaml", 19}, Raw: "12.5"}, v2.RetryBudget)
+	assert.Equal(t, &target.Setting[float64]{Value: 0.125, Pos: target.Pos{File: "dr.yaml", Line: 19}, Raw: "12.5"}, v2.RetryBudget)
 }
 
-func mustRead(t *testing.T, read func(string, []byte, Opener, *budget.Budget) ([]Object, error), file, data string) []Object {
+func mustRead(t *testing.T, read func(string, []byte, target.Opener, *budget.Budget) ([]target.Object, error), file, data string) []target.Object {
 	t.Helper()
 	objs, err := read(file, []byte(data), nil, nil)
 	require.NoError(t, err)
@@ -284,12 +285,12 @@ func TestReadIstioRefuses(t *testing.T) {
 		{"  - match: {uri: {exact: /a}}\n", `vs.yaml:6: spec.http[0].match: want a list, got a mapping`},
 		{"  - 3\n", `vs.yaml:6: spec.http[0]: want a mapping, got "3"`},
 	} {
-		_, err := readIstioConfig("vs.yaml", []byte(head+c.body), nil, nil)
+		_, err := target.ReadIstioConfig("vs.yaml", []byte(head+c.body), nil, nil)
 		if assert.Error(t, err, c.body) {
 			assert.Contains(t, err.Error(), c.want)
 		}
 	}
-	_, err := readIstioConfig("dr.yaml", []byte("apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: a}\nspec:\n  host: a\n  trafficPolicy:\n    retryBudget: {percent: 150}\n"), nil, nil)
+	_, err := target.ReadIstioConfig("dr.yaml", []byte("apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: a}\nspec:\n  host: a\n  trafficPolicy:\n    retryBudget: {percent: 150}\n"), nil, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "dr.yaml:7: spec.trafficPolicy.retryBudget.percent 150: outside 0 to 100")
 }
@@ -302,7 +303,7 @@ func FuzzReadIstio(f *testing.F) {
 	}
 	f.Add([]byte("apiVersion: networking.istio.io/v1\nkind: VirtualService\nspec: {http: [{retries: {attempts: 2147483647, backoff: 1ms}, timeout: 9223372036s}]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := readIstioConfig("f.yaml", data, nil, nil)
+		objs, err := target.ReadIstioConfig("f.yaml", data, nil, nil)
 		if err == nil {
 			requireInside(t, "f.yaml", data, objs)
 		}

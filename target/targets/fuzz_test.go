@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // FuzzFromJSON is snippet --report on any bytes: report.ReadJSON refuses
@@ -17,7 +18,7 @@ import (
 // parser accepts, with no control character raw in it (a hostile group
 // name must not end a comment or a string early).
 func FuzzFromJSON(f *testing.F) {
-	seeds, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
+	seeds, _ := filepath.Glob(filepath.Join("..", "testdata", "*.json"))
 	for _, path := range seeds {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -35,8 +36,8 @@ func FuzzFromJSON(f *testing.F) {
 			}
 			return
 		}
-		for _, tg := range Targets() {
-			body, err := tg.Render(r, Options{Service: "backend"})
+		for _, tg := range All {
+			body, err := tg.Render(r, target.Options{Service: "backend"})
 			if err != nil {
 				continue
 			}

@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"flag"
@@ -16,6 +16,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/littleslaw"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 var propertyRuns = flag.Int("snippet.runs", 150, "random reports in TestPropertyEveryValueAccepted")
@@ -128,8 +129,8 @@ func TestPropertyEveryValueAccepted(t *testing.T) {
 		seed := uint64(i)
 		r := rand.New(rand.NewPCG(seed, 0x7117))
 		rep := randReport(r)
-		o := Options{Service: serviceNames[r.IntN(len(serviceNames))], Namespace: []string{"", "prod", "Team A"}[r.IntN(3)]}
-		for _, tg := range Targets() {
+		o := target.Options{Service: serviceNames[r.IntN(len(serviceNames))], Namespace: []string{"", "prod", "Team A"}[r.IntN(3)]}
+		for _, tg := range All {
 			body, err := tg.Render(rep, o)
 			require.NoError(t, err, "seed %d target %s", seed, tg.Name)
 			require.NotEmpty(t, body)
@@ -146,7 +147,7 @@ func TestPropertyEveryValueAccepted(t *testing.T) {
 
 // requireCommentedHeader checks that every header line is a comment, so a
 // hostile group name cannot break out of it.
-func requireCommentedHeader(t *testing.T, tg Target, body []byte, seed uint64) {
+func requireCommentedHeader(t *testing.T, tg target.Target, body []byte, seed uint64) {
 	t.Helper()
 	for _, line := range strings.Split(string(body), "\n") {
 		if line == "" {
@@ -164,25 +165,25 @@ func TestPropertyTools(t *testing.T) {
 	if testing.Short() {
 		runs = 1
 	}
-	for _, target := range []string{"go", "httpx", "nginx", "haproxy"} {
-		t.Run(target, func(t *testing.T) {
+	for _, name := range []string{"go", "httpx", "nginx", "haproxy"} {
+		t.Run(name, func(t *testing.T) {
 			var bodies [][]byte
 			for i := 0; i < runs; i++ {
 				seed := uint64(1000 + i)
 				r := rand.New(rand.NewPCG(seed, 0x7117))
 				rep := randReport(r)
-				body, err := Render(target, rep, Options{Service: serviceNames[r.IntN(len(serviceNames))]})
+				body, err := Render(name, rep, target.Options{Service: serviceNames[r.IntN(len(serviceNames))]})
 				require.NoError(t, err)
 				bodies = append(bodies, body)
 			}
-			switch target {
+			switch name {
 			case "go":
 				require.NoError(t, validateGo(t, bodies...))
 			case "httpx":
 				require.NoError(t, validatePython(t, bodies...))
 			default:
 				for i, body := range bodies {
-					require.NoError(t, validate(t, target, body), "seed %d:\n%s", 1000+i, body)
+					require.NoError(t, validate(t, name, body), "seed %d:\n%s", 1000+i, body)
 				}
 			}
 		})
@@ -268,10 +269,10 @@ func TestPropertyDeadlineAndIdempotency(t *testing.T) {
 		seed := uint64(i)
 		r := rand.New(rand.NewPCG(seed, 0xdead))
 		rep, deadline, idempotent := pipelineReport(t, r)
-		dl := CeilMs(deadline.Seconds())
-		for _, tg := range Targets() {
-			o := Options{GatewayAPIChannel: []string{GatewayStandard, GatewayExperimental}[r.IntN(2)],
-				LinkerdResource: []string{LinkerdAuto, LinkerdServiceProfile}[r.IntN(2)]}
+		dl := target.CeilMs(deadline.Seconds())
+		for _, tg := range All {
+			o := target.Options{GatewayAPIChannel: []string{target.GatewayStandard, target.GatewayExperimental}[r.IntN(2)],
+				LinkerdResource: []string{target.LinkerdAuto, target.LinkerdServiceProfile}[r.IntN(2)]}
 			body, err := tg.Render(rep, o)
 			require.NoError(t, err, "seed %d target %s", seed, tg.Name)
 			for _, c := range string(body) {

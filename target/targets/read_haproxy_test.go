@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"fmt"
@@ -13,13 +13,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // lbMountOpener is the Opener of the reader tests: paths under a mount point
 // ("/etc/nginx") are read from a folder of testdata, and a folder is
 // answered with the names in it, one a line, as the readers expect of an
 // Opener. Other paths do not exist.
-func lbMountOpener(mounts map[string]string) Opener {
+func lbMountOpener(mounts map[string]string) target.Opener {
 	points := make([]string, 0, len(mounts))
 	for p := range mounts {
 		points = append(points, p)
@@ -57,7 +58,7 @@ func lbMountOpener(mounts map[string]string) Opener {
 
 // lbSummary is an object in one line: what the reader tests assert, every
 // value with where it comes from ("30@nginx.conf:56", "60=default").
-func lbSummary(o Object) string {
+func lbSummary(o target.Object) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %q @%d", o.Kind, o.Name, o.Pos.Line)
 	if o.Upstream != "" {
@@ -77,18 +78,18 @@ func lbSummary(o Object) string {
 	if o.Router != "" && o.Target == "haproxy" {
 		fmt.Fprintf(&b, " router=%q", o.Router)
 	}
-	where := func(p Pos, def bool) string {
+	where := func(p target.Pos, def bool) string {
 		if def {
 			return "=default"
 		}
 		return "@" + filepath.Base(p.File) + ":" + fmt.Sprint(p.Line)
 	}
-	f := func(name string, s *Setting[float64]) {
+	f := func(name string, s *target.Setting[float64]) {
 		if s != nil {
 			fmt.Fprintf(&b, " %s=%g%s", name, s.Value, where(s.Pos, s.Default))
 		}
 	}
-	i := func(name string, s *Setting[int]) {
+	i := func(name string, s *target.Setting[int]) {
 		if s != nil {
 			fmt.Fprintf(&b, " %s=%d%s", name, s.Value, where(s.Pos, s.Default))
 		}
@@ -184,7 +185,7 @@ func TestReadHAProxyFixtures(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(haproxyFixtures, tt.file))
 			require.NoError(t, err)
-			objs, err := readHAProxyConfig(tt.file, data, nil)
+			objs, err := target.ReadHAProxyConfig(tt.file, data, nil)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, lbSummaries(objs))
 			for name, parts := range tt.notes {
@@ -193,8 +194,8 @@ func TestReadHAProxyFixtures(t *testing.T) {
 			}
 			out, err := haproxyAccepts(t, data)
 			require.NoError(t, err, out)
-			assert.True(t, detectHAProxyConfig("config", data))
-			assert.False(t, detectNginxConfig("config", data), "nginx claims %s", tt.file)
+			assert.True(t, target.DetectHAProxyConfig("config", data))
+			assert.False(t, target.DetectNginxConfig("config", data), "nginx claims %s", tt.file)
 		})
 	}
 }
@@ -270,7 +271,7 @@ listen admin
 `
 
 func TestReadHAProxyDefaults(t *testing.T) {
-	objs, err := readHAProxyConfig("haproxy.cfg", []byte(haproxyDefaults), nil)
+	objs, err := target.ReadHAProxyConfig("haproxy.cfg", []byte(haproxyDefaults), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		// From short, which is from base: its own timeout server and
@@ -319,22 +320,22 @@ func TestReadHAProxyDefaults(t *testing.T) {
 func TestReadHAProxyRoutes(t *testing.T) {
 	tests := []struct {
 		name, frontend string
-		want           []Match
+		want           []target.Match
 		note           string
 	}{
-		{"anonymous path_beg", "use_backend b if { path_beg /a /b }", []Match{{Kind: MatchPrefix, Value: "/a", Rule: 1}, {Kind: MatchPrefix, Value: "/b", Rule: 1}}, ""},
-		{"path -i -m beg", "acl x path -i -m beg /A\n    use_backend b if x", []Match{{Kind: MatchPrefix, Value: "/A", CaseInsensitive: true, Rule: 1}}, ""},
-		{"exact or regex: two rules", "use_backend b if { path /x } || { path_reg ^/y$ }", []Match{{Kind: MatchExact, Value: "/x", Rule: 1}, {Kind: MatchRegex, Value: "^/y$", Rule: 2}}, ""},
-		{"two ACL lines", "acl x path /x\n    acl x path /y\n    use_backend b if x", []Match{{Kind: MatchExact, Value: "/x", Rule: 1}, {Kind: MatchExact, Value: "/y", Rule: 1}}, ""},
-		{"host and method", "use_backend b if { req.hdr(host) -i API.example.com } METH_POST", []Match{{Kind: MatchHost, Value: "api.example.com", Rule: 1}, {Kind: MatchMethod, Value: "POST", Rule: 1}}, ""},
-		{"or of two rules", "use_backend b if { path_beg /a }\n    use_backend b if { path_beg /c }", []Match{{Kind: MatchPrefix, Value: "/a", Rule: 1}, {Kind: MatchPrefix, Value: "/c", Rule: 2}}, ""},
+		{"anonymous path_beg", "use_backend b if { path_beg /a /b }", []target.Match{{Kind: target.MatchPrefix, Value: "/a", Rule: 1}, {Kind: target.MatchPrefix, Value: "/b", Rule: 1}}, ""},
+		{"path -i -m beg", "acl x path -i -m beg /A\n    use_backend b if x", []target.Match{{Kind: target.MatchPrefix, Value: "/A", CaseInsensitive: true, Rule: 1}}, ""},
+		{"exact or regex: two rules", "use_backend b if { path /x } || { path_reg ^/y$ }", []target.Match{{Kind: target.MatchExact, Value: "/x", Rule: 1}, {Kind: target.MatchRegex, Value: "^/y$", Rule: 2}}, ""},
+		{"two ACL lines", "acl x path /x\n    acl x path /y\n    use_backend b if x", []target.Match{{Kind: target.MatchExact, Value: "/x", Rule: 1}, {Kind: target.MatchExact, Value: "/y", Rule: 1}}, ""},
+		{"host and method", "use_backend b if { req.hdr(host) -i API.example.com } METH_POST", []target.Match{{Kind: target.MatchHost, Value: "api.example.com", Rule: 1}, {Kind: target.MatchMethod, Value: "POST", Rule: 1}}, ""},
+		{"or of two rules", "use_backend b if { path_beg /a }\n    use_backend b if { path_beg /c }", []target.Match{{Kind: target.MatchPrefix, Value: "/a", Rule: 1}, {Kind: target.MatchPrefix, Value: "/c", Rule: 2}}, ""},
 		{"unless", "use_backend b unless { path_beg /a }", nil, "an unless condition"},
 		{"values from a file", "use_backend b if { path_beg -f {{file}} }", nil, "values from a file"},
 		{"an ACL of two kinds", "acl x path /x\n    acl x hdr(host) h\n    use_backend b if x", nil, "matches both exact and host"},
 		{"path_end", "use_backend b if { path_end .php }", nil, "the criterion path_end"},
-		{"FALSE", "use_backend b if FALSE\n    use_backend b if { path /z }", []Match{{Kind: MatchExact, Value: "/z", Rule: 1}}, ""},
-		{"TRUE", "use_backend b if TRUE", []Match{{Kind: MatchPrefix, Value: "/", Rule: 1}}, ""},
-		{"default and a rule", "use_backend b if { path /z }\n    default_backend b", []Match{{Kind: MatchExact, Value: "/z", Rule: 1}, {Kind: MatchPrefix, Value: "/", Rule: 2}}, "takes the requests no use_backend rule before it takes"},
+		{"FALSE", "use_backend b if FALSE\n    use_backend b if { path /z }", []target.Match{{Kind: target.MatchExact, Value: "/z", Rule: 1}}, ""},
+		{"TRUE", "use_backend b if TRUE", []target.Match{{Kind: target.MatchPrefix, Value: "/", Rule: 1}}, ""},
+		{"default and a rule", "use_backend b if { path /z }\n    default_backend b", []target.Match{{Kind: target.MatchExact, Value: "/z", Rule: 1}, {Kind: target.MatchPrefix, Value: "/", Rule: 2}}, "takes the requests no use_backend rule before it takes"},
 		{"default after a rule not read", "use_backend b unless { path /z }\n    default_backend b", nil, "after a use_backend rule not read as matches"},
 	}
 	for _, tt := range tests {
@@ -346,7 +347,7 @@ func TestReadHAProxyRoutes(t *testing.T) {
 				frontend = strings.ReplaceAll(frontend, "{{file}}", f)
 			}
 			conf := "defaults\n    mode http\n    timeout client 1s\n    timeout connect 1s\n    timeout server 1s\n\nfrontend f\n    bind 127.0.0.1:18080\n    " + frontend + "\n\nbackend b\n    server s1 127.0.0.1:8000\n"
-			objs, err := readHAProxyConfig("haproxy.cfg", []byte(conf), nil)
+			objs, err := target.ReadHAProxyConfig("haproxy.cfg", []byte(conf), nil)
 			require.NoError(t, err)
 			require.Len(t, objs, 1)
 			assert.Equal(t, tt.want, objs[0].Matches)
@@ -389,7 +390,7 @@ func TestReadHAProxyTime(t *testing.T) {
 		{"5 s", -1},
 	}
 	for _, tt := range tests {
-		got, err := parseHAProxyTime(tt.in)
+		got, err := target.ParseHAProxyTime(tt.in)
 		if tt.want < 0 {
 			assert.Error(t, err, "%q", tt.in)
 			continue
@@ -398,7 +399,7 @@ func TestReadHAProxyTime(t *testing.T) {
 			assert.Equal(t, tt.want, got, "%q", tt.in)
 		}
 	}
-	_, err := parseHAProxyTime("1m30s")
+	_, err := target.ParseHAProxyTime("1m30s")
 	assert.ErrorContains(t, err, `HAProxy 2.6 reads "1m" and warns`)
 }
 
@@ -423,17 +424,17 @@ func TestReadHAProxyWords(t *testing.T) {
 		{`x "$1"`, nil, "invalid variable name"},
 	}
 	for _, tt := range tests {
-		ws, err := haproxyWords(tt.line)
+		ws, err := target.HaproxyWords(tt.line)
 		if tt.err != "" {
 			assert.ErrorContains(t, err, tt.err, tt.line)
 			continue
 		}
 		require.NoError(t, err, tt.line)
-		assert.Equal(t, tt.want, haproxyValues(ws), tt.line)
+		assert.Equal(t, tt.want, target.HaproxyValues(ws), tt.line)
 	}
-	ws, err := haproxyWords(`timeout server "${T-5s}"`)
+	ws, err := target.HaproxyWords(`timeout server "${T-5s}"`)
 	require.NoError(t, err)
-	assert.True(t, ws[2].env)
+	assert.True(t, ws[2].Env)
 }
 
 // TestReadHAProxyRefuses: bad values, refused with file:line; haproxy -c
@@ -461,7 +462,7 @@ func TestReadHAProxyRefuses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// The bad line is line 6.
 			conf := "frontend f\n    bind 127.0.0.1:18080\n    timeout client 1s\n    default_backend b\nbackend b\n    " + tt.line + "\n    timeout connect 1s\n    timeout server 1s\n    server s1 127.0.0.1:8000\n"
-			_, err := readHAProxyConfig("haproxy.cfg", []byte(conf), nil)
+			_, err := target.ReadHAProxyConfig("haproxy.cfg", []byte(conf), nil)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			out, herr := haproxyAccepts(t, []byte(conf))
@@ -494,11 +495,11 @@ func TestReadHAProxyRoundTrip(t *testing.T) {
 				fe += "    " + string(m[1]) + "\n"
 			}
 			cfg := append([]byte(fe+"\n"), body...)
-			objs, err := readHAProxyConfig("haproxy.cfg", cfg, nil)
+			objs, err := target.ReadHAProxyConfig("haproxy.cfg", cfg, nil)
 			require.NoError(t, err)
-			p, err := NewPlan(r, fx.opts)
+			p, err := target.NewPlan(r, fx.opts)
 			require.NoError(t, err)
-			p.NoRetryAfter(&Doc{}, "") // as the writer: no 429
+			p.NoRetryAfter(&target.Doc{}, "") // as the writer: no 429
 			routes := p.PathRoutes()
 			require.Len(t, objs, len(routes))
 			for i, rt := range routes {
@@ -513,18 +514,18 @@ func TestReadHAProxyRoundTrip(t *testing.T) {
 				if len(routes) > 1 {
 					// The frontend's rules in the order of the routes, each
 					// with the group's method; the default last.
-					var want []Match
+					var want []target.Match
 					switch {
 					case rt.Match.Exact != "":
-						want = []Match{{Kind: MatchExact, Value: rt.Match.Exact, Rule: i + 1}}
+						want = []target.Match{{Kind: target.MatchExact, Value: rt.Match.Exact, Rule: i + 1}}
 					case rt.Match.Regex != "":
-						want = []Match{{Kind: MatchRegex, Value: rt.Match.Regex, Rule: i + 1}}
+						want = []target.Match{{Kind: target.MatchRegex, Value: rt.Match.Regex, Rule: i + 1}}
 					default:
-						want = []Match{{Kind: MatchPrefix, Value: "/", Rule: i + 1}}
+						want = []target.Match{{Kind: target.MatchPrefix, Value: "/", Rule: i + 1}}
 						assert.NotEmpty(t, lbNoteWith(o, "default_backend of frontend check"), o.Name)
 					}
 					if rt.Match.Method != "" {
-						want = append(want, Match{Kind: MatchMethod, Value: rt.Match.Method, Rule: i + 1})
+						want = append(want, target.Match{Kind: target.MatchMethod, Value: rt.Match.Method, Rule: i + 1})
 					}
 					assert.Equal(t, want, o.Matches, o.Name)
 					assert.Equal(t, "frontend check", o.Router, o.Name)
@@ -540,9 +541,9 @@ func TestReadHAProxyRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	body, err := Render("haproxy", loadReport(t, "policy.json"), Options{Service: "shop-api"})
+	body, err := Render("haproxy", loadReport(t, "policy.json"), target.Options{Service: "shop-api"})
 	require.NoError(t, err)
-	objs, err := readHAProxyConfig("haproxy.cfg", body, nil)
+	objs, err := target.ReadHAProxyConfig("haproxy.cfg", body, nil)
 	require.NoError(t, err)
 	// The numbers themselves (no frontend: no matches).
 	assert.Equal(t, []string{
@@ -568,7 +569,7 @@ func TestReadHAProxyDetect(t *testing.T) {
 		{"x", "backend app;\n", false},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, detectHAProxyConfig(tt.file, []byte(tt.data)), "%s %q", tt.file, tt.data)
+		assert.Equal(t, tt.want, target.DetectHAProxyConfig(tt.file, []byte(tt.data)), "%s %q", tt.file, tt.data)
 	}
 }
 
@@ -591,7 +592,7 @@ func FuzzReadHAProxy(f *testing.F) {
 		if len(data) > 1<<16 {
 			return
 		}
-		objs, err := readHAProxyConfig("fuzz.cfg", data, nil)
+		objs, err := target.ReadHAProxyConfig("fuzz.cfg", data, nil)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error of more than one line: %q", err)

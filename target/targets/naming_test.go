@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"math/rand/v2"
@@ -11,12 +11,13 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // namingTargets are the targets whose snippets name each group's object.
-func namingTargets(t *testing.T) []Target {
-	var out []Target
-	for _, tg := range Targets() {
+func namingTargets(t *testing.T) []target.Target {
+	var out []target.Target
+	for _, tg := range All {
 		if tg.Naming != nil {
 			out = append(out, tg)
 		}
@@ -46,7 +47,7 @@ func TestGroupsNamed(t *testing.T) {
 			"/api/users GET": "my-svc-api-users-get", "/users GET": "my-svc-users-get", "/pkg.v1.Orders/Get": "my-svc-pkg-v1-orders-get"},
 	}
 	for _, tg := range namingTargets(t) {
-		body, err := tg.Render(rep, Options{Service: "my.svc"})
+		body, err := tg.Render(rep, target.Options{Service: "my.svc"})
 		require.NoError(t, err, tg.Name)
 		objs, err := tg.Read(tg.File, body, nil)
 		require.NoError(t, err, "%s:\n%s", tg.Name, body)
@@ -54,7 +55,7 @@ func TestGroupsNamed(t *testing.T) {
 		for _, ob := range objs {
 			named := tg.GroupsNamed(ob, groups)
 			for _, g := range groups {
-				if slices.Contains(tg.Naming.names(ob), want[tg.Name][g]) {
+				if slices.Contains(tg.Naming.Names(ob), want[tg.Name][g]) {
 					assert.Equal(t, []string{g}, named, "%s: %s", tg.Name, ob.Name)
 					assert.Equal(t, want[tg.Name][g], tg.NameOf("my.svc", g))
 					found++
@@ -65,16 +66,16 @@ func TestGroupsNamed(t *testing.T) {
 	}
 	// Another service, or none, names the same groups.
 	hp, _ := Lookup("haproxy")
-	ob := Object{Target: "haproxy", Kind: "backend", Name: "backend orders_users_get"}
+	ob := target.Object{Target: "haproxy", Kind: "backend", Name: "backend orders_users_get"}
 	assert.Equal(t, []string{"/users GET"}, hp.GroupsNamed(ob, groups))
 	ob.Name = "backend users_get"
 	assert.Empty(t, hp.GroupsNamed(ob, groups), "no service: not a name the snippet writes")
 	ob.Name = "backend backend_catch_all"
 	assert.Empty(t, hp.GroupsNamed(ob, groups), "the catch-all is no measured group's")
 	r4j, _ := Lookup("resilience4j")
-	assert.Equal(t, []string{"/users GET"}, r4j.GroupsNamed(Object{Name: "backend"}, []string{"/users GET"}),
+	assert.Equal(t, []string{"/users GET"}, r4j.GroupsNamed(target.Object{Name: "backend"}, []string{"/users GET"}),
 		"a snippet of one group names its instance for the service alone")
-	assert.Empty(t, r4j.GroupsNamed(Object{Name: "backend"}, groups))
+	assert.Empty(t, r4j.GroupsNamed(target.Object{Name: "backend"}, groups))
 }
 
 // TestGroupsNamedProperty: over random reports with hostile group and
@@ -89,14 +90,14 @@ func TestGroupsNamedProperty(t *testing.T) {
 		for _, g := range rep.Groups {
 			groups = append(groups, g.Name)
 		}
-		pl, err := NewPlan(rep, Options{Service: svc})
+		pl, err := target.NewPlan(rep, target.Options{Service: svc})
 		require.NoError(t, err)
 		catchAll := map[string]bool{}
 		for _, rt := range pl.Routes {
 			catchAll[rt.Group] = rt.Match.CatchAll && !rt.Match.NotPath
 		}
 		for _, tg := range namingTargets(t) {
-			body, err := tg.Render(rep, Options{Service: svc})
+			body, err := tg.Render(rep, target.Options{Service: svc})
 			require.NoError(t, err)
 			objs, err := tg.Read(tg.File, body, nil)
 			require.NoError(t, err, "seed %d %s:\n%s", seed, tg.Name, body)
@@ -113,7 +114,7 @@ func TestGroupsNamedProperty(t *testing.T) {
 				if tg.Name == "grpc" && catchAll[g] {
 					continue // every method of the service: the service's config
 				}
-				ok := slices.ContainsFunc(objs, func(ob Object) bool { return slices.Contains(tg.GroupsNamed(ob, groups), g) })
+				ok := slices.ContainsFunc(objs, func(ob target.Object) bool { return slices.Contains(tg.GroupsNamed(ob, groups), g) })
 				assert.True(t, ok, "seed %d %s, service %q: no object named for group %q", seed, tg.Name, svc, g)
 			}
 		}

@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"bytes"
@@ -23,6 +23,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/report"
+	"github.com/tunetimeout/tunetimeout/target"
 
 	// The types the fixtures' "@type"s name, for protojson to resolve
 	// their Any fields.
@@ -58,7 +59,7 @@ func pbTestLine(t *testing.T, data []byte, s string, nth int) int {
 }
 
 // pbTestFind returns the object of a name.
-func pbTestFind(t *testing.T, objs []Object, name string) Object {
+func pbTestFind(t *testing.T, objs []target.Object, name string) target.Object {
 	t.Helper()
 	for _, o := range objs {
 		if o.Name == name {
@@ -70,27 +71,27 @@ func pbTestFind(t *testing.T, objs []Object, name string) Object {
 		names = append(names, o.Name)
 	}
 	t.Fatalf("no object %q in %q", name, names)
-	return Object{}
+	return target.Object{}
 }
 
 // pbTestLinesInside fails unless every object and setting stands in the
 // file, at a line from 1 to its last.
-func pbTestLinesInside(t *testing.T, file string, data []byte, objs []Object) {
+func pbTestLinesInside(t *testing.T, file string, data []byte, objs []target.Object) {
 	t.Helper()
 	lines := 1 + bytes.Count(data, []byte("\n"))
-	check := func(what string, p Pos) {
+	check := func(what string, p target.Pos) {
 		if p.File != file || p.Line < 1 || p.Line > lines {
 			t.Fatalf("%s at %s: outside %s (%d lines)", what, p, file, lines)
 		}
 	}
 	for _, o := range objs {
 		check(o.Name, o.Pos)
-		for _, s := range []*Setting[float64]{o.Timeout, o.PerTryTimeout, o.BackoffBase, o.BackoffMax, o.RetryBudget, o.HedgeDelay, o.ConnectTimeout, o.QueueTimeout} {
+		for _, s := range []*target.Setting[float64]{o.Timeout, o.PerTryTimeout, o.BackoffBase, o.BackoffMax, o.RetryBudget, o.HedgeDelay, o.ConnectTimeout, o.QueueTimeout} {
 			if s != nil {
 				check(o.Name, s.Pos)
 			}
 		}
-		for _, s := range []*Setting[int]{o.Attempts, o.HedgeAttempts, o.MaxInFlight} {
+		for _, s := range []*target.Setting[int]{o.Attempts, o.HedgeAttempts, o.MaxInFlight} {
 			if s != nil {
 				check(o.Name, s.Pos)
 			}
@@ -133,7 +134,7 @@ func TestReadEnvoyDuration(t *testing.T) {
 		{in: "315576000001s", bad: "10,000 years"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			got, err := pbParseDuration(tc.in)
+			got, err := target.PbParseDuration(tc.in)
 			if tc.bad != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.bad)
@@ -165,9 +166,9 @@ func TestReadEnvoyDurationForms(t *testing.T) {
 		{yaml: `t: [1s]`, bad: "not a duration"},
 	} {
 		t.Run(tc.yaml, func(t *testing.T) {
-			docs, err := YAMLDocuments(budget.New(), "x.yaml", []byte(tc.yaml))
+			docs, err := target.YAMLDocuments(budget.New(), "x.yaml", []byte(tc.yaml))
 			require.NoError(t, err)
-			got, raw, err := pbDuration(MapValue(docs[0], "t"))
+			got, raw, err := target.PbDuration(target.MapValue(docs[0], "t"))
 			if tc.bad != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.bad)
@@ -181,12 +182,12 @@ func TestReadEnvoyDurationForms(t *testing.T) {
 }
 
 // envoyTestRead reads a fixture, requiring no error.
-func envoyTestRead(t *testing.T, name string) ([]byte, []Object) {
+func envoyTestRead(t *testing.T, name string) ([]byte, []target.Object) {
 	requireConfigFixtures(t, envoyFixtureDir)
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(envoyFixtureDir, name))
 	require.NoError(t, err)
-	objs, err := readEnvoyConfig(name, data, nil, nil)
+	objs, err := target.ReadEnvoyConfig(name, data, nil, nil)
 	require.NoError(t, err)
 	pbTestLinesInside(t, name, data, objs)
 	return data, objs
@@ -200,28 +201,28 @@ func TestReadEnvoyBootstraps(t *testing.T) {
 		rt := pbTestFind(t, objs, "proxy/app/route 1")
 		assert.Equal(t, "route", rt.Kind)
 		assert.Equal(t, "loopback", rt.Upstream)
-		assert.Equal(t, []Match{{Kind: MatchPrefix, Value: "/"}}, rt.Matches, `domains "*" is no condition`)
+		assert.Equal(t, []target.Match{{Kind: target.MatchPrefix, Value: "/"}}, rt.Matches, `domains "*" is no condition`)
 		routeLine := pbTestLine(t, data, "- match:", 1)
-		assert.Equal(t, &Setting[float64]{Value: 15, Pos: Pos{File: "envoy-demo.yaml", Line: routeLine}, Default: true}, rt.Timeout)
-		assert.Equal(t, &Setting[int]{Value: 1, Pos: Pos{File: "envoy-demo.yaml", Line: routeLine}, Default: true}, rt.Attempts)
+		assert.Equal(t, &target.Setting[float64]{Value: 15, Pos: target.Pos{File: "envoy-demo.yaml", Line: routeLine}, Default: true}, rt.Timeout)
+		assert.Equal(t, &target.Setting[int]{Value: 1, Pos: target.Pos{File: "envoy-demo.yaml", Line: routeLine}, Default: true}, rt.Attempts)
 		assert.Nil(t, rt.PerTryTimeout)
 		assert.Nil(t, rt.RetryOn)
 		c := pbTestFind(t, objs, "loopback")
 		assert.Equal(t, "cluster", c.Kind)
 		assert.Equal(t, pbTestLine(t, data, "- name: loopback", 1), c.Pos.Line)
-		assert.Equal(t, &Setting[float64]{Value: 5, Pos: c.Pos, Default: true}, c.ConnectTimeout)
-		assert.Equal(t, &Setting[int]{Value: 1024, Pos: c.Pos, Default: true}, c.MaxInFlight)
+		assert.Equal(t, &target.Setting[float64]{Value: 5, Pos: c.Pos, Default: true}, c.ConnectTimeout)
+		assert.Equal(t, &target.Setting[int]{Value: 1024, Pos: c.Pos, Default: true}, c.MaxInFlight)
 		assert.Nil(t, c.RetryBudget)
 	})
 	t.Run("life-of-a-request", func(t *testing.T) {
 		data, objs := envoyTestRead(t, "life-of-a-request.yaml")
 		require.Len(t, objs, 3)
 		rt := pbTestFind(t, objs, "local_route/local_service/route 1")
-		assert.Equal(t, []Match{{Kind: MatchExact, Value: "/foo"}, {Kind: MatchHost, Value: "acme.com"}}, rt.Matches)
+		assert.Equal(t, []target.Match{{Kind: target.MatchExact, Value: "/foo"}, {Kind: target.MatchHost, Value: "acme.com"}}, rt.Matches)
 		assert.Equal(t, "some_service", rt.Upstream)
 		assert.True(t, rt.Timeout.Default)
 		c := pbTestFind(t, objs, "some_service")
-		assert.Equal(t, &Setting[float64]{Value: 5, Pos: Pos{File: "life-of-a-request.yaml", Line: pbTestLine(t, data, "connect_timeout: 5s", 1)}, Raw: "5s"}, c.ConnectTimeout, "written, not the default though equal")
+		assert.Equal(t, &target.Setting[float64]{Value: 5, Pos: target.Pos{File: "life-of-a-request.yaml", Line: pbTestLine(t, data, "connect_timeout: 5s", 1)}, Raw: "5s"}, c.ConnectTimeout, "written, not the default though equal")
 		assert.Equal(t, pbTestLine(t, data, "connect_timeout: 5s", 2), pbTestFind(t, objs, "some_statsd_sink").ConnectTimeout.Pos.Line)
 	})
 	t.Run("a grpc_service timeout is not a route timeout", func(t *testing.T) {
@@ -246,28 +247,28 @@ func TestReadEnvoyResources(t *testing.T) {
 		c := objs[0]
 		assert.Equal(t, "example_proxy_cluster", c.Name)
 		assert.Equal(t, pbTestLine(t, data, `- "@type"`, 1), c.Pos.Line)
-		assert.Equal(t, &Setting[float64]{Value: 1, Pos: Pos{File: "envoy-dynamic-cds-demo.yaml", Line: 4}, Raw: "1s"}, c.ConnectTimeout)
+		assert.Equal(t, &target.Setting[float64]{Value: 1, Pos: target.Pos{File: "envoy-dynamic-cds-demo.yaml", Line: 4}, Raw: "1s"}, c.ConnectTimeout)
 	})
 	t.Run("route configurations in camelCase: retries", func(t *testing.T) {
 		const file = "gateway-retry.routes.yaml"
 		data, objs := envoyTestRead(t, file)
 		require.Len(t, objs, 3)
 		first := pbTestFind(t, objs, "first-listener/first-listener/*/first-route")
-		assert.Equal(t, &Setting[int]{Value: 4, Pos: Pos{File: file, Line: pbTestLine(t, data, "numRetries: 3", 1)}, Raw: "3"}, first.Attempts, "numRetries 3 is 4 attempts")
+		assert.Equal(t, &target.Setting[int]{Value: 4, Pos: target.Pos{File: file, Line: pbTestLine(t, data, "numRetries: 3", 1)}, Raw: "3"}, first.Attempts, "numRetries 3 is 4 attempts")
 		assert.Equal(t, []string{"connect-failure", "refused-stream", "unavailable", "cancelled", "retriable-status-codes", "500"}, first.RetryOn.Value)
 		assert.Equal(t, pbTestLine(t, data, "retryOn:", 1), first.RetryOn.Pos.Line)
-		assert.Equal(t, &Setting[float64]{Value: 0.2, Pos: Pos{File: file, Line: pbTestLine(t, data, "baseInterval: 0.200s", 1)}, Raw: "0.200s"}, first.BackoffBase)
-		assert.Equal(t, &Setting[float64]{Value: 2, Pos: first.Pos, Default: true}, first.BackoffMax, "10 x base_interval")
+		assert.Equal(t, &target.Setting[float64]{Value: 0.2, Pos: target.Pos{File: file, Line: pbTestLine(t, data, "baseInterval: 0.200s", 1)}, Raw: "0.200s"}, first.BackoffBase)
+		assert.Equal(t, &target.Setting[float64]{Value: 2, Pos: first.Pos, Default: true}, first.BackoffMax, "10 x base_interval")
 		assert.Equal(t, "full", first.Jitter)
 		assert.True(t, first.RetryNonIdempotent.Value, "a POST may be retried after a 500")
 		assert.Nil(t, first.PerTryTimeout)
 		assert.True(t, first.Timeout.Default)
 
 		second := pbTestFind(t, objs, "first-listener/first-listener/foo/second-route-defaults")
-		assert.Equal(t, []Match{{Kind: MatchPrefix, Value: "/"}, {Kind: MatchHost, Value: "foo"}}, second.Matches)
+		assert.Equal(t, []target.Match{{Kind: target.MatchPrefix, Value: "/"}, {Kind: target.MatchHost, Value: "foo"}}, second.Matches)
 		assert.Equal(t, 3, second.Attempts.Value)
-		assert.Equal(t, &Setting[float64]{Value: 0.025, Pos: second.Pos, Default: true}, second.BackoffBase)
-		assert.Equal(t, &Setting[float64]{Value: 0.25, Pos: second.Pos, Default: true}, second.BackoffMax)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.025, Pos: second.Pos, Default: true}, second.BackoffBase)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.25, Pos: second.Pos, Default: true}, second.BackoffMax)
 
 		third := pbTestFind(t, objs, "first-listener/first-listener/foo/third-route-only-triggers")
 		assert.Equal(t, 6, third.Attempts.Value)
@@ -279,7 +280,7 @@ func TestReadEnvoyResources(t *testing.T) {
 		data, objs := envoyTestRead(t, file)
 		require.Len(t, objs, 8)
 		first := pbTestFind(t, objs, "first-listener/first-listener/*/first-route")
-		assert.Equal(t, &Setting[float64]{Value: 5, Pos: Pos{File: file, Line: pbTestLine(t, data, "timeout: 5s", 1)}, Raw: "5s"}, first.Timeout)
+		assert.Equal(t, &target.Setting[float64]{Value: 5, Pos: target.Pos{File: file, Line: pbTestLine(t, data, "timeout: 5s", 1)}, Raw: "5s"}, first.Timeout)
 		assert.Contains(t, strings.Join(first.Notes, "\n"), `header "user" matched`)
 		assert.Contains(t, strings.Join(first.Notes, "\n"), "idle_timeout 20s")
 		third := pbTestFind(t, objs, "first-listener/first-listener/*/third-route")
@@ -297,9 +298,9 @@ func TestReadEnvoyResources(t *testing.T) {
 		c := objs[0]
 		assert.Equal(t, "first-route-dest", c.Name)
 		assert.Equal(t, 1, c.Pos.Line)
-		assert.Equal(t, &Setting[float64]{Value: 10, Pos: Pos{File: file, Line: pbTestLine(t, data, "connectTimeout: 10s", 1)}, Raw: "10s"}, c.ConnectTimeout)
-		assert.Equal(t, &Setting[int]{Value: 1, Pos: Pos{File: file, Line: pbTestLine(t, data, "maxRequests: 1", 1)}, Raw: "1"}, c.MaxInFlight)
-		assert.Equal(t, &Setting[float64]{Value: 0.1, Pos: Pos{File: file, Line: pbTestLine(t, data, "value: 10", 1)}, Raw: "10"}, c.RetryBudget)
+		assert.Equal(t, &target.Setting[float64]{Value: 10, Pos: target.Pos{File: file, Line: pbTestLine(t, data, "connectTimeout: 10s", 1)}, Raw: "10s"}, c.ConnectTimeout)
+		assert.Equal(t, &target.Setting[int]{Value: 1, Pos: target.Pos{File: file, Line: pbTestLine(t, data, "maxRequests: 1", 1)}, Raw: "1"}, c.MaxInFlight)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.1, Pos: target.Pos{File: file, Line: pbTestLine(t, data, "value: 10", 1)}, Raw: "10"}, c.RetryBudget)
 		assert.Contains(t, strings.Join(c.Notes, "\n"), "min_retry_concurrency 1")
 		assert.Contains(t, strings.Join(c.Notes, "\n"), "replaces max_retries")
 	})
@@ -312,19 +313,19 @@ func TestReadEnvoyConfigDump(t *testing.T) {
 	// RoutesConfigDump's, once.
 	require.Len(t, objs, 3)
 	rt := pbTestFind(t, objs, "default-eg-http/default-eg-http/route 1")
-	assert.Equal(t, []Match{{Kind: MatchPrefix, Value: "/"}, {Kind: MatchHost, Value: "www.example.com"}}, rt.Matches)
+	assert.Equal(t, []target.Match{{Kind: target.MatchPrefix, Value: "/"}, {Kind: target.MatchHost, Value: "www.example.com"}}, rt.Matches)
 	assert.Equal(t, "default-backend-rule-0-match-0-www.example.com", rt.Upstream)
 	assert.Equal(t, pbTestLine(t, data, `"routes": [`, 1)+1, rt.Pos.Line, "a JSON object stands at its {")
 	assert.True(t, rt.Timeout.Default)
 	xds := pbTestFind(t, objs, "xds_cluster")
-	assert.Equal(t, &Setting[float64]{Value: 1, Pos: Pos{File: file, Line: pbTestLine(t, data, `"connect_timeout": "1s"`, 1)}, Raw: "1s"}, xds.ConnectTimeout)
+	assert.Equal(t, &target.Setting[float64]{Value: 1, Pos: target.Pos{File: file, Line: pbTestLine(t, data, `"connect_timeout": "1s"`, 1)}, Raw: "1s"}, xds.ConnectTimeout)
 	assert.Equal(t, 5.0, pbTestFind(t, objs, "default-backend-rule-0-match-0-www.example.com").ConnectTimeout.Value)
 }
 
 func TestReadEnvoySemantics(t *testing.T) {
 	for _, tc := range []struct {
 		name, yaml string
-		check      func(t *testing.T, objs []Object)
+		check      func(t *testing.T, objs []target.Object)
 	}{
 		{"a virtual host's retry policy serves the routes without one; a route's own replaces it whole", `
 name: rc
@@ -342,19 +343,19 @@ virtual_hosts:
     route:
       cluster: b
       retry_policy: {retry_on: connect-failure}
-`, func(t *testing.T, objs []Object) {
+`, func(t *testing.T, objs []target.Object) {
 			a := pbTestFind(t, objs, "rc/vh/route 1")
-			assert.Equal(t, []Match{{Kind: MatchPrefix, Value: "/a"}, {Kind: MatchHost, Value: "api.example.com"}}, a.Matches)
+			assert.Equal(t, []target.Match{{Kind: target.MatchPrefix, Value: "/a"}, {Kind: target.MatchHost, Value: "api.example.com"}}, a.Matches)
 			assert.Equal(t, 5, a.Attempts.Value)
 			assert.Equal(t, 7, a.Attempts.Pos.Line, "the virtual host's num_retries")
 			assert.Equal(t, 0.5, a.PerTryTimeout.Value)
 			assert.Equal(t, []string{"5xx"}, a.RetryOn.Value)
 			assert.Contains(t, a.Notes[0], `retry_policy of virtual host "vh" (line 6)`)
 			b := pbTestFind(t, objs, "rc/vh/route 2")
-			assert.Equal(t, &Setting[int]{Value: 2, Pos: b.Pos, Default: true}, b.Attempts, "num_retries defaults to 1")
+			assert.Equal(t, &target.Setting[int]{Value: 2, Pos: b.Pos, Default: true}, b.Attempts, "num_retries defaults to 1")
 			assert.Nil(t, b.PerTryTimeout, "nothing of the virtual host's policy is merged in")
 			assert.False(t, b.RetryNonIdempotent.Value, "connect-failure repeats nothing")
-			assert.Equal(t, &Setting[float64]{Value: 15, Pos: b.Pos, Default: true}, b.Timeout)
+			assert.Equal(t, &target.Setting[float64]{Value: 15, Pos: b.Pos, Default: true}, b.Timeout)
 		}},
 		{"rate_limited_retry_back_off honours Retry-After in SECONDS up to max_interval", `
 virtual_hosts:
@@ -389,11 +390,11 @@ virtual_hosts:
         retriable_status_codes: [429]
         rate_limited_retry_back_off:
           reset_headers: [{name: X-RateLimit-Reset, format: UNIX_TIMESTAMP}]
-`, func(t *testing.T, objs []Object) {
+`, func(t *testing.T, objs []target.Object) {
 			a := pbTestFind(t, objs, "route_config/vh/a")
-			assert.Equal(t, &Setting[float64]{Value: 60, Pos: Pos{File: "x.yaml", Line: 14}, Raw: "60s"}, a.RetryAfterMax)
+			assert.Equal(t, &target.Setting[float64]{Value: 60, Pos: target.Pos{File: "x.yaml", Line: 14}, Raw: "60s"}, a.RetryAfterMax)
 			b := pbTestFind(t, objs, "route_config/vh/b")
-			assert.Equal(t, &Setting[float64]{Value: 300, Pos: b.Pos, Default: true}, b.RetryAfterMax, "SECONDS and 300s are the defaults")
+			assert.Equal(t, &target.Setting[float64]{Value: 300, Pos: b.Pos, Default: true}, b.RetryAfterMax, "SECONDS and 300s are the defaults")
 			c := pbTestFind(t, objs, "route_config/vh/c")
 			assert.Nil(t, c.RetryAfterMax, "no Retry-After header: not honoured")
 		}},
@@ -418,11 +419,11 @@ virtual_hosts:
         per_try_timeout: 0.052s
       hedge_policy:
         hedge_on_per_try_timeout: true
-`, func(t *testing.T, objs []Object) {
+`, func(t *testing.T, objs []target.Object) {
 			o := pbTestFind(t, objs, "route_config/vh/search")
-			assert.Equal(t, []Match{{Kind: MatchRegex, Value: "^/search/.*$", CaseInsensitive: true}, {Kind: MatchMethod, Value: "GET"}}, o.Matches)
+			assert.Equal(t, []target.Match{{Kind: target.MatchRegex, Value: "^/search/.*$", CaseInsensitive: true}, {Kind: target.MatchMethod, Value: "GET"}}, o.Matches)
 			assert.Nil(t, o.PerTryTimeout, "with hedge_on_per_try_timeout it ends no attempt")
-			assert.Equal(t, &Setting[float64]{Value: 0.052, Pos: Pos{File: "x.yaml", Line: 18}, Raw: "0.052s"}, o.HedgeDelay)
+			assert.Equal(t, &target.Setting[float64]{Value: 0.052, Pos: target.Pos{File: "x.yaml", Line: 18}, Raw: "0.052s"}, o.HedgeDelay)
 			assert.Equal(t, 3, o.HedgeAttempts.Value)
 			assert.False(t, o.RetryNonIdempotent.Value, "GET only")
 		}},
@@ -443,7 +444,7 @@ virtual_hosts:
         retriable_status_codes: [503]
   - match: {prefix: /old}
     redirect: {path_redirect: /new}
-`, func(t *testing.T, objs []Object) {
+`, func(t *testing.T, objs []target.Object) {
 			o := pbTestFind(t, objs, "rc/vh/route 1")
 			assert.Equal(t, "blue", o.Upstream)
 			assert.Contains(t, strings.Join(o.Notes, "\n"), "blue (weight 90), green (weight 10)")
@@ -465,11 +466,11 @@ static_resources:
       - {max_requests: 300, retry_budget: {}}
   - <<: *base
     name: b
-`, func(t *testing.T, objs []Object) {
+`, func(t *testing.T, objs []target.Object) {
 			a := pbTestFind(t, objs, "a")
 			assert.Equal(t, 2.5, a.ConnectTimeout.Value)
-			assert.Equal(t, &Setting[int]{Value: 300, Pos: Pos{File: "x.yaml", Line: 9}, Raw: "300"}, a.MaxInFlight, "the DEFAULT priority's, not HIGH's")
-			assert.Equal(t, &Setting[float64]{Value: 0.2, Pos: a.Pos, Default: true}, a.RetryBudget, "budget_percent defaults to 20")
+			assert.Equal(t, &target.Setting[int]{Value: 300, Pos: target.Pos{File: "x.yaml", Line: 9}, Raw: "300"}, a.MaxInFlight, "the DEFAULT priority's, not HIGH's")
+			assert.Equal(t, &target.Setting[float64]{Value: 0.2, Pos: a.Pos, Default: true}, a.RetryBudget, "budget_percent defaults to 20")
 			b := pbTestFind(t, objs, "b")
 			assert.Equal(t, 2.5, b.ConnectTimeout.Value, "merged from the anchor")
 			assert.Equal(t, 10, b.Pos.Line)
@@ -477,7 +478,7 @@ static_resources:
 		{"a jq'd list of a config dump's dynamic clusters", `[
   {"version_info": "1", "cluster": {"@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", "name": "c", "connectTimeout": "0.25s",
    "circuitBreakers": {"thresholds": [{"maxRetries": 7}]}}}
-]`, func(t *testing.T, objs []Object) {
+]`, func(t *testing.T, objs []target.Object) {
 			c := pbTestFind(t, objs, "c")
 			assert.Equal(t, 0.25, c.ConnectTimeout.Value)
 			assert.Equal(t, 2, c.Pos.Line)
@@ -494,7 +495,7 @@ static_resources:
  {"@type": "type.googleapis.com/envoy.admin.v3.RoutesConfigDump", "static_route_configs": [{"route_config": {
    "@type": "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
    "name": "local", "virtual_hosts": [{"name": "vh", "domains": ["*"], "routes": [{"match": {"prefix": "/"}, "route": {"cluster": "c", "timeout": "3s"}}]}]}}]}
-]}`, func(t *testing.T, objs []Object) {
+]}`, func(t *testing.T, objs []target.Object) {
 			require.Len(t, objs, 2, "the bootstrap's cluster is the ClustersConfigDump's; a warming cluster serves nothing")
 			assert.Equal(t, 3.0, pbTestFind(t, objs, "local/vh/route 1").Timeout.Value)
 			assert.Equal(t, 11, pbTestFind(t, objs, "local/vh/route 1").Pos.Line)
@@ -515,7 +516,7 @@ static_resources:
         - name: envoy.http_connection_manager
           config:
             route_config: {virtual_hosts: [{name: v, routes: [{match: {prefix: /}, route: {cluster: c}}]}]}
-`, func(t *testing.T, objs []Object) {
+`, func(t *testing.T, objs []target.Object) {
 			assert.Equal(t, 0.1, pbTestFind(t, objs, "r/v/route 1").Timeout.Value)
 			assert.Equal(t, 0.2, pbTestFind(t, objs, "c").ConnectTimeout.Value)
 			assert.Equal(t, "c", pbTestFind(t, objs, "old/v/route 1").Upstream, "an unnamed route config takes its listener's name")
@@ -535,9 +536,9 @@ api_listener:
           route:
             cluster: svc
             max_stream_duration: {grpc_timeout_header_max: 0s}
-`, func(t *testing.T, objs []Object) {
+`, func(t *testing.T, objs []target.Object) {
 			o := pbTestFind(t, objs, "rc/vh/route 1")
-			assert.Equal(t, []Match{{Kind: MatchPrefix, Value: ""}, {Kind: MatchHost, Value: "svc"}}, o.Matches)
+			assert.Equal(t, []target.Match{{Kind: target.MatchPrefix, Value: ""}, {Kind: target.MatchHost, Value: "svc"}}, o.Matches)
 			notes := strings.Join(o.Notes, "\n")
 			assert.Contains(t, notes, "only gRPC requests")
 			assert.Contains(t, notes, "grpc-timeout header sets the timeout")
@@ -545,7 +546,7 @@ api_listener:
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := []byte(strings.TrimPrefix(tc.yaml, "\n"))
-			objs, err := readEnvoyConfig("x.yaml", data, nil, nil)
+			objs, err := target.ReadEnvoyConfig("x.yaml", data, nil, nil)
 			require.NoError(t, err)
 			pbTestLinesInside(t, "x.yaml", data, objs)
 			tc.check(t, objs)
@@ -618,15 +619,15 @@ virtual_hosts:
 `, `x.yaml:7: field "per_try_timeout": "-1s" is not a duration: it is negative (a proto JSON duration is seconds with an "s", as "1.5s")`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := readEnvoyConfig("x.yaml", []byte(strings.TrimPrefix(tc.yaml, "\n")), nil, nil)
+			_, err := target.ReadEnvoyConfig("x.yaml", []byte(strings.TrimPrefix(tc.yaml, "\n")), nil, nil)
 			require.Error(t, err)
-			var re *ReadError
+			var re *target.ReadError
 			require.True(t, errors.As(err, &re), "%T", err)
 			assert.Equal(t, tc.want, err.Error())
 		})
 	}
 	t.Run("every problem, each at its line", func(t *testing.T) {
-		objs, err := readEnvoyConfig("x.yaml", []byte("static_resources:\n  clusters:\n  - {name: a, connect_timeout: 1}\n  - {name: b, connect_timeout: 2s}\n  - {name: c, connect_timeout: 1h}\n"), nil, nil)
+		objs, err := target.ReadEnvoyConfig("x.yaml", []byte("static_resources:\n  clusters:\n  - {name: a, connect_timeout: 1}\n  - {name: b, connect_timeout: 2s}\n  - {name: c, connect_timeout: 1h}\n"), nil, nil)
 		require.Error(t, err)
 		assert.Equal(t, "x.yaml:3: field \"connect_timeout\": 1 is not a duration: a proto JSON duration is a string of seconds with an \"s\", as \"1s\"\n"+
 			"x.yaml:5: field \"connect_timeout\": \"1h\" is not a duration: it does not end in s (a proto JSON duration is seconds with an \"s\", as \"1.5s\")", err.Error())
@@ -635,7 +636,7 @@ virtual_hosts:
 		assert.Nil(t, pbTestFind(t, objs, "a").ConnectTimeout, "neither the default nor a guess")
 	})
 	t.Run("not YAML", func(t *testing.T) {
-		_, err := readEnvoyConfig("x.yaml", []byte("a: [b\n"), nil, nil)
+		_, err := target.ReadEnvoyConfig("x.yaml", []byte("a: [b\n"), nil, nil)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "x.yaml")
 	})
@@ -660,7 +661,7 @@ func TestReadEnvoyDetect(t *testing.T) {
 		{"compose.yaml", "services:\n  envoy:\n    image: envoyproxy/envoy\n", false},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			assert.Equal(t, tc.want, detectEnvoyConfig(tc.file, []byte(tc.content)))
+			assert.Equal(t, tc.want, target.DetectEnvoyConfig(tc.file, []byte(tc.content)))
 		})
 	}
 	entries, err := os.ReadDir(envoyFixtureDir)
@@ -671,8 +672,8 @@ func TestReadEnvoyDetect(t *testing.T) {
 		}
 		data, err := os.ReadFile(filepath.Join(envoyFixtureDir, e.Name()))
 		require.NoError(t, err)
-		assert.True(t, detectEnvoyConfig(e.Name(), data), e.Name())
-		assert.False(t, detectGRPCConfig(e.Name(), data), e.Name())
+		assert.True(t, target.DetectEnvoyConfig(e.Name(), data), e.Name())
+		assert.False(t, target.DetectGRPCConfig(e.Name(), data), e.Name())
 	}
 	tgt, err := Lookup("envoy")
 	require.NoError(t, err)
@@ -781,35 +782,35 @@ func TestReadEnvoyRoundTrip(t *testing.T) {
 			r := loadReport(t, f.report)
 			body, err := Render("envoy", r, f.opts)
 			require.NoError(t, err)
-			objs, err := readEnvoyConfig("envoy.yaml", body, nil, nil)
+			objs, err := target.ReadEnvoyConfig("envoy.yaml", body, nil, nil)
 			require.NoError(t, err)
 			pbTestLinesInside(t, "envoy.yaml", body, objs)
-			p, err := NewPlan(r, f.opts)
+			p, err := target.NewPlan(r, f.opts)
 			require.NoError(t, err)
-			names := NewUnique("-")
+			names := target.NewUnique("-")
 			routes := p.PathRoutes()
 			require.Len(t, objs, len(routes)+1)
 			secs := func(d interface{ Seconds() float64 }) float64 { return math.Round(d.Seconds()*1000) / 1000 }
 			for _, rt := range routes {
-				o := pbTestFind(t, objs, p.Service+"/"+p.Service+"/"+names.Name(RouteName(rt.Group)))
+				o := pbTestFind(t, objs, p.Service+"/"+p.Service+"/"+names.Name(target.RouteName(rt.Group)))
 				assert.Equal(t, p.Service, o.Upstream)
 				assert.Equal(t, secs(rt.Timeout), o.Timeout.Value, rt.Group)
 				assert.False(t, o.Timeout.Default)
 				switch {
 				case rt.Match.Regex != "":
-					assert.Equal(t, Match{Kind: MatchRegex, Value: rt.Match.Regex}, o.Matches[0])
+					assert.Equal(t, target.Match{Kind: target.MatchRegex, Value: rt.Match.Regex}, o.Matches[0])
 				case rt.Match.Exact != "":
-					assert.Equal(t, Match{Kind: MatchExact, Value: rt.Match.Exact}, o.Matches[0])
+					assert.Equal(t, target.Match{Kind: target.MatchExact, Value: rt.Match.Exact}, o.Matches[0])
 				default:
-					assert.Equal(t, Match{Kind: MatchPrefix, Value: "/"}, o.Matches[0])
+					assert.Equal(t, target.Match{Kind: target.MatchPrefix, Value: "/"}, o.Matches[0])
 				}
 				if rt.Match.Method != "" {
-					assert.Contains(t, o.Matches, Match{Kind: MatchMethod, Value: rt.Match.Method})
+					assert.Contains(t, o.Matches, target.Match{Kind: target.MatchMethod, Value: rt.Match.Method})
 				}
 				switch {
 				case rt.Hedge != nil:
 					assert.Equal(t, max(rt.Attempts, rt.Hedge.Attempts), o.HedgeAttempts.Value, rt.Group)
-					assert.Equal(t, secs(CeilMs(rt.Hedge.DelaySeconds)), o.HedgeDelay.Value, rt.Group)
+					assert.Equal(t, secs(target.CeilMs(rt.Hedge.DelaySeconds)), o.HedgeDelay.Value, rt.Group)
 					assert.Nil(t, o.PerTryTimeout)
 				case rt.Attempts > 1:
 					assert.Equal(t, rt.Attempts, o.Attempts.Value, rt.Group)
@@ -819,11 +820,11 @@ func TestReadEnvoyRoundTrip(t *testing.T) {
 					}
 					assert.Equal(t, secs(rt.BackoffBase), o.BackoffBase.Value, rt.Group)
 					assert.Equal(t, secs(rt.BackoffCap), o.BackoffMax.Value, rt.Group)
-					conds, codes, _ := envoyRetryOn(rt)
+					conds, codes, _ := target.EnvoyRetryOn(rt)
 					assert.Equal(t, append(strings.Split(conds, ","), codes...), o.RetryOn.Value, rt.Group)
 					assert.Equal(t, !rt.NeverSentOnly() && rt.Match.Method != "GET", o.RetryNonIdempotent.Value, rt.Group)
 				default:
-					assert.Equal(t, &Setting[int]{Value: 1, Pos: o.Pos, Default: true}, o.Attempts, rt.Group)
+					assert.Equal(t, &target.Setting[int]{Value: 1, Pos: o.Pos, Default: true}, o.Attempts, rt.Group)
 				}
 			}
 			c := pbTestFind(t, objs, p.Service)
@@ -851,11 +852,11 @@ func FuzzReadEnvoy(f *testing.F) {
 		}
 	}
 	for _, name := range []string{"mixture.json", "policy.json", "deadline.json"} {
-		b, err := os.ReadFile(filepath.Join("testdata", name))
+		b, err := os.ReadFile(filepath.Join("..", "testdata", name))
 		require.NoError(f, err)
 		var r report.Report
 		require.NoError(f, json.Unmarshal(b, &r))
-		if body, err := Render("envoy", &r, Options{}); err == nil {
+		if body, err := Render("envoy", &r, target.Options{}); err == nil {
 			f.Add(body)
 		}
 	}
@@ -865,8 +866,8 @@ func FuzzReadEnvoy(f *testing.F) {
 	f.Add([]byte("name: rc\nvirtual_hosts:\n" + strings.Repeat("- {name: v, routes: [{name: r (2), match: {prefix: /}, route: {cluster: c}}, {name: r, match: {prefix: /}, route: {cluster: c}}]}\n", 50)))
 	f.Add([]byte("static_resources:\n  clusters:\n  - <<: *x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := readEnvoyConfig("f.yaml", data, nil, nil)
-		var re *ReadError
+		objs, err := target.ReadEnvoyConfig("f.yaml", data, nil, nil)
+		var re *target.ReadError
 		if err != nil && errors.As(err, &re) {
 			lines := 1 + bytes.Count(data, []byte("\n"))
 			if re.Pos.File != "f.yaml" || re.Pos.Line < 0 || re.Pos.Line > lines {

@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // goDeadlineTest runs in the package of an emitted Go snippet: how
@@ -102,7 +103,7 @@ func TestDoSetsTimeLeft(t *testing.T) {
 func TestGoSnippetDeadline(t *testing.T) {
 	goTool := requireTool(t, "go", "the Go toolchain")
 	r := loadReport(t, "policy.json")
-	body, err := goTarget.Render(r, Options{Service: "shop-api", Namespace: "shop"})
+	body, err := target.GoTarget.Render(r, target.Options{Service: "shop-api", Namespace: "shop"})
 	require.NoError(t, err)
 	src := string(body)
 	require.Contains(t, src, `const DeadlineHeader = "x-envoy-expected-rq-timeout-ms"`)
@@ -137,7 +138,7 @@ func TestHTTPXSnippetTimeLeft(t *testing.T) {
 	if out, err := exec.Command(py, "-E", "-s", "-c", "import httpx").CombinedOutput(); err != nil {
 		t.Skipf("%s cannot import httpx (%v: %s): apt-get install -y python3-httpx", py, err, out)
 	}
-	body, err := httpxTarget.Render(loadReport(t, "policy.json"), Options{Service: "shop-api", Namespace: "shop"})
+	body, err := target.HTTPXTarget.Render(loadReport(t, "policy.json"), target.Options{Service: "shop-api", Namespace: "shop"})
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "snippet.py"), body, 0o644))

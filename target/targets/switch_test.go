@@ -1,4 +1,4 @@
-package target
+package targets
 
 import (
 	"bytes"
@@ -13,18 +13,19 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tunetimeout/tunetimeout/target"
 	"go.yaml.in/yaml/v3"
 )
 
 // retriesOffNote returns the header line of a snippet that says how to
 // turn its retries off, failing the test when there is none.
-func retriesOffNote(t *testing.T, target string, f struct {
+func retriesOffNote(t *testing.T, name string, f struct {
 	name, report string
-	opts         Options
+	opts         target.Options
 	only         string
 }) string {
 	t.Helper()
-	tg, err := Lookup(target)
+	tg, err := Lookup(name)
 	require.NoError(t, err)
 	notes, err := tg.Explain(loadReport(t, f.report), f.opts)
 	require.NoError(t, err)
@@ -34,20 +35,20 @@ func retriesOffNote(t *testing.T, target string, f struct {
 			found = append(found, n)
 		}
 	}
-	require.Len(t, found, 1, "%s %s: one header line says how to turn retries off\n%s", f.name, target, strings.Join(notes, "\n"))
+	require.Len(t, found, 1, "%s %s: one header line says how to turn retries off\n%s", f.name, name, strings.Join(notes, "\n"))
 	return found[0]
 }
 
-// TestRetriesOffEveryTarget: every target's header says how to turn its
+// TestRetriesOffEveryTarget: every name's header says how to turn its
 // retries off during an incident (issue 34, item 4), for every fixture.
 func TestRetriesOffEveryTarget(t *testing.T) {
 	for _, f := range fixtures {
-		for _, target := range Names() {
-			if f.only != "" && f.only != target {
+		for _, name := range Names() {
+			if f.only != "" && f.only != name {
 				continue
 			}
-			note := retriesOffNote(t, target, f)
-			assert.NotContains(t, note, "%!", "%s %s: a format verb without its value", f.name, target)
+			note := retriesOffNote(t, name, f)
+			assert.NotContains(t, note, "%!", "%s %s: a format verb without its value", f.name, name)
 		}
 	}
 }
@@ -71,7 +72,7 @@ func decodeYAMLDocs(t *testing.T, body []byte) []map[string]any {
 // applyJSONPatch applies the add and replace operations of a JSON Patch
 // (RFC 6902) to doc: every step of a path must exist but the last of an
 // add into an object, and replace needs its member.
-func applyJSONPatch(t *testing.T, doc map[string]any, ops []JSONPatchOp) {
+func applyJSONPatch(t *testing.T, doc map[string]any, ops []target.JSONPatchOp) {
 	t.Helper()
 	for _, op := range ops {
 		steps := strings.Split(strings.TrimPrefix(op.Path, "/"), "/")
@@ -106,17 +107,17 @@ func applyJSONPatch(t *testing.T, doc map[string]any, ops []JSONPatchOp) {
 // name, namespace and the JSON Patch, which must be well-formed JSON.
 func kubectlPatches(t *testing.T, note string) (out []struct {
 	resource, name, ns string
-	ops                []JSONPatchOp
+	ops                []target.JSONPatchOp
 }) {
 	t.Helper()
 	re := regexp.MustCompile(`kubectl patch (\S+) (\S+) -n (\S+) --type=json -p '([^']*)'`)
 	for _, m := range re.FindAllStringSubmatch(note, -1) {
-		var ops []JSONPatchOp
+		var ops []target.JSONPatchOp
 		require.NoError(t, json.Unmarshal([]byte(m[4]), &ops), "the patch is JSON: %s", m[4])
 		require.NotEmpty(t, ops)
 		out = append(out, struct {
 			resource, name, ns string
-			ops                []JSONPatchOp
+			ops                []target.JSONPatchOp
 		}{m[1], m[2], m[3], ops})
 	}
 	return out
@@ -333,7 +334,7 @@ func TestRetriesOffGRPCJq(t *testing.T) {
 		cmd.Stdin = bytes.NewReader(body)
 		out, err := cmd.Output()
 		require.NoError(t, err)
-		var before, after grpcConfig
+		var before, after target.GRPCConfig
 		require.NoError(t, json.Unmarshal(body, &before))
 		require.NoError(t, json.Unmarshal(out, &after))
 		require.Len(t, after.MethodConfig, len(before.MethodConfig))

@@ -1,4 +1,4 @@
-package target
+package targets
 
 // Readers of the emitted configurations: each reads back what a snippet
 // set, by the target's own types where a Go parser exists and by its
@@ -21,6 +21,7 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/golang/protobuf/jsonpb" //nolint:staticcheck // the decoder Istio's own types use
+	"github.com/tunetimeout/tunetimeout/target"
 	"google.golang.org/protobuf/encoding/protojson"
 	networkingv1 "istio.io/api/networking/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -163,7 +164,7 @@ func readIstio(body []byte) ([]behaviour, error) {
 				switch {
 				case neverSentConds[cond]:
 					b.retryNeverSent = true
-				case isStatus(cond):
+				case target.IsStatus(cond):
 					b.retrySent = true
 					b.statuses = append(b.statuses, cond)
 				case cond == "reset":
@@ -179,7 +180,7 @@ func readIstio(body []byte) ([]behaviour, error) {
 }
 
 func readGRPC(body []byte) ([]behaviour, error) {
-	var cfg grpcConfig
+	var cfg target.GRPCConfig
 	if err := json.Unmarshal(body, &cfg); err != nil {
 		return nil, err
 	}
@@ -292,7 +293,7 @@ func readResilience4j(body []byte) ([]behaviour, error) {
 	}
 	r := c.Resilience4j
 	var out []behaviour
-	for _, n := range sortedKeys(r.Timelimiter.Instances) {
+	for _, n := range target.SortedKeys(r.Timelimiter.Instances) {
 		t, err := time.ParseDuration(r.Timelimiter.Instances[n].TimeoutDuration)
 		if err != nil {
 			return nil, err
@@ -309,7 +310,7 @@ func readResilience4j(body []byte) ([]behaviour, error) {
 				b.cap, _ = time.ParseDuration(rt.ExponentialMaxWaitDuration)
 				b.retryExceptions = rt.RetryExceptions
 				for _, e := range rt.RetryExceptions {
-					if !contains(r4jNeverSent, e) {
+					if !contains(target.R4jNeverSent, e) {
 						b.retrySent = true
 					}
 				}
@@ -519,7 +520,7 @@ func readHAProxy(body []byte) ([]behaviour, error) {
 				b.retryNeverSent = retries > 0
 			case cond == "response-timeout":
 				l7, b.timeouts = true, true
-			case isStatus(cond):
+			case target.IsStatus(cond):
 				l7 = true
 				b.statuses = append(b.statuses, cond)
 			default:
