@@ -37,7 +37,7 @@ func renderEnvoy(p *Plan, d *Doc) error {
 	// x-envoy-expected-rq-timeout-ms, in place of the configured one
 	// (router.cc, FilterUtility::finalTimeout); the HTTP connection manager
 	// removes the header from requests it does not count as internal.
-	d.Note("The time left is passed down by %s: Envoy sets it on every request it sends (a route's per_try_timeout, or its timeout), and so do the Go and httpx snippets. This file holds routes and a cluster, not the HTTP connection manager: set respect_expected_rq_timeout: true in its router filter (envoy.filters.http.router, typed_config envoy.extensions.filters.http.router.v3.Router) in this Envoy and every Envoy below it, so that a request from an internal caller gets the time its caller has left in place of the route's timeout (a larger value too: the caller waits that long).", deadlineHeader)
+	d.Note("The time left is passed down by %s: Envoy sets it on every request it sends (a route's per_try_timeout, or its timeout), and so do the Go and httpx snippets. This file holds routes and a cluster, not the HTTP connection manager: set respect_expected_rq_timeout: true in its router filter (envoy.filters.http.router, typed_config envoy.extensions.filters.http.router.v3.Router) in this Envoy and every Envoy below it, so that a request from an internal caller gets the time its caller has left in place of the route's timeout (a larger value too: the caller waits that long).", DeadlineHeader)
 	p.NoteUnroutable(d, "an Envoy route")
 	names := NewUnique("-")
 	d.Printf("# RouteConfiguration: serve it by RDS, or paste it as route_config of the HTTP connection manager.\n")

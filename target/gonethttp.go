@@ -26,20 +26,6 @@ var GoTarget = Target{
 	Write:   renderGo,
 }
 
-// deadlineHeader is the header that passes the time a call has left down
-// the chain, in whole milliseconds: Envoy's x-envoy-expected-rq-timeout-ms,
-// which Envoy's router sets on every request it sends to the route's
-// per-try timeout, or its timeout without one (router.cc,
-// FilterUtility::finalTimeout), and, with respect_expected_rq_timeout:
-// true in the router filter, takes from its caller as the route's timeout
-// in place of the configured one (router.proto; configuration/http/
-// http_filters/router_filter.rst). The HTTP connection manager removes it
-// from requests it does not count as internal (ConnectionManagerUtility::
-// cleanInternalHeaders). Relative, as gRPC's grpc-timeout: the network's
-// one-way time is not taken off. Envoy reads 0 as no timeout, so the
-// snippets never send it.
-const deadlineHeader = "x-envoy-expected-rq-timeout-ms"
-
 // goDNSTimeout is the time the Go snippet gives name resolution, apart from
 // the connect: a pod's search path (ndots:5) may take several lookups, and
 // net.Dialer.Timeout alone would spend the connect timeout on them.
@@ -51,7 +37,7 @@ func renderGo(p *Plan, d *Doc) error {
 	routes := p.GroupRoutes()
 	d.Note("Package %s holds the HTTP clients of %q, written by tunetimeout from measured latency.", pkg, p.Service)
 	d.Note("Call Do(ctx, NewXClient(), req, XPolicy): Timeout bounds the whole call (every attempt and wait); each attempt gets the smaller of PerTry and the time left, reading the body included; no attempt is sent with less than MinUseful left.")
-	d.Note("The time left is passed down: Do sets %s on every attempt to the whole milliseconds the attempt has left, as Envoy's router sets it on the requests it sends; an Envoy whose router filter has respect_expected_rq_timeout: true takes it as the route's timeout. A handler's DeadlineFromRequest(r) bounds its context by the header its caller set; pass that context to Do, and a call with less than MinUseful left is not sent at all (ErrNoUsefulTime): the work is dropped at once.", deadlineHeader)
+	d.Note("The time left is passed down: Do sets %s on every attempt to the whole milliseconds the attempt has left, as Envoy's router sets it on the requests it sends; an Envoy whose router filter has respect_expected_rq_timeout: true takes it as the route's timeout. A handler's DeadlineFromRequest(r) bounds its context by the header its caller set; pass that context to Do, and a call with less than MinUseful left is not sent at all (ErrNoUsefulTime): the work is dropped at once.", DeadlineHeader)
 	d.Note("Do retries a request that was never sent (no connection was obtained: DNS or connect failed) for every call, and after it was sent only when RetrySent is set (idempotent calls).")
 	d.Note("A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not fit what is left of Timeout (or, without one, exceeds Cap), Do returns the response at once.")
 	NoteRetriesOffFile(d, "Do")
@@ -108,7 +94,7 @@ func renderGo(p *Plan, d *Doc) error {
 		}
 		d.Printf("\n// New%sClient returns the client for group %s.\nfunc New%sClient() *http.Client {\n\treturn &http.Client{Transport: transport}\n}\n", id, goCommentQuote(rt.Group), id)
 		d.Printf("\n// %s is the policy of group %s.\nvar %s = Policy{\n\tTimeout:   %s,\n\tPerTry:    %s,\n\tAttempts:  %d,\n", pol, goCommentQuote(rt.Group), pol, GoDurLit(rt.Timeout), GoDurLit(rt.PerTry), rt.Attempts)
-		d.Note("  MinUseful %s: %s", GoDurLit(max(rt.MinUseful, time.Millisecond)), rt.usefulWhy())
+		d.Note("  MinUseful %s: %s", GoDurLit(max(rt.MinUseful, time.Millisecond)), rt.UsefulWhy())
 		d.Printf("\tMinUseful: %s,\n", GoDurLit(max(rt.MinUseful, time.Millisecond)))
 		if rt.Attempts > 1 {
 			d.Printf("\tBase:      %s,\n\tCap:       %s,\n", GoDurLit(rt.BackoffBase), GoDurLit(rt.BackoffCap))
@@ -131,18 +117,6 @@ func renderGo(p *Plan, d *Doc) error {
 	d.Body.Reset()
 	d.Body.Write(src)
 	return nil
-}
-
-// usefulWhy says where the route's least useful time comes from; without
-// a call policy any time left is worth the one attempt.
-func (r Route) usefulWhy() string {
-	if r.MinUsefulWhy == "" {
-		return "no call policy in the report: any time left is worth its one attempt (1ms, the least a header can carry)"
-	}
-	if r.MinUseful < time.Millisecond {
-		return r.MinUsefulWhy + "; 1ms, the least a header can carry"
-	}
-	return r.MinUsefulWhy
 }
 
 func orNone(list []string) string {
@@ -255,7 +229,7 @@ func retriesOff() bool {
 // its caller as the route's timeout. Do sets it on every attempt;
 // DeadlineFromRequest reads it. Envoy removes it from requests it does not
 // count as internal: trust it from your own services only.
-const DeadlineHeader = "` + deadlineHeader + `"
+const DeadlineHeader = "` + DeadlineHeader + `"
 
 // ErrNoUsefulTime is the error of a call Do did not send: less than the
 // policy's MinUseful was left of its deadline, too little for an attempt

@@ -41,7 +41,7 @@ func renderHAProxy(p *Plan, d *Doc) error {
 	// http-request set-timeout { server | tunnel } { <timeout> | <expr> }
 	// (configuration.txt, 2.4 and later): an expression's number is read as
 	// milliseconds, for the current stream only.
-	d.Note("The time its caller has left (%s, which the Go and httpx snippets set) is not read here: HAProxy 2.4 and later could take it as this request's timeout server (http-request set-timeout server req.hdr(%s)), but that bounds each wait for the server, per attempt, not the request over its retries, and replaces the timeout server below. HAProxy passes the header on unchanged, not lowered by its queue and retries.", deadlineHeader, deadlineHeader)
+	d.Note("The time its caller has left (%s, which the Go and httpx snippets set) is not read here: HAProxy 2.4 and later could take it as this request's timeout server (http-request set-timeout server req.hdr(%s)), but that bounds each wait for the server, per attempt, not the request over its retries, and replaces the timeout server below. HAProxy passes the header on unchanged, not lowered by its queue and retries.", DeadlineHeader, DeadlineHeader)
 	// retries 0: no new attempt after a failed one (configuration.txt,
 	// retries). A reload in master-worker mode (SIGUSR2 to the master, what
 	// the packaged systemd unit's reload sends) starts a new worker with the

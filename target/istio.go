@@ -27,7 +27,7 @@ func renderIstio(p *Plan, d *Doc) error {
 	d.Note("Istio VirtualService and DestinationRule for host %q, written by tunetimeout from measured latency.", host)
 	p.NoRetryAfter(d, "Istio's HTTPRetry")
 	d.Note("Durations are whole milliseconds (Istio refuses less than 1ms). timeout covers every attempt and the backoff; retries.attempts counts the retries after the first call.")
-	d.Note("The time a caller has left (%s, set by Envoy on the requests it sends and by the Go and httpx snippets) replaces a sidecar's route timeout only with respect_expected_rq_timeout: true in its router filter, which Istio's API has no field for: an EnvoyFilter that merges it into envoy.filters.http.router does it.", deadlineHeader)
+	d.Note("The time a caller has left (%s, set by Envoy on the requests it sends and by the Go and httpx snippets) replaces a sidecar's route timeout only with respect_expected_rq_timeout: true in its router filter, which Istio's API has no field for: an EnvoyFilter that merges it into envoy.filters.http.router does it.", DeadlineHeader)
 	d.Printf("apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  hosts:\n  - %s\n  http:\n", YQ(host), YQ(ns), YQ(host))
 	p.NoteUnroutable(d, "an Istio route")
 	names := NewUnique("-")

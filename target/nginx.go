@@ -35,7 +35,7 @@ func renderNginx(p *Plan, d *Doc) error {
 	// proxy_*_timeout take a constant (ngx_conf_set_msec_slot in
 	// ngx_http_proxy_module.c), and proxy_pass_request_headers is on by
 	// default (https://nginx.org/en/docs/http/ngx_http_proxy_module.html).
-	d.Note("nginx cannot read the time its caller has left (%s, which the Go and httpx snippets set): its timeouts take no variables. It passes the header on unchanged, not lowered by its own tries and waits, so after a retry here the upstream is told more than is left.", deadlineHeader)
+	d.Note("nginx cannot read the time its caller has left (%s, which the Go and httpx snippets set): its timeouts take no variables. It passes the header on unchanged, not lowered by its own tries and waits, so after a retry here the upstream is told more than is left.", DeadlineHeader)
 	// A reload starts new worker processes with the new configuration and
 	// shuts the old ones down gracefully (https://nginx.org/en/docs/control.html);
 	// proxy_next_upstream off passes no request to the next server

@@ -738,3 +738,29 @@ func herdWhy(reason string) string {
 	need, _, _ := strings.Cut(rest, ";")
 	return need
 }
+
+// deadlineHeader is the header that passes the time a call has left down
+// the chain, in whole milliseconds: Envoy's x-envoy-expected-rq-timeout-ms,
+// which Envoy's router sets on every request it sends to the route's
+// per-try timeout, or its timeout without one (router.cc,
+// FilterUtility::finalTimeout), and, with respect_expected_rq_timeout:
+// true in the router filter, takes from its caller as the route's timeout
+// in place of the configured one (router.proto; configuration/http/
+// http_filters/router_filter.rst). The HTTP connection manager removes it
+// from requests it does not count as internal (ConnectionManagerUtility::
+// cleanInternalHeaders). Relative, as gRPC's grpc-timeout: the network's
+// one-way time is not taken off. Envoy reads 0 as no timeout, so the
+// snippets never send it.
+const DeadlineHeader = "x-envoy-expected-rq-timeout-ms"
+
+// usefulWhy says where the route's least useful time comes from; without
+// a call policy any time left is worth the one attempt.
+func (r Route) UsefulWhy() string {
+	if r.MinUsefulWhy == "" {
+		return "no call policy in the report: any time left is worth its one attempt (1ms, the least a header can carry)"
+	}
+	if r.MinUseful < time.Millisecond {
+		return r.MinUsefulWhy + "; 1ms, the least a header can carry"
+	}
+	return r.MinUsefulWhy
+}

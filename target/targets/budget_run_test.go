@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/httpx"
 )
 
 // goBudgetTest runs in the package of an emitted Go snippet: 100 calls of
@@ -138,7 +139,7 @@ func TestHTTPXSnippetBudget(t *testing.T) {
 	if out, err := exec.Command(py, "-E", "-s", "-c", "import httpx").CombinedOutput(); err != nil {
 		t.Skipf("%s cannot import httpx (%v: %s): apt-get install -y python3-httpx", py, err, out)
 	}
-	body, err := target.HTTPXTarget.Render(loadReport(t, "policy.json"), target.Options{Service: "shop-api", Namespace: "shop"})
+	body, err := httpx.Target.Render(loadReport(t, "policy.json"), target.Options{Service: "shop-api", Namespace: "shop"})
 	require.NoError(t, err)
 	require.Contains(t, string(body), `"retry_budget": Budget(0.1),`)
 	dir := t.TempDir()

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/httpx"
 )
 
 // goDeadlineTest runs in the package of an emitted Go snippet: how
@@ -138,7 +139,7 @@ func TestHTTPXSnippetTimeLeft(t *testing.T) {
 	if out, err := exec.Command(py, "-E", "-s", "-c", "import httpx").CombinedOutput(); err != nil {
 		t.Skipf("%s cannot import httpx (%v: %s): apt-get install -y python3-httpx", py, err, out)
 	}
-	body, err := target.HTTPXTarget.Render(loadReport(t, "policy.json"), target.Options{Service: "shop-api", Namespace: "shop"})
+	body, err := httpx.Target.Render(loadReport(t, "policy.json"), target.Options{Service: "shop-api", Namespace: "shop"})
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "snippet.py"), body, 0o644))

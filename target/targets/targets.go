@@ -10,6 +10,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/httpx"
 )
 
 // All is every target, in the order --help, docs/cli and --emit all list
@@ -22,7 +23,7 @@ var All = []target.Target{
 	target.GatewayTarget,
 	target.Resilience4jTarget,
 	target.GoTarget,
-	target.HTTPXTarget,
+	httpx.Target,
 	target.NginxTarget,
 	target.HAProxyTarget,
 }

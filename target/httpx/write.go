@@ -1,33 +1,36 @@
-package target
+// Package httpx is the Python httpx target: a client module per report,
+// its timeouts, limits and retry loop.
+package httpx
 
 import (
 	"strings"
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
-// httpxTarget writes Python for httpx: per group an httpx.Timeout (each
+// Target writes Python for httpx: per group an httpx.Timeout (each
 // phase of one attempt) and its policy, httpx.Limits with the bulkhead, and
 // send(), which makes the attempts: httpx has no timeout for a whole
 // request and retries nothing but connects by itself.
-var HTTPXTarget = Target{
+var Target = target.Target{
 	Name:    "httpx",
 	File:    "httpx.py",
 	Summary: "Python httpx: httpx.Timeout(connect, read, write, pool) and a policy per group, httpx.Limits(max_connections), send(): the retry loop within the deadline",
 	Comment: "#",
-	Write:   renderHTTPX,
+	Write:   write,
 }
 
-func renderHTTPX(p *Plan, d *Doc) error {
+func write(p *target.Plan, d *target.Doc) error {
 	routes := p.GroupRoutes()
 	d.Note("httpx timeouts, limits and retries for %q, written by tunetimeout from measured latency.", p.Service)
 	d.Note("Call send(client(group), request, group). httpx has no timeout over a whole request: its timeouts bound each phase of one attempt (the wait for a pooled connection, the connect, each write, each read).")
 	d.Note("send() sends a retry only while the worst case of one attempt (pool + connect + write + read) fits in what is left of the deadline, and bounds each phase of an attempt by what is left, so the call never outlasts it, unless a server trickles its answer: read bounds each read, not the whole response.")
-	d.Note("The time left is passed down: send() sets %s on every attempt to the whole milliseconds the attempt has left (the smaller of what is left and one attempt's worst case), as Envoy's router sets it on the requests it sends; an Envoy whose router filter has respect_expected_rq_timeout: true takes it as the route's timeout. In a handler, time_left(headers) reads the header its caller set: pass it as send(..., time_left=...), and a call with less than min_useful left is not sent at all (NoUsefulTime): the work is dropped at once.", deadlineHeader)
+	d.Note("The time left is passed down: send() sets %s on every attempt to the whole milliseconds the attempt has left (the smaller of what is left and one attempt's worst case), as Envoy's router sets it on the requests it sends; an Envoy whose router filter has respect_expected_rq_timeout: true takes it as the route's timeout. In a handler, time_left(headers) reads the header its caller set: pass it as send(..., time_left=...), and a call with less than min_useful left is not sent at all (NoUsefulTime): the work is dropped at once.", target.DeadlineHeader)
 	d.Note("send() retries a request that was never sent (httpx.ConnectError, httpx.ConnectTimeout) for every call, and after it was sent only when retry_sent is set (idempotent calls); httpx's own retries (HTTPTransport(retries=)) are left off, for their fixed 0.5s, 1s waits.")
 	d.Note("A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not leave room for an attempt before the deadline (or, without one, exceeds backoff_cap), send() returns the response at once.")
-	NoteRetriesOffFile(d, "send()")
+	target.NoteRetriesOffFile(d, "send()")
 	d.Printf("import datetime\nimport email.utils\nimport os\nimport random\nimport threading\nimport time\n\nimport httpx\n\n")
 	if b := p.Bulkhead; b != nil {
 		d.Note("max_connections %s; a request beyond it waits at most the pool timeout, then fails (httpx.PoolTimeout)", p.BulkheadWhy)
@@ -36,9 +39,9 @@ func renderHTTPX(p *Plan, d *Doc) error {
 		d.Note("httpx's default limits (100 connections): the report has no call rate for a bulkhead (analyze --rate)")
 		d.Printf("LIMITS = httpx.Limits()\n\n")
 	}
-	d.Printf("%s", httpxRetriesOff)
-	d.Printf("%s", httpxDeadline)
-	d.Printf("\n%s", httpxBudget)
+	d.Printf("%s", retriesOffCode)
+	d.Printf("%s", deadlineCode)
+	d.Printf("\n%s", budgetCode)
 	d.Printf("# Per group: the timeouts of one attempt (seconds), and how attempts are made:\n")
 	d.Printf("# deadline bounds the whole call (None: no deadline), attempts counts the first,\n")
 	d.Printf("# waits are random from 0 to min(backoff_cap, backoff_base x 2^n) (full jitter),\n")
@@ -51,18 +54,18 @@ func renderHTTPX(p *Plan, d *Doc) error {
 		perTry := tm.PerTry
 		setup := tm.Connect + 2*tm.Other
 		d.Note("group %q:", rt.Group)
-		d.Note("  connect %s s: %s", PySeconds(tm.Connect), tm.ConnectWhy)
-		d.Note("  pool and write %s s: %s", PySeconds(tm.Other), tm.OtherWhy)
-		d.Note("  read %s s: %s", PySeconds(perTry), tm.PerTryWhy)
+		d.Note("  connect %s s: %s", target.PySeconds(tm.Connect), tm.ConnectWhy)
+		d.Note("  pool and write %s s: %s", target.PySeconds(tm.Other), tm.OtherWhy)
+		d.Note("  read %s s: %s", target.PySeconds(perTry), tm.PerTryWhy)
 		if n := tm.OverNote(setup, rt.Deadline); n != "" {
 			d.Note("  %s", n)
 		}
 		dl := "None"
 		if rt.Deadline > 0 {
-			dl = PySeconds(rt.Deadline)
-			d.Note("  deadline %s s: the caller's; one attempt takes at most %s s, so send() stops when less is left", dl, PySeconds(setup+perTry))
+			dl = target.PySeconds(rt.Deadline)
+			d.Note("  deadline %s s: the caller's; one attempt takes at most %s s, so send() stops when less is left", dl, target.PySeconds(setup+perTry))
 		} else {
-			d.Note("  no deadline in the report: send() makes every attempt (at most %s s in all)", PySeconds(time.Duration(rt.Attempts)*(setup+perTry)+time.Duration(rt.Attempts-1)*rt.BackoffCap))
+			d.Note("  no deadline in the report: send() makes every attempt (at most %s s in all)", target.PySeconds(time.Duration(rt.Attempts)*(setup+perTry)+time.Duration(rt.Attempts-1)*rt.BackoffCap))
 		}
 		retrySent := rt.Attempts > 1 && !rt.NeverSentOnly()
 		codes := "[]"
@@ -77,36 +80,36 @@ func renderHTTPX(p *Plan, d *Doc) error {
 		}
 		budget := "None"
 		if b := rt.Budget; b != nil && *b > 0 && rt.Attempts > 1 {
-			budget = "Budget(" + Ratio(*b) + ")"
-			d.Note("  retry_budget %s: retry budget %s of requests, from the call policy; a token bucket for the group's calls in this process: each call earns %s of a token, at most 10 kept, each retry spends one (as the simulation's, docs/method.md#retry-budgets)", budget, human.Percent(*b), Ratio(*b))
+			budget = "Budget(" + target.Ratio(*b) + ")"
+			d.Note("  retry_budget %s: retry budget %s of requests, from the call policy; a token bucket for the group's calls in this process: each call earns %s of a token, at most 10 kept, each retry spends one (as the simulation's, docs/method.md#retry-budgets)", budget, human.Percent(*b), target.Ratio(*b))
 		}
 		base, cp := "0.0", "0.0"
 		if rt.Attempts > 1 {
-			base, cp = PySeconds(rt.BackoffBase), PySeconds(rt.BackoffCap)
+			base, cp = target.PySeconds(rt.BackoffBase), target.PySeconds(rt.BackoffCap)
 		}
 		py := map[bool]string{true: "True", false: "False"}
-		d.Printf("    %s: {\n", JSONString(rt.Group))
-		d.Printf("        \"timeout\": httpx.Timeout(connect=%s, read=%s, write=%s, pool=%s),\n", PySeconds(tm.Connect), PySeconds(perTry), PySeconds(tm.Other), PySeconds(tm.Other))
+		d.Printf("    %s: {\n", target.JSONString(rt.Group))
+		d.Printf("        \"timeout\": httpx.Timeout(connect=%s, read=%s, write=%s, pool=%s),\n", target.PySeconds(tm.Connect), target.PySeconds(perTry), target.PySeconds(tm.Other), target.PySeconds(tm.Other))
 		d.Printf("        \"deadline\": %s,\n        \"attempts\": %d,\n        \"backoff_base\": %s,\n        \"backoff_cap\": %s,\n", dl, rt.Attempts, base, cp)
-		d.Note("  min_useful %s s: %s", PySeconds(max(rt.MinUseful, time.Millisecond)), rt.usefulWhy())
+		d.Note("  min_useful %s s: %s", target.PySeconds(max(rt.MinUseful, time.Millisecond)), rt.UsefulWhy())
 		d.Printf("        \"retry_sent\": %s,\n        \"retry_status\": %s,\n        \"retry_budget\": %s,\n", py[retrySent], codes, budget)
-		d.Printf("        \"min_useful\": %s,\n    },\n", PySeconds(max(rt.MinUseful, time.Millisecond)))
+		d.Printf("        \"min_useful\": %s,\n    },\n", target.PySeconds(max(rt.MinUseful, time.Millisecond)))
 	}
 	d.Printf("}\n\n")
 	d.Printf("# Failures after which the request was never sent: safe to retry for any call.\nNEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout)\n\n\n")
-	d.Printf("def client(group=%s):\n    \"\"\"Return an httpx.Client with the timeouts of one group.\"\"\"\n    return httpx.Client(timeout=GROUPS[group][\"timeout\"], limits=LIMITS)\n\n\n", JSONString(routes[0].Group))
-	d.Printf("%s", httpxSend)
+	d.Printf("def client(group=%s):\n    \"\"\"Return an httpx.Client with the timeouts of one group.\"\"\"\n    return httpx.Client(timeout=GROUPS[group][\"timeout\"], limits=LIMITS)\n\n\n", target.JSONString(routes[0].Group))
+	d.Printf("%s", sendCode)
 	return nil
 }
 
 // httpxRetriesOff is the switch that turns retries off without a deploy,
 // the same in every httpx snippet (as the Go snippet's RetriesOffFile).
-const httpxRetriesOff = `# The switch that turns retries off during an incident, without a deploy:
+const retriesOffCode = `# The switch that turns retries off during an incident, without a deploy:
 # while a file exists at RETRIES_OFF_FILE, send() makes one attempt per call
 # whatever the policy. The path is read from the environment variable
-# ` + RetriesOffEnv + ` when the module is imported; the file is
+# ` + target.RetriesOffEnv + ` when the module is imported; the file is
 # looked for on every call.
-RETRIES_OFF_FILE = os.environ.get("` + RetriesOffEnv + `") or "` + RetriesOffDefault + `"
+RETRIES_OFF_FILE = os.environ.get("` + target.RetriesOffEnv + `") or "` + target.RetriesOffDefault + `"
 
 
 def retries_off():
@@ -118,7 +121,7 @@ def retries_off():
 
 // httpxBudget is the retry budget's token bucket, the same in every
 // httpx snippet (as the Go snippet's Budget).
-const httpxBudget = `class Budget:
+const budgetCode = `class Budget:
     """A retry budget as one token bucket for the calls that share it:
     each call earns ratio of a token, at most 10 are kept, each retry
     spends one, and a call is not retried without one. It starts full."""
@@ -147,14 +150,14 @@ const httpxBudget = `class Budget:
 // httpxDeadline is the header that passes the time left down and its
 // reader, the same in every httpx snippet (as the Go snippet's
 // DeadlineHeader and DeadlineFromRequest).
-const httpxDeadline = `# DEADLINE_HEADER carries the time a call has left, in whole milliseconds
-# counted from when the request is sent: Envoy's ` + deadlineHeader + `,
+const deadlineCode = `# DEADLINE_HEADER carries the time a call has left, in whole milliseconds
+# counted from when the request is sent: Envoy's ` + target.DeadlineHeader + `,
 # which Envoy's router sets on the requests it sends (the route's per-try
 # timeout, or its timeout) and, with respect_expected_rq_timeout: true in its
 # router filter, takes from its caller as the route's timeout. send() sets it
 # on every attempt; time_left() reads it. Envoy removes it from requests it
 # does not count as internal: trust it from your own services only.
-DEADLINE_HEADER = "` + deadlineHeader + `"
+DEADLINE_HEADER = "` + target.DeadlineHeader + `"
 
 
 class NoUsefulTime(Exception):
@@ -182,7 +185,7 @@ def time_left(headers):
 `
 
 // httpxSend is send(), the same in every httpx snippet.
-const httpxSend = `def send(client, request, group, time_left=None):
+const sendCode = `def send(client, request, group, time_left=None):
     """Send request with the policy of group: return the response, the last
     one when every attempt answered with a retryable status, or raise the
     last error. The request's body must be replayable (bytes, not a stream)
