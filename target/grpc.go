@@ -275,3 +275,22 @@ func grpcSwitch(d *Doc, cfg GRPCConfig) {
 	}
 	d.Note("Retries off during an incident, without a deploy: serve this config without its retryPolicy and hedgingPolicy blocks (jq '%s' grpc.json) where the clients' name resolver reads it (xDS, or the DNS TXT record _grpc_config.HOST where the client enables it, gRFC A2): a channel applies a new service config without a restart. A config given in code (grpc.WithDefaultServiceConfig, Java's defaultServiceConfig) takes a deploy. gRPC's transparent retries of RPCs that never left the client stay.", grpcRetriesOffJq)
 }
+
+// grpcNaming: "<service>/<Group>" in CamelCase, or the group's own service
+// and method when it is a gRPC method path (renderGRPC, grpcObjectName).
+var GRPCNaming = &Naming{
+	Service: GrpcFullName,
+	Of: func(svc, group string) string {
+		n := grpcObjectName(svc, group)
+		return n.Service + "/" + n.Method
+	},
+	Names: func(ob Object) []string {
+		var out []string
+		for _, m := range ob.Matches {
+			if m.Kind == MatchMethod && strings.Contains(m.Value, "/") {
+				out = append(out, m.Value)
+			}
+		}
+		return out
+	},
+}

@@ -208,3 +208,18 @@ func haproxyArg(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// haproxyNaming: "backend <service>_<group>", in lower case
+// (renderHAProxy).
+var HAProxyNaming = &Naming{
+	Service: func(s string) string { return Identifier(s, false) },
+	Of: func(svc, group string) string {
+		return svc + "_" + strings.ToLower(Identifier(group, false))
+	},
+	Names: func(ob Object) []string {
+		if ob.Kind != "backend" && ob.Kind != "listen" {
+			return nil
+		}
+		return []string{strings.TrimPrefix(ob.Name, ob.Kind+" ")}
+	},
+}

@@ -2,7 +2,6 @@ package target
 
 import (
 	"slices"
-	"strings"
 	"unicode"
 )
 
@@ -25,7 +24,7 @@ type Naming struct {
 	Of func(service, group string) string
 	// lone: a snippet of one group names its object for the service alone
 	// (resilience4j: an instance per measured group, no catch-all).
-	lone bool
+	Lone bool
 	// names are the names an object read back carries, in the form of
 	// (service, group) names: an HAProxy backend's, a resilience4j
 	// instance's, a gRPC method config's "service/method" names.
@@ -82,7 +81,7 @@ func (t Target) GroupsNamed(ob Object, groups []string) []string {
 				break // the shortest service: the longest group part
 			}
 		}
-		if named == nil && t.Naming.lone && len(groups) == 1 && t.Naming.Service(name) == name {
+		if named == nil && t.Naming.Lone && len(groups) == 1 && t.Naming.Service(name) == name {
 			named = groups
 		}
 		for _, g := range named {
@@ -100,62 +99,9 @@ func (t Target) GroupsNamed(ob Object, groups []string) []string {
 // which callee such an object calls when a caller's configs serve
 // several (--topology).
 func (t Target) NamesService(ob Object, service string) bool {
-	if t.Naming == nil || !t.Naming.lone {
+	if t.Naming == nil || !t.Naming.Lone {
 		return false
 	}
 	want := t.Naming.Service(service)
 	return slices.Contains(t.Naming.Names(ob), want)
-}
-
-// haproxyNaming: "backend <service>_<group>", in lower case
-// (renderHAProxy).
-var HAProxyNaming = &Naming{
-	Service: func(s string) string { return Identifier(s, false) },
-	Of: func(svc, group string) string {
-		return svc + "_" + strings.ToLower(Identifier(group, false))
-	},
-	Names: func(ob Object) []string {
-		if ob.Kind != "backend" && ob.Kind != "listen" {
-			return nil
-		}
-		return []string{strings.TrimPrefix(ob.Name, ob.Kind+" ")}
-	},
-}
-
-// resilience4jNaming: "<service>-<group>" as DNS labels of at most 40
-// characters each (renderResilience4j).
-var Resilience4jNaming = &Naming{
-	Service: func(s string) string {
-		if n := DNSLabel(s, 40); n != "" {
-			return n
-		}
-		return DefaultService
-	},
-	Of: func(svc, group string) string {
-		if g := DNSLabel(group, 40); g != "" {
-			return svc + "-" + g
-		}
-		return svc
-	},
-	lone:  true,
-	Names: func(ob Object) []string { return []string{ob.Name} },
-}
-
-// grpcNaming: "<service>/<Group>" in CamelCase, or the group's own service
-// and method when it is a gRPC method path (renderGRPC, grpcObjectName).
-var GRPCNaming = &Naming{
-	Service: GrpcFullName,
-	Of: func(svc, group string) string {
-		n := grpcObjectName(svc, group)
-		return n.Service + "/" + n.Method
-	},
-	Names: func(ob Object) []string {
-		var out []string
-		for _, m := range ob.Matches {
-			if m.Kind == MatchMethod && strings.Contains(m.Value, "/") {
-				out = append(out, m.Value)
-			}
-		}
-		return out
-	},
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/resilience4j"
 )
 
 // The hostile configs of issue 30, generated here: each must end with an
@@ -75,8 +76,8 @@ func TestYAMLAliasBombs(t *testing.T) {
 		read             func(string, []byte, target.Opener, *budget.Budget) ([]target.Object, error)
 		line             int
 	}{
-		{"resilience4j", "application.yml", r4j, target.ReadResilience4jConfig, 1},
-		{"resilience4j without a name", "-", r4j, target.ReadResilience4jConfig, 1},
+		{"resilience4j", "application.yml", r4j, resilience4j.ReadConfig, 1},
+		{"resilience4j without a name", "-", r4j, resilience4j.ReadConfig, 1},
 		{"istio in a List", "vs.yaml", list.String(), target.ReadIstioConfig, 1},
 		{"gateway-api in a List", "vs.yaml", strings.ReplaceAll(list.String(), "networking.istio.io/v1, kind: VirtualService", "gateway.networking.k8s.io/v1, kind: HTTPRoute"), target.ReadGatewayAPIConfig, 1},
 		{"linkerd in a List", "vs.yaml", strings.ReplaceAll(list.String(), "networking.istio.io/v1, kind: VirtualService", "policy.linkerd.io/v1beta3, kind: HTTPRoute"), target.ReadLinkerdConfig, 1},
@@ -136,7 +137,7 @@ func TestYAMLRefusedBeforeDecoding(t *testing.T) {
 func TestYAMLAliasCycle(t *testing.T) {
 	_, err := target.ReadEnvoyConfig("c.yaml", []byte("static_resources:\n  clusters: &a\n  - name: c\n    x: *a\n"), nil, nil)
 	assert.EqualError(t, err, "c.yaml:4: the alias *a stands inside its own anchor: it would repeat for ever")
-	_, err = target.ReadResilience4jConfig("application.yml", []byte("a: &x {b: *x}\n"), nil, nil)
+	_, err = resilience4j.ReadConfig("application.yml", []byte("a: &x {b: *x}\n"), nil, nil)
 	assert.EqualError(t, err, "application.yml:1: the alias *x stands inside its own anchor: it would repeat for ever")
 }
 
@@ -157,7 +158,7 @@ func TestR4jPathsCount(t *testing.T) {
 	// segments.
 	data := "x: &m {" + strings.Repeat("a.", 499) + "b: 1}\nl: [" + strings.TrimSuffix(strings.Repeat("*m,", 5000), ",") + "]\n"
 	err := bounded(t, 300, func() error {
-		_, err := target.ReadResilience4jConfig("application.yml", []byte(data), nil, nil)
+		_, err := resilience4j.ReadConfig("application.yml", []byte(data), nil, nil)
 		return err
 	})
 	assert.EqualError(t, err, "application.yml:1: segments of Spring properties (a property's key segments and list items; aliases expanded): over the node budget of one run, 1,048,576 nodes in all")

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/resilience4j"
 )
 
 var r4jFixtures = configFixtureDir("resilience4j")
@@ -81,7 +82,7 @@ func TestReadResilience4jRoundTrip(t *testing.T) {
 			body, err := Render("resilience4j", r, fx.opts)
 			require.NoError(t, err)
 			require.NoError(t, validateResilience4j(body))
-			objs, err := target.ReadResilience4jConfig("resilience4j.yaml", body, nil, nil)
+			objs, err := resilience4j.ReadConfig("resilience4j.yaml", body, nil, nil)
 			require.NoError(t, err)
 			requireInside(t, "resilience4j.yaml", body, objs)
 			want, err := readResilience4j(body)
@@ -138,7 +139,7 @@ func TestReadResilience4jBinding(t *testing.T) {
 spring.config.activate.on-profile: prod
 resilience4j.timelimiter.instances.inventory.timeoutDuration: 800ms
 `
-		objs := mustRead(t, target.ReadResilience4jConfig, "application.yml", yml)
+		objs := mustRead(t, resilience4j.ReadConfig, "application.yml", yml)
 		var names []string
 		for _, o := range objs {
 			names = append(names, o.Name)
@@ -153,7 +154,7 @@ resilience4j.timelimiter.instances.inventory.timeoutDuration: 800ms
 		assert.Equal(t, 0.2, inv.BackoffBase.Value)
 		assert.Nil(t, inv.BackoffMax, "exponential without exponentialMaxWaitDuration: no cap")
 		assert.Equal(t, "±25 %", inv.Jitter)
-		assert.Equal(t, target.Defaulted(target.R4jEverything, target.Pos{File: "application.yml", Line: 10}), inv.RetryOn, "no retryExceptions: every exception")
+		assert.Equal(t, target.Defaulted(resilience4j.Everything, target.Pos{File: "application.yml", Line: 10}), inv.RetryOn, "no retryExceptions: every exception")
 		assert.True(t, hasNote(inv, "x1.5 without exponentialMaxWaitDuration"), describeObject(inv))
 		assert.True(t, hasNote(inv, "maxThreadPoolSize 8") || hasNote(inv, "max-thread-pool-size 8"), describeObject(inv))
 		prod := m["inventory (profile prod)"]
@@ -171,7 +172,7 @@ resilience4j.retry.instances.a.retry-exceptions[1]=\
 resilience4j.retry.instances.a.wait\u0044uration 750
 resilience4j.bulkhead.instances.a.maxConcurrentCalls=7
 `
-		objs := mustRead(t, target.ReadResilience4jConfig, "application.properties", props)
+		objs := mustRead(t, resilience4j.ReadConfig, "application.properties", props)
 		require.Len(t, objs, 1)
 		a := objs[0]
 		assert.Equal(t, target.Pos{File: "application.properties", Line: 3}, a.Pos)
@@ -194,13 +195,13 @@ func TestReadResilience4jDuration(t *testing.T) {
 		"P1DT2H": 26 * time.Hour, "PT1H30M": 90 * time.Minute, "-PT5S": -5 * time.Second, "PT-0.5S": -500 * time.Millisecond,
 		"P2D": 48 * time.Hour,
 	} {
-		got, err := target.SpringBootDuration(in)
+		got, err := resilience4j.SpringBootDuration(in)
 		if assert.NoError(t, err, in) {
 			assert.Equal(t, want, got, in)
 		}
 	}
 	for _, in := range []string{"1.5s", "2 s", "1x", "PT", "P", "PT1.5M", "P1W", "", "s", "1h30m", "99999999999999d"} {
-		_, err := target.SpringBootDuration(in)
+		_, err := resilience4j.SpringBootDuration(in)
 		assert.Error(t, err, in)
 	}
 }
@@ -221,7 +222,7 @@ func TestReadResilience4jRefuses(t *testing.T) {
 		{"a.properties", "\n\nresilience4j.timelimiter.instances.a.timeoutDuration=10x\n", `a.properties:3: resilience4j.timelimiter.instances.a.timeoutDuration "10x": unknown unit "x"`},
 		{"a.properties", "resilience4j.bulkhead.instances.a.maxConcurrentCalls=-1\n", `a.properties:1: resilience4j.bulkhead.instances.a.maxConcurrentCalls "-1": negative`},
 	} {
-		_, err := target.ReadResilience4jConfig(c.file, []byte(c.body), nil, nil)
+		_, err := resilience4j.ReadConfig(c.file, []byte(c.body), nil, nil)
 		if assert.Error(t, err, c.body) {
 			assert.Contains(t, err.Error(), c.want)
 		}
@@ -243,13 +244,13 @@ func TestReadResilience4jDetect(t *testing.T) {
 		{"my-application.yml", "a: b\n", false},
 		{"applicationContext.yaml", "", true},
 	} {
-		assert.Equal(t, c.want, target.DetectResilience4jConfig(c.file, []byte(c.data)), c.file)
+		assert.Equal(t, c.want, resilience4j.Detect(c.file, []byte(c.data)), c.file)
 	}
 	// Without a telling name, the reader sniffs YAML or properties.
-	objs := mustRead(t, target.ReadResilience4jConfig, "-", "resilience4j.retry.instances.a.maxAttempts=3\n")
+	objs := mustRead(t, resilience4j.ReadConfig, "-", "resilience4j.retry.instances.a.maxAttempts=3\n")
 	require.Len(t, objs, 1)
 	assert.Equal(t, 3, objs[0].Attempts.Value)
-	objs = mustRead(t, target.ReadResilience4jConfig, "-", "resilience4j:\n  retry:\n    instances:\n      a: {maxAttempts: 2}\n")
+	objs = mustRead(t, resilience4j.ReadConfig, "-", "resilience4j:\n  retry:\n    instances:\n      a: {maxAttempts: 2}\n")
 	assert.Equal(t, 2, objs[0].Attempts.Value)
 }
 
@@ -271,7 +272,7 @@ func FuzzReadResilience4j(f *testing.F) {
 		if properties {
 			file = "application.properties"
 		}
-		objs, err := target.ReadResilience4jConfig(file, data, nil, nil)
+		objs, err := resilience4j.ReadConfig(file, data, nil, nil)
 		if err == nil {
 			requireInside(t, file, data, objs)
 		}

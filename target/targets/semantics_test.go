@@ -22,6 +22,7 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/golang/protobuf/jsonpb" //nolint:staticcheck // the decoder Istio's own types use
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/resilience4j"
 	"google.golang.org/protobuf/encoding/protojson"
 	networkingv1 "istio.io/api/networking/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -310,7 +311,7 @@ func readResilience4j(body []byte) ([]behaviour, error) {
 				b.cap, _ = time.ParseDuration(rt.ExponentialMaxWaitDuration)
 				b.retryExceptions = rt.RetryExceptions
 				for _, e := range rt.RetryExceptions {
-					if !contains(target.R4jNeverSent, e) {
+					if !contains(resilience4j.NeverSent, e) {
 						b.retrySent = true
 					}
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/target"
 	"github.com/tunetimeout/tunetimeout/target/httpx"
+	"github.com/tunetimeout/tunetimeout/target/resilience4j"
 )
 
 // All is every target, in the order --help, docs/cli and --emit all list
@@ -21,7 +22,7 @@ var All = []target.Target{
 	target.IstioTarget,
 	target.LinkerdTarget,
 	target.GatewayTarget,
-	target.Resilience4jTarget,
+	resilience4j.Target,
 	target.GoTarget,
 	httpx.Target,
 	target.NginxTarget,

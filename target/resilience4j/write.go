@@ -1,23 +1,24 @@
-package target
+package resilience4j
 
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/tunetimeout/tunetimeout/target"
 	"strings"
 	"time"
 )
 
 // resilience4jTarget writes Spring Boot configuration for resilience4j: one
 // instance per group of TimeLimiter (per-try timeout), Bulkhead and Retry.
-var Resilience4jTarget = Target{
+var Target = target.Target{
 	Name:    "resilience4j",
 	File:    "resilience4j.yaml",
 	Summary: "resilience4j (Spring Boot YAML): timelimiter, bulkhead and retry instances",
 	Comment: "#",
-	Write:   renderResilience4j,
-	Reader:  ReadResilience4jConfig,
-	Detect:  DetectResilience4jConfig,
-	Naming:  Resilience4jNaming,
+	Write:   write,
+	Reader:  ReadConfig,
+	Detect:  Detect,
+	Naming:  naming,
 }
 
 // Exceptions resilience4j's Retry may retry (retryExceptions): for a call
@@ -27,21 +28,21 @@ var Resilience4jTarget = Target{
 // TimeLimiter's timeout. Its default, with no retryExceptions, retries
 // every exception.
 var (
-	R4jNeverSent  = []string{"java.net.ConnectException", "java.net.NoRouteToHostException", "java.net.UnknownHostException", "java.net.http.HttpConnectTimeoutException"}
+	NeverSent     = []string{"java.net.ConnectException", "java.net.NoRouteToHostException", "java.net.UnknownHostException", "java.net.http.HttpConnectTimeoutException"}
 	r4jIdempotent = []string{"java.io.IOException", "java.util.concurrent.TimeoutException"}
 )
 
-func renderResilience4j(p *Plan, d *Doc) error {
+func write(p *target.Plan, d *target.Doc) error {
 	d.Note("resilience4j instances for %q (Spring Boot application.yaml), written by tunetimeout from measured latency.", p.Service)
 	d.Note("Spring's aspects decorate a call as Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(call))))): the time limit applies to every attempt, and nothing bounds the whole call, so the retries are fitted so that every attempt may time out in full within the deadline.")
 	d.Note("The @TimeLimiter aspect needs a CompletionStage (or reactive) return type and does not interrupt the work it stops waiting for.")
 	routes := p.GroupRoutes()
 	inst := make([]string, len(routes))
-	names := NewUnique("-")
+	names := target.NewUnique("-")
 	for i, rt := range routes {
-		n := Resilience4jNaming.Service(p.Service)
+		n := naming.Service(p.Service)
 		if len(routes) > 1 {
-			n = Resilience4jNaming.Of(n, rt.Group)
+			n = naming.Of(n, rt.Group)
 		}
 		inst[i] = names.Name(n)
 	}
@@ -49,7 +50,7 @@ func renderResilience4j(p *Plan, d *Doc) error {
 		attempts      int
 		perTry, worst time.Duration
 		fellBack      bool
-		asked         Route
+		asked         target.Route
 		askedN        int // the attempts the route's own retries would fit
 	}
 	fits := make([]fitted, len(routes))
@@ -73,8 +74,8 @@ func renderResilience4j(p *Plan, d *Doc) error {
 		if fits[i].perTry != rt.PerTry {
 			why = "the deadline less the connect timeout: one attempt must fit the deadline"
 		}
-		d.Note("  timelimiter timeoutDuration %s: %s", UnitDur(fits[i].perTry), why)
-		d.Printf("      %s:\n        timeoutDuration: %s\n        cancelRunningFuture: true\n", inst[i], UnitDur(fits[i].perTry))
+		d.Note("  timelimiter timeoutDuration %s: %s", target.UnitDur(fits[i].perTry), why)
+		d.Printf("      %s:\n        timeoutDuration: %s\n        cancelRunningFuture: true\n", inst[i], target.UnitDur(fits[i].perTry))
 	}
 	if p.Bulkhead != nil {
 		d.Printf("  bulkhead:\n    instances:\n")
@@ -90,7 +91,7 @@ func renderResilience4j(p *Plan, d *Doc) error {
 		d.Note("no bulkhead: the report has no call rate (analyze --rate, or timestamps)")
 	}
 	connect, cwhy := p.ClusterConnect()
-	d.Note("set the HTTP client's connect timeout to %s (%s): resilience4j has none", UnitDur(connect), cwhy)
+	d.Note("set the HTTP client's connect timeout to %s (%s): resilience4j has none", target.UnitDur(connect), cwhy)
 	// Every group gets a retry instance, maxAttempts 1 where no retry fits:
 	// a @Retry(name = ...) whose instance is not configured takes the
 	// defaults of RetryConfig (maxAttempts 3, waitDuration 500ms, every
@@ -101,7 +102,7 @@ func renderResilience4j(p *Plan, d *Doc) error {
 		if f.attempts <= 1 {
 			why := rt.AttemptsWhy
 			if rt.Attempts > 1 {
-				why = fmt.Sprintf("%s, but with every attempt timing out in full only 1 fits the deadline of %s (worst case %s)", rt.AttemptsWhy, FmtDur(rt.Deadline), FmtDur(f.worst))
+				why = fmt.Sprintf("%s, but with every attempt timing out in full only 1 fits the deadline of %s (worst case %s)", rt.AttemptsWhy, target.FmtDur(rt.Deadline), target.FmtDur(f.worst))
 			}
 			d.Note("retry %s maxAttempts 1, no retries: %s; written so that a @Retry naming it does not take resilience4j's defaults (3 attempts, 500ms apart, every exception retried)", inst[i], why)
 			d.Printf("      %s:\n        maxAttempts: 1\n", inst[i])
@@ -109,19 +110,19 @@ func renderResilience4j(p *Plan, d *Doc) error {
 		}
 		d.Note("retry %s maxAttempts %d (the first call included): %s", inst[i], f.attempts, rt.AttemptsWhy)
 		if f.fellBack {
-			d.Note("  connection failures only: retrying %s, where every attempt may time out in full, would fit %s in the deadline of %s; a failed connect costs a retry no more than the connect timeout", strings.Join(f.asked.RetryOn, ", "), Plural(f.askedN, "attempt"), FmtDur(rt.Deadline))
+			d.Note("  connection failures only: retrying %s, where every attempt may time out in full, would fit %s in the deadline of %s; a failed connect costs a retry no more than the connect timeout", strings.Join(f.asked.RetryOn, ", "), target.Plural(f.askedN, "attempt"), target.FmtDur(rt.Deadline))
 		}
 		if f.attempts < rt.Attempts {
-			d.Note("  %d of them: with every attempt failing as slowly as it can and every wait at its largest, more would not fit the deadline of %s", f.attempts, FmtDur(rt.Deadline))
+			d.Note("  %d of them: with every attempt failing as slowly as it can and every wait at its largest, more would not fit the deadline of %s", f.attempts, target.FmtDur(rt.Deadline))
 		}
 		if rt.Deadline > 0 {
-			d.Note("  worst case %s, within the deadline of %s", FmtDur(f.worst), FmtDur(rt.Deadline))
+			d.Note("  worst case %s, within the deadline of %s", target.FmtDur(f.worst), target.FmtDur(rt.Deadline))
 		}
-		d.Note("  waitDuration %s doubling up to exponentialMaxWaitDuration %s: %s", UnitDur(rt.BackoffBase), UnitDur(rt.BackoffCap), rt.BackoffWhy)
+		d.Note("  waitDuration %s doubling up to exponentialMaxWaitDuration %s: %s", target.UnitDur(rt.BackoffBase), target.UnitDur(rt.BackoffCap), rt.BackoffWhy)
 		d.Note("  randomizedWaitFactor 0.5 spreads each wait over +/- 50 %% around it, then caps it: resilience4j's jitter is not full jitter (uniform from 0 to the wait); exponentialMaxWaitDuration only applies with the multiplier and the factor set, as here")
 		exc := r4jIdempotent
 		if rt.NeverSentOnly() {
-			exc = R4jNeverSent
+			exc = NeverSent
 			why := rt.IdempotentWhy
 			if f.fellBack {
 				why = "only they fit the deadline"
@@ -131,8 +132,8 @@ func renderResilience4j(p *Plan, d *Doc) error {
 			d.Note("  retryExceptions %s: I/O failures and the time limiter's timeout, from %s; status codes need the HTTP client's exception for them (or a resultPredicate)", strings.Join(exc, ", "), strings.Join(rt.RetryOn, ", "))
 		}
 		d.Note("  resilience4j matches the exception thrown, not its causes: Spring's RestTemplate and WebClient wrap these (ResourceAccessException, WebClientRequestException); with them, point retryExceptionPredicate at a Predicate<Throwable> that walks getCause()")
-		d.Printf("      %s:\n        maxAttempts: %d\n        waitDuration: %s\n", inst[i], f.attempts, UnitDur(rt.BackoffBase))
-		d.Printf("        enableExponentialBackoff: true\n        exponentialBackoffMultiplier: 2\n        exponentialMaxWaitDuration: %s\n", UnitDur(rt.BackoffCap))
+		d.Printf("      %s:\n        maxAttempts: %d\n        waitDuration: %s\n", inst[i], f.attempts, target.UnitDur(rt.BackoffBase))
+		d.Printf("        enableExponentialBackoff: true\n        exponentialBackoffMultiplier: 2\n        exponentialMaxWaitDuration: %s\n", target.UnitDur(rt.BackoffCap))
 		d.Printf("        enableRandomizedWait: true\n        randomizedWaitFactor: 0.5\n        retryExceptions:\n")
 		for _, e := range exc {
 			d.Printf("        - %s\n", e)
@@ -144,7 +145,7 @@ func renderResilience4j(p *Plan, d *Doc) error {
 			retrying = append(retrying, inst[i])
 		}
 	}
-	resilience4jSwitch(d, retrying)
+	writeSwitch(d, retrying)
 	return nil
 }
 
@@ -156,7 +157,7 @@ func renderResilience4j(p *Plan, d *Doc) error {
 // call. Without code for that, SPRING_APPLICATION_JSON overrides the
 // properties at a restart
 // (https://docs.spring.io/spring-boot/reference/features/external-config.html#features.external-config.application-json).
-func resilience4jSwitch(d *Doc, names []string) {
+func writeSwitch(d *target.Doc, names []string) {
 	if len(names) == 0 {
 		d.Note("Retries off during an incident: no retry instance here retries.")
 		return
@@ -170,4 +171,23 @@ func resilience4jSwitch(d *Doc, names []string) {
 		panic(err)
 	}
 	d.Note("Retries off during an incident, without a deploy: resilience4j has no switch, and Spring Boot binds this file when the application starts, but the @Retry aspect looks its instance up in the RetryRegistry on every call, so code the service runs (an admin endpoint) can replace it: retryRegistry.replace(NAME, Retry.of(NAME, RetryConfig.from(retryRegistry.retry(NAME).getRetryConfig()).maxAttempts(1).build())) for NAME in %s; the next call makes one attempt. Without such code, restart the same build with SPRING_APPLICATION_JSON='%s'. Replace them back, or restart without it, to restore the retries.", strings.Join(names, ", "), props)
+}
+
+// resilience4jNaming: "<service>-<group>" as DNS labels of at most 40
+// characters each (renderResilience4j).
+var naming = &target.Naming{
+	Service: func(s string) string {
+		if n := target.DNSLabel(s, 40); n != "" {
+			return n
+		}
+		return target.DefaultService
+	},
+	Of: func(svc, group string) string {
+		if g := target.DNSLabel(group, 40); g != "" {
+			return svc + "-" + g
+		}
+		return svc
+	},
+	Lone:  true,
+	Names: func(ob target.Object) []string { return []string{ob.Name} },
 }

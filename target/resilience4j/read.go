@@ -1,4 +1,4 @@
-package target
+package resilience4j
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // Reading resilience4j's Spring Boot configuration: application.yml or
@@ -41,20 +42,20 @@ const (
 
 // r4jEverything is what a retry without retryExceptions retries: every
 // exception (RetryConfig's default predicate takes any Throwable).
-var R4jEverything = []string{"java.lang.Throwable"}
+var Everything = []string{"java.lang.Throwable"}
 
 // The resilience4j modules whose instances an object combines, by their
 // relaxed names.
-var r4jModules = map[string]bool{"timelimiter": true, "retry": true, "bulkhead": true, "threadpoolbulkhead": true}
+var modules = map[string]bool{"timelimiter": true, "retry": true, "bulkhead": true, "threadpoolbulkhead": true}
 
 // r4jFileName is Spring Boot's configuration files: application.yml,
 // application-prod.properties, and Spring Cloud's bootstrap.yml.
-var r4jFileName = regexp.MustCompile(`^(application|bootstrap).*\.(ya?ml|properties)$`)
+var fileName = regexp.MustCompile(`^(application|bootstrap).*\.(ya?ml|properties)$`)
 
 // detectResilience4jConfig reports whether a file is a Spring Boot
 // configuration file that configures resilience4j.
-func DetectResilience4jConfig(file string, data []byte) bool {
-	if r4jFileName.MatchString(filepath.Base(file)) {
+func Detect(file string, data []byte) bool {
+	if fileName.MatchString(filepath.Base(file)) {
 		return true
 	}
 	return bytes.Contains(data, []byte("resilience4j.")) || bytes.Contains(data, []byte("resilience4j:"))
@@ -70,20 +71,20 @@ func DetectResilience4jConfig(file string, data []byte) bool {
 // Documents that apply to a Spring profile (spring.config.activate.on-profile)
 // give objects of their own, "name (profile p)", with the profile's
 // values over the rest.
-func ReadResilience4jConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
-	b = OrNew(b)
-	docs, err := r4jDocuments(b, file, data)
+func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
+	b = target.OrNew(b)
+	docs, err := documents(b, file, data)
 	if err != nil {
 		return nil, err
 	}
-	base := newR4jModel()
+	base := newModel()
 	type cond struct {
 		label string
-		props []r4jProp
+		props []property
 	}
 	var conds []cond
 	for _, d := range docs {
-		if label := r4jCondition(d); label != "" {
+		if label := condition(d); label != "" {
 			conds = append(conds, cond{label, d})
 			continue
 		}
@@ -98,11 +99,11 @@ func ReadResilience4jConfig(file string, data []byte, _ Opener, b *budget.Budget
 		// copies count against the budget, or many profiles over a large
 		// file would take its size times their number.
 		if err := b.Nodes(base.size(), "properties copied for Spring profiles"); err != nil {
-			return nil, ErrorAt(r4jDocPos(file, c.props), "%w", err)
+			return nil, target.ErrorAt(docPos(file, c.props), "%w", err)
 		}
 		m := base.clone()
 		m.add(c.props)
-		only := newR4jModel()
+		only := newModel()
 		only.add(c.props)
 		objs, err := m.objects(file, " ("+c.label+")", only)
 		if err != nil {
@@ -116,18 +117,18 @@ func ReadResilience4jConfig(file string, data []byte, _ Opener, b *budget.Budget
 // r4jProp is one property of a Spring configuration document: its key's
 // segments as written (a list index is "[0]"), its value or a YAML list's
 // items, and where it stands.
-type r4jProp struct {
+type property struct {
 	path   []string
-	at     []Pos // where each segment of the path stands
+	at     []target.Pos // where each segment of the path stands
 	value  string
 	list   []string
 	isList bool
 	empty  bool // a key without a value (an empty mapping): names an instance
-	pos    Pos
+	pos    target.Pos
 }
 
 // key is the property's name as Spring prints it.
-func (p r4jProp) key() string {
+func (p property) key() string {
 	var b strings.Builder
 	for i, s := range p.path {
 		if i > 0 && !strings.HasPrefix(s, "[") {
@@ -140,35 +141,35 @@ func (p r4jProp) key() string {
 
 // r4jNorm is a name in Spring's relaxed form: lower case, without dashes
 // and underscores.
-func r4jNorm(s string) string {
+func norm(s string) string {
 	s = strings.ToLower(s)
 	return strings.NewReplacer("-", "", "_", "").Replace(s)
 }
 
 // r4jDocuments splits a file into documents of properties: YAML documents,
 // or .properties documents ("#---" between them).
-func r4jDocuments(b *budget.Budget, file string, data []byte) ([][]r4jProp, error) {
+func documents(b *budget.Budget, file string, data []byte) ([][]property, error) {
 	switch strings.ToLower(filepath.Ext(file)) {
 	case ".properties":
-		return r4jProperties(file, data)
+		return properties(file, data)
 	case ".yml", ".yaml":
-		docs, err := YAMLDocuments(b, file, data)
+		docs, err := target.YAMLDocuments(b, file, data)
 		if err != nil {
 			return nil, err
 		}
-		return r4jYAML(b, file, docs)
+		return readYAML(b, file, docs)
 	}
 	// Neither name: YAML when it is a YAML mapping, else properties.
-	if docs, err := YAMLDocuments(b, file, data); err == nil && len(docs) > 0 && KubeResolve(docs[0]).Kind == yaml.MappingNode {
-		return r4jYAML(b, file, docs)
+	if docs, err := target.YAMLDocuments(b, file, data); err == nil && len(docs) > 0 && target.KubeResolve(docs[0]).Kind == yaml.MappingNode {
+		return readYAML(b, file, docs)
 	} else if errors.Is(err, budget.ErrSpent) {
 		return nil, err
 	}
-	return r4jProperties(file, data)
+	return properties(file, data)
 }
 
 // r4jMaxDepth bounds the nesting of a YAML document.
-const r4jMaxDepth = 64
+const maxDepth = 64
 
 // r4jYAML flattens each YAML document into properties, as Spring's
 // YamlPropertySourceLoader does: keys with dots are paths
@@ -177,12 +178,12 @@ const r4jMaxDepth = 64
 // the segments of every property are taken from the run's node budget, as
 // many nodes as its path is long (a key of many dots, or an alias of a deep
 // mapping, repeats them).
-func r4jYAML(b *budget.Budget, file string, docs []*yaml.Node) ([][]r4jProp, error) {
-	var out [][]r4jProp
+func readYAML(b *budget.Budget, file string, docs []*yaml.Node) ([][]property, error) {
+	var out [][]property
 	for _, d := range docs {
-		var props []r4jProp
-		w := r4jWalker{file: file, budget: b, out: &props}
-		if err := w.walk(d, nil, nil, NodePos(file, d), 0); err != nil {
+		var props []property
+		w := walker{file: file, budget: b, out: &props}
+		if err := w.walk(d, nil, nil, target.NodePos(file, d), 0); err != nil {
 			return nil, err
 		}
 		out = append(out, props)
@@ -191,34 +192,34 @@ func r4jYAML(b *budget.Budget, file string, docs []*yaml.Node) ([][]r4jProp, err
 }
 
 // r4jWalker flattens one document.
-type r4jWalker struct {
+type walker struct {
 	file   string
 	budget *budget.Budget
-	out    *[]r4jProp
+	out    *[]property
 }
 
 // add appends a property, its path taken from the budget.
-func (w r4jWalker) add(p r4jProp) error {
+func (w walker) add(p property) error {
 	if err := w.budget.Nodes(int64(len(p.path)+len(p.list)), "segments of Spring properties (a property's key segments and list items; aliases expanded)"); err != nil {
-		return ErrorAt(p.pos, "%w", err)
+		return target.ErrorAt(p.pos, "%w", err)
 	}
 	*w.out = append(*w.out, p)
 	return nil
 }
 
-func (w r4jWalker) walk(n *yaml.Node, path []string, at []Pos, pos Pos, depth int) error {
+func (w walker) walk(n *yaml.Node, path []string, at []target.Pos, pos target.Pos, depth int) error {
 	file := w.file
-	n = KubeResolve(n)
-	if depth > r4jMaxDepth {
-		return ErrorAt(pos, "%s: nested too deep", strings.Join(path, "."))
+	n = target.KubeResolve(n)
+	if depth > maxDepth {
+		return target.ErrorAt(pos, "%s: nested too deep", strings.Join(path, "."))
 	}
-	if n == nil || KubeNull(n) {
-		return w.add(r4jProp{path: path, at: at, empty: true, pos: pos})
+	if n == nil || target.KubeNull(n) {
+		return w.add(property{path: path, at: at, empty: true, pos: pos})
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
 		if len(n.Content) == 0 {
-			if err := w.add(r4jProp{path: path, at: at, empty: true, pos: pos}); err != nil {
+			if err := w.add(property{path: path, at: at, empty: true, pos: pos}); err != nil {
 				return err
 			}
 		}
@@ -226,9 +227,9 @@ func (w r4jWalker) walk(n *yaml.Node, path []string, at []Pos, pos Pos, depth in
 		// win, as in SnakeYAML.
 		for pass := 0; pass < 2; pass++ {
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				k := KubeResolve(n.Content[i])
+				k := target.KubeResolve(n.Content[i])
 				if k == nil || k.Kind != yaml.ScalarNode {
-					return ErrorAt(NodePos(file, n.Content[i]), "%s: a key that is not a name", strings.Join(path, "."))
+					return target.ErrorAt(target.NodePos(file, n.Content[i]), "%s: a key that is not a name", strings.Join(path, "."))
 				}
 				merge := k.Tag == "!!merge" || k.Value == "<<"
 				if merge != (pass == 0) {
@@ -236,24 +237,24 @@ func (w r4jWalker) walk(n *yaml.Node, path []string, at []Pos, pos Pos, depth in
 				}
 				v := n.Content[i+1]
 				if merge {
-					srcs := []*yaml.Node{KubeResolve(v)}
-					if s := KubeResolve(v); s != nil && s.Kind == yaml.SequenceNode {
+					srcs := []*yaml.Node{target.KubeResolve(v)}
+					if s := target.KubeResolve(v); s != nil && s.Kind == yaml.SequenceNode {
 						srcs = s.Content
 					}
 					for _, s := range srcs {
-						if err := w.walk(s, path, at, NodePos(file, k), depth+1); err != nil {
+						if err := w.walk(s, path, at, target.NodePos(file, k), depth+1); err != nil {
 							return err
 						}
 					}
 					continue
 				}
-				segs := r4jSplitKey(k.Value)
+				segs := splitKey(k.Value)
 				p := append(append([]string(nil), path...), segs...)
-				a := append([]Pos(nil), at...)
+				a := append([]target.Pos(nil), at...)
 				for range segs {
-					a = append(a, NodePos(file, k))
+					a = append(a, target.NodePos(file, k))
 				}
-				if err := w.walk(v, p, a, NodePos(file, k), depth+1); err != nil {
+				if err := w.walk(v, p, a, target.NodePos(file, k), depth+1); err != nil {
 					return err
 				}
 			}
@@ -261,26 +262,26 @@ func (w r4jWalker) walk(n *yaml.Node, path []string, at []Pos, pos Pos, depth in
 	case yaml.SequenceNode:
 		scalars := true
 		for _, c := range n.Content {
-			if c = KubeResolve(c); c == nil || c.Kind != yaml.ScalarNode {
+			if c = target.KubeResolve(c); c == nil || c.Kind != yaml.ScalarNode {
 				scalars = false
 			}
 		}
 		if scalars {
 			var items []string
 			for _, c := range n.Content {
-				items = append(items, KubeResolve(c).Value)
+				items = append(items, target.KubeResolve(c).Value)
 			}
-			return w.add(r4jProp{path: path, at: at, list: items, isList: true, pos: pos})
+			return w.add(property{path: path, at: at, list: items, isList: true, pos: pos})
 		}
 		for i, c := range n.Content {
 			p := append(append([]string(nil), path...), "["+strconv.Itoa(i)+"]")
-			a := append(append([]Pos(nil), at...), NodePos(file, c))
-			if err := w.walk(c, p, a, NodePos(file, c), depth+1); err != nil {
+			a := append(append([]target.Pos(nil), at...), target.NodePos(file, c))
+			if err := w.walk(c, p, a, target.NodePos(file, c), depth+1); err != nil {
 				return err
 			}
 		}
 	default:
-		if err := w.add(r4jProp{path: path, at: at, value: n.Value, pos: pos}); err != nil {
+		if err := w.add(property{path: path, at: at, value: n.Value, pos: pos}); err != nil {
 			return err
 		}
 	}
@@ -290,7 +291,7 @@ func (w r4jWalker) walk(n *yaml.Node, path []string, at []Pos, pos Pos, depth in
 // r4jSplitKey splits a property key at its dots, but inside brackets:
 // "resilience4j.retry.instances[backend.a]" is resilience4j, retry,
 // instances, backend.a, and "list[0]" is list, [0].
-func r4jSplitKey(key string) []string {
+func splitKey(key string) []string {
 	var out []string
 	var cur strings.Builder
 	flush := func() {
@@ -331,13 +332,13 @@ func r4jSplitKey(key string) []string {
 // backslash at the end of a line continuing it, \uXXXX escapes), with
 // Spring's "#---" between documents. A property stands on the line its key
 // starts on.
-func r4jProperties(file string, data []byte) ([][]r4jProp, error) {
+func properties(file string, data []byte) ([][]property, error) {
 	if !utf8.Valid(data) {
-		return nil, ErrorAt(Pos{File: file}, "not UTF-8 text")
+		return nil, target.ErrorAt(target.Pos{File: file}, "not UTF-8 text")
 	}
 	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
-	var docs [][]r4jProp
-	var doc []r4jProp
+	var docs [][]property
+	var doc []property
 	for i := 0; i < len(lines); i++ {
 		start := i + 1
 		line := strings.TrimLeft(lines[i], " \t\f")
@@ -350,25 +351,25 @@ func r4jProperties(file string, data []byte) ([][]r4jProp, error) {
 			continue
 		}
 		logical := line
-		for r4jContinues(logical) && i+1 < len(lines) {
+		for continues(logical) && i+1 < len(lines) {
 			i++
 			logical = logical[:len(logical)-1] + strings.TrimLeft(lines[i], " \t\f")
 		}
-		if r4jContinues(logical) {
+		if continues(logical) {
 			logical = logical[:len(logical)-1]
 		}
-		key, value := r4jSplitProperty(logical)
+		key, value := splitProperty(logical)
 		if key == "" {
 			continue
 		}
-		doc = append(doc, r4jProp{path: r4jSplitKey(key), value: strings.TrimSpace(value), pos: Pos{File: file, Line: start}})
+		doc = append(doc, property{path: splitKey(key), value: strings.TrimSpace(value), pos: target.Pos{File: file, Line: start}})
 	}
 	return append(docs, doc), nil
 }
 
 // r4jContinues reports whether a line ends in an odd number of
 // backslashes, which continue it on the next.
-func r4jContinues(s string) bool {
+func continues(s string) bool {
 	n := 0
 	for i := len(s) - 1; i >= 0 && s[i] == '\\'; i-- {
 		n++
@@ -378,7 +379,7 @@ func r4jContinues(s string) bool {
 
 // r4jSplitProperty splits a logical line into its key and value, both
 // unescaped.
-func r4jSplitProperty(s string) (key, value string) {
+func splitProperty(s string) (key, value string) {
 	i := 0
 	for ; i < len(s); i++ {
 		if s[i] == '\\' {
@@ -400,11 +401,11 @@ func r4jSplitProperty(s string) (key, value string) {
 		}
 		rest = strings.TrimLeft(rest, " \t\f")
 	}
-	return r4jUnescape(key), r4jUnescape(rest)
+	return unescape(key), unescape(rest)
 }
 
 // r4jUnescape undoes the escapes of a properties file.
-func r4jUnescape(s string) string {
+func unescape(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
@@ -444,11 +445,11 @@ func r4jUnescape(s string) string {
 // r4jCondition returns the condition of a document that applies only
 // with a Spring profile or on a cloud platform ("profile prod"), "" for
 // one that always applies.
-func r4jCondition(doc []r4jProp) string {
+func condition(doc []property) string {
 	for _, p := range doc {
 		n := make([]string, len(p.path))
 		for i, s := range p.path {
-			n[i] = r4jNorm(s)
+			n[i] = norm(s)
 		}
 		switch strings.Join(n, ".") {
 		case "spring.config.activate.onprofile", "spring.profiles":
@@ -465,36 +466,36 @@ func r4jCondition(doc []r4jProp) string {
 
 // r4jEntry is one property of an instance or config: its value, where it
 // stands and where it comes from.
-type r4jEntry struct {
+type entry struct {
 	key    string // as written: resilience4j.retry.instances.a.maxAttempts
 	value  string
 	list   []string
 	isList bool
-	pos    Pos
+	pos    target.Pos
 }
 
 // r4jSection is one module's instances and configs, each a map from a
 // relaxed property name to its entry.
-type r4jSection struct {
-	instances map[string]map[string]*r4jEntry
-	configs   map[string]map[string]*r4jEntry
+type section struct {
+	instances map[string]map[string]*entry
+	configs   map[string]map[string]*entry
 }
 
 // r4jModel is what a configuration says about resilience4j's modules.
-type r4jModel struct {
-	sections map[string]*r4jSection
-	first    map[string]Pos // where each instance name first stands
+type model struct {
+	sections map[string]*section
+	first    map[string]target.Pos // where each instance name first stands
 }
 
-func newR4jModel() *r4jModel {
-	return &r4jModel{sections: map[string]*r4jSection{}, first: map[string]Pos{}}
+func newModel() *model {
+	return &model{sections: map[string]*section{}, first: map[string]target.Pos{}}
 }
 
 // size is what a clone copies: instance names and properties.
-func (m *r4jModel) size() int64 {
+func (m *model) size() int64 {
 	n := int64(len(m.first))
 	for _, s := range m.sections {
-		for _, g := range []map[string]map[string]*r4jEntry{s.instances, s.configs} {
+		for _, g := range []map[string]map[string]*entry{s.instances, s.configs} {
 			for _, props := range g {
 				n += 1 + int64(len(props))
 			}
@@ -504,25 +505,25 @@ func (m *r4jModel) size() int64 {
 }
 
 // r4jDocPos is where a document's first property stands.
-func r4jDocPos(file string, props []r4jProp) Pos {
+func docPos(file string, props []property) target.Pos {
 	if len(props) > 0 {
 		return props[0].pos
 	}
-	return Pos{File: file}
+	return target.Pos{File: file}
 }
 
-func (m *r4jModel) clone() *r4jModel {
-	c := newR4jModel()
+func (m *model) clone() *model {
+	c := newModel()
 	for k, v := range m.first {
 		c.first[k] = v
 	}
 	for name, s := range m.sections {
-		cs := &r4jSection{instances: map[string]map[string]*r4jEntry{}, configs: map[string]map[string]*r4jEntry{}}
+		cs := &section{instances: map[string]map[string]*entry{}, configs: map[string]map[string]*entry{}}
 		for _, pair := range []struct {
-			from, to map[string]map[string]*r4jEntry
+			from, to map[string]map[string]*entry
 		}{{s.instances, cs.instances}, {s.configs, cs.configs}} {
 			for k, props := range pair.from {
-				cp := map[string]*r4jEntry{}
+				cp := map[string]*entry{}
 				for pk, e := range props {
 					cp[pk] = e
 				}
@@ -536,20 +537,20 @@ func (m *r4jModel) clone() *r4jModel {
 
 // add applies a document's properties over the model: a later value of a
 // property replaces an earlier one, as a later document does in Spring.
-func (m *r4jModel) add(doc []r4jProp) {
-	lists := map[*r4jEntry]bool{} // the lists this document set, which it replaces whole
+func (m *model) add(doc []property) {
+	lists := map[*entry]bool{} // the lists this document set, which it replaces whole
 	for _, p := range doc {
-		if len(p.path) < 4 || r4jNorm(p.path[0]) != "resilience4j" || !r4jModules[r4jNorm(p.path[1])] {
+		if len(p.path) < 4 || norm(p.path[0]) != "resilience4j" || !modules[norm(p.path[1])] {
 			continue
 		}
-		mod := r4jNorm(p.path[1])
+		mod := norm(p.path[1])
 		s := m.sections[mod]
 		if s == nil {
-			s = &r4jSection{instances: map[string]map[string]*r4jEntry{}, configs: map[string]map[string]*r4jEntry{}}
+			s = &section{instances: map[string]map[string]*entry{}, configs: map[string]map[string]*entry{}}
 			m.sections[mod] = s
 		}
-		var group map[string]map[string]*r4jEntry
-		switch r4jNorm(p.path[2]) {
+		var group map[string]map[string]*entry
+		switch norm(p.path[2]) {
 		case "instances", "backends":
 			group = s.instances
 		case "configs":
@@ -559,13 +560,13 @@ func (m *r4jModel) add(doc []r4jProp) {
 		}
 		name := p.path[3]
 		if group[name] == nil {
-			group[name] = map[string]*r4jEntry{}
+			group[name] = map[string]*entry{}
 		}
 		at := p.pos
 		if len(p.at) > 3 {
 			at = p.at[3]
 		}
-		if first, ok := m.first[name]; (!ok || at.Line < first.Line) && r4jNorm(p.path[2]) != "configs" {
+		if first, ok := m.first[name]; (!ok || at.Line < first.Line) && norm(p.path[2]) != "configs" {
 			m.first[name] = at
 		}
 		rest := p.path[4:]
@@ -578,20 +579,20 @@ func (m *r4jModel) add(doc []r4jProp) {
 		}
 		var parts []string
 		for _, r := range rest {
-			parts = append(parts, r4jNorm(r))
+			parts = append(parts, norm(r))
 		}
 		prop := strings.Join(parts, ".")
 		switch {
 		case index:
 			e := group[name][prop]
 			if e == nil || !lists[e] {
-				e = &r4jEntry{key: r4jProp{path: p.path[:len(p.path)-1]}.key(), isList: true, pos: p.pos}
+				e = &entry{key: property{path: p.path[:len(p.path)-1]}.key(), isList: true, pos: p.pos}
 				group[name][prop] = e
 				lists[e] = true
 			}
 			e.list = append(e.list, p.value)
 		default:
-			group[name][prop] = &r4jEntry{key: p.key(), value: p.value, list: p.list, isList: p.isList, pos: p.pos}
+			group[name][prop] = &entry{key: p.key(), value: p.value, list: p.list, isList: p.isList, pos: p.pos}
 		}
 	}
 }
@@ -600,7 +601,7 @@ func (m *r4jModel) add(doc []r4jProp) {
 // its baseConfig's (and so on), else configs.default's, as
 // resilience4j's create*Config does. from names the config it came from,
 // "" for the instance.
-func (m *r4jModel) lookup(mod, name, prop string) (e *r4jEntry, from string, err error) {
+func (m *model) lookup(mod, name, prop string) (e *entry, from string, err error) {
 	s := m.sections[mod]
 	props := s.instances[name]
 	if e := props[prop]; e != nil {
@@ -615,10 +616,10 @@ func (m *r4jModel) lookup(mod, name, prop string) (e *r4jEntry, from string, err
 		case b != nil && strings.TrimSpace(b.value) != "":
 			next = strings.TrimSpace(b.value)
 			if s.configs[next] == nil {
-				return nil, "", ErrorAt(b.pos, "%s %q: resilience4j.%s.configs has no %q (resilience4j fails with ConfigurationNotFoundException)", b.key, b.value, r4jModuleKey(mod), next)
+				return nil, "", target.ErrorAt(b.pos, "%s %q: resilience4j.%s.configs has no %q (resilience4j fails with ConfigurationNotFoundException)", b.key, b.value, moduleKey(mod), next)
 			}
 			if seen[next] {
-				return nil, "", ErrorAt(b.pos, "%s %q: the baseConfig chain comes back to %q", b.key, b.value, next)
+				return nil, "", target.ErrorAt(b.pos, "%s %q: the baseConfig chain comes back to %q", b.key, b.value, next)
 			}
 		case curName != "default" && s.configs["default"] != nil && !seen["default"]:
 			next = "default"
@@ -634,10 +635,10 @@ func (m *r4jModel) lookup(mod, name, prop string) (e *r4jEntry, from string, err
 }
 
 // r4jLeaf is the last name of a key: maxAttempts.
-func r4jLeaf(key string) string { return key[strings.LastIndexByte(key, '.')+1:] }
+func leaf(key string) string { return key[strings.LastIndexByte(key, '.')+1:] }
 
 // r4jModuleKey is a module's name as Spring's properties write it.
-func r4jModuleKey(mod string) string {
+func moduleKey(mod string) string {
 	if mod == "threadpoolbulkhead" {
 		return "thread-pool-bulkhead"
 	}
@@ -646,7 +647,7 @@ func r4jModuleKey(mod string) string {
 
 // objects returns an object per instance name, in the order they first
 // appear, each name suffixed; only, when set, keeps the names it has.
-func (m *r4jModel) objects(file, suffix string, only *r4jModel) ([]Object, error) {
+func (m *model) objects(file, suffix string, only *model) ([]target.Object, error) {
 	var names []string
 	for n := range m.first {
 		if only != nil {
@@ -666,7 +667,7 @@ func (m *r4jModel) objects(file, suffix string, only *r4jModel) ([]Object, error
 		}
 		return names[i] < names[j]
 	})
-	var out []Object
+	var out []target.Object
 	for _, n := range names {
 		obj, err := m.object(n, pos[n])
 		if err != nil {
@@ -679,8 +680,8 @@ func (m *r4jModel) objects(file, suffix string, only *r4jModel) ([]Object, error
 }
 
 // object combines an instance's timelimiter, retry and bulkhead.
-func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
-	obj = Object{Target: "resilience4j", Kind: "resilience4j instance", Name: name, Pos: pos}
+func (m *model) object(name string, pos target.Pos) (obj target.Object, err error) {
+	obj = target.Object{Target: "resilience4j", Kind: "resilience4j instance", Name: name, Pos: pos}
 	has := func(mod string) bool {
 		s := m.sections[mod]
 		return s != nil && s.instances[name] != nil
@@ -688,14 +689,14 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 	// What the instance takes from a config, by config, for one note each.
 	var fromOrder []string
 	inherited := map[string][]string{}
-	get := func(mod, prop string) (*r4jEntry, error) {
+	get := func(mod, prop string) (*entry, error) {
 		e, from, err := m.lookup(mod, name, prop)
 		if e != nil && from != "" {
-			cfg := "resilience4j." + r4jModuleKey(mod) + ".configs." + from
+			cfg := "resilience4j." + moduleKey(mod) + ".configs." + from
 			if inherited[cfg] == nil {
 				fromOrder = append(fromOrder, cfg)
 			}
-			k := r4jLeaf(e.key)
+			k := leaf(e.key)
 			if !slices.Contains(inherited[cfg], k) {
 				inherited[cfg] = append(inherited[cfg], k)
 			}
@@ -707,7 +708,7 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 			obj.Notes = append(obj.Notes, strings.Join(inherited[cfg], ", ")+" from "+cfg)
 		}
 	}()
-	dur := func(mod, prop string) (*Setting[float64], error) {
+	dur := func(mod, prop string) (*target.Setting[float64], error) {
 		e, err := get(mod, prop)
 		if e == nil || err != nil {
 			return nil, err
@@ -717,40 +718,40 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 			err = fmt.Errorf("%q: negative (resilience4j refuses it)", e.value)
 		}
 		if err != nil {
-			return nil, ErrorAt(e.pos, "%s %v", e.key, err)
+			return nil, target.ErrorAt(e.pos, "%s %v", e.key, err)
 		}
-		return Set(d.Seconds(), e.pos, e.value), nil
+		return target.Set(d.Seconds(), e.pos, e.value), nil
 	}
-	boolean := func(mod, prop string) (bool, *r4jEntry, error) {
+	boolean := func(mod, prop string) (bool, *entry, error) {
 		e, err := get(mod, prop)
 		if e == nil || err != nil {
 			return false, nil, err
 		}
 		v, ok := springBool(e.value)
 		if !ok {
-			return false, nil, ErrorAt(e.pos, "%s %q: want true or false", e.key, e.value)
+			return false, nil, target.ErrorAt(e.pos, "%s %q: want true or false", e.key, e.value)
 		}
 		return v, e, nil
 	}
-	number := func(mod, prop string) (float64, *r4jEntry, error) {
+	number := func(mod, prop string) (float64, *entry, error) {
 		e, err := get(mod, prop)
 		if e == nil || err != nil {
 			return 0, nil, err
 		}
 		v, perr := strconv.ParseFloat(strings.TrimSpace(e.value), 64)
 		if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, nil, ErrorAt(e.pos, "%s %q: not a number", e.key, e.value)
+			return 0, nil, target.ErrorAt(e.pos, "%s %q: not a number", e.key, e.value)
 		}
 		return v, e, nil
 	}
-	integer := func(mod, prop string) (int, *r4jEntry, error) {
+	integer := func(mod, prop string) (int, *entry, error) {
 		e, err := get(mod, prop)
 		if e == nil || err != nil {
 			return 0, nil, err
 		}
 		v, perr := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(e.value), "+"), 10, 32)
 		if perr != nil {
-			return 0, nil, ErrorAt(e.pos, "%s %q: not a whole number", e.key, e.value)
+			return 0, nil, target.ErrorAt(e.pos, "%s %q: not a whole number", e.key, e.value)
 		}
 		return int(v), e, nil
 	}
@@ -770,7 +771,7 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 			return obj, err
 		}
 		if t == nil {
-			t = Defaulted(r4jDefaultTimeout.Seconds(), pos)
+			t = target.Defaulted(r4jDefaultTimeout.Seconds(), pos)
 		}
 		obj.PerTryTimeout = t
 		obj.Notes = append(obj.Notes, "the time limiter bounds each attempt (Spring's aspects: Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(call)))))); nothing bounds the whole call; it needs a CompletionStage or reactive return type")
@@ -786,13 +787,13 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 		case err != nil:
 			return obj, err
 		case e != nil && n < 1:
-			return obj, ErrorAt(e.pos, "%s %q: resilience4j requires at least 1 (maxAttempts counts the first call)", e.key, e.value)
+			return obj, target.ErrorAt(e.pos, "%s %q: resilience4j requires at least 1 (maxAttempts counts the first call)", e.key, e.value)
 		case e != nil:
-			obj.Attempts = Set(n, e.pos, e.value)
+			obj.Attempts = target.Set(n, e.pos, e.value)
 		default:
-			obj.Attempts = Defaulted(r4jDefaultAttempts, pos)
+			obj.Attempts = target.Defaulted(r4jDefaultAttempts, pos)
 		}
-		if err := r4jBackoff(&obj, pos, dur, boolean, number); err != nil {
+		if err := backoff(&obj, pos, dur, boolean, number); err != nil {
 			return obj, err
 		}
 		exc, err := get("retry", "retryexceptions")
@@ -813,14 +814,14 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 			if exc.isList {
 				raw = strings.Join(exc.list, ",")
 			}
-			obj.RetryOn = Set(list, exc.pos, raw)
+			obj.RetryOn = target.Set(list, exc.pos, raw)
 		default:
 			if p, err := get("retry", "retryexceptionpredicate"); err != nil {
 				return obj, err
 			} else if p != nil {
 				obj.Notes = append(obj.Notes, "retryExceptionPredicate "+p.value+" decides which exceptions are retried: not modeled")
 			} else {
-				obj.RetryOn = Defaulted(R4jEverything, pos)
+				obj.RetryOn = target.Defaulted(Everything, pos)
 				obj.Notes = append(obj.Notes, "no retryExceptions: every exception is retried, a timeout and a failure after the request was sent included")
 			}
 		}
@@ -832,7 +833,7 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 				if e.isList {
 					v = strings.Join(e.list, ", ")
 				}
-				obj.Notes = append(obj.Notes, fmt.Sprintf("retry %s %s: not modeled", r4jLeaf(e.key), v))
+				obj.Notes = append(obj.Notes, fmt.Sprintf("retry %s %s: not modeled", leaf(e.key), v))
 			}
 		}
 	}
@@ -842,18 +843,18 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 		case err != nil:
 			return obj, err
 		case e != nil && n < 0:
-			return obj, ErrorAt(e.pos, "%s %q: negative", e.key, e.value)
+			return obj, target.ErrorAt(e.pos, "%s %q: negative", e.key, e.value)
 		case e != nil:
-			obj.MaxInFlight = Set(n, e.pos, e.value)
+			obj.MaxInFlight = target.Set(n, e.pos, e.value)
 		default:
-			obj.MaxInFlight = Defaulted(r4jDefaultConcurrency, pos)
+			obj.MaxInFlight = target.Defaulted(r4jDefaultConcurrency, pos)
 		}
 		w, err := dur("bulkhead", "maxwaitduration")
 		if err != nil {
 			return obj, err
 		}
 		if w == nil {
-			w = Defaulted(0.0, pos)
+			w = target.Defaulted(0.0, pos)
 		}
 		obj.QueueTimeout = w
 	}
@@ -865,7 +866,7 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 				return obj, err
 			}
 			if e != nil {
-				parts = append(parts, r4jLeaf(e.key)+" "+e.value)
+				parts = append(parts, leaf(e.key)+" "+e.value)
 			}
 		}
 		obj.Notes = append(obj.Notes, "thread-pool-bulkhead ("+strings.Join(parts, ", ")+"): runs calls on a pool of its own; not modeled as MaxInFlight")
@@ -880,10 +881,10 @@ func (m *r4jModel) object(name string, pos Pos) (obj Object, err error) {
 // (±randomizedWaitFactor, 0.5 unless set, around each wait). As in
 // CommonRetryConfigurationProperties, the flags do nothing without a
 // waitDuration.
-func r4jBackoff(obj *Object, pos Pos,
-	dur func(mod, prop string) (*Setting[float64], error),
-	boolean func(mod, prop string) (bool, *r4jEntry, error),
-	number func(mod, prop string) (float64, *r4jEntry, error)) error {
+func backoff(obj *target.Object, pos target.Pos,
+	dur func(mod, prop string) (*target.Setting[float64], error),
+	boolean func(mod, prop string) (bool, *entry, error),
+	number func(mod, prop string) (float64, *entry, error)) error {
 	wait, err := dur("retry", "waitduration")
 	if err != nil {
 		return err
@@ -897,7 +898,7 @@ func r4jBackoff(obj *Object, pos Pos,
 		return err
 	}
 	if wait == nil {
-		obj.BackoffBase = Defaulted(r4jDefaultWait.Seconds(), pos)
+		obj.BackoffBase = target.Defaulted(r4jDefaultWait.Seconds(), pos)
 		obj.BackoffMax = obj.BackoffBase
 		obj.Jitter = "none"
 		if expo || random {
@@ -915,7 +916,7 @@ func r4jBackoff(obj *Object, pos Pos,
 		if e == nil {
 			f = r4jDefaultRandomness
 		} else if f < 0 || f >= 1 {
-			return ErrorAt(e.pos, "%s %q: resilience4j takes 0 to less than 1", e.key, e.value)
+			return target.ErrorAt(e.pos, "%s %q: resilience4j takes 0 to less than 1", e.key, e.value)
 		}
 		obj.Jitter = "±" + strconv.FormatFloat(f*100, 'f', -1, 64) + " %"
 		obj.JitterAbove = f
@@ -931,7 +932,7 @@ func r4jBackoff(obj *Object, pos Pos,
 	if e == nil {
 		mult = r4jDefaultMultiplier
 	} else if mult < 1 {
-		return ErrorAt(e.pos, "%s %q: resilience4j requires at least 1", e.key, e.value)
+		return target.ErrorAt(e.pos, "%s %q: resilience4j requires at least 1", e.key, e.value)
 	}
 	maxWait, err := dur("retry", "exponentialmaxwaitduration")
 	if err != nil {
