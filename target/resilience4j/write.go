@@ -1,14 +1,17 @@
+// Package resilience4j is the resilience4j target: Spring Boot
+// configuration written per group, and read back for check (read.go).
 package resilience4j
 
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/tunetimeout/tunetimeout/target"
 	"strings"
 	"time"
+
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
-// resilience4jTarget writes Spring Boot configuration for resilience4j: one
+// Target writes Spring Boot configuration for resilience4j: one
 // instance per group of TimeLimiter (per-try timeout), Bulkhead and Retry.
 var Target = target.Target{
 	Name:    "resilience4j",

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/gonethttp"
 	"github.com/tunetimeout/tunetimeout/target/httpx"
 )
 
@@ -104,7 +105,7 @@ func TestDoSetsTimeLeft(t *testing.T) {
 func TestGoSnippetDeadline(t *testing.T) {
 	goTool := requireTool(t, "go", "the Go toolchain")
 	r := loadReport(t, "policy.json")
-	body, err := target.GoTarget.Render(r, target.Options{Service: "shop-api", Namespace: "shop"})
+	body, err := gonethttp.Target.Render(r, target.Options{Service: "shop-api", Namespace: "shop"})
 	require.NoError(t, err)
 	src := string(body)
 	require.Contains(t, src, `const DeadlineHeader = "x-envoy-expected-rq-timeout-ms"`)

@@ -26,6 +26,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/target"
 
 	// The types the fixtures' "@type"s name, for protojson to resolve
+
 	// their Any fields.
 	_ "github.com/envoyproxy/go-control-plane/envoy/config/metrics/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/config/trace/v3"

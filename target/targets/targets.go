@@ -10,6 +10,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/gonethttp"
 	"github.com/tunetimeout/tunetimeout/target/httpx"
 	"github.com/tunetimeout/tunetimeout/target/resilience4j"
 )
@@ -23,7 +24,7 @@ var All = []target.Target{
 	target.LinkerdTarget,
 	target.GatewayTarget,
 	resilience4j.Target,
-	target.GoTarget,
+	gonethttp.Target,
 	httpx.Target,
 	target.NginxTarget,
 	target.HAProxyTarget,

@@ -1,4 +1,6 @@
-package target
+// Package gonethttp is the Go net/http target: a client package per
+// report, its transport, timeouts and retry loop.
+package gonethttp
 
 import (
 	"fmt"
@@ -9,53 +11,54 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
-// goTarget writes a Go file (net/http): a Transport for the service (its
+// Target writes a Go file (net/http): a Transport for the service (its
 // own DNS timeout, a connect timeout per address, TLS and response-header
 // timeouts, MaxConnsPerHost as the bulkhead), an http.Client per group, each
 // group's policy, and Do, which makes the attempts: each within the
 // smaller of its per-try timeout and the time left, retrying only what the
 // policy allows (a call that is not idempotent only when the request was
 // never sent).
-var GoTarget = Target{
+var Target = target.Target{
 	Name:    "go",
 	File:    "go.go",
 	Summary: "Go net/http: Transport (DNS, connect, TLS, ResponseHeaderTimeout, MaxConnsPerHost), a Policy per group and Do, the retry loop within the deadline",
 	Comment: "//",
-	Write:   renderGo,
+	Write:   write,
 }
 
 // goDNSTimeout is the time the Go snippet gives name resolution, apart from
 // the connect: a pod's search path (ndots:5) may take several lookups, and
 // net.Dialer.Timeout alone would spend the connect timeout on them.
-const goDNSTimeout = time.Second
+const dnsTimeout = time.Second
 
-func renderGo(p *Plan, d *Doc) error {
-	pkg := strings.ToLower(Identifier(p.Service, false))
+func write(p *target.Plan, d *target.Doc) error {
+	pkg := strings.ToLower(target.Identifier(p.Service, false))
 	pkg = strings.ReplaceAll(pkg, "_", "") + "client"
 	routes := p.GroupRoutes()
 	d.Note("Package %s holds the HTTP clients of %q, written by tunetimeout from measured latency.", pkg, p.Service)
 	d.Note("Call Do(ctx, NewXClient(), req, XPolicy): Timeout bounds the whole call (every attempt and wait); each attempt gets the smaller of PerTry and the time left, reading the body included; no attempt is sent with less than MinUseful left.")
-	d.Note("The time left is passed down: Do sets %s on every attempt to the whole milliseconds the attempt has left, as Envoy's router sets it on the requests it sends; an Envoy whose router filter has respect_expected_rq_timeout: true takes it as the route's timeout. A handler's DeadlineFromRequest(r) bounds its context by the header its caller set; pass that context to Do, and a call with less than MinUseful left is not sent at all (ErrNoUsefulTime): the work is dropped at once.", DeadlineHeader)
+	d.Note("The time left is passed down: Do sets %s on every attempt to the whole milliseconds the attempt has left, as Envoy's router sets it on the requests it sends; an Envoy whose router filter has respect_expected_rq_timeout: true takes it as the route's timeout. A handler's DeadlineFromRequest(r) bounds its context by the header its caller set; pass that context to Do, and a call with less than MinUseful left is not sent at all (ErrNoUsefulTime): the work is dropped at once.", target.DeadlineHeader)
 	d.Note("Do retries a request that was never sent (no connection was obtained: DNS or connect failed) for every call, and after it was sent only when RetrySent is set (idempotent calls).")
 	d.Note("A retried status with a Retry-After (seconds or an HTTP-date, RFC 9110 section 10.2.3) is retried no sooner; when that wait does not fit what is left of Timeout (or, without one, exceeds Cap), Do returns the response at once.")
-	NoteRetriesOffFile(d, "Do")
+	target.NoteRetriesOffFile(d, "Do")
 	perTry := routes[0].PerTry
 	for _, rt := range routes {
 		perTry = max(perTry, rt.PerTry)
 	}
 	connect, connectWhy := p.ClusterConnect()
 	d.Printf("package %s\n\nimport (\n\t\"context\"\n\t\"errors\"\n\t\"fmt\"\n\t\"io\"\n\t\"math\"\n\t\"math/rand/v2\"\n\t\"net\"\n\t\"net/http\"\n\t\"net/http/httptrace\"\n\t\"os\"\n\t\"slices\"\n\t\"strconv\"\n\t\"sync\"\n\t\"time\"\n)\n\n", pkg)
-	d.Printf("%s", goPolicySource)
-	d.Note("dial: DNS within %s, then each address within the connect timeout %s: %s (net.Dialer.Timeout alone covers DNS too, and is divided among the addresses)", GoDurLit(goDNSTimeout), GoDurLit(connect), connectWhy)
-	d.Note("TLSHandshakeTimeout %s: the connect timeout again, a handshake costs about as many round trips", GoDurLit(connect))
-	d.Printf("// dialer connects to one address; dial gives name resolution its own time.\nvar dialer = &net.Dialer{Timeout: %s, KeepAlive: 30 * time.Second}\n\n", GoDurLit(connect))
-	d.Printf("// dnsTimeout bounds name resolution, the search path's lookups included.\nconst dnsTimeout = %s\n\n", GoDurLit(goDNSTimeout))
-	d.Printf(goDialSource)
-	d.Printf("// transport is shared by the clients of the service.\nvar transport = &http.Transport{\n\tProxy:               http.ProxyFromEnvironment,\n\tDialContext:         dial,\n\tTLSHandshakeTimeout: %s,\n", GoDurLit(connect))
-	d.Note("ResponseHeaderTimeout %s: the longest per-try timeout of the groups (each attempt's own context is shorter where its group's is)", GoDurLit(perTry))
-	d.Printf("\tResponseHeaderTimeout: %s,\n", GoDurLit(perTry))
+	d.Printf("%s", policySource)
+	d.Note("dial: DNS within %s, then each address within the connect timeout %s: %s (net.Dialer.Timeout alone covers DNS too, and is divided among the addresses)", target.GoDurLit(dnsTimeout), target.GoDurLit(connect), connectWhy)
+	d.Note("TLSHandshakeTimeout %s: the connect timeout again, a handshake costs about as many round trips", target.GoDurLit(connect))
+	d.Printf("// dialer connects to one address; dial gives name resolution its own time.\nvar dialer = &net.Dialer{Timeout: %s, KeepAlive: 30 * time.Second}\n\n", target.GoDurLit(connect))
+	d.Printf("// dnsTimeout bounds name resolution, the search path's lookups included.\nconst dnsTimeout = %s\n\n", target.GoDurLit(dnsTimeout))
+	d.Printf(dialSource)
+	d.Printf("// transport is shared by the clients of the service.\nvar transport = &http.Transport{\n\tProxy:               http.ProxyFromEnvironment,\n\tDialContext:         dial,\n\tTLSHandshakeTimeout: %s,\n", target.GoDurLit(connect))
+	d.Note("ResponseHeaderTimeout %s: the longest per-try timeout of the groups (each attempt's own context is shorter where its group's is)", target.GoDurLit(perTry))
+	d.Printf("\tResponseHeaderTimeout: %s,\n", target.GoDurLit(perTry))
 	if b := p.Bulkhead; b != nil {
 		d.Note("MaxConnsPerHost %s; a request beyond it waits for a connection within its attempt's time (Go has no limit on waiting requests)", p.BulkheadWhy)
 		d.Printf("\tMaxConnsPerHost:       %d,\n\tMaxIdleConnsPerHost:   %d,\n", *b, *b)
@@ -64,19 +67,19 @@ func renderGo(p *Plan, d *Doc) error {
 	}
 	d.Printf("\tIdleConnTimeout:       90 * time.Second,\n}\n")
 
-	names := NewUnique("")
+	names := target.NewUnique("")
 	for _, rt := range routes {
 		id := ""
 		if len(routes) > 1 {
-			id = names.Name(Identifier(rt.Group, true))
+			id = names.Name(target.Identifier(rt.Group, true))
 		}
 		pol := id + "Policy"
 		if id == "" {
 			pol = "DefaultPolicy"
 		}
 		d.Note("New%sClient and %s (group %q):", id, pol, rt.Group)
-		d.Note("  Timeout %s: %s", GoDurLit(rt.Timeout), rt.TimeoutWhy)
-		d.Note("  PerTry %s: %s", GoDurLit(rt.PerTry), rt.PerTryWhy)
+		d.Note("  Timeout %s: %s", target.GoDurLit(rt.Timeout), rt.TimeoutWhy)
+		d.Note("  PerTry %s: %s", target.GoDurLit(rt.PerTry), rt.PerTryWhy)
 		d.Note("  Attempts %d: %s", rt.Attempts, rt.AttemptsWhy)
 		retrySent := rt.Attempts > 1 && !rt.NeverSentOnly()
 		var codes []string
@@ -84,20 +87,20 @@ func renderGo(p *Plan, d *Doc) error {
 			codes = rt.Statuses()
 			d.Note("  RetrySent: %s; RetryStatus %s; %s", rt.IdempotentWhy, orNone(codes), rt.HangText(true))
 		} else if rt.Attempts > 1 {
-			d.Note("  RetrySent false: %s, so only a request never sent is retried; in a hang the one attempt times out at %s", rt.IdempotentWhy, GoDurLit(rt.PerTry))
+			d.Note("  RetrySent false: %s, so only a request never sent is retried; in a hang the one attempt times out at %s", rt.IdempotentWhy, target.GoDurLit(rt.PerTry))
 		}
 		if b := rt.Budget; b != nil && *b > 0 && rt.Attempts > 1 {
-			d.Note("  Budget Ratio %s: retry budget %s of requests, from the call policy; a token bucket for the group's calls in this process: each call earns %s of a token, at most %d kept, each retry spends one (as the simulation's, docs/method.md#retry-budgets)", Ratio(*b), human.Percent(*b), Ratio(*b), 10)
+			d.Note("  Budget Ratio %s: retry budget %s of requests, from the call policy; a token bucket for the group's calls in this process: each call earns %s of a token, at most %d kept, each retry spends one (as the simulation's, docs/method.md#retry-budgets)", target.Ratio(*b), human.Percent(*b), target.Ratio(*b), 10)
 		}
 		if rt.Hedge != nil {
 			d.Note("  no hedging: net/http has none; Do does not hedge")
 		}
-		d.Printf("\n// New%sClient returns the client for group %s.\nfunc New%sClient() *http.Client {\n\treturn &http.Client{Transport: transport}\n}\n", id, goCommentQuote(rt.Group), id)
-		d.Printf("\n// %s is the policy of group %s.\nvar %s = Policy{\n\tTimeout:   %s,\n\tPerTry:    %s,\n\tAttempts:  %d,\n", pol, goCommentQuote(rt.Group), pol, GoDurLit(rt.Timeout), GoDurLit(rt.PerTry), rt.Attempts)
-		d.Note("  MinUseful %s: %s", GoDurLit(max(rt.MinUseful, time.Millisecond)), rt.UsefulWhy())
-		d.Printf("\tMinUseful: %s,\n", GoDurLit(max(rt.MinUseful, time.Millisecond)))
+		d.Printf("\n// New%sClient returns the client for group %s.\nfunc New%sClient() *http.Client {\n\treturn &http.Client{Transport: transport}\n}\n", id, commentQuote(rt.Group), id)
+		d.Printf("\n// %s is the policy of group %s.\nvar %s = Policy{\n\tTimeout:   %s,\n\tPerTry:    %s,\n\tAttempts:  %d,\n", pol, commentQuote(rt.Group), pol, target.GoDurLit(rt.Timeout), target.GoDurLit(rt.PerTry), rt.Attempts)
+		d.Note("  MinUseful %s: %s", target.GoDurLit(max(rt.MinUseful, time.Millisecond)), rt.UsefulWhy())
+		d.Printf("\tMinUseful: %s,\n", target.GoDurLit(max(rt.MinUseful, time.Millisecond)))
 		if rt.Attempts > 1 {
-			d.Printf("\tBase:      %s,\n\tCap:       %s,\n", GoDurLit(rt.BackoffBase), GoDurLit(rt.BackoffCap))
+			d.Printf("\tBase:      %s,\n\tCap:       %s,\n", target.GoDurLit(rt.BackoffBase), target.GoDurLit(rt.BackoffCap))
 			if retrySent {
 				d.Printf("\tRetrySent: true,\n")
 				if len(codes) > 0 {
@@ -105,7 +108,7 @@ func renderGo(p *Plan, d *Doc) error {
 				}
 			}
 			if b := rt.Budget; b != nil && *b > 0 {
-				d.Printf("\tBudget:    &Budget{Ratio: %s},\n", Ratio(*b))
+				d.Printf("\tBudget:    &Budget{Ratio: %s},\n", target.Ratio(*b))
 			}
 		}
 		d.Printf("}\n")
@@ -127,7 +130,7 @@ func orNone(list []string) string {
 }
 
 // goPolicySource is the Policy type and Do, the same in every Go snippet.
-const goPolicySource = `// Policy is how the calls of one group are made.
+const policySource = `// Policy is how the calls of one group are made.
 type Policy struct {
 	// Timeout bounds the whole call: every attempt and the waits between them.
 	Timeout time.Duration
@@ -204,15 +207,15 @@ func (b *Budget) spend() bool {
 // RetriesOffFile is the switch that turns retries off during an incident,
 // without a deploy: while a file exists at this path, Do makes one attempt
 // per call whatever the policy. The path is read from the environment
-// variable ` + RetriesOffEnv + ` when the process starts; the file is
+// variable ` + target.RetriesOffEnv + ` when the process starts; the file is
 // looked for on every call.
 var RetriesOffFile = retriesOffFile()
 
 func retriesOffFile() string {
-	if f := os.Getenv("` + RetriesOffEnv + `"); f != "" {
+	if f := os.Getenv("` + target.RetriesOffEnv + `"); f != "" {
 		return f
 	}
-	return "` + RetriesOffDefault + `"
+	return "` + target.RetriesOffDefault + `"
 }
 
 // retriesOff reports whether the switch is on: a file at RetriesOffFile.
@@ -229,7 +232,7 @@ func retriesOff() bool {
 // its caller as the route's timeout. Do sets it on every attempt;
 // DeadlineFromRequest reads it. Envoy removes it from requests it does not
 // count as internal: trust it from your own services only.
-const DeadlineHeader = "` + DeadlineHeader + `"
+const DeadlineHeader = "` + target.DeadlineHeader + `"
 
 // ErrNoUsefulTime is the error of a call Do did not send: less than the
 // policy's MinUseful was left of its deadline, too little for an attempt
@@ -387,7 +390,7 @@ func (b *cancelOnClose) Close() error {
 `
 
 // goDialSource is the dial function, the same in every Go snippet.
-const goDialSource = `// dial resolves the host within dnsTimeout, then connects to its addresses
+const dialSource = `// dial resolves the host within dnsTimeout, then connects to its addresses
 // in turn, each within the dialer's timeout.
 func dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
@@ -419,4 +422,4 @@ func dial(ctx context.Context, network, addr string) (net.Conn, error) {
 `
 
 // goCommentQuote quotes a group name for a Go comment.
-func goCommentQuote(s string) string { return OneLine(strconv.Quote(s)) }
+func commentQuote(s string) string { return target.OneLine(strconv.Quote(s)) }
