@@ -3,7 +3,6 @@ package target
 import (
 	"math"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -21,13 +20,6 @@ var EnvoyTarget = Target{
 	Reader:  ReadEnvoyConfig,
 	Detect:  DetectEnvoyConfig,
 }
-
-// envoyNeverSent is what Envoy retries for a call that is not idempotent:
-// failures after which the request never reached the upstream
-// (router/retry_state_impl.cc: connect-failure is a pool or TCP failure,
-// refused-stream an HTTP/2 REFUSED_STREAM, reset-before-request a reset
-// before the request's headers were sent upstream; Envoy 1.31 or later).
-const envoyNeverSent = "connect-failure,refused-stream,reset-before-request"
 
 func renderEnvoy(p *Plan, d *Doc) error {
 	d.Note("Envoy route and cluster for %q, written by tunetimeout from measured latency.", p.Service)
@@ -89,7 +81,7 @@ func renderEnvoy(p *Plan, d *Doc) error {
 		d.Printf("    max_retries: %d\n", mr)
 	}
 	envoySwitch(d, p)
-	d.Printf("load_assignment:\n  cluster_name: %s\n  endpoints:\n  - lb_endpoints:\n    - endpoint:\n        address:\n          socket_address:\n            address: %s\n            port_value: 80  # the service's port\n", YQ(p.Service), YQ(dnsSubdomain(p.Service)))
+	d.Printf("load_assignment:\n  cluster_name: %s\n  endpoints:\n  - lb_endpoints:\n    - endpoint:\n        address:\n          socket_address:\n            address: %s\n            port_value: 80  # the service's port\n", YQ(p.Service), YQ(DNSSubdomain(p.Service)))
 	return nil
 }
 
@@ -160,7 +152,7 @@ func envoyRetries(d *Doc, rt Route) {
 // retriable-status-codes.
 func EnvoyRetryOn(rt Route) (conds string, codes, skipped []string) {
 	if rt.NeverSentOnly() {
-		return envoyNeverSent, nil, nil
+		return EnvoyNeverSent, nil, nil
 	}
 	var cs []string
 	add := func(c string) {
@@ -189,41 +181,6 @@ func EnvoyRetryOn(rt Route) (conds string, codes, skipped []string) {
 		cs = []string{"connect-failure"}
 	}
 	return strings.Join(cs, ","), codes, skipped
-}
-
-// isStatus reports whether s is an HTTP status code.
-func IsStatus(s string) bool {
-	n, err := strconv.Atoi(s)
-	return err == nil && n >= 100 && n <= 599 && len(s) == 3
-}
-
-// maxAttempts is the most attempts of any route.
-func MaxAttempts(p *Plan) int {
-	m := 1
-	for _, rt := range p.Routes {
-		m = max(m, rt.Attempts)
-	}
-	return m
-}
-
-// dnsSubdomain is a DNS-1123 subdomain (a Kubernetes metadata.name, a
-// host name): dot-separated labels, at most 253 characters; "backend" when
-// s has no letter or digit.
-func dnsSubdomain(s string) string {
-	var labels []string
-	for _, l := range strings.Split(s, ".") {
-		if l = DNSLabel(l, 63); l != "" {
-			labels = append(labels, l)
-		}
-	}
-	out := strings.Join(labels, ".")
-	if len(out) > 253 {
-		out = strings.TrimRight(out[:253], "-.")
-	}
-	if out == "" {
-		return DefaultService
-	}
-	return out
 }
 
 // envoyRetryAfterWait is the max_interval of rate_limited_retry_back_off:

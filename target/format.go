@@ -340,3 +340,63 @@ func Plural(n int, noun string) string {
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
 }
+
+// envoyNeverSent is what Envoy retries for a call that is not idempotent:
+// failures after which the request never reached the upstream
+// (router/retry_state_impl.cc: connect-failure is a pool or TCP failure,
+// refused-stream an HTTP/2 REFUSED_STREAM, reset-before-request a reset
+// before the request's headers were sent upstream; Envoy 1.31 or later).
+const EnvoyNeverSent = "connect-failure,refused-stream,reset-before-request"
+
+// isStatus reports whether s is an HTTP status code.
+func IsStatus(s string) bool {
+	n, err := strconv.Atoi(s)
+	return err == nil && n >= 100 && n <= 599 && len(s) == 3
+}
+
+// maxAttempts is the most attempts of any route.
+func MaxAttempts(p *Plan) int {
+	m := 1
+	for _, rt := range p.Routes {
+		m = max(m, rt.Attempts)
+	}
+	return m
+}
+
+// dnsSubdomain is a DNS-1123 subdomain (a Kubernetes metadata.name, a
+// host name): dot-separated labels, at most 253 characters; "backend" when
+// s has no letter or digit.
+func DNSSubdomain(s string) string {
+	var labels []string
+	for _, l := range strings.Split(s, ".") {
+		if l = DNSLabel(l, 63); l != "" {
+			labels = append(labels, l)
+		}
+	}
+	out := strings.Join(labels, ".")
+	if len(out) > 253 {
+		out = strings.TrimRight(out[:253], "-.")
+	}
+	if out == "" {
+		return DefaultService
+	}
+	return out
+}
+
+type GRPCName struct {
+	Service string `json:"service"`
+	Method  string `json:"method,omitempty"`
+}
+
+// grpcMethodPath reads a group that is a gRPC method path,
+// "/package.Service/Method".
+func GRPCMethodPath(group string) *GRPCName {
+	parts := strings.Split(group, "/")
+	if len(parts) != 3 || parts[0] != "" || parts[1] == "" || parts[2] == "" {
+		return nil
+	}
+	if GrpcFullName(parts[1]) != parts[1] || Identifier(parts[2], false) != parts[2] {
+		return nil
+	}
+	return &GRPCName{Service: parts[1], Method: parts[2]}
+}

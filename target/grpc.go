@@ -35,15 +35,10 @@ type GRPCConfig struct {
 }
 
 type grpcMethodConfig struct {
-	Name          []grpcName         `json:"name"`
+	Name          []GRPCName         `json:"name"`
 	Timeout       string             `json:"timeout"`
 	RetryPolicy   *grpcRetryPolicy   `json:"retryPolicy,omitempty"`
 	HedgingPolicy *grpcHedgingPolicy `json:"hedgingPolicy,omitempty"`
-}
-
-type grpcName struct {
-	Service string `json:"service"`
-	Method  string `json:"method,omitempty"`
 }
 
 type grpcRetryPolicy struct {
@@ -82,7 +77,7 @@ func renderGRPC(p *Plan, d *Doc) error {
 	seen := map[string]bool{}
 	next := map[string]int{} // the next number to try after a method name
 	for _, rt := range p.PathRoutes() {
-		n := grpcName{Service: svc}
+		n := GRPCName{Service: svc}
 		switch {
 		case rt.Match.CatchAll && !rt.Match.NotPath:
 		default:
@@ -104,7 +99,7 @@ func renderGRPC(p *Plan, d *Doc) error {
 			next[n.Service+"/"+base] = i + 1
 		}
 		seen[n.Service+"/"+n.Method] = true
-		mc := grpcMethodConfig{Name: []grpcName{n}, Timeout: ProtoDur(rt.Timeout)}
+		mc := grpcMethodConfig{Name: []GRPCName{n}, Timeout: ProtoDur(rt.Timeout)}
 		label := n.Service + "/" + n.Method
 		if n.Method == "" {
 			label = n.Service + " (every method)"
@@ -196,24 +191,11 @@ func grpcRetries(d *Doc, rt Route, mc *grpcMethodConfig, herdWindow time.Duratio
 // grpcObjectName is the name of a group's method config under service svc:
 // the group's own service and method when it is a gRPC method path, else
 // the group as a method of svc ("/api/orders POST": "APIOrdersPOST").
-func grpcObjectName(svc, group string) grpcName {
-	if n := GrpcMethodPath(group); n != nil {
+func grpcObjectName(svc, group string) GRPCName {
+	if n := GRPCMethodPath(group); n != nil {
 		return *n
 	}
-	return grpcName{Service: svc, Method: Identifier(group, true)}
-}
-
-// grpcMethodPath reads a group that is a gRPC method path,
-// "/package.Service/Method".
-func GrpcMethodPath(group string) *grpcName {
-	parts := strings.Split(group, "/")
-	if len(parts) != 3 || parts[0] != "" || parts[1] == "" || parts[2] == "" {
-		return nil
-	}
-	if GrpcFullName(parts[1]) != parts[1] || Identifier(parts[2], false) != parts[2] {
-		return nil
-	}
-	return &grpcName{Service: parts[1], Method: parts[2]}
+	return GRPCName{Service: svc, Method: Identifier(group, true)}
 }
 
 // grpcFullName is a protobuf full name: identifiers joined by dots.

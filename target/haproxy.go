@@ -33,7 +33,7 @@ var HAProxyTarget = Target{
 var haproxyRetryStatus = map[string]bool{"401": true, "403": true, "404": true, "408": true, "425": true, "500": true, "501": true, "502": true, "503": true, "504": true}
 
 func renderHAProxy(p *Plan, d *Doc) error {
-	host := dnsSubdomain(p.Service)
+	host := DNSSubdomain(p.Service)
 	d.Note("HAProxy backends for %q, written by tunetimeout from measured latency.", p.Service)
 	p.NoRetryAfter(d, "HAProxy (retry-on retries at once, and takes no 429)")
 	d.Note("HAProxy has no deadline over all retries (timeout client is suspended while the server is awaited): each backend makes only as many attempts as fit the deadline when every one runs into its timers (queue + connect + server).")

@@ -19,7 +19,7 @@ var IstioTarget = Target{
 }
 
 func renderIstio(p *Plan, d *Doc) error {
-	host := dnsSubdomain(p.Service)
+	host := DNSSubdomain(p.Service)
 	ns := DNSLabel(p.Namespace, 63)
 	if ns == "" {
 		ns = "default"
@@ -119,7 +119,7 @@ func renderIstio(p *Plan, d *Doc) error {
 // counts a per-try timeout as a local reset).
 func IstioRetryOn(rt Route) string {
 	if rt.NeverSentOnly() {
-		return envoyNeverSent
+		return EnvoyNeverSent
 	}
 	var out []string
 	seen := map[string]bool{}

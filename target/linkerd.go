@@ -109,7 +109,7 @@ func renderLinkerd(p *Plan, d *Doc) error {
 		}
 		d.Printf("spec:\n  parentRefs:\n  - group: \"\"\n    kind: Service\n    name: %s\n    port: 80  # the Service's port\n  rules:\n", YQ(host))
 		backend := fmt.Sprintf("backendRefs:\n    - name: %s\n      port: 80\n", YQ(host))
-		switch n := GrpcMethodPath(rt.Group); {
+		switch n := GRPCMethodPath(rt.Group); {
 		case grpc && n != nil:
 			d.Printf("  - matches:\n    - method:\n        service: %s\n        method: %s\n    %s", YQ(n.Service), YQ(n.Method), backend)
 		case grpc:
@@ -221,7 +221,7 @@ func appendNew(list []string, s string) []string {
 // as protobuf names are (so "/api/orders" stays an HTTP path).
 func grpcGroups(p *Plan) bool {
 	for _, rt := range p.GroupRoutes() {
-		n := GrpcMethodPath(rt.Group)
+		n := GRPCMethodPath(rt.Group)
 		if n == nil || !(strings.Contains(n.Service, ".") || unicode.IsUpper(rune(n.Method[0]))) {
 			return false
 		}

@@ -28,7 +28,7 @@ var nginxNextUpstream = map[string]bool{"500": true, "502": true, "503": true, "
 
 func renderNginx(p *Plan, d *Doc) error {
 	up := Identifier(p.Service, false)
-	host := dnsSubdomain(p.Service)
+	host := DNSSubdomain(p.Service)
 	d.Note("nginx upstream and locations for %q, written by tunetimeout from measured latency (http context).", p.Service)
 	p.NoRetryAfter(d, "nginx (proxy_next_upstream retries at once)")
 	d.Note("proxy_read_timeout bounds the wait for the response header and then between two reads of one try, not the whole response; nginx has no deadline over all tries, but starts no new try after proxy_next_upstream_timeout, set so that a try begun before it ends within the deadline.")

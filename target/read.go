@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -397,3 +398,19 @@ func MapValue(n *yaml.Node, key string) *yaml.Node {
 
 // nodePos is where a YAML node stands.
 func NodePos(file string, n *yaml.Node) Pos { return Pos{File: file, Line: n.Line} }
+
+// haproxySectionLine is a line that starts a proxy section: at the start
+// of the line, not ending like an nginx directive or block.
+var haproxySectionLine = regexp.MustCompile(`(?m)^(global|defaults|frontend|backend|listen)([ \t][^;{}\n]*)?$`)
+
+// looksHAProxy reports whether data starts sections as HAProxy does.
+func LooksHAProxy(data []byte) bool { return haproxySectionLine.Match(data) }
+
+func HasMatchKind(ms []Match, kind string) bool {
+	for _, m := range ms {
+		if m.Kind == kind {
+			return true
+		}
+	}
+	return false
+}

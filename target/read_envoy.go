@@ -1,7 +1,6 @@
 package target
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -48,9 +47,6 @@ const (
 	envoyMinRetryConcurrency = 3     // RetryBudget.min_retry_concurrency
 )
 
-// envoyMaxErrors bounds the problems one read reports.
-const envoyMaxErrors = 50
-
 // readEnvoyConfig reads the routes and clusters of an Envoy config file. It
 // returns what it could read and every value it refuses, each a ReadError
 // at its line, joined in one error.
@@ -59,11 +55,11 @@ func ReadEnvoyConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Ob
 	if err != nil {
 		return nil, err
 	}
-	r := &envoyReader{pbReader: pbReader{file: file}}
+	r := &envoyReader{PBReader: PBReader{File: file}}
 	for _, d := range docs {
 		r.document(d)
 	}
-	return r.objs, r.err()
+	return r.Objs, r.Err()
 }
 
 // envoyDetectExt are the file names an Envoy config has.
@@ -103,44 +99,9 @@ func DetectEnvoyConfig(file string, data []byte) bool {
 	return strings.Contains(s, "configs") && strings.Contains(s, "envoy.admin.")
 }
 
-// pbReader is what the readers of protobuf-shaped configs (Envoy's, gRPC's
-// service config) share: the objects read, their names made unique, and
-// the problems found, each at its line.
-type pbReader struct {
-	file  string
-	objs  []Object
-	names UniqueNames
-	errs  []error
-}
-
-// err joins the problems found, nil when none.
-func (r *pbReader) err() error {
-	if len(r.errs) == 1 {
-		return r.errs[0]
-	}
-	return errors.Join(r.errs...)
-}
-
-// fail records a value the reader refuses.
-func (r *pbReader) fail(n *yaml.Node, format string, args ...any) {
-	if len(r.errs) < envoyMaxErrors {
-		r.errs = append(r.errs, ErrorAt(r.pos(n), format, args...))
-	}
-}
-
-// add appends an object, its name made unique.
-func (r *pbReader) add(o Object) {
-	base := o.Name
-	o.Name = r.names.Name(base, func(i int) string { return fmt.Sprintf("%s (%d)", base, i) })
-	r.objs = append(r.objs, o)
-}
-
-// pos is where a node stands in the file.
-func (r *pbReader) pos(n *yaml.Node) Pos { return NodePos(r.file, n) }
-
 // envoyReader walks the documents of one Envoy file.
 type envoyReader struct {
-	pbReader
+	PBReader
 	// dump: reading an admin config dump, whose RoutesConfigDump repeats
 	// the route configs inlined in its listeners; seenRC names those read.
 	dump   bool
@@ -151,7 +112,7 @@ type envoyReader struct {
 // the lowerCamelCase JSON name protojson writes; nil when absent or null.
 func (r *envoyReader) field(n *yaml.Node, name string) *yaml.Node {
 	camel := envoyCamel(name)
-	return pbField(n, func(k string) bool { return k == name || k == camel })
+	return PBField(n, func(k string) bool { return k == name || k == camel })
 }
 
 // envoyCamel is protobuf's JSON name of a field: connect_timeout is
@@ -174,112 +135,12 @@ func envoyCamel(name string) string {
 	return b.String()
 }
 
-// pbMaxMerges bounds the mappings one field lookup searches through merge
-// keys: merges of merges of aliases can name a mapping exponentially often.
-const pbMaxMerges = 64
-
-// pbField returns the value of the first key of a mapping that match
-// accepts, following aliases and, after the mapping's own keys, its merge
-// keys (<<: *defaults); nil when absent or null.
-func pbField(n *yaml.Node, match func(string) bool) *yaml.Node {
-	budget := pbMaxMerges
-	return pbFieldIn(n, match, &budget)
-}
-
-// pbFieldIn is pbField within a budget of merged mappings.
-func pbFieldIn(n *yaml.Node, match func(string) bool, budget *int) *yaml.Node {
-	n = pbDeref(n)
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	var merges []*yaml.Node
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind != yaml.ScalarNode {
-			continue
-		}
-		if k.Tag == "!!merge" {
-			merges = append(merges, v)
-			continue
-		}
-		if match(k.Value) {
-			v = pbDeref(v)
-			if pbNull(v) {
-				return nil
-			}
-			return v
-		}
-	}
-	for _, m := range merges {
-		m = pbDeref(m)
-		list := []*yaml.Node{m}
-		if m != nil && m.Kind == yaml.SequenceNode {
-			list = m.Content
-		}
-		for _, item := range list {
-			if *budget <= 0 {
-				return nil
-			}
-			*budget--
-			if v := pbFieldIn(item, match, budget); v != nil {
-				return v
-			}
-		}
-	}
-	return nil
-}
-
-// pbDeref follows aliases to the node they name.
-func pbDeref(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 16; i++ {
-		n = n.Alias
-	}
-	if n != nil && n.Kind == yaml.AliasNode {
-		return nil
-	}
-	return n
-}
-
-// pbNull reports whether a node is absent or null.
-func pbNull(n *yaml.Node) bool {
-	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
-}
-
-// pbItems returns the items of a sequence, aliases followed; a mapping
-// given for a repeated field is its one item, as Envoy's loader takes it.
-func pbItems(n *yaml.Node) []*yaml.Node {
-	n = pbDeref(n)
-	switch {
-	case n == nil:
-		return nil
-	case n.Kind == yaml.MappingNode:
-		return []*yaml.Node{n}
-	case n.Kind != yaml.SequenceNode:
-		return nil
-	}
-	out := make([]*yaml.Node, 0, len(n.Content))
-	for _, c := range n.Content {
-		if c = pbDeref(c); c != nil && !pbNull(c) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// str returns a scalar's text, "" for anything else.
-func (r *pbReader) str(n *yaml.Node) string {
-	if n == nil || n.Kind != yaml.ScalarNode || pbNull(n) {
-		return ""
-	}
-	return n.Value
-}
-
 // typeName is the message name of an "@type": type.googleapis.com/
 // envoy.config.cluster.v3.Cluster is Cluster, and an admin config dump's
 // envoy.admin.v3.RoutesConfigDump.DynamicRouteConfig is
 // RoutesConfigDump.DynamicRouteConfig.
 func (r *envoyReader) typeName(n *yaml.Node) string {
-	t := r.str(r.field(n, "@type"))
+	t := r.Str(r.field(n, "@type"))
 	t = t[strings.LastIndex(t, "/")+1:]
 	parts := strings.Split(t, ".")
 	if i := slices.Index(parts, "admin"); i >= 0 && i+2 <= len(parts) {
@@ -291,12 +152,12 @@ func (r *envoyReader) typeName(n *yaml.Node) string {
 // document reads one YAML document: a config dump, a bootstrap, a
 // discovery response, a list of resources or one resource.
 func (r *envoyReader) document(n *yaml.Node) {
-	n = pbDeref(n)
+	n = PBDeref(n)
 	if n == nil {
 		return
 	}
 	if n.Kind == yaml.SequenceNode {
-		for _, item := range pbItems(n) {
+		for _, item := range PBItems(n) {
 			r.resource(item)
 		}
 		return
@@ -304,8 +165,8 @@ func (r *envoyReader) document(n *yaml.Node) {
 	switch {
 	case r.field(n, "configs") != nil:
 		r.configDump(r.field(n, "configs"))
-	case r.field(n, "resources") != nil && pbDeref(r.field(n, "resources")).Kind == yaml.SequenceNode:
-		for _, item := range pbItems(r.field(n, "resources")) {
+	case r.field(n, "resources") != nil && PBDeref(r.field(n, "resources")).Kind == yaml.SequenceNode:
+		for _, item := range PBItems(r.field(n, "resources")) {
 			r.resource(item)
 		}
 	default:
@@ -342,23 +203,20 @@ func (r *envoyReader) resource(n *yaml.Node) {
 		r.routeConfig(n, "")
 	case r.field(n, "filter_chains") != nil || r.field(n, "default_filter_chain") != nil || r.field(n, "api_listener") != nil:
 		r.listener(n)
-	case pbMapping(r.field(n, "route_config")):
+	case PBMapping(r.field(n, "route_config")):
 		r.routeConfig(r.field(n, "route_config"), "")
-	case pbMapping(r.field(n, "cluster")):
+	case PBMapping(r.field(n, "cluster")):
 		r.cluster(r.field(n, "cluster"))
-	case pbMapping(r.field(n, "listener")):
+	case PBMapping(r.field(n, "listener")):
 		r.listener(r.field(n, "listener"))
-	case pbMapping(r.field(n, "active_state")):
-		if l := r.field(r.field(n, "active_state"), "listener"); pbMapping(l) {
+	case PBMapping(r.field(n, "active_state")):
+		if l := r.field(r.field(n, "active_state"), "listener"); PBMapping(l) {
 			r.listener(l)
 		}
 	case r.isCluster(n):
 		r.cluster(n)
 	}
 }
-
-// pbMapping reports whether a node is a mapping.
-func pbMapping(n *yaml.Node) bool { return n != nil && n.Kind == yaml.MappingNode }
 
 // isCluster reports whether a resource without "@type" is a Cluster.
 func (r *envoyReader) isCluster(n *yaml.Node) bool {
@@ -373,10 +231,10 @@ func (r *envoyReader) isCluster(n *yaml.Node) bool {
 // bootstrap reads a bootstrap's static listeners and clusters.
 func (r *envoyReader) bootstrap(n *yaml.Node) {
 	sr := r.field(n, "static_resources")
-	for _, l := range pbItems(r.field(sr, "listeners")) {
+	for _, l := range PBItems(r.field(sr, "listeners")) {
 		r.listener(l)
 	}
-	for _, c := range pbItems(r.field(sr, "clusters")) {
+	for _, c := range PBItems(r.field(sr, "clusters")) {
 		r.cluster(c)
 	}
 }
@@ -389,12 +247,12 @@ func (r *envoyReader) bootstrap(n *yaml.Node) {
 func (r *envoyReader) configDump(configs *yaml.Node) {
 	r.dump, r.seenRC = true, map[string]bool{}
 	var entries []*yaml.Node
-	if c := pbDeref(configs); c != nil && c.Kind == yaml.MappingNode { // istioctl's older dumps: a map of dumps
+	if c := PBDeref(configs); c != nil && c.Kind == yaml.MappingNode { // istioctl's older dumps: a map of dumps
 		for i := 1; i < len(c.Content); i += 2 {
-			entries = append(entries, pbDeref(c.Content[i]))
+			entries = append(entries, PBDeref(c.Content[i]))
 		}
 	} else {
-		entries = pbItems(configs)
+		entries = PBItems(configs)
 	}
 	hasResources := false
 	for _, e := range entries {
@@ -415,33 +273,33 @@ func (r *envoyReader) configDump(configs *yaml.Node) {
 			switch kind {
 			case "RoutesConfigDump":
 				for _, f := range []string{"static_route_configs", "dynamic_route_configs"} {
-					for _, rc := range pbItems(r.field(e, f)) {
-						if rc = r.field(rc, "route_config"); pbMapping(rc) {
+					for _, rc := range PBItems(r.field(e, f)) {
+						if rc = r.field(rc, "route_config"); PBMapping(rc) {
 							r.routeConfig(rc, "")
 						}
 					}
 				}
 			case "ClustersConfigDump":
 				for _, f := range []string{"static_clusters", "dynamic_active_clusters"} {
-					for _, c := range pbItems(r.field(e, f)) {
-						if c = r.field(c, "cluster"); pbMapping(c) {
+					for _, c := range PBItems(r.field(e, f)) {
+						if c = r.field(c, "cluster"); PBMapping(c) {
 							r.cluster(c)
 						}
 					}
 				}
 			case "ListenersConfigDump":
-				for _, l := range pbItems(r.field(e, "static_listeners")) {
-					if l = r.field(l, "listener"); pbMapping(l) {
+				for _, l := range PBItems(r.field(e, "static_listeners")) {
+					if l = r.field(l, "listener"); PBMapping(l) {
 						r.listener(l)
 					}
 				}
-				for _, l := range pbItems(r.field(e, "dynamic_listeners")) {
-					if l = r.field(r.field(l, "active_state"), "listener"); pbMapping(l) {
+				for _, l := range PBItems(r.field(e, "dynamic_listeners")) {
+					if l = r.field(r.field(l, "active_state"), "listener"); PBMapping(l) {
 						r.listener(l)
 					}
 				}
-				for _, l := range pbItems(r.field(e, "dynamic_active_listeners")) { // v2alpha
-					if l = r.field(l, "listener"); pbMapping(l) {
+				for _, l := range PBItems(r.field(e, "dynamic_active_listeners")) { // v2alpha
+					if l = r.field(l, "listener"); PBMapping(l) {
 						r.listener(l)
 					}
 				}
@@ -462,17 +320,17 @@ func (r *envoyReader) configDump(configs *yaml.Node) {
 // managers (its filter chains, its default chain, an API listener's); a
 // connection manager that takes its routes by RDS has none here.
 func (r *envoyReader) listener(n *yaml.Node) {
-	name := r.str(r.field(n, "name"))
-	chains := pbItems(r.field(n, "filter_chains"))
-	if d := r.field(n, "default_filter_chain"); pbMapping(d) {
+	name := r.Str(r.field(n, "name"))
+	chains := PBItems(r.field(n, "filter_chains"))
+	if d := r.field(n, "default_filter_chain"); PBMapping(d) {
 		chains = append(chains, d)
 	}
 	for _, fc := range chains {
-		for _, f := range pbItems(r.field(fc, "filters")) {
+		for _, f := range PBItems(r.field(fc, "filters")) {
 			r.networkFilter(f, name)
 		}
 	}
-	if api := r.field(r.field(n, "api_listener"), "api_listener"); pbMapping(api) {
+	if api := r.field(r.field(n, "api_listener"), "api_listener"); PBMapping(api) {
 		r.connectionManager(api, name)
 	}
 }
@@ -484,7 +342,7 @@ func (r *envoyReader) networkFilter(f *yaml.Node, listener string) {
 	if tc == nil {
 		tc = r.field(f, "config")
 	}
-	if r.typeName(tc) == "HttpConnectionManager" || (r.str(r.field(tc, "@type")) == "" && strings.Contains(r.str(r.field(f, "name")), "http_connection_manager")) {
+	if r.typeName(tc) == "HttpConnectionManager" || (r.Str(r.field(tc, "@type")) == "" && strings.Contains(r.Str(r.field(f, "name")), "http_connection_manager")) {
 		r.connectionManager(tc, listener)
 	}
 }
@@ -493,10 +351,10 @@ func (r *envoyReader) networkFilter(f *yaml.Node, listener string) {
 // manager.
 func (r *envoyReader) connectionManager(hcm *yaml.Node, listener string) {
 	rc := r.field(hcm, "route_config")
-	if !pbMapping(rc) {
+	if !PBMapping(rc) {
 		return
 	}
-	if name := r.str(r.field(rc, "name")); r.dump && name != "" && r.seenRC[name] {
+	if name := r.Str(r.field(rc, "name")); r.dump && name != "" && r.seenRC[name] {
 		return // the config dump's RoutesConfigDump had it
 	}
 	r.routeConfig(rc, listener)
@@ -515,7 +373,7 @@ type envoyVHost struct {
 // named route config/virtual host/route, the route config by its name, else
 // its listener's.
 func (r *envoyReader) routeConfig(rc *yaml.Node, listener string) {
-	name := r.str(r.field(rc, "name"))
+	name := r.Str(r.field(rc, "name"))
 	if r.dump && name != "" {
 		r.seenRC[name] = true
 	}
@@ -526,8 +384,8 @@ func (r *envoyReader) routeConfig(rc *yaml.Node, listener string) {
 	if label == "" {
 		label = "route_config"
 	}
-	for i, vh := range pbItems(r.field(rc, "virtual_hosts")) {
-		vname := r.str(r.field(vh, "name"))
+	for i, vh := range PBItems(r.field(rc, "virtual_hosts")) {
+		vname := r.Str(r.field(vh, "name"))
 		if vname == "" {
 			vname = "virtual_host " + strconv.Itoa(i+1)
 		}
@@ -537,12 +395,12 @@ func (r *envoyReader) routeConfig(rc *yaml.Node, listener string) {
 			retryPolicy: r.field(vh, "retry_policy"),
 			hedgePolicy: r.field(vh, "hedge_policy"),
 		}
-		for _, d := range pbItems(r.field(vh, "domains")) {
-			if s := r.str(d); s != "" && s != "*" { // "*" holds every host: no condition
+		for _, d := range PBItems(r.field(vh, "domains")) {
+			if s := r.Str(d); s != "" && s != "*" { // "*" holds every host: no condition
 				v.hosts = append(v.hosts, Match{Kind: MatchHost, Value: s})
 			}
 		}
-		for j, rt := range pbItems(r.field(vh, "routes")) {
+		for j, rt := range PBItems(r.field(vh, "routes")) {
 			r.route(rt, j, v)
 		}
 	}
@@ -554,15 +412,15 @@ var envoyIdempotent = []string{"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE
 // route reads one route: its matches, upstream, timeout, retries, backoff
 // and hedging.
 func (r *envoyReader) route(n *yaml.Node, i int, vh envoyVHost) {
-	name := r.str(r.field(n, "name"))
+	name := r.Str(r.field(n, "name"))
 	if name == "" {
 		name = "route " + strconv.Itoa(i+1)
 	}
-	o := Object{Target: "envoy", Kind: "route", Name: vh.label + "/" + name, Pos: r.pos(n), Router: "envoy " + r.pos(n).File + " " + vh.label}
+	o := Object{Target: "envoy", Kind: "route", Name: vh.label + "/" + name, Pos: r.Pos(n), Router: "envoy " + r.Pos(n).File + " " + vh.label}
 	r.routeMatch(n, &o)
 	o.Matches = append(o.Matches, vh.hosts...)
 	ra := r.field(n, "route")
-	if !pbMapping(ra) {
+	if !PBMapping(ra) {
 		switch {
 		case r.field(n, "redirect") != nil:
 			o.Notes = append(o.Notes, "redirect: Envoy answers it, no upstream")
@@ -571,13 +429,13 @@ func (r *envoyReader) route(n *yaml.Node, i int, vh envoyVHost) {
 		default:
 			o.Notes = append(o.Notes, "no route action: no upstream")
 		}
-		r.add(o)
+		r.Add(o)
 		return
 	}
 	r.upstream(ra, &o)
 	if t := r.field(ra, "timeout"); t != nil {
-		if v, raw, ok := r.duration(t, "timeout"); ok {
-			o.Timeout = Set(v, r.pos(t), raw)
+		if v, raw, ok := r.Duration(t, "timeout"); ok {
+			o.Timeout = Set(v, r.Pos(t), raw)
 			if v == 0 {
 				o.Notes = append(o.Notes, "timeout 0s: no route timeout (Envoy's 0 disables it)")
 			}
@@ -586,16 +444,16 @@ func (r *envoyReader) route(n *yaml.Node, i int, vh envoyVHost) {
 		o.Timeout = Defaulted(envoyRouteTimeout, o.Pos)
 	}
 	if t := r.field(ra, "idle_timeout"); t != nil {
-		o.Notes = append(o.Notes, fmt.Sprintf("idle_timeout %s: a stream with no activity for that long is reset, whatever the timeout", r.str(t)))
+		o.Notes = append(o.Notes, fmt.Sprintf("idle_timeout %s: a stream with no activity for that long is reset, whatever the timeout", r.Str(t)))
 	}
 	msd := r.field(ra, "max_stream_duration")
 	if t := r.field(msd, "max_stream_duration"); t != nil {
-		o.Notes = append(o.Notes, fmt.Sprintf("max_stream_duration %s bounds the stream as well", r.str(t)))
+		o.Notes = append(o.Notes, fmt.Sprintf("max_stream_duration %s bounds the stream as well", r.Str(t)))
 	}
 	if t := r.field(msd, "grpc_timeout_header_max"); t != nil {
-		o.Notes = append(o.Notes, fmt.Sprintf("grpc_timeout_header_max %s: a gRPC call's grpc-timeout header sets the timeout instead (capped there; 0s: uncapped)", r.str(t)))
+		o.Notes = append(o.Notes, fmt.Sprintf("grpc_timeout_header_max %s: a gRPC call's grpc-timeout header sets the timeout instead (capped there; 0s: uncapped)", r.Str(t)))
 	} else if t := r.field(ra, "max_grpc_timeout"); t != nil {
-		o.Notes = append(o.Notes, fmt.Sprintf("max_grpc_timeout %s (deprecated): a gRPC call's grpc-timeout header sets the timeout instead", r.str(t)))
+		o.Notes = append(o.Notes, fmt.Sprintf("max_grpc_timeout %s (deprecated): a gRPC call's grpc-timeout header sets the timeout instead", r.Str(t)))
 	}
 
 	rp, hp, from := r.field(ra, "retry_policy"), r.field(ra, "hedge_policy"), ""
@@ -606,26 +464,26 @@ func (r *envoyReader) route(n *yaml.Node, i int, vh envoyVHost) {
 		hp = vh.hedgePolicy
 	}
 	r.retries(&o, rp, hp, from)
-	r.add(o)
+	r.Add(o)
 }
 
 // routeMatch reads a route's match: its path condition, its :method
 // header, and notes for the conditions it does not model.
 func (r *envoyReader) routeMatch(n *yaml.Node, o *Object) {
 	m := r.field(n, "match")
-	ci := r.str(r.field(m, "case_sensitive")) == "false"
+	ci := r.Str(r.field(m, "case_sensitive")) == "false"
 	path := func(kind, v string) { o.Matches = append(o.Matches, Match{Kind: kind, Value: v, CaseInsensitive: ci}) }
 	switch {
 	case r.field(m, "prefix") != nil:
-		path(MatchPrefix, r.str(r.field(m, "prefix")))
+		path(MatchPrefix, r.Str(r.field(m, "prefix")))
 	case r.field(m, "path") != nil:
-		path(MatchExact, r.str(r.field(m, "path")))
+		path(MatchExact, r.Str(r.field(m, "path")))
 	case r.field(m, "safe_regex") != nil:
-		path(MatchRegex, r.str(r.field(r.field(m, "safe_regex"), "regex")))
+		path(MatchRegex, r.Str(r.field(r.field(m, "safe_regex"), "regex")))
 	case r.field(m, "regex") != nil: // v2
-		path(MatchRegex, r.str(r.field(m, "regex")))
+		path(MatchRegex, r.Str(r.field(m, "regex")))
 	case r.field(m, "path_separated_prefix") != nil:
-		path(MatchPrefix, r.str(r.field(m, "path_separated_prefix")))
+		path(MatchPrefix, r.Str(r.field(m, "path_separated_prefix")))
 		o.Notes = append(o.Notes, "path_separated_prefix: the prefix matches only up to a path segment boundary")
 	case r.field(m, "path_match_policy") != nil:
 		o.Notes = append(o.Notes, "path_match_policy: a URI template match, not modelled")
@@ -634,14 +492,14 @@ func (r *envoyReader) routeMatch(n *yaml.Node, o *Object) {
 	default:
 		o.Notes = append(o.Notes, "match has no path condition")
 	}
-	for _, h := range pbItems(r.field(m, "headers")) {
-		hname := r.str(r.field(h, "name"))
-		exact := r.str(r.field(r.field(h, "string_match"), "exact"))
+	for _, h := range PBItems(r.field(m, "headers")) {
+		hname := r.Str(r.field(h, "name"))
+		exact := r.Str(r.field(r.field(h, "string_match"), "exact"))
 		if exact == "" {
-			exact = r.str(r.field(h, "exact_match"))
+			exact = r.Str(r.field(h, "exact_match"))
 		}
 		switch {
-		case strings.EqualFold(hname, ":method") && exact != "" && r.str(r.field(h, "invert_match")) != "true":
+		case strings.EqualFold(hname, ":method") && exact != "" && r.Str(r.field(h, "invert_match")) != "true":
 			o.Matches = append(o.Matches, Match{Kind: MatchMethod, Value: exact})
 		default:
 			o.Notes = append(o.Notes, fmt.Sprintf("header %q matched: not modelled", hname))
@@ -662,19 +520,19 @@ func (r *envoyReader) routeMatch(n *yaml.Node, o *Object) {
 func (r *envoyReader) upstream(ra *yaml.Node, o *Object) {
 	switch {
 	case r.field(ra, "cluster") != nil:
-		o.Upstream = r.str(r.field(ra, "cluster"))
+		o.Upstream = r.Str(r.field(ra, "cluster"))
 	case r.field(ra, "weighted_clusters") != nil:
 		var all []string
-		for _, c := range pbItems(r.field(r.field(ra, "weighted_clusters"), "clusters")) {
-			name := r.str(r.field(c, "name"))
+		for _, c := range PBItems(r.field(r.field(ra, "weighted_clusters"), "clusters")) {
+			name := r.Str(r.field(c, "name"))
 			if o.Upstream == "" {
 				o.Upstream = name
 			}
-			all = append(all, fmt.Sprintf("%s (weight %s)", name, r.str(r.field(c, "weight"))))
+			all = append(all, fmt.Sprintf("%s (weight %s)", name, r.Str(r.field(c, "weight"))))
 		}
 		o.Notes = append(o.Notes, "weighted_clusters: "+strings.Join(all, ", ")+"; Upstream is the first")
 	case r.field(ra, "cluster_header") != nil:
-		o.Notes = append(o.Notes, fmt.Sprintf("cluster_header %q: the request names its cluster", r.str(r.field(ra, "cluster_header"))))
+		o.Notes = append(o.Notes, fmt.Sprintf("cluster_header %q: the request names its cluster", r.Str(r.field(ra, "cluster_header"))))
 	default:
 		o.Notes = append(o.Notes, "the cluster is chosen by a plugin: not modelled")
 	}
@@ -689,7 +547,7 @@ var envoyNeverSentConds = []string{"connect-failure", "refused-stream", "reset-b
 // policy Envoy makes one attempt. RetryOn holds retry_on's conditions, then
 // retriable_status_codes when retry_on has retriable-status-codes.
 func (r *envoyReader) retries(o *Object, rp, hp *yaml.Node, from string) {
-	if !pbMapping(rp) {
+	if !PBMapping(rp) {
 		o.Attempts = Defaulted(1, o.Pos)
 		if hp != nil {
 			o.Notes = append(o.Notes, "hedge_policy without a retry_policy: Envoy sends no hedge")
@@ -700,8 +558,8 @@ func (r *envoyReader) retries(o *Object, rp, hp *yaml.Node, from string) {
 		o.Notes = append(o.Notes, fmt.Sprintf("retry_policy of virtual host %q (line %d): the route has none of its own", from, rp.Line))
 	}
 	if nr := r.field(rp, "num_retries"); nr != nil {
-		if v, ok := r.uint(nr, "num_retries", math.MaxUint32); ok {
-			o.Attempts = Set(int(v)+1, r.pos(nr), nr.Value)
+		if v, ok := r.Uint(nr, "num_retries", math.MaxUint32); ok {
+			o.Attempts = Set(int(v)+1, r.Pos(nr), nr.Value)
 		}
 	} else {
 		o.Attempts = Defaulted(envoyNumRetries+1, o.Pos)
@@ -709,7 +567,7 @@ func (r *envoyReader) retries(o *Object, rp, hp *yaml.Node, from string) {
 	var retryOnPos Pos
 	var retryOnRaw string
 	if ro := r.field(rp, "retry_on"); ro != nil {
-		retryOnPos, retryOnRaw = r.pos(ro), r.str(ro)
+		retryOnPos, retryOnRaw = r.Pos(ro), r.Str(ro)
 		var conds []string
 		for _, c := range strings.Split(retryOnRaw, ",") {
 			if c = strings.TrimSpace(c); c != "" {
@@ -717,8 +575,8 @@ func (r *envoyReader) retries(o *Object, rp, hp *yaml.Node, from string) {
 			}
 		}
 		var codes []string
-		for _, c := range pbItems(r.field(rp, "retriable_status_codes")) {
-			if v, ok := r.uint(c, "retriable_status_codes", 999); ok {
+		for _, c := range PBItems(r.field(rp, "retriable_status_codes")) {
+			if v, ok := r.Uint(c, "retriable_status_codes", 999); ok {
 				codes = append(codes, strconv.FormatUint(v, 10))
 			}
 		}
@@ -742,15 +600,15 @@ func (r *envoyReader) retries(o *Object, rp, hp *yaml.Node, from string) {
 		o.Notes = append(o.Notes, "retry_policy without retry_on: Envoy retries nothing unless a request sends x-envoy-retry-on")
 	}
 	if t := r.field(rp, "per_try_timeout"); t != nil {
-		if v, raw, ok := r.duration(t, "per_try_timeout"); ok {
-			o.PerTryTimeout = Set(v, r.pos(t), raw)
+		if v, raw, ok := r.Duration(t, "per_try_timeout"); ok {
+			o.PerTryTimeout = Set(v, r.Pos(t), raw)
 			if o.Timeout != nil && o.Timeout.Value > 0 && v >= o.Timeout.Value {
 				o.Notes = append(o.Notes, "per_try_timeout is not below the route timeout: Envoy ignores it")
 			}
 		}
 	}
 	if t := r.field(rp, "per_try_idle_timeout"); t != nil {
-		o.Notes = append(o.Notes, fmt.Sprintf("per_try_idle_timeout %s: an attempt with no response bytes for that long is retried", r.str(t)))
+		o.Notes = append(o.Notes, fmt.Sprintf("per_try_idle_timeout %s: an attempt with no response bytes for that long is retried", r.Str(t)))
 	}
 	r.backoff(o, rp)
 	o.Jitter = "full"
@@ -803,9 +661,9 @@ func (r *envoyReader) rateLimitedBackoff(o *Object, rl *yaml.Node) {
 	}
 	o.Notes = append(o.Notes, "rate_limited_retry_back_off: a Retry-After or reset header replaces the backoff")
 	honoured := false
-	for _, h := range pbItems(r.field(rl, "reset_headers")) {
+	for _, h := range PBItems(r.field(rl, "reset_headers")) {
 		f := r.field(h, "format")
-		if strings.EqualFold(r.str(r.field(h, "name")), "retry-after") && (f == nil || r.str(f) == "SECONDS" || r.str(f) == "0") {
+		if strings.EqualFold(r.Str(r.field(h, "name")), "retry-after") && (f == nil || r.Str(f) == "SECONDS" || r.Str(f) == "0") {
 			honoured = true
 		}
 	}
@@ -814,8 +672,8 @@ func (r *envoyReader) rateLimitedBackoff(o *Object, rl *yaml.Node) {
 	}
 	o.RetryAfterMax = Defaulted(float64(envoyRetryAfterMax), o.Pos)
 	if m := r.field(rl, "max_interval"); m != nil {
-		if v, raw, ok := r.duration(m, "max_interval"); ok {
-			o.RetryAfterMax = Set(v, r.pos(m), raw)
+		if v, raw, ok := r.Duration(m, "max_interval"); ok {
+			o.RetryAfterMax = Set(v, r.Pos(m), raw)
 		}
 	}
 }
@@ -825,39 +683,39 @@ func (r *envoyReader) rateLimitedBackoff(o *Object, rl *yaml.Node) {
 // refuses the route); without retry_back_off, 25 ms and 250 ms.
 func (r *envoyReader) backoff(o *Object, rp *yaml.Node) {
 	bo := r.field(rp, "retry_back_off")
-	if !pbMapping(bo) {
+	if !PBMapping(bo) {
 		o.BackoffBase = Defaulted(envoyBackoffBase, o.Pos)
 		o.BackoffMax = Defaulted(envoyBackoffBase*envoyBackoffFactor, o.Pos)
 		return
 	}
 	b := r.field(bo, "base_interval")
 	if b == nil {
-		r.fail(bo, "retry_back_off has no base_interval: Envoy requires one")
+		r.Fail(bo, "retry_back_off has no base_interval: Envoy requires one")
 		return
 	}
-	base, raw, ok := r.duration(b, "base_interval")
+	base, raw, ok := r.Duration(b, "base_interval")
 	if !ok {
 		return
 	}
 	if base <= 0 {
-		r.fail(b, "field %q: %q: Envoy needs a base_interval above 0", "base_interval", raw)
+		r.Fail(b, "field %q: %q: Envoy needs a base_interval above 0", "base_interval", raw)
 		return
 	}
-	o.BackoffBase = Set(base, r.pos(b), raw)
+	o.BackoffBase = Set(base, r.Pos(b), raw)
 	m := r.field(bo, "max_interval")
 	if m == nil {
 		o.BackoffMax = Defaulted(base*envoyBackoffFactor, o.Pos)
 		return
 	}
-	maxi, mraw, ok := r.duration(m, "max_interval")
+	maxi, mraw, ok := r.Duration(m, "max_interval")
 	if !ok {
 		return
 	}
 	if maxi < base {
-		r.fail(m, "field %q: %q is below base_interval %q: Envoy refuses the route", "max_interval", mraw, raw)
+		r.Fail(m, "field %q: %q is below base_interval %q: Envoy refuses the route", "max_interval", mraw, raw)
 		return
 	}
-	o.BackoffMax = Set(maxi, r.pos(m), mraw)
+	o.BackoffMax = Set(maxi, r.Pos(m), mraw)
 }
 
 // hedge reads a hedge policy. With hedge_on_per_try_timeout an attempt
@@ -866,16 +724,16 @@ func (r *envoyReader) backoff(o *Object, rp *yaml.Node) {
 // the per-try timeout is then the hedge delay, not a bound on an attempt.
 // initial_requests and additional_request_chance Envoy does not implement.
 func (r *envoyReader) hedge(o *Object, hp *yaml.Node) {
-	if !pbMapping(hp) {
+	if !PBMapping(hp) {
 		return
 	}
-	if n := r.field(hp, "initial_requests"); n != nil && r.str(n) != "1" {
-		o.Notes = append(o.Notes, fmt.Sprintf("hedge_policy initial_requests %s: not implemented by Envoy", r.str(n)))
+	if n := r.field(hp, "initial_requests"); n != nil && r.Str(n) != "1" {
+		o.Notes = append(o.Notes, fmt.Sprintf("hedge_policy initial_requests %s: not implemented by Envoy", r.Str(n)))
 	}
 	if r.field(hp, "additional_request_chance") != nil {
 		o.Notes = append(o.Notes, "hedge_policy additional_request_chance: not implemented by Envoy")
 	}
-	if r.str(r.field(hp, "hedge_on_per_try_timeout")) != "true" {
+	if r.Str(r.field(hp, "hedge_on_per_try_timeout")) != "true" {
 		return
 	}
 	if o.PerTryTimeout == nil {
@@ -894,200 +752,68 @@ func (r *envoyReader) hedge(o *Object, hp *yaml.Node) {
 // thresholds of priority DEFAULT (the requests of priority HIGH have their
 // own): max_requests, the retry budget or max_retries.
 func (r *envoyReader) cluster(n *yaml.Node) {
-	name := r.str(r.field(n, "name"))
+	name := r.Str(r.field(n, "name"))
 	if name == "" {
 		name = "cluster"
 	}
-	o := Object{Target: "envoy", Kind: "cluster", Name: name, Pos: r.pos(n)}
+	o := Object{Target: "envoy", Kind: "cluster", Name: name, Pos: r.Pos(n)}
 	if t := r.field(n, "connect_timeout"); t != nil {
-		if v, raw, ok := r.duration(t, "connect_timeout"); ok {
+		if v, raw, ok := r.Duration(t, "connect_timeout"); ok {
 			if v <= 0 {
-				r.fail(t, "field %q: %q: Envoy needs a connect_timeout above 0", "connect_timeout", raw)
+				r.Fail(t, "field %q: %q: Envoy needs a connect_timeout above 0", "connect_timeout", raw)
 			} else {
-				o.ConnectTimeout = Set(v, r.pos(t), raw)
+				o.ConnectTimeout = Set(v, r.Pos(t), raw)
 			}
 		}
 	} else {
 		o.ConnectTimeout = Defaulted(envoyConnectTimeout, o.Pos)
 	}
 	var th *yaml.Node
-	for _, t := range pbItems(r.field(r.field(n, "circuit_breakers"), "thresholds")) {
-		if p := r.str(r.field(t, "priority")); p == "" || strings.EqualFold(p, "DEFAULT") || p == "0" { // Envoy reads enums in any case
+	for _, t := range PBItems(r.field(r.field(n, "circuit_breakers"), "thresholds")) {
+		if p := r.Str(r.field(t, "priority")); p == "" || strings.EqualFold(p, "DEFAULT") || p == "0" { // Envoy reads enums in any case
 			th = t
 			break
 		}
 	}
 	if mr := r.field(th, "max_requests"); mr != nil {
-		if v, ok := r.uint(mr, "max_requests", math.MaxUint32); ok {
-			o.MaxInFlight = Set(int(v), r.pos(mr), mr.Value)
+		if v, ok := r.Uint(mr, "max_requests", math.MaxUint32); ok {
+			o.MaxInFlight = Set(int(v), r.Pos(mr), mr.Value)
 		}
 	} else {
 		o.MaxInFlight = Defaulted(envoyMaxRequests, o.Pos)
 	}
 	for _, f := range []string{"max_connections", "max_pending_requests"} {
 		if v := r.field(th, f); v != nil {
-			o.Notes = append(o.Notes, fmt.Sprintf("%s %s", f, r.str(v)))
+			o.Notes = append(o.Notes, fmt.Sprintf("%s %s", f, r.Str(v)))
 		}
 	}
 	rb := r.field(th, "retry_budget")
-	if !pbMapping(rb) {
+	if !PBMapping(rb) {
 		if mr := r.field(th, "max_retries"); mr != nil {
-			o.Notes = append(o.Notes, fmt.Sprintf("max_retries %s: at most that many retries outstanding at once to the cluster", r.str(mr)))
+			o.Notes = append(o.Notes, fmt.Sprintf("max_retries %s: at most that many retries outstanding at once to the cluster", r.Str(mr)))
 		} else {
 			o.Notes = append(o.Notes, fmt.Sprintf("max_retries %d (Envoy's default): at most that many retries outstanding at once to the cluster", envoyMaxRetries))
 		}
-		r.add(o)
+		r.Add(o)
 		return
 	}
 	if v := r.field(r.field(rb, "budget_percent"), "value"); v != nil {
-		p, err := strconv.ParseFloat(r.str(v), 64)
+		p, err := strconv.ParseFloat(r.Str(v), 64)
 		if err != nil || v.Kind != yaml.ScalarNode || math.IsNaN(p) || p < 0 || p > 100 {
-			r.fail(v, "field %q: %q is not a percentage from 0 to 100", "budget_percent", r.str(v))
+			r.Fail(v, "field %q: %q is not a percentage from 0 to 100", "budget_percent", r.Str(v))
 		} else {
-			o.RetryBudget = Set(p/100, r.pos(v), r.str(v))
+			o.RetryBudget = Set(p/100, r.Pos(v), r.Str(v))
 		}
 	} else {
 		o.RetryBudget = Defaulted(envoyBudgetPercent/100, o.Pos)
 	}
 	mrc := strconv.Itoa(envoyMinRetryConcurrency) + " (Envoy's default)"
 	if v := r.field(rb, "min_retry_concurrency"); v != nil {
-		mrc = r.str(v)
+		mrc = r.Str(v)
 	}
 	o.Notes = append(o.Notes, "retry_budget: retries outstanding at once are at most budget_percent of the active requests, and at least min_retry_concurrency "+mrc+"; it replaces max_retries")
-	r.add(o)
-}
-
-// uint reads a whole number of at most max: a JSON or YAML number, or the
-// string form proto JSON allows for integers.
-func (r *pbReader) uint(n *yaml.Node, field string, max uint64) (uint64, bool) {
-	if n.Kind != yaml.ScalarNode {
-		r.fail(n, "field %q is not a number", field)
-		return 0, false
-	}
-	v, err := strconv.ParseUint(n.Value, 10, 64)
-	if err != nil {
-		if f, ferr := strconv.ParseFloat(n.Value, 64); ferr == nil && f >= 0 && f == math.Trunc(f) && f <= float64(max) {
-			v, err = uint64(f), nil
-		}
-	}
-	if err != nil {
-		r.fail(n, "field %q: %q is not a whole number", field, n.Value)
-		return 0, false
-	}
-	if v > max {
-		r.fail(n, "field %q: %d is above %d", field, v, max)
-		return 0, false
-	}
-	return v, true
-}
-
-// duration reads a protobuf Duration, recording a ReadError when it is not
-// one.
-func (r *pbReader) duration(n *yaml.Node, field string) (float64, string, bool) {
-	v, raw, err := PbDuration(n)
-	if err != nil {
-		r.fail(n, "field %q: %v", field, err)
-		return 0, raw, false
-	}
-	return v, raw, true
+	r.Add(o)
 }
 
 // pbMaxSeconds is the longest google.protobuf.Duration, 10,000 years.
 const pbMaxSeconds = 315_576_000_000
-
-// pbDuration reads a google.protobuf.Duration as Envoy and gRPC configs
-// write it: the proto JSON string (pbParseDuration), or the object form
-// {seconds, nanos} some YAML configs use. It returns the seconds and the
-// value as written.
-func PbDuration(n *yaml.Node) (float64, string, error) {
-	n = pbDeref(n)
-	if n == nil {
-		return 0, "", errors.New("no duration")
-	}
-	switch n.Kind {
-	case yaml.ScalarNode:
-		if n.Tag == "!!int" || n.Tag == "!!float" {
-			return 0, n.Value, fmt.Errorf("%s is not a duration: a proto JSON duration is a string of seconds with an \"s\", as %q", n.Value, n.Value+"s")
-		}
-		v, err := PbParseDuration(n.Value)
-		return v, n.Value, err
-	case yaml.MappingNode:
-		var sec, nanos int64
-		var parts []string
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i].Value, pbDeref(n.Content[i+1])
-			if v == nil || v.Kind != yaml.ScalarNode {
-				return 0, "", fmt.Errorf("duration field %q is not a number", k)
-			}
-			x, err := strconv.ParseInt(v.Value, 10, 64)
-			switch {
-			case err != nil:
-				return 0, "", fmt.Errorf("duration field %q: %q is not a whole number", k, v.Value)
-			case k == "seconds" && (x < 0 || x > pbMaxSeconds):
-				return 0, "", fmt.Errorf("duration seconds %d is outside 0 to %d", x, int64(pbMaxSeconds))
-			case k == "seconds":
-				sec = x
-			case k == "nanos" && (x < 0 || x > 999_999_999):
-				return 0, "", fmt.Errorf("duration nanos %d is outside 0 to 999999999", x)
-			case k == "nanos":
-				nanos = x
-			default:
-				return 0, "", fmt.Errorf("duration has a field %q: only seconds and nanos", k)
-			}
-			parts = append(parts, k+": "+v.Value)
-		}
-		return float64(sec) + float64(nanos)/1e9, "{" + strings.Join(parts, ", ") + "}", nil
-	}
-	return 0, "", errors.New("not a duration")
-}
-
-// pbParseDuration parses a proto JSON duration as protojson does: optional
-// "+", whole seconds without leading zeros, at most nine decimals, then
-// "s" ("0.25s", "15s", ".01s", "1.5s", "0.000000001s"); at most 10,000
-// years. A negative duration is refused: no timeout, backoff or delay may
-// be one.
-func PbParseDuration(s string) (float64, error) {
-	bad := func(why string) error {
-		return fmt.Errorf("%q is not a duration: %s (a proto JSON duration is seconds with an \"s\", as \"1.5s\")", s, why)
-	}
-	body, ok := strings.CutSuffix(s, "s")
-	if !ok {
-		return 0, bad("it does not end in s")
-	}
-	if strings.HasPrefix(body, "-") {
-		return 0, bad("it is negative")
-	}
-	body = strings.TrimPrefix(body, "+")
-	whole, frac, dot := strings.Cut(body, ".")
-	digits := func(x string) bool {
-		for _, c := range x {
-			if c < '0' || c > '9' {
-				return false
-			}
-		}
-		return true
-	}
-	switch {
-	case whole == "" && frac == "":
-		return 0, bad("it has no digits")
-	case !digits(whole) || !digits(frac):
-		return 0, bad("it is not a number of seconds")
-	case len(whole) > 1 && whole[0] == '0':
-		return 0, bad("it has a leading zero")
-	case dot && len(frac) > 9:
-		return 0, bad("it has more than nine decimals")
-	}
-	var sec int64
-	if whole != "" {
-		var err error
-		if sec, err = strconv.ParseInt(whole, 10, 64); err != nil || sec > pbMaxSeconds {
-			return 0, bad("it is longer than 10,000 years")
-		}
-	}
-	var nanos int64
-	if frac != "" {
-		n, _ := strconv.ParseInt((frac + "000000000")[:9], 10, 64)
-		nanos = n
-	}
-	return float64(sec) + float64(nanos)/1e9, nil
-}

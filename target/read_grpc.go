@@ -56,19 +56,19 @@ func ReadGRPCConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Obj
 	if len(docs) != 1 || docs[0].Kind != yaml.MappingNode {
 		return nil, ErrorAt(Pos{File: file, Line: 1}, "a gRPC service config is one JSON object")
 	}
-	r := &grpcReader{pbReader: pbReader{file: file}, seen: map[string]int{}}
+	r := &grpcReader{PBReader: PBReader{File: file}, seen: map[string]int{}}
 	root := docs[0]
 	r.throttling(root)
 	mcs := r.field(root, "methodConfig")
 	if mcs != nil && mcs.Kind != yaml.SequenceNode {
-		r.fail(mcs, "field %q is not a list", "methodConfig")
+		r.Fail(mcs, "field %q is not a list", "methodConfig")
 	}
 	if mcs != nil && mcs.Kind == yaml.SequenceNode {
 		for i, mc := range mcs.Content {
-			r.methodConfig(pbDeref(mc), i)
+			r.methodConfig(PBDeref(mc), i)
 		}
 	}
-	return r.objs, r.err()
+	return r.Objs, r.Err()
 }
 
 // detectGRPCConfig reports whether a file looks like a gRPC service config: a
@@ -85,7 +85,7 @@ func DetectGRPCConfig(file string, data []byte) bool {
 
 // grpcReader reads one service config.
 type grpcReader struct {
-	pbReader
+	PBReader
 	seen       map[string]int // method paths named so far, and their lines
 	budget     *Setting[float64]
 	budgetNote string
@@ -95,16 +95,16 @@ type grpcReader struct {
 // the exact key, else one equal without regard to case; nil when absent or
 // null.
 func (r *grpcReader) field(n *yaml.Node, name string) *yaml.Node {
-	if v := pbField(n, func(k string) bool { return k == name }); v != nil {
+	if v := PBField(n, func(k string) bool { return k == name }); v != nil {
 		return v
 	}
-	return pbField(n, func(k string) bool { return strings.EqualFold(k, name) })
+	return PBField(n, func(k string) bool { return strings.EqualFold(k, name) })
 }
 
 // text reads a JSON string; ok false (and a ReadError) for anything else.
 func (r *grpcReader) text(n *yaml.Node, field string) (string, bool) {
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
-		r.fail(n, "field %q: %s is not a string", field, n.Value)
+		r.Fail(n, "field %q: %s is not a string", field, n.Value)
 		return "", false
 	}
 	return n.Value, true
@@ -114,7 +114,7 @@ func (r *grpcReader) text(n *yaml.Node, field string) (string, bool) {
 func (r *grpcReader) integer(n *yaml.Node, field string) (int, bool) {
 	v, err := strconv.ParseInt(n.Value, 10, 32)
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || err != nil {
-		r.fail(n, "field %q: %s is not a whole number", field, n.Value)
+		r.Fail(n, "field %q: %s is not a whole number", field, n.Value)
 		return 0, false
 	}
 	return int(v), true
@@ -124,7 +124,7 @@ func (r *grpcReader) integer(n *yaml.Node, field string) (int, bool) {
 func (r *grpcReader) number(n *yaml.Node, field string) (float64, bool) {
 	v, err := strconv.ParseFloat(n.Value, 64)
 	if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") || err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-		r.fail(n, "field %q: %s is not a number", field, n.Value)
+		r.Fail(n, "field %q: %s is not a number", field, n.Value)
 		return 0, false
 	}
 	return v, true
@@ -133,34 +133,34 @@ func (r *grpcReader) number(n *yaml.Node, field string) (float64, bool) {
 // dur reads a duration, which grpc-go takes only as a JSON string.
 func (r *grpcReader) dur(n *yaml.Node, field string) (float64, string, bool) {
 	if n.Kind == yaml.ScalarNode && n.Tag != "!!str" {
-		r.fail(n, "field %q: %s is not a duration: gRPC takes a string of seconds, as \"%ss\"", field, n.Value, n.Value)
+		r.Fail(n, "field %q: %s is not a duration: gRPC takes a string of seconds, as \"%ss\"", field, n.Value, n.Value)
 		return 0, n.Value, false
 	}
 	if n.Kind != yaml.ScalarNode {
-		r.fail(n, "field %q is not a duration string", field)
+		r.Fail(n, "field %q is not a duration string", field)
 		return 0, "", false
 	}
-	return r.duration(n, field)
+	return r.Duration(n, field)
 }
 
 // codes reads a list of status codes, by name or number.
 func (r *grpcReader) codes(n *yaml.Node, field string) ([]string, bool) {
 	if n.Kind != yaml.SequenceNode {
-		r.fail(n, "field %q is not a list of status codes", field)
+		r.Fail(n, "field %q is not a list of status codes", field)
 		return nil, false
 	}
 	var out []string
 	ok := true
 	for _, c := range n.Content {
-		c = pbDeref(c)
+		c = PBDeref(c)
 		switch {
 		case c == nil || c.Kind != yaml.ScalarNode:
-			r.fail(n, "field %q holds something that is not a status code", field)
+			r.Fail(n, "field %q holds something that is not a status code", field)
 			ok = false
 		case c.Tag == "!!int":
 			v, err := strconv.Atoi(c.Value)
 			if err != nil || v < 0 || v >= len(grpcCodeNames) {
-				r.fail(c, "field %q: %s is not a status code (0 to %d)", field, c.Value, len(grpcCodeNames)-1)
+				r.Fail(c, "field %q: %s is not a status code (0 to %d)", field, c.Value, len(grpcCodeNames)-1)
 				ok = false
 				continue
 			}
@@ -168,7 +168,7 @@ func (r *grpcReader) codes(n *yaml.Node, field string) ([]string, bool) {
 		case c.Tag == "!!str" && slices.Contains(grpcCodeNames, c.Value):
 			out = append(out, c.Value)
 		default:
-			r.fail(c, "field %q: %q is not a status code (gRPC names them in capitals: UNAVAILABLE)", field, c.Value)
+			r.Fail(c, "field %q: %q is not a status code (gRPC names them in capitals: UNAVAILABLE)", field, c.Value)
 			ok = false
 		}
 	}
@@ -179,7 +179,7 @@ func (r *grpcReader) codes(n *yaml.Node, field string) ([]string, bool) {
 func (r *grpcReader) raw(n *yaml.Node) string {
 	var parts []string
 	for _, c := range n.Content {
-		if c = pbDeref(c); c != nil {
+		if c = PBDeref(c); c != nil {
 			parts = append(parts, c.Value)
 		}
 	}
@@ -202,12 +202,12 @@ func (r *grpcReader) throttling(root *yaml.Node) {
 		return
 	}
 	if th.Kind != yaml.MappingNode {
-		r.fail(th, "field %q is not an object", "retryThrottling")
+		r.Fail(th, "field %q is not an object", "retryThrottling")
 		return
 	}
 	mt, tr := r.field(th, "maxTokens"), r.field(th, "tokenRatio")
 	if mt == nil || tr == nil {
-		r.fail(th, "retryThrottling needs maxTokens and tokenRatio: gRPC refuses it without")
+		r.Fail(th, "retryThrottling needs maxTokens and tokenRatio: gRPC refuses it without")
 		return
 	}
 	maxTokens, ok1 := r.number(mt, "maxTokens")
@@ -216,14 +216,14 @@ func (r *grpcReader) throttling(root *yaml.Node) {
 		return
 	}
 	if maxTokens <= 0 || maxTokens > 1000 {
-		r.fail(mt, "field %q: %s is outside (0, 1000]: gRPC refuses it", "maxTokens", mt.Value)
+		r.Fail(mt, "field %q: %s is outside (0, 1000]: gRPC refuses it", "maxTokens", mt.Value)
 		return
 	}
 	if ratio <= 0 {
-		r.fail(tr, "field %q: %s is not above 0: gRPC refuses it", "tokenRatio", tr.Value)
+		r.Fail(tr, "field %q: %s is not above 0: gRPC refuses it", "tokenRatio", tr.Value)
 		return
 	}
-	r.budget = Set(min(1, ratio), r.pos(tr), tr.Value)
+	r.budget = Set(min(1, ratio), r.Pos(tr), tr.Value)
 	r.budgetNote = fmt.Sprintf("retryThrottling maxTokens %s, tokenRatio %s (line %d): one token bucket for the channel; a failed attempt costs 1, a success earns %s, and below half of maxTokens nothing is retried or hedged; RetryBudget %s is tokenRatio, about the most retries per request in the long run (not a percentage: an approximation)",
 		mt.Value, tr.Value, th.Line, tr.Value, strconv.FormatFloat(r.budget.Value, 'f', -1, 64))
 	if f := strings.SplitN(tr.Value, ".", 2); len(f) == 2 && len(strings.TrimRight(f[1], "0")) > 3 {
@@ -235,27 +235,27 @@ func (r *grpcReader) throttling(root *yaml.Node) {
 // timeout, and its retry or hedging policy.
 func (r *grpcReader) methodConfig(mc *yaml.Node, i int) {
 	if mc == nil || mc.Kind != yaml.MappingNode {
-		r.fail(mc, "methodConfig %d is not an object", i+1)
+		r.Fail(mc, "methodConfig %d is not an object", i+1)
 		return
 	}
 	// The method configs of one service config compete for a call: gRPC
 	// takes the one that names its method, else its service, else the
 	// default (doc/service_config.md; gRFC A6).
-	o := Object{Target: "grpc", Kind: "methodConfig", Pos: r.pos(mc), Router: "service config " + r.file}
+	o := Object{Target: "grpc", Kind: "methodConfig", Pos: r.Pos(mc), Router: "service config " + r.File}
 	names := r.field(mc, "name")
 	if names == nil || (names.Kind == yaml.SequenceNode && len(names.Content) == 0) {
 		return // gRPC applies a method config without a name to no method
 	}
 	if names.Kind != yaml.SequenceNode {
-		r.fail(names, "field %q is not a list of {service, method}", "name")
+		r.Fail(names, "field %q is not a list of {service, method}", "name")
 		return
 	}
 	var labels []string
 	every := false
 	for _, nm := range names.Content {
-		nm = pbDeref(nm)
+		nm = PBDeref(nm)
 		if nm == nil || nm.Kind != yaml.MappingNode {
-			r.fail(names, "field %q holds something that is not a {service, method}", "name")
+			r.Fail(names, "field %q holds something that is not a {service, method}", "name")
 			continue
 		}
 		var svc, method string
@@ -271,11 +271,11 @@ func (r *grpcReader) methodConfig(mc *yaml.Node, i int) {
 		}
 		path := svc + "/" + method
 		if svc == "" && method != "" {
-			r.fail(nm, "name: method %q without a service: gRPC refuses it", method)
+			r.Fail(nm, "name: method %q without a service: gRPC refuses it", method)
 			continue
 		}
 		if line, dup := r.seen[path]; dup {
-			r.fail(nm, "name %s is also named at line %d: gRPC refuses a service config that names a method twice", strings.TrimSuffix(path, "/"), line)
+			r.Fail(nm, "name %s is also named at line %d: gRPC refuses a service config that names a method twice", strings.TrimSuffix(path, "/"), line)
 			continue
 		}
 		r.seen[path] = nm.Line
@@ -302,9 +302,9 @@ func (r *grpcReader) methodConfig(mc *yaml.Node, i int) {
 	if t := r.field(mc, "timeout"); t != nil {
 		if v, raw, ok := r.dur(t, "timeout"); ok {
 			if v == 0 {
-				r.fail(t, "field %q: %q: every call would fail at once with DEADLINE_EXCEEDED; leave timeout out for no deadline", "timeout", raw)
+				r.Fail(t, "field %q: %q: every call would fail at once with DEADLINE_EXCEEDED; leave timeout out for no deadline", "timeout", raw)
 			} else {
-				o.Timeout = Set(v, r.pos(t), raw)
+				o.Timeout = Set(v, r.Pos(t), raw)
 			}
 		}
 	}
@@ -329,7 +329,7 @@ func (r *grpcReader) methodConfig(mc *yaml.Node, i int) {
 		o.RetryBudget = &b
 		o.Notes = append(o.Notes, r.budgetNote)
 	}
-	r.add(o)
+	r.Add(o)
 }
 
 // retryPolicy reads a retryPolicy, refusing what grpc-go refuses:
@@ -338,13 +338,13 @@ func (r *grpcReader) methodConfig(mc *yaml.Node, i int) {
 // (grpc-go WithMaxCallAttempts).
 func (r *grpcReader) retryPolicy(o *Object, rp *yaml.Node) {
 	if rp.Kind != yaml.MappingNode {
-		r.fail(rp, "field %q is not an object", "retryPolicy")
+		r.Fail(rp, "field %q is not an object", "retryPolicy")
 		return
 	}
 	fields := map[string]*yaml.Node{}
 	for _, f := range []string{"maxAttempts", "initialBackoff", "maxBackoff", "backoffMultiplier", "retryableStatusCodes"} {
 		if fields[f] = r.field(rp, f); fields[f] == nil {
-			r.fail(rp, "retryPolicy has no %s: gRPC refuses it", f)
+			r.Fail(rp, "retryPolicy has no %s: gRPC refuses it", f)
 			return
 		}
 	}
@@ -353,12 +353,12 @@ func (r *grpcReader) retryPolicy(o *Object, rp *yaml.Node) {
 		if v, ok := r.integer(n, "maxAttempts"); ok {
 			switch {
 			case v < 2:
-				r.fail(n, "field %q: %d: gRPC needs at least 2 for a retryPolicy", "maxAttempts", v)
+				r.Fail(n, "field %q: %d: gRPC needs at least 2 for a retryPolicy", "maxAttempts", v)
 			case v > GRPCMaxAttempts:
-				o.Attempts = Set(GRPCMaxAttempts, r.pos(n), n.Value)
+				o.Attempts = Set(GRPCMaxAttempts, r.Pos(n), n.Value)
 				o.Notes = append(o.Notes, fmt.Sprintf("maxAttempts %d: gRPC makes at most %d attempts unless the channel raises the limit (grpc-go WithMaxCallAttempts)", v, GRPCMaxAttempts))
 			default:
-				o.Attempts = Set(v, r.pos(n), n.Value)
+				o.Attempts = Set(v, r.Pos(n), n.Value)
 			}
 		}
 	}
@@ -369,13 +369,13 @@ func (r *grpcReader) retryPolicy(o *Object, rp *yaml.Node) {
 			continue
 		}
 		if v <= 0 {
-			r.fail(n, "field %q: %q: gRPC needs a backoff above 0", f, raw)
+			r.Fail(n, "field %q: %q: gRPC needs a backoff above 0", f, raw)
 			continue
 		}
 		if f == "initialBackoff" {
-			o.BackoffBase = Set(v, r.pos(n), raw)
+			o.BackoffBase = Set(v, r.Pos(n), raw)
 		} else {
-			o.BackoffMax = Set(v, r.pos(n), raw)
+			o.BackoffMax = Set(v, r.Pos(n), raw)
 		}
 	}
 	if o.BackoffBase != nil && o.BackoffMax != nil && o.BackoffMax.Value < o.BackoffBase.Value {
@@ -386,7 +386,7 @@ func (r *grpcReader) retryPolicy(o *Object, rp *yaml.Node) {
 		if v, ok := r.number(n, "backoffMultiplier"); ok {
 			switch {
 			case v <= 0:
-				r.fail(n, "field %q: %s: gRPC needs a multiplier above 0", "backoffMultiplier", n.Value)
+				r.Fail(n, "field %q: %s: gRPC needs a multiplier above 0", "backoffMultiplier", n.Value)
 			case v != 2:
 				o.Notes = append(o.Notes, fmt.Sprintf("backoffMultiplier %s: each wait is %s times the one before, up to maxBackoff", n.Value, n.Value))
 			}
@@ -396,9 +396,9 @@ func (r *grpcReader) retryPolicy(o *Object, rp *yaml.Node) {
 		n := fields["retryableStatusCodes"]
 		if codes, ok := r.codes(n, "retryableStatusCodes"); ok {
 			if len(codes) == 0 {
-				r.fail(n, "field %q is empty: gRPC refuses a retryPolicy that retries no status", "retryableStatusCodes")
+				r.Fail(n, "field %q is empty: gRPC refuses a retryPolicy that retries no status", "retryableStatusCodes")
 			} else {
-				o.RetryOn = Set(codes, r.pos(n), r.raw(n))
+				o.RetryOn = Set(codes, r.Pos(n), r.raw(n))
 			}
 		}
 	}
@@ -411,27 +411,27 @@ func (r *grpcReader) retryPolicy(o *Object, rp *yaml.Node) {
 // attempt.
 func (r *grpcReader) hedgingPolicy(o *Object, hp *yaml.Node) {
 	if hp.Kind != yaml.MappingNode {
-		r.fail(hp, "field %q is not an object", "hedgingPolicy")
+		r.Fail(hp, "field %q is not an object", "hedgingPolicy")
 		return
 	}
 	o.Notes = append(o.Notes, "hedgingPolicy: grpc-java hedges; grpc-go (1.85) and C-core ignore it, and their clients neither hedge nor retry this method")
 	if n := r.field(hp, "maxAttempts"); n == nil {
-		r.fail(hp, "hedgingPolicy has no maxAttempts: gRPC refuses it")
+		r.Fail(hp, "hedgingPolicy has no maxAttempts: gRPC refuses it")
 	} else if v, ok := r.integer(n, "maxAttempts"); ok {
 		switch {
 		case v < 2:
 			o.Notes = append(o.Notes, fmt.Sprintf("hedgingPolicy maxAttempts %d: no hedge is sent", v))
-			o.HedgeAttempts = Set(max(v, 1), r.pos(n), n.Value)
+			o.HedgeAttempts = Set(max(v, 1), r.Pos(n), n.Value)
 		case v > GRPCMaxAttempts:
-			o.HedgeAttempts = Set(GRPCMaxAttempts, r.pos(n), n.Value)
+			o.HedgeAttempts = Set(GRPCMaxAttempts, r.Pos(n), n.Value)
 			o.Notes = append(o.Notes, fmt.Sprintf("hedgingPolicy maxAttempts %d: gRPC sends at most %d unless the channel raises the limit", v, GRPCMaxAttempts))
 		default:
-			o.HedgeAttempts = Set(v, r.pos(n), n.Value)
+			o.HedgeAttempts = Set(v, r.Pos(n), n.Value)
 		}
 	}
 	if n := r.field(hp, "hedgingDelay"); n != nil {
 		if v, raw, ok := r.dur(n, "hedgingDelay"); ok {
-			o.HedgeDelay = Set(v, r.pos(n), raw)
+			o.HedgeDelay = Set(v, r.Pos(n), raw)
 		}
 	} else {
 		o.HedgeDelay = Defaulted(0.0, o.Pos)

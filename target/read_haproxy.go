@@ -5,7 +5,6 @@ import (
 	"math"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,15 +83,8 @@ func DetectHAProxyConfig(file string, data []byte) bool {
 	if len(head) > 64<<10 {
 		head = head[:64<<10]
 	}
-	return looksHAProxy(head)
+	return LooksHAProxy(head)
 }
-
-// haproxySectionLine is a line that starts a proxy section: at the start
-// of the line, not ending like an nginx directive or block.
-var haproxySectionLine = regexp.MustCompile(`(?m)^(global|defaults|frontend|backend|listen)([ \t][^;{}\n]*)?$`)
-
-// looksHAProxy reports whether data starts sections as HAProxy does.
-func looksHAProxy(data []byte) bool { return haproxySectionLine.Match(data) }
 
 // --- Words.
 
@@ -1101,7 +1093,7 @@ func (p *haproxyProxy) condition(w []string) (groups [][]Match, why string) {
 					return nil, fmt.Sprintf("%s matches both %s and %s", strings.ReplaceAll(t, "\x00", " "), ms[0].Kind, m.Kind)
 				}
 			}
-			if len(ms) > 0 && nginxHasMatchKind(group, ms[0].Kind) {
+			if len(ms) > 0 && HasMatchKind(group, ms[0].Kind) {
 				return nil, fmt.Sprintf("two %s conditions that must both hold", ms[0].Kind)
 			}
 			group = append(group, ms...)

@@ -90,7 +90,7 @@ func DetectNginxConfig(file string, data []byte) bool {
 	if len(head) > 64<<10 {
 		head = head[:64<<10]
 	}
-	if looksHAProxy(head) {
+	if LooksHAProxy(head) {
 		return false
 	}
 	base := path.Base(filepath.ToSlash(file))
@@ -1050,7 +1050,7 @@ func (in *nginxInterp) location(d *nginxDirective, set nginxSettings, sb *nginxS
 		// A nested location holds only requests its parents hold: keep
 		// the parents' matches of other kinds (a regex in a prefix).
 		for i := len(parents) - 1; i >= 0; i-- {
-			if m := parents[i].match; m != nil && m.Kind != loc.match.Kind && !nginxHasMatchKind(matches, m.Kind) {
+			if m := parents[i].match; m != nil && m.Kind != loc.match.Kind && !HasMatchKind(matches, m.Kind) {
 				matches = append(matches, *m)
 			}
 		}
@@ -1104,15 +1104,6 @@ func nginxTries(n int) string {
 		return "1 try"
 	}
 	return strconv.Itoa(n) + " tries"
-}
-
-func nginxHasMatchKind(ms []Match, kind string) bool {
-	for _, m := range ms {
-		if m.Kind == kind {
-			return true
-		}
-	}
-	return false
 }
 
 // conditional reads an "if" or "limit_except" block of a location: with

@@ -347,7 +347,7 @@ func TestReadGRPCRoundTrip(t *testing.T) {
 				o := objs[i]
 				i++
 				require.NotEmpty(t, o.Matches, rt.Group)
-				assert.True(t, strings.HasPrefix(o.Matches[0].Value, svc) || target.GrpcMethodPath(rt.Group) != nil, rt.Group)
+				assert.True(t, strings.HasPrefix(o.Matches[0].Value, svc) || target.GRPCMethodPath(rt.Group) != nil, rt.Group)
 				assert.Equal(t, secs(rt.Timeout), o.Timeout.Value, rt.Group)
 				codes, _ := target.GrpcCodes(rt.RetryOn)
 				switch {
