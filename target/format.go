@@ -400,3 +400,17 @@ func GRPCMethodPath(group string) *GRPCName {
 	}
 	return &GRPCName{Service: parts[1], Method: parts[2]}
 }
+
+// grpcFullName is a protobuf full name: identifiers joined by dots.
+func GrpcFullName(s string) string {
+	var parts []string
+	for _, p := range strings.Split(s, ".") {
+		if p != "" {
+			parts = append(parts, Identifier(p, false))
+		}
+	}
+	if len(parts) == 0 {
+		return DefaultService
+	}
+	return strings.Join(parts, ".")
+}

@@ -282,3 +282,6 @@ func PbParseDuration(s string) (float64, error) {
 	}
 	return float64(sec) + float64(nanos)/1e9, nil
 }
+
+// pbMaxSeconds is the longest google.protobuf.Duration, 10,000 years.
+const pbMaxSeconds = 315_576_000_000

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/istio"
 )
 
 // Tests of the Kubernetes-manifest helpers shared by the Istio, Gateway
@@ -386,7 +387,7 @@ func TestReadKubeDetect(t *testing.T) {
 		{"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  annotations:\n    linkerd.io/inject: enabled\n", false, false, false},
 		{"networking.istio.io/v1 without the field name\n", false, false, false},
 	} {
-		assert.Equal(t, c.istio, target.DetectIstioConfig("x.yaml", []byte(c.data)), c.data)
+		assert.Equal(t, c.istio, istio.DetectIstioConfig("x.yaml", []byte(c.data)), c.data)
 		assert.Equal(t, c.gateway, target.DetectGatewayAPIConfig("x.yaml", []byte(c.data)), c.data)
 		assert.Equal(t, c.lkrd, target.DetectLinkerdConfig("x.yaml", []byte(c.data)), c.data)
 	}
@@ -396,7 +397,7 @@ func TestReadKubeDetect(t *testing.T) {
 // with the file and line of it, as a *ReadError.
 func TestReadKubeErrorsPoint(t *testing.T) {
 	data := []byte("apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: a\nspec:\n  http:\n  - timeout: 3x\n")
-	_, err := target.ReadIstioConfig("vs.yaml", data, nil, nil)
+	_, err := istio.ReadIstioConfig("vs.yaml", data, nil, nil)
 	var re *target.ReadError
 	require.True(t, errors.As(err, &re), "%v", err)
 	assert.Equal(t, target.Pos{File: "vs.yaml", Line: 7}, re.Pos)
@@ -426,7 +427,7 @@ func FuzzReadKube(f *testing.F) {
 		if _, err := target.KubeObjects(budget.New(), "f.yaml", data); err != nil {
 			return
 		}
-		for _, read := range []func(string, []byte, target.Opener, *budget.Budget) ([]target.Object, error){target.ReadIstioConfig, target.ReadGatewayAPIConfig, target.ReadLinkerdConfig} {
+		for _, read := range []func(string, []byte, target.Opener, *budget.Budget) ([]target.Object, error){istio.ReadIstioConfig, target.ReadGatewayAPIConfig, target.ReadLinkerdConfig} {
 			objs, err := read("f.yaml", data, nil, nil)
 			if err != nil {
 				continue

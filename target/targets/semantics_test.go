@@ -22,6 +22,7 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/golang/protobuf/jsonpb" //nolint:staticcheck // the decoder Istio's own types use
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/grpc"
 	"github.com/tunetimeout/tunetimeout/target/resilience4j"
 	"google.golang.org/protobuf/encoding/protojson"
 	networkingv1 "istio.io/api/networking/v1"
@@ -181,7 +182,7 @@ func readIstio(body []byte) ([]behaviour, error) {
 }
 
 func readGRPC(body []byte) ([]behaviour, error) {
-	var cfg target.GRPCConfig
+	var cfg grpc.GRPCConfig
 	if err := json.Unmarshal(body, &cfg); err != nil {
 		return nil, err
 	}

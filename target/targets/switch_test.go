@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/grpc"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -334,7 +335,7 @@ func TestRetriesOffGRPCJq(t *testing.T) {
 		cmd.Stdin = bytes.NewReader(body)
 		out, err := cmd.Output()
 		require.NoError(t, err)
-		var before, after target.GRPCConfig
+		var before, after grpc.GRPCConfig
 		require.NoError(t, json.Unmarshal(body, &before))
 		require.NoError(t, json.Unmarshal(out, &after))
 		require.Len(t, after.MethodConfig, len(before.MethodConfig))

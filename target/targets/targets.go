@@ -10,24 +10,29 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/envoy"
 	"github.com/tunetimeout/tunetimeout/target/gonethttp"
+	"github.com/tunetimeout/tunetimeout/target/grpc"
+	"github.com/tunetimeout/tunetimeout/target/haproxy"
 	"github.com/tunetimeout/tunetimeout/target/httpx"
+	"github.com/tunetimeout/tunetimeout/target/istio"
+	"github.com/tunetimeout/tunetimeout/target/nginx"
 	"github.com/tunetimeout/tunetimeout/target/resilience4j"
 )
 
 // All is every target, in the order --help, docs/cli and --emit all list
 // them. Adding a target is one package (target/NAME) and one line here.
 var All = []target.Target{
-	target.EnvoyTarget,
-	target.GRPCTarget,
-	target.IstioTarget,
+	envoy.Target,
+	grpc.Target,
+	istio.Target,
 	target.LinkerdTarget,
 	target.GatewayTarget,
 	resilience4j.Target,
 	gonethttp.Target,
 	httpx.Target,
-	target.NginxTarget,
-	target.HAProxyTarget,
+	nginx.Target,
+	haproxy.Target,
 }
 
 // Names returns the target names in registry order.

@@ -40,6 +40,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/e2etest"
 	"github.com/tunetimeout/tunetimeout/target"
+	grpctarget "github.com/tunetimeout/tunetimeout/target/grpc"
 )
 
 // goValidators are the validators that need no external binary; the
@@ -206,7 +207,7 @@ func validateGRPC(body []byte) error {
 			return fmt.Errorf("%s: no timeout", path)
 		}
 		if rp := mc.RetryPolicy; rp != nil {
-			if rp.MaxAttempts < 2 || rp.MaxAttempts > target.GRPCMaxAttempts {
+			if rp.MaxAttempts < 2 || rp.MaxAttempts > grpctarget.GRPCMaxAttempts {
 				return fmt.Errorf("%s: maxAttempts %d outside [2, 5]", path, rp.MaxAttempts)
 			}
 			if rp.MaxBackoff < rp.InitialBackoff {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/envoy"
 )
 
 // The tests of issue 29's "snippets that replay or hedge writes": what a
@@ -180,7 +181,7 @@ func TestEnvoyRetryAfter(t *testing.T) {
 	body, err := Render("envoy", loadReport(t, "policy.json"), target.Options{Service: "shop-api"})
 	require.NoError(t, err)
 	require.NoError(t, validate(t, "envoy", body))
-	objs, err := target.ReadEnvoyConfig("envoy.yaml", body, nil, nil)
+	objs, err := envoy.ReadEnvoyConfig("envoy.yaml", body, nil, nil)
 	require.NoError(t, err)
 	got := map[string]float64{}
 	for _, o := range objs {
@@ -193,8 +194,8 @@ func TestEnvoyRetryAfter(t *testing.T) {
 	}
 	assert.Equal(t, map[string]float64{
 		"shop-api/shop-api/POST /api/orders":    -1, // never-sent failures only
-		"shop-api/shop-api/GET /api/users/{id}": target.EnvoyRetryAfterWait.Seconds(),
-		"shop-api/shop-api/GET /api/search/*":   target.EnvoyRetryAfterWait.Seconds(),
+		"shop-api/shop-api/GET /api/users/{id}": envoy.EnvoyRetryAfterWait.Seconds(),
+		"shop-api/shop-api/GET /api/search/*":   envoy.EnvoyRetryAfterWait.Seconds(),
 		"shop-api/shop-api/catch-all":           -1,
 	}, got)
 	assert.Contains(t, string(body), "        rate_limited_retry_back_off:\n          reset_headers:\n          - name: retry-after\n            format: SECONDS\n")

@@ -1,4 +1,4 @@
-package target
+package haproxy
 
 import (
 	"slices"
@@ -8,12 +8,13 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // haproxyTarget writes one HAProxy backend per group: timeout queue,
 // connect and server, retries and retry-on fitted to the deadline, option
 // redispatch, and maxconn on the server line as the bulkhead.
-var HAProxyTarget = Target{
+var Target = target.Target{
 	Name:    "haproxy",
 	File:    "haproxy.cfg",
 	Summary: "HAProxy backends: timeout queue/connect/server, retries and retry-on fitted to the deadline, redispatch, server maxconn",
@@ -21,7 +22,7 @@ var HAProxyTarget = Target{
 	Write:   renderHAProxy,
 	// The HAProxy reader reads no include and no YAML: its bounds are
 	// its own (read_haproxy.go).
-	Reader: func(file string, data []byte, open Opener, _ *budget.Budget) ([]Object, error) {
+	Reader: func(file string, data []byte, open target.Opener, _ *budget.Budget) ([]target.Object, error) {
 		return ReadHAProxyConfig(file, data, open)
 	},
 	Detect: DetectHAProxyConfig,
@@ -32,8 +33,8 @@ var HAProxyTarget = Target{
 // not 429).
 var haproxyRetryStatus = map[string]bool{"401": true, "403": true, "404": true, "408": true, "425": true, "500": true, "501": true, "502": true, "503": true, "504": true}
 
-func renderHAProxy(p *Plan, d *Doc) error {
-	host := DNSSubdomain(p.Service)
+func renderHAProxy(p *target.Plan, d *target.Doc) error {
+	host := target.DNSSubdomain(p.Service)
 	d.Note("HAProxy backends for %q, written by tunetimeout from measured latency.", p.Service)
 	p.NoRetryAfter(d, "HAProxy (retry-on retries at once, and takes no 429)")
 	d.Note("HAProxy has no deadline over all retries (timeout client is suspended while the server is awaited): each backend makes only as many attempts as fit the deadline when every one runs into its timers (queue + connect + server).")
@@ -41,7 +42,7 @@ func renderHAProxy(p *Plan, d *Doc) error {
 	// http-request set-timeout { server | tunnel } { <timeout> | <expr> }
 	// (configuration.txt, 2.4 and later): an expression's number is read as
 	// milliseconds, for the current stream only.
-	d.Note("The time its caller has left (%s, which the Go and httpx snippets set) is not read here: HAProxy 2.4 and later could take it as this request's timeout server (http-request set-timeout server req.hdr(%s)), but that bounds each wait for the server, per attempt, not the request over its retries, and replaces the timeout server below. HAProxy passes the header on unchanged, not lowered by its queue and retries.", DeadlineHeader, DeadlineHeader)
+	d.Note("The time its caller has left (%s, which the Go and httpx snippets set) is not read here: HAProxy 2.4 and later could take it as this request's timeout server (http-request set-timeout server req.hdr(%s)), but that bounds each wait for the server, per attempt, not the request over its retries, and replaces the timeout server below. HAProxy passes the header on unchanged, not lowered by its queue and retries.", target.DeadlineHeader, target.DeadlineHeader)
 	// retries 0: no new attempt after a failed one (configuration.txt,
 	// retries). A reload in master-worker mode (SIGUSR2 to the master, what
 	// the packaged systemd unit's reload sends) starts a new worker with the
@@ -50,8 +51,8 @@ func renderHAProxy(p *Plan, d *Doc) error {
 	// Debian unit's ExecReload runs haproxy -c, then kill -USR2); the
 	// Runtime API's set commands change servers, maps, tables, limits and
 	// the CLI's timeout, not a backend's retries (section 9.3).
-	d.Note("Retries off during an incident, without a deploy: set `retries 0` in every backend (sed -i -E '%s' haproxy.cfg), check it with `haproxy -c -f haproxy.cfg`, then reload: `systemctl reload haproxy`, or send SIGUSR2 to the master process (master-worker mode, -W): the new worker makes one attempt per request, the old one finishes its connections. The Runtime API has no command that changes a backend's retries. Restore this file and reload to undo.", HAProxyRetriesOffSed)
-	names := NewUnique("_")
+	d.Note("Retries off during an incident, without a deploy: set `retries 0` in every backend (sed -i -E '%s' haproxy.cfg), check it with `haproxy -c -f haproxy.cfg`, then reload: `systemctl reload haproxy`, or send SIGUSR2 to the master process (master-worker mode, -W): the new worker makes one attempt per request, the old one finishes its connections. The Runtime API has no command that changes a backend's retries. Restore this file and reload to undo.", target.HAProxyRetriesOffSed)
+	names := target.NewUnique("_")
 	// HAProxy takes the first use_backend that matches: the default last.
 	var frontend, defaults []string
 	p.NoteUnroutable(d, "an HAProxy ACL")
@@ -89,32 +90,32 @@ func renderHAProxy(p *Plan, d *Doc) error {
 			asked.RetryOn = slices.Clone(recommend.NeverSent)
 		}
 		rt, n, perTry, worst, fellBack := asked.FitStatic(setup, setup, func(int) time.Duration { return 0 }, asked.Attempts)
-		d.Note("  timeout connect %s: %s", UnitDur(tm.Connect), tm.ConnectWhy)
-		d.Note("  timeout queue %s: %s", UnitDur(tm.Other), tm.OtherWhy)
-		d.Note("  timeout server %s: %s", UnitDur(perTry), tm.PerTryWhy)
+		d.Note("  timeout connect %s: %s", target.UnitDur(tm.Connect), tm.ConnectWhy)
+		d.Note("  timeout queue %s: %s", target.UnitDur(tm.Other), tm.OtherWhy)
+		d.Note("  timeout server %s: %s", target.UnitDur(perTry), tm.PerTryWhy)
 		if n := tm.OverNote(setup, rt.Deadline); n != "" {
 			d.Note("  %s", n)
 		}
-		d.Printf("    timeout queue %s\n    timeout connect %s\n    timeout server %s\n", UnitDur(tm.Other), UnitDur(tm.Connect), UnitDur(perTry))
+		d.Printf("    timeout queue %s\n    timeout connect %s\n    timeout server %s\n", target.UnitDur(tm.Other), target.UnitDur(tm.Connect), target.UnitDur(perTry))
 		switch {
 		case rt.Attempts <= 1:
-			d.Note("  retries 0 (HAProxy retries failed connects 3 times by default): %s; worst case %s", rt.AttemptsWhy, FmtDur(worst))
+			d.Note("  retries 0 (HAProxy retries failed connects 3 times by default): %s; worst case %s", rt.AttemptsWhy, target.FmtDur(worst))
 			d.Printf("    retries 0\n")
 		case n <= 1:
-			d.Note("  retries 0: %s, but HAProxy cannot bound the whole call and one attempt may take %s (queue, connect, server), so a second would not fit the deadline of %s", rt.AttemptsWhy, FmtDur(worst), FmtDur(rt.Deadline))
+			d.Note("  retries 0: %s, but HAProxy cannot bound the whole call and one attempt may take %s (queue, connect, server), so a second would not fit the deadline of %s", rt.AttemptsWhy, target.FmtDur(worst), target.FmtDur(rt.Deadline))
 			d.Printf("    retries 0\n")
 		default:
 			conds, skipped := haproxyConditions(rt)
 			d.Note("  retries %d = %s, less the first; retry-on %s from %s", n-1, rt.AttemptsWhy, strings.Join(conds, " "), strings.Join(rt.RetryOn, ", "))
 			if fellBack {
 				k, _, _ := asked.StaticFit(setup, setup, func(int) time.Duration { return 0 }, asked.Attempts)
-				d.Note("  conn-failure only: retrying %s, where every attempt may run into its timers, would fit %s in the deadline of %s; a connection failure costs a retry no more than the queue and connect timeouts", strings.Join(asked.RetryOn, ", "), Plural(k, "attempt"), FmtDur(rt.Deadline))
+				d.Note("  conn-failure only: retrying %s, where every attempt may run into its timers, would fit %s in the deadline of %s; a connection failure costs a retry no more than the queue and connect timeouts", strings.Join(asked.RetryOn, ", "), target.Plural(k, "attempt"), target.FmtDur(rt.Deadline))
 			}
 			if n < rt.Attempts {
-				d.Note("  %d attempts of the %d: more would not fit the deadline of %s", n, rt.Attempts, FmtDur(rt.Deadline))
+				d.Note("  %d attempts of the %d: more would not fit the deadline of %s", n, rt.Attempts, target.FmtDur(rt.Deadline))
 			}
 			if len(atOnce) > 0 {
-				d.Note("  conn-failure only: HAProxy has no backoff, so a retry on %s would go at once, every client's in the same instant, to a server that is failing (the policy backs off %s to %s with jitter); a connection failure never reached the server, and HAProxy waits min(timeout connect, 1s) before retrying it on the same server", strings.Join(atOnce, ", "), UnitDur(rt.BackoffBase), UnitDur(rt.BackoffCap))
+				d.Note("  conn-failure only: HAProxy has no backoff, so a retry on %s would go at once, every client's in the same instant, to a server that is failing (the policy backs off %s to %s with jitter); a connection failure never reached the server, and HAProxy waits min(timeout connect, 1s) before retrying it on the same server", strings.Join(atOnce, ", "), target.UnitDur(rt.BackoffBase), target.UnitDur(rt.BackoffCap))
 			} else if rt.NeverSentOnly() && !fellBack {
 				d.Note("  conn-failure only: %s, and a connection failure is the one failure after which HAProxy knows the request was never sent (its documentation calls any other retry-on value very dangerous without that guarantee)", rt.IdempotentWhy)
 			}
@@ -122,11 +123,11 @@ func renderHAProxy(p *Plan, d *Doc) error {
 				d.Note("  not accepted by retry-on in HAProxy 2.6, left out: %s", strings.Join(skipped, ", "))
 			}
 			if rt.Deadline > 0 {
-				d.Note("  worst case %s, within the deadline of %s", FmtDur(worst), FmtDur(rt.Deadline))
+				d.Note("  worst case %s, within the deadline of %s", target.FmtDur(worst), target.FmtDur(rt.Deadline))
 			} else {
-				d.Note("  worst case %s: no deadline in the report", FmtDur(worst))
+				d.Note("  worst case %s: no deadline in the report", target.FmtDur(worst))
 			}
-			d.Note("  option redispatch: a retry may go to another server; HAProxy has no backoff (the policy's %s to %s)", UnitDur(rt.BackoffBase), UnitDur(rt.BackoffCap))
+			d.Note("  option redispatch: a retry may go to another server; HAProxy has no backoff (the policy's %s to %s)", target.UnitDur(rt.BackoffBase), target.UnitDur(rt.BackoffCap))
 			d.Printf("    retries %d\n    option redispatch\n    retry-on %s\n", n-1, strings.Join(conds, " "))
 			if !rt.NeverSentOnly() {
 				d.Note("  option http-buffer-request: a layer-7 retry resends the request, which HAProxy keeps only when the whole of it (up to tune.bufsize, 16kB) arrived before the first try")
@@ -176,7 +177,7 @@ func renderHAProxy(p *Plan, d *Doc) error {
 	if len(frontend) > 0 {
 		d.Printf("\n# In your frontend (mode http):\n")
 		for _, f := range frontend {
-			d.Printf("#   %s\n", OneLine(f))
+			d.Printf("#   %s\n", target.OneLine(f))
 		}
 	}
 	return nil
@@ -185,7 +186,7 @@ func renderHAProxy(p *Plan, d *Doc) error {
 // haproxyConditions maps the route's retry conditions to retry-on: always
 // conn-failure (retry-on replaces the default), response-timeout for a
 // timeout, the status codes HAProxy 2.6 accepts.
-func haproxyConditions(rt Route) (conds, skipped []string) {
+func haproxyConditions(rt target.Route) (conds, skipped []string) {
 	conds = []string{"conn-failure"}
 	for _, o := range rt.RetryOn {
 		switch o = strings.ToLower(strings.TrimSpace(o)); {
@@ -211,12 +212,12 @@ func haproxyArg(s string) string {
 
 // haproxyNaming: "backend <service>_<group>", in lower case
 // (renderHAProxy).
-var HAProxyNaming = &Naming{
-	Service: func(s string) string { return Identifier(s, false) },
+var HAProxyNaming = &target.Naming{
+	Service: func(s string) string { return target.Identifier(s, false) },
 	Of: func(svc, group string) string {
-		return svc + "_" + strings.ToLower(Identifier(group, false))
+		return svc + "_" + strings.ToLower(target.Identifier(group, false))
 	},
-	Names: func(ob Object) []string {
+	Names: func(ob target.Object) []string {
 		if ob.Kind != "backend" && ob.Kind != "listen" {
 			return nil
 		}

@@ -1,21 +1,23 @@
-package target
+package grpc
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/tunetimeout/tunetimeout/recommend"
 	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // grpcTarget writes a gRPC service config (JSON, for
 // grpc.WithDefaultServiceConfig or a resolver): one methodConfig per group
 // with its deadline and retryPolicy, and retryThrottling from the retry
 // budget. JSON has no comments: the header is printed beside it.
-var GRPCTarget = Target{
+var Target = target.Target{
 	Name:    "grpc",
 	File:    "grpc.json",
 	Summary: "gRPC service config: methodConfig timeout and retryPolicy, retryThrottling",
@@ -35,7 +37,7 @@ type GRPCConfig struct {
 }
 
 type grpcMethodConfig struct {
-	Name          []GRPCName         `json:"name"`
+	Name          []target.GRPCName  `json:"name"`
 	Timeout       string             `json:"timeout"`
 	RetryPolicy   *grpcRetryPolicy   `json:"retryPolicy,omitempty"`
 	HedgingPolicy *grpcHedgingPolicy `json:"hedgingPolicy,omitempty"`
@@ -63,8 +65,8 @@ type grpcThrottling struct {
 	TokenRatio float64 `json:"tokenRatio"`
 }
 
-func renderGRPC(p *Plan, d *Doc) error {
-	svc := GrpcFullName(p.Service)
+func renderGRPC(p *target.Plan, d *target.Doc) error {
+	svc := target.GrpcFullName(p.Service)
 	d.Note("gRPC service config for service %q, written by tunetimeout from measured latency.", svc)
 	d.Note("timeout is the deadline of the whole call, every attempt and backoff included; gRPC has no per-try timeout, so a slow attempt is not cut and retried: only failures that answer are.")
 	d.Note("gRPC retries transparently, whatever this config says, the RPCs that never left the client or that the server refused before its application saw them (gRFC A6).")
@@ -77,7 +79,7 @@ func renderGRPC(p *Plan, d *Doc) error {
 	seen := map[string]bool{}
 	next := map[string]int{} // the next number to try after a method name
 	for _, rt := range p.PathRoutes() {
-		n := GRPCName{Service: svc}
+		n := target.GRPCName{Service: svc}
 		switch {
 		case rt.Match.CatchAll && !rt.Match.NotPath:
 		default:
@@ -89,7 +91,7 @@ func renderGRPC(p *Plan, d *Doc) error {
 		// gRPC refuses a service config that names a method twice.
 		if seen[n.Service+"/"+n.Method] {
 			if n.Method == "" {
-				n.Method = Identifier(rt.Group, true)
+				n.Method = target.Identifier(rt.Group, true)
 			}
 			base, i := n.Method, max(next[n.Service+"/"+n.Method], 2)
 			for seen[fmt.Sprintf("%s/%s_%d", n.Service, base, i)] {
@@ -99,7 +101,7 @@ func renderGRPC(p *Plan, d *Doc) error {
 			next[n.Service+"/"+base] = i + 1
 		}
 		seen[n.Service+"/"+n.Method] = true
-		mc := grpcMethodConfig{Name: []GRPCName{n}, Timeout: ProtoDur(rt.Timeout)}
+		mc := grpcMethodConfig{Name: []target.GRPCName{n}, Timeout: target.ProtoDur(rt.Timeout)}
 		label := n.Service + "/" + n.Method
 		if n.Method == "" {
 			label = n.Service + " (every method)"
@@ -115,10 +117,10 @@ func renderGRPC(p *Plan, d *Doc) error {
 	if b := p.Budget; b != nil {
 		tr := math.Max(0.001, math.Round(*b*1000)/1000)
 		cfg.RetryThrottling = &grpcThrottling{MaxTokens: 10, TokenRatio: tr}
-		d.Note("retryThrottling: tokenRatio %s = %s (each success earns it, each failed attempt costs 1, retries stop at half the tokens); maxTokens 10 stops retries after about 5 failures in a row", Ratio(tr), p.BudgetWhy)
+		d.Note("retryThrottling: tokenRatio %s = %s (each success earns it, each failed attempt costs 1, retries stop at half the tokens); maxTokens 10 stops retries after about 5 failures in a row", target.Ratio(tr), p.BudgetWhy)
 	}
 	connect, why := p.ClusterConnect()
-	d.Note("connect timeout %s (%s) is not part of a service config: dial with grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: ...})", ProtoDur(connect), why)
+	d.Note("connect timeout %s (%s) is not part of a service config: dial with grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: ...})", target.ProtoDur(connect), why)
 	if p.Bulkhead != nil {
 		d.Note("bulkhead %s: gRPC has no client-side limit of calls in flight; use a semaphore or an interceptor", p.BulkheadWhy)
 	}
@@ -135,15 +137,15 @@ func renderGRPC(p *Plan, d *Doc) error {
 }
 
 // grpcRetries writes a method config's retryPolicy or hedgingPolicy.
-func grpcRetries(d *Doc, rt Route, mc *grpcMethodConfig, herdWindow time.Duration) {
+func grpcRetries(d *target.Doc, rt target.Route, mc *grpcMethodConfig, herdWindow time.Duration) {
 	codes, skipped := GrpcCodes(rt.RetryOn)
 	switch {
 	case rt.Hedge != nil:
 		h := rt.Hedge
-		hp := &grpcHedgingPolicy{MaxAttempts: min(h.Attempts, GRPCMaxAttempts), HedgingDelay: ProtoDur(CeilMs(h.DelaySeconds)), NonFatalStatusCodes: codes}
+		hp := &grpcHedgingPolicy{MaxAttempts: min(h.Attempts, GRPCMaxAttempts), HedgingDelay: target.ProtoDur(target.CeilMs(h.DelaySeconds)), NonFatalStatusCodes: codes}
 		mc.HedgingPolicy = hp
 		d.Note("  hedgingPolicy: another request %s (%s) after the last one, up to maxAttempts %d, until one answers; nonFatalStatusCodes %s send the next at once. With independent attempts p99 %s, p99.9 %s, for %s more requests",
-			hp.HedgingDelay, QuantileName(h.Quantile), hp.MaxAttempts, strings.Join(codes, ", "), Secs(h.P99Seconds), Secs(h.P999Seconds), Percent(h.ExtraLoadFraction))
+			hp.HedgingDelay, target.QuantileName(h.Quantile), hp.MaxAttempts, strings.Join(codes, ", "), target.Secs(h.P99Seconds), target.Secs(h.P999Seconds), target.Percent(h.ExtraLoadFraction))
 		d.Note("  hedgingPolicy replaces retryPolicy. grpc-java implements it; grpc-go (1.85) and gRPC C-core drop it without a word, so their clients neither hedge nor retry this method: write the config without --hedge for them")
 	case rt.Attempts <= 1:
 		d.Note("  no retryPolicy (gRPC needs maxAttempts >= 2): %s", rt.AttemptsWhy)
@@ -154,8 +156,8 @@ func grpcRetries(d *Doc, rt Route, mc *grpcMethodConfig, herdWindow time.Duratio
 	default:
 		rp := &grpcRetryPolicy{
 			MaxAttempts:          min(rt.Attempts, GRPCMaxAttempts),
-			InitialBackoff:       ProtoDur(rt.BackoffBase),
-			MaxBackoff:           ProtoDur(rt.BackoffCap),
+			InitialBackoff:       target.ProtoDur(rt.BackoffBase),
+			MaxBackoff:           target.ProtoDur(rt.BackoffCap),
 			BackoffMultiplier:    2,
 			RetryableStatusCodes: codes,
 		}
@@ -165,10 +167,10 @@ func grpcRetries(d *Doc, rt Route, mc *grpcMethodConfig, herdWindow time.Duratio
 		var herdWhy string
 		if herdWindow > 0 && rt.BackoffBase*2 < herdWindow*5 {
 			base, _ := recommend.RoundUp(herdWindow * 5 / 2)
-			herdWhy = fmt.Sprintf("; raised to %s for the herd: grpc-go spreads a first retry over 0.8 to 1.2 x initialBackoff, 0.4 x of it, and the herd's %s window needs 2.5 x that", FmtDur(base), FmtDur(herdWindow))
-			rp.InitialBackoff = ProtoDur(base)
+			herdWhy = fmt.Sprintf("; raised to %s for the herd: grpc-go spreads a first retry over 0.8 to 1.2 x initialBackoff, 0.4 x of it, and the herd's %s window needs 2.5 x that", target.FmtDur(base), target.FmtDur(herdWindow))
+			rp.InitialBackoff = target.ProtoDur(base)
 			if rt.BackoffCap < base {
-				rp.MaxBackoff = ProtoDur(base)
+				rp.MaxBackoff = target.ProtoDur(base)
 			}
 		}
 		mc.RetryPolicy = rp
@@ -191,25 +193,11 @@ func grpcRetries(d *Doc, rt Route, mc *grpcMethodConfig, herdWindow time.Duratio
 // grpcObjectName is the name of a group's method config under service svc:
 // the group's own service and method when it is a gRPC method path, else
 // the group as a method of svc ("/api/orders POST": "APIOrdersPOST").
-func grpcObjectName(svc, group string) GRPCName {
-	if n := GRPCMethodPath(group); n != nil {
+func grpcObjectName(svc, group string) target.GRPCName {
+	if n := target.GRPCMethodPath(group); n != nil {
 		return *n
 	}
-	return GRPCName{Service: svc, Method: Identifier(group, true)}
-}
-
-// grpcFullName is a protobuf full name: identifiers joined by dots.
-func GrpcFullName(s string) string {
-	var parts []string
-	for _, p := range strings.Split(s, ".") {
-		if p != "" {
-			parts = append(parts, Identifier(p, false))
-		}
-	}
-	if len(parts) == 0 {
-		return DefaultService
-	}
-	return strings.Join(parts, ".")
+	return target.GRPCName{Service: svc, Method: target.Identifier(group, true)}
 }
 
 // grpcCodes maps retry conditions to gRPC status codes, following gRPC's
@@ -246,7 +234,7 @@ const grpcRetriesOffJq = `del(.methodConfig[].retryPolicy, .methodConfig[].hedgi
 // channel applies the service config its name resolver returns when it
 // changes (gRFC A2: the DNS TXT record _grpc_config.<host>, or xDS); one
 // compiled into the client is changed by a deploy only.
-func grpcSwitch(d *Doc, cfg GRPCConfig) {
+func grpcSwitch(d *target.Doc, cfg GRPCConfig) {
 	retries := false
 	for _, mc := range cfg.MethodConfig {
 		retries = retries || mc.RetryPolicy != nil || mc.HedgingPolicy != nil
@@ -260,16 +248,16 @@ func grpcSwitch(d *Doc, cfg GRPCConfig) {
 
 // grpcNaming: "<service>/<Group>" in CamelCase, or the group's own service
 // and method when it is a gRPC method path (renderGRPC, grpcObjectName).
-var GRPCNaming = &Naming{
-	Service: GrpcFullName,
+var GRPCNaming = &target.Naming{
+	Service: target.GrpcFullName,
 	Of: func(svc, group string) string {
 		n := grpcObjectName(svc, group)
 		return n.Service + "/" + n.Method
 	},
-	Names: func(ob Object) []string {
+	Names: func(ob target.Object) []string {
 		var out []string
 		for _, m := range ob.Matches {
-			if m.Kind == MatchMethod && strings.Contains(m.Value, "/") {
+			if m.Kind == target.MatchMethod && strings.Contains(m.Value, "/") {
 				out = append(out, m.Value)
 			}
 		}

@@ -1,4 +1,4 @@
-package target
+package istio
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // Reading Istio: the HTTP routes of VirtualServices (networking.istio.io,
@@ -62,7 +63,7 @@ const istioGroup = "networking.istio.io"
 
 // detectIstioConfig reports whether a file holds Istio resources.
 func DetectIstioConfig(_ string, data []byte) bool {
-	return KubeDetect(data, istioGroup+"/")
+	return target.KubeDetect(data, istioGroup+"/")
 }
 
 // readIstioConfig reads the VirtualServices and DestinationRules of a
@@ -71,12 +72,12 @@ func DetectIstioConfig(_ string, data []byte) bool {
 // traffic policy of its own (Kind "DestinationRule"). Other resources,
 // Istio's Gateways and the tcp and tls routes included, are left out: they
 // carry no request timeout or retries.
-func ReadIstioConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
-	res, err := KubeObjects(OrNew(b), file, data)
+func ReadIstioConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
+	res, err := target.KubeObjects(target.OrNew(b), file, data)
 	if err != nil {
 		return nil, err
 	}
-	var out []Object
+	var out []target.Object
 	for _, o := range res {
 		if o.Group != istioGroup {
 			continue
@@ -91,36 +92,36 @@ func ReadIstioConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Ob
 			return nil, err
 		}
 	}
-	KubeFinish(out)
+	target.KubeFinish(out)
 	return out, nil
 }
 
 // istioVirtualService appends the HTTP routes of a VirtualService.
-func istioVirtualService(out []Object, o KubeObject) ([]Object, error) {
+func istioVirtualService(out []target.Object, o target.KubeObject) ([]target.Object, error) {
 	f := o.File
-	spec, err := KubeMapping(f, KubeField(o.Node, "spec"), "spec")
+	spec, err := target.KubeMapping(f, target.KubeField(o.Node, "spec"), "spec")
 	if err != nil {
 		return nil, err
 	}
-	hosts, err := KubeStrings(f, KubeField(spec, "hosts"), "spec.hosts")
+	hosts, err := target.KubeStrings(f, target.KubeField(spec, "hosts"), "spec.hosts")
 	if err != nil {
 		return nil, err
 	}
-	gateways, err := KubeStrings(f, KubeField(spec, "gateways"), "spec.gateways")
+	gateways, err := target.KubeStrings(f, target.KubeField(spec, "gateways"), "spec.gateways")
 	if err != nil {
 		return nil, err
 	}
-	routes, err := KubeList(f, KubeField(spec, "http"), "spec.http")
+	routes, err := target.KubeList(f, target.KubeField(spec, "http"), "spec.http")
 	if err != nil {
 		return nil, err
 	}
 	for i, h := range routes {
 		where := fmt.Sprintf("spec.http[%d]", i)
 		if h.Kind != yaml.MappingNode {
-			return nil, ErrorAt(NodePos(f, h), "%s: want a mapping, got %s", where, KubeWhat(h))
+			return nil, target.ErrorAt(target.NodePos(f, h), "%s: want a mapping, got %s", where, target.KubeWhat(h))
 		}
-		obj := Object{Target: "istio", Kind: "VirtualService route", Pos: NodePos(f, h), Router: "istio " + o.Qualified()}
-		name, _, err := KubeString(f, KubeField(h, "name"), where+".name")
+		obj := target.Object{Target: "istio", Kind: "VirtualService route", Pos: target.NodePos(f, h), Router: "istio " + o.Qualified()}
+		name, _, err := target.KubeString(f, target.KubeField(h, "name"), where+".name")
 		if err != nil {
 			return nil, err
 		}
@@ -129,38 +130,38 @@ func istioVirtualService(out []Object, o KubeObject) ([]Object, error) {
 		}
 		obj.Name = strings.TrimSpace(o.Qualified() + " " + name)
 		if err := o.Budget.Nodes(int64(len(hosts)), "hosts repeated in the routes of VirtualServices"); err != nil {
-			return nil, ErrorAt(obj.Pos, "%w", err)
+			return nil, target.ErrorAt(obj.Pos, "%w", err)
 		}
 		for _, host := range hosts {
-			obj.Matches = KubeAppendMatch(obj.Matches, Match{Kind: MatchHost, Value: host})
+			obj.Matches = target.KubeAppendMatch(obj.Matches, target.Match{Kind: target.MatchHost, Value: host})
 		}
 		if len(gateways) > 0 && !(len(gateways) == 1 && gateways[0] == "mesh") {
 			obj.Notes = append(obj.Notes, fmt.Sprintf("applies at the gateways %s, not only between sidecars", strings.Join(gateways, ", ")))
 		}
-		if err := istioMatches(&obj, f, KubeField(h, "match"), where); err != nil {
+		if err := istioMatches(&obj, f, target.KubeField(h, "match"), where); err != nil {
 			return nil, err
 		}
 		if err := istioUpstream(&obj, f, h, where); err != nil {
 			return nil, err
 		}
-		if t := KubeField(h, "timeout"); t != nil {
+		if t := target.KubeField(h, "timeout"); t != nil {
 			d, raw, err := istioDuration(f, t, where+".timeout")
 			if err != nil {
 				return nil, err
 			}
-			obj.Timeout = Set(d.Seconds(), NodePos(f, t), raw)
+			obj.Timeout = target.Set(d.Seconds(), target.NodePos(f, t), raw)
 		} else {
-			obj.Timeout = Defaulted(0.0, obj.Pos)
+			obj.Timeout = target.Defaulted(0.0, obj.Pos)
 			obj.Notes = append(obj.Notes, "no timeout: Istio's route timeout is disabled by default (HTTPRoute.timeout), so only the caller's own deadline bounds the request")
 		}
-		if err := istioRetries(&obj, f, KubeField(h, "retries"), where); err != nil {
+		if err := istioRetries(&obj, f, target.KubeField(h, "retries"), where); err != nil {
 			return nil, err
 		}
-		if KubeField(h, "fault") != nil {
+		if target.KubeField(h, "fault") != nil {
 			obj.Notes = append(obj.Notes, "fault injection on this route: Istio enables no timeout or retries on the client side when faults are (HTTPRoute.fault)")
 		}
-		if d := KubeField(h, "delegate"); d != nil {
-			dn, _ := KubeScalar(KubeField(d, "name"))
+		if d := target.KubeField(h, "delegate"); d != nil {
+			dn, _ := target.KubeScalar(target.KubeField(d, "name"))
 			obj.Notes = append(obj.Notes, fmt.Sprintf("delegates to VirtualService %q, whose routes take the requests", dn))
 		}
 		out = append(out, obj)
@@ -174,8 +175,8 @@ func istioVirtualService(out []Object, o KubeObject) ([]Object, error) {
 // and the object's matches say "any of these": a route that pairs
 // different paths with different methods applies, as read, to more
 // requests than it does.
-func istioMatches(obj *Object, f string, n *yaml.Node, where string) error {
-	blocks, err := KubeList(f, n, where+".match")
+func istioMatches(obj *target.Object, f string, n *yaml.Node, where string) error {
+	blocks, err := target.KubeList(f, n, where+".match")
 	if err != nil {
 		return err
 	}
@@ -183,31 +184,31 @@ func istioMatches(obj *Object, f string, n *yaml.Node, where string) error {
 	methods := 0
 	for j, b := range blocks {
 		bw := fmt.Sprintf("%s.match[%d]", where, j)
-		if _, err := KubeMapping(f, b, bw); err != nil {
+		if _, err := target.KubeMapping(f, b, bw); err != nil {
 			return err
 		}
-		ci, _, _, err := KubeBool(f, KubeField(b, "ignoreUriCase"), bw+".ignoreUriCase")
+		ci, _, _, err := target.KubeBool(f, target.KubeField(b, "ignoreUriCase"), bw+".ignoreUriCase")
 		if err != nil {
 			return err
 		}
-		for _, key := range KubeKeys(b) {
+		for _, key := range target.KubeKeys(b) {
 			switch key {
 			case "uri":
-				m, err := istioStringMatch(f, KubeField(b, key), bw+".uri")
+				m, err := istioStringMatch(f, target.KubeField(b, key), bw+".uri")
 				if err != nil {
 					return err
 				}
 				if m != nil {
 					m.CaseInsensitive = ci
-					obj.Matches = KubeAppendMatch(obj.Matches, *m)
+					obj.Matches = target.KubeAppendMatch(obj.Matches, *m)
 				}
 			case "method":
-				m, err := istioStringMatch(f, KubeField(b, key), bw+".method")
+				m, err := istioStringMatch(f, target.KubeField(b, key), bw+".method")
 				if err != nil {
 					return err
 				}
-				if m != nil && m.Kind == MatchExact {
-					obj.Matches = KubeAppendMatch(obj.Matches, Match{Kind: MatchMethod, Value: m.Value})
+				if m != nil && m.Kind == target.MatchExact {
+					obj.Matches = target.KubeAppendMatch(obj.Matches, target.Match{Kind: target.MatchMethod, Value: m.Value})
 					methods++
 				} else if m != nil {
 					other = append(other, "method "+m.Kind+" "+strconv.Quote(m.Value))
@@ -230,13 +231,13 @@ func istioMatches(obj *Object, f string, n *yaml.Node, where string) error {
 // istioStringMatch reads an Istio StringMatch: exactly one of exact,
 // prefix and regex. The Match's Kind is MatchExact, MatchPrefix or
 // MatchRegex.
-func istioStringMatch(f string, n *yaml.Node, where string) (*Match, error) {
-	if _, err := KubeMapping(f, n, where); err != nil || n == nil {
+func istioStringMatch(f string, n *yaml.Node, where string) (*target.Match, error) {
+	if _, err := target.KubeMapping(f, n, where); err != nil || n == nil {
 		return nil, err
 	}
-	var m *Match
-	for _, k := range []struct{ key, kind string }{{"exact", MatchExact}, {"prefix", MatchPrefix}, {"regex", MatchRegex}} {
-		v, ok, err := KubeString(f, KubeField(n, k.key), where+"."+k.key)
+	var m *target.Match
+	for _, k := range []struct{ key, kind string }{{"exact", target.MatchExact}, {"prefix", target.MatchPrefix}, {"regex", target.MatchRegex}} {
+		v, ok, err := target.KubeString(f, target.KubeField(n, k.key), where+"."+k.key)
 		if err != nil {
 			return nil, err
 		}
@@ -244,21 +245,21 @@ func istioStringMatch(f string, n *yaml.Node, where string) (*Match, error) {
 			continue
 		}
 		if m != nil {
-			return nil, ErrorAt(NodePos(f, n), "%s: %s and %s both set; Istio takes one of exact, prefix and regex", where, m.Kind, k.key)
+			return nil, target.ErrorAt(target.NodePos(f, n), "%s: %s and %s both set; Istio takes one of exact, prefix and regex", where, m.Kind, k.key)
 		}
-		m = &Match{Kind: k.kind, Value: v}
+		m = &target.Match{Kind: k.kind, Value: v}
 	}
 	return m, nil
 }
 
 // istioUpstream is the route's first destination host.
-func istioUpstream(obj *Object, f string, h *yaml.Node, where string) error {
-	dests, err := KubeList(f, KubeField(h, "route"), where+".route")
+func istioUpstream(obj *target.Object, f string, h *yaml.Node, where string) error {
+	dests, err := target.KubeList(f, target.KubeField(h, "route"), where+".route")
 	if err != nil {
 		return err
 	}
 	for j, d := range dests {
-		host, ok, err := KubeString(f, KubePath(d, "destination", "host"), fmt.Sprintf("%s.route[%d].destination.host", where, j))
+		host, ok, err := target.KubeString(f, target.KubePath(d, "destination", "host"), fmt.Sprintf("%s.route[%d].destination.host", where, j))
 		if err != nil {
 			return err
 		}
@@ -276,55 +277,55 @@ func istioUpstream(obj *Object, f string, h *yaml.Node, where string) error {
 // there are none. attempts counts the retries after the first call
 // (HTTPRetry.attempts: "The maximum possible number of requests made will
 // be 1 + attempts"), and 0 disables them.
-func istioRetries(obj *Object, f string, r *yaml.Node, where string) error {
-	defaultBackoff := func(pos Pos) {
-		obj.BackoffBase = Defaulted(istioDefaultBackoff.Seconds(), pos)
-		obj.BackoffMax = Defaulted(10*istioDefaultBackoff.Seconds(), pos)
+func istioRetries(obj *target.Object, f string, r *yaml.Node, where string) error {
+	defaultBackoff := func(pos target.Pos) {
+		obj.BackoffBase = target.Defaulted(istioDefaultBackoff.Seconds(), pos)
+		obj.BackoffMax = target.Defaulted(10*istioDefaultBackoff.Seconds(), pos)
 	}
 	if r == nil {
-		obj.Attempts = Defaulted(istioDefaultRetries+1, obj.Pos)
-		obj.RetryOn = Defaulted(istioDefaultRetryOn, obj.Pos)
+		obj.Attempts = target.Defaulted(istioDefaultRetries+1, obj.Pos)
+		obj.RetryOn = target.Defaulted(istioDefaultRetryOn, obj.Pos)
 		defaultBackoff(obj.Pos)
 		obj.Jitter = "full"
-		obj.RetryNonIdempotent = KubeRetrySetting(KubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
+		obj.RetryNonIdempotent = target.KubeRetrySetting(target.KubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
 		obj.Notes = append(obj.Notes, "no retries: Istio's default policy retries twice on connect-failure, refused-stream, unavailable, cancelled and 503 (meshConfig.defaultHttpRetryPolicy may change it)")
 		return nil
 	}
 	where += ".retries"
-	if _, err := KubeMapping(f, r, where); err != nil {
+	if _, err := target.KubeMapping(f, r, where); err != nil {
 		return err
 	}
-	pos := NodePos(f, r)
-	an := KubeField(r, "attempts")
-	n, raw, ok, err := KubeInt(f, an, where+".attempts", 32)
+	pos := target.NodePos(f, r)
+	an := target.KubeField(r, "attempts")
+	n, raw, ok, err := target.KubeInt(f, an, where+".attempts", 32)
 	if err != nil {
 		return err
 	}
 	if n < 0 {
-		return ErrorAt(NodePos(f, an), "%s.attempts %s: negative (Istio: attempts cannot be negative)", where, raw)
+		return target.ErrorAt(target.NodePos(f, an), "%s.attempts %s: negative (Istio: attempts cannot be negative)", where, raw)
 	}
 	if n == 0 {
 		if ok {
-			obj.Attempts = Set(1, NodePos(f, an), raw)
+			obj.Attempts = target.Set(1, target.NodePos(f, an), raw)
 		} else {
-			obj.Attempts = Defaulted(1, pos)
+			obj.Attempts = target.Defaulted(1, pos)
 		}
 		obj.Notes = append(obj.Notes, "retries disabled: attempts is 0 (Istio turns the policy off)")
-		if KubeField(r, "perTryTimeout") != nil || KubeField(r, "retryOn") != nil || KubeField(r, "retryRemoteLocalities") != nil {
+		if target.KubeField(r, "perTryTimeout") != nil || target.KubeField(r, "retryOn") != nil || target.KubeField(r, "retryRemoteLocalities") != nil {
 			obj.Notes = append(obj.Notes, "perTryTimeout or retryOn with attempts 0: Istio's validation refuses this policy (\"http retry policy configured when attempts are set to 0\"); without it they do nothing")
 		}
 		return nil
 	}
-	obj.Attempts = Set(int(n)+1, NodePos(f, an), raw)
-	if t := KubeField(r, "perTryTimeout"); t != nil {
+	obj.Attempts = target.Set(int(n)+1, target.NodePos(f, an), raw)
+	if t := target.KubeField(r, "perTryTimeout"); t != nil {
 		d, raw, err := istioDuration(f, t, where+".perTryTimeout")
 		if err != nil {
 			return err
 		}
-		obj.PerTryTimeout = Set(d.Seconds(), NodePos(f, t), raw)
+		obj.PerTryTimeout = target.Set(d.Seconds(), target.NodePos(f, t), raw)
 	}
-	if on := KubeField(r, "retryOn"); on != nil {
-		raw, _, err := KubeString(f, on, where+".retryOn")
+	if on := target.KubeField(r, "retryOn"); on != nil {
+		raw, _, err := target.KubeString(f, on, where+".retryOn")
 		if err != nil {
 			return err
 		}
@@ -333,26 +334,26 @@ func istioRetries(obj *Object, f string, r *yaml.Node, where string) error {
 		var conds []string
 		for _, c := range strings.Split(raw, ",") {
 			if code, err := strconv.Atoi(c); !(err == nil && http.StatusText(code) != "") && !istioRetryOnPolicies[c] {
-				return ErrorAt(NodePos(f, on), "%s.retryOn: %q is not a valid retryOn policy (Envoy's retry-on conditions or an HTTP status code)", where, c)
+				return target.ErrorAt(target.NodePos(f, on), "%s.retryOn: %q is not a valid retryOn policy (Envoy's retry-on conditions or an HTTP status code)", where, c)
 			}
 			conds = append(conds, c)
 		}
-		obj.RetryOn = Set(conds, NodePos(f, on), raw)
+		obj.RetryOn = target.Set(conds, target.NodePos(f, on), raw)
 	} else {
-		obj.RetryOn = Defaulted(istioDefaultRetryOn, pos)
+		obj.RetryOn = target.Defaulted(istioDefaultRetryOn, pos)
 	}
-	if b := KubeField(r, "backoff"); b != nil {
+	if b := target.KubeField(r, "backoff"); b != nil {
 		d, raw, err := istioDuration(f, b, where+".backoff")
 		if err != nil {
 			return err
 		}
-		obj.BackoffBase = Set(d.Seconds(), NodePos(f, b), raw)
-		obj.BackoffMax = Defaulted(10*d.Seconds(), NodePos(f, b))
+		obj.BackoffBase = target.Set(d.Seconds(), target.NodePos(f, b), raw)
+		obj.BackoffMax = target.Defaulted(10*d.Seconds(), target.NodePos(f, b))
 	} else {
 		defaultBackoff(pos)
 	}
 	obj.Jitter = "full"
-	obj.RetryNonIdempotent = KubeRetrySetting(KubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
+	obj.RetryNonIdempotent = target.KubeRetrySetting(target.KubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
 	return nil
 }
 
@@ -362,18 +363,18 @@ func istioRetries(obj *Object, f string, r *yaml.Node, where string) error {
 // must be greater than 1ms", "only durations to ms precision are
 // supported"). 0s is refused too.
 func istioDuration(f string, n *yaml.Node, what string) (time.Duration, string, error) {
-	raw, _, err := KubeString(f, n, what)
+	raw, _, err := target.KubeString(f, n, what)
 	if err != nil {
 		return 0, raw, err
 	}
-	d, err := KubeGoDuration(raw)
+	d, err := target.KubeGoDuration(raw)
 	switch {
 	case err != nil:
-		return 0, raw, ErrorAt(NodePos(f, n), "%s %v", what, err)
+		return 0, raw, target.ErrorAt(target.NodePos(f, n), "%s %v", what, err)
 	case d < time.Millisecond:
-		return 0, raw, ErrorAt(NodePos(f, n), "%s %q: Istio refuses durations under 1ms", what, raw)
+		return 0, raw, target.ErrorAt(target.NodePos(f, n), "%s %q: Istio refuses durations under 1ms", what, raw)
 	case d%time.Millisecond != 0:
-		return 0, raw, ErrorAt(NodePos(f, n), "%s %q: Istio takes whole milliseconds", what, raw)
+		return 0, raw, target.ErrorAt(target.NodePos(f, n), "%s %q: Istio takes whole milliseconds", what, raw)
 	}
 	return d, raw, nil
 }
@@ -381,21 +382,21 @@ func istioDuration(f string, n *yaml.Node, what string) (time.Duration, string, 
 // istioTrafficPolicy holds the parts of a DestinationRule's traffic policy
 // that a subset's own policy replaces whole (pilot's MergeTrafficPolicy).
 type istioTrafficPolicy struct {
-	pos                                                      Pos
+	pos                                                      target.Pos
 	connectionPool, outlierDetection, retryBudget, portLevel *yaml.Node
 }
 
 func istioPolicyOf(f string, n *yaml.Node, where string) (istioTrafficPolicy, error) {
 	tp := istioTrafficPolicy{}
-	m, err := KubeMapping(f, n, where)
+	m, err := target.KubeMapping(f, n, where)
 	if m == nil || err != nil {
 		return tp, err
 	}
-	tp.pos = NodePos(f, m)
-	tp.connectionPool = KubeField(m, "connectionPool")
-	tp.outlierDetection = KubeField(m, "outlierDetection")
-	tp.retryBudget = KubeField(m, "retryBudget")
-	tp.portLevel = KubeField(m, "portLevelSettings")
+	tp.pos = target.NodePos(f, m)
+	tp.connectionPool = target.KubeField(m, "connectionPool")
+	tp.outlierDetection = target.KubeField(m, "outlierDetection")
+	tp.retryBudget = target.KubeField(m, "retryBudget")
+	tp.portLevel = target.KubeField(m, "portLevelSettings")
 	return tp, nil
 }
 
@@ -419,39 +420,39 @@ func (sub istioTrafficPolicy) over(top istioTrafficPolicy) istioTrafficPolicy {
 
 // istioDestinationRule appends a DestinationRule's traffic policy and each
 // subset's that has one.
-func istioDestinationRule(out []Object, o KubeObject) ([]Object, error) {
+func istioDestinationRule(out []target.Object, o target.KubeObject) ([]target.Object, error) {
 	f := o.File
-	spec, err := KubeMapping(f, KubeField(o.Node, "spec"), "spec")
+	spec, err := target.KubeMapping(f, target.KubeField(o.Node, "spec"), "spec")
 	if err != nil {
 		return nil, err
 	}
-	host, _, err := KubeString(f, KubeField(spec, "host"), "spec.host")
+	host, _, err := target.KubeString(f, target.KubeField(spec, "host"), "spec.host")
 	if err != nil {
 		return nil, err
 	}
-	top, err := istioPolicyOf(f, KubeField(spec, "trafficPolicy"), "spec.trafficPolicy")
+	top, err := istioPolicyOf(f, target.KubeField(spec, "trafficPolicy"), "spec.trafficPolicy")
 	if err != nil {
 		return nil, err
 	}
-	obj := Object{Target: "istio", Kind: "DestinationRule", Name: o.Qualified(), Pos: o.Pos}
+	obj := target.Object{Target: "istio", Kind: "DestinationRule", Name: o.Qualified(), Pos: o.Pos}
 	if host != "" {
-		obj.Matches = []Match{{Kind: MatchHost, Value: host}}
+		obj.Matches = []target.Match{{Kind: target.MatchHost, Value: host}}
 	}
 	if err := istioPolicy(&obj, f, top, "spec.trafficPolicy"); err != nil {
 		return nil, err
 	}
 	out = append(out, obj)
-	subsets, err := KubeList(f, KubeField(spec, "subsets"), "spec.subsets")
+	subsets, err := target.KubeList(f, target.KubeField(spec, "subsets"), "spec.subsets")
 	if err != nil {
 		return nil, err
 	}
 	for i, s := range subsets {
 		where := fmt.Sprintf("spec.subsets[%d]", i)
-		tpn := KubeField(s, "trafficPolicy")
+		tpn := target.KubeField(s, "trafficPolicy")
 		if tpn == nil {
 			continue // the rule's policy, read above
 		}
-		name, _, err := KubeString(f, KubeField(s, "name"), where+".name")
+		name, _, err := target.KubeString(f, target.KubeField(s, "name"), where+".name")
 		if err != nil {
 			return nil, err
 		}
@@ -459,7 +460,7 @@ func istioDestinationRule(out []Object, o KubeObject) ([]Object, error) {
 		if err != nil {
 			return nil, err
 		}
-		so := Object{Target: "istio", Kind: "DestinationRule", Name: o.Qualified() + " subset " + name, Pos: NodePos(f, s), Matches: obj.Matches}
+		so := target.Object{Target: "istio", Kind: "DestinationRule", Name: o.Qualified() + " subset " + name, Pos: target.NodePos(f, s), Matches: obj.Matches}
 		if err := istioPolicy(&so, f, sub.over(top), where+".trafficPolicy"); err != nil {
 			return nil, err
 		}
@@ -472,33 +473,33 @@ func istioDestinationRule(out []Object, o KubeObject) ([]Object, error) {
 // istioPolicy reads a traffic policy into an object: the connect timeout,
 // http2MaxRequests as the most requests in flight, the retry budget, and
 // what it does not model as notes.
-func istioPolicy(obj *Object, f string, tp istioTrafficPolicy, where string) error {
-	cp, err := KubeMapping(f, tp.connectionPool, where+".connectionPool")
+func istioPolicy(obj *target.Object, f string, tp istioTrafficPolicy, where string) error {
+	cp, err := target.KubeMapping(f, tp.connectionPool, where+".connectionPool")
 	if err != nil {
 		return err
 	}
-	tcp, err := KubeMapping(f, KubeField(cp, "tcp"), where+".connectionPool.tcp")
+	tcp, err := target.KubeMapping(f, target.KubeField(cp, "tcp"), where+".connectionPool.tcp")
 	if err != nil {
 		return err
 	}
-	hp, err := KubeMapping(f, KubeField(cp, "http"), where+".connectionPool.http")
+	hp, err := target.KubeMapping(f, target.KubeField(cp, "http"), where+".connectionPool.http")
 	if err != nil {
 		return err
 	}
-	if t := KubeField(tcp, "connectTimeout"); t != nil {
+	if t := target.KubeField(tcp, "connectTimeout"); t != nil {
 		d, raw, err := istioDuration(f, t, where+".connectionPool.tcp.connectTimeout")
 		if err != nil {
 			return err
 		}
-		obj.ConnectTimeout = Set(d.Seconds(), NodePos(f, t), raw)
+		obj.ConnectTimeout = target.Set(d.Seconds(), target.NodePos(f, t), raw)
 	} else {
-		obj.ConnectTimeout = Defaulted(istioDefaultConnect.Seconds(), obj.Pos)
+		obj.ConnectTimeout = target.Defaulted(istioDefaultConnect.Seconds(), obj.Pos)
 	}
 	limit := func(m *yaml.Node, key, what string) (int64, string, *yaml.Node, error) {
-		n := KubeField(m, key)
-		v, raw, _, err := KubeInt(f, n, what+"."+key, 32)
+		n := target.KubeField(m, key)
+		v, raw, _, err := target.KubeInt(f, n, what+"."+key, 32)
 		if err == nil && v < 0 {
-			err = ErrorAt(NodePos(f, n), "%s.%s %s: negative", what, key, raw)
+			err = target.ErrorAt(target.NodePos(f, n), "%s.%s %s: negative", what, key, raw)
 		}
 		return v, raw, n, err
 	}
@@ -509,12 +510,12 @@ func istioPolicy(obj *Object, f string, tp istioTrafficPolicy, where string) err
 	}
 	switch {
 	case n == nil:
-		obj.MaxInFlight = Defaulted(istioUnlimited, obj.Pos)
+		obj.MaxInFlight = target.Defaulted(istioUnlimited, obj.Pos)
 	case mr == 0:
-		obj.MaxInFlight = Set(istioUnlimited, NodePos(f, n), raw)
+		obj.MaxInFlight = target.Set(istioUnlimited, target.NodePos(f, n), raw)
 		obj.Notes = append(obj.Notes, "http2MaxRequests 0 means Istio's default, 2^32-1: no limit")
 	default:
-		obj.MaxInFlight = Set(int(mr), NodePos(f, n), raw)
+		obj.MaxInFlight = target.Set(int(mr), target.NodePos(f, n), raw)
 	}
 	var limits []string
 	for _, l := range []struct {
@@ -532,33 +533,33 @@ func istioPolicy(obj *Object, f string, tp istioTrafficPolicy, where string) err
 	if len(limits) > 0 {
 		obj.Notes = append(obj.Notes, "connection pool: "+strings.Join(limits, ", ")+" (over HTTP/1.1 at most maxConnections requests run and http1MaxPendingRequests wait; Envoy answers 503 beyond)")
 	}
-	if b, err := KubeMapping(f, tp.retryBudget, where+".retryBudget"); err != nil {
+	if b, err := target.KubeMapping(f, tp.retryBudget, where+".retryBudget"); err != nil {
 		return err
 	} else if b != nil {
-		pn := KubeField(b, "percent")
-		p, raw, ok, err := KubeFloat(f, pn, where+".retryBudget.percent")
+		pn := target.KubeField(b, "percent")
+		p, raw, ok, err := target.KubeFloat(f, pn, where+".retryBudget.percent")
 		switch {
 		case err != nil:
 			return err
 		case !ok:
-			obj.RetryBudget = Defaulted(istioDefaultBudget, NodePos(f, b))
+			obj.RetryBudget = target.Defaulted(istioDefaultBudget, target.NodePos(f, b))
 		case p < 0 || p > 100:
-			return ErrorAt(NodePos(f, pn), "%s.retryBudget.percent %s: outside 0 to 100", where, raw)
+			return target.ErrorAt(target.NodePos(f, pn), "%s.retryBudget.percent %s: outside 0 to 100", where, raw)
 		default:
-			obj.RetryBudget = Set(p/100, NodePos(f, pn), raw)
+			obj.RetryBudget = target.Set(p/100, target.NodePos(f, pn), raw)
 		}
-		mc, _ := KubeScalar(KubeField(b, "minRetryConcurrency"))
+		mc, _ := target.KubeScalar(target.KubeField(b, "minRetryConcurrency"))
 		if mc == "" {
 			mc = "3 (the default)"
 		}
 		obj.Notes = append(obj.Notes, "retryBudget: retries outstanding at once are limited to that share of the active and pending requests, at least minRetryConcurrency "+mc)
 	}
-	if od, err := KubeMapping(f, tp.outlierDetection, where+".outlierDetection"); err != nil {
+	if od, err := target.KubeMapping(f, tp.outlierDetection, where+".outlierDetection"); err != nil {
 		return err
 	} else if od != nil {
 		var parts []string
-		for _, k := range KubeKeys(od) {
-			if v, ok := KubeScalar(KubeField(od, k)); ok {
+		for _, k := range target.KubeKeys(od) {
+			if v, ok := target.KubeScalar(target.KubeField(od, k)); ok {
 				parts = append(parts, k+" "+v)
 			}
 		}

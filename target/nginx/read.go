@@ -1,4 +1,4 @@
-package target
+package nginx
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // Reading nginx configuration: the http context of an nginx.conf (or of a
@@ -73,8 +74,8 @@ var nginxNextUpstreamValues = map[string]bool{
 // and takes the answer as the names in it, one a line (how an Opener
 // answers a directory); a directory that does not exist matches nothing,
 // as in nginx.
-func ReadNginxConfig(file string, data []byte, open Opener, b *budget.Budget) ([]Object, error) {
-	r := &nginxReader{prefix: filepath.Dir(file), open: open, budget: OrNew(b)}
+func ReadNginxConfig(file string, data []byte, open target.Opener, b *budget.Budget) ([]target.Object, error) {
+	r := &nginxReader{prefix: filepath.Dir(file), open: open, budget: target.OrNew(b)}
 	top, err := r.parseFile(file, data, 0)
 	if err != nil {
 		return nil, err
@@ -90,7 +91,7 @@ func DetectNginxConfig(file string, data []byte) bool {
 	if len(head) > 64<<10 {
 		head = head[:64<<10]
 	}
-	if LooksHAProxy(head) {
+	if target.LooksHAProxy(head) {
 		return false
 	}
 	base := path.Base(filepath.ToSlash(file))
@@ -119,7 +120,7 @@ type nginxWord struct {
 type nginxDirective struct {
 	name    string
 	args    []nginxWord
-	pos     Pos
+	pos     target.Pos
 	isBlock bool
 	block   []*nginxDirective
 }
@@ -158,7 +159,7 @@ const (
 )
 
 func (lx *nginxLexer) errorf(format string, args ...any) error {
-	return ErrorAt(Pos{File: lx.file, Line: lx.line}, format, args...)
+	return target.ErrorAt(target.Pos{File: lx.file, Line: lx.line}, format, args...)
 }
 
 func isNginxSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
@@ -326,7 +327,7 @@ func nginxUnescape(b []byte) string {
 
 type nginxReader struct {
 	prefix string // nginx's conf prefix: the directory of the main file
-	open   Opener
+	open   target.Opener
 	files  int
 	// budget is the run's: every include's bytes, and every word of every
 	// file, are taken from it. Each file is capped by whoever opens it;
@@ -362,7 +363,7 @@ func (r *nginxReader) parseBlock(lx *nginxLexer, inBlock bool, depth int) ([]*ng
 			}
 			return out, nil
 		}
-		d := &nginxDirective{name: words[0].value, args: words[1:], pos: Pos{File: lx.file, Line: words[0].line}}
+		d := &nginxDirective{name: words[0].value, args: words[1:], pos: target.Pos{File: lx.file, Line: words[0].line}}
 		if end == nginxBlockStart {
 			d.isBlock = true
 			if d.block, err = r.parseBlock(lx, true, depth); err != nil {
@@ -387,13 +388,13 @@ func (r *nginxReader) parseBlock(lx *nginxLexer, inBlock bool, depth int) ([]*ng
 // reads them (a glob's matches sorted, as glob(3) returns them).
 func (r *nginxReader) include(d *nginxDirective, depth int) ([]*nginxDirective, error) {
 	if len(d.args) != 1 {
-		return nil, ErrorAt(d.pos, "invalid number of arguments in \"include\" directive")
+		return nil, target.ErrorAt(d.pos, "invalid number of arguments in \"include\" directive")
 	}
 	if depth+1 > nginxMaxIncludeDepth {
-		return nil, ErrorAt(d.pos, "include %q: includes nested more than %d deep (an include loop?)", d.arg(0), nginxMaxIncludeDepth)
+		return nil, target.ErrorAt(d.pos, "include %q: includes nested more than %d deep (an include loop?)", d.arg(0), nginxMaxIncludeDepth)
 	}
 	if r.open == nil {
-		return nil, ErrorAt(d.pos, "include %q: no way to open included files", d.arg(0))
+		return nil, target.ErrorAt(d.pos, "include %q: no way to open included files", d.arg(0))
 	}
 	name := d.arg(0)
 	full := name
@@ -410,14 +411,14 @@ func (r *nginxReader) include(d *nginxDirective, depth int) ([]*nginxDirective, 
 	var out []*nginxDirective
 	for _, f := range files {
 		if r.files >= nginxMaxFiles {
-			return nil, ErrorAt(d.pos, "include %q: more than %d files in all", name, nginxMaxFiles)
+			return nil, target.ErrorAt(d.pos, "include %q: more than %d files in all", name, nginxMaxFiles)
 		}
 		data, err := r.open(f)
 		if err != nil {
-			return nil, ErrorAt(d.pos, "include %q: %v", name, err)
+			return nil, target.ErrorAt(d.pos, "include %q: %v", name, err)
 		}
 		if err := r.budget.Bytes(int64(len(data)), fmt.Sprintf("include %q (%s)", name, f)); err != nil {
-			return nil, ErrorAt(d.pos, "%w", err)
+			return nil, target.ErrorAt(d.pos, "%w", err)
 		}
 		ds, err := r.parseFile(f, data, depth+1)
 		if err != nil {
@@ -433,10 +434,10 @@ func (r *nginxReader) include(d *nginxDirective, depth int) ([]*nginxDirective, 
 func (r *nginxReader) glob(d *nginxDirective, pattern string) ([]string, error) {
 	dir, elem := filepath.Split(pattern)
 	if strings.ContainsAny(dir, "*?[") {
-		return nil, ErrorAt(d.pos, "include %q: a glob is read only in the last path element", d.arg(0))
+		return nil, target.ErrorAt(d.pos, "include %q: a glob is read only in the last path element", d.arg(0))
 	}
 	if _, err := path.Match(elem, ""); err != nil {
-		return nil, ErrorAt(d.pos, "include %q: %v", d.arg(0), err)
+		return nil, target.ErrorAt(d.pos, "include %q: %v", d.arg(0), err)
 	}
 	if dir == "" {
 		dir = "."
@@ -446,7 +447,7 @@ func (r *nginxReader) glob(d *nginxDirective, pattern string) ([]string, error) 
 		return nil, nil
 	}
 	if err != nil {
-		return nil, ErrorAt(d.pos, "include %q: cannot list %s: %v (an Opener answers a directory with the names in it, one a line)", d.arg(0), dir, err)
+		return nil, target.ErrorAt(d.pos, "include %q: cannot list %s: %v (an Opener answers a directory with the names in it, one a line)", d.arg(0), dir, err)
 	}
 	var files []string
 	for _, n := range strings.Split(string(listing), "\n") {
@@ -490,7 +491,7 @@ func (s nginxSettings) with(level []*nginxDirective) (nginxSettings, error) {
 			continue
 		}
 		if seen[d.name] {
-			return nil, ErrorAt(d.pos, "%q directive is duplicate", d.name)
+			return nil, target.ErrorAt(d.pos, "%q directive is duplicate", d.name)
 		}
 		seen[d.name] = true
 		if err := checkNginxSetting(d); err != nil {
@@ -506,26 +507,26 @@ func checkNginxSetting(d *nginxDirective) error {
 	switch {
 	case strings.HasSuffix(d.name, "_next_upstream"):
 		if len(d.args) == 0 {
-			return ErrorAt(d.pos, "invalid number of arguments in %q directive", d.name)
+			return target.ErrorAt(d.pos, "invalid number of arguments in %q directive", d.name)
 		}
 		for _, a := range d.args {
 			if !nginxNextUpstreamValues[a.value] || a.value == "updating" && strings.HasPrefix(d.name, "grpc_") {
-				return ErrorAt(d.pos, "%s %q: not a condition nginx knows (error, timeout, invalid_header, http_500, http_502, http_503, http_504, http_403, http_404, http_429, non_idempotent, off)", d.name, a.value)
+				return target.ErrorAt(d.pos, "%s %q: not a condition nginx knows (error, timeout, invalid_header, http_500, http_502, http_503, http_504, http_403, http_404, http_429, non_idempotent, off)", d.name, a.value)
 			}
 		}
 		return nil
 	case d.name == "proxy_request_buffering":
 		if len(d.args) != 1 || d.arg(0) != "on" && d.arg(0) != "off" {
-			return ErrorAt(d.pos, "proxy_request_buffering %q: not on or off", d.rawArgs())
+			return target.ErrorAt(d.pos, "proxy_request_buffering %q: not on or off", d.rawArgs())
 		}
 		return nil
 	}
 	if len(d.args) != 1 {
-		return ErrorAt(d.pos, "invalid number of arguments in %q directive", d.name)
+		return target.ErrorAt(d.pos, "invalid number of arguments in %q directive", d.name)
 	}
 	if strings.HasSuffix(d.name, "_tries") {
 		if _, err := nginxNumber(d.arg(0)); err != nil {
-			return ErrorAt(d.pos, "%s %q: not a number of tries", d.name, d.arg(0))
+			return target.ErrorAt(d.pos, "%s %q: not a number of tries", d.name, d.arg(0))
 		}
 		return nil
 	}
@@ -549,7 +550,7 @@ func nginxNumber(s string) (int, error) {
 func nginxSeconds(d *nginxDirective) (float64, error) {
 	ms, err := ParseNginxTime(d.arg(0), false)
 	if err != nil {
-		return 0, ErrorAt(d.pos, "%s %q: %v", d.name, d.arg(0), err)
+		return 0, target.ErrorAt(d.pos, "%s %q: %v", d.name, d.arg(0), err)
 	}
 	return float64(ms) / 1000, nil
 }
@@ -686,17 +687,17 @@ func ParseNginxTime(s string, isSec bool) (int64, error) {
 // balancer counts them.
 type nginxUpstream struct {
 	name      string
-	pos       Pos
+	pos       target.Pos
 	servers   []nginxServer
 	keepalive string
 	zone      bool
 	balancer  string // hash, ip_hash, least_conn, random; "" = round robin
-	obj       *Object
+	obj       *target.Object
 }
 
 type nginxServer struct {
 	addr     string
-	pos      Pos
+	pos      target.Pos
 	backup   bool
 	down     bool
 	maxConns int  // 0 = no limit
@@ -727,15 +728,15 @@ func (u *nginxUpstream) tries() (n int, single bool) {
 type nginxInterp struct {
 	upstreams map[string]*nginxUpstream
 	order     []*nginxUpstream
-	objects   []Object
-	names     UniqueNames
+	objects   []target.Object
+	names     target.UniqueNames
 	workers   string // worker_processes as written; "" = the default, 1
-	workersAt Pos
+	workersAt target.Pos
 }
 
 // nginxInterpret reads the objects of the directives of a file, includes
 // expanded.
-func nginxInterpret(file string, top []*nginxDirective) ([]Object, error) {
+func nginxInterpret(file string, top []*nginxDirective) ([]target.Object, error) {
 	in := &nginxInterp{upstreams: map[string]*nginxUpstream{}}
 	var https []*nginxDirective
 	isMain := false
@@ -746,7 +747,7 @@ func nginxInterpret(file string, top []*nginxDirective) ([]Object, error) {
 			isMain = true
 			if d.name == "http" {
 				if len(https) > 0 {
-					return nil, ErrorAt(d.pos, "\"http\" directive is duplicate")
+					return nil, target.ErrorAt(d.pos, "\"http\" directive is duplicate")
 				}
 				https = append(https, d)
 			}
@@ -761,7 +762,7 @@ func nginxInterpret(file string, top []*nginxDirective) ([]Object, error) {
 	if isMain {
 		for _, d := range top {
 			if nginxInherited[d.name] || d.name == "proxy_pass" || d.name == "grpc_pass" {
-				return nil, ErrorAt(d.pos, "%q directive is not allowed here", d.name)
+				return nil, target.ErrorAt(d.pos, "%q directive is not allowed here", d.name)
 			}
 		}
 	}
@@ -776,7 +777,7 @@ func nginxInterpret(file string, top []*nginxDirective) ([]Object, error) {
 	case hasLocation && !hasServer:
 		// A fragment of a server block: its locations in a server
 		// without a name.
-		srv := &nginxDirective{name: "server", isBlock: true, block: top, pos: Pos{File: file, Line: 1}}
+		srv := &nginxDirective{name: "server", isBlock: true, block: top, pos: target.Pos{File: file, Line: 1}}
 		if err = in.server(srv, nginxSettings{}, true); err != nil {
 			return nil, err
 		}
@@ -819,7 +820,7 @@ func (in *nginxInterp) http(block []*nginxDirective) error {
 func checkNginxContext(d *nginxDirective) error {
 	switch d.name {
 	case "proxy_pass", "grpc_pass":
-		return ErrorAt(d.pos, "%q directive is not allowed here", d.name)
+		return target.ErrorAt(d.pos, "%q directive is not allowed here", d.name)
 	}
 	return nil
 }
@@ -832,11 +833,11 @@ func (in *nginxInterp) collectUpstreams(block []*nginxDirective) error {
 			continue
 		}
 		if len(d.args) != 1 {
-			return ErrorAt(d.pos, "invalid number of arguments in \"upstream\" directive")
+			return target.ErrorAt(d.pos, "invalid number of arguments in \"upstream\" directive")
 		}
 		key := strings.ToLower(d.arg(0))
 		if _, dup := in.upstreams[key]; dup {
-			return ErrorAt(d.pos, "duplicate upstream %q", d.arg(0))
+			return target.ErrorAt(d.pos, "duplicate upstream %q", d.arg(0))
 		}
 		u := &nginxUpstream{name: d.arg(0), pos: d.pos}
 		for _, s := range d.block {
@@ -855,12 +856,12 @@ func (in *nginxInterp) collectUpstreams(block []*nginxDirective) error {
 				u.balancer = s.name
 			default:
 				if nginxInherited[s.name] || s.name == "proxy_pass" || s.name == "grpc_pass" {
-					return ErrorAt(s.pos, "%q directive is not allowed here", s.name)
+					return target.ErrorAt(s.pos, "%q directive is not allowed here", s.name)
 				}
 			}
 		}
 		if len(u.servers) == 0 {
-			return ErrorAt(d.pos, "no servers are inside upstream %q", u.name)
+			return target.ErrorAt(d.pos, "no servers are inside upstream %q", u.name)
 		}
 		in.upstreams[key] = u
 		in.order = append(in.order, u)
@@ -873,7 +874,7 @@ var nginxIPv4 = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$`)
 // parseNginxServer reads a server line of an upstream block.
 func parseNginxServer(d *nginxDirective) (nginxServer, error) {
 	if len(d.args) == 0 {
-		return nginxServer{}, ErrorAt(d.pos, "invalid number of arguments in \"server\" directive")
+		return nginxServer{}, target.ErrorAt(d.pos, "invalid number of arguments in \"server\" directive")
 	}
 	s := nginxServer{addr: d.arg(0), pos: d.pos}
 	host := s.addr
@@ -898,17 +899,17 @@ func parseNginxServer(d *nginxDirective) (nginxServer, error) {
 		case strings.HasPrefix(v, "max_conns="):
 			n, err := nginxNumber(strings.TrimPrefix(v, "max_conns="))
 			if err != nil {
-				return s, ErrorAt(d.pos, "server %s: %q: max_conns is not a number", s.addr, v)
+				return s, target.ErrorAt(d.pos, "server %s: %q: max_conns is not a number", s.addr, v)
 			}
 			s.maxConns = min(n, math.MaxInt32+1)
 		case strings.HasPrefix(v, "max_fails="):
 			if _, err := nginxNumber(strings.TrimPrefix(v, "max_fails=")); err != nil {
-				return s, ErrorAt(d.pos, "server %s: %q: max_fails is not a number", s.addr, v)
+				return s, target.ErrorAt(d.pos, "server %s: %q: max_fails is not a number", s.addr, v)
 			}
 			s.maxFails = strings.TrimPrefix(v, "max_fails=")
 		case strings.HasPrefix(v, "fail_timeout="):
 			if _, err := ParseNginxTime(strings.TrimPrefix(v, "fail_timeout="), true); err != nil {
-				return s, ErrorAt(d.pos, "server %s: %q: %v", s.addr, v, err)
+				return s, target.ErrorAt(d.pos, "server %s: %q: %v", s.addr, v, err)
 			}
 		}
 	}
@@ -919,7 +920,7 @@ func parseNginxServer(d *nginxDirective) (nginxServer, error) {
 type nginxServerBlock struct {
 	router  string // Object.Router of its locations: the server's file and line
 	label   string // "server example.com", "" for a fragment
-	matches []Match
+	matches []target.Match
 	notes   []string
 }
 
@@ -949,7 +950,7 @@ func (in *nginxInterp) server(d *nginxDirective, set nginxSettings, fragment boo
 		case strings.HasPrefix(n, "~"):
 			sb.notes = append(sb.notes, fmt.Sprintf("server_name %s is a regex: not read as a host match", n))
 		default:
-			sb.matches = append(sb.matches, Match{Kind: MatchHost, Value: strings.ToLower(n)})
+			sb.matches = append(sb.matches, target.Match{Kind: target.MatchHost, Value: strings.ToLower(n)})
 		}
 	}
 	// The server's label: its first name, or where it listens when it
@@ -983,7 +984,7 @@ func (in *nginxInterp) server(d *nginxDirective, set nginxSettings, fragment boo
 // locations.
 type nginxLoc struct {
 	label string // "location = /x"
-	match *Match
+	match *target.Match
 	named bool
 }
 
@@ -995,7 +996,7 @@ func parseNginxLocation(d *nginxDirective) (nginxLoc, error) {
 		switch mod {
 		case "=", "~", "~*", "^~":
 		default:
-			return nginxLoc{}, ErrorAt(d.pos, "invalid location modifier %q", mod)
+			return nginxLoc{}, target.ErrorAt(d.pos, "invalid location modifier %q", mod)
 		}
 	case 1:
 		uri = d.arg(0)
@@ -1010,7 +1011,7 @@ func parseNginxLocation(d *nginxDirective) (nginxLoc, error) {
 			mod, uri = "~", uri[1:]
 		}
 	default:
-		return nginxLoc{}, ErrorAt(d.pos, "invalid number of arguments in \"location\" directive")
+		return nginxLoc{}, target.ErrorAt(d.pos, "invalid number of arguments in \"location\" directive")
 	}
 	l := nginxLoc{label: "location " + uri}
 	if mod != "" {
@@ -1018,16 +1019,16 @@ func parseNginxLocation(d *nginxDirective) (nginxLoc, error) {
 	}
 	switch mod {
 	case "=":
-		l.match = &Match{Kind: MatchExact, Value: uri}
+		l.match = &target.Match{Kind: target.MatchExact, Value: uri}
 	case "~":
-		l.match = &Match{Kind: MatchRegex, Value: uri}
+		l.match = &target.Match{Kind: target.MatchRegex, Value: uri}
 	case "~*":
-		l.match = &Match{Kind: MatchRegex, Value: uri, CaseInsensitive: true}
+		l.match = &target.Match{Kind: target.MatchRegex, Value: uri, CaseInsensitive: true}
 	default:
 		if strings.HasPrefix(uri, "@") && mod == "" {
 			l.named = true
 		} else {
-			l.match = &Match{Kind: MatchPrefix, Value: uri, NoRegex: mod == "^~"}
+			l.match = &target.Match{Kind: target.MatchPrefix, Value: uri, NoRegex: mod == "^~"}
 		}
 	}
 	return l, nil
@@ -1044,13 +1045,13 @@ func (in *nginxInterp) location(d *nginxDirective, set nginxSettings, sb *nginxS
 	if err != nil {
 		return err
 	}
-	matches := append([]Match(nil), sb.matches...)
+	matches := append([]target.Match(nil), sb.matches...)
 	if loc.match != nil {
 		matches = append(matches, *loc.match)
 		// A nested location holds only requests its parents hold: keep
 		// the parents' matches of other kinds (a regex in a prefix).
 		for i := len(parents) - 1; i >= 0; i-- {
-			if m := parents[i].match; m != nil && m.Kind != loc.match.Kind && !HasMatchKind(matches, m.Kind) {
+			if m := parents[i].match; m != nil && m.Kind != loc.match.Kind && !target.HasMatchKind(matches, m.Kind) {
 				matches = append(matches, *m)
 			}
 		}
@@ -1109,10 +1110,10 @@ func nginxTries(n int) string {
 // conditional reads an "if" or "limit_except" block of a location: with
 // a proxy_pass of its own it is an object, the location's timeouts and
 // retries in force (nginx takes none of them inside these blocks).
-func (in *nginxInterp) conditional(d *nginxDirective, label string, matches []Match, set nginxSettings) error {
+func (in *nginxInterp) conditional(d *nginxDirective, label string, matches []target.Match, set nginxSettings) error {
 	for _, c := range d.block {
 		if nginxInherited[c.name] {
-			return ErrorAt(c.pos, "%q directive is not allowed here", c.name)
+			return target.ErrorAt(c.pos, "%q directive is not allowed here", c.name)
 		}
 	}
 	pass, err := nginxPassOf(d.block)
@@ -1142,10 +1143,10 @@ func nginxPassOf(block []*nginxDirective) (*nginxDirective, error) {
 			continue
 		}
 		if pass != nil {
-			return nil, ErrorAt(c.pos, "%q directive is duplicate", c.name)
+			return nil, target.ErrorAt(c.pos, "%q directive is duplicate", c.name)
 		}
 		if len(c.args) != 1 {
-			return nil, ErrorAt(c.pos, "invalid number of arguments in %q directive", c.name)
+			return nil, target.ErrorAt(c.pos, "invalid number of arguments in %q directive", c.name)
 		}
 		pass = c
 	}
@@ -1173,7 +1174,7 @@ func (in *nginxInterp) passTarget(d *nginxDirective) (nginxPassTarget, error) {
 		case strings.Contains(u, "$"):
 			return nginxPassTarget{host: u, dynamic: true}, nil
 		default:
-			return nginxPassTarget{}, ErrorAt(d.pos, "proxy_pass %q: invalid URL prefix (http:// or https://)", u)
+			return nginxPassTarget{}, target.ErrorAt(d.pos, "proxy_pass %q: invalid URL prefix (http:// or https://)", u)
 		}
 	default:
 		switch {
@@ -1205,11 +1206,11 @@ func (in *nginxInterp) passTarget(d *nginxDirective) (nginxPassTarget, error) {
 		name, port = name[:i], name[i+1:]
 	}
 	if name == "" {
-		return nginxPassTarget{}, ErrorAt(d.pos, "%s %q: no host", d.name, u)
+		return nginxPassTarget{}, target.ErrorAt(d.pos, "%s %q: no host", d.name, u)
 	}
 	if up := in.upstreams[strings.ToLower(name)]; up != nil {
 		if port != "" {
-			return nginxPassTarget{}, ErrorAt(d.pos, "upstream %q may not have port %s", up.name, port)
+			return nginxPassTarget{}, target.ErrorAt(d.pos, "upstream %q may not have port %s", up.name, port)
 		}
 		return nginxPassTarget{upstream: up, host: up.name}, nil
 	}
@@ -1218,26 +1219,26 @@ func (in *nginxInterp) passTarget(d *nginxDirective) (nginxPassTarget, error) {
 
 // proxyObject builds the object of a proxying location from the settings
 // in force there.
-func (in *nginxInterp) proxyObject(name string, pos Pos, matches []Match, set nginxSettings, pass *nginxDirective) (Object, error) {
+func (in *nginxInterp) proxyObject(name string, pos target.Pos, matches []target.Match, set nginxSettings, pass *nginxDirective) (target.Object, error) {
 	mod := "proxy"
 	if pass.name == "grpc_pass" {
 		mod = "grpc"
 	}
 	tg, err := in.passTarget(pass)
 	if err != nil {
-		return Object{}, err
+		return target.Object{}, err
 	}
-	o := Object{Target: "nginx", Kind: "location", Name: name, Pos: pos, Matches: matches, Upstream: tg.host, TimeoutIdle: true, Jitter: "none"}
-	timeout := func(directive string) (*Setting[float64], error) {
+	o := target.Object{Target: "nginx", Kind: "location", Name: name, Pos: pos, Matches: matches, Upstream: tg.host, TimeoutIdle: true, Jitter: "none"}
+	timeout := func(directive string) (*target.Setting[float64], error) {
 		d := set[directive]
 		if d == nil {
-			return Keyed(Defaulted[float64](nginxDefaultTimeoutSeconds, pos), directive), nil
+			return target.Keyed(target.Defaulted[float64](nginxDefaultTimeoutSeconds, pos), directive), nil
 		}
 		v, err := nginxSeconds(d)
 		if err != nil {
 			return nil, err
 		}
-		return Keyed(Set(v, d.pos, d.arg(0)), directive), nil
+		return target.Keyed(target.Set(v, d.pos, d.arg(0)), directive), nil
 	}
 	if o.Timeout, err = timeout(mod + "_read_timeout"); err != nil {
 		return o, err
@@ -1254,8 +1255,8 @@ func (in *nginxInterp) proxyObject(name string, pos Pos, matches []Match, set ng
 	off := false
 	next := set[mod+"_next_upstream"]
 	if next == nil {
-		o.RetryOn = Defaulted(append([]string(nil), nginxDefaultNextUpstream...), pos)
-		o.RetryNonIdempotent = Defaulted(false, pos)
+		o.RetryOn = target.Defaulted(append([]string(nil), nginxDefaultNextUpstream...), pos)
+		o.RetryNonIdempotent = target.Defaulted(false, pos)
 	} else {
 		conds, nonIdem := []string{}, false
 		for _, a := range next.args {
@@ -1273,8 +1274,8 @@ func (in *nginxInterp) proxyObject(name string, pos Pos, matches []Match, set ng
 		if off {
 			conds, nonIdem = []string{}, false
 		}
-		o.RetryOn = Set(conds, next.pos, next.rawArgs())
-		o.RetryNonIdempotent = Set(nonIdem, next.pos, next.rawArgs())
+		o.RetryOn = target.Set(conds, next.pos, next.rawArgs())
+		o.RetryNonIdempotent = target.Set(nonIdem, next.pos, next.rawArgs())
 	}
 	if b := set["proxy_request_buffering"]; mod == "proxy" && b != nil && b.arg(0) == "off" && !off {
 		o.Notes = append(o.Notes, fmt.Sprintf("proxy_request_buffering off (%s): a request whose body was sent is not passed to the next server", b.pos))
@@ -1288,10 +1289,10 @@ func (in *nginxInterp) proxyObject(name string, pos Pos, matches []Match, set ng
 	}
 	switch {
 	case off:
-		o.Attempts = Set(1, next.pos, "off")
+		o.Attempts = target.Set(1, next.pos, "off")
 	case len(o.RetryOn.Value) == 0:
 		// "non_idempotent" alone: no condition to pass a request on.
-		o.Attempts = Set(1, next.pos, next.rawArgs())
+		o.Attempts = target.Set(1, next.pos, next.rawArgs())
 	case tg.dynamic:
 		o.Notes = append(o.Notes, fmt.Sprintf("%s %s has variables: the server is chosen per request, so the number of tries is not known", pass.name, pass.arg(0)))
 	default:
@@ -1301,7 +1302,7 @@ func (in *nginxInterp) proxyObject(name string, pos Pos, matches []Match, set ng
 		}
 		if u := tg.upstream; u != nil {
 			peers, single = u.tries()
-			what = fmt.Sprintf("upstream %s has %s", u.name, Plural(peers, "server"))
+			what = fmt.Sprintf("upstream %s has %s", u.name, target.Plural(peers, "server"))
 			if single {
 				what = fmt.Sprintf("upstream %s has one server, which nginx never retries", u.name)
 				if u.servers[0].name {
@@ -1317,7 +1318,7 @@ func (in *nginxInterp) proxyObject(name string, pos Pos, matches []Match, set ng
 			n = tries
 		}
 		if triesAt != nil {
-			o.Attempts = Set(n, triesAt.pos, triesAt.arg(0))
+			o.Attempts = target.Set(n, triesAt.pos, triesAt.arg(0))
 			switch {
 			case tries == 0:
 				o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries 0: one try per server, and %s", mod, what))
@@ -1325,7 +1326,7 @@ func (in *nginxInterp) proxyObject(name string, pos Pos, matches []Match, set ng
 				o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries %s, but %s: %s", mod, triesAt.arg(0), what, nginxTries(n)))
 			}
 		} else {
-			o.Attempts = Defaulted(n, pos)
+			o.Attempts = target.Defaulted(n, pos)
 			if n > 1 || tg.name {
 				o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries not set: one try per server, and %s", mod, what))
 			} else if tg.upstream != nil && single {
@@ -1335,7 +1336,7 @@ func (in *nginxInterp) proxyObject(name string, pos Pos, matches []Match, set ng
 	}
 	if d := set[mod+"_next_upstream_timeout"]; d != nil && !off {
 		if v, _ := nginxSeconds(d); v > 0 {
-			o.RetryWindow = Set(v, d.pos, d.arg(0))
+			o.RetryWindow = target.Set(v, d.pos, d.arg(0))
 			o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_timeout %s (%s): no try starts after %s; one begun before may run its own timeouts, so the worst case is about %s plus one try", mod, d.arg(0), d.pos, d.arg(0), d.arg(0)))
 		}
 	}
@@ -1348,7 +1349,7 @@ func (in *nginxInterp) proxyObject(name string, pos Pos, matches []Match, set ng
 // add appends an object, its name made unique: a repeated name takes
 // its position, and a position repeated too (a file included twice) a
 // number.
-func (in *nginxInterp) add(o Object) {
+func (in *nginxInterp) add(o target.Object) {
 	name := o.Name
 	if in.names.Taken[name] {
 		name = fmt.Sprintf("%s (%s)", o.Name, o.Pos)
@@ -1363,7 +1364,7 @@ func (in *nginxInterp) finish() {
 		if u.obj != nil {
 			continue
 		}
-		o := Object{Target: "nginx", Kind: "upstream", Name: "upstream " + u.name, Pos: u.pos}
+		o := target.Object{Target: "nginx", Kind: "upstream", Name: "upstream " + u.name, Pos: u.pos}
 		backup, down, names, dynamic := 0, 0, []string{}, false
 		limits, all := []string{}, true
 		sum := 0
@@ -1386,7 +1387,7 @@ func (in *nginxInterp) finish() {
 				all = false
 			}
 		}
-		desc := Plural(len(u.servers), "server")
+		desc := target.Plural(len(u.servers), "server")
 		if backup > 0 || down > 0 {
 			desc += fmt.Sprintf(" (%d backup, %d down)", backup, down)
 		}
@@ -1414,7 +1415,7 @@ func (in *nginxInterp) finish() {
 					o.Notes = append(o.Notes, fmt.Sprintf("no zone: max_conns counts per worker process, so %d workers let %d x %d requests in flight", workers, workers, sum))
 				}
 			}
-			o.MaxInFlight = &Setting[int]{Value: sum * workers, Pos: u.pos, Raw: raw}
+			o.MaxInFlight = &target.Setting[int]{Value: sum * workers, Pos: u.pos, Raw: raw}
 		} else if len(limits) > 0 {
 			o.Notes = append(o.Notes, "max_conns on some servers only: no limit over the upstream")
 		}
@@ -1428,7 +1429,7 @@ func (in *nginxInterp) finish() {
 			}
 		}
 		if failing > 0 && len(u.servers) > 1 {
-			o.Notes = append(o.Notes, fmt.Sprintf("%s without max_fails=0: after max_fails failures (default 1) a server is left out of the tries for fail_timeout (default 10s)", Plural(failing, "server")))
+			o.Notes = append(o.Notes, fmt.Sprintf("%s without max_fails=0: after max_fails failures (default 1) a server is left out of the tries for fail_timeout (default 10s)", target.Plural(failing, "server")))
 		}
 		u.obj = &o
 		in.add(o)

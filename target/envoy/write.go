@@ -1,17 +1,19 @@
-package target
+package envoy
 
 import (
 	"math"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // envoyTarget writes two YAML documents: a RouteConfiguration (one route per
 // group: timeout, retry_policy, hedge_policy) and a Cluster
 // (connect_timeout, circuit breakers, retry budget). YAML rather than JSON
 // so that the numbers can carry their reasons; Envoy reads both.
-var EnvoyTarget = Target{
+var Target = target.Target{
 	Name:    "envoy",
 	File:    "envoy.yaml",
 	Summary: "Envoy RouteConfiguration (timeout, retry_policy, hedge_policy) and Cluster (connect_timeout, circuit_breakers, retry_budget)",
@@ -21,7 +23,7 @@ var EnvoyTarget = Target{
 	Detect:  DetectEnvoyConfig,
 }
 
-func renderEnvoy(p *Plan, d *Doc) error {
+func renderEnvoy(p *target.Plan, d *target.Doc) error {
 	d.Note("Envoy route and cluster for %q, written by tunetimeout from measured latency.", p.Service)
 	d.Note("Durations are proto JSON durations rounded up to the millisecond. A route's timeout bounds the whole call: every attempt and the backoff between them; Envoy sends a retry however little time is left, and the route timeout cuts it.")
 	// The router filter's respect_expected_rq_timeout (router.proto): the
@@ -29,38 +31,38 @@ func renderEnvoy(p *Plan, d *Doc) error {
 	// x-envoy-expected-rq-timeout-ms, in place of the configured one
 	// (router.cc, FilterUtility::finalTimeout); the HTTP connection manager
 	// removes the header from requests it does not count as internal.
-	d.Note("The time left is passed down by %s: Envoy sets it on every request it sends (a route's per_try_timeout, or its timeout), and so do the Go and httpx snippets. This file holds routes and a cluster, not the HTTP connection manager: set respect_expected_rq_timeout: true in its router filter (envoy.filters.http.router, typed_config envoy.extensions.filters.http.router.v3.Router) in this Envoy and every Envoy below it, so that a request from an internal caller gets the time its caller has left in place of the route's timeout (a larger value too: the caller waits that long).", DeadlineHeader)
+	d.Note("The time left is passed down by %s: Envoy sets it on every request it sends (a route's per_try_timeout, or its timeout), and so do the Go and httpx snippets. This file holds routes and a cluster, not the HTTP connection manager: set respect_expected_rq_timeout: true in its router filter (envoy.filters.http.router, typed_config envoy.extensions.filters.http.router.v3.Router) in this Envoy and every Envoy below it, so that a request from an internal caller gets the time its caller has left in place of the route's timeout (a larger value too: the caller waits that long).", target.DeadlineHeader)
 	p.NoteUnroutable(d, "an Envoy route")
-	names := NewUnique("-")
+	names := target.NewUnique("-")
 	d.Printf("# RouteConfiguration: serve it by RDS, or paste it as route_config of the HTTP connection manager.\n")
-	d.Printf("name: %s\n", YQ(p.Service))
-	d.Printf("virtual_hosts:\n- name: %s\n  domains: [\"*\"]\n  routes:\n", YQ(p.Service))
+	d.Printf("name: %s\n", target.YQ(p.Service))
+	d.Printf("virtual_hosts:\n- name: %s\n  domains: [\"*\"]\n  routes:\n", target.YQ(p.Service))
 	for _, rt := range p.PathRoutes() {
-		name := names.Name(RouteName(rt.Group))
+		name := names.Name(target.RouteName(rt.Group))
 		d.Note("route %q (%s):", name, rt.Describe())
-		d.Note("  timeout %s: %s", ProtoDur(rt.Timeout), rt.TimeoutWhy)
-		d.Printf("  - name: %s\n    match:\n", YQ(name))
+		d.Note("  timeout %s: %s", target.ProtoDur(rt.Timeout), rt.TimeoutWhy)
+		d.Printf("  - name: %s\n    match:\n", target.YQ(name))
 		switch {
 		case rt.Match.Regex != "":
-			d.Printf("      safe_regex:\n        regex: %s\n", YQ(rt.Match.Regex))
+			d.Printf("      safe_regex:\n        regex: %s\n", target.YQ(rt.Match.Regex))
 		case rt.Match.Exact != "":
-			d.Printf("      path: %s\n", YQ(rt.Match.Exact))
+			d.Printf("      path: %s\n", target.YQ(rt.Match.Exact))
 		default:
 			d.Printf("      prefix: \"/\"\n")
 		}
 		if rt.Match.Method != "" {
 			d.Printf("      headers:\n      - name: \":method\"\n        string_match:\n          exact: %s\n", rt.Match.Method)
 		}
-		d.Printf("    route:\n      cluster: %s\n      timeout: %s\n", YQ(p.Service), ProtoDur(rt.Timeout))
+		d.Printf("    route:\n      cluster: %s\n      timeout: %s\n", target.YQ(p.Service), target.ProtoDur(rt.Timeout))
 		envoyRetries(d, rt)
 	}
 
 	d.Printf("---\n# Cluster: serve it by CDS, or add it to static_resources.clusters.\n")
-	d.Printf("name: %s\ntype: STRICT_DNS\n", YQ(p.Service))
+	d.Printf("name: %s\ntype: STRICT_DNS\n", target.YQ(p.Service))
 	d.Note("cluster %q:", p.Service)
 	connect, why := p.ClusterConnect()
-	d.Note("  connect_timeout %s: %s", ProtoDur(connect), why)
-	d.Printf("connect_timeout: %s\n", ProtoDur(connect))
+	d.Note("  connect_timeout %s: %s", target.ProtoDur(connect), why)
+	d.Printf("connect_timeout: %s\n", target.ProtoDur(connect))
 	if p.Bulkhead != nil || p.Budget != nil {
 		d.Printf("circuit_breakers:\n  thresholds:\n  - priority: DEFAULT\n")
 	}
@@ -73,20 +75,20 @@ func renderEnvoy(p *Plan, d *Doc) error {
 	}
 	if bud := p.Budget; bud != nil {
 		pct := math.Min(100, math.Round(*bud*100*1000)/1000)
-		d.Note("  retry_budget budget_percent %s: %s; min_retry_concurrency 3 (Envoy's default); Envoy's budget caps the retries outstanding at once to that share of the active requests, and it replaces max_retries", Ratio(pct), p.BudgetWhy)
-		d.Printf("    retry_budget:\n      budget_percent:\n        value: %s\n      min_retry_concurrency: 3\n", Ratio(pct))
-	} else if b := p.Bulkhead; b != nil && MaxAttempts(p) > 1 {
+		d.Note("  retry_budget budget_percent %s: %s; min_retry_concurrency 3 (Envoy's default); Envoy's budget caps the retries outstanding at once to that share of the active requests, and it replaces max_retries", target.Ratio(pct), p.BudgetWhy)
+		d.Printf("    retry_budget:\n      budget_percent:\n        value: %s\n      min_retry_concurrency: 3\n", target.Ratio(pct))
+	} else if b := p.Bulkhead; b != nil && target.MaxAttempts(p) > 1 {
 		mr := max(1, int(math.Ceil(float64(*b)*0.1)))
 		d.Note("  max_retries %d = 10 %% of the bulkhead retried at once (no retry budget in the report)", mr)
 		d.Printf("    max_retries: %d\n", mr)
 	}
 	envoySwitch(d, p)
-	d.Printf("load_assignment:\n  cluster_name: %s\n  endpoints:\n  - lb_endpoints:\n    - endpoint:\n        address:\n          socket_address:\n            address: %s\n            port_value: 80  # the service's port\n", YQ(p.Service), YQ(DNSSubdomain(p.Service)))
+	d.Printf("load_assignment:\n  cluster_name: %s\n  endpoints:\n  - lb_endpoints:\n    - endpoint:\n        address:\n          socket_address:\n            address: %s\n            port_value: 80  # the service's port\n", target.YQ(p.Service), target.YQ(target.DNSSubdomain(p.Service)))
 	return nil
 }
 
 // envoyRetries writes a route's retry_policy and hedge_policy.
-func envoyRetries(d *Doc, rt Route) {
+func envoyRetries(d *target.Doc, rt target.Route) {
 	hedged := rt.Hedge != nil
 	if rt.Attempts <= 1 && !hedged {
 		d.Note("  no retry_policy, %s", rt.AttemptsWhy)
@@ -96,14 +98,14 @@ func envoyRetries(d *Doc, rt Route) {
 	perTry, perTryWhy := rt.PerTry, rt.PerTryWhy
 	if hedged {
 		retries = max(retries, rt.Hedge.Attempts-1)
-		perTry = CeilMs(rt.Hedge.DelaySeconds)
+		perTry = target.CeilMs(rt.Hedge.DelaySeconds)
 		perTryWhy = "the hedge delay"
 	}
 	conds, codes, skipped := EnvoyRetryOn(rt)
 	if hedged && rt.Attempts <= 1 {
-		d.Note("  num_retries %d: the hedges beyond the first request (each hedge counts as a retry); per_try_timeout %s: %s", retries, ProtoDur(perTry), perTryWhy)
+		d.Note("  num_retries %d: the hedges beyond the first request (each hedge counts as a retry); per_try_timeout %s: %s", retries, target.ProtoDur(perTry), perTryWhy)
 	} else {
-		d.Note("  num_retries %d = %s, less the first; per_try_timeout %s: %s", retries, rt.AttemptsWhy, ProtoDur(perTry), perTryWhy)
+		d.Note("  num_retries %d = %s, less the first; per_try_timeout %s: %s", retries, rt.AttemptsWhy, target.ProtoDur(perTry), perTryWhy)
 	}
 	if !rt.Idempotent && rt.NeverSentOnly() {
 		d.Note("  retry_on %s: %s, so only failures that prove the request never reached the upstream are retried; reset-before-request needs Envoy 1.31 or later", conds, rt.IdempotentWhy)
@@ -113,9 +115,9 @@ func envoyRetries(d *Doc, rt Route) {
 	if len(skipped) > 0 {
 		d.Note("  not expressible in Envoy's retry_on, left out: %s", strings.Join(skipped, ", "))
 	}
-	d.Note("  retry_back_off %s to %s: %s; Envoy's backoff is full jitter, uniform up to min(base x 2^n, max)", ProtoDur(rt.BackoffBase), ProtoDur(rt.BackoffCap), rt.BackoffWhy)
+	d.Note("  retry_back_off %s to %s: %s; Envoy's backoff is full jitter, uniform up to min(base x 2^n, max)", target.ProtoDur(rt.BackoffBase), target.ProtoDur(rt.BackoffCap), rt.BackoffWhy)
 	d.Note("  %s", rt.HangText(true))
-	d.Printf("      retry_policy:\n        retry_on: %s\n", YQ(conds))
+	d.Printf("      retry_policy:\n        retry_on: %s\n", target.YQ(conds))
 	if len(codes) > 0 {
 		d.Printf("        retriable_status_codes: [%s]\n", strings.Join(codes, ", "))
 	}
@@ -123,24 +125,24 @@ func envoyRetries(d *Doc, rt Route) {
 	// Envoy ignores a per_try_timeout that is not below the route timeout
 	// (router's FilterUtility::finalTimeout sets it to 0).
 	if perTry < rt.Timeout {
-		d.Printf("        per_try_timeout: %s\n", ProtoDur(perTry))
+		d.Printf("        per_try_timeout: %s\n", target.ProtoDur(perTry))
 	} else {
-		d.Note("  per_try_timeout not written: at %s it is not below the route timeout, and Envoy would ignore it", ProtoDur(perTry))
+		d.Note("  per_try_timeout not written: at %s it is not below the route timeout, and Envoy would ignore it", target.ProtoDur(perTry))
 	}
 	base, capd := rt.BackoffBase, rt.BackoffCap
 	if base <= 0 {
 		base, capd = 25*time.Millisecond, 250*time.Millisecond // Envoy's defaults, for a hedge without retries
 	}
-	d.Printf("        retry_back_off:\n          base_interval: %s\n          max_interval: %s\n", ProtoDur(base), ProtoDur(capd))
+	d.Printf("        retry_back_off:\n          base_interval: %s\n          max_interval: %s\n", target.ProtoDur(base), target.ProtoDur(capd))
 	if ra := retryAfterStatuses(codes); len(ra) > 0 {
 		d.Note("  rate_limited_retry_back_off: a %s with a Retry-After in seconds is retried no sooner (Envoy waits 1 to 1.5 x it, RFC 9110 section 10.2.3); when that does not fit, the route timeout of %s ends the call (a 504 at the deadline, not the %s at once); a Retry-After above max_interval %s, or an HTTP-date, is not read and the backoff above applies",
-			strings.Join(ra, " or "), ProtoDur(rt.Timeout), strings.Join(ra, " or "), ProtoDur(EnvoyRetryAfterWait))
-		d.Printf("        rate_limited_retry_back_off:\n          reset_headers:\n          - name: retry-after\n            format: SECONDS\n          max_interval: %s\n", ProtoDur(EnvoyRetryAfterWait))
+			strings.Join(ra, " or "), target.ProtoDur(rt.Timeout), strings.Join(ra, " or "), target.ProtoDur(EnvoyRetryAfterWait))
+		d.Printf("        rate_limited_retry_back_off:\n          reset_headers:\n          - name: retry-after\n            format: SECONDS\n          max_interval: %s\n", target.ProtoDur(EnvoyRetryAfterWait))
 	}
 	if hedged {
 		h := rt.Hedge
 		d.Note("  hedge_policy hedge_on_per_try_timeout: when no answer has come %s (%s) after a request, Envoy sends another (after a backoff wait) without cancelling it, up to %d in all; the first good answer wins. With independent attempts p99 %s, p99.9 %s, for %s more requests. The per-try timeout no longer ends an attempt: the route timeout does",
-			ProtoDur(perTry), QuantileName(h.Quantile), h.Attempts, Secs(h.P99Seconds), Secs(h.P999Seconds), Percent(h.ExtraLoadFraction))
+			target.ProtoDur(perTry), target.QuantileName(h.Quantile), h.Attempts, target.Secs(h.P99Seconds), target.Secs(h.P999Seconds), target.Percent(h.ExtraLoadFraction))
 		d.Printf("      hedge_policy:\n        hedge_on_per_try_timeout: true\n")
 	}
 }
@@ -150,9 +152,9 @@ func envoyRetries(d *Doc, rt Route) {
 // envoyNeverSent; else connect-failure and refused-stream as they are, a
 // timeout to "reset" (a per-try timeout is a local reset), status codes to
 // retriable-status-codes.
-func EnvoyRetryOn(rt Route) (conds string, codes, skipped []string) {
+func EnvoyRetryOn(rt target.Route) (conds string, codes, skipped []string) {
 	if rt.NeverSentOnly() {
-		return EnvoyNeverSent, nil, nil
+		return target.EnvoyNeverSent, nil, nil
 	}
 	var cs []string
 	add := func(c string) {
@@ -170,7 +172,7 @@ func EnvoyRetryOn(rt Route) (conds string, codes, skipped []string) {
 			add(o)
 		case o == "timeout":
 			add("reset")
-		case IsStatus(o):
+		case target.IsStatus(o):
 			add("retriable-status-codes")
 			codes = append(codes, o)
 		default:
@@ -212,7 +214,7 @@ func retryAfterStatuses(codes []string) []string {
 // A retry budget replaces max_retries, so with one its two settings are
 // set to 0 instead; a retry that overflows is not sent
 // (upstream_rq_retry_overflow). /runtime_modify writes the admin layer.
-func envoySwitch(d *Doc, p *Plan) {
+func envoySwitch(d *target.Doc, p *target.Plan) {
 	prefix := "circuit_breakers." + url.QueryEscape(p.Service) + ".default."
 	q := prefix + "max_retries=0"
 	if p.Budget != nil {

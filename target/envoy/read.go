@@ -1,4 +1,4 @@
-package target
+package envoy
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // Reading Envoy configuration. One walker over YAML node trees reads every
@@ -50,12 +51,12 @@ const (
 // readEnvoyConfig reads the routes and clusters of an Envoy config file. It
 // returns what it could read and every value it refuses, each a ReadError
 // at its line, joined in one error.
-func ReadEnvoyConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
-	docs, err := YAMLDocuments(OrNew(b), file, data)
+func ReadEnvoyConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
+	docs, err := target.YAMLDocuments(target.OrNew(b), file, data)
 	if err != nil {
 		return nil, err
 	}
-	r := &envoyReader{PBReader: PBReader{File: file}}
+	r := &envoyReader{PBReader: target.PBReader{File: file}}
 	for _, d := range docs {
 		r.document(d)
 	}
@@ -101,7 +102,7 @@ func DetectEnvoyConfig(file string, data []byte) bool {
 
 // envoyReader walks the documents of one Envoy file.
 type envoyReader struct {
-	PBReader
+	target.PBReader
 	// dump: reading an admin config dump, whose RoutesConfigDump repeats
 	// the route configs inlined in its listeners; seenRC names those read.
 	dump   bool
@@ -112,7 +113,7 @@ type envoyReader struct {
 // the lowerCamelCase JSON name protojson writes; nil when absent or null.
 func (r *envoyReader) field(n *yaml.Node, name string) *yaml.Node {
 	camel := envoyCamel(name)
-	return PBField(n, func(k string) bool { return k == name || k == camel })
+	return target.PBField(n, func(k string) bool { return k == name || k == camel })
 }
 
 // envoyCamel is protobuf's JSON name of a field: connect_timeout is
@@ -152,12 +153,12 @@ func (r *envoyReader) typeName(n *yaml.Node) string {
 // document reads one YAML document: a config dump, a bootstrap, a
 // discovery response, a list of resources or one resource.
 func (r *envoyReader) document(n *yaml.Node) {
-	n = PBDeref(n)
+	n = target.PBDeref(n)
 	if n == nil {
 		return
 	}
 	if n.Kind == yaml.SequenceNode {
-		for _, item := range PBItems(n) {
+		for _, item := range target.PBItems(n) {
 			r.resource(item)
 		}
 		return
@@ -165,8 +166,8 @@ func (r *envoyReader) document(n *yaml.Node) {
 	switch {
 	case r.field(n, "configs") != nil:
 		r.configDump(r.field(n, "configs"))
-	case r.field(n, "resources") != nil && PBDeref(r.field(n, "resources")).Kind == yaml.SequenceNode:
-		for _, item := range PBItems(r.field(n, "resources")) {
+	case r.field(n, "resources") != nil && target.PBDeref(r.field(n, "resources")).Kind == yaml.SequenceNode:
+		for _, item := range target.PBItems(r.field(n, "resources")) {
 			r.resource(item)
 		}
 	default:
@@ -203,14 +204,14 @@ func (r *envoyReader) resource(n *yaml.Node) {
 		r.routeConfig(n, "")
 	case r.field(n, "filter_chains") != nil || r.field(n, "default_filter_chain") != nil || r.field(n, "api_listener") != nil:
 		r.listener(n)
-	case PBMapping(r.field(n, "route_config")):
+	case target.PBMapping(r.field(n, "route_config")):
 		r.routeConfig(r.field(n, "route_config"), "")
-	case PBMapping(r.field(n, "cluster")):
+	case target.PBMapping(r.field(n, "cluster")):
 		r.cluster(r.field(n, "cluster"))
-	case PBMapping(r.field(n, "listener")):
+	case target.PBMapping(r.field(n, "listener")):
 		r.listener(r.field(n, "listener"))
-	case PBMapping(r.field(n, "active_state")):
-		if l := r.field(r.field(n, "active_state"), "listener"); PBMapping(l) {
+	case target.PBMapping(r.field(n, "active_state")):
+		if l := r.field(r.field(n, "active_state"), "listener"); target.PBMapping(l) {
 			r.listener(l)
 		}
 	case r.isCluster(n):
@@ -231,10 +232,10 @@ func (r *envoyReader) isCluster(n *yaml.Node) bool {
 // bootstrap reads a bootstrap's static listeners and clusters.
 func (r *envoyReader) bootstrap(n *yaml.Node) {
 	sr := r.field(n, "static_resources")
-	for _, l := range PBItems(r.field(sr, "listeners")) {
+	for _, l := range target.PBItems(r.field(sr, "listeners")) {
 		r.listener(l)
 	}
-	for _, c := range PBItems(r.field(sr, "clusters")) {
+	for _, c := range target.PBItems(r.field(sr, "clusters")) {
 		r.cluster(c)
 	}
 }
@@ -247,12 +248,12 @@ func (r *envoyReader) bootstrap(n *yaml.Node) {
 func (r *envoyReader) configDump(configs *yaml.Node) {
 	r.dump, r.seenRC = true, map[string]bool{}
 	var entries []*yaml.Node
-	if c := PBDeref(configs); c != nil && c.Kind == yaml.MappingNode { // istioctl's older dumps: a map of dumps
+	if c := target.PBDeref(configs); c != nil && c.Kind == yaml.MappingNode { // istioctl's older dumps: a map of dumps
 		for i := 1; i < len(c.Content); i += 2 {
-			entries = append(entries, PBDeref(c.Content[i]))
+			entries = append(entries, target.PBDeref(c.Content[i]))
 		}
 	} else {
-		entries = PBItems(configs)
+		entries = target.PBItems(configs)
 	}
 	hasResources := false
 	for _, e := range entries {
@@ -273,33 +274,33 @@ func (r *envoyReader) configDump(configs *yaml.Node) {
 			switch kind {
 			case "RoutesConfigDump":
 				for _, f := range []string{"static_route_configs", "dynamic_route_configs"} {
-					for _, rc := range PBItems(r.field(e, f)) {
-						if rc = r.field(rc, "route_config"); PBMapping(rc) {
+					for _, rc := range target.PBItems(r.field(e, f)) {
+						if rc = r.field(rc, "route_config"); target.PBMapping(rc) {
 							r.routeConfig(rc, "")
 						}
 					}
 				}
 			case "ClustersConfigDump":
 				for _, f := range []string{"static_clusters", "dynamic_active_clusters"} {
-					for _, c := range PBItems(r.field(e, f)) {
-						if c = r.field(c, "cluster"); PBMapping(c) {
+					for _, c := range target.PBItems(r.field(e, f)) {
+						if c = r.field(c, "cluster"); target.PBMapping(c) {
 							r.cluster(c)
 						}
 					}
 				}
 			case "ListenersConfigDump":
-				for _, l := range PBItems(r.field(e, "static_listeners")) {
-					if l = r.field(l, "listener"); PBMapping(l) {
+				for _, l := range target.PBItems(r.field(e, "static_listeners")) {
+					if l = r.field(l, "listener"); target.PBMapping(l) {
 						r.listener(l)
 					}
 				}
-				for _, l := range PBItems(r.field(e, "dynamic_listeners")) {
-					if l = r.field(r.field(l, "active_state"), "listener"); PBMapping(l) {
+				for _, l := range target.PBItems(r.field(e, "dynamic_listeners")) {
+					if l = r.field(r.field(l, "active_state"), "listener"); target.PBMapping(l) {
 						r.listener(l)
 					}
 				}
-				for _, l := range PBItems(r.field(e, "dynamic_active_listeners")) { // v2alpha
-					if l = r.field(l, "listener"); PBMapping(l) {
+				for _, l := range target.PBItems(r.field(e, "dynamic_active_listeners")) { // v2alpha
+					if l = r.field(l, "listener"); target.PBMapping(l) {
 						r.listener(l)
 					}
 				}
@@ -321,16 +322,16 @@ func (r *envoyReader) configDump(configs *yaml.Node) {
 // connection manager that takes its routes by RDS has none here.
 func (r *envoyReader) listener(n *yaml.Node) {
 	name := r.Str(r.field(n, "name"))
-	chains := PBItems(r.field(n, "filter_chains"))
-	if d := r.field(n, "default_filter_chain"); PBMapping(d) {
+	chains := target.PBItems(r.field(n, "filter_chains"))
+	if d := r.field(n, "default_filter_chain"); target.PBMapping(d) {
 		chains = append(chains, d)
 	}
 	for _, fc := range chains {
-		for _, f := range PBItems(r.field(fc, "filters")) {
+		for _, f := range target.PBItems(r.field(fc, "filters")) {
 			r.networkFilter(f, name)
 		}
 	}
-	if api := r.field(r.field(n, "api_listener"), "api_listener"); PBMapping(api) {
+	if api := r.field(r.field(n, "api_listener"), "api_listener"); target.PBMapping(api) {
 		r.connectionManager(api, name)
 	}
 }
@@ -351,7 +352,7 @@ func (r *envoyReader) networkFilter(f *yaml.Node, listener string) {
 // manager.
 func (r *envoyReader) connectionManager(hcm *yaml.Node, listener string) {
 	rc := r.field(hcm, "route_config")
-	if !PBMapping(rc) {
+	if !target.PBMapping(rc) {
 		return
 	}
 	if name := r.Str(r.field(rc, "name")); r.dump && name != "" && r.seenRC[name] {
@@ -363,7 +364,7 @@ func (r *envoyReader) connectionManager(hcm *yaml.Node, listener string) {
 // envoyVHost is what the routes of a virtual host share.
 type envoyVHost struct {
 	label       string // route config/virtual host
-	hosts       []Match
+	hosts       []target.Match
 	retryPolicy *yaml.Node
 	hedgePolicy *yaml.Node
 	name        string
@@ -384,7 +385,7 @@ func (r *envoyReader) routeConfig(rc *yaml.Node, listener string) {
 	if label == "" {
 		label = "route_config"
 	}
-	for i, vh := range PBItems(r.field(rc, "virtual_hosts")) {
+	for i, vh := range target.PBItems(r.field(rc, "virtual_hosts")) {
 		vname := r.Str(r.field(vh, "name"))
 		if vname == "" {
 			vname = "virtual_host " + strconv.Itoa(i+1)
@@ -395,12 +396,12 @@ func (r *envoyReader) routeConfig(rc *yaml.Node, listener string) {
 			retryPolicy: r.field(vh, "retry_policy"),
 			hedgePolicy: r.field(vh, "hedge_policy"),
 		}
-		for _, d := range PBItems(r.field(vh, "domains")) {
+		for _, d := range target.PBItems(r.field(vh, "domains")) {
 			if s := r.Str(d); s != "" && s != "*" { // "*" holds every host: no condition
-				v.hosts = append(v.hosts, Match{Kind: MatchHost, Value: s})
+				v.hosts = append(v.hosts, target.Match{Kind: target.MatchHost, Value: s})
 			}
 		}
-		for j, rt := range PBItems(r.field(vh, "routes")) {
+		for j, rt := range target.PBItems(r.field(vh, "routes")) {
 			r.route(rt, j, v)
 		}
 	}
@@ -416,11 +417,11 @@ func (r *envoyReader) route(n *yaml.Node, i int, vh envoyVHost) {
 	if name == "" {
 		name = "route " + strconv.Itoa(i+1)
 	}
-	o := Object{Target: "envoy", Kind: "route", Name: vh.label + "/" + name, Pos: r.Pos(n), Router: "envoy " + r.Pos(n).File + " " + vh.label}
+	o := target.Object{Target: "envoy", Kind: "route", Name: vh.label + "/" + name, Pos: r.Pos(n), Router: "envoy " + r.Pos(n).File + " " + vh.label}
 	r.routeMatch(n, &o)
 	o.Matches = append(o.Matches, vh.hosts...)
 	ra := r.field(n, "route")
-	if !PBMapping(ra) {
+	if !target.PBMapping(ra) {
 		switch {
 		case r.field(n, "redirect") != nil:
 			o.Notes = append(o.Notes, "redirect: Envoy answers it, no upstream")
@@ -435,13 +436,13 @@ func (r *envoyReader) route(n *yaml.Node, i int, vh envoyVHost) {
 	r.upstream(ra, &o)
 	if t := r.field(ra, "timeout"); t != nil {
 		if v, raw, ok := r.Duration(t, "timeout"); ok {
-			o.Timeout = Set(v, r.Pos(t), raw)
+			o.Timeout = target.Set(v, r.Pos(t), raw)
 			if v == 0 {
 				o.Notes = append(o.Notes, "timeout 0s: no route timeout (Envoy's 0 disables it)")
 			}
 		}
 	} else {
-		o.Timeout = Defaulted(envoyRouteTimeout, o.Pos)
+		o.Timeout = target.Defaulted(envoyRouteTimeout, o.Pos)
 	}
 	if t := r.field(ra, "idle_timeout"); t != nil {
 		o.Notes = append(o.Notes, fmt.Sprintf("idle_timeout %s: a stream with no activity for that long is reset, whatever the timeout", r.Str(t)))
@@ -469,21 +470,23 @@ func (r *envoyReader) route(n *yaml.Node, i int, vh envoyVHost) {
 
 // routeMatch reads a route's match: its path condition, its :method
 // header, and notes for the conditions it does not model.
-func (r *envoyReader) routeMatch(n *yaml.Node, o *Object) {
+func (r *envoyReader) routeMatch(n *yaml.Node, o *target.Object) {
 	m := r.field(n, "match")
 	ci := r.Str(r.field(m, "case_sensitive")) == "false"
-	path := func(kind, v string) { o.Matches = append(o.Matches, Match{Kind: kind, Value: v, CaseInsensitive: ci}) }
+	path := func(kind, v string) {
+		o.Matches = append(o.Matches, target.Match{Kind: kind, Value: v, CaseInsensitive: ci})
+	}
 	switch {
 	case r.field(m, "prefix") != nil:
-		path(MatchPrefix, r.Str(r.field(m, "prefix")))
+		path(target.MatchPrefix, r.Str(r.field(m, "prefix")))
 	case r.field(m, "path") != nil:
-		path(MatchExact, r.Str(r.field(m, "path")))
+		path(target.MatchExact, r.Str(r.field(m, "path")))
 	case r.field(m, "safe_regex") != nil:
-		path(MatchRegex, r.Str(r.field(r.field(m, "safe_regex"), "regex")))
+		path(target.MatchRegex, r.Str(r.field(r.field(m, "safe_regex"), "regex")))
 	case r.field(m, "regex") != nil: // v2
-		path(MatchRegex, r.Str(r.field(m, "regex")))
+		path(target.MatchRegex, r.Str(r.field(m, "regex")))
 	case r.field(m, "path_separated_prefix") != nil:
-		path(MatchPrefix, r.Str(r.field(m, "path_separated_prefix")))
+		path(target.MatchPrefix, r.Str(r.field(m, "path_separated_prefix")))
 		o.Notes = append(o.Notes, "path_separated_prefix: the prefix matches only up to a path segment boundary")
 	case r.field(m, "path_match_policy") != nil:
 		o.Notes = append(o.Notes, "path_match_policy: a URI template match, not modelled")
@@ -492,7 +495,7 @@ func (r *envoyReader) routeMatch(n *yaml.Node, o *Object) {
 	default:
 		o.Notes = append(o.Notes, "match has no path condition")
 	}
-	for _, h := range PBItems(r.field(m, "headers")) {
+	for _, h := range target.PBItems(r.field(m, "headers")) {
 		hname := r.Str(r.field(h, "name"))
 		exact := r.Str(r.field(r.field(h, "string_match"), "exact"))
 		if exact == "" {
@@ -500,7 +503,7 @@ func (r *envoyReader) routeMatch(n *yaml.Node, o *Object) {
 		}
 		switch {
 		case strings.EqualFold(hname, ":method") && exact != "" && r.Str(r.field(h, "invert_match")) != "true":
-			o.Matches = append(o.Matches, Match{Kind: MatchMethod, Value: exact})
+			o.Matches = append(o.Matches, target.Match{Kind: target.MatchMethod, Value: exact})
 		default:
 			o.Notes = append(o.Notes, fmt.Sprintf("header %q matched: not modelled", hname))
 		}
@@ -517,13 +520,13 @@ func (r *envoyReader) routeMatch(n *yaml.Node, o *Object) {
 }
 
 // upstream reads the cluster a route action sends to.
-func (r *envoyReader) upstream(ra *yaml.Node, o *Object) {
+func (r *envoyReader) upstream(ra *yaml.Node, o *target.Object) {
 	switch {
 	case r.field(ra, "cluster") != nil:
 		o.Upstream = r.Str(r.field(ra, "cluster"))
 	case r.field(ra, "weighted_clusters") != nil:
 		var all []string
-		for _, c := range PBItems(r.field(r.field(ra, "weighted_clusters"), "clusters")) {
+		for _, c := range target.PBItems(r.field(r.field(ra, "weighted_clusters"), "clusters")) {
 			name := r.Str(r.field(c, "name"))
 			if o.Upstream == "" {
 				o.Upstream = name
@@ -546,9 +549,9 @@ var envoyNeverSentConds = []string{"connect-failure", "refused-stream", "reset-b
 // comes from, "" for the route's own) and hedge policy. Without a retry
 // policy Envoy makes one attempt. RetryOn holds retry_on's conditions, then
 // retriable_status_codes when retry_on has retriable-status-codes.
-func (r *envoyReader) retries(o *Object, rp, hp *yaml.Node, from string) {
-	if !PBMapping(rp) {
-		o.Attempts = Defaulted(1, o.Pos)
+func (r *envoyReader) retries(o *target.Object, rp, hp *yaml.Node, from string) {
+	if !target.PBMapping(rp) {
+		o.Attempts = target.Defaulted(1, o.Pos)
 		if hp != nil {
 			o.Notes = append(o.Notes, "hedge_policy without a retry_policy: Envoy sends no hedge")
 		}
@@ -559,12 +562,12 @@ func (r *envoyReader) retries(o *Object, rp, hp *yaml.Node, from string) {
 	}
 	if nr := r.field(rp, "num_retries"); nr != nil {
 		if v, ok := r.Uint(nr, "num_retries", math.MaxUint32); ok {
-			o.Attempts = Set(int(v)+1, r.Pos(nr), nr.Value)
+			o.Attempts = target.Set(int(v)+1, r.Pos(nr), nr.Value)
 		}
 	} else {
-		o.Attempts = Defaulted(envoyNumRetries+1, o.Pos)
+		o.Attempts = target.Defaulted(envoyNumRetries+1, o.Pos)
 	}
-	var retryOnPos Pos
+	var retryOnPos target.Pos
 	var retryOnRaw string
 	if ro := r.field(rp, "retry_on"); ro != nil {
 		retryOnPos, retryOnRaw = r.Pos(ro), r.Str(ro)
@@ -575,7 +578,7 @@ func (r *envoyReader) retries(o *Object, rp, hp *yaml.Node, from string) {
 			}
 		}
 		var codes []string
-		for _, c := range PBItems(r.field(rp, "retriable_status_codes")) {
+		for _, c := range target.PBItems(r.field(rp, "retriable_status_codes")) {
 			if v, ok := r.Uint(c, "retriable_status_codes", 999); ok {
 				codes = append(codes, strconv.FormatUint(v, 10))
 			}
@@ -592,16 +595,16 @@ func (r *envoyReader) retries(o *Object, rp, hp *yaml.Node, from string) {
 		if slices.Contains(conds, "retriable-headers") {
 			o.Notes = append(o.Notes, "retry_on retriable-headers depends on response headers the data does not have")
 		}
-		o.RetryOn = Set(conds, retryOnPos, retryOnRaw)
+		o.RetryOn = target.Set(conds, retryOnPos, retryOnRaw)
 		if o.Attempts != nil && o.Attempts.Value > 1 {
-			o.RetryNonIdempotent = Set(envoyRisky(conds) && !envoyIdempotentOnly(o.Matches), retryOnPos, retryOnRaw)
+			o.RetryNonIdempotent = target.Set(envoyRisky(conds) && !envoyIdempotentOnly(o.Matches), retryOnPos, retryOnRaw)
 		}
 	} else {
 		o.Notes = append(o.Notes, "retry_policy without retry_on: Envoy retries nothing unless a request sends x-envoy-retry-on")
 	}
 	if t := r.field(rp, "per_try_timeout"); t != nil {
 		if v, raw, ok := r.Duration(t, "per_try_timeout"); ok {
-			o.PerTryTimeout = Set(v, r.Pos(t), raw)
+			o.PerTryTimeout = target.Set(v, r.Pos(t), raw)
 			if o.Timeout != nil && o.Timeout.Value > 0 && v >= o.Timeout.Value {
 				o.Notes = append(o.Notes, "per_try_timeout is not below the route timeout: Envoy ignores it")
 			}
@@ -632,10 +635,10 @@ func envoyRisky(conds []string) bool {
 
 // envoyIdempotentOnly reports whether a route matches idempotent methods
 // alone.
-func envoyIdempotentOnly(ms []Match) bool {
+func envoyIdempotentOnly(ms []target.Match) bool {
 	seen := false
 	for _, m := range ms {
-		if m.Kind == MatchMethod {
+		if m.Kind == target.MatchMethod {
 			if !slices.Contains(envoyIdempotent, strings.ToUpper(m.Value)) {
 				return false
 			}
@@ -655,13 +658,13 @@ const envoyRetryAfterMax = 300
 // 1.5 x, unless it exceeds max_interval (300s by default): then the header
 // is discarded and the exponential backoff applies. An HTTP-date is not
 // read (SECONDS is an integer).
-func (r *envoyReader) rateLimitedBackoff(o *Object, rl *yaml.Node) {
+func (r *envoyReader) rateLimitedBackoff(o *target.Object, rl *yaml.Node) {
 	if rl == nil {
 		return
 	}
 	o.Notes = append(o.Notes, "rate_limited_retry_back_off: a Retry-After or reset header replaces the backoff")
 	honoured := false
-	for _, h := range PBItems(r.field(rl, "reset_headers")) {
+	for _, h := range target.PBItems(r.field(rl, "reset_headers")) {
 		f := r.field(h, "format")
 		if strings.EqualFold(r.Str(r.field(h, "name")), "retry-after") && (f == nil || r.Str(f) == "SECONDS" || r.Str(f) == "0") {
 			honoured = true
@@ -670,10 +673,10 @@ func (r *envoyReader) rateLimitedBackoff(o *Object, rl *yaml.Node) {
 	if !honoured {
 		return
 	}
-	o.RetryAfterMax = Defaulted(float64(envoyRetryAfterMax), o.Pos)
+	o.RetryAfterMax = target.Defaulted(float64(envoyRetryAfterMax), o.Pos)
 	if m := r.field(rl, "max_interval"); m != nil {
 		if v, raw, ok := r.Duration(m, "max_interval"); ok {
-			o.RetryAfterMax = Set(v, r.Pos(m), raw)
+			o.RetryAfterMax = target.Set(v, r.Pos(m), raw)
 		}
 	}
 }
@@ -681,11 +684,11 @@ func (r *envoyReader) rateLimitedBackoff(o *Object, rl *yaml.Node) {
 // backoff reads retry_back_off: base_interval is required and above 0,
 // max_interval defaults to 10 x base and may not be below it (Envoy
 // refuses the route); without retry_back_off, 25 ms and 250 ms.
-func (r *envoyReader) backoff(o *Object, rp *yaml.Node) {
+func (r *envoyReader) backoff(o *target.Object, rp *yaml.Node) {
 	bo := r.field(rp, "retry_back_off")
-	if !PBMapping(bo) {
-		o.BackoffBase = Defaulted(envoyBackoffBase, o.Pos)
-		o.BackoffMax = Defaulted(envoyBackoffBase*envoyBackoffFactor, o.Pos)
+	if !target.PBMapping(bo) {
+		o.BackoffBase = target.Defaulted(envoyBackoffBase, o.Pos)
+		o.BackoffMax = target.Defaulted(envoyBackoffBase*envoyBackoffFactor, o.Pos)
 		return
 	}
 	b := r.field(bo, "base_interval")
@@ -701,10 +704,10 @@ func (r *envoyReader) backoff(o *Object, rp *yaml.Node) {
 		r.Fail(b, "field %q: %q: Envoy needs a base_interval above 0", "base_interval", raw)
 		return
 	}
-	o.BackoffBase = Set(base, r.Pos(b), raw)
+	o.BackoffBase = target.Set(base, r.Pos(b), raw)
 	m := r.field(bo, "max_interval")
 	if m == nil {
-		o.BackoffMax = Defaulted(base*envoyBackoffFactor, o.Pos)
+		o.BackoffMax = target.Defaulted(base*envoyBackoffFactor, o.Pos)
 		return
 	}
 	maxi, mraw, ok := r.Duration(m, "max_interval")
@@ -715,7 +718,7 @@ func (r *envoyReader) backoff(o *Object, rp *yaml.Node) {
 		r.Fail(m, "field %q: %q is below base_interval %q: Envoy refuses the route", "max_interval", mraw, raw)
 		return
 	}
-	o.BackoffMax = Set(maxi, r.Pos(m), mraw)
+	o.BackoffMax = target.Set(maxi, r.Pos(m), mraw)
 }
 
 // hedge reads a hedge policy. With hedge_on_per_try_timeout an attempt
@@ -723,8 +726,8 @@ func (r *envoyReader) backoff(o *Object, rp *yaml.Node) {
 // beside it, up to num_retries+1 in all, and the first good answer wins;
 // the per-try timeout is then the hedge delay, not a bound on an attempt.
 // initial_requests and additional_request_chance Envoy does not implement.
-func (r *envoyReader) hedge(o *Object, hp *yaml.Node) {
-	if !PBMapping(hp) {
+func (r *envoyReader) hedge(o *target.Object, hp *yaml.Node) {
+	if !target.PBMapping(hp) {
 		return
 	}
 	if n := r.field(hp, "initial_requests"); n != nil && r.Str(n) != "1" {
@@ -756,20 +759,20 @@ func (r *envoyReader) cluster(n *yaml.Node) {
 	if name == "" {
 		name = "cluster"
 	}
-	o := Object{Target: "envoy", Kind: "cluster", Name: name, Pos: r.Pos(n)}
+	o := target.Object{Target: "envoy", Kind: "cluster", Name: name, Pos: r.Pos(n)}
 	if t := r.field(n, "connect_timeout"); t != nil {
 		if v, raw, ok := r.Duration(t, "connect_timeout"); ok {
 			if v <= 0 {
 				r.Fail(t, "field %q: %q: Envoy needs a connect_timeout above 0", "connect_timeout", raw)
 			} else {
-				o.ConnectTimeout = Set(v, r.Pos(t), raw)
+				o.ConnectTimeout = target.Set(v, r.Pos(t), raw)
 			}
 		}
 	} else {
-		o.ConnectTimeout = Defaulted(envoyConnectTimeout, o.Pos)
+		o.ConnectTimeout = target.Defaulted(envoyConnectTimeout, o.Pos)
 	}
 	var th *yaml.Node
-	for _, t := range PBItems(r.field(r.field(n, "circuit_breakers"), "thresholds")) {
+	for _, t := range target.PBItems(r.field(r.field(n, "circuit_breakers"), "thresholds")) {
 		if p := r.Str(r.field(t, "priority")); p == "" || strings.EqualFold(p, "DEFAULT") || p == "0" { // Envoy reads enums in any case
 			th = t
 			break
@@ -777,10 +780,10 @@ func (r *envoyReader) cluster(n *yaml.Node) {
 	}
 	if mr := r.field(th, "max_requests"); mr != nil {
 		if v, ok := r.Uint(mr, "max_requests", math.MaxUint32); ok {
-			o.MaxInFlight = Set(int(v), r.Pos(mr), mr.Value)
+			o.MaxInFlight = target.Set(int(v), r.Pos(mr), mr.Value)
 		}
 	} else {
-		o.MaxInFlight = Defaulted(envoyMaxRequests, o.Pos)
+		o.MaxInFlight = target.Defaulted(envoyMaxRequests, o.Pos)
 	}
 	for _, f := range []string{"max_connections", "max_pending_requests"} {
 		if v := r.field(th, f); v != nil {
@@ -788,7 +791,7 @@ func (r *envoyReader) cluster(n *yaml.Node) {
 		}
 	}
 	rb := r.field(th, "retry_budget")
-	if !PBMapping(rb) {
+	if !target.PBMapping(rb) {
 		if mr := r.field(th, "max_retries"); mr != nil {
 			o.Notes = append(o.Notes, fmt.Sprintf("max_retries %s: at most that many retries outstanding at once to the cluster", r.Str(mr)))
 		} else {
@@ -802,10 +805,10 @@ func (r *envoyReader) cluster(n *yaml.Node) {
 		if err != nil || v.Kind != yaml.ScalarNode || math.IsNaN(p) || p < 0 || p > 100 {
 			r.Fail(v, "field %q: %q is not a percentage from 0 to 100", "budget_percent", r.Str(v))
 		} else {
-			o.RetryBudget = Set(p/100, r.Pos(v), r.Str(v))
+			o.RetryBudget = target.Set(p/100, r.Pos(v), r.Str(v))
 		}
 	} else {
-		o.RetryBudget = Defaulted(envoyBudgetPercent/100, o.Pos)
+		o.RetryBudget = target.Defaulted(envoyBudgetPercent/100, o.Pos)
 	}
 	mrc := strconv.Itoa(envoyMinRetryConcurrency) + " (Envoy's default)"
 	if v := r.field(rb, "min_retry_concurrency"); v != nil {
@@ -814,6 +817,3 @@ func (r *envoyReader) cluster(n *yaml.Node) {
 	o.Notes = append(o.Notes, "retry_budget: retries outstanding at once are at most budget_percent of the active requests, and at least min_retry_concurrency "+mrc+"; it replaces max_retries")
 	r.Add(o)
 }
-
-// pbMaxSeconds is the longest google.protobuf.Duration, 10,000 years.
-const pbMaxSeconds = 315_576_000_000

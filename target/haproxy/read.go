@@ -1,4 +1,4 @@
-package target
+package haproxy
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // Reading HAProxy configuration: the proxies of an haproxy.cfg as HAProxy
@@ -59,7 +61,7 @@ var haproxySections = map[string]bool{
 // readHAProxyConfig reads an HAProxy config file. open is not used:
 // HAProxy has no include; a directory given to haproxy -f is read file by
 // file, in lexical order, by whoever calls Read.
-func ReadHAProxyConfig(file string, data []byte, _ Opener) ([]Object, error) {
+func ReadHAProxyConfig(file string, data []byte, _ target.Opener) ([]target.Object, error) {
 	lines, err := haproxyLines(file, data)
 	if err != nil {
 		return nil, err
@@ -83,7 +85,7 @@ func DetectHAProxyConfig(file string, data []byte) bool {
 	if len(head) > 64<<10 {
 		head = head[:64<<10]
 	}
-	return LooksHAProxy(head)
+	return target.LooksHAProxy(head)
 }
 
 // --- Words.
@@ -97,7 +99,7 @@ type haproxyWord struct {
 
 type haproxyLine struct {
 	words []haproxyWord
-	pos   Pos
+	pos   target.Pos
 	// cond is the conditional block the line is in whose condition the
 	// reader took as true without knowing it; "" for most lines.
 	cond string
@@ -131,10 +133,10 @@ func haproxyLines(file string, data []byte) ([]haproxyLine, error) {
 	var stack []level
 	active := true
 	for n, text := range strings.Split(string(data), "\n") {
-		pos := Pos{File: file, Line: n + 1}
+		pos := target.Pos{File: file, Line: n + 1}
 		words, err := HaproxyWords(strings.TrimSuffix(text, "\r"))
 		if err != nil {
-			return nil, ErrorAt(pos, "%v", err)
+			return nil, target.ErrorAt(pos, "%v", err)
 		}
 		if len(words) == 0 {
 			continue
@@ -152,7 +154,7 @@ func haproxyLines(file string, data []byte) ([]haproxyLine, error) {
 				stack = append(stack, lv)
 			case ".elif", ".else":
 				if len(stack) == 0 || stack[len(stack)-1].sawElse {
-					return nil, ErrorAt(pos, "%q without .if", kw)
+					return nil, target.ErrorAt(pos, "%q without .if", kw)
 				}
 				top := &stack[len(stack)-1]
 				v, known := true, true
@@ -169,7 +171,7 @@ func haproxyLines(file string, data []byte) ([]haproxyLine, error) {
 				}
 			case ".endif":
 				if len(stack) == 0 {
-					return nil, ErrorAt(pos, "\".endif\" without .if")
+					return nil, target.ErrorAt(pos, "\".endif\" without .if")
 				}
 				stack = stack[:len(stack)-1]
 			}
@@ -186,7 +188,7 @@ func haproxyLines(file string, data []byte) ([]haproxyLine, error) {
 		out = append(out, l)
 	}
 	if len(stack) > 0 {
-		return nil, ErrorAt(Pos{File: file, Line: strings.Count(string(data), "\n") + 1}, "missing .endif for .if %s", stack[len(stack)-1].cond)
+		return nil, target.ErrorAt(target.Pos{File: file, Line: strings.Count(string(data), "\n") + 1}, "missing .endif for .if %s", stack[len(stack)-1].cond)
 	}
 	return out, nil
 }
@@ -384,7 +386,7 @@ func ParseHAProxyTime(s string) (int64, error) {
 type haproxySection struct {
 	kind, name string
 	from       string // the defaults section named with "from"
-	pos        Pos
+	pos        target.Pos
 	lines      []haproxyLine
 }
 
@@ -408,7 +410,7 @@ func haproxySplit(file string, lines []haproxyLine) ([]*haproxySection, error) {
 			switch kw {
 			case "frontend", "backend", "listen":
 				if s.name == "" {
-					return nil, ErrorAt(l.pos, "%s: a name is missing", kw)
+					return nil, target.ErrorAt(l.pos, "%s: a name is missing", kw)
 				}
 			}
 			secs = append(secs, s)
@@ -416,7 +418,7 @@ func haproxySplit(file string, lines []haproxyLine) ([]*haproxySection, error) {
 			continue
 		}
 		if cur == nil {
-			return nil, ErrorAt(l.pos, "unknown keyword %q out of section", kw)
+			return nil, target.ErrorAt(l.pos, "unknown keyword %q out of section", kw)
 		}
 		cur.lines = append(cur.lines, l)
 	}
@@ -433,12 +435,12 @@ type haproxyProxy struct {
 	acls      map[string][]haproxyLine
 	rules     []haproxyLine // use_backend
 	aclCache  map[string]haproxyACLResult
-	disableL7 []Pos
+	disableL7 []target.Pos
 }
 
 type haproxyServer struct {
 	name       string
-	pos        Pos
+	pos        target.Pos
 	count      int // server-template makes several
 	maxconn    int // 0 = none
 	maxconnRaw string
@@ -482,39 +484,39 @@ func haproxyCheck(l haproxyLine, key string) error {
 	}
 	switch {
 	case key == "timeout":
-		return ErrorAt(l.pos, "'timeout' needs a name (server, connect, queue, ...)")
+		return target.ErrorAt(l.pos, "'timeout' needs a name (server, connect, queue, ...)")
 	case strings.HasPrefix(key, "timeout "):
 		if !haproxyTimeouts[w[1]] {
-			return ErrorAt(l.pos, "timeout %q: not a timeout HAProxy knows (client, server, connect, check, queue, http-keep-alive, http-request, tunnel, tarpit, client-fin, server-fin)", w[1])
+			return target.ErrorAt(l.pos, "timeout %q: not a timeout HAProxy knows (client, server, connect, check, queue, http-keep-alive, http-request, tunnel, tarpit, client-fin, server-fin)", w[1])
 		}
 		if len(w) != 3 {
-			return ErrorAt(l.pos, "timeout %s: one value expected, got %d", w[1], len(w)-2)
+			return target.ErrorAt(l.pos, "timeout %s: one value expected, got %d", w[1], len(w)-2)
 		}
 		if _, err := ParseHAProxyTime(w[2]); err != nil {
-			return ErrorAt(l.pos, "timeout %s %q: %v", w[1], w[2], err)
+			return target.ErrorAt(l.pos, "timeout %s %q: %v", w[1], w[2], err)
 		}
 	case key == "retries":
 		if len(w) != 2 {
-			return ErrorAt(l.pos, "retries: one value expected")
+			return target.ErrorAt(l.pos, "retries: one value expected")
 		}
 		if _, err := haproxyNumber(w[1]); err != nil {
-			return ErrorAt(l.pos, "retries %q: not a number of retries", w[1])
+			return target.ErrorAt(l.pos, "retries %q: not a number of retries", w[1])
 		}
 	case key == "retry-on":
 		if len(w) < 2 {
-			return ErrorAt(l.pos, "retry-on: a keyword expected")
+			return target.ErrorAt(l.pos, "retry-on: a keyword expected")
 		}
 		for _, k := range w[1:] {
 			if !haproxyRetryOn[k] {
-				return ErrorAt(l.pos, "retry-on %q: not a retry-on keyword (none, conn-failure, empty-response, junk-response, response-timeout, 0rtt-rejected, all-retryable-errors, or a status: 401 403 404 408 421 425 429 500 501 502 503 504)", k)
+				return target.ErrorAt(l.pos, "retry-on %q: not a retry-on keyword (none, conn-failure, empty-response, junk-response, response-timeout, 0rtt-rejected, all-retryable-errors, or a status: 401 403 404 408 421 425 429 500 501 502 503 504)", k)
 			}
 		}
 	case key == "fullconn":
 		if len(w) != 2 {
-			return ErrorAt(l.pos, "fullconn: one value expected")
+			return target.ErrorAt(l.pos, "fullconn: one value expected")
 		}
 		if _, err := haproxyNumber(w[1]); err != nil {
-			return ErrorAt(l.pos, "fullconn %q: not a number", w[1])
+			return target.ErrorAt(l.pos, "fullconn %q: not a number", w[1])
 		}
 	}
 	return nil
@@ -530,7 +532,7 @@ func haproxyNumber(s string) (int, error) {
 }
 
 // haproxyObjects applies the defaults and builds the objects.
-func haproxyObjects(secs []*haproxySection) ([]Object, error) {
+func haproxyObjects(secs []*haproxySection) ([]target.Object, error) {
 	named := map[string]*haproxyProxy{}
 	var last *haproxyProxy // the last defaults section
 	var proxies []*haproxyProxy
@@ -546,7 +548,7 @@ func haproxyObjects(secs []*haproxySection) ([]Object, error) {
 		case s.from != "":
 			base = named[s.from]
 			if base == nil {
-				return nil, ErrorAt(s.pos, "%s %s from %s: no defaults section %q before it", s.kind, s.name, s.from, s.from)
+				return nil, target.ErrorAt(s.pos, "%s %s from %s: no defaults section %q before it", s.kind, s.name, s.from, s.from)
 			}
 		case s.kind != "defaults":
 			base = last
@@ -564,14 +566,14 @@ func haproxyObjects(secs []*haproxySection) ([]Object, error) {
 		}
 		if s.kind != "frontend" {
 			if backends[s.name] != nil {
-				return nil, ErrorAt(s.pos, "%s %s: a backend or listen named %q is already defined at %s", s.kind, s.name, s.name, backends[s.name].sec.pos)
+				return nil, target.ErrorAt(s.pos, "%s %s: a backend or listen named %q is already defined at %s", s.kind, s.name, s.name, backends[s.name].sec.pos)
 			}
 			backends[s.name] = p
 		}
 		proxies = append(proxies, p)
 	}
 	routes := haproxyRoutes(proxies, backends)
-	var out []Object
+	var out []target.Object
 	for _, p := range proxies {
 		if p.sec.kind == "frontend" {
 			continue
@@ -599,7 +601,7 @@ func newHAProxyProxy(s *haproxySection, base *haproxyProxy) (*haproxyProxy, erro
 		w := l.values(0)
 		switch w[0] {
 		case "contimeout", "srvtimeout", "clitimeout":
-			return nil, ErrorAt(l.pos, "the %q directive is not supported anymore since HAProxy 2.1: use 'timeout %s'", w[0], map[string]string{"contimeout": "connect", "srvtimeout": "server", "clitimeout": "client"}[w[0]])
+			return nil, target.ErrorAt(l.pos, "the %q directive is not supported anymore since HAProxy 2.1: use 'timeout %s'", w[0], map[string]string{"contimeout": "connect", "srvtimeout": "server", "clitimeout": "client"}[w[0]])
 		case "server", "server-template":
 			if s.kind == "defaults" || s.kind == "frontend" {
 				continue
@@ -612,7 +614,7 @@ func newHAProxyProxy(s *haproxySection, base *haproxyProxy) (*haproxyProxy, erro
 			continue
 		case "acl":
 			if len(w) < 3 {
-				return nil, ErrorAt(l.pos, "acl: a name and a criterion expected")
+				return nil, target.ErrorAt(l.pos, "acl: a name and a criterion expected")
 			}
 			p.acls[w[1]] = append(p.acls[w[1]], l)
 			continue
@@ -655,20 +657,20 @@ func (p *haproxyProxy) server(l haproxyLine) (haproxyServer, error) {
 	switch w[0] {
 	case "server":
 		if len(w) < 3 {
-			return s, ErrorAt(l.pos, "server: a name and an address expected")
+			return s, target.ErrorAt(l.pos, "server: a name and an address expected")
 		}
 		s.name, params = w[1], w[3:]
 	case "server-template":
 		if len(w) < 4 {
-			return s, ErrorAt(l.pos, "server-template: a prefix, a number and an address expected")
+			return s, target.ErrorAt(l.pos, "server-template: a prefix, a number and an address expected")
 		}
 		s.name, params = w[1], w[4:]
 		n, err := haproxyTemplateCount(w[2])
 		if err != nil {
-			return s, ErrorAt(l.pos, "server-template %s %q: %v", w[1], w[2], err)
+			return s, target.ErrorAt(l.pos, "server-template %s %q: %v", w[1], w[2], err)
 		}
 		if n > haproxyMaxTemplate {
-			return s, ErrorAt(l.pos, "server-template %s %q: more than %d servers", w[1], w[2], haproxyMaxTemplate)
+			return s, target.ErrorAt(l.pos, "server-template %s %q: more than %d servers", w[1], w[2], haproxyMaxTemplate)
 		}
 		s.count = n
 	}
@@ -679,11 +681,11 @@ func (p *haproxyProxy) server(l haproxyLine) (haproxyServer, error) {
 		switch params[i] {
 		case "maxconn":
 			if i+1 >= len(params) {
-				return s, ErrorAt(l.pos, "server %s: maxconn needs a value", s.name)
+				return s, target.ErrorAt(l.pos, "server %s: maxconn needs a value", s.name)
 			}
 			n, err := haproxyNumber(params[i+1])
 			if err != nil {
-				return s, ErrorAt(l.pos, "server %s: maxconn %q: not a number", s.name, params[i+1])
+				return s, target.ErrorAt(l.pos, "server %s: maxconn %q: not a number", s.name, params[i+1])
 			}
 			s.maxconn, s.maxconnRaw = n, params[i+1]
 			i++
@@ -727,7 +729,7 @@ func haproxyTemplateCount(s string) (int, error) {
 
 // timeout returns a timeout's setting in seconds, nil when unset; known is
 // false when its value is an environment variable.
-func (p *haproxyProxy) timeout(name string) (s *Setting[float64], known bool) {
+func (p *haproxyProxy) timeout(name string) (s *target.Setting[float64], known bool) {
 	l, ok := p.settings["timeout "+name]
 	if !ok {
 		return nil, true
@@ -736,13 +738,13 @@ func (p *haproxyProxy) timeout(name string) (s *Setting[float64], known bool) {
 		return nil, false
 	}
 	ms, _ := ParseHAProxyTime(l.word(2))
-	return Set(float64(ms)/1000, l.pos, l.word(2)), true
+	return target.Set(float64(ms)/1000, l.pos, l.word(2)), true
 }
 
 // object builds the object of a backend or listen section.
-func (p *haproxyProxy) object() (Object, error) {
+func (p *haproxyProxy) object() (target.Object, error) {
 	s := p.sec
-	o := Object{Target: "haproxy", Kind: s.kind, Name: s.kind + " " + s.name, Pos: s.pos, TimeoutIdle: true, Jitter: "none"}
+	o := target.Object{Target: "haproxy", Kind: s.kind, Name: s.kind + " " + s.name, Pos: s.pos, TimeoutIdle: true, Jitter: "none"}
 	o.Notes = append(o.Notes, p.notes...)
 	envNote := func(what string) {
 		l := p.settings[what]
@@ -750,7 +752,7 @@ func (p *haproxyProxy) object() (Object, error) {
 	}
 	var known bool
 	if o.Timeout, known = p.timeout("server"); known {
-		o.Timeout = Keyed(o.Timeout, "timeout server")
+		o.Timeout = target.Keyed(o.Timeout, "timeout server")
 	}
 	if !known {
 		envNote("timeout server")
@@ -758,7 +760,7 @@ func (p *haproxyProxy) object() (Object, error) {
 		o.Notes = append(o.Notes, "no timeout server: HAProxy waits forever and warns at startup")
 	}
 	if o.ConnectTimeout, known = p.timeout("connect"); known {
-		o.ConnectTimeout = Keyed(o.ConnectTimeout, "timeout connect")
+		o.ConnectTimeout = target.Keyed(o.ConnectTimeout, "timeout connect")
 	}
 	if !known {
 		envNote("timeout connect")
@@ -770,7 +772,7 @@ func (p *haproxyProxy) object() (Object, error) {
 	} else if o.QueueTimeout == nil && o.ConnectTimeout != nil {
 		// HAProxy: "If unspecified, the same value as the backend's
 		// connection timeout".
-		o.QueueTimeout = Defaulted(o.ConnectTimeout.Value, s.pos)
+		o.QueueTimeout = target.Defaulted(o.ConnectTimeout.Value, s.pos)
 	}
 	for _, t := range []struct{ name, why string }{
 		{"tunnel", "bounds the idle time of a tunnel (WebSocket, CONNECT) once established, instead of timeout server"},
@@ -786,11 +788,11 @@ func (p *haproxyProxy) object() (Object, error) {
 	retries := haproxyDefaultRetries
 	if l, ok := p.settings["retries"]; ok && !l.words[1].Env {
 		retries, _ = haproxyNumber(l.word(1))
-		o.Attempts = Set(retries+1, l.pos, l.word(1))
+		o.Attempts = target.Set(retries+1, l.pos, l.word(1))
 	} else if ok {
 		envNote("retries")
 	} else {
-		o.Attempts = Defaulted(retries+1, s.pos)
+		o.Attempts = target.Defaulted(retries+1, s.pos)
 	}
 	conds := []string{"conn-failure"}
 	if l, ok := p.settings["retry-on"]; ok {
@@ -801,12 +803,12 @@ func (p *haproxyProxy) object() (Object, error) {
 			conds = l.values(1)
 			if slices.Contains(conds, "none") {
 				conds = []string{}
-				o.Attempts = Set(1, l.pos, "none")
+				o.Attempts = target.Set(1, l.pos, "none")
 			}
-			o.RetryOn = Set(conds, l.pos, strings.Join(l.values(1), " "))
+			o.RetryOn = target.Set(conds, l.pos, strings.Join(l.values(1), " "))
 		}
 	} else {
-		o.RetryOn = Defaulted(conds, s.pos)
+		o.RetryOn = target.Defaulted(conds, s.pos)
 	}
 	if o.RetryOn != nil {
 		// Every condition but a failed connect (and early data the server
@@ -820,9 +822,9 @@ func (p *haproxyProxy) object() (Object, error) {
 		}
 		switch {
 		case o.RetryOn.Default:
-			o.RetryNonIdempotent = Defaulted(false, s.pos)
+			o.RetryNonIdempotent = target.Defaulted(false, s.pos)
 		default:
-			o.RetryNonIdempotent = Set(len(l7) > 0, o.RetryOn.Pos, o.RetryOn.Raw)
+			o.RetryNonIdempotent = target.Set(len(l7) > 0, o.RetryOn.Pos, o.RetryOn.Raw)
 		}
 		mode := "tcp"
 		if l, ok := p.settings["mode"]; ok {
@@ -888,12 +890,12 @@ func (p *haproxyProxy) object() (Object, error) {
 	case all && sum > math.MaxInt32:
 		o.Notes = append(o.Notes, fmt.Sprintf("maxconn of the servers adds up to %d: read as no limit", sum))
 	case all:
-		o.MaxInFlight = &Setting[int]{Value: sum, Pos: s.pos, Raw: "maxconn " + strings.Join(raws, "+")}
+		o.MaxInFlight = &target.Setting[int]{Value: sum, Pos: s.pos, Raw: "maxconn " + strings.Join(raws, "+")}
 	case sum > 0:
 		o.Notes = append(o.Notes, "maxconn on some servers only: no limit over the backend")
 	}
 	if backups > 0 {
-		o.Notes = append(o.Notes, fmt.Sprintf("%s: used only when no active server is up", Plural(backups, "backup server")))
+		o.Notes = append(o.Notes, fmt.Sprintf("%s: used only when no active server is up", target.Plural(backups, "backup server")))
 	}
 	if len(queues) > 0 {
 		o.Notes = append(o.Notes, "maxqueue "+strings.Join(queues, ", ")+": a request beyond maxconn and maxqueue goes to another server or fails")
@@ -918,7 +920,7 @@ var haproxyMethodACLs = map[string][]string{
 // matches that all hold, the rules alternatives, numbered in the order
 // HAProxy evaluates them.
 type haproxyRoute struct {
-	groups    [][]Match
+	groups    [][]target.Match
 	routers   []string // the frontends and listen sections the rules are in
 	catchAll  []string // "default_backend of frontend x"
 	unmodeled []string
@@ -935,7 +937,7 @@ type haproxyRoute struct {
 // every path, at its place in that order. A backend reached from several
 // frontends competes with none of their other backends (Router ""): it
 // serves every request its own rules select.
-func (r *haproxyRoute) apply(o *Object) {
+func (r *haproxyRoute) apply(o *target.Object) {
 	if r == nil {
 		return
 	}
@@ -968,13 +970,13 @@ func haproxyRoutes(proxies []*haproxyProxy, backends map[string]*haproxyProxy) m
 		return routes[name]
 	}
 	rule := 0
-	every := []Match{{Kind: MatchPrefix, Value: "/"}}
-	add := func(r *haproxyRoute, where string, ms []Match) {
+	every := []target.Match{{Kind: target.MatchPrefix, Value: "/"}}
+	add := func(r *haproxyRoute, where string, ms []target.Match) {
 		rule++
 		if len(ms) == 0 {
 			ms = every // "if TRUE"
 		}
-		g := make([]Match, len(ms))
+		g := make([]target.Match, len(ms))
 		for i, m := range ms {
 			m.Rule = rule
 			g[i] = m
@@ -1035,7 +1037,7 @@ func haproxyRoutes(proxies []*haproxyProxy, backends map[string]*haproxyProxy) m
 // condition reads "if <cond>" of a use_backend rule as alternatives of
 // matches (terms joined by || or "or", each a conjunction of ACLs);
 // why says what it could not read.
-func (p *haproxyProxy) condition(w []string) (groups [][]Match, why string) {
+func (p *haproxyProxy) condition(w []string) (groups [][]target.Match, why string) {
 	if w[0] == "unless" {
 		return nil, "an unless condition"
 	}
@@ -1062,10 +1064,10 @@ func (p *haproxyProxy) condition(w []string) (groups [][]Match, why string) {
 	}
 	terms = append(terms, cur)
 	for _, and := range terms {
-		var group []Match
+		var group []target.Match
 		never := false
 		for _, t := range and {
-			var ms []Match
+			var ms []target.Match
 			var why string
 			switch {
 			case strings.HasPrefix(t, "\x00"):
@@ -1079,7 +1081,7 @@ func (p *haproxyProxy) condition(w []string) (groups [][]Match, why string) {
 				continue
 			case haproxyMethodACLs[t] != nil:
 				for _, m := range haproxyMethodACLs[t] {
-					ms = append(ms, Match{Kind: MatchMethod, Value: m})
+					ms = append(ms, target.Match{Kind: target.MatchMethod, Value: m})
 				}
 			default:
 				ms, why = p.namedACL(t)
@@ -1093,7 +1095,7 @@ func (p *haproxyProxy) condition(w []string) (groups [][]Match, why string) {
 					return nil, fmt.Sprintf("%s matches both %s and %s", strings.ReplaceAll(t, "\x00", " "), ms[0].Kind, m.Kind)
 				}
 			}
-			if len(ms) > 0 && HasMatchKind(group, ms[0].Kind) {
+			if len(ms) > 0 && target.HasMatchKind(group, ms[0].Kind) {
 				return nil, fmt.Sprintf("two %s conditions that must both hold", ms[0].Kind)
 			}
 			group = append(group, ms...)
@@ -1107,11 +1109,11 @@ func (p *haproxyProxy) condition(w []string) (groups [][]Match, why string) {
 
 // namedACL reads the lines of a named ACL as alternatives, once per
 // proxy.
-func (p *haproxyProxy) namedACL(name string) ([]Match, string) {
+func (p *haproxyProxy) namedACL(name string) ([]target.Match, string) {
 	if r, ok := p.aclCache[name]; ok {
 		return r.matches, r.why
 	}
-	var ms []Match
+	var ms []target.Match
 	why := ""
 	lines := p.acls[name]
 	if len(lines) == 0 {
@@ -1133,12 +1135,12 @@ func (p *haproxyProxy) namedACL(name string) ([]Match, string) {
 }
 
 type haproxyACLResult struct {
-	matches []Match
+	matches []target.Match
 	why     string
 }
 
 // haproxyACL reads an ACL's criterion, flags and values as matches.
-func haproxyACL(w []string) ([]Match, string) {
+func haproxyACL(w []string) ([]target.Match, string) {
 	if len(w) == 0 {
 		return nil, "an empty ACL"
 	}
@@ -1172,16 +1174,16 @@ func haproxyACL(w []string) ([]Match, string) {
 	kind := ""
 	switch crit {
 	case "path":
-		kind = map[string]string{"": MatchExact, "str": MatchExact, "beg": MatchPrefix, "reg": MatchRegex}[method]
+		kind = map[string]string{"": target.MatchExact, "str": target.MatchExact, "beg": target.MatchPrefix, "reg": target.MatchRegex}[method]
 	case "path_beg":
-		kind = map[string]string{"": MatchPrefix, "beg": MatchPrefix}[method]
+		kind = map[string]string{"": target.MatchPrefix, "beg": target.MatchPrefix}[method]
 	case "path_reg":
-		kind = map[string]string{"": MatchRegex, "reg": MatchRegex}[method]
+		kind = map[string]string{"": target.MatchRegex, "reg": target.MatchRegex}[method]
 	case "hdr(host)", "req.hdr(host)", "hdr(host,-1)", "req.hdr(host,-1)":
-		kind = map[string]string{"": MatchHost, "str": MatchHost}[method]
+		kind = map[string]string{"": target.MatchHost, "str": target.MatchHost}[method]
 		ci = true
 	case "method":
-		kind = map[string]string{"": MatchMethod, "str": MatchMethod}[method]
+		kind = map[string]string{"": target.MatchMethod, "str": target.MatchMethod}[method]
 	}
 	if kind == "" {
 		return nil, fmt.Sprintf("the criterion %s%s", w[0], map[bool]string{true: " -m " + method}[method != ""])
@@ -1189,12 +1191,12 @@ func haproxyACL(w []string) ([]Match, string) {
 	if len(values) == 0 {
 		return nil, fmt.Sprintf("%s without a value", w[0])
 	}
-	out := make([]Match, len(values))
+	out := make([]target.Match, len(values))
 	for j, v := range values {
-		if kind == MatchHost {
+		if kind == target.MatchHost {
 			v = strings.ToLower(v)
 		}
-		out[j] = Match{Kind: kind, Value: v, CaseInsensitive: ci && kind != MatchHost && kind != MatchMethod}
+		out[j] = target.Match{Kind: kind, Value: v, CaseInsensitive: ci && kind != target.MatchHost && kind != target.MatchMethod}
 	}
 	return out, ""
 }

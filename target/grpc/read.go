@@ -1,4 +1,4 @@
-package target
+package grpc
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // Reading a gRPC service config (grpc/grpc doc/service_config.md, gRFC A6
@@ -43,20 +44,20 @@ const grpcUnset = "(every method)"
 // readGRPCConfig reads the method configs of a gRPC service config. It returns
 // what it could read and every value it refuses, each a ReadError at its
 // line, joined in one error.
-func ReadGRPCConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
+func ReadGRPCConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
 	body := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
 	if len(body) == 0 || body[0] != '{' {
 		line := 1 + bytes.Count(data[:len(data)-len(body)], []byte("\n"))
-		return nil, ErrorAt(Pos{File: file, Line: line}, "a gRPC service config is a JSON object, {\"methodConfig\": [...]}")
+		return nil, target.ErrorAt(target.Pos{File: file, Line: line}, "a gRPC service config is a JSON object, {\"methodConfig\": [...]}")
 	}
-	docs, err := YAMLDocuments(OrNew(b), file, data)
+	docs, err := target.YAMLDocuments(target.OrNew(b), file, data)
 	if err != nil {
 		return nil, err
 	}
 	if len(docs) != 1 || docs[0].Kind != yaml.MappingNode {
-		return nil, ErrorAt(Pos{File: file, Line: 1}, "a gRPC service config is one JSON object")
+		return nil, target.ErrorAt(target.Pos{File: file, Line: 1}, "a gRPC service config is one JSON object")
 	}
-	r := &grpcReader{PBReader: PBReader{File: file}, seen: map[string]int{}}
+	r := &grpcReader{PBReader: target.PBReader{File: file}, seen: map[string]int{}}
 	root := docs[0]
 	r.throttling(root)
 	mcs := r.field(root, "methodConfig")
@@ -65,7 +66,7 @@ func ReadGRPCConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Obj
 	}
 	if mcs != nil && mcs.Kind == yaml.SequenceNode {
 		for i, mc := range mcs.Content {
-			r.methodConfig(PBDeref(mc), i)
+			r.methodConfig(target.PBDeref(mc), i)
 		}
 	}
 	return r.Objs, r.Err()
@@ -85,9 +86,9 @@ func DetectGRPCConfig(file string, data []byte) bool {
 
 // grpcReader reads one service config.
 type grpcReader struct {
-	PBReader
+	target.PBReader
 	seen       map[string]int // method paths named so far, and their lines
-	budget     *Setting[float64]
+	budget     *target.Setting[float64]
 	budgetNote string
 }
 
@@ -95,10 +96,10 @@ type grpcReader struct {
 // the exact key, else one equal without regard to case; nil when absent or
 // null.
 func (r *grpcReader) field(n *yaml.Node, name string) *yaml.Node {
-	if v := PBField(n, func(k string) bool { return k == name }); v != nil {
+	if v := target.PBField(n, func(k string) bool { return k == name }); v != nil {
 		return v
 	}
-	return PBField(n, func(k string) bool { return strings.EqualFold(k, name) })
+	return target.PBField(n, func(k string) bool { return strings.EqualFold(k, name) })
 }
 
 // text reads a JSON string; ok false (and a ReadError) for anything else.
@@ -152,7 +153,7 @@ func (r *grpcReader) codes(n *yaml.Node, field string) ([]string, bool) {
 	var out []string
 	ok := true
 	for _, c := range n.Content {
-		c = PBDeref(c)
+		c = target.PBDeref(c)
 		switch {
 		case c == nil || c.Kind != yaml.ScalarNode:
 			r.Fail(n, "field %q holds something that is not a status code", field)
@@ -179,7 +180,7 @@ func (r *grpcReader) codes(n *yaml.Node, field string) ([]string, bool) {
 func (r *grpcReader) raw(n *yaml.Node) string {
 	var parts []string
 	for _, c := range n.Content {
-		if c = PBDeref(c); c != nil {
+		if c = target.PBDeref(c); c != nil {
 			parts = append(parts, c.Value)
 		}
 	}
@@ -223,7 +224,7 @@ func (r *grpcReader) throttling(root *yaml.Node) {
 		r.Fail(tr, "field %q: %s is not above 0: gRPC refuses it", "tokenRatio", tr.Value)
 		return
 	}
-	r.budget = Set(min(1, ratio), r.Pos(tr), tr.Value)
+	r.budget = target.Set(min(1, ratio), r.Pos(tr), tr.Value)
 	r.budgetNote = fmt.Sprintf("retryThrottling maxTokens %s, tokenRatio %s (line %d): one token bucket for the channel; a failed attempt costs 1, a success earns %s, and below half of maxTokens nothing is retried or hedged; RetryBudget %s is tokenRatio, about the most retries per request in the long run (not a percentage: an approximation)",
 		mt.Value, tr.Value, th.Line, tr.Value, strconv.FormatFloat(r.budget.Value, 'f', -1, 64))
 	if f := strings.SplitN(tr.Value, ".", 2); len(f) == 2 && len(strings.TrimRight(f[1], "0")) > 3 {
@@ -241,7 +242,7 @@ func (r *grpcReader) methodConfig(mc *yaml.Node, i int) {
 	// The method configs of one service config compete for a call: gRPC
 	// takes the one that names its method, else its service, else the
 	// default (doc/service_config.md; gRFC A6).
-	o := Object{Target: "grpc", Kind: "methodConfig", Pos: r.Pos(mc), Router: "service config " + r.File}
+	o := target.Object{Target: "grpc", Kind: "methodConfig", Pos: r.Pos(mc), Router: "service config " + r.File}
 	names := r.field(mc, "name")
 	if names == nil || (names.Kind == yaml.SequenceNode && len(names.Content) == 0) {
 		return // gRPC applies a method config without a name to no method
@@ -253,7 +254,7 @@ func (r *grpcReader) methodConfig(mc *yaml.Node, i int) {
 	var labels []string
 	every := false
 	for _, nm := range names.Content {
-		nm = PBDeref(nm)
+		nm = target.PBDeref(nm)
 		if nm == nil || nm.Kind != yaml.MappingNode {
 			r.Fail(names, "field %q holds something that is not a {service, method}", "name")
 			continue
@@ -284,10 +285,10 @@ func (r *grpcReader) methodConfig(mc *yaml.Node, i int) {
 			every = true
 			labels = append(labels, grpcUnset)
 		case method == "":
-			o.Matches = append(o.Matches, Match{Kind: MatchMethod, Value: svc})
+			o.Matches = append(o.Matches, target.Match{Kind: target.MatchMethod, Value: svc})
 			labels = append(labels, svc)
 		default:
-			o.Matches = append(o.Matches, Match{Kind: MatchMethod, Value: path})
+			o.Matches = append(o.Matches, target.Match{Kind: target.MatchMethod, Value: path})
 			labels = append(labels, path)
 		}
 	}
@@ -304,7 +305,7 @@ func (r *grpcReader) methodConfig(mc *yaml.Node, i int) {
 			if v == 0 {
 				r.Fail(t, "field %q: %q: every call would fail at once with DEADLINE_EXCEEDED; leave timeout out for no deadline", "timeout", raw)
 			} else {
-				o.Timeout = Set(v, r.Pos(t), raw)
+				o.Timeout = target.Set(v, r.Pos(t), raw)
 			}
 		}
 	}
@@ -321,7 +322,7 @@ func (r *grpcReader) methodConfig(mc *yaml.Node, i int) {
 	case hp != nil:
 		r.hedgingPolicy(&o, hp)
 	default:
-		o.Attempts = Defaulted(1, o.Pos)
+		o.Attempts = target.Defaulted(1, o.Pos)
 		o.Notes = append(o.Notes, "no retryPolicy: gRPC retries only transparently, the calls that never reached the server's application")
 	}
 	if r.budget != nil {
@@ -336,7 +337,7 @@ func (r *grpcReader) methodConfig(mc *yaml.Node, i int) {
 // maxAttempts below 2, a backoff or multiplier not above 0, no status
 // codes. gRPC makes at most 5 attempts unless the channel raises the limit
 // (grpc-go WithMaxCallAttempts).
-func (r *grpcReader) retryPolicy(o *Object, rp *yaml.Node) {
+func (r *grpcReader) retryPolicy(o *target.Object, rp *yaml.Node) {
 	if rp.Kind != yaml.MappingNode {
 		r.Fail(rp, "field %q is not an object", "retryPolicy")
 		return
@@ -355,10 +356,10 @@ func (r *grpcReader) retryPolicy(o *Object, rp *yaml.Node) {
 			case v < 2:
 				r.Fail(n, "field %q: %d: gRPC needs at least 2 for a retryPolicy", "maxAttempts", v)
 			case v > GRPCMaxAttempts:
-				o.Attempts = Set(GRPCMaxAttempts, r.Pos(n), n.Value)
+				o.Attempts = target.Set(GRPCMaxAttempts, r.Pos(n), n.Value)
 				o.Notes = append(o.Notes, fmt.Sprintf("maxAttempts %d: gRPC makes at most %d attempts unless the channel raises the limit (grpc-go WithMaxCallAttempts)", v, GRPCMaxAttempts))
 			default:
-				o.Attempts = Set(v, r.Pos(n), n.Value)
+				o.Attempts = target.Set(v, r.Pos(n), n.Value)
 			}
 		}
 	}
@@ -373,9 +374,9 @@ func (r *grpcReader) retryPolicy(o *Object, rp *yaml.Node) {
 			continue
 		}
 		if f == "initialBackoff" {
-			o.BackoffBase = Set(v, r.Pos(n), raw)
+			o.BackoffBase = target.Set(v, r.Pos(n), raw)
 		} else {
-			o.BackoffMax = Set(v, r.Pos(n), raw)
+			o.BackoffMax = target.Set(v, r.Pos(n), raw)
 		}
 	}
 	if o.BackoffBase != nil && o.BackoffMax != nil && o.BackoffMax.Value < o.BackoffBase.Value {
@@ -398,7 +399,7 @@ func (r *grpcReader) retryPolicy(o *Object, rp *yaml.Node) {
 			if len(codes) == 0 {
 				r.Fail(n, "field %q is empty: gRPC refuses a retryPolicy that retries no status", "retryableStatusCodes")
 			} else {
-				o.RetryOn = Set(codes, r.Pos(n), r.raw(n))
+				o.RetryOn = target.Set(codes, r.Pos(n), r.raw(n))
 			}
 		}
 	}
@@ -409,7 +410,7 @@ func (r *grpcReader) retryPolicy(o *Object, rp *yaml.Node) {
 // apart (0 by default: all at once), until one answers. grpc-java hedges;
 // grpc-go 1.85 and C-core ignore the policy, so their clients make one
 // attempt.
-func (r *grpcReader) hedgingPolicy(o *Object, hp *yaml.Node) {
+func (r *grpcReader) hedgingPolicy(o *target.Object, hp *yaml.Node) {
 	if hp.Kind != yaml.MappingNode {
 		r.Fail(hp, "field %q is not an object", "hedgingPolicy")
 		return
@@ -421,20 +422,20 @@ func (r *grpcReader) hedgingPolicy(o *Object, hp *yaml.Node) {
 		switch {
 		case v < 2:
 			o.Notes = append(o.Notes, fmt.Sprintf("hedgingPolicy maxAttempts %d: no hedge is sent", v))
-			o.HedgeAttempts = Set(max(v, 1), r.Pos(n), n.Value)
+			o.HedgeAttempts = target.Set(max(v, 1), r.Pos(n), n.Value)
 		case v > GRPCMaxAttempts:
-			o.HedgeAttempts = Set(GRPCMaxAttempts, r.Pos(n), n.Value)
+			o.HedgeAttempts = target.Set(GRPCMaxAttempts, r.Pos(n), n.Value)
 			o.Notes = append(o.Notes, fmt.Sprintf("hedgingPolicy maxAttempts %d: gRPC sends at most %d unless the channel raises the limit", v, GRPCMaxAttempts))
 		default:
-			o.HedgeAttempts = Set(v, r.Pos(n), n.Value)
+			o.HedgeAttempts = target.Set(v, r.Pos(n), n.Value)
 		}
 	}
 	if n := r.field(hp, "hedgingDelay"); n != nil {
 		if v, raw, ok := r.dur(n, "hedgingDelay"); ok {
-			o.HedgeDelay = Set(v, r.Pos(n), raw)
+			o.HedgeDelay = target.Set(v, r.Pos(n), raw)
 		}
 	} else {
-		o.HedgeDelay = Defaulted(0.0, o.Pos)
+		o.HedgeDelay = target.Defaulted(0.0, o.Pos)
 	}
 	if n := r.field(hp, "nonFatalStatusCodes"); n != nil {
 		if codes, ok := r.codes(n, "nonFatalStatusCodes"); ok && len(codes) > 0 {

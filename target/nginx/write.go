@@ -1,4 +1,4 @@
-package target
+package nginx
 
 import (
 	"fmt"
@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // nginxTarget writes nginx configuration for the http context: an upstream
 // with the bulkhead (max_conns) and one location per group with its proxy
 // timeouts and proxy_next_upstream retries.
-var NginxTarget = Target{
+var Target = target.Target{
 	Name:    "nginx",
 	File:    "nginx.conf",
 	Summary: "nginx: upstream max_conns, proxy_*_timeout and proxy_next_upstream (tries within the deadline) per location",
@@ -26,21 +27,21 @@ var NginxTarget = Target{
 // nginxNextUpstream lists the statuses proxy_next_upstream can retry.
 var nginxNextUpstream = map[string]bool{"500": true, "502": true, "503": true, "504": true, "403": true, "404": true, "429": true}
 
-func renderNginx(p *Plan, d *Doc) error {
-	up := Identifier(p.Service, false)
-	host := DNSSubdomain(p.Service)
+func renderNginx(p *target.Plan, d *target.Doc) error {
+	up := target.Identifier(p.Service, false)
+	host := target.DNSSubdomain(p.Service)
 	d.Note("nginx upstream and locations for %q, written by tunetimeout from measured latency (http context).", p.Service)
 	p.NoRetryAfter(d, "nginx (proxy_next_upstream retries at once)")
 	d.Note("proxy_read_timeout bounds the wait for the response header and then between two reads of one try, not the whole response; nginx has no deadline over all tries, but starts no new try after proxy_next_upstream_timeout, set so that a try begun before it ends within the deadline.")
 	// proxy_*_timeout take a constant (ngx_conf_set_msec_slot in
 	// ngx_http_proxy_module.c), and proxy_pass_request_headers is on by
 	// default (https://nginx.org/en/docs/http/ngx_http_proxy_module.html).
-	d.Note("nginx cannot read the time its caller has left (%s, which the Go and httpx snippets set): its timeouts take no variables. It passes the header on unchanged, not lowered by its own tries and waits, so after a retry here the upstream is told more than is left.", DeadlineHeader)
+	d.Note("nginx cannot read the time its caller has left (%s, which the Go and httpx snippets set): its timeouts take no variables. It passes the header on unchanged, not lowered by its own tries and waits, so after a retry here the upstream is told more than is left.", target.DeadlineHeader)
 	// A reload starts new worker processes with the new configuration and
 	// shuts the old ones down gracefully (https://nginx.org/en/docs/control.html);
 	// proxy_next_upstream off passes no request to the next server
 	// (https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_next_upstream).
-	d.Note("Retries off during an incident, without a deploy: set `proxy_next_upstream off;` in every location (sed -i -E '%s' nginx.conf; proxy_next_upstream_tries and proxy_next_upstream_timeout then do nothing), then `nginx -t && nginx -s reload`: new worker processes make one try per request, the old ones finish the requests they hold. Restore this file and reload to undo.", NginxRetriesOffSed)
+	d.Note("Retries off during an incident, without a deploy: set `proxy_next_upstream off;` in every location (sed -i -E '%s' nginx.conf; proxy_next_upstream_tries and proxy_next_upstream_timeout then do nothing), then `nginx -t && nginx -s reload`: new worker processes make one try per request, the old ones finish the requests they hold. Restore this file and reload to undo.", target.NginxRetriesOffSed)
 	tries := 1
 	for _, rt := range p.PathRoutes() {
 		if rt.Attempts > 1 {
@@ -101,12 +102,12 @@ func renderNginx(p *Plan, d *Doc) error {
 		tm := p.Timers(rt, 0)
 		connect, connectWhy, perTry, perTryWhy := tm.Connect, tm.ConnectWhy, tm.PerTry, tm.PerTryWhy
 		d.Printf("\n    location %s {\n        proxy_pass http://%s;\n", loc, up)
-		d.Note("  proxy_connect_timeout %s: %s", UnitDur(connect), connectWhy)
-		d.Note("  proxy_read_timeout and proxy_send_timeout %s: %s", UnitDur(perTry), perTryWhy)
+		d.Note("  proxy_connect_timeout %s: %s", target.UnitDur(connect), connectWhy)
+		d.Note("  proxy_read_timeout and proxy_send_timeout %s: %s", target.UnitDur(perTry), perTryWhy)
 		if n := tm.OverNote(connect, rt.Deadline); n != "" {
 			d.Note("  %s", n)
 		}
-		d.Printf("        proxy_connect_timeout %s;\n        proxy_send_timeout %s;\n        proxy_read_timeout %s;\n", UnitDur(connect), UnitDur(perTry), UnitDur(perTry))
+		d.Printf("        proxy_connect_timeout %s;\n        proxy_send_timeout %s;\n        proxy_read_timeout %s;\n", target.UnitDur(connect), target.UnitDur(perTry), target.UnitDur(perTry))
 		one := connect + perTry
 		n := min(rt.Attempts, tries)
 		var next time.Duration
@@ -118,9 +119,9 @@ func renderNginx(p *Plan, d *Doc) error {
 		if n <= 1 {
 			why := rt.AttemptsWhy
 			if rt.Attempts > 1 {
-				why = fmt.Sprintf("%s, but a try may take %s (connect %s + read %s) and a second would not begin within the deadline of %s", rt.AttemptsWhy, FmtDur(one), FmtDur(connect), FmtDur(perTry), FmtDur(rt.Deadline))
+				why = fmt.Sprintf("%s, but a try may take %s (connect %s + read %s) and a second would not begin within the deadline of %s", rt.AttemptsWhy, target.FmtDur(one), target.FmtDur(connect), target.FmtDur(perTry), target.FmtDur(rt.Deadline))
 			}
-			d.Note("  proxy_next_upstream off: %s; worst case %s", why, FmtDur(one))
+			d.Note("  proxy_next_upstream off: %s; worst case %s", why, target.FmtDur(one))
 			d.Printf("        proxy_next_upstream off;\n    }\n")
 			continue
 		}
@@ -135,14 +136,14 @@ func renderNginx(p *Plan, d *Doc) error {
 			d.Note("  not expressible in proxy_next_upstream, left out: %s", strings.Join(skipped, ", "))
 		}
 		if rt.Deadline > 0 {
-			d.Note("  proxy_next_upstream_timeout %s = the deadline of %s less one try (%s): no try begins after it, so the worst case is %s", UnitDur(next), FmtDur(rt.Deadline), FmtDur(one), FmtDur(min(time.Duration(n)*one, next+one)))
+			d.Note("  proxy_next_upstream_timeout %s = the deadline of %s less one try (%s): no try begins after it, so the worst case is %s", target.UnitDur(next), target.FmtDur(rt.Deadline), target.FmtDur(one), target.FmtDur(min(time.Duration(n)*one, next+one)))
 		} else {
 			next = time.Duration(n) * one
-			d.Note("  proxy_next_upstream_timeout %s = %d tries of %s: no deadline in the report", UnitDur(next), n, FmtDur(one))
+			d.Note("  proxy_next_upstream_timeout %s = %d tries of %s: no deadline in the report", target.UnitDur(next), n, target.FmtDur(one))
 		}
-		d.Note("  a retry goes to the next entry at once: nginx has no backoff (the policy's %s to %s)", UnitDur(rt.BackoffBase), UnitDur(rt.BackoffCap))
+		d.Note("  a retry goes to the next entry at once: nginx has no backoff (the policy's %s to %s)", target.UnitDur(rt.BackoffBase), target.UnitDur(rt.BackoffCap))
 		d.Printf("        proxy_next_upstream %s;\n        proxy_next_upstream_tries %d;\n        proxy_next_upstream_timeout %s;\n    }\n",
-			strings.Join(conds, " "), n, UnitDur(next))
+			strings.Join(conds, " "), n, target.UnitDur(next))
 	}
 	d.Printf("}\n")
 	return nil
@@ -152,7 +153,7 @@ func renderNginx(p *Plan, d *Doc) error {
 // error and timeout cover the connect, sending the request and reading the
 // response header; nginx itself never passes a POST, LOCK or PATCH that was
 // sent to the next server unless non_idempotent is set.
-func NginxConditions(rt Route) (conds, skipped []string) {
+func NginxConditions(rt target.Route) (conds, skipped []string) {
 	add := func(c string) {
 		for _, x := range conds {
 			if x == c {
@@ -187,14 +188,14 @@ func NginxConditions(rt Route) (conds, skipped []string) {
 // marked idempotent whose method nginx counts as non-idempotent (POST,
 // LOCK, PATCH), or whose method is unknown. A GET or a HEAD is retried
 // without it, and with it a POST the data never showed would be too.
-func NginxNonIdempotent(rt Route) bool {
+func NginxNonIdempotent(rt target.Route) bool {
 	return rt.Idempotent && !slices.Contains(recommend.IdempotentMethods, rt.Method)
 }
 
 // nginxLocation is the location of a route: = for an exact path, ~ for a
 // regex, / for a catch-all; quoted where the path holds characters nginx
 // would read as syntax.
-func nginxLocation(m PathMatch) string {
+func nginxLocation(m target.PathMatch) string {
 	switch {
 	case m.Exact != "":
 		return "= " + nginxQuote(m.Exact)
