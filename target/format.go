@@ -414,3 +414,68 @@ func GrpcFullName(s string) string {
 	}
 	return strings.Join(parts, ".")
 }
+
+// gatewayPath is the path match of a route in the types of the core
+// conformance level (Exact and PathPrefix): a route with variable segments
+// matches the prefix before the first one, which is broader than the group.
+// Characters the CRD refuses are percent-encoded.
+func GatewayPath(m PathMatch) (typ, value, why string) {
+	switch {
+	case m.Exact != "":
+		typ, value = "Exact", m.Exact
+	case m.Regex != "":
+		typ, value = "PathPrefix", strings.TrimSuffix(m.Prefix, "/")
+		why = "PathPrefix " + value + " is broader than the group's path: RegularExpression matching is implementation-specific"
+	default:
+		return "PathPrefix", "/", ""
+	}
+	value = gatewayEncode(value)
+	if value == "" {
+		value = "/"
+	}
+	if len(value) > gatewayMaxPath {
+		cut := gatewayMaxPath
+		for cut > 0 && value[cut-1] != '/' {
+			cut--
+		}
+		typ, value = "PathPrefix", strings.TrimSuffix(value[:cut], "/")
+		if value == "" {
+			value = "/"
+		}
+		why = "the path is longer than the 1024 characters the CRD accepts: PathPrefix of its first segments"
+	}
+	return typ, value, why
+}
+
+// gatewayMaxPath is the longest path value the CRD accepts.
+const gatewayMaxPath = 1024
+
+// gatewayEncode makes a path acceptable to the HTTPRoute CRD: only
+// [-A-Za-z0-9/._~!$&'()*+,;=:@] and %XX; no "//", no "." or ".." segment.
+func gatewayEncode(path string) string {
+	var b strings.Builder
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9',
+			strings.IndexByte("-/._~!$&'()*+,;=:@", c) >= 0:
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	segs := strings.Split(b.String(), "/")
+	out := segs[:0]
+	for i, s := range segs {
+		switch {
+		case s == "" && i > 0 && i < len(segs)-1:
+			continue // "//"
+		case s == ".":
+			s = "%2E"
+		case s == "..":
+			s = "%2E%2E"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "/")
+}

@@ -453,3 +453,249 @@ func KubeRetrySetting[T any](v T, attempts *Setting[int]) *Setting[T] {
 func KubeAppendMatch(ms []Match, m Match) []Match {
 	return append(ms, m)
 }
+
+// gatewayGroup is the Gateway API's group.
+const GatewayGroup = "gateway.networking.k8s.io"
+
+// gatewayRule is one rule of an HTTPRoute or GRPCRoute as the Gateway API
+// and Linkerd readers see it.
+type GatewayRule struct {
+	Node     *yaml.Node
+	Where    string // "spec.rules[0]"
+	name     string // "ns/route rule[0]", or the rule's name
+	pos      Pos
+	matches  []Match
+	upstream string
+	notes    []string
+}
+
+// object starts the Object of a rule. The rules of the routes of one file
+// that send to one backend compete for a request by the Gateway API's
+// precedence (Object.Router).
+func (r GatewayRule) Object(target, kind string) Object {
+	return Object{Target: target, Kind: kind, Name: r.name, Pos: r.pos, Matches: r.matches, Upstream: r.upstream, Notes: append([]string(nil), r.notes...),
+		Router: target + " " + r.pos.File + " " + r.upstream}
+}
+
+// gatewayRules reads the rules of an HTTPRoute or GRPCRoute (its spec is
+// the same in policy.linkerd.io): the matches with the CRD's defaults (a
+// rule without matches, or a match without a path, matches PathPrefix
+// "/"), spec.hostnames as MatchHost, and the first backendRef as the
+// upstream (else the parent Service, as in a mesh).
+func GatewayRules(o KubeObject) ([]GatewayRule, error) {
+	f := o.File
+	spec, err := KubeMapping(f, KubeField(o.Node, "spec"), "spec")
+	if err != nil {
+		return nil, err
+	}
+	hostnames, err := KubeStrings(f, KubeField(spec, "hostnames"), "spec.hostnames")
+	if err != nil {
+		return nil, err
+	}
+	parent := ""
+	parents, err := KubeList(f, KubeField(spec, "parentRefs"), "spec.parentRefs")
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range parents {
+		if k, _ := KubeScalar(KubeField(p, "kind")); k == "Service" && parent == "" {
+			parent, _ = KubeScalar(KubeField(p, "name"))
+		}
+	}
+	rules, err := KubeList(f, KubeField(spec, "rules"), "spec.rules")
+	if err != nil {
+		return nil, err
+	}
+	grpc := o.Kind == "GRPCRoute"
+	var out []GatewayRule
+	for i, rn := range rules {
+		r := GatewayRule{Node: rn, Where: fmt.Sprintf("spec.rules[%d]", i), pos: NodePos(f, rn)}
+		if rn.Kind != yaml.MappingNode {
+			return nil, ErrorAt(r.pos, "%s: want a mapping, got %s", r.Where, KubeWhat(rn))
+		}
+		name, _, err := KubeString(f, KubeField(rn, "name"), r.Where+".name")
+		if err != nil {
+			return nil, err
+		}
+		if name == "" {
+			name = fmt.Sprintf("rule[%d]", i)
+		}
+		r.name = strings.TrimSpace(o.Qualified() + " " + name)
+		if err := o.Budget.Nodes(int64(len(hostnames)), "hostnames repeated in the rules of routes"); err != nil {
+			return nil, ErrorAt(r.pos, "%w", err)
+		}
+		for _, h := range hostnames {
+			r.matches = KubeAppendMatch(r.matches, Match{Kind: MatchHost, Value: h})
+		}
+		if grpc {
+			err = gatewayGRPCMatches(&r, f)
+		} else {
+			err = gatewayHTTPMatches(&r, f)
+		}
+		if err != nil {
+			return nil, err
+		}
+		refs, err := KubeList(f, KubeField(rn, "backendRefs"), r.Where+".backendRefs")
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range refs {
+			if n, ok := KubeScalar(KubeField(b, "name")); ok {
+				r.upstream = n
+				break
+			}
+		}
+		if len(refs) > 1 {
+			r.notes = append(r.notes, fmt.Sprintf("%d weighted backends; the first, %s, is its upstream", len(refs), r.upstream))
+		}
+		if r.upstream == "" {
+			r.upstream = parent
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// gatewayDurationSetting reads a Gateway API duration into a setting in
+// seconds; nil when absent.
+func GatewayDurationSetting(f string, n *yaml.Node, what string) (*Setting[float64], error) {
+	raw, ok, err := KubeString(f, n, what)
+	if !ok || err != nil {
+		return nil, err
+	}
+	d, err := GEPDuration(raw)
+	if err != nil {
+		return nil, ErrorAt(NodePos(f, n), "%s %v", what, err)
+	}
+	return Set(d.Seconds(), NodePos(f, n), raw), nil
+}
+
+// lkAnnotationPrefixes are the prefixes of Linkerd's timeout and retry
+// annotations.
+var LinkerdAnnotationPrefixes = []string{"retry.linkerd.io/", "timeout.linkerd.io/"}
+
+// linkerdAnnotated reports whether annotations, as kubeAnnotations returns
+// them for lkAnnotationPrefixes, hold Linkerd's timeout or retry
+// configuration.
+func LinkerdAnnotated(ann map[string]*yaml.Node) bool {
+	return len(ann) > 0
+}
+
+// gatewayHTTPMatches reads an HTTPRoute rule's matches: the path (type
+// PathPrefix unless said, value "/" unless said) and the method; headers
+// and query parameters are noted, not modeled.
+func gatewayHTTPMatches(r *GatewayRule, f string) error {
+	ms, err := KubeList(f, KubeField(r.Node, "matches"), r.Where+".matches")
+	if err != nil {
+		return err
+	}
+	if len(ms) == 0 {
+		r.matches = KubeAppendMatch(r.matches, Match{Kind: MatchPrefix, Value: "/"})
+		return nil
+	}
+	var other []string
+	methods := 0
+	for j, m := range ms {
+		mw := fmt.Sprintf("%s.matches[%d]", r.Where, j)
+		if _, err := KubeMapping(f, m, mw); err != nil {
+			return err
+		}
+		p, err := KubeMapping(f, KubeField(m, "path"), mw+".path")
+		if err != nil {
+			return err
+		}
+		typ, _, err := KubeString(f, KubeField(p, "type"), mw+".path.type")
+		if err != nil {
+			return err
+		}
+		value, ok, err := KubeString(f, KubeField(p, "value"), mw+".path.value")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			value = "/"
+		}
+		var kind string
+		switch typ {
+		case "", "PathPrefix":
+			kind = MatchPrefix
+		case "Exact":
+			kind = MatchExact
+		case "RegularExpression":
+			kind = MatchRegex
+		default:
+			return ErrorAt(NodePos(f, KubeField(p, "type")), "%s.path.type %q: want PathPrefix, Exact or RegularExpression", mw, typ)
+		}
+		r.matches = KubeAppendMatch(r.matches, Match{Kind: kind, Value: value})
+		method, ok, err := KubeString(f, KubeField(m, "method"), mw+".method")
+		if err != nil {
+			return err
+		}
+		if ok {
+			if !HTTPMethods[method] {
+				return ErrorAt(NodePos(f, KubeField(m, "method")), "%s.method %q: not an HTTP method the CRD takes (GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH)", mw, method)
+			}
+			r.matches = KubeAppendMatch(r.matches, Match{Kind: MatchMethod, Value: method})
+			methods++
+		}
+		for _, k := range KubeKeys(m) {
+			if k != "path" && k != "method" {
+				other = append(other, k)
+			}
+		}
+	}
+	if len(other) > 0 {
+		r.notes = append(r.notes, fmt.Sprintf("matches on %s are not modeled: the rule applies to fewer requests than its paths and methods say", strings.Join(other, ", ")))
+	}
+	if len(ms) > 1 && methods > 0 {
+		r.notes = append(r.notes, "several matches, each a path AND a method: read as any of the paths with any of the methods")
+	}
+	return nil
+}
+
+// gatewayGRPCMatches reads a GRPCRoute rule's method matches: an Exact
+// service and method is MatchMethod "service/method", a service alone
+// "service"; a method of any service and regular expressions are noted.
+func gatewayGRPCMatches(r *GatewayRule, f string) error {
+	ms, err := KubeList(f, KubeField(r.Node, "matches"), r.Where+".matches")
+	if err != nil {
+		return err
+	}
+	var other []string
+	for j, m := range ms {
+		mw := fmt.Sprintf("%s.matches[%d]", r.Where, j)
+		if _, err := KubeMapping(f, m, mw); err != nil {
+			return err
+		}
+		mm, err := KubeMapping(f, KubeField(m, "method"), mw+".method")
+		if err != nil {
+			return err
+		}
+		if mm != nil {
+			typ, _ := KubeScalar(KubeField(mm, "type"))
+			svc, _ := KubeScalar(KubeField(mm, "service"))
+			method, _ := KubeScalar(KubeField(mm, "method"))
+			switch {
+			case typ != "" && typ != "Exact":
+				other = append(other, fmt.Sprintf("method type %s (%s/%s)", typ, svc, method))
+			case svc != "" && method != "":
+				r.matches = KubeAppendMatch(r.matches, Match{Kind: MatchMethod, Value: svc + "/" + method})
+			case svc != "":
+				r.matches = KubeAppendMatch(r.matches, Match{Kind: MatchMethod, Value: svc})
+			case method != "":
+				other = append(other, "method "+method+" of any service")
+			default:
+				return ErrorAt(NodePos(f, mm), "%s.method: neither service nor method (the CRD requires one)", mw)
+			}
+		}
+		for _, k := range KubeKeys(m) {
+			if k != "method" {
+				other = append(other, k)
+			}
+		}
+	}
+	if len(other) > 0 {
+		r.notes = append(r.notes, fmt.Sprintf("matches on %s are not modeled: the rule applies to fewer requests than its methods say", strings.Join(other, ", ")))
+	}
+	return nil
+}

@@ -59,6 +59,27 @@ func (o Options) Check() error {
 	return nil
 }
 
+// Gateway API release channels (--gateway-api-channel). Since Gateway API
+// v1.7.0 both have rules[].retry (HTTPRouteRetry, GEP-1731, moved to the
+// standard channel; CHANGELOG/1.7-CHANGELOG.md), and attempts' minimum is 0
+// "so retries can be disabled per rule": every rule is written with a
+// retry, on either channel, since an unset retry is left to the
+// implementation, whose default may retry a POST.
+const (
+	GatewayStandard     = "standard"
+	GatewayExperimental = "experimental"
+)
+
+// What the Linkerd snippet writes (Options.LinkerdResource).
+const (
+	LinkerdAuto           = "auto"
+	LinkerdHTTPRoute      = "httproute"
+	LinkerdGRPCRoute      = "grpcroute"
+	LinkerdServiceProfile = "serviceprofile"
+)
+
+var linkerdResources = []string{LinkerdAuto, LinkerdHTTPRoute, LinkerdGRPCRoute, LinkerdServiceProfile}
+
 // DefaultService is the service name when Options.Service is empty.
 const DefaultService = "backend"
 

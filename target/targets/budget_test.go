@@ -15,8 +15,10 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/target"
 	envoytarget "github.com/tunetimeout/tunetimeout/target/envoy"
+	"github.com/tunetimeout/tunetimeout/target/gatewayapi"
 	grpctarget "github.com/tunetimeout/tunetimeout/target/grpc"
 	"github.com/tunetimeout/tunetimeout/target/istio"
+	"github.com/tunetimeout/tunetimeout/target/linkerd"
 	"github.com/tunetimeout/tunetimeout/target/nginx"
 	"github.com/tunetimeout/tunetimeout/target/resilience4j"
 )
@@ -83,8 +85,8 @@ func TestYAMLAliasBombs(t *testing.T) {
 		{"resilience4j", "application.yml", r4j, resilience4j.ReadConfig, 1},
 		{"resilience4j without a name", "-", r4j, resilience4j.ReadConfig, 1},
 		{"istio in a List", "vs.yaml", list.String(), istio.ReadIstioConfig, 1},
-		{"gateway-api in a List", "vs.yaml", strings.ReplaceAll(list.String(), "networking.istio.io/v1, kind: VirtualService", "gateway.networking.k8s.io/v1, kind: HTTPRoute"), target.ReadGatewayAPIConfig, 1},
-		{"linkerd in a List", "vs.yaml", strings.ReplaceAll(list.String(), "networking.istio.io/v1, kind: VirtualService", "policy.linkerd.io/v1beta3, kind: HTTPRoute"), target.ReadLinkerdConfig, 1},
+		{"gateway-api in a List", "vs.yaml", strings.ReplaceAll(list.String(), "networking.istio.io/v1, kind: VirtualService", "gateway.networking.k8s.io/v1, kind: HTTPRoute"), gatewayapi.ReadGatewayAPIConfig, 1},
+		{"linkerd in a List", "vs.yaml", strings.ReplaceAll(list.String(), "networking.istio.io/v1, kind: VirtualService", "policy.linkerd.io/v1beta3, kind: HTTPRoute"), linkerd.ReadLinkerdConfig, 1},
 		{"envoy", "rc.yaml", envoy, envoytarget.ReadEnvoyConfig, 1},
 	}
 	for _, tt := range tests {

@@ -17,7 +17,9 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/gatewayapi"
 	"github.com/tunetimeout/tunetimeout/target/istio"
+	"github.com/tunetimeout/tunetimeout/target/linkerd"
 )
 
 // Tests of the Kubernetes-manifest helpers shared by the Istio, Gateway
@@ -364,10 +366,10 @@ func TestReadKubeMixedStream(t *testing.T) {
 	}
 	// The same rule, seen by both: its spec's timeout is the Gateway API's,
 	// its annotations Linkerd's.
-	gw, _ := target.ReadGatewayAPIConfig("shop.yaml", data, nil, nil)
+	gw, _ := gatewayapi.ReadGatewayAPIConfig("shop.yaml", data, nil, nil)
 	assert.Equal(t, 1.5, gw[0].Timeout.Value)
 	assert.Nil(t, gw[0].Attempts)
-	lk, _ := target.ReadLinkerdConfig("shop.yaml", data, nil, nil)
+	lk, _ := linkerd.ReadLinkerdConfig("shop.yaml", data, nil, nil)
 	assert.Nil(t, lk[1].Timeout, "Linkerd does not read a gateway.networking.k8s.io rule's timeouts")
 	assert.Equal(t, 3, lk[1].Attempts.Value)
 	assert.Equal(t, 3.0, lk[0].Timeout.Value)
@@ -388,8 +390,8 @@ func TestReadKubeDetect(t *testing.T) {
 		{"networking.istio.io/v1 without the field name\n", false, false, false},
 	} {
 		assert.Equal(t, c.istio, istio.DetectIstioConfig("x.yaml", []byte(c.data)), c.data)
-		assert.Equal(t, c.gateway, target.DetectGatewayAPIConfig("x.yaml", []byte(c.data)), c.data)
-		assert.Equal(t, c.lkrd, target.DetectLinkerdConfig("x.yaml", []byte(c.data)), c.data)
+		assert.Equal(t, c.gateway, gatewayapi.DetectGatewayAPIConfig("x.yaml", []byte(c.data)), c.data)
+		assert.Equal(t, c.lkrd, linkerd.DetectLinkerdConfig("x.yaml", []byte(c.data)), c.data)
 	}
 }
 
@@ -427,7 +429,7 @@ func FuzzReadKube(f *testing.F) {
 		if _, err := target.KubeObjects(budget.New(), "f.yaml", data); err != nil {
 			return
 		}
-		for _, read := range []func(string, []byte, target.Opener, *budget.Budget) ([]target.Object, error){istio.ReadIstioConfig, target.ReadGatewayAPIConfig, target.ReadLinkerdConfig} {
+		for _, read := range []func(string, []byte, target.Opener, *budget.Budget) ([]target.Object, error){istio.ReadIstioConfig, gatewayapi.ReadGatewayAPIConfig, linkerd.ReadLinkerdConfig} {
 			objs, err := read("f.yaml", data, nil, nil)
 			if err != nil {
 				continue

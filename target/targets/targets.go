@@ -11,11 +11,13 @@ import (
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/target"
 	"github.com/tunetimeout/tunetimeout/target/envoy"
+	"github.com/tunetimeout/tunetimeout/target/gatewayapi"
 	"github.com/tunetimeout/tunetimeout/target/gonethttp"
 	"github.com/tunetimeout/tunetimeout/target/grpc"
 	"github.com/tunetimeout/tunetimeout/target/haproxy"
 	"github.com/tunetimeout/tunetimeout/target/httpx"
 	"github.com/tunetimeout/tunetimeout/target/istio"
+	"github.com/tunetimeout/tunetimeout/target/linkerd"
 	"github.com/tunetimeout/tunetimeout/target/nginx"
 	"github.com/tunetimeout/tunetimeout/target/resilience4j"
 )
@@ -26,8 +28,8 @@ var All = []target.Target{
 	envoy.Target,
 	grpc.Target,
 	istio.Target,
-	target.LinkerdTarget,
-	target.GatewayTarget,
+	linkerd.Target,
+	gatewayapi.Target,
 	resilience4j.Target,
 	gonethttp.Target,
 	httpx.Target,

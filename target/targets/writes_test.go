@@ -11,6 +11,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/target"
 	"github.com/tunetimeout/tunetimeout/target/envoy"
+	"github.com/tunetimeout/tunetimeout/target/linkerd"
 )
 
 // The tests of issue 29's "snippets that replay or hedge writes": what a
@@ -167,7 +168,7 @@ func TestLinkerdHTTPStatuses(t *testing.T) {
 	for _, line := range strings.Split(s, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "retry.linkerd.io/http: "); ok {
 			for _, c := range strings.Split(strings.Trim(v, `"`), ",") {
-				assert.True(t, target.LinkerdCondition(c, false), "%q is not a condition Linkerd takes", c)
+				assert.True(t, linkerd.LinkerdCondition(c, false), "%q is not a condition Linkerd takes", c)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package target
+package gatewayapi
 
 import (
 	"fmt"
@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/tunetimeout/tunetimeout/recommend"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // gatewayTarget writes Kubernetes Gateway API HTTPRoutes: one rule per group
 // with timeouts.request (the whole call) and timeouts.backendRequest (one
 // attempt).
-var GatewayTarget = Target{
+var Target = target.Target{
 	Name:    "gateway-api",
 	File:    "gateway-api.yaml",
 	Summary: "Kubernetes Gateway API HTTPRoute: rules[].timeouts{request, backendRequest}",
@@ -25,26 +26,12 @@ var GatewayTarget = Target{
 // An HTTPRoute holds at most 16 rules; more groups take more HTTPRoutes.
 const gatewayMaxRules = 16
 
-// gatewayMaxPath is the longest path value the CRD accepts.
-const gatewayMaxPath = 1024
-
-// Gateway API release channels (--gateway-api-channel). Since Gateway API
-// v1.7.0 both have rules[].retry (HTTPRouteRetry, GEP-1731, moved to the
-// standard channel; CHANGELOG/1.7-CHANGELOG.md), and attempts' minimum is 0
-// "so retries can be disabled per rule": every rule is written with a
-// retry, on either channel, since an unset retry is left to the
-// implementation, whose default may retry a POST.
-const (
-	GatewayStandard     = "standard"
-	GatewayExperimental = "experimental"
-)
-
-func renderGateway(p *Plan, d *Doc) error {
-	host := DNSLabel(p.Service, 63)
+func renderGateway(p *target.Plan, d *target.Doc) error {
+	host := target.DNSLabel(p.Service, 63)
 	if host == "" {
-		host = DefaultService
+		host = target.DefaultService
 	}
-	ns := DNSLabel(p.Namespace, 63)
+	ns := target.DNSLabel(p.Namespace, 63)
 	if ns == "" {
 		ns = "default"
 	}
@@ -55,15 +42,15 @@ func renderGateway(p *Plan, d *Doc) error {
 	d.Note("Every rule has a retry (HTTPRouteRetry, GEP-1731): an unset retry is left to the implementation, whose default may retry a request that was applied (Istio's: 2 retries on connect-failure, refused-stream, unavailable, cancelled and 503), and attempts: 0 MUST disable retries.")
 	d.Note("Needs the Gateway API v1.7.0 CRDs, either channel (retry moved to the standard channel, attempts' minimum lowered to 0): an older standard CRD drops retry without a word, an older experimental one refuses attempts: 0.")
 	p.NoteUnroutable(d, "an HTTPRoute rule")
-	ruleNames := NewUnique("-")
+	ruleNames := target.NewUnique("-")
 	routes := p.PathRoutes()
 	var cmds []string
-	var off []JSONPatchOp
+	var off []target.JSONPatchOp
 	name := host
 	for i, rt := range routes {
 		if i%gatewayMaxRules == 0 {
 			if len(off) > 0 {
-				cmds = append(cmds, KubectlJSONPatch("httproute.gateway.networking.k8s.io", name, ns, off))
+				cmds = append(cmds, target.KubectlJSONPatch("httproute.gateway.networking.k8s.io", name, ns, off))
 				off = nil
 			}
 			name = host
@@ -71,10 +58,10 @@ func renderGateway(p *Plan, d *Doc) error {
 				name = fmt.Sprintf("%s-%d", host, i/gatewayMaxRules+1)
 				d.Printf("---\n")
 			}
-			d.Printf("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n", YQ(name), YQ(ns))
+			d.Printf("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n", target.YQ(name), target.YQ(ns))
 			d.Printf("  parentRefs:\n  - name: gateway  # your Gateway; in a mesh (GAMMA): group: \"\", kind: Service, name: %s\n  rules:\n", host)
 		}
-		rn := DNSLabel(rt.Group, 63)
+		rn := target.DNSLabel(rt.Group, 63)
 		if rt.Match.CatchAll && !rt.Match.NotPath {
 			rn = "all"
 		}
@@ -82,34 +69,34 @@ func renderGateway(p *Plan, d *Doc) error {
 			rn = "group"
 		}
 		rn = ruleNames.Name(rn)
-		typ, value, why := gatewayPath(rt.Match)
+		typ, value, why := target.GatewayPath(rt.Match)
 		d.Note("rule %q (group %q, %s):", rn, rt.Group, rt.Describe())
 		if why != "" {
 			d.Note("  %s", why)
 		}
-		d.Note("  request %s: %s", GatewayDur(rt.Timeout), rt.TimeoutWhy)
-		d.Note("  backendRequest %s: %s", GatewayDur(rt.PerTry), rt.PerTryWhy)
-		d.Printf("  - name: %s\n    matches:\n    - path:\n        type: %s\n        value: %s\n", YQ(rn), typ, YQ(value))
+		d.Note("  request %s: %s", target.GatewayDur(rt.Timeout), rt.TimeoutWhy)
+		d.Note("  backendRequest %s: %s", target.GatewayDur(rt.PerTry), rt.PerTryWhy)
+		d.Printf("  - name: %s\n    matches:\n    - path:\n        type: %s\n        value: %s\n", target.YQ(rn), typ, target.YQ(value))
 		if rt.Match.Method != "" {
 			d.Printf("      method: %s\n", rt.Match.Method)
 		}
-		d.Printf("    backendRefs:\n    - name: %s\n      port: 80  # the Service's port\n", YQ(host))
-		d.Printf("    timeouts:\n      request: %s\n      backendRequest: %s\n", GatewayDur(rt.Timeout), GatewayDur(rt.PerTry))
+		d.Printf("    backendRefs:\n    - name: %s\n      port: 80  # the Service's port\n", target.YQ(host))
+		d.Printf("    timeouts:\n      request: %s\n      backendRequest: %s\n", target.GatewayDur(rt.Timeout), target.GatewayDur(rt.PerTry))
 		if gatewayRetry(d, rt) {
-			off = append(off, JSONPatchOp{"add", fmt.Sprintf("/spec/rules/%d/retry", i%gatewayMaxRules), map[string]int{"attempts": 0}})
+			off = append(off, target.JSONPatchOp{Op: "add", Path: fmt.Sprintf("/spec/rules/%d/retry", i%gatewayMaxRules), Value: map[string]int{"attempts": 0}})
 		}
 		if rt.Hedge != nil {
 			d.Note("  no hedging: HTTPRoute cannot express it")
 		}
 	}
 	if len(off) > 0 {
-		cmds = append(cmds, KubectlJSONPatch("httproute.gateway.networking.k8s.io", name, ns, off))
+		cmds = append(cmds, target.KubectlJSONPatch("httproute.gateway.networking.k8s.io", name, ns, off))
 	}
 	// "An explicit zero value MUST disable retries" (HTTPRouteRetry): the
 	// implementation applies the patched route without a restart.
-	KubectlSwitchNote(d, "rule", cmds, "retry.attempts 0 MUST disable retries (HTTPRouteRetry), and the implementation applies the patched route to running proxies; kubectl apply -f gateway-api.yaml restores them.")
+	target.KubectlSwitchNote(d, "rule", cmds, "retry.attempts 0 MUST disable retries (HTTPRouteRetry), and the implementation applies the patched route to running proxies; kubectl apply -f gateway-api.yaml restores them.")
 	connect, cwhy := p.ClusterConnect()
-	d.Note("connect timeout %s (%s) and the bulkhead have no place in an HTTPRoute: set them in the implementation's backend policy", GatewayDur(connect), cwhy)
+	d.Note("connect timeout %s (%s) and the bulkhead have no place in an HTTPRoute: set them in the implementation's backend policy", target.GatewayDur(connect), cwhy)
 	return nil
 }
 
@@ -119,7 +106,7 @@ func renderGateway(p *Plan, d *Doc) error {
 // connection that could not be made, a request the backend refused before
 // processing it, the listed codes, and an attempt that reaches
 // backendRequest, which may have been applied.
-func gatewayRetry(d *Doc, rt Route) bool {
+func gatewayRetry(d *target.Doc, rt target.Route) bool {
 	switch {
 	case rt.Attempts <= 1:
 		d.Note("  retry.attempts 0: %s", rt.AttemptsWhy)
@@ -142,7 +129,7 @@ func gatewayRetry(d *Doc, rt Route) bool {
 		}
 	}
 	d.Note("  retry.attempts %d = %s, less the first; codes %s; backoff %s: %s (at least this long between attempts; the implementation may grow and jitter it)",
-		rt.Retries(), rt.AttemptsWhy, strings.Join(codes, ", "), GatewayDur(rt.BackoffBase), rt.BackoffWhy)
+		rt.Retries(), rt.AttemptsWhy, strings.Join(codes, ", "), target.GatewayDur(rt.BackoffBase), rt.BackoffWhy)
 	if rt.RetriesOn("timeout") {
 		d.Note("  an attempt that reaches backendRequest is cancelled and retried (GEP-1731), within request")
 	} else {
@@ -158,68 +145,6 @@ func gatewayRetry(d *Doc, rt Route) bool {
 	if len(codes) > 0 {
 		d.Printf("      codes: [%s]\n", strings.Join(codes, ", "))
 	}
-	d.Printf("      backoff: %s\n", GatewayDur(rt.BackoffBase))
+	d.Printf("      backoff: %s\n", target.GatewayDur(rt.BackoffBase))
 	return true
-}
-
-// gatewayPath is the path match of a route in the types of the core
-// conformance level (Exact and PathPrefix): a route with variable segments
-// matches the prefix before the first one, which is broader than the group.
-// Characters the CRD refuses are percent-encoded.
-func gatewayPath(m PathMatch) (typ, value, why string) {
-	switch {
-	case m.Exact != "":
-		typ, value = "Exact", m.Exact
-	case m.Regex != "":
-		typ, value = "PathPrefix", strings.TrimSuffix(m.Prefix, "/")
-		why = "PathPrefix " + value + " is broader than the group's path: RegularExpression matching is implementation-specific"
-	default:
-		return "PathPrefix", "/", ""
-	}
-	value = gatewayEncode(value)
-	if value == "" {
-		value = "/"
-	}
-	if len(value) > gatewayMaxPath {
-		cut := gatewayMaxPath
-		for cut > 0 && value[cut-1] != '/' {
-			cut--
-		}
-		typ, value = "PathPrefix", strings.TrimSuffix(value[:cut], "/")
-		if value == "" {
-			value = "/"
-		}
-		why = "the path is longer than the 1024 characters the CRD accepts: PathPrefix of its first segments"
-	}
-	return typ, value, why
-}
-
-// gatewayEncode makes a path acceptable to the HTTPRoute CRD: only
-// [-A-Za-z0-9/._~!$&'()*+,;=:@] and %XX; no "//", no "." or ".." segment.
-func gatewayEncode(path string) string {
-	var b strings.Builder
-	for i := 0; i < len(path); i++ {
-		c := path[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9',
-			strings.IndexByte("-/._~!$&'()*+,;=:@", c) >= 0:
-			b.WriteByte(c)
-		default:
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
-	}
-	segs := strings.Split(b.String(), "/")
-	out := segs[:0]
-	for i, s := range segs {
-		switch {
-		case s == "" && i > 0 && i < len(segs)-1:
-			continue // "//"
-		case s == ".":
-			s = "%2E"
-		case s == "..":
-			s = "%2E%2E"
-		}
-		out = append(out, s)
-	}
-	return strings.Join(out, "/")
 }

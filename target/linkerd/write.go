@@ -1,4 +1,4 @@
-package target
+package linkerd
 
 import (
 	"fmt"
@@ -7,13 +7,15 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // linkerdTarget writes Linkerd's routes with the timeout and retry
 // annotations of Linkerd 2.16 and later: an HTTPRoute (policy.linkerd.io)
 // per group, or a GRPCRoute when the groups are gRPC methods, each attached
 // to the Service; a ServiceProfile for older meshes on request.
-var LinkerdTarget = Target{
+var Target = target.Target{
 	Name:    "linkerd",
 	File:    "linkerd.yaml",
 	Summary: "Linkerd 2.16+ HTTPRoute or GRPCRoute per group with timeout.linkerd.io and retry.linkerd.io annotations (ServiceProfile on request)",
@@ -23,16 +25,6 @@ var LinkerdTarget = Target{
 	Detect:  DetectLinkerdConfig,
 }
 
-// What the Linkerd snippet writes (Options.LinkerdResource).
-const (
-	LinkerdAuto           = "auto"
-	LinkerdHTTPRoute      = "httproute"
-	LinkerdGRPCRoute      = "grpcroute"
-	LinkerdServiceProfile = "serviceprofile"
-)
-
-var linkerdResources = []string{LinkerdAuto, LinkerdHTTPRoute, LinkerdGRPCRoute, LinkerdServiceProfile}
-
 // Linkerd's defaults for the ServiceProfile budget fields the report does
 // not set.
 const (
@@ -41,26 +33,26 @@ const (
 	linkerdDefaultRatio        = 0.2
 )
 
-func renderLinkerd(p *Plan, d *Doc) error {
-	ns := DNSLabel(p.Namespace, 63)
+func renderLinkerd(p *target.Plan, d *target.Doc) error {
+	ns := target.DNSLabel(p.Namespace, 63)
 	if ns == "" {
 		ns = "default"
 	}
-	host := DNSLabel(p.Service, 63)
+	host := target.DNSLabel(p.Service, 63)
 	if host == "" {
-		host = DefaultService
+		host = target.DefaultService
 	}
 	kind := p.Opts.LinkerdResource
-	if kind == "" || kind == LinkerdAuto {
-		kind = LinkerdHTTPRoute
+	if kind == "" || kind == target.LinkerdAuto {
+		kind = target.LinkerdHTTPRoute
 		if grpcGroups(p) {
-			kind = LinkerdGRPCRoute
+			kind = target.LinkerdGRPCRoute
 		}
 	}
-	if kind == LinkerdServiceProfile {
+	if kind == target.LinkerdServiceProfile {
 		return renderServiceProfile(p, d, host, ns)
 	}
-	grpc := kind == LinkerdGRPCRoute
+	grpc := kind == target.LinkerdGRPCRoute
 	what := "HTTPRoute (policy.linkerd.io/v1beta3)"
 	if grpc {
 		what = "GRPCRoute (gateway.networking.k8s.io/v1)"
@@ -71,7 +63,7 @@ func renderLinkerd(p *Plan, d *Doc) error {
 	d.Note("Linkerd waits 25ms to 250ms, full jitter, between attempts (not configurable), never retries a request whose body is over 64KiB, and has no retry budget in this model.")
 	d.Note("A ServiceProfile for the same Service takes precedence over these annotations: remove it, or use --linkerd-resource serviceprofile. Requests matching no route get a 404, hence the catch-all.")
 	p.NoteUnroutable(d, "a Linkerd route")
-	names := NewUnique("-")
+	names := target.NewUnique("-")
 	resource := "httproute.policy.linkerd.io"
 	if grpc {
 		resource = "grpcroute.gateway.networking.k8s.io"
@@ -82,7 +74,7 @@ func renderLinkerd(p *Plan, d *Doc) error {
 			d.Printf("---\n")
 		}
 		name := host
-		if g := DNSLabel(rt.Group, 40); g != "" {
+		if g := target.DNSLabel(rt.Group, 40); g != "" {
 			name += "-" + g
 		}
 		if rt.Match.CatchAll {
@@ -90,8 +82,8 @@ func renderLinkerd(p *Plan, d *Doc) error {
 		}
 		name = names.Name(name)
 		d.Note("route %s (group %q, %s):", name, rt.Group, rt.Describe())
-		ann := [][2]string{{"timeout.linkerd.io/request", UnitDur(rt.Timeout)}}
-		d.Note("  timeout.linkerd.io/request %s: %s", UnitDur(rt.Timeout), rt.TimeoutWhy)
+		ann := [][2]string{{"timeout.linkerd.io/request", target.UnitDur(rt.Timeout)}}
+		d.Note("  timeout.linkerd.io/request %s: %s", target.UnitDur(rt.Timeout), rt.TimeoutWhy)
 		ann = append(ann, linkerdRetries(d, rt, grpc)...)
 		if c := linkerdRetriesOff(resource, name, ns, ann); c != "" {
 			cmds = append(cmds, c)
@@ -103,23 +95,23 @@ func renderLinkerd(p *Plan, d *Doc) error {
 		if grpc {
 			api, k = "gateway.networking.k8s.io/v1", "GRPCRoute"
 		}
-		d.Printf("apiVersion: %s\nkind: %s\nmetadata:\n  name: %s\n  namespace: %s\n  annotations:\n", api, k, YQ(name), YQ(ns))
+		d.Printf("apiVersion: %s\nkind: %s\nmetadata:\n  name: %s\n  namespace: %s\n  annotations:\n", api, k, target.YQ(name), target.YQ(ns))
 		for _, a := range ann {
-			d.Printf("    %s: %s\n", a[0], JSONString(a[1]))
+			d.Printf("    %s: %s\n", a[0], target.JSONString(a[1]))
 		}
-		d.Printf("spec:\n  parentRefs:\n  - group: \"\"\n    kind: Service\n    name: %s\n    port: 80  # the Service's port\n  rules:\n", YQ(host))
-		backend := fmt.Sprintf("backendRefs:\n    - name: %s\n      port: 80\n", YQ(host))
-		switch n := GRPCMethodPath(rt.Group); {
+		d.Printf("spec:\n  parentRefs:\n  - group: \"\"\n    kind: Service\n    name: %s\n    port: 80  # the Service's port\n  rules:\n", target.YQ(host))
+		backend := fmt.Sprintf("backendRefs:\n    - name: %s\n      port: 80\n", target.YQ(host))
+		switch n := target.GRPCMethodPath(rt.Group); {
 		case grpc && n != nil:
-			d.Printf("  - matches:\n    - method:\n        service: %s\n        method: %s\n    %s", YQ(n.Service), YQ(n.Method), backend)
+			d.Printf("  - matches:\n    - method:\n        service: %s\n        method: %s\n    %s", target.YQ(n.Service), target.YQ(n.Method), backend)
 		case grpc:
 			d.Printf("  - %s", backend) // a rule without matches matches every method
 		default:
-			typ, value, why := gatewayPath(rt.Match)
+			typ, value, why := target.GatewayPath(rt.Match)
 			if why != "" {
 				d.Note("  %s", why)
 			}
-			d.Printf("  - matches:\n    - path:\n        type: %s\n        value: %s\n", typ, YQ(value))
+			d.Printf("  - matches:\n    - path:\n        type: %s\n        value: %s\n", typ, target.YQ(value))
 			if rt.Match.Method != "" {
 				d.Printf("      method: %s\n", rt.Match.Method)
 			}
@@ -128,7 +120,7 @@ func renderLinkerd(p *Plan, d *Doc) error {
 	}
 	_, why := p.ClusterConnect()
 	d.Note("the connect timeout (%s) and the bulkhead have no place in Linkerd's routes", why)
-	KubectlSwitchNote(d, "route", cmds, "with no retry.linkerd.io/http, grpc or timeout a route retries nothing, and its retry.linkerd.io/limit, kept, still overrides the Service's retry annotations (a route's retry annotations override all of its parent Service's); the proxies follow the change without a restart, and kubectl apply -f linkerd.yaml restores the retries.")
+	target.KubectlSwitchNote(d, "route", cmds, "with no retry.linkerd.io/http, grpc or timeout a route retries nothing, and its retry.linkerd.io/limit, kept, still overrides the Service's retry annotations (a route's retry annotations override all of its parent Service's); the proxies follow the change without a restart, and kubectl apply -f linkerd.yaml restores the retries.")
 	return nil
 }
 
@@ -151,7 +143,7 @@ func linkerdRetriesOff(resource, name, ns string, ann [][2]string) string {
 }
 
 // linkerdRetries returns a route's retry annotations, noting why.
-func linkerdRetries(d *Doc, rt Route, grpc bool) [][2]string {
+func linkerdRetries(d *target.Doc, rt target.Route, grpc bool) [][2]string {
 	switch {
 	case rt.Attempts <= 1:
 		d.Note("  no retry annotations: %s", rt.AttemptsWhy)
@@ -169,7 +161,7 @@ func linkerdRetries(d *Doc, rt Route, grpc bool) [][2]string {
 			conds = appendNew(conds, "unavailable")
 		case grpc && c == "429":
 			conds = appendNew(conds, "resource-exhausted")
-		case !grpc && IsStatus(c):
+		case !grpc && target.IsStatus(c):
 			// Any status from 100 to 599, 408 and 429 included:
 			// linkerd2 policy-controller/k8s/index/src/outbound/index/
 			// http.rs, parse_http_retry, takes a comma-separated list of
@@ -197,8 +189,8 @@ func linkerdRetries(d *Doc, rt Route, grpc bool) [][2]string {
 	out = append(out, [2]string{"retry.linkerd.io/limit", strconv.Itoa(rt.Retries())})
 	d.Note("  retry.linkerd.io/limit %d = %s, less the first", rt.Retries(), rt.AttemptsWhy)
 	if rt.RetriesOn("timeout") {
-		out = append(out, [2]string{"retry.linkerd.io/timeout", UnitDur(rt.PerTry)})
-		d.Note("  retry.linkerd.io/timeout %s: %s", UnitDur(rt.PerTry), rt.PerTryWhy)
+		out = append(out, [2]string{"retry.linkerd.io/timeout", target.UnitDur(rt.PerTry)})
+		d.Note("  retry.linkerd.io/timeout %s: %s", target.UnitDur(rt.PerTry), rt.PerTryWhy)
 		d.Note("  %s", rt.HangText(true))
 	} else {
 		d.Note("  no per-attempt timeout: Linkerd retries an attempt that reaches retry.linkerd.io/timeout, and timeouts are not retried here")
@@ -219,9 +211,9 @@ func appendNew(list []string, s string) []string {
 // method, "/package.Service/Method": a path of two segments is one only
 // when its service is qualified by a package or its method is capitalized,
 // as protobuf names are (so "/api/orders" stays an HTTP path).
-func grpcGroups(p *Plan) bool {
+func grpcGroups(p *target.Plan) bool {
 	for _, rt := range p.GroupRoutes() {
-		n := GRPCMethodPath(rt.Group)
+		n := target.GRPCMethodPath(rt.Group)
 		if n == nil || !(strings.Contains(n.Service, ".") || unicode.IsUpper(rune(n.Method[0]))) {
 			return false
 		}
@@ -232,31 +224,31 @@ func grpcGroups(p *Plan) bool {
 // renderServiceProfile writes the legacy ServiceProfile (linkerd.io/v1alpha2):
 // one route per group with its timeout and whether it is retryable, and the
 // retry budget.
-func renderServiceProfile(p *Plan, d *Doc, host, ns string) error {
+func renderServiceProfile(p *target.Plan, d *target.Doc, host, ns string) error {
 	// A ServiceProfile is named after the service's FQDN.
 	name := host + "." + ns + ".svc.cluster.local"
 	d.Note("Linkerd ServiceProfile for %q, written by tunetimeout from measured latency, for meshes older than 2.16 (newer ones configure routes with annotations).", name)
 	d.Note("A route's timeout covers the whole request, retries included; Linkerd retries a retryable route as long as the budget allows (there is no retry count or per-try timeout).")
-	d.Printf("apiVersion: linkerd.io/v1alpha2\nkind: ServiceProfile\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  routes:\n", YQ(name), YQ(ns))
+	d.Printf("apiVersion: linkerd.io/v1alpha2\nkind: ServiceProfile\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  routes:\n", target.YQ(name), target.YQ(ns))
 	p.NoteUnroutable(d, "a ServiceProfile route")
-	names := NewUnique(" ")
+	names := target.NewUnique(" ")
 	retryable := false
-	var off []JSONPatchOp
+	var off []target.JSONPatchOp
 	for i, rt := range p.PathRoutes() {
-		rn := names.Name(RouteName(rt.Group))
+		rn := names.Name(target.RouteName(rt.Group))
 		d.Note("route %q (%s):", rn, rt.Describe())
 		d.Note("  timeout %s: %s", rt.Timeout, rt.TimeoutWhy)
-		d.Printf("  - name: %s\n    condition:\n", YQ(rn))
+		d.Printf("  - name: %s\n    condition:\n", target.YQ(rn))
 		if rt.Match.Method != "" {
 			d.Printf("      method: %s\n", rt.Match.Method)
 		}
 		if re := linkerdPathRegex(rt.Match); re != "" {
-			d.Printf("      pathRegex: %s\n", YQ(re))
+			d.Printf("      pathRegex: %s\n", target.YQ(re))
 		}
 		retry := rt.Attempts > 1 && !rt.NeverSentOnly()
 		retryable = retryable || retry
 		if retry {
-			off = append(off, JSONPatchOp{"replace", fmt.Sprintf("/spec/routes/%d/isRetryable", i), false})
+			off = append(off, target.JSONPatchOp{Op: "replace", Path: fmt.Sprintf("/spec/routes/%d/isRetryable", i), Value: false})
 		}
 		switch {
 		case retry:
@@ -270,18 +262,18 @@ func renderServiceProfile(p *Plan, d *Doc, host, ns string) error {
 	}
 	switch {
 	case p.Budget != nil && retryable:
-		d.Note("retryBudget: retryRatio %s = %s; minRetriesPerSecond %d and ttl %s are Linkerd's defaults", Ratio(*p.Budget), p.BudgetWhy, linkerdMinRetriesPerSecond, linkerdTTL)
-		d.Printf("  retryBudget:\n    retryRatio: %s\n    minRetriesPerSecond: %d\n    ttl: %s\n", Ratio(*p.Budget), linkerdMinRetriesPerSecond, linkerdTTL)
+		d.Note("retryBudget: retryRatio %s = %s; minRetriesPerSecond %d and ttl %s are Linkerd's defaults", target.Ratio(*p.Budget), p.BudgetWhy, linkerdMinRetriesPerSecond, linkerdTTL)
+		d.Printf("  retryBudget:\n    retryRatio: %s\n    minRetriesPerSecond: %d\n    ttl: %s\n", target.Ratio(*p.Budget), linkerdMinRetriesPerSecond, linkerdTTL)
 	case retryable:
-		d.Note("retryBudget: Linkerd's defaults written out (retryRatio %s, minRetriesPerSecond %d, ttl %s): the report has no retry budget", Ratio(linkerdDefaultRatio), linkerdMinRetriesPerSecond, linkerdTTL)
-		d.Printf("  retryBudget:\n    retryRatio: %s\n    minRetriesPerSecond: %d\n    ttl: %s\n", Ratio(linkerdDefaultRatio), linkerdMinRetriesPerSecond, linkerdTTL)
+		d.Note("retryBudget: Linkerd's defaults written out (retryRatio %s, minRetriesPerSecond %d, ttl %s): the report has no retry budget", target.Ratio(linkerdDefaultRatio), linkerdMinRetriesPerSecond, linkerdTTL)
+		d.Printf("  retryBudget:\n    retryRatio: %s\n    minRetriesPerSecond: %d\n    ttl: %s\n", target.Ratio(linkerdDefaultRatio), linkerdMinRetriesPerSecond, linkerdTTL)
 	}
 	d.Note("the connect timeout and the bulkhead have no place in a ServiceProfile")
 	var cmds []string
 	if len(off) > 0 {
-		cmds = append(cmds, KubectlJSONPatch("serviceprofile.linkerd.io", name, ns, off))
+		cmds = append(cmds, target.KubectlJSONPatch("serviceprofile.linkerd.io", name, ns, off))
 	}
-	KubectlSwitchNote(d, "route", cmds, "a route that is not retryable is not retried, and the proxies follow the change without a restart; kubectl apply -f linkerd.yaml restores the retries.")
+	target.KubectlSwitchNote(d, "route", cmds, "a route that is not retryable is not retried, and the proxies follow the change without a restart; kubectl apply -f linkerd.yaml restores the retries.")
 	return nil
 }
 
@@ -290,7 +282,7 @@ func goDur(d time.Duration) string { return d.String() }
 
 // linkerdPathRegex is the route's path as Linkerd's pathRegex, which must
 // match the whole path (it is anchored by Linkerd): no ^ and $.
-func linkerdPathRegex(m PathMatch) string {
+func linkerdPathRegex(m target.PathMatch) string {
 	switch {
 	case m.Regex != "":
 		return strings.TrimSuffix(strings.TrimPrefix(m.Regex, "^"), "$")

@@ -1,4 +1,4 @@
-package target
+package linkerd
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // Reading Linkerd: the timeout and retry annotations of Linkerd 2.16 and
@@ -49,18 +50,7 @@ const (
 // detectLinkerdConfig reports whether a file holds Linkerd resources or
 // Linkerd's annotations.
 func DetectLinkerdConfig(_ string, data []byte) bool {
-	return KubeDetect(data, "linkerd.io/v1alpha", "policy.linkerd.io/", "retry.linkerd.io/", "timeout.linkerd.io/")
-}
-
-// lkAnnotationPrefixes are the prefixes of Linkerd's timeout and retry
-// annotations.
-var lkAnnotationPrefixes = []string{"retry.linkerd.io/", "timeout.linkerd.io/"}
-
-// linkerdAnnotated reports whether annotations, as kubeAnnotations returns
-// them for lkAnnotationPrefixes, hold Linkerd's timeout or retry
-// configuration.
-func linkerdAnnotated(ann map[string]*yaml.Node) bool {
-	return len(ann) > 0
+	return target.KubeDetect(data, "linkerd.io/v1alpha", "policy.linkerd.io/", "retry.linkerd.io/", "timeout.linkerd.io/")
 }
 
 // readLinkerdConfig reads the Linkerd configuration of a manifest stream:
@@ -71,12 +61,12 @@ func linkerdAnnotated(ann map[string]*yaml.Node) bool {
 // per Service with Linkerd's annotations (Kind "Service (Linkerd
 // annotations)"), and per route of a ServiceProfile (Kind "ServiceProfile
 // route").
-func ReadLinkerdConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]Object, error) {
-	res, err := KubeObjects(OrNew(b), file, data)
+func ReadLinkerdConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
+	res, err := target.KubeObjects(target.OrNew(b), file, data)
 	if err != nil {
 		return nil, err
 	}
-	var out []Object
+	var out []target.Object
 	for _, o := range res {
 		route := o.Kind == "HTTPRoute" || o.Kind == "GRPCRoute"
 		switch {
@@ -84,7 +74,7 @@ func ReadLinkerdConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]
 			out, err = linkerdServiceProfile(out, o)
 		case o.Group == "policy.linkerd.io" && route:
 			out, err = linkerdRoute(out, o, o.Kind+" rule", true)
-		case o.Group == gatewayGroup && route:
+		case o.Group == target.GatewayGroup && route:
 			out, err = linkerdRoute(out, o, o.Kind+" (Linkerd annotations)", false)
 		case o.APIVersion == "v1" && o.Kind == "Service":
 			out, err = linkerdService(out, o)
@@ -93,40 +83,40 @@ func ReadLinkerdConfig(file string, data []byte, _ Opener, b *budget.Budget) ([]
 			return nil, err
 		}
 	}
-	KubeFinish(out)
+	target.KubeFinish(out)
 	return out, nil
 }
 
 // linkerdRoute appends the rules of a route. own is a policy.linkerd.io
 // route, whose rules' timeouts.request Linkerd also reads (the annotation
 // wins); a Gateway API route is read only when it has Linkerd annotations.
-func linkerdRoute(out []Object, o KubeObject, kind string, own bool) ([]Object, error) {
-	ann, err := KubeAnnotations(o, lkAnnotationPrefixes...)
+func linkerdRoute(out []target.Object, o target.KubeObject, kind string, own bool) ([]target.Object, error) {
+	ann, err := target.KubeAnnotations(o, target.LinkerdAnnotationPrefixes...)
 	if err != nil {
 		return nil, err
 	}
-	if !own && !linkerdAnnotated(ann) {
+	if !own && !target.LinkerdAnnotated(ann) {
 		return out, nil
 	}
-	rules, err := gatewayRules(o)
+	rules, err := target.GatewayRules(o)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range rules {
-		obj := r.object("linkerd", kind)
+		obj := r.Object("linkerd", kind)
 		if err := linkerdAnnotations(&obj, o, ann, o.Kind == "GRPCRoute"); err != nil {
 			return nil, err
 		}
 		if own && obj.Timeout == nil {
-			tw := r.where + ".timeouts"
-			t, err := KubeMapping(o.File, KubeField(r.node, "timeouts"), tw)
+			tw := r.Where + ".timeouts"
+			t, err := target.KubeMapping(o.File, target.KubeField(r.Node, "timeouts"), tw)
 			if err != nil {
 				return nil, err
 			}
-			if obj.Timeout, err = gatewayDurationSetting(o.File, KubeField(t, "request"), tw+".request"); err != nil {
+			if obj.Timeout, err = target.GatewayDurationSetting(o.File, target.KubeField(t, "request"), tw+".request"); err != nil {
 				return nil, err
 			}
-			if KubeField(t, "backendRequest") != nil {
+			if target.KubeField(t, "backendRequest") != nil {
 				obj.Notes = append(obj.Notes, "timeouts.backendRequest: Linkerd's policy controller does not read it")
 			}
 		}
@@ -144,14 +134,14 @@ func linkerdRoute(out []Object, o KubeObject, kind string, own bool) ([]Object, 
 
 // linkerdService appends a Service that carries Linkerd's annotations:
 // they apply to the requests no route with annotations of its own takes.
-func linkerdService(out []Object, o KubeObject) ([]Object, error) {
-	ann, err := KubeAnnotations(o, lkAnnotationPrefixes...)
-	if err != nil || !linkerdAnnotated(ann) {
+func linkerdService(out []target.Object, o target.KubeObject) ([]target.Object, error) {
+	ann, err := target.KubeAnnotations(o, target.LinkerdAnnotationPrefixes...)
+	if err != nil || !target.LinkerdAnnotated(ann) {
 		return out, err
 	}
-	obj := Object{Target: "linkerd", Kind: "Service (Linkerd annotations)", Name: o.Qualified(), Pos: o.Pos}
+	obj := target.Object{Target: "linkerd", Kind: "Service (Linkerd annotations)", Name: o.Qualified(), Pos: o.Pos}
 	if o.Name != "" {
-		obj.Matches = []Match{{Kind: MatchHost, Value: o.Name}}
+		obj.Matches = []target.Match{{Kind: target.MatchHost, Value: o.Name}}
 	}
 	if err := linkerdAnnotations(&obj, o, ann, false); err != nil {
 		return nil, err
@@ -165,18 +155,18 @@ func linkerdService(out []Object, o KubeObject) ([]Object, error) {
 // included; retry.linkerd.io/timeout bounds an attempt and retries it;
 // timeout.linkerd.io/response bounds a backend response and is not
 // retried, so the shorter of the two bounds an attempt.
-func linkerdAnnotations(obj *Object, o KubeObject, ann map[string]*yaml.Node, grpc bool) error {
+func linkerdAnnotations(obj *target.Object, o target.KubeObject, ann map[string]*yaml.Node, grpc bool) error {
 	f := o.File
-	dur := func(key string) (*Setting[float64], error) {
+	dur := func(key string) (*target.Setting[float64], error) {
 		n := ann[key]
 		if n == nil {
 			return nil, nil
 		}
 		d, err := LinkerdAnnotationDuration(n.Value)
 		if err != nil {
-			return nil, ErrorAt(NodePos(f, n), "%s %v", key, err)
+			return nil, target.ErrorAt(target.NodePos(f, n), "%s %v", key, err)
 		}
-		return Set(d.Seconds(), NodePos(f, n), n.Value), nil
+		return target.Set(d.Seconds(), target.NodePos(f, n), n.Value), nil
 	}
 	req, err := dur(LkRequestTimeout)
 	if err != nil {
@@ -206,7 +196,7 @@ func linkerdAnnotations(obj *Object, o KubeObject, ann map[string]*yaml.Node, gr
 	if ln != nil {
 		v, err := strconv.ParseUint(strings.TrimPrefix(ln.Value, "+"), 10, 16)
 		if err != nil {
-			return ErrorAt(NodePos(f, ln), "%s %q: not a whole number from 0 to 65535 (Linkerd then ignores the whole route)", lkRetryLimit, ln.Value)
+			return target.ErrorAt(target.NodePos(f, ln), "%s %q: not a whole number from 0 to 65535 (Linkerd then ignores the whole route)", lkRetryLimit, ln.Value)
 		}
 		limit = int(v)
 	}
@@ -244,7 +234,7 @@ func linkerdAnnotations(obj *Object, o KubeObject, ann map[string]*yaml.Node, gr
 		}
 		for _, c := range strings.Split(n.Value, ",") {
 			if !LinkerdCondition(c, k == lkRetryGRPC) {
-				return ErrorAt(NodePos(f, n), "%s %q: invalid retry condition %q (%s; no spaces; Linkerd then ignores the whole route)", k, n.Value, c, linkerdConditionsHelp(k == lkRetryGRPC))
+				return target.ErrorAt(target.NodePos(f, n), "%s %q: invalid retry condition %q (%s; no spaces; Linkerd then ignores the whole route)", k, n.Value, c, linkerdConditionsHelp(k == lkRetryGRPC))
 			}
 			conds = append(conds, c)
 		}
@@ -258,11 +248,11 @@ func linkerdAnnotations(obj *Object, o KubeObject, ann map[string]*yaml.Node, gr
 			attempts = lkDefaultLimit + 1
 			obj.Notes = append(obj.Notes, lkRetryLimit+" 0 counts as unset: Linkerd retries once")
 		}
-		obj.Attempts = Set(attempts, NodePos(f, ln), ln.Value)
+		obj.Attempts = target.Set(attempts, target.NodePos(f, ln), ln.Value)
 	case retry:
-		obj.Attempts = Defaulted(lkDefaultLimit+1, obj.Pos)
+		obj.Attempts = target.Defaulted(lkDefaultLimit+1, obj.Pos)
 	case ln != nil:
-		obj.Attempts = Set(1, NodePos(f, ln), ln.Value)
+		obj.Attempts = target.Set(1, target.NodePos(f, ln), ln.Value)
 		obj.Notes = append(obj.Notes, lkRetryLimit+" 0 without conditions or a retry timeout: no retries")
 	}
 	if !retry {
@@ -274,11 +264,11 @@ func linkerdAnnotations(obj *Object, o KubeObject, ann map[string]*yaml.Node, gr
 	}
 	switch {
 	case cn != nil && perTry != nil:
-		obj.RetryOn = Set(append(conds, "timeout"), NodePos(f, cn), cn.Value)
+		obj.RetryOn = target.Set(append(conds, "timeout"), target.NodePos(f, cn), cn.Value)
 	case cn != nil:
-		obj.RetryOn = Set(conds, NodePos(f, cn), cn.Value)
+		obj.RetryOn = target.Set(conds, target.NodePos(f, cn), cn.Value)
 	case perTry != nil:
-		obj.RetryOn = Set([]string{"timeout"}, perTry.Pos, perTry.Raw)
+		obj.RetryOn = target.Set([]string{"timeout"}, perTry.Pos, perTry.Raw)
 	default:
 		obj.Notes = append(obj.Notes, "a retry limit without "+condKey+" or "+LkRetryTimeout+": the conditions are the proxy's")
 	}
@@ -287,10 +277,10 @@ func linkerdAnnotations(obj *Object, o KubeObject, ann map[string]*yaml.Node, gr
 		obj.PerTryTimeout = resp
 		obj.Notes = append(obj.Notes, LkResponseTimeout+" "+resp.Raw+" ends an attempt first, and is not retried")
 	}
-	obj.BackoffBase = Defaulted(lkBackoffMin.Seconds(), obj.Attempts.Pos)
-	obj.BackoffMax = Defaulted(lkBackoffMax.Seconds(), obj.Attempts.Pos)
+	obj.BackoffBase = target.Defaulted(lkBackoffMin.Seconds(), obj.Attempts.Pos)
+	obj.BackoffMax = target.Defaulted(lkBackoffMax.Seconds(), obj.Attempts.Pos)
 	obj.Jitter = "full"
-	obj.RetryNonIdempotent = KubeRetrySetting(KubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
+	obj.RetryNonIdempotent = target.KubeRetrySetting(target.KubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
 	obj.Notes = append(obj.Notes, "Linkerd never retries a request whose body is over 64 KiB; its backoff is fixed, 25ms to 250ms with full jitter")
 	return nil
 }
@@ -380,84 +370,84 @@ func linkerdConditionsHelp(grpc bool) string {
 // retryable route is retried on failures (5xx unless responseClasses say
 // otherwise) while the retry budget allows, with no count and no per-try
 // timeout.
-func linkerdServiceProfile(out []Object, o KubeObject) ([]Object, error) {
+func linkerdServiceProfile(out []target.Object, o target.KubeObject) ([]target.Object, error) {
 	f := o.File
-	spec, err := KubeMapping(f, KubeField(o.Node, "spec"), "spec")
+	spec, err := target.KubeMapping(f, target.KubeField(o.Node, "spec"), "spec")
 	if err != nil {
 		return nil, err
 	}
-	budget, budgetNote, err := linkerdBudget(f, KubeField(spec, "retryBudget"), o.Pos)
+	budget, budgetNote, err := linkerdBudget(f, target.KubeField(spec, "retryBudget"), o.Pos)
 	if err != nil {
 		return nil, err
 	}
-	routes, err := KubeList(f, KubeField(spec, "routes"), "spec.routes")
+	routes, err := target.KubeList(f, target.KubeField(spec, "routes"), "spec.routes")
 	if err != nil {
 		return nil, err
 	}
-	if KubeField(spec, "dstOverrides") != nil {
+	if target.KubeField(spec, "dstOverrides") != nil {
 		budgetNote = append(budgetNote, "dstOverrides split the traffic between services: not modeled")
 	}
 	for i, rn := range routes {
 		where := fmt.Sprintf("spec.routes[%d]", i)
 		if rn.Kind != yaml.MappingNode {
-			return nil, ErrorAt(NodePos(f, rn), "%s: want a mapping, got %s", where, KubeWhat(rn))
+			return nil, target.ErrorAt(target.NodePos(f, rn), "%s: want a mapping, got %s", where, target.KubeWhat(rn))
 		}
-		name, _, err := KubeString(f, KubeField(rn, "name"), where+".name")
+		name, _, err := target.KubeString(f, target.KubeField(rn, "name"), where+".name")
 		if err != nil {
 			return nil, err
 		}
 		if name == "" {
-			return nil, ErrorAt(NodePos(f, rn), "%s: a route without a name (Linkerd requires one)", where)
+			return nil, target.ErrorAt(target.NodePos(f, rn), "%s: a route without a name (Linkerd requires one)", where)
 		}
-		obj := Object{Target: "linkerd", Kind: "ServiceProfile route", Name: strings.TrimSpace(o.Qualified() + " " + name), Pos: NodePos(f, rn), Upstream: o.Name}
+		obj := target.Object{Target: "linkerd", Kind: "ServiceProfile route", Name: strings.TrimSpace(o.Qualified() + " " + name), Pos: target.NodePos(f, rn), Upstream: o.Name}
 		if o.Name != "" {
-			obj.Matches = []Match{{Kind: MatchHost, Value: o.Name}}
+			obj.Matches = []target.Match{{Kind: target.MatchHost, Value: o.Name}}
 		}
-		cond, err := KubeMapping(f, KubeField(rn, "condition"), where+".condition")
+		cond, err := target.KubeMapping(f, target.KubeField(rn, "condition"), where+".condition")
 		if err != nil {
 			return nil, err
 		}
 		if cond == nil {
-			return nil, ErrorAt(NodePos(f, rn), "%s: a route without a condition (Linkerd requires one)", where)
+			return nil, target.ErrorAt(target.NodePos(f, rn), "%s: a route without a condition (Linkerd requires one)", where)
 		}
 		if err := linkerdRequestMatch(&obj, f, cond, where+".condition", 0); err != nil {
 			return nil, err
 		}
-		if t := KubeField(rn, "timeout"); t != nil {
-			raw, _, err := KubeString(f, t, where+".timeout")
+		if t := target.KubeField(rn, "timeout"); t != nil {
+			raw, _, err := target.KubeString(f, t, where+".timeout")
 			if err != nil {
 				return nil, err
 			}
-			d, err := KubeGoDuration(raw)
+			d, err := target.KubeGoDuration(raw)
 			if err == nil && d == 0 {
 				err = fmt.Errorf("%q: want a positive duration", raw)
 			}
 			if err != nil {
-				return nil, ErrorAt(NodePos(f, t), "%s.timeout %v", where, err)
+				return nil, target.ErrorAt(target.NodePos(f, t), "%s.timeout %v", where, err)
 			}
-			obj.Timeout = Set(d.Seconds(), NodePos(f, t), raw)
+			obj.Timeout = target.Set(d.Seconds(), target.NodePos(f, t), raw)
 		} else {
-			obj.Timeout = Defaulted(lkProfileTimeout.Seconds(), obj.Pos)
+			obj.Timeout = target.Defaulted(lkProfileTimeout.Seconds(), obj.Pos)
 		}
-		rt := KubeField(rn, "isRetryable")
-		retryable, raw, ok, err := KubeBool(f, rt, where+".isRetryable")
+		rt := target.KubeField(rn, "isRetryable")
+		retryable, raw, ok, err := target.KubeBool(f, rt, where+".isRetryable")
 		if err != nil {
 			return nil, err
 		}
 		switch {
 		case retryable:
-			obj.RetryOn = Set([]string{"5xx"}, NodePos(f, rt), raw)
-			obj.RetryNonIdempotent = &Setting[bool]{Value: KubeRetriesNonIdempotent(obj.Matches), Pos: NodePos(f, rt)}
+			obj.RetryOn = target.Set([]string{"5xx"}, target.NodePos(f, rt), raw)
+			obj.RetryNonIdempotent = &target.Setting[bool]{Value: target.KubeRetriesNonIdempotent(obj.Matches), Pos: target.NodePos(f, rt)}
 			obj.RetryBudget = budget
 			obj.Notes = append(obj.Notes, "retryable: retried on failures, as many times as the retry budget allows within the timeout (no count, no per-try timeout); a request with a body is never retried")
 			obj.Notes = append(obj.Notes, budgetNote...)
-			if KubeField(rn, "responseClasses") != nil {
+			if target.KubeField(rn, "responseClasses") != nil {
 				obj.Notes = append(obj.Notes, "responseClasses decide which responses are failures, hence retried: not modeled")
 			}
 		case ok:
-			obj.Attempts = Set(1, NodePos(f, rt), raw)
+			obj.Attempts = target.Set(1, target.NodePos(f, rt), raw)
 		default:
-			obj.Attempts = Defaulted(1, obj.Pos)
+			obj.Attempts = target.Defaulted(1, obj.Pos)
 		}
 		out = append(out, obj)
 	}
@@ -467,72 +457,72 @@ func linkerdServiceProfile(out []Object, o KubeObject) ([]Object, error) {
 // linkerdBudget reads a ServiceProfile's retryBudget: all three fields are
 // required (Linkerd's profile validation), retryRatio is the share of
 // requests that may be retries. Without one Linkerd's default applies.
-func linkerdBudget(f string, n *yaml.Node, pos Pos) (*Setting[float64], []string, error) {
-	b, err := KubeMapping(f, n, "spec.retryBudget")
+func linkerdBudget(f string, n *yaml.Node, pos target.Pos) (*target.Setting[float64], []string, error) {
+	b, err := target.KubeMapping(f, n, "spec.retryBudget")
 	if err != nil {
 		return nil, nil, err
 	}
 	if b == nil {
-		return Defaulted(lkProfileBudget, pos), []string{"retry budget: Linkerd's default, 20 % of the requests plus 10 retries a second (ttl 10s)"}, nil
+		return target.Defaulted(lkProfileBudget, pos), []string{"retry budget: Linkerd's default, 20 % of the requests plus 10 retries a second (ttl 10s)"}, nil
 	}
-	rn := KubeField(b, "retryRatio")
-	ratio, raw, ok, err := KubeFloat(f, rn, "spec.retryBudget.retryRatio")
+	rn := target.KubeField(b, "retryRatio")
+	ratio, raw, ok, err := target.KubeFloat(f, rn, "spec.retryBudget.retryRatio")
 	if err != nil {
 		return nil, nil, err
 	}
-	mn := KubeField(b, "minRetriesPerSecond")
-	mps, mraw, mok, err := KubeInt(f, mn, "spec.retryBudget.minRetriesPerSecond", 64)
+	mn := target.KubeField(b, "minRetriesPerSecond")
+	mps, mraw, mok, err := target.KubeInt(f, mn, "spec.retryBudget.minRetriesPerSecond", 64)
 	if err != nil {
 		return nil, nil, err
 	}
-	tn := KubeField(b, "ttl")
-	ttl, tok, err := KubeString(f, tn, "spec.retryBudget.ttl")
+	tn := target.KubeField(b, "ttl")
+	ttl, tok, err := target.KubeString(f, tn, "spec.retryBudget.ttl")
 	if err != nil {
 		return nil, nil, err
 	}
 	switch {
 	case !ok || !mok || !tok:
-		return nil, nil, ErrorAt(NodePos(f, b), "spec.retryBudget: retryRatio, minRetriesPerSecond and ttl are all required")
+		return nil, nil, target.ErrorAt(target.NodePos(f, b), "spec.retryBudget: retryRatio, minRetriesPerSecond and ttl are all required")
 	case ratio < 0:
-		return nil, nil, ErrorAt(NodePos(f, rn), "spec.retryBudget.retryRatio %s: negative", raw)
+		return nil, nil, target.ErrorAt(target.NodePos(f, rn), "spec.retryBudget.retryRatio %s: negative", raw)
 	case mps < 0 || mps > 1<<32-1:
-		return nil, nil, ErrorAt(NodePos(f, mn), "spec.retryBudget.minRetriesPerSecond %s: outside 0 to 4294967295", mraw)
+		return nil, nil, target.ErrorAt(target.NodePos(f, mn), "spec.retryBudget.minRetriesPerSecond %s: outside 0 to 4294967295", mraw)
 	}
-	if _, err := KubeGoDuration(ttl); err != nil {
-		return nil, nil, ErrorAt(NodePos(f, tn), "spec.retryBudget.ttl %v", err)
+	if _, err := target.KubeGoDuration(ttl); err != nil {
+		return nil, nil, target.ErrorAt(target.NodePos(f, tn), "spec.retryBudget.ttl %v", err)
 	}
-	return Set(ratio, NodePos(f, rn), raw), []string{fmt.Sprintf("retry budget: retryRatio %s of the requests, plus %s retries a second, over %s", raw, mraw, ttl)}, nil
+	return target.Set(ratio, target.NodePos(f, rn), raw), []string{fmt.Sprintf("retry budget: retryRatio %s of the requests, plus %s retries a second, over %s", raw, mraw, ttl)}, nil
 }
 
 // linkerdRequestMatch reads a ServiceProfile request match: method and
 // pathRegex (which Linkerd anchors: it must match the whole path), and
 // the same inside all; any, not, and a field given twice are noted, not
 // modeled.
-func linkerdRequestMatch(obj *Object, f string, c *yaml.Node, where string, depth int) error {
+func linkerdRequestMatch(obj *target.Object, f string, c *yaml.Node, where string, depth int) error {
 	var other []string
 	kinds := map[string]int{}
-	for _, k := range KubeKeys(c) {
-		v := KubeField(c, k)
+	for _, k := range target.KubeKeys(c) {
+		v := target.KubeField(c, k)
 		switch k {
 		case "method":
-			m, _, err := KubeString(f, v, where+".method")
+			m, _, err := target.KubeString(f, v, where+".method")
 			if err != nil {
 				return err
 			}
-			kinds[MatchMethod]++
-			obj.Matches = KubeAppendMatch(obj.Matches, Match{Kind: MatchMethod, Value: m})
+			kinds[target.MatchMethod]++
+			obj.Matches = target.KubeAppendMatch(obj.Matches, target.Match{Kind: target.MatchMethod, Value: m})
 		case "pathRegex":
-			re, _, err := KubeString(f, v, where+".pathRegex")
+			re, _, err := target.KubeString(f, v, where+".pathRegex")
 			if err != nil {
 				return err
 			}
 			if _, err := regexp.Compile("^(?:" + re + ")$"); err != nil {
-				return ErrorAt(NodePos(f, v), "%s.pathRegex %q: %v", where, re, err)
+				return target.ErrorAt(target.NodePos(f, v), "%s.pathRegex %q: %v", where, re, err)
 			}
-			kinds[MatchRegex]++
-			obj.Matches = KubeAppendMatch(obj.Matches, Match{Kind: MatchRegex, Value: re})
+			kinds[target.MatchRegex]++
+			obj.Matches = target.KubeAppendMatch(obj.Matches, target.Match{Kind: target.MatchRegex, Value: re})
 		case "all":
-			items, err := KubeList(f, v, where+".all")
+			items, err := target.KubeList(f, v, where+".all")
 			if err != nil {
 				return err
 			}
@@ -542,15 +532,15 @@ func linkerdRequestMatch(obj *Object, f string, c *yaml.Node, where string, dept
 			}
 			for j, it := range items {
 				iw := fmt.Sprintf("%s.all[%d]", where, j)
-				if _, err := KubeMapping(f, it, iw); err != nil {
+				if _, err := target.KubeMapping(f, it, iw); err != nil {
 					return err
 				}
-				for _, ik := range KubeKeys(it) {
+				for _, ik := range target.KubeKeys(it) {
 					switch ik {
 					case "method":
-						kinds[MatchMethod]++
+						kinds[target.MatchMethod]++
 					case "pathRegex":
-						kinds[MatchRegex]++
+						kinds[target.MatchRegex]++
 					default:
 						other = append(other, "all["+strconv.Itoa(j)+"]."+ik)
 					}
