@@ -587,7 +587,7 @@ func mapObject(ob target.Object, groups []string, explicit map[string]string, me
 				out = append(out, g)
 			}
 		}
-	case ob.Target == "grpc":
+	case targetOf(ob).Precedence == target.MethodRank:
 		for _, g := range groups {
 			if grpcRank(ob, g, named) > 0 {
 				out = append(out, g)
@@ -711,9 +711,9 @@ func pathMatches(name string, m target.Match, path string) bool {
 		return concrete == m.Value || path == m.Value
 	case target.MatchRegex:
 		// Envoy, Istio, Gateway API and Linkerd match the whole path;
-		// nginx and HAProxy search within it.
+		// nginx and HAProxy search within it (Target.RegexSearch).
 		expr := m.Value
-		if name != "nginx" && name != "haproxy" {
+		if t, _ := targets.Lookup(name); !t.RegexSearch {
 			expr = "^(?:" + expr + ")$"
 		}
 		if m.CaseInsensitive {
@@ -730,24 +730,17 @@ func pathMatches(name string, m target.Match, path string) bool {
 // host), nil for an object that is not one: its connect timeout and its
 // limit of calls in flight count for the routes that send to it.
 func upstreamKeys(ob target.Object) []string {
-	switch ob.Kind {
-	case "cluster":
-		return []string{ob.Name}
-	case "upstream":
-		return []string{strings.TrimPrefix(ob.Name, "upstream ")}
-	case "DestinationRule":
-		var keys []string
-		for _, m := range ob.Matches {
-			if m.Kind == target.MatchHost {
-				keys = append(keys, m.Value, strings.SplitN(m.Value, ".", 2)[0])
-			}
-		}
-		if keys == nil {
-			keys = []string{}
-		}
-		return keys
+	if t := targetOf(ob); t.UpstreamKeys != nil {
+		return t.UpstreamKeys(ob)
 	}
 	return nil
+}
+
+// targetOf is the target that read ob; the zero Target, which knows
+// nothing of its configs, for a name no target has.
+func targetOf(ob target.Object) target.Target {
+	t, _ := targets.Lookup(ob.Target)
+	return t
 }
 
 // upstreamOf returns the upstream-side object of the same target that ob
@@ -861,7 +854,7 @@ func checkObject(ob, upstream target.Object, cg checkedGroup, need time.Duration
 		// nginx passes a failed request to the next server of the
 		// upstream (proxy_next_upstream): a failover, not a return to the
 		// server that failed, which is what jitter spreads out.
-		if ob.Jitter == "none" && !ob.NeverSentOnly() && ob.Target != "nginx" {
+		if ob.Jitter == "none" && !ob.NeverSentOnly() && !targetOf(ob).RetriesFailOver {
 			add(ob.Attempts.Pos, finding.Newf(finding.CheckNoJitter, finding.Fields{"attempts": attempts},
 				"retries go at once, without backoff or jitter: when the dependency fails, every client retries in the same instant"))
 		}
@@ -1030,10 +1023,10 @@ func fixFor(ob target.Object, s *target.Setting[float64], seconds float64) *repo
 	switch {
 	case own:
 		return &report.Fix{File: s.Pos.File, Line: s.Pos.Line, Old: s.Raw, New: lit}
-	case s.Key != "" && ob.Target == "nginx":
-		return &report.Fix{File: ob.Pos.File, Line: ob.Pos.Line, Insert: s.Key + " " + lit + ";", Opens: "{"}
-	case s.Key != "" && ob.Target == "haproxy":
-		return &report.Fix{File: ob.Pos.File, Line: ob.Pos.Line, Insert: s.Key + " " + lit}
+	case s.Key != "":
+		if line, opens, ok := t.InsertSetting(s.Key, lit); ok {
+			return &report.Fix{File: ob.Pos.File, Line: ob.Pos.Line, Insert: line, Opens: opens}
+		}
 	}
 	return nil
 }
@@ -1522,9 +1515,9 @@ func firstMatch(objects []target.Object, idx []int, g, method string, named [][]
 		}
 		return target.Match{}, false
 	}
-	switch objects[idx[0]].Target {
-	case "nginx":
-	case "haproxy":
+	switch targetOf(objects[idx[0]]).Precedence {
+	case target.LocationOrder:
+	case target.FirstRule:
 		best, first := idx[0], 0
 		for _, i := range idx {
 			if n := firstRule(objects[i], path, method); n > 0 && (first == 0 || n < first) {
@@ -1532,7 +1525,7 @@ func firstMatch(objects []target.Object, idx []int, g, method string, named [][]
 			}
 		}
 		return best
-	case "grpc":
+	case target.MethodRank:
 		best, rank := idx[0], -1
 		for _, i := range idx {
 			if r := grpcRank(objects[i], g, named[i]); r > rank {
@@ -1540,7 +1533,7 @@ func firstMatch(objects []target.Object, idx []int, g, method string, named [][]
 			}
 		}
 		return best
-	case "gateway-api", "linkerd":
+	case target.RouteRules:
 		// HTTPRoute's precedence among the rules that match (Gateway API,
 		// HTTPRouteRule): an exact path, then the longest prefix, then a
 		// method match; ties go to the first listed.

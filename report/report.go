@@ -40,6 +40,9 @@ type Snippet struct {
 	File   string   // the file --emit-dir writes: "envoy.yaml"
 	Notes  []string // the explanation, for formats without comments (gRPC's JSON)
 	Text   string
+	// Language names the snippet's language for a code fence's
+	// highlighting ("yaml"), as its target says; "" for none.
+	Language string
 }
 
 // Input describes what was read and what could not be used.

@@ -50,7 +50,7 @@ func RenderAll(ctx context.Context, r *report.Report, targets []Target, o Option
 // them inside the document (report.EmbedsSnippets).
 func Embed(r *report.Report, rs []Rendered) {
 	for _, s := range rs {
-		r.Snippets = append(r.Snippets, report.Snippet{Target: s.Name, File: s.File, Notes: s.Notes, Text: string(s.Body)})
+		r.Snippets = append(r.Snippets, report.Snippet{Target: s.Name, File: s.File, Notes: s.Notes, Text: string(s.Body), Language: s.Language})
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
@@ -88,6 +89,9 @@ type Target struct {
 	Name    string // as given to --emit
 	File    string // the file --emit-dir writes
 	Summary string // one line for --help
+	// Language names the snippet's language for a Markdown code fence
+	// ("yaml"); "" for none.
+	Language string
 	// Comment starts a comment line in the target's format; "" when the
 	// format has none (JSON): the header is then only available from Explain.
 	Comment string
@@ -105,6 +109,28 @@ type Target struct {
 	// naming, when set, is how the target's snippet names each group's
 	// object, which check reads back as the group it serves (naming.go).
 	Naming *Naming
+
+	// What check needs to know of the target's configs (analysis/check.go).
+	//
+	// Duration, when set, writes a duration as the config does, for the
+	// edits --suggest proposes (WriteDuration).
+	Duration func(time.Duration) string
+	// Insert, when set, writes the line that adds a setting an object
+	// lacks, and the text that opens the block it goes in (InsertSetting).
+	Insert func(key, lit string) (line, opens string)
+	// RegexSearch says a regular expression of the config matches anywhere
+	// in the path (nginx, HAProxy); otherwise it must match the whole path.
+	RegexSearch bool
+	// Precedence is how the target's router picks among matching objects.
+	Precedence Precedence
+	// RetriesFailOver says a retry goes to the next server, not back to
+	// the one that failed (nginx's proxy_next_upstream): jitter, which
+	// spreads out returns to one server, is not asked of it.
+	RetriesFailOver bool
+	// UpstreamKeys, when set, returns the names routes send to an
+	// upstream-side object by (an Envoy cluster, an nginx upstream block,
+	// an Istio DestinationRule's host), nil for an object that is not one.
+	UpstreamKeys func(ob Object) []string
 }
 
 // Reads reports whether the target reads config files.

@@ -14,13 +14,21 @@ import (
 // (connect_timeout, circuit breakers, retry budget). YAML rather than JSON
 // so that the numbers can carry their reasons; Envoy reads both.
 var Target = target.Target{
-	Name:    "envoy",
-	File:    "envoy.yaml",
-	Summary: "Envoy RouteConfiguration (timeout, retry_policy, hedge_policy) and Cluster (connect_timeout, circuit_breakers, retry_budget)",
-	Comment: "#",
-	Write:   renderEnvoy,
-	Reader:  ReadEnvoyConfig,
-	Detect:  DetectEnvoyConfig,
+	Name:     "envoy",
+	File:     "envoy.yaml",
+	Summary:  "Envoy RouteConfiguration (timeout, retry_policy, hedge_policy) and Cluster (connect_timeout, circuit_breakers, retry_budget)",
+	Language: "yaml",
+	Comment:  "#",
+	Write:    renderEnvoy,
+	Reader:   ReadEnvoyConfig,
+	Detect:   DetectEnvoyConfig,
+	Duration: target.ProtoDur,
+	UpstreamKeys: func(ob target.Object) []string {
+		if ob.Kind == "cluster" {
+			return []string{ob.Name}
+		}
+		return nil
+	},
 }
 
 func renderEnvoy(p *target.Plan, d *target.Doc) error {

@@ -14,13 +14,16 @@ import (
 // with timeouts.request (the whole call) and timeouts.backendRequest (one
 // attempt).
 var Target = target.Target{
-	Name:    "gateway-api",
-	File:    "gateway-api.yaml",
-	Summary: "Kubernetes Gateway API HTTPRoute: rules[].timeouts{request, backendRequest}",
-	Comment: "#",
-	Write:   renderGateway,
-	Reader:  ReadGatewayAPIConfig,
-	Detect:  DetectGatewayAPIConfig,
+	Name:       "gateway-api",
+	File:       "gateway-api.yaml",
+	Summary:    "Kubernetes Gateway API HTTPRoute: rules[].timeouts{request, backendRequest}",
+	Language:   "yaml",
+	Comment:    "#",
+	Write:      renderGateway,
+	Reader:     ReadGatewayAPIConfig,
+	Detect:     DetectGatewayAPIConfig,
+	Duration:   target.GatewayDur,
+	Precedence: target.RouteRules,
 }
 
 // An HTTPRoute holds at most 16 rules; more groups take more HTTPRoutes.

@@ -22,11 +22,12 @@ import (
 // policy allows (a call that is not idempotent only when the request was
 // never sent).
 var Target = target.Target{
-	Name:    "go",
-	File:    "go.go",
-	Summary: "Go net/http: Transport (DNS, connect, TLS, ResponseHeaderTimeout, MaxConnsPerHost), a Policy per group and Do, the retry loop within the deadline",
-	Comment: "//",
-	Write:   write,
+	Name:     "go",
+	File:     "go.go",
+	Summary:  "Go net/http: Transport (DNS, connect, TLS, ResponseHeaderTimeout, MaxConnsPerHost), a Policy per group and Do, the retry loop within the deadline",
+	Language: "go",
+	Comment:  "//",
+	Write:    write,
 }
 
 // goDNSTimeout is the time the Go snippet gives name resolution, apart from

@@ -18,13 +18,16 @@ import (
 // with its deadline and retryPolicy, and retryThrottling from the retry
 // budget. JSON has no comments: the header is printed beside it.
 var Target = target.Target{
-	Name:    "grpc",
-	File:    "grpc.json",
-	Summary: "gRPC service config: methodConfig timeout and retryPolicy, retryThrottling",
-	Write:   renderGRPC,
-	Reader:  ReadGRPCConfig,
-	Detect:  DetectGRPCConfig,
-	Naming:  GRPCNaming,
+	Name:       "grpc",
+	File:       "grpc.json",
+	Summary:    "gRPC service config: methodConfig timeout and retryPolicy, retryThrottling",
+	Language:   "json",
+	Write:      renderGRPC,
+	Reader:     ReadGRPCConfig,
+	Detect:     DetectGRPCConfig,
+	Naming:     GRPCNaming,
+	Duration:   target.ProtoDur,
+	Precedence: target.MethodRank,
 }
 
 // gRPC clamps maxAttempts to 5 unless the channel raises the limit

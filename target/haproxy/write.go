@@ -25,8 +25,12 @@ var Target = target.Target{
 	Reader: func(file string, data []byte, open target.Opener, _ *budget.Budget) ([]target.Object, error) {
 		return ReadHAProxyConfig(file, data, open)
 	},
-	Detect: DetectHAProxyConfig,
-	Naming: HAProxyNaming,
+	Detect:      DetectHAProxyConfig,
+	Naming:      HAProxyNaming,
+	Duration:    target.UnitDur,
+	Insert:      func(key, lit string) (string, string) { return key + " " + lit, "" },
+	RegexSearch: true,
+	Precedence:  target.FirstRule,
 }
 
 // haproxyRetryStatus lists the statuses HAProxy's retry-on accepts (2.6;

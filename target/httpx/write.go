@@ -15,11 +15,12 @@ import (
 // send(), which makes the attempts: httpx has no timeout for a whole
 // request and retries nothing but connects by itself.
 var Target = target.Target{
-	Name:    "httpx",
-	File:    "httpx.py",
-	Summary: "Python httpx: httpx.Timeout(connect, read, write, pool) and a policy per group, httpx.Limits(max_connections), send(): the retry loop within the deadline",
-	Comment: "#",
-	Write:   write,
+	Name:     "httpx",
+	File:     "httpx.py",
+	Summary:  "Python httpx: httpx.Timeout(connect, read, write, pool) and a policy per group, httpx.Limits(max_connections), send(): the retry loop within the deadline",
+	Language: "python",
+	Comment:  "#",
+	Write:    write,
 }
 
 func write(p *target.Plan, d *target.Doc) error {

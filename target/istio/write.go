@@ -11,13 +11,27 @@ import (
 // istioTarget writes a VirtualService (per-route timeout and retries) and a
 // DestinationRule (connect timeout and connection pool: the bulkhead).
 var Target = target.Target{
-	Name:    "istio",
-	File:    "istio.yaml",
-	Summary: "Istio VirtualService (timeout, retries) and DestinationRule (connectTimeout, connection pool)",
-	Comment: "#",
-	Write:   renderIstio,
-	Reader:  ReadIstioConfig,
-	Detect:  DetectIstioConfig,
+	Name:     "istio",
+	File:     "istio.yaml",
+	Summary:  "Istio VirtualService (timeout, retries) and DestinationRule (connectTimeout, connection pool)",
+	Language: "yaml",
+	Comment:  "#",
+	Write:    renderIstio,
+	Reader:   ReadIstioConfig,
+	Detect:   DetectIstioConfig,
+	Duration: target.UnitDur,
+	UpstreamKeys: func(ob target.Object) []string {
+		if ob.Kind != "DestinationRule" {
+			return nil
+		}
+		keys := []string{}
+		for _, m := range ob.Matches {
+			if m.Kind == target.MatchHost {
+				keys = append(keys, m.Value, strings.SplitN(m.Value, ".", 2)[0])
+			}
+		}
+		return keys
+	},
 }
 
 func renderIstio(p *target.Plan, d *target.Doc) error {

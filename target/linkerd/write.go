@@ -16,13 +16,16 @@ import (
 // per group, or a GRPCRoute when the groups are gRPC methods, each attached
 // to the Service; a ServiceProfile for older meshes on request.
 var Target = target.Target{
-	Name:    "linkerd",
-	File:    "linkerd.yaml",
-	Summary: "Linkerd 2.16+ HTTPRoute or GRPCRoute per group with timeout.linkerd.io and retry.linkerd.io annotations (ServiceProfile on request)",
-	Comment: "#",
-	Write:   renderLinkerd,
-	Reader:  ReadLinkerdConfig,
-	Detect:  DetectLinkerdConfig,
+	Name:       "linkerd",
+	File:       "linkerd.yaml",
+	Summary:    "Linkerd 2.16+ HTTPRoute or GRPCRoute per group with timeout.linkerd.io and retry.linkerd.io annotations (ServiceProfile on request)",
+	Language:   "yaml",
+	Comment:    "#",
+	Write:      renderLinkerd,
+	Reader:     ReadLinkerdConfig,
+	Detect:     DetectLinkerdConfig,
+	Duration:   target.UnitDur,
+	Precedence: target.RouteRules,
 }
 
 // Linkerd's defaults for the ServiceProfile budget fields the report does

@@ -14,14 +14,26 @@ import (
 // with the bulkhead (max_conns) and one location per group with its proxy
 // timeouts and proxy_next_upstream retries.
 var Target = target.Target{
-	Name:    "nginx",
-	File:    "nginx.conf",
-	Summary: "nginx: upstream max_conns, proxy_*_timeout and proxy_next_upstream (tries within the deadline) per location",
-	Comment: "#",
-	MaxLine: 4000,
-	Write:   renderNginx,
-	Reader:  ReadNginxConfig,
-	Detect:  DetectNginxConfig,
+	Name:            "nginx",
+	File:            "nginx.conf",
+	Summary:         "nginx: upstream max_conns, proxy_*_timeout and proxy_next_upstream (tries within the deadline) per location",
+	Language:        "nginx",
+	Comment:         "#",
+	MaxLine:         4000,
+	Write:           renderNginx,
+	Reader:          ReadNginxConfig,
+	Detect:          DetectNginxConfig,
+	Duration:        target.UnitDur,
+	Insert:          func(key, lit string) (string, string) { return key + " " + lit + ";", "{" },
+	RegexSearch:     true,
+	Precedence:      target.LocationOrder,
+	RetriesFailOver: true,
+	UpstreamKeys: func(ob target.Object) []string {
+		if ob.Kind == "upstream" {
+			return []string{strings.TrimPrefix(ob.Name, "upstream ")}
+		}
+		return nil
+	},
 }
 
 // nginxNextUpstream lists the statuses proxy_next_upstream can retry.

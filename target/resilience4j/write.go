@@ -14,14 +14,16 @@ import (
 // Target writes Spring Boot configuration for resilience4j: one
 // instance per group of TimeLimiter (per-try timeout), Bulkhead and Retry.
 var Target = target.Target{
-	Name:    "resilience4j",
-	File:    "resilience4j.yaml",
-	Summary: "resilience4j (Spring Boot YAML): timelimiter, bulkhead and retry instances",
-	Comment: "#",
-	Write:   write,
-	Reader:  ReadConfig,
-	Detect:  Detect,
-	Naming:  naming,
+	Name:     "resilience4j",
+	File:     "resilience4j.yaml",
+	Summary:  "resilience4j (Spring Boot YAML): timelimiter, bulkhead and retry instances",
+	Language: "yaml",
+	Comment:  "#",
+	Write:    write,
+	Reader:   ReadConfig,
+	Detect:   Detect,
+	Naming:   naming,
+	Duration: target.UnitDur,
 }
 
 // Exceptions resilience4j's Retry may retry (retryExceptions): for a call

@@ -65,7 +65,7 @@ func TestEmbed(t *testing.T) {
 	require.NoError(t, err)
 	target.Embed(r, rs)
 	require.Len(t, r.Snippets, 2)
-	assert.Equal(t, report.Snippet{Target: "envoy", File: "envoy.yaml", Text: goldenFile(t, "envoy.yaml")}, r.Snippets[0])
+	assert.Equal(t, report.Snippet{Target: "envoy", File: "envoy.yaml", Text: goldenFile(t, "envoy.yaml"), Language: "yaml"}, r.Snippets[0])
 	assert.Equal(t, "grpc", r.Snippets[1].Target)
 	assert.Equal(t, goldenFile(t, "grpc.json"), r.Snippets[1].Text)
 	assert.NotEmpty(t, r.Snippets[1].Notes)
