@@ -51,7 +51,7 @@ const (
 // readEnvoyConfig reads the routes and clusters of an Envoy config file. It
 // returns what it could read and every value it refuses, each a ReadError
 // at its line, joined in one error.
-func ReadEnvoyConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
+func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
 	docs, err := target.YAMLDocuments(target.OrNew(b), file, data)
 	if err != nil {
 		return nil, err
@@ -82,7 +82,7 @@ var (
 // configuration's virtual_hosts, a cluster's connect_timeout, an Envoy
 // "@type", or an admin config dump; not a Kubernetes manifest, not a gRPC
 // service config.
-func DetectEnvoyConfig(file string, data []byte) bool {
+func Detect(file string, data []byte) bool {
 	if !slices.Contains(envoyDetectExt, strings.ToLower(filepath.Ext(file))) {
 		return false
 	}

@@ -1,3 +1,5 @@
+// Package envoy is the config target of Envoy: a RouteConfiguration and a Cluster per report, and the
+// reading of Envoy configs (bootstrap, RDS and CDS resources) for check.
 package envoy
 
 import (
@@ -9,7 +11,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/target"
 )
 
-// envoyTarget writes two YAML documents: a RouteConfiguration (one route per
+// Target writes two YAML documents: a RouteConfiguration (one route per
 // group: timeout, retry_policy, hedge_policy) and a Cluster
 // (connect_timeout, circuit breakers, retry budget). YAML rather than JSON
 // so that the numbers can carry their reasons; Envoy reads both.
@@ -20,8 +22,8 @@ var Target = target.Target{
 	Language: "yaml",
 	Comment:  "#",
 	Write:    renderEnvoy,
-	Reader:   ReadEnvoyConfig,
-	Detect:   DetectEnvoyConfig,
+	Reader:   ReadConfig,
+	Detect:   Detect,
 	Duration: target.ProtoDur,
 	UpstreamKeys: func(ob target.Object) []string {
 		if ob.Kind == "cluster" {
@@ -109,7 +111,7 @@ func envoyRetries(d *target.Doc, rt target.Route) {
 		perTry = target.CeilMs(rt.Hedge.DelaySeconds)
 		perTryWhy = "the hedge delay"
 	}
-	conds, codes, skipped := EnvoyRetryOn(rt)
+	conds, codes, skipped := RetryOn(rt)
 	if hedged && rt.Attempts <= 1 {
 		d.Note("  num_retries %d: the hedges beyond the first request (each hedge counts as a retry); per_try_timeout %s: %s", retries, target.ProtoDur(perTry), perTryWhy)
 	} else {
@@ -144,8 +146,8 @@ func envoyRetries(d *target.Doc, rt target.Route) {
 	d.Printf("        retry_back_off:\n          base_interval: %s\n          max_interval: %s\n", target.ProtoDur(base), target.ProtoDur(capd))
 	if ra := retryAfterStatuses(codes); len(ra) > 0 {
 		d.Note("  rate_limited_retry_back_off: a %s with a Retry-After in seconds is retried no sooner (Envoy waits 1 to 1.5 x it, RFC 9110 section 10.2.3); when that does not fit, the route timeout of %s ends the call (a 504 at the deadline, not the %s at once); a Retry-After above max_interval %s, or an HTTP-date, is not read and the backoff above applies",
-			strings.Join(ra, " or "), target.ProtoDur(rt.Timeout), strings.Join(ra, " or "), target.ProtoDur(EnvoyRetryAfterWait))
-		d.Printf("        rate_limited_retry_back_off:\n          reset_headers:\n          - name: retry-after\n            format: SECONDS\n          max_interval: %s\n", target.ProtoDur(EnvoyRetryAfterWait))
+			strings.Join(ra, " or "), target.ProtoDur(rt.Timeout), strings.Join(ra, " or "), target.ProtoDur(RetryAfterWait))
+		d.Printf("        rate_limited_retry_back_off:\n          reset_headers:\n          - name: retry-after\n            format: SECONDS\n          max_interval: %s\n", target.ProtoDur(RetryAfterWait))
 	}
 	if hedged {
 		h := rt.Hedge
@@ -160,7 +162,7 @@ func envoyRetries(d *target.Doc, rt target.Route) {
 // envoyNeverSent; else connect-failure and refused-stream as they are, a
 // timeout to "reset" (a per-try timeout is a local reset), status codes to
 // retriable-status-codes.
-func EnvoyRetryOn(rt target.Route) (conds string, codes, skipped []string) {
+func RetryOn(rt target.Route) (conds string, codes, skipped []string) {
 	if rt.NeverSentOnly() {
 		return target.EnvoyNeverSent, nil, nil
 	}
@@ -198,7 +200,7 @@ func EnvoyRetryOn(rt target.Route) (conds string, codes, skipped []string) {
 // exponential backoff applies (RetryPolicy.RateLimitedRetryBackOff,
 // route_components.proto), so it is far above any route timeout, which ends
 // a call whose Retry-After does not fit first.
-const EnvoyRetryAfterWait = 24 * time.Hour
+const RetryAfterWait = 24 * time.Hour
 
 // retryAfterStatuses returns the retried statuses a server sends with a
 // Retry-After asking the client to wait (RFC 9110 section 10.2.3: 503;

@@ -18,7 +18,7 @@ import (
 
 // detectGatewayAPIConfig reports whether a file holds Gateway API
 // resources.
-func DetectGatewayAPIConfig(_ string, data []byte) bool {
+func Detect(_ string, data []byte) bool {
 	return target.KubeDetect(data, target.GatewayGroup+"/")
 }
 
@@ -26,7 +26,7 @@ func DetectGatewayAPIConfig(_ string, data []byte) bool {
 // stream, one object per rule (Kind "HTTPRoute rule", "GRPCRoute rule").
 // Gateways, TCP, TLS and UDP routes and policies are left out. The Linkerd
 // annotations an HTTPRoute may carry are the linkerd target's to read.
-func ReadGatewayAPIConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
+func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
 	res, err := target.KubeObjects(target.OrNew(b), file, data)
 	if err != nil {
 		return nil, err

@@ -1,3 +1,5 @@
+// Package gatewayapi is the config target of Kubernetes Gateway API: HTTPRoutes with timeouts and retry per
+// rule, and their reading for check.
 package gatewayapi
 
 import (
@@ -10,7 +12,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/target"
 )
 
-// gatewayTarget writes Kubernetes Gateway API HTTPRoutes: one rule per group
+// Target writes Kubernetes Gateway API HTTPRoutes: one rule per group
 // with timeouts.request (the whole call) and timeouts.backendRequest (one
 // attempt).
 var Target = target.Target{
@@ -20,8 +22,8 @@ var Target = target.Target{
 	Language:   "yaml",
 	Comment:    "#",
 	Write:      renderGateway,
-	Reader:     ReadGatewayAPIConfig,
-	Detect:     DetectGatewayAPIConfig,
+	Reader:     ReadConfig,
+	Detect:     Detect,
 	Duration:   target.GatewayDur,
 	Precedence: target.RouteRules,
 }

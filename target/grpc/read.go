@@ -44,7 +44,7 @@ const grpcUnset = "(every method)"
 // readGRPCConfig reads the method configs of a gRPC service config. It returns
 // what it could read and every value it refuses, each a ReadError at its
 // line, joined in one error.
-func ReadGRPCConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
+func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
 	body := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
 	if len(body) == 0 || body[0] != '{' {
 		line := 1 + bytes.Count(data[:len(data)-len(body)], []byte("\n"))
@@ -75,7 +75,7 @@ func ReadGRPCConfig(file string, data []byte, _ target.Opener, b *budget.Budget)
 // detectGRPCConfig reports whether a file looks like a gRPC service config: a
 // JSON object (in a .json file, or one without a name's extension, as
 // stdin) with a methodConfig.
-func DetectGRPCConfig(file string, data []byte) bool {
+func Detect(file string, data []byte) bool {
 	if ext := strings.ToLower(filepath.Ext(file)); ext != ".json" && ext != "" {
 		return false
 	}
@@ -355,9 +355,9 @@ func (r *grpcReader) retryPolicy(o *target.Object, rp *yaml.Node) {
 			switch {
 			case v < 2:
 				r.Fail(n, "field %q: %d: gRPC needs at least 2 for a retryPolicy", "maxAttempts", v)
-			case v > GRPCMaxAttempts:
-				o.Attempts = target.Set(GRPCMaxAttempts, r.Pos(n), n.Value)
-				o.Notes = append(o.Notes, fmt.Sprintf("maxAttempts %d: gRPC makes at most %d attempts unless the channel raises the limit (grpc-go WithMaxCallAttempts)", v, GRPCMaxAttempts))
+			case v > MaxAttempts:
+				o.Attempts = target.Set(MaxAttempts, r.Pos(n), n.Value)
+				o.Notes = append(o.Notes, fmt.Sprintf("maxAttempts %d: gRPC makes at most %d attempts unless the channel raises the limit (grpc-go WithMaxCallAttempts)", v, MaxAttempts))
 			default:
 				o.Attempts = target.Set(v, r.Pos(n), n.Value)
 			}
@@ -423,9 +423,9 @@ func (r *grpcReader) hedgingPolicy(o *target.Object, hp *yaml.Node) {
 		case v < 2:
 			o.Notes = append(o.Notes, fmt.Sprintf("hedgingPolicy maxAttempts %d: no hedge is sent", v))
 			o.HedgeAttempts = target.Set(max(v, 1), r.Pos(n), n.Value)
-		case v > GRPCMaxAttempts:
-			o.HedgeAttempts = target.Set(GRPCMaxAttempts, r.Pos(n), n.Value)
-			o.Notes = append(o.Notes, fmt.Sprintf("hedgingPolicy maxAttempts %d: gRPC sends at most %d unless the channel raises the limit", v, GRPCMaxAttempts))
+		case v > MaxAttempts:
+			o.HedgeAttempts = target.Set(MaxAttempts, r.Pos(n), n.Value)
+			o.Notes = append(o.Notes, fmt.Sprintf("hedgingPolicy maxAttempts %d: gRPC sends at most %d unless the channel raises the limit", v, MaxAttempts))
 		default:
 			o.HedgeAttempts = target.Set(v, r.Pos(n), n.Value)
 		}

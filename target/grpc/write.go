@@ -1,3 +1,5 @@
+// Package grpc is the config target of gRPC: a service config (method configs with timeout and retry
+// policy) per report, and its reading for check.
 package grpc
 
 import (
@@ -13,7 +15,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/target"
 )
 
-// grpcTarget writes a gRPC service config (JSON, for
+// Target writes a gRPC service config (JSON, for
 // grpc.WithDefaultServiceConfig or a resolver): one methodConfig per group
 // with its deadline and retryPolicy, and retryThrottling from the retry
 // budget. JSON has no comments: the header is printed beside it.
@@ -23,18 +25,18 @@ var Target = target.Target{
 	Summary:    "gRPC service config: methodConfig timeout and retryPolicy, retryThrottling",
 	Language:   "json",
 	Write:      renderGRPC,
-	Reader:     ReadGRPCConfig,
-	Detect:     DetectGRPCConfig,
-	Naming:     GRPCNaming,
+	Reader:     ReadConfig,
+	Detect:     Detect,
+	Naming:     naming,
 	Duration:   target.ProtoDur,
 	Precedence: target.MethodRank,
 }
 
 // gRPC clamps maxAttempts to 5 unless the channel raises the limit
 // (grpc-go: WithMaxCallAttempts); the service config says 5 then.
-const GRPCMaxAttempts = 5
+const MaxAttempts = 5
 
-type GRPCConfig struct {
+type Config struct {
 	MethodConfig    []grpcMethodConfig `json:"methodConfig"`
 	RetryThrottling *grpcThrottling    `json:"retryThrottling,omitempty"`
 }
@@ -78,7 +80,7 @@ func renderGRPC(p *target.Plan, d *target.Doc) error {
 	// deadline applying when it is sooner (service_config.proto, timeout).
 	d.Note("The deadline is passed down natively: a call's deadline goes out as grpc-timeout, the server's context carries it, and a call made with that context gets what is left (timeout here applies only when it is shorter). gRPC sends a call however little is left: drop one with less than a useful try in the handler, before calling (ctx.Deadline()).")
 	p.NoteUnroutable(d, "a gRPC method name")
-	var cfg GRPCConfig
+	var cfg Config
 	seen := map[string]bool{}
 	next := map[string]int{} // the next number to try after a method name
 	for _, rt := range p.PathRoutes() {
@@ -141,11 +143,11 @@ func renderGRPC(p *target.Plan, d *target.Doc) error {
 
 // grpcRetries writes a method config's retryPolicy or hedgingPolicy.
 func grpcRetries(d *target.Doc, rt target.Route, mc *grpcMethodConfig, herdWindow time.Duration) {
-	codes, skipped := GrpcCodes(rt.RetryOn)
+	codes, skipped := Codes(rt.RetryOn)
 	switch {
 	case rt.Hedge != nil:
 		h := rt.Hedge
-		hp := &grpcHedgingPolicy{MaxAttempts: min(h.Attempts, GRPCMaxAttempts), HedgingDelay: target.ProtoDur(target.CeilMs(h.DelaySeconds)), NonFatalStatusCodes: codes}
+		hp := &grpcHedgingPolicy{MaxAttempts: min(h.Attempts, MaxAttempts), HedgingDelay: target.ProtoDur(target.CeilMs(h.DelaySeconds)), NonFatalStatusCodes: codes}
 		mc.HedgingPolicy = hp
 		d.Note("  hedgingPolicy: another request %s (%s) after the last one, up to maxAttempts %d, until one answers; nonFatalStatusCodes %s send the next at once. With independent attempts p99 %s, p99.9 %s, for %s more requests",
 			hp.HedgingDelay, target.QuantileName(h.Quantile), hp.MaxAttempts, strings.Join(codes, ", "), target.Secs(h.P99Seconds), target.Secs(h.P999Seconds), target.Percent(h.ExtraLoadFraction))
@@ -158,7 +160,7 @@ func grpcRetries(d *target.Doc, rt target.Route, mc *grpcMethodConfig, herdWindo
 		d.Note("  no retryPolicy: gRPC has no status for %s (a per-try timeout cannot be written)", strings.Join(rt.RetryOn, ", "))
 	default:
 		rp := &grpcRetryPolicy{
-			MaxAttempts:          min(rt.Attempts, GRPCMaxAttempts),
+			MaxAttempts:          min(rt.Attempts, MaxAttempts),
 			InitialBackoff:       target.ProtoDur(rt.BackoffBase),
 			MaxBackoff:           target.ProtoDur(rt.BackoffCap),
 			BackoffMultiplier:    2,
@@ -178,7 +180,7 @@ func grpcRetries(d *target.Doc, rt target.Route, mc *grpcMethodConfig, herdWindo
 		}
 		mc.RetryPolicy = rp
 		d.Note("  maxAttempts %d: %s", rp.MaxAttempts, rt.AttemptsWhy)
-		if rt.Attempts > GRPCMaxAttempts {
+		if rt.Attempts > MaxAttempts {
 			d.Note("  gRPC treats maxAttempts above 5 as 5 (unless the channel raises it): %d attempts clamped to 5", rt.Attempts)
 		}
 		d.Note("  initialBackoff %s, maxBackoff %s, multiplier 2: %s%s; grpc-go draws each wait within 20 %% of min(initialBackoff x 2^n, maxBackoff) (gRFC A6 as amended), not full jitter", rp.InitialBackoff, rp.MaxBackoff, rt.BackoffWhy, herdWhy)
@@ -208,7 +210,7 @@ func grpcObjectName(svc, group string) target.GRPCName {
 // connection, a refused stream, 429, 502, 503 and 504 are UNAVAILABLE; 429
 // is also RESOURCE_EXHAUSTED, gRPC's own "slow down". A timeout and the
 // other statuses have no status a retry policy could name.
-func GrpcCodes(on []string) (codes, skipped []string) {
+func Codes(on []string) (codes, skipped []string) {
 	add := func(c string) {
 		if !slices.Contains(codes, c) {
 			codes = append(codes, c)
@@ -237,7 +239,7 @@ const grpcRetriesOffJq = `del(.methodConfig[].retryPolicy, .methodConfig[].hedgi
 // channel applies the service config its name resolver returns when it
 // changes (gRFC A2: the DNS TXT record _grpc_config.<host>, or xDS); one
 // compiled into the client is changed by a deploy only.
-func grpcSwitch(d *target.Doc, cfg GRPCConfig) {
+func grpcSwitch(d *target.Doc, cfg Config) {
 	retries := false
 	for _, mc := range cfg.MethodConfig {
 		retries = retries || mc.RetryPolicy != nil || mc.HedgingPolicy != nil
@@ -251,7 +253,7 @@ func grpcSwitch(d *target.Doc, cfg GRPCConfig) {
 
 // grpcNaming: "<service>/<Group>" in CamelCase, or the group's own service
 // and method when it is a gRPC method path (renderGRPC, grpcObjectName).
-var GRPCNaming = &target.Naming{
+var naming = &target.Naming{
 	Service: target.GrpcFullName,
 	Of: func(svc, group string) string {
 		n := grpcObjectName(svc, group)

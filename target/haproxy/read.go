@@ -61,7 +61,7 @@ var haproxySections = map[string]bool{
 // readHAProxyConfig reads an HAProxy config file. open is not used:
 // HAProxy has no include; a directory given to haproxy -f is read file by
 // file, in lexical order, by whoever calls Read.
-func ReadHAProxyConfig(file string, data []byte, _ target.Opener) ([]target.Object, error) {
+func ReadConfig(file string, data []byte, _ target.Opener) ([]target.Object, error) {
 	lines, err := haproxyLines(file, data)
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func ReadHAProxyConfig(file string, data []byte, _ target.Opener) ([]target.Obje
 // detectHAProxyConfig: a file named *.cfg or haproxy.cfg, or one whose
 // first bytes start a global, defaults, frontend, backend or listen
 // section at the start of a line.
-func DetectHAProxyConfig(file string, data []byte) bool {
+func Detect(file string, data []byte) bool {
 	base := path.Base(filepath.ToSlash(file))
 	if base == "haproxy.cfg" || strings.HasSuffix(base, ".cfg") {
 		return true
@@ -134,7 +134,7 @@ func haproxyLines(file string, data []byte) ([]haproxyLine, error) {
 	active := true
 	for n, text := range strings.Split(string(data), "\n") {
 		pos := target.Pos{File: file, Line: n + 1}
-		words, err := HaproxyWords(strings.TrimSuffix(text, "\r"))
+		words, err := Words(strings.TrimSuffix(text, "\r"))
 		if err != nil {
 			return nil, target.ErrorAt(pos, "%v", err)
 		}
@@ -143,7 +143,7 @@ func haproxyLines(file string, data []byte) ([]haproxyLine, error) {
 		}
 		switch kw := words[0].value; kw {
 		case ".if", ".elif", ".else", ".endif":
-			cond := strings.Join(HaproxyValues(words[1:]), " ")
+			cond := strings.Join(Values(words[1:]), " ")
 			switch kw {
 			case ".if":
 				v, known := haproxyCondition(words[1:])
@@ -193,7 +193,7 @@ func haproxyLines(file string, data []byte) ([]haproxyLine, error) {
 	return out, nil
 }
 
-func HaproxyValues(ws []haproxyWord) []string {
+func Values(ws []haproxyWord) []string {
 	out := make([]string, len(ws))
 	for i, w := range ws {
 		out[i] = w.value
@@ -216,7 +216,7 @@ func haproxyCondition(ws []haproxyWord) (value, known bool) {
 }
 
 // haproxyWords cuts one line into words as parse_line does.
-func HaproxyWords(line string) ([]haproxyWord, error) {
+func Words(line string) ([]haproxyWord, error) {
 	var words []haproxyWord
 	var cur strings.Builder
 	inWord, env := false, false
@@ -339,7 +339,7 @@ func haproxyIsAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c 
 // milliseconds (the unit of every timeout); rounded up to a whole
 // millisecond; at most 2147483647 ms (24.8 days). HAProxy 2.6 reads
 // "1m30s" as 1m with a warning (later versions refuse it): refused here.
-func ParseHAProxyTime(s string) (int64, error) {
+func ParseTime(s string) (int64, error) {
 	i := 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
@@ -492,7 +492,7 @@ func haproxyCheck(l haproxyLine, key string) error {
 		if len(w) != 3 {
 			return target.ErrorAt(l.pos, "timeout %s: one value expected, got %d", w[1], len(w)-2)
 		}
-		if _, err := ParseHAProxyTime(w[2]); err != nil {
+		if _, err := ParseTime(w[2]); err != nil {
 			return target.ErrorAt(l.pos, "timeout %s %q: %v", w[1], w[2], err)
 		}
 	case key == "retries":
@@ -737,7 +737,7 @@ func (p *haproxyProxy) timeout(name string) (s *target.Setting[float64], known b
 	if len(l.words) < 3 || l.words[2].Env {
 		return nil, false
 	}
-	ms, _ := ParseHAProxyTime(l.word(2))
+	ms, _ := ParseTime(l.word(2))
 	return target.Set(float64(ms)/1000, l.pos, l.word(2)), true
 }
 

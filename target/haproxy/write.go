@@ -1,3 +1,5 @@
+// Package haproxy is the config target of HAProxy: a backend per group, and the reading of haproxy.cfg for
+// check.
 package haproxy
 
 import (
@@ -11,7 +13,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/target"
 )
 
-// haproxyTarget writes one HAProxy backend per group: timeout queue,
+// Target writes one HAProxy backend per group: timeout queue,
 // connect and server, retries and retry-on fitted to the deadline, option
 // redispatch, and maxconn on the server line as the bulkhead.
 var Target = target.Target{
@@ -23,10 +25,10 @@ var Target = target.Target{
 	// The HAProxy reader reads no include and no YAML: its bounds are
 	// its own (read_haproxy.go).
 	Reader: func(file string, data []byte, open target.Opener, _ *budget.Budget) ([]target.Object, error) {
-		return ReadHAProxyConfig(file, data, open)
+		return ReadConfig(file, data, open)
 	},
-	Detect:      DetectHAProxyConfig,
-	Naming:      HAProxyNaming,
+	Detect:      Detect,
+	Naming:      naming,
 	Duration:    target.UnitDur,
 	Insert:      func(key, lit string) (string, string) { return key + " " + lit, "" },
 	RegexSearch: true,
@@ -62,9 +64,9 @@ func renderHAProxy(p *target.Plan, d *target.Doc) error {
 	p.NoteUnroutable(d, "an HAProxy ACL")
 	routes := p.PathRoutes()
 	for i, rt := range routes {
-		be := HAProxyNaming.Service(p.Service)
+		be := naming.Service(p.Service)
 		if len(routes) > 1 {
-			be = HAProxyNaming.Of(be, rt.Group)
+			be = naming.Of(be, rt.Group)
 		}
 		be = names.Name(be)
 		if i > 0 {
@@ -216,7 +218,7 @@ func haproxyArg(s string) string {
 
 // haproxyNaming: "backend <service>_<group>", in lower case
 // (renderHAProxy).
-var HAProxyNaming = &target.Naming{
+var naming = &target.Naming{
 	Service: func(s string) string { return target.Identifier(s, false) },
 	Of: func(svc, group string) string {
 		return svc + "_" + strings.ToLower(target.Identifier(group, false))

@@ -62,7 +62,7 @@ var istioRetryOnPolicies = map[string]bool{
 const istioGroup = "networking.istio.io"
 
 // detectIstioConfig reports whether a file holds Istio resources.
-func DetectIstioConfig(_ string, data []byte) bool {
+func Detect(_ string, data []byte) bool {
 	return target.KubeDetect(data, istioGroup+"/")
 }
 
@@ -72,7 +72,7 @@ func DetectIstioConfig(_ string, data []byte) bool {
 // traffic policy of its own (Kind "DestinationRule"). Other resources,
 // Istio's Gateways and the tcp and tls routes included, are left out: they
 // carry no request timeout or retries.
-func ReadIstioConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
+func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
 	res, err := target.KubeObjects(target.OrNew(b), file, data)
 	if err != nil {
 		return nil, err

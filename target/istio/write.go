@@ -1,3 +1,5 @@
+// Package istio is the config target of Istio: a VirtualService and a DestinationRule per report, and
+// their reading for check.
 package istio
 
 import (
@@ -8,7 +10,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/target"
 )
 
-// istioTarget writes a VirtualService (per-route timeout and retries) and a
+// Target writes a VirtualService (per-route timeout and retries) and a
 // DestinationRule (connect timeout and connection pool: the bulkhead).
 var Target = target.Target{
 	Name:     "istio",
@@ -17,8 +19,8 @@ var Target = target.Target{
 	Language: "yaml",
 	Comment:  "#",
 	Write:    renderIstio,
-	Reader:   ReadIstioConfig,
-	Detect:   DetectIstioConfig,
+	Reader:   ReadConfig,
+	Detect:   Detect,
 	Duration: target.UnitDur,
 	UpstreamKeys: func(ob target.Object) []string {
 		if ob.Kind != "DestinationRule" {
@@ -79,7 +81,7 @@ func renderIstio(p *target.Plan, d *target.Doc) error {
 			d.Printf("    retries:\n      attempts: 0\n")
 			continue
 		}
-		on := IstioRetryOn(rt)
+		on := RetryOn(rt)
 		d.Note("  retries.attempts %d = %s, less the first; perTryTimeout %s: %s", rt.Retries(), rt.AttemptsWhy, target.UnitDur(rt.PerTry), rt.PerTryWhy)
 		if rt.NeverSentOnly() {
 			d.Note("  retryOn %s: %s, so only failures that prove the request never reached the upstream are retried; reset-before-request needs Istio 1.23 (Envoy 1.31) or later", on, rt.IdempotentWhy)
@@ -133,7 +135,7 @@ func renderIstio(p *target.Plan, d *target.Doc) error {
 // takes Envoy's conditions and bare status codes: envoyNeverSent for a call
 // that retries only never-sent failures, else a timeout is "reset" (Envoy
 // counts a per-try timeout as a local reset).
-func IstioRetryOn(rt target.Route) string {
+func RetryOn(rt target.Route) string {
 	if rt.NeverSentOnly() {
 		return target.EnvoyNeverSent
 	}

@@ -49,7 +49,7 @@ const (
 
 // detectLinkerdConfig reports whether a file holds Linkerd resources or
 // Linkerd's annotations.
-func DetectLinkerdConfig(_ string, data []byte) bool {
+func Detect(_ string, data []byte) bool {
 	return target.KubeDetect(data, "linkerd.io/v1alpha", "policy.linkerd.io/", "retry.linkerd.io/", "timeout.linkerd.io/")
 }
 
@@ -61,7 +61,7 @@ func DetectLinkerdConfig(_ string, data []byte) bool {
 // per Service with Linkerd's annotations (Kind "Service (Linkerd
 // annotations)"), and per route of a ServiceProfile (Kind "ServiceProfile
 // route").
-func ReadLinkerdConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
+func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
 	res, err := target.KubeObjects(target.OrNew(b), file, data)
 	if err != nil {
 		return nil, err
@@ -162,7 +162,7 @@ func linkerdAnnotations(obj *target.Object, o target.KubeObject, ann map[string]
 		if n == nil {
 			return nil, nil
 		}
-		d, err := LinkerdAnnotationDuration(n.Value)
+		d, err := AnnotationDuration(n.Value)
 		if err != nil {
 			return nil, target.ErrorAt(target.NodePos(f, n), "%s %v", key, err)
 		}
@@ -233,7 +233,7 @@ func linkerdAnnotations(obj *target.Object, o target.KubeObject, ann map[string]
 			cn = n
 		}
 		for _, c := range strings.Split(n.Value, ",") {
-			if !LinkerdCondition(c, k == lkRetryGRPC) {
+			if !Condition(c, k == lkRetryGRPC) {
 				return target.ErrorAt(target.NodePos(f, n), "%s %q: invalid retry condition %q (%s; no spaces; Linkerd then ignores the whole route)", k, n.Value, c, linkerdConditionsHelp(k == lkRetryGRPC))
 			}
 			conds = append(conds, c)
@@ -288,7 +288,7 @@ func linkerdAnnotations(obj *target.Object, o target.KubeObject, ann map[string]
 // linkerdAnnotationDuration parses a duration as Linkerd's policy controller does
 // (parse_duration): a whole number and one unit of ms, s, m, h or d ("0"
 // alone is zero); no decimals, no second unit ("1m30s" is refused).
-func LinkerdAnnotationDuration(s string) (time.Duration, error) {
+func AnnotationDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	i := strings.LastIndexFunc(t, func(r rune) bool { return r >= '0' && r <= '9' })
 	if i < 0 {
@@ -331,7 +331,7 @@ var lkStatusRange = regexp.MustCompile(`^([0-9]+)-([0-9]+)$`)
 // HTTP 5xx, gateway-error, a status or a range of statuses from 100 to
 // 599; for gRPC cancelled, deadline-exceeded, internal,
 // resource-exhausted, unavailable. Case is ignored; spaces are not.
-func LinkerdCondition(c string, grpc bool) bool {
+func Condition(c string, grpc bool) bool {
 	lc := strings.ToLower(c)
 	if grpc {
 		switch lc {

@@ -1,3 +1,5 @@
+// Package linkerd is the config target of Linkerd: HTTPRoute, GRPCRoute or ServiceProfile with Linkerd's
+// timeout and retry annotations, and their reading for check.
 package linkerd
 
 import (
@@ -11,7 +13,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/target"
 )
 
-// linkerdTarget writes Linkerd's routes with the timeout and retry
+// Target writes Linkerd's routes with the timeout and retry
 // annotations of Linkerd 2.16 and later: an HTTPRoute (policy.linkerd.io)
 // per group, or a GRPCRoute when the groups are gRPC methods, each attached
 // to the Service; a ServiceProfile for older meshes on request.
@@ -22,8 +24,8 @@ var Target = target.Target{
 	Language:   "yaml",
 	Comment:    "#",
 	Write:      renderLinkerd,
-	Reader:     ReadLinkerdConfig,
-	Detect:     DetectLinkerdConfig,
+	Reader:     ReadConfig,
+	Detect:     Detect,
 	Duration:   target.UnitDur,
 	Precedence: target.RouteRules,
 }

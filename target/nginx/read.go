@@ -74,7 +74,7 @@ var nginxNextUpstreamValues = map[string]bool{
 // and takes the answer as the names in it, one a line (how an Opener
 // answers a directory); a directory that does not exist matches nothing,
 // as in nginx.
-func ReadNginxConfig(file string, data []byte, open target.Opener, b *budget.Budget) ([]target.Object, error) {
+func ReadConfig(file string, data []byte, open target.Opener, b *budget.Budget) ([]target.Object, error) {
 	r := &nginxReader{prefix: filepath.Dir(file), open: open, budget: target.OrNew(b)}
 	top, err := r.parseFile(file, data, 0)
 	if err != nil {
@@ -86,7 +86,7 @@ func ReadNginxConfig(file string, data []byte, open target.Opener, b *budget.Bud
 // detectNginxConfig: a file named *.conf or nginx.conf, or one whose first bytes
 // have an http, server or location block and a proxy_pass or grpc_pass;
 // never one that reads as HAProxy's sections.
-func DetectNginxConfig(file string, data []byte) bool {
+func Detect(file string, data []byte) bool {
 	head := data
 	if len(head) > 64<<10 {
 		head = head[:64<<10]
@@ -548,7 +548,7 @@ func nginxNumber(s string) (int, error) {
 
 // nginxSeconds reads a timeout directive's value in seconds.
 func nginxSeconds(d *nginxDirective) (float64, error) {
-	ms, err := ParseNginxTime(d.arg(0), false)
+	ms, err := ParseTime(d.arg(0), false)
 	if err != nil {
 		return 0, target.ErrorAt(d.pos, "%s %q: %v", d.name, d.arg(0), err)
 	}
@@ -561,7 +561,7 @@ func nginxSeconds(d *nginxDirective) (float64, error) {
 // "1m30"). With isSec false (a timeout, kept in milliseconds) it returns
 // milliseconds and refuses M and y, as nginx does; with isSec true (a
 // time in seconds: fail_timeout) it returns seconds and refuses ms.
-func ParseNginxTime(s string, isSec bool) (int64, error) {
+func ParseTime(s string, isSec bool) (int64, error) {
 	const maxInt = math.MaxInt64
 	const (
 		stStart = iota
@@ -908,7 +908,7 @@ func parseNginxServer(d *nginxDirective) (nginxServer, error) {
 			}
 			s.maxFails = strings.TrimPrefix(v, "max_fails=")
 		case strings.HasPrefix(v, "fail_timeout="):
-			if _, err := ParseNginxTime(strings.TrimPrefix(v, "fail_timeout="), true); err != nil {
+			if _, err := ParseTime(strings.TrimPrefix(v, "fail_timeout="), true); err != nil {
 				return s, target.ErrorAt(d.pos, "server %s: %q: %v", s.addr, v, err)
 			}
 		}

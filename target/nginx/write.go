@@ -1,3 +1,5 @@
+// Package nginx is the config target of nginx: an upstream and locations per report, and the reading of
+// nginx.conf (with its includes) for check.
 package nginx
 
 import (
@@ -10,7 +12,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/target"
 )
 
-// nginxTarget writes nginx configuration for the http context: an upstream
+// Target writes nginx configuration for the http context: an upstream
 // with the bulkhead (max_conns) and one location per group with its proxy
 // timeouts and proxy_next_upstream retries.
 var Target = target.Target{
@@ -21,8 +23,8 @@ var Target = target.Target{
 	Comment:         "#",
 	MaxLine:         4000,
 	Write:           renderNginx,
-	Reader:          ReadNginxConfig,
-	Detect:          DetectNginxConfig,
+	Reader:          ReadConfig,
+	Detect:          Detect,
 	Duration:        target.UnitDur,
 	Insert:          func(key, lit string) (string, string) { return key + " " + lit + ";", "{" },
 	RegexSearch:     true,
@@ -137,9 +139,9 @@ func renderNginx(p *target.Plan, d *target.Doc) error {
 			d.Printf("        proxy_next_upstream off;\n    }\n")
 			continue
 		}
-		conds, skipped := NginxConditions(rt)
+		conds, skipped := Conditions(rt)
 		d.Note("  proxy_next_upstream %s from %s; tries %d: %s", strings.Join(conds, " "), strings.Join(rt.RetryOn, ", "), n, rt.AttemptsWhy)
-		if NginxNonIdempotent(rt) {
+		if NonIdempotent(rt) {
 			d.Note("  non_idempotent: %s, so POST, LOCK and PATCH are retried too", rt.IdempotentWhy)
 		} else {
 			d.Note("  %s: without non_idempotent nginx passes POST, LOCK and PATCH to the next try only when the request was never sent (a refused or timed-out connect); other methods it also retries after a timeout or an error reading the response header, which RFC 9110 allows for them", rt.IdempotentWhy)
@@ -165,7 +167,7 @@ func renderNginx(p *target.Plan, d *target.Doc) error {
 // error and timeout cover the connect, sending the request and reading the
 // response header; nginx itself never passes a POST, LOCK or PATCH that was
 // sent to the next server unless non_idempotent is set.
-func NginxConditions(rt target.Route) (conds, skipped []string) {
+func Conditions(rt target.Route) (conds, skipped []string) {
 	add := func(c string) {
 		for _, x := range conds {
 			if x == c {
@@ -190,7 +192,7 @@ func NginxConditions(rt target.Route) (conds, skipped []string) {
 	if len(conds) == 0 {
 		conds = []string{"error", "timeout"}
 	}
-	if NginxNonIdempotent(rt) {
+	if NonIdempotent(rt) {
 		add("non_idempotent")
 	}
 	return conds, skipped
@@ -200,7 +202,7 @@ func NginxConditions(rt target.Route) (conds, skipped []string) {
 // marked idempotent whose method nginx counts as non-idempotent (POST,
 // LOCK, PATCH), or whose method is unknown. A GET or a HEAD is retried
 // without it, and with it a POST the data never showed would be too.
-func NginxNonIdempotent(rt target.Route) bool {
+func NonIdempotent(rt target.Route) bool {
 	return rt.Idempotent && !slices.Contains(recommend.IdempotentMethods, rt.Method)
 }
 

@@ -84,10 +84,10 @@ func TestYAMLAliasBombs(t *testing.T) {
 	}{
 		{"resilience4j", "application.yml", r4j, resilience4j.ReadConfig, 1},
 		{"resilience4j without a name", "-", r4j, resilience4j.ReadConfig, 1},
-		{"istio in a List", "vs.yaml", list.String(), istio.ReadIstioConfig, 1},
-		{"gateway-api in a List", "vs.yaml", strings.ReplaceAll(list.String(), "networking.istio.io/v1, kind: VirtualService", "gateway.networking.k8s.io/v1, kind: HTTPRoute"), gatewayapi.ReadGatewayAPIConfig, 1},
-		{"linkerd in a List", "vs.yaml", strings.ReplaceAll(list.String(), "networking.istio.io/v1, kind: VirtualService", "policy.linkerd.io/v1beta3, kind: HTTPRoute"), linkerd.ReadLinkerdConfig, 1},
-		{"envoy", "rc.yaml", envoy, envoytarget.ReadEnvoyConfig, 1},
+		{"istio in a List", "vs.yaml", list.String(), istio.ReadConfig, 1},
+		{"gateway-api in a List", "vs.yaml", strings.ReplaceAll(list.String(), "networking.istio.io/v1, kind: VirtualService", "gateway.networking.k8s.io/v1, kind: HTTPRoute"), gatewayapi.ReadConfig, 1},
+		{"linkerd in a List", "vs.yaml", strings.ReplaceAll(list.String(), "networking.istio.io/v1, kind: VirtualService", "policy.linkerd.io/v1beta3, kind: HTTPRoute"), linkerd.ReadConfig, 1},
+		{"envoy", "rc.yaml", envoy, envoytarget.ReadConfig, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,7 +102,7 @@ func TestYAMLAliasBombs(t *testing.T) {
 		})
 	}
 	// The gRPC service config is JSON: no aliases, but the same path.
-	_, err := grpctarget.ReadGRPCConfig("sc.json", []byte(grpc), nil, nil)
+	_, err := grpctarget.ReadConfig("sc.json", []byte(grpc), nil, nil)
 	require.NoError(t, err)
 }
 
@@ -113,14 +113,14 @@ func TestYAMLBudgetIsTheRuns(t *testing.T) {
 	// 200,000 times.
 	file := "x: &m {a: b}\nitems: [" + strings.TrimSuffix(strings.Repeat("*m,", 200_000), ",") + "]\nstatic_resources: {}\n"
 	b := budget.New()
-	_, err := envoytarget.ReadEnvoyConfig("one.yaml", []byte(file), nil, b)
+	_, err := envoytarget.ReadConfig("one.yaml", []byte(file), nil, b)
 	require.NoError(t, err)
 	// The document, its mapping, three keys, x's mapping of two, the
 	// list, 200,000 times three, and the empty mapping: 600,010.
 	assert.EqualValues(t, 1<<20-600_010, b.NodesLeft(), "the nodes of the first file with aliases expanded")
-	_, err = envoytarget.ReadEnvoyConfig("two.yaml", []byte(file), nil, b)
+	_, err = envoytarget.ReadConfig("two.yaml", []byte(file), nil, b)
 	assert.EqualError(t, err, "two.yaml:1: "+nodeBudgetErr)
-	_, err = envoytarget.ReadEnvoyConfig("two.yaml", []byte(file), nil, nil)
+	_, err = envoytarget.ReadConfig("two.yaml", []byte(file), nil, nil)
 	assert.NoError(t, err, "alone, the second file is under the budget")
 }
 
@@ -130,7 +130,7 @@ func TestYAMLBudgetIsTheRuns(t *testing.T) {
 func TestYAMLRefusedBeforeDecoding(t *testing.T) {
 	data := []byte("connect_timeout: 1s\nx: [" + strings.Repeat("0,", 8<<20-16) + "0]\n")
 	err := bounded(t, 1, func() error {
-		_, err := envoytarget.ReadEnvoyConfig("flat.yaml", data, nil, nil)
+		_, err := envoytarget.ReadConfig("flat.yaml", data, nil, nil)
 		return err
 	})
 	// "connect_timeout:", "1s", "x:", "[" and 8,388,593 zeros.
@@ -141,7 +141,7 @@ func TestYAMLRefusedBeforeDecoding(t *testing.T) {
 // TestYAMLAliasCycle: an alias inside its own anchor would repeat for
 // ever; it is refused where it stands.
 func TestYAMLAliasCycle(t *testing.T) {
-	_, err := envoytarget.ReadEnvoyConfig("c.yaml", []byte("static_resources:\n  clusters: &a\n  - name: c\n    x: *a\n"), nil, nil)
+	_, err := envoytarget.ReadConfig("c.yaml", []byte("static_resources:\n  clusters: &a\n  - name: c\n    x: *a\n"), nil, nil)
 	assert.EqualError(t, err, "c.yaml:4: the alias *a stands inside its own anchor: it would repeat for ever")
 	_, err = resilience4j.ReadConfig("application.yml", []byte("a: &x {b: *x}\n"), nil, nil)
 	assert.EqualError(t, err, "application.yml:1: the alias *x stands inside its own anchor: it would repeat for ever")
@@ -151,7 +151,7 @@ func TestYAMLAliasCycle(t *testing.T) {
 // against the byte budget.
 func TestYAMLAliasBytes(t *testing.T) {
 	data := "x: &v " + strings.Repeat("a", 1<<20) + "\nvirtual_hosts: [" + strings.TrimSuffix(strings.Repeat("*v,", 100), ",") + "]\n"
-	_, err := envoytarget.ReadEnvoyConfig("rc.yaml", []byte(data), nil, nil)
+	_, err := envoytarget.ReadConfig("rc.yaml", []byte(data), nil, nil)
 	assert.EqualError(t, err, "rc.yaml:1: values YAML aliases repeat: over the byte budget of one run, 64 MiB in all")
 }
 
@@ -182,13 +182,13 @@ func TestIstioHostsCount(t *testing.T) {
 		return "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: r}\nspec:\n  hosts: [" + strings.Join(hosts, ", ") +
 			"]\n  http:\n" + strings.Repeat("  - route: [{destination: {host: r}}]\n", routes)
 	}
-	objs, err := istio.ReadIstioConfig("vs.yaml", []byte(vs(2)), nil, nil)
+	objs, err := istio.ReadConfig("vs.yaml", []byte(vs(2)), nil, nil)
 	require.NoError(t, err)
 	require.Len(t, objs, 2)
 	assert.Len(t, objs[1].Matches, 2500, "each host once")
 	assert.Equal(t, target.Match{Kind: target.MatchHost, Value: "h2499"}, objs[1].Matches[2499])
 	err = bounded(t, 400, func() error {
-		_, err := istio.ReadIstioConfig("vs.yaml", []byte(vs(300)), nil, nil)
+		_, err := istio.ReadConfig("vs.yaml", []byte(vs(300)), nil, nil)
 		return err
 	})
 	// The document's 7,716 nodes, then 5,000 hosts a route: the 209th
@@ -246,7 +246,7 @@ func TestEnvoyNamesLinear(t *testing.T) {
 	}
 	var objs []target.Object
 	err := bounded(t, 200, func() (err error) {
-		objs, err = envoytarget.ReadEnvoyConfig("rc.yaml", []byte(b.String()), nil, nil)
+		objs, err = envoytarget.ReadConfig("rc.yaml", []byte(b.String()), nil, nil)
 		return err
 	})
 	require.NoError(t, err)
@@ -287,7 +287,7 @@ func TestNginxIncludeBudget(t *testing.T) {
 		return "http { server { location / { proxy_pass http://u;\n" + strings.Repeat("include "+file+";\n", n) + "} } }\n"
 	}
 	err := bounded(t, 200, func() error {
-		_, err := nginx.ReadNginxConfig("nginx.conf", []byte(main("big.conf", 20)), open, nil)
+		_, err := nginx.ReadConfig("nginx.conf", []byte(main("big.conf", 20)), open, nil)
 		return err
 	})
 	// 16 includes of 4 MiB are the 64 MiB: the 17th, on line 18, is over.
@@ -295,7 +295,7 @@ func TestNginxIncludeBudget(t *testing.T) {
 	assert.True(t, errors.Is(err, budget.ErrSpent))
 
 	err = bounded(t, 400, func() error {
-		_, err := nginx.ReadNginxConfig("nginx.conf", []byte(main("words.conf", 500)), open, nil)
+		_, err := nginx.ReadConfig("nginx.conf", []byte(main("words.conf", 500)), open, nil)
 		return err
 	})
 	// 6 words on line 1, 2 for the include, 600,000 in the first
@@ -304,9 +304,9 @@ func TestNginxIncludeBudget(t *testing.T) {
 
 	// The budget is the run's: what one config took is not there for the next.
 	b := budget.New()
-	_, err = nginx.ReadNginxConfig("nginx.conf", []byte(main("words.conf", 1)), open, b)
+	_, err = nginx.ReadConfig("nginx.conf", []byte(main("words.conf", 1)), open, b)
 	require.NoError(t, err)
-	_, err = nginx.ReadNginxConfig("nginx.conf", []byte(main("words.conf", 1)), open, b)
+	_, err = nginx.ReadConfig("nginx.conf", []byte(main("words.conf", 1)), open, b)
 	assert.ErrorIs(t, err, budget.ErrSpent)
 }
 
@@ -314,7 +314,7 @@ func TestNginxIncludeBudget(t *testing.T) {
 // at one position: the second takes a number.
 func TestNginxNamesUnique(t *testing.T) {
 	open := func(string) ([]byte, error) { return []byte("location /a { proxy_pass http://u; }\n"), nil }
-	objs, err := nginx.ReadNginxConfig("nginx.conf", []byte("http { server { include a.conf; include a.conf; include a.conf; } }\n"), open, nil)
+	objs, err := nginx.ReadConfig("nginx.conf", []byte("http { server { include a.conf; include a.conf; include a.conf; } }\n"), open, nil)
 	require.NoError(t, err)
 	var names []string
 	for _, o := range objs {

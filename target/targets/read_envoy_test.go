@@ -190,7 +190,7 @@ func envoyTestRead(t *testing.T, name string) ([]byte, []target.Object) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(envoyFixtureDir, name))
 	require.NoError(t, err)
-	objs, err := envoy.ReadEnvoyConfig(name, data, nil, nil)
+	objs, err := envoy.ReadConfig(name, data, nil, nil)
 	require.NoError(t, err)
 	pbTestLinesInside(t, name, data, objs)
 	return data, objs
@@ -549,7 +549,7 @@ api_listener:
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := []byte(strings.TrimPrefix(tc.yaml, "\n"))
-			objs, err := envoy.ReadEnvoyConfig("x.yaml", data, nil, nil)
+			objs, err := envoy.ReadConfig("x.yaml", data, nil, nil)
 			require.NoError(t, err)
 			pbTestLinesInside(t, "x.yaml", data, objs)
 			tc.check(t, objs)
@@ -622,7 +622,7 @@ virtual_hosts:
 `, `x.yaml:7: field "per_try_timeout": "-1s" is not a duration: it is negative (a proto JSON duration is seconds with an "s", as "1.5s")`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := envoy.ReadEnvoyConfig("x.yaml", []byte(strings.TrimPrefix(tc.yaml, "\n")), nil, nil)
+			_, err := envoy.ReadConfig("x.yaml", []byte(strings.TrimPrefix(tc.yaml, "\n")), nil, nil)
 			require.Error(t, err)
 			var re *target.ReadError
 			require.True(t, errors.As(err, &re), "%T", err)
@@ -630,7 +630,7 @@ virtual_hosts:
 		})
 	}
 	t.Run("every problem, each at its line", func(t *testing.T) {
-		objs, err := envoy.ReadEnvoyConfig("x.yaml", []byte("static_resources:\n  clusters:\n  - {name: a, connect_timeout: 1}\n  - {name: b, connect_timeout: 2s}\n  - {name: c, connect_timeout: 1h}\n"), nil, nil)
+		objs, err := envoy.ReadConfig("x.yaml", []byte("static_resources:\n  clusters:\n  - {name: a, connect_timeout: 1}\n  - {name: b, connect_timeout: 2s}\n  - {name: c, connect_timeout: 1h}\n"), nil, nil)
 		require.Error(t, err)
 		assert.Equal(t, "x.yaml:3: field \"connect_timeout\": 1 is not a duration: a proto JSON duration is a string of seconds with an \"s\", as \"1s\"\n"+
 			"x.yaml:5: field \"connect_timeout\": \"1h\" is not a duration: it does not end in s (a proto JSON duration is seconds with an \"s\", as \"1.5s\")", err.Error())
@@ -639,7 +639,7 @@ virtual_hosts:
 		assert.Nil(t, pbTestFind(t, objs, "a").ConnectTimeout, "neither the default nor a guess")
 	})
 	t.Run("not YAML", func(t *testing.T) {
-		_, err := envoy.ReadEnvoyConfig("x.yaml", []byte("a: [b\n"), nil, nil)
+		_, err := envoy.ReadConfig("x.yaml", []byte("a: [b\n"), nil, nil)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "x.yaml")
 	})
@@ -664,7 +664,7 @@ func TestReadEnvoyDetect(t *testing.T) {
 		{"compose.yaml", "services:\n  envoy:\n    image: envoyproxy/envoy\n", false},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			assert.Equal(t, tc.want, envoy.DetectEnvoyConfig(tc.file, []byte(tc.content)))
+			assert.Equal(t, tc.want, envoy.Detect(tc.file, []byte(tc.content)))
 		})
 	}
 	entries, err := os.ReadDir(envoyFixtureDir)
@@ -675,8 +675,8 @@ func TestReadEnvoyDetect(t *testing.T) {
 		}
 		data, err := os.ReadFile(filepath.Join(envoyFixtureDir, e.Name()))
 		require.NoError(t, err)
-		assert.True(t, envoy.DetectEnvoyConfig(e.Name(), data), e.Name())
-		assert.False(t, grpc.DetectGRPCConfig(e.Name(), data), e.Name())
+		assert.True(t, envoy.Detect(e.Name(), data), e.Name())
+		assert.False(t, grpc.Detect(e.Name(), data), e.Name())
 	}
 	tgt, err := Lookup("envoy")
 	require.NoError(t, err)
@@ -785,7 +785,7 @@ func TestReadEnvoyRoundTrip(t *testing.T) {
 			r := loadReport(t, f.report)
 			body, err := Render("envoy", r, f.opts)
 			require.NoError(t, err)
-			objs, err := envoy.ReadEnvoyConfig("envoy.yaml", body, nil, nil)
+			objs, err := envoy.ReadConfig("envoy.yaml", body, nil, nil)
 			require.NoError(t, err)
 			pbTestLinesInside(t, "envoy.yaml", body, objs)
 			p, err := target.NewPlan(r, f.opts)
@@ -823,7 +823,7 @@ func TestReadEnvoyRoundTrip(t *testing.T) {
 					}
 					assert.Equal(t, secs(rt.BackoffBase), o.BackoffBase.Value, rt.Group)
 					assert.Equal(t, secs(rt.BackoffCap), o.BackoffMax.Value, rt.Group)
-					conds, codes, _ := envoy.EnvoyRetryOn(rt)
+					conds, codes, _ := envoy.RetryOn(rt)
 					assert.Equal(t, append(strings.Split(conds, ","), codes...), o.RetryOn.Value, rt.Group)
 					assert.Equal(t, !rt.NeverSentOnly() && rt.Match.Method != "GET", o.RetryNonIdempotent.Value, rt.Group)
 				default:
@@ -869,7 +869,7 @@ func FuzzReadEnvoy(f *testing.F) {
 	f.Add([]byte("name: rc\nvirtual_hosts:\n" + strings.Repeat("- {name: v, routes: [{name: r (2), match: {prefix: /}, route: {cluster: c}}, {name: r, match: {prefix: /}, route: {cluster: c}}]}\n", 50)))
 	f.Add([]byte("static_resources:\n  clusters:\n  - <<: *x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := envoy.ReadEnvoyConfig("f.yaml", data, nil, nil)
+		objs, err := envoy.ReadConfig("f.yaml", data, nil, nil)
 		var re *target.ReadError
 		if err != nil && errors.As(err, &re) {
 			lines := 1 + bytes.Count(data, []byte("\n"))

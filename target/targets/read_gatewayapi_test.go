@@ -139,7 +139,7 @@ func TestReadGatewayAPIRoundTrip(t *testing.T) {
 			body, err := Render("gateway-api", r, fx.opts)
 			require.NoError(t, err)
 			require.NoError(t, validateGateway(body))
-			objs, err := gatewayapi.ReadGatewayAPIConfig("gw.yaml", body, nil, nil)
+			objs, err := gatewayapi.ReadConfig("gw.yaml", body, nil, nil)
 			require.NoError(t, err)
 			requireInside(t, "gw.yaml", body, objs)
 			p, err := target.NewPlan(r, fx.opts)
@@ -193,18 +193,18 @@ func TestReadGatewayAPIRefuses(t *testing.T) {
 		{"matches: [{path: {type: Glob, value: /x}}]\n", `gw.yaml:6: spec.rules[0].matches[0].path.type "Glob": want PathPrefix, Exact or RegularExpression`},
 		{"matches: [{method: get}]\n", `gw.yaml:6: spec.rules[0].matches[0].method "get": not an HTTP method`},
 	} {
-		_, err := gatewayapi.ReadGatewayAPIConfig("gw.yaml", []byte(head+c.body), nil, nil)
+		_, err := gatewayapi.ReadConfig("gw.yaml", []byte(head+c.body), nil, nil)
 		if assert.Error(t, err, c.body) {
 			assert.Contains(t, err.Error(), c.want)
 		}
 	}
 	// attempts 0 disables retries (v1.7.0): one attempt, written.
-	objs := mustRead(t, gatewayapi.ReadGatewayAPIConfig, "gw.yaml", head+"matches: [{method: POST}]\n    retry: {attempts: 0}\n")
+	objs := mustRead(t, gatewayapi.ReadConfig, "gw.yaml", head+"matches: [{method: POST}]\n    retry: {attempts: 0}\n")
 	assert.Equal(t, &target.Setting[int]{Value: 1, Pos: target.Pos{File: "gw.yaml", Line: 7}, Raw: "0"}, objs[0].Attempts)
 	assert.Nil(t, objs[0].RetryNonIdempotent, "nothing is retried")
 
 	// A zero request timeout disables it, and then any backendRequest goes.
-	objs = mustRead(t, gatewayapi.ReadGatewayAPIConfig, "gw.yaml", head+"timeouts: {request: 0s, backendRequest: 1h}\n")
+	objs = mustRead(t, gatewayapi.ReadConfig, "gw.yaml", head+"timeouts: {request: 0s, backendRequest: 1h}\n")
 	assert.Equal(t, 0.0, objs[0].Timeout.Value)
 	assert.Equal(t, 3600.0, objs[0].PerTryTimeout.Value)
 }
@@ -222,7 +222,7 @@ spec:
     - method: {type: RegularExpression, service: "shop\\..*"}
     backendRefs: [{name: orders, port: 50051}]
 `
-	objs := mustRead(t, gatewayapi.ReadGatewayAPIConfig, "g.yaml", gr)
+	objs := mustRead(t, gatewayapi.ReadConfig, "g.yaml", gr)
 	require.Len(t, objs, 1)
 	o := objs[0]
 	assert.Equal(t, "ns/g svc", o.Name, "a named rule keeps its name")
@@ -240,7 +240,7 @@ func FuzzReadGatewayAPI(f *testing.F) {
 	}
 	f.Add([]byte("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nspec: {rules: [{timeouts: {request: 99999h99999h99999h99999h}}]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := gatewayapi.ReadGatewayAPIConfig("f.yaml", data, nil, nil)
+		objs, err := gatewayapi.ReadConfig("f.yaml", data, nil, nil)
 		if err == nil {
 			requireInside(t, "f.yaml", data, objs)
 		}

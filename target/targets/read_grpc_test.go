@@ -64,7 +64,7 @@ func grpcTestRead(t *testing.T, name string) ([]byte, []target.Object) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(grpcFixtureDir, name))
 	require.NoError(t, err)
-	objs, err := grpctarget.ReadGRPCConfig(name, data, nil, nil)
+	objs, err := grpctarget.ReadConfig(name, data, nil, nil)
 	require.NoError(t, err)
 	pbTestLinesInside(t, name, data, objs)
 	return data, objs
@@ -229,7 +229,7 @@ func TestReadGRPCSemantics(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := []byte(tc.json)
-			objs, err := grpctarget.ReadGRPCConfig("x.json", data, nil, nil)
+			objs, err := grpctarget.ReadConfig("x.json", data, nil, nil)
 			require.NoError(t, err)
 			pbTestLinesInside(t, "x.json", data, objs)
 			tc.check(t, objs)
@@ -277,7 +277,7 @@ func TestReadGRPCErrors(t *testing.T) {
 		{"YAML", "methodConfig:\n- name: [{service: a}]\n", `x.json:1: a gRPC service config is a JSON object, {"methodConfig": [...]}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := grpctarget.ReadGRPCConfig("x.json", []byte(tc.json), nil, nil)
+			_, err := grpctarget.ReadConfig("x.json", []byte(tc.json), nil, nil)
 			require.Error(t, err)
 			var re *target.ReadError
 			require.True(t, errors.As(err, &re), "%T", err)
@@ -303,7 +303,7 @@ func TestReadGRPCDetect(t *testing.T) {
 		{"notes.txt", `{"methodConfig": []}`, false},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			assert.Equal(t, tc.want, grpctarget.DetectGRPCConfig(tc.file, []byte(tc.content)))
+			assert.Equal(t, tc.want, grpctarget.Detect(tc.file, []byte(tc.content)))
 		})
 	}
 	entries, err := os.ReadDir(grpcFixtureDir)
@@ -314,8 +314,8 @@ func TestReadGRPCDetect(t *testing.T) {
 		}
 		data, err := os.ReadFile(filepath.Join(grpcFixtureDir, e.Name()))
 		require.NoError(t, err)
-		assert.True(t, grpctarget.DetectGRPCConfig(e.Name(), data), e.Name())
-		assert.False(t, envoy.DetectEnvoyConfig(e.Name(), data), e.Name())
+		assert.True(t, grpctarget.Detect(e.Name(), data), e.Name())
+		assert.False(t, envoy.Detect(e.Name(), data), e.Name())
 	}
 	tgt, err := Lookup("grpc")
 	require.NoError(t, err)
@@ -333,7 +333,7 @@ func TestReadGRPCRoundTrip(t *testing.T) {
 			r := loadReport(t, f.report)
 			body, err := Render("grpc", r, f.opts)
 			require.NoError(t, err)
-			objs, err := grpctarget.ReadGRPCConfig("grpc.json", body, nil, nil)
+			objs, err := grpctarget.ReadConfig("grpc.json", body, nil, nil)
 			require.NoError(t, err)
 			pbTestLinesInside(t, "grpc.json", body, objs)
 			p, err := target.NewPlan(r, f.opts)
@@ -351,15 +351,15 @@ func TestReadGRPCRoundTrip(t *testing.T) {
 				require.NotEmpty(t, o.Matches, rt.Group)
 				assert.True(t, strings.HasPrefix(o.Matches[0].Value, svc) || target.GRPCMethodPath(rt.Group) != nil, rt.Group)
 				assert.Equal(t, secs(rt.Timeout), o.Timeout.Value, rt.Group)
-				codes, _ := grpctarget.GrpcCodes(rt.RetryOn)
+				codes, _ := grpctarget.Codes(rt.RetryOn)
 				switch {
 				case rt.Hedge != nil:
-					assert.Equal(t, min(rt.Hedge.Attempts, grpctarget.GRPCMaxAttempts), o.HedgeAttempts.Value, rt.Group)
+					assert.Equal(t, min(rt.Hedge.Attempts, grpctarget.MaxAttempts), o.HedgeAttempts.Value, rt.Group)
 					assert.Equal(t, secs(target.CeilMs(rt.Hedge.DelaySeconds)), o.HedgeDelay.Value, rt.Group)
 				case rt.Attempts <= 1 || rt.NeverSentOnly() || len(codes) == 0:
 					assert.Equal(t, &target.Setting[int]{Value: 1, Pos: o.Pos, Default: true}, o.Attempts, rt.Group)
 				default:
-					assert.Equal(t, min(rt.Attempts, grpctarget.GRPCMaxAttempts), o.Attempts.Value, rt.Group)
+					assert.Equal(t, min(rt.Attempts, grpctarget.MaxAttempts), o.Attempts.Value, rt.Group)
 					assert.Equal(t, secs(rt.BackoffBase), o.BackoffBase.Value, rt.Group)
 					assert.Equal(t, secs(rt.BackoffCap), o.BackoffMax.Value, rt.Group)
 					assert.Equal(t, codes, o.RetryOn.Value, rt.Group)
@@ -407,7 +407,7 @@ func FuzzReadGRPC(f *testing.F) {
 	// Issue 30: one method named in many method configs.
 	f.Add([]byte(`{"methodConfig": [` + strings.TrimSuffix(strings.Repeat(`{"name": [{"service": "s", "method": "m"}], "timeout": "1s"},`, 200), ",") + `]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := grpctarget.ReadGRPCConfig("f.json", data, nil, nil)
+		objs, err := grpctarget.ReadConfig("f.json", data, nil, nil)
 		var re *target.ReadError
 		if err != nil && errors.As(err, &re) {
 			lines := 1 + bytes.Count(data, []byte("\n"))
@@ -417,7 +417,7 @@ func FuzzReadGRPC(f *testing.F) {
 		}
 		pbTestLinesInside(t, "f.json", data, objs)
 		for _, o := range objs {
-			if o.Attempts != nil && (o.Attempts.Value < 1 || o.Attempts.Value > grpctarget.GRPCMaxAttempts) {
+			if o.Attempts != nil && (o.Attempts.Value < 1 || o.Attempts.Value > grpctarget.MaxAttempts) {
 				t.Fatalf("%s: %d attempts", o.Name, o.Attempts.Value)
 			}
 			if o.RetryBudget != nil && (o.RetryBudget.Value <= 0 || o.RetryBudget.Value > 1) {

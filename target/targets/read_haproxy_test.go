@@ -187,7 +187,7 @@ func TestReadHAProxyFixtures(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(haproxyFixtures, tt.file))
 			require.NoError(t, err)
-			objs, err := haproxy.ReadHAProxyConfig(tt.file, data, nil)
+			objs, err := haproxy.ReadConfig(tt.file, data, nil)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, lbSummaries(objs))
 			for name, parts := range tt.notes {
@@ -196,8 +196,8 @@ func TestReadHAProxyFixtures(t *testing.T) {
 			}
 			out, err := haproxyAccepts(t, data)
 			require.NoError(t, err, out)
-			assert.True(t, haproxy.DetectHAProxyConfig("config", data))
-			assert.False(t, nginx.DetectNginxConfig("config", data), "nginx claims %s", tt.file)
+			assert.True(t, haproxy.Detect("config", data))
+			assert.False(t, nginx.Detect("config", data), "nginx claims %s", tt.file)
 		})
 	}
 }
@@ -273,7 +273,7 @@ listen admin
 `
 
 func TestReadHAProxyDefaults(t *testing.T) {
-	objs, err := haproxy.ReadHAProxyConfig("haproxy.cfg", []byte(haproxyDefaults), nil)
+	objs, err := haproxy.ReadConfig("haproxy.cfg", []byte(haproxyDefaults), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		// From short, which is from base: its own timeout server and
@@ -349,7 +349,7 @@ func TestReadHAProxyRoutes(t *testing.T) {
 				frontend = strings.ReplaceAll(frontend, "{{file}}", f)
 			}
 			conf := "defaults\n    mode http\n    timeout client 1s\n    timeout connect 1s\n    timeout server 1s\n\nfrontend f\n    bind 127.0.0.1:18080\n    " + frontend + "\n\nbackend b\n    server s1 127.0.0.1:8000\n"
-			objs, err := haproxy.ReadHAProxyConfig("haproxy.cfg", []byte(conf), nil)
+			objs, err := haproxy.ReadConfig("haproxy.cfg", []byte(conf), nil)
 			require.NoError(t, err)
 			require.Len(t, objs, 1)
 			assert.Equal(t, tt.want, objs[0].Matches)
@@ -392,7 +392,7 @@ func TestReadHAProxyTime(t *testing.T) {
 		{"5 s", -1},
 	}
 	for _, tt := range tests {
-		got, err := haproxy.ParseHAProxyTime(tt.in)
+		got, err := haproxy.ParseTime(tt.in)
 		if tt.want < 0 {
 			assert.Error(t, err, "%q", tt.in)
 			continue
@@ -401,7 +401,7 @@ func TestReadHAProxyTime(t *testing.T) {
 			assert.Equal(t, tt.want, got, "%q", tt.in)
 		}
 	}
-	_, err := haproxy.ParseHAProxyTime("1m30s")
+	_, err := haproxy.ParseTime("1m30s")
 	assert.ErrorContains(t, err, `HAProxy 2.6 reads "1m" and warns`)
 }
 
@@ -426,15 +426,15 @@ func TestReadHAProxyWords(t *testing.T) {
 		{`x "$1"`, nil, "invalid variable name"},
 	}
 	for _, tt := range tests {
-		ws, err := haproxy.HaproxyWords(tt.line)
+		ws, err := haproxy.Words(tt.line)
 		if tt.err != "" {
 			assert.ErrorContains(t, err, tt.err, tt.line)
 			continue
 		}
 		require.NoError(t, err, tt.line)
-		assert.Equal(t, tt.want, haproxy.HaproxyValues(ws), tt.line)
+		assert.Equal(t, tt.want, haproxy.Values(ws), tt.line)
 	}
-	ws, err := haproxy.HaproxyWords(`timeout server "${T-5s}"`)
+	ws, err := haproxy.Words(`timeout server "${T-5s}"`)
 	require.NoError(t, err)
 	assert.True(t, ws[2].Env)
 }
@@ -464,7 +464,7 @@ func TestReadHAProxyRefuses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// The bad line is line 6.
 			conf := "frontend f\n    bind 127.0.0.1:18080\n    timeout client 1s\n    default_backend b\nbackend b\n    " + tt.line + "\n    timeout connect 1s\n    timeout server 1s\n    server s1 127.0.0.1:8000\n"
-			_, err := haproxy.ReadHAProxyConfig("haproxy.cfg", []byte(conf), nil)
+			_, err := haproxy.ReadConfig("haproxy.cfg", []byte(conf), nil)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			out, herr := haproxyAccepts(t, []byte(conf))
@@ -497,7 +497,7 @@ func TestReadHAProxyRoundTrip(t *testing.T) {
 				fe += "    " + string(m[1]) + "\n"
 			}
 			cfg := append([]byte(fe+"\n"), body...)
-			objs, err := haproxy.ReadHAProxyConfig("haproxy.cfg", cfg, nil)
+			objs, err := haproxy.ReadConfig("haproxy.cfg", cfg, nil)
 			require.NoError(t, err)
 			p, err := target.NewPlan(r, fx.opts)
 			require.NoError(t, err)
@@ -545,7 +545,7 @@ func TestReadHAProxyRoundTrip(t *testing.T) {
 	}
 	body, err := Render("haproxy", loadReport(t, "policy.json"), target.Options{Service: "shop-api"})
 	require.NoError(t, err)
-	objs, err := haproxy.ReadHAProxyConfig("haproxy.cfg", body, nil)
+	objs, err := haproxy.ReadConfig("haproxy.cfg", body, nil)
 	require.NoError(t, err)
 	// The numbers themselves (no frontend: no matches).
 	assert.Equal(t, []string{
@@ -571,7 +571,7 @@ func TestReadHAProxyDetect(t *testing.T) {
 		{"x", "backend app;\n", false},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, haproxy.DetectHAProxyConfig(tt.file, []byte(tt.data)), "%s %q", tt.file, tt.data)
+		assert.Equal(t, tt.want, haproxy.Detect(tt.file, []byte(tt.data)), "%s %q", tt.file, tt.data)
 	}
 }
 
@@ -594,7 +594,7 @@ func FuzzReadHAProxy(f *testing.F) {
 		if len(data) > 1<<16 {
 			return
 		}
-		objs, err := haproxy.ReadHAProxyConfig("fuzz.cfg", data, nil)
+		objs, err := haproxy.ReadConfig("fuzz.cfg", data, nil)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error of more than one line: %q", err)

@@ -142,7 +142,7 @@ func TestReadIstioRoundTrip(t *testing.T) {
 			body, err := Render("istio", r, fx.opts)
 			require.NoError(t, err)
 			require.NoError(t, validateIstio(body))
-			objs, err := istio.ReadIstioConfig("istio.yaml", body, nil, nil)
+			objs, err := istio.ReadConfig("istio.yaml", body, nil, nil)
 			require.NoError(t, err)
 			requireInside(t, "istio.yaml", body, objs)
 			p, err := target.NewPlan(r, fx.opts)
@@ -160,7 +160,7 @@ func TestReadIstioRoundTrip(t *testing.T) {
 				if rt.Attempts > 1 {
 					assert.InDelta(t, rt.PerTry.Seconds(), o.PerTryTimeout.Value, 1e-9, o.Name)
 					assert.InDelta(t, rt.BackoffBase.Seconds(), o.BackoffBase.Value, 1e-9, o.Name)
-					assert.Equal(t, strings.Split(istio.IstioRetryOn(rt), ","), o.RetryOn.Value, o.Name)
+					assert.Equal(t, strings.Split(istio.RetryOn(rt), ","), o.RetryOn.Value, o.Name)
 				}
 				if rt.Match.Method != "" {
 					assert.Contains(t, o.Matches, target.Match{Kind: target.MatchMethod, Value: rt.Match.Method}, o.Name)
@@ -213,7 +213,7 @@ spec:
       backoff: 100ms
       retryOn: "5xx,503"
 `
-	objs := byName(t, mustRead(t, istio.ReadIstioConfig, "vs.yaml", vs))
+	objs := byName(t, mustRead(t, istio.ReadConfig, "vs.yaml", vs))
 	off := objs["shop/api off"]
 	assert.Equal(t, &target.Setting[int]{Value: 1, Pos: target.Pos{File: "vs.yaml", Line: 15}, Raw: "0"}, off.Attempts, "attempts 0 turns retries off")
 	assert.Nil(t, off.RetryOn)
@@ -248,7 +248,7 @@ spec:
         http: {http2MaxRequests: 64}
       retryBudget: {percent: 12.5}
 `
-	objs = byName(t, mustRead(t, istio.ReadIstioConfig, "dr.yaml", dr))
+	objs = byName(t, mustRead(t, istio.ReadConfig, "dr.yaml", dr))
 	require.Len(t, objs, 2)
 	top := objs["api"]
 	assert.Equal(t, 0.25, top.ConnectTimeout.Value)
@@ -286,12 +286,12 @@ func TestReadIstioRefuses(t *testing.T) {
 		{"  - match: {uri: {exact: /a}}\n", `vs.yaml:6: spec.http[0].match: want a list, got a mapping`},
 		{"  - 3\n", `vs.yaml:6: spec.http[0]: want a mapping, got "3"`},
 	} {
-		_, err := istio.ReadIstioConfig("vs.yaml", []byte(head+c.body), nil, nil)
+		_, err := istio.ReadConfig("vs.yaml", []byte(head+c.body), nil, nil)
 		if assert.Error(t, err, c.body) {
 			assert.Contains(t, err.Error(), c.want)
 		}
 	}
-	_, err := istio.ReadIstioConfig("dr.yaml", []byte("apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: a}\nspec:\n  host: a\n  trafficPolicy:\n    retryBudget: {percent: 150}\n"), nil, nil)
+	_, err := istio.ReadConfig("dr.yaml", []byte("apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: a}\nspec:\n  host: a\n  trafficPolicy:\n    retryBudget: {percent: 150}\n"), nil, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "dr.yaml:7: spec.trafficPolicy.retryBudget.percent 150: outside 0 to 100")
 }
@@ -304,7 +304,7 @@ func FuzzReadIstio(f *testing.F) {
 	}
 	f.Add([]byte("apiVersion: networking.istio.io/v1\nkind: VirtualService\nspec: {http: [{retries: {attempts: 2147483647, backoff: 1ms}, timeout: 9223372036s}]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := istio.ReadIstioConfig("f.yaml", data, nil, nil)
+		objs, err := istio.ReadConfig("f.yaml", data, nil, nil)
 		if err == nil {
 			requireInside(t, "f.yaml", data, objs)
 		}

@@ -366,10 +366,10 @@ func TestReadKubeMixedStream(t *testing.T) {
 	}
 	// The same rule, seen by both: its spec's timeout is the Gateway API's,
 	// its annotations Linkerd's.
-	gw, _ := gatewayapi.ReadGatewayAPIConfig("shop.yaml", data, nil, nil)
+	gw, _ := gatewayapi.ReadConfig("shop.yaml", data, nil, nil)
 	assert.Equal(t, 1.5, gw[0].Timeout.Value)
 	assert.Nil(t, gw[0].Attempts)
-	lk, _ := linkerd.ReadLinkerdConfig("shop.yaml", data, nil, nil)
+	lk, _ := linkerd.ReadConfig("shop.yaml", data, nil, nil)
 	assert.Nil(t, lk[1].Timeout, "Linkerd does not read a gateway.networking.k8s.io rule's timeouts")
 	assert.Equal(t, 3, lk[1].Attempts.Value)
 	assert.Equal(t, 3.0, lk[0].Timeout.Value)
@@ -389,9 +389,9 @@ func TestReadKubeDetect(t *testing.T) {
 		{"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  annotations:\n    linkerd.io/inject: enabled\n", false, false, false},
 		{"networking.istio.io/v1 without the field name\n", false, false, false},
 	} {
-		assert.Equal(t, c.istio, istio.DetectIstioConfig("x.yaml", []byte(c.data)), c.data)
-		assert.Equal(t, c.gateway, gatewayapi.DetectGatewayAPIConfig("x.yaml", []byte(c.data)), c.data)
-		assert.Equal(t, c.lkrd, linkerd.DetectLinkerdConfig("x.yaml", []byte(c.data)), c.data)
+		assert.Equal(t, c.istio, istio.Detect("x.yaml", []byte(c.data)), c.data)
+		assert.Equal(t, c.gateway, gatewayapi.Detect("x.yaml", []byte(c.data)), c.data)
+		assert.Equal(t, c.lkrd, linkerd.Detect("x.yaml", []byte(c.data)), c.data)
 	}
 }
 
@@ -399,7 +399,7 @@ func TestReadKubeDetect(t *testing.T) {
 // with the file and line of it, as a *ReadError.
 func TestReadKubeErrorsPoint(t *testing.T) {
 	data := []byte("apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: a\nspec:\n  http:\n  - timeout: 3x\n")
-	_, err := istio.ReadIstioConfig("vs.yaml", data, nil, nil)
+	_, err := istio.ReadConfig("vs.yaml", data, nil, nil)
 	var re *target.ReadError
 	require.True(t, errors.As(err, &re), "%v", err)
 	assert.Equal(t, target.Pos{File: "vs.yaml", Line: 7}, re.Pos)
@@ -429,7 +429,7 @@ func FuzzReadKube(f *testing.F) {
 		if _, err := target.KubeObjects(budget.New(), "f.yaml", data); err != nil {
 			return
 		}
-		for _, read := range []func(string, []byte, target.Opener, *budget.Budget) ([]target.Object, error){istio.ReadIstioConfig, gatewayapi.ReadGatewayAPIConfig, linkerd.ReadLinkerdConfig} {
+		for _, read := range []func(string, []byte, target.Opener, *budget.Budget) ([]target.Object, error){istio.ReadConfig, gatewayapi.ReadConfig, linkerd.ReadConfig} {
 			objs, err := read("f.yaml", data, nil, nil)
 			if err != nil {
 				continue

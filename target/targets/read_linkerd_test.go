@@ -148,7 +148,7 @@ func TestReadLinkerdRoundTrip(t *testing.T) {
 			body, err := Render("linkerd", r, fx.opts)
 			require.NoError(t, err)
 			require.NoError(t, validateLinkerd(body))
-			objs, err := linkerd.ReadLinkerdConfig("lk.yaml", body, nil, nil)
+			objs, err := linkerd.ReadConfig("lk.yaml", body, nil, nil)
 			require.NoError(t, err)
 			requireInside(t, "lk.yaml", body, objs)
 			p, err := target.NewPlan(r, fx.opts)
@@ -194,32 +194,32 @@ func TestReadLinkerdAnnotations(t *testing.T) {
 			"spec:\n  parentRefs: [{group: core, kind: Service, name: svc, port: 80}]\n  rules:\n  - timeouts: {request: 5s}\n"
 	}
 	t.Run("limit 0 counts as unset", func(t *testing.T) {
-		objs := mustRead(t, linkerd.ReadLinkerdConfig, "r.yaml", route("HTTPRoute", "gateway.networking.k8s.io/v1", "    retry.linkerd.io/http: \"502-504,429\"\n    retry.linkerd.io/limit: \"0\"\n"))
+		objs := mustRead(t, linkerd.ReadConfig, "r.yaml", route("HTTPRoute", "gateway.networking.k8s.io/v1", "    retry.linkerd.io/http: \"502-504,429\"\n    retry.linkerd.io/limit: \"0\"\n"))
 		o := objs[0]
 		assert.Equal(t, &target.Setting[int]{Value: 2, Pos: target.Pos{File: "r.yaml", Line: 7}, Raw: "0"}, o.Attempts)
 		assert.Equal(t, []string{"502-504", "429"}, o.RetryOn.Value)
 		assert.Nil(t, o.Timeout, "Linkerd reads no timeouts of a gateway.networking.k8s.io rule")
 	})
 	t.Run("a policy.linkerd.io rule's request timeout, the annotation first", func(t *testing.T) {
-		objs := mustRead(t, linkerd.ReadLinkerdConfig, "r.yaml", route("HTTPRoute", "policy.linkerd.io/v1beta3", "    retry.linkerd.io/timeout: 250ms\n"))
+		objs := mustRead(t, linkerd.ReadConfig, "r.yaml", route("HTTPRoute", "policy.linkerd.io/v1beta3", "    retry.linkerd.io/timeout: 250ms\n"))
 		o := objs[0]
 		assert.Equal(t, "HTTPRoute rule", o.Kind)
 		assert.Equal(t, &target.Setting[float64]{Value: 5, Pos: target.Pos{File: "r.yaml", Line: 10}, Raw: "5s"}, o.Timeout)
 		assert.Equal(t, target.Defaulted(2, target.Pos{File: "r.yaml", Line: 10}), o.Attempts, "a retry timeout alone: the limit's default 1")
 		assert.Equal(t, []string{"timeout"}, o.RetryOn.Value)
-		objs = mustRead(t, linkerd.ReadLinkerdConfig, "r.yaml", route("HTTPRoute", "policy.linkerd.io/v1beta3", "    timeout.linkerd.io/request: 2m\n"))
+		objs = mustRead(t, linkerd.ReadConfig, "r.yaml", route("HTTPRoute", "policy.linkerd.io/v1beta3", "    timeout.linkerd.io/request: 2m\n"))
 		assert.Equal(t, 120.0, objs[0].Timeout.Value)
 		assert.Nil(t, objs[0].Attempts)
 	})
 	t.Run("the response timeout ends an attempt first", func(t *testing.T) {
-		objs := mustRead(t, linkerd.ReadLinkerdConfig, "r.yaml", route("GRPCRoute", "policy.linkerd.io/v1alpha1", "    retry.linkerd.io/grpc: unavailable,CANCELLED\n    retry.linkerd.io/timeout: 2s\n    timeout.linkerd.io/response: 500ms\n    retry.linkerd.io/http: 5xx\n"))
+		objs := mustRead(t, linkerd.ReadConfig, "r.yaml", route("GRPCRoute", "policy.linkerd.io/v1alpha1", "    retry.linkerd.io/grpc: unavailable,CANCELLED\n    retry.linkerd.io/timeout: 2s\n    timeout.linkerd.io/response: 500ms\n    retry.linkerd.io/http: 5xx\n"))
 		o := objs[0]
 		assert.Equal(t, &target.Setting[float64]{Value: 0.5, Pos: target.Pos{File: "r.yaml", Line: 8}, Raw: "500ms"}, o.PerTryTimeout)
 		assert.Equal(t, []string{"unavailable", "CANCELLED", "timeout"}, o.RetryOn.Value)
 		assert.True(t, hasNote(o, "retry.linkerd.io/http is not read on a GRPCRoute"), describeObject(o))
 	})
 	t.Run("Service annotations", func(t *testing.T) {
-		objs := mustRead(t, linkerd.ReadLinkerdConfig, "s.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  namespace: ns\n  annotations:\n    retry.linkerd.io/grpc: internal\n    timeout.linkerd.io/request: 1d\n")
+		objs := mustRead(t, linkerd.ReadConfig, "s.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  namespace: ns\n  annotations:\n    retry.linkerd.io/grpc: internal\n    timeout.linkerd.io/request: 1d\n")
 		require.Len(t, objs, 1)
 		o := objs[0]
 		assert.Equal(t, "Service (Linkerd annotations)", o.Kind)
@@ -228,7 +228,7 @@ func TestReadLinkerdAnnotations(t *testing.T) {
 		assert.Equal(t, []string{"internal"}, o.RetryOn.Value)
 	})
 	t.Run("other annotations are not Linkerd's business", func(t *testing.T) {
-		objs := mustRead(t, linkerd.ReadLinkerdConfig, "s.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  annotations:\n    prometheus.io/port: 9090\n")
+		objs := mustRead(t, linkerd.ReadConfig, "s.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  annotations:\n    prometheus.io/port: 9090\n")
 		assert.Empty(t, objs)
 	})
 	t.Run("refused", func(t *testing.T) {
@@ -244,7 +244,7 @@ func TestReadLinkerdAnnotations(t *testing.T) {
 			{"    timeout.linkerd.io/request: \"5\"\n", `r.yaml:6: timeout.linkerd.io/request "5": no unit`},
 			{"    retry.linkerd.io/timeout: 5us\n", `r.yaml:6: retry.linkerd.io/timeout "5us": unit "us" is not one of ms, s, m, h or d`},
 		} {
-			_, err := linkerd.ReadLinkerdConfig("r.yaml", []byte(route("HTTPRoute", "policy.linkerd.io/v1beta3", c.ann)), nil, nil)
+			_, err := linkerd.ReadConfig("r.yaml", []byte(route("HTTPRoute", "policy.linkerd.io/v1beta3", c.ann)), nil, nil)
 			if assert.Error(t, err, c.ann) {
 				assert.Contains(t, err.Error(), c.want)
 			}
@@ -255,13 +255,13 @@ func TestReadLinkerdAnnotations(t *testing.T) {
 func TestReadLinkerdAnnotationDuration(t *testing.T) {
 	for in, want := range map[string]time.Duration{"0": 0, "15ms": 15 * time.Millisecond, "2s": 2 * time.Second, "3m": 3 * time.Minute,
 		"1h": time.Hour, "2d": 48 * time.Hour, " 5s ": 5 * time.Second, "+5s": 5 * time.Second, "0s": 0} {
-		got, err := linkerd.LinkerdAnnotationDuration(in)
+		got, err := linkerd.AnnotationDuration(in)
 		if assert.NoError(t, err, in) {
 			assert.Equal(t, want, got, in)
 		}
 	}
 	for _, in := range []string{"", "s", "5", "1.5s", "1m30s", "5 s", "-5s", "5S", "99999999999999999d"} {
-		_, err := linkerd.LinkerdAnnotationDuration(in)
+		_, err := linkerd.AnnotationDuration(in)
 		assert.Error(t, err, in)
 	}
 }
@@ -286,7 +286,7 @@ spec:
       - method: HEAD
     isRetryable: false
 `
-	objs := byName(t, mustRead(t, linkerd.ReadLinkerdConfig, "sp.yaml", sp))
+	objs := byName(t, mustRead(t, linkerd.ReadConfig, "sp.yaml", sp))
 	c := objs["ns/api.ns.svc.cluster.local create"]
 	assert.Equal(t, []target.Match{{Kind: target.MatchHost, Value: "api.ns.svc.cluster.local"}, {Kind: target.MatchMethod, Value: "POST"}, {Kind: target.MatchRegex, Value: "/orders"}}, c.Matches)
 	assert.Equal(t, 1.5, c.Timeout.Value)
@@ -307,7 +307,7 @@ spec:
 		{"  retryBudget: {retryRatio: -1, minRetriesPerSecond: 10, ttl: 10s}\n", `sp.yaml:5: spec.retryBudget.retryRatio -1: negative`},
 		{"  retryBudget: {retryRatio: 0.1, minRetriesPerSecond: 10, ttl: ten}\n", `sp.yaml:5: spec.retryBudget.ttl "ten": not a duration`},
 	} {
-		_, err := linkerd.ReadLinkerdConfig("sp.yaml", []byte(head+c.body), nil, nil)
+		_, err := linkerd.ReadConfig("sp.yaml", []byte(head+c.body), nil, nil)
 		if assert.Error(t, err, c.body) {
 			assert.Contains(t, err.Error(), c.want)
 		}
@@ -323,7 +323,7 @@ func FuzzReadLinkerd(f *testing.F) {
 	f.Add([]byte(mixedStream))
 	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata:\n  annotations:\n    retry.linkerd.io/limit: \"+7\"\n    timeout.linkerd.io/request: 18446744073709551615d\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := linkerd.ReadLinkerdConfig("f.yaml", data, nil, nil)
+		objs, err := linkerd.ReadConfig("f.yaml", data, nil, nil)
 		if err == nil {
 			requireInside(t, "f.yaml", data, objs)
 		}

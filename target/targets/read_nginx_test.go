@@ -191,7 +191,7 @@ func TestReadNginxFixtures(t *testing.T) {
 			open := lbMountOpener(map[string]string{mount: dir})
 			data, err := open(tt.file)
 			require.NoError(t, err)
-			objs, err := nginx.ReadNginxConfig(tt.file, data, open, nil)
+			objs, err := nginx.ReadConfig(tt.file, data, open, nil)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, lbSummaries(objs))
 			for name, parts := range tt.notes {
@@ -257,7 +257,7 @@ http {
 `
 
 func TestReadNginxInheritance(t *testing.T) {
-	objs, err := nginx.ReadNginxConfig("nginx.conf", []byte(nginxInheritance), nil, nil)
+	objs, err := nginx.ReadConfig("nginx.conf", []byte(nginxInheritance), nil, nil)
 	require.NoError(t, err)
 	hosts := "host=api.example.com host=www.example.com"
 	assert.Equal(t, []string{
@@ -323,7 +323,7 @@ func TestReadNginxTime(t *testing.T) {
 		{"10", true, 10},
 	}
 	for _, tt := range tests {
-		got, err := nginx.ParseNginxTime(tt.in, tt.isSec)
+		got, err := nginx.ParseTime(tt.in, tt.isSec)
 		if tt.want < 0 {
 			assert.Error(t, err, "%q", tt.in)
 			continue
@@ -358,7 +358,7 @@ func TestReadNginxRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			conf := "events {}\nhttp {\n    access_log off;\n" + tt.conf + "\n}\n"
-			_, err := nginx.ReadNginxConfig("nginx.conf", []byte(conf), nil, nil)
+			_, err := nginx.ReadConfig("nginx.conf", []byte(conf), nil, nil)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			var re *target.ReadError
@@ -374,7 +374,7 @@ func TestReadNginxRefuses(t *testing.T) {
 		"http {\n  server {\n":             `nginx.conf:3: unexpected end of file, expecting "}"`,
 		"events {}\nhttp { access_log off": `nginx.conf:2: unexpected end of file, expecting ";" or "}"`,
 	} {
-		_, err := nginx.ReadNginxConfig("nginx.conf", []byte(conf), nil, nil)
+		_, err := nginx.ReadConfig("nginx.conf", []byte(conf), nil, nil)
 		if assert.Error(t, err) {
 			assert.Contains(t, err.Error(), want)
 		}
@@ -406,7 +406,7 @@ http {
     }
 }
 `
-	objs, err := nginx.ReadNginxConfig("t.conf", []byte(conf), nil, nil)
+	objs, err := nginx.ReadConfig("t.conf", []byte(conf), nil, nil)
 	require.NoError(t, err)
 	require.Len(t, objs, 3)
 	assert.Equal(t, "server quoted.example.com location /a b", objs[0].Name)
@@ -458,7 +458,7 @@ func TestReadNginxIncludes(t *testing.T) {
 		"/etc/nginx/snippets/timeouts.conf":        "proxy_read_timeout 7s;\n",
 		"/etc/nginx/conf.d/snippets/timeouts.conf": "proxy_read_timeout 999s;\n",
 	}
-	objs, err := nginx.ReadNginxConfig("/etc/nginx/nginx.conf", []byte(files["/etc/nginx/nginx.conf"]), lbMapOpener(files), nil)
+	objs, err := nginx.ReadConfig("/etc/nginx/nginx.conf", []byte(files["/etc/nginx/nginx.conf"]), lbMapOpener(files), nil)
 	require.NoError(t, err)
 	require.Equal(t, []string{"server a location /", "server b location /"}, []string{objs[0].Name, objs[1].Name})
 	assert.Equal(t, target.Pos{File: "/etc/nginx/conf.d/a.conf", Line: 4}, objs[0].Pos)
@@ -471,7 +471,7 @@ func TestReadNginxIncludes(t *testing.T) {
 		if open == nil {
 			open = lbMapOpener(files)
 		}
-		_, err := nginx.ReadNginxConfig("/etc/nginx/nginx.conf", []byte(files["/etc/nginx/nginx.conf"]), open, nil)
+		_, err := nginx.ReadConfig("/etc/nginx/nginx.conf", []byte(files["/etc/nginx/nginx.conf"]), open, nil)
 		if assert.Error(t, err, name) {
 			assert.Contains(t, err.Error(), want, name)
 		}
@@ -491,7 +491,7 @@ func TestReadNginxIncludes(t *testing.T) {
 		"/etc/nginx/nginx.conf": "http {\n    include close.conf;\n",
 		"/etc/nginx/close.conf": "}\n",
 	}, nil, `/etc/nginx/close.conf:1: unexpected "}"`)
-	_, err = nginx.ReadNginxConfig("nginx.conf", []byte("http { include x.conf; }"), nil, nil)
+	_, err = nginx.ReadConfig("nginx.conf", []byte("http { include x.conf; }"), nil, nil)
 	assert.ErrorContains(t, err, `nginx.conf:1: include "x.conf": no way to open included files`)
 }
 
@@ -506,7 +506,7 @@ func TestReadNginxRoundTrip(t *testing.T) {
 			r := loadReport(t, fx.report)
 			body, err := Render("nginx", r, fx.opts)
 			require.NoError(t, err)
-			objs, err := nginx.ReadNginxConfig("nginx.conf", body, nil, nil)
+			objs, err := nginx.ReadConfig("nginx.conf", body, nil, nil)
 			require.NoError(t, err)
 			p, err := target.NewPlan(r, fx.opts)
 			require.NoError(t, err)
@@ -541,7 +541,7 @@ func TestReadNginxRoundTrip(t *testing.T) {
 					continue
 				}
 				assert.Equal(t, min(rt.Attempts, tries), o.Attempts.Value, o.Name)
-				conds, _ := nginx.NginxConditions(rt)
+				conds, _ := nginx.Conditions(rt)
 				var wantOn []string
 				for _, c := range conds {
 					if c != "non_idempotent" {
@@ -549,7 +549,7 @@ func TestReadNginxRoundTrip(t *testing.T) {
 					}
 				}
 				assert.Equal(t, wantOn, o.RetryOn.Value, o.Name)
-				assert.Equal(t, nginx.NginxNonIdempotent(rt), o.RetryNonIdempotent.Value, o.Name)
+				assert.Equal(t, nginx.NonIdempotent(rt), o.RetryNonIdempotent.Value, o.Name)
 				assert.NotEmpty(t, lbNoteWith(o, "proxy_next_upstream_timeout"), o.Name)
 			}
 			u := objs[len(objs)-1]
@@ -566,7 +566,7 @@ func TestReadNginxRoundTrip(t *testing.T) {
 	objs, err := func() ([]target.Object, error) {
 		body, err := Render("nginx", loadReport(t, "policy.json"), target.Options{Service: "shop-api"})
 		require.NoError(t, err)
-		return nginx.ReadNginxConfig("nginx.conf", body, nil, nil)
+		return nginx.ReadConfig("nginx.conf", body, nil, nil)
 	}()
 	require.NoError(t, err)
 	assert.Equal(t, []string{
@@ -596,13 +596,13 @@ func TestReadNginxDetect(t *testing.T) {
 		{"envoy.yaml", "static_resources:\n  listeners: []\n", false},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, nginx.DetectNginxConfig(tt.file, []byte(tt.data)), "%s %q", tt.file, tt.data)
+		assert.Equal(t, tt.want, nginx.Detect(tt.file, []byte(tt.data)), "%s %q", tt.file, tt.data)
 	}
 	for _, f := range []string{"nginx-src/nginx.conf", "sentry/nginx.conf", "otel-gateway/collectors.conf"} {
 		data, err := os.ReadFile(filepath.Join(nginxFixtures, f))
 		require.NoError(t, err)
-		assert.True(t, nginx.DetectNginxConfig("config", data), "by its contents: %s", f)
-		assert.False(t, haproxy.DetectHAProxyConfig("config", data), "HAProxy claims %s", f)
+		assert.True(t, nginx.Detect("config", data), "by its contents: %s", f)
+		assert.False(t, haproxy.Detect("config", data), "HAProxy claims %s", f)
 	}
 }
 
@@ -628,7 +628,7 @@ func FuzzReadNginx(f *testing.F) {
 		}
 		deadline := time.Now().Add(2 * time.Second)
 		self := func(string) ([]byte, error) { return data, nil }
-		objs, err := nginx.ReadNginxConfig("fuzz.conf", data, self, nil)
+		objs, err := nginx.ReadConfig("fuzz.conf", data, self, nil)
 		if time.Now().After(deadline) {
 			t.Fatalf("took more than 2s on %d bytes", len(data))
 		}

@@ -182,7 +182,7 @@ func readIstio(body []byte) ([]behaviour, error) {
 }
 
 func readGRPC(body []byte) ([]behaviour, error) {
-	var cfg grpc.GRPCConfig
+	var cfg grpc.Config
 	if err := json.Unmarshal(body, &cfg); err != nil {
 		return nil, err
 	}

@@ -335,7 +335,7 @@ func TestRetriesOffGRPCJq(t *testing.T) {
 		cmd.Stdin = bytes.NewReader(body)
 		out, err := cmd.Output()
 		require.NoError(t, err)
-		var before, after grpc.GRPCConfig
+		var before, after grpc.Config
 		require.NoError(t, json.Unmarshal(body, &before))
 		require.NoError(t, json.Unmarshal(out, &after))
 		require.Len(t, after.MethodConfig, len(before.MethodConfig))

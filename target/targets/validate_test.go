@@ -207,7 +207,7 @@ func validateGRPC(body []byte) error {
 			return fmt.Errorf("%s: no timeout", path)
 		}
 		if rp := mc.RetryPolicy; rp != nil {
-			if rp.MaxAttempts < 2 || rp.MaxAttempts > grpctarget.GRPCMaxAttempts {
+			if rp.MaxAttempts < 2 || rp.MaxAttempts > grpctarget.MaxAttempts {
 				return fmt.Errorf("%s: maxAttempts %d outside [2, 5]", path, rp.MaxAttempts)
 			}
 			if rp.MaxBackoff < rp.InitialBackoff {

@@ -168,7 +168,7 @@ func TestLinkerdHTTPStatuses(t *testing.T) {
 	for _, line := range strings.Split(s, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "retry.linkerd.io/http: "); ok {
 			for _, c := range strings.Split(strings.Trim(v, `"`), ",") {
-				assert.True(t, linkerd.LinkerdCondition(c, false), "%q is not a condition Linkerd takes", c)
+				assert.True(t, linkerd.Condition(c, false), "%q is not a condition Linkerd takes", c)
 			}
 		}
 	}
@@ -182,7 +182,7 @@ func TestEnvoyRetryAfter(t *testing.T) {
 	body, err := Render("envoy", loadReport(t, "policy.json"), target.Options{Service: "shop-api"})
 	require.NoError(t, err)
 	require.NoError(t, validate(t, "envoy", body))
-	objs, err := envoy.ReadEnvoyConfig("envoy.yaml", body, nil, nil)
+	objs, err := envoy.ReadConfig("envoy.yaml", body, nil, nil)
 	require.NoError(t, err)
 	got := map[string]float64{}
 	for _, o := range objs {
@@ -195,8 +195,8 @@ func TestEnvoyRetryAfter(t *testing.T) {
 	}
 	assert.Equal(t, map[string]float64{
 		"shop-api/shop-api/POST /api/orders":    -1, // never-sent failures only
-		"shop-api/shop-api/GET /api/users/{id}": envoy.EnvoyRetryAfterWait.Seconds(),
-		"shop-api/shop-api/GET /api/search/*":   envoy.EnvoyRetryAfterWait.Seconds(),
+		"shop-api/shop-api/GET /api/users/{id}": envoy.RetryAfterWait.Seconds(),
+		"shop-api/shop-api/GET /api/search/*":   envoy.RetryAfterWait.Seconds(),
 		"shop-api/shop-api/catch-all":           -1,
 	}, got)
 	assert.Contains(t, string(body), "        rate_limited_retry_back_off:\n          reset_headers:\n          - name: retry-after\n            format: SECONDS\n")
