@@ -7,6 +7,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/internal/kube"
 )
 
 // Reading the Kubernetes Gateway API (gateway.networking.k8s.io, any
@@ -19,7 +20,7 @@ import (
 // detectGatewayAPIConfig reports whether a file holds Gateway API
 // resources.
 func Detect(_ string, data []byte) bool {
-	return target.KubeDetect(data, target.GatewayGroup+"/")
+	return kube.Detect(data, kube.GatewayGroup+"/")
 }
 
 // readGatewayAPIConfig reads the HTTPRoutes and GRPCRoutes of a manifest
@@ -27,20 +28,20 @@ func Detect(_ string, data []byte) bool {
 // Gateways, TCP, TLS and UDP routes and policies are left out. The Linkerd
 // annotations an HTTPRoute may carry are the linkerd target's to read.
 func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
-	res, err := target.KubeObjects(target.OrNew(b), file, data)
+	res, err := kube.Objects(target.OrNew(b), file, data)
 	if err != nil {
 		return nil, err
 	}
 	var out []target.Object
 	for _, o := range res {
-		if o.Group != target.GatewayGroup || (o.Kind != "HTTPRoute" && o.Kind != "GRPCRoute") {
+		if o.Group != kube.GatewayGroup || (o.Kind != "HTTPRoute" && o.Kind != "GRPCRoute") {
 			continue
 		}
-		rules, err := target.GatewayRules(o)
+		rules, err := kube.GatewayRules(o)
 		if err != nil {
 			return nil, err
 		}
-		ann, err := target.KubeAnnotations(o, target.LinkerdAnnotationPrefixes...)
+		ann, err := kube.Annotations(o, kube.LinkerdAnnotationPrefixes...)
 		if err != nil {
 			return nil, err
 		}
@@ -53,13 +54,13 @@ func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]
 			} else {
 				obj.Notes = append(obj.Notes, "a GRPCRoute has no timeouts or retry (GEP-1742 and GEP-1731 cover HTTPRoute): the implementation's defaults apply")
 			}
-			if target.LinkerdAnnotated(ann) {
+			if kube.LinkerdAnnotated(ann) {
 				obj.Notes = append(obj.Notes, "Linkerd's timeout and retry annotations on this route are read by the linkerd target")
 			}
 			out = append(out, obj)
 		}
 	}
-	target.KubeFinish(out)
+	kube.Finish(out)
 	return out, nil
 }
 
@@ -69,17 +70,17 @@ func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]
 // (HTTPRouteTimeouts); unspecified, the behaviour is the implementation's.
 // retry.attempts counts the retries ("the maximum number of times an
 // individual request from the gateway to a backend should be retried").
-func gatewayTimeouts(obj *target.Object, f string, r target.GatewayRule) error {
+func gatewayTimeouts(obj *target.Object, f string, r kube.GatewayRule) error {
 	tw := r.Where + ".timeouts"
-	t, err := target.KubeMapping(f, target.KubeField(r.Node, "timeouts"), tw)
+	t, err := kube.Mapping(f, kube.Field(r.Node, "timeouts"), tw)
 	if err != nil {
 		return err
 	}
-	req, err := target.GatewayDurationSetting(f, target.KubeField(t, "request"), tw+".request")
+	req, err := kube.GatewayDurationSetting(f, kube.Field(t, "request"), tw+".request")
 	if err != nil {
 		return err
 	}
-	back, err := target.GatewayDurationSetting(f, target.KubeField(t, "backendRequest"), tw+".backendRequest")
+	back, err := kube.GatewayDurationSetting(f, kube.Field(t, "backendRequest"), tw+".backendRequest")
 	if err != nil {
 		return err
 	}
@@ -91,13 +92,13 @@ func gatewayTimeouts(obj *target.Object, f string, r target.GatewayRule) error {
 		obj.Notes = append(obj.Notes, "no timeouts.request: the request timeout is the implementation's (GEP-1742)")
 	}
 	rw := r.Where + ".retry"
-	rt, err := target.KubeMapping(f, target.KubeField(r.Node, "retry"), rw)
+	rt, err := kube.Mapping(f, kube.Field(r.Node, "retry"), rw)
 	if rt == nil || err != nil {
 		return err
 	}
 	obj.Notes = append(obj.Notes, "retry is a standard-channel field since Gateway API v1.7.0 (experimental before): an older standard-channel CRD drops it without a word")
-	an := target.KubeField(rt, "attempts")
-	n, raw, ok, err := target.KubeInt(f, an, rw+".attempts", 32)
+	an := kube.Field(rt, "attempts")
+	n, raw, ok, err := kube.Int(f, an, rw+".attempts", 32)
 	switch {
 	case err != nil:
 		return err
@@ -110,18 +111,18 @@ func gatewayTimeouts(obj *target.Object, f string, r target.GatewayRule) error {
 		return nil
 	case ok:
 		obj.Attempts = target.Set(int(n)+1, target.NodePos(f, an), raw)
-		obj.RetryNonIdempotent = target.KubeRetrySetting(target.KubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
+		obj.RetryNonIdempotent = kube.RetrySetting(kube.RetriesNonIdempotent(obj.Matches), obj.Attempts)
 	default:
 		obj.Notes = append(obj.Notes, "retry without attempts: the v1.7.0 CRD defaults it to 1 retry; with older CRDs how often is the implementation's")
 	}
-	if cn := target.KubeField(rt, "codes"); cn != nil {
-		items, err := target.KubeList(f, cn, rw+".codes")
+	if cn := kube.Field(rt, "codes"); cn != nil {
+		items, err := kube.List(f, cn, rw+".codes")
 		if err != nil {
 			return err
 		}
 		var codes []string
 		for j, it := range items {
-			c, raw, _, err := target.KubeInt(f, it, fmt.Sprintf("%s.codes[%d]", rw, j), 32)
+			c, raw, _, err := kube.Int(f, it, fmt.Sprintf("%s.codes[%d]", rw, j), 32)
 			if err != nil {
 				return err
 			}
@@ -133,7 +134,7 @@ func gatewayTimeouts(obj *target.Object, f string, r target.GatewayRule) error {
 		obj.RetryOn = target.Set(codes, target.NodePos(f, cn), strings.Join(codes, ","))
 	}
 	obj.Notes = append(obj.Notes, "HTTPRouteRetry (v1.7.0): implementations SHOULD also retry a connection that could not be made and a request refused before processing, and an attempt that reaches backendRequest is retried")
-	if b, err := target.GatewayDurationSetting(f, target.KubeField(rt, "backoff"), rw+".backoff"); err != nil {
+	if b, err := kube.GatewayDurationSetting(f, kube.Field(rt, "backoff"), rw+".backoff"); err != nil {
 		return err
 	} else if b != nil {
 		obj.BackoffBase = b

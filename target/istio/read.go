@@ -11,6 +11,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/internal/kube"
 )
 
 // Reading Istio: the HTTP routes of VirtualServices (networking.istio.io,
@@ -63,7 +64,7 @@ const istioGroup = "networking.istio.io"
 
 // detectIstioConfig reports whether a file holds Istio resources.
 func Detect(_ string, data []byte) bool {
-	return target.KubeDetect(data, istioGroup+"/")
+	return kube.Detect(data, istioGroup+"/")
 }
 
 // readIstioConfig reads the VirtualServices and DestinationRules of a
@@ -73,7 +74,7 @@ func Detect(_ string, data []byte) bool {
 // Istio's Gateways and the tcp and tls routes included, are left out: they
 // carry no request timeout or retries.
 func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
-	res, err := target.KubeObjects(target.OrNew(b), file, data)
+	res, err := kube.Objects(target.OrNew(b), file, data)
 	if err != nil {
 		return nil, err
 	}
@@ -92,36 +93,36 @@ func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]
 			return nil, err
 		}
 	}
-	target.KubeFinish(out)
+	kube.Finish(out)
 	return out, nil
 }
 
 // istioVirtualService appends the HTTP routes of a VirtualService.
-func istioVirtualService(out []target.Object, o target.KubeObject) ([]target.Object, error) {
+func istioVirtualService(out []target.Object, o kube.Object) ([]target.Object, error) {
 	f := o.File
-	spec, err := target.KubeMapping(f, target.KubeField(o.Node, "spec"), "spec")
+	spec, err := kube.Mapping(f, kube.Field(o.Node, "spec"), "spec")
 	if err != nil {
 		return nil, err
 	}
-	hosts, err := target.KubeStrings(f, target.KubeField(spec, "hosts"), "spec.hosts")
+	hosts, err := kube.Strings(f, kube.Field(spec, "hosts"), "spec.hosts")
 	if err != nil {
 		return nil, err
 	}
-	gateways, err := target.KubeStrings(f, target.KubeField(spec, "gateways"), "spec.gateways")
+	gateways, err := kube.Strings(f, kube.Field(spec, "gateways"), "spec.gateways")
 	if err != nil {
 		return nil, err
 	}
-	routes, err := target.KubeList(f, target.KubeField(spec, "http"), "spec.http")
+	routes, err := kube.List(f, kube.Field(spec, "http"), "spec.http")
 	if err != nil {
 		return nil, err
 	}
 	for i, h := range routes {
 		where := fmt.Sprintf("spec.http[%d]", i)
 		if h.Kind != yaml.MappingNode {
-			return nil, target.ErrorAt(target.NodePos(f, h), "%s: want a mapping, got %s", where, target.KubeWhat(h))
+			return nil, target.ErrorAt(target.NodePos(f, h), "%s: want a mapping, got %s", where, kube.What(h))
 		}
 		obj := target.Object{Target: "istio", Kind: "VirtualService route", Pos: target.NodePos(f, h), Router: "istio " + o.Qualified()}
-		name, _, err := target.KubeString(f, target.KubeField(h, "name"), where+".name")
+		name, _, err := kube.String(f, kube.Field(h, "name"), where+".name")
 		if err != nil {
 			return nil, err
 		}
@@ -133,18 +134,18 @@ func istioVirtualService(out []target.Object, o target.KubeObject) ([]target.Obj
 			return nil, target.ErrorAt(obj.Pos, "%w", err)
 		}
 		for _, host := range hosts {
-			obj.Matches = target.KubeAppendMatch(obj.Matches, target.Match{Kind: target.MatchHost, Value: host})
+			obj.Matches = kube.AppendMatch(obj.Matches, target.Match{Kind: target.MatchHost, Value: host})
 		}
 		if len(gateways) > 0 && !(len(gateways) == 1 && gateways[0] == "mesh") {
 			obj.Notes = append(obj.Notes, fmt.Sprintf("applies at the gateways %s, not only between sidecars", strings.Join(gateways, ", ")))
 		}
-		if err := istioMatches(&obj, f, target.KubeField(h, "match"), where); err != nil {
+		if err := istioMatches(&obj, f, kube.Field(h, "match"), where); err != nil {
 			return nil, err
 		}
 		if err := istioUpstream(&obj, f, h, where); err != nil {
 			return nil, err
 		}
-		if t := target.KubeField(h, "timeout"); t != nil {
+		if t := kube.Field(h, "timeout"); t != nil {
 			d, raw, err := istioDuration(f, t, where+".timeout")
 			if err != nil {
 				return nil, err
@@ -154,14 +155,14 @@ func istioVirtualService(out []target.Object, o target.KubeObject) ([]target.Obj
 			obj.Timeout = target.Defaulted(0.0, obj.Pos)
 			obj.Notes = append(obj.Notes, "no timeout: Istio's route timeout is disabled by default (HTTPRoute.timeout), so only the caller's own deadline bounds the request")
 		}
-		if err := istioRetries(&obj, f, target.KubeField(h, "retries"), where); err != nil {
+		if err := istioRetries(&obj, f, kube.Field(h, "retries"), where); err != nil {
 			return nil, err
 		}
-		if target.KubeField(h, "fault") != nil {
+		if kube.Field(h, "fault") != nil {
 			obj.Notes = append(obj.Notes, "fault injection on this route: Istio enables no timeout or retries on the client side when faults are (HTTPRoute.fault)")
 		}
-		if d := target.KubeField(h, "delegate"); d != nil {
-			dn, _ := target.KubeScalar(target.KubeField(d, "name"))
+		if d := kube.Field(h, "delegate"); d != nil {
+			dn, _ := kube.Scalar(kube.Field(d, "name"))
 			obj.Notes = append(obj.Notes, fmt.Sprintf("delegates to VirtualService %q, whose routes take the requests", dn))
 		}
 		out = append(out, obj)
@@ -176,7 +177,7 @@ func istioVirtualService(out []target.Object, o target.KubeObject) ([]target.Obj
 // different paths with different methods applies, as read, to more
 // requests than it does.
 func istioMatches(obj *target.Object, f string, n *yaml.Node, where string) error {
-	blocks, err := target.KubeList(f, n, where+".match")
+	blocks, err := kube.List(f, n, where+".match")
 	if err != nil {
 		return err
 	}
@@ -184,31 +185,31 @@ func istioMatches(obj *target.Object, f string, n *yaml.Node, where string) erro
 	methods := 0
 	for j, b := range blocks {
 		bw := fmt.Sprintf("%s.match[%d]", where, j)
-		if _, err := target.KubeMapping(f, b, bw); err != nil {
+		if _, err := kube.Mapping(f, b, bw); err != nil {
 			return err
 		}
-		ci, _, _, err := target.KubeBool(f, target.KubeField(b, "ignoreUriCase"), bw+".ignoreUriCase")
+		ci, _, _, err := kube.Bool(f, kube.Field(b, "ignoreUriCase"), bw+".ignoreUriCase")
 		if err != nil {
 			return err
 		}
-		for _, key := range target.KubeKeys(b) {
+		for _, key := range kube.Keys(b) {
 			switch key {
 			case "uri":
-				m, err := istioStringMatch(f, target.KubeField(b, key), bw+".uri")
+				m, err := istioStringMatch(f, kube.Field(b, key), bw+".uri")
 				if err != nil {
 					return err
 				}
 				if m != nil {
 					m.CaseInsensitive = ci
-					obj.Matches = target.KubeAppendMatch(obj.Matches, *m)
+					obj.Matches = kube.AppendMatch(obj.Matches, *m)
 				}
 			case "method":
-				m, err := istioStringMatch(f, target.KubeField(b, key), bw+".method")
+				m, err := istioStringMatch(f, kube.Field(b, key), bw+".method")
 				if err != nil {
 					return err
 				}
 				if m != nil && m.Kind == target.MatchExact {
-					obj.Matches = target.KubeAppendMatch(obj.Matches, target.Match{Kind: target.MatchMethod, Value: m.Value})
+					obj.Matches = kube.AppendMatch(obj.Matches, target.Match{Kind: target.MatchMethod, Value: m.Value})
 					methods++
 				} else if m != nil {
 					other = append(other, "method "+m.Kind+" "+strconv.Quote(m.Value))
@@ -232,12 +233,12 @@ func istioMatches(obj *target.Object, f string, n *yaml.Node, where string) erro
 // prefix and regex. The Match's Kind is MatchExact, MatchPrefix or
 // MatchRegex.
 func istioStringMatch(f string, n *yaml.Node, where string) (*target.Match, error) {
-	if _, err := target.KubeMapping(f, n, where); err != nil || n == nil {
+	if _, err := kube.Mapping(f, n, where); err != nil || n == nil {
 		return nil, err
 	}
 	var m *target.Match
 	for _, k := range []struct{ key, kind string }{{"exact", target.MatchExact}, {"prefix", target.MatchPrefix}, {"regex", target.MatchRegex}} {
-		v, ok, err := target.KubeString(f, target.KubeField(n, k.key), where+"."+k.key)
+		v, ok, err := kube.String(f, kube.Field(n, k.key), where+"."+k.key)
 		if err != nil {
 			return nil, err
 		}
@@ -254,12 +255,12 @@ func istioStringMatch(f string, n *yaml.Node, where string) (*target.Match, erro
 
 // istioUpstream is the route's first destination host.
 func istioUpstream(obj *target.Object, f string, h *yaml.Node, where string) error {
-	dests, err := target.KubeList(f, target.KubeField(h, "route"), where+".route")
+	dests, err := kube.List(f, kube.Field(h, "route"), where+".route")
 	if err != nil {
 		return err
 	}
 	for j, d := range dests {
-		host, ok, err := target.KubeString(f, target.KubePath(d, "destination", "host"), fmt.Sprintf("%s.route[%d].destination.host", where, j))
+		host, ok, err := kube.String(f, kube.Path(d, "destination", "host"), fmt.Sprintf("%s.route[%d].destination.host", where, j))
 		if err != nil {
 			return err
 		}
@@ -287,17 +288,17 @@ func istioRetries(obj *target.Object, f string, r *yaml.Node, where string) erro
 		obj.RetryOn = target.Defaulted(istioDefaultRetryOn, obj.Pos)
 		defaultBackoff(obj.Pos)
 		obj.Jitter = "full"
-		obj.RetryNonIdempotent = target.KubeRetrySetting(target.KubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
+		obj.RetryNonIdempotent = kube.RetrySetting(kube.RetriesNonIdempotent(obj.Matches), obj.Attempts)
 		obj.Notes = append(obj.Notes, "no retries: Istio's default policy retries twice on connect-failure, refused-stream, unavailable, cancelled and 503 (meshConfig.defaultHttpRetryPolicy may change it)")
 		return nil
 	}
 	where += ".retries"
-	if _, err := target.KubeMapping(f, r, where); err != nil {
+	if _, err := kube.Mapping(f, r, where); err != nil {
 		return err
 	}
 	pos := target.NodePos(f, r)
-	an := target.KubeField(r, "attempts")
-	n, raw, ok, err := target.KubeInt(f, an, where+".attempts", 32)
+	an := kube.Field(r, "attempts")
+	n, raw, ok, err := kube.Int(f, an, where+".attempts", 32)
 	if err != nil {
 		return err
 	}
@@ -311,21 +312,21 @@ func istioRetries(obj *target.Object, f string, r *yaml.Node, where string) erro
 			obj.Attempts = target.Defaulted(1, pos)
 		}
 		obj.Notes = append(obj.Notes, "retries disabled: attempts is 0 (Istio turns the policy off)")
-		if target.KubeField(r, "perTryTimeout") != nil || target.KubeField(r, "retryOn") != nil || target.KubeField(r, "retryRemoteLocalities") != nil {
+		if kube.Field(r, "perTryTimeout") != nil || kube.Field(r, "retryOn") != nil || kube.Field(r, "retryRemoteLocalities") != nil {
 			obj.Notes = append(obj.Notes, "perTryTimeout or retryOn with attempts 0: Istio's validation refuses this policy (\"http retry policy configured when attempts are set to 0\"); without it they do nothing")
 		}
 		return nil
 	}
 	obj.Attempts = target.Set(int(n)+1, target.NodePos(f, an), raw)
-	if t := target.KubeField(r, "perTryTimeout"); t != nil {
+	if t := kube.Field(r, "perTryTimeout"); t != nil {
 		d, raw, err := istioDuration(f, t, where+".perTryTimeout")
 		if err != nil {
 			return err
 		}
 		obj.PerTryTimeout = target.Set(d.Seconds(), target.NodePos(f, t), raw)
 	}
-	if on := target.KubeField(r, "retryOn"); on != nil {
-		raw, _, err := target.KubeString(f, on, where+".retryOn")
+	if on := kube.Field(r, "retryOn"); on != nil {
+		raw, _, err := kube.String(f, on, where+".retryOn")
 		if err != nil {
 			return err
 		}
@@ -342,7 +343,7 @@ func istioRetries(obj *target.Object, f string, r *yaml.Node, where string) erro
 	} else {
 		obj.RetryOn = target.Defaulted(istioDefaultRetryOn, pos)
 	}
-	if b := target.KubeField(r, "backoff"); b != nil {
+	if b := kube.Field(r, "backoff"); b != nil {
 		d, raw, err := istioDuration(f, b, where+".backoff")
 		if err != nil {
 			return err
@@ -353,7 +354,7 @@ func istioRetries(obj *target.Object, f string, r *yaml.Node, where string) erro
 		defaultBackoff(pos)
 	}
 	obj.Jitter = "full"
-	obj.RetryNonIdempotent = target.KubeRetrySetting(target.KubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
+	obj.RetryNonIdempotent = kube.RetrySetting(kube.RetriesNonIdempotent(obj.Matches), obj.Attempts)
 	return nil
 }
 
@@ -363,11 +364,11 @@ func istioRetries(obj *target.Object, f string, r *yaml.Node, where string) erro
 // must be greater than 1ms", "only durations to ms precision are
 // supported"). 0s is refused too.
 func istioDuration(f string, n *yaml.Node, what string) (time.Duration, string, error) {
-	raw, _, err := target.KubeString(f, n, what)
+	raw, _, err := kube.String(f, n, what)
 	if err != nil {
 		return 0, raw, err
 	}
-	d, err := target.KubeGoDuration(raw)
+	d, err := kube.GoDuration(raw)
 	switch {
 	case err != nil:
 		return 0, raw, target.ErrorAt(target.NodePos(f, n), "%s %v", what, err)
@@ -388,15 +389,15 @@ type istioTrafficPolicy struct {
 
 func istioPolicyOf(f string, n *yaml.Node, where string) (istioTrafficPolicy, error) {
 	tp := istioTrafficPolicy{}
-	m, err := target.KubeMapping(f, n, where)
+	m, err := kube.Mapping(f, n, where)
 	if m == nil || err != nil {
 		return tp, err
 	}
 	tp.pos = target.NodePos(f, m)
-	tp.connectionPool = target.KubeField(m, "connectionPool")
-	tp.outlierDetection = target.KubeField(m, "outlierDetection")
-	tp.retryBudget = target.KubeField(m, "retryBudget")
-	tp.portLevel = target.KubeField(m, "portLevelSettings")
+	tp.connectionPool = kube.Field(m, "connectionPool")
+	tp.outlierDetection = kube.Field(m, "outlierDetection")
+	tp.retryBudget = kube.Field(m, "retryBudget")
+	tp.portLevel = kube.Field(m, "portLevelSettings")
 	return tp, nil
 }
 
@@ -420,17 +421,17 @@ func (sub istioTrafficPolicy) over(top istioTrafficPolicy) istioTrafficPolicy {
 
 // istioDestinationRule appends a DestinationRule's traffic policy and each
 // subset's that has one.
-func istioDestinationRule(out []target.Object, o target.KubeObject) ([]target.Object, error) {
+func istioDestinationRule(out []target.Object, o kube.Object) ([]target.Object, error) {
 	f := o.File
-	spec, err := target.KubeMapping(f, target.KubeField(o.Node, "spec"), "spec")
+	spec, err := kube.Mapping(f, kube.Field(o.Node, "spec"), "spec")
 	if err != nil {
 		return nil, err
 	}
-	host, _, err := target.KubeString(f, target.KubeField(spec, "host"), "spec.host")
+	host, _, err := kube.String(f, kube.Field(spec, "host"), "spec.host")
 	if err != nil {
 		return nil, err
 	}
-	top, err := istioPolicyOf(f, target.KubeField(spec, "trafficPolicy"), "spec.trafficPolicy")
+	top, err := istioPolicyOf(f, kube.Field(spec, "trafficPolicy"), "spec.trafficPolicy")
 	if err != nil {
 		return nil, err
 	}
@@ -442,17 +443,17 @@ func istioDestinationRule(out []target.Object, o target.KubeObject) ([]target.Ob
 		return nil, err
 	}
 	out = append(out, obj)
-	subsets, err := target.KubeList(f, target.KubeField(spec, "subsets"), "spec.subsets")
+	subsets, err := kube.List(f, kube.Field(spec, "subsets"), "spec.subsets")
 	if err != nil {
 		return nil, err
 	}
 	for i, s := range subsets {
 		where := fmt.Sprintf("spec.subsets[%d]", i)
-		tpn := target.KubeField(s, "trafficPolicy")
+		tpn := kube.Field(s, "trafficPolicy")
 		if tpn == nil {
 			continue // the rule's policy, read above
 		}
-		name, _, err := target.KubeString(f, target.KubeField(s, "name"), where+".name")
+		name, _, err := kube.String(f, kube.Field(s, "name"), where+".name")
 		if err != nil {
 			return nil, err
 		}
@@ -474,19 +475,19 @@ func istioDestinationRule(out []target.Object, o target.KubeObject) ([]target.Ob
 // http2MaxRequests as the most requests in flight, the retry budget, and
 // what it does not model as notes.
 func istioPolicy(obj *target.Object, f string, tp istioTrafficPolicy, where string) error {
-	cp, err := target.KubeMapping(f, tp.connectionPool, where+".connectionPool")
+	cp, err := kube.Mapping(f, tp.connectionPool, where+".connectionPool")
 	if err != nil {
 		return err
 	}
-	tcp, err := target.KubeMapping(f, target.KubeField(cp, "tcp"), where+".connectionPool.tcp")
+	tcp, err := kube.Mapping(f, kube.Field(cp, "tcp"), where+".connectionPool.tcp")
 	if err != nil {
 		return err
 	}
-	hp, err := target.KubeMapping(f, target.KubeField(cp, "http"), where+".connectionPool.http")
+	hp, err := kube.Mapping(f, kube.Field(cp, "http"), where+".connectionPool.http")
 	if err != nil {
 		return err
 	}
-	if t := target.KubeField(tcp, "connectTimeout"); t != nil {
+	if t := kube.Field(tcp, "connectTimeout"); t != nil {
 		d, raw, err := istioDuration(f, t, where+".connectionPool.tcp.connectTimeout")
 		if err != nil {
 			return err
@@ -496,8 +497,8 @@ func istioPolicy(obj *target.Object, f string, tp istioTrafficPolicy, where stri
 		obj.ConnectTimeout = target.Defaulted(istioDefaultConnect.Seconds(), obj.Pos)
 	}
 	limit := func(m *yaml.Node, key, what string) (int64, string, *yaml.Node, error) {
-		n := target.KubeField(m, key)
-		v, raw, _, err := target.KubeInt(f, n, what+"."+key, 32)
+		n := kube.Field(m, key)
+		v, raw, _, err := kube.Int(f, n, what+"."+key, 32)
 		if err == nil && v < 0 {
 			err = target.ErrorAt(target.NodePos(f, n), "%s.%s %s: negative", what, key, raw)
 		}
@@ -533,11 +534,11 @@ func istioPolicy(obj *target.Object, f string, tp istioTrafficPolicy, where stri
 	if len(limits) > 0 {
 		obj.Notes = append(obj.Notes, "connection pool: "+strings.Join(limits, ", ")+" (over HTTP/1.1 at most maxConnections requests run and http1MaxPendingRequests wait; Envoy answers 503 beyond)")
 	}
-	if b, err := target.KubeMapping(f, tp.retryBudget, where+".retryBudget"); err != nil {
+	if b, err := kube.Mapping(f, tp.retryBudget, where+".retryBudget"); err != nil {
 		return err
 	} else if b != nil {
-		pn := target.KubeField(b, "percent")
-		p, raw, ok, err := target.KubeFloat(f, pn, where+".retryBudget.percent")
+		pn := kube.Field(b, "percent")
+		p, raw, ok, err := kube.Float(f, pn, where+".retryBudget.percent")
 		switch {
 		case err != nil:
 			return err
@@ -548,18 +549,18 @@ func istioPolicy(obj *target.Object, f string, tp istioTrafficPolicy, where stri
 		default:
 			obj.RetryBudget = target.Set(p/100, target.NodePos(f, pn), raw)
 		}
-		mc, _ := target.KubeScalar(target.KubeField(b, "minRetryConcurrency"))
+		mc, _ := kube.Scalar(kube.Field(b, "minRetryConcurrency"))
 		if mc == "" {
 			mc = "3 (the default)"
 		}
 		obj.Notes = append(obj.Notes, "retryBudget: retries outstanding at once are limited to that share of the active and pending requests, at least minRetryConcurrency "+mc)
 	}
-	if od, err := target.KubeMapping(f, tp.outlierDetection, where+".outlierDetection"); err != nil {
+	if od, err := kube.Mapping(f, tp.outlierDetection, where+".outlierDetection"); err != nil {
 		return err
 	} else if od != nil {
 		var parts []string
-		for _, k := range target.KubeKeys(od) {
-			if v, ok := target.KubeScalar(target.KubeField(od, k)); ok {
+		for _, k := range kube.Keys(od) {
+			if v, ok := kube.Scalar(kube.Field(od, k)); ok {
 				parts = append(parts, k+" "+v)
 			}
 		}

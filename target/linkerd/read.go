@@ -12,6 +12,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/internal/kube"
 )
 
 // Reading Linkerd: the timeout and retry annotations of Linkerd 2.16 and
@@ -50,7 +51,7 @@ const (
 // detectLinkerdConfig reports whether a file holds Linkerd resources or
 // Linkerd's annotations.
 func Detect(_ string, data []byte) bool {
-	return target.KubeDetect(data, "linkerd.io/v1alpha", "policy.linkerd.io/", "retry.linkerd.io/", "timeout.linkerd.io/")
+	return kube.Detect(data, "linkerd.io/v1alpha", "policy.linkerd.io/", "retry.linkerd.io/", "timeout.linkerd.io/")
 }
 
 // readLinkerdConfig reads the Linkerd configuration of a manifest stream:
@@ -62,7 +63,7 @@ func Detect(_ string, data []byte) bool {
 // annotations)"), and per route of a ServiceProfile (Kind "ServiceProfile
 // route").
 func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
-	res, err := target.KubeObjects(target.OrNew(b), file, data)
+	res, err := kube.Objects(target.OrNew(b), file, data)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +75,7 @@ func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]
 			out, err = linkerdServiceProfile(out, o)
 		case o.Group == "policy.linkerd.io" && route:
 			out, err = linkerdRoute(out, o, o.Kind+" rule", true)
-		case o.Group == target.GatewayGroup && route:
+		case o.Group == kube.GatewayGroup && route:
 			out, err = linkerdRoute(out, o, o.Kind+" (Linkerd annotations)", false)
 		case o.APIVersion == "v1" && o.Kind == "Service":
 			out, err = linkerdService(out, o)
@@ -83,22 +84,22 @@ func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]
 			return nil, err
 		}
 	}
-	target.KubeFinish(out)
+	kube.Finish(out)
 	return out, nil
 }
 
 // linkerdRoute appends the rules of a route. own is a policy.linkerd.io
 // route, whose rules' timeouts.request Linkerd also reads (the annotation
 // wins); a Gateway API route is read only when it has Linkerd annotations.
-func linkerdRoute(out []target.Object, o target.KubeObject, kind string, own bool) ([]target.Object, error) {
-	ann, err := target.KubeAnnotations(o, target.LinkerdAnnotationPrefixes...)
+func linkerdRoute(out []target.Object, o kube.Object, kind string, own bool) ([]target.Object, error) {
+	ann, err := kube.Annotations(o, kube.LinkerdAnnotationPrefixes...)
 	if err != nil {
 		return nil, err
 	}
-	if !own && !target.LinkerdAnnotated(ann) {
+	if !own && !kube.LinkerdAnnotated(ann) {
 		return out, nil
 	}
-	rules, err := target.GatewayRules(o)
+	rules, err := kube.GatewayRules(o)
 	if err != nil {
 		return nil, err
 	}
@@ -109,14 +110,14 @@ func linkerdRoute(out []target.Object, o target.KubeObject, kind string, own boo
 		}
 		if own && obj.Timeout == nil {
 			tw := r.Where + ".timeouts"
-			t, err := target.KubeMapping(o.File, target.KubeField(r.Node, "timeouts"), tw)
+			t, err := kube.Mapping(o.File, kube.Field(r.Node, "timeouts"), tw)
 			if err != nil {
 				return nil, err
 			}
-			if obj.Timeout, err = target.GatewayDurationSetting(o.File, target.KubeField(t, "request"), tw+".request"); err != nil {
+			if obj.Timeout, err = kube.GatewayDurationSetting(o.File, kube.Field(t, "request"), tw+".request"); err != nil {
 				return nil, err
 			}
-			if target.KubeField(t, "backendRequest") != nil {
+			if kube.Field(t, "backendRequest") != nil {
 				obj.Notes = append(obj.Notes, "timeouts.backendRequest: Linkerd's policy controller does not read it")
 			}
 		}
@@ -134,9 +135,9 @@ func linkerdRoute(out []target.Object, o target.KubeObject, kind string, own boo
 
 // linkerdService appends a Service that carries Linkerd's annotations:
 // they apply to the requests no route with annotations of its own takes.
-func linkerdService(out []target.Object, o target.KubeObject) ([]target.Object, error) {
-	ann, err := target.KubeAnnotations(o, target.LinkerdAnnotationPrefixes...)
-	if err != nil || !target.LinkerdAnnotated(ann) {
+func linkerdService(out []target.Object, o kube.Object) ([]target.Object, error) {
+	ann, err := kube.Annotations(o, kube.LinkerdAnnotationPrefixes...)
+	if err != nil || !kube.LinkerdAnnotated(ann) {
 		return out, err
 	}
 	obj := target.Object{Target: "linkerd", Kind: "Service (Linkerd annotations)", Name: o.Qualified(), Pos: o.Pos}
@@ -155,7 +156,7 @@ func linkerdService(out []target.Object, o target.KubeObject) ([]target.Object, 
 // included; retry.linkerd.io/timeout bounds an attempt and retries it;
 // timeout.linkerd.io/response bounds a backend response and is not
 // retried, so the shorter of the two bounds an attempt.
-func linkerdAnnotations(obj *target.Object, o target.KubeObject, ann map[string]*yaml.Node, grpc bool) error {
+func linkerdAnnotations(obj *target.Object, o kube.Object, ann map[string]*yaml.Node, grpc bool) error {
 	f := o.File
 	dur := func(key string) (*target.Setting[float64], error) {
 		n := ann[key]
@@ -280,7 +281,7 @@ func linkerdAnnotations(obj *target.Object, o target.KubeObject, ann map[string]
 	obj.BackoffBase = target.Defaulted(lkBackoffMin.Seconds(), obj.Attempts.Pos)
 	obj.BackoffMax = target.Defaulted(lkBackoffMax.Seconds(), obj.Attempts.Pos)
 	obj.Jitter = "full"
-	obj.RetryNonIdempotent = target.KubeRetrySetting(target.KubeRetriesNonIdempotent(obj.Matches), obj.Attempts)
+	obj.RetryNonIdempotent = kube.RetrySetting(kube.RetriesNonIdempotent(obj.Matches), obj.Attempts)
 	obj.Notes = append(obj.Notes, "Linkerd never retries a request whose body is over 64 KiB; its backoff is fixed, 25ms to 250ms with full jitter")
 	return nil
 }
@@ -370,29 +371,29 @@ func linkerdConditionsHelp(grpc bool) string {
 // retryable route is retried on failures (5xx unless responseClasses say
 // otherwise) while the retry budget allows, with no count and no per-try
 // timeout.
-func linkerdServiceProfile(out []target.Object, o target.KubeObject) ([]target.Object, error) {
+func linkerdServiceProfile(out []target.Object, o kube.Object) ([]target.Object, error) {
 	f := o.File
-	spec, err := target.KubeMapping(f, target.KubeField(o.Node, "spec"), "spec")
+	spec, err := kube.Mapping(f, kube.Field(o.Node, "spec"), "spec")
 	if err != nil {
 		return nil, err
 	}
-	budget, budgetNote, err := linkerdBudget(f, target.KubeField(spec, "retryBudget"), o.Pos)
+	budget, budgetNote, err := linkerdBudget(f, kube.Field(spec, "retryBudget"), o.Pos)
 	if err != nil {
 		return nil, err
 	}
-	routes, err := target.KubeList(f, target.KubeField(spec, "routes"), "spec.routes")
+	routes, err := kube.List(f, kube.Field(spec, "routes"), "spec.routes")
 	if err != nil {
 		return nil, err
 	}
-	if target.KubeField(spec, "dstOverrides") != nil {
+	if kube.Field(spec, "dstOverrides") != nil {
 		budgetNote = append(budgetNote, "dstOverrides split the traffic between services: not modeled")
 	}
 	for i, rn := range routes {
 		where := fmt.Sprintf("spec.routes[%d]", i)
 		if rn.Kind != yaml.MappingNode {
-			return nil, target.ErrorAt(target.NodePos(f, rn), "%s: want a mapping, got %s", where, target.KubeWhat(rn))
+			return nil, target.ErrorAt(target.NodePos(f, rn), "%s: want a mapping, got %s", where, kube.What(rn))
 		}
-		name, _, err := target.KubeString(f, target.KubeField(rn, "name"), where+".name")
+		name, _, err := kube.String(f, kube.Field(rn, "name"), where+".name")
 		if err != nil {
 			return nil, err
 		}
@@ -403,7 +404,7 @@ func linkerdServiceProfile(out []target.Object, o target.KubeObject) ([]target.O
 		if o.Name != "" {
 			obj.Matches = []target.Match{{Kind: target.MatchHost, Value: o.Name}}
 		}
-		cond, err := target.KubeMapping(f, target.KubeField(rn, "condition"), where+".condition")
+		cond, err := kube.Mapping(f, kube.Field(rn, "condition"), where+".condition")
 		if err != nil {
 			return nil, err
 		}
@@ -413,12 +414,12 @@ func linkerdServiceProfile(out []target.Object, o target.KubeObject) ([]target.O
 		if err := linkerdRequestMatch(&obj, f, cond, where+".condition", 0); err != nil {
 			return nil, err
 		}
-		if t := target.KubeField(rn, "timeout"); t != nil {
-			raw, _, err := target.KubeString(f, t, where+".timeout")
+		if t := kube.Field(rn, "timeout"); t != nil {
+			raw, _, err := kube.String(f, t, where+".timeout")
 			if err != nil {
 				return nil, err
 			}
-			d, err := target.KubeGoDuration(raw)
+			d, err := kube.GoDuration(raw)
 			if err == nil && d == 0 {
 				err = fmt.Errorf("%q: want a positive duration", raw)
 			}
@@ -429,19 +430,19 @@ func linkerdServiceProfile(out []target.Object, o target.KubeObject) ([]target.O
 		} else {
 			obj.Timeout = target.Defaulted(lkProfileTimeout.Seconds(), obj.Pos)
 		}
-		rt := target.KubeField(rn, "isRetryable")
-		retryable, raw, ok, err := target.KubeBool(f, rt, where+".isRetryable")
+		rt := kube.Field(rn, "isRetryable")
+		retryable, raw, ok, err := kube.Bool(f, rt, where+".isRetryable")
 		if err != nil {
 			return nil, err
 		}
 		switch {
 		case retryable:
 			obj.RetryOn = target.Set([]string{"5xx"}, target.NodePos(f, rt), raw)
-			obj.RetryNonIdempotent = &target.Setting[bool]{Value: target.KubeRetriesNonIdempotent(obj.Matches), Pos: target.NodePos(f, rt)}
+			obj.RetryNonIdempotent = &target.Setting[bool]{Value: kube.RetriesNonIdempotent(obj.Matches), Pos: target.NodePos(f, rt)}
 			obj.RetryBudget = budget
 			obj.Notes = append(obj.Notes, "retryable: retried on failures, as many times as the retry budget allows within the timeout (no count, no per-try timeout); a request with a body is never retried")
 			obj.Notes = append(obj.Notes, budgetNote...)
-			if target.KubeField(rn, "responseClasses") != nil {
+			if kube.Field(rn, "responseClasses") != nil {
 				obj.Notes = append(obj.Notes, "responseClasses decide which responses are failures, hence retried: not modeled")
 			}
 		case ok:
@@ -458,25 +459,25 @@ func linkerdServiceProfile(out []target.Object, o target.KubeObject) ([]target.O
 // required (Linkerd's profile validation), retryRatio is the share of
 // requests that may be retries. Without one Linkerd's default applies.
 func linkerdBudget(f string, n *yaml.Node, pos target.Pos) (*target.Setting[float64], []string, error) {
-	b, err := target.KubeMapping(f, n, "spec.retryBudget")
+	b, err := kube.Mapping(f, n, "spec.retryBudget")
 	if err != nil {
 		return nil, nil, err
 	}
 	if b == nil {
 		return target.Defaulted(lkProfileBudget, pos), []string{"retry budget: Linkerd's default, 20 % of the requests plus 10 retries a second (ttl 10s)"}, nil
 	}
-	rn := target.KubeField(b, "retryRatio")
-	ratio, raw, ok, err := target.KubeFloat(f, rn, "spec.retryBudget.retryRatio")
+	rn := kube.Field(b, "retryRatio")
+	ratio, raw, ok, err := kube.Float(f, rn, "spec.retryBudget.retryRatio")
 	if err != nil {
 		return nil, nil, err
 	}
-	mn := target.KubeField(b, "minRetriesPerSecond")
-	mps, mraw, mok, err := target.KubeInt(f, mn, "spec.retryBudget.minRetriesPerSecond", 64)
+	mn := kube.Field(b, "minRetriesPerSecond")
+	mps, mraw, mok, err := kube.Int(f, mn, "spec.retryBudget.minRetriesPerSecond", 64)
 	if err != nil {
 		return nil, nil, err
 	}
-	tn := target.KubeField(b, "ttl")
-	ttl, tok, err := target.KubeString(f, tn, "spec.retryBudget.ttl")
+	tn := kube.Field(b, "ttl")
+	ttl, tok, err := kube.String(f, tn, "spec.retryBudget.ttl")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -488,7 +489,7 @@ func linkerdBudget(f string, n *yaml.Node, pos target.Pos) (*target.Setting[floa
 	case mps < 0 || mps > 1<<32-1:
 		return nil, nil, target.ErrorAt(target.NodePos(f, mn), "spec.retryBudget.minRetriesPerSecond %s: outside 0 to 4294967295", mraw)
 	}
-	if _, err := target.KubeGoDuration(ttl); err != nil {
+	if _, err := kube.GoDuration(ttl); err != nil {
 		return nil, nil, target.ErrorAt(target.NodePos(f, tn), "spec.retryBudget.ttl %v", err)
 	}
 	return target.Set(ratio, target.NodePos(f, rn), raw), []string{fmt.Sprintf("retry budget: retryRatio %s of the requests, plus %s retries a second, over %s", raw, mraw, ttl)}, nil
@@ -501,18 +502,18 @@ func linkerdBudget(f string, n *yaml.Node, pos target.Pos) (*target.Setting[floa
 func linkerdRequestMatch(obj *target.Object, f string, c *yaml.Node, where string, depth int) error {
 	var other []string
 	kinds := map[string]int{}
-	for _, k := range target.KubeKeys(c) {
-		v := target.KubeField(c, k)
+	for _, k := range kube.Keys(c) {
+		v := kube.Field(c, k)
 		switch k {
 		case "method":
-			m, _, err := target.KubeString(f, v, where+".method")
+			m, _, err := kube.String(f, v, where+".method")
 			if err != nil {
 				return err
 			}
 			kinds[target.MatchMethod]++
-			obj.Matches = target.KubeAppendMatch(obj.Matches, target.Match{Kind: target.MatchMethod, Value: m})
+			obj.Matches = kube.AppendMatch(obj.Matches, target.Match{Kind: target.MatchMethod, Value: m})
 		case "pathRegex":
-			re, _, err := target.KubeString(f, v, where+".pathRegex")
+			re, _, err := kube.String(f, v, where+".pathRegex")
 			if err != nil {
 				return err
 			}
@@ -520,9 +521,9 @@ func linkerdRequestMatch(obj *target.Object, f string, c *yaml.Node, where strin
 				return target.ErrorAt(target.NodePos(f, v), "%s.pathRegex %q: %v", where, re, err)
 			}
 			kinds[target.MatchRegex]++
-			obj.Matches = target.KubeAppendMatch(obj.Matches, target.Match{Kind: target.MatchRegex, Value: re})
+			obj.Matches = kube.AppendMatch(obj.Matches, target.Match{Kind: target.MatchRegex, Value: re})
 		case "all":
-			items, err := target.KubeList(f, v, where+".all")
+			items, err := kube.List(f, v, where+".all")
 			if err != nil {
 				return err
 			}
@@ -532,10 +533,10 @@ func linkerdRequestMatch(obj *target.Object, f string, c *yaml.Node, where strin
 			}
 			for j, it := range items {
 				iw := fmt.Sprintf("%s.all[%d]", where, j)
-				if _, err := target.KubeMapping(f, it, iw); err != nil {
+				if _, err := kube.Mapping(f, it, iw); err != nil {
 					return err
 				}
-				for _, ik := range target.KubeKeys(it) {
+				for _, ik := range kube.Keys(it) {
 					switch ik {
 					case "method":
 						kinds[target.MatchMethod]++

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/internal/kube"
 )
 
 // Reading resilience4j's Spring Boot configuration: application.yml or
@@ -160,7 +161,7 @@ func documents(b *budget.Budget, file string, data []byte) ([][]property, error)
 		return readYAML(b, file, docs)
 	}
 	// Neither name: YAML when it is a YAML mapping, else properties.
-	if docs, err := target.YAMLDocuments(b, file, data); err == nil && len(docs) > 0 && target.KubeResolve(docs[0]).Kind == yaml.MappingNode {
+	if docs, err := target.YAMLDocuments(b, file, data); err == nil && len(docs) > 0 && kube.Resolve(docs[0]).Kind == yaml.MappingNode {
 		return readYAML(b, file, docs)
 	} else if errors.Is(err, budget.ErrSpent) {
 		return nil, err
@@ -209,11 +210,11 @@ func (w walker) add(p property) error {
 
 func (w walker) walk(n *yaml.Node, path []string, at []target.Pos, pos target.Pos, depth int) error {
 	file := w.file
-	n = target.KubeResolve(n)
+	n = kube.Resolve(n)
 	if depth > maxDepth {
 		return target.ErrorAt(pos, "%s: nested too deep", strings.Join(path, "."))
 	}
-	if n == nil || target.KubeNull(n) {
+	if n == nil || kube.Null(n) {
 		return w.add(property{path: path, at: at, empty: true, pos: pos})
 	}
 	switch n.Kind {
@@ -227,7 +228,7 @@ func (w walker) walk(n *yaml.Node, path []string, at []target.Pos, pos target.Po
 		// win, as in SnakeYAML.
 		for pass := 0; pass < 2; pass++ {
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				k := target.KubeResolve(n.Content[i])
+				k := kube.Resolve(n.Content[i])
 				if k == nil || k.Kind != yaml.ScalarNode {
 					return target.ErrorAt(target.NodePos(file, n.Content[i]), "%s: a key that is not a name", strings.Join(path, "."))
 				}
@@ -237,8 +238,8 @@ func (w walker) walk(n *yaml.Node, path []string, at []target.Pos, pos target.Po
 				}
 				v := n.Content[i+1]
 				if merge {
-					srcs := []*yaml.Node{target.KubeResolve(v)}
-					if s := target.KubeResolve(v); s != nil && s.Kind == yaml.SequenceNode {
+					srcs := []*yaml.Node{kube.Resolve(v)}
+					if s := kube.Resolve(v); s != nil && s.Kind == yaml.SequenceNode {
 						srcs = s.Content
 					}
 					for _, s := range srcs {
@@ -262,14 +263,14 @@ func (w walker) walk(n *yaml.Node, path []string, at []target.Pos, pos target.Po
 	case yaml.SequenceNode:
 		scalars := true
 		for _, c := range n.Content {
-			if c = target.KubeResolve(c); c == nil || c.Kind != yaml.ScalarNode {
+			if c = kube.Resolve(c); c == nil || c.Kind != yaml.ScalarNode {
 				scalars = false
 			}
 		}
 		if scalars {
 			var items []string
 			for _, c := range n.Content {
-				items = append(items, target.KubeResolve(c).Value)
+				items = append(items, kube.Resolve(c).Value)
 			}
 			return w.add(property{path: path, at: at, list: items, isList: true, pos: pos})
 		}

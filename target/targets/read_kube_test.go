@@ -18,6 +18,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/target"
 	"github.com/tunetimeout/tunetimeout/target/gatewayapi"
+	"github.com/tunetimeout/tunetimeout/target/internal/kube"
 	"github.com/tunetimeout/tunetimeout/target/istio"
 	"github.com/tunetimeout/tunetimeout/target/linkerd"
 )
@@ -199,7 +200,7 @@ items:
 ---
 {"apiVersion": "linkerd.io/v1alpha2", "kind": "ServiceProfile", "metadata": {"name": "web.ns.svc.cluster.local", "namespace": "ns"}}
 `
-	objs, err := target.KubeObjects(budget.New(), "s.yaml", []byte(stream))
+	objs, err := kube.Objects(budget.New(), "s.yaml", []byte(stream))
 	require.NoError(t, err)
 	type got struct {
 		group, version, kind, qualified string
@@ -216,11 +217,11 @@ items:
 		{"linkerd.io", "v1alpha2", "ServiceProfile", "ns/web.ns.svc.cluster.local", 30},
 	}, gots)
 
-	_, err = target.KubeObjects(budget.New(), "bad.yaml", []byte("apiVersion: v1\nkind: [unclosed\n"))
+	_, err = kube.Objects(budget.New(), "bad.yaml", []byte("apiVersion: v1\nkind: [unclosed\n"))
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), "bad.yaml: yaml: line "), err.Error())
 
-	_, err = target.KubeObjects(budget.New(), "list.yaml", []byte("apiVersion: v1\nkind: List\nitems: 3\n"))
+	_, err = kube.Objects(budget.New(), "list.yaml", []byte("apiVersion: v1\nkind: List\nitems: 3\n"))
 	require.Error(t, err)
 	assert.Equal(t, "list.yaml:3: List items: want a list", err.Error())
 }
@@ -234,14 +235,14 @@ func TestReadKubeGEPDuration(t *testing.T) {
 		"1h30m10s": time.Hour + 30*time.Minute + 10*time.Second, "10s30m1h": time.Hour + 30*time.Minute + 10*time.Second,
 		"100ms200ms300ms": 600 * time.Millisecond, "01h": time.Hour, "00060m": time.Hour, "99999h": 99999 * time.Hour,
 	} {
-		got, err := target.GEPDuration(in)
+		got, err := kube.GEPDuration(in)
 		if assert.NoError(t, err, in) {
 			assert.Equal(t, want, got, in)
 		}
 		assert.True(t, gatewayDuration.MatchString(in), "%s: the CRD's pattern refuses it", in)
 	}
 	for _, in := range []string{"1", "1m1", "1d", "1h30m10s20ms50h", "999999h", "1.5h", "-15m", "", "1us", "1 s", " 1s", "1S"} {
-		_, err := target.GEPDuration(in)
+		_, err := kube.GEPDuration(in)
 		assert.Error(t, err, in)
 		assert.False(t, gatewayDuration.MatchString(in), in)
 	}
@@ -249,13 +250,13 @@ func TestReadKubeGEPDuration(t *testing.T) {
 
 func TestReadKubeGoDuration(t *testing.T) {
 	for in, want := range map[string]time.Duration{"0.5s": 500 * time.Millisecond, "1m30s": 90 * time.Second, "1h": time.Hour, "250ms": 250 * time.Millisecond, "0": 0} {
-		got, err := target.KubeGoDuration(in)
+		got, err := kube.GoDuration(in)
 		if assert.NoError(t, err, in) {
 			assert.Equal(t, want, got, in)
 		}
 	}
 	for _, in := range []string{"1", "-1s", "5 s", "1d", "abc", ""} {
-		_, err := target.KubeGoDuration(in)
+		_, err := kube.GoDuration(in)
 		assert.Error(t, err, in)
 	}
 }
@@ -426,7 +427,7 @@ func FuzzReadKube(f *testing.F) {
 		"- &v3 {apiVersion: v1, kind: List, items: [*v2, *v2, *v2, *v2, *v2, *v2, *v2, *v2, *v2]}\n"))
 	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: \n  annotations: \n    retry.linkerd.io/: 0A")) // a Service without a name
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if _, err := target.KubeObjects(budget.New(), "f.yaml", data); err != nil {
+		if _, err := kube.Objects(budget.New(), "f.yaml", data); err != nil {
 			return
 		}
 		for _, read := range []func(string, []byte, target.Opener, *budget.Budget) ([]target.Object, error){istio.ReadConfig, gatewayapi.ReadConfig, linkerd.ReadConfig} {

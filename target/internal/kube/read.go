@@ -1,4 +1,7 @@
-package target
+// Package kube is the Kubernetes YAML reading the Istio, Linkerd and Gateway
+// API targets share: objects of a stream or a List, their fields with
+// positions, and the Gateway API rules Linkerd reads too.
+package kube
 
 import (
 	"bytes"
@@ -12,6 +15,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // Kubernetes manifests, shared by the readers of the targets configured
@@ -22,16 +26,16 @@ import (
 // rest, so that one file of mixed resources is read by all of them.
 
 // kubeObject is one resource of a manifest stream.
-type KubeObject struct {
+type Object struct {
 	File       string
 	Node       *yaml.Node // the resource's mapping
 	APIVersion string     // as written: "networking.istio.io/v1"
 	Group      string     // "networking.istio.io"; "" for the core group ("v1")
 	Version    string     // "v1"
 	Kind       string
-	Name       string // metadata.name
-	Namespace  string // metadata.namespace; "" when the manifest leaves it to kubectl -n
-	Pos        Pos    // the line the resource starts on
+	Name       string     // metadata.name
+	Namespace  string     // metadata.namespace; "" when the manifest leaves it to kubectl -n
+	Pos        target.Pos // the line the resource starts on
 	// budget is the run's: what an object repeats from its resource (each
 	// host of a VirtualService in each of its routes) is taken from it.
 	Budget *budget.Budget
@@ -40,7 +44,7 @@ type KubeObject struct {
 // qualified is the resource's name as kubectl shows it with -A:
 // "namespace/name", or the bare name when the manifest sets no namespace
 // (which kubectl then takes from -n or the context).
-func (o KubeObject) Qualified() string {
+func (o Object) Qualified() string {
 	name := o.Name
 	if name == "" {
 		name = fmt.Sprintf("(%s without a name, line %d)", o.Kind, o.Pos.Line)
@@ -59,12 +63,12 @@ const kubeMaxListDepth = 4
 // in place of the List. Documents that are not mappings, or have no
 // apiVersion and kind (a Helm values file, an empty template), are left
 // out; a document that is not YAML is an error.
-func KubeObjects(b *budget.Budget, file string, data []byte) ([]KubeObject, error) {
-	docs, err := YAMLDocuments(b, file, data)
+func Objects(b *budget.Budget, file string, data []byte) ([]Object, error) {
+	docs, err := target.YAMLDocuments(b, file, data)
 	if err != nil {
 		return nil, err
 	}
-	var out []KubeObject
+	var out []Object
 	for _, d := range docs {
 		if out, err = kubeAppend(out, file, d, 0); err != nil {
 			return nil, err
@@ -76,25 +80,25 @@ func KubeObjects(b *budget.Budget, file string, data []byte) ([]KubeObject, erro
 	return out, nil
 }
 
-func kubeAppend(out []KubeObject, file string, n *yaml.Node, depth int) ([]KubeObject, error) {
-	n = KubeResolve(n)
+func kubeAppend(out []Object, file string, n *yaml.Node, depth int) ([]Object, error) {
+	n = Resolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return out, nil
 	}
-	api, _ := KubeScalar(KubeField(n, "apiVersion"))
-	kind, _ := KubeScalar(KubeField(n, "kind"))
+	api, _ := Scalar(Field(n, "apiVersion"))
+	kind, _ := Scalar(Field(n, "kind"))
 	if api == "" || kind == "" {
 		return out, nil
 	}
-	if items := KubeResolve(KubeField(n, "items")); strings.HasSuffix(kind, "List") && items != nil {
+	if items := Resolve(Field(n, "items")); strings.HasSuffix(kind, "List") && items != nil {
 		if depth >= kubeMaxListDepth {
-			return nil, ErrorAt(NodePos(file, n), "%s inside %d Lists: too deep", kind, depth)
+			return nil, target.ErrorAt(target.NodePos(file, n), "%s inside %d Lists: too deep", kind, depth)
 		}
 		if items.Kind != yaml.SequenceNode {
-			if KubeNull(items) {
+			if Null(items) {
 				return out, nil
 			}
-			return nil, ErrorAt(NodePos(file, items), "%s items: want a list", kind)
+			return nil, target.ErrorAt(target.NodePos(file, items), "%s items: want a list", kind)
 		}
 		var err error
 		for _, it := range items.Content {
@@ -104,20 +108,20 @@ func kubeAppend(out []KubeObject, file string, n *yaml.Node, depth int) ([]KubeO
 		}
 		return out, nil
 	}
-	o := KubeObject{File: file, Node: n, APIVersion: api, Kind: kind, Pos: NodePos(file, n)}
+	o := Object{File: file, Node: n, APIVersion: api, Kind: kind, Pos: target.NodePos(file, n)}
 	if i := strings.LastIndexByte(api, '/'); i >= 0 {
 		o.Group, o.Version = api[:i], api[i+1:]
 	} else {
 		o.Version = api
 	}
-	meta := KubeResolve(KubeField(n, "metadata"))
-	o.Name, _ = KubeScalar(KubeField(meta, "name"))
-	o.Namespace, _ = KubeScalar(KubeField(meta, "namespace"))
+	meta := Resolve(Field(n, "metadata"))
+	o.Name, _ = Scalar(Field(meta, "name"))
+	o.Namespace, _ = Scalar(Field(meta, "namespace"))
 	return append(out, o), nil
 }
 
 // kubeResolve follows YAML aliases (*anchor) to the node they name.
-func KubeResolve(n *yaml.Node) *yaml.Node {
+func Resolve(n *yaml.Node) *yaml.Node {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 8; i++ {
 		n = n.Alias
 	}
@@ -130,40 +134,40 @@ func KubeResolve(n *yaml.Node) *yaml.Node {
 // kubeField returns the value of key in a mapping, aliases followed; nil
 // when n is not a mapping or has no such key. A key written twice takes
 // its last value, as kubectl's JSON decoding does.
-func KubeField(n *yaml.Node, key string) *yaml.Node {
-	n = KubeResolve(n)
+func Field(n *yaml.Node, key string) *yaml.Node {
+	n = Resolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
 	var v *yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := KubeResolve(n.Content[i]); k != nil && k.Kind == yaml.ScalarNode && k.Value == key {
+		if k := Resolve(n.Content[i]); k != nil && k.Kind == yaml.ScalarNode && k.Value == key {
 			v = n.Content[i+1]
 		}
 	}
-	v = KubeResolve(v)
-	if KubeNull(v) {
+	v = Resolve(v)
+	if Null(v) {
 		return nil
 	}
 	return v
 }
 
 // kubePath follows a path of keys through nested mappings.
-func KubePath(n *yaml.Node, keys ...string) *yaml.Node {
+func Path(n *yaml.Node, keys ...string) *yaml.Node {
 	for _, k := range keys {
-		n = KubeField(n, k)
+		n = Field(n, k)
 	}
 	return n
 }
 
 // kubeNull reports whether a node is YAML's null (~, null, or nothing).
-func KubeNull(n *yaml.Node) bool {
+func Null(n *yaml.Node) bool {
 	return n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
 // kubeScalar returns a scalar's text.
-func KubeScalar(n *yaml.Node) (string, bool) {
-	n = KubeResolve(n)
+func Scalar(n *yaml.Node) (string, bool) {
+	n = Resolve(n)
 	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
 		return "", false
 	}
@@ -171,14 +175,14 @@ func KubeScalar(n *yaml.Node) (string, bool) {
 }
 
 // kubeKeys returns the keys of a mapping in order.
-func KubeKeys(n *yaml.Node) []string {
-	n = KubeResolve(n)
+func Keys(n *yaml.Node) []string {
+	n = Resolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
 	var keys []string
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if s, ok := KubeScalar(n.Content[i]); ok {
+		if s, ok := Scalar(n.Content[i]); ok {
 			keys = append(keys, s)
 		}
 	}
@@ -187,30 +191,30 @@ func KubeKeys(n *yaml.Node) []string {
 
 // kubeMapping returns n when it is a mapping, nil when it is absent, and
 // an error that points at it when it is something else.
-func KubeMapping(file string, n *yaml.Node, what string) (*yaml.Node, error) {
-	n = KubeResolve(n)
+func Mapping(file string, n *yaml.Node, what string) (*yaml.Node, error) {
+	n = Resolve(n)
 	switch {
-	case n == nil || KubeNull(n):
+	case n == nil || Null(n):
 		return nil, nil
 	case n.Kind != yaml.MappingNode:
-		return nil, ErrorAt(NodePos(file, n), "%s: want a mapping, got %s", what, KubeWhat(n))
+		return nil, target.ErrorAt(target.NodePos(file, n), "%s: want a mapping, got %s", what, What(n))
 	}
 	return n, nil
 }
 
 // kubeList returns the elements of a sequence, none when it is absent,
 // and an error that points at it when it is something else.
-func KubeList(file string, n *yaml.Node, what string) ([]*yaml.Node, error) {
-	n = KubeResolve(n)
+func List(file string, n *yaml.Node, what string) ([]*yaml.Node, error) {
+	n = Resolve(n)
 	switch {
-	case n == nil || KubeNull(n):
+	case n == nil || Null(n):
 		return nil, nil
 	case n.Kind != yaml.SequenceNode:
-		return nil, ErrorAt(NodePos(file, n), "%s: want a list, got %s", what, KubeWhat(n))
+		return nil, target.ErrorAt(target.NodePos(file, n), "%s: want a list, got %s", what, What(n))
 	}
 	out := make([]*yaml.Node, 0, len(n.Content))
 	for _, c := range n.Content {
-		if c = KubeResolve(c); c != nil {
+		if c = Resolve(c); c != nil {
 			out = append(out, c)
 		}
 	}
@@ -219,26 +223,26 @@ func KubeList(file string, n *yaml.Node, what string) ([]*yaml.Node, error) {
 
 // kubeString returns a scalar's text; ok is false when n is absent, and
 // the error points at a value that is not a scalar.
-func KubeString(file string, n *yaml.Node, what string) (s string, ok bool, err error) {
-	n = KubeResolve(n)
+func String(file string, n *yaml.Node, what string) (s string, ok bool, err error) {
+	n = Resolve(n)
 	switch {
-	case n == nil || KubeNull(n):
+	case n == nil || Null(n):
 		return "", false, nil
 	case n.Kind != yaml.ScalarNode:
-		return "", false, ErrorAt(NodePos(file, n), "%s: want a value, got %s", what, KubeWhat(n))
+		return "", false, target.ErrorAt(target.NodePos(file, n), "%s: want a value, got %s", what, What(n))
 	}
 	return n.Value, true, nil
 }
 
 // kubeStrings returns a list of scalars.
-func KubeStrings(file string, n *yaml.Node, what string) ([]string, error) {
-	items, err := KubeList(file, n, what)
+func Strings(file string, n *yaml.Node, what string) ([]string, error) {
+	items, err := List(file, n, what)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for i, it := range items {
-		s, ok, err := KubeString(file, it, fmt.Sprintf("%s[%d]", what, i))
+		s, ok, err := String(file, it, fmt.Sprintf("%s[%d]", what, i))
 		if err != nil {
 			return nil, err
 		}
@@ -251,34 +255,34 @@ func KubeStrings(file string, n *yaml.Node, what string) ([]string, error) {
 
 // kubeInt reads an integer of the given bit size; JSON's quoted numbers
 // ("3") are taken as the protobuf and Kubernetes decoders take them.
-func KubeInt(file string, n *yaml.Node, what string, bits int) (v int64, raw string, ok bool, err error) {
-	raw, ok, err = KubeString(file, n, what)
+func Int(file string, n *yaml.Node, what string, bits int) (v int64, raw string, ok bool, err error) {
+	raw, ok, err = String(file, n, what)
 	if !ok || err != nil {
 		return 0, raw, ok, err
 	}
 	v, perr := strconv.ParseInt(strings.TrimSpace(raw), 10, bits)
 	if perr != nil {
-		return 0, raw, false, ErrorAt(NodePos(file, n), "%s %q: not a whole number of %d bits", what, raw, bits)
+		return 0, raw, false, target.ErrorAt(target.NodePos(file, n), "%s %q: not a whole number of %d bits", what, raw, bits)
 	}
 	return v, raw, true, nil
 }
 
 // kubeFloat reads a number.
-func KubeFloat(file string, n *yaml.Node, what string) (v float64, raw string, ok bool, err error) {
-	raw, ok, err = KubeString(file, n, what)
+func Float(file string, n *yaml.Node, what string) (v float64, raw string, ok bool, err error) {
+	raw, ok, err = String(file, n, what)
 	if !ok || err != nil {
 		return 0, raw, ok, err
 	}
 	v, perr := strconv.ParseFloat(strings.TrimSpace(raw), 64)
 	if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, raw, false, ErrorAt(NodePos(file, n), "%s %q: not a number", what, raw)
+		return 0, raw, false, target.ErrorAt(target.NodePos(file, n), "%s %q: not a number", what, raw)
 	}
 	return v, raw, true, nil
 }
 
 // kubeBool reads a boolean as JSON has them: true or false.
-func KubeBool(file string, n *yaml.Node, what string) (v bool, raw string, ok bool, err error) {
-	raw, ok, err = KubeString(file, n, what)
+func Bool(file string, n *yaml.Node, what string) (v bool, raw string, ok bool, err error) {
+	raw, ok, err = String(file, n, what)
 	if !ok || err != nil {
 		return false, raw, ok, err
 	}
@@ -288,11 +292,11 @@ func KubeBool(file string, n *yaml.Node, what string) (v bool, raw string, ok bo
 	case "false", "False", "FALSE":
 		return false, raw, true, nil
 	}
-	return false, raw, false, ErrorAt(NodePos(file, n), "%s %q: want true or false", what, raw)
+	return false, raw, false, target.ErrorAt(target.NodePos(file, n), "%s %q: want true or false", what, raw)
 }
 
 // kubeWhat names a node's kind for messages.
-func KubeWhat(n *yaml.Node) string {
+func What(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
 		return "a mapping"
@@ -309,24 +313,24 @@ func KubeWhat(n *yaml.Node) string {
 // only strings: an unquoted number or boolean (retry.linkerd.io/limit: 3)
 // is refused, as the API server refuses it; other annotations are left
 // alone.
-func KubeAnnotations(o KubeObject, prefixes ...string) (map[string]*yaml.Node, error) {
-	n, err := KubeMapping(o.File, KubePath(o.Node, "metadata", "annotations"), "metadata.annotations")
+func Annotations(o Object, prefixes ...string) (map[string]*yaml.Node, error) {
+	n, err := Mapping(o.File, Path(o.Node, "metadata", "annotations"), "metadata.annotations")
 	if n == nil || err != nil {
 		return nil, err
 	}
 	out := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, _ := KubeScalar(n.Content[i])
+		k, _ := Scalar(n.Content[i])
 		wanted := false
 		for _, p := range prefixes {
 			wanted = wanted || strings.HasPrefix(k, p)
 		}
-		v := KubeResolve(n.Content[i+1])
-		if !wanted || v == nil || KubeNull(v) {
+		v := Resolve(n.Content[i+1])
+		if !wanted || v == nil || Null(v) {
 			continue
 		}
 		if v.Kind != yaml.ScalarNode || (v.Tag != "!!str" && v.Tag != "") {
-			return nil, ErrorAt(NodePos(o.File, v), "annotation %s: %s is not a string: quote it (annotation values are strings)", k, KubeWhat(v))
+			return nil, target.ErrorAt(target.NodePos(o.File, v), "annotation %s: %s is not a string: quote it (annotation values are strings)", k, What(v))
 		}
 		out[k] = v
 	}
@@ -337,7 +341,7 @@ func KubeAnnotations(o KubeObject, prefixes ...string) (map[string]*yaml.Node, e
 // Kubernetes' metav1.Duration takes, what Istio's durations are (its jsonpb
 // decoder, github.com/golang/protobuf/jsonpb, parses them with
 // time.ParseDuration), and Linkerd's ServiceProfile timeouts.
-func KubeGoDuration(s string) (time.Duration, error) {
+func GoDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
 		return 0, fmt.Errorf("%q: not a duration (want a number and a unit: 800ms, 1.5s, 1m30s)", s)
@@ -371,7 +375,7 @@ func GEPDuration(s string) (time.Duration, error) {
 // kubeFinish readies the objects a Kubernetes reader returns: each
 // object's matches without repeats (kubeAppendMatch keeps them), and the
 // names made unique.
-func KubeFinish(objs []Object) {
+func Finish(objs []target.Object) {
 	for i := range objs {
 		objs[i].Matches = kubeDedupMatches(objs[i].Matches)
 	}
@@ -380,11 +384,11 @@ func KubeFinish(objs []Object) {
 
 // kubeDedupMatches drops the repeats of a match, keeping the first of each
 // in its place.
-func kubeDedupMatches(ms []Match) []Match {
+func kubeDedupMatches(ms []target.Match) []target.Match {
 	if len(ms) < 2 {
 		return ms
 	}
-	seen := make(map[Match]bool, len(ms))
+	seen := make(map[target.Match]bool, len(ms))
 	out := ms[:0]
 	for _, m := range ms {
 		if !seen[m] {
@@ -399,8 +403,8 @@ func kubeDedupMatches(ms []Match) []Match {
 // ("default/reviews http[0] #2"): two resources of one kind and name in a
 // stream (a List printed twice, two namespaces left to -n) would
 // otherwise have one name.
-func kubeUnique(objs []Object) {
-	var u UniqueNames
+func kubeUnique(objs []target.Object) {
+	var u target.UniqueNames
 	for i := range objs {
 		n := objs[i].Name
 		objs[i].Name = u.Name(n, func(c int) string { return fmt.Sprintf("%s #%d", n, c) })
@@ -409,7 +413,7 @@ func kubeUnique(objs []Object) {
 
 // kubeDetect reports whether data looks like a Kubernetes manifest (YAML
 // or JSON) that holds one of the markers.
-func KubeDetect(data []byte, markers ...string) bool {
+func Detect(data []byte, markers ...string) bool {
 	if !bytes.Contains(data, []byte("apiVersion")) {
 		return false
 	}
@@ -427,10 +431,10 @@ var kubeIdempotentMethods = map[string]bool{"GET": true, "HEAD": true, "OPTIONS"
 // kubeRetriesNonIdempotent reports whether an object's retries reach requests
 // that are not idempotent: it matches no method, or a method that is not
 // idempotent (a gRPC method is a POST).
-func KubeRetriesNonIdempotent(matches []Match) bool {
+func RetriesNonIdempotent(matches []target.Match) bool {
 	methods := false
 	for _, m := range matches {
-		if m.Kind != MatchMethod {
+		if m.Kind != target.MatchMethod {
 			continue
 		}
 		methods = true
@@ -443,14 +447,14 @@ func KubeRetriesNonIdempotent(matches []Match) bool {
 
 // kubeRetrySetting is a setting derived from the attempts setting: where the
 // attempts come from, and as default as they are.
-func KubeRetrySetting[T any](v T, attempts *Setting[int]) *Setting[T] {
-	return &Setting[T]{Value: v, Pos: attempts.Pos, Default: attempts.Default}
+func RetrySetting[T any](v T, attempts *target.Setting[int]) *target.Setting[T] {
+	return &target.Setting[T]{Value: v, Pos: attempts.Pos, Default: attempts.Default}
 }
 
 // kubeAppendMatch adds a match. Repeats are dropped once, by kubeFinish,
 // when the reader returns: dropping them here, each against all before it,
 // took a route of many hosts the square of their number.
-func KubeAppendMatch(ms []Match, m Match) []Match {
+func AppendMatch(ms []target.Match, m target.Match) []target.Match {
 	return append(ms, m)
 }
 
@@ -463,18 +467,18 @@ type GatewayRule struct {
 	Node     *yaml.Node
 	Where    string // "spec.rules[0]"
 	name     string // "ns/route rule[0]", or the rule's name
-	pos      Pos
-	matches  []Match
+	pos      target.Pos
+	matches  []target.Match
 	upstream string
 	notes    []string
 }
 
-// object starts the Object of a rule. The rules of the routes of one file
+// Object starts the Object of a rule. The rules of the routes of one file
 // that send to one backend compete for a request by the Gateway API's
 // precedence (Object.Router).
-func (r GatewayRule) Object(target, kind string) Object {
-	return Object{Target: target, Kind: kind, Name: r.name, Pos: r.pos, Matches: r.matches, Upstream: r.upstream, Notes: append([]string(nil), r.notes...),
-		Router: target + " " + r.pos.File + " " + r.upstream}
+func (r GatewayRule) Object(name, kind string) target.Object {
+	return target.Object{Target: name, Kind: kind, Name: r.name, Pos: r.pos, Matches: r.matches, Upstream: r.upstream, Notes: append([]string(nil), r.notes...),
+		Router: name + " " + r.pos.File + " " + r.upstream}
 }
 
 // gatewayRules reads the rules of an HTTPRoute or GRPCRoute (its spec is
@@ -482,38 +486,38 @@ func (r GatewayRule) Object(target, kind string) Object {
 // rule without matches, or a match without a path, matches PathPrefix
 // "/"), spec.hostnames as MatchHost, and the first backendRef as the
 // upstream (else the parent Service, as in a mesh).
-func GatewayRules(o KubeObject) ([]GatewayRule, error) {
+func GatewayRules(o Object) ([]GatewayRule, error) {
 	f := o.File
-	spec, err := KubeMapping(f, KubeField(o.Node, "spec"), "spec")
+	spec, err := Mapping(f, Field(o.Node, "spec"), "spec")
 	if err != nil {
 		return nil, err
 	}
-	hostnames, err := KubeStrings(f, KubeField(spec, "hostnames"), "spec.hostnames")
+	hostnames, err := Strings(f, Field(spec, "hostnames"), "spec.hostnames")
 	if err != nil {
 		return nil, err
 	}
 	parent := ""
-	parents, err := KubeList(f, KubeField(spec, "parentRefs"), "spec.parentRefs")
+	parents, err := List(f, Field(spec, "parentRefs"), "spec.parentRefs")
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range parents {
-		if k, _ := KubeScalar(KubeField(p, "kind")); k == "Service" && parent == "" {
-			parent, _ = KubeScalar(KubeField(p, "name"))
+		if k, _ := Scalar(Field(p, "kind")); k == "Service" && parent == "" {
+			parent, _ = Scalar(Field(p, "name"))
 		}
 	}
-	rules, err := KubeList(f, KubeField(spec, "rules"), "spec.rules")
+	rules, err := List(f, Field(spec, "rules"), "spec.rules")
 	if err != nil {
 		return nil, err
 	}
 	grpc := o.Kind == "GRPCRoute"
 	var out []GatewayRule
 	for i, rn := range rules {
-		r := GatewayRule{Node: rn, Where: fmt.Sprintf("spec.rules[%d]", i), pos: NodePos(f, rn)}
+		r := GatewayRule{Node: rn, Where: fmt.Sprintf("spec.rules[%d]", i), pos: target.NodePos(f, rn)}
 		if rn.Kind != yaml.MappingNode {
-			return nil, ErrorAt(r.pos, "%s: want a mapping, got %s", r.Where, KubeWhat(rn))
+			return nil, target.ErrorAt(r.pos, "%s: want a mapping, got %s", r.Where, What(rn))
 		}
-		name, _, err := KubeString(f, KubeField(rn, "name"), r.Where+".name")
+		name, _, err := String(f, Field(rn, "name"), r.Where+".name")
 		if err != nil {
 			return nil, err
 		}
@@ -522,10 +526,10 @@ func GatewayRules(o KubeObject) ([]GatewayRule, error) {
 		}
 		r.name = strings.TrimSpace(o.Qualified() + " " + name)
 		if err := o.Budget.Nodes(int64(len(hostnames)), "hostnames repeated in the rules of routes"); err != nil {
-			return nil, ErrorAt(r.pos, "%w", err)
+			return nil, target.ErrorAt(r.pos, "%w", err)
 		}
 		for _, h := range hostnames {
-			r.matches = KubeAppendMatch(r.matches, Match{Kind: MatchHost, Value: h})
+			r.matches = AppendMatch(r.matches, target.Match{Kind: target.MatchHost, Value: h})
 		}
 		if grpc {
 			err = gatewayGRPCMatches(&r, f)
@@ -535,12 +539,12 @@ func GatewayRules(o KubeObject) ([]GatewayRule, error) {
 		if err != nil {
 			return nil, err
 		}
-		refs, err := KubeList(f, KubeField(rn, "backendRefs"), r.Where+".backendRefs")
+		refs, err := List(f, Field(rn, "backendRefs"), r.Where+".backendRefs")
 		if err != nil {
 			return nil, err
 		}
 		for _, b := range refs {
-			if n, ok := KubeScalar(KubeField(b, "name")); ok {
+			if n, ok := Scalar(Field(b, "name")); ok {
 				r.upstream = n
 				break
 			}
@@ -558,16 +562,16 @@ func GatewayRules(o KubeObject) ([]GatewayRule, error) {
 
 // gatewayDurationSetting reads a Gateway API duration into a setting in
 // seconds; nil when absent.
-func GatewayDurationSetting(f string, n *yaml.Node, what string) (*Setting[float64], error) {
-	raw, ok, err := KubeString(f, n, what)
+func GatewayDurationSetting(f string, n *yaml.Node, what string) (*target.Setting[float64], error) {
+	raw, ok, err := String(f, n, what)
 	if !ok || err != nil {
 		return nil, err
 	}
 	d, err := GEPDuration(raw)
 	if err != nil {
-		return nil, ErrorAt(NodePos(f, n), "%s %v", what, err)
+		return nil, target.ErrorAt(target.NodePos(f, n), "%s %v", what, err)
 	}
-	return Set(d.Seconds(), NodePos(f, n), raw), nil
+	return target.Set(d.Seconds(), target.NodePos(f, n), raw), nil
 }
 
 // lkAnnotationPrefixes are the prefixes of Linkerd's timeout and retry
@@ -585,30 +589,30 @@ func LinkerdAnnotated(ann map[string]*yaml.Node) bool {
 // PathPrefix unless said, value "/" unless said) and the method; headers
 // and query parameters are noted, not modeled.
 func gatewayHTTPMatches(r *GatewayRule, f string) error {
-	ms, err := KubeList(f, KubeField(r.Node, "matches"), r.Where+".matches")
+	ms, err := List(f, Field(r.Node, "matches"), r.Where+".matches")
 	if err != nil {
 		return err
 	}
 	if len(ms) == 0 {
-		r.matches = KubeAppendMatch(r.matches, Match{Kind: MatchPrefix, Value: "/"})
+		r.matches = AppendMatch(r.matches, target.Match{Kind: target.MatchPrefix, Value: "/"})
 		return nil
 	}
 	var other []string
 	methods := 0
 	for j, m := range ms {
 		mw := fmt.Sprintf("%s.matches[%d]", r.Where, j)
-		if _, err := KubeMapping(f, m, mw); err != nil {
+		if _, err := Mapping(f, m, mw); err != nil {
 			return err
 		}
-		p, err := KubeMapping(f, KubeField(m, "path"), mw+".path")
+		p, err := Mapping(f, Field(m, "path"), mw+".path")
 		if err != nil {
 			return err
 		}
-		typ, _, err := KubeString(f, KubeField(p, "type"), mw+".path.type")
+		typ, _, err := String(f, Field(p, "type"), mw+".path.type")
 		if err != nil {
 			return err
 		}
-		value, ok, err := KubeString(f, KubeField(p, "value"), mw+".path.value")
+		value, ok, err := String(f, Field(p, "value"), mw+".path.value")
 		if err != nil {
 			return err
 		}
@@ -618,27 +622,27 @@ func gatewayHTTPMatches(r *GatewayRule, f string) error {
 		var kind string
 		switch typ {
 		case "", "PathPrefix":
-			kind = MatchPrefix
+			kind = target.MatchPrefix
 		case "Exact":
-			kind = MatchExact
+			kind = target.MatchExact
 		case "RegularExpression":
-			kind = MatchRegex
+			kind = target.MatchRegex
 		default:
-			return ErrorAt(NodePos(f, KubeField(p, "type")), "%s.path.type %q: want PathPrefix, Exact or RegularExpression", mw, typ)
+			return target.ErrorAt(target.NodePos(f, Field(p, "type")), "%s.path.type %q: want PathPrefix, Exact or RegularExpression", mw, typ)
 		}
-		r.matches = KubeAppendMatch(r.matches, Match{Kind: kind, Value: value})
-		method, ok, err := KubeString(f, KubeField(m, "method"), mw+".method")
+		r.matches = AppendMatch(r.matches, target.Match{Kind: kind, Value: value})
+		method, ok, err := String(f, Field(m, "method"), mw+".method")
 		if err != nil {
 			return err
 		}
 		if ok {
-			if !HTTPMethods[method] {
-				return ErrorAt(NodePos(f, KubeField(m, "method")), "%s.method %q: not an HTTP method the CRD takes (GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH)", mw, method)
+			if !target.HTTPMethods[method] {
+				return target.ErrorAt(target.NodePos(f, Field(m, "method")), "%s.method %q: not an HTTP method the CRD takes (GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH)", mw, method)
 			}
-			r.matches = KubeAppendMatch(r.matches, Match{Kind: MatchMethod, Value: method})
+			r.matches = AppendMatch(r.matches, target.Match{Kind: target.MatchMethod, Value: method})
 			methods++
 		}
-		for _, k := range KubeKeys(m) {
+		for _, k := range Keys(m) {
 			if k != "path" && k != "method" {
 				other = append(other, k)
 			}
@@ -657,38 +661,38 @@ func gatewayHTTPMatches(r *GatewayRule, f string) error {
 // service and method is MatchMethod "service/method", a service alone
 // "service"; a method of any service and regular expressions are noted.
 func gatewayGRPCMatches(r *GatewayRule, f string) error {
-	ms, err := KubeList(f, KubeField(r.Node, "matches"), r.Where+".matches")
+	ms, err := List(f, Field(r.Node, "matches"), r.Where+".matches")
 	if err != nil {
 		return err
 	}
 	var other []string
 	for j, m := range ms {
 		mw := fmt.Sprintf("%s.matches[%d]", r.Where, j)
-		if _, err := KubeMapping(f, m, mw); err != nil {
+		if _, err := Mapping(f, m, mw); err != nil {
 			return err
 		}
-		mm, err := KubeMapping(f, KubeField(m, "method"), mw+".method")
+		mm, err := Mapping(f, Field(m, "method"), mw+".method")
 		if err != nil {
 			return err
 		}
 		if mm != nil {
-			typ, _ := KubeScalar(KubeField(mm, "type"))
-			svc, _ := KubeScalar(KubeField(mm, "service"))
-			method, _ := KubeScalar(KubeField(mm, "method"))
+			typ, _ := Scalar(Field(mm, "type"))
+			svc, _ := Scalar(Field(mm, "service"))
+			method, _ := Scalar(Field(mm, "method"))
 			switch {
 			case typ != "" && typ != "Exact":
 				other = append(other, fmt.Sprintf("method type %s (%s/%s)", typ, svc, method))
 			case svc != "" && method != "":
-				r.matches = KubeAppendMatch(r.matches, Match{Kind: MatchMethod, Value: svc + "/" + method})
+				r.matches = AppendMatch(r.matches, target.Match{Kind: target.MatchMethod, Value: svc + "/" + method})
 			case svc != "":
-				r.matches = KubeAppendMatch(r.matches, Match{Kind: MatchMethod, Value: svc})
+				r.matches = AppendMatch(r.matches, target.Match{Kind: target.MatchMethod, Value: svc})
 			case method != "":
 				other = append(other, "method "+method+" of any service")
 			default:
-				return ErrorAt(NodePos(f, mm), "%s.method: neither service nor method (the CRD requires one)", mw)
+				return target.ErrorAt(target.NodePos(f, mm), "%s.method: neither service nor method (the CRD requires one)", mw)
 			}
 		}
-		for _, k := range KubeKeys(m) {
+		for _, k := range Keys(m) {
 			if k != "method" {
 				other = append(other, k)
 			}
