@@ -14,7 +14,7 @@ import (
 	groupname "github.com/tunetimeout/tunetimeout/internal/names"
 	"github.com/tunetimeout/tunetimeout/internal/outfile"
 	"github.com/tunetimeout/tunetimeout/report"
-	"github.com/tunetimeout/tunetimeout/report/snippet"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // The chain's snippets (analyze --plan --emit-dir DIR, docs/chain.md): a
@@ -48,7 +48,7 @@ type chainEdge struct {
 // files of the first target check reads: the other targets hold the same
 // plan in their syntax, and a service deploys one of them (listing them
 // all would multiply their attempts as layers).
-func WriteChainDir(ctx context.Context, temps *outfile.Temps, dir string, r *report.Report, targets []snippet.Target, o snippet.Options, log io.Writer) error {
+func WriteChainDir(ctx context.Context, temps *outfile.Temps, dir string, r *report.Report, targets []target.Target, o target.Options, log io.Writer) error {
 	if r.CallGraph == nil || len(r.CallGraph.Edges) == 0 {
 		return fmt.Errorf("--emit-dir with --plan: the report has no call graph (spans grouped by caller and callee)")
 	}
@@ -76,7 +76,7 @@ func WriteChainDir(ctx context.Context, temps *outfile.Temps, dir string, r *rep
 		return fmt.Errorf("--emit-dir with --plan: no group of the report is an edge of its call graph")
 	}
 	folders, notes := folderNames(services)
-	var read *snippet.Target
+	var read *target.Target
 	for i := range targets {
 		if targets[i].Reads() {
 			read = &targets[i]
@@ -93,7 +93,7 @@ func WriteChainDir(ctx context.Context, temps *outfile.Temps, dir string, r *rep
 		sub.Snippets = nil
 		eo := o
 		eo.Service = e.callee
-		rs, err := snippet.RenderAll(ctx, &sub, targets, eo)
+		rs, err := target.RenderAll(ctx, &sub, targets, eo)
 		if err != nil {
 			return fmt.Errorf("group %s: %w", escape.Quote(e.group.Name), err)
 		}
@@ -155,7 +155,7 @@ func WriteChainDir(ctx context.Context, temps *outfile.Temps, dir string, r *rep
 }
 
 // topologyHeader is the comment atop the chain's topology.
-func topologyHeader(r *report.Report, targets []snippet.Target, read *snippet.Target) []string {
+func topologyHeader(r *report.Report, targets []target.Target, read *target.Target) []string {
 	h := []string{"The chain's plan, written by tunetimeout analyze --plan --emit-dir: each service's configs"}
 	if p := r.CallGraph.Plan; p != nil {
 		edges := make([]string, 0, len(p.RetryEdges))

@@ -23,9 +23,10 @@ import (
 	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
-	"github.com/tunetimeout/tunetimeout/report/snippet"
 	"github.com/tunetimeout/tunetimeout/simulate"
 	"github.com/tunetimeout/tunetimeout/source"
+	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 // CheckOptions are the options of `tunetimeout check`: the data, read as
@@ -109,7 +110,7 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 		UnmatchedConfig: []report.ConfigObject{}, UnmatchedGroups: []string{}, Notes: notes}
 	names := slices.Sorted(maps.Keys(groups))
 	matched := map[string]bool{}
-	upstreams := map[string]snippet.Object{}
+	upstreams := map[string]target.Object{}
 	for _, ob := range objects {
 		for _, k := range upstreamKeys(ob) {
 			if _, ok := upstreams[ob.Target+"\x00"+k]; !ok {
@@ -400,10 +401,10 @@ func bucketCheckGroups(ctx context.Context, o CheckOptions, res *promsource.Resu
 
 // readConfigs reads every config file with the target that detects it (or
 // the one named), and returns their objects.
-func readConfigs(files []string, format string, stdin io.Reader) ([]snippet.Object, []string, error) {
-	var named *snippet.Target
+func readConfigs(files []string, format string, stdin io.Reader) ([]target.Object, []string, error) {
+	var named *target.Target
 	if format != "" {
-		t, err := snippet.Lookup(format)
+		t, err := targets.Lookup(format)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -412,7 +413,7 @@ func readConfigs(files []string, format string, stdin io.Reader) ([]snippet.Obje
 		}
 		named = &t
 	}
-	var all []snippet.Object
+	var all []target.Object
 	var notes []string
 	// One budget for the run: every config, every include, and what they
 	// decode to (internal/budget).
@@ -426,21 +427,21 @@ func readConfigs(files []string, format string, stdin io.Reader) ([]snippet.Obje
 			return nil, nil, err
 		}
 		open := func(p string) ([]byte, error) { return openIncluded(p) }
-		var targets []snippet.Target
+		var readers []target.Target
 		if named != nil {
-			targets = []snippet.Target{*named}
+			readers = []target.Target{*named}
 		} else {
-			for _, t := range snippet.Targets() {
+			for _, t := range targets.All {
 				if t.Reads() && t.Detects(f, data) {
-					targets = append(targets, t)
+					readers = append(readers, t)
 				}
 			}
 		}
-		if len(targets) == 0 {
+		if len(readers) == 0 {
 			return nil, nil, fmt.Errorf("%s: not a config any reader knows (readers: %s); name it with --config-format", f, strings.Join(readerNames(), ", "))
 		}
 		n := 0
-		for _, t := range targets {
+		for _, t := range readers {
 			objs, err := t.ReadWithin(spend, f, data, open)
 			if err != nil {
 				return nil, nil, err
@@ -449,7 +450,7 @@ func readConfigs(files []string, format string, stdin io.Reader) ([]snippet.Obje
 			all = append(all, objs...)
 		}
 		if n == 0 {
-			notes = append(notes, fmt.Sprintf("%s: no timeout or retry policy found (read as %s).", f, targetNames(targets)))
+			notes = append(notes, fmt.Sprintf("%s: no timeout or retry policy found (read as %s).", f, targetNames(readers)))
 		}
 	}
 	return all, notes, nil
@@ -457,7 +458,7 @@ func readConfigs(files []string, format string, stdin io.Reader) ([]snippet.Obje
 
 func readerNames() []string {
 	var out []string
-	for _, t := range snippet.Targets() {
+	for _, t := range targets.All {
 		if t.Reads() {
 			out = append(out, t.Name)
 		}
@@ -465,7 +466,7 @@ func readerNames() []string {
 	return out
 }
 
-func targetNames(ts []snippet.Target) string {
+func targetNames(ts []target.Target) string {
 	var out []string
 	for _, t := range ts {
 		out = append(out, t.Name)
@@ -473,7 +474,7 @@ func targetNames(ts []snippet.Target) string {
 	return strings.Join(out, ", ")
 }
 
-// openIncluded is the snippet.Opener of check: a file a config includes,
+// openIncluded is the target.Opener of check: a file a config includes,
 // by the path its reader made of it (relative paths from where check
 // runs), read whole and bounded; a directory is the names in it, one a
 // line, for the globs of nginx includes.
@@ -527,10 +528,10 @@ func readBounded(name string, stdin io.Reader) ([]byte, error) {
 // the groups its rules select (path matches and, in the same rule, methods:
 // an HAProxy backend's use_backend rules, rulesOf); else the gRPC methods
 // its names select; else the group named like the object or its upstream,
-// or whose object the target's snippet names so (snippet.Target.GroupsNamed:
+// or whose object the target's snippet names so (target.Target.GroupsNamed:
 // an HAProxy backend, a resilience4j instance, a gRPC method config written
 // for a group that is no gRPC method).
-func mapObject(ob snippet.Object, groups []string, explicit map[string]string, methodOf func(string) string) []string {
+func mapObject(ob target.Object, groups []string, explicit map[string]string, methodOf func(string) string) []string {
 	if g, ok := explicit[ob.Name]; ok {
 		if slices.Contains(groups, g) {
 			return []string{g}
@@ -540,10 +541,10 @@ func mapObject(ob snippet.Object, groups []string, explicit map[string]string, m
 	if upstreamKeys(ob) != nil {
 		return nil // an upstream's settings are checked with its routes
 	}
-	var paths []snippet.Match
+	var paths []target.Match
 	for _, m := range ob.Matches {
 		switch m.Kind {
-		case snippet.MatchPrefix, snippet.MatchExact, snippet.MatchRegex:
+		case target.MatchPrefix, target.MatchExact, target.MatchRegex:
 			paths = append(paths, m)
 		}
 	}
@@ -554,7 +555,7 @@ func mapObject(ob snippet.Object, groups []string, explicit map[string]string, m
 		}
 	}
 	var named []string
-	if t, err := snippet.Lookup(ob.Target); err == nil {
+	if t, err := targets.Lookup(ob.Target); err == nil {
 		named = t.GroupsNamed(ob, groups)
 	}
 	var out []string
@@ -576,11 +577,11 @@ func mapObject(ob snippet.Object, groups []string, explicit map[string]string, m
 		}
 	case len(paths) > 0:
 		for _, g := range groups {
-			if p := groupPath(g); p != "" && slices.ContainsFunc(paths, func(m snippet.Match) bool { return pathMatches(ob.Target, m, p) }) {
+			if p := groupPath(g); p != "" && slices.ContainsFunc(paths, func(m target.Match) bool { return pathMatches(ob.Target, m, p) }) {
 				out = append(out, g)
 			}
 		}
-	case ob.Target == "grpc":
+	case targetOf(ob).Precedence == target.MethodRank:
 		for _, g := range groups {
 			if grpcRank(ob, g, named) > 0 {
 				out = append(out, g)
@@ -597,9 +598,9 @@ func mapObject(ob snippet.Object, groups []string, explicit map[string]string, m
 }
 
 // hasRules reports whether an object is reached by several numbered rules
-// (snippet.Match.Rule), alternatives that its Router tries in order.
-func hasRules(ob snippet.Object) bool {
-	return slices.ContainsFunc(ob.Matches, func(m snippet.Match) bool { return m.Rule > 0 })
+// (target.Match.Rule), alternatives that its Router tries in order.
+func hasRules(ob target.Object) bool {
+	return slices.ContainsFunc(ob.Matches, func(m target.Match) bool { return m.Rule > 0 })
 }
 
 // firstRule returns the number of the first rule of ob that takes a request
@@ -607,22 +608,22 @@ func hasRules(ob snippet.Object) bool {
 // A rule holds when each kind of match in it holds: one of its paths (a
 // rule without one takes every path) and one of its methods (idem); hosts
 // are not in the data and hold.
-func firstRule(ob snippet.Object, path, method string) int {
-	rules := map[int][]snippet.Match{}
+func firstRule(ob target.Object, path, method string) int {
+	rules := map[int][]target.Match{}
 	for _, m := range ob.Matches {
 		rules[m.Rule] = append(rules[m.Rule], m)
 	}
 	for _, n := range slices.Sorted(maps.Keys(rules)) {
-		var paths, methods []snippet.Match
+		var paths, methods []target.Match
 		for _, m := range rules[n] {
 			switch m.Kind {
-			case snippet.MatchPrefix, snippet.MatchExact, snippet.MatchRegex:
+			case target.MatchPrefix, target.MatchExact, target.MatchRegex:
 				paths = append(paths, m)
-			case snippet.MatchMethod:
+			case target.MatchMethod:
 				methods = append(methods, m)
 			}
 		}
-		pathOK := len(paths) == 0 || slices.ContainsFunc(paths, func(m snippet.Match) bool { return pathMatches(ob.Target, m, path) })
+		pathOK := len(paths) == 0 || slices.ContainsFunc(paths, func(m target.Match) bool { return pathMatches(ob.Target, m, path) })
 		methodOK := methodIn(methods, method)
 		if pathOK && methodOK {
 			return max(n, 1)
@@ -640,7 +641,7 @@ func firstRule(ob snippet.Object, path, method string) int {
 // {service: "pkg.Service", method: "Method"}, or the name the gRPC snippet
 // gives the group), 2 when one is the group's service, 1 for the default
 // ({}), 0 when it does not select it.
-func grpcRank(ob snippet.Object, g string, named []string) int {
+func grpcRank(ob target.Object, g string, named []string) int {
 	if slices.Contains(named, g) {
 		return 3
 	}
@@ -654,7 +655,7 @@ func grpcRank(ob snippet.Object, g string, named []string) int {
 	rank := 0
 	for _, m := range ob.Matches {
 		switch {
-		case m.Kind != snippet.MatchMethod:
+		case m.Kind != target.MatchMethod:
 		case m.Value == svc+"/"+method:
 			rank = 3
 		case m.Value == svc:
@@ -692,21 +693,21 @@ func groupPath(g string) string {
 // path may be a pattern ("/users/{id}"): its literal part decides a
 // prefix, and a regex is tried on the pattern with the variable written
 // as one segment.
-func pathMatches(target string, m snippet.Match, path string) bool {
+func pathMatches(name string, m target.Match, path string) bool {
 	concrete := regexp.MustCompile(`\{[^/}]*\}`).ReplaceAllString(path, "x")
 	switch m.Kind {
-	case snippet.MatchPrefix:
+	case target.MatchPrefix:
 		if m.CaseInsensitive {
 			return strings.HasPrefix(strings.ToLower(concrete), strings.ToLower(m.Value))
 		}
 		return strings.HasPrefix(concrete, m.Value)
-	case snippet.MatchExact:
+	case target.MatchExact:
 		return concrete == m.Value || path == m.Value
-	case snippet.MatchRegex:
+	case target.MatchRegex:
 		// Envoy, Istio, Gateway API and Linkerd match the whole path;
-		// nginx and HAProxy search within it.
+		// nginx and HAProxy search within it (Target.RegexSearch).
 		expr := m.Value
-		if target != "nginx" && target != "haproxy" {
+		if t, _ := targets.Lookup(name); !t.RegexSearch {
 			expr = "^(?:" + expr + ")$"
 		}
 		if m.CaseInsensitive {
@@ -722,62 +723,55 @@ func pathMatches(target string, m snippet.Match, path string) bool {
 // (an Envoy cluster, an nginx upstream block, an Istio DestinationRule's
 // host), nil for an object that is not one: its connect timeout and its
 // limit of calls in flight count for the routes that send to it.
-func upstreamKeys(ob snippet.Object) []string {
-	switch ob.Kind {
-	case "cluster":
-		return []string{ob.Name}
-	case "upstream":
-		return []string{strings.TrimPrefix(ob.Name, "upstream ")}
-	case "DestinationRule":
-		var keys []string
-		for _, m := range ob.Matches {
-			if m.Kind == snippet.MatchHost {
-				keys = append(keys, m.Value, strings.SplitN(m.Value, ".", 2)[0])
-			}
-		}
-		if keys == nil {
-			keys = []string{}
-		}
-		return keys
+func upstreamKeys(ob target.Object) []string {
+	if t := targetOf(ob); t.UpstreamKeys != nil {
+		return t.UpstreamKeys(ob)
 	}
 	return nil
 }
 
+// targetOf is the target that read ob; the zero Target, which knows
+// nothing of its configs, for a name no target has.
+func targetOf(ob target.Object) target.Target {
+	t, _ := targets.Lookup(ob.Target)
+	return t
+}
+
 // upstreamOf returns the upstream-side object of the same target that ob
 // sends to; the zero Object when there is none.
-func upstreamOf(ob snippet.Object, upstreams map[string]snippet.Object) snippet.Object {
+func upstreamOf(ob target.Object, upstreams map[string]target.Object) target.Object {
 	if ob.Upstream == "" {
-		return snippet.Object{}
+		return target.Object{}
 	}
 	for _, k := range []string{ob.Upstream, strings.SplitN(ob.Upstream, ".", 2)[0]} {
 		if u, ok := upstreams[ob.Target+"\x00"+k]; ok {
 			return u
 		}
 	}
-	return snippet.Object{}
+	return target.Object{}
 }
 
 // usedAsUpstream reports whether ob is an upstream some route sends to: it
 // is checked with them, not listed as unmatched.
-func usedAsUpstream(ob snippet.Object, all []snippet.Object) bool {
+func usedAsUpstream(ob target.Object, all []target.Object) bool {
 	keys := upstreamKeys(ob)
-	return len(keys) > 0 && slices.ContainsFunc(all, func(o snippet.Object) bool {
+	return len(keys) > 0 && slices.ContainsFunc(all, func(o target.Object) bool {
 		return o.Target == ob.Target && (slices.Contains(keys, o.Upstream) || slices.Contains(keys, strings.SplitN(o.Upstream, ".", 2)[0]))
 	})
 }
 
-func configObject(ob snippet.Object) report.ConfigObject {
+func configObject(ob target.Object) report.ConfigObject {
 	return report.ConfigObject{File: ob.Pos.File, Line: ob.Pos.Line, Target: ob.Target, Kind: ob.Kind, Object: ob.Name}
 }
 
 // checkObject holds one config object, with the upstream it sends to
 // (upstreamOf), against one group's data, reading it as its target enforces
-// it (snippet.Object.Bounds): the model analyze fits a policy with. need is
+// it (target.Object.Bounds): the model analyze fits a policy with. need is
 // the largest per-try timeout any group the object serves needs: the value
 // its fixes write.
-func checkObject(ob, upstream snippet.Object, cg checkedGroup, need time.Duration, o CheckOptions) []report.CheckFinding {
+func checkObject(ob, upstream target.Object, cg checkedGroup, need time.Duration, o CheckOptions) []report.CheckFinding {
 	var out []report.CheckFinding
-	add := func(pos snippet.Pos, f finding.Finding) {
+	add := func(pos target.Pos, f finding.Finding) {
 		out = append(out, report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: pos.File, Line: pos.Line,
 			Target: ob.Target, Object: ob.Name, Group: cg.name, Message: f.Message, Measured: f.Fields})
 	}
@@ -853,7 +847,7 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, need time.Duratio
 		// nginx passes a failed request to the next server of the
 		// upstream (proxy_next_upstream): a failover, not a return to the
 		// server that failed, which is what jitter spreads out.
-		if ob.Jitter == "none" && !ob.NeverSentOnly() && ob.Target != "nginx" {
+		if ob.Jitter == "none" && !ob.NeverSentOnly() && !targetOf(ob).RetriesFailOver {
 			add(ob.Attempts.Pos, finding.Newf(finding.CheckNoJitter, finding.Fields{"attempts": attempts},
 				"retries go at once, without backoff or jitter: when the dependency fails, every client retries in the same instant"))
 		}
@@ -931,7 +925,7 @@ func checkObject(ob, upstream snippet.Object, cg checkedGroup, need time.Duratio
 }
 
 // hangWhat says what a hang waits for under the object's bounds.
-func hangWhat(ob snippet.Object, b recommend.Bounds) string {
+func hangWhat(ob target.Object, b recommend.Bounds) string {
 	n, _, wait, _ := b.Hang()
 	switch {
 	case b.Overall > 0 && wait == b.Overall && n > 1:
@@ -946,14 +940,14 @@ func hangWhat(ob snippet.Object, b recommend.Bounds) string {
 	return "one attempt"
 }
 
-func defaultSuffix[T any](s *snippet.Setting[T]) string {
+func defaultSuffix[T any](s *target.Setting[T]) string {
 	if s.Default {
 		return " (the default: none is set)"
 	}
 	return ""
 }
 
-func firstSet[T any](ss ...*snippet.Setting[T]) *snippet.Setting[T] {
+func firstSet[T any](ss ...*target.Setting[T]) *target.Setting[T] {
 	for _, s := range ss {
 		if s != nil {
 			return s
@@ -965,7 +959,7 @@ func firstSet[T any](ss ...*snippet.Setting[T]) *snippet.Setting[T] {
 // cutOffFindings holds one timeout against the group's latency: the share
 // of calls it cuts off, with its confidence interval, against
 // --false-timeouts.
-func cutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what string, cg checkedGroup, h *histogram.Latency, recommended, needed, confidence float64, o CheckOptions) []report.CheckFinding {
+func cutOffFindings(ob target.Object, t *target.Setting[float64], what string, cg checkedGroup, h *histogram.Latency, recommended, needed, confidence float64, o CheckOptions) []report.CheckFinding {
 	if cg.buckets != nil {
 		return bucketCutOffFindings(ob, t, what, cg, recommended, needed, o)
 	}
@@ -1009,8 +1003,8 @@ func cutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what string,
 // HAProxy's defaults), so that nothing else changes with it. nil when the
 // target has no literal for it, or where the edit would need the file's
 // structure (a YAML key to add).
-func fixFor(ob snippet.Object, s *snippet.Setting[float64], seconds float64) *report.Fix {
-	t, err := snippet.Lookup(ob.Target)
+func fixFor(ob target.Object, s *target.Setting[float64], seconds float64) *report.Fix {
+	t, err := targets.Lookup(ob.Target)
 	if err != nil || s == nil {
 		return nil
 	}
@@ -1022,10 +1016,10 @@ func fixFor(ob snippet.Object, s *snippet.Setting[float64], seconds float64) *re
 	switch {
 	case own:
 		return &report.Fix{File: s.Pos.File, Line: s.Pos.Line, Old: s.Raw, New: lit}
-	case s.Key != "" && ob.Target == "nginx":
-		return &report.Fix{File: ob.Pos.File, Line: ob.Pos.Line, Insert: s.Key + " " + lit + ";", Opens: "{"}
-	case s.Key != "" && ob.Target == "haproxy":
-		return &report.Fix{File: ob.Pos.File, Line: ob.Pos.Line, Insert: s.Key + " " + lit}
+	case s.Key != "":
+		if line, opens, ok := t.InsertSetting(s.Key, lit); ok {
+			return &report.Fix{File: ob.Pos.File, Line: ob.Pos.Line, Insert: line, Opens: opens}
+		}
 	}
 	return nil
 }
@@ -1034,7 +1028,7 @@ func fixFor(ob snippet.Object, s *snippet.Setting[float64], seconds float64) *re
 // it cuts off is exact only at a bucket bound; between two bounds the
 // buckets bracket it, and the finding is the one both ends agree on, or
 // none, beside TT-CHECK-NO-BUCKET-AT-TIMEOUT saying which bound to add.
-func bucketCutOffFindings(ob snippet.Object, t *snippet.Setting[float64], what string, cg checkedGroup, recommended, needed float64, o CheckOptions) []report.CheckFinding {
+func bucketCutOffFindings(ob target.Object, t *target.Setting[float64], what string, cg checkedGroup, recommended, needed float64, o CheckOptions) []report.CheckFinding {
 	lo, hi, exact := cg.buckets.Above(t.Value)
 	ft, why := cg.allowedCutOff(o, func(d time.Duration) float64 { _, hi, _ := cg.buckets.Above(d.Seconds()); return hi })
 	fields := finding.Fields{"configured_seconds": t.Value, "cut_off_low_fraction": lo, "cut_off_high_fraction": hi,
@@ -1096,7 +1090,7 @@ func wilson(k, n int64, confidence float64) (lo, hi float64) {
 // attempts at the bottom. Configs not declared a chain may be alternatives
 // or unrelated services: when several of them retry the calls of one
 // group, a note says what they would multiply to if they were layers.
-func layerFindings(objects []snippet.Object, served [][]string, files []string, chain bool) ([]report.CheckFinding, string) {
+func layerFindings(objects []target.Object, served [][]string, files []string, chain bool) ([]report.CheckFinding, string) {
 	var layers []layer
 	for _, f := range files {
 		if l, ok := fileLayer(objects, served, f); ok {
@@ -1125,14 +1119,14 @@ type layer struct {
 	file      string
 	attempts  int
 	defaulted bool
-	pos       snippet.Pos
+	pos       target.Pos
 	object    string
 	target    string
 }
 
 // fileLayer is file's layer: among its objects that serve groups of the
 // data, the one with the most attempts; false when none retries.
-func fileLayer(objects []snippet.Object, served [][]string, file string) (layer, bool) {
+func fileLayer(objects []target.Object, served [][]string, file string) (layer, bool) {
 	best := layer{file: file, attempts: 1}
 	for i, ob := range objects {
 		if ob.Pos.File == file && len(served[i]) > 0 && ob.Attempts != nil && ob.Attempts.Value > best.attempts {
@@ -1166,7 +1160,7 @@ const maxTopologyPaths = 10_000
 // TT-CHECK-RETRY-LAYERS finding per path where more than one layer
 // retries, at the first layer's line, each path's layers once (a path
 // that only adds services that do not retry repeats no finding).
-func topologyLayerFindings(objects []snippet.Object, served [][]string, t *Topology) []report.CheckFinding {
+func topologyLayerFindings(objects []target.Object, served [][]string, t *Topology) []report.CheckFinding {
 	var out []report.CheckFinding
 	seen := map[string]bool{}
 	for _, path := range t.Paths(maxTopologyPaths) {
@@ -1234,7 +1228,7 @@ func topologyLayerFindings(objects []snippet.Object, served [][]string, t *Topol
 // serving the data, else the first serving one), its attempts, its
 // per-try timeout (an idle timeout counts as one: under a hang no byte
 // comes) and its overall timeout.
-func fileHop(objects []snippet.Object, served [][]string, file string) (simulate.ChainHop, bool) {
+func fileHop(objects []target.Object, served [][]string, file string) (simulate.ChainHop, bool) {
 	pick := -1
 	for i, ob := range objects {
 		if ob.Pos.File != file || len(served[i]) == 0 {
@@ -1273,14 +1267,14 @@ func fileHop(objects []snippet.Object, served [][]string, file string) (simulate
 type wait struct {
 	seconds float64
 	none    bool
-	pos     snippet.Pos
+	pos     target.Pos
 	object  string
 	target  string
 }
 
 // fileWait is file's longest wait among its objects that serve groups of
 // the data; false when the file has no such object.
-func fileWait(objects []snippet.Object, served [][]string, file string) (wait, bool) {
+func fileWait(objects []target.Object, served [][]string, file string) (wait, bool) {
 	var w wait
 	found := false
 	for i, ob := range objects {
@@ -1310,7 +1304,7 @@ func fileWait(objects []snippet.Object, served [][]string, file string) (wait, b
 // caller waits for it: when the bottom is slow the caller gives up first
 // and the callee works on for nobody (TT-CHECK-TIMEOUT-INVERSION, at the
 // callee's value, once per pair of values).
-func topologyInversions(objects []snippet.Object, served [][]string, t *Topology) []report.CheckFinding {
+func topologyInversions(objects []target.Object, served [][]string, t *Topology) []report.CheckFinding {
 	longest := func(s TopologyService) (wait, bool) {
 		var w wait
 		found := false
@@ -1363,17 +1357,17 @@ func nullable(w wait) any {
 
 // servedGroups returns, object by object, the groups each serves: the
 // groups its matches select (mapObject), only those of its methods, and
-// where objects compete for a request (snippet.Object.Router) only the
+// where objects compete for a request (target.Object.Router) only the
 // groups the target's own rules give it (firstMatch): Envoy and Istio take
 // the first route that matches, nginx its location rules. A group is thus
 // held against the object that would serve it, not every object whose
 // matches it meets.
-func servedGroups(objects []snippet.Object, groups map[string]checkedGroup, names []string, explicit map[string]string) [][]string {
+func servedGroups(objects []target.Object, groups map[string]checkedGroup, names []string, explicit map[string]string) [][]string {
 	served := make([][]string, len(objects))
 	methodOf := func(g string) string { return groups[g].method }
 	named := make([][]string, len(objects))
 	for i, ob := range objects {
-		if t, err := snippet.Lookup(ob.Target); err == nil {
+		if t, err := targets.Lookup(ob.Target); err == nil {
 			named[i] = t.GroupsNamed(ob, names)
 		}
 		for _, g := range mapObject(ob, names, explicit, methodOf) {
@@ -1416,10 +1410,10 @@ func servedGroups(objects []snippet.Object, groups map[string]checkedGroup, name
 // all, as one group of data does), and an object whose upstream is named
 // as a callee (an Envoy cluster, an nginx upstream), or that is named for
 // it as the target names the object of one group (resilience4j's
-// instance, snippet.Target.NamesService), serves that edge. So
+// instance, target.Target.NamesService), serves that edge. So
 // the configs of each hop are held against the hop's own calls, and
 // their attempts multiply along the topology's paths.
-func topologyServed(objects []snippet.Object, served [][]string, groups map[string]checkedGroup, names []string, explicit map[string]string, t *Topology) {
+func topologyServed(objects []target.Object, served [][]string, groups map[string]checkedGroup, names []string, explicit map[string]string, t *Topology) {
 	methodOf := func(g string) string { return groups[g].method }
 	edges := map[string][]string{} // config file -> the edges of its services
 	callee := map[string]string{}  // edge -> its callee
@@ -1452,7 +1446,7 @@ func topologyServed(objects []snippet.Object, served [][]string, groups map[stri
 				served[i] = append(served[i], g)
 			}
 		}
-		tg, err := snippet.Lookup(ob.Target)
+		tg, err := targets.Lookup(ob.Target)
 		for _, g := range es {
 			named := ob.Upstream != "" && (ob.Upstream == callee[g] || strings.SplitN(ob.Upstream, ".", 2)[0] == callee[g]) ||
 				err == nil && tg.NamesService(ob, callee[g])
@@ -1467,19 +1461,19 @@ func topologyServed(objects []snippet.Object, served [][]string, groups map[stri
 // when either says nothing of methods (a gRPC "Service/Method" match is no
 // HTTP method), and for an object of several rules, whose methods
 // mapObject held with their paths (firstRule).
-func methodServes(ob snippet.Object, method string) bool {
+func methodServes(ob target.Object, method string) bool {
 	return hasRules(ob) || methodIn(ob.Matches, method)
 }
 
 // methodIn reports whether matches let calls of a method through: when the
 // method is not known, when they hold no HTTP method, or when one is it.
-func methodIn(matches []snippet.Match, method string) bool {
+func methodIn(matches []target.Match, method string) bool {
 	if method == "" {
 		return true
 	}
 	has := false
 	for _, m := range matches {
-		if m.Kind != snippet.MatchMethod || !slices.Contains(httpMethods, strings.ToUpper(m.Value)) {
+		if m.Kind != target.MatchMethod || !slices.Contains(httpMethods, strings.ToUpper(m.Value)) {
 			continue
 		}
 		has = true
@@ -1504,19 +1498,19 @@ func methodIn(matches []snippet.Match, method string) bool {
 // declaration order, and the first one which matches will assign the
 // backend"): the object of the lowest Rule. gRPC takes the method config
 // that names the method, else the service, else the default (grpcRank).
-func firstMatch(objects []snippet.Object, idx []int, g, method string, named [][]string) int {
+func firstMatch(objects []target.Object, idx []int, g, method string, named [][]string) int {
 	path := groupPath(g)
-	kind := func(i int, k string) (snippet.Match, bool) {
+	kind := func(i int, k string) (target.Match, bool) {
 		for _, m := range objects[i].Matches {
 			if m.Kind == k {
 				return m, true
 			}
 		}
-		return snippet.Match{}, false
+		return target.Match{}, false
 	}
-	switch objects[idx[0]].Target {
-	case "nginx":
-	case "haproxy":
+	switch targetOf(objects[idx[0]]).Precedence {
+	case target.LocationOrder:
+	case target.FirstRule:
 		best, first := idx[0], 0
 		for _, i := range idx {
 			if n := firstRule(objects[i], path, method); n > 0 && (first == 0 || n < first) {
@@ -1524,7 +1518,7 @@ func firstMatch(objects []snippet.Object, idx []int, g, method string, named [][
 			}
 		}
 		return best
-	case "grpc":
+	case target.MethodRank:
 		best, rank := idx[0], -1
 		for _, i := range idx {
 			if r := grpcRank(objects[i], g, named[i]); r > rank {
@@ -1532,19 +1526,19 @@ func firstMatch(objects []snippet.Object, idx []int, g, method string, named [][
 			}
 		}
 		return best
-	case "gateway-api", "linkerd":
+	case target.RouteRules:
 		// HTTPRoute's precedence among the rules that match (Gateway API,
 		// HTTPRouteRule): an exact path, then the longest prefix, then a
 		// method match; ties go to the first listed.
 		best, score := idx[0], -1
 		for _, i := range idx {
 			s := 0
-			if _, ok := kind(i, snippet.MatchExact); ok {
+			if _, ok := kind(i, target.MatchExact); ok {
 				s = 1 << 20
-			} else if m, ok := kind(i, snippet.MatchPrefix); ok {
+			} else if m, ok := kind(i, target.MatchPrefix); ok {
 				s = len(m.Value) << 1
 			}
-			if _, ok := kind(i, snippet.MatchMethod); ok {
+			if _, ok := kind(i, target.MatchMethod); ok {
 				s++
 			}
 			if s > score {
@@ -1555,12 +1549,12 @@ func firstMatch(objects []snippet.Object, idx []int, g, method string, named [][
 	default:
 		return idx[0]
 	}
-	longest, best := -1, snippet.Match{}
+	longest, best := -1, target.Match{}
 	for _, i := range idx {
-		if _, ok := kind(i, snippet.MatchExact); ok {
+		if _, ok := kind(i, target.MatchExact); ok {
 			return i
 		}
-		if m, ok := kind(i, snippet.MatchPrefix); ok && (longest < 0 || len(m.Value) > len(best.Value)) {
+		if m, ok := kind(i, target.MatchPrefix); ok && (longest < 0 || len(m.Value) > len(best.Value)) {
 			longest, best = i, m
 		}
 	}
@@ -1568,7 +1562,7 @@ func firstMatch(objects []snippet.Object, idx []int, g, method string, named [][
 		return longest
 	}
 	for _, i := range idx {
-		if _, ok := kind(i, snippet.MatchRegex); ok {
+		if _, ok := kind(i, target.MatchRegex); ok {
 			return i
 		}
 	}

@@ -16,7 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tunetimeout/tunetimeout/recommend"
-	"github.com/tunetimeout/tunetimeout/report/snippet"
+	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 var (
@@ -65,8 +66,8 @@ func TestCheckFixedPoint(t *testing.T) {
 	if testing.Short() {
 		runs = 30
 	}
-	var readers []snippet.Target
-	for _, tg := range snippet.Targets() {
+	var readers []target.Target
+	for _, tg := range targets.All {
 		if tg.Reads() {
 			readers = append(readers, tg)
 		}
@@ -100,7 +101,7 @@ func TestCheckFixedPoint(t *testing.T) {
 		}
 		dir := t.TempDir()
 		for _, tg := range readers {
-			body, err := tg.Render(rep, snippet.Options{})
+			body, err := tg.Render(rep, target.Options{})
 			require.NoError(t, err, "seed %d %s", seed, tg.Name)
 			p := filepath.Join(dir, tg.File)
 			require.NoError(t, os.WriteFile(p, body, 0o644))

@@ -8,15 +8,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tunetimeout/tunetimeout/report/snippet"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 // servedBy reads a config of a target and returns, group by group, the
 // object that serves it ("" for none), as check matches them: groups
 // named "path METHOD" or a gRPC method path.
-func servedBy(t *testing.T, target, config string, groups ...string) map[string]string {
+func servedBy(t *testing.T, name, config string, groups ...string) map[string]string {
 	t.Helper()
-	tg, err := snippet.Lookup(target)
+	tg, err := targets.Lookup(name)
 	require.NoError(t, err)
 	objs, err := tg.Read("config", []byte(config), nil)
 	require.NoError(t, err)
@@ -160,7 +160,7 @@ func TestCheckNamedObjects(t *testing.T) {
 	assert.Equal(t, map[string]string{"/api/orders POST": "", "/api/orders/{id} PUT": "svc.v1.Orders/APIOrdersIDPUT", "/users GET": ""},
 		servedBy(t, "grpc", `{"methodConfig": [{"name": [{"service": "svc.v1.Orders", "method": "APIOrdersIDPUT"}], "timeout": "1s"}]}`, groups...))
 
-	tg, err := snippet.Lookup("haproxy")
+	tg, err := targets.Lookup("haproxy")
 	require.NoError(t, err)
 	objs, err := tg.Read("haproxy.cfg", []byte("defaults\n    mode http\nbackend orders_api_orders_post\n    server s1 127.0.0.1:80\n"), nil)
 	require.NoError(t, err)

@@ -15,7 +15,8 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
-	"github.com/tunetimeout/tunetimeout/report/snippet"
+	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 // envoyRoute writes an Envoy config of one route ("match" its match
@@ -207,9 +208,9 @@ func TestSnippetReadNotShortenedForConnect(t *testing.T) {
 	perTry := time.Duration(g.Policy.PerTryTimeoutSeconds * float64(time.Second))
 	require.Greater(t, perTry, 110*time.Millisecond)
 	for _, name := range []string{"nginx", "haproxy"} {
-		tg, err := snippet.Lookup(name)
+		tg, err := targets.Lookup(name)
 		require.NoError(t, err)
-		body, err := tg.Render(rep, snippet.Options{})
+		body, err := tg.Render(rep, target.Options{})
 		require.NoError(t, err)
 		objs, err := tg.Read(tg.File, body, nil)
 		require.NoError(t, err)

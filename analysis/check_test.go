@@ -15,7 +15,8 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
-	"github.com/tunetimeout/tunetimeout/report/snippet"
+	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 // mixtureData is the worked example's data, by an absolute path: the
@@ -149,28 +150,28 @@ func TestCheckOwnSnippets(t *testing.T) {
 		require.Equal(t, pool > 0, exhausted, "analyze's own verdict on the pool")
 		dir := t.TempDir()
 		read := 0
-		for _, target := range snippet.Targets() {
-			if !target.Reads() {
+		for _, tg := range targets.All {
+			if !tg.Reads() {
 				continue
 			}
-			body, err := target.Render(r, snippet.Options{})
-			require.NoError(t, err, target.Name)
-			p := filepath.Join(dir, target.File)
+			body, err := tg.Render(r, target.Options{})
+			require.NoError(t, err, tg.Name)
+			p := filepath.Join(dir, tg.File)
 			require.NoError(t, os.WriteFile(p, body, 0o644))
 			co := o
-			co.Configs, co.ConfigFormat = []string{p}, target.Name
+			co.Configs, co.ConfigFormat = []string{p}, tg.Name
 			c, err := Check(context.Background(), co, nil)
-			require.NoError(t, err, "%s:\n%s", target.Name, body)
+			require.NoError(t, err, "%s:\n%s", tg.Name, body)
 			read++
-			bulkhead := slices.Contains([]string{"envoy", "istio", "nginx", "haproxy", "resilience4j"}, target.Name)
+			bulkhead := slices.Contains([]string{"envoy", "istio", "nginx", "haproxy", "resilience4j"}, tg.Name)
 			for _, f := range c.Findings {
 				if f.Severity == "info" {
 					continue
 				}
 				assert.True(t, exhausted && !bulkhead && f.Code == string(finding.CheckHangExhaustsPool),
-					"pool %d, %s: %s [%s] %s: %s\n%s", pool, target.Name, f.Severity, f.Code, f.Object, f.Message, body)
+					"pool %d, %s: %s [%s] %s: %s\n%s", pool, tg.Name, f.Severity, f.Code, f.Object, f.Message, body)
 			}
-			assert.NotEmpty(t, findingsOf(c, finding.CheckTimeoutFits), "%s: its timeout is held against the data and fits", target.Name)
+			assert.NotEmpty(t, findingsOf(c, finding.CheckTimeoutFits), "%s: its timeout is held against the data and fits", tg.Name)
 		}
 		assert.GreaterOrEqual(t, read, 8, "every target that reads")
 	}

@@ -11,7 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tunetimeout/tunetimeout/analysis"
-	"github.com/tunetimeout/tunetimeout/report/snippet"
+	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 // checkFixedPoint is the fixed point on what a real server measured: from
@@ -30,11 +31,11 @@ func checkFixedPoint(t *testing.T, o analysis.Options) {
 				require.NoError(t, err)
 				dir := t.TempDir()
 				checked := 0
-				for _, tg := range snippet.Targets() {
+				for _, tg := range targets.All {
 					if !tg.Reads() {
 						continue
 					}
-					body, err := tg.Render(rep, snippet.Options{})
+					body, err := tg.Render(rep, target.Options{})
 					require.NoError(t, err, tg.Name)
 					p := filepath.Join(dir, tg.File)
 					require.NoError(t, os.WriteFile(p, body, 0o644))

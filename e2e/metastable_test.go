@@ -24,8 +24,8 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/mixture"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
-	"github.com/tunetimeout/tunetimeout/report/snippet"
 	"github.com/tunetimeout/tunetimeout/simulate"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // The closed loop on a real system (issue 34, "Proven on a real system"),
@@ -360,7 +360,7 @@ func metaReport(t *testing.T) *report.Report {
 func buildMetaClient(t *testing.T, goBin string, r *report.Report) string {
 	t.Helper()
 	dir := t.TempDir()
-	src := renderSnippet(t, "go", r, snippet.Options{})
+	src := renderSnippet(t, "go", r, target.Options{})
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "backendclient"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module snippetrun\n\ngo 1.26\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "backendclient", "client.go"), src, 0o644))

@@ -26,7 +26,8 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/e2etest"
 	"github.com/tunetimeout/tunetimeout/report"
-	"github.com/tunetimeout/tunetimeout/report/snippet"
+	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 // --- gRPC: a real grpc-go client with the emitted service config.
@@ -184,7 +185,7 @@ func TestSnippetGRPC(t *testing.T) {
 	// "backend" with the deadline as its timeout.
 	readConfig := func(t *testing.T, r *report.Report) (string, grpcServiceConfig, time.Duration) {
 		t.Helper()
-		body := renderSnippet(t, "grpc", r, snippet.Options{})
+		body := renderSnippet(t, "grpc", r, target.Options{})
 		var cfg grpcServiceConfig
 		require.NoError(t, json.Unmarshal(body, &cfg), "%s", body)
 		require.Len(t, cfg.MethodConfig, 1, "%s", body)
@@ -259,9 +260,9 @@ func TestSnippetGRPC(t *testing.T) {
 		delay := protoSeconds(t, mc.HedgingPolicy.HedgingDelay)
 		require.Equal(t, reportSeconds(h.DelaySeconds), delay, "hedgingDelay is the report's policy.hedge.delay_seconds\n%s", config)
 		require.Less(t, delay, grpcSlow, "precondition: a hedge would be sent before the slow answer")
-		tg, err := snippet.Lookup("grpc")
+		tg, err := targets.Lookup("grpc")
 		require.NoError(t, err)
-		notes, err := tg.Explain(r, snippet.Options{})
+		notes, err := tg.Explain(r, target.Options{})
 		require.NoError(t, err)
 		require.Contains(t, strings.Join(notes, "\n"), "grpc-go (1.85) and gRPC C-core drop it without a word, so their clients neither hedge nor retry this method",
 			"the header's claim that this test checks")
@@ -503,7 +504,7 @@ func buildGoSnippet(t *testing.T, goBin string, r *report.Report) string {
 func buildGoSnippetMain(t *testing.T, goBin string, r *report.Report, main string) string {
 	t.Helper()
 	dir := t.TempDir()
-	src := renderSnippet(t, "go", r, snippet.Options{})
+	src := renderSnippet(t, "go", r, target.Options{})
 	require.Contains(t, string(src), "package backendclient\n", "the default service's package")
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "backendclient"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module snippetrun\n\ngo 1.26\n"), 0o644))
@@ -669,7 +670,7 @@ func TestSnippetHTTPX(t *testing.T) {
 			}
 			r := policyReport(t, dl, snippetAttempts, run.idempotent, false)
 			dir := t.TempDir()
-			src := renderSnippet(t, "httpx", r, snippet.Options{})
+			src := renderSnippet(t, "httpx", r, target.Options{})
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "snippet.py"), src, 0o644))
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "run.py"), []byte(httpxRunner), 0o644))
 			checkClientCases(t, u, refused, deadline, run.cases, func(method, url string) clientRun {

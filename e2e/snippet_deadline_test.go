@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tunetimeout/tunetimeout/internal/e2etest"
-	"github.com/tunetimeout/tunetimeout/report/snippet"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // deadlineRun is what a deadline runner prints: the calls its loopback
@@ -174,7 +174,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         left = snippet.time_left(self.headers)
         seen.append({
-            "header": self.headers.get(snippet.DEADLINE_HEADER) or "",
+            "header": self.headers.get(target.DEADLINE_HEADER) or "",
             "has_deadline": left is not None,
             "left_ms": 0.0 if left is None else left * 1000,
         })
@@ -202,7 +202,7 @@ try:
     out["status"] = response.status_code
 except Exception as e:
     out["error"] = "%s: %s" % (type(e).__name__, e)
-    out["dropped"] = isinstance(e, snippet.NoUsefulTime)
+    out["dropped"] = isinstance(e, target.NoUsefulTime)
 out["elapsed_ms"] = (time.monotonic() - start) * 1000
 out["hits"] = len(seen)
 out["seen"] = seen
@@ -318,7 +318,7 @@ func TestSnippetHTTPXDeadline(t *testing.T) {
 	minUseful := time.Duration(r.Groups[0].Policy.MinUsefulTrySeconds*1e3) * time.Millisecond
 	require.Greater(t, minUseful, 10*time.Millisecond, "precondition: a least useful try worth halving")
 	dir := t.TempDir()
-	src := renderSnippet(t, "httpx", r, snippet.Options{})
+	src := renderSnippet(t, "httpx", r, target.Options{})
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "snippet.py"), src, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "run.py"), []byte(httpxDeadlineRunner), 0o644))
 	checkDeadlineRuns(t, minUseful, func(budget string) deadlineRun {

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tunetimeout/tunetimeout/report/snippet"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // proxyCase is one request through a proxy running an emitted snippet: what
@@ -159,7 +159,7 @@ func TestSnippetNginx(t *testing.T) {
 	} {
 		t.Run(run.name, func(t *testing.T) {
 			r := policyReport(t, run.deadline, snippetAttempts, run.idempotent, false)
-			body := renderSnippet(t, "nginx", r, snippet.Options{})
+			body := renderSnippet(t, "nginx", r, target.Options{})
 			tries, err := strconv.Atoi(snippetDirective(body, "proxy_next_upstream_tries"))
 			require.NoError(t, err, "%s", body)
 			require.Equal(t, 3, tries, "the snippet's tries")
@@ -294,7 +294,7 @@ func TestSnippetHAProxy(t *testing.T) {
 	} {
 		t.Run(run.name, func(t *testing.T) {
 			r := policyReport(t, run.deadline, snippetAttempts, run.idempotent, false)
-			body := renderSnippet(t, "haproxy", r, snippet.Options{})
+			body := renderSnippet(t, "haproxy", r, target.Options{})
 			assert.Equal(t, "2", snippetDirective(body, "retries"), "%s", body)
 			assert.Equal(t, run.retryOn, snippetDirective(body, "retry-on"), "%s", body)
 			runProxyCases(t, up, run.cases, run.deadline, func(target string) proxy {

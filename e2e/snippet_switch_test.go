@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tunetimeout/tunetimeout/internal/e2etest"
-	"github.com/tunetimeout/tunetimeout/report/snippet"
+	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // The switch that breaks a retry loop (issue 34, docs/policy.md): each
@@ -155,7 +155,7 @@ func TestSnippetGoRetriesOff(t *testing.T) {
 	goBin := e2etest.RequireBinary(t, "go", "install Go 1.26 (https://go.dev/dl/)")
 	u := startBehaviourUpstream(t)
 	r := policyReport(t, time.Second, snippetAttempts, true, false)
-	src := string(renderSnippet(t, "go", r, snippet.Options{}))
+	src := string(renderSnippet(t, "go", r, target.Options{}))
 	require.Contains(t, src, "create the file named by the environment variable TUNETIMEOUT_RETRIES_OFF_FILE", "the header says how")
 	bin := buildGoSnippetMain(t, goBin, r, goSwitchMain)
 	file := filepath.Join(t.TempDir(), "retries-off")
@@ -169,7 +169,7 @@ func TestSnippetHTTPXRetriesOff(t *testing.T) {
 	py := requireHTTPX(t)
 	u := startBehaviourUpstream(t)
 	r := policyReport(t, time.Second, snippetAttempts, true, false)
-	src := renderSnippet(t, "httpx", r, snippet.Options{})
+	src := renderSnippet(t, "httpx", r, target.Options{})
 	require.Contains(t, string(src), "create the file named by the environment variable TUNETIMEOUT_RETRIES_OFF_FILE", "the header says how")
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "snippet.py"), src, 0o644))
@@ -204,7 +204,7 @@ func TestSnippetNginxRetriesOff(t *testing.T) {
 	bin := requireBinary(t, "nginx", "nginx")
 	up := startBehaviourUpstream(t)
 	r := policyReport(t, 3*time.Second, snippetAttempts, true, false)
-	body := renderSnippet(t, "nginx", r, snippet.Options{})
+	body := renderSnippet(t, "nginx", r, target.Options{})
 	require.Contains(t, string(body), "nginx -s reload")
 	expr := retriesOffSed(t, body)
 	n := startNginxSnippet(t, bin, body, up.addr)
@@ -262,7 +262,7 @@ func TestSnippetNginxRetriesOff(t *testing.T) {
 func TestSnippetHAProxyRetriesOff(t *testing.T) {
 	bin := requireBinary(t, "haproxy", "haproxy")
 	r := policyReport(t, time.Second, snippetAttempts, true, false)
-	body := renderSnippet(t, "haproxy", r, snippet.Options{})
+	body := renderSnippet(t, "haproxy", r, target.Options{})
 	require.Contains(t, string(body), "send SIGUSR2 to the master process")
 	expr := retriesOffSed(t, body)
 	h := startHAProxySnippetArgs(t, bin, body, refusedAddr(t), "-W")

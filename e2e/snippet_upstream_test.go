@@ -16,7 +16,8 @@ import (
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
-	"github.com/tunetimeout/tunetimeout/report/snippet"
+	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 // The behaviour tests of the snippets (docs/method.md#9-config-targets): a snippet of a
@@ -162,9 +163,9 @@ func policyReport(t *testing.T, deadline time.Duration, attempts int, idempotent
 }
 
 // renderSnippet renders one target of a report.
-func renderSnippet(t *testing.T, target string, r *report.Report, o snippet.Options) []byte {
+func renderSnippet(t *testing.T, name string, r *report.Report, o target.Options) []byte {
 	t.Helper()
-	body, err := snippet.Render(target, r, o)
+	body, err := targets.Render(name, r, o)
 	require.NoError(t, err)
 	return body
 }

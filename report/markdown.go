@@ -2,7 +2,6 @@ package report
 
 import (
 	"io"
-	"path"
 	"strconv"
 	"strings"
 
@@ -180,21 +179,4 @@ func codeFence(text string) string {
 		}
 	}
 	return strings.Repeat("`", max(3, longest+1))
-}
-
-// fenceLanguage names the language of a snippet file for highlighting.
-func fenceLanguage(file string) string {
-	switch path.Ext(file) {
-	case ".yaml", ".yml":
-		return "yaml"
-	case ".json":
-		return "json"
-	case ".go":
-		return "go"
-	case ".py":
-		return "python"
-	case ".conf":
-		return "nginx"
-	}
-	return ""
 }

@@ -34,12 +34,15 @@ type Report struct {
 	Snippets []Snippet `json:"-"`
 }
 
-// Snippet is one rendered client configuration (report/snippet).
+// Snippet is one rendered client configuration (package target).
 type Snippet struct {
 	Target string   // as given to --emit: "envoy"
 	File   string   // the file --emit-dir writes: "envoy.yaml"
 	Notes  []string // the explanation, for formats without comments (gRPC's JSON)
 	Text   string
+	// Language names the snippet's language for a code fence's
+	// highlighting ("yaml"), as its target says; "" for none.
+	Language string
 }
 
 // Input describes what was read and what could not be used.

@@ -578,7 +578,7 @@ func snippetsSection(r *Report) *Section {
 		if len(sn.Notes) > 0 {
 			sub.Blocks = append(sub.Blocks, plainList("notes", sn.Notes))
 		}
-		sub.Blocks = append(sub.Blocks, Block{Code: &Code{File: sn.File, Target: sn.Target, Language: fenceLanguage(sn.File), Text: sn.Text}})
+		sub.Blocks = append(sub.Blocks, Block{Code: &Code{File: sn.File, Target: sn.Target, Language: sn.Language, Text: sn.Text}})
 		s.Subsections = append(s.Subsections, sub)
 	}
 	return s

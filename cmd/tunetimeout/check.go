@@ -16,8 +16,8 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
-	"github.com/tunetimeout/tunetimeout/report/snippet"
 	"github.com/tunetimeout/tunetimeout/source"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 // checkFlags holds the check command's own flags.
@@ -219,7 +219,7 @@ func buildVersion() string {
 // readers are the snippet targets that read configs.
 func readers() []string {
 	var out []string
-	for _, t := range snippet.Targets() {
+	for _, t := range targets.All {
 		if t.Reads() {
 			out = append(out, t.Name)
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tunetimeout/tunetimeout/ingest"
-	"github.com/tunetimeout/tunetimeout/report/snippet"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 // allCommands are the command paths of every command, cobra's completion
@@ -128,7 +128,7 @@ func TestCompletion(t *testing.T) {
 	assert.Equal(t, ":4", directive("analyze", "--input", ""), "no file names")
 	assert.Equal(t, []string{"json", "text"}, lines("simulate", "-o", ""))
 	assert.Equal(t, []string{"html", "json", "markdown", "text"}, lines("analyze", "--format", ""))
-	assert.Equal(t, append(snippet.Names(), "all"), lines("snippet", "--emit", ""))
+	assert.Equal(t, append(targets.Names(), "all"), lines("snippet", "--emit", ""))
 	assert.Equal(t, []string{"envoy,grpc"}, lines("analyze", "--emit", "envoy,gr"))
 	assert.NotContains(t, lines("analyze", "--emit", "envoy,"), "envoy,envoy", "a target given is not offered again")
 	assert.Equal(t, ":6", directive("snippet", "--emit", "envoy,"), "no file names, no space after a list")

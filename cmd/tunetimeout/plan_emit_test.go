@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tunetimeout/tunetimeout/report"
-	"github.com/tunetimeout/tunetimeout/report/snippet"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 // writeChainSpans writes, as OTLP JSON lines, the lesson's chain that
@@ -97,9 +97,9 @@ func checkCodes(c report.Check, code string) []report.CheckFinding {
 // readBack reads a snippet file with check's reader of its target and
 // returns the object of group (its name ends with the group), as check
 // holds it: the attempts (1 when unset) and the timeout over the call.
-func readBack(t *testing.T, target, file, group string) (attempts int, timeout float64) {
+func readBack(t *testing.T, name, file, group string) (attempts int, timeout float64) {
 	t.Helper()
-	tg, err := snippet.Lookup(target)
+	tg, err := targets.Lookup(name)
 	require.NoError(t, err)
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
@@ -158,7 +158,7 @@ func TestPlanEmitDir(t *testing.T) {
 			for _, e := range edges {
 				group := e[0] + " " + e[1]
 				folder := filepath.Join(dir, e[0], e[1])
-				for _, tg := range snippet.Targets() {
+				for _, tg := range targets.All {
 					assert.FileExists(t, filepath.Join(folder, tg.File))
 				}
 				attempts, timeout := readBack(t, "envoy", filepath.Join(folder, "envoy.yaml"), group)
@@ -187,7 +187,7 @@ func TestPlanEmitDir(t *testing.T) {
 			layer := map[string]string{"outermost": "gateway -> frontend", "innermost": "orders -> payments"}[tc.retryAt]
 			assert.Contains(t, string(text), "(retries at the "+tc.retryAt+" layer only: "+layer+")")
 			// Every target check reads, named in the topology in turn.
-			for _, tg := range snippet.Targets() {
+			for _, tg := range targets.All {
 				if !tg.Reads() {
 					continue
 				}
@@ -284,7 +284,7 @@ func TestPlanEmitDirFanOut(t *testing.T) {
 	text, err := os.ReadFile(filepath.Join(dir, "topology.yaml"))
 	require.NoError(t, err)
 	assert.Contains(t, string(text), "  \"frontend\":\n    configs: [\"frontend/inventory/envoy.yaml\", \"frontend/orders/envoy.yaml\"]\n    calls: [\"inventory\", \"orders\"]\n")
-	for _, tg := range snippet.Targets() {
+	for _, tg := range targets.All {
 		if !tg.Reads() {
 			continue
 		}

@@ -22,7 +22,7 @@ import (
 // process (the test binary, see TestMain) in its own directory, where
 //
 //   - testdata, checks and reports name the repository's testdata,
-//     analysis/testdata/check and report/snippet/testdata;
+//     analysis/testdata/check and target/testdata;
 //   - $PROM_URL is a fake Prometheus (promtest.Labelled) holding one
 //     classic histogram http_request_duration_seconds with the series
 //     route="/api/orders" (1,000 calls) and route="/api/users" (2,000);
@@ -50,7 +50,7 @@ func TestScripts(t *testing.T) {
 			for link, dir := range map[string]string{
 				"testdata": "testdata",
 				"checks":   filepath.Join("analysis", "testdata", "check"),
-				"reports":  filepath.Join("report", "snippet", "testdata"),
+				"reports":  filepath.Join("target", "testdata"),
 			} {
 				if err := os.Symlink(filepath.Join(root, dir), filepath.Join(env.WorkDir, link)); err != nil {
 					return err

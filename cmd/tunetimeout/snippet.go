@@ -11,7 +11,8 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/report"
-	"github.com/tunetimeout/tunetimeout/report/snippet"
+	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 func newSnippet() *cobra.Command {
@@ -25,7 +26,7 @@ func newSnippet() *cobra.Command {
 		Long: wrapText("", `snippet renders client configuration from a report saved with
 "analyze -o json": for each group its timeout, retries, backoff and retry
 budget, and for the service its connect timeout and bulkhead, in the syntax
-and limits of each target (--emit, comma-separated, or all: `+strings.Join(snippet.Names(), ", ")+
+and limits of each target (--emit, comma-separated, or all: `+strings.Join(targets.Names(), ", ")+
 			`), each number commented with the data and the rule it comes from.`, 0),
 		Example: `  tunetimeout analyze --by route,method -o json --rate 400 access.log \
       > report.json
@@ -39,7 +40,7 @@ and limits of each target (--emit, comma-separated, or all: `+strings.Join(snipp
 				return usageError{errors.New("--report: the JSON report to render (analyze -o json), or - for standard input")}
 			}
 			if e.emit == "" && e.dir == "" {
-				return usageError{fmt.Errorf("--emit: which targets (%s, or all)", strings.Join(snippet.Names(), ", "))}
+				return usageError{fmt.Errorf("--emit: which targets (%s, or all)", strings.Join(targets.Names(), ", "))}
 			}
 			r, err := readReport(cmd.InOrStdin(), from)
 			if err != nil {
@@ -61,8 +62,8 @@ and limits of each target (--emit, comma-separated, or all: `+strings.Join(snipp
 // emitFlags are the snippet flags shared by analyze and snippet.
 type emitFlags struct {
 	emit, dir string
-	opts      snippet.Options
-	targets   []snippet.Target
+	opts      target.Options
+	targets   []target.Target
 	cmd       *cobra.Command
 	// output is the command's --output: where the report goes ("" or "-":
 	// standard output, where the snippets are printed too).
@@ -78,15 +79,15 @@ type emitFlags struct {
 func (e *emitFlags) register(cmd *cobra.Command) {
 	e.cmd = cmd
 	fl := cmd.Flags()
-	fl.StringVar(&e.emit, "emit", "", "client configuration to write: "+strings.Join(snippet.Names(), ", ")+", or all (comma-separated)")
+	fl.StringVar(&e.emit, "emit", "", "client configuration to write: "+strings.Join(targets.Names(), ", ")+", or all (comma-separated)")
 	fl.StringVar(&e.dir, "emit-dir", "", "write one file per target (envoy.yaml, grpc.json, ...) into this directory; without --emit, every target; for a chain's plan (analyze --plan) a folder per caller and callee, and topology.yaml for check --topology (docs/chain.md)")
-	fl.StringVar(&e.opts.Service, e.serviceFlagName(), snippet.DefaultService, "the service, cluster or upstream the snippets configure")
+	fl.StringVar(&e.opts.Service, e.serviceFlagName(), target.DefaultService, "the service, cluster or upstream the snippets configure")
 	fl.StringVar(&e.opts.Namespace, "namespace", "default", "Kubernetes namespace of the Istio, Linkerd and Gateway API snippets")
-	fl.StringVar(&e.opts.GatewayAPIChannel, "gateway-api-channel", snippet.GatewayStandard, "Gateway API release channel of the cluster's CRDs: standard or experimental (since v1.7.0 both have rules[].retry, written on every rule)")
-	fl.StringVar(&e.opts.LinkerdResource, "linkerd-resource", snippet.LinkerdAuto, "what the Linkerd snippet writes: auto (GRPCRoute for gRPC methods, else HTTPRoute), httproute, grpcroute, or serviceprofile (meshes older than 2.16)")
-	completeList(cmd, "emit", append(snippet.Names(), "all")...)
-	complete(cmd, "gateway-api-channel", snippet.GatewayStandard, snippet.GatewayExperimental)
-	complete(cmd, "linkerd-resource", snippet.LinkerdAuto, snippet.LinkerdHTTPRoute, snippet.LinkerdGRPCRoute, snippet.LinkerdServiceProfile)
+	fl.StringVar(&e.opts.GatewayAPIChannel, "gateway-api-channel", target.GatewayStandard, "Gateway API release channel of the cluster's CRDs: standard or experimental (since v1.7.0 both have rules[].retry, written on every rule)")
+	fl.StringVar(&e.opts.LinkerdResource, "linkerd-resource", target.LinkerdAuto, "what the Linkerd snippet writes: auto (GRPCRoute for gRPC methods, else HTTPRoute), httproute, grpcroute, or serviceprofile (meshes older than 2.16)")
+	completeList(cmd, "emit", append(targets.Names(), "all")...)
+	complete(cmd, "gateway-api-channel", target.GatewayStandard, target.GatewayExperimental)
+	complete(cmd, "linkerd-resource", target.LinkerdAuto, target.LinkerdHTTPRoute, target.LinkerdGRPCRoute, target.LinkerdServiceProfile)
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(c *cobra.Command, args []string) error {
 		if err := e.parse(); err != nil {
@@ -119,7 +120,7 @@ func (e *emitFlags) parse() error {
 	if list == "" {
 		return nil
 	}
-	ts, err := snippet.ParseList(list)
+	ts, err := targets.ParseList(list)
 	if err != nil {
 		return fmt.Errorf("--emit: %w", err)
 	}
@@ -144,13 +145,13 @@ func (e *emitFlags) wrap(lookup func(string) (report.Writer, error)) func(string
 			return nil, errors.New("--emit with -o json would print the snippets after the JSON document on standard output, which no JSON parser then reads: write the snippets with --emit-dir DIR, or the report with --output FILE (or later: tunetimeout snippet --report FILE --emit ...)")
 		}
 		return func(w io.Writer, r *report.Report) error {
-			var rs []snippet.Rendered
+			var rs []target.Rendered
 			if embed {
 				var err error
-				if rs, err = snippet.RenderAll(e.cmd.Context(), r, e.targets, e.opts); err != nil {
+				if rs, err = target.RenderAll(e.cmd.Context(), r, e.targets, e.opts); err != nil {
 					return err
 				}
-				snippet.Embed(r, rs)
+				target.Embed(r, rs)
 			}
 			if err := write(w, r); err != nil {
 				return err
@@ -165,8 +166,8 @@ func (e *emitFlags) wrap(lookup func(string) (report.Writer, error)) func(string
 
 // write puts the snippets of r (rs, or rendered now when nil) into files
 // under --emit-dir, or prints them to out; alone: nothing before them
-// (snippet.Print).
-func (e *emitFlags) write(out, errOut io.Writer, r *report.Report, rs []snippet.Rendered, alone bool) error {
+// (target.Print).
+func (e *emitFlags) write(out, errOut io.Writer, r *report.Report, rs []target.Rendered, alone bool) error {
 	if e.dir != "" && r.CallGraph != nil && r.CallGraph.Plan != nil {
 		// The chain's plan: a folder per caller and callee, and the
 		// topology check reads (docs/chain.md).
@@ -177,14 +178,14 @@ func (e *emitFlags) write(out, errOut io.Writer, r *report.Report, rs []snippet.
 	}
 	if rs == nil {
 		var err error
-		if rs, err = snippet.RenderAll(e.cmd.Context(), r, e.targets, e.opts); err != nil {
+		if rs, err = target.RenderAll(e.cmd.Context(), r, e.targets, e.opts); err != nil {
 			return err
 		}
 	}
 	if e.dir != "" {
-		return snippet.WriteDir(e.cmd.Context(), &temps, e.dir, rs, errOut)
+		return target.WriteDir(e.cmd.Context(), &temps, e.dir, rs, errOut)
 	}
-	return snippet.Print(out, errOut, rs, alone)
+	return target.Print(out, errOut, rs, alone)
 }
 
 // readReport reads a JSON report from a file or "-" (report.ReadJSON).
@@ -204,7 +205,7 @@ func readReport(stdin io.Reader, name string) (*report.Report, error) {
 // targetList lists the snippet targets for --help, one a line.
 func targetList() string {
 	var rows [][]string
-	for _, t := range snippet.Targets() {
+	for _, t := range targets.All {
 		rows = append(rows, []string{t.Name, t.File, t.Summary})
 	}
 	return wrapList(rows)

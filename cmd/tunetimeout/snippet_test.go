@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tunetimeout/tunetimeout/report/snippet"
+	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
 // savedReport is the JSON report of the README's worked example with a 2ms
-// RTT, the fixture of report/snippet's golden files.
-const savedReport = "../../report/snippet/testdata/mixture.json"
+// RTT, the fixture of package target's golden files.
+const savedReport = "../../target/testdata/mixture.json"
 
 func TestSnippetFromReport(t *testing.T) {
 	t.Run("one target prints bare", func(t *testing.T) {
@@ -44,7 +44,7 @@ func TestSnippetFromReport(t *testing.T) {
 	t.Run("unknown target", func(t *testing.T) {
 		_, errOut, code := execute(t, "", "snippet", "--report", savedReport, "--emit", "envoy,kong")
 		assert.Equal(t, 2, code)
-		assert.Contains(t, errOut, `unknown snippet target "kong" (known: `+strings.Join(snippet.Names(), ", ")+", or all)")
+		assert.Contains(t, errOut, `unknown snippet target "kong" (known: `+strings.Join(targets.Names(), ", ")+", or all)")
 	})
 	t.Run("--from, the old name of --report", func(t *testing.T) {
 		out, errOut, code := execute(t, "", "snippet", "--from", savedReport, "--emit", "envoy")
@@ -85,7 +85,7 @@ func TestAnalyzeEmit(t *testing.T) {
 		out, errOut, code := execute(t, "", "analyze", mixture, "--rate", "400", "--pool", "200", "-o", "json", "--emit-dir", dir)
 		require.Equal(t, 0, code, errOut)
 		assert.True(t, strings.HasPrefix(out, "{"), "the report alone on stdout")
-		for _, tg := range snippet.Targets() {
+		for _, tg := range targets.All {
 			b, err := os.ReadFile(filepath.Join(dir, tg.File))
 			require.NoError(t, err, tg.File)
 			assert.Contains(t, string(b), "800", tg.File)

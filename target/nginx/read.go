@@ -1,0 +1,1437 @@
+package nginx
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/target"
+)
+
+// Reading nginx configuration: the http context of an nginx.conf (or of a
+// file it includes, such as a conf.d/*.conf or sites-enabled/* file) as
+// nginx itself reads it. The tokenizer is ngx_conf_read_token's state
+// machine (src/core/ngx_conf_file.c); time values are parsed as
+// ngx_parse_time does; proxy_* and grpc_* settings are inherited http ->
+// server -> location -> nested location as the modules' merge functions
+// do; tries are counted as the round-robin balancer counts them.
+//
+// What becomes an object: every location (or "if"/"limit_except" block in
+// one) that proxies with proxy_pass or grpc_pass, and every upstream block.
+// A location that serves files, returns or passes to FastCGI/uwsgi/SCGI/
+// memcached is not an object: it sets no timeout or retry of an HTTP
+// upstream. The stream and mail contexts (TCP and mail proxies) are not
+// read.
+
+// Bounds of one read.
+const (
+	// nginxMaxIncludeDepth bounds nested includes: nginx itself has no
+	// limit, and an include loop would recurse until it runs out of file
+	// descriptors.
+	nginxMaxIncludeDepth = 16
+	// nginxMaxFiles bounds the files one read opens through includes.
+	nginxMaxFiles = 512
+)
+
+// Defaults of ngx_http_proxy_module and ngx_http_grpc_module.
+const (
+	nginxDefaultTimeoutSeconds = 60 // proxy_connect/read/send_timeout
+)
+
+var nginxDefaultNextUpstream = []string{"error", "timeout"}
+
+// nginxNextUpstreamValues are the values proxy_next_upstream takes (grpc:
+// the same but "updating", which is about the proxy cache).
+var nginxNextUpstreamValues = map[string]bool{
+	"error": true, "timeout": true, "invalid_header": true, "non_idempotent": true,
+	"http_500": true, "http_502": true, "http_503": true, "http_504": true,
+	"http_403": true, "http_404": true, "http_429": true, "updating": true, "off": true,
+}
+
+// readNginxConfig reads an nginx config: a whole nginx.conf (main context with
+// an http block) or a fragment of the http context (server and upstream
+// blocks, as in conf.d/*.conf) or of a server (bare location blocks).
+//
+// include is resolved as nginx does it: a relative path against the
+// directory of the configuration file nginx was started with (its conf
+// prefix), here the directory of file, not against the directory of the
+// file that holds the include. Layouts depend on it: Debian's sites in
+// sites-enabled/ include "snippets/fastcgi-php.conf", which is
+// /etc/nginx/snippets/..., and nginx's API gateway demo has, in
+// conf.d/api_gateway.conf, "include conf.d/my_apis/*.conf".
+// Hand Read the main nginx.conf for includes to resolve as nginx resolves
+// them. A glob (* ? [ in the last element) asks open for its directory
+// and takes the answer as the names in it, one a line (how an Opener
+// answers a directory); a directory that does not exist matches nothing,
+// as in nginx.
+func ReadConfig(file string, data []byte, open target.Opener, b *budget.Budget) ([]target.Object, error) {
+	r := &nginxReader{prefix: filepath.Dir(file), open: open, budget: target.OrNew(b)}
+	top, err := r.parseFile(file, data, 0)
+	if err != nil {
+		return nil, err
+	}
+	return nginxInterpret(file, top)
+}
+
+// detectNginxConfig: a file named *.conf or nginx.conf, or one whose first bytes
+// have an http, server or location block and a proxy_pass or grpc_pass;
+// never one that reads as HAProxy's sections.
+func Detect(file string, data []byte) bool {
+	head := data
+	if len(head) > 64<<10 {
+		head = head[:64<<10]
+	}
+	if target.LooksHAProxy(head) {
+		return false
+	}
+	base := path.Base(filepath.ToSlash(file))
+	if base == "nginx.conf" || strings.HasSuffix(base, ".conf") {
+		return true
+	}
+	return nginxBlockRe.Match(head) && nginxPassRe.Match(head)
+}
+
+var (
+	nginxBlockRe = regexp.MustCompile(`(?m)(^|[;{}\s])(http|server)\s*\{|(^|[;{}\s])location\s+[^;{]*\{`)
+	nginxPassRe  = regexp.MustCompile(`(^|[;{}\s])(proxy_pass|grpc_pass)\s`)
+)
+
+// --- Tokens and directives.
+
+// nginxWord is one word of a directive, quotes removed and escapes
+// applied as nginx applies them.
+type nginxWord struct {
+	value string
+	line  int
+}
+
+// nginxDirective is one directive: a name, its arguments, and its block
+// for a block directive.
+type nginxDirective struct {
+	name    string
+	args    []nginxWord
+	pos     target.Pos
+	isBlock bool
+	block   []*nginxDirective
+}
+
+func (d *nginxDirective) arg(i int) string {
+	if i < len(d.args) {
+		return d.args[i].value
+	}
+	return ""
+}
+
+// rawArgs is the arguments as one string, for messages and Raw.
+func (d *nginxDirective) rawArgs() string {
+	vs := make([]string, len(d.args))
+	for i, a := range d.args {
+		vs[i] = a.value
+	}
+	return strings.Join(vs, " ")
+}
+
+// nginxLexer reads the tokens of one file, each word taken from the
+// run's node budget.
+type nginxLexer struct {
+	file   string
+	data   []byte
+	i      int
+	line   int
+	budget *budget.Budget
+}
+
+const (
+	nginxEnd        = iota // ";"
+	nginxBlockStart        // "{"
+	nginxBlockDone         // "}"
+	nginxFileDone          // end of the file
+)
+
+func (lx *nginxLexer) errorf(format string, args ...any) error {
+	return target.ErrorAt(target.Pos{File: lx.file, Line: lx.line}, format, args...)
+}
+
+func isNginxSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// next reads the words of one directive and what ends it, as
+// ngx_conf_read_token: a word ends at a space, ";" or "{"; "#" starts a
+// comment only where a word could start; a quoted word must be followed
+// by a space, ";", "{" or ")"; "{" right after "$" is part of a variable
+// ("${name}"), and "}" is special only where a word could start.
+func (lx *nginxLexer) next() ([]nginxWord, int, error) {
+	var words []nginxWord
+	needSpace, lastSpace, sharpComment, variable, quoted := false, true, false, false, false
+	sQuoted, dQuoted := false, false
+	start, startLine := lx.i, lx.line
+	for {
+		if lx.i >= len(lx.data) {
+			if len(words) > 0 || !lastSpace {
+				return nil, 0, lx.errorf("unexpected end of file, expecting \";\" or \"}\"")
+			}
+			return nil, nginxFileDone, nil
+		}
+		ch := lx.data[lx.i]
+		lx.i++
+		if ch == '\n' {
+			lx.line++
+			sharpComment = false
+		}
+		if sharpComment {
+			continue
+		}
+		if quoted {
+			quoted = false
+			continue
+		}
+		if needSpace {
+			if isNginxSpace(ch) {
+				lastSpace, needSpace = true, false
+				continue
+			}
+			switch ch {
+			case ';':
+				return words, nginxEnd, nil
+			case '{':
+				return words, nginxBlockStart, nil
+			case ')':
+				lastSpace, needSpace = true, false
+			default:
+				return nil, 0, lx.errorf("unexpected %q", string(ch))
+			}
+		}
+		if lastSpace {
+			start, startLine = lx.i-1, lx.line
+			if isNginxSpace(ch) {
+				continue
+			}
+			switch ch {
+			case ';', '{':
+				if len(words) == 0 {
+					return nil, 0, lx.errorf("unexpected %q", string(ch))
+				}
+				if ch == '{' {
+					return words, nginxBlockStart, nil
+				}
+				return words, nginxEnd, nil
+			case '}':
+				if len(words) != 0 {
+					return nil, 0, lx.errorf("unexpected \"}\"")
+				}
+				return nil, nginxBlockDone, nil
+			case '#':
+				sharpComment = true
+				continue
+			case '\\':
+				quoted, lastSpace = true, false
+				continue
+			case '"':
+				start++
+				dQuoted, lastSpace = true, false
+				continue
+			case '\'':
+				start++
+				sQuoted, lastSpace = true, false
+				continue
+			case '$':
+				variable, lastSpace = true, false
+				continue
+			default:
+				lastSpace = false
+			}
+			continue
+		}
+		if ch == '{' && variable {
+			continue
+		}
+		variable = false
+		if ch == '\\' {
+			quoted = true
+			continue
+		}
+		if ch == '$' {
+			variable = true
+			continue
+		}
+		found := false
+		switch {
+		case dQuoted:
+			if ch == '"' {
+				dQuoted, needSpace, found = false, true, true
+			}
+		case sQuoted:
+			if ch == '\'' {
+				sQuoted, needSpace, found = false, true, true
+			}
+		case isNginxSpace(ch) || ch == ';' || ch == '{':
+			lastSpace, found = true, true
+		}
+		if !found {
+			continue
+		}
+		if err := lx.budget.Nodes(1, "nginx words (every file and include of the config)"); err != nil {
+			return nil, 0, lx.errorf("%w", err)
+		}
+		words = append(words, nginxWord{value: nginxUnescape(lx.data[start : lx.i-1]), line: startLine})
+		switch ch {
+		case ';':
+			return words, nginxEnd, nil
+		case '{':
+			return words, nginxBlockStart, nil
+		}
+	}
+}
+
+// nginxUnescape applies nginx's escapes: \" \' \\ stand for the character,
+// \t \r \n for tab, CR and LF; any other backslash stays.
+func nginxUnescape(b []byte) string {
+	if bytes.IndexByte(b, '\\') < 0 {
+		return string(b)
+	}
+	var out strings.Builder
+	for i := 0; i < len(b); i++ {
+		if b[i] == '\\' && i+1 < len(b) {
+			switch b[i+1] {
+			case '"', '\'', '\\':
+				i++
+			case 't':
+				out.WriteByte('\t')
+				i++
+				continue
+			case 'r':
+				out.WriteByte('\r')
+				i++
+				continue
+			case 'n':
+				out.WriteByte('\n')
+				i++
+				continue
+			}
+		}
+		out.WriteByte(b[i])
+	}
+	return out.String()
+}
+
+// --- Parsing files into directive trees, includes expanded.
+
+type nginxReader struct {
+	prefix string // nginx's conf prefix: the directory of the main file
+	open   target.Opener
+	files  int
+	// budget is the run's: every include's bytes, and every word of every
+	// file, are taken from it. Each file is capped by whoever opens it;
+	// the budget caps their sum (one 4 MiB file included 20 times took
+	// 6.9 GB before it did).
+	budget *budget.Budget
+}
+
+// parseFile parses one file at the top of its own nesting (an included
+// file cannot close a block of the file that includes it).
+func (r *nginxReader) parseFile(file string, data []byte, depth int) ([]*nginxDirective, error) {
+	r.files++
+	lx := &nginxLexer{file: file, data: data, line: 1, budget: r.budget}
+	return r.parseBlock(lx, false, depth)
+}
+
+func (r *nginxReader) parseBlock(lx *nginxLexer, inBlock bool, depth int) ([]*nginxDirective, error) {
+	var out []*nginxDirective
+	for {
+		words, end, err := lx.next()
+		if err != nil {
+			return nil, err
+		}
+		switch end {
+		case nginxFileDone:
+			if inBlock {
+				return nil, lx.errorf("unexpected end of file, expecting \"}\"")
+			}
+			return out, nil
+		case nginxBlockDone:
+			if !inBlock {
+				return nil, lx.errorf("unexpected \"}\"")
+			}
+			return out, nil
+		}
+		d := &nginxDirective{name: words[0].value, args: words[1:], pos: target.Pos{File: lx.file, Line: words[0].line}}
+		if end == nginxBlockStart {
+			d.isBlock = true
+			if d.block, err = r.parseBlock(lx, true, depth); err != nil {
+				return nil, err
+			}
+			out = append(out, d)
+			continue
+		}
+		if d.name == "include" {
+			inc, err := r.include(d, depth)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, inc...)
+			continue
+		}
+		out = append(out, d)
+	}
+}
+
+// include reads the files of an include directive, in the order nginx
+// reads them (a glob's matches sorted, as glob(3) returns them).
+func (r *nginxReader) include(d *nginxDirective, depth int) ([]*nginxDirective, error) {
+	if len(d.args) != 1 {
+		return nil, target.ErrorAt(d.pos, "invalid number of arguments in \"include\" directive")
+	}
+	if depth+1 > nginxMaxIncludeDepth {
+		return nil, target.ErrorAt(d.pos, "include %q: includes nested more than %d deep (an include loop?)", d.arg(0), nginxMaxIncludeDepth)
+	}
+	if r.open == nil {
+		return nil, target.ErrorAt(d.pos, "include %q: no way to open included files", d.arg(0))
+	}
+	name := d.arg(0)
+	full := name
+	if !filepath.IsAbs(full) {
+		full = filepath.Join(r.prefix, full)
+	}
+	files := []string{full}
+	if strings.ContainsAny(name, "*?[") {
+		var err error
+		if files, err = r.glob(d, full); err != nil {
+			return nil, err
+		}
+	}
+	var out []*nginxDirective
+	for _, f := range files {
+		if r.files >= nginxMaxFiles {
+			return nil, target.ErrorAt(d.pos, "include %q: more than %d files in all", name, nginxMaxFiles)
+		}
+		data, err := r.open(f)
+		if err != nil {
+			return nil, target.ErrorAt(d.pos, "include %q: %v", name, err)
+		}
+		if err := r.budget.Bytes(int64(len(data)), fmt.Sprintf("include %q (%s)", name, f)); err != nil {
+			return nil, target.ErrorAt(d.pos, "%w", err)
+		}
+		ds, err := r.parseFile(f, data, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ds...)
+	}
+	return out, nil
+}
+
+// glob expands the last element of pattern over the names open gives for
+// its directory; "*" and "?" do not match a leading dot, as in glob(3).
+func (r *nginxReader) glob(d *nginxDirective, pattern string) ([]string, error) {
+	dir, elem := filepath.Split(pattern)
+	if strings.ContainsAny(dir, "*?[") {
+		return nil, target.ErrorAt(d.pos, "include %q: a glob is read only in the last path element", d.arg(0))
+	}
+	if _, err := path.Match(elem, ""); err != nil {
+		return nil, target.ErrorAt(d.pos, "include %q: %v", d.arg(0), err)
+	}
+	if dir == "" {
+		dir = "."
+	}
+	listing, err := r.open(filepath.Clean(dir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, target.ErrorAt(d.pos, "include %q: cannot list %s: %v (an Opener answers a directory with the names in it, one a line)", d.arg(0), dir, err)
+	}
+	var files []string
+	for _, n := range strings.Split(string(listing), "\n") {
+		if n == "" || strings.HasPrefix(n, ".") && !strings.HasPrefix(elem, ".") {
+			continue
+		}
+		if ok, _ := path.Match(elem, n); ok {
+			files = append(files, filepath.Join(dir, n))
+		}
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// --- Interpreting the http context.
+
+// nginxInherited are the directives a location inherits from its server
+// and the http block, per module.
+var nginxInherited = func() map[string]bool {
+	m := map[string]bool{"proxy_request_buffering": true}
+	for _, mod := range []string{"proxy", "grpc"} {
+		for _, s := range []string{"_connect_timeout", "_read_timeout", "_send_timeout", "_next_upstream", "_next_upstream_tries", "_next_upstream_timeout"} {
+			m[mod+s] = true
+		}
+	}
+	return m
+}()
+
+// nginxSettings are the inherited directives in force at a level, each
+// already checked.
+type nginxSettings map[string]*nginxDirective
+
+func (s nginxSettings) with(level []*nginxDirective) (nginxSettings, error) {
+	out := nginxSettings{}
+	for k, v := range s {
+		out[k] = v
+	}
+	seen := map[string]bool{}
+	for _, d := range level {
+		if d.isBlock || !nginxInherited[d.name] {
+			continue
+		}
+		if seen[d.name] {
+			return nil, target.ErrorAt(d.pos, "%q directive is duplicate", d.name)
+		}
+		seen[d.name] = true
+		if err := checkNginxSetting(d); err != nil {
+			return nil, err
+		}
+		out[d.name] = d
+	}
+	return out, nil
+}
+
+// checkNginxSetting refuses what nginx refuses in an inherited directive.
+func checkNginxSetting(d *nginxDirective) error {
+	switch {
+	case strings.HasSuffix(d.name, "_next_upstream"):
+		if len(d.args) == 0 {
+			return target.ErrorAt(d.pos, "invalid number of arguments in %q directive", d.name)
+		}
+		for _, a := range d.args {
+			if !nginxNextUpstreamValues[a.value] || a.value == "updating" && strings.HasPrefix(d.name, "grpc_") {
+				return target.ErrorAt(d.pos, "%s %q: not a condition nginx knows (error, timeout, invalid_header, http_500, http_502, http_503, http_504, http_403, http_404, http_429, non_idempotent, off)", d.name, a.value)
+			}
+		}
+		return nil
+	case d.name == "proxy_request_buffering":
+		if len(d.args) != 1 || d.arg(0) != "on" && d.arg(0) != "off" {
+			return target.ErrorAt(d.pos, "proxy_request_buffering %q: not on or off", d.rawArgs())
+		}
+		return nil
+	}
+	if len(d.args) != 1 {
+		return target.ErrorAt(d.pos, "invalid number of arguments in %q directive", d.name)
+	}
+	if strings.HasSuffix(d.name, "_tries") {
+		if _, err := nginxNumber(d.arg(0)); err != nil {
+			return target.ErrorAt(d.pos, "%s %q: not a number of tries", d.name, d.arg(0))
+		}
+		return nil
+	}
+	_, err := nginxSeconds(d)
+	return err
+}
+
+// nginxNumber reads an unsigned decimal as ngx_atoi does.
+func nginxNumber(s string) (int, error) {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, fmt.Errorf("not a number")
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// nginxSeconds reads a timeout directive's value in seconds.
+func nginxSeconds(d *nginxDirective) (float64, error) {
+	ms, err := ParseTime(d.arg(0), false)
+	if err != nil {
+		return 0, target.ErrorAt(d.pos, "%s %q: %v", d.name, d.arg(0), err)
+	}
+	return float64(ms) / 1000, nil
+}
+
+// parseNginxTime parses an nginx time as ngx_parse_time does: numbers with
+// units ms s m h d w M y, each unit once and larger units first ("1m30s",
+// "1h 30m" when quoted), a number without a unit being seconds ("90",
+// "1m30"). With isSec false (a timeout, kept in milliseconds) it returns
+// milliseconds and refuses M and y, as nginx does; with isSec true (a
+// time in seconds: fail_timeout) it returns seconds and refuses ms.
+func ParseTime(s string, isSec bool) (int64, error) {
+	const maxInt = math.MaxInt64
+	const (
+		stStart = iota
+		stYear
+		stMonth
+		stWeek
+		stDay
+		stHour
+		stMin
+		stSec
+		stMsec
+		stLast
+	)
+	bad := errors.New("not an nginx time (a number with the units ms, s, m, h, d, w, largest first; a bare number is seconds)")
+	if !isSec && strings.ContainsAny(s, "yM") {
+		bad = errors.New("not an nginx time: months (M) and years (y) are not allowed in a timeout")
+	}
+	valid := false
+	var value, total int64
+	step := stStart
+	if !isSec {
+		step = stMonth
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= '0' && c <= '9' {
+			if value > (maxInt-int64(c-'0'))/10 {
+				return 0, bad
+			}
+			value = value*10 + int64(c-'0')
+			i++
+			valid = true
+			continue
+		}
+		i++
+		var scale int64
+		next := step
+		switch c {
+		case 'y':
+			if step > stStart {
+				return 0, bad
+			}
+			next, scale = stYear, 60*60*24*365
+		case 'M':
+			if step >= stMonth {
+				return 0, bad
+			}
+			next, scale = stMonth, 60*60*24*30
+		case 'w':
+			if step >= stWeek {
+				return 0, bad
+			}
+			next, scale = stWeek, 60*60*24*7
+		case 'd':
+			if step >= stDay {
+				return 0, bad
+			}
+			next, scale = stDay, 60*60*24
+		case 'h':
+			if step >= stHour {
+				return 0, bad
+			}
+			next, scale = stHour, 60*60
+		case 'm':
+			if i < len(s) && s[i] == 's' {
+				if isSec || step >= stMsec {
+					return 0, bad
+				}
+				i++
+				next, scale = stMsec, 1
+				break
+			}
+			if step >= stMin {
+				return 0, bad
+			}
+			next, scale = stMin, 60
+		case 's':
+			if step >= stSec {
+				return 0, bad
+			}
+			next, scale = stSec, 1
+		case ' ':
+			if step >= stSec {
+				return 0, bad
+			}
+			next, scale = stLast, 1
+		default:
+			return 0, bad
+		}
+		step = next
+		if step != stMsec && !isSec {
+			scale *= 1000
+		}
+		if value > maxInt/scale {
+			return 0, bad
+		}
+		value *= scale
+		if total > maxInt-value {
+			return 0, bad
+		}
+		total += value
+		value = 0
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+	}
+	if !valid {
+		return 0, bad
+	}
+	if !isSec {
+		if value > maxInt/1000 {
+			return 0, bad
+		}
+		value *= 1000
+	}
+	if total > maxInt-value {
+		return 0, bad
+	}
+	return total + value, nil
+}
+
+// nginxUpstream is an upstream block: its servers as the round-robin
+// balancer counts them.
+type nginxUpstream struct {
+	name      string
+	pos       target.Pos
+	servers   []nginxServer
+	keepalive string
+	zone      bool
+	balancer  string // hash, ip_hash, least_conn, random; "" = round robin
+	obj       *target.Object
+}
+
+type nginxServer struct {
+	addr     string
+	pos      target.Pos
+	backup   bool
+	down     bool
+	maxConns int  // 0 = no limit
+	name     bool // a host name: nginx makes one peer per address it resolves to
+	dynamic  bool // "resolve" or "service=": re-resolved at run time
+	maxFails string
+}
+
+// tries is the number of peers a request may try (the balancer's
+// peers->tries: servers not down, backups included) and whether the
+// upstream is a single peer, which nginx never retries.
+func (u *nginxUpstream) tries() (n int, single bool) {
+	primary, backup := 0, 0
+	for _, s := range u.servers {
+		if s.backup {
+			backup++
+		} else {
+			primary++
+		}
+		if !s.down {
+			n++
+		}
+	}
+	return n, primary == 1 && backup == 0
+}
+
+// nginxInterp is the state of one read: the upstreams and the objects.
+type nginxInterp struct {
+	upstreams map[string]*nginxUpstream
+	order     []*nginxUpstream
+	objects   []target.Object
+	names     target.UniqueNames
+	workers   string // worker_processes as written; "" = the default, 1
+	workersAt target.Pos
+}
+
+// nginxInterpret reads the objects of the directives of a file, includes
+// expanded.
+func nginxInterpret(file string, top []*nginxDirective) ([]target.Object, error) {
+	in := &nginxInterp{upstreams: map[string]*nginxUpstream{}}
+	var https []*nginxDirective
+	isMain := false
+	hasServer, hasLocation := false, false
+	for _, d := range top {
+		switch d.name {
+		case "http", "events", "stream", "mail":
+			isMain = true
+			if d.name == "http" {
+				if len(https) > 0 {
+					return nil, target.ErrorAt(d.pos, "\"http\" directive is duplicate")
+				}
+				https = append(https, d)
+			}
+		case "worker_processes":
+			in.workers, in.workersAt = d.arg(0), d.pos
+		case "server", "upstream":
+			hasServer = true
+		case "location":
+			hasLocation = true
+		}
+	}
+	if isMain {
+		for _, d := range top {
+			if nginxInherited[d.name] || d.name == "proxy_pass" || d.name == "grpc_pass" {
+				return nil, target.ErrorAt(d.pos, "%q directive is not allowed here", d.name)
+			}
+		}
+	}
+	var err error
+	switch {
+	case isMain:
+		for _, h := range https {
+			if err = in.http(h.block); err != nil {
+				return nil, err
+			}
+		}
+	case hasLocation && !hasServer:
+		// A fragment of a server block: its locations in a server
+		// without a name.
+		srv := &nginxDirective{name: "server", isBlock: true, block: top, pos: target.Pos{File: file, Line: 1}}
+		if err = in.server(srv, nginxSettings{}, true); err != nil {
+			return nil, err
+		}
+	default:
+		if err = in.http(top); err != nil {
+			return nil, err
+		}
+	}
+	return in.objects, nil
+}
+
+// http reads one http block (or an http-context fragment).
+func (in *nginxInterp) http(block []*nginxDirective) error {
+	if err := in.collectUpstreams(block); err != nil {
+		return err
+	}
+	set, err := nginxSettings{}.with(block)
+	if err != nil {
+		return err
+	}
+	for _, d := range block {
+		switch {
+		case d.name == "server" && d.isBlock:
+			if err := in.server(d, set, false); err != nil {
+				return err
+			}
+		case d.name == "upstream" || d.isBlock:
+		default:
+			if err := checkNginxContext(d); err != nil {
+				return err
+			}
+		}
+	}
+	in.finish()
+	return nil
+}
+
+// checkNginxContext refuses the directives of a location where they are
+// not allowed.
+func checkNginxContext(d *nginxDirective) error {
+	switch d.name {
+	case "proxy_pass", "grpc_pass":
+		return target.ErrorAt(d.pos, "%q directive is not allowed here", d.name)
+	}
+	return nil
+}
+
+// collectUpstreams reads the upstream blocks of an http block first:
+// a location may name one defined after it.
+func (in *nginxInterp) collectUpstreams(block []*nginxDirective) error {
+	for _, d := range block {
+		if d.name != "upstream" || !d.isBlock {
+			continue
+		}
+		if len(d.args) != 1 {
+			return target.ErrorAt(d.pos, "invalid number of arguments in \"upstream\" directive")
+		}
+		key := strings.ToLower(d.arg(0))
+		if _, dup := in.upstreams[key]; dup {
+			return target.ErrorAt(d.pos, "duplicate upstream %q", d.arg(0))
+		}
+		u := &nginxUpstream{name: d.arg(0), pos: d.pos}
+		for _, s := range d.block {
+			switch s.name {
+			case "server":
+				srv, err := parseNginxServer(s)
+				if err != nil {
+					return err
+				}
+				u.servers = append(u.servers, srv)
+			case "keepalive":
+				u.keepalive = s.arg(0)
+			case "zone":
+				u.zone = true
+			case "hash", "ip_hash", "least_conn", "random":
+				u.balancer = s.name
+			default:
+				if nginxInherited[s.name] || s.name == "proxy_pass" || s.name == "grpc_pass" {
+					return target.ErrorAt(s.pos, "%q directive is not allowed here", s.name)
+				}
+			}
+		}
+		if len(u.servers) == 0 {
+			return target.ErrorAt(d.pos, "no servers are inside upstream %q", u.name)
+		}
+		in.upstreams[key] = u
+		in.order = append(in.order, u)
+	}
+	return nil
+}
+
+var nginxIPv4 = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$`)
+
+// parseNginxServer reads a server line of an upstream block.
+func parseNginxServer(d *nginxDirective) (nginxServer, error) {
+	if len(d.args) == 0 {
+		return nginxServer{}, target.ErrorAt(d.pos, "invalid number of arguments in \"server\" directive")
+	}
+	s := nginxServer{addr: d.arg(0), pos: d.pos}
+	host := s.addr
+	switch {
+	case strings.HasPrefix(host, "unix:"):
+	case strings.HasPrefix(host, "["):
+	default:
+		if i := strings.LastIndexByte(host, ':'); i >= 0 {
+			host = host[:i]
+		}
+		s.name = !nginxIPv4.MatchString(host)
+	}
+	for _, a := range d.args[1:] {
+		v := a.value
+		switch {
+		case v == "backup":
+			s.backup = true
+		case v == "down":
+			s.down = true
+		case v == "resolve" || strings.HasPrefix(v, "service="):
+			s.dynamic = true
+		case strings.HasPrefix(v, "max_conns="):
+			n, err := nginxNumber(strings.TrimPrefix(v, "max_conns="))
+			if err != nil {
+				return s, target.ErrorAt(d.pos, "server %s: %q: max_conns is not a number", s.addr, v)
+			}
+			s.maxConns = min(n, math.MaxInt32+1)
+		case strings.HasPrefix(v, "max_fails="):
+			if _, err := nginxNumber(strings.TrimPrefix(v, "max_fails=")); err != nil {
+				return s, target.ErrorAt(d.pos, "server %s: %q: max_fails is not a number", s.addr, v)
+			}
+			s.maxFails = strings.TrimPrefix(v, "max_fails=")
+		case strings.HasPrefix(v, "fail_timeout="):
+			if _, err := ParseTime(strings.TrimPrefix(v, "fail_timeout="), true); err != nil {
+				return s, target.ErrorAt(d.pos, "server %s: %q: %v", s.addr, v, err)
+			}
+		}
+	}
+	return s, nil
+}
+
+// nginxServerBlock is what a location needs of its server.
+type nginxServerBlock struct {
+	router  string // Object.Router of its locations: the server's file and line
+	label   string // "server example.com", "" for a fragment
+	matches []target.Match
+	notes   []string
+}
+
+func (in *nginxInterp) server(d *nginxDirective, set nginxSettings, fragment bool) error {
+	set, err := set.with(d.block)
+	if err != nil {
+		return err
+	}
+	sb := &nginxServerBlock{router: "nginx " + d.pos.String()}
+	var names []string
+	listen := ""
+	for _, c := range d.block {
+		switch c.name {
+		case "server_name":
+			for _, a := range c.args {
+				names = append(names, a.value)
+			}
+		case "listen":
+			if listen == "" {
+				listen = c.arg(0)
+			}
+		}
+	}
+	for _, n := range names {
+		switch {
+		case n == "" || n == "_":
+		case strings.HasPrefix(n, "~"):
+			sb.notes = append(sb.notes, fmt.Sprintf("server_name %s is a regex: not read as a host match", n))
+		default:
+			sb.matches = append(sb.matches, target.Match{Kind: target.MatchHost, Value: strings.ToLower(n)})
+		}
+	}
+	// The server's label: its first name, or where it listens when it
+	// has none ("_" is the usual name of a catch-all server).
+	switch {
+	case fragment:
+	case len(names) > 0 && names[0] != "" && names[0] != "_":
+		sb.label = "server " + names[0]
+	case listen != "":
+		sb.label = "server " + listen
+	default:
+		sb.label = "server"
+	}
+	for _, c := range d.block {
+		switch {
+		case c.name == "location" && c.isBlock:
+			if err := in.location(c, set, sb, nil); err != nil {
+				return err
+			}
+		case c.isBlock:
+		default:
+			if err := checkNginxContext(c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// nginxLoc is a location's match, for its own object and its nested
+// locations.
+type nginxLoc struct {
+	label string // "location = /x"
+	match *target.Match
+	named bool
+}
+
+func parseNginxLocation(d *nginxDirective) (nginxLoc, error) {
+	var mod, uri string
+	switch len(d.args) {
+	case 2:
+		mod, uri = d.arg(0), d.arg(1)
+		switch mod {
+		case "=", "~", "~*", "^~":
+		default:
+			return nginxLoc{}, target.ErrorAt(d.pos, "invalid location modifier %q", mod)
+		}
+	case 1:
+		uri = d.arg(0)
+		switch {
+		case strings.HasPrefix(uri, "=") && len(uri) > 1:
+			mod, uri = "=", uri[1:]
+		case strings.HasPrefix(uri, "^~") && len(uri) > 2:
+			mod, uri = "^~", uri[2:]
+		case strings.HasPrefix(uri, "~*") && len(uri) > 2:
+			mod, uri = "~*", uri[2:]
+		case strings.HasPrefix(uri, "~") && len(uri) > 1:
+			mod, uri = "~", uri[1:]
+		}
+	default:
+		return nginxLoc{}, target.ErrorAt(d.pos, "invalid number of arguments in \"location\" directive")
+	}
+	l := nginxLoc{label: "location " + uri}
+	if mod != "" {
+		l.label = "location " + mod + " " + uri
+	}
+	switch mod {
+	case "=":
+		l.match = &target.Match{Kind: target.MatchExact, Value: uri}
+	case "~":
+		l.match = &target.Match{Kind: target.MatchRegex, Value: uri}
+	case "~*":
+		l.match = &target.Match{Kind: target.MatchRegex, Value: uri, CaseInsensitive: true}
+	default:
+		if strings.HasPrefix(uri, "@") && mod == "" {
+			l.named = true
+		} else {
+			l.match = &target.Match{Kind: target.MatchPrefix, Value: uri, NoRegex: mod == "^~"}
+		}
+	}
+	return l, nil
+}
+
+// location reads a location and its nested blocks; parents are the
+// enclosing locations, outermost first.
+func (in *nginxInterp) location(d *nginxDirective, set nginxSettings, sb *nginxServerBlock, parents []nginxLoc) error {
+	loc, err := parseNginxLocation(d)
+	if err != nil {
+		return err
+	}
+	set, err = set.with(d.block)
+	if err != nil {
+		return err
+	}
+	matches := append([]target.Match(nil), sb.matches...)
+	if loc.match != nil {
+		matches = append(matches, *loc.match)
+		// A nested location holds only requests its parents hold: keep
+		// the parents' matches of other kinds (a regex in a prefix).
+		for i := len(parents) - 1; i >= 0; i-- {
+			if m := parents[i].match; m != nil && m.Kind != loc.match.Kind && !target.HasMatchKind(matches, m.Kind) {
+				matches = append(matches, *m)
+			}
+		}
+	}
+	label := strings.TrimSpace(sb.label + " " + loc.label)
+	pass, err := nginxPassOf(d.block)
+	if err != nil {
+		return err
+	}
+	var nested []string
+	for _, c := range d.block {
+		if c.name == "location" && c.isBlock {
+			nested = append(nested, fmt.Sprintf("%s (%s)", c.rawArgs(), c.pos))
+		}
+	}
+	if pass != nil {
+		o, err := in.proxyObject(label, d.pos, matches, set, pass)
+		if err != nil {
+			return err
+		}
+		o.Notes = append(append([]string(nil), sb.notes...), o.Notes...)
+		if len(parents) == 0 && !loc.named {
+			o.Router = sb.router // nested locations are picked inside theirs: left standalone
+		}
+		if loc.named {
+			o.Notes = append(o.Notes, fmt.Sprintf("%s is a named location: requests reach it only through error_page, try_files or a redirect", loc.label))
+		}
+		if len(nested) > 0 {
+			o.Notes = append(o.Notes, "nested locations take some of its requests: "+strings.Join(nested, ", "))
+		}
+		in.add(o)
+	}
+	for _, c := range d.block {
+		switch {
+		case c.name == "location" && c.isBlock:
+			if err := in.location(c, set, sb, append(parents, loc)); err != nil {
+				return err
+			}
+		case (c.name == "if" || c.name == "limit_except") && c.isBlock:
+			if err := in.conditional(c, label, matches, set); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// nginxTries says "1 try", "3 tries".
+func nginxTries(n int) string {
+	if n == 1 {
+		return "1 try"
+	}
+	return strconv.Itoa(n) + " tries"
+}
+
+// conditional reads an "if" or "limit_except" block of a location: with
+// a proxy_pass of its own it is an object, the location's timeouts and
+// retries in force (nginx takes none of them inside these blocks).
+func (in *nginxInterp) conditional(d *nginxDirective, label string, matches []target.Match, set nginxSettings) error {
+	for _, c := range d.block {
+		if nginxInherited[c.name] {
+			return target.ErrorAt(c.pos, "%q directive is not allowed here", c.name)
+		}
+	}
+	pass, err := nginxPassOf(d.block)
+	if err != nil || pass == nil {
+		return err
+	}
+	cond := d.name + " " + d.rawArgs()
+	o, err := in.proxyObject(label+" "+cond, d.pos, matches, set, pass)
+	if err != nil {
+		return err
+	}
+	switch d.name {
+	case "if":
+		o.Notes = append(o.Notes, fmt.Sprintf("applies only when %s holds: the condition is not read as a match", cond))
+	default:
+		o.Notes = append(o.Notes, fmt.Sprintf("%s: applies to the methods other than %s", cond, d.rawArgs()))
+	}
+	in.add(o)
+	return nil
+}
+
+// nginxPassOf returns the proxy_pass or grpc_pass of a block.
+func nginxPassOf(block []*nginxDirective) (*nginxDirective, error) {
+	var pass *nginxDirective
+	for _, c := range block {
+		if c.isBlock || c.name != "proxy_pass" && c.name != "grpc_pass" {
+			continue
+		}
+		if pass != nil {
+			return nil, target.ErrorAt(c.pos, "%q directive is duplicate", c.name)
+		}
+		if len(c.args) != 1 {
+			return nil, target.ErrorAt(c.pos, "invalid number of arguments in %q directive", c.name)
+		}
+		pass = c
+	}
+	return pass, nil
+}
+
+// nginxPassTarget is what a proxy_pass or grpc_pass sends to.
+type nginxPassTarget struct {
+	upstream *nginxUpstream // an upstream block, or nil
+	host     string         // the host[:port] or upstream name as written
+	dynamic  bool           // variables: chosen per request
+	name     bool           // a host name nginx resolves at startup
+}
+
+func (in *nginxInterp) passTarget(d *nginxDirective) (nginxPassTarget, error) {
+	u := d.arg(0)
+	rest := u
+	switch d.name {
+	case "proxy_pass":
+		switch {
+		case strings.HasPrefix(strings.ToLower(u), "http://"):
+			rest = u[7:]
+		case strings.HasPrefix(strings.ToLower(u), "https://"):
+			rest = u[8:]
+		case strings.Contains(u, "$"):
+			return nginxPassTarget{host: u, dynamic: true}, nil
+		default:
+			return nginxPassTarget{}, target.ErrorAt(d.pos, "proxy_pass %q: invalid URL prefix (http:// or https://)", u)
+		}
+	default:
+		switch {
+		case strings.HasPrefix(strings.ToLower(u), "grpc://"):
+			rest = u[7:]
+		case strings.HasPrefix(strings.ToLower(u), "grpcs://"):
+			rest = u[8:]
+		}
+	}
+	if strings.Contains(u, "$") {
+		return nginxPassTarget{host: u, dynamic: true}, nil
+	}
+	host := rest
+	if strings.HasPrefix(host, "unix:") {
+		if i := strings.IndexByte(host[5:], ':'); i >= 0 {
+			host = host[:5+i]
+		}
+		return nginxPassTarget{host: host}, nil
+	}
+	if i := strings.IndexAny(host, "/?"); i >= 0 {
+		host = host[:i]
+	}
+	name, port := host, ""
+	if strings.HasPrefix(name, "[") {
+		if i := strings.IndexByte(name, ']'); i >= 0 {
+			name, port = name[:i+1], strings.TrimPrefix(name[i+1:], ":")
+		}
+	} else if i := strings.LastIndexByte(name, ':'); i >= 0 {
+		name, port = name[:i], name[i+1:]
+	}
+	if name == "" {
+		return nginxPassTarget{}, target.ErrorAt(d.pos, "%s %q: no host", d.name, u)
+	}
+	if up := in.upstreams[strings.ToLower(name)]; up != nil {
+		if port != "" {
+			return nginxPassTarget{}, target.ErrorAt(d.pos, "upstream %q may not have port %s", up.name, port)
+		}
+		return nginxPassTarget{upstream: up, host: up.name}, nil
+	}
+	return nginxPassTarget{host: host, name: !nginxIPv4.MatchString(name) && !strings.HasPrefix(name, "[")}, nil
+}
+
+// proxyObject builds the object of a proxying location from the settings
+// in force there.
+func (in *nginxInterp) proxyObject(name string, pos target.Pos, matches []target.Match, set nginxSettings, pass *nginxDirective) (target.Object, error) {
+	mod := "proxy"
+	if pass.name == "grpc_pass" {
+		mod = "grpc"
+	}
+	tg, err := in.passTarget(pass)
+	if err != nil {
+		return target.Object{}, err
+	}
+	o := target.Object{Target: "nginx", Kind: "location", Name: name, Pos: pos, Matches: matches, Upstream: tg.host, TimeoutIdle: true, Jitter: "none"}
+	timeout := func(directive string) (*target.Setting[float64], error) {
+		d := set[directive]
+		if d == nil {
+			return target.Keyed(target.Defaulted[float64](nginxDefaultTimeoutSeconds, pos), directive), nil
+		}
+		v, err := nginxSeconds(d)
+		if err != nil {
+			return nil, err
+		}
+		return target.Keyed(target.Set(v, d.pos, d.arg(0)), directive), nil
+	}
+	if o.Timeout, err = timeout(mod + "_read_timeout"); err != nil {
+		return o, err
+	}
+	if o.ConnectTimeout, err = timeout(mod + "_connect_timeout"); err != nil {
+		return o, err
+	}
+	if d := set[mod+"_send_timeout"]; d != nil {
+		o.Notes = append(o.Notes, fmt.Sprintf("%s_send_timeout %s (%s) bounds the wait between two writes of the request", mod, d.arg(0), d.pos))
+	}
+
+	// The conditions: nginx's default "error timeout"; "off" wins over
+	// anything beside it.
+	off := false
+	next := set[mod+"_next_upstream"]
+	if next == nil {
+		o.RetryOn = target.Defaulted(append([]string(nil), nginxDefaultNextUpstream...), pos)
+		o.RetryNonIdempotent = target.Defaulted(false, pos)
+	} else {
+		conds, nonIdem := []string{}, false
+		for _, a := range next.args {
+			switch a.value {
+			case "off":
+				off = true
+			case "non_idempotent":
+				nonIdem = true
+			default:
+				if !slices.Contains(conds, a.value) {
+					conds = append(conds, a.value)
+				}
+			}
+		}
+		if off {
+			conds, nonIdem = []string{}, false
+		}
+		o.RetryOn = target.Set(conds, next.pos, next.rawArgs())
+		o.RetryNonIdempotent = target.Set(nonIdem, next.pos, next.rawArgs())
+	}
+	if b := set["proxy_request_buffering"]; mod == "proxy" && b != nil && b.arg(0) == "off" && !off {
+		o.Notes = append(o.Notes, fmt.Sprintf("proxy_request_buffering off (%s): a request whose body was sent is not passed to the next server", b.pos))
+	}
+
+	// The tries: one per peer, at most proxy_next_upstream_tries.
+	tries, triesAt := 0, (*nginxDirective)(nil)
+	if d := set[mod+"_next_upstream_tries"]; d != nil {
+		tries, _ = nginxNumber(d.arg(0))
+		triesAt = d
+	}
+	switch {
+	case off:
+		o.Attempts = target.Set(1, next.pos, "off")
+	case len(o.RetryOn.Value) == 0:
+		// "non_idempotent" alone: no condition to pass a request on.
+		o.Attempts = target.Set(1, next.pos, next.rawArgs())
+	case tg.dynamic:
+		o.Notes = append(o.Notes, fmt.Sprintf("%s %s has variables: the server is chosen per request, so the number of tries is not known", pass.name, pass.arg(0)))
+	default:
+		peers, single, what := 1, true, fmt.Sprintf("%s %s is one server", pass.name, tg.host)
+		if tg.name {
+			what = fmt.Sprintf("%s %s is a host name: nginx makes one peer per address it resolves to at startup, counted here as one", pass.name, tg.host)
+		}
+		if u := tg.upstream; u != nil {
+			peers, single = u.tries()
+			what = fmt.Sprintf("upstream %s has %s", u.name, target.Plural(peers, "server"))
+			if single {
+				what = fmt.Sprintf("upstream %s has one server, which nginx never retries", u.name)
+				if u.servers[0].name {
+					what = fmt.Sprintf("upstream %s has one server, %s, which nginx never retries (a host name is one peer per address it resolves to, counted here as one)", u.name, u.servers[0].addr)
+				}
+			}
+		}
+		n := peers
+		if single {
+			n = 1
+		}
+		if tries > 0 && tries < n {
+			n = tries
+		}
+		if triesAt != nil {
+			o.Attempts = target.Set(n, triesAt.pos, triesAt.arg(0))
+			switch {
+			case tries == 0:
+				o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries 0: one try per server, and %s", mod, what))
+			case tries > n:
+				o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries %s, but %s: %s", mod, triesAt.arg(0), what, nginxTries(n)))
+			}
+		} else {
+			o.Attempts = target.Defaulted(n, pos)
+			if n > 1 || tg.name {
+				o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries not set: one try per server, and %s", mod, what))
+			} else if tg.upstream != nil && single {
+				o.Notes = append(o.Notes, what)
+			}
+		}
+	}
+	if d := set[mod+"_next_upstream_timeout"]; d != nil && !off {
+		if v, _ := nginxSeconds(d); v > 0 {
+			o.RetryWindow = target.Set(v, d.pos, d.arg(0))
+			o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_timeout %s (%s): no try starts after %s; one begun before may run its own timeouts, so the worst case is about %s plus one try", mod, d.arg(0), d.pos, d.arg(0), d.arg(0)))
+		}
+	}
+	if tg.upstream != nil && tg.upstream.balancer != "" {
+		o.Notes = append(o.Notes, fmt.Sprintf("upstream %s balances with %s: a retry still goes to another server", tg.upstream.name, tg.upstream.balancer))
+	}
+	return o, nil
+}
+
+// add appends an object, its name made unique: a repeated name takes
+// its position, and a position repeated too (a file included twice) a
+// number.
+func (in *nginxInterp) add(o target.Object) {
+	name := o.Name
+	if in.names.Taken[name] {
+		name = fmt.Sprintf("%s (%s)", o.Name, o.Pos)
+	}
+	o.Name = in.names.Name(name, func(i int) string { return fmt.Sprintf("%s #%d", name, i) })
+	in.objects = append(in.objects, o)
+}
+
+// finish adds the objects of the upstream blocks read so far.
+func (in *nginxInterp) finish() {
+	for _, u := range in.order {
+		if u.obj != nil {
+			continue
+		}
+		o := target.Object{Target: "nginx", Kind: "upstream", Name: "upstream " + u.name, Pos: u.pos}
+		backup, down, names, dynamic := 0, 0, []string{}, false
+		limits, all := []string{}, true
+		sum := 0
+		for _, s := range u.servers {
+			switch {
+			case s.down:
+				down++
+				continue
+			case s.backup:
+				backup++
+			}
+			if s.name && !slices.Contains(names, s.addr) {
+				names = append(names, s.addr)
+			}
+			dynamic = dynamic || s.dynamic
+			if s.maxConns > 0 {
+				sum = min(sum+s.maxConns, math.MaxInt32+1)
+				limits = append(limits, strconv.Itoa(s.maxConns))
+			} else {
+				all = false
+			}
+		}
+		desc := target.Plural(len(u.servers), "server")
+		if backup > 0 || down > 0 {
+			desc += fmt.Sprintf(" (%d backup, %d down)", backup, down)
+		}
+		o.Notes = append(o.Notes, desc)
+		if len(names) > 0 {
+			o.Notes = append(o.Notes, fmt.Sprintf("host names (%s): nginx makes one peer per address each resolves to at startup, counted here as one", strings.Join(names, ", ")))
+		}
+		if dynamic {
+			o.Notes = append(o.Notes, "servers with resolve or service=: their addresses change at run time")
+		}
+		if all && sum > math.MaxInt32 {
+			o.Notes = append(o.Notes, fmt.Sprintf("max_conns of the servers adds up to %d: read as no limit", sum))
+		} else if all && len(limits) > 0 {
+			raw := "max_conns=" + strings.Join(limits, "+")
+			workers := 1
+			if !u.zone {
+				switch n, err := nginxNumber(in.workers); {
+				case in.workers == "":
+				case err == nil && n > 0 && n <= 1<<16:
+					workers = n
+				default:
+					o.Notes = append(o.Notes, fmt.Sprintf("no zone: max_conns counts per worker process, and worker_processes %s (%s) is not a number: the sum of one worker is given", in.workers, in.workersAt))
+				}
+				if workers > 1 {
+					o.Notes = append(o.Notes, fmt.Sprintf("no zone: max_conns counts per worker process, so %d workers let %d x %d requests in flight", workers, workers, sum))
+				}
+			}
+			o.MaxInFlight = &target.Setting[int]{Value: sum * workers, Pos: u.pos, Raw: raw}
+		} else if len(limits) > 0 {
+			o.Notes = append(o.Notes, "max_conns on some servers only: no limit over the upstream")
+		}
+		if u.keepalive != "" {
+			o.Notes = append(o.Notes, fmt.Sprintf("keepalive %s: idle connections kept per worker process", u.keepalive))
+		}
+		failing := 0
+		for _, s := range u.servers {
+			if s.maxFails != "0" && !s.down {
+				failing++
+			}
+		}
+		if failing > 0 && len(u.servers) > 1 {
+			o.Notes = append(o.Notes, fmt.Sprintf("%s without max_fails=0: after max_fails failures (default 1) a server is left out of the tries for fail_timeout (default 10s)", target.Plural(failing, "server")))
+		}
+		u.obj = &o
+		in.add(o)
+	}
+}

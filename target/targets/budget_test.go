@@ -1,0 +1,324 @@
+package targets
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/target"
+	envoytarget "github.com/tunetimeout/tunetimeout/target/envoy"
+	"github.com/tunetimeout/tunetimeout/target/gatewayapi"
+	grpctarget "github.com/tunetimeout/tunetimeout/target/grpc"
+	"github.com/tunetimeout/tunetimeout/target/istio"
+	"github.com/tunetimeout/tunetimeout/target/linkerd"
+	"github.com/tunetimeout/tunetimeout/target/nginx"
+	"github.com/tunetimeout/tunetimeout/target/resilience4j"
+)
+
+// The hostile configs of issue 30, generated here: each must end with an
+// error that names the bound it hit, fast and in little memory, whatever
+// the file names (a reader's walk never meets more nodes than the budget).
+
+// aliasBomb is anchors nested depth deep, each an alias list width wide,
+// under the given prefix (the anchors' mapping keys, x0...): width^depth
+// leaves from a few hundred bytes.
+func aliasBomb(prefix string, depth, width int, leaf string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%sx0: &a0 [%s]\n", prefix, strings.TrimSuffix(strings.Repeat(leaf+", ", width), ", "))
+	for i := 1; i < depth; i++ {
+		fmt.Fprintf(&b, "%sx%d: &a%d [%s]\n", prefix, i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), width), ", "))
+	}
+	return b.String()
+}
+
+// bounded runs read and fails the test when it takes more than 2 s or
+// allocates more than maxMiB.
+func bounded(t *testing.T, maxMiB uint64, read func() error) error {
+	t.Helper()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	err := read()
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	alloc := (after.TotalAlloc - before.TotalAlloc) >> 20
+	assert.Less(t, took, 2*time.Second, "took %s", took)
+	assert.LessOrEqual(t, alloc, maxMiB, "allocated %d MiB", alloc)
+	return err
+}
+
+const nodeBudgetErr = "YAML nodes with aliases expanded: over the node budget of one run, 1,048,576 nodes in all"
+
+// TestYAMLAliasBombs: the bomb of issue 30 in the form each YAML reader
+// reads. Before one bounded decoding path served them all, the
+// resilience4j reader took more than 6 GB on the 486-byte file and the
+// Kubernetes List took 4.9 GB.
+func TestYAMLAliasBombs(t *testing.T) {
+	r4j := aliasBomb("", 9, 9, "lol")
+	require.Len(t, r4j, 486)
+	r4j += "resilience4j.retry.instances.a.maxAttempts: 3\n"
+	// A List of Lists of one VirtualService, each an alias list 60 wide:
+	// 216,000 VirtualServices from a kilobyte.
+	var list strings.Builder
+	list.WriteString("apiVersion: v1\nkind: List\nitems:\n")
+	list.WriteString("- &v0 {apiVersion: networking.istio.io/v1, kind: VirtualService, metadata: {name: r}, spec: {hosts: [r], http: [{timeout: 1s, route: [{destination: {host: r}}]}]}}\n")
+	for i := 1; i <= 3; i++ {
+		fmt.Fprintf(&list, "- &v%d {apiVersion: v1, kind: List, items: [%s]}\n", i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*v%d, ", i-1), 60), ", "))
+	}
+	envoy := aliasBomb("", 9, 9, "{name: v, domains: ['*'], routes: [{match: {prefix: /}, route: {cluster: c}}]}") +
+		"name: rc\nvirtual_hosts: *a8\n"
+	grpc := `{"methodConfig": [{"name": [{"service": "s"}], "timeout": "1s"}], "x": ` + strings.Repeat("[", 1) + `"a"]}`
+	tests := []struct {
+		name, file, data string
+		read             func(string, []byte, target.Opener, *budget.Budget) ([]target.Object, error)
+		line             int
+	}{
+		{"resilience4j", "application.yml", r4j, resilience4j.ReadConfig, 1},
+		{"resilience4j without a name", "-", r4j, resilience4j.ReadConfig, 1},
+		{"istio in a List", "vs.yaml", list.String(), istio.ReadConfig, 1},
+		{"gateway-api in a List", "vs.yaml", strings.ReplaceAll(list.String(), "networking.istio.io/v1, kind: VirtualService", "gateway.networking.k8s.io/v1, kind: HTTPRoute"), gatewayapi.ReadConfig, 1},
+		{"linkerd in a List", "vs.yaml", strings.ReplaceAll(list.String(), "networking.istio.io/v1, kind: VirtualService", "policy.linkerd.io/v1beta3, kind: HTTPRoute"), linkerd.ReadConfig, 1},
+		{"envoy", "rc.yaml", envoy, envoytarget.ReadConfig, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var objs []target.Object
+			err := bounded(t, 64, func() (err error) {
+				objs, err = tt.read(tt.file, []byte(tt.data), nil, budget.New())
+				return err
+			})
+			require.Error(t, err, "%d objects", len(objs))
+			assert.True(t, errors.Is(err, budget.ErrSpent), "%v", err)
+			assert.Equal(t, fmt.Sprintf("%s:%d: %s", tt.file, tt.line, nodeBudgetErr), err.Error())
+		})
+	}
+	// The gRPC service config is JSON: no aliases, but the same path.
+	_, err := grpctarget.ReadConfig("sc.json", []byte(grpc), nil, nil)
+	require.NoError(t, err)
+}
+
+// TestYAMLBudgetIsTheRun's: the budget is shared by the files of a run; a
+// file under it alone passes it with the others.
+func TestYAMLBudgetIsTheRuns(t *testing.T) {
+	// 600,000 nodes with aliases expanded: a mapping of two scalars named
+	// 200,000 times.
+	file := "x: &m {a: b}\nitems: [" + strings.TrimSuffix(strings.Repeat("*m,", 200_000), ",") + "]\nstatic_resources: {}\n"
+	b := budget.New()
+	_, err := envoytarget.ReadConfig("one.yaml", []byte(file), nil, b)
+	require.NoError(t, err)
+	// The document, its mapping, three keys, x's mapping of two, the
+	// list, 200,000 times three, and the empty mapping: 600,010.
+	assert.EqualValues(t, 1<<20-600_010, b.NodesLeft(), "the nodes of the first file with aliases expanded")
+	_, err = envoytarget.ReadConfig("two.yaml", []byte(file), nil, b)
+	assert.EqualError(t, err, "two.yaml:1: "+nodeBudgetErr)
+	_, err = envoytarget.ReadConfig("two.yaml", []byte(file), nil, nil)
+	assert.NoError(t, err, "alone, the second file is under the budget")
+}
+
+// TestYAMLRefusedBeforeDecoding: a file of more words than the nodes left
+// is refused before yaml.v3 builds its nodes (some 180 bytes each: 16 MiB
+// of "0," took 1.3 GB before).
+func TestYAMLRefusedBeforeDecoding(t *testing.T) {
+	data := []byte("connect_timeout: 1s\nx: [" + strings.Repeat("0,", 8<<20-16) + "0]\n")
+	err := bounded(t, 1, func() error {
+		_, err := envoytarget.ReadConfig("flat.yaml", data, nil, nil)
+		return err
+	})
+	// "connect_timeout:", "1s", "x:", "[" and 8,388,593 zeros.
+	assert.EqualError(t, err, "flat.yaml:1: 8,388,597 words of YAML, before decoding: over the node budget of one run, 1,048,576 nodes in all")
+	assert.True(t, errors.Is(err, budget.ErrSpent))
+}
+
+// TestYAMLAliasCycle: an alias inside its own anchor would repeat for
+// ever; it is refused where it stands.
+func TestYAMLAliasCycle(t *testing.T) {
+	_, err := envoytarget.ReadConfig("c.yaml", []byte("static_resources:\n  clusters: &a\n  - name: c\n    x: *a\n"), nil, nil)
+	assert.EqualError(t, err, "c.yaml:4: the alias *a stands inside its own anchor: it would repeat for ever")
+	_, err = resilience4j.ReadConfig("application.yml", []byte("a: &x {b: *x}\n"), nil, nil)
+	assert.EqualError(t, err, "application.yml:1: the alias *x stands inside its own anchor: it would repeat for ever")
+}
+
+// TestYAMLAliasBytes: aliases of a long value repeat its bytes: they count
+// against the byte budget.
+func TestYAMLAliasBytes(t *testing.T) {
+	data := "x: &v " + strings.Repeat("a", 1<<20) + "\nvirtual_hosts: [" + strings.TrimSuffix(strings.Repeat("*v,", 100), ",") + "]\n"
+	_, err := envoytarget.ReadConfig("rc.yaml", []byte(data), nil, nil)
+	assert.EqualError(t, err, "rc.yaml:1: values YAML aliases repeat: over the byte budget of one run, 64 MiB in all")
+}
+
+// TestR4jPathsCount: each Spring property holds its whole path; a key of
+// many dots under an alias named many times is within the YAML nodes, not
+// within the properties' segments.
+func TestR4jPathsCount(t *testing.T) {
+	// A key of 500 segments (YAML's implicit keys stop at 1,024
+	// characters), named 5,000 times: 15,000 YAML nodes, 2.5 million
+	// segments.
+	data := "x: &m {" + strings.Repeat("a.", 499) + "b: 1}\nl: [" + strings.TrimSuffix(strings.Repeat("*m,", 5000), ",") + "]\n"
+	err := bounded(t, 300, func() error {
+		_, err := resilience4j.ReadConfig("application.yml", []byte(data), nil, nil)
+		return err
+	})
+	assert.EqualError(t, err, "application.yml:1: segments of Spring properties (a property's key segments and list items; aliases expanded): over the node budget of one run, 1,048,576 nodes in all")
+}
+
+// TestIstioHostsCount: a route holds every host of its VirtualService;
+// routes times hosts count against the budget, and repeats of a host are
+// dropped in one pass.
+func TestIstioHostsCount(t *testing.T) {
+	hosts := make([]string, 5000)
+	for i := range hosts {
+		hosts[i] = fmt.Sprintf("h%d", i%2500) // each twice
+	}
+	vs := func(routes int) string {
+		return "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: r}\nspec:\n  hosts: [" + strings.Join(hosts, ", ") +
+			"]\n  http:\n" + strings.Repeat("  - route: [{destination: {host: r}}]\n", routes)
+	}
+	objs, err := istio.ReadConfig("vs.yaml", []byte(vs(2)), nil, nil)
+	require.NoError(t, err)
+	require.Len(t, objs, 2)
+	assert.Len(t, objs[1].Matches, 2500, "each host once")
+	assert.Equal(t, target.Match{Kind: target.MatchHost, Value: "h2499"}, objs[1].Matches[2499])
+	err = bounded(t, 400, func() error {
+		_, err := istio.ReadConfig("vs.yaml", []byte(vs(300)), nil, nil)
+		return err
+	})
+	// The document's 7,716 nodes, then 5,000 hosts a route: the 209th
+	// route, on line 215, passes the budget.
+	assert.EqualError(t, err, "vs.yaml:215: hosts repeated in the routes of VirtualServices: over the node budget of one run, 1,048,576 nodes in all")
+}
+
+// FuzzYAMLWordCount holds the bound yamlDocuments relies on to refuse a
+// file before decoding it: a stream decodes to at most 3 nodes a word, and
+// one more.
+func FuzzYAMLWordCount(f *testing.F) {
+	for _, s := range []string{"a:\nb:\nc:\n", "? \n? \n", "[[[[]]]]", "{a, b, c}", `["a":"b","c":"d"]`, "- - - -\n", "a: &x [*x]\n", "0,0,0", "---\n---\n", "--- |\n  text\n", "!!map {}", "{? }"} {
+		f.Add([]byte(s))
+	}
+	// Issue 30: the alias bomb, whose words are few and whose nodes after
+	// expansion are many; the count is of the text, before expansion.
+	f.Add([]byte(aliasBomb("", 9, 9, "lol")))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<12 {
+			return
+		}
+		dec := yaml.NewDecoder(strings.NewReader(string(data)))
+		var nodes int64
+		for {
+			var n yaml.Node
+			if err := dec.Decode(&n); err != nil {
+				break
+			}
+			nodes += literalNodes(&n)
+		}
+		if w := target.YAMLWordCount(data); nodes > 3*w+1 {
+			t.Fatalf("%d nodes from %d words: %q", nodes, w, data)
+		}
+	})
+}
+
+// literalNodes counts the nodes as decoded, aliases not followed.
+func literalNodes(n *yaml.Node) int64 {
+	c := int64(1)
+	for _, k := range n.Content {
+		c += literalNodes(k)
+	}
+	return c
+}
+
+// TestEnvoyNamesLinear: 20,000 virtual hosts of one name took a minute
+// when a name was made unique by trying "(2)", "(3)"... from 2 each time;
+// the next number is remembered, and a name the file already has is
+// skipped.
+func TestEnvoyNamesLinear(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: rc\nvirtual_hosts:\n- {name: v, domains: ['*'], routes: [{name: r (3), match: {prefix: /}, route: {cluster: c}}]}\n")
+	for range 20_000 {
+		b.WriteString("- {name: v, domains: ['*'], routes: [{name: r, match: {prefix: /}, route: {cluster: c}}]}\n")
+	}
+	var objs []target.Object
+	err := bounded(t, 200, func() (err error) {
+		objs, err = envoytarget.ReadConfig("rc.yaml", []byte(b.String()), nil, nil)
+		return err
+	})
+	require.NoError(t, err)
+	require.Len(t, objs, 20_001)
+	seen := map[string]bool{}
+	for _, o := range objs {
+		require.False(t, seen[o.Name], "%q twice", o.Name)
+		seen[o.Name] = true
+	}
+	assert.Equal(t, []string{"rc/v/r (3)", "rc/v/r", "rc/v/r (2)", "rc/v/r (4)"}, []string{objs[0].Name, objs[1].Name, objs[2].Name, objs[3].Name})
+	assert.Equal(t, "rc/v/r (20001)", objs[20_000].Name)
+}
+
+func TestUniqueNames(t *testing.T) {
+	var u target.UniqueNames
+	alt := func(n string) func(int) string { return func(i int) string { return fmt.Sprintf("%s-%d", n, i) } }
+	var got []string
+	for _, n := range []string{"a", "a-2", "a", "a", "b", "a-3", "a"} {
+		got = append(got, u.Name(n, alt(n)))
+	}
+	assert.Equal(t, []string{"a", "a-2", "a-3", "a-4", "b", "a-3-2", "a-5"}, got)
+}
+
+// TestNginxIncludeBudget: each include is capped by whoever opens it; the
+// run's budget caps their sum, bytes and words. One 4 MiB file included 20
+// times took 6.9 GB, 500 includes crashed.
+func TestNginxIncludeBudget(t *testing.T) {
+	comment := strings.Repeat("# "+strings.Repeat("x", 1021)+"\n", 4<<10) // 4 MiB read, no word kept
+	words := strings.Repeat("add_header X y;\n", 200_000)                 // 600,000 words
+	files := map[string]string{"big.conf": comment, "words.conf": words}
+	open := func(p string) ([]byte, error) {
+		if s, ok := files[p]; ok {
+			return []byte(s), nil
+		}
+		return nil, fmt.Errorf("no file %s", p)
+	}
+	main := func(file string, n int) string {
+		return "http { server { location / { proxy_pass http://u;\n" + strings.Repeat("include "+file+";\n", n) + "} } }\n"
+	}
+	err := bounded(t, 200, func() error {
+		_, err := nginx.ReadConfig("nginx.conf", []byte(main("big.conf", 20)), open, nil)
+		return err
+	})
+	// 16 includes of 4 MiB are the 64 MiB: the 17th, on line 18, is over.
+	assert.EqualError(t, err, `nginx.conf:18: include "big.conf" (big.conf): over the byte budget of one run, 64 MiB in all`)
+	assert.True(t, errors.Is(err, budget.ErrSpent))
+
+	err = bounded(t, 400, func() error {
+		_, err := nginx.ReadConfig("nginx.conf", []byte(main("words.conf", 500)), open, nil)
+		return err
+	})
+	// 6 words on line 1, 2 for the include, 600,000 in the first
+	// words.conf, 2 more: 448,566 left, 3 a line, 149,522 lines.
+	assert.EqualError(t, err, `words.conf:149523: nginx words (every file and include of the config): over the node budget of one run, 1,048,576 nodes in all`)
+
+	// The budget is the run's: what one config took is not there for the next.
+	b := budget.New()
+	_, err = nginx.ReadConfig("nginx.conf", []byte(main("words.conf", 1)), open, b)
+	require.NoError(t, err)
+	_, err = nginx.ReadConfig("nginx.conf", []byte(main("words.conf", 1)), open, b)
+	assert.ErrorIs(t, err, budget.ErrSpent)
+}
+
+// TestNginxNamesUnique: a file included twice gives its locations twice,
+// at one position: the second takes a number.
+func TestNginxNamesUnique(t *testing.T) {
+	open := func(string) ([]byte, error) { return []byte("location /a { proxy_pass http://u; }\n"), nil }
+	objs, err := nginx.ReadConfig("nginx.conf", []byte("http { server { include a.conf; include a.conf; include a.conf; } }\n"), open, nil)
+	require.NoError(t, err)
+	var names []string
+	for _, o := range objs {
+		names = append(names, o.Name)
+	}
+	assert.Equal(t, []string{"server location /a", "server location /a (a.conf:1)", "server location /a (a.conf:1) #2"}, names)
+}
