@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -257,13 +256,17 @@ type binned interface {
 	Advice(seconds float64) string
 }
 
-// promBuckets are a Prometheus histogram's buckets.
-type promBuckets struct{ *histogram.Bucketed }
+// promBuckets are a Prometheus histogram's buckets; unit is what one unit
+// of the metric lasts, in seconds: the bound to add is in that unit.
+type promBuckets struct {
+	*histogram.Bucketed
+	unit float64
+}
 
 func (b promBuckets) Calls() float64 { return b.Count }
 
 func (b promBuckets) Advice(seconds float64) string {
-	return fmt.Sprintf("add a bucket bound le=%q (in the metric's unit) to measure it", strconv.FormatFloat(seconds, 'g', -1, 64))
+	return fmt.Sprintf("add a bucket bound le=%q (in the metric's unit) to measure it", promsource.FormatLE(seconds, b.unit))
 }
 
 // reportBins are the latency of a saved report: its distribution's bins
@@ -391,7 +394,7 @@ func bucketCheckGroups(ctx context.Context, o CheckOptions, res *promsource.Resu
 			return nil, in, fmt.Errorf("group %q: %w", g.Name, err)
 		}
 		in.Records += int64(math.Round(g.Calls))
-		groups[g.Name] = checkedGroup{name: g.Name, latency: hg.Latency, advice: adviceOf(r), buckets: promBuckets{g.Overall}, method: methodOf(g.Name, o.Ingest.By)}
+		groups[g.Name] = checkedGroup{name: g.Name, latency: hg.Latency, advice: adviceOf(r), buckets: promBuckets{g.Overall, res.Unit.Seconds()}, method: methodOf(g.Name, o.Ingest.By)}
 	}
 	if len(groups) == 0 {
 		return nil, in, fmt.Errorf("%s: no group could be read", in.Files[0])

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -487,7 +486,7 @@ func suggestLE(pos histogram.Position, h *histogram.Bucketed, unit time.Duration
 			return ""
 		}
 	}
-	return strconv.FormatFloat(v.Seconds()/unit.Seconds(), 'g', -1, 64)
+	return promsource.FormatLE(v.Seconds(), unit.Seconds())
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -33,6 +33,8 @@ func TestCheckOTLPMetrics(t *testing.T) {
 	assert.Equal(t, "web cart", between[0].Group)
 	assert.Equal(t, 0.0, between[0].Measured["cut_off_low_fraction"])
 	assert.InDelta(t, 0.01, between[0].Measured["cut_off_high_fraction"], 1e-12, "250ms lies in (100ms, +Inf]: 10 of 1,000")
+	assert.Contains(t, between[0].Message, `add a bucket bound le="250" (in the metric's unit)`,
+		"the metric is in milliseconds: the bound to add is 250, not 0.25")
 
 	// At the bound of 100ms the share is exact: 1 %, above the 0.1 %.
 	o.Configs = []string{writeConfig(t, "envoy.yaml", "0.25s", "0.1s")}

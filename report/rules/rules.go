@@ -448,19 +448,9 @@ func chooseLE(t *Target, bounds []float64) {
 }
 
 // LE writes a bound given in seconds as the le label of a histogram in
-// units of unit seconds is written: as client_golang's text format writes
-// floats (expfmt's writeFloat: strconv.FormatFloat(v, 'g', -1, 64), "+Inf").
-// The division by the unit is rounded to 12 significant digits, so that
-// 0.25 s in milliseconds is "250", not "249.99999999999997".
+// units of unit seconds (promsource.FormatLE, the one writer of an le).
 func LE(boundSeconds, unitSeconds float64) string {
-	if math.IsInf(boundSeconds, 1) {
-		return "+Inf"
-	}
-	v := boundSeconds
-	if unitSeconds != 1 {
-		v = round12(v / unitSeconds)
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
+	return promsource.FormatLE(boundSeconds, unitSeconds)
 }
 
 // leMatcher matches the le label of bound le as every exposition writes
