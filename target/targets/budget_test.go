@@ -39,8 +39,11 @@ func aliasBomb(prefix string, depth, width int, leaf string) string {
 	return b.String()
 }
 
-// bounded runs read and fails the test when it takes more than 2 s or
-// allocates more than maxMiB.
+// bounded runs read and fails the test when it allocates more than maxMiB
+// or takes more than 15 s. The inputs here took minutes or gigabytes before
+// their bounds: the allocation is the measure, and the time only catches a
+// run that would never end. It is no speed test (those are benchmarks): a
+// bound of 2 s failed at 2.19 s on a machine busy with other builds.
 func bounded(t *testing.T, maxMiB uint64, read func() error) error {
 	t.Helper()
 	runtime.GC()
@@ -51,7 +54,7 @@ func bounded(t *testing.T, maxMiB uint64, read func() error) error {
 	took := time.Since(start)
 	runtime.ReadMemStats(&after)
 	alloc := (after.TotalAlloc - before.TotalAlloc) >> 20
-	assert.Less(t, took, 2*time.Second, "took %s", took)
+	assert.Less(t, took, 15*time.Second, "took %s", took)
 	assert.LessOrEqual(t, alloc, maxMiB, "allocated %d MiB", alloc)
 	return err
 }
