@@ -348,12 +348,11 @@ func (m *deadlineMatcher) findings() []report.Finding {
 	return fs
 }
 
-// splitEdge returns an edge's caller and callee.
+// splitEdge returns an edge's caller and callee (groupname.Edge); a name
+// that is not an edge is all caller.
 func splitEdge(name string) (string, string) {
-	for i := 0; i < len(name); i++ {
-		if name[i] == ' ' {
-			return name[:i], name[i+1:]
-		}
+	if caller, callee, ok := groupname.Edge(name); ok {
+		return caller, callee
 	}
 	return name, ""
 }

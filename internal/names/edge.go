@@ -1,18 +1,34 @@
 package names
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Edge reads a group's name as an edge of the call graph: spans grouped by
 // caller and callee are named "caller callee" (the group rule above, with
-// --by caller,callee). ok is false for a name that is not two words.
-// The words are the name's as written, a quoted one still quoted, and
-// they are split where strings.Fields splits, as every reader of an edge
-// always split them: a quoted value with a space in it ("\"a b\" c") is
-// three words, so not an edge.
+// --by caller,callee). ok is false for a name that is not two values.
+// The words are the name's as written, a quoted one still quoted: a
+// service whose name holds a space is one quoted value ("\"a b\" c" is
+// the edge from "a b" to c). A name the group rule cannot have written
+// (two spaces in a row, as a person may type one) is split where
+// strings.Fields splits.
 //
 // Every package that reads an edge out of a group's name reads it here,
 // and EdgeName writes one.
 func Edge(name string) (caller, callee string, ok bool) {
+	if v, err := Split(name); err == nil {
+		if len(v) != 2 {
+			return "", "", false
+		}
+		caller = name
+		if name[0] == '"' {
+			caller, _ = strconv.QuotedPrefix(name)
+		} else {
+			caller, _, _ = strings.Cut(name, " ")
+		}
+		return caller, name[len(caller)+1:], true
+	}
 	f := strings.Fields(name)
 	if len(f) != 2 {
 		return "", "", false

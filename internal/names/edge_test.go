@@ -15,7 +15,10 @@ func TestEdge(t *testing.T) {
 		{"  frontend \t checkout\n", "frontend", "checkout", true}, // split where strings.Fields splits
 		{"- checkout", "-", "checkout", true},                      // a missing caller
 		{`"a\"b" c`, `"a\"b"`, "c", true},                          // quoted, kept as written
-		{`"a b" c`, "", "", false},                                 // three words
+		{`"a b" c`, `"a b"`, "c", true},                            // a name with a space, quoted
+		{`c "a b"`, "c", `"a b"`, true},
+		{`"a" "b c" d`, "", "", false}, // three values
+		{`"a b c`, "", "", false},      // a quote never closed: three words
 		{"all", "", "", false},
 		{"other", "", "", false},
 		{"GET /users checkout", "", "", false},
