@@ -38,11 +38,11 @@ func newCheck() *cobra.Command {
 		cf checkFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "check CONFIG... --data DATA...",
+		Use:   "check CONFIG... (--data DATA... | SOURCE | --report FILE)",
 		Short: "Hold the timeouts and retries you run against measured latency",
 		Long: wrapText("", "check reads the configs you run ("+strings.Join(readers(), ", ")+") and "+
-			"the latency you measured (--data FILE; a Prometheus histogram, --url and "+
-			"--metric; or --report), matches each config object to the groups it serves "+
+			"the latency you measured (--data FILE; a SOURCE: Prometheus, --url; "+
+			"Jaeger, --jaeger-url; ClickHouse, --clickhouse-url; or --report), matches each config object to the groups it serves "+
 			"as the proxy would, and reports once per config value, at its file and line, "+
 			"what it costs: the share of calls a timeout cuts off, no timeout at all, a "+
 			"hang exhausting the pool, retries that do not fit or replay a write. "+

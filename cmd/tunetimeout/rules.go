@@ -34,14 +34,17 @@ func newRules() *cobra.Command {
 		f   rulesFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "rules (--url URL --metric NAME | --report FILE)",
+		Use:   "rules (SOURCE --metric NAME | --report FILE)",
 		Short: "Write Prometheus rules that keep checking a recommended timeout",
 		Long: `rules writes Prometheus rules that keep checking a timeout after the day it
 was chosen, per group: recording rules for the share of calls slower than the
 timeout in force (the recommendation, or --timeout), multi-window, multi-burn-
 rate alerts on it against the budget, and Little's law alerts for the pool and
 the bulkhead. The input is a live Prometheus, read as the prometheus command
-reads it, or --report, a saved tunetimeout prometheus -o json.`,
+reads it (a SOURCE: --url); the calls of files (--data), of Jaeger's spans
+(--jaeger-url) or of ClickHouse's rows (--clickhouse-url), with --metric
+naming the histogram in Prometheus that records the same calls, which the
+rules query; or --report, a saved tunetimeout prometheus -o json.`,
 		Example: `  # Rules for one job's routes, checked with promtool
   tunetimeout rules --url http://localhost:9090 \
       --metric http_request_duration_seconds --selector '{job="api"}' \

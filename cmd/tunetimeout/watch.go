@@ -32,12 +32,14 @@ func newWatch() *cobra.Command {
 		wf  watchFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "watch (--url URL --metric NAME | --follow FILE...)",
+		Use:   "watch (SOURCE | --follow FILE...)",
 		Short: "Run an analysis on a timer and serve the last report",
 		Long: `watch runs the analysis of the prometheus command every --every on the
---window ending now (--by, --metric and --unit as there), or with --follow
-analyses the lines appended to the files named since the last run, as tail -F
-reads them, keeping one histogram per group and minute of the last --window.
+--window ending now (--by, --metric and --unit as there; a SOURCE: --url),
+or of the jaeger or clickhouse command on that window (--jaeger-url,
+--clickhouse-url), or with --follow analyses the lines appended to the files
+named since the last run, as tail -F reads them, keeping one histogram per
+group and minute of the last --window.
 It serves the last good report on --listen: the HTML report on /, the JSON on
 /report.json, its numbers on /metrics.`,
 		Example: `  # Every 5 minutes, the last 7 days of one job's latency, per route
