@@ -174,7 +174,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         left = snippet.time_left(self.headers)
         seen.append({
-            "header": self.headers.get(target.DEADLINE_HEADER) or "",
+            "header": self.headers.get(snippet.DEADLINE_HEADER) or "",
             "has_deadline": left is not None,
             "left_ms": 0.0 if left is None else left * 1000,
         })
@@ -202,7 +202,7 @@ try:
     out["status"] = response.status_code
 except Exception as e:
     out["error"] = "%s: %s" % (type(e).__name__, e)
-    out["dropped"] = isinstance(e, target.NoUsefulTime)
+    out["dropped"] = isinstance(e, snippet.NoUsefulTime)
 out["elapsed_ms"] = (time.monotonic() - start) * 1000
 out["hits"] = len(seen)
 out["seen"] = seen
