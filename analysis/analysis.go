@@ -23,6 +23,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	groupname "github.com/tunetimeout/tunetimeout/internal/names"
 	"github.com/tunetimeout/tunetimeout/littleslaw"
 	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/recommend"
@@ -680,49 +681,11 @@ func analyseGroup(ctx context.Context, g *histogram.Group, o Options, share floa
 		MoreCandidates: o.MoreCandidates, Policy: po, Simulate: o.Simulate, AlwaysSimulate: o.AlwaysSimulate, Loop: o.Loop}, share, quantile)
 }
 
-// methodKeys are the --by keys (log fields, CSV columns, Prometheus labels)
-// whose values are request methods.
-var methodKeys = []string{"method", "http_method", "http_request_method", "request_method"}
-
 // methodOf returns the request method in a group's name, "" when the
-// grouping has none. Group names are the values of the --by keys joined by
-// spaces (ingest.Grouper, the CSV reader, promsource); a route may hold
-// spaces itself, so the method is read from the start or the end of the
-// name, whichever side has no other key before it. A value that is not an
-// HTTP method (a "-" for a missing one) is no method.
+// grouping has none (names.Key.Method).
 func methodOf(name string, by []string) string {
-	at := -1
-	for i, k := range by {
-		if slices.Contains(methodKeys, strings.ToLower(strings.TrimSpace(k))) {
-			at = i
-			break
-		}
-	}
-	if at < 0 {
-		return ""
-	}
-	tokens := strings.Split(name, " ")
-	var m string
-	switch {
-	case len(tokens) == len(by):
-		m = tokens[at]
-	case at == 0:
-		m = tokens[0]
-	case at == len(by)-1:
-		m = tokens[len(tokens)-1]
-	default:
-		return ""
-	}
-	m = strings.ToUpper(m)
-	if !slices.Contains(httpMethods, m) {
-		return ""
-	}
-	return m
+	return groupname.ParseKey(name, by).Method()
 }
-
-// httpMethods are the methods of RFC 9110 and PATCH (RFC 5789): a group's
-// method must be one of them to decide its idempotency.
-var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"}
 
 // nothingToAnalyse explains why no sample could be used.
 func nothingToAnalyse(in report.Input, groups []*histogram.Group, o Options) error {

@@ -682,14 +682,9 @@ func grpcMethodOf(g string) (svc, method string, ok bool) {
 }
 
 // groupPath is the request path in a group's name ("GET /users/{id}":
-// "/users/{id}"), "" when it has none.
+// "/users/{id}"), "" when it has none (names.Key.Path).
 func groupPath(g string) string {
-	for _, tok := range strings.Fields(g) {
-		if strings.HasPrefix(tok, "/") {
-			return tok
-		}
-	}
-	return ""
+	return groupname.ParseKey(g, nil).Path()
 }
 
 // pathMatches reports whether a group's path falls under a match. A group
@@ -1476,7 +1471,7 @@ func methodIn(matches []target.Match, method string) bool {
 	}
 	has := false
 	for _, m := range matches {
-		if m.Kind != target.MatchMethod || !slices.Contains(httpMethods, strings.ToUpper(m.Value)) {
+		if m.Kind != target.MatchMethod || !groupname.IsHTTPMethod(strings.ToUpper(m.Value)) {
 			continue
 		}
 		has = true

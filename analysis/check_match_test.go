@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	groupname "github.com/tunetimeout/tunetimeout/internal/names"
 	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
@@ -40,7 +41,7 @@ func servedBy(t *testing.T, name, config string, groups ...string) map[string]st
 
 // groupMethod is the HTTP method of a group "path METHOD", "" when none.
 func groupMethod(g string) string {
-	for _, m := range httpMethods {
+	for _, m := range groupname.HTTPMethods {
 		if len(g) > len(m) && g[len(g)-len(m)-1:] == " "+m {
 			return m
 		}

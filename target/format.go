@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tunetimeout/tunetimeout/internal/escape"
+	"github.com/tunetimeout/tunetimeout/internal/names"
 )
 
 // match is what a group name says about the requests it holds. Group names
@@ -24,24 +25,18 @@ type PathMatch struct {
 	Regex    string // anchored RE2 for the whole path, when it has variable segments
 }
 
-var HTTPMethods = map[string]bool{
-	"GET": true, "HEAD": true, "POST": true, "PUT": true, "DELETE": true,
-	"CONNECT": true, "OPTIONS": true, "TRACE": true, "PATCH": true,
-}
-
+// ParseMatch reads what a group's name says of its requests: its path and
+// method as names.Key reads them (a path not valid UTF-8 is none: no
+// config can match it).
 func ParseMatch(group string) PathMatch {
 	if group == "all" || group == "other" {
 		return PathMatch{CatchAll: true}
 	}
-	var m PathMatch
-	path := ""
-	for _, tok := range strings.Fields(group) {
-		switch {
-		case path == "" && strings.HasPrefix(tok, "/") && utf8.ValidString(tok):
-			path = tok
-		case m.Method == "" && HTTPMethods[tok]:
-			m.Method = tok
-		}
+	k := names.ParseKey(group, nil)
+	m := PathMatch{Method: k.Method()}
+	path := k.Path()
+	if !utf8.ValidString(path) {
+		path = ""
 	}
 	if path == "" {
 		m.Prefix = "/"

@@ -493,13 +493,8 @@ func groupLabels(g report.Group, by []string) ([][2]string, error) {
 		}
 		return out, nil
 	}
-	values, err := names.Split(g.Name)
-	if len(by) == 1 && (err != nil || len(values) != 1) {
-		// One label: the whole name is its value, as reports written
-		// before the values were quoted have it.
-		values, err = []string{g.Name}, nil
-	}
-	if err != nil || len(values) != len(by) {
+	values, ok := names.ParseKey(g.Name, by).ByValues()
+	if !ok {
 		return nil, fmt.Errorf("cannot split the group's name into the values of the %d labels %s: give --by as the prometheus run had it", len(by), strings.Join(by, ","))
 	}
 	out := make([][2]string, len(by))

@@ -15,6 +15,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/internal/names"
 	"github.com/tunetimeout/tunetimeout/target"
 )
 
@@ -636,7 +637,7 @@ func gatewayHTTPMatches(r *GatewayRule, f string) error {
 			return err
 		}
 		if ok {
-			if !target.HTTPMethods[method] {
+			if !names.IsHTTPMethod(method) {
 				return target.ErrorAt(target.NodePos(f, Field(m, "method")), "%s.method %q: not an HTTP method the CRD takes (GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH)", mw, method)
 			}
 			r.matches = AppendMatch(r.matches, target.Match{Kind: target.MatchMethod, Value: method})
