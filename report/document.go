@@ -10,6 +10,14 @@ import "github.com/tunetimeout/tunetimeout/report/plot"
 // a new section is one function in sections.go. JSON is the Report itself,
 // the data the Document is built from: a machine reads fields, not
 // layout.
+//
+// `check` is not a Document, by choice: its text is one finding a
+// paragraph in the compiler's form "file:line: severity [CODE] object:
+// message", which editors and CI logs jump to by its first word, and its
+// Markdown one finding a table row for a pull-request comment. A Document
+// would give both one shape (a section, a notice) and take the jump away;
+// the two writers share what they say through Check's fields and
+// checkVerdict, and SARIF and JSON read the same Check.
 
 // Document is a whole report for people.
 type Document struct {
