@@ -68,21 +68,14 @@ type Options struct {
 	Loop advice.LoopOptions
 	// Window, when not 0, analyses each group window by window too
 	// (whole seconds, at least one): the worst window's recommendation is
-	// the group's unless WindowForAll. WindowPrecision is the widest a
-	// window's interval of the quantile may be, as a share of it, for
-	// the window to be ranked; 0 = DefaultWindowPrecision.
-	// Without Window, inputs that are all interval logs are analysed at
-	// their own interval (logWindow) unless NoWindows.
-	Window          time.Duration
-	WindowForAll    bool
-	WindowPrecision float64
-	NoWindows       bool
-	// Profile pools the windows by hour of the day (ProfileDaily) or of
-	// the week (ProfileWeekly) in TZ (nil: UTC); ProfileAuto, or "", pools
-	// them daily when they span at least three days and are an hour or
-	// shorter; ProfileNone never (docs/windows.md).
-	Profile string
-	TZ      *time.Location
+	// the group's unless WindowForAll (advice.Windows). Without Window,
+	// inputs that are all interval logs are analysed at their own
+	// interval (logWindow) unless NoWindows. WindowOptions say how the
+	// windows are ranked and pooled by hour (--for, --window-precision,
+	// --profile, --tz).
+	Window    time.Duration
+	NoWindows bool
+	advice.WindowOptions
 
 	// Plan, with a Policy.Deadline and spans grouped by caller and
 	// callee, fits each edge's policy to the chain's plan: the time its
@@ -254,7 +247,10 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		}
 		rg := advice.NewGroup(res)
 		if windows != nil {
-			if rg, err = withWindows(ctx, rg, g, windows[g.Name], o.Window, o, share); err != nil {
+			if rg, err = advice.Windows(ctx, rg, g, windows[g.Name], o.Window, o.WindowOptions, o.Recommend,
+				func(ctx context.Context, wg *histogram.Group) (advice.Result, error) {
+					return analyseGroup(ctx, wg, o, share, nil)
+				}); err != nil {
 				return nil, err
 			}
 		}

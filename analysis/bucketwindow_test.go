@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/recommend"
@@ -115,7 +116,7 @@ func TestBucketWindowsEqualLocalRead(t *testing.T) {
 	buckets30, arrivals30 := bucketsOf(t, t.TempDir(), times, lat, 1800, 0)
 	kolkata, err := time.LoadLocation("Asia/Kolkata")
 	require.NoError(t, err)
-	o := Options{Recommend: recommend.DefaultOptions(), Window: 30 * time.Minute, TZ: kolkata, Profile: ProfileDaily}
+	o := Options{Recommend: recommend.DefaultOptions(), Window: 30 * time.Minute, WindowOptions: advice.WindowOptions{TZ: kolkata, Profile: advice.ProfileDaily}}
 	o.Inputs, o.Ingest = []string{path}, ingestBy("route")
 	wantTZ, err := Run(context.Background(), o, nil)
 	require.NoError(t, err)

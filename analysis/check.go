@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
@@ -388,7 +389,7 @@ func bucketCheckGroups(ctx context.Context, o CheckOptions, res *promsource.Resu
 				"Group %q: %v; it is left out.", g.Name, g.Err))
 			continue
 		}
-		hg, quantile := bucketGroup(g, g.Overall)
+		hg, quantile := advice.BucketGroup(g, g.Overall)
 		r, err := analyseGroup(ctx, hg, o.Options, g.Calls/total, quantile)
 		if err != nil {
 			return nil, in, fmt.Errorf("group %q: %w", g.Name, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -105,7 +106,7 @@ func TestProfileNamesThePeakHour(t *testing.T) {
 	}
 	cut, peak := cutOff(g.Recommendation.TimeoutSeconds)
 	require.Equal(t, 21000, peak)
-	all := run(Options{Inputs: []string{path}, Window: time.Hour, WindowForAll: true})
+	all := run(Options{Inputs: []string{path}, Window: time.Hour, WindowOptions: advice.WindowOptions{WindowForAll: true}})
 	cutAll, _ := cutOff(all.Recommendation.TimeoutSeconds)
 	t.Logf("slot timeout %vs cuts off %d of %d peak-hour calls; the whole week's (--for all) %vs cuts off %d",
 		g.Recommendation.TimeoutSeconds, cut, peak, all.Recommendation.TimeoutSeconds, cutAll)
@@ -171,11 +172,11 @@ func TestProfileNamesThePeakHour(t *testing.T) {
 func TestProfileWeekly(t *testing.T) {
 	path, times, lat := profileCSV(t, t.TempDir(), 2, 1500, 3000, 2, weekdays)
 	run := func(kind string) *report.Profile {
-		r, err := Run(context.Background(), Options{Inputs: []string{path}, Window: time.Hour, Profile: kind, Recommend: recommend.DefaultOptions()}, nil)
+		r, err := Run(context.Background(), Options{Inputs: []string{path}, Window: time.Hour, WindowOptions: advice.WindowOptions{Profile: kind}, Recommend: recommend.DefaultOptions()}, nil)
 		require.NoError(t, err)
 		return r.Groups[0].Profile
 	}
-	p := run(ProfileWeekly)
+	p := run(advice.ProfileWeekly)
 	require.NotNil(t, p)
 	assert.Equal(t, "weekly", p.Kind)
 	require.Len(t, p.Slots, 7*24)
@@ -195,7 +196,7 @@ func TestProfileWeekly(t *testing.T) {
 
 	bySlot := make([][]time.Duration, 7*24)
 	for i, at := range times {
-		k := weekday(at)*24 + at.Hour()
+		k := (int(at.Weekday())+6)%7*24 + at.Hour() // Monday first
 		bySlot[k] = append(bySlot[k], lat[i])
 	}
 	for _, s := range p.Slots {
@@ -208,7 +209,7 @@ func TestProfileWeekly(t *testing.T) {
 		}
 	}
 
-	d := run(ProfileDaily)
+	d := run(advice.ProfileDaily)
 	require.NotNil(t, d.WorstSlot, d.Reason)
 	assert.Equal(t, "18:00-19:00", d.WorstSlot.Slot)
 }
@@ -236,33 +237,6 @@ func TestProfileNoPattern(t *testing.T) {
 	require.NoError(t, report.WriteText(&b, r))
 	assert.Contains(t, b.String(), "Daily profile")
 	assert.Contains(t, b.String(), "No hour of the day is worse beyond the noise")
-}
-
-// TestProfileZone: --tz moves the slots' hours, and the zone must not cut
-// windows; auto leaves a period under three days alone.
-func TestProfileZone(t *testing.T) {
-	berlin, err := time.LoadLocation("Europe/Berlin")
-	require.NoError(t, err)
-	kolkata, err := time.LoadLocation("Asia/Kolkata")
-	require.NoError(t, err)
-	start := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC).Unix()
-	week := []int64{start, start + 7*24*3600 - 3600}
-	p, err := newProfiler(Options{Profile: ProfileDaily, TZ: berlin}, week, time.Hour, 0.999)
-	require.NoError(t, err)
-	slot, _ := p.slotOf(time.Unix(start+17*3600, 0)) // 17:00 UTC is 18:00 in Berlin in November
-	assert.Equal(t, 18, slot)
-	_, err = newProfiler(Options{Profile: ProfileDaily, TZ: kolkata}, week, time.Hour, 0.999)
-	require.ErrorContains(t, err, "windows of 1h straddle the hours of Asia/Kolkata (UTC offset 5h30m0s): use --window 30m or shorter")
-	p, err = newProfiler(Options{TZ: kolkata}, week, time.Hour, 0.999)
-	require.NoError(t, err)
-	assert.Nil(t, p, "auto skips what it cannot pool")
-	p, err = newProfiler(Options{}, []int64{start, start + 2*24*3600}, time.Hour, 0.999)
-	require.NoError(t, err)
-	assert.Nil(t, p, "under three days: no profile by default")
-	p, err = newProfiler(Options{}, []int64{start, start + 3*24*3600 - 3600}, time.Hour, 0.999)
-	require.NoError(t, err)
-	require.NotNil(t, p, "three days")
-	assert.Equal(t, ProfileDaily, p.kind)
 }
 
 // TestProfileFromSpans (issue 31, item 4): the same week as OTLP/JSON

@@ -176,7 +176,7 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 			conf = recommend.DefaultOptions().Confidence
 		}
 		var err error
-		if prof, slotHist, err = stepProfile(g, o, res.Step, q, conf, !p.Overall); err != nil {
+		if prof, slotHist, err = advice.StepProfile(g, o.WindowOptions, o.Recommend, res.Step, q, conf, !p.Overall); err != nil {
 			return report.Group{}, littleslaw.Result{}, err
 		}
 	}
@@ -210,7 +210,7 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 		view.SuggestedLE = suggestLE(pos, chosen, res.Unit)
 	}
 
-	hg, quantile := bucketGroup(g, chosen)
+	hg, quantile := advice.BucketGroup(g, chosen)
 	if slotHist != nil {
 		// Little's law at the slot's rate: its calls over its hour on
 		// every day it occurred.
@@ -272,7 +272,7 @@ func stepWindows(rg *report.Group, g promsource.Group, o Options, step time.Dura
 		w := report.Window{Start: st.End.Add(-step).UTC(), End: st.End.UTC(), Samples: int64(math.Round(st.Hist.Count)), Percentiles: []report.Percentile{},
 			Interval: report.Interval{Confidence: 1, LowSeconds: pos.Bucket.Lo, HighSeconds: report.Finite(pos.Bucket.Hi)}}
 		if st.Hist.Count > 0 {
-			hg, quantile := bucketGroup(g, st.Hist)
+			hg, quantile := advice.BucketGroup(g, st.Hist)
 			if hg.Latency.Count() > 0 {
 				rec, err := recommend.RecommendMeasured(hg.Latency, recommend.Measured{Quantile: quantile}, o.Recommend)
 				if err != nil {
@@ -296,7 +296,7 @@ func stepWindows(rg *report.Group, g promsource.Group, o Options, step time.Dura
 				// The group's recommendation is the worst step's (or
 				// slot's) already.
 				ww.WholeTimeoutSeconds = 0
-				if hg, quantile := bucketGroup(g, g.Overall); hg.Latency.Count() > 0 {
+				if hg, quantile := advice.BucketGroup(g, g.Overall); hg.Latency.Count() > 0 {
 					if rec, err := recommend.RecommendMeasured(hg.Latency, recommend.Measured{Quantile: quantile}, o.Recommend); err == nil {
 						ww.WholeTimeoutSeconds = rec.Timeout.Seconds()
 					}
@@ -320,37 +320,6 @@ func bucketText(lo, hi float64) string {
 		h = human.Seconds(hi)
 	}
 	return "(" + human.Seconds(lo) + ", " + h + "]"
-}
-
-// bucketGroup is the group analyseGroup reads for bucketed data: every
-// call at its bucket's upper bound (chosen.Latency, whole calls), the rates
-// and the mean Prometheus measured; and the quantiles the timeout builds
-// on, from the unrounded counts (histogram.Bucketed.Upper).
-func bucketGroup(g promsource.Group, chosen *histogram.Bucketed) (*histogram.Group, func(float64) time.Duration) {
-	hg := &histogram.Group{
-		Name:     g.Name,
-		Latency:  chosen.Latency(),
-		Excluded: map[string]int64{},
-		Arrivals: histogram.NewArrivals(),
-		Measured: &histogram.Measured{Rate: g.Rate, PeakRate: g.PeakRate, Source: "prometheus"},
-	}
-	if chosen.Kind == promsource.OTLPExplicit || chosen.Kind == promsource.OTLPExponential {
-		hg.Measured.Source = "otlp"
-	}
-	for reason, n := range g.Excluded {
-		hg.Excluded[reason] += n
-	}
-	if g.Mean > 0 {
-		hg.Measured.Mean = histogram.Seconds(g.Mean)
-	}
-	if n := int64(math.Round(chosen.Negative)); n > 0 {
-		hg.Excluded["negative"] = n
-	}
-	quantile := func(q float64) time.Duration {
-		d, _ := chosen.Upper(q)
-		return d
-	}
-	return hg, quantile
 }
 
 // serverAnswer is what the server's histogram_quantile answers for h: the

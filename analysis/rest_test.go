@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -36,11 +37,11 @@ func restHigh(calls []time.Duration, q float64) float64 {
 func TestWorseThanTheRest(t *testing.T) {
 	path, times, lat := profileCSV(t, t.TempDir(), 1, 1500, 3000, 2, everyDay)
 	run := func(prof string) *report.Report {
-		r, err := Run(context.Background(), Options{Inputs: []string{path}, Window: time.Hour, Profile: prof, Recommend: recommend.DefaultOptions()}, nil)
+		r, err := Run(context.Background(), Options{Inputs: []string{path}, Window: time.Hour, WindowOptions: advice.WindowOptions{Profile: prof}, Recommend: recommend.DefaultOptions()}, nil)
 		require.NoError(t, err)
 		return r
 	}
-	r := run(ProfileNone)
+	r := run(advice.ProfileNone)
 	g := r.Groups[0]
 	ww := g.WorstWindow
 	require.NotNil(t, ww)
@@ -64,7 +65,7 @@ func TestWorseThanTheRest(t *testing.T) {
 	assert.Contains(t, b.String(), "wide interval")
 	assert.NotContains(t, b.String(), "too few to tell", "a window is told apart")
 
-	p := run(ProfileDaily).Groups[0].Profile
+	p := run(advice.ProfileDaily).Groups[0].Profile
 	require.NotNil(t, p)
 	require.NotNil(t, p.WorstSlot, p.Reason)
 	s := p.Slots[18]

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
@@ -50,7 +50,7 @@ func stepWeek(t *testing.T, peak func(time.Time) bool) promsource.Group {
 // 1s]); no other slot is told apart. A week with no peak names none.
 func TestStepProfile(t *testing.T) {
 	o := Options{Recommend: recommend.DefaultOptions()}
-	p, slot, err := stepProfile(stepWeek(t, everyDay), o, time.Hour, 0.999, 0.95, true)
+	p, slot, err := advice.StepProfile(stepWeek(t, everyDay), o.WindowOptions, o.Recommend, time.Hour, 0.999, 0.95, true)
 	require.NoError(t, err)
 	require.NotNil(t, slot, "the worst slot's buckets, for the recommendation")
 	assert.Equal(t, 21000.0, slot.Count)
@@ -81,7 +81,7 @@ func TestStepProfile(t *testing.T) {
 	assert.Equal(t, 2.0, p.Cells[18].QuantileSeconds, "Monday 18:00")
 	assert.Equal(t, 1.0, p.Cells[17].QuantileSeconds)
 
-	none, slot, err := stepProfile(stepWeek(t, func(time.Time) bool { return false }), o, time.Hour, 0.999, 0.95, true)
+	none, slot, err := advice.StepProfile(stepWeek(t, func(time.Time) bool { return false }), o.WindowOptions, o.Recommend, time.Hour, 0.999, 0.95, true)
 	require.NoError(t, err)
 	assert.Nil(t, slot)
 	require.NotNil(t, none)
@@ -90,10 +90,10 @@ func TestStepProfile(t *testing.T) {
 
 	g := stepWeek(t, everyDay)
 	g.Steps = g.Steps[:48]
-	short, _, err := stepProfile(g, o, time.Hour, 0.999, 0.95, true)
+	short, _, err := advice.StepProfile(g, o.WindowOptions, o.Recommend, time.Hour, 0.999, 0.95, true)
 	require.NoError(t, err)
 	assert.Nil(t, short, "two days: auto pools nothing")
-	_, _, err = stepProfile(g, Options{Profile: ProfileDaily, Recommend: recommend.DefaultOptions()}, 2*time.Hour, 0.999, 0.95, true)
+	_, _, err = advice.StepProfile(g, advice.WindowOptions{Profile: advice.ProfileDaily}, recommend.DefaultOptions(), 2*time.Hour, 0.999, 0.95, true)
 	require.ErrorContains(t, err, "does not divide an hour")
 }
 
@@ -156,21 +156,4 @@ func TestStepProfileReport(t *testing.T) {
 	assert.False(t, all.Profile.WorstSlot.Used)
 	assert.Empty(t, all.Buckets.UsesWorstSlot)
 	assert.EqualValues(t, 262500, all.Samples, "--aggregate overall: the whole window")
-}
-
-// TestBucketPoolOverlap: steps whose buckets overlap without being equal
-// (a native histogram whose schema changed) cannot be added up: no
-// histogram, so no profile; equal buckets add up.
-func TestBucketPoolOverlap(t *testing.T) {
-	a := &histogram.Bucketed{Kind: promsource.Native, Buckets: []histogram.Bucket{{Lo: 0, Hi: 1, Count: 5}, {Lo: 1, Hi: 2, Count: 1}}}
-	b := &histogram.Bucketed{Kind: promsource.Native, Buckets: []histogram.Bucket{{Lo: 0, Hi: 1.5, Count: 5}, {Lo: 1.5, Hi: 2, Count: 1}}}
-	var p bucketPool
-	p.add(a)
-	p.add(a)
-	h := p.hist()
-	require.NotNil(t, h)
-	assert.Equal(t, 12.0, h.Count)
-	assert.Equal(t, []histogram.Bucket{{Lo: 0, Hi: 1, Count: 10, Cumulative: 10}, {Lo: 1, Hi: 2, Count: 2, Cumulative: 12}}, h.Buckets)
-	p.add(b)
-	assert.Nil(t, p.hist())
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/internal/mixture"
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -104,14 +105,14 @@ func TestProfileMemoryStaysFlat(t *testing.T) {
 			r, err := Run(context.Background(), o, nil)
 			require.NoError(t, err)
 			require.Len(t, r.Groups, 10)
-			if profile == ProfileDaily {
+			if profile == advice.ProfileDaily {
 				require.NotNil(t, r.Groups[0].Profile)
 				require.Len(t, r.Groups[0].Profile.Cells, 28*24)
 			}
 		})
 	}
-	none := run(ProfileNone)
-	daily := run(ProfileDaily)
+	none := run(advice.ProfileNone)
+	daily := run(advice.ProfileDaily)
 	t.Logf("peak heap, four weeks at 1-minute windows in 10 groups: %.1f MB without a profile, %.1f MB with the daily profile (%+.1f MB)",
 		float64(none)/1e6, float64(daily)/1e6, (float64(daily)-float64(none))/1e6)
 	// The peak is sampled while the GC runs on its own schedule: two runs

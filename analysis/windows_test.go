@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
@@ -75,7 +75,7 @@ func TestWindowsNameThePeakHour(t *testing.T) {
 	path, times, lat := peakWeek(t, dir)
 	run := func(o Options) *report.Report {
 		o.Recommend = recommend.DefaultOptions()
-		o.Profile = ProfileNone // the windows alone: TestProfileNamesThePeakHour pools them
+		o.Profile = advice.ProfileNone // the windows alone: TestProfileNamesThePeakHour pools them
 		r, err := Run(context.Background(), o, nil)
 		require.NoError(t, err)
 		require.Len(t, r.Groups, 1)
@@ -132,7 +132,7 @@ func TestWindowsNameThePeakHour(t *testing.T) {
 	}
 
 	// --for all: the same windows, the whole week's recommendation.
-	all := run(Options{Inputs: []string{path}, Window: time.Hour, WindowForAll: true})
+	all := run(Options{Inputs: []string{path}, Window: time.Hour, WindowOptions: advice.WindowOptions{WindowForAll: true}})
 	assert.Equal(t, g.Windows, all.Groups[0].Windows)
 	assert.Equal(t, wholeT, all.Groups[0].Recommendation.TimeoutSeconds)
 	assert.False(t, all.Groups[0].WorstWindow.Used)
@@ -255,7 +255,7 @@ func TestWindowsOfGroupsApart(t *testing.T) {
 func TestWindowsPeakAtRealVolumes(t *testing.T) {
 	path, times, lat := peakWeekOf(t, t.TempDir(), 1500, 3000, 2)
 	run := func(forAll bool) report.Group {
-		r, err := Run(context.Background(), Options{Inputs: []string{path}, Window: time.Hour, WindowForAll: forAll, Profile: ProfileNone, Recommend: recommend.DefaultOptions()}, nil)
+		r, err := Run(context.Background(), Options{Inputs: []string{path}, Window: time.Hour, WindowOptions: advice.WindowOptions{WindowForAll: forAll, Profile: advice.ProfileNone}, Recommend: recommend.DefaultOptions()}, nil)
 		require.NoError(t, err)
 		require.Len(t, r.Groups, 1)
 		return r.Groups[0]
@@ -322,33 +322,4 @@ func TestWindowsNoPatternNamesNone(t *testing.T) {
 	assert.Nil(t, g.Profile.WorstSlot)
 	assert.EqualValues(t, 12706, g.Profile.CallsNeeded)
 	assert.Contains(t, g.Profile.Reason, "With the median slot's 10,500 calls, a slot is told apart when its p99.9 lies 21.7 % or more above the rest's. To tell one whose p99.9 is 20 % above the rest's, a slot would need about 12,706 calls, 2,206 more than the median slot holds: a longer period would tell.")
-}
-
-// TestCallsToTell (issue 31, item 5): the calls a window needs are the
-// fewest for which a window shaped as the whole period but a fifth slower
-// would have its lower bound (for all 168 windows at once) above the
-// rest's upper bound: one call fewer would not. Computed here from the
-// ranks by hand.
-func TestCallsToTell(t *testing.T) {
-	h := histogram.New()
-	r := rand.New(rand.NewPCG(3, 4))
-	for range 200000 {
-		h.Record(time.Duration(20 * math.Exp(0.8*r.NormFloat64()) * float64(time.Millisecond)))
-	}
-	restHi := h.QuantileInterval(0.999, 0.95).Hi.Seconds()
-	conf := familyConfidence(0.95, 168)
-	z := math.Sqrt2 * math.Erfinv(conf)
-	assert.InDelta(t, 3.6174, z, 1e-4, "z for 1 - 0.05/168 two-sided")
-	told := func(n int64) bool {
-		nf, q := float64(n), 0.999
-		lo := math.Floor(nf*q - z*math.Sqrt(nf*q*(1-q)) + 1e-9)
-		return lo >= 1 && 1.2*h.Quantile(lo/nf).Seconds() > restHi
-	}
-	n := callsToTell(h, 0.999, conf, restHi)
-	assert.EqualValues(t, 18767, n)
-	assert.True(t, told(n))
-	assert.False(t, told(n-1), "one call fewer would do")
-	assert.InDelta(t, 0.2, toldAbove(h, 0.999, conf, restHi, n), 0.01, "n calls tell a window a fifth above the rest")
-	assert.InDelta(t, 0.497, toldAbove(h, 0.999, conf, restHi, 1500), 0.001, "1,500 calls tell only a window half again the rest")
-	assert.EqualValues(t, -1, callsToTell(h, 0.999, conf, 10*restHi), "not even the whole period")
 }

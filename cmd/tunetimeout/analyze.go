@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/human"
@@ -101,10 +102,10 @@ func addWindowFlags(cmd *cobra.Command, f *analyzeFlags) {
 	fl.StringVar(&f.window, "window", "", "analyse each window of this length too (1h, 15m, 1d; 0: none)")
 	fl.StringVar(&f.forWhat, "for", "", "with windows: worst-window (default) or all, the period the timeout is for")
 	fl.StringVar(&f.windowPrecision, "window-precision", "50%", "widest interval of a window's quantile, a share of it, to rank the window")
-	fl.StringVar(&f.profile, "profile", analysis.ProfileAuto, "with windows: pool the same hour across days (daily) or of the week across weeks (weekly); auto: daily when the windows span 3 days or more; none")
+	fl.StringVar(&f.profile, "profile", advice.ProfileAuto, "with windows: pool the same hour across days (daily) or of the week across weeks (weekly); auto: daily when the windows span 3 days or more; none")
 	fl.StringVar(&f.tz, "tz", "UTC", "time zone of the profile's hours (an IANA name: Europe/Berlin)")
 	complete(cmd, "for", "worst-window", "all")
-	complete(cmd, "profile", analysis.ProfileKinds...)
+	complete(cmd, "profile", advice.ProfileKinds...)
 }
 
 // addPlanFlags registers --plan and --retry-at, for the commands that read
@@ -188,8 +189,8 @@ func (f analyzeFlags) applyProfile(o *analysis.Options) error {
 	if f.profile == "" {
 		return nil // a command without windows: the flag is not there
 	}
-	if !slices.Contains(analysis.ProfileKinds, f.profile) {
-		return fmt.Errorf("--profile %q: %s", f.profile, strings.Join(analysis.ProfileKinds, ", "))
+	if !slices.Contains(advice.ProfileKinds, f.profile) {
+		return fmt.Errorf("--profile %q: %s", f.profile, strings.Join(advice.ProfileKinds, ", "))
 	}
 	o.Profile = f.profile
 	loc, err := time.LoadLocation(f.tz)

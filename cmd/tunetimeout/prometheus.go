@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/spf13/cobra"
 
+	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/httpclient"
@@ -99,9 +100,9 @@ bucket's upper bound, and the report says which le bound to add.`,
 	addPrometheusFlags(cmd, &p, &pf, true)
 	addAnalysisFlags(cmd, &o, &f, outputFormats(report.Lookup))
 	fl := cmd.Flags()
-	fl.StringVar(&f.profile, "profile", analysis.ProfileAuto, "with --step: pool the steps by hour of the day (daily) or of the week (weekly), shown beside the recommendation; auto: daily when the steps span 3 days or more; none")
+	fl.StringVar(&f.profile, "profile", advice.ProfileAuto, "with --step: pool the steps by hour of the day (daily) or of the week (weekly), shown beside the recommendation; auto: daily when the steps span 3 days or more; none")
 	fl.StringVar(&f.tz, "tz", "UTC", "time zone of the profile's hours (an IANA name: Europe/Berlin)")
-	complete(cmd, "profile", analysis.ProfileKinds...)
+	complete(cmd, "profile", advice.ProfileKinds...)
 	return withTopics(cmd, "histograms", "timeout", "policy", "targets", "servers")
 }
 

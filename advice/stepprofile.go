@@ -1,4 +1,4 @@
-package analysis
+package advice
 
 import (
 	"fmt"
@@ -113,7 +113,7 @@ func bucketInterval(h *histogram.Bucketed, q, confidence float64) (lo, hi float6
 	return max(lo, 0), hi, !math.IsInf(hi, 1)
 }
 
-// stepProfile pools --step's steps by the hour they start in, as
+// StepProfile pools --step's steps by the hour they start in, as
 // profiler pools windows (docs/windows.md): per slot its buckets added up,
 // its percentiles and quantile at their bucket's upper bound, the
 // quantile's interval by order statistics read from the buckets, and the
@@ -125,7 +125,8 @@ func bucketInterval(h *histogram.Bucketed, q, confidence float64) (lo, hi float6
 // returned for the recommendation to build on, ahead of the worst step: it
 // repeats, and rests on the calls of every day. nil when no profile
 // applies (--profile, auto's three days).
-func stepProfile(g promsource.Group, o Options, step time.Duration, q, confidence float64, use bool) (*report.Profile, *histogram.Bucketed, error) {
+func StepProfile(g promsource.Group, wo WindowOptions, rec recommend.Options, step time.Duration, q, confidence float64, use bool) (*report.Profile, *histogram.Bucketed, error) {
+	o := windowing{WindowOptions: wo, Recommend: rec}
 	var starts []int64
 	for _, st := range g.Steps {
 		if st.Hist != nil {
@@ -219,7 +220,7 @@ func stepProfile(g promsource.Group, o Options, step time.Duration, q, confidenc
 				ps.RestHighSeconds = &restHi
 				ps.Significant = ps.FamilyLowSeconds >= restHi
 			}
-			hg, quantile := bucketGroup(g, h)
+			hg, quantile := BucketGroup(g, h)
 			if hg.Latency.Count() > 0 {
 				rec, err := recommend.RecommendMeasured(hg.Latency, recommend.Measured{Quantile: quantile}, o.Recommend)
 				if err != nil {
@@ -255,4 +256,35 @@ func stepProfile(g promsource.Group, o Options, step time.Duration, q, confidenc
 	}
 	prof.Reason = prof.WorstSlot.Reason
 	return prof, worstHist, nil
+}
+
+// BucketGroup is the group Analyse reads for bucketed data: every
+// call at its bucket's upper bound (chosen.Latency, whole calls), the rates
+// and the mean Prometheus measured; and the quantiles the timeout builds
+// on, from the unrounded counts (histogram.Bucketed.Upper).
+func BucketGroup(g promsource.Group, chosen *histogram.Bucketed) (*histogram.Group, func(float64) time.Duration) {
+	hg := &histogram.Group{
+		Name:     g.Name,
+		Latency:  chosen.Latency(),
+		Excluded: map[string]int64{},
+		Arrivals: histogram.NewArrivals(),
+		Measured: &histogram.Measured{Rate: g.Rate, PeakRate: g.PeakRate, Source: "prometheus"},
+	}
+	if chosen.Kind == promsource.OTLPExplicit || chosen.Kind == promsource.OTLPExponential {
+		hg.Measured.Source = "otlp"
+	}
+	for reason, n := range g.Excluded {
+		hg.Excluded[reason] += n
+	}
+	if g.Mean > 0 {
+		hg.Measured.Mean = histogram.Seconds(g.Mean)
+	}
+	if n := int64(math.Round(chosen.Negative)); n > 0 {
+		hg.Excluded["negative"] = n
+	}
+	quantile := func(q float64) time.Duration {
+		d, _ := chosen.Upper(q)
+		return d
+	}
+	return hg, quantile
 }

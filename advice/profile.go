@@ -1,4 +1,4 @@
-package analysis
+package advice
 
 import (
 	"context"
@@ -60,7 +60,7 @@ type slotAcc struct {
 // starting at starts, nil when there is none: --profile none, or auto on
 // a period shorter than profileMinSpan or windows that are not within an
 // hour. An explicit daily or weekly that cannot be is an error.
-func newProfiler(o Options, starts []int64, length time.Duration, q float64) (*profiler, error) {
+func newProfiler(o windowing, starts []int64, length time.Duration, q float64) (*profiler, error) {
 	kind := o.Profile
 	if kind == "" {
 		kind = ProfileAuto
@@ -203,7 +203,7 @@ func (p *profiler) occurrences(from, to time.Time) []int {
 // bound of the other slots pooled (the whole period less the slot); the
 // worst is the one with the highest such bound. It returns the profile and the worst slot's group, nil when
 // none is told apart.
-func (p *profiler) finish(ctx context.Context, name string, wholeLatency *histogram.Latency, whole report.Group, from, to time.Time, o Options) (*report.Profile, *histogram.Group, error) {
+func (p *profiler) finish(ctx context.Context, name string, wholeLatency *histogram.Latency, whole report.Group, from, to time.Time, o windowing) (*report.Profile, *histogram.Group, error) {
 	p.flush()
 	of := p.occurrences(from, to)
 	prof := &report.Profile{Kind: p.kind, TZ: p.loc.String(), Quantile: p.q, SlotSeconds: slotLength.Seconds(),

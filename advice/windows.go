@@ -1,4 +1,4 @@
-package analysis
+package advice
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/recommend"
@@ -18,6 +17,29 @@ import (
 // the quantile may be, as a share of the quantile, for the window to be
 // ranked (--window-precision): wider, it has too few calls to tell.
 const DefaultWindowPrecision = 0.5
+
+// WindowOptions are how a group's windows are read (docs/windows.md):
+// WindowForAll keeps the whole period's recommendation (--for all) where
+// the worst window's would be the group's; WindowPrecision is the widest
+// a window's interval of the quantile may be, as a share of it, for the
+// window to be ranked (0: DefaultWindowPrecision). Profile pools the
+// windows by hour of the day (ProfileDaily) or of the week
+// (ProfileWeekly) in TZ (nil: UTC); ProfileAuto, or "", pools them daily
+// when they span at least three days and are an hour or shorter;
+// ProfileNone never.
+type WindowOptions struct {
+	WindowForAll    bool
+	WindowPrecision float64
+	Profile         string
+	TZ              *time.Location
+}
+
+// windowing is what the windows' code reads: the options, and the
+// recommendation's for each window and slot.
+type windowing struct {
+	WindowOptions
+	Recommend recommend.Options
+}
 
 // windowQuantiles are the percentiles each window reports, beside the
 // recommendation's quantile.
@@ -36,7 +58,7 @@ var windowQuantiles = []float64{0.5, 0.99, 0.999}
 // sum of its windows'. The cells are taken as they are read
 // (Windows.Take): a week of minutes does not keep both its cells and its
 // rows.
-func windowsOf(ctx context.Context, name string, whole *histogram.Latency, cells histogram.Windows, length time.Duration, o Options, prof *profiler) (out []report.Window, lows []float64, byLow, highest int, restHi float64, lowCell, highCell *histogram.Cell, err error) {
+func windowsOf(ctx context.Context, name string, whole *histogram.Latency, cells histogram.Windows, length time.Duration, o windowing, prof *profiler) (out []report.Window, lows []float64, byLow, highest int, restHi float64, lowCell, highCell *histogram.Cell, err error) {
 	precision := precisionOf(o)
 	out = make([]report.Window, 0, len(cells.Starts))
 	byLow, highest = -1, -1
@@ -94,7 +116,7 @@ func windowsOf(ctx context.Context, name string, whole *histogram.Latency, cells
 		if prof != nil {
 			peak := w.RatePerSecond
 			if g.Arrivals.Count() > 0 {
-				peak = advice.BusiestMinuteRate(g.Arrivals)
+				peak = BusiestMinuteRate(g.Arrivals)
 			}
 			prof.add(c, peak)
 		}
@@ -108,21 +130,23 @@ func windowsOf(ctx context.Context, name string, whole *histogram.Latency, cells
 // calls over its length, its busiest minute unknown within it.
 func windowGroup(name string, c *histogram.Cell, length time.Duration) *histogram.Group {
 	g := histogram.CellGroup(name, c)
-	if calls := g.Latency.Count() + sum(g.Excluded); g.Arrivals.Count() == 0 && calls > 0 {
+	if calls := g.Latency.Count() + excludedCalls(g.Excluded); g.Arrivals.Count() == 0 && calls > 0 {
 		rate := float64(calls) / length.Seconds()
 		g.Measured = &histogram.Measured{Rate: rate, PeakRate: rate, Source: "interval counts"}
 	}
 	return g
 }
 
-// withWindows adds the windows to a group's result: with --for
-// worst-window (the default) the group is analysed again from its worst
-// window's calls alone, so that its recommendation, candidates, Little's
-// law (that window's rate) and policy are the window's; with --for all
-// they stay the whole period's. Either way the report says which window
-// is the worst and how it differs from the whole.
-func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, cells histogram.Windows, length time.Duration,
-	o Options, share float64) (report.Group, error) {
+// Windows adds the windows of length to a group's result: with --for
+// worst-window (the default) the group is analysed again (analyse) from
+// its worst window's calls alone, so that its recommendation, candidates,
+// Little's law (that window's rate) and policy are the window's; with
+// --for all they stay the whole period's. Either way the report says
+// which window is the worst and how it differs from the whole. rec is the
+// recommendation's options, for each window's timeout.
+func Windows(ctx context.Context, whole report.Group, g *histogram.Group, cells histogram.Windows, length time.Duration,
+	wo WindowOptions, rec recommend.Options, analyse func(context.Context, *histogram.Group) (Result, error)) (report.Group, error) {
+	o := windowing{WindowOptions: wo, Recommend: rec}
 	prof, err := newProfiler(o, cells.Starts, length, whole.Recommendation.Quantile)
 	if err != nil {
 		return report.Group{}, err
@@ -222,11 +246,11 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 			ww.Reason += " The recommendation, the candidates, Little's law (at that window's rate) and the call policy below are that window's (--for all: the whole period's)."
 			wg := windowGroup(g.Name, worstCell, length)
 			wg.Methods = g.Methods // the route's methods: what its requests are, whenever they came
-			res, err := analyseGroup(ctx, wg, o, share, nil)
+			res, err := analyse(ctx, wg)
 			if err != nil {
 				return report.Group{}, fmt.Errorf("group %q, window %s: %w", g.Name, w.Start.Format(time.RFC3339), err)
 			}
-			out = advice.NewGroup(res)
+			out = NewGroup(res)
 		} else if o.WindowForAll {
 			ww.Reason += " The recommendation below is the whole period's (--for all)."
 		}
@@ -236,12 +260,12 @@ func withWindows(ctx context.Context, whole report.Group, g *histogram.Group, ce
 	}
 	if slotUsed {
 		slotGroup.Methods = g.Methods
-		res, err := analyseGroup(ctx, slotGroup, o, share, nil)
+		res, err := analyse(ctx, slotGroup)
 		if err != nil {
 			return report.Group{}, fmt.Errorf("group %q, slot %s: %w", g.Name, profile.WorstSlot.Slot, err)
 		}
 		ww, need := out.WorstWindow, out.WindowCallsNeeded
-		out = advice.NewGroup(res)
+		out = NewGroup(res)
 		out.WorstWindow, out.WindowCallsNeeded = ww, need
 	}
 	out.Profile = profile
@@ -371,7 +395,7 @@ func needPhrase(what string, need, median int64, above float64, q, longer string
 }
 
 // precisionOf is --window-precision, or its default.
-func precisionOf(o Options) float64 {
+func precisionOf(o windowing) float64 {
 	if o.WindowPrecision == 0 {
 		return DefaultWindowPrecision
 	}
@@ -385,4 +409,13 @@ func windowPhrase(start, end time.Time) string {
 		return s.Format("2006-01-02 15:04:05") + " to " + e.Format("15:04:05") + " UTC"
 	}
 	return s.Format("2006-01-02 15:04:05") + " to " + e.Format("2006-01-02 15:04:05") + " UTC"
+}
+
+// excludedCalls is the calls a group excluded, whatever the reason.
+func excludedCalls(m map[string]int64) int64 {
+	var t int64
+	for _, v := range m {
+		t += v
+	}
+	return t
 }
