@@ -308,7 +308,11 @@ func (r *reader) glob(pattern string, dirs bool) ([]string, *Error) {
 	}
 	parents := []string{dir}
 	if hasMeta(dir) {
-		return nil, &Error{Kind: KindGlob, Err: errors.New("a glob is read only in the last path element")}
+		ds, err := r.glob(strings.TrimSuffix(dir, string(filepath.Separator)), true)
+		if err != nil {
+			return nil, err
+		}
+		parents = ds
 	}
 	if r.o.List == nil {
 		return nil, &Error{Kind: KindList, Dir: dir, Err: errors.New("no way to list directories")}

@@ -307,3 +307,28 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestReadIncludeGlobDirs: a glob in any element, as glob(3) reads it: an
+// inner element matches directories only, not hidden ones.
+func TestReadIncludeGlobDirs(t *testing.T) {
+	files := mapFS{
+		"/n/sites/b/conf/x.conf":     "b;\n",
+		"/n/sites/a/conf/x.conf":     "a;\n",
+		"/n/sites/a/conf/y.conf":     "a2;\n",
+		"/n/sites/.old/conf/x.conf":  "old;\n",
+		"/n/sites/c/other/x.conf":    "other;\n",
+		"/n/sites/notadir":           "file;\n",
+		"/n/sites/b/conf/sub/z.conf": "deeper;\n",
+	}
+	ds, err := Read("/n/nginx.conf", []byte("include sites/*/conf/*.conf;"), files.options())
+	require.NoError(t, err)
+	assert.Equal(t, []string{`/n/sites/a/conf/x.conf:1 "a"`, `/n/sites/a/conf/y.conf:1 "a2"`, `/n/sites/b/conf/x.conf:1 "b"`}, flat(ds))
+
+	ds, err = Read("/n/nginx.conf", []byte("include s?tes/[ab]/*/x.conf;"), files.options())
+	require.NoError(t, err)
+	assert.Equal(t, []string{`/n/sites/a/conf/x.conf:1 "a"`, `/n/sites/b/conf/x.conf:1 "b"`}, flat(ds))
+
+	ds, err = Read("/n/nginx.conf", []byte("include nowhere/*/x.conf;"), files.options())
+	require.NoError(t, err)
+	assert.Empty(t, ds)
+}

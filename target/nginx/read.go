@@ -59,10 +59,10 @@ var nginxNextUpstreamValues = map[string]bool{
 // /etc/nginx/snippets/..., and nginx's API gateway demo has, in
 // conf.d/api_gateway.conf, "include conf.d/my_apis/*.conf".
 // Hand Read the main nginx.conf for includes to resolve as nginx resolves
-// them. A glob (* ? [ in the last element) asks open for its directory
-// and takes the answer as the names in it, one a line (how an Opener
-// answers a directory); a directory that does not exist matches nothing,
-// as in nginx.
+// them. A glob (* ? [ in any element) asks open for its directories and
+// takes the answer as the names in them, one a line, a directory's ending
+// in "/" (how an Opener answers a directory); a directory that does not
+// exist matches nothing, as in nginx.
 func ReadConfig(file string, data []byte, open target.Opener, b *budget.Budget) ([]target.Object, error) {
 	top, err := nginxconf.Read(file, data, nginxOptions(open, target.OrNew(b)))
 	if err != nil {
