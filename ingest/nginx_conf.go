@@ -205,8 +205,10 @@ func (r *nginxConfReader) readFile(file string, include bool) ([]byte, error) {
 	}
 	if include {
 		// Before opening: opening a named pipe waits for a writer.
-		if st, err := os.Stat(file); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
-			return nil, refuse(nil, "not a regular file (%s); an include is read only from a regular file", fileKind(st.Mode()))
+		if st, err := os.Stat(file); err == nil {
+			if err := budget.Includable(st.Mode()); err != nil {
+				return nil, refuse(nil, "%v", err)
+			}
 		}
 	}
 	f, err := os.Open(file)
@@ -221,8 +223,8 @@ func (r *nginxConfReader) readFile(file string, include bool) ([]byte, error) {
 	switch {
 	case st.IsDir():
 		return nil, refuse(nil, "is a directory, not a config file")
-	case include && !st.Mode().IsRegular():
-		return nil, refuse(nil, "not a regular file (%s); an include is read only from a regular file", fileKind(st.Mode()))
+	case include && budget.Includable(st.Mode()) != nil:
+		return nil, refuse(nil, "%v", budget.Includable(st.Mode()))
 	}
 	limit := min(int64(maxNginxConfFile), r.budget.BytesLeft())
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
@@ -236,19 +238,4 @@ func (r *nginxConfReader) readFile(file string, include bool) ([]byte, error) {
 		return nil, refuse(err, "%v", err)
 	}
 	return data, nil
-}
-
-// fileKind names a file mode that is not a regular file's.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m&os.ModeDevice != 0:
-		return "a device"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "not a regular file"
 }
