@@ -481,12 +481,16 @@ func targetNames(ts []target.Target) string {
 
 // openIncluded is the target.Opener of check: a file a config includes,
 // by the path its reader made of it (relative paths from where check
-// runs), read whole and bounded; a directory is the names in it, one a
-// line, a directory's with a final "/", for the globs of nginx includes.
+// runs), read whole and bounded, a regular file only (budget.Includable);
+// a directory is the names in it, one a line, a directory's with a final
+// "/", for the globs of nginx includes.
 func openIncluded(p string) ([]byte, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
 		return nil, err
+	}
+	if err := budget.Includable(fi.Mode()); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	if !fi.IsDir() {
 		return readBounded(p, nil)

@@ -3,6 +3,7 @@ package analysis
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -43,4 +44,20 @@ func TestOpenIncludedGlobDirs(t *testing.T) {
 		"server location /a " + filepath.Join(dir, "sites", "a", "x.conf") + ":1",
 		"server location /b " + filepath.Join(dir, "sites", "b", "x.conf") + ":1",
 	}, names)
+}
+
+// TestOpenIncludedRegularOnly: check's opener reads an include from a
+// regular file only, as --nginx-conf does (budget.Includable): a named
+// pipe waited for a writer for ever, /dev/zero was read to the 16 MiB cap.
+func TestOpenIncludedRegularOnly(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "pipe.conf"), 0o644))
+	main := filepath.Join(dir, "nginx.conf")
+	for _, tt := range []struct{ include, want string }{
+		{"pipe.conf", main + `:2: include "pipe.conf": ` + filepath.Join(dir, "pipe.conf") + `: not a regular file (a named pipe); an include is read only from a regular file`},
+		{"/dev/zero", main + `:2: include "/dev/zero": /dev/zero: not a regular file (a device); an include is read only from a regular file`},
+	} {
+		_, err := nginx.ReadConfig(main, []byte("http {\n    include "+tt.include+";\n}\n"), openIncluded, nil)
+		assert.EqualError(t, err, tt.want)
+	}
 }
