@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -480,12 +482,16 @@ func targetNames(ts []target.Target) string {
 
 // openIncluded is the target.Opener of check: a file a config includes,
 // by the path its reader made of it (relative paths from where check
-// runs), read whole and bounded; a directory is the names in it, one a
-// line, for the globs of nginx includes.
+// runs), read whole and bounded, a regular file only (budget.Includable);
+// a directory is the names in it, one a line, a directory's with a final
+// "/", for the globs of nginx includes.
 func openIncluded(p string) ([]byte, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
 		return nil, err
+	}
+	if err := budget.Includable(fi.Mode()); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
 	}
 	if !fi.IsDir() {
 		return readBounded(p, nil)
@@ -496,9 +502,23 @@ func openIncluded(p string) ([]byte, error) {
 	}
 	var names strings.Builder
 	for _, e := range entries {
-		names.WriteString(e.Name() + "\n")
+		names.WriteString(e.Name())
+		if isDir(filepath.Join(p, e.Name()), e) {
+			names.WriteString("/")
+		}
+		names.WriteString("\n")
 	}
 	return []byte(names.String()), nil
+}
+
+// isDir says whether a directory's entry is a directory, following a
+// symbolic link as glob(3) does.
+func isDir(p string, e fs.DirEntry) bool {
+	if e.Type()&fs.ModeSymlink == 0 {
+		return e.IsDir()
+	}
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // ReadConfigFile reads a config file as check reads it: whole, refusing

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tunetimeout/tunetimeout/internal/nginxconf"
 )
 
 // nginx access logs.
@@ -294,14 +296,14 @@ func nginxFormatOf(o Options) (nf nginxFormat, ok bool, err error) {
 func nginxFormatFlag(s string) (nginxFormat, error) {
 	t := strings.TrimSpace(s)
 	if strings.HasPrefix(t, "log_format") || strings.HasPrefix(t, "escape=") || strings.HasPrefix(t, "'") {
-		stmts, err := tokenizeNginxConf([]byte(t), "--log-format")
+		ds, err := nginxconf.Read("--log-format", []byte(t), nginxconf.Options{OpenEnd: true, KeepIncludes: true})
 		if err != nil {
-			return nginxFormat{}, err
+			return nginxFormat{}, nginxConfError(err)
 		}
-		if len(stmts) != 1 || stmts[0].block {
+		if len(ds) != 1 || ds[0].IsBlock {
 			return nginxFormat{}, fmt.Errorf("--log-format: want one log_format directive or format string, got %q", s)
 		}
-		args := stmts[0].words
+		args := append([]string{ds[0].Name}, nginxWords(ds[0].Args)...)
 		name := ""
 		if len(args) > 0 && args[0] == "log_format" {
 			if len(args) < 3 {

@@ -100,39 +100,81 @@ func TestReadNginxConf(t *testing.T) {
 	})
 }
 
-func TestTokenizeNginxConf(t *testing.T) {
-	tests := []struct {
-		name, in string
-		want     []nginxStmt
-	}{
-		{"words, blocks and comments",
-			"a b; # c d;\nblock x {\n  e 'f g' \"h;i\";\n}\n",
-			[]nginxStmt{{words: []string{"a", "b"}, line: 1}, {words: []string{"block", "x"}, block: true, line: 2}, {words: []string{"e", "f g", "h;i"}, line: 3}}},
-		{"escapes in quoted and bare words", // nginx keeps the backslash of \q and \; but \; does not end the word
-			`a '\'x\' \"y\" \\ \t \q' b\;c;`,
-			[]nginxStmt{{words: []string{"a", "'x' \"y\" \\ \t \\q", `b\;c`}, line: 1}}},
-		{"${var} is no block",
-			"log_format x ${request_time}ms;",
-			[]nginxStmt{{words: []string{"log_format", "x", "${request_time}ms"}, line: 1}}},
-		{"# inside a word is no comment",
-			"a b#c;",
-			[]nginxStmt{{words: []string{"a", "b#c"}, line: 1}}},
-		{"a quoted string over lines",
-			"a 'b\nc'\n d;",
-			[]nginxStmt{{words: []string{"a", "b\nc", "d"}, line: 1}}},
-		{"no final semicolon",
-			"log_format x '$a'",
-			[]nginxStmt{{words: []string{"log_format", "x", "$a"}, line: 1}}},
+// TestNginxConfReadAsNginx: --nginx-conf reads a config with nginx's
+// grammar (internal/nginxconf), where its own tokenizer let through what
+// nginx refuses and read some of what nginx accepts otherwise. Each case
+// is what `nginx -t` (1.22) says of the config.
+func TestNginxConfReadAsNginx(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return p
 	}
-	for _, tt := range tests {
+	refused := []struct {
+		name, conf, want string
+	}{
+		// Read as the format "$request_timex" before.
+		{"a word right after a quoted one", "http { log_format a '$request_time'x; }\n", `nginx.conf:1: unexpected "x"`},
+		// Read as if the brace were not there.
+		{"a brace that closes nothing", "http { log_format a '$request_time'; }\n}\n", `nginx.conf:2: unexpected "}"`},
+		{"an unclosed block", "http {\n log_format a '$request_time';\n", `nginx.conf:3: unexpected end of file, expecting "}"`},
+		// Read as if it ended with ";" before.
+		{"a directive without its ;", "log_format a '$request_time'", `nginx.conf:1: unexpected end of file, expecting ";" or "}"`},
+		{"a ; alone", "log_format a $status;;", `nginx.conf:1: unexpected ";"`},
+		// Unchanged: where the quote starts.
+		{"an unclosed quote", "log_format a '$status;\n\n", `nginx.conf:1: the quoted string that starts here is not closed`},
+	}
+	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := tokenizeNginxConf([]byte(tt.in), "test.conf")
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
+			_, err := readNginxConf(write("nginx.conf", tt.conf), "a")
+			assert.EqualError(t, err, filepath.Join(dir, tt.want))
 		})
 	}
-	_, err := tokenizeNginxConf([]byte("a;\nb 'c;\n"), "test.conf")
-	assert.EqualError(t, err, "test.conf:2: the quoted string that starts here is not closed")
+
+	t.Run("a backslash before a newline: the line is counted", func(t *testing.T) {
+		// The origin said line 2 before.
+		nf, err := readNginxConf(write("nginx.conf", "log_format a $request_time\\\n$status;\nlog_format b '$status';\n"), "b")
+		require.NoError(t, err)
+		assert.Equal(t, `log_format "b" at `+filepath.Join(dir, "nginx.conf")+`:3`, nf.origin)
+	})
+	t.Run("${ keeps every brace that follows", func(t *testing.T) {
+		// Before, the second brace opened a block: no log_format a.
+		nf, err := readNginxConf(write("nginx.conf", "log_format a ${{x; log_format b x;"), "a")
+		require.NoError(t, err)
+		assert.Equal(t, "${{x", nf.text)
+	})
+	t.Run("a glob does not match hidden files", func(t *testing.T) {
+		// Found before: Go's filepath.Glob matches a leading dot, glob(3) does not.
+		write("conf.d/.old.conf", "log_format hidden $status;\n")
+		write("conf.d/v.conf", "log_format visible $status;\n")
+		_, err := readNginxConf(write("nginx.conf", "include conf.d/*.conf;\n"), "hidden")
+		assert.EqualError(t, err, filepath.Join(dir, "nginx.conf")+` has no log_format "hidden": it defines "visible"`)
+	})
+	t.Run("globs sort by the whole path", func(t *testing.T) {
+		// a-b/ before a/, as glob(3) sorts ('-' < '/'); by directory before.
+		write("s/a/f.conf", "log_format first $status;\n")
+		write("s/a-b/f.conf", "log_format first $request_time;\n")
+		nf, err := readNginxConf(write("nginx.conf", "include s/*/f.conf;\n"), "first")
+		require.NoError(t, err)
+		assert.Equal(t, "$request_time", nf.text)
+	})
+	t.Run("at most 512 files", func(t *testing.T) {
+		write("one.conf", "\n")
+		_, err := readNginxConf(write("nginx.conf", strings.Repeat("include one.conf;\n", 600)), "a")
+		assert.EqualError(t, err, filepath.Join(dir, "nginx.conf")+`:512: include "one.conf": more than 512 files in all`)
+	})
+	t.Run("--log-format may end without ;", func(t *testing.T) {
+		nf, err := nginxFormatFlag("log_format x '$a' \"$b\"")
+		require.NoError(t, err)
+		assert.Equal(t, "$a$b", nf.text)
+		_, err = nginxFormatFlag("log_format x '$a'b")
+		assert.EqualError(t, err, `--log-format:1: unexpected "b"`)
+		_, err = nginxFormatFlag("log_format x '$a")
+		assert.EqualError(t, err, `--log-format:1: the quoted string that starts here is not closed`)
+	})
 }
 
 func TestNginxConfIntoDecoder(t *testing.T) {

@@ -188,7 +188,8 @@ type Object struct {
 // Opener reads a file a config refers to (an nginx include, an HAProxy
 // config directory), by the path the reader made of it (nginx's relative
 // to the main file's directory, its conf prefix); a directory is answered
-// with the names in it, one a line, for globs. A reader never opens files
+// with the names in it, one a line, for globs (a name that ends in "/" is
+// a directory, which a glob's inner elements match). A reader never opens files
 // itself, so that tests and stdin work alike and every read is bounded by
 // whoever opens.
 type Opener func(path string) ([]byte, error)

@@ -14,6 +14,7 @@ package budget
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
 )
@@ -76,3 +77,26 @@ func (b *Budget) NodesLeft() int64 { return b.nodes }
 
 // BytesLeft is how many bytes the run may still read.
 func (b *Budget) BytesLeft() int64 { return b.bytes }
+
+// Includable refuses a file a config includes that is neither a regular
+// file nor a directory: a device may give bytes for ever and opening a
+// named pipe waits for a writer, so the mode is checked before the file
+// is opened (and again after, on the open file). nginx's includes in
+// check and in --nginx-conf follow this one rule.
+func Includable(m fs.FileMode) error {
+	if m.IsRegular() || m.IsDir() {
+		return nil
+	}
+	kind := "not a regular file"
+	switch {
+	case m&fs.ModeDevice != 0:
+		kind = "a device"
+	case m&fs.ModeNamedPipe != 0:
+		kind = "a named pipe"
+	case m&fs.ModeSocket != 0:
+		kind = "a socket"
+	case m&fs.ModeSymlink != 0:
+		kind = "a symbolic link"
+	}
+	return fmt.Errorf("not a regular file (%s); an include is read only from a regular file", kind)
+}

@@ -2,6 +2,7 @@ package budget
 
 import (
 	"errors"
+	"io/fs"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,4 +25,14 @@ func TestBudget(t *testing.T) {
 	assert.EqualValues(t, 24<<20, b.BytesLeft())
 	assert.EqualError(t, b.Bytes(24<<20+1, "b.conf"), "b.conf: over the byte budget of one run, 64 MiB in all")
 	assert.EqualValues(t, 0, b.BytesLeft(), "a failed read leaves nothing for the next")
+}
+
+// TestIncludable: a regular file and a directory are read, a device, a
+// pipe and a socket are named and refused.
+func TestIncludable(t *testing.T) {
+	assert.NoError(t, Includable(0o644))
+	assert.NoError(t, Includable(fs.ModeDir|0o755))
+	assert.EqualError(t, Includable(fs.ModeDevice|fs.ModeCharDevice|0o666), "not a regular file (a device); an include is read only from a regular file")
+	assert.EqualError(t, Includable(fs.ModeNamedPipe|0o644), "not a regular file (a named pipe); an include is read only from a regular file")
+	assert.EqualError(t, Includable(fs.ModeSocket|0o755), "not a regular file (a socket); an include is read only from a regular file")
 }

@@ -1,27 +1,26 @@
 package nginx
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/internal/nginxconf"
 	"github.com/tunetimeout/tunetimeout/target"
 )
 
 // Reading nginx configuration: the http context of an nginx.conf (or of a
 // file it includes, such as a conf.d/*.conf or sites-enabled/* file) as
-// nginx itself reads it. The tokenizer is ngx_conf_read_token's state
-// machine (src/core/ngx_conf_file.c); time values are parsed as
+// nginx itself reads it. The tokenizer and the includes are
+// internal/nginxconf's (ngx_conf_read_token and ngx_conf_include, with
+// its bounds on includes); time values are parsed as
 // ngx_parse_time does; proxy_* and grpc_* settings are inherited http ->
 // server -> location -> nested location as the modules' merge functions
 // do; tries are counted as the round-robin balancer counts them.
@@ -32,16 +31,6 @@ import (
 // memcached is not an object: it sets no timeout or retry of an HTTP
 // upstream. The stream and mail contexts (TCP and mail proxies) are not
 // read.
-
-// Bounds of one read.
-const (
-	// nginxMaxIncludeDepth bounds nested includes: nginx itself has no
-	// limit, and an include loop would recurse until it runs out of file
-	// descriptors.
-	nginxMaxIncludeDepth = 16
-	// nginxMaxFiles bounds the files one read opens through includes.
-	nginxMaxFiles = 512
-)
 
 // Defaults of ngx_http_proxy_module and ngx_http_grpc_module.
 const (
@@ -70,17 +59,16 @@ var nginxNextUpstreamValues = map[string]bool{
 // /etc/nginx/snippets/..., and nginx's API gateway demo has, in
 // conf.d/api_gateway.conf, "include conf.d/my_apis/*.conf".
 // Hand Read the main nginx.conf for includes to resolve as nginx resolves
-// them. A glob (* ? [ in the last element) asks open for its directory
-// and takes the answer as the names in it, one a line (how an Opener
-// answers a directory); a directory that does not exist matches nothing,
-// as in nginx.
+// them. A glob (* ? [ in any element) asks open for its directories and
+// takes the answer as the names in them, one a line, a directory's ending
+// in "/" (how an Opener answers a directory); a directory that does not
+// exist matches nothing, as in nginx.
 func ReadConfig(file string, data []byte, open target.Opener, b *budget.Budget) ([]target.Object, error) {
-	r := &nginxReader{prefix: filepath.Dir(file), open: open, budget: target.OrNew(b)}
-	top, err := r.parseFile(file, data, 0)
+	top, err := nginxconf.Read(file, data, nginxOptions(open, target.OrNew(b)))
 	if err != nil {
-		return nil, err
+		return nil, nginxError(err)
 	}
-	return nginxInterpret(file, top)
+	return nginxInterpret(file, nginxDirectives(top))
 }
 
 // detectNginxConfig: a file named *.conf or nginx.conf, or one whose first bytes
@@ -106,20 +94,13 @@ var (
 	nginxPassRe  = regexp.MustCompile(`(^|[;{}\s])(proxy_pass|grpc_pass)\s`)
 )
 
-// --- Tokens and directives.
-
-// nginxWord is one word of a directive, quotes removed and escapes
-// applied as nginx applies them.
-type nginxWord struct {
-	value string
-	line  int
-}
+// --- Directives.
 
 // nginxDirective is one directive: a name, its arguments, and its block
 // for a block directive.
 type nginxDirective struct {
 	name    string
-	args    []nginxWord
+	args    []nginxconf.Word
 	pos     target.Pos
 	isBlock bool
 	block   []*nginxDirective
@@ -127,7 +108,7 @@ type nginxDirective struct {
 
 func (d *nginxDirective) arg(i int) string {
 	if i < len(d.args) {
-		return d.args[i].value
+		return d.args[i].Value
 	}
 	return ""
 }
@@ -136,330 +117,68 @@ func (d *nginxDirective) arg(i int) string {
 func (d *nginxDirective) rawArgs() string {
 	vs := make([]string, len(d.args))
 	for i, a := range d.args {
-		vs[i] = a.value
+		vs[i] = a.Value
 	}
 	return strings.Join(vs, " ")
 }
 
-// nginxLexer reads the tokens of one file, each word taken from the
-// run's node budget.
-type nginxLexer struct {
-	file   string
-	data   []byte
-	i      int
-	line   int
-	budget *budget.Budget
-}
-
-const (
-	nginxEnd        = iota // ";"
-	nginxBlockStart        // "{"
-	nginxBlockDone         // "}"
-	nginxFileDone          // end of the file
-)
-
-func (lx *nginxLexer) errorf(format string, args ...any) error {
-	return target.ErrorAt(target.Pos{File: lx.file, Line: lx.line}, format, args...)
-}
-
-func isNginxSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
-
-// next reads the words of one directive and what ends it, as
-// ngx_conf_read_token: a word ends at a space, ";" or "{"; "#" starts a
-// comment only where a word could start; a quoted word must be followed
-// by a space, ";", "{" or ")"; "{" right after "$" is part of a variable
-// ("${name}"), and "}" is special only where a word could start.
-func (lx *nginxLexer) next() ([]nginxWord, int, error) {
-	var words []nginxWord
-	needSpace, lastSpace, sharpComment, variable, quoted := false, true, false, false, false
-	sQuoted, dQuoted := false, false
-	start, startLine := lx.i, lx.line
-	for {
-		if lx.i >= len(lx.data) {
-			if len(words) > 0 || !lastSpace {
-				return nil, 0, lx.errorf("unexpected end of file, expecting \";\" or \"}\"")
-			}
-			return nil, nginxFileDone, nil
-		}
-		ch := lx.data[lx.i]
-		lx.i++
-		if ch == '\n' {
-			lx.line++
-			sharpComment = false
-		}
-		if sharpComment {
-			continue
-		}
-		if quoted {
-			quoted = false
-			continue
-		}
-		if needSpace {
-			if isNginxSpace(ch) {
-				lastSpace, needSpace = true, false
-				continue
-			}
-			switch ch {
-			case ';':
-				return words, nginxEnd, nil
-			case '{':
-				return words, nginxBlockStart, nil
-			case ')':
-				lastSpace, needSpace = true, false
-			default:
-				return nil, 0, lx.errorf("unexpected %q", string(ch))
-			}
-		}
-		if lastSpace {
-			start, startLine = lx.i-1, lx.line
-			if isNginxSpace(ch) {
-				continue
-			}
-			switch ch {
-			case ';', '{':
-				if len(words) == 0 {
-					return nil, 0, lx.errorf("unexpected %q", string(ch))
-				}
-				if ch == '{' {
-					return words, nginxBlockStart, nil
-				}
-				return words, nginxEnd, nil
-			case '}':
-				if len(words) != 0 {
-					return nil, 0, lx.errorf("unexpected \"}\"")
-				}
-				return nil, nginxBlockDone, nil
-			case '#':
-				sharpComment = true
-				continue
-			case '\\':
-				quoted, lastSpace = true, false
-				continue
-			case '"':
-				start++
-				dQuoted, lastSpace = true, false
-				continue
-			case '\'':
-				start++
-				sQuoted, lastSpace = true, false
-				continue
-			case '$':
-				variable, lastSpace = true, false
-				continue
-			default:
-				lastSpace = false
-			}
-			continue
-		}
-		if ch == '{' && variable {
-			continue
-		}
-		variable = false
-		if ch == '\\' {
-			quoted = true
-			continue
-		}
-		if ch == '$' {
-			variable = true
-			continue
-		}
-		found := false
-		switch {
-		case dQuoted:
-			if ch == '"' {
-				dQuoted, needSpace, found = false, true, true
-			}
-		case sQuoted:
-			if ch == '\'' {
-				sQuoted, needSpace, found = false, true, true
-			}
-		case isNginxSpace(ch) || ch == ';' || ch == '{':
-			lastSpace, found = true, true
-		}
-		if !found {
-			continue
-		}
-		if err := lx.budget.Nodes(1, "nginx words (every file and include of the config)"); err != nil {
-			return nil, 0, lx.errorf("%w", err)
-		}
-		words = append(words, nginxWord{value: nginxUnescape(lx.data[start : lx.i-1]), line: startLine})
-		switch ch {
-		case ';':
-			return words, nginxEnd, nil
-		case '{':
-			return words, nginxBlockStart, nil
-		}
+// nginxDirectives turns the directives nginxconf read into the reader's.
+func nginxDirectives(ds []*nginxconf.Directive) []*nginxDirective {
+	out := make([]*nginxDirective, len(ds))
+	for i, d := range ds {
+		out[i] = &nginxDirective{name: d.Name, args: d.Args, pos: target.Pos{File: d.File, Line: d.Line}, isBlock: d.IsBlock, block: nginxDirectives(d.Block)}
 	}
+	return out
 }
 
-// nginxUnescape applies nginx's escapes: \" \' \\ stand for the character,
-// \t \r \n for tab, CR and LF; any other backslash stays.
-func nginxUnescape(b []byte) string {
-	if bytes.IndexByte(b, '\\') < 0 {
-		return string(b)
+// nginxOptions read includes through open: a file's bytes taken from the
+// run's budget, a directory answered with its names, one a line (a name
+// ending in "/" is a directory, which a glob's inner elements match).
+func nginxOptions(open target.Opener, b *budget.Budget) nginxconf.Options {
+	o := nginxconf.Options{Budget: b}
+	if open == nil {
+		return o
 	}
-	var out strings.Builder
-	for i := 0; i < len(b); i++ {
-		if b[i] == '\\' && i+1 < len(b) {
-			switch b[i+1] {
-			case '"', '\'', '\\':
-				i++
-			case 't':
-				out.WriteByte('\t')
-				i++
-				continue
-			case 'r':
-				out.WriteByte('\r')
-				i++
-				continue
-			case 'n':
-				out.WriteByte('\n')
-				i++
-				continue
-			}
-		}
-		out.WriteByte(b[i])
-	}
-	return out.String()
-}
-
-// --- Parsing files into directive trees, includes expanded.
-
-type nginxReader struct {
-	prefix string // nginx's conf prefix: the directory of the main file
-	open   target.Opener
-	files  int
-	// budget is the run's: every include's bytes, and every word of every
-	// file, are taken from it. Each file is capped by whoever opens it;
-	// the budget caps their sum (one 4 MiB file included 20 times took
-	// 6.9 GB before it did).
-	budget *budget.Budget
-}
-
-// parseFile parses one file at the top of its own nesting (an included
-// file cannot close a block of the file that includes it).
-func (r *nginxReader) parseFile(file string, data []byte, depth int) ([]*nginxDirective, error) {
-	r.files++
-	lx := &nginxLexer{file: file, data: data, line: 1, budget: r.budget}
-	return r.parseBlock(lx, false, depth)
-}
-
-func (r *nginxReader) parseBlock(lx *nginxLexer, inBlock bool, depth int) ([]*nginxDirective, error) {
-	var out []*nginxDirective
-	for {
-		words, end, err := lx.next()
+	o.Include = func(name, file string) ([]byte, error) {
+		data, err := open(file)
 		if err != nil {
 			return nil, err
 		}
-		switch end {
-		case nginxFileDone:
-			if inBlock {
-				return nil, lx.errorf("unexpected end of file, expecting \"}\"")
-			}
-			return out, nil
-		case nginxBlockDone:
-			if !inBlock {
-				return nil, lx.errorf("unexpected \"}\"")
-			}
-			return out, nil
-		}
-		d := &nginxDirective{name: words[0].value, args: words[1:], pos: target.Pos{File: lx.file, Line: words[0].line}}
-		if end == nginxBlockStart {
-			d.isBlock = true
-			if d.block, err = r.parseBlock(lx, true, depth); err != nil {
-				return nil, err
-			}
-			out = append(out, d)
-			continue
-		}
-		if d.name == "include" {
-			inc, err := r.include(d, depth)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, inc...)
-			continue
-		}
-		out = append(out, d)
-	}
-}
-
-// include reads the files of an include directive, in the order nginx
-// reads them (a glob's matches sorted, as glob(3) returns them).
-func (r *nginxReader) include(d *nginxDirective, depth int) ([]*nginxDirective, error) {
-	if len(d.args) != 1 {
-		return nil, target.ErrorAt(d.pos, "invalid number of arguments in \"include\" directive")
-	}
-	if depth+1 > nginxMaxIncludeDepth {
-		return nil, target.ErrorAt(d.pos, "include %q: includes nested more than %d deep (an include loop?)", d.arg(0), nginxMaxIncludeDepth)
-	}
-	if r.open == nil {
-		return nil, target.ErrorAt(d.pos, "include %q: no way to open included files", d.arg(0))
-	}
-	name := d.arg(0)
-	full := name
-	if !filepath.IsAbs(full) {
-		full = filepath.Join(r.prefix, full)
-	}
-	files := []string{full}
-	if strings.ContainsAny(name, "*?[") {
-		var err error
-		if files, err = r.glob(d, full); err != nil {
+		if err := b.Bytes(int64(len(data)), fmt.Sprintf("include %q (%s)", name, file)); err != nil {
 			return nil, err
 		}
+		return data, nil
 	}
-	var out []*nginxDirective
-	for _, f := range files {
-		if r.files >= nginxMaxFiles {
-			return nil, target.ErrorAt(d.pos, "include %q: more than %d files in all", name, nginxMaxFiles)
-		}
-		data, err := r.open(f)
-		if err != nil {
-			return nil, target.ErrorAt(d.pos, "include %q: %v", name, err)
-		}
-		if err := r.budget.Bytes(int64(len(data)), fmt.Sprintf("include %q (%s)", name, f)); err != nil {
-			return nil, target.ErrorAt(d.pos, "%w", err)
-		}
-		ds, err := r.parseFile(f, data, depth+1)
+	o.List = func(dir string) ([]nginxconf.Entry, error) {
+		listing, err := open(dir)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ds...)
+		var out []nginxconf.Entry
+		for _, n := range strings.Split(string(listing), "\n") {
+			name, isDir := strings.CutSuffix(n, "/")
+			out = append(out, nginxconf.Entry{Name: name, Dir: isDir})
+		}
+		return out, nil
 	}
-	return out, nil
+	return o
 }
 
-// glob expands the last element of pattern over the names open gives for
-// its directory; "*" and "?" do not match a leading dot, as in glob(3).
-func (r *nginxReader) glob(d *nginxDirective, pattern string) ([]string, error) {
-	dir, elem := filepath.Split(pattern)
-	if strings.ContainsAny(dir, "*?[") {
-		return nil, target.ErrorAt(d.pos, "include %q: a glob is read only in the last path element", d.arg(0))
+// nginxError is a read error of nginxconf as check says it: at its file
+// and line, the cause kept for errors.Is (the budget's).
+func nginxError(err error) error {
+	var e *nginxconf.Error
+	if !errors.As(err, &e) {
+		return err
 	}
-	if _, err := path.Match(elem, ""); err != nil {
-		return nil, target.ErrorAt(d.pos, "include %q: %v", d.arg(0), err)
+	pos := target.Pos{File: e.File, Line: e.Line}
+	switch {
+	case e.Kind == nginxconf.KindBudget, e.Kind == nginxconf.KindRead && errors.Is(e.Err, budget.ErrSpent):
+		return target.ErrorAt(pos, "%w", e.Err)
+	case e.Kind == nginxconf.KindList:
+		return target.ErrorAt(pos, "%s (an Opener answers a directory with the names in it, one a line)", e.Message())
 	}
-	if dir == "" {
-		dir = "."
-	}
-	listing, err := r.open(filepath.Clean(dir))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, target.ErrorAt(d.pos, "include %q: cannot list %s: %v (an Opener answers a directory with the names in it, one a line)", d.arg(0), dir, err)
-	}
-	var files []string
-	for _, n := range strings.Split(string(listing), "\n") {
-		if n == "" || strings.HasPrefix(n, ".") && !strings.HasPrefix(elem, ".") {
-			continue
-		}
-		if ok, _ := path.Match(elem, n); ok {
-			files = append(files, filepath.Join(dir, n))
-		}
-	}
-	sort.Strings(files)
-	return files, nil
+	return target.ErrorAt(pos, "%s", e.Message())
 }
 
 // --- Interpreting the http context.
@@ -510,8 +229,8 @@ func checkNginxSetting(d *nginxDirective) error {
 			return target.ErrorAt(d.pos, "invalid number of arguments in %q directive", d.name)
 		}
 		for _, a := range d.args {
-			if !nginxNextUpstreamValues[a.value] || a.value == "updating" && strings.HasPrefix(d.name, "grpc_") {
-				return target.ErrorAt(d.pos, "%s %q: not a condition nginx knows (error, timeout, invalid_header, http_500, http_502, http_503, http_504, http_403, http_404, http_429, non_idempotent, off)", d.name, a.value)
+			if !nginxNextUpstreamValues[a.Value] || a.Value == "updating" && strings.HasPrefix(d.name, "grpc_") {
+				return target.ErrorAt(d.pos, "%s %q: not a condition nginx knows (error, timeout, invalid_header, http_500, http_502, http_503, http_504, http_403, http_404, http_429, non_idempotent, off)", d.name, a.Value)
 			}
 		}
 		return nil
@@ -888,7 +607,7 @@ func parseNginxServer(d *nginxDirective) (nginxServer, error) {
 		s.name = !nginxIPv4.MatchString(host)
 	}
 	for _, a := range d.args[1:] {
-		v := a.value
+		v := a.Value
 		switch {
 		case v == "backup":
 			s.backup = true
@@ -936,7 +655,7 @@ func (in *nginxInterp) server(d *nginxDirective, set nginxSettings, fragment boo
 		switch c.name {
 		case "server_name":
 			for _, a := range c.args {
-				names = append(names, a.value)
+				names = append(names, a.Value)
 			}
 		case "listen":
 			if listen == "" {
@@ -1260,14 +979,14 @@ func (in *nginxInterp) proxyObject(name string, pos target.Pos, matches []target
 	} else {
 		conds, nonIdem := []string{}, false
 		for _, a := range next.args {
-			switch a.value {
+			switch a.Value {
 			case "off":
 				off = true
 			case "non_idempotent":
 				nonIdem = true
 			default:
-				if !slices.Contains(conds, a.value) {
-					conds = append(conds, a.value)
+				if !slices.Contains(conds, a.Value) {
+					conds = append(conds, a.Value)
 				}
 			}
 		}
