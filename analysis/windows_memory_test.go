@@ -116,7 +116,9 @@ func TestProfileMemoryStaysFlat(t *testing.T) {
 	t.Logf("peak heap, four weeks at 1-minute windows in 10 groups: %.1f MB without a profile, %.1f MB with the daily profile (%+.1f MB)",
 		float64(none)/1e6, float64(daily)/1e6, (float64(daily)-float64(none))/1e6)
 	// The peak is sampled while the GC runs on its own schedule: two runs
-	// of the same work differ by a few percent. A profile that kept a
-	// histogram per hour of the period would add hundreds of MB.
-	assert.Less(t, float64(daily), float64(none)*1.05+8e6, "the profile grows with the period")
+	// of the same work differ by a few percent, more on a busy machine
+	// (297.6 MB against 275 MB once, with other builds running). A profile
+	// that kept a histogram per hour of the period would add hundreds of
+	// MB.
+	assert.Less(t, float64(daily), float64(none)*1.10+8e6, "the profile grows with the period")
 }
