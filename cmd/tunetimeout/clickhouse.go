@@ -1,32 +1,33 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/internal/timeflag"
-	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/sqlsource"
 )
+
+// clickhouseFlags holds the clickhouse command's own flags: the rows, the
+// server, the connection flags that need parsing, --print-sql.
+type clickhouseFlags struct {
+	ch       analysis.ClickHouseOptions
+	conn     connectionFlags
+	printSQL bool
+}
 
 // newClickHouse is `tunetimeout clickhouse`: the analysis of rows held in
 // ClickHouse, computed there (sqlsource, analysis.RunClickHouse).
 func newClickHouse() *cobra.Command {
 	var (
-		o        = analysis.Options{Recommend: recommend.DefaultOptions()}
-		ch       analysis.ClickHouseOptions
-		f        analyzeFlags
-		pol      policyFlags
-		conn     connectionFlags
-		printSQL bool
-		e        emitFlags
+		s  = newServerCommand(emitFlags{})
+		cf clickhouseFlags
 	)
-	e.output = &f.output
-	lookup := e.wrap(report.Lookup)
-	rows := &ch.Rows
 	cmd := &cobra.Command{
 		Use:   "clickhouse --url URL --table T --latency COL --unit UNIT",
 		Short: "Recommend timeouts from rows in ClickHouse, computed there",
@@ -50,64 +51,35 @@ profile (--profile, --tz) of analyze --window (docs/windows.md).
       --window 1h`,
 		Args: noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.apply(cmd.Flags(), &o); err != nil {
+			if err := s.apply(cmd); err != nil {
+				return err
+			}
+			if err := cf.applyRows(cmd, s.o); err != nil {
 				return usageError{err}
 			}
-			if err := pol.apply(cmd, &o); err != nil {
+			if cf.printSQL {
+				return cf.print(cmd.OutOrStdout())
+			}
+			if err := cf.applyServer(); err != nil {
 				return usageError{err}
 			}
-			rows.Unit, rows.By, rows.From, rows.To = o.Ingest.Unit, o.Ingest.By, o.From, o.To
-			// The rule, routes, --max-groups and --window as the run
-			// sends them: --print-sql prints the queries that run.
-			*rows = analysis.ClickHouseRows(o, *rows)
-			if (!rows.From.IsZero() || !rows.To.IsZero()) && rows.Time == "" {
-				return usageError{fmt.Errorf("--from and --to need --time, the time column")}
-			}
-			for _, name := range []string{"for", "window-precision", "profile", "tz"} {
-				if rows.Window == 0 && cmd.Flags().Changed(name) {
-					return usageError{fmt.Errorf("--%s is of windows: give --window (and --time)", name)}
-				}
-			}
-			if printSQL {
-				q, err := sqlsource.Build(*rows)
-				if err != nil {
-					return usageError{err}
-				}
-				fmt.Fprintln(cmd.OutOrStdout(), q+";")
-				if rows.Time != "" {
-					q, err := sqlsource.BuildArrivals(*rows)
-					if err != nil {
-						return usageError{err}
-					}
-					fmt.Fprintln(cmd.OutOrStdout(), q+";")
-				}
-				return nil
-			}
-			if _, err := sqlsource.Build(*rows); err != nil {
-				return usageError{err}
-			}
-			c := &ch.Server.Connection
-			if err := conn.apply(&c.Attempts, &c.MaxResponseBytes, c.Timeout); err != nil {
-				return usageError{err}
-			}
-			if err := ch.Server.Check(); err != nil {
-				return usageError{err}
-			}
-			write, err := lookup(f.format)
-			if err != nil {
-				return usageError{formatHint(err, f.format)}
-			}
-			r, err := analysis.RunClickHouse(cmd.Context(), o, ch)
-			if r != nil {
-				if werr := emitReport(cmd, f.output, write, r); werr != nil {
-					return werr
-				}
-			}
-			return err
+			return s.run(cmd, func(ctx context.Context, o analysis.Options) (*report.Report, error) {
+				return analysis.RunClickHouse(ctx, o, cf.ch)
+			})
 		},
 	}
+	addClickHouseFlags(cmd, &cf, &s.f, &s.o)
+	s.register(cmd)
+	addWindowFlags(cmd, &s.f)
+	return withTopics(cmd, "database", "status", "timeout", "policy", "targets", "servers")
+}
+
+// addClickHouseFlags registers the clickhouse command's own flags: the
+// rows, their columns and window, and the connection to ClickHouse.
+func addClickHouseFlags(cmd *cobra.Command, cf *clickhouseFlags, f *analyzeFlags, o *analysis.Options) {
+	rows := &cf.ch.Rows
 	fl := cmd.Flags()
-	fl.StringVar(&ch.Server.Database, "database", "", "the database (default: the user's)")
+	fl.StringVar(&cf.ch.Server.Database, "database", "", "the database (default: the user's)")
 	fl.StringVar(&rows.Table, "table", "", "the table (or view) the rows are in")
 	fl.StringVar(&rows.Query, "query", "", "a subquery the rows come from, instead of --table")
 	fl.StringVar(&rows.Latency, "latency", "", "the latency column, or an expression")
@@ -120,17 +92,57 @@ profile (--profile, --tz) of analyze --window (docs/windows.md).
 	fl.StringVar(&f.to, "to", "", "rows before this time")
 	fl.StringSliceVar(&f.by, "by", nil, "group columns (or expressions), e.g. route,method; route(COL): the route of the targets in COL")
 	fl.StringArrayVar(&o.Ingest.RoutePatterns, "route-pattern", nil, "a route of your own for route(COL), e.g. /users/{id}/posts/* (repeatable)")
-	fl.BoolVar(&printSQL, "print-sql", false, "print the queries instead of running them")
+	fl.BoolVar(&cf.printSQL, "print-sql", false, "print the queries instead of running them")
 	fl.IntVar(&o.MaxGroups, "max-groups", analysis.DefaultMaxGroups, "keep at most this many groups apart; the rest go to \"other\"")
-	s := &ch.Server.Connection
-	addConnectionFlags(cmd, connectionFields{url: &s.URL, bearerFile: &s.BearerTokenFile, bearerEnv: &s.BearerTokenEnv,
-		basicUser: &s.BasicUser, basicPassFile: &s.BasicPasswordFile, basicPassEnv: &s.BasicPasswordEnv,
-		caFile: &s.CAFile, insecure: &s.InsecureSkipVerify, headers: &s.Headers, timeout: &s.Timeout},
-		&conn, "address of ClickHouse's HTTP interface, e.g. http://localhost:8123")
+	addConnectionFlags(cmd, httpFields(&cf.ch.Server.Connection), &cf.conn, "address of ClickHouse's HTTP interface, e.g. http://localhost:8123")
 	complete(cmd, "unit", unitNames...)
-	e.register(cmd)
-	addPolicyFlags(cmd, &o, &pol)
-	addAnalysisFlags(cmd, &o, &f, outputFormats(report.Lookup))
-	addWindowFlags(cmd, &f)
-	return withTopics(cmd, "database", "status", "timeout", "policy", "targets", "servers")
+}
+
+// applyRows completes the rows from o, parsed: the unit, the groups, the
+// window, and the rule, routes, --max-groups and --window as the run
+// sends them, so that --print-sql prints the queries that run.
+func (cf *clickhouseFlags) applyRows(cmd *cobra.Command, o analysis.Options) error {
+	rows := &cf.ch.Rows
+	rows.Unit, rows.By, rows.From, rows.To = o.Ingest.Unit, o.Ingest.By, o.From, o.To
+	*rows = analysis.ClickHouseRows(o, *rows)
+	if (!rows.From.IsZero() || !rows.To.IsZero()) && rows.Time == "" {
+		return fmt.Errorf("--from and --to need --time, the time column")
+	}
+	for _, name := range []string{"for", "window-precision", "profile", "tz"} {
+		if rows.Window == 0 && cmd.Flags().Changed(name) {
+			return fmt.Errorf("--%s is of windows: give --window (and --time)", name)
+		}
+	}
+	return nil
+}
+
+// print prints the queries (--print-sql): the histogram's, and with a
+// time column the calls per second's.
+func (cf *clickhouseFlags) print(w io.Writer) error {
+	q, err := sqlsource.Build(cf.ch.Rows)
+	if err != nil {
+		return usageError{err}
+	}
+	fmt.Fprintln(w, q+";")
+	if cf.ch.Rows.Time != "" {
+		q, err := sqlsource.BuildArrivals(cf.ch.Rows)
+		if err != nil {
+			return usageError{err}
+		}
+		fmt.Fprintln(w, q+";")
+	}
+	return nil
+}
+
+// applyServer checks the query the rows make, and parses the connection
+// flags and checks the server's options.
+func (cf *clickhouseFlags) applyServer() error {
+	if _, err := sqlsource.Build(cf.ch.Rows); err != nil {
+		return err
+	}
+	c := &cf.ch.Server.Connection
+	if err := cf.conn.apply(&c.Attempts, &c.MaxResponseBytes, c.Timeout); err != nil {
+		return err
+	}
+	return cf.ch.Server.Check()
 }

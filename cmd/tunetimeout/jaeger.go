@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -12,7 +13,6 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/internal/timeflag"
 	"github.com/tunetimeout/tunetimeout/jaegersource"
-	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 )
 
@@ -25,17 +25,12 @@ type jaegerFlags struct {
 
 func newJaeger() *cobra.Command {
 	var (
-		o   = analysis.Options{Recommend: recommend.DefaultOptions()}
-		j   analysis.JaegerOptions
-		f   analyzeFlags
-		jf  jaegerFlags
-		pol policyFlags
 		// --emit and friends (snippet.go): --service names what to read,
 		// so the snippets' service is --snippet-service.
-		e = emitFlags{serviceFlag: "snippet-service"}
+		s  = newServerCommand(emitFlags{serviceFlag: "snippet-service"})
+		j  analysis.JaegerOptions
+		jf jaegerFlags
 	)
-	e.output = &f.output
-	lookup := e.wrap(report.Lookup)
 	cmd := &cobra.Command{
 		Use:   "jaeger --url URL --service NAME",
 		Short: "Recommend timeouts per call from traces in Jaeger",
@@ -58,35 +53,31 @@ law and call-graph checks. The window is --lookback up to now, or --from and
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Format = "jaeger"
-			if err := f.apply(cmd.Flags(), &o); err != nil {
-				return usageError{err}
+			s.o.Format = "jaeger"
+			if err := s.apply(cmd); err != nil {
+				return err
 			}
-			if err := pol.apply(cmd, &o); err != nil {
-				return usageError{err}
-			}
-			if err := jf.apply(&j.Source, &o); err != nil {
+			if err := jf.apply(&j.Source, &s.o); err != nil {
 				return usageError{err}
 			}
 			if err := j.Source.Check(); err != nil {
 				return usageError{err}
 			}
-			write, err := lookup(f.format)
-			if err != nil {
-				return usageError{formatHint(err, f.format)}
-			}
-			r, err := analysis.RunJaeger(cmd.Context(), o, j)
-			if r != nil {
-				if werr := emitReport(cmd, f.output, write, r); werr != nil {
-					return werr
-				}
-			}
-			return err
+			return s.run(cmd, func(ctx context.Context, o analysis.Options) (*report.Report, error) {
+				return analysis.RunJaeger(ctx, o, j)
+			})
 		},
 	}
+	addJaegerFlags(cmd, &j.Source, &jf, &s.f, &s.o)
+	s.register(cmd)
+	addPlanFlags(cmd, &s.f)
+	return withTopics(cmd, "servers", "timeout", "policy", "targets")
+}
+
+// addJaegerFlags registers the jaeger command's own flags: which traces,
+// which window, how many, and the connection to the query service.
+func addJaegerFlags(cmd *cobra.Command, s *jaegersource.Options, jf *jaegerFlags, f *analyzeFlags, o *analysis.Options) {
 	fl := cmd.Flags()
-	s := &j.Source
-	c := &s.Connection
 	fl.StringVar(&s.Service, "service", "", "the service whose traces to read (without it: the list)")
 	fl.StringVar(&s.Operation, "operation", "", "only traces with this operation of the service")
 	fl.StringVar(&s.Tags, "tags", "", `only traces with these tags, as JSON: '{"http.status_code":"200"}'`)
@@ -101,16 +92,8 @@ law and call-graph checks. The window is --lookback up to now, or --from and
 	fl.StringSliceVar(&f.by, "by", nil, "group spans by: "+strings.Join(ingest.SpanGroupKeys, ", ")+" (default: the edge)")
 	fl.BoolVar(&o.Status.IncludeErrors, "include-errors", false, "count failed spans as latency samples")
 	fl.IntVar(&o.MaxGroups, "max-groups", analysis.DefaultMaxGroups, "keep at most this many groups apart; the rest go to \"other\"")
-	addConnectionFlags(cmd, connectionFields{url: &c.URL, bearerFile: &c.BearerTokenFile, bearerEnv: &c.BearerTokenEnv,
-		basicUser: &c.BasicUser, basicPassFile: &c.BasicPasswordFile, basicPassEnv: &c.BasicPasswordEnv,
-		caFile: &c.CAFile, insecure: &c.InsecureSkipVerify, headers: &c.Headers, timeout: &c.Timeout},
-		&jf.conn, "address of the Jaeger query service, e.g. http://localhost:16686")
+	addConnectionFlags(cmd, httpFields(&s.Connection), &jf.conn, "address of the Jaeger query service, e.g. http://localhost:16686")
 	completeList(cmd, "by", ingest.SpanGroupKeys...)
-	e.register(cmd)
-	addPolicyFlags(cmd, &o, &pol)
-	addPlanFlags(cmd, &f)
-	addAnalysisFlags(cmd, &o, &f, outputFormats(report.Lookup))
-	return withTopics(cmd, "servers", "timeout", "policy", "targets")
 }
 
 // apply parses the jaeger command's own flags into s; the window comes

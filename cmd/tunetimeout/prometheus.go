@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,7 +17,6 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/internal/timeflag"
 	"github.com/tunetimeout/tunetimeout/promsource"
-	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 )
 
@@ -32,15 +32,10 @@ var aggregates = []string{"worst", "overall"}
 
 func newPrometheus() *cobra.Command {
 	var (
-		o   = analysis.Options{Recommend: recommend.DefaultOptions()}
-		p   analysis.PrometheusOptions
-		f   analyzeFlags
-		pf  prometheusFlags
-		pol policyFlags
-		e   emitFlags // --emit and friends: snippets after the report (snippet.go)
+		s  = newServerCommand(emitFlags{}) // --emit and friends: snippets after the report (snippet.go)
+		p  analysis.PrometheusOptions
+		pf prometheusFlags
 	)
-	e.output = &f.output
-	lookup := e.wrap(report.Lookup)
 	cmd := &cobra.Command{
 		Use:     "prometheus --url URL --metric NAME",
 		Aliases: []string{"prom"},
@@ -65,16 +60,13 @@ bucket's upper bound, and the report says which le bound to add.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.apply(cmd.Flags(), &o); err != nil {
-				return usageError{err}
-			}
-			if err := pol.apply(cmd, &o); err != nil {
-				return usageError{err}
+			if err := s.apply(cmd); err != nil {
+				return err
 			}
 			if err := pf.apply(&p); err != nil {
 				return usageError{err}
 			}
-			if err := f.applyProfile(&o); err != nil {
+			if err := s.f.applyProfile(&s.o); err != nil {
 				return usageError{err}
 			}
 			// promsource's own rule, before anything is sent: --url,
@@ -82,28 +74,24 @@ bucket's upper bound, and the report says which le bound to add.`,
 			if err := p.Source.Check(); err != nil {
 				return usageError{err}
 			}
-			write, err := lookup(f.format)
-			if err != nil {
-				return usageError{formatHint(err, f.format)}
-			}
-			r, err := analysis.RunPrometheus(cmd.Context(), o, p)
-			if r != nil {
-				if werr := emitReport(cmd, f.output, write, r); werr != nil {
-					return werr
-				}
-			}
-			return err
+			return s.run(cmd, func(ctx context.Context, o analysis.Options) (*report.Report, error) {
+				return analysis.RunPrometheus(ctx, o, p)
+			})
 		},
 	}
-	e.register(cmd)
-	addPolicyFlags(cmd, &o, &pol)
+	s.register(cmd)
 	addPrometheusFlags(cmd, &p, &pf, true)
-	addAnalysisFlags(cmd, &o, &f, outputFormats(report.Lookup))
+	addProfileFlags(cmd, &s.f)
+	return withTopics(cmd, "histograms", "timeout", "policy", "targets", "servers")
+}
+
+// addProfileFlags registers prometheus's --profile and --tz, the profile
+// of the steps; f.applyProfile parses them.
+func addProfileFlags(cmd *cobra.Command, f *analyzeFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.profile, "profile", advice.ProfileAuto, "with --step: pool the steps by hour of the day (daily) or of the week (weekly), shown beside the recommendation; auto: daily when the steps span 3 days or more; none")
 	fl.StringVar(&f.tz, "tz", "UTC", "time zone of the profile's hours (an IANA name: Europe/Berlin)")
 	complete(cmd, "profile", advice.ProfileKinds...)
-	return withTopics(cmd, "histograms", "timeout", "policy", "targets", "servers")
 }
 
 // addPrometheusFlags registers the flags of a Prometheus source: where,
