@@ -90,71 +90,13 @@ type BucketRow struct {
 // routePatterns are the user's own routes (--route-pattern), tried before
 // NormalizeRoute on the targets of a BucketsRouteTargetColumn.
 func ReadBuckets(r io.Reader, name string, routePatterns []string, row func(*BucketRow) error, bad func(error) error) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	head, err := br.Peek(1)
-	if len(head) == 0 {
-		if err == io.EOF {
-			return fmt.Errorf("%s: %w", name, ErrEmptyInput)
-		}
+	next, header, jsonLine, err := bucketRecords(r, name)
+	if err != nil {
 		return err
 	}
-	first, _ := br.Peek(4096)
-	if i := bytes.IndexByte(first, '\n'); i >= 0 {
-		first = first[:i]
-	}
-	var next func() ([]string, error)
-	var header []string
-	var err2 error
-	var jsonLine *int // the line of the row next returned, for JSON lines
-	if t := bytes.TrimLeft(first, " \t\ufeff"); len(t) > 0 && t[0] == '{' {
-		jsonLine = new(int)
-		next, header, err2 = jsonBucketRows(br, name, jsonLine)
-	} else {
-		cr := csv.NewReader(br)
-		if bytes.IndexByte(first, '\t') >= 0 {
-			cr.Comma = '\t'
-		}
-		cr.ReuseRecord = true
-		cr.FieldsPerRecord = -1
-		next = cr.Read
-		header, err2 = cr.Read()
-		if err2 != nil {
-			err2 = fmt.Errorf("%s:1: the header: %v", name, err2)
-		}
-	}
-	if err2 != nil {
-		return err2
-	}
-	header = slices.Clone(header) // ReuseRecord: the next Read writes over it
-	bucket, calls, censored, second, folded, target, window := -1, -1, -1, -1, -1, -1, -1
-	var groups []int
-	excluded := map[int]string{}
-	for i, h := range header {
-		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
-		switch {
-		case h == BucketsBucketColumn:
-			bucket = i
-		case h == BucketsCallsColumn:
-			calls = i
-		case h == BucketsSecondColumn:
-			second = i
-		case h == BucketsCensoredColumn:
-			censored = i
-		case h == BucketsFoldedColumn:
-			folded = i
-		case h == BucketsWindowColumn:
-			window = i
-		case strings.HasPrefix(h, BucketsExcludedPrefix):
-			excluded[i] = "status " + strings.TrimPrefix(h, BucketsExcludedPrefix)
-		default:
-			if h == BucketsRouteTargetColumn {
-				target = i
-			}
-			groups = append(groups, i)
-		}
-	}
+	c := newBucketColumns(header)
 	var routes *Grouper
-	if target >= 0 {
+	if c.target >= 0 {
 		var err error
 		if routes, err = NewGrouper([]string{"route"}, routePatterns); err != nil {
 			return err
@@ -162,7 +104,7 @@ func ReadBuckets(r io.Reader, name string, routePatterns []string, row func(*Buc
 	}
 	var fields Fields
 	var sample Sample
-	if (bucket < 0) == (second < 0) || calls < 0 {
+	if (c.bucket < 0) == (c.second < 0) || c.calls < 0 {
 		return fmt.Errorf("%s:1: the header has no %s (or %s) and %s columns (the columns tunetimeout sql's queries name): %q", name, BucketsBucketColumn, BucketsSecondColumn, BucketsCallsColumn, strings.Join(header, ","))
 	}
 	var br2 BucketRow
@@ -203,94 +145,9 @@ func ReadBuckets(r io.Reader, name string, routePatterns []string, row func(*Buc
 			}
 			continue
 		}
-		num := func(i int) (int64, bool) {
-			v, err := strconv.ParseInt(strings.TrimSpace(rec[i]), 10, 64)
-			return v, err == nil && v >= 0
-		}
-		br2 = BucketRow{Excluded: br2.Excluded}
-		clear(br2.Excluded)
-		var ok bool
-		if second >= 0 {
-			br2.Arrivals = true
-			v, err := strconv.ParseInt(strings.TrimSpace(rec[second]), 10, 64)
-			if err != nil || v < 0 || v > maxUnixSecond {
-				if err := badRow(header[second], rec[second], "is not a second of Unix time from 1970 to 2262"); err != nil {
-					return err
-				}
-				continue
-			}
-			br2.Second = v
-		}
-		if window >= 0 {
-			br2.Windowed = true
-			if v := strings.TrimSpace(rec[window]); v != "" && v != `\N` {
-				w, err := strconv.ParseInt(v, 10, 64)
-				if err != nil || w < 0 || w > maxUnixSecond {
-					if err := badRow(header[window], rec[window], "is not a second of Unix time from 1970 to 2262"); err != nil {
-						return err
-					}
-					continue
-				}
-				br2.Timed, br2.Window = true, w
-			}
-		}
-		if second < 0 {
-			if br2.BucketUS, ok = num(bucket); !ok {
-				if err := badRow(header[bucket], rec[bucket], "is not a whole number of microseconds, 0 or more"); err != nil {
-					return err
-				}
-				continue
-			}
-		}
-		if br2.Calls, ok = num(calls); !ok {
-			if err := badRow(header[calls], rec[calls], "is not a count"); err != nil {
-				return err
-			}
-			continue
-		}
-		sum := int64(0)
-		if censored >= 0 {
-			if br2.Censored, ok = num(censored); !ok {
-				if err := badRow(header[censored], rec[censored], "is not a count"); err != nil {
-					return err
-				}
-				continue
-			}
-			sum += br2.Censored
-		}
-		good := true
-		for _, i := range slices.Sorted(maps.Keys(excluded)) {
-			n, ok := num(i)
-			if !ok {
-				good = false
-				if err := badRow(header[i], rec[i], "is not a count"); err != nil {
-					return err
-				}
-				break
-			}
-			if n > 0 {
-				if br2.Excluded == nil {
-					br2.Excluded = map[string]int64{}
-				}
-				br2.Excluded[excluded[i]] += n
-				sum += n
-			}
-		}
-		if !good {
-			continue
-		}
-		if folded >= 0 {
-			if br2.FoldedGroups, ok = num(folded); !ok {
-				if err := badRow(header[folded], rec[folded], "is not a count"); err != nil {
-					return err
-				}
-				continue
-			}
-		}
-		if sum > br2.Calls {
-			if err := badRow(header[calls], rec[calls], fmt.Sprintf("is fewer than the censored and excluded calls, %d", sum)); err != nil {
-				return err
-			}
+		if ok, err := c.parse(rec, header, &br2, badRow); err != nil {
+			return err
+		} else if !ok {
 			continue
 		}
 		g = g[:0]
@@ -301,9 +158,9 @@ func ReadBuckets(r io.Reader, name string, routePatterns []string, row func(*Buc
 			}
 			continue
 		}
-		for _, i := range groups {
+		for _, i := range c.groups {
 			v := rec[i]
-			if i == target {
+			if i == c.target {
 				// The route of a request target, as a log's --by route
 				// makes it: rows of one route add up.
 				fields.Path = append(fields.Path[:0], v...)
@@ -316,6 +173,155 @@ func ReadBuckets(r io.Reader, name string, routePatterns []string, row func(*Buc
 			return err
 		}
 	}
+}
+
+// bucketRecords opens buckets as CSV or TSV, or as JSON lines when the
+// first line is an object, and reads the header: next returns each row
+// after it, as its columns. jsonLine, for JSON lines, is the line of the
+// row next returned last.
+func bucketRecords(r io.Reader, name string) (next func() ([]string, error), header []string, jsonLine *int, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, err := br.Peek(1)
+	if len(head) == 0 {
+		if err == io.EOF {
+			return nil, nil, nil, fmt.Errorf("%s: %w", name, ErrEmptyInput)
+		}
+		return nil, nil, nil, err
+	}
+	first, _ := br.Peek(4096)
+	if i := bytes.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	var err2 error
+	if t := bytes.TrimLeft(first, " \t\ufeff"); len(t) > 0 && t[0] == '{' {
+		jsonLine = new(int)
+		next, header, err2 = jsonBucketRows(br, name, jsonLine)
+	} else {
+		cr := csv.NewReader(br)
+		if bytes.IndexByte(first, '\t') >= 0 {
+			cr.Comma = '\t'
+		}
+		cr.ReuseRecord = true
+		cr.FieldsPerRecord = -1
+		next = cr.Read
+		header, err2 = cr.Read()
+		if err2 != nil {
+			err2 = fmt.Errorf("%s:1: the header: %v", name, err2)
+		}
+	}
+	if err2 != nil {
+		return nil, nil, nil, err2
+	}
+	header = slices.Clone(header) // ReuseRecord: the next Read writes over it
+	return next, header, jsonLine, nil
+}
+
+// bucketColumns are the places of the buckets format's columns in a
+// header, -1 for those it has not: the group columns in order, and the
+// excluded counts by their reason ("status 5xx").
+type bucketColumns struct {
+	bucket, calls, censored, second, folded, target, window int
+	groups                                                  []int
+	excluded                                                map[int]string
+}
+
+// newBucketColumns finds the columns of header.
+func newBucketColumns(header []string) *bucketColumns {
+	c := &bucketColumns{bucket: -1, calls: -1, censored: -1, second: -1, folded: -1, target: -1, window: -1,
+		excluded: map[int]string{}}
+	for i, h := range header {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		switch {
+		case h == BucketsBucketColumn:
+			c.bucket = i
+		case h == BucketsCallsColumn:
+			c.calls = i
+		case h == BucketsSecondColumn:
+			c.second = i
+		case h == BucketsCensoredColumn:
+			c.censored = i
+		case h == BucketsFoldedColumn:
+			c.folded = i
+		case h == BucketsWindowColumn:
+			c.window = i
+		case strings.HasPrefix(h, BucketsExcludedPrefix):
+			c.excluded[i] = "status " + strings.TrimPrefix(h, BucketsExcludedPrefix)
+		default:
+			if h == BucketsRouteTargetColumn {
+				c.target = i
+			}
+			c.groups = append(c.groups, i)
+		}
+	}
+	return c
+}
+
+// parse reads the numbers of rec, a row of as many columns as header,
+// into br2 (its group aside): false when one is bad, which it reports to
+// badRow, whose error it returns.
+func (c *bucketColumns) parse(rec, header []string, br2 *BucketRow, badRow func(field, value, reason string) error) (bool, error) {
+	num := func(i int) (int64, bool) {
+		v, err := strconv.ParseInt(strings.TrimSpace(rec[i]), 10, 64)
+		return v, err == nil && v >= 0
+	}
+	*br2 = BucketRow{Excluded: br2.Excluded}
+	clear(br2.Excluded)
+	var ok bool
+	if c.second >= 0 {
+		br2.Arrivals = true
+		v, err := strconv.ParseInt(strings.TrimSpace(rec[c.second]), 10, 64)
+		if err != nil || v < 0 || v > maxUnixSecond {
+			return false, badRow(header[c.second], rec[c.second], "is not a second of Unix time from 1970 to 2262")
+		}
+		br2.Second = v
+	}
+	if c.window >= 0 {
+		br2.Windowed = true
+		if v := strings.TrimSpace(rec[c.window]); v != "" && v != `\N` {
+			w, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || w < 0 || w > maxUnixSecond {
+				return false, badRow(header[c.window], rec[c.window], "is not a second of Unix time from 1970 to 2262")
+			}
+			br2.Timed, br2.Window = true, w
+		}
+	}
+	if c.second < 0 {
+		if br2.BucketUS, ok = num(c.bucket); !ok {
+			return false, badRow(header[c.bucket], rec[c.bucket], "is not a whole number of microseconds, 0 or more")
+		}
+	}
+	if br2.Calls, ok = num(c.calls); !ok {
+		return false, badRow(header[c.calls], rec[c.calls], "is not a count")
+	}
+	sum := int64(0)
+	if c.censored >= 0 {
+		if br2.Censored, ok = num(c.censored); !ok {
+			return false, badRow(header[c.censored], rec[c.censored], "is not a count")
+		}
+		sum += br2.Censored
+	}
+	for _, i := range slices.Sorted(maps.Keys(c.excluded)) {
+		n, ok := num(i)
+		if !ok {
+			return false, badRow(header[i], rec[i], "is not a count")
+		}
+		if n > 0 {
+			if br2.Excluded == nil {
+				br2.Excluded = map[string]int64{}
+			}
+			br2.Excluded[c.excluded[i]] += n
+			sum += n
+		}
+	}
+	if c.folded >= 0 {
+		if br2.FoldedGroups, ok = num(c.folded); !ok {
+			return false, badRow(header[c.folded], rec[c.folded], "is not a count")
+		}
+	}
+	if sum > br2.Calls {
+		return false, badRow(header[c.calls], rec[c.calls], fmt.Sprintf("is fewer than the censored and excluded calls, %d", sum))
+	}
+	return true, nil
 }
 
 // maxBucketLine bounds one JSON line of buckets: a row of a few group
@@ -355,54 +361,11 @@ func jsonBucketRows(br *bufio.Reader, name string, lineNo *int) (next func() ([]
 			return line, err
 		}
 	}
-	parse := func(line []byte) (keys, values []string, err error) {
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.UseNumber()
-		invalid := func(err error) error {
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				return &badJSONRow{"is a JSON object cut off"}
-			}
-			return &badJSONRow{"is not valid JSON: " + err.Error()}
-		}
-		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-			return nil, nil, &badJSONRow{"is not a JSON object"}
-		}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return nil, nil, invalid(err)
-			}
-			v, err := dec.Token()
-			if err != nil {
-				return nil, nil, invalid(err)
-			}
-			var text string
-			switch v := v.(type) {
-			case string:
-				text = v
-			case json.Number:
-				text = v.String()
-			case bool:
-				text = strconv.FormatBool(v)
-			case nil:
-			default:
-				return nil, nil, &badJSONRow{fmt.Sprintf("the value of %q is not a string, number, boolean or null", k)}
-			}
-			keys, values = append(keys, k.(string)), append(values, text)
-		}
-		if _, err := dec.Token(); err != nil {
-			return nil, nil, invalid(err)
-		}
-		if len(bytes.TrimSpace(line[dec.InputOffset():])) > 0 {
-			return nil, nil, &badJSONRow{"has more after its JSON object"}
-		}
-		return keys, values, nil
-	}
 	first, err := readLine()
 	if err != nil && err != io.EOF {
 		return nil, nil, err
 	}
-	header, values, err := parse(bytes.TrimPrefix(first, []byte("\ufeff")))
+	header, values, err := parseJSONBucketRow(bytes.TrimPrefix(first, []byte("\ufeff")))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s:1: %v", name, err)
 	}
@@ -426,7 +389,7 @@ func jsonBucketRows(br *bufio.Reader, name string, lineNo *int) (next func() ([]
 			}
 			line = l
 		}
-		keys, values, err := parse(line)
+		keys, values, err := parseJSONBucketRow(line)
 		if err != nil {
 			return nil, err
 		}
@@ -441,6 +404,52 @@ func jsonBucketRows(br *bufio.Reader, name string, lineNo *int) (next func() ([]
 		return rec, nil
 	}
 	return next, header, nil
+}
+
+// parseJSONBucketRow reads a JSON line of buckets: the keys of its object
+// and their values as text, in order.
+func parseJSONBucketRow(line []byte) (keys, values []string, err error) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	invalid := func(err error) error {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return &badJSONRow{"is a JSON object cut off"}
+		}
+		return &badJSONRow{"is not valid JSON: " + err.Error()}
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil, &badJSONRow{"is not a JSON object"}
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil, nil, invalid(err)
+		}
+		v, err := dec.Token()
+		if err != nil {
+			return nil, nil, invalid(err)
+		}
+		var text string
+		switch v := v.(type) {
+		case string:
+			text = v
+		case json.Number:
+			text = v.String()
+		case bool:
+			text = strconv.FormatBool(v)
+		case nil:
+		default:
+			return nil, nil, &badJSONRow{fmt.Sprintf("the value of %q is not a string, number, boolean or null", k)}
+		}
+		keys, values = append(keys, k.(string)), append(values, text)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, nil, invalid(err)
+	}
+	if len(bytes.TrimSpace(line[dec.InputOffset():])) > 0 {
+		return nil, nil, &badJSONRow{"has more after its JSON object"}
+	}
+	return keys, values, nil
 }
 
 // maxUnixSecond is the last second a time.Duration reaches from 1970.
