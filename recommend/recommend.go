@@ -158,11 +158,7 @@ func RecommendMeasured(h *histogram.Latency, m Measured, o Options) (Recommendat
 	if h == nil || h.Count() == 0 {
 		return Recommendation{}, ErrNoSamples
 	}
-	f := o.FalseTimeouts
-	q := 1 - f
-	name := human.Quantile(q)
-	n := h.Count()
-
+	q := 1 - o.FalseTimeouts
 	quantile := h.Quantile
 	if m.Quantile != nil {
 		quantile = m.Quantile
@@ -173,43 +169,86 @@ func RecommendMeasured(h *histogram.Latency, m Measured, o Options) (Recommendat
 	r.LowerBound = h.QuantileIsLowerBound(q)
 	_, r.RoundingStep = RoundUp(r.Base)
 
-	t := r.Base
-	step := func(rule, format string, args ...any) {
-		r.Steps = append(r.Steps, Step{Rule: rule, Value: t, Reason: fmt.Sprintf(format, args...)})
-	}
-	warn := func(code finding.Code, fields finding.Fields, format string, args ...any) {
-		r.Findings = append(r.Findings, finding.Newf(code, fields, format, args...))
+	p := padding{r: &r, h: h, o: o, name: human.Quantile(q), t: r.Base}
+	p.quantile()
+	p.tightTail(quantile)
+	p.networkAllowance()
+	p.round()
+	p.bounds()
+	r.Timeout = p.t
+
+	// Connect timeout: last, and it leaves Timeout alone.
+	r.Connect = ConnectTimeout(m.ConnectTimes, m.ReusedConnects, o.RTT, q, r.Timeout)
+	if c := r.Connect.Timeout; c > 0 {
+		r.ConnectTimeout = c
+		r.Steps = append(r.Steps, Step{Rule: "connect", Value: c, Reason: r.Connect.Reason})
 	}
 
-	// 1. The quantile.
+	// Warnings, most important first.
+	inPile := r.warnPileUp(h, p.name)
+	r.warnSamples(h, o.FalseTimeouts, p.name, inPile)
+	r.Warnings = finding.Messages(r.Findings)
+	return r, nil
+}
+
+// padding is a recommendation being made: the timeout t its steps have
+// reached so far, from the quantile r.Base of h, under the options o;
+// name is the quantile's ("p99.9").
+type padding struct {
+	r    *Recommendation
+	h    *histogram.Latency
+	o    Options
+	name string
+	t    time.Duration
+}
+
+// step adds a step of rule to the recommendation, at the timeout reached.
+func (p *padding) step(rule, format string, args ...any) {
+	p.r.Steps = append(p.r.Steps, Step{Rule: rule, Value: p.t, Reason: fmt.Sprintf(format, args...)})
+}
+
+// quantile is step 1, the quantile.
+func (p *padding) quantile() {
 	// Of the sample of rank ceil(q N) at most f N lie above (the rank rule
 	// of histogram.Latency.Quantile): the reason says how many do. Base is
 	// the highest value of its bucket (or a value declared exact), so the
 	// count above it is exact, not a bound.
-	above := h.CountAbove(r.Base)
-	step("quantile", "%s of %s calls is %s: %s slower (%s; at most the %s asked for)",
-		name, human.Count(n), human.Duration(r.Base), human.Calls(above), human.Percent(float64(above)/float64(n)), human.Percent(f))
+	n, base := p.h.Count(), p.r.Base
+	above := p.h.CountAbove(base)
+	p.step("quantile", "%s of %s calls is %s: %s slower (%s; at most the %s asked for)",
+		p.name, human.Count(n), human.Duration(base), human.Calls(above), human.Percent(float64(above)/float64(n)), human.Percent(p.o.FalseTimeouts))
+}
 
-	// 2. Tight tail: a timeout close to the median fires on noise.
-	if o.TightTailRatio > 0 {
-		p50 := quantile(0.5)
-		floor := time.Duration(math.Ceil(o.TightTailRatio * float64(p50)))
-		if t < floor {
-			t = floor
-			step("tight-tail", "%s (%s) is below %s x the median (%s): a timeout that close to the median fires on ordinary noise, a GC pause or one TCP retransmission, so it is raised to %s",
-				name, human.Duration(r.Base), formatFloat(o.TightTailRatio), human.Duration(p50), human.Duration(t))
-		}
+// tightTail is step 2, the tight tail: a timeout close to the median
+// fires on noise. quantile reads the median.
+func (p *padding) tightTail(quantile func(float64) time.Duration) {
+	if p.o.TightTailRatio <= 0 {
+		return
 	}
-
-	// 3. Network allowance: the server's measurements miss the client's network.
-	if o.NetworkAllowance > 0 {
-		before := t
-		t += o.NetworkAllowance
-		step("network-allowance", "latency measured at the server does not include the client's network, so %s of network allowance is added (%s to %s)",
-			human.Duration(o.NetworkAllowance), human.Duration(before), human.Duration(t))
+	p50 := quantile(0.5)
+	floor := time.Duration(math.Ceil(p.o.TightTailRatio * float64(p50)))
+	if p.t < floor {
+		p.t = floor
+		p.step("tight-tail", "%s (%s) is below %s x the median (%s): a timeout that close to the median fires on ordinary noise, a GC pause or one TCP retransmission, so it is raised to %s",
+			p.name, human.Duration(p.r.Base), formatFloat(p.o.TightTailRatio), human.Duration(p50), human.Duration(p.t))
 	}
+}
 
-	// 4. Round to a value people write in configs; always shown.
+// networkAllowance is step 3, the network allowance: the server's
+// measurements miss the client's network.
+func (p *padding) networkAllowance() {
+	if p.o.NetworkAllowance > 0 {
+		before := p.t
+		p.t += p.o.NetworkAllowance
+		p.step("network-allowance", "latency measured at the server does not include the client's network, so %s of network allowance is added (%s to %s)",
+			human.Duration(p.o.NetworkAllowance), human.Duration(before), human.Duration(p.t))
+	}
+}
+
+// round is step 4, rounding to a value people write in configs, always
+// shown; and the floor: configs cannot express less than 1 ms.
+func (p *padding) round() {
+	h, t := p.h, p.t
 	rounded, rstep := RoundUp(t)
 	if below := rounded - rstep; rounded != t && below > 0 && t-below <= t/precision && h.CountAbove(below) == h.CountAbove(t) {
 		// The histogram reports the top of the bucket a value fell into, up
@@ -220,57 +259,61 @@ func RecommendMeasured(h *histogram.Latency, m Measured, o Options) (Recommendat
 		// more than the share asked for. So an exact 500ms of bucketed data
 		// (a Prometheus le) rounds down, while calls recorded in 500ms's
 		// bucket (499.712ms to 500.223ms) may lie above 500ms and do not.
-		before := t
-		t = below
-		step("round", "%s is within the histogram's precision (0.1 %%) of %s, a value people write in configs",
-			human.Duration(before), human.Duration(t))
+		p.t = below
+		p.step("round", "%s is within the histogram's precision (0.1 %%) of %s, a value people write in configs",
+			human.Duration(t), human.Duration(p.t))
 	} else if rounded != t {
-		before := t
-		t = rounded
-		step("round", "%s is rounded up to %s, a value people write in configs (steps of %s at this size)",
-			human.Duration(before), human.Duration(t), human.Duration(rstep))
+		p.t = rounded
+		p.step("round", "%s is rounded up to %s, a value people write in configs (steps of %s at this size)",
+			human.Duration(t), human.Duration(p.t), human.Duration(rstep))
 	} else {
-		step("round", "%s is already a value people write in configs", human.Duration(t))
+		p.step("round", "%s is already a value people write in configs", human.Duration(t))
 	}
 
 	// The floor: configs cannot express less than 1 ms.
-	if t < MinTimeout {
-		before := t
-		t = MinTimeout
-		step("floor", "%s is raised to %s: gateway and Istio configs cannot express a shorter timeout",
-			human.Duration(before), human.Duration(t))
+	if p.t < MinTimeout {
+		before := p.t
+		p.t = MinTimeout
+		p.step("floor", "%s is raised to %s: gateway and Istio configs cannot express a shorter timeout",
+			human.Duration(before), human.Duration(p.t))
 	}
+}
 
-	// 5. The user's bounds.
-	if o.Min > 0 && t < o.Min {
-		before := t
-		t = o.Min
-		step("min", "you set a minimum of %s, so the timeout is raised from %s", human.Duration(o.Min), human.Duration(before))
+// bounds is step 5, the user's bounds, and the finding of a maximum below
+// the quantile.
+func (p *padding) bounds() {
+	o, r := p.o, p.r
+	if o.Min > 0 && p.t < o.Min {
+		before := p.t
+		p.t = o.Min
+		p.step("min", "you set a minimum of %s, so the timeout is raised from %s", human.Duration(o.Min), human.Duration(before))
 	}
-	if o.Max > 0 && t > o.Max {
-		before := t
-		t = o.Max
-		step("max", "you set a maximum of %s, so the timeout is lowered from %s", human.Duration(o.Max), human.Duration(before))
+	if o.Max > 0 && p.t > o.Max {
+		before := p.t
+		p.t = o.Max
+		p.step("max", "you set a maximum of %s, so the timeout is lowered from %s", human.Duration(o.Max), human.Duration(before))
 		if o.Max < r.Base {
-			cut := h.FractionAbove(o.Max)
-			warn(finding.MaxBelowQuantile, finding.Fields{"max_seconds": o.Max, "quantile": q, "base_seconds": r.Base,
-				"cut_off_fraction": cut, "false_timeouts_fraction": f},
+			cut := p.h.FractionAbove(o.Max)
+			r.warn(finding.MaxBelowQuantile, finding.Fields{"max_seconds": o.Max, "quantile": r.Quantile, "base_seconds": r.Base,
+				"cut_off_fraction": cut, "false_timeouts_fraction": o.FalseTimeouts},
 				"the maximum of %s you set is below the measured %s (%s): it cuts off at most %s of calls instead of %s",
-				human.Duration(o.Max), name, human.Duration(r.Base), human.Percent(cut), human.Percent(f))
+				human.Duration(o.Max), p.name, human.Duration(r.Base), human.Percent(cut), human.Percent(o.FalseTimeouts))
 		}
 	}
-	r.Timeout = t
+}
 
-	// Connect timeout: last, and it leaves Timeout alone.
-	r.Connect = ConnectTimeout(m.ConnectTimes, m.ReusedConnects, o.RTT, q, r.Timeout)
-	if c := r.Connect.Timeout; c > 0 {
-		r.ConnectTimeout = c
-		r.Steps = append(r.Steps, Step{Rule: "connect", Value: c, Reason: r.Connect.Reason})
-	}
+// warn adds a finding to r.
+func (r *Recommendation) warn(code finding.Code, fields finding.Fields, format string, args ...any) {
+	r.Findings = append(r.Findings, finding.Newf(code, fields, format, args...))
+}
 
-	// Warnings, most important first.
+// warnPileUp adds the findings of a pile-up of h (an existing timeout)
+// and of a quantile that is a lower bound; inPile: the quantile falls
+// into the pile-up.
+func (r *Recommendation) warnPileUp(h *histogram.Latency, name string) (inPile bool) {
+	q := r.Quantile
 	pileAt, pileN, pile := PileUp(h)
-	inPile := pile && r.Base >= pileEdge(pileAt)
+	inPile = pile && r.Base >= pileEdge(pileAt)
 	if inPile || r.LowerBound {
 		r.LowerBound = true
 		code, at := finding.LowerBound, r.Base
@@ -279,19 +322,28 @@ func RecommendMeasured(h *histogram.Latency, m Measured, o Options) (Recommendat
 			code, at = finding.LowerBoundPileUp, pileAt
 			why = fmt.Sprintf("it falls into the pile-up at %s, where calls were cut off by an existing timeout", human.Duration(pileAt))
 		}
-		warn(code, finding.Fields{"quantile": q, "at_least_seconds": at},
+		r.warn(code, finding.Fields{"quantile": q, "at_least_seconds": at},
 			"the true %s is at least %s, not measured: %s; measure without that timeout (or with a longer one) to see the tail",
 			name, human.Duration(at), why)
 	}
 	if pile {
-		share := float64(pileN) / float64(n)
-		warn(finding.CensoredPileUp, finding.Fields{"calls": pileN, "fraction": share, "at_seconds": pileAt},
+		share := float64(pileN) / float64(h.Count())
+		r.warn(finding.CensoredPileUp, finding.Fields{"calls": pileN, "fraction": share, "at_seconds": pileAt},
 			"%s calls (%s) end at %s, the largest value: this looks like an existing timeout of %s; latency beyond it is unknown",
 			human.Count(pileN), human.Percent(share), human.Duration(pileAt), human.Duration(pileAt))
 	}
+	return inPile
+}
+
+// warnSamples adds the findings of what h holds too little of, or could
+// not hold: too few calls for the quantile, too few above it (unless
+// inPile), censored calls, samples out of range. f is the false
+// timeouts' share.
+func (r *Recommendation) warnSamples(h *histogram.Latency, f float64, name string, inPile bool) {
+	q, n := r.Quantile, h.Count()
 	if float64(n)*f < 1 {
 		oneIn := int64(math.Round(1 / f))
-		warn(finding.FewSamples, finding.Fields{"samples": n, "one_in": oneIn, "quantile": q},
+		r.warn(finding.FewSamples, finding.Fields{"samples": n, "one_in": oneIn, "quantile": q},
 			"only %s calls: fewer than needed to see one in %s, so %s is at best the largest sample",
 			human.Count(n), human.Count(oneIn), name)
 	}
@@ -310,7 +362,7 @@ func RecommendMeasured(h *histogram.Latency, m Measured, o Options) (Recommendat
 		case 1:
 			few = "only 1 call lies"
 		}
-		warn(finding.FewAbove, finding.Fields{"quantile": q, "samples_above": iv.Above, "low_seconds": iv.Lo,
+		r.warn(finding.FewAbove, finding.Fields{"quantile": q, "samples_above": iv.Above, "low_seconds": iv.Lo,
 			"high_seconds": hiSeconds, "confidence": iv.Confidence},
 			"%s above %s; the true %s is between %s and %s (%s confidence)",
 			few, name, name, human.Duration(iv.Lo), hi, human.Percent(iv.Confidence))
@@ -321,17 +373,15 @@ func RecommendMeasured(h *histogram.Latency, m Measured, o Options) (Recommendat
 			were = "was"
 		}
 		share := float64(c) / float64(n)
-		warn(finding.Censored, finding.Fields{"censored": c, "fraction": share},
+		r.warn(finding.Censored, finding.Fields{"censored": c, "fraction": share},
 			"%s (%s) %s censored, cut off because they were slow (a timeout, a 504, an nginx 499): they are kept as lower bounds, each at least as long as recorded",
 			human.Calls(c), human.Percent(share), were)
 	}
 	if below, above := h.OutOfRange(); below+above > 0 {
-		warn(finding.OutOfRange, finding.Fields{"samples": below + above, "negative": below, "too_long": above, "highest_seconds": histogram.Highest},
+		r.warn(finding.OutOfRange, finding.Fields{"samples": below + above, "negative": below, "too_long": above, "highest_seconds": histogram.Highest},
 			"%s samples were not recorded, being out of the histogram's range: %s negative and %s longer than %s",
 			human.Count(below+above), human.Count(below), human.Count(above), human.Duration(histogram.Highest))
 	}
-	r.Warnings = finding.Messages(r.Findings)
-	return r, nil
 }
 
 // pileEdge is the lower edge of a pile-up at max: timer jitter spreads calls
