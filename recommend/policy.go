@@ -433,31 +433,67 @@ func NewPolicy(h *histogram.Latency, rec Recommendation, o PolicyOptions) (Polic
 		Layers:            o.Layers,
 	}
 	b := &policyBuilder{p: &p, h: h}
-	d := human.Duration
 	// FractionAbove is an upper bound of the share cut off (docs/method.md#1-the-quantile).
 	recCut := h.FractionAbove(rec.Timeout)
 	p.CutOff = recCut
 
 	// 1. The per-try timeout starts at the recommendation.
 	b.step("per-try", rec.Timeout, "each attempt gets the recommended timeout of %s (it cuts off at most %s of calls)",
-		d(rec.Timeout), human.Percent(recCut))
+		human.Duration(rec.Timeout), human.Percent(recCut))
 
 	// 2. One attempt longer than the deadline: lower the per-try timeout.
-	if dl := o.Deadline; dl > 0 && rec.Timeout > dl {
-		p.PerTryTimeout = dl
-		cut := h.FractionAbove(dl)
-		p.CutOff = cut
-		b.step("deadline", dl, "the recommended %s is longer than the deadline of %s, and a timeout longer than the caller waits is work done for nobody: the per-try timeout is lowered to %s",
-			d(rec.Timeout), d(dl), d(dl))
-		b.warn(finding.TimeoutAboveDeadline, finding.Fields{"timeout_seconds": rec.Timeout, "deadline_seconds": dl,
-			"per_try_timeout_seconds": dl, "cut_off_fraction": cut, "recommended_cut_off_fraction": recCut},
-			"the recommended timeout of %s exceeds the deadline of %s: the per-try timeout is lowered to %s, which cuts off at most %s of calls instead of %s; raise the deadline or make the dependency faster",
-			d(rec.Timeout), d(dl), d(dl), human.Percent(cut), human.Percent(recCut))
-	}
+	b.deadline(rec.Timeout, recCut)
 
+	// 3. How many attempts the deadline allows, and the backoff between them.
+	b.attempts(o)
+
+	// 4. What is retried: idempotency decides.
+	b.retryOn(o)
+
+	// 5. What a hang and fast failures do with the policy, and what fits
+	// clients that cannot bound the whole call.
+	b.hang()
+	b.fastFailures()
+	b.static(recCut)
+
+	// 6. Hedging, for safe calls: idempotent, and not a write when the
+	// method is known.
+	b.hedge(o)
+
+	// Amplification across layers, and the load of retries in an outage.
+	b.amplification()
+	p.Warnings = finding.Messages(p.Findings)
+	return p, nil
+}
+
+// deadline is step 2 of NewPolicy: one attempt of the recommended
+// timeout, cutting off recCut of the calls, is longer than the deadline,
+// and the per-try timeout is lowered to it.
+func (b *policyBuilder) deadline(timeout time.Duration, recCut float64) {
+	p, d := b.p, human.Duration
+	dl := p.Deadline
+	if dl <= 0 || timeout <= dl {
+		return
+	}
+	p.PerTryTimeout = dl
+	cut := b.h.FractionAbove(dl)
+	p.CutOff = cut
+	b.step("deadline", dl, "the recommended %s is longer than the deadline of %s, and a timeout longer than the caller waits is work done for nobody: the per-try timeout is lowered to %s",
+		d(timeout), d(dl), d(dl))
+	b.warn(finding.TimeoutAboveDeadline, finding.Fields{"timeout_seconds": timeout, "deadline_seconds": dl,
+		"per_try_timeout_seconds": dl, "cut_off_fraction": cut, "recommended_cut_off_fraction": recCut},
+		"the recommended timeout of %s exceeds the deadline of %s: the per-try timeout is lowered to %s, which cuts off at most %s of calls instead of %s; raise the deadline or make the dependency faster",
+		d(timeout), d(dl), d(dl), human.Percent(cut), human.Percent(recCut))
+}
+
+// attempts is step 3 of NewPolicy: what is too little time for an
+// attempt, how many attempts the deadline allows, and the backoff between
+// them.
+func (b *policyBuilder) attempts(o PolicyOptions) {
+	p, d := b.p, human.Duration
 	// What is too little time for an attempt: needed to fit the attempts.
 	p.MinUsefulTry = o.MinUsefulTry
-	p50 := h.Quantile(0.5)
+	p50 := b.h.Quantile(0.5)
 	minWhy := fmt.Sprintf("you set %s", d(o.MinUsefulTry))
 	if p.MinUsefulTry == 0 {
 		p.MinUsefulTry = max(minUsefulRatio*p50, MinTimeout)
@@ -468,7 +504,6 @@ func NewPolicy(h *histogram.Latency, rec Recommendation, o PolicyOptions) (Polic
 		minWhy += fmt.Sprintf(", but never more than the per-try timeout of %s: the first attempt is always sent", d(p.PerTryTimeout))
 	}
 
-	// 3. How many attempts the deadline allows, and the backoff between them.
 	b.expected, b.largest = p.Backoff.Cumulative(p.RequestedAttempts - 1)
 	b.fitAttempts()
 	p.ExpectedBackoff, p.LargestBackoff = b.totals(p.Attempts - 1)
@@ -488,42 +523,42 @@ func NewPolicy(h *histogram.Latency, rec Recommendation, o PolicyOptions) (Polic
 			"the per-try timeout of %s is below %d x the median (%s): it fires on ordinary noise, a GC pause or one TCP retransmission",
 			d(p.PerTryTimeout), minUsefulRatio, d(p50))
 	}
+}
 
-	// 4. What is retried: idempotency decides.
-	b.retryOn(o)
-
-	// 5. What a hang and fast failures do with the policy, and what fits
-	// clients that cannot bound the whole call.
-	b.hang()
-	b.fastFailures()
-	b.static(recCut)
-
-	// 6. Hedging, for safe calls: idempotent, and not a write when the
-	// method is known.
-	unsafeMethod := ""
-	if o.Method != "" && !slices.Contains(SafeMethods, o.Method) {
-		unsafeMethod = o.Method
-	} else if o.Method == "" {
-		// The methods of the group's calls, when the data say them: one
-		// write among them and the group is not hedged.
-		for _, m := range slices.Sorted(maps.Keys(o.Methods)) {
-			if !slices.Contains(SafeMethods, m) {
-				unsafeMethod = m
-				break
-			}
+// unsafeMethod is the method of o that is not safe to hedge: o.Method,
+// or without it the first of the methods of the group's calls, when the
+// data say them (one write among them and the group is not hedged); ""
+// when every one is safe.
+func unsafeMethod(o PolicyOptions) string {
+	if o.Method != "" {
+		if !slices.Contains(SafeMethods, o.Method) {
+			return o.Method
+		}
+		return ""
+	}
+	for _, m := range slices.Sorted(maps.Keys(o.Methods)) {
+		if !slices.Contains(SafeMethods, m) {
+			return m
 		}
 	}
+	return ""
+}
+
+// hedge is step 6 of NewPolicy: hedging, for safe calls, when asked.
+func (b *policyBuilder) hedge(o PolicyOptions) {
+	p, d := b.p, human.Duration
+	unsafe := unsafeMethod(o)
 	switch {
 	case !o.Hedge:
-	case unsafeMethod != "":
-		b.warn(finding.HedgeNotSafe, finding.Fields{"method": unsafeMethod},
+	case unsafe != "":
+		b.warn(finding.HedgeNotSafe, finding.Fields{"method": unsafe},
 			"not hedged: %s is not a safe method (RFC 9110 section 9.2.1), and a hedge runs a second %s while the first is still running; only GET, HEAD, OPTIONS and TRACE are hedged",
-			unsafeMethod, unsafeMethod)
+			unsafe, unsafe)
 	case !p.Idempotent:
 		b.warn(finding.HedgeNotIdempotent, nil,
 			"not hedged: the call is not idempotent, and a hedged request is sent twice while the first may take effect (%s)", RFC9110)
 	default:
-		hd := newHedge(h, o.HedgeAt, max(p.Attempts, 2))
+		hd := newHedge(b.h, o.HedgeAt, max(p.Attempts, 2))
 		limit := p.WorstCase
 		if p.Deadline > 0 {
 			limit = p.Deadline
@@ -542,8 +577,12 @@ func NewPolicy(h *histogram.Latency, rec Recommendation, o PolicyOptions) (Polic
 		b.warn(finding.HedgeConnections, finding.Fields{"attempts": hd.Attempts},
 			"hedging sends up to %d requests per call: during a hang each call holds that many connections until it ends", hd.Attempts)
 	}
+}
 
-	// Amplification across layers, and the load of retries in an outage.
+// amplification is the last of NewPolicy: the amplification across
+// layers, and the load of retries in an outage without a budget.
+func (b *policyBuilder) amplification() {
+	p := b.p
 	p.Amplification = ipow(p.Attempts, p.Layers)
 	// Any product above the attempts of one layer is the amplification to
 	// warn about (2 layers of 3 attempts send 9 calls to the bottom for one
@@ -558,8 +597,6 @@ func NewPolicy(h *histogram.Latency, rec Recommendation, o PolicyOptions) (Polic
 			"no retry budget: during an outage %d attempts per request cost %d x the load on a dependency that is already failing; a budget of 10 %% (--retry-budget 10%%) keeps it near 1.1 x",
 			p.Attempts, p.Attempts)
 	}
-	p.Warnings = finding.Messages(p.Findings)
-	return p, nil
 }
 
 // policyBuilder collects the steps and warnings of one policy.
