@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tunetimeout/tunetimeout/analysis"
-	"github.com/tunetimeout/tunetimeout/internal/timeflag"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/sqlsource"
 )
@@ -80,22 +79,13 @@ func addClickHouseFlags(cmd *cobra.Command, cf *clickhouseFlags, f *analyzeFlags
 	rows := &cf.ch.Rows
 	fl := cmd.Flags()
 	fl.StringVar(&cf.ch.Server.Database, "database", "", "the database (default: the user's)")
-	fl.StringVar(&rows.Table, "table", "", "the table (or view) the rows are in")
-	fl.StringVar(&rows.Query, "query", "", "a subquery the rows come from, instead of --table")
-	fl.StringVar(&rows.Latency, "latency", "", "the latency column, or an expression")
-	fl.StringVar(&f.unit, "unit", "", "the latency column's unit: ns, us, ms, s")
-	fl.StringVar(&rows.Status, "status-column", "", "the HTTP status column (none: every call counts)")
-	fl.StringVar(&f.status, "status", "", "status rule overrides, e.g. \"exclude=4xx count=404 censor=503\"")
-	fl.BoolVar(&o.Status.IncludeErrors, "include-errors", false, "count 4xx and 5xx responses as latency samples")
+	addRowsFlags(cmd, rows, rowsFlagVars{unit: &f.unit, status: &f.status, from: &f.from, to: &f.to,
+		by: &f.by, includeErrors: &o.Status.IncludeErrors})
 	fl.StringVar(&rows.Time, "time", "", "the time column: --from and --to, and the rates")
-	fl.StringVar(&f.from, "from", "", "rows from this time on ("+timeflag.Grammar+")")
-	fl.StringVar(&f.to, "to", "", "rows before this time")
-	fl.StringSliceVar(&f.by, "by", nil, "group columns (or expressions), e.g. route,method; route(COL): the route of the targets in COL")
 	fl.StringArrayVar(&o.Ingest.RoutePatterns, "route-pattern", nil, "a route of your own for route(COL), e.g. /users/{id}/posts/* (repeatable)")
 	fl.BoolVar(&cf.printSQL, "print-sql", false, "print the queries instead of running them")
 	fl.IntVar(&o.MaxGroups, "max-groups", analysis.DefaultMaxGroups, "keep at most this many groups apart; the rest go to \"other\"")
 	addConnectionFlags(cmd, httpFields(&cf.ch.Server.Connection), &cf.conn, "address of ClickHouse's HTTP interface, e.g. http://localhost:8123")
-	complete(cmd, "unit", unitNames...)
 }
 
 // applyRows completes the rows from o, parsed: the unit, the groups, the

@@ -46,12 +46,7 @@ law and call-graph checks. The window is --lookback up to now, or --from and
   tunetimeout jaeger --url http://jaeger:16686 --service checkout \
       --operation 'POST /pay' --from 2026-11-30T12:00:00Z \
       --to 2026-11-30T13:00:00Z -o json`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usageError{fmt.Errorf("jaeger reads no files (got %q): name the service with --service, or analyze a file with tunetimeout analyze", args[0])}
-			}
-			return nil
-		},
+		Args: noArgs("name the service with --service, or analyze a file with tunetimeout analyze"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s.o.Format = "jaeger"
 			if err := s.apply(cmd); err != nil {

@@ -53,12 +53,7 @@ bucket's upper bound, and the report says which le bound to add.`,
   # Hour by hour over a day; the timeout must survive the worst hour
   tunetimeout prom --url http://localhost:9090 --metric rpc_latency_seconds \
       --window 1d --step 1h`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usageError{fmt.Errorf("prometheus reads no files (got %q): name the histogram with --metric", args[0])}
-			}
-			return nil
-		},
+		Args: noArgs("name the histogram with --metric"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := s.apply(cmd); err != nil {
 				return err

@@ -13,13 +13,19 @@ import (
 	"github.com/tunetimeout/tunetimeout/sqlsource"
 )
 
+// sqlFlags holds the raw values of the sql command's flags that need
+// parsing.
+type sqlFlags struct {
+	unit, status, from, to  string
+	includeErrors, arrivals bool
+}
+
 // newSQL is `tunetimeout sql`: the query that makes a SQL engine compute
 // the histogram where the rows are (sqlsource).
 func newSQL() *cobra.Command {
 	var (
-		o                       sqlsource.Options
-		unit, status, from, to  string
-		includeErrors, arrivals bool
+		o  sqlsource.Options
+		sf sqlFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "sql --dialect NAME --table T --latency COLUMN --unit UNIT",
@@ -40,30 +46,11 @@ per group instead, for the rates.`,
   tunetimeout analyze buckets.csv arrivals.csv --pool 200`,
 		Args: noArgs(""),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var err error
-			if unit != "" {
-				if o.Unit, err = ingest.ParseUnit(unit); err != nil {
-					return usageError{fmt.Errorf("--unit: %w", err)}
-				}
-			}
-			if status != "" {
-				if o.Rule, err = ingest.ParseStatusRule(status); err != nil {
-					return usageError{err}
-				}
-			}
-			o.Rule.IncludeErrors = includeErrors
-			now := time.Now()
-			if o.From, err = timeflag.Parse(from, now); err != nil {
-				return usageError{fmt.Errorf("--from: %w", err)}
-			}
-			if o.To, err = timeflag.Parse(to, now); err != nil {
-				return usageError{fmt.Errorf("--to: %w", err)}
-			}
-			if (!o.From.IsZero() || !o.To.IsZero()) && o.Time == "" {
-				return usageError{fmt.Errorf("--from and --to need --time, the time column")}
+			if err := sf.apply(&o); err != nil {
+				return usageError{err}
 			}
 			build := sqlsource.Build
-			if arrivals {
+			if sf.arrivals {
 				build = sqlsource.BuildArrivals
 			}
 			q, err := build(o)
@@ -76,21 +63,65 @@ per group instead, for the rates.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Dialect, "dialect", "", "the engine: "+strings.Join(sqlsource.Dialects, ", "))
-	fl.StringVar(&o.Table, "table", "", "the table (or view) the rows are in")
-	fl.StringVar(&o.Query, "query", "", "a subquery the rows come from, instead of --table")
-	fl.StringVar(&o.Latency, "latency", "", "the latency column, or an expression")
-	fl.StringVar(&unit, "unit", "", "the latency column's unit: ns, us, ms, s")
-	fl.StringVar(&o.Status, "status-column", "", "the HTTP status column (none: every call counts)")
-	fl.StringVar(&status, "status", "", "status rule overrides, e.g. \"exclude=4xx count=404 censor=503\"")
-	fl.BoolVar(&includeErrors, "include-errors", false, "count 4xx and 5xx responses as latency samples")
+	addRowsFlags(cmd, &o, rowsFlagVars{unit: &sf.unit, status: &sf.status, from: &sf.from, to: &sf.to,
+		by: &o.By, includeErrors: &sf.includeErrors})
 	fl.StringVar(&o.Time, "time", "", "the time column, for --from and --to")
-	fl.StringVar(&from, "from", "", "rows from this time on ("+timeflag.Grammar+")")
-	fl.StringVar(&to, "to", "", "rows before this time")
-	fl.StringSliceVar(&o.By, "by", nil, "group columns (or expressions), e.g. route,method; route(COL): the route of the targets in COL")
 	fl.StringArrayVar(&o.RoutePatterns, "route-pattern", nil, "a route of your own for route(COL) (repeatable; give analyze the same)")
 	fl.IntVar(&o.MaxGroups, "max-groups", analysis.DefaultMaxGroups, "the engine keeps the groups of most rows apart, this many; the rest go to one (0: no limit)")
-	fl.BoolVar(&arrivals, "arrivals", false, "print the query of the calls per second instead, for the rates (needs --time)")
+	fl.BoolVar(&sf.arrivals, "arrivals", false, "print the query of the calls per second instead, for the rates (needs --time)")
 	complete(cmd, "dialect", sqlsource.Dialects...)
-	complete(cmd, "unit", unitNames...)
 	return withTopics(cmd, "database", "status")
+}
+
+// rowsFlagVars are where the rows flags (addRowsFlags) that are not plain
+// values of sqlsource.Options go, for the command to parse.
+type rowsFlagVars struct {
+	unit, status, from, to *string
+	by                     *[]string
+	includeErrors          *bool
+}
+
+// addRowsFlags registers the flags that name the rows in a SQL engine and
+// their columns, alike in sql and clickhouse: the table or query, the
+// latency, its unit, the status, the times and the groups.
+func addRowsFlags(cmd *cobra.Command, rows *sqlsource.Options, v rowsFlagVars) {
+	fl := cmd.Flags()
+	fl.StringVar(&rows.Table, "table", "", "the table (or view) the rows are in")
+	fl.StringVar(&rows.Query, "query", "", "a subquery the rows come from, instead of --table")
+	fl.StringVar(&rows.Latency, "latency", "", "the latency column, or an expression")
+	fl.StringVar(v.unit, "unit", "", "the latency column's unit: ns, us, ms, s")
+	fl.StringVar(&rows.Status, "status-column", "", "the HTTP status column (none: every call counts)")
+	fl.StringVar(v.status, "status", "", "status rule overrides, e.g. \"exclude=4xx count=404 censor=503\"")
+	fl.BoolVar(v.includeErrors, "include-errors", false, "count 4xx and 5xx responses as latency samples")
+	fl.StringVar(v.from, "from", "", "rows from this time on ("+timeflag.Grammar+")")
+	fl.StringVar(v.to, "to", "", "rows before this time")
+	fl.StringSliceVar(v.by, "by", nil, "group columns (or expressions), e.g. route,method; route(COL): the route of the targets in COL")
+	complete(cmd, "unit", unitNames...)
+}
+
+// apply parses the sql command's flags into o.
+func (sf sqlFlags) apply(o *sqlsource.Options) error {
+	var err error
+	if sf.unit != "" {
+		if o.Unit, err = ingest.ParseUnit(sf.unit); err != nil {
+			return fmt.Errorf("--unit: %w", err)
+		}
+	}
+	if sf.status != "" {
+		if o.Rule, err = ingest.ParseStatusRule(sf.status); err != nil {
+			return err
+		}
+	}
+	o.Rule.IncludeErrors = sf.includeErrors
+	now := time.Now()
+	if o.From, err = timeflag.Parse(sf.from, now); err != nil {
+		return fmt.Errorf("--from: %w", err)
+	}
+	if o.To, err = timeflag.Parse(sf.to, now); err != nil {
+		return fmt.Errorf("--to: %w", err)
+	}
+	if (!o.From.IsZero() || !o.To.IsZero()) && o.Time == "" {
+		return fmt.Errorf("--from and --to need --time, the time column")
+	}
+	return nil
 }
