@@ -52,12 +52,7 @@ rules query; or --report, a saved tunetimeout prometheus -o json.`,
       --test-out timeouts.test.yaml --grafana timeouts.dashboard.json
   promtool check rules timeouts.rules.yaml
   promtool test rules timeouts.test.yaml`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usageError{fmt.Errorf("rules reads no files (got %q): give --report FILE or --url", args[0])}
-			}
-			return nil
-		},
+		Args: noArgs("give --report FILE or --url"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			meta, err := f.apply(cmd, &o, &ro)
 			if err != nil {
@@ -78,6 +73,15 @@ rules query; or --report, a saved tunetimeout prometheus -o json.`,
 			return f.write(cmd, r, ro, meta)
 		},
 	}
+	addRulesFlags(cmd, &f, &o, &ro)
+	addSourceFlags(cmd, &src, true)
+	return withTopics(cmd, "alerting", "histograms", "timeout", "servers")
+}
+
+// addRulesFlags registers the rules command's own flags: the input beside
+// the source flags, the rules and alerts, what to write and where, and the
+// recommendation's flags as the prometheus command has them.
+func addRulesFlags(cmd *cobra.Command, f *rulesFlags, o *analysis.Options, ro *rules.Options) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.reportFile, "report", "", "read a saved report (tunetimeout prometheus -o json) instead of --url")
 	fl.DurationVar(&ro.Timeout, "timeout", 0, "the timeout in force (default: each group's recommendation)")
@@ -97,18 +101,16 @@ rules query; or --report, a saved tunetimeout prometheus -o json.`,
 	fl.StringVar(&f.output, "output", "", "write the rules to this file instead of standard output")
 	fl.StringVar(&f.testOut, "test-out", "", "also write a promtool unit test of the rules (needs --output)")
 	fl.StringVar(&f.grafana, "grafana", "", "also write a Grafana dashboard (JSON) to this file")
+	fl.StringSliceVar(&f.data, "data", nil, "the measured latency: files, globs or - (any input analyze reads); from a source other than Prometheus, --metric names the histogram in Prometheus that records the same calls, which the rules query")
+	fl.StringSliceVar(&f.le, "le", nil, "from a source other than Prometheus: --metric is a classic histogram with these le bounds, in its unit (its name's suffix, else seconds); without them, a native histogram")
 	// The recommendation, as the prometheus command makes it.
 	fl.Float64Var(&o.Recommend.TightTailRatio, "tight-tail", o.Recommend.TightTailRatio, "never recommend less than this multiple of the median")
 	fl.StringVar(&f.network, "network-allowance", "datacenter", "added for the client's network: a preset or a duration")
 	fl.DurationVar(&o.Recommend.Min, "min", 0, "lowest timeout to recommend")
 	fl.DurationVar(&o.Recommend.Max, "max", 0, "highest timeout to recommend")
 	fl.Float64Var(&o.Rate, "rate", 0, "calls per second to the dependency (default: from Prometheus)")
-	fl.StringSliceVar(&f.data, "data", nil, "the measured latency: files, globs or - (any input analyze reads); from a source other than Prometheus, --metric names the histogram in Prometheus that records the same calls, which the rules query")
-	fl.StringSliceVar(&f.le, "le", nil, "from a source other than Prometheus: --metric is a classic histogram with these le bounds, in its unit (its name's suffix, else seconds); without them, a native histogram")
-	addSourceFlags(cmd, &src, true)
 	complete(cmd, "kind", rules.Kinds...)
 	complete(cmd, "network-allowance", presetNames()...)
-	return withTopics(cmd, "alerting", "histograms", "timeout", "servers")
 }
 
 // read reads the report the rules are written from: --report, or the
@@ -197,21 +199,10 @@ func (f rulesFlags) write(cmd *cobra.Command, r *report.Report, ro rules.Options
 // returns the PrometheusRule's metadata.
 func (f rulesFlags) apply(cmd *cobra.Command, o *analysis.Options, ro *rules.Options) (rules.Meta, error) {
 	fl := cmd.Flags()
-	meta := rules.Meta{Name: f.name, Namespace: f.namespace, Labels: map[string]string{}}
-	for _, l := range f.metaLabels {
-		k, v, ok := strings.Cut(l, "=")
-		if !ok || k == "" {
-			return meta, fmt.Errorf("--label %q is not KEY=VALUE", l)
-		}
-		meta.Labels[k] = v
+	meta, err := f.meta()
+	if err != nil {
+		return meta, err
 	}
-	if len(meta.Labels) == 0 {
-		meta.Labels = nil
-	}
-	if !slices.Contains(rules.Kinds, f.kind) {
-		return meta, fmt.Errorf("--kind %q: want %s", f.kind, strings.Join(rules.Kinds, " or "))
-	}
-	var err error
 	if o.Recommend.FalseTimeouts, err = recommend.ParsePercent(f.falseTimeouts); err != nil {
 		return meta, fmt.Errorf("--false-timeouts: %w", err)
 	}
@@ -250,6 +241,26 @@ func (f rulesFlags) apply(cmd *cobra.Command, o *analysis.Options, ro *rules.Opt
 	}
 	ro.Pool = o.Pool
 	return meta, checkRecommend(fl, o.Recommend)
+}
+
+// meta parses --name, --namespace, --label and --kind: the
+// PrometheusRule's metadata, and what to write.
+func (f rulesFlags) meta() (rules.Meta, error) {
+	meta := rules.Meta{Name: f.name, Namespace: f.namespace, Labels: map[string]string{}}
+	for _, l := range f.metaLabels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return meta, fmt.Errorf("--label %q is not KEY=VALUE", l)
+		}
+		meta.Labels[k] = v
+	}
+	if len(meta.Labels) == 0 {
+		meta.Labels = nil
+	}
+	if !slices.Contains(rules.Kinds, f.kind) {
+		return meta, fmt.Errorf("--kind %q: want %s", f.kind, strings.Join(rules.Kinds, " or "))
+	}
+	return meta, nil
 }
 
 // writeFile writes b to path, or to standard output for "" and "-".
