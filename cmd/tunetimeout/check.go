@@ -80,16 +80,7 @@ func newCheck() *cobra.Command {
 				}
 				c.ApplyBaseline(b)
 			}
-			out := func(w io.Writer) error { return write(w, c) }
-			if cf.suggest {
-				out = suggestFixes(cmd, c)
-			}
-			if f.output != "" {
-				err = temps.Write(cmd.Context(), f.output, out)
-			} else {
-				err = out(cmd.OutOrStdout())
-			}
-			if err != nil {
+			if err := cf.write(cmd, f.output, write, c); err != nil {
 				return err
 			}
 			if cf.failOn != "never" && c.AtLeast(cf.failOn) {
@@ -98,6 +89,17 @@ func newCheck() *cobra.Command {
 			return nil
 		},
 	}
+	addCheckFlags(cmd, &cf, &o)
+	addInputFlags(cmd, &o.Options, &f)
+	addSourceFlags(cmd, &cf.src, false)
+	addAnalysisFlags(cmd, &o.Options, &f, report.CheckFormats())
+	return withTopics(cmd, "findings", "formats", "status", "timeout", "histograms", "servers")
+}
+
+// addCheckFlags registers the check command's own flags: the latency
+// beside the input and source flags, the findings, and how to read the
+// configs.
+func addCheckFlags(cmd *cobra.Command, cf *checkFlags, o *analysis.CheckOptions) {
 	fl := cmd.Flags()
 	fl.StringSliceVar(&cf.data, "data", nil, "the measured latency: files, globs or - (any input analyze reads)")
 	fl.StringVar(&cf.saved, "report", "", "the measured latency as a report analyze wrote with -o json (exact at its candidates, bracketed by its bins elsewhere)")
@@ -108,47 +110,27 @@ func newCheck() *cobra.Command {
 	fl.BoolVar(&o.Chain, "chain", false, "the configs are the layers of one call chain, the caller's first: their retries multiply")
 	fl.StringVar(&cf.topology, "topology", "", "a YAML file naming each service's configs and the services it calls: the retries along each path multiply (docs/chain.md); its configs are checked too")
 	fl.StringVar(&cf.cfgFmt, "config-format", "", "read every config as this target's: "+strings.Join(readers(), ", ")+" (default: detected per file)")
-	addInputFlags(cmd, &o.Options, &f)
-	addSourceFlags(cmd, &cf.src, false)
-	addAnalysisFlags(cmd, &o.Options, &f, report.CheckFormats())
 	complete(cmd, "fail-on", severities...)
 	complete(cmd, "config-format", readers()...)
-	return withTopics(cmd, "findings", "formats", "status", "timeout", "histograms", "servers")
+}
+
+// write writes the check in the -o format, or with --suggest the edits
+// alone, to output or standard output.
+func (cf *checkFlags) write(cmd *cobra.Command, output string, write func(io.Writer, *report.Check) error, c *report.Check) error {
+	out := func(w io.Writer) error { return write(w, c) }
+	if cf.suggest {
+		out = suggestFixes(cmd, c)
+	}
+	if output != "" {
+		return temps.Write(cmd.Context(), output, out)
+	}
+	return out(cmd.OutOrStdout())
 }
 
 // apply parses check's flags into o and returns the writer of -o.
 func (cf *checkFlags) apply(cmd *cobra.Command, f *analyzeFlags, o *analysis.CheckOptions, args []string) (func(io.Writer, *report.Check) error, error) {
-	n := cf.src.given()
-	for _, given := range []bool{len(cf.data) > 0, cf.saved != ""} {
-		if given {
-			n++
-		}
-	}
-	switch {
-	case n == 0:
-		return nil, usageError{fmt.Errorf("--data, --url or --report: name the latency to check against (any input analyze reads, a Prometheus histogram, or a report analyze wrote with -o json)")}
-	case n > 1:
-		return nil, usageError{fmt.Errorf("--data, --url, --report: check against one source of latency at a time")}
-	case cf.saved != "":
-		r, err := readReport(cmd.InOrStdin(), cf.saved)
-		if err != nil {
-			return nil, fmt.Errorf("--report: %w", err)
-		}
-		o.Report = r
-	}
-	cf.src.prepare(f, &o.Options, len(cf.data) > 0 || cf.saved != "")
-	if err := f.apply(cmd.Flags(), &o.Options); err != nil {
-		return nil, usageError{err}
-	}
-	if o.Report == nil {
-		src, err := cf.src.source(&o.Options, cf.data)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		if p, ok := src.(*source.Prometheus); ok && p.Options.Step > 0 {
-			return nil, usageError{fmt.Errorf("--step: check holds a config over the whole --window")}
-		}
-		o.Source = src
+	if err := cf.applyLatency(cmd, f, o); err != nil {
+		return nil, err
 	}
 	if !slices.Contains(severities, cf.failOn) {
 		return nil, usageError{fmt.Errorf("--fail-on %q: want %s", cf.failOn, strings.Join(severities, ", "))}
@@ -160,13 +142,8 @@ func (cf *checkFlags) apply(cmd *cobra.Command, f *analyzeFlags, o *analysis.Che
 	if err != nil {
 		return nil, usageError{formatHint(err, f.format)}
 	}
-	o.Map = map[string]string{}
-	for _, m := range cf.maps {
-		obj, group, ok := strings.Cut(m, "=")
-		if !ok || obj == "" || group == "" {
-			return nil, usageError{fmt.Errorf("--map %q: want CONFIG_OBJECT=GROUP", m)}
-		}
-		o.Map[obj] = group
+	if o.Map, err = cf.applyMaps(); err != nil {
+		return nil, err
 	}
 	o.Configs, o.Inputs, o.ConfigFormat = args, cf.data, cf.cfgFmt
 	if cf.topology != "" {
@@ -180,6 +157,57 @@ func (cf *checkFlags) apply(cmd *cobra.Command, f *analyzeFlags, o *analysis.Che
 		o.Topology = t
 	}
 	return write, nil
+}
+
+// applyLatency parses the flags of the latency to check against into o:
+// --data, a source or --report, one of them, and the flags of the analysis.
+func (cf *checkFlags) applyLatency(cmd *cobra.Command, f *analyzeFlags, o *analysis.CheckOptions) error {
+	n := cf.src.given()
+	for _, given := range []bool{len(cf.data) > 0, cf.saved != ""} {
+		if given {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return usageError{fmt.Errorf("--data, --url or --report: name the latency to check against (any input analyze reads, a Prometheus histogram, or a report analyze wrote with -o json)")}
+	case n > 1:
+		return usageError{fmt.Errorf("--data, --url, --report: check against one source of latency at a time")}
+	case cf.saved != "":
+		r, err := readReport(cmd.InOrStdin(), cf.saved)
+		if err != nil {
+			return fmt.Errorf("--report: %w", err)
+		}
+		o.Report = r
+	}
+	cf.src.prepare(f, &o.Options, len(cf.data) > 0 || cf.saved != "")
+	if err := f.apply(cmd.Flags(), &o.Options); err != nil {
+		return usageError{err}
+	}
+	if o.Report == nil {
+		src, err := cf.src.source(&o.Options, cf.data)
+		if err != nil {
+			return usageError{err}
+		}
+		if p, ok := src.(*source.Prometheus); ok && p.Options.Step > 0 {
+			return usageError{fmt.Errorf("--step: check holds a config over the whole --window")}
+		}
+		o.Source = src
+	}
+	return nil
+}
+
+// applyMaps parses --map, OBJECT=GROUP.
+func (cf *checkFlags) applyMaps() (map[string]string, error) {
+	maps := map[string]string{}
+	for _, m := range cf.maps {
+		obj, group, ok := strings.Cut(m, "=")
+		if !ok || obj == "" || group == "" {
+			return nil, usageError{fmt.Errorf("--map %q: want CONFIG_OBJECT=GROUP", m)}
+		}
+		maps[obj] = group
+	}
+	return maps, nil
 }
 
 // suggestFixes writes the edits alone, for patch -p0.
