@@ -51,35 +51,7 @@ the report one run over all the raw logs would give.`,
 			if errOut := cmd.ErrOrStderr(); !f.quiet && progress.IsTerminal(errOut) {
 				o.Progress = progress.New(errOut)
 			}
-			notes := func(in report.Input) {
-				for _, n := range in.Notes {
-					fmt.Fprintln(cmd.ErrOrStderr(), n)
-				}
-			}
-			if output == "" || output == "-" {
-				in, err := analysis.Summarize(cmd.Context(), o, every, cmd.InOrStdin(), cmd.OutOrStdout())
-				if err == nil {
-					notes(in)
-				}
-				return err
-			}
-			var in report.Input
-			err := temps.Write(cmd.Context(), output, func(w io.Writer) error {
-				var err error
-				in, err = analysis.Summarize(cmd.Context(), o, every, cmd.InOrStdin(), w)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			st, err := os.Stat(output)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s records (%s bad) in %s bytes\n",
-				output, human.Count(in.Records), human.Count(in.BadRecords), human.Count(st.Size()))
-			notes(in)
-			return nil
+			return writeSummary(cmd, o, every, output)
 		},
 	}
 	addInputFlags(cmd, &o, &f)
@@ -92,4 +64,39 @@ the report one run over all the raw logs would give.`,
 		panic(err)
 	}
 	return withTopics(cmd, "interval-logs", "formats", "status")
+}
+
+// writeSummary writes the interval log of the inputs of o (every long)
+// to output or standard output, and to standard error what the reading
+// noted, with the records, bad records and bytes of an output file.
+func writeSummary(cmd *cobra.Command, o analysis.Options, every time.Duration, output string) error {
+	notes := func(in report.Input) {
+		for _, n := range in.Notes {
+			fmt.Fprintln(cmd.ErrOrStderr(), n)
+		}
+	}
+	if output == "" || output == "-" {
+		in, err := analysis.Summarize(cmd.Context(), o, every, cmd.InOrStdin(), cmd.OutOrStdout())
+		if err == nil {
+			notes(in)
+		}
+		return err
+	}
+	var in report.Input
+	err := temps.Write(cmd.Context(), output, func(w io.Writer) error {
+		var err error
+		in, err = analysis.Summarize(cmd.Context(), o, every, cmd.InOrStdin(), w)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(output)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %s records (%s bad) in %s bytes\n",
+		output, human.Count(in.Records), human.Count(in.BadRecords), human.Count(st.Size()))
+	notes(in)
+	return nil
 }
