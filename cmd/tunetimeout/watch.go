@@ -51,29 +51,16 @@ It serves the last good report on --listen: the HTML report on /, the JSON on
   tunetimeout watch --follow --window 1h --every 30s --by route \
       --nginx-conf /etc/nginx/nginx.conf --log-format-name timing \
       /var/log/nginx/access.log`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 && !wf.follow {
-				return usageError{fmt.Errorf("watch reads no files (got %q): name the histogram with --metric, or follow files with --follow", args[0])}
-			}
-			if len(args) == 0 && wf.follow {
-				return usageError{fmt.Errorf("--follow: name the files to follow")}
-			}
-			return nil
-		},
+		Args: func(_ *cobra.Command, args []string) error { return wf.args(args) },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := wf.apply(cmd, &f, &o, &src, &pol); err != nil {
 				return err
 			}
-			run := func(ctx context.Context) (*report.Report, error) { return wf.run(ctx, o, f, &src) }
-			if wf.follow {
-				o.Progress = nil
-				follow, err := watch.NewFollow(args, o, src.prom.Source.Window, nil)
-				if err != nil {
-					return err
-				}
-				defer follow.Close()
-				run = follow.Run
+			run, done, err := wf.runner(args, o, f, &src)
+			if err != nil {
+				return err
 			}
+			defer done()
 			return watch.Serve(cmd.Context(), watch.Options{
 				Run:      run,
 				Every:    wf.every,
@@ -83,19 +70,51 @@ It serves the last good report on --listen: the HTML report on /, the JSON on
 			})
 		},
 	}
-	fl := cmd.Flags()
-	fl.DurationVar(&wf.every, "every", watch.DefaultEvery, "run the analysis this often (at least 1s)")
-	fl.StringVar(&wf.listen, "listen", watch.DefaultListen, "address to serve on, host:port")
-	fl.DurationSliceVar(&wf.timeouts, "timeout", nil, "timeouts the clients are configured with, for tunetimeout_cut_off_ratio: comma-separated `durations` (repeatable)")
-	fl.BoolVar(&wf.follow, "follow", false, "read the files named as arguments as they grow, as tail -F, instead of Prometheus")
+	addWatchFlags(cmd, &wf)
 	addPolicyFlags(cmd, &o, &pol)
 	addInputFlags(cmd, &o, &f)
 	addSourceFlags(cmd, &src, false)
 	addAnalysisFlags(cmd, &o, &f, outputFormats(report.Lookup))
 	// The report is served, not written.
+	fl := cmd.Flags()
 	_ = fl.MarkHidden("format")
 	_ = fl.MarkHidden("output")
 	return withTopics(cmd, "endpoints", "histograms", "formats", "status", "timeout", "policy", "servers")
+}
+
+// addWatchFlags registers the watch command's own flags: how often, where
+// to serve, the clients' timeouts, --follow.
+func addWatchFlags(cmd *cobra.Command, wf *watchFlags) {
+	fl := cmd.Flags()
+	fl.DurationVar(&wf.every, "every", watch.DefaultEvery, "run the analysis this often (at least 1s)")
+	fl.StringVar(&wf.listen, "listen", watch.DefaultListen, "address to serve on, host:port")
+	fl.DurationSliceVar(&wf.timeouts, "timeout", nil, "timeouts the clients are configured with, for tunetimeout_cut_off_ratio: comma-separated `durations` (repeatable)")
+	fl.BoolVar(&wf.follow, "follow", false, "read the files named as arguments as they grow, as tail -F, instead of Prometheus")
+}
+
+// args checks watch's arguments: the files to follow, with --follow only.
+func (wf watchFlags) args(args []string) error {
+	if len(args) > 0 && !wf.follow {
+		return usageError{fmt.Errorf("watch reads no files (got %q): name the histogram with --metric, or follow files with --follow", args[0])}
+	}
+	if len(args) == 0 && wf.follow {
+		return usageError{fmt.Errorf("--follow: name the files to follow")}
+	}
+	return nil
+}
+
+// runner is one run of watch: on the source (run), or with --follow on
+// the lines the files named gained, whose follower done closes.
+func (wf watchFlags) runner(files []string, o analysis.Options, f analyzeFlags, src *sourceFlags) (run func(context.Context) (*report.Report, error), done func(), err error) {
+	if !wf.follow {
+		return func(ctx context.Context) (*report.Report, error) { return wf.run(ctx, o, f, src) }, func() {}, nil
+	}
+	o.Progress = nil
+	follow, err := watch.NewFollow(files, o, src.prom.Source.Window, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return follow.Run, follow.Close, nil
 }
 
 // apply parses watch's flags into o; the source is built again at each
