@@ -139,6 +139,31 @@ func addLoopFlags(cmd *cobra.Command, o *analysis.Options, pf *policyFlags) {
 // bad value is a usage error before any input is read.
 func (pf policyFlags) apply(cmd *cobra.Command, o *analysis.Options) error {
 	fl := cmd.Flags()
+	if err := pf.applyRetry(fl, o); err != nil {
+		return err
+	}
+	if err := pf.applyHerd(o); err != nil {
+		return err
+	}
+	if err := pf.applyLoop(fl, o); err != nil {
+		return err
+	}
+	if !o.Herd.Asked() && (fl.Changed("headroom") || fl.Changed("reject-cost") || (fl.Changed("capacity") && o.Loop.Trigger == nil)) {
+		return errors.New("--capacity, --headroom and --reject-cost describe the herd: give --herd or --clients too (or --trigger, for --capacity)")
+	}
+	var err error
+	if o.Simulate.FailRate, err = parseFailRate(pf.failRate); err != nil {
+		return fmt.Errorf("--fail-rate: %w", err)
+	}
+	if o.Simulate.Requests < 1 || o.Simulate.Requests > simulate.MaxRequests {
+		return fmt.Errorf("--requests: %d must lie between 1 and %d", o.Simulate.Requests, simulate.MaxRequests)
+	}
+	return checkPolicy(fl, o.Policy)
+}
+
+// applyRetry parses the flags of the retries into o.Policy: jitter and
+// backoff, the budget, what to retry, the hedge.
+func (pf policyFlags) applyRetry(fl *pflag.FlagSet, o *analysis.Options) error {
 	var err error
 	if o.Policy.Jitter, err = recommend.ParseJitter(pf.jitter); err != nil {
 		return fmt.Errorf("--jitter: %w", err)
@@ -163,6 +188,12 @@ func (pf policyFlags) apply(cmd *cobra.Command, o *analysis.Options) error {
 	if fl.Changed("hedge-at") && !o.Policy.Hedge {
 		return errors.New("--hedge-at: give --hedge too")
 	}
+	return nil
+}
+
+// applyHerd parses the herd's flags into o.Herd.
+func (pf policyFlags) applyHerd(o *analysis.Options) error {
+	var err error
 	if o.Herd.Headroom, err = recommend.ParsePercent(pf.headroom); err != nil {
 		return fmt.Errorf("--headroom: %w", err)
 	}
@@ -178,6 +209,12 @@ func (pf policyFlags) apply(cmd *cobra.Command, o *analysis.Options) error {
 	if o.Herd.CapacityPerSecond < 0 {
 		return errors.New("--capacity must be positive")
 	}
+	return nil
+}
+
+// applyLoop parses the closed loop's flags into o.Loop: --trigger and the
+// dependency's.
+func (pf policyFlags) applyLoop(fl *pflag.FlagSet, o *analysis.Options) error {
 	o.Loop.Trigger = nil
 	if pf.trigger != "" {
 		t, err := simulate.ParseTrigger(pf.trigger)
@@ -202,16 +239,7 @@ func (pf policyFlags) apply(cmd *cobra.Command, o *analysis.Options) error {
 	if o.Loop.Workers > 0 && fl.Changed("capacity") && o.Loop.Trigger != nil && !o.Herd.Asked() {
 		return errors.New("--workers and --capacity both size the dependency: give one")
 	}
-	if !o.Herd.Asked() && (fl.Changed("headroom") || fl.Changed("reject-cost") || (fl.Changed("capacity") && o.Loop.Trigger == nil)) {
-		return errors.New("--capacity, --headroom and --reject-cost describe the herd: give --herd or --clients too (or --trigger, for --capacity)")
-	}
-	if o.Simulate.FailRate, err = parseFailRate(pf.failRate); err != nil {
-		return fmt.Errorf("--fail-rate: %w", err)
-	}
-	if o.Simulate.Requests < 1 || o.Simulate.Requests > simulate.MaxRequests {
-		return fmt.Errorf("--requests: %d must lie between 1 and %d", o.Simulate.Requests, simulate.MaxRequests)
-	}
-	return checkPolicy(fl, o.Policy)
+	return nil
 }
 
 // policyOptionFlags are the flags that set recommend.PolicyOptions.
