@@ -115,6 +115,24 @@ func (s *sourceFlags) source(o *analysis.Options, files []string) (source.Source
 	if s.given() > 1 || s.given() == 1 && len(files) > 0 {
 		return nil, errors.New("--data, --url, --jaeger-url, --clickhouse-url: read one source of latency at a time")
 	}
+	if err := s.applyWindow(o); err != nil {
+		return nil, err
+	}
+	switch {
+	case s.prom.Source.URL != "" || s.given() == 0 && len(files) == 0:
+		// Nothing named: Prometheus's checks say what is missing.
+		return s.prometheus()
+	case s.jaegerURL != "":
+		return s.jaegerSource(o, s.shared())
+	case s.chURL != "":
+		return s.clickhouse(o, s.shared())
+	}
+	return &source.Files{Paths: files}, nil
+}
+
+// applyWindow parses the servers' own --from and --to (a job that reads
+// no files) into o.
+func (s *sourceFlags) applyWindow(o *analysis.Options) error {
 	now := time.Now()
 	for _, t := range []struct {
 		flag, value string
@@ -125,53 +143,66 @@ func (s *sourceFlags) source(o *analysis.Options, files []string) (source.Source
 		}
 		var err error
 		if *t.at, err = timeflag.Parse(t.value, now); err != nil {
-			return nil, fmt.Errorf("%s: %w", t.flag, err)
+			return fmt.Errorf("%s: %w", t.flag, err)
 		}
 	}
+	return nil
+}
+
+// shared is the connection the connection flags name (the Prometheus
+// source's fields), for Jaeger and ClickHouse.
+func (s *sourceFlags) shared() httpclient.Options {
 	conn := s.prom.Source.Connection
-	shared := httpclient.Options{BearerTokenFile: conn.BearerTokenFile, BearerTokenEnv: conn.BearerTokenEnv,
+	return httpclient.Options{BearerTokenFile: conn.BearerTokenFile, BearerTokenEnv: conn.BearerTokenEnv,
 		BasicUser: conn.BasicUser, BasicPasswordFile: conn.BasicPasswordFile, BasicPasswordEnv: conn.BasicPasswordEnv,
 		CAFile: conn.CAFile, InsecureSkipVerify: conn.InsecureSkipVerify, Headers: conn.Headers, Timeout: conn.QueryTimeout}
-	switch {
-	case s.prom.Source.URL != "" || s.given() == 0 && len(files) == 0:
-		// Nothing named: Prometheus's checks say what is missing.
-		if err := s.pf.apply(&s.prom); err != nil {
-			return nil, err
-		}
-		if err := s.prom.Source.Check(); err != nil {
-			return nil, err
-		}
-		return &source.Prometheus{Options: s.prom.Source, Overall: s.prom.Overall}, nil
-	case s.jaegerURL != "":
-		j := s.jaeger
-		j.Connection, j.Connection.URL = shared, s.jaegerURL
-		jf := jaegerFlags{lookback: s.lookback, maxBytes: s.maxBytes, conn: s.pf.conn}
-		if err := jf.apply(&j, o); err != nil {
-			return nil, err
-		}
-		if err := j.Check(); err != nil {
-			return nil, err
-		}
-		return &source.Jaeger{Options: j}, nil
-	case s.chURL != "":
-		ch := s.ch
-		ch.Server.Connection, ch.Server.Connection.URL = shared, s.chURL
-		rows := &ch.Rows
-		rows.Unit, rows.By, rows.From, rows.To = o.Ingest.Unit, o.Ingest.By, o.From, o.To
-		if (!rows.From.IsZero() || !rows.To.IsZero()) && rows.Time == "" {
-			return nil, fmt.Errorf("--from and --to need --time, the time column")
-		}
-		if _, err := sqlsource.Build(analysis.ClickHouseRows(*o, *rows)); err != nil {
-			return nil, err
-		}
-		c := &ch.Server.Connection
-		if err := s.pf.conn.apply(&c.Attempts, &c.MaxResponseBytes, c.Timeout); err != nil {
-			return nil, err
-		}
-		if err := ch.Server.Check(); err != nil {
-			return nil, err
-		}
-		return &source.ClickHouse{Server: ch.Server, Rows: ch.Rows}, nil
+}
+
+// prometheus is the Prometheus source the flags name.
+func (s *sourceFlags) prometheus() (source.Source, error) {
+	if err := s.pf.apply(&s.prom); err != nil {
+		return nil, err
 	}
-	return &source.Files{Paths: files}, nil
+	if err := s.prom.Source.Check(); err != nil {
+		return nil, err
+	}
+	return &source.Prometheus{Options: s.prom.Source, Overall: s.prom.Overall}, nil
+}
+
+// jaegerSource is the Jaeger source the flags name, reached with the
+// shared connection flags.
+func (s *sourceFlags) jaegerSource(o *analysis.Options, shared httpclient.Options) (source.Source, error) {
+	j := s.jaeger
+	j.Connection, j.Connection.URL = shared, s.jaegerURL
+	jf := jaegerFlags{lookback: s.lookback, maxBytes: s.maxBytes, conn: s.pf.conn}
+	if err := jf.apply(&j, o); err != nil {
+		return nil, err
+	}
+	if err := j.Check(); err != nil {
+		return nil, err
+	}
+	return &source.Jaeger{Options: j}, nil
+}
+
+// clickhouse is the ClickHouse source the flags name, reached with the
+// shared connection flags.
+func (s *sourceFlags) clickhouse(o *analysis.Options, shared httpclient.Options) (source.Source, error) {
+	ch := s.ch
+	ch.Server.Connection, ch.Server.Connection.URL = shared, s.chURL
+	rows := &ch.Rows
+	rows.Unit, rows.By, rows.From, rows.To = o.Ingest.Unit, o.Ingest.By, o.From, o.To
+	if (!rows.From.IsZero() || !rows.To.IsZero()) && rows.Time == "" {
+		return nil, fmt.Errorf("--from and --to need --time, the time column")
+	}
+	if _, err := sqlsource.Build(analysis.ClickHouseRows(*o, *rows)); err != nil {
+		return nil, err
+	}
+	c := &ch.Server.Connection
+	if err := s.pf.conn.apply(&c.Attempts, &c.MaxResponseBytes, c.Timeout); err != nil {
+		return nil, err
+	}
+	if err := ch.Server.Check(); err != nil {
+		return nil, err
+	}
+	return &source.ClickHouse{Server: ch.Server, Rows: ch.Rows}, nil
 }
