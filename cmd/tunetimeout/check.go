@@ -57,12 +57,7 @@ func newCheck() *cobra.Command {
 
   # The edits to make, applied
   tunetimeout check nginx.conf --data access.log --suggest | patch -p0`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 && cf.topology == "" {
-				return usageError{fmt.Errorf("check: name the config files to check (%s), then the latency with --data, --url or --report", strings.Join(readers(), ", "))}
-			}
-			return nil
-		},
+		Args: func(_ *cobra.Command, args []string) error { return cf.args(args) },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			write, err := cf.apply(cmd, &f, &o, args)
 			if err != nil {
@@ -73,20 +68,7 @@ func newCheck() *cobra.Command {
 				return err
 			}
 			c.ToolVersion = buildVersion()
-			if cf.baseline != "" {
-				b, err := readCheck(cf.baseline)
-				if err != nil {
-					return err
-				}
-				c.ApplyBaseline(b)
-			}
-			if err := cf.write(cmd, f.output, write, c); err != nil {
-				return err
-			}
-			if cf.failOn != "never" && c.AtLeast(cf.failOn) {
-				return fmt.Errorf("findings at or above %s: see above", cf.failOn)
-			}
-			return nil
+			return cf.finish(cmd, f.output, write, c)
 		},
 	}
 	addCheckFlags(cmd, &cf, &o)
@@ -112,6 +94,34 @@ func addCheckFlags(cmd *cobra.Command, cf *checkFlags, o *analysis.CheckOptions)
 	fl.StringVar(&cf.cfgFmt, "config-format", "", "read every config as this target's: "+strings.Join(readers(), ", ")+" (default: detected per file)")
 	complete(cmd, "fail-on", severities...)
 	complete(cmd, "config-format", readers()...)
+}
+
+// args checks check's arguments: the configs, unless --topology names
+// them.
+func (cf *checkFlags) args(args []string) error {
+	if len(args) == 0 && cf.topology == "" {
+		return usageError{fmt.Errorf("check: name the config files to check (%s), then the latency with --data, --url or --report", strings.Join(readers(), ", "))}
+	}
+	return nil
+}
+
+// finish marks c's findings known in --baseline, writes c, and fails when
+// a finding is at or above --fail-on.
+func (cf *checkFlags) finish(cmd *cobra.Command, output string, write func(io.Writer, *report.Check) error, c *report.Check) error {
+	if cf.baseline != "" {
+		b, err := readCheck(cf.baseline)
+		if err != nil {
+			return err
+		}
+		c.ApplyBaseline(b)
+	}
+	if err := cf.write(cmd, output, write, c); err != nil {
+		return err
+	}
+	if cf.failOn != "never" && c.AtLeast(cf.failOn) {
+		return fmt.Errorf("findings at or above %s: see above", cf.failOn)
+	}
+	return nil
 }
 
 // write writes the check in the -o format, or with --suggest the edits
