@@ -231,64 +231,93 @@ func Percentiles(id string, g Group) Scene {
 	s.box(f)
 	rec := g.Recommendation
 	n := max(float64(g.Samples), 1)
-	xMax := max(4, math.Log10(n))
 	maxSeconds := percentile(g, 1)
 	top := max(maxSeconds, rec.TimeoutSeconds, rec.Interval.LowSeconds)
 	if h := rec.Interval.HighSeconds; h != nil {
 		top = max(top, *h)
 	}
 	step := niceStep(top*1.05, 5)
-	yMax := math.Ceil(top*1.05/step) * step
-	if yMax <= 0 {
-		yMax, step = 1, 0.2
+	a := percentileAxes{f: f, xMax: max(4, math.Log10(n)), yMax: math.Ceil(top*1.05/step) * step}
+	if a.yMax <= 0 {
+		a.yMax, step = 1, 0.2
 	}
-	px := func(x float64) float64 { return f.left + min(x, xMax)/xMax*f.width() }
-	py := func(sec float64) float64 { return f.bottom - min(sec, yMax)/yMax*f.height() }
 
 	for _, t := range percentileTicks {
-		if x := percentileX(t.q); x > 0 && x <= xMax+1e-9 {
-			s.xTick(f, px(x), t.name)
+		if x := percentileX(t.q); x > 0 && x <= a.xMax+1e-9 {
+			s.xTick(f, a.px(x), t.name)
 		}
 	}
-	for v := 0.0; v <= yMax+step/2; v += step {
-		s.yTick(f, py(v), human.Seconds(v))
+	for v := 0.0; v <= a.yMax+step/2; v += step {
+		s.yTick(f, a.py(v), human.Seconds(v))
 	}
 	s.axisTitles(f, "percentile (log scale of 1/(1-q))", "latency")
 
-	// The curve goes through the measured percentiles and, between them,
-	// through the bins: a share F of the calls took at most the bin's
-	// upper bound. That bound may lie above the calls in the bin, so the
-	// bins only fill in where no percentile is near, and the curve never
-	// falls.
-	type point struct{ x, y float64 }
-	var pts []point
+	pts, xEnd := percentileCurve(g, n, maxSeconds)
+	s.curve(a, pts)
+	s.timeouts(a, rec, g.Candidates)
+	hiText := s.interval(a, rec)
+	s.Note = fmt.Sprintf("Red: the recommended timeout; dashed: the candidates, each with the share of calls it cuts off at most. "+
+		"The bar at %s is its %s confidence interval; the dots are the measured percentiles.", human.Quantile(rec.Quantile), human.Percent(rec.Interval.Confidence))
+	s.percentileDots(a, g, xEnd, hiText)
+	return s
+}
+
+// percentileAxes are the axes of the Percentiles plot within its frame:
+// x, the percentile on a log scale (percentileX), up to xMax; y, the
+// latency in seconds up to yMax.
+type percentileAxes struct {
+	f          frame
+	xMax, yMax float64
+}
+
+func (a percentileAxes) px(x float64) float64 { return a.f.left + min(x, a.xMax)/a.xMax*a.f.width() }
+func (a percentileAxes) py(sec float64) float64 {
+	return a.f.bottom - min(sec, a.yMax)/a.yMax*a.f.height()
+}
+
+// curvePoint is a point of the percentile curve: x as percentileX, y in
+// seconds.
+type curvePoint struct{ x, y float64 }
+
+// percentileCurve is the points the curve of g goes through, in order of
+// x, and xEnd, the x of its maximum (maxSeconds; n calls). The curve
+// goes through the measured percentiles and, between them, through the
+// bins: a share F of the calls took at most the bin's upper bound. That
+// bound may lie above the calls in the bin, so the bins only fill in
+// where no percentile is near (Scene.curve), and the curve never falls.
+func percentileCurve(g Group, n, maxSeconds float64) (pts []curvePoint, xEnd float64) {
 	for _, p := range g.Percentiles {
 		if p.Quantile < 1 {
-			pts = append(pts, point{percentileX(p.Quantile), p.Seconds})
+			pts = append(pts, curvePoint{percentileX(p.Quantile), p.Seconds})
 		}
 	}
 	// The maximum ends the curve, at the rank of the largest call (q = 1 -
 	// 1/N), or after the last percentile when there are fewer calls than
 	// it needs.
-	xEnd := math.Log10(n)
+	xEnd = math.Log10(n)
 	for _, p := range pts {
 		xEnd = max(xEnd, p.x)
 	}
-	pts = append(pts, point{xEnd, maxSeconds})
+	pts = append(pts, curvePoint{xEnd, maxSeconds})
 	if d := g.Distribution; d != nil {
 		var total, cum int64
 		for _, b := range d.Bins {
 			total += b.Count
 		}
-		pts = append(pts, point{0, d.LowestSeconds})
+		pts = append(pts, curvePoint{0, d.LowestSeconds})
 		for _, b := range d.Bins {
 			cum += b.Count
 			if b.Count > 0 && cum < total {
-				pts = append(pts, point{percentileX(float64(cum) / float64(total)), b.UpperSeconds})
+				pts = append(pts, curvePoint{percentileX(float64(cum) / float64(total)), b.UpperSeconds})
 			}
 		}
 	}
-	slices.SortStableFunc(pts, func(a, b point) int { return compareFloat(a.x, b.x) })
+	slices.SortStableFunc(pts, func(a, b curvePoint) int { return compareFloat(a.x, b.x) })
+	return pts, xEnd
+}
+
+// curve draws the percentile curve through pts, never falling.
+func (s *Scene) curve(a percentileAxes, pts []curvePoint) {
 	path, last := "", 0.0
 	for i, p := range pts {
 		y := max(p.y, last)
@@ -300,18 +329,22 @@ func Percentiles(id string, g Group) Scene {
 		if path == "" {
 			cmd = "M"
 		}
-		path += cmd + f1(px(p.x)) + " " + f1(py(y))
+		path += cmd + f1(a.px(p.x)) + " " + f1(a.py(y))
 	}
 	s.Paths = append(s.Paths, Shape{Class: "curve", D: path, Tip: "latency by percentile: through the measured percentiles, and the binned histogram between them"})
+}
 
-	// The recommended timeout and the candidates, labelled right.
+// timeouts draws the recommended timeout and the candidates, labelled
+// right.
+func (s *Scene) timeouts(a percentileAxes, rec Recommendation, candidates []Candidate) {
+	f, py := a.f, a.py
 	var side []sideLabel
 	s.Lines = append(s.Lines, Shape{Class: "timeout", X1: f1(f.left), Y1: f1(py(rec.TimeoutSeconds)), X2: f1(f.right), Y2: f1(py(rec.TimeoutSeconds)),
 		Tip: fmt.Sprintf("recommended timeout %s: cuts off at most %s", human.Seconds(rec.TimeoutSeconds), human.Percent(rec.CutOffFraction))})
 	side = append(side, sideLabel{y: py(rec.TimeoutSeconds), class: "timeout-label",
 		text: fmt.Sprintf("timeout %s: at most %s cut off", human.Seconds(rec.TimeoutSeconds), human.Percent(rec.CutOffFraction))})
-	for _, c := range g.Candidates {
-		if c.TimeoutSeconds == rec.TimeoutSeconds || c.TimeoutSeconds > yMax {
+	for _, c := range candidates {
+		if c.TimeoutSeconds == rec.TimeoutSeconds || c.TimeoutSeconds > a.yMax {
 			continue
 		}
 		y := py(c.TimeoutSeconds)
@@ -321,11 +354,15 @@ func Percentiles(id string, g Group) Scene {
 			text: fmt.Sprintf("%s: at most %s cut off", human.Seconds(c.TimeoutSeconds), human.Percent(c.CutOffFraction))})
 	}
 	s.spread(f, side, 13)
+}
 
-	// The confidence interval of the chosen quantile.
+// interval draws the confidence interval of the chosen quantile, and
+// returns the text of its upper end.
+func (s *Scene) interval(a percentileAxes, rec Recommendation) (hiText string) {
+	py := a.py
 	iv := rec.Interval
-	x := px(percentileX(rec.Quantile))
-	hiY, hiText := f.top, "beyond the largest sample"
+	x := a.px(percentileX(rec.Quantile))
+	hiY, hiText := a.f.top, "beyond the largest sample"
 	if iv.HighSeconds != nil {
 		hiY, hiText = py(*iv.HighSeconds), human.Seconds(*iv.HighSeconds)
 	}
@@ -340,24 +377,28 @@ func Percentiles(id string, g Group) Scene {
 	if iv.HighSeconds != nil {
 		s.Lines = append(s.Lines, Shape{Class: "interval", X1: f1(x - 6), Y1: f1(hiY), X2: f1(x + 6), Y2: f1(hiY), Tip: tip})
 	}
+	return hiText
+}
 
-	s.Note = fmt.Sprintf("Red: the recommended timeout; dashed: the candidates, each with the share of calls it cuts off at most. "+
-		"The bar at %s is its %s confidence interval; the dots are the measured percentiles.", human.Quantile(rec.Quantile), human.Percent(iv.Confidence))
-
-	// The measured percentiles.
+// percentileDots draws the measured percentiles of g with their values;
+// the maximum at xEnd, and the chosen quantile's with its interval (up to
+// hiText).
+func (s *Scene) percentileDots(a percentileAxes, g Group, xEnd float64, hiText string) {
+	f, rec := a.f, g.Recommendation
+	iv := rec.Interval
 	for _, p := range g.Percentiles {
 		xq := xEnd
 		if p.Quantile < 1 {
 			xq = percentileX(p.Quantile)
 		}
-		if xq > xMax+1e-9 {
+		if xq > a.xMax+1e-9 {
 			continue
 		}
 		class, value := "point", human.Seconds(p.Seconds)
 		if p.LowerBound {
 			class, value = "point lower-bound", "≥ "+value
 		}
-		cx, cy := px(xq), py(p.Seconds)
+		cx, cy := a.px(xq), a.py(p.Seconds)
 		s.Dots = append(s.Dots, Shape{Class: class, X: f1(cx), Y: f1(cy), R: "3.5", Tip: human.Quantile(p.Quantile) + ": " + value})
 		// The x axis names the percentile; the label gives the value,
 		// below right of its point, under the rising curve (the maximum,
@@ -377,7 +418,6 @@ func Percentiles(id string, g Group) Scene {
 		}
 		s.Texts = append(s.Texts, Label{Class: "value", X: f1(lx), Y: f1(ly), Anchor: anchor, Text: value})
 	}
-	return s
 }
 
 // Histogram is the latency histogram on a log time axis, with the
