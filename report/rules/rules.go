@@ -603,6 +603,35 @@ func groupRules(t Target, o Options, metric, source string) Group {
 	g := Group{Name: "tunetimeout:" + t.Group}
 	timeout := dur(t.Timeout)
 	exactness := exactnessNote(t)
+	g.Rules = append(g.Rules, recordingRules(t, o, metric, by, timeout, exactness)...)
+	common := func(a map[string]string) map[string]string {
+		a["recommended_from"] = literal(source)
+		if o.RunbookURL != "" {
+			a["runbook_url"] = literal(o.RunbookURL)
+		}
+		return a
+	}
+	g.Rules = append(g.Rules, burnRules(t, o, timeout, exactness, common)...)
+	alertLabels := func(extra map[string]string) map[string]string {
+		m := map[string]string{"severity": "ticket", "group": literal(t.Group), "timeout": timeout}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	g.littlesLawRules(t, o, metric, by, timeout, common, alertLabels)
+	if o.RequestsMetric == "" {
+		g.Notes = append(g.Notes, fmt.Sprintf("No %s or %s alert: no --requests-metric (the callers' requests, each counted once however many attempts it makes).", RetryStormAlert, GoodputAlert))
+		return g
+	}
+	g.Rules = append(g.Rules, metastableRules(t, o, metric, by, exactness, common, alertLabels)...)
+	return g
+}
+
+// recordingRules record the share of t's calls slower than the timeout
+// in force (timeout, written) over each window, grouped by by.
+func recordingRules(t Target, o Options, metric string, by []string, timeout, exactness string) []Rule {
+	var rules []Rule
 	for i, w := range windows(o.Windows) {
 		r := Rule{
 			Record: RecordName(w),
@@ -613,16 +642,17 @@ func groupRules(t Target, o Options, metric, source string) Group {
 			// Once, above the first: it holds for every window.
 			r.Comment = exactness
 		}
-		g.Rules = append(g.Rules, r)
+		rules = append(rules, r)
 	}
+	return rules
+}
+
+// burnRules are the multi-window burn-rate alerts of t on the recorded
+// shares, one per pair of windows; common adds the annotations every
+// alert has.
+func burnRules(t Target, o Options, timeout, exactness string, common func(map[string]string) map[string]string) []Rule {
+	var rules []Rule
 	recorded := `group=` + strconv.Quote(t.Group) + `, timeout=` + strconv.Quote(timeout)
-	common := func(a map[string]string) map[string]string {
-		a["recommended_from"] = literal(source)
-		if o.RunbookURL != "" {
-			a["runbook_url"] = literal(o.RunbookURL)
-		}
-		return a
-	}
 	for _, w := range o.Windows {
 		th := Threshold(w, t.Budget)
 		desc := fmt.Sprintf("The share of calls of group %s slower than the timeout in force, %s, exceeds %s (burn rate %s x the budget of %s) over both %s and %s: at this rate the budget of a month lasts %s. The latency moved since the timeout was chosen: re-run tunetimeout prometheus and compare.",
@@ -630,7 +660,7 @@ func groupRules(t Target, o Options, metric, source string) Group {
 		if exactness != "" {
 			desc += " " + exactness
 		}
-		g.Rules = append(g.Rules, Rule{
+		rules = append(rules, Rule{
 			Alert: BurnAlert,
 			Expr: fmt.Sprintf("%s{%s} > %s and %s{%s} > %s",
 				RecordName(w.Long), recorded, th, RecordName(w.Short), recorded, th),
@@ -643,14 +673,14 @@ func groupRules(t Target, o Options, metric, source string) Group {
 			}),
 		})
 	}
+	return rules
+}
+
+// littlesLawRules adds to g the Little's law alerts of t, for the pool
+// and the bulkhead, or the notes that say why there is none; common and
+// alertLabels add the annotations and labels every alert has.
+func (g *Group) littlesLawRules(t Target, o Options, metric string, by []string, timeout string, common, alertLabels func(map[string]string) map[string]string) {
 	rate := rateExpr(t, metric, by, o.DemandRange)
-	alertLabels := func(extra map[string]string) map[string]string {
-		m := map[string]string{"severity": "ticket", "group": literal(t.Group), "timeout": timeout}
-		for k, v := range extra {
-			m[k] = v
-		}
-		return m
-	}
 	forLit := ""
 	if o.For > 0 {
 		forLit = dur(o.For)
@@ -695,12 +725,6 @@ func groupRules(t Target, o Options, metric, source string) Group {
 	} else {
 		g.Notes = append(g.Notes, fmt.Sprintf("No %s alert: no bulkhead (a rate and a mean latency size it).", DemandAlert))
 	}
-	if o.RequestsMetric == "" {
-		g.Notes = append(g.Notes, fmt.Sprintf("No %s or %s alert: no --requests-metric (the callers' requests, each counted once however many attempts it makes).", RetryStormAlert, GoodputAlert))
-		return g
-	}
-	g.Rules = append(g.Rules, metastableRules(t, o, metric, by, exactness, common, alertLabels)...)
-	return g
 }
 
 // metastableRules are the alerts of a metastable state (docs/metastability.md):

@@ -62,78 +62,23 @@ func UnitTest(r *Rules, o Options, metric, selector, rulesPath string) ([]byte, 
 	if t == nil {
 		return nil, errors.New("a unit test needs a group on classic buckets")
 	}
-	sel, err := selectorLabels(selector)
+	labels, err := testLabels(t, selector)
 	if err != nil {
-		return nil, fmt.Errorf("a unit test writes series the selector matches: %w", err)
+		return nil, err
 	}
-	labels := map[string]string{}
-	for _, l := range sel {
-		labels[l[0]] = l[1]
-	}
-	for _, l := range t.Labels {
-		if l[1] != "" {
-			labels[l[0]] = l[1]
-		}
-	}
-
-	// Thresholds: the ratio crosses twice the highest, stays at a quarter
-	// of the lowest; the rate and the mean likewise around the pool and
-	// the bulkhead.
-	hiT, loT := 0.0, math.Inf(1)
-	// The series are evaluated over the longest short window (and the
-	// demand range), not the longest long one: the ratios are constant, and
-	// rate() over a range longer than the history reads the same ratio from
-	// the samples it has (both series share their sample times, so their
-	// extrapolation is the same), while evaluating 3d at a 1m step would take
-	// promtool a minute.
-	history := o.DemandRange
-	for _, w := range o.Windows {
-		th := w.Burn * t.Budget
-		hiT, loT = math.Max(hiT, th), math.Min(loT, th)
-		history = max(history, w.Short)
-	}
-	if 2*hiT >= 1 {
-		return nil, fmt.Errorf("the highest threshold %s cannot be crossed twice over", num(hiT))
-	}
-	secs := t.Timeout.Seconds()
-	type level struct {
-		name               string
-		ratio, rate, fight float64
-		fires              bool
-	}
-	rateHi, rateLo := 100.0, 100.0
-	if t.Pool > 0 {
-		rateHi, rateLo = math.Max(rateHi, 2*float64(t.Pool)/secs), math.Min(rateLo, 0.25*float64(t.Pool)/secs)
-	}
-	near := o.NearBulkhead * float64(t.Bulkhead)
-	inflightHi, inflightLo := 2*near, 0.25*near
-	if t.Bulkhead == 0 {
-		inflightHi, inflightLo = 1, 1
-	}
-	levels := []level{
-		{"every alert fires", 2 * hiT, rateHi, inflightHi, true},
-		{"no alert fires", loT / 4, rateLo, inflightLo, false},
+	levels, history, err := testLevels(t, o)
+	if err != nil {
+		return nil, err
 	}
 	// The metastable alerts: where they fire, 1.5 attempts per request
-	// and half the calls cut off, so goodput is 0.75 of the requests;
-	// where none fires, one attempt per request and at most 0.5 % cut off.
+	// and half the calls cut off (testLevels), so goodput is 0.75 of the
+	// requests; where none fires, one attempt per request and at most
+	// 0.5 % cut off.
 	perRequest := []float64{1, 1}
 	if o.RequestsMetric != "" {
 		perRequest = []float64{1.5, 1}
-		levels[0].ratio = max(levels[0].ratio, 0.5)
-		levels[1].ratio = min(levels[1].ratio, 0.005)
 	}
-	// Samples and evaluations often enough for the shortest range: a
-	// rate needs two samples within it.
-	step := time.Minute
-	for _, w := range append(windows(o.Windows), o.DemandRange) {
-		step = min(step, w/5)
-	}
-	step = max(step.Truncate(time.Second), time.Second)
-	eval := history + o.For + 10*time.Minute
-	if o.RequestsMetric != "" {
-		eval = history + max(o.For, MetastableFor) + 10*time.Minute
-	}
+	step, eval := testStep(o, history)
 	n := int(eval/step) + 1
 	le := t.LE
 	f := unitFile{RuleFiles: []string{rulesPath}, EvaluationInterval: dur(step)}
@@ -152,34 +97,7 @@ func UnitTest(r *Rules, o Options, metric, selector, rulesPath string) ([]byte, 
 		if o.RequestsMetric != "" {
 			ut.InputSeries = append(ut.InputSeries, inputSer{seriesString(o.RequestsMetric, labels, "", ""), counter(perStep/perRequest[i], n)})
 		}
-		for _, rule := range g.Rules {
-			if rule.Alert == "" {
-				continue
-			}
-			at := alertTest{EvalTime: dur(eval), Alertname: rule.Alert, ExpAlerts: []expAlert{}}
-			if lv.fires {
-				exp := expAlert{Labels: map[string]string{}, Annotations: map[string]string{}}
-				for _, l := range t.Labels {
-					if l[1] != "" {
-						exp.Labels[l[0]] = l[1]
-					}
-				}
-				exp.Labels["group"], exp.Labels["timeout"] = t.Group, dur(t.Timeout)
-				for k, v := range rule.Labels {
-					exp.Labels[k] = unliteral(v)
-				}
-				for k, v := range rule.Annotations {
-					exp.Annotations[k] = unliteral(v)
-				}
-				at.ExpAlerts = append(at.ExpAlerts, exp)
-			}
-			// The burn alerts share a name: one test per name, every pair.
-			if i := indexAlert(ut.AlertTests, rule.Alert); i >= 0 {
-				ut.AlertTests[i].ExpAlerts = append(ut.AlertTests[i].ExpAlerts, at.ExpAlerts...)
-				continue
-			}
-			ut.AlertTests = append(ut.AlertTests, at)
-		}
+		ut.AlertTests = alertTests(g, t, dur(eval), lv.fires)
 		f.Tests = append(f.Tests, ut)
 	}
 	var buf bytes.Buffer
@@ -193,6 +111,130 @@ func UnitTest(r *Rules, o Options, metric, selector, rulesPath string) ([]byte, 
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// testLabels are the labels of the test's series: the selector's, and
+// the group's own.
+func testLabels(t *Target, selector string) (map[string]string, error) {
+	sel, err := selectorLabels(selector)
+	if err != nil {
+		return nil, fmt.Errorf("a unit test writes series the selector matches: %w", err)
+	}
+	labels := map[string]string{}
+	for _, l := range sel {
+		labels[l[0]] = l[1]
+	}
+	for _, l := range t.Labels {
+		if l[1] != "" {
+			labels[l[0]] = l[1]
+		}
+	}
+	return labels, nil
+}
+
+// testLevel is one test of the series at a level: the share cut off, the
+// calls per second, the calls in flight, and whether every alert fires.
+type testLevel struct {
+	name               string
+	ratio, rate, fight float64
+	fires              bool
+}
+
+// testLevels are the two levels tested, where every alert fires and where
+// none does, and the history the series need.
+func testLevels(t *Target, o Options) ([]testLevel, time.Duration, error) {
+	// Thresholds: the ratio crosses twice the highest, stays at a quarter
+	// of the lowest; the rate and the mean likewise around the pool and
+	// the bulkhead.
+	hiT, loT := 0.0, math.Inf(1)
+	// The series are evaluated over the longest short window (and the
+	// demand range), not the longest long one: the ratios are constant, and
+	// rate() over a range longer than the history reads the same ratio from
+	// the samples it has (both series share their sample times, so their
+	// extrapolation is the same), while evaluating 3d at a 1m step would take
+	// promtool a minute.
+	history := o.DemandRange
+	for _, w := range o.Windows {
+		th := w.Burn * t.Budget
+		hiT, loT = math.Max(hiT, th), math.Min(loT, th)
+		history = max(history, w.Short)
+	}
+	if 2*hiT >= 1 {
+		return nil, 0, fmt.Errorf("the highest threshold %s cannot be crossed twice over", num(hiT))
+	}
+	secs := t.Timeout.Seconds()
+	rateHi, rateLo := 100.0, 100.0
+	if t.Pool > 0 {
+		rateHi, rateLo = math.Max(rateHi, 2*float64(t.Pool)/secs), math.Min(rateLo, 0.25*float64(t.Pool)/secs)
+	}
+	near := o.NearBulkhead * float64(t.Bulkhead)
+	inflightHi, inflightLo := 2*near, 0.25*near
+	if t.Bulkhead == 0 {
+		inflightHi, inflightLo = 1, 1
+	}
+	levels := []testLevel{
+		{"every alert fires", 2 * hiT, rateHi, inflightHi, true},
+		{"no alert fires", loT / 4, rateLo, inflightLo, false},
+	}
+	// The metastable alerts fire with half the calls cut off; none with
+	// at most 0.5 %.
+	if o.RequestsMetric != "" {
+		levels[0].ratio = max(levels[0].ratio, 0.5)
+		levels[1].ratio = min(levels[1].ratio, 0.005)
+	}
+	return levels, history, nil
+}
+
+// testStep is the step of the samples and evaluations, often enough for
+// the shortest range (a rate needs two samples within it), and the time
+// the alerts are evaluated at, after history and the alerts' for.
+func testStep(o Options, history time.Duration) (step, eval time.Duration) {
+	step = time.Minute
+	for _, w := range append(windows(o.Windows), o.DemandRange) {
+		step = min(step, w/5)
+	}
+	step = max(step.Truncate(time.Second), time.Second)
+	eval = history + o.For + 10*time.Minute
+	if o.RequestsMetric != "" {
+		eval = history + max(o.For, MetastableFor) + 10*time.Minute
+	}
+	return step, eval
+}
+
+// alertTests are the tests of g's alerts at eval: fires, each with the
+// alert expected, labelled and annotated as the rule and t say; else none
+// expected.
+func alertTests(g *Group, t *Target, eval string, fires bool) []alertTest {
+	var tests []alertTest
+	for _, rule := range g.Rules {
+		if rule.Alert == "" {
+			continue
+		}
+		at := alertTest{EvalTime: eval, Alertname: rule.Alert, ExpAlerts: []expAlert{}}
+		if fires {
+			exp := expAlert{Labels: map[string]string{}, Annotations: map[string]string{}}
+			for _, l := range t.Labels {
+				if l[1] != "" {
+					exp.Labels[l[0]] = l[1]
+				}
+			}
+			exp.Labels["group"], exp.Labels["timeout"] = t.Group, dur(t.Timeout)
+			for k, v := range rule.Labels {
+				exp.Labels[k] = unliteral(v)
+			}
+			for k, v := range rule.Annotations {
+				exp.Annotations[k] = unliteral(v)
+			}
+			at.ExpAlerts = append(at.ExpAlerts, exp)
+		}
+		// The burn alerts share a name: one test per name, every pair.
+		if i := indexAlert(tests, rule.Alert); i >= 0 {
+			tests[i].ExpAlerts = append(tests[i].ExpAlerts, at.ExpAlerts...)
+			continue
+		}
+		tests = append(tests, at)
+	}
+	return tests
 }
 
 func indexAlert(ts []alertTest, name string) int {
