@@ -49,39 +49,7 @@ type LE struct {
 // for native histograms.
 func FromClassic(les []LE, unit time.Duration) (*histogram.Bucketed, error) {
 	h := &histogram.Bucketed{Kind: Classic}
-	s := slices.Clone(les)
-	slices.SortStableFunc(s, func(a, b LE) int {
-		switch {
-		case a.Upper < b.Upper:
-			return -1
-		case a.Upper > b.Upper:
-			return 1
-		}
-		return 0
-	})
-	// Coalesce equal bounds (le="1" and le="1.0" after a sum by le).
-	var merged []LE
-	dups, nanLE := 0, 0
-	for _, b := range s {
-		if math.IsNaN(b.Upper) {
-			nanLE++
-			continue
-		}
-		if n := len(merged); n > 0 && merged[n-1].Upper == b.Upper {
-			merged[n-1].Cumulative += b.Cumulative
-			dups++
-			continue
-		}
-		merged = append(merged, b)
-	}
-	var diverges []string
-	if nanLE > 0 {
-		repair(h, "nan-le", finding.Fields{"buckets": nanLE}, "%d bucket series had le=\"NaN\", which bounds nothing; they were left out", nanLE)
-		diverges = append(diverges, "buckets with le=\"NaN\" were left out")
-	}
-	if dups > 0 {
-		repair(h, "duplicate-le", finding.Fields{"buckets": dups}, "%d bucket series had the same le bound as another (such as le=\"1\" and le=\"1.0\"); their counts were added up, as histogram_quantile does", dups)
-	}
+	merged, diverges := mergeLE(h, les)
 	if len(merged) == 0 {
 		return nil, fmt.Errorf("%w: no bucket series", ErrEmptyWindow)
 	}
@@ -99,6 +67,76 @@ func FromClassic(les []LE, unit time.Duration) (*histogram.Bucketed, error) {
 		}
 		return nil, &OnlyInfError{Calls: last.Cumulative}
 	}
+	diverges = append(diverges, repairCounts(h, merged)...)
+	merged, diverge, err := dropNegativeLE(h, merged)
+	if err != nil {
+		return nil, err
+	}
+	if diverge != "" {
+		diverges = append(diverges, diverge)
+	}
+	u := unit.Seconds()
+	prevUpper, prevCum := 0.0, 0.0
+	for i, b := range merged {
+		lo := prevUpper
+		if i == 0 {
+			lo = math.Min(0, b.Upper*u)
+		}
+		c := math.Max(b.Cumulative-prevCum, 0)
+		h.Buckets = append(h.Buckets, histogram.Bucket{Lo: lo, Hi: b.Upper * u, Count: c, Cumulative: b.Cumulative})
+		prevUpper, prevCum = b.Upper*u, b.Cumulative
+	}
+	h.Divergence = strings.Join(diverges, "; ")
+	h.Count = merged[len(merged)-1].Cumulative
+	noteBeyond(h, unit)
+	if !(h.Count > 0) {
+		return h, fmt.Errorf("%w: every bucket's increase is 0", ErrEmptyWindow)
+	}
+	return h, nil
+}
+
+// mergeLE sorts les by bound, leaves out the NaN bounds and coalesces
+// equal bounds (le="1" and le="1.0" after a sum by le), noting both on h;
+// diverges says where histogram_quantile reads them otherwise.
+func mergeLE(h *histogram.Bucketed, les []LE) (merged []LE, diverges []string) {
+	s := slices.Clone(les)
+	slices.SortStableFunc(s, func(a, b LE) int {
+		switch {
+		case a.Upper < b.Upper:
+			return -1
+		case a.Upper > b.Upper:
+			return 1
+		}
+		return 0
+	})
+	dups, nanLE := 0, 0
+	for _, b := range s {
+		if math.IsNaN(b.Upper) {
+			nanLE++
+			continue
+		}
+		if n := len(merged); n > 0 && merged[n-1].Upper == b.Upper {
+			merged[n-1].Cumulative += b.Cumulative
+			dups++
+			continue
+		}
+		merged = append(merged, b)
+	}
+	if nanLE > 0 {
+		repair(h, "nan-le", finding.Fields{"buckets": nanLE}, "%d bucket series had le=\"NaN\", which bounds nothing; they were left out", nanLE)
+		diverges = append(diverges, "buckets with le=\"NaN\" were left out")
+	}
+	if dups > 0 {
+		repair(h, "duplicate-le", finding.Fields{"buckets": dups}, "%d bucket series had the same le bound as another (such as le=\"1\" and le=\"1.0\"); their counts were added up, as histogram_quantile does", dups)
+	}
+	return merged, diverges
+}
+
+// repairCounts repairs the cumulative counts of merged in place, noting
+// it on h: NaN and negative counts, which PromQL leaves as they are (the
+// divergences returned), and counts below a lower bucket's, as PromQL
+// does.
+func repairCounts(h *histogram.Bucketed, merged []LE) (diverges []string) {
 	// Counts PromQL leaves as they are: NaN takes the count below it (0 for
 	// the first bucket), a negative count 0.
 	nanCount, negCount := 0, 0
@@ -142,53 +180,41 @@ func FromClassic(les []LE, unit time.Duration) (*histogram.Bucketed, error) {
 	if raised > 0 {
 		repair(h, "non-monotonic", finding.Fields{"buckets": raised, "by_calls": by}, "%d cumulative bucket counts were below the count of a lower bucket (by up to %s calls), which cannot be; they were raised to it, as histogram_quantile does. increase() extrapolates each bucket series on its own, so small differences are normal; large ones point at buckets that changed over the window", raised, human.Number(by))
 	}
-	// Negative bounds: an exporter bug. The calls at or below the largest
-	// one took less than no time; they are left out, the rest start at 0.
+	return diverges
+}
+
+// dropNegativeLE leaves out the buckets of negative bounds, an exporter
+// bug: the calls at or below the largest one took less than no time
+// (h.Negative); the rest start at 0. diverge says so when there are any.
+func dropNegativeLE(h *histogram.Bucketed, merged []LE) (kept []LE, diverge string, err error) {
 	neg := 0
 	for neg < len(merged) && merged[neg].Upper < 0 {
 		neg++
 	}
-	if neg > 0 {
-		h.Negative = merged[neg-1].Cumulative
-		bounds := make([]string, 0, min(neg, 3))
-		for _, b := range merged[:min(neg, 3)] {
-			bounds = append(bounds, fmt.Sprintf("le=%q", strconv.FormatFloat(b.Upper, 'g', -1, 64)))
-		}
-		if neg > 3 {
-			bounds = append(bounds, "...")
-		}
-		repair(h, "negative-le", finding.Fields{"bounds": neg, "calls": h.Negative}, "%d bucket bounds are negative (%s): a latency below zero is a bug of the exporter; the %s calls at or below them are left out, and the lowest bucket kept starts at 0",
-			neg, strings.Join(bounds, " "), human.Number(h.Negative))
-		diverges = append(diverges, "histogram_quantile reads the negative buckets, which tunetimeout left out")
-		for i := range merged[neg:] {
-			merged[neg+i].Cumulative -= h.Negative
-		}
-		merged = merged[neg:]
-		if len(merged) == 1 {
-			if !(merged[0].Cumulative > 0) {
-				return nil, fmt.Errorf("%w: every call lies at or below a negative bucket bound", ErrEmptyWindow)
-			}
-			return nil, &OnlyInfError{Calls: merged[0].Cumulative}
-		}
+	if neg == 0 {
+		return merged, "", nil
 	}
-	u := unit.Seconds()
-	prevUpper, prevCum := 0.0, 0.0
-	for i, b := range merged {
-		lo := prevUpper
-		if i == 0 {
-			lo = math.Min(0, b.Upper*u)
+	h.Negative = merged[neg-1].Cumulative
+	bounds := make([]string, 0, min(neg, 3))
+	for _, b := range merged[:min(neg, 3)] {
+		bounds = append(bounds, fmt.Sprintf("le=%q", strconv.FormatFloat(b.Upper, 'g', -1, 64)))
+	}
+	if neg > 3 {
+		bounds = append(bounds, "...")
+	}
+	repair(h, "negative-le", finding.Fields{"bounds": neg, "calls": h.Negative}, "%d bucket bounds are negative (%s): a latency below zero is a bug of the exporter; the %s calls at or below them are left out, and the lowest bucket kept starts at 0",
+		neg, strings.Join(bounds, " "), human.Number(h.Negative))
+	for i := range merged[neg:] {
+		merged[neg+i].Cumulative -= h.Negative
+	}
+	merged = merged[neg:]
+	if len(merged) == 1 {
+		if !(merged[0].Cumulative > 0) {
+			return nil, "", fmt.Errorf("%w: every call lies at or below a negative bucket bound", ErrEmptyWindow)
 		}
-		c := math.Max(b.Cumulative-prevCum, 0)
-		h.Buckets = append(h.Buckets, histogram.Bucket{Lo: lo, Hi: b.Upper * u, Count: c, Cumulative: b.Cumulative})
-		prevUpper, prevCum = b.Upper*u, b.Cumulative
+		return nil, "", &OnlyInfError{Calls: merged[0].Cumulative}
 	}
-	h.Divergence = strings.Join(diverges, "; ")
-	h.Count = merged[len(merged)-1].Cumulative
-	noteBeyond(h, unit)
-	if !(h.Count > 0) {
-		return h, fmt.Errorf("%w: every bucket's increase is 0", ErrEmptyWindow)
-	}
-	return h, nil
+	return merged, "histogram_quantile reads the negative buckets, which tunetimeout left out", nil
 }
 
 // repair notes a repair of the buckets (Repairs).

@@ -271,14 +271,41 @@ func (s *OTLPSet) Result(metric string) (*Result, error) {
 		return nil, fmt.Errorf("no histogram %q; the input holds %s", metric, strings.Join(quoted(names, 5), ", "))
 	}
 	res := &Result{URL: strings.Join(s.files, ", "), Metric: m.name, Kind: kindOf(m.exponential), Unit: m.unit, UnitFrom: m.unitFrom}
-	type acc struct {
-		p        *otlpPoint
-		excluded map[string]int64
-		censored uint64
-		series   int
+	groups, first, last := m.groups()
+	res.At = last
+	if !first.IsZero() {
+		res.Window = last.Sub(first)
 	}
-	groups := map[string]*acc{}
-	var first, last time.Time
+	var censored uint64
+	for _, name := range slices.Sorted(maps.Keys(groups)) {
+		a := groups[name]
+		censored += a.censored
+		res.Groups = append(res.Groups, a.group(name, res, m.exponential))
+	}
+	if censored > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s calls ended by a timeout or a cancel (504, 499, DEADLINE_EXCEEDED, CANCELLED): their buckets hold how long they ran, a lower bound of how long they would have taken", human.Count(int64(censored))))
+	}
+	if res.Window == 0 {
+		res.Notes = append(res.Notes, "the points have no start time, so the window and the rates are unknown: give --rate")
+	}
+	return res, nil
+}
+
+// otlpGroup is what the series of one group add up to: their points
+// (p), the calls the status rule leaves out by reason, the censored
+// calls, and how many series.
+type otlpGroup struct {
+	p        *otlpPoint
+	excluded map[string]int64
+	censored uint64
+	series   int
+}
+
+// groups adds up the points of m's series by group, in the order of the
+// series' keys; first and last are the earliest start and the latest end
+// of the points.
+func (m *otlpMetric) groups() (groups map[string]*otlpGroup, first, last time.Time) {
+	groups = map[string]*otlpGroup{}
 	for _, key := range slices.Sorted(maps.Keys(m.series)) {
 		se := m.series[key]
 		pts := []*otlpPoint{se.sum}
@@ -290,7 +317,7 @@ func (s *OTLPSet) Result(metric string) (*Result, error) {
 		}
 		a := groups[se.group]
 		if a == nil {
-			a = &acc{excluded: map[string]int64{}}
+			a = &otlpGroup{excluded: map[string]int64{}}
 			groups[se.group] = a
 		}
 		a.series++
@@ -320,41 +347,31 @@ func (s *OTLPSet) Result(metric string) (*Result, error) {
 			a.p.add(pt)
 		}
 	}
-	res.At = last
-	if !first.IsZero() {
-		res.Window = last.Sub(first)
-	}
-	var censored uint64
-	for _, name := range slices.Sorted(maps.Keys(groups)) {
-		a := groups[name]
-		g := Group{Name: name, Excluded: a.excluded, Mean: math.NaN(), ServerEstimate: math.NaN()}
-		censored += a.censored
-		switch {
-		case a.p == nil:
-			g.Err = fmt.Errorf("%w: the status rule leaves out every call", ErrEmptyWindow)
-		case a.p.layoutChanged:
-			g.Err = fmt.Errorf("its %d series do not all have the same explicit bounds, so their buckets cannot be added up: group by more keys (--by), or read one series at a time", a.series)
-		default:
-			g.Overall, g.Err = a.p.histogram(res.Unit, m.exponential)
-			if g.Overall != nil {
-				g.Calls = g.Overall.Count
-				if res.Window > 0 {
-					g.Rate = g.Calls / res.Window.Seconds()
-				}
-				if !math.IsNaN(a.p.sum) && a.p.count > 0 {
-					g.Mean = a.p.sum / float64(a.p.count) * res.Unit.Seconds()
-				}
+	return groups, first, last
+}
+
+// group is the Group name of res (its unit and window) that a holds:
+// its histogram, calls, rate and mean, or why there is none.
+func (a *otlpGroup) group(name string, res *Result, exponential bool) Group {
+	g := Group{Name: name, Excluded: a.excluded, Mean: math.NaN(), ServerEstimate: math.NaN()}
+	switch {
+	case a.p == nil:
+		g.Err = fmt.Errorf("%w: the status rule leaves out every call", ErrEmptyWindow)
+	case a.p.layoutChanged:
+		g.Err = fmt.Errorf("its %d series do not all have the same explicit bounds, so their buckets cannot be added up: group by more keys (--by), or read one series at a time", a.series)
+	default:
+		g.Overall, g.Err = a.p.histogram(res.Unit, exponential)
+		if g.Overall != nil {
+			g.Calls = g.Overall.Count
+			if res.Window > 0 {
+				g.Rate = g.Calls / res.Window.Seconds()
+			}
+			if !math.IsNaN(a.p.sum) && a.p.count > 0 {
+				g.Mean = a.p.sum / float64(a.p.count) * res.Unit.Seconds()
 			}
 		}
-		res.Groups = append(res.Groups, g)
 	}
-	if censored > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%s calls ended by a timeout or a cancel (504, 499, DEADLINE_EXCEEDED, CANCELLED): their buckets hold how long they ran, a lower bound of how long they would have taken", human.Count(int64(censored))))
-	}
-	if res.Window == 0 {
-		res.Notes = append(res.Notes, "the points have no start time, so the window and the rates are unknown: give --rate")
-	}
-	return res, nil
+	return g
 }
 
 func quoted(names []string, n int) []string {

@@ -606,7 +606,6 @@ func (s *session) bucketsWithoutLE(ctx context.Context, les map[string][]bucketS
 // buckets, or VictoriaMetrics's vmrange buckets when the series have no le.
 func (s *session) classic(ctx context.Context) error {
 	o, name := s.o, s.res.Metric
-	w := dur(o.Window)
 	lay := leBuckets
 	sets, unlabelled, err := s.windowBuckets(ctx, lay)
 	if err != nil {
@@ -628,6 +627,28 @@ func (s *session) classic(ctx context.Context) error {
 		h, err := lay.build(set, s.res.Unit)
 		groups[g] = &Group{Name: g, Labels: s.groupLabels[g], Overall: h, Mean: math.NaN(), ServerEstimate: math.NaN(), Err: err}
 	}
+	if err := s.classicCalls(ctx, groups); err != nil {
+		return err
+	}
+	s.span(ctx, s.series(name+"_count"))
+	if err := s.rates(ctx, groups, fmt.Sprintf("rate(%s[%s])", s.series(name+"_count"), dur(o.PeakRange))); err != nil {
+		return err
+	}
+	if o.Step > 0 {
+		if err := s.classicSteps(ctx, groups, lay); err != nil {
+			return err
+		}
+	}
+	s.serverEstimates(ctx, groups, lay)
+	return s.finish(groups)
+}
+
+// classicCalls reads the calls of each group over the window from
+// _count (the buckets' total where it has none, or not a count) and
+// their mean from _sum.
+func (s *session) classicCalls(ctx context.Context, groups map[string]*Group) error {
+	o, name := s.o, s.res.Metric
+	w := dur(o.Window)
 	calls, err := s.perGroup(ctx, sumBy(o.By, fmt.Sprintf("increase(%s[%s])", s.series(name+"_count"), w)))
 	if err != nil {
 		return err
@@ -661,50 +682,50 @@ func (s *session) classic(ctx context.Context) error {
 	if badCount > 0 {
 		s.res.Notes = append(s.res.Notes, fmt.Sprintf("The increase of %s_count is not a count of calls (NaN, negative or infinite) for %s: the buckets' total stands in.", name, human.Plural(int64(badCount), "group")))
 	}
-	s.span(ctx, s.series(name+"_count"))
-	if err := s.rates(ctx, groups, fmt.Sprintf("rate(%s[%s])", s.series(name+"_count"), dur(o.PeakRange))); err != nil {
-		return err
-	}
-	if o.Step > 0 {
-		steps := map[string]map[model.Time][]bucketSample{}
-		err := s.queryRange(ctx, s.bucketIncrease(lay, o.Step), s.byLabels(lay.label), func(ss *model.SampleStream) error {
-			v, ok := ss.Metric[model.LabelName(lay.label)]
-			if !ok {
-				return nil // told of above
-			}
-			if err := lay.check(v); err != nil {
-				return err
-			}
-			g := s.groupName(ss.Metric)
-			if steps[g] == nil {
-				steps[g] = map[model.Time][]bucketSample{}
-			}
-			for _, p := range ss.Values {
-				steps[g][p.Timestamp] = append(steps[g][p.Timestamp], bucketSample{bound: string(v), value: float64(p.Value)})
-			}
-			return nil
-		})
-		if err != nil {
+	return nil
+}
+
+// classicSteps reads the buckets of each step (--step) of the window into
+// the groups' Steps, in time order.
+func (s *session) classicSteps(ctx context.Context, groups map[string]*Group, lay bucketLayout) error {
+	o := s.o
+	steps := map[string]map[model.Time][]bucketSample{}
+	err := s.queryRange(ctx, s.bucketIncrease(lay, o.Step), s.byLabels(lay.label), func(ss *model.SampleStream) error {
+		v, ok := ss.Metric[model.LabelName(lay.label)]
+		if !ok {
+			return nil // told of above
+		}
+		if err := lay.check(v); err != nil {
 			return err
 		}
-		for name, byTime := range steps {
-			g := groups[name]
-			if g == nil {
-				continue
+		g := s.groupName(ss.Metric)
+		if steps[g] == nil {
+			steps[g] = map[model.Time][]bucketSample{}
+		}
+		for _, p := range ss.Values {
+			steps[g][p.Timestamp] = append(steps[g][p.Timestamp], bucketSample{bound: string(v), value: float64(p.Value)})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for name, byTime := range steps {
+		g := groups[name]
+		if g == nil {
+			continue
+		}
+		times := mapsKeys(byTime)
+		slices.Sort(times)
+		for _, t := range times {
+			h, err := lay.build(byTime[t], s.res.Unit)
+			if err != nil {
+				h = nil
 			}
-			times := mapsKeys(byTime)
-			slices.Sort(times)
-			for _, t := range times {
-				h, err := lay.build(byTime[t], s.res.Unit)
-				if err != nil {
-					h = nil
-				}
-				g.Steps = append(g.Steps, Step{End: t.Time(), Hist: h, ServerEstimate: math.NaN()})
-			}
+			g.Steps = append(g.Steps, Step{End: t.Time(), Hist: h, ServerEstimate: math.NaN()})
 		}
 	}
-	s.serverEstimates(ctx, groups, lay)
-	return s.finish(groups)
+	return nil
 }
 
 // serverEstimates asks VictoriaMetrics for its own histogram_quantile of

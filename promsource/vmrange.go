@@ -103,85 +103,20 @@ const maxShownErrors = 3
 // (an increase across a reset it could not see) taken as 0, and ranges with
 // the same bounds (written differently) added up.
 func FromVMRange(buckets []VMBucket, unit time.Duration) (*histogram.Bucketed, error) {
-	type parsed struct {
-		lo, hi, count float64
-		label         string
-	}
 	h := &histogram.Bucketed{Kind: VMRange}
-	var ranges []parsed
-	var bad []string
-	nBad, nNaN, nNeg := 0, 0, 0
-	negBy := 0.0
-	for _, b := range buckets {
-		lo, hi, err := ParseVMRange(b.Range)
-		if err != nil {
-			if nBad++; nBad <= maxShownErrors {
-				bad = append(bad, err.Error())
-			}
-			continue
-		}
-		c := b.Count
-		switch {
-		case math.IsNaN(c):
-			nNaN++
-			continue
-		case c < 0:
-			nNeg++
-			negBy = max(negBy, -c)
-			c = 0
-		}
-		ranges = append(ranges, parsed{lo, hi, c, b.Range})
+	ranges, rc, err := parseVMRanges(buckets)
+	if err != nil {
+		return nil, err
 	}
-	if nBad > 0 {
-		more := ""
-		if nBad > len(bad) {
-			more = fmt.Sprintf(" (and %d more)", nBad-len(bad))
-		}
-		return nil, fmt.Errorf("%d bucket series have a vmrange label that cannot be read: %s%s", nBad, strings.Join(bad, "; "), more)
+	merged, dups := mergeVMRanges(ranges)
+	if err := vmOverlaps(merged); err != nil {
+		return nil, err
 	}
-	slices.SortFunc(ranges, func(a, b parsed) int {
-		if c := cmp.Compare(a.lo, b.lo); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.hi, b.hi)
-	})
-	// The same bounds written differently ("1e-2...1.136e-2" beside
-	// "1.000e-02...1.136e-02") are one range.
-	merged := ranges[:0]
-	dups := 0
-	for _, r := range ranges {
-		if n := len(merged); n > 0 && merged[n-1].lo == r.lo && merged[n-1].hi == r.hi {
-			merged[n-1].count += r.count
-			dups++
-			continue
-		}
-		merged = append(merged, r)
+	if rc.nan > 0 {
+		repair(h, "nan-count", finding.Fields{"buckets": rc.nan}, "%d vmrange buckets had a NaN increase; they were left out, as VictoriaMetrics's histogram_quantile leaves them out", rc.nan)
 	}
-	// Sorted by lower bound, a range overlaps an earlier one when it starts
-	// below the highest upper bound so far.
-	overlaps, first := 0, ""
-	for i, top := 1, 0; i < len(merged); i++ {
-		if merged[i].lo < merged[top].hi {
-			if overlaps++; overlaps == 1 {
-				first = fmt.Sprintf("vmrange %q overlaps %q", cut(merged[top].label, maxShownValue), cut(merged[i].label, maxShownValue))
-			}
-		}
-		if merged[i].hi > merged[top].hi {
-			top = i
-		}
-	}
-	if overlaps > 0 {
-		more := ""
-		if overlaps > 1 {
-			more = fmt.Sprintf(" (%d overlaps in all)", overlaps)
-		}
-		return nil, fmt.Errorf("%s%s: each call is counted in one range, so the counts of overlapping ranges cannot be read", first, more)
-	}
-	if nNaN > 0 {
-		repair(h, "nan-count", finding.Fields{"buckets": nNaN}, "%d vmrange buckets had a NaN increase; they were left out, as VictoriaMetrics's histogram_quantile leaves them out", nNaN)
-	}
-	if nNeg > 0 {
-		repair(h, "negative-increase", finding.Fields{"buckets": nNeg, "by_calls": negBy}, "%d vmrange buckets had a negative increase (by up to %s calls: a counter reset increase() could not see); they were taken as 0, as VictoriaMetrics's histogram_quantile takes them", nNeg, human.Number(negBy))
+	if rc.neg > 0 {
+		repair(h, "negative-increase", finding.Fields{"buckets": rc.neg, "by_calls": rc.negBy}, "%d vmrange buckets had a negative increase (by up to %s calls: a counter reset increase() could not see); they were taken as 0, as VictoriaMetrics's histogram_quantile takes them", rc.neg, human.Number(rc.negBy))
 	}
 	if dups > 0 {
 		repair(h, "duplicate-range", finding.Fields{"buckets": dups}, "%d vmrange buckets had the same bounds as another, written differently; their counts were added up", dups)
@@ -204,6 +139,101 @@ func FromVMRange(buckets []VMBucket, unit time.Duration) (*histogram.Bucketed, e
 		return h, fmt.Errorf("%w: every vmrange bucket's increase is 0", ErrEmptyWindow)
 	}
 	return h, nil
+}
+
+// vmRange is a vmrange bucket read: its bounds, its count and its label.
+type vmRange struct {
+	lo, hi, count float64
+	label         string
+}
+
+// vmCounts counts the counts of vmrange buckets repaired: NaN (left out)
+// and negative (taken as 0, by up to negBy calls).
+type vmCounts struct {
+	nan, neg int
+	negBy    float64
+}
+
+// parseVMRanges reads the bounds of buckets, leaving out those of a NaN
+// count and taking a negative count as 0 (counted in rc); a label that
+// cannot be read is an error.
+func parseVMRanges(buckets []VMBucket) (ranges []vmRange, rc vmCounts, err error) {
+	var bad []string
+	nBad := 0
+	for _, b := range buckets {
+		lo, hi, err := ParseVMRange(b.Range)
+		if err != nil {
+			if nBad++; nBad <= maxShownErrors {
+				bad = append(bad, err.Error())
+			}
+			continue
+		}
+		c := b.Count
+		switch {
+		case math.IsNaN(c):
+			rc.nan++
+			continue
+		case c < 0:
+			rc.neg++
+			rc.negBy = max(rc.negBy, -c)
+			c = 0
+		}
+		ranges = append(ranges, vmRange{lo, hi, c, b.Range})
+	}
+	if nBad > 0 {
+		more := ""
+		if nBad > len(bad) {
+			more = fmt.Sprintf(" (and %d more)", nBad-len(bad))
+		}
+		return nil, rc, fmt.Errorf("%d bucket series have a vmrange label that cannot be read: %s%s", nBad, strings.Join(bad, "; "), more)
+	}
+	return ranges, rc, nil
+}
+
+// mergeVMRanges sorts ranges by their bounds and adds up the counts of
+// the same bounds written differently ("1e-2...1.136e-2" beside
+// "1.000e-02...1.136e-02"), dups of them, in place.
+func mergeVMRanges(ranges []vmRange) (merged []vmRange, dups int) {
+	slices.SortFunc(ranges, func(a, b vmRange) int {
+		if c := cmp.Compare(a.lo, b.lo); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.hi, b.hi)
+	})
+	merged = ranges[:0]
+	for _, r := range ranges {
+		if n := len(merged); n > 0 && merged[n-1].lo == r.lo && merged[n-1].hi == r.hi {
+			merged[n-1].count += r.count
+			dups++
+			continue
+		}
+		merged = append(merged, r)
+	}
+	return merged, dups
+}
+
+// vmOverlaps fails when ranges of merged, sorted by lower bound,
+// overlap: when one starts below the highest upper bound so far.
+func vmOverlaps(merged []vmRange) error {
+	overlaps, first := 0, ""
+	for i, top := 1, 0; i < len(merged); i++ {
+		if merged[i].lo < merged[top].hi {
+			if overlaps++; overlaps == 1 {
+				first = fmt.Sprintf("vmrange %q overlaps %q", cut(merged[top].label, maxShownValue), cut(merged[i].label, maxShownValue))
+			}
+		}
+		if merged[i].hi > merged[top].hi {
+			top = i
+		}
+	}
+	if overlaps > 0 {
+		more := ""
+		if overlaps > 1 {
+			more = fmt.Sprintf(" (%d overlaps in all)", overlaps)
+		}
+		return fmt.Errorf("%s%s: each call is counted in one range, so the counts of overlapping ranges cannot be read", first, more)
+	}
+	return nil
 }
 
 // cut shortens text from the server to at most n runes, the last three
