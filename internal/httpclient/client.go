@@ -228,11 +228,45 @@ func New(o Options) (*Client, error) {
 		sec.Add(u.User.String())
 		u.User = nil
 	}
-	// The query's values may be credentials too (?api_key=...): sent, but
-	// shown as *** in the URL, and redacted from what the server says when
-	// they look like one (a credential's key, or a long value): a short
-	// ?partial_response=true must not blank out every "true".
-	for _, p := range strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' }) {
+	redactQuery(sec, u.RawQuery)
+	u.Fragment, u.RawFragment = "", "" // never sent
+	display := DisplayURL(u)
+	user, pass, token, err := o.credentials(sec, user, pass)
+	if err != nil {
+		return nil, err
+	}
+	hs, err := headerFiles(o.Headers)
+	if err != nil {
+		return nil, err
+	}
+	headers, err := parseHeaders(hs, authBy, sec, false)
+	if err != nil {
+		return nil, err
+	}
+	base, err := o.baseTransport()
+	if err != nil {
+		return nil, err
+	}
+	tr := newTransport(o, base, user, pass, token, headers)
+	endpoint := *u // with the query's real values
+	endpoint.Path = strings.TrimRight(endpoint.Path, "/")
+	endpoint.RawPath = strings.TrimRight(endpoint.RawPath, "/")
+	limit := o.MaxResponseBytes
+	if limit <= 0 {
+		limit = DefaultMaxResponseBytes
+	}
+	hc := &http.Client{Transport: tr, CheckRedirect: followWithin(u)}
+	return &Client{Endpoint: &endpoint, HTTP: hc, Limit: limit,
+		Display: display, Secrets: sec, Server: o.Server, tr: tr}, nil
+}
+
+// redactQuery adds to sec the values of the query that may be
+// credentials too (?api_key=...): sent, but shown as *** in the URL, and
+// redacted from what the server says when they look like one (a
+// credential's key, or a long value): a short ?partial_response=true must
+// not blank out every "true".
+func redactQuery(sec *Redactor, rawQuery string) {
+	for _, p := range strings.FieldsFunc(rawQuery, func(r rune) bool { return r == '&' }) {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok {
 			v = k
@@ -245,21 +279,26 @@ func New(o Options) (*Client, error) {
 			sec.Add(d)
 		}
 	}
-	u.Fragment, u.RawFragment = "", "" // never sent
-	display := DisplayURL(u)
+}
+
+// credentials are the basic auth user and password (the URL's, user and
+// pass, unless the options name others) and the bearer token, read from
+// their files or environment variables and added to sec.
+func (o Options) credentials(sec *Redactor, user, pass string) (string, string, string, error) {
 	if o.BasicUser != "" {
 		user = o.BasicUser
 	}
 	// Check has refused two sources of one secret, a password without a
 	// user and a token beside basic auth.
+	var err error
 	switch {
 	case o.BasicPasswordFile != "":
 		if pass, err = readSecret(o.BasicPasswordFile, "--basic-auth-password-file"); err != nil {
-			return nil, err
+			return "", "", "", err
 		}
 	case o.BasicPasswordEnv != "":
 		if pass, err = envSecret(o.BasicPasswordEnv, "--basic-auth-password-env"); err != nil {
-			return nil, err
+			return "", "", "", err
 		}
 	}
 	sec.Add(pass)
@@ -272,41 +311,44 @@ func New(o Options) (*Client, error) {
 	switch {
 	case o.BearerTokenFile != "":
 		if token, err = readSecret(o.BearerTokenFile, "--bearer-token-file"); err != nil {
-			return nil, err
+			return "", "", "", err
 		}
 	case o.BearerTokenEnv != "":
 		if token, err = envSecret(o.BearerTokenEnv, "--bearer-token-env"); err != nil {
-			return nil, err
+			return "", "", "", err
 		}
 	}
 	sec.Add(token)
-	hs, err := headerFiles(o.Headers)
-	if err != nil {
-		return nil, err
-	}
-	headers, err := parseHeaders(hs, authBy, sec, false)
-	if err != nil {
-		return nil, err
-	}
+	return user, pass, token, nil
+}
 
-	base := o.Transport
-	if base == nil {
-		tlsConf := &tls.Config{InsecureSkipVerify: o.InsecureSkipVerify} //nolint:gosec // the user asked for it
-		if o.CAFile != "" {
-			pem, err := os.ReadFile(o.CAFile)
-			if err != nil {
-				return nil, fmt.Errorf("--ca-file: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("--ca-file %s holds no PEM certificate", o.CAFile)
-			}
-			tlsConf.RootCAs = pool
-		}
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.TLSClientConfig = tlsConf
-		base = t
+// baseTransport is o.Transport, or a clone of http.DefaultTransport
+// verifying the server with --ca-file (or not, --insecure-skip-verify).
+func (o Options) baseTransport() (http.RoundTripper, error) {
+	if o.Transport != nil {
+		return o.Transport, nil
 	}
+	tlsConf := &tls.Config{InsecureSkipVerify: o.InsecureSkipVerify} //nolint:gosec // the user asked for it
+	if o.CAFile != "" {
+		pem, err := os.ReadFile(o.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--ca-file %s holds no PEM certificate", o.CAFile)
+		}
+		tlsConf.RootCAs = pool
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = tlsConf
+	return t, nil
+}
+
+// newTransport is the Transport over base that sends the credentials and
+// headers, with o's retries, per-try timeout and backoff (the defaults
+// where o has none).
+func newTransport(o Options, base http.RoundTripper, user, pass, token string, headers http.Header) *Transport {
 	tr := &Transport{
 		next:     base,
 		user:     user,
@@ -338,16 +380,7 @@ func New(o Options) (*Client, error) {
 	if tr.jitter == nil {
 		tr.jitter = rand.Float64
 	}
-	endpoint := *u // with the query's real values
-	endpoint.Path = strings.TrimRight(endpoint.Path, "/")
-	endpoint.RawPath = strings.TrimRight(endpoint.RawPath, "/")
-	limit := o.MaxResponseBytes
-	if limit <= 0 {
-		limit = DefaultMaxResponseBytes
-	}
-	hc := &http.Client{Transport: tr, CheckRedirect: followWithin(u)}
-	return &Client{Endpoint: &endpoint, HTTP: hc, Limit: limit,
-		Display: display, Secrets: sec, Server: o.Server, tr: tr}, nil
+	return tr
 }
 
 // PerTry is the timeout of one attempt.
