@@ -74,77 +74,100 @@ func parseApacheFormat(format string) (prefix []byte, vars []logItem, err error)
 			i++
 			continue
 		}
-		start := i
-		i++
-		if i < len(format) && format[i] == '%' {
+		if i+1 < len(format) && format[i+1] == '%' {
 			lit = append(lit, '%')
-			i++
+			i += 2
 			continue
 		}
-		var mod byte
-		var arg string
-		hasArg := false
-		for i < len(format) {
-			switch c := format[i]; {
-			case c == '<' || c == '>':
-				mod = c
-				i++
-				continue
-			case c == '!' || c == ',' || c >= '0' && c <= '9':
-				i++ // a status condition: the value is "-" when it does not hold
-				continue
-			case c == '{':
-				end := strings.IndexByte(format[i+1:], '}')
-				if end < 0 {
-					return nil, nil, fmt.Errorf("the { of %s is not closed", format[start:])
-				}
-				arg, hasArg = format[i+1:i+1+end], true
-				i += end + 2
-				continue
-			}
-			break
+		d, next, err := readApacheDirective(format, i)
+		if err != nil {
+			return nil, nil, err
 		}
-		if i >= len(format) {
-			return nil, nil, fmt.Errorf("%q at the end of the format lacks its directive letter", format[start:])
+		i = next
+		if d.letter == "t" && !d.hasArg {
+			lit = append(lit, '[')
+			addVar(logItem{name: d.name, key: "t"})
+			lit = append(lit, ']')
+			continue
 		}
-		letter := string(format[i])
-		switch {
-		case format[i] == '^' && i+2 < len(format):
-			letter = format[i : i+3]
-		case !isASCIILetter(format[i]):
-			return nil, nil, fmt.Errorf("%q is not a LogFormat directive", format[start:i+1])
-		}
-		i += len(letter)
-		name := format[start:i]
-
-		key := letter
-		switch letter {
-		case "s":
-			if mod != 0 {
-				key = string(mod) + "s"
-			}
-		case "i", "o":
-			key += ":" + strings.ToLower(arg)
-		case "t":
-			if !hasArg {
-				lit = append(lit, '[')
-				addVar(logItem{name: name, key: "t"})
-				lit = append(lit, ']')
-				continue
-			}
-			key = apacheTimeKey(arg)
-		default:
-			if hasArg {
-				key += ":" + arg
-			}
-		}
-		addVar(logItem{name: name, key: key})
+		addVar(logItem{name: d.name, key: d.key()})
 	}
 	if len(vars) == 0 {
 		return lit, nil, nil
 	}
 	vars[len(vars)-1].lit = lit
 	return prefix, vars, nil
+}
+
+// apacheDirective is a LogFormat directive: as written (name, "%>s",
+// "%{User-Agent}i"), its letter, its < or > modifier and its {argument}.
+type apacheDirective struct {
+	name, letter, arg string
+	mod               byte
+	hasArg            bool
+}
+
+// readApacheDirective reads the directive at format[start], a '%' not
+// followed by another; next is where the format goes on after it.
+func readApacheDirective(format string, start int) (d apacheDirective, next int, err error) {
+	i := start + 1
+	for i < len(format) {
+		switch c := format[i]; {
+		case c == '<' || c == '>':
+			d.mod = c
+			i++
+			continue
+		case c == '!' || c == ',' || c >= '0' && c <= '9':
+			i++ // a status condition: the value is "-" when it does not hold
+			continue
+		case c == '{':
+			end := strings.IndexByte(format[i+1:], '}')
+			if end < 0 {
+				return d, 0, fmt.Errorf("the { of %s is not closed", format[start:])
+			}
+			d.arg, d.hasArg = format[i+1:i+1+end], true
+			i += end + 2
+			continue
+		}
+		break
+	}
+	if i >= len(format) {
+		return d, 0, fmt.Errorf("%q at the end of the format lacks its directive letter", format[start:])
+	}
+	d.letter = string(format[i])
+	switch {
+	case format[i] == '^' && i+2 < len(format):
+		d.letter = format[i : i+3]
+	case !isASCIILetter(format[i]):
+		return d, 0, fmt.Errorf("%q is not a LogFormat directive", format[start:i+1])
+	}
+	i += len(d.letter)
+	d.name = format[start:i]
+	return d, i, nil
+}
+
+// key is the field the directive's value goes to: its letter, with its
+// modifier (>s), header name (i:user-agent), time format or argument.
+// %t without a format is "t", its brackets part of the literal text.
+func (d apacheDirective) key() string {
+	key := d.letter
+	switch d.letter {
+	case "s":
+		if d.mod != 0 {
+			key = string(d.mod) + "s"
+		}
+	case "i", "o":
+		key += ":" + strings.ToLower(d.arg)
+	case "t":
+		if d.hasArg {
+			key = apacheTimeKey(d.arg)
+		}
+	default:
+		if d.hasArg {
+			key += ":" + d.arg
+		}
+	}
+	return key
 }
 
 func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
