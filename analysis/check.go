@@ -779,6 +779,16 @@ func usedAsUpstream(ob target.Object, all []target.Object) bool {
 	})
 }
 
+// checkFinding is the one way a check finding is made: the finding f
+// (its code, severity, message and numbers, as internal/finding made
+// them) at pos, in the config object named object of the target targ,
+// held against the data of group ("" when it is no one group's: the
+// layers of a chain, a topology's hops).
+func checkFinding(f finding.Finding, pos target.Pos, targ, object, group string) report.CheckFinding {
+	return report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: pos.File, Line: pos.Line,
+		Target: targ, Object: object, Group: group, Message: f.Message, Measured: f.Fields}
+}
+
 func configObject(ob target.Object) report.ConfigObject {
 	return report.ConfigObject{File: ob.Pos.File, Line: ob.Pos.Line, Target: ob.Target, Kind: ob.Kind, Object: ob.Name}
 }
@@ -791,8 +801,7 @@ func configObject(ob target.Object) report.ConfigObject {
 func checkObject(ob, upstream target.Object, cg checkedGroup, need time.Duration, o CheckOptions) []report.CheckFinding {
 	var out []report.CheckFinding
 	add := func(pos target.Pos, f finding.Finding) {
-		out = append(out, report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: pos.File, Line: pos.Line,
-			Target: ob.Target, Object: ob.Name, Group: cg.name, Message: f.Message, Measured: f.Fields})
+		out = append(out, checkFinding(f, pos, ob.Target, ob.Name, cg.name))
 	}
 	h := cg.latency
 	confidence := o.Recommend.Confidence
@@ -1008,8 +1017,7 @@ func cutOffFindings(ob target.Object, t *target.Setting[float64], what string, c
 			"the %s of %s cuts off %s of these calls (%s of %s), within the %s asked for%s; the recommendation is %s",
 			what, human.Seconds(t.Value), human.Percent(share), human.Count(above), human.Count(n), human.Percent(o.Recommend.FalseTimeouts), why, human.Seconds(recommended))
 	}
-	out := report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: t.Pos.File, Line: t.Pos.Line,
-		Target: ob.Target, Object: ob.Name, Group: cg.name, Message: f.Message, Measured: f.Fields}
+	out := checkFinding(f, t.Pos, ob.Target, ob.Name, cg.name)
 	if cuts {
 		out.Fix = fixFor(ob, t, needed)
 	}
@@ -1064,8 +1072,7 @@ func bucketCutOffFindings(ob target.Object, t *target.Setting[float64], what str
 	}
 	var out []report.CheckFinding
 	emit := func(f finding.Finding, fix bool) {
-		cf := report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: t.Pos.File, Line: t.Pos.Line,
-			Target: ob.Target, Object: ob.Name, Group: cg.name, Message: f.Message, Measured: f.Fields}
+		cf := checkFinding(f, t.Pos, ob.Target, ob.Name, cg.name)
 		if fix {
 			cf.Fix = fixFor(ob, t, needed)
 		}
@@ -1128,8 +1135,7 @@ func layerFindings(objects []target.Object, served [][]string, files []string, c
 	f := finding.Newf(finding.CheckRetryLayers, finding.Fields{"layers": len(layers), "attempts_at_bottom": total},
 		"%d layers retry: %s make up to %d attempts at the bottom per request; retry at one layer (the one nearest the caller, which knows the deadline) and give the others one attempt",
 		len(layers), strings.Join(parts, " x "), total)
-	return []report.CheckFinding{{Code: string(f.Code), Severity: string(f.Severity), File: top.pos.File, Line: top.pos.Line,
-		Target: top.target, Object: top.object, Message: f.Message, Measured: f.Fields}}, ""
+	return []report.CheckFinding{checkFinding(f, top.pos, top.target, top.object, "")}, ""
 }
 
 // layer is the config of one file that retries most: its attempts and
@@ -1236,8 +1242,7 @@ func topologyLayerFindings(objects []target.Object, served [][]string, t *Topolo
 			"along %s (%s), %d layers retry: %s make up to %d attempts at the bottom per request when it fails fast; when it hangs, the timers let %d reach it (%d if no hop stops when its caller gives up%s); retry at one layer (the one nearest the caller, which knows the deadline) and give the others one attempt: then %d when it fails fast, %d when it hangs",
 			strings.Join(names, " -> "), t.File, len(layers), strings.Join(parts, " x "), total, hang.AttemptsAtBottom, loose.AttemptsAtBottom, after,
 			simulate.ChainFastFailures(one).AttemptsAtBottom, oneHang.AttemptsAtBottom)
-		out = append(out, report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: top.pos.File, Line: top.pos.Line,
-			Target: top.target, Object: top.object, Message: f.Message, Measured: f.Fields})
+		out = append(out, checkFinding(f, top.pos, top.target, top.object, ""))
 	}
 	return out
 }
@@ -1359,8 +1364,7 @@ func topologyInversions(objects []target.Object, served [][]string, t *Topology)
 				"%s waits at most %s for %s (%s, %s), but %s waits %s for its own calls (%s): when they are slow, %s gives up first and %s works on for nobody; give %s's calls less than %s, less %s's own work",
 				up.Name, human.Seconds(wu.seconds), down.Name, wu.object, wu.pos, down.Name, downWait, wd.object,
 				up.Name, down.Name, down.Name, human.Seconds(wu.seconds), down.Name)
-			out = append(out, report.CheckFinding{Code: string(f.Code), Severity: string(f.Severity), File: wd.pos.File, Line: wd.pos.Line,
-				Target: wd.target, Object: wd.object, Message: f.Message, Measured: f.Fields})
+			out = append(out, checkFinding(f, wd.pos, wd.target, wd.object, ""))
 		}
 	}
 	return out
