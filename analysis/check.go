@@ -109,7 +109,10 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 		return nil, err
 	}
 	c := &report.Check{Input: in, Configs: append([]string{}, o.Configs...), Findings: []report.CheckFinding{},
-		UnmatchedConfig: []report.ConfigObject{}, UnmatchedGroups: []string{}, Notes: notes}
+		UnmatchedConfig: []report.ConfigObject{}, UnmatchedGroups: []string{}, Notes: []string{}, NoteFindings: []report.Finding{}}
+	for _, n := range notes {
+		c.Note(n)
+	}
 	names := slices.Sorted(maps.Keys(groups))
 	matched := map[string]bool{}
 	upstreams := map[string]target.Object{}
@@ -123,7 +126,8 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 	for _, ob := range objects {
 		// What the reader saw and did not model, said where it stands.
 		for _, n := range ob.Notes {
-			c.Notes = append(c.Notes, fmt.Sprintf("%s: %s: %s", ob.Pos, ob.Name, n))
+			c.Note(finding.Newf(finding.CheckConfigNote, finding.Fields{"file": ob.Pos.File, "line": ob.Pos.Line, "target": ob.Target, "object": ob.Name, "note": n},
+				"%s: %s: %s", ob.Pos, ob.Name, n))
 		}
 	}
 	served := servedGroups(objects, groups, names, o.Map)
@@ -158,7 +162,7 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 		}
 	}
 	var layers []report.CheckFinding
-	var note string
+	var note *finding.Finding
 	if o.Topology != nil {
 		layers = topologyLayerFindings(objects, served, o.Topology)
 		layers = append(layers, topologyInversions(objects, served, o.Topology)...)
@@ -166,8 +170,8 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 		layers, note = layerFindings(objects, served, o.Configs, o.Chain)
 	}
 	c.Findings = append(c.Findings, layers...)
-	if note != "" {
-		c.Notes = append(c.Notes, note)
+	if note != nil {
+		c.Note(*note)
 	}
 	sort.SliceStable(c.Findings, func(i, j int) bool {
 		a, b := c.Findings[i], c.Findings[j]
@@ -407,7 +411,7 @@ func bucketCheckGroups(ctx context.Context, o CheckOptions, res *promsource.Resu
 
 // readConfigs reads every config file with the target that detects it (or
 // the one named), and returns their objects.
-func readConfigs(files []string, format string, stdin io.Reader) ([]target.Object, []string, error) {
+func readConfigs(files []string, format string, stdin io.Reader) ([]target.Object, []finding.Finding, error) {
 	var named *target.Target
 	if format != "" {
 		t, err := targets.Lookup(format)
@@ -420,7 +424,7 @@ func readConfigs(files []string, format string, stdin io.Reader) ([]target.Objec
 		named = &t
 	}
 	var all []target.Object
-	var notes []string
+	var notes []finding.Finding
 	// One budget for the run: every config, every include, and what they
 	// decode to (internal/budget).
 	spend := budget.New()
@@ -456,7 +460,12 @@ func readConfigs(files []string, format string, stdin io.Reader) ([]target.Objec
 			all = append(all, objs...)
 		}
 		if n == 0 {
-			notes = append(notes, fmt.Sprintf("%s: no timeout or retry policy found (read as %s).", f, targetNames(readers)))
+			var names []string
+			for _, t := range readers {
+				names = append(names, t.Name)
+			}
+			notes = append(notes, finding.Newf(finding.CheckNoPolicy, finding.Fields{"file": f, "targets": names},
+				"%s: no timeout or retry policy found (read as %s).", f, targetNames(readers)))
 		}
 	}
 	return all, notes, nil
@@ -1116,7 +1125,7 @@ func wilson(k, n int64, confidence float64) (lo, hi float64) {
 // attempts at the bottom. Configs not declared a chain may be alternatives
 // or unrelated services: when several of them retry the calls of one
 // group, a note says what they would multiply to if they were layers.
-func layerFindings(objects []target.Object, served [][]string, files []string, chain bool) ([]report.CheckFinding, string) {
+func layerFindings(objects []target.Object, served [][]string, files []string, chain bool) ([]report.CheckFinding, *finding.Finding) {
 	var layers []layer
 	for _, f := range files {
 		if l, ok := fileLayer(objects, served, f); ok {
@@ -1124,18 +1133,20 @@ func layerFindings(objects []target.Object, served [][]string, files []string, c
 		}
 	}
 	if len(layers) < 2 {
-		return nil, ""
+		return nil, nil
 	}
 	total, parts := multiply(layers)
 	if !chain {
-		return nil, fmt.Sprintf("%d configs retry the calls of the data: %s; if they are layers of one call chain, they make up to %d attempts at the bottom per request (give --chain, or --topology, to check them as one).",
+		note := finding.Newf(finding.CheckLayersUndeclared, finding.Fields{"layers": len(layers), "attempts_at_bottom": total},
+			"%d configs retry the calls of the data: %s; if they are layers of one call chain, they make up to %d attempts at the bottom per request (give --chain, or --topology, to check them as one).",
 			len(layers), strings.Join(parts, ", "), total)
+		return nil, &note
 	}
 	top := layers[0]
 	f := finding.Newf(finding.CheckRetryLayers, finding.Fields{"layers": len(layers), "attempts_at_bottom": total},
 		"%d layers retry: %s make up to %d attempts at the bottom per request; retry at one layer (the one nearest the caller, which knows the deadline) and give the others one attempt",
 		len(layers), strings.Join(parts, " x "), total)
-	return []report.CheckFinding{checkFinding(f, top.pos, top.target, top.object, "")}, ""
+	return []report.CheckFinding{checkFinding(f, top.pos, top.target, top.object, "")}, nil
 }
 
 // layer is the config of one file that retries most: its attempts and

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"context"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -60,5 +61,50 @@ func TestCheckFindingsMadeOnce(t *testing.T) {
 				return true
 			})
 		}
+	}
+}
+
+// TestCheckNotesCoded: every note of check is a finding with a code: a
+// config that holds no policy (TT-CHECK-NO-POLICY, with the file and the
+// readers), an object's reader note (TT-CHECK-CONFIG-NOTE, at its line).
+func TestCheckNotesCoded(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.json")
+	require.NoError(t, os.WriteFile(empty, []byte(`{"methodConfig": []}`), 0o600))
+	hedge := filepath.Join(dir, "hedge.yaml")
+	require.NoError(t, os.WriteFile(hedge, []byte(`virtual_hosts:
+- name: api
+  domains: ["*"]
+  routes:
+  - match: {prefix: "/"}
+    route:
+      cluster: api
+      timeout: 1s
+      hedge_policy: {hedge_on_per_try_timeout: true}
+`), 0o600))
+	o := checkOptions()
+	o.Configs = []string{empty, hedge}
+	c, err := Check(context.Background(), o, nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, c.NoteFindings)
+	assert.Equal(t, finding.Messages(c.NoteFindings), c.Notes)
+	none := c.NoteFindings[0]
+	assert.Equal(t, finding.CheckNoPolicy, none.Code)
+	assert.Equal(t, empty, none.Fields["file"])
+	assert.Equal(t, []string{"grpc"}, none.Fields["targets"])
+	var notes []report.Finding
+	for _, f := range c.NoteFindings {
+		if f.Code == finding.CheckConfigNote {
+			notes = append(notes, f)
+		}
+	}
+	require.NotEmpty(t, notes, "%q", c.Notes)
+	assert.Equal(t, hedge, notes[0].Fields["file"])
+	assert.Equal(t, "envoy", notes[0].Fields["target"])
+	assert.Equal(t, "hedge_policy without a retry_policy: Envoy sends no hedge", notes[0].Fields["note"])
+	assert.EqualValues(t, 5, notes[0].Fields["line"], "the route's line")
+	for _, f := range c.NoteFindings {
+		_, ok := finding.Lookup(f.Code)
+		assert.True(t, ok, "%s is declared (and so documented)", f.Code)
 	}
 }

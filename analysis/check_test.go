@@ -99,7 +99,12 @@ func TestCheckRetryLayers(t *testing.T) {
 	c, err := Check(context.Background(), o, nil)
 	require.NoError(t, err)
 	assert.Empty(t, findingsOf(c, finding.CheckRetryLayers), "configs not declared a chain are not multiplied")
-	assert.True(t, slices.ContainsFunc(c.Notes, func(n string) bool { return strings.Contains(n, "up to 9 attempts at the bottom") }), "%q", c.Notes)
+	i := slices.IndexFunc(c.NoteFindings, func(f report.Finding) bool { return f.Code == finding.CheckLayersUndeclared })
+	require.GreaterOrEqual(t, i, 0, "%+v", c.NoteFindings)
+	assert.EqualValues(t, 9, c.NoteFindings[i].Fields["attempts_at_bottom"])
+	assert.Equal(t, finding.Info, c.NoteFindings[i].Severity)
+	assert.Contains(t, c.NoteFindings[i].Message, "up to 9 attempts at the bottom")
+	assert.Equal(t, finding.Messages(c.NoteFindings), c.Notes, "the notes are the note findings' messages, in order")
 
 	o.Chain = true
 	c, err = Check(context.Background(), o, nil)

@@ -25,8 +25,13 @@ type Check struct {
 	// dropped silently: --map sends one to the other.
 	UnmatchedConfig []ConfigObject `json:"unmatched_config"`
 	UnmatchedGroups []string       `json:"unmatched_groups"`
-	// Notes say what was read and not checked.
+	// Notes say what was read and not checked: the messages of
+	// NoteFindings, in order (Note adds both).
 	Notes []string `json:"notes"`
+	// NoteFindings are the notes as findings, with their codes and
+	// numbers (docs/findings.md): a config reader's note on an object, a
+	// config with no policy, configs that retry without --chain.
+	NoteFindings []Finding `json:"-"`
 	// ToolVersion is the version of tunetimeout that checked, which the
 	// SARIF log names (WriteCheckSARIF); "" is "dev". The command sets it:
 	// report cannot know it.
@@ -57,6 +62,12 @@ type CheckFinding struct {
 	// Fix is the edit that brings the value to the recommendation
 	// (--suggest); nil when there is none to make in the file.
 	Fix *Fix `json:"fix,omitempty"`
+}
+
+// Note adds f to the check's note findings and its message to the notes.
+func (c *Check) Note(f Finding) {
+	c.NoteFindings = append(c.NoteFindings, f)
+	c.Notes = append(c.Notes, f.Message)
 }
 
 // ConfigObject names a config object.

@@ -73,6 +73,14 @@ const (
 	CheckRetry500            Code = "TT-CHECK-RETRY-500"
 )
 
+// The notes of `tunetimeout check`: what was read and not checked
+// (report.Check.Notes); they never fail a check.
+const (
+	CheckNoPolicy         Code = "TT-CHECK-NO-POLICY"
+	CheckConfigNote       Code = "TT-CHECK-CONFIG-NOTE"
+	CheckLayersUndeclared Code = "TT-CHECK-LAYERS-UNDECLARED"
+)
+
 // The codes of the call graph (report.NewCallGraph).
 const (
 	TimeoutInversion      Code = "TT-TIMEOUT-INVERSION"
@@ -159,6 +167,9 @@ var defs = []Def{
 	{CheckBulkheadBelowDemand, Warning, "a limit of calls in flight is below normal demand: calls are turned away on a normal day"},
 	{CheckRetry500, Warning, "500 is retried: a deterministic bug returns it every time, and it may follow a half-applied request"},
 	{CheckNoBucketAtTimeout, Warning, "bucketed data have no bound at the configured timeout: the share it cuts off is only bracketed"},
+	{CheckNoPolicy, Info, "a config file holds no timeout or retry policy any reader of its format knows"},
+	{CheckConfigNote, Info, "a config reader's note on an object: what it read and does not model"},
+	{CheckLayersUndeclared, Info, "configs not declared a chain retry the calls of the data: what their attempts would multiply to if they were layers"},
 
 	{TimeoutInversion, Warning, "a service's timeout downstream is not shorter than its caller's towards it: the caller gives up first"},
 	{DeadlineNotPropagated, Warning, "callees worked on after their caller's client span ended: the caller's deadline does not reach them"},
