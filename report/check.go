@@ -31,7 +31,7 @@ type Check struct {
 	// NoteFindings are the notes as findings, with their codes and
 	// numbers (docs/findings.md): a config reader's note on an object, a
 	// config with no policy, configs that retry without --chain.
-	NoteFindings []Finding `json:"-"`
+	NoteFindings []Finding `json:"note_findings"`
 	// ToolVersion is the version of tunetimeout that checked, which the
 	// SARIF log names (WriteCheckSARIF); "" is "dev". The command sets it:
 	// report cannot know it.
