@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
@@ -121,5 +122,6 @@ func FillHerd(h *report.Herd, r simulate.HerdResult) {
 		h.Strategies = append(h.Strategies, s)
 	}
 	h.RecommendedBackoff = report.RecommendedBackoff{BaseSeconds: r.Advice.Base.Seconds(), CapSeconds: r.Advice.Cap.Seconds(), Reason: r.Advice.Reason}
-	h.Warnings = append([]string{}, r.Advice.Warnings...)
+	h.Findings = finding.Clone(r.Advice.Findings)
+	h.Warnings = append([]string{}, finding.Messages(h.Findings)...)
 }

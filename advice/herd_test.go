@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/simulate"
@@ -37,4 +38,7 @@ func TestFillHerd(t *testing.T) {
 	assert.Equal(t, []string{simulate.HerdNone, simulate.HerdPolicy}, plotted)
 	require.NotEmpty(t, h.Warnings)
 	assert.Contains(t, h.Warnings[0], "the backoff cap 50ms is narrower than the 200ms")
+	require.Len(t, h.Findings, len(h.Warnings), "each warning with its finding")
+	assert.Equal(t, finding.HerdBackoffCapNarrow, h.Findings[0].Code)
+	assert.Equal(t, h.Warnings[0], h.Findings[0].Message)
 }

@@ -25,6 +25,9 @@ type Herd struct {
 	Strategies         []HerdStrategy     `json:"strategies"`
 	RecommendedBackoff RecommendedBackoff `json:"recommended_backoff"`
 	Warnings           []string           `json:"warnings"`
+	// Findings are the warnings as findings, with their codes and
+	// numbers (docs/findings.md); Warnings are their messages.
+	Findings []Finding `json:"-"`
 }
 
 // HerdStrategy is one strategy's replay of the herd.

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/recommend"
 )
@@ -130,7 +131,10 @@ type HerdResult struct {
 type HerdAdvice struct {
 	Base, Cap time.Duration
 	Reason    string
-	Warnings  []string
+	// Findings are what is wrong with the policy's backoff for the
+	// herd, and a crowd that no backoff within the deadline spreads
+	// (TT-HERD-*, docs/findings.md).
+	Findings []finding.Finding
 }
 
 // RunHerd replays the herd with every strategy and with the user's
@@ -142,7 +146,9 @@ func RunHerd(ctx context.Context, o HerdOptions) (HerdResult, error) {
 	res := HerdResult{Options: o, Window: CrowdWindow(o.Clients, o.CapacityPerSecond)}
 	res.Advice = AdviseBackoff(o.Backoff, o.Clients, o.CapacityPerSecond)
 	if o.Deadline > 0 && res.Window >= o.Deadline {
-		res.Advice.Warnings = append(res.Advice.Warnings, fmt.Sprintf("the crowd needs %s to be served once, more than the deadline of %s: no backoff within one call spreads it; the dependency must shed the herd (a retry budget, a load shedder that answers 503 with Retry-After), or the clients must not fail together",
+		res.Advice.Findings = append(res.Advice.Findings, finding.Newf(finding.HerdBeyondDeadline,
+			finding.Fields{"window_seconds": res.Window, "deadline_seconds": o.Deadline},
+			"the crowd needs %s to be served once, more than the deadline of %s: no backoff within one call spreads it; the dependency must shed the herd (a retry budget, a load shedder that answers 503 with Retry-After), or the clients must not fail together",
 			dur(res.Window), dur(o.Deadline)))
 	}
 	for _, s := range append(HerdStrategies, HerdPolicy) {
@@ -193,11 +199,15 @@ func AdviseBackoff(b recommend.Backoff, clients int, capacity float64) HerdAdvic
 	a.Reason = fmt.Sprintf("%s clients at %s calls/s need %v to be served once; under %s jitter the first retry falls within %s, so the base is at least %v (%v, rounded up) and the cap ten times that (Envoy's rule) or the policy's own, whichever is larger",
 		human.Count(int64(clients)), human.Number(capacity), dur(need), jitterName(b.Jitter), spread, dur(base), dur(a.Base))
 	if b.Cap < need {
-		a.Warnings = append(a.Warnings, fmt.Sprintf("the backoff cap %v is narrower than the %v the crowd of %s needs at %s calls/s: no retry of clients that failed together is ever spread enough, and every one meets the same overload; raise it to %v or more",
+		a.Findings = append(a.Findings, finding.Newf(finding.HerdBackoffCapNarrow,
+			finding.Fields{"cap_seconds": b.Cap, "window_seconds": need, "clients": clients, "capacity_per_second": capacity, "recommended_cap_seconds": a.Cap},
+			"the backoff cap %v is narrower than the %v the crowd of %s needs at %s calls/s: no retry of clients that failed together is ever spread enough, and every one meets the same overload; raise it to %v or more",
 			dur(b.Cap), dur(need), human.Count(int64(clients)), human.Number(capacity), dur(a.Cap)))
 	}
 	if b.Base < base {
-		a.Warnings = append(a.Warnings, fmt.Sprintf("the backoff base %v is narrower than the %v the crowd of %s needs under %s jitter: its first retries collide, until the windows have doubled past it; %v spreads the first one",
+		a.Findings = append(a.Findings, finding.Newf(finding.HerdBackoffBaseNarrow,
+			finding.Fields{"base_seconds": b.Base, "needed_base_seconds": base, "clients": clients, "jitter": jitterName(b.Jitter), "recommended_base_seconds": a.Base},
+			"the backoff base %v is narrower than the %v the crowd of %s needs under %s jitter: its first retries collide, until the windows have doubled past it; %v spreads the first one",
 			dur(b.Base), dur(base), human.Count(int64(clients)), jitterName(b.Jitter), dur(a.Base)))
 	}
 	return a

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/recommend"
 )
 
@@ -57,16 +58,22 @@ func TestHerdReproducesTheLesson(t *testing.T) {
 	assert.Equal(t, 200*time.Millisecond, res.Window)
 	assert.Equal(t, 200*time.Millisecond, res.Advice.Base)
 	assert.Equal(t, 2*time.Second, res.Advice.Cap)
-	require.Len(t, res.Advice.Warnings, 1, "the cap is wide enough; the base is not")
-	assert.Contains(t, res.Advice.Warnings[0], "the backoff base 10ms is narrower than the 200ms")
+	require.Len(t, res.Advice.Findings, 1, "the cap is wide enough; the base is not")
+	assert.Equal(t, finding.HerdBackoffBaseNarrow, res.Advice.Findings[0].Code)
+	assert.Contains(t, res.Advice.Findings[0].Message, "the backoff base 10ms is narrower than the 200ms")
+	assert.Equal(t, 0.01, res.Advice.Findings[0].Fields["base_seconds"])
+	assert.Equal(t, 0.2, res.Advice.Findings[0].Fields["needed_base_seconds"])
 
 	narrow := AdviseBackoff(recommend.Backoff{Jitter: recommend.JitterFull, Base: 10 * time.Millisecond, Cap: 50 * time.Millisecond}, 1000, 5000)
-	require.Len(t, narrow.Warnings, 2)
-	assert.Contains(t, narrow.Warnings[0], "the backoff cap 50ms is narrower than the 200ms the crowd of 1,000 needs at 5,000 calls/s")
+	require.Len(t, narrow.Findings, 2)
+	assert.Equal(t, []finding.Code{finding.HerdBackoffCapNarrow, finding.HerdBackoffBaseNarrow}, []finding.Code{narrow.Findings[0].Code, narrow.Findings[1].Code})
+	assert.Contains(t, narrow.Findings[0].Message, "the backoff cap 50ms is narrower than the 200ms the crowd of 1,000 needs at 5,000 calls/s")
+	assert.Equal(t, 0.05, narrow.Findings[0].Fields["cap_seconds"])
+	assert.Equal(t, 2.0, narrow.Findings[0].Fields["recommended_cap_seconds"])
 	for j, base := range map[recommend.Jitter]time.Duration{recommend.JitterEqual: 400 * time.Millisecond, recommend.JitterDecorrelated: 100 * time.Millisecond} {
 		a := AdviseBackoff(recommend.Backoff{Jitter: j, Base: time.Second, Cap: 10 * time.Second}, 1000, 5000)
 		assert.Equal(t, base, a.Base, "%s jitter: twice the window, or half of it", j)
-		assert.Empty(t, a.Warnings, j)
+		assert.Empty(t, a.Findings, j)
 	}
 }
 

@@ -81,6 +81,13 @@ const (
 	CheckLayersUndeclared Code = "TT-CHECK-LAYERS-UNDECLARED"
 )
 
+// The codes of the herd (simulate --herd: simulate.RunHerd).
+const (
+	HerdBeyondDeadline    Code = "TT-HERD-BEYOND-DEADLINE"
+	HerdBackoffCapNarrow  Code = "TT-HERD-BACKOFF-CAP-NARROW"
+	HerdBackoffBaseNarrow Code = "TT-HERD-BACKOFF-BASE-NARROW"
+)
+
 // The codes of the call graph (report.NewCallGraph).
 const (
 	TimeoutInversion      Code = "TT-TIMEOUT-INVERSION"
@@ -170,6 +177,10 @@ var defs = []Def{
 	{CheckNoPolicy, Info, "a config file holds no timeout or retry policy any reader of its format knows"},
 	{CheckConfigNote, Info, "a config reader's note on an object: what it read and does not model"},
 	{CheckLayersUndeclared, Info, "configs not declared a chain retry the calls of the data: what their attempts would multiply to if they were layers"},
+
+	{HerdBeyondDeadline, Warning, "the crowd needs longer than the deadline to be served once: no backoff within one call spreads it"},
+	{HerdBackoffCapNarrow, Warning, "the backoff cap is narrower than the window the crowd needs: no retry of the herd is ever spread enough"},
+	{HerdBackoffBaseNarrow, Warning, "the backoff base is narrower than the crowd needs under its jitter: the first retries collide"},
 
 	{TimeoutInversion, Warning, "a service's timeout downstream is not shorter than its caller's towards it: the caller gives up first"},
 	{DeadlineNotPropagated, Warning, "callees worked on after their caller's client span ended: the caller's deadline does not reach them"},
