@@ -27,7 +27,7 @@ type Herd struct {
 	Warnings           []string           `json:"warnings"`
 	// Findings are the warnings as findings, with their codes and
 	// numbers (docs/findings.md); Warnings are their messages.
-	Findings []Finding `json:"-"`
+	Findings []Finding `json:"findings"`
 }
 
 // HerdStrategy is one strategy's replay of the herd.
@@ -83,7 +83,7 @@ func herdSection(r *Report) *Section {
 			strong(human.Seconds(h.RecommendedBackoff.BaseSeconds)), text(", cap "), strong(human.Seconds(h.RecommendedBackoff.CapSeconds)),
 			text(". "+h.RecommendedBackoff.Reason+".")),
 	}
-	blocks = append(blocks, notices(h.Warnings, nil)...)
+	blocks = append(blocks, notices(h.Warnings, h.Findings)...)
 	return &Section{ID: "herd", Title: "The herd", Blocks: blocks}
 }
 

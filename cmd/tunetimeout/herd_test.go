@@ -67,7 +67,7 @@ func TestSimulateHerd(t *testing.T) {
 	text, errOut, code := execute(t, "", "simulate", "--herd", "1000", "--capacity", "5000", "--backoff-base", "10ms", "--backoff-cap", "50ms")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, text, "No data read: the herd alone")
-	assert.Contains(t, text, "Warning: the backoff cap 50ms is narrower than the 200ms the crowd of 1,000 needs")
+	assert.Contains(t, text, "Warning [TT-HERD-BACKOFF-CAP-NARROW]: the backoff cap 50ms is narrower than the 200ms the crowd of\n  1,000 needs")
 
 	// With data: the capacity from the busiest second (464 calls) and the
 	// default headroom; the crowd from --clients x the calls in flight at
