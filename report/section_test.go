@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/internal/finding"
 )
 
 // TestSectionsInEveryRenderer: a section is one function, in reportSections
@@ -49,4 +51,38 @@ func TestSectionsInEveryRenderer(t *testing.T) {
 		require.GreaterOrEqual(t, j, 0, name)
 		assert.Greater(t, j, i, "%s: the section comes before the groups", name)
 	}
+}
+
+// TestWarningCodesByPlace: a warning takes the code of its own finding,
+// found by its place among the group's findings, never by its words: a
+// warning whose text is escaped for people (a group name with a control
+// character) keeps its code, and a policy warning worded as a
+// recommendation's takes the policy's code.
+func TestWarningCodesByPlace(t *testing.T) {
+	r := unknowns()
+	g := &r.Groups[0]
+	g.Recommendation.Warnings = []string{"too few calls of /a\x1b[2J"}
+	g.Policy = &Policy{Attempts: 2, RequestedAttempts: 2, Warnings: []string{"same words"}}
+	g.Findings = []Finding{
+		finding.New(finding.FewSamples, nil, "too few calls of /a\x1b[2J"),
+		finding.New(finding.NoRetriesFit, nil, "same words"),
+		finding.New(finding.TimeoutInversion, nil, "same words"),
+	}
+	rec, policy := g.warningFindings()
+	assert.Equal(t, []Finding{g.Findings[0]}, rec)
+	assert.Equal(t, []Finding{g.Findings[1]}, policy, "the policy's own, not the call graph's of the same words")
+
+	var text bytes.Buffer
+	require.NoError(t, WriteText(&text, r))
+	assert.Contains(t, text.String(), "\nWarning [TT-FEW-SAMPLES]: too few calls of /a\\x1b[2J\n", "the escaped warning keeps its code")
+	assert.Contains(t, text.String(), "  Warning [TT-NO-RETRIES-FIT]: same words\n")
+	assert.NotContains(t, text.String(), "[TT-TIMEOUT-INVERSION]: same words")
+
+	// A report written before findings existed: no codes.
+	g.Findings = nil
+	text.Reset()
+	require.NoError(t, WriteText(&text, r))
+	assert.Contains(t, text.String(), "  Warning: same words\n")
+	assert.Len(t, notices([]string{"a", "b"}, []Finding{finding.New(finding.FewAbove, nil, "a")}), 2, "too few findings: the warnings, without codes")
+	assert.Empty(t, notices([]string{"a", "b"}, []Finding{finding.New(finding.FewAbove, nil, "a")})[0].Notice.Code)
 }

@@ -244,7 +244,8 @@ func groupSection(id string, g Group, figures bool) Section {
 		s.Blocks = append(s.Blocks, para("muted", text("Connect timeout: not recommended without a round-trip time ("),
 			code("--rtt"), text(") or measured connect times.")))
 	}
-	s.Blocks = append(s.Blocks, notices(rec.Warnings, g.Findings)...)
+	recFindings, _ := g.warningFindings()
+	s.Blocks = append(s.Blocks, notices(rec.Warnings, recFindings)...)
 	if figures {
 		for _, f := range groupPlots(id, g) {
 			s.Blocks = append(s.Blocks, Block{Figure: &f})
@@ -262,21 +263,41 @@ func groupSection(id string, g Group, figures bool) Section {
 	return s
 }
 
-// notices are warnings as notices, with the code of the finding each is
-// the message of (reports written before findings existed have none).
+// notices are warnings as notices, each with the code and severity of its
+// finding: findings are the warnings' own, one for each, in order (the
+// warnings are their messages, escaped for people), never found by their
+// words. With no findings (a report written before findings existed) the
+// warnings have no code.
 func notices(messages []string, findings []Finding) []Block {
 	var out []Block
-	for _, m := range messages {
+	for i, m := range messages {
 		n := &Notice{Severity: "warning", Text: m}
-		for _, f := range findings {
-			if f.Message == m {
-				n.Code, n.Severity = string(f.Code), string(f.Severity)
-				break
-			}
+		if len(findings) == len(messages) {
+			n.Code, n.Severity = string(findings[i].Code), string(findings[i].Severity)
 		}
 		out = append(out, Block{Notice: n})
 	}
 	return out
+}
+
+// warningFindings are the findings of g's recommendation and of its call
+// policy, one for each of their warnings: Group.Findings holds them first,
+// the recommendation's then the policy's (advice.NewGroup), before the
+// findings later analyses add (the call graph's, the deadline's). Either is
+// nil when the report holds too few findings for it (a report written
+// before findings existed).
+func (g Group) warningFindings() (rec, policy []Finding) {
+	nr, np := len(g.Recommendation.Warnings), 0
+	if g.Policy != nil {
+		np = len(g.Policy.Warnings)
+	}
+	if len(g.Findings) >= nr {
+		rec = g.Findings[:nr]
+	}
+	if len(g.Findings) >= nr+np {
+		policy = g.Findings[nr : nr+np]
+	}
+	return rec, policy
 }
 
 // excludedParts lists what a group did not count, "961 status 5xx", by
@@ -455,7 +476,8 @@ func policySection(g Group) *Section {
 		title = fmt.Sprintf("Call policy (deadline %s)", human.Seconds(*p.DeadlineSeconds))
 	}
 	s := &Section{ID: "policy", Title: title, Blocks: []Block{textPara(policyHeadline(p)), stepsBlock(p.Steps), plainList("notes", policyFacts(g))}}
-	s.Blocks = append(s.Blocks, notices(p.Warnings, g.Findings)...)
+	_, policyFindings := g.warningFindings()
+	s.Blocks = append(s.Blocks, notices(p.Warnings, policyFindings)...)
 	return s
 }
 
