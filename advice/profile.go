@@ -75,7 +75,7 @@ func newProfiler(o windowing, starts []int64, length time.Duration, q float64) (
 	explicit := kind != ProfileAuto
 	if slotLength%length != 0 {
 		if explicit {
-			return nil, usage.Errorf("--profile %s pools windows into hours: --window %s does not divide an hour", kind, human.Duration(length))
+			return nil, usage.About(usage.Profile, usage.Errorf("%s %s pools windows into hours: %s %s does not divide an hour", usage.Profile, kind, usage.Window, human.Duration(length)))
 		}
 		return nil, nil
 	}
@@ -85,8 +85,8 @@ func newProfiler(o windowing, starts []int64, length time.Duration, q float64) (
 		_, off := time.Unix(s, 0).In(loc).Zone()
 		if time.Duration(off)*time.Second%length != 0 {
 			if explicit {
-				return nil, usage.Errorf("--profile %s: windows of %s straddle the hours of %s (UTC offset %s): use --window %s or shorter",
-					kind, human.Duration(length), loc, time.Duration(off)*time.Second, human.Duration(gcdDuration(length, time.Duration(abs(off))*time.Second)))
+				return nil, usage.About(usage.Profile, usage.Errorf("%s %s: windows of %s straddle the hours of %s (UTC offset %s): use %s %s or shorter",
+					usage.Profile, kind, human.Duration(length), loc, time.Duration(off)*time.Second, usage.Window, human.Duration(gcdDuration(length, time.Duration(abs(off))*time.Second))))
 			}
 			return nil, nil
 		}
@@ -278,10 +278,10 @@ func (p *profiler) finish(ctx context.Context, name string, wholeLatency *histog
 		human.Seconds(whole.Recommendation.BaseSeconds), human.Seconds(s.TimeoutSeconds), human.Seconds(whole.Recommendation.TimeoutSeconds),
 		q, human.Seconds(s.FamilyLowSeconds), human.Percent(conf), human.Count(int64(used)), human.Seconds(*s.RestHighSeconds), human.Count(wholeLatency.Count()-s.Samples))
 	if ws.Used {
-		ws.Reason += fmt.Sprintf(" The recommendation, the candidates, Little's law (at the slot's rate, %s calls over %s) and the call policy below are that slot's, ahead of any single window: it repeats, and rests on the calls of every day it occurred (--for all: the whole period's).",
-			human.Count(s.Samples), human.Duration(time.Duration(s.Days)*slotLength))
+		ws.Reason += fmt.Sprintf(" The recommendation, the candidates, Little's law (at the slot's rate, %s calls over %s) and the call policy below are that slot's, ahead of any single window: it repeats, and rests on the calls of every day it occurred (%s all: the whole period's).",
+			human.Count(s.Samples), human.Duration(time.Duration(s.Days)*slotLength), usage.For)
 	} else {
-		ws.Reason += " The recommendation below is the whole period's (--for all)."
+		ws.Reason += fmt.Sprintf(" The recommendation below is the whole period's (%s all).", usage.For)
 	}
 	prof.WorstSlot = ws
 	prof.Reason = ws.Reason

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
@@ -248,10 +249,10 @@ func StepProfile(g promsource.Group, wo WindowOptions, rec recommend.Options, st
 		p.period(), s.Slot, p.loc, human.Count(int64(s.Days)), human.Count(int64(s.Of)), p.unit(), qs, human.Seconds(s.QuantileSeconds), human.Count(s.Samples),
 		human.Seconds(s.TimeoutSeconds), qs, human.Seconds(s.FamilyLowSeconds), human.Percent(confidence), human.Count(int64(used)), human.Seconds(*s.RestHighSeconds))
 	if use {
-		prof.WorstSlot.Reason += fmt.Sprintf(" The recommendation, the candidates, Little's law (at the slot's rate, %s calls over %s) and the call policy below are that slot's, ahead of the worst step: it repeats, and rests on the calls of every day it occurred (--aggregate overall: the whole window's).",
-			human.Count(s.Samples), human.Duration(time.Duration(s.Days)*slotLength))
+		prof.WorstSlot.Reason += fmt.Sprintf(" The recommendation, the candidates, Little's law (at the slot's rate, %s calls over %s) and the call policy below are that slot's, ahead of the worst step: it repeats, and rests on the calls of every day it occurred (%s overall: the whole window's).",
+			human.Count(s.Samples), human.Duration(time.Duration(s.Days)*slotLength), usage.Aggregate)
 	} else {
-		prof.WorstSlot.Reason += " The recommendation below is the whole window's (--aggregate overall)."
+		prof.WorstSlot.Reason += fmt.Sprintf(" The recommendation below is the whole window's (%s overall).", usage.Aggregate)
 		worstHist = nil
 	}
 	prof.Reason = prof.WorstSlot.Reason

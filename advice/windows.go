@@ -9,6 +9,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -243,7 +244,7 @@ func Windows(ctx context.Context, whole report.Group, g *histogram.Group, cells 
 			ww.Reason += needPhrase("window", out.WindowCallsNeeded, median, above, q, "longer windows, or a daily profile, would tell")
 		}
 		if ww.Used {
-			ww.Reason += " The recommendation, the candidates, Little's law (at that window's rate) and the call policy below are that window's (--for all: the whole period's)."
+			ww.Reason += fmt.Sprintf(" The recommendation, the candidates, Little's law (at that window's rate) and the call policy below are that window's (%s all: the whole period's).", usage.For)
 			wg := windowGroup(g.Name, worstCell, length)
 			wg.Methods = g.Methods // the route's methods: what its requests are, whenever they came
 			res, err := analyse(ctx, wg)
@@ -252,7 +253,7 @@ func Windows(ctx context.Context, whole report.Group, g *histogram.Group, cells 
 			}
 			out = NewGroup(res)
 		} else if o.WindowForAll {
-			ww.Reason += " The recommendation below is the whole period's (--for all)."
+			ww.Reason += fmt.Sprintf(" The recommendation below is the whole period's (%s all).", usage.For)
 		}
 		out.WorstWindow = ww
 	} else if g.Latency != nil && g.Latency.Count() > 0 {

@@ -24,6 +24,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	groupname "github.com/tunetimeout/tunetimeout/internal/names"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/littleslaw"
 	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/recommend"
@@ -140,9 +141,9 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 	if n := windowCount(windows); windows != nil && n < 2 {
 		// One window, the whole period, or none: nothing to compare.
 		if !fromLogs {
-			msg := fmt.Sprintf("The calls fall in a single window of %s (--window): the report has no windows to compare.", human.Duration(o.Window))
+			msg := fmt.Sprintf("The calls fall in a single window of %s (%s): the report has no windows to compare.", human.Duration(o.Window), usage.Window)
 			if n == 0 {
-				msg = "No call has a time: the report has no windows (--window needs the calls' times)."
+				msg = fmt.Sprintf("No call has a time: the report has no windows (%s needs the calls' times).", usage.Window)
 			}
 			in.Note(finding.New(finding.OneWindow, finding.Fields{"window_seconds": o.Window.Seconds(), "windows": n}, msg))
 		}
@@ -151,8 +152,8 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 	}
 	if fromLogs {
 		in.Note(finding.Newf(finding.LogWindows, finding.Fields{"window_seconds": o.Window.Seconds()},
-			"Every input is an interval log: each window of %s, their interval, is analysed too, as with --window %s (--window sets another length, --window 0 none).",
-			human.Duration(o.Window), human.Duration(o.Window)))
+			"Every input is an interval log: each window of %s, their interval, is analysed too, as with %s %s (%s sets another length, %s 0 none).",
+			human.Duration(o.Window), usage.Window, human.Duration(o.Window), usage.Window, usage.Window))
 	}
 	r := &report.Report{Input: in}
 	if samples, groups := set.Folded(); samples > 0 {
@@ -162,8 +163,8 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		}
 		r.Input.Note(finding.Newf(finding.GroupsFolded, finding.Fields{"calls": samples, "groups": groups,
 			"groups_at_least": set.FoldedAtLeast(), "into": histogram.Other, "max_groups": o.MaxGroups},
-			"%s calls from %s more groups are folded into %q: only %d groups are kept apart (--max-groups).",
-			human.Count(samples), from, histogram.Other, o.MaxGroups))
+			"%s calls from %s more groups are folded into %q: only %d groups are kept apart (%s).",
+			human.Count(samples), from, histogram.Other, o.MaxGroups, usage.MaxGroups))
 	}
 	groups := set.Groups()
 	var used int64
@@ -179,7 +180,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 	}
 	if o.Rate > 0 && len(groups) > 1 {
 		r.Input.Note(finding.Newf(finding.RateShared, finding.Fields{"rate_per_second": o.Rate, "groups": len(groups)},
-			"The --rate of %s calls/s is shared among the groups by their share of the calls read.", human.Number(o.Rate)))
+			"The %s of %s calls/s is shared among the groups by their share of the calls read.", usage.Rate, human.Number(o.Rate)))
 	}
 	var herdStep string
 	if o.Herd.Asked() {
@@ -201,10 +202,10 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 			return nil, fmt.Errorf("a plan keeps its retries at the %s or the %s layer, not %q", PlanOutermost, PlanInnermost, o.Plan)
 		}
 		if o.Policy.Deadline <= 0 {
-			return nil, fmt.Errorf("a plan of the chain needs the root's deadline (--deadline)")
+			return nil, fmt.Errorf("a plan of the chain needs the root's deadline (%s)", usage.Deadline)
 		}
 		if !graph {
-			return nil, fmt.Errorf("a plan of the chain needs spans (otlp, zipkin, jaeger) grouped by caller and callee (no --by)")
+			return nil, fmt.Errorf("a plan of the chain needs spans (otlp, zipkin, jaeger) grouped by caller and callee (no %s)", usage.By)
 		}
 		if budgets, err = readBudgets(ctx, o, stdin); err != nil {
 			return nil, err
@@ -465,13 +466,13 @@ func rfc3339(t time.Time) any {
 func describeRange(from, to time.Time) string {
 	switch {
 	case from.IsZero() && to.IsZero():
-		return "the --from/--to of the summaries"
+		return fmt.Sprintf("the %s/%s of the summaries", usage.From, usage.To)
 	case to.IsZero():
-		return "--from " + from.UTC().Format(time.RFC3339)
+		return usage.From.String() + " " + from.UTC().Format(time.RFC3339)
 	case from.IsZero():
-		return "--to " + to.UTC().Format(time.RFC3339)
+		return usage.To.String() + " " + to.UTC().Format(time.RFC3339)
 	}
-	return "--from " + from.UTC().Format(time.RFC3339) + " --to " + to.UTC().Format(time.RFC3339)
+	return usage.From.String() + " " + from.UTC().Format(time.RFC3339) + " " + usage.To.String() + " " + to.UTC().Format(time.RFC3339)
 }
 
 // readAny reads one input: an interval log into set, samples into set or
@@ -514,7 +515,7 @@ func readAny(ctx context.Context, input input, o Options, stdin io.Reader, set *
 		if t := ingest.Truncated(rc); t != nil && o.Strict {
 			// The reading ended at the cut (a partial entry there): the
 			// cut is the reason to tell.
-			return fmt.Errorf("%w (--strict)", t)
+			return fmt.Errorf("%w (%s)", t, usage.Strict)
 		}
 		return cutOff(rc, err)
 	}
@@ -540,7 +541,7 @@ func truncated(t *ingest.TruncatedError, histograms bool, complete int64, o Opti
 		return nil
 	}
 	if o.Strict {
-		return fmt.Errorf("%w (--strict)", t)
+		return fmt.Errorf("%w (%s)", t, usage.Strict)
 	}
 	read, partial := human.Count(complete)+" complete records were read from it", "; its cut-off last line is counted bad"
 	switch {
@@ -707,8 +708,8 @@ func nothingToAnalyse(in report.Input, groups []*histogram.Group, o Options) err
 		}
 		return fmt.Errorf("%w: all %s records are bad%s", ErrNothingToAnalyse, human.Count(in.Records), first)
 	default:
-		return fmt.Errorf("%w: none of %s records counts for latency (%s); --include-errors keeps error responses",
-			ErrNothingToAnalyse, human.Count(in.Records), describe(excluded))
+		return fmt.Errorf("%w: none of %s records counts for latency (%s); %s keeps error responses",
+			ErrNothingToAnalyse, human.Count(in.Records), describe(excluded), usage.IncludeErrors)
 	}
 }
 

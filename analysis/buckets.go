@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/sqlsource"
 )
@@ -40,8 +40,8 @@ func readBuckets(ctx context.Context, name string, r io.Reader, o Options, set *
 			return nil
 		}
 		if len(logs.bucketWindows) >= sqlsource.MaxWindows {
-			return fmt.Errorf("%s: more than %s windows of %s: give a longer --window, or a shorter period (--from, --to)",
-				name, human.Count(int64(sqlsource.MaxWindows)), human.Duration(o.every))
+			return fmt.Errorf("%s: more than %s windows of %s: give a longer %s, or a shorter period (%s, %s)",
+				name, human.Count(int64(sqlsource.MaxWindows)), human.Duration(o.every), usage.Window, usage.From, usage.To)
 		}
 		if logs.bucketWindows == nil {
 			logs.bucketWindows = map[int64]struct{}{}
@@ -109,7 +109,8 @@ func bucketCell(b *ingest.BucketRow, g *histogram.Group, name string, in *report
 		return nil
 	}
 	if !b.Windowed {
-		return errors.New(name + ": HDR buckets carry no times, which windows and interval histograms need: analyze them without --window, do not summarize them (tunetimeout clickhouse --window has ClickHouse compute them by window, in a " + ingest.BucketsWindowColumn + " column)")
+		return fmt.Errorf("%s: HDR buckets carry no times, which windows and interval histograms need: analyze them without %s, do not summarize them (tunetimeout clickhouse %s has ClickHouse compute them by window, in a %s column)",
+			name, usage.Window, usage.Window, ingest.BucketsWindowColumn)
 	}
 	at := time.Time{} // the untimed cell
 	if b.Timed {

@@ -13,6 +13,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/escape"
 	groupname "github.com/tunetimeout/tunetimeout/internal/names"
 	"github.com/tunetimeout/tunetimeout/internal/outfile"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/target"
 )
@@ -50,7 +51,7 @@ type chainEdge struct {
 // all would multiply their attempts as layers).
 func WriteChainDir(ctx context.Context, temps *outfile.Temps, dir string, r *report.Report, targets []target.Target, o target.Options, log io.Writer) error {
 	if r.CallGraph == nil || len(r.CallGraph.Edges) == 0 {
-		return fmt.Errorf("--emit-dir with --plan: the report has no call graph (spans grouped by caller and callee)")
+		return fmt.Errorf("%s with %s: the report has no call graph (spans grouped by caller and callee)", usage.EmitDir, usage.Plan)
 	}
 	var edges []chainEdge
 	var left []string
@@ -73,7 +74,7 @@ func WriteChainDir(ctx context.Context, temps *outfile.Temps, dir string, r *rep
 		add(e.Callee)
 	}
 	if len(edges) == 0 {
-		return fmt.Errorf("--emit-dir with --plan: no group of the report is an edge of its call graph")
+		return fmt.Errorf("%s with %s: no group of the report is an edge of its call graph", usage.EmitDir, usage.Plan)
 	}
 	folders, notes := folderNames(services)
 	var read *target.Target
@@ -156,7 +157,7 @@ func WriteChainDir(ctx context.Context, temps *outfile.Temps, dir string, r *rep
 
 // topologyHeader is the comment atop the chain's topology.
 func topologyHeader(r *report.Report, targets []target.Target, read *target.Target) []string {
-	h := []string{"The chain's plan, written by tunetimeout analyze --plan --emit-dir: each service's configs"}
+	h := []string{fmt.Sprintf("The chain's plan, written by tunetimeout analyze %s %s: each service's configs", usage.Plan, usage.EmitDir)}
 	if p := r.CallGraph.Plan; p != nil {
 		edges := make([]string, 0, len(p.RetryEdges))
 		for _, g := range p.RetryEdges {
@@ -181,7 +182,7 @@ func topologyHeader(r *report.Report, targets []target.Target, read *target.Targ
 	if len(others) > 0 {
 		h = append(h, fmt.Sprintf("each folder holds the same plan as %s too (the targets' attempts would multiply if all were listed).", strings.Join(others, ", ")))
 	}
-	return append(h, "Check the plan as a chain: tunetimeout check --topology "+TopologyFile+" --data SPANS")
+	return append(h, fmt.Sprintf("Check the plan as a chain: tunetimeout check %s %s %s SPANS", usage.Topology, TopologyFile, usage.Data))
 }
 
 // chainOrder is the services from the roots down: each root (a service

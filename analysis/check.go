@@ -21,6 +21,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	groupname "github.com/tunetimeout/tunetimeout/internal/names"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/littleslaw"
 	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/recommend"
@@ -312,7 +313,7 @@ func (b reportBins) Above(seconds float64) (lo, hi float64, exact bool) {
 }
 
 func (b reportBins) Advice(seconds float64) string {
-	return fmt.Sprintf("check against the data themselves, or write the report with analyze --candidates %s", time.Duration(seconds*float64(time.Second)))
+	return fmt.Sprintf("check against the data themselves, or write the report with analyze %s %s", usage.Candidates, time.Duration(seconds*float64(time.Second)))
 }
 
 // fileGroups reads the data from files, as analyze does.
@@ -419,7 +420,7 @@ func readConfigs(files []string, format string, stdin io.Reader) ([]target.Objec
 			return nil, nil, err
 		}
 		if !t.Reads() {
-			return nil, nil, fmt.Errorf("--config-format %s: the %s target writes config but does not read it (readers: %s)", format, format, strings.Join(readerNames(), ", "))
+			return nil, nil, usage.About(usage.ConfigFormat, fmt.Errorf("%s %s: the %s target writes config but does not read it (readers: %s)", usage.ConfigFormat, format, format, strings.Join(readerNames(), ", ")))
 		}
 		named = &t
 	}
@@ -448,7 +449,7 @@ func readConfigs(files []string, format string, stdin io.Reader) ([]target.Objec
 			}
 		}
 		if len(readers) == 0 {
-			return nil, nil, fmt.Errorf("%s: not a config any reader knows (readers: %s); name it with --config-format", f, strings.Join(readerNames(), ", "))
+			return nil, nil, fmt.Errorf("%s: not a config any reader knows (readers: %s); name it with %s", f, strings.Join(readerNames(), ", "), usage.ConfigFormat)
 		}
 		n := 0
 		for _, t := range readers {
@@ -1018,9 +1019,9 @@ func cutOffFindings(ob target.Object, t *target.Setting[float64], what string, c
 	cuts := share > allowed*(1+1e-9)
 	if cuts {
 		f = finding.Newf(finding.CheckTimeoutCutsOff, fields,
-			"the %s of %s cuts off %s of these calls (%s of %s; %s confidence: %s to %s), more than the %s asked for (--false-timeouts)%s: %s would not",
+			"the %s of %s cuts off %s of these calls (%s of %s; %s confidence: %s to %s), more than the %s asked for (%s)%s: %s would not",
 			what, human.Seconds(t.Value), human.Percent(share), human.Count(above), human.Count(n), human.Percent(confidence),
-			human.Percent(lo), human.Percent(hi), human.Percent(o.Recommend.FalseTimeouts), why, human.Seconds(needed))
+			human.Percent(lo), human.Percent(hi), human.Percent(o.Recommend.FalseTimeouts), usage.FalseTimeouts, why, human.Seconds(needed))
 	} else {
 		f = finding.Newf(finding.CheckTimeoutFits, fields,
 			"the %s of %s cuts off %s of these calls (%s of %s), within the %s asked for%s; the recommendation is %s",
@@ -1090,8 +1091,8 @@ func bucketCutOffFindings(ob target.Object, t *target.Setting[float64], what str
 	switch {
 	case lo > ft:
 		emit(finding.Newf(finding.CheckTimeoutCutsOff, fields,
-			"the %s of %s cuts off %s of these %s calls, more than the %s asked for (--false-timeouts)%s: %s would not",
-			what, human.Seconds(t.Value), share, human.Number(cg.buckets.Calls()), human.Percent(ft), why, human.Seconds(needed)), true)
+			"the %s of %s cuts off %s of these %s calls, more than the %s asked for (%s)%s: %s would not",
+			what, human.Seconds(t.Value), share, human.Number(cg.buckets.Calls()), human.Percent(ft), usage.FalseTimeouts, why, human.Seconds(needed)), true)
 	case hi <= ft:
 		emit(finding.Newf(finding.CheckTimeoutFits, fields,
 			"the %s of %s cuts off %s of these %s calls, within the %s asked for; the recommendation is %s",
@@ -1138,8 +1139,8 @@ func layerFindings(objects []target.Object, served [][]string, files []string, c
 	total, parts := multiply(layers)
 	if !chain {
 		note := finding.Newf(finding.CheckLayersUndeclared, finding.Fields{"layers": len(layers), "attempts_at_bottom": total},
-			"%d configs retry the calls of the data: %s; if they are layers of one call chain, they make up to %d attempts at the bottom per request (give --chain, or --topology, to check them as one).",
-			len(layers), strings.Join(parts, ", "), total)
+			"%d configs retry the calls of the data: %s; if they are layers of one call chain, they make up to %d attempts at the bottom per request (give %s, or %s, to check them as one).",
+			len(layers), strings.Join(parts, ", "), total, usage.Chain, usage.Topology)
 		return nil, &note
 	}
 	top := layers[0]

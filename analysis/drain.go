@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/report"
 )
 
@@ -94,7 +95,7 @@ func badRecord(err error, o *Options, in *report.Input) error {
 	in.Records++
 	in.BadRecords++
 	if o.Strict {
-		return fmt.Errorf("%w (--strict)", err)
+		return fmt.Errorf("%w (%s)", err, usage.Strict)
 	}
 	if len(in.BadExamples) < o.ShowErrors {
 		in.BadExamples = append(in.BadExamples, pe.Error())

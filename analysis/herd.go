@@ -7,6 +7,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/advice"
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/simulate"
 )
@@ -33,7 +34,7 @@ func sizeBackoff(o *Options, a simulate.HerdAdvice) (string, error) {
 func RunHerdOnly(ctx context.Context, o Options) (*report.Report, error) {
 	o.defaults()
 	if o.Herd.Clients <= 0 || o.Herd.CapacityPerSecond <= 0 {
-		return nil, fmt.Errorf("without data, give --herd and --capacity")
+		return nil, fmt.Errorf("without data, give %s and %s", usage.Herd, usage.Capacity)
 	}
 	r := &report.Report{Groups: []report.Group{}}
 	r.Input.Files, r.Input.Formats, r.Input.BadExamples, r.Input.Notes, r.Input.Findings = []string{}, []string{}, []string{}, []string{}, []report.Finding{}

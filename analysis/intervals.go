@@ -18,6 +18,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/report"
 )
 
@@ -64,7 +65,7 @@ const (
 // which `analyze` reads and merges with others. It returns what it read.
 func Summarize(ctx context.Context, o Options, every time.Duration, stdin io.Reader, w io.Writer) (report.Input, error) {
 	if every < time.Second || every%time.Second != 0 {
-		return report.Input{}, fmt.Errorf("--interval %s: want whole seconds, at least 1s", every)
+		return report.Input{}, usage.About(usage.Interval, fmt.Errorf("%s %s: want whole seconds, at least 1s", usage.Interval, every))
 	}
 	o.every = every
 	set, in, err := read(ctx, o, stdin)
@@ -92,8 +93,8 @@ func Summarize(ctx context.Context, o Options, every time.Duration, stdin io.Rea
 		// comment: with few calls in each, the summary is no smaller
 		// than the log.
 		in.Note(finding.Newf(finding.SparseSummary, finding.Fields{"intervals": cells, "mean_calls": float64(calls) / float64(cells), "suggested_interval_seconds": 10 * every},
-			"%s intervals of groups hold %s calls on average: a summary this sparse is hardly smaller than its log; a longer --interval (%s, 1h) makes it smaller.",
-			human.Count(cells), human.Number(float64(calls)/float64(cells)), human.Duration(10*every)))
+			"%s intervals of groups hold %s calls on average: a summary this sparse is hardly smaller than its log; a longer %s (%s, 1h) makes it smaller.",
+			human.Count(cells), human.Number(float64(calls)/float64(cells)), usage.Interval, human.Duration(10*every)))
 	}
 	return in, histogram.WriteLog(w, set, t)
 }
@@ -202,13 +203,13 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 			at := time.Unix(0, int64(e.Start*1e9)).UTC().Format(time.RFC3339Nano)
 			switch {
 			case o.Window == 0:
-				return fmt.Errorf("%s:%d: an interval of %s from %s does not fit in one of --interval %s: summaries merge into longer intervals, not shorter",
-					name, e.Line, human.Seconds(e.Length), at, o.every)
+				return fmt.Errorf("%s:%d: an interval of %s from %s does not fit in one of %s %s: summaries merge into longer intervals, not shorter",
+					name, e.Line, human.Seconds(e.Length), at, usage.Interval, o.every)
 			case lr.Own():
 				// Ours would be moved whole into the window of its start,
 				// its seconds beyond that window's end.
-				return fmt.Errorf("%s:%d: an interval of %s from %s does not fit in one window of --window %s: a summary's windows are whole multiples of its interval",
-					name, e.Line, human.Seconds(e.Length), at, human.Duration(o.Window))
+				return fmt.Errorf("%s:%d: an interval of %s from %s does not fit in one window of %s %s: a summary's windows are whole multiples of its interval",
+					name, e.Line, human.Seconds(e.Length), at, usage.Window, human.Duration(o.Window))
 			}
 			if logs.straddling++; logs.straddleExample == "" {
 				logs.straddleExample = fmt.Sprintf("%s:%d: %s from %s", name, e.Line, human.Seconds(e.Length), at)
@@ -237,12 +238,13 @@ func readLog(ctx context.Context, name string, r io.Reader, o Options, set *hist
 	if !logs.flagsNoted && (len(o.Ingest.By) > 0 || o.Ingest.Latency != "" || o.Status.IncludeErrors ||
 		o.Ingest.LogFormat != "" || o.Ingest.NginxConf != "") {
 		logs.flagsNoted = true
-		in.Note(finding.New(finding.FlagsNotForIntervalLogs, nil, "--by, --latency, --include-errors and the log format do not apply to interval logs: their groups, latency and status rule were set when they were written."))
+		in.Note(finding.Newf(finding.FlagsNotForIntervalLogs, nil, "%s, %s, %s and the log format do not apply to interval logs: their groups, latency and status rule were set when they were written.",
+			usage.By, usage.Latency, usage.IncludeErrors))
 	}
 	if !lr.Own() {
 		in.Note(finding.Newf(finding.ForeignIntervalLog, finding.Fields{"file": name, "unit_seconds": lr.Unit},
-			"%s is an interval log another tool wrote: its values are read as %s each (--unit; the format does not say), its rates come from its intervals' counts.",
-			name, human.Duration(lr.Unit)))
+			"%s is an interval log another tool wrote: its values are read as %s each (%s; the format does not say), its rates come from its intervals' counts.",
+			name, human.Duration(lr.Unit), usage.Unit))
 	}
 	return nil
 }

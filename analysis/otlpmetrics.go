@@ -12,6 +12,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -63,11 +64,11 @@ func runOTLPMetrics(ctx context.Context, o Options, m *otlpMetrics, in report.In
 	}
 	if n := sum(st.NotTimes); n > 0 {
 		r.Input.Note(finding.Newf(finding.PrometheusNote, finding.Fields{"points": maps.Clone(st.NotTimes)},
-			"%s points of histograms whose unit is no time (%s) were passed over; give --unit for a histogram without a unit.", human.Count(n), describe(st.NotTimes)))
+			"%s points of histograms whose unit is no time (%s) were passed over; give %s for a histogram without a unit.", human.Count(n), describe(st.NotTimes), usage.Unit))
 	}
 	if n := sum(st.OtherMetric); n > 0 {
 		r.Input.Note(finding.Newf(finding.PrometheusNote, finding.Fields{"points": maps.Clone(st.OtherMetric)},
-			"%s points of other histograms than --metric %s were passed over (%s).", human.Count(n), o.Ingest.Metric, describe(st.OtherMetric)))
+			"%s points of other histograms than %s %s were passed over (%s).", human.Count(n), usage.Metric, o.Ingest.Metric, describe(st.OtherMetric)))
 	}
 	if st.NoValue > 0 {
 		r.Input.Note(finding.Newf(finding.PrometheusNote, finding.Fields{"points": st.NoValue},
@@ -85,7 +86,7 @@ func runOTLPMetrics(ctx context.Context, o Options, m *otlpMetrics, in report.In
 				held = append(held, human.Count(n)+" metrics that are not histograms ("+describe(st.NotHistograms)+")")
 			}
 			if n := sum(st.NotTimes); n > 0 {
-				held = append(held, human.Count(n)+" points of histograms whose unit is no time ("+describe(st.NotTimes)+"; --unit gives one without a unit its unit)")
+				held = append(held, fmt.Sprintf("%s points of histograms whose unit is no time (%s; %s gives one without a unit its unit)", human.Count(n), describe(st.NotTimes), usage.Unit))
 			}
 			if st.NoValue > 0 {
 				held = append(held, human.Count(st.NoValue)+" points flagged NO_RECORDED_VALUE")

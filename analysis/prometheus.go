@@ -13,6 +13,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/littleslaw"
 	"github.com/tunetimeout/tunetimeout/promsource"
 	"github.com/tunetimeout/tunetimeout/recommend"
@@ -107,7 +108,7 @@ func bucketedGroups(ctx context.Context, o Options, p PrometheusOptions, res *pr
 	}
 	if o.Rate > 0 && len(res.Groups) > 1 {
 		r.Input.Note(finding.Newf(finding.RateShared, finding.Fields{"rate_per_second": o.Rate, "groups": len(res.Groups)},
-			"The --rate of %s calls/s is shared among the groups by their share of the calls.", human.Number(o.Rate)))
+			"The %s of %s calls/s is shared among the groups by their share of the calls.", usage.Rate, human.Number(o.Rate)))
 	}
 	var hangs []littleslaw.Result
 	for _, g := range res.Groups {
@@ -302,8 +303,8 @@ func stepWindows(rg *report.Group, g promsource.Group, o Options, step time.Dura
 					}
 				}
 			}
-			ww.Reason = fmt.Sprintf("The worst step ends %s: %s lies in %s over %s calls (--step %s).", w.End.Format(time.RFC3339),
-				human.Quantile(q), bucketText(pos.Bucket.Lo, pos.Bucket.Hi), human.Count(w.Samples), human.Duration(step))
+			ww.Reason = fmt.Sprintf("The worst step ends %s: %s lies in %s over %s calls (%s %s).", w.End.Format(time.RFC3339),
+				human.Quantile(q), bucketText(pos.Bucket.Lo, pos.Bucket.Hi), human.Count(w.Samples), usage.Step, human.Duration(step))
 			if slot != "" {
 				ww.Reason += fmt.Sprintf(" The recommendation is the profile's worst hour's instead (%s): it repeats, and rests on the calls of every day.", slot)
 			}

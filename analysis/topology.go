@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/tunetimeout/tunetimeout/internal/escape"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // A topology says which configs are the hops of which call chain, for a
@@ -63,12 +64,12 @@ const maxTopologyBytes = 1 << 20
 func ReadTopology(name string) (*Topology, error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("--topology: %w", err)
+		return nil, usage.About(usage.Topology, fmt.Errorf("%s: %w", usage.Topology, err))
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxTopologyBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("--topology: %w", err)
+		return nil, usage.About(usage.Topology, fmt.Errorf("%s: %w", usage.Topology, err))
 	}
 	if len(data) > maxTopologyBytes {
 		return nil, fmt.Errorf("%s: a topology of more than %d bytes", name, maxTopologyBytes)
