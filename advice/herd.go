@@ -8,6 +8,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/simulate"
@@ -45,7 +46,7 @@ func (h HerdOptions) Asked() bool { return h.Clients > 0 || h.ClientInstances > 
 func RunHerd(ctx context.Context, h HerdOptions, po recommend.PolicyOptions, seed uint64, rate float64, groups []*histogram.Group) (*report.Herd, simulate.HerdAdvice, error) {
 	out := &report.Herd{}
 	crowd := h.Clients
-	out.ClientsSource = "--herd"
+	out.ClientsSource = usage.Herd.String()
 	all := histogram.NewArrivals()
 	var inFlight, calls float64
 	for _, g := range groups {
@@ -71,25 +72,25 @@ func RunHerd(ctx context.Context, h HerdOptions, po recommend.PolicyOptions, see
 	}
 	if crowd == 0 {
 		if inFlight <= 0 {
-			return nil, simulate.HerdAdvice{}, fmt.Errorf("--clients: the data give no calls in flight at the peak (no rates: give --rate, or --herd)")
+			return nil, simulate.HerdAdvice{}, usage.About(usage.Clients, fmt.Errorf("%s: the data give no calls in flight at the peak (no rates: give %s, or %s)", usage.Clients, usage.Rate, usage.Herd))
 		}
 		crowd = max(1, int(float64(h.ClientInstances)*inFlight+0.5))
-		out.ClientsSource = fmt.Sprintf("--clients %d x %s calls in flight each at the peak rate (Little's law)", h.ClientInstances, human.Number(inFlight))
+		out.ClientsSource = fmt.Sprintf("%s %d x %s calls in flight each at the peak rate (Little's law)", usage.Clients, h.ClientInstances, human.Number(inFlight))
 	}
 	capacity := h.CapacityPerSecond
-	out.CapacitySource = "--capacity"
+	out.CapacitySource = usage.Capacity.String()
 	if capacity == 0 {
 		busiest, _ := all.Busiest(time.Second)
 		if busiest == 0 {
-			return nil, simulate.HerdAdvice{}, fmt.Errorf("--herd: give --capacity (calls/s the dependency serves the herd): the data have no timestamps to measure the busiest second from")
+			return nil, simulate.HerdAdvice{}, usage.About(usage.Herd, fmt.Errorf("%s: give %s (calls/s the dependency serves the herd): the data have no timestamps to measure the busiest second from", usage.Herd, usage.Capacity))
 		}
 		headroom := h.Headroom
 		if headroom == 0 {
 			headroom = DefaultHeadroom
 		}
 		capacity = float64(busiest) * headroom
-		out.CapacitySource = fmt.Sprintf("%s x the busiest second, %s calls (--headroom: the spare capacity of a dependency sized at %s x its peak)",
-			human.Number(headroom), human.Count(busiest), human.Number(1+headroom))
+		out.CapacitySource = fmt.Sprintf("%s x the busiest second, %s calls (%s: the spare capacity of a dependency sized at %s x its peak)",
+			human.Number(headroom), human.Count(busiest), usage.Headroom, human.Number(1+headroom))
 	}
 	res, err := simulate.RunHerd(ctx, simulate.HerdOptions{Clients: crowd, CapacityPerSecond: capacity, RejectCost: h.RejectCost,
 		Attempts: po.Attempts, Seed: seed, Deadline: po.Deadline,

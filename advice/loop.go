@@ -9,6 +9,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/simulate"
@@ -37,22 +38,22 @@ type LoopOptions struct {
 func RunLoop(ctx context.Context, h *histogram.Latency, pol recommend.Policy, lo LoopOptions, seed uint64, rate, peak float64, rateSource string) (*report.Metastability, error) {
 	switch {
 	case rateSource == "flag":
-		rateSource = "--rate"
+		rateSource = usage.Rate.String()
 	case peak > 0:
 		rate, rateSource = peak, "the busiest minute"
 	default:
 		rateSource = "the mean rate"
 	}
 	if !(rate > 0) {
-		return nil, fmt.Errorf("--trigger: the data give no rate (no timestamps): give --rate")
+		return nil, usage.About(usage.Trigger, fmt.Errorf("%s: the data give no rate (no timestamps): give %s", usage.Trigger, usage.Rate))
 	}
 	mean := h.Mean().Seconds()
-	workers, source := lo.Workers, "--workers"
+	workers, source := lo.Workers, usage.Workers.String()
 	switch {
 	case workers > 0:
 	case lo.CapacityPerSecond > 0:
 		workers = max(1, int(math.Round(lo.CapacityPerSecond*mean)))
-		source = fmt.Sprintf("--capacity %s calls/s x the mean latency of %s", human.Number(lo.CapacityPerSecond), human.Seconds(mean))
+		source = fmt.Sprintf("%s %s calls/s x the mean latency of %s", usage.Capacity, human.Number(lo.CapacityPerSecond), human.Seconds(mean))
 	default:
 		workers = max(1, int(math.Ceil(rate*mean/simulate.DefaultUtilization)))
 		source = fmt.Sprintf("Little's law: %s requests/s x the mean latency of %s busy at %s, rounded up", human.Number(rate), human.Seconds(mean), human.Percent(simulate.DefaultUtilization))
@@ -87,7 +88,7 @@ func RunLoop(ctx context.Context, h *histogram.Latency, pol recommend.Policy, lo
 					"a backoff up to "+human.Number(simulate.CureBackoffFactors[len(simulate.CureBackoffFactors)-1])+"x as long")
 			}
 			if !lo.DropExpired {
-				tried = append(tried, "--drop-expired")
+				tried = append(tried, usage.DropExpired.String())
 			}
 			tried = append(tried, "the rate down to "+human.Percent(simulate.CureRateFactors[len(simulate.CureRateFactors)-1])+" of it")
 			m.CureReason = "no change tried recovers (" + strings.Join(tried, ", ") + ")"

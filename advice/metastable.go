@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/simulate"
 )
@@ -20,18 +21,18 @@ func NewMetastableCure(c simulate.Cure) *report.MetastableCure {
 	switch c.Kind {
 	case simulate.CureRetryBudget:
 		out.RetryBudget = ptr(c.RetryBudget)
-		out.Summary = fmt.Sprintf("a retry budget of %s of requests (--retry-budget %s%%, the largest tried that recovers) %s", human.Percent(c.RetryBudget), strconv.FormatFloat(c.RetryBudget*100, 'g', -1, 64), after)
+		out.Summary = fmt.Sprintf("a retry budget of %s of requests (%s %s%%, the largest tried that recovers) %s", human.Percent(c.RetryBudget), usage.RetryBudget, strconv.FormatFloat(c.RetryBudget*100, 'g', -1, 64), after)
 	case simulate.CureAttempts:
 		out.Attempts = ptr(c.Attempts)
-		out.Summary = fmt.Sprintf("%s (--attempts %d, the most that recover) %s", human.Plural(int64(c.Attempts), "attempt"), c.Attempts, after)
+		out.Summary = fmt.Sprintf("%s (%s %d, the most that recover) %s", human.Plural(int64(c.Attempts), "attempt"), usage.Attempts, c.Attempts, after)
 	case simulate.CureBackoff:
 		out.BackoffBaseSeconds, out.BackoffCapSeconds, out.Factor = ptr(c.Backoff.Base.Seconds()), ptr(c.Backoff.Cap.Seconds()), ptr(c.Factor)
-		out.Summary = fmt.Sprintf("a backoff %sx as long (--backoff-base %s --backoff-cap %s) %s", human.Number(c.Factor), human.Seconds(c.Backoff.Base.Seconds()), human.Seconds(c.Backoff.Cap.Seconds()), after)
+		out.Summary = fmt.Sprintf("a backoff %sx as long (%s %s %s %s) %s", human.Number(c.Factor), usage.BackoffBase, human.Seconds(c.Backoff.Base.Seconds()), usage.BackoffCap, human.Seconds(c.Backoff.Cap.Seconds()), after)
 	case simulate.CureDropExpired:
-		out.Summary = "a server that drops the calls whose caller gave up (--drop-expired) " + after
+		out.Summary = fmt.Sprintf("a server that drops the calls whose caller gave up (%s) %s", usage.DropExpired, after)
 		if c.Tried > 1 {
-			out.Summary = fmt.Sprintf("a server that drops the calls whose caller gave up (--drop-expired; no change of the call policy tried does: budgets down to %s, fewer attempts, backoffs up to %sx as long) %s",
-				human.Percent(simulate.CureBudgets[len(simulate.CureBudgets)-1]), human.Number(simulate.CureBackoffFactors[len(simulate.CureBackoffFactors)-1]), after)
+			out.Summary = fmt.Sprintf("a server that drops the calls whose caller gave up (%s; no change of the call policy tried does: budgets down to %s, fewer attempts, backoffs up to %sx as long) %s",
+				usage.DropExpired, human.Percent(simulate.CureBudgets[len(simulate.CureBudgets)-1]), human.Number(simulate.CureBackoffFactors[len(simulate.CureBackoffFactors)-1]), after)
 		}
 	case simulate.CureRate:
 		out.Factor, out.RatePerSecond = ptr(c.Factor), ptr(c.Rate)

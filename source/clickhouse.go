@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/tunetimeout/tunetimeout/internal/finding"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/sqlsource"
 )
 
@@ -76,7 +77,7 @@ func (c *ClickHouse) Spool(ctx context.Context, dir string) (*Spool, error) {
 		s.Notes = append(s.Notes, finding.New(finding.ClickHouseNote, nil, n))
 	}
 	if c.Rows.Time == "" {
-		s.Notes = append(s.Notes, finding.New(finding.NoTimeColumn, nil, "No --time column: the rates are not measured (give --time, or --rate)."))
+		s.Notes = append(s.Notes, finding.Newf(finding.NoTimeColumn, nil, "No %s column: the rates are not measured (give %s, or %s).", usage.Time, usage.Time, usage.Rate))
 	}
 	return s, nil
 }

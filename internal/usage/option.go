@@ -13,17 +13,23 @@ type Option string
 // CLI (cmd/tunetimeout tests that every one is).
 const (
 	Aggregate     Option = "aggregate"
+	Attempts      Option = "attempts"
+	BackoffBase   Option = "backoff-base"
+	BackoffCap    Option = "backoff-cap"
 	By            Option = "by"
 	Candidates    Option = "candidates"
 	Capacity      Option = "capacity"
 	Chain         Option = "chain"
+	Clients       Option = "clients"
 	ConfigFormat  Option = "config-format"
 	Data          Option = "data"
 	Deadline      Option = "deadline"
+	DropExpired   Option = "drop-expired"
 	EmitDir       Option = "emit-dir"
 	FalseTimeouts Option = "false-timeouts"
 	For           Option = "for"
 	From          Option = "from"
+	Headroom      Option = "headroom"
 	Herd          Option = "herd"
 	IncludeErrors Option = "include-errors"
 	Interval      Option = "interval"
@@ -33,19 +39,24 @@ const (
 	Plan          Option = "plan"
 	Profile       Option = "profile"
 	Rate          Option = "rate"
+	RetryBudget   Option = "retry-budget"
 	Step          Option = "step"
 	Strict        Option = "strict"
+	Time          Option = "time"
 	To            Option = "to"
 	Topology      Option = "topology"
+	Trigger       Option = "trigger"
 	Unit          Option = "unit"
 	Window        Option = "window"
+	Workers       Option = "workers"
 )
 
 // Options lists every option declared above, for the CLI's test that each
 // is one of its flags.
 func Options() []Option {
-	return []Option{Aggregate, By, Candidates, Capacity, Chain, ConfigFormat, Data, Deadline, EmitDir, FalseTimeouts, For,
-		From, Herd, IncludeErrors, Interval, Latency, MaxGroups, Metric, Plan, Profile, Rate, Step, Strict, To, Topology, Unit, Window}
+	return []Option{Aggregate, Attempts, BackoffBase, BackoffCap, By, Candidates, Capacity, Chain, Clients, ConfigFormat, Data,
+		Deadline, DropExpired, EmitDir, FalseTimeouts, For, From, Headroom, Herd, IncludeErrors, Interval, Latency, MaxGroups,
+		Metric, Plan, Profile, Rate, RetryBudget, Step, Strict, Time, To, Topology, Trigger, Unit, Window, Workers}
 }
 
 // Render writes an option as people give it on the command line. The CLI

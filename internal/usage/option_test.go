@@ -45,7 +45,7 @@ var flagInText = regexp.MustCompile(`(^|[^-\w])--[a-z]`)
 
 // optionKeyed are the library packages that name options by key only: no
 // string literal of their code (tests aside) spells a flag.
-var optionKeyed = []string{"analysis"}
+var optionKeyed = []string{"analysis", "advice", "source"}
 
 func TestNoFlagSpelled(t *testing.T) {
 	for _, pkg := range optionKeyed {
