@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tunetimeout/tunetimeout/internal/httpclient"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // apiMessage is one of the errors Jaeger answers with: structuredError in
@@ -151,8 +152,8 @@ func decodeTraces(dec *json.Decoder, each func(json.RawMessage) error, note func
 // own messages where it sent them, never a secret.
 func (s *session) explain(err error, what string) error {
 	return s.c.Explain(err, what, httpclient.Advice{
-		TooLarge: "a smaller --limit (traces per search) or a larger --max-response-bytes helps",
-		Timeout:  "a longer --query-timeout or a smaller --limit may help",
+		TooLarge: fmt.Sprintf("a smaller %s (traces per search) or a larger %s helps", usage.Limit, usage.MaxResponseBytes),
+		Timeout:  fmt.Sprintf("a longer %s or a smaller %s may help", usage.QueryTimeout, usage.Limit),
 		API: func(err error, o httpclient.Outcome) (string, bool) {
 			var e *apiError
 			if !errors.As(err, &e) {
@@ -162,6 +163,10 @@ func (s *session) explain(err error, what string) error {
 		},
 	})
 }
+
+// jaegerBasePathFlag is the flag of Jaeger's own query service that serves
+// its API under a prefix: Jaeger's, not an option of tunetimeout.
+const jaegerBasePathFlag = "--query.base-path"
 
 func (s *session) explainAPI(e *apiError, o httpclient.Outcome, what string) string {
 	at := "Jaeger at " + s.c.Display
@@ -178,15 +183,15 @@ func (s *session) explainAPI(e *apiError, o httpclient.Outcome, what string) str
 		if e.status == http.StatusUnauthorized {
 			why = "it needs credentials, or refused the ones given"
 		}
-		msg := fmt.Sprintf("%s answered %s: %s (--bearer-token-file, --bearer-token-env, --basic-auth-user)", at, status, why)
+		msg := fmt.Sprintf("%s answered %s: %s (%s, %s, %s)", at, status, why, usage.BearerTokenFile, usage.BearerTokenEnv, usage.BasicAuthUser)
 		if text != "" {
 			msg += ": " + text
 		}
 		return msg
 	case e.notAPI:
-		return fmt.Sprintf("%s sent an answer to %s that is not the Jaeger query API's JSON (%s): is --url the query service (its UI's address, port 16686)?", at, what, text)
+		return fmt.Sprintf("%s sent an answer to %s that is not the Jaeger query API's JSON (%s): is %s the query service (its UI's address, port 16686)?", at, what, text, usage.URL)
 	case e.status == http.StatusNotFound:
-		return fmt.Sprintf("%s answered %s to %s: is --url the query service (its UI's address, port 16686), with its --query.base-path if it has one?", at, status, what)
+		return fmt.Sprintf("%s answered %s to %s: is %s the query service (its UI's address, port 16686), with its %s if it has one?", at, status, what, usage.URL, jaegerBasePathFlag)
 	case status == "":
 		return fmt.Sprintf("%s answered %s with errors: %s", at, what, text)
 	case text == "":

@@ -47,6 +47,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/httpclient"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // Defaults of Options.
@@ -144,27 +145,27 @@ func (o *Options) defaults() {
 func (o Options) Check() error {
 	errs := []error{o.connection().Check()}
 	if o.Limit < 0 {
-		errs = append(errs, fmt.Errorf("--limit %d is negative", o.Limit))
+		errs = append(errs, usage.About(usage.Limit, fmt.Errorf("%s %d is negative", usage.Limit, o.Limit)))
 	}
 	if o.MaxTraces < 0 {
-		errs = append(errs, fmt.Errorf("--max-traces %d is negative", o.MaxTraces))
+		errs = append(errs, usage.About(usage.MaxTraces, fmt.Errorf("%s %d is negative", usage.MaxTraces, o.MaxTraces)))
 	}
 	if o.MaxSearches < 0 {
-		errs = append(errs, fmt.Errorf("--max-searches %d is negative", o.MaxSearches))
+		errs = append(errs, usage.About(usage.MaxSearches, fmt.Errorf("%s %d is negative", usage.MaxSearches, o.MaxSearches)))
 	}
 	if o.MaxBytes < 0 {
-		errs = append(errs, fmt.Errorf("--max-fetch-bytes %d is negative", o.MaxBytes))
+		errs = append(errs, usage.About(usage.MaxFetchBytes, fmt.Errorf("%s %d is negative", usage.MaxFetchBytes, o.MaxBytes)))
 	}
 	if o.MaxTime < 0 {
-		errs = append(errs, fmt.Errorf("--max-fetch-time %v is negative", o.MaxTime))
+		errs = append(errs, usage.About(usage.MaxFetchTime, fmt.Errorf("%s %v is negative", usage.MaxFetchTime, o.MaxTime)))
 	}
 	if o.Start.IsZero() || o.End.IsZero() || !o.Start.Before(o.End) {
-		errs = append(errs, errors.New("the window to read must start before it ends (--from, --to, --lookback)"))
+		errs = append(errs, fmt.Errorf("the window to read must start before it ends (%s, %s, %s)", usage.From, usage.To, usage.Lookback))
 	}
 	if o.Tags != "" {
 		var m map[string]string
 		if err := json.Unmarshal([]byte(o.Tags), &m); err != nil {
-			errs = append(errs, fmt.Errorf(`--tags %q is not a JSON object of strings, such as {"http.status_code":"200"}`, o.Tags))
+			errs = append(errs, usage.About(usage.Tags, fmt.Errorf(`%s %q is not a JSON object of strings, such as {"http.status_code":"200"}`, usage.Tags, o.Tags)))
 		}
 	}
 	return errors.Join(errs...)
@@ -214,7 +215,7 @@ func Fetch(ctx context.Context, o Options, w io.Writer) (*Result, error) {
 	todo := []window{{o.Start.UnixMicro(), o.End.UnixMicro()}}
 	for len(todo) > 0 && !res.Truncated {
 		if res.Searches >= o.MaxSearches {
-			return res, s.bound(res, "still answered full pages after %s searches, the --max-searches bound", "a larger --max-searches",
+			return res, s.bound(res, usage.MaxSearches, "still answered full pages after %s searches, the %s bound", "a larger %s",
 				human.Count(int64(res.Searches)))
 		}
 		win := todo[len(todo)-1]
@@ -243,10 +244,10 @@ func Fetch(ctx context.Context, o Options, w io.Writer) (*Result, error) {
 			return nil
 		}, res)
 		if errors.Is(context.Cause(ctx), errMaxTime) {
-			return res, s.bound(res, "was still being searched after %s, the --max-fetch-time bound", "a longer --max-fetch-time", o.MaxTime)
+			return res, s.bound(res, usage.MaxFetchTime, "was still being searched after %s, the %s bound", "a longer %s", o.MaxTime)
 		}
 		if errors.Is(err, errMaxBytes) {
-			return res, s.bound(res, "sent more than %s in all, the --max-fetch-bytes bound", "a larger --max-fetch-bytes", human.Bytes(o.MaxBytes))
+			return res, s.bound(res, usage.MaxFetchBytes, "sent more than %s in all, the %s bound", "a larger %s", human.Bytes(o.MaxBytes))
 		}
 		if err != nil && !errors.Is(err, errStop) {
 			return res, err
@@ -268,14 +269,14 @@ func Fetch(ctx context.Context, o Options, w io.Writer) (*Result, error) {
 		return res, err
 	}
 	if copies > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("Jaeger answered %s copies of traces it had already answered in the same search: each trace is read once, and counts once toward --limit.", human.Count(int64(copies))))
+		res.Notes = append(res.Notes, fmt.Sprintf("Jaeger answered %s copies of traces it had already answered in the same search: each trace is read once, and counts once toward %s.", human.Count(int64(copies)), usage.Limit))
 	}
 	if res.Truncated {
-		res.Notes = append(res.Notes, fmt.Sprintf("Jaeger holds more traces of %s in the window than --max-traces %d: the first %d read are analysed; a shorter window (--lookback, --from, --to), --operation or a larger --max-traces reads them all.",
-			o.Service, o.MaxTraces, res.Traces))
+		res.Notes = append(res.Notes, fmt.Sprintf("Jaeger holds more traces of %s in the window than %s %d: the first %d read are analysed; a shorter window (%s, %s, %s), %s or a larger %s reads them all.",
+			o.Service, usage.MaxTraces, o.MaxTraces, res.Traces, usage.Lookback, usage.From, usage.To, usage.Operation, usage.MaxTraces))
 	}
 	if res.Full > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d windows of one microsecond each answered --limit %d traces: traces beyond those may be missing; a larger --limit reads them.", res.Full, o.Limit))
+		res.Notes = append(res.Notes, fmt.Sprintf("%d windows of one microsecond each answered %s %d traces: traces beyond those may be missing; a larger %s reads them.", res.Full, usage.Limit, o.Limit, usage.Limit))
 	}
 	if res.Traces == 0 {
 		return res, s.noTraces(ctx)
@@ -289,21 +290,32 @@ type BoundError struct{ msg string }
 
 func (e *BoundError) Error() string { return e.msg }
 
+// reached is a bound of the fetch reached, its message naming the option
+// that sets it when it is read (the CLI writes the option).
+type reached struct {
+	what   string // a format of one %s, the option
+	option usage.Option
+}
+
+func (e reached) Error() string { return fmt.Sprintf(e.what, e.option) }
+
 var (
-	errMaxTime  = errors.New("the fetch took longer than --max-fetch-time")
-	errMaxBytes = errors.New("the answers were larger than --max-fetch-bytes together")
+	errMaxTime  error = reached{"the fetch took longer than %s", usage.MaxFetchTime}
+	errMaxBytes error = reached{"the answers were larger than %s together", usage.MaxFetchBytes}
 )
 
-// bound is the error of a fetch stopped by a bound: what happened (what,
-// with args), what was read, and what helps (more).
-func (s *session) bound(res *Result, what, more string, args ...any) error {
-	msg := fmt.Sprintf("Jaeger at %s "+what, append([]any{s.c.Display}, args...)...)
-	if strings.Contains(what, "--max-searches") {
+// bound is the error of a fetch stopped by the bound that option sets:
+// what happened (what, with args and then the option), what was read,
+// and what helps (more, a format of the option).
+func (s *session) bound(res *Result, option usage.Option, what, more string, args ...any) error {
+	msg := fmt.Sprintf("Jaeger at %s "+what, append(append([]any{s.c.Display}, args...), option)...)
+	if option == usage.MaxSearches {
 		msg += fmt.Sprintf(", with %s distinct traces read: a server that ignores the search's start and end answers so", human.Count(int64(res.Traces)))
 	} else {
 		msg += fmt.Sprintf(", after %s searches and %s distinct traces", human.Count(int64(res.Searches)), human.Count(int64(res.Traces)))
 	}
-	return &BoundError{msg: s.c.Secrets.Clean(msg + "; a shorter window (--lookback, --from, --to), --operation, or " + more)}
+	msg += fmt.Sprintf("; a shorter window (%s, %s, %s), %s, or ", usage.Lookback, usage.From, usage.To, usage.Operation) + fmt.Sprintf(more, option)
+	return usage.About(option, &BoundError{msg: s.c.Secrets.Clean(msg)})
 }
 
 var errStop = errors.New("stop")
@@ -440,12 +452,12 @@ func (s *session) services(ctx context.Context) ([]string, error) {
 func (s *session) noService(ctx context.Context) error {
 	names, err := s.services(ctx)
 	if err != nil {
-		return fmt.Errorf("--service is required; listing Jaeger's services failed too: %w", err)
+		return usage.About(usage.Service, fmt.Errorf("%s is required; listing Jaeger's services failed too: %w", usage.Service, err))
 	}
 	if len(names) == 0 {
-		return fmt.Errorf("--service is required, and Jaeger at %s knows no service: has it received any trace?", s.c.Display)
+		return usage.About(usage.Service, fmt.Errorf("%s is required, and Jaeger at %s knows no service: has it received any trace?", usage.Service, s.c.Display))
 	}
-	return fmt.Errorf("--service is required: Jaeger at %s knows %s", s.c.Display, listNames(names))
+	return usage.About(usage.Service, fmt.Errorf("%s is required: Jaeger at %s knows %s", usage.Service, s.c.Display, listNames(names)))
 }
 
 // noTraces is the error of a fetch that read no trace: an unknown service
@@ -470,8 +482,8 @@ func (s *session) noTraces(ctx context.Context) error {
 	if s.o.Tags != "" {
 		what += " with tags " + s.o.Tags
 	}
-	return errors.New(s.c.Secrets.Clean(fmt.Sprintf("Jaeger at %s has no trace of %s%s %s: a longer --lookback or another window helps",
-		s.c.Display, s.o.Service, what, window)))
+	return errors.New(s.c.Secrets.Clean(fmt.Sprintf("Jaeger at %s has no trace of %s%s %s: a longer %s or another window helps",
+		s.c.Display, s.o.Service, what, window, usage.Lookback)))
 }
 
 // listNames writes up to 20 names, with how many more there are.

@@ -13,6 +13,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
 	"github.com/tunetimeout/tunetimeout/internal/httpclient"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // Connection is how to reach a Prometheus server (or Thanos, Mimir, Cortex,
@@ -125,8 +126,8 @@ func (t *retryTransport) backoff(n int) time.Duration {
 // with Prometheus's own error text where it sent one, never a secret.
 func (c *client) explain(err error, query string) error {
 	return c.Explain(err, query, httpclient.Advice{
-		TooLarge: "a shorter --window, a coarser --step, a narrower --selector or a larger --max-response-bytes helps",
-		Timeout:  "a longer --query-timeout or a shorter --window may help",
+		TooLarge: fmt.Sprintf("a shorter %s, a coarser %s, a narrower %s or a larger %s helps", usage.Window, usage.Step, usage.Selector, usage.MaxResponseBytes),
+		Timeout:  fmt.Sprintf("a longer %s or a shorter %s may help", usage.QueryTimeout, usage.Window),
 		API: func(err error, o httpclient.Outcome) (string, bool) {
 			var apiErr *v1.Error
 			if !errors.As(err, &apiErr) {
@@ -165,13 +166,13 @@ func (c *client) explainAPI(e *v1.Error, o httpclient.Outcome, query string) str
 		if o.Status == http.StatusUnauthorized {
 			why = "it needs credentials, or refused the ones given"
 		}
-		s := fmt.Sprintf("Prometheus at %s answered %s: %s (--bearer-token-file, --bearer-token-env, --basic-auth-user)", c.display, status, why)
+		s := fmt.Sprintf("Prometheus at %s answered %s: %s (%s, %s, %s)", c.display, status, why, usage.BearerTokenFile, usage.BearerTokenEnv, usage.BasicAuthUser)
 		if text != "" {
 			s += ": " + text
 		}
 		return s
 	case e.Type == v1.ErrBadResponse && (o.Status == 0 || o.Status/100 == 2):
-		return fmt.Sprintf("Prometheus at %s sent an answer that is not the Prometheus API's JSON (%s): is --url the Prometheus API?", c.display, e.Msg)
+		return fmt.Sprintf("Prometheus at %s sent an answer that is not the Prometheus API's JSON (%s): is %s the Prometheus API?", c.display, e.Msg, usage.URL)
 	case e.Type == v1.ErrBadData || e.Type == v1.ErrExec:
 		return fmt.Sprintf("Prometheus at %s rejected the query %s: %s", c.display, query, text)
 	case status != "":

@@ -13,6 +13,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // OTLP histograms, read from files (ingest.ReadOTLPMetrics), become the
@@ -109,7 +110,7 @@ func (s *OTLPSet) Add(p *ingest.MetricPoint, excluded string, censored bool) err
 	se := m.series[p.Series]
 	if se == nil {
 		if s.series >= MaxOTLPSeries {
-			return fmt.Errorf("%s:%d: more than %d histogram series: choose one metric (--metric) or group by fewer keys", p.File, p.Record, MaxOTLPSeries)
+			return fmt.Errorf("%s:%d: more than %d histogram series: choose one metric (%s) or group by fewer keys", p.File, p.Record, MaxOTLPSeries, usage.Metric)
 		}
 		s.series++
 		se = &otlpSeries{group: p.Group, excluded: excluded, censored: censored, cumulative: p.Cumulative, segments: map[int64]*otlpPoint{}}
@@ -263,7 +264,7 @@ func (s *OTLPSet) Result(metric string) (*Result, error) {
 		case 1:
 			metric = names[0]
 		default:
-			return nil, fmt.Errorf("the input holds %d histograms of latency (%s): choose one with --metric", len(names), strings.Join(quoted(names, 5), ", "))
+			return nil, fmt.Errorf("the input holds %d histograms of latency (%s): choose one with %s", len(names), strings.Join(quoted(names, 5), ", "), usage.Metric)
 		}
 	}
 	m := s.metrics[metric]
@@ -286,7 +287,7 @@ func (s *OTLPSet) Result(metric string) (*Result, error) {
 		res.Notes = append(res.Notes, fmt.Sprintf("%s calls ended by a timeout or a cancel (504, 499, DEADLINE_EXCEEDED, CANCELLED): their buckets hold how long they ran, a lower bound of how long they would have taken", human.Count(int64(censored))))
 	}
 	if res.Window == 0 {
-		res.Notes = append(res.Notes, "the points have no start time, so the window and the rates are unknown: give --rate")
+		res.Notes = append(res.Notes, fmt.Sprintf("the points have no start time, so the window and the rates are unknown: give %s", usage.Rate))
 	}
 	return res, nil
 }
@@ -358,7 +359,7 @@ func (a *otlpGroup) group(name string, res *Result, exponential bool) Group {
 	case a.p == nil:
 		g.Err = fmt.Errorf("%w: the status rule leaves out every call", ErrEmptyWindow)
 	case a.p.layoutChanged:
-		g.Err = fmt.Errorf("its %d series do not all have the same explicit bounds, so their buckets cannot be added up: group by more keys (--by), or read one series at a time", a.series)
+		g.Err = fmt.Errorf("its %d series do not all have the same explicit bounds, so their buckets cannot be added up: group by more keys (%s), or read one series at a time", a.series, usage.By)
 	default:
 		g.Overall, g.Err = a.p.histogram(res.Unit, exponential)
 		if g.Overall != nil {

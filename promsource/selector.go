@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // Matcher is one label matcher of a selector: Name Op "Value".
@@ -48,7 +50,7 @@ func ParseSelector(s string) ([]Matcher, error) {
 		return nil, nil
 	}
 	bad := func(format string, a ...any) error {
-		return fmt.Errorf("--selector %q: %s", s, fmt.Sprintf(format, a...))
+		return usage.About(usage.Selector, fmt.Errorf("%s %q: %s", usage.Selector, s, fmt.Sprintf(format, a...)))
 	}
 	if !strings.HasPrefix(t, "{") || !strings.HasSuffix(t, "}") {
 		return nil, bad(`must be label matchers in braces, e.g. {job="api"}`)
@@ -166,9 +168,9 @@ func CheckMetric(flag, name string) error {
 func CheckBy(l string) error {
 	switch {
 	case !labelName.MatchString(l):
-		return fmt.Errorf("--by %q is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)", l)
+		return usage.About(usage.By, fmt.Errorf("%s %q is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)", usage.By, l))
 	case l == "le" || l == "vmrange" || l == "quantile" || l == "__name__":
-		return fmt.Errorf("--by %s: cannot group by the histogram's own label", l)
+		return usage.About(usage.By, fmt.Errorf("%s %s: cannot group by the histogram's own label", usage.By, l))
 	}
 	return nil
 }

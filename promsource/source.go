@@ -78,7 +78,7 @@ type Result struct {
 	Metric   string
 	Kind     string        // Classic, VMRange, Native or Summary
 	Unit     time.Duration // what one unit of the metric lasts
-	UnitFrom string        // "the name's suffix _seconds" or "--unit"
+	UnitFrom string        // "the name's suffix _seconds", or the option (usage.Unit) as the CLI writes it
 	At       time.Time
 	Window   time.Duration
 	Step     time.Duration
@@ -195,7 +195,7 @@ func Fetch(ctx context.Context, o Options) (*Result, error) {
 
 	name := HistogramName(o.Metric)
 	if name != o.Metric {
-		res.Notes = append(res.Notes, fmt.Sprintf("--metric %s names one series of the histogram %s; reading %s.", o.Metric, name, name))
+		res.Notes = append(res.Notes, fmt.Sprintf("%s %s names one series of the histogram %s; reading %s.", usage.Metric, o.Metric, name, name))
 	}
 	res.Metric = name
 
@@ -267,8 +267,8 @@ func (o *Options) Check() error {
 func (o *Options) check() error {
 	var errs []error
 	if o.Metric == "" {
-		errs = append(errs, errors.New("--metric is required: the histogram's name, e.g. http_request_duration_seconds"))
-	} else if err := CheckMetric("--metric", o.Metric); err != nil {
+		errs = append(errs, usage.About(usage.Metric, fmt.Errorf("%s is required: the histogram's name, e.g. http_request_duration_seconds", usage.Metric)))
+	} else if err := CheckMetric(usage.Metric.String(), o.Metric); err != nil {
 		errs = append(errs, err)
 	}
 	if _, err := ParseSelector(o.Selector); err != nil {
@@ -283,18 +283,18 @@ func (o *Options) check() error {
 		o.Window = DefaultWindow
 	}
 	if o.Window < 0 {
-		errs = append(errs, fmt.Errorf("--window %v is negative", o.Window))
+		errs = append(errs, usage.About(usage.Window, fmt.Errorf("%s %v is negative", usage.Window, o.Window)))
 	}
 	if o.PeakRange <= 0 {
 		o.PeakRange = DefaultPeakRange
 	}
 	switch {
 	case o.Step < 0:
-		errs = append(errs, fmt.Errorf("--step %v is negative", o.Step))
+		errs = append(errs, usage.About(usage.Step, fmt.Errorf("%s %v is negative", usage.Step, o.Step)))
 	case o.Step > 0 && o.Step > o.Window:
-		errs = append(errs, fmt.Errorf("--step %s is longer than --window %s", dur(o.Step), dur(o.Window)))
+		errs = append(errs, usage.About(usage.Step, fmt.Errorf("%s %s is longer than %s %s", usage.Step, dur(o.Step), usage.Window, dur(o.Window))))
 	case o.Step > 0 && o.Window/o.Step > maxSteps:
-		errs = append(errs, fmt.Errorf("--step %s makes %d steps in --window %s; at most %d", dur(o.Step), o.Window/o.Step, dur(o.Window), maxSteps))
+		errs = append(errs, usage.About(usage.Step, fmt.Errorf("%s %s makes %d steps in %s %s; at most %d", usage.Step, dur(o.Step), o.Window/o.Step, usage.Window, dur(o.Window), maxSteps)))
 	}
 	if math.IsNaN(o.Quantile) || o.Quantile < 0 || o.Quantile > 1 {
 		errs = append(errs, fmt.Errorf("quantile %v is not between 0 and 1", o.Quantile))
@@ -315,7 +315,7 @@ func UnitOf(name string) (unit time.Duration, ok bool) {
 // unitOf tells what one unit of the metric lasts.
 func unitOf(name string, flag time.Duration) (time.Duration, string, error) {
 	if flag > 0 {
-		return flag, "--unit", nil
+		return flag, usage.Unit.String(), nil
 	}
 	for _, u := range []struct {
 		suffix string
@@ -325,7 +325,7 @@ func unitOf(name string, flag time.Duration) (time.Duration, string, error) {
 			return u.d, "the name's suffix " + u.suffix, nil
 		}
 	}
-	return 0, "", fmt.Errorf("cannot tell the unit of %s from its name (no _seconds or _milliseconds suffix): give --unit s, ms or us", name)
+	return 0, "", fmt.Errorf("cannot tell the unit of %s from its name (no _seconds or _milliseconds suffix): give %s s, ms or us", name, usage.Unit)
 }
 
 // series writes a series selector with the user's matchers.
@@ -584,8 +584,8 @@ func (s *session) bucketsWithoutLE(ctx context.Context, les map[string][]bucketS
 			return bucketLayout{}, nil, noLE
 		}
 		s.res.Notes = append(s.res.Notes, fmt.Sprintf(
-			"%s has both le buckets and %s series of VictoriaMetrics's vmrange buckets; the le buckets are read, the vmrange ones left out (pick one with --selector).",
-			bucket, human.Number(n)))
+			"%s has both le buckets and %s series of VictoriaMetrics's vmrange buckets; the le buckets are read, the vmrange ones left out (pick one with %s).",
+			bucket, human.Number(n), usage.Selector))
 		return leBuckets, les, nil
 	}
 	ranges, other, err := s.windowBuckets(ctx, vmrangeBuckets)
@@ -973,8 +973,8 @@ func (s *session) missingLabels(ctx context.Context, series string) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("--by %s: no series of %s in the %s window ending %s has the label %s",
-		strings.Join(s.o.By, ","), series, dur(s.o.Window), s.o.At.UTC().Format(time.RFC3339), strings.Join(missing, ", "))
+	msg := fmt.Sprintf("%s %s: no series of %s in the %s window ending %s has the label %s",
+		usage.By, strings.Join(s.o.By, ","), series, dur(s.o.Window), s.o.At.UTC().Format(time.RFC3339), strings.Join(missing, ", "))
 	var have []string
 	_, _, err := s.c.labelNames(ctx, series, s.o.At.Add(-s.o.Window), s.o.At, func(v model.LabelValue) error {
 		if n := string(v); n != model.MetricNameLabel && n != "le" && n != "vmrange" {

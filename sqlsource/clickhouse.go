@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/tunetimeout/tunetimeout/internal/httpclient"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // ClickHouse reaches a ClickHouse server's HTTP interface (port 8123): a
@@ -59,8 +60,8 @@ func (ch ClickHouse) Fetch(ctx context.Context, q string, w io.Writer) (display 
 	}
 	explain := func(err error) error {
 		return c.Explain(err, "the query", httpclient.Advice{
-			TooLarge: "group by fewer columns (--by), or raise --max-response-bytes",
-			Timeout:  "a longer --query-timeout, or a shorter window (--from, --to), may help",
+			TooLarge: fmt.Sprintf("group by fewer columns (%s), or raise %s", usage.By, usage.MaxResponseBytes),
+			Timeout:  fmt.Sprintf("a longer %s, or a shorter window (%s, %s), may help", usage.QueryTimeout, usage.From, usage.To),
 			API: func(err error, _ httpclient.Outcome) (string, bool) {
 				var ae *clickHouseError
 				if errors.As(err, &ae) {
@@ -79,7 +80,7 @@ func (ch ClickHouse) Fetch(ctx context.Context, q string, w io.Writer) (display 
 			// profile's own limits; the client still stops waiting.
 			args.Del("max_execution_time")
 			if ch.Note != nil {
-				ch.Note(fmt.Sprintf("ClickHouse's profile for this user is read-only, so the queries could not carry max_execution_time=%s: one slower than --query-timeout goes on running on the server until the profile's own max_execution_time.", limit))
+				ch.Note(fmt.Sprintf("ClickHouse's profile for this user is read-only, so the queries could not carry max_execution_time=%s: one slower than %s goes on running on the server until the profile's own max_execution_time.", limit, usage.QueryTimeout))
 			}
 			continue
 		}

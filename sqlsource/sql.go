@@ -18,6 +18,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // Dialects are the engines the query is written for.
@@ -84,10 +85,10 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0
 // dialect, written by the user (--by, --latency), and kept in parentheses.
 func Build(o Options) (string, error) {
 	if o.Latency == "" {
-		return "", errors.New("give --latency, the latency column")
+		return "", usage.About(usage.Latency, fmt.Errorf("give %s, the latency column", usage.Latency))
 	}
 	if o.Unit <= 0 {
-		return "", errors.New("give --unit, the latency column's unit: ns, us, ms or s")
+		return "", usage.About(usage.Unit, fmt.Errorf("give %s, the latency column's unit: ns, us, ms or s", usage.Unit))
 	}
 	d, from, err := o.source()
 	if err != nil {
@@ -164,10 +165,10 @@ func Build(o Options) (string, error) {
 // and the time bounds; it returns the dialect and the FROM clause.
 func (o Options) source() (dialect, string, error) {
 	if !slices.Contains(Dialects, o.Dialect) {
-		return dialect{}, "", fmt.Errorf("--dialect %q: want one of %s", o.Dialect, strings.Join(Dialects, ", "))
+		return dialect{}, "", usage.About(usage.Dialect, fmt.Errorf("%s %q: want one of %s", usage.Dialect, o.Dialect, strings.Join(Dialects, ", ")))
 	}
 	if (o.Table == "") == (o.Query == "") {
-		return dialect{}, "", errors.New("give --table or --query (a subquery), one of them")
+		return dialect{}, "", fmt.Errorf("give %s or %s (a subquery), one of them", usage.Table, usage.Query)
 	}
 	d := dialects[o.Dialect]
 	if err := d.checkBounds(o); err != nil {
@@ -376,7 +377,7 @@ func micros(d dialect, col string, unit time.Duration) string {
 // local read counts arrivals), by the whole second that holds its time.
 func BuildArrivals(o Options) (string, error) {
 	if o.Time == "" {
-		return "", errors.New("--arrivals needs --time, the time column")
+		return "", usage.About(usage.Arrivals, fmt.Errorf("%s needs %s, the time column", usage.Arrivals, usage.Time))
 	}
 	d, from, err := o.source()
 	if err != nil {
@@ -438,11 +439,11 @@ type dialect struct {
 // checkBounds refuses a time bound the dialect cannot write.
 func (d dialect) checkBounds(o Options) error {
 	for _, b := range []struct {
-		flag string
-		t    time.Time
-	}{{"--from", o.From}, {"--to", o.To}} {
+		option usage.Option
+		t      time.Time
+	}{{usage.From, o.From}, {usage.To, o.To}} {
 		if d.wholeSeconds && b.t.Nanosecond() != 0 {
-			return fmt.Errorf("%s %s: %s's time bounds are whole seconds", b.flag, b.t.UTC().Format(time.RFC3339Nano), o.Dialect)
+			return usage.About(b.option, fmt.Errorf("%s %s: %s's time bounds are whole seconds", b.option, b.t.UTC().Format(time.RFC3339Nano), o.Dialect))
 		}
 	}
 	return nil
@@ -456,14 +457,14 @@ func (o Options) checkWindow(d dialect) error {
 	case o.Window == 0:
 		return nil
 	case o.Window < time.Second || o.Window%time.Second != 0:
-		return fmt.Errorf("--window %s: give whole seconds, at least one", o.Window)
+		return usage.About(usage.Window, fmt.Errorf("%s %s: give whole seconds, at least one", usage.Window, o.Window))
 	case d.window == nil:
-		return fmt.Errorf("--window: the %s queries are not grouped by window (clickhouse's are)", o.Dialect)
+		return usage.About(usage.Window, fmt.Errorf("%s: the %s queries are not grouped by window (clickhouse's are)", usage.Window, o.Dialect))
 	case o.Time == "":
-		return errors.New("--window needs --time, the time column the windows are of")
+		return usage.About(usage.Window, fmt.Errorf("%s needs %s, the time column the windows are of", usage.Window, usage.Time))
 	case !o.From.IsZero() && !o.To.IsZero() && o.To.Sub(o.From)/o.Window >= MaxWindows:
-		return fmt.Errorf("--window %s makes %d windows from --from to --to; at most %d: give a longer --window or a shorter period",
-			o.Window, o.To.Sub(o.From)/o.Window+1, MaxWindows)
+		return usage.About(usage.Window, fmt.Errorf("%s %s makes %d windows from %s to %s; at most %d: give a longer %s or a shorter period",
+			usage.Window, o.Window, o.To.Sub(o.From)/o.Window+1, usage.From, usage.To, MaxWindows, usage.Window))
 	}
 	return nil
 }
@@ -475,14 +476,17 @@ func (o Options) checkWindow(d dialect) error {
 // (expr); such a value would end them, or the query, and run as SQL of
 // its own (--time "ts) AS ws FROM t; DROP TABLE t --").
 func (o Options) checkExpressions(d dialect) error {
-	type value struct{ flag, v string }
-	values := []value{{"--table", o.Table}, {"--query", o.Query}, {"--latency", o.Latency}, {"--status-column", o.Status}, {"--time", o.Time}}
+	type value struct {
+		option usage.Option
+		v      string
+	}
+	values := []value{{usage.Table, o.Table}, {usage.Query, o.Query}, {usage.Latency, o.Latency}, {usage.StatusColumn, o.Status}, {usage.Time, o.Time}}
 	for _, b := range o.By {
-		values = append(values, value{"--by", b})
+		values = append(values, value{usage.By, b})
 	}
 	for _, v := range values {
 		if err := d.oneExpression(v.v); err != nil {
-			return fmt.Errorf("%s %q: %v: give one column or expression", v.flag, v.v, err)
+			return usage.About(v.option, fmt.Errorf("%s %q: %v: give one column or expression", v.option, v.v, err))
 		}
 	}
 	return nil
