@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // Apache httpd access logs.
@@ -266,7 +268,7 @@ func compileApacheItems(format, origin, latency string) (*logLayout, []logItem, 
 	if lat < 0 {
 		what := "it has no duration"
 		if len(vars) == 0 && strings.Contains(format, "$") {
-			return nil, nil, fmt.Errorf("%s (%q) has no Apache directive (%%x); it looks like an nginx log_format: use --input nginx", origin, format)
+			return nil, nil, fmt.Errorf("%s (%q) has no Apache directive (%%x); it looks like an nginx log_format: use %s nginx", origin, format, usage.Input)
 		}
 		if format == apacheCommon || format == apacheCombined {
 			what = "Apache's common and combined formats record no duration"
@@ -347,10 +349,10 @@ func apacheFormatFlag(s string) string {
 // grouped by o.By (see Grouper).
 func NewApache(r io.Reader, name string, o Options) (Decoder, error) {
 	if o.NginxConf != "" {
-		return nil, fmt.Errorf("%s: --nginx-conf is for nginx logs; give Apache's LogFormat with --log-format", name)
+		return nil, usage.About(usage.NginxConf, fmt.Errorf("%s: %s is for nginx logs; give Apache's LogFormat with %s", name, usage.NginxConf, usage.LogFormat))
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
-	format, origin := apacheFormatFlag(o.LogFormat), "--log-format"
+	format, origin := apacheFormatFlag(o.LogFormat), usage.LogFormat.String()
 	if o.LogFormat == "" {
 		line, err := peekFirstLine(br)
 		if err != nil {
@@ -362,8 +364,8 @@ func NewApache(r io.Reader, name string, o Options) (Decoder, error) {
 		case apacheCommonD:
 			origin = "common + %D (recognised from the first line)"
 		default:
-			return nil, fmt.Errorf("%s: give the LogFormat the log was written with: --log-format '<format>' "+
-				"(without it only common or combined followed by %%D is recognised, and the first line is not that)", name)
+			return nil, fmt.Errorf("%s: give the LogFormat the log was written with: %s '<format>' "+
+				"(without it only common or combined followed by %%D is recognised, and the first line is not that)", name, usage.LogFormat)
 		}
 	}
 	l, vars, err := compileApacheItems(format, origin, o.Latency)

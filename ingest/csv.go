@@ -190,12 +190,12 @@ func (c *columns) list() string {
 }
 
 // notFound is the error for a column named by an option but absent.
-func (c *columns) notFound(input, flag, ref string) error {
+func (c *columns) notFound(input string, option usage.Option, ref string) error {
 	if c.names == nil {
-		return usage.Errorf("%s: %s column %q not found: the input has no header row (its first row is all numbers), so name columns by 1-based index, 1 to %d",
-			input, flag, ref, c.width)
+		return usage.About(option, usage.Errorf("%s: %s column %q not found: the input has no header row (its first row is all numbers), so name columns by 1-based index, 1 to %d",
+			input, option, ref, c.width))
 	}
-	return usage.Errorf("%s: %s column %q not found; the columns are %s", input, flag, ref, c.list())
+	return usage.About(option, usage.Errorf("%s: %s column %q not found; the columns are %s", input, option, ref, c.list()))
 }
 
 // NewCSV reads the header of r (named name in errors; "-" for stdin) and
@@ -263,18 +263,18 @@ func NewCSV(r io.Reader, name string, o CSVOptions) (Decoder, error) {
 	switch {
 	case o.Column != "":
 		if d.lat = c.find(o.Column); d.lat < 0 {
-			return nil, c.notFound(name, "--column", o.Column)
+			return nil, c.notFound(name, usage.Column, o.Column)
 		}
 	case header:
 		if d.lat = c.detectLatency(); d.lat < 0 {
-			return nil, fmt.Errorf("%s: no latency column among %s; looked for %s, each alone or with a unit suffix (_ms, _us, _s, _seconds, ...); name it with --column",
-				name, c.list(), strings.Join(latencyColumns, ", "))
+			return nil, fmt.Errorf("%s: no latency column among %s; looked for %s, each alone or with a unit suffix (_ms, _us, _s, _seconds, ...); name it with %s",
+				name, c.list(), strings.Join(latencyColumns, ", "), usage.Column)
 		}
 	case c.width == 1:
 		d.lat = 0
 	default:
-		return nil, fmt.Errorf("%s: the input has no header row (its first row is all numbers) and %d columns; give the latency column's 1-based index with --column",
-			name, c.width)
+		return nil, fmt.Errorf("%s: the input has no header row (its first row is all numbers) and %d columns; give the latency column's 1-based index with %s",
+			name, c.width, usage.Column)
 	}
 
 	d.unit = o.Unit
@@ -287,20 +287,20 @@ func NewCSV(r io.Reader, name string, o CSVOptions) (Decoder, error) {
 			if !header {
 				what = "the input has no header row to name the unit"
 			}
-			return nil, fmt.Errorf("%s: unknown unit of the latency: %s; pass --unit (ns, us, ms or s)", name, what)
+			return nil, fmt.Errorf("%s: unknown unit of the latency: %s; pass %s (ns, us, ms or s)", name, what, usage.Unit)
 		}
 	}
 
 	if o.TimeColumn != "" {
 		if d.timeCol = c.find(o.TimeColumn); d.timeCol < 0 {
-			return nil, c.notFound(name, "--time-column", o.TimeColumn)
+			return nil, c.notFound(name, usage.TimeColumn, o.TimeColumn)
 		}
 	} else if header {
 		d.timeCol = c.detect(timeColumns)
 	}
 	if o.StatusColumn != "" {
 		if d.statusCol = c.find(o.StatusColumn); d.statusCol < 0 {
-			return nil, c.notFound(name, "--status-column", o.StatusColumn)
+			return nil, c.notFound(name, usage.StatusColumn, o.StatusColumn)
 		}
 	} else if header {
 		d.statusCol = c.detect(statusColumns)
@@ -311,7 +311,7 @@ func NewCSV(r io.Reader, name string, o CSVOptions) (Decoder, error) {
 	for _, b := range o.By {
 		i := c.find(b)
 		if i < 0 {
-			return nil, c.notFound(name, "--by", b)
+			return nil, c.notFound(name, usage.By, b)
 		}
 		d.by = append(d.by, i)
 	}
@@ -462,7 +462,7 @@ func init() {
 			if cd, ok := d.(*csvDecoder); ok && o.Latency != "" && o.Latency != "request" {
 				// Found by auto among logs (--input csv refuses it): said,
 				// not ignored silently.
-				cd.notes = append(cd.notes, fmt.Sprintf("--latency %s does not apply to CSV: its latency column is read as it is", o.Latency))
+				cd.notes = append(cd.notes, fmt.Sprintf("%s %s does not apply to CSV: its latency column is read as it is", usage.Latency, o.Latency))
 			}
 			return d, err
 		},

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // Options are everything a decoder may need from the user. Each format uses
@@ -441,8 +443,8 @@ func sniff(br *bufio.Reader, name string) (Format, error) {
 				if skipped > 0 {
 					where = fmt.Sprintf("its line %d (the first that is not a server's own message)", n)
 				}
-				return Format{}, fmt.Errorf("%s: cannot tell the input format from %s %q; tried %s; name it with --input",
-					name, where, shown, strings.Join(tried, ", "))
+				return Format{}, fmt.Errorf("%s: cannot tell the input format from %s %q; tried %s; name it with %s",
+					name, where, shown, strings.Join(tried, ", "), usage.Input)
 			}
 			skipped++
 			if !slices.Contains(claimed, by) {
@@ -462,8 +464,8 @@ func sniff(br *bufio.Reader, name string) (Format, error) {
 	case len(claimed) == 1:
 		return formats[claimed[0]], nil
 	}
-	return Format{}, fmt.Errorf("%s: cannot tell the input format: its first %d lines are not requests but messages of %s; name it with --input",
-		name, skipped, strings.Join(claimed, " and "))
+	return Format{}, fmt.Errorf("%s: cannot tell the input format: its first %d lines are not requests but messages of %s; name it with %s",
+		name, skipped, strings.Join(claimed, " and "), usage.Input)
 }
 
 // sniffLine returns the format of the first of sniffers that accepts line

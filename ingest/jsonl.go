@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // JSON lines: one JSON object per line, read with jsonlScanner, which pulls
@@ -64,7 +66,7 @@ import (
 // Reasons of the JSON decoders.
 const (
 	jsonlReasonNotDuration = "is not a number or a duration such as 1.5ms"
-	jsonlReasonNoUnit      = "is a number but no unit was given (--unit ns, us, ms or s)"
+	jsonlReasonNoUnit      = "is a number but no unit was given (%s ns, us, ms or s)" // of usage.Unit
 )
 
 // jsonlLayout is one JSON log format: where its fields are and what its
@@ -162,7 +164,7 @@ func newJSONLParser(l jsonlLayout, o Options) (*jsonlParser, error) {
 	}
 	upstream := o.Latency == envoyLatencyUpstream
 	if upstream && l.upstream == "" && o.Field == "" {
-		return nil, fmt.Errorf("%s logs have no upstream time: use --latency request, or name a field with --field", l.format)
+		return nil, fmt.Errorf("%s logs have no upstream time: use %s request, or name a field with %s", l.format, usage.Latency, usage.Field)
 	}
 	if l.flags != "" {
 		rules, err := newEnvoyRules(l.format, o.Latency)
@@ -183,7 +185,7 @@ func newJSONLParser(l jsonlLayout, o Options) (*jsonlParser, error) {
 		p.names[jfLatency] = l.upstream
 	}
 	if p.names[jfLatency] == "" {
-		return nil, fmt.Errorf("%s: name the latency field with --field (a dotted path, e.g. request.duration_ms) and the unit of its numbers with --unit", l.format)
+		return nil, fmt.Errorf("%s: name the latency field with %s (a dotted path, e.g. request.duration_ms) and the unit of its numbers with %s", l.format, usage.Field, usage.Unit)
 	}
 	switch {
 	case upstream:
@@ -362,7 +364,7 @@ func (p *jsonlParser) latency(i int) (d time.Duration, known bool, err error) {
 	b := p.sc.str(v)
 	if v.kind == jsonlNumber || jsonlNumeric(b) {
 		if p.unit == 0 {
-			return 0, false, p.fieldError(i, v, jsonlReasonNoUnit)
+			return 0, false, p.fieldError(i, v, fmt.Sprintf(jsonlReasonNoUnit, usage.Unit))
 		}
 		if d, ok := plainLatency(b, p.unit); ok {
 			return d, true, nil
@@ -507,8 +509,8 @@ func (p *jsonlParser) checkUnit(br *bufio.Reader) error {
 			return nil // the decoder reports it
 		}
 		if v := p.val(jfLatency); v.kind == jsonlNumber || v.kind == jsonlString && jsonlNumeric(p.sc.str(v)) {
-			return fmt.Errorf("field %q holds numbers (%s on the first line) but no unit was given: pass --unit ns, us, ms or s",
-				p.names[jfLatency], displayValue(string(p.sc.str(v))))
+			return fmt.Errorf("field %q holds numbers (%s on the first line) but no unit was given: pass %s ns, us, ms or s",
+				p.names[jfLatency], displayValue(string(p.sc.str(v))), usage.Unit)
 		}
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
@@ -433,7 +434,7 @@ func metricUnit(ucum, name string, flag time.Duration) (time.Duration, string) {
 		return 0, ""
 	}
 	if flag > 0 {
-		return flag, "--unit"
+		return flag, usage.Unit.String()
 	}
 	switch {
 	case strings.HasSuffix(name, "_seconds"):

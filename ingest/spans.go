@@ -37,7 +37,7 @@ func newSpanNamer(name, what string, o Options) (spanNamer, error) {
 	case otlpKindServer, otlpKindAny:
 		n.kind = k
 	default:
-		return n, fmt.Errorf("%s: --span-kind %q: want client, server or any", name, o.SpanKind)
+		return n, usage.About(usage.SpanKind, fmt.Errorf("%s: %s %q: want client, server or any", name, usage.SpanKind, o.SpanKind))
 	}
 	by := o.By
 	if len(by) == 0 {
@@ -59,7 +59,7 @@ func newSpanNamer(name, what string, o Options) (spanNamer, error) {
 		n.keys = append(n.keys, k)
 	}
 	if len(o.RoutePatterns) > 0 {
-		return n, fmt.Errorf("%s: --route-pattern does not apply to %s: their http.route is already a route", name, what)
+		return n, usage.About(usage.RoutePattern, fmt.Errorf("%s: %s does not apply to %s: their http.route is already a route", name, usage.RoutePattern, what))
 	}
 	return n, nil
 }

@@ -25,6 +25,7 @@ const (
 	Capacity         Option = "capacity"
 	Chain            Option = "chain"
 	Clients          Option = "clients"
+	Column           Option = "column"
 	ConfigFormat     Option = "config-format"
 	Data             Option = "data"
 	Deadline         Option = "deadline"
@@ -32,14 +33,17 @@ const (
 	DropExpired      Option = "drop-expired"
 	EmitDir          Option = "emit-dir"
 	FalseTimeouts    Option = "false-timeouts"
+	Field            Option = "field"
 	For              Option = "for"
 	From             Option = "from"
 	Headroom         Option = "headroom"
 	Herd             Option = "herd"
 	IncludeErrors    Option = "include-errors"
+	Input            Option = "input"
 	Interval         Option = "interval"
 	Latency          Option = "latency"
 	Limit            Option = "limit"
+	LogFormat        Option = "log-format"
 	Lookback         Option = "lookback"
 	MaxFetchBytes    Option = "max-fetch-bytes"
 	MaxFetchTime     Option = "max-fetch-time"
@@ -48,6 +52,7 @@ const (
 	MaxSearches      Option = "max-searches"
 	MaxTraces        Option = "max-traces"
 	Metric           Option = "metric"
+	NginxConf        Option = "nginx-conf"
 	Operation        Option = "operation"
 	Plan             Option = "plan"
 	Profile          Option = "profile"
@@ -55,14 +60,17 @@ const (
 	QueryTimeout     Option = "query-timeout"
 	Rate             Option = "rate"
 	RetryBudget      Option = "retry-budget"
+	RoutePattern     Option = "route-pattern"
 	Selector         Option = "selector"
 	Service          Option = "service"
+	SpanKind         Option = "span-kind"
 	StatusColumn     Option = "status-column"
 	Step             Option = "step"
 	Strict           Option = "strict"
 	Table            Option = "table"
 	Tags             Option = "tags"
 	Time             Option = "time"
+	TimeColumn       Option = "time-column"
 	To               Option = "to"
 	Topology         Option = "topology"
 	Trigger          Option = "trigger"
@@ -76,10 +84,11 @@ const (
 // is one of its flags.
 func Options() []Option {
 	return []Option{Aggregate, Arrivals, Attempts, BackoffBase, BackoffCap, BasicAuthUser, BearerTokenEnv, BearerTokenFile, By,
-		Candidates, Capacity, Chain, Clients, ConfigFormat, Data, Deadline, Dialect, DropExpired, EmitDir, FalseTimeouts, For,
-		From, Headroom, Herd, IncludeErrors, Interval, Latency, Limit, Lookback, MaxFetchBytes, MaxFetchTime, MaxGroups,
-		MaxResponseBytes, MaxSearches, MaxTraces, Metric, Operation, Plan, Profile, Query, QueryTimeout, Rate, RetryBudget,
-		Selector, Service, StatusColumn, Step, Strict, Table, Tags, Time, To, Topology, Trigger, Unit, URL, Window, Workers}
+		Candidates, Capacity, Chain, Clients, Column, ConfigFormat, Data, Deadline, Dialect, DropExpired, EmitDir,
+		FalseTimeouts, Field, For, From, Headroom, Herd, IncludeErrors, Input, Interval, Latency, Limit, LogFormat,
+		Lookback, MaxFetchBytes, MaxFetchTime, MaxGroups, MaxResponseBytes, MaxSearches, MaxTraces, Metric, NginxConf,
+		Operation, Plan, Profile, Query, QueryTimeout, Rate, RetryBudget, RoutePattern, Selector, Service, SpanKind,
+		StatusColumn, Step, Strict, Table, Tags, Time, TimeColumn, To, Topology, Trigger, Unit, URL, Window, Workers}
 }
 
 // Render writes an option as people give it on the command line. The CLI

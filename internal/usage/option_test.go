@@ -84,3 +84,27 @@ func TestNoFlagSpelled(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionsListed: Options lists every option declared, each once.
+func TestOptionsListed(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "option.go", nil, 0)
+	require.NoError(t, err)
+	var declared []Option
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range g.Specs {
+			v := spec.(*ast.ValueSpec)
+			if id, ok := v.Type.(*ast.Ident); ok && id.Name == "Option" {
+				key, err := strconv.Unquote(v.Values[0].(*ast.BasicLit).Value)
+				require.NoError(t, err)
+				declared = append(declared, Option(key))
+			}
+		}
+	}
+	assert.Len(t, declared, 66)
+	assert.ElementsMatch(t, declared, Options())
+}
