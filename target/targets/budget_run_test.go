@@ -13,6 +13,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/target"
 	"github.com/tunetimeout/tunetimeout/target/gonethttp"
 	"github.com/tunetimeout/tunetimeout/target/httpx"
+	"github.com/tunetimeout/tunetimeout/target/internal/targettest"
 )
 
 // goBudgetTest runs in the package of an emitted Go snippet: 100 calls of
@@ -70,8 +71,8 @@ func TestBudget(t *testing.T) {
 // budget against a server that only fails (go test in a module of its
 // own, the standard library only).
 func TestGoSnippetBudget(t *testing.T) {
-	goTool := requireTool(t, "go", "the Go toolchain")
-	r := loadReport(t, "policy.json")
+	goTool := targettest.RequireTool(t, "go", "the Go toolchain")
+	r := targettest.LoadReport(t, "policy.json")
 	body, err := gonethttp.Target.Render(r, target.Options{Service: "shop-api", Namespace: "shop"})
 	require.NoError(t, err)
 	src := string(body)
@@ -82,7 +83,7 @@ func TestGoSnippetBudget(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "client.go"), body, 0o644))
 	test := strings.NewReplacer("PKG", pkg, "POLICY", "GETAPIUsersIDPolicy").Replace(goBudgetTest)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "client_test.go"), []byte(test), 0o644))
-	err = runTool(dir, goTool, "test", "-count=1", "-v", ".")
+	err = targettest.RunTool(dir, goTool, "test", "-count=1", "-v", ".")
 	assert.NoError(t, err)
 }
 
@@ -140,7 +141,7 @@ func TestHTTPXSnippetBudget(t *testing.T) {
 	if out, err := exec.Command(py, "-E", "-s", "-c", "import httpx").CombinedOutput(); err != nil {
 		t.Skipf("%s cannot import httpx (%v: %s): apt-get install -y python3-httpx", py, err, out)
 	}
-	body, err := httpx.Target.Render(loadReport(t, "policy.json"), target.Options{Service: "shop-api", Namespace: "shop"})
+	body, err := httpx.Target.Render(targettest.LoadReport(t, "policy.json"), target.Options{Service: "shop-api", Namespace: "shop"})
 	require.NoError(t, err)
 	require.Contains(t, string(body), `"retry_budget": Budget(0.1),`)
 	dir := t.TempDir()

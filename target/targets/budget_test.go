@@ -3,70 +3,32 @@ package targets
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	yaml "go.yaml.in/yaml/v3"
-
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/target"
 	envoytarget "github.com/tunetimeout/tunetimeout/target/envoy"
 	"github.com/tunetimeout/tunetimeout/target/gatewayapi"
 	grpctarget "github.com/tunetimeout/tunetimeout/target/grpc"
+	"github.com/tunetimeout/tunetimeout/target/internal/targettest"
 	"github.com/tunetimeout/tunetimeout/target/istio"
 	"github.com/tunetimeout/tunetimeout/target/linkerd"
 	"github.com/tunetimeout/tunetimeout/target/nginx"
 	"github.com/tunetimeout/tunetimeout/target/resilience4j"
+	yaml "go.yaml.in/yaml/v3"
 )
-
-// The hostile configs of issue 30, generated here: each must end with an
-// error that names the bound it hit, fast and in little memory, whatever
-// the file names (a reader's walk never meets more nodes than the budget).
-
-// aliasBomb is anchors nested depth deep, each an alias list width wide,
-// under the given prefix (the anchors' mapping keys, x0...): width^depth
-// leaves from a few hundred bytes.
-func aliasBomb(prefix string, depth, width int, leaf string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%sx0: &a0 [%s]\n", prefix, strings.TrimSuffix(strings.Repeat(leaf+", ", width), ", "))
-	for i := 1; i < depth; i++ {
-		fmt.Fprintf(&b, "%sx%d: &a%d [%s]\n", prefix, i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), width), ", "))
-	}
-	return b.String()
-}
-
-// bounded runs read and fails the test when it allocates more than maxMiB
-// or takes more than 15 s. The inputs here took minutes or gigabytes before
-// their bounds: the allocation is the measure, and the time only catches a
-// run that would never end. It is no speed test (those are benchmarks): a
-// bound of 2 s failed at 2.19 s on a machine busy with other builds.
-func bounded(t *testing.T, maxMiB uint64, read func() error) error {
-	t.Helper()
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	start := time.Now()
-	err := read()
-	took := time.Since(start)
-	runtime.ReadMemStats(&after)
-	alloc := (after.TotalAlloc - before.TotalAlloc) >> 20
-	assert.Less(t, took, 15*time.Second, "took %s", took)
-	assert.LessOrEqual(t, alloc, maxMiB, "allocated %d MiB", alloc)
-	return err
-}
 
 const nodeBudgetErr = "YAML nodes with aliases expanded: over the node budget of one run, 1,048,576 nodes in all"
 
 // TestYAMLAliasBombs: the bomb of issue 30 in the form each YAML reader
-// reads. Before one bounded decoding path served them all, the
+// reads. Before one targettest.Bounded decoding path served them all, the
 // resilience4j reader took more than 6 GB on the 486-byte file and the
 // Kubernetes List took 4.9 GB.
 func TestYAMLAliasBombs(t *testing.T) {
-	r4j := aliasBomb("", 9, 9, "lol")
+	r4j := targettest.AliasBomb("", 9, 9, "lol")
 	require.Len(t, r4j, 486)
 	r4j += "resilience4j.retry.instances.a.maxAttempts: 3\n"
 	// A List of Lists of one VirtualService, each an alias list 60 wide:
@@ -77,7 +39,7 @@ func TestYAMLAliasBombs(t *testing.T) {
 	for i := 1; i <= 3; i++ {
 		fmt.Fprintf(&list, "- &v%d {apiVersion: v1, kind: List, items: [%s]}\n", i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*v%d, ", i-1), 60), ", "))
 	}
-	envoy := aliasBomb("", 9, 9, "{name: v, domains: ['*'], routes: [{match: {prefix: /}, route: {cluster: c}}]}") +
+	envoy := targettest.AliasBomb("", 9, 9, "{name: v, domains: ['*'], routes: [{match: {prefix: /}, route: {cluster: c}}]}") +
 		"name: rc\nvirtual_hosts: *a8\n"
 	grpc := `{"methodConfig": [{"name": [{"service": "s"}], "timeout": "1s"}], "x": ` + strings.Repeat("[", 1) + `"a"]}`
 	tests := []struct {
@@ -95,7 +57,7 @@ func TestYAMLAliasBombs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var objs []target.Object
-			err := bounded(t, 64, func() (err error) {
+			err := targettest.Bounded(t, 64, func() (err error) {
 				objs, err = tt.read(tt.file, []byte(tt.data), nil, budget.New())
 				return err
 			})
@@ -132,7 +94,7 @@ func TestYAMLBudgetIsTheRuns(t *testing.T) {
 // of "0," took 1.3 GB before).
 func TestYAMLRefusedBeforeDecoding(t *testing.T) {
 	data := []byte("connect_timeout: 1s\nx: [" + strings.Repeat("0,", 8<<20-16) + "0]\n")
-	err := bounded(t, 1, func() error {
+	err := targettest.Bounded(t, 1, func() error {
 		_, err := envoytarget.ReadConfig("flat.yaml", data, nil, nil)
 		return err
 	})
@@ -166,7 +128,7 @@ func TestR4jPathsCount(t *testing.T) {
 	// characters), named 5,000 times: 15,000 YAML nodes, 2.5 million
 	// segments.
 	data := "x: &m {" + strings.Repeat("a.", 499) + "b: 1}\nl: [" + strings.TrimSuffix(strings.Repeat("*m,", 5000), ",") + "]\n"
-	err := bounded(t, 300, func() error {
+	err := targettest.Bounded(t, 300, func() error {
 		_, err := resilience4j.ReadConfig("application.yml", []byte(data), nil, nil)
 		return err
 	})
@@ -190,7 +152,7 @@ func TestIstioHostsCount(t *testing.T) {
 	require.Len(t, objs, 2)
 	assert.Len(t, objs[1].Matches, 2500, "each host once")
 	assert.Equal(t, target.Match{Kind: target.MatchHost, Value: "h2499"}, objs[1].Matches[2499])
-	err = bounded(t, 400, func() error {
+	err = targettest.Bounded(t, 400, func() error {
 		_, err := istio.ReadConfig("vs.yaml", []byte(vs(300)), nil, nil)
 		return err
 	})
@@ -208,7 +170,7 @@ func FuzzYAMLWordCount(f *testing.F) {
 	}
 	// Issue 30: the alias bomb, whose words are few and whose nodes after
 	// expansion are many; the count is of the text, before expansion.
-	f.Add([]byte(aliasBomb("", 9, 9, "lol")))
+	f.Add([]byte(targettest.AliasBomb("", 9, 9, "lol")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 1<<12 {
 			return
@@ -248,7 +210,7 @@ func TestEnvoyNamesLinear(t *testing.T) {
 		b.WriteString("- {name: v, domains: ['*'], routes: [{name: r, match: {prefix: /}, route: {cluster: c}}]}\n")
 	}
 	var objs []target.Object
-	err := bounded(t, 200, func() (err error) {
+	err := targettest.Bounded(t, 200, func() (err error) {
 		objs, err = envoytarget.ReadConfig("rc.yaml", []byte(b.String()), nil, nil)
 		return err
 	})
@@ -289,7 +251,7 @@ func TestNginxIncludeBudget(t *testing.T) {
 	main := func(file string, n int) string {
 		return "http { server { location / { proxy_pass http://u;\n" + strings.Repeat("include "+file+";\n", n) + "} } }\n"
 	}
-	err := bounded(t, 200, func() error {
+	err := targettest.Bounded(t, 200, func() error {
 		_, err := nginx.ReadConfig("nginx.conf", []byte(main("big.conf", 20)), open, nil)
 		return err
 	})
@@ -297,7 +259,7 @@ func TestNginxIncludeBudget(t *testing.T) {
 	assert.EqualError(t, err, `nginx.conf:18: include "big.conf" (big.conf): over the byte budget of one run, 64 MiB in all`)
 	assert.True(t, errors.Is(err, budget.ErrSpent))
 
-	err = bounded(t, 400, func() error {
+	err = targettest.Bounded(t, 400, func() error {
 		_, err := nginx.ReadConfig("nginx.conf", []byte(main("words.conf", 500)), open, nil)
 		return err
 	})

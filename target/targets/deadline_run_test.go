@@ -13,6 +13,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/target"
 	"github.com/tunetimeout/tunetimeout/target/gonethttp"
 	"github.com/tunetimeout/tunetimeout/target/httpx"
+	"github.com/tunetimeout/tunetimeout/target/internal/targettest"
 )
 
 // goDeadlineTest runs in the package of an emitted Go snippet: how
@@ -103,8 +104,8 @@ func TestDoSetsTimeLeft(t *testing.T) {
 // them); Do sends the attempt's time left and drops a call with less than
 // MinUseful left.
 func TestGoSnippetDeadline(t *testing.T) {
-	goTool := requireTool(t, "go", "the Go toolchain")
-	r := loadReport(t, "policy.json")
+	goTool := targettest.RequireTool(t, "go", "the Go toolchain")
+	r := targettest.LoadReport(t, "policy.json")
 	body, err := gonethttp.Target.Render(r, target.Options{Service: "shop-api", Namespace: "shop"})
 	require.NoError(t, err)
 	src := string(body)
@@ -115,7 +116,7 @@ func TestGoSnippetDeadline(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "client.go"), body, 0o644))
 	test := strings.NewReplacer("PKG", pkg, "POLICY", "GETAPIUsersIDPolicy").Replace(goDeadlineTest)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "client_test.go"), []byte(test), 0o644))
-	assert.NoError(t, runTool(dir, goTool, "test", "-count=1", "-v", "."))
+	assert.NoError(t, targettest.RunTool(dir, goTool, "test", "-count=1", "-v", "."))
 }
 
 // httpxTimeLeftRun prints what the emitted httpx snippet's time_left
@@ -140,7 +141,7 @@ func TestHTTPXSnippetTimeLeft(t *testing.T) {
 	if out, err := exec.Command(py, "-E", "-s", "-c", "import httpx").CombinedOutput(); err != nil {
 		t.Skipf("%s cannot import httpx (%v: %s): apt-get install -y python3-httpx", py, err, out)
 	}
-	body, err := httpx.Target.Render(loadReport(t, "policy.json"), target.Options{Service: "shop-api", Namespace: "shop"})
+	body, err := httpx.Target.Render(targettest.LoadReport(t, "policy.json"), target.Options{Service: "shop-api", Namespace: "shop"})
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "snippet.py"), body, 0o644))

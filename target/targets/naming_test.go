@@ -8,10 +8,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
 	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/internal/targettest"
 )
 
 // namingTargets are the targets whose snippets name each group's object.
@@ -84,8 +84,8 @@ func TestGroupsNamed(t *testing.T) {
 func TestGroupsNamedProperty(t *testing.T) {
 	for seed := range uint64(200) {
 		r := rand.New(rand.NewPCG(seed, 7))
-		rep := randReport(r)
-		svc := serviceNames[r.IntN(len(serviceNames))]
+		rep := targettest.RandReport(r)
+		svc := targettest.ServiceNames[r.IntN(len(targettest.ServiceNames))]
 		var groups []string
 		for _, g := range rep.Groups {
 			groups = append(groups, g.Name)
