@@ -6,19 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tunetimeout/tunetimeout/target"
-
-	// The types the fixtures' "@type"s name, for protojson to resolve
-	// their Any fields.
-	_ "github.com/envoyproxy/go-control-plane/envoy/config/metrics/v3"
-	_ "github.com/envoyproxy/go-control-plane/envoy/config/trace/v3"
-	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/file/v3"
-	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
-	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
-	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/least_request/v3"
-	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/host/previous_hosts/v3"
-	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/priority/previous_priorities/v3"
-	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
-	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 )
 
 // PBLine is the line of the nth (from 1) occurrence of s in data.
