@@ -22,8 +22,9 @@ import (
 // rule (targettest.Snippets).
 func TestSnippets(t *testing.T) {
 	targettest.Snippets(t, gatewayapi.Target, targettest.Checks{
-		Validate:   targettest.Each(validateGateway),
-		Behaviours: readGateway,
+		Validate:     targettest.Each(validateGateway),
+		Behaviours:   readGateway,
+		NoRetryAfter: true,
 		Simulation: targettest.Simulation{Opts: target.Options{GatewayAPIChannel: target.GatewayExperimental}, HangAttempts: 2, HangWait: time.Second, FailSuccess: 0.8,
 			Why: "an attempt that reaches backendRequest is retried within request (GEP-1731); retry codes are the backend's answers, so a refused connection is not retried"},
 		Refuses: []targettest.Mistake{

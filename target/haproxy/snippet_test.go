@@ -22,9 +22,10 @@ import (
 // rule (targettest.Snippets).
 func TestSnippets(t *testing.T) {
 	targettest.Snippets(t, haproxy.Target, targettest.Checks{
-		Validate:   targettest.EachRun(validateHAProxy),
-		Tool:       true,
-		Behaviours: readHAProxy,
+		Validate:     targettest.EachRun(validateHAProxy),
+		Tool:         true,
+		Behaviours:   readHAProxy,
+		NoRetryAfter: true,
 		Simulation: targettest.Simulation{Opts: target.Options{}, HangAttempts: 1, HangWait: time.Second, FailSuccess: 0.99,
 			Why: "only connection failures fit as retries: timed-out attempts are not retried"},
 	})

@@ -22,8 +22,9 @@ import (
 // rule (targettest.Snippets).
 func TestSnippets(t *testing.T) {
 	targettest.Snippets(t, istio.Target, targettest.Checks{
-		Validate:   targettest.Each(validateIstio),
-		Behaviours: readIstio,
+		Validate:     targettest.Each(validateIstio),
+		Behaviours:   readIstio,
+		NoRetryAfter: true,
 		Simulation: targettest.Simulation{Opts: target.Options{}, HangAttempts: 2, HangWait: time.Second, FailSuccess: 0.99,
 			Why: "Istio's VirtualService is Envoy's route"},
 		Refuses: []targettest.Mistake{

@@ -23,8 +23,9 @@ import (
 // rule (targettest.Snippets).
 func TestSnippets(t *testing.T) {
 	targettest.Snippets(t, linkerd.Target, targettest.Checks{
-		Validate:   targettest.Each(validateLinkerd),
-		Behaviours: readLinkerd,
+		Validate:     targettest.Each(validateLinkerd),
+		Behaviours:   readLinkerd,
+		NoRetryAfter: true,
 		Simulation: targettest.Simulation{Opts: target.Options{}, HangAttempts: 2, HangWait: time.Second, FailSuccess: 0.8,
 			Why: "retry.linkerd.io/timeout ends and retries an attempt, timeout.linkerd.io/request the call; Linkerd retries answers' status codes, not refused connections"},
 		Refuses: []targettest.Mistake{

@@ -20,9 +20,10 @@ import (
 // rule (targettest.Snippets).
 func TestSnippets(t *testing.T) {
 	targettest.Snippets(t, nginx.Target, targettest.Checks{
-		Validate:   targettest.EachRun(validateNginx),
-		Tool:       true,
-		Behaviours: readNginx,
+		Validate:     targettest.EachRun(validateNginx),
+		Tool:         true,
+		Behaviours:   readNginx,
+		NoRetryAfter: true,
 		Simulation: targettest.Simulation{Opts: target.Options{}, HangAttempts: 1, HangWait: time.Second, FailSuccess: 0.99,
 			Why: "no try begins after proxy_next_upstream_timeout, the deadline less one try"},
 	})

@@ -44,6 +44,10 @@ type Checks struct {
 	// Refuses are mistakes the snippets must not make, which Validate
 	// must refuse.
 	Refuses []Mistake
+	// NoRetryAfter: the target cannot wait for a Retry-After
+	// (Plan.NoRetryAfter), so its config retries no 429 and its header
+	// says why.
+	NoRetryAfter bool
 }
 
 // Each is a Validate of a validator that reads one snippet.
@@ -111,6 +115,9 @@ func Snippets(t *testing.T, tg target.Target, c Checks) {
 	t.Run("simulator", func(t *testing.T) { simulatorFollows(t, tg, c) })
 	if len(c.Refuses) > 0 {
 		t.Run("validator refuses", func(t *testing.T) { validatorRefuses(t, tg, c) })
+	}
+	if c.NoRetryAfter {
+		t.Run("no 429 without Retry-After", func(t *testing.T) { noRetryAfterNo429(t, tg) })
 	}
 }
 
@@ -316,4 +323,24 @@ func RawControl(tg target.Target, body []byte) rune {
 		}
 	}
 	return 0
+}
+
+// noRetryAfterNo429: a 429 asks the client to wait (RFC 6585 section
+// 4, its Retry-After RFC 9110 section 10.2.3); a target that cannot wait
+// for a Retry-After retries it at once, adding load to a server that asked
+// for less, so it does not retry 429 at all, and its header says so.
+func noRetryAfterNo429(t *testing.T, tg target.Target) {
+	for _, fx := range []string{"deadline.json", "policy.json"} {
+		r := LoadReport(t, fx)
+		body, err := tg.Render(r, target.Options{})
+		require.NoError(t, err)
+		var config []string
+		for _, line := range strings.Split(string(body), "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(line), tg.Comment) {
+				config = append(config, line)
+			}
+		}
+		assert.NotContains(t, strings.Join(config, "\n"), "429", "%s %s retries 429", fx, tg.Name)
+		assert.Contains(t, string(body), "429 is not retried", "%s %s: the header says why", fx, tg.Name)
+	}
 }
