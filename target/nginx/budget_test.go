@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tunetimeout/tunetimeout/internal/budget"
-	"github.com/tunetimeout/tunetimeout/target/internal/targettest"
 	"github.com/tunetimeout/tunetimeout/target/nginx"
 )
 
@@ -29,7 +28,7 @@ func TestNginxIncludeBudget(t *testing.T) {
 	main := func(file string, n int) string {
 		return "http { server { location / { proxy_pass http://u;\n" + strings.Repeat("include "+file+";\n", n) + "} } }\n"
 	}
-	err := targettest.Bounded(t, 200, func() error {
+	err := bounded(t, 200, func() error {
 		_, err := nginx.ReadConfig("nginx.conf", []byte(main("big.conf", 20)), open, nil)
 		return err
 	})
@@ -37,7 +36,7 @@ func TestNginxIncludeBudget(t *testing.T) {
 	assert.EqualError(t, err, `nginx.conf:18: include "big.conf" (big.conf): over the byte budget of one run, 64 MiB in all`)
 	assert.True(t, errors.Is(err, budget.ErrSpent))
 
-	err = targettest.Bounded(t, 400, func() error {
+	err = bounded(t, 400, func() error {
 		_, err := nginx.ReadConfig("nginx.conf", []byte(main("words.conf", 500)), open, nil)
 		return err
 	})

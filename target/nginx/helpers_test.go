@@ -20,6 +20,7 @@ var (
 	lbNoteWith            = targettest.LBNoteWith
 	lbObjectNamed         = targettest.LBObjectNamed
 	lbCheckLines          = targettest.LBCheckLines
+	bounded               = targettest.Bounded
 )
 
 // fixtures are targettest.Fixtures with the field names of read_test.go.
