@@ -72,7 +72,7 @@ func TestReadResilience4jFixtures(t *testing.T) {
 }
 
 // TestReadResilience4jRoundTrip reads back the YAML tunetimeout writes and
-// finds what the snippet's own reader (semantics_test.go) finds in it.
+// finds what the snippet's own reader (readResilience4j, snippet_test.go) finds in it.
 func TestReadResilience4jRoundTrip(t *testing.T) {
 	for _, fx := range []struct {
 		report string

@@ -19,6 +19,9 @@ import (
 	"github.com/tunetimeout/tunetimeout/target/linkerd"
 )
 
+// Tests of the Kubernetes-manifest reading shared by the Istio, Gateway
+// API and Linkerd readers.
+
 func TestReadKubeObjects(t *testing.T) {
 	stream := `# a comment before anything
 ---

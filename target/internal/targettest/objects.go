@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Tests of the Kubernetes-manifest helpers shared by the Istio, Gateway
-// API and Linkerd readers, and the helpers of their tests.
+// The helpers of the readers' tests: objects described for failure
+// messages, held to the lines of their file, read from fixtures.
 
 // DescribeObject prints an object for failure messages.
 func DescribeObject(o target.Object) string {
@@ -239,6 +239,7 @@ spec:
     timeout: 300ms
 `
 
+// HasNote reports whether a note of o holds part.
 func HasNote(o target.Object, part string) bool {
 	for _, n := range o.Notes {
 		if strings.Contains(n, part) {
@@ -248,6 +249,8 @@ func HasNote(o target.Object, part string) bool {
 	return false
 }
 
+// MustRead reads data with a reader, which must take it, and holds its
+// objects to the lines of data.
 func MustRead(t *testing.T, read func(string, []byte, target.Opener, *budget.Budget) ([]target.Object, error), file, data string) []target.Object {
 	t.Helper()
 	objs, err := read(file, []byte(data), nil, nil)

@@ -38,6 +38,7 @@ var weirdNames = []string{
 	"/users/{id}/posts/{post}", "/{a}", "/*",
 }
 
+// ServiceNames are service names a config language could choke on.
 var ServiceNames = []string{"", "backend", "my service!", "\u00dcn\u00efcode.svc", "a.b.c", strings.Repeat("s", 300), "-", "42"}
 
 // randDuration is from 1ms to 10 min, log-uniform, with odd sub-millisecond
@@ -47,6 +48,8 @@ func randDuration(r *rand.Rand) float64 {
 	return s + float64(r.IntN(999_999))*1e-9
 }
 
+// RandReport is a random report: 1 to 20 groups of weirdNames (or
+// numbered), random timeouts, connect timeouts, bulkheads and policies.
 func RandReport(r *rand.Rand) *report.Report {
 	n := 1 + r.IntN(20)
 	if r.IntN(3) == 0 {

@@ -1,14 +1,14 @@
 package targettest
 
-// Readers of the emitted configurations: each reads back what a snippet
-// set, by the target's own types where a Go parser exists and by its
-// directives where none does, and says what a call through it does by the
-// target's documented semantics (docs/method.md#9-config-targets; the sources are in
-// each target's file): the longest the caller can wait, the attempts, and
-// whether anything is retried after the request was sent. The property
-// tests hold every target, for random histograms and flags, to the
-// deadline and the idempotency rule; the simulator tests replay each
-// target's semantics.
+// Each target's tests read its emitted configurations back (its
+// snippet_test.go, Checks.Behaviours): by the target's own types where a
+// Go parser exists and by its directives where none does, into what a
+// call through it does by the target's documented semantics
+// (docs/method.md#9-config-targets; the sources are in each target's
+// file): the longest the caller can wait, the attempts, and whether
+// anything is retried after the request was sent. Snippets holds every
+// target, for random histograms and flags, to the deadline and the
+// idempotency rule, and replays its semantics through the simulator.
 
 import (
 	"time"

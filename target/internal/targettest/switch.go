@@ -62,6 +62,7 @@ func Dig(v any, path ...any) any {
 	return v
 }
 
+// AsInt is a YAML number as an int, -1 when v is none.
 func AsInt(v any) int {
 	switch n := v.(type) {
 	case int:

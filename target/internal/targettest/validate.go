@@ -32,14 +32,15 @@ var UpstreamServer = regexp.MustCompile(`(?m)^(\s*server\s+(?:\S+\s+)?)[^\s:]+:8
 func YAMLDocs(body []byte) [][]byte {
 	var docs [][]byte
 	for _, d := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(body), -1) {
-		if strings.TrimSpace(StripComments(d)) != "" {
+		if strings.TrimSpace(stripComments(d)) != "" {
 			docs = append(docs, []byte(d))
 		}
 	}
 	return docs
 }
 
-func StripComments(s string) string {
+// stripComments drops the YAML comment lines of s.
+func stripComments(s string) string {
 	var b strings.Builder
 	for _, l := range strings.Split(s, "\n") {
 		if !strings.HasPrefix(strings.TrimSpace(l), "#") {
@@ -60,6 +61,7 @@ func StrictJSON(data []byte, v any) error {
 // generated UnmarshalJSON uses, but refusing unknown fields; then the CRD's
 // rules (durations >= 1ms).
 
+// K8sObject is a Kubernetes object with its spec undecoded.
 type K8sObject struct {
 	APIVersion string            `json:"apiVersion"`
 	Kind       string            `json:"kind"`
@@ -67,6 +69,8 @@ type K8sObject struct {
 	Spec       json.RawMessage   `json:"spec"`
 }
 
+// DecodeK8s decodes a YAML document strictly as an object of apiVersion
+// and kind, with a valid name and namespace.
 func DecodeK8s(doc []byte, apiVersion, kind string) (K8sObject, error) {
 	var o K8sObject
 	j, err := yaml.YAMLToJSON(doc)
@@ -97,6 +101,7 @@ func RequireTool(t *testing.T, name, install string) string {
 	return e2etest.RequireBinary(t, name, install)
 }
 
+// RunTool runs a program in dir, its output in the error when it fails.
 func RunTool(dir, name string, args ...string) error {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
