@@ -712,7 +712,7 @@ func TestReadEnvoyFixturesAreEnvoyConfigs(t *testing.T) {
 // route and the cluster with the numbers of the report.
 func TestReadEnvoyRoundTrip(t *testing.T) {
 	for _, f := range targettest.Fixtures {
-		if f.Only != "" && f.Only != "envoy" {
+		if !f.For(envoy.Target) {
 			continue
 		}
 		t.Run(f.Name, func(t *testing.T) {

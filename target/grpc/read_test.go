@@ -324,7 +324,7 @@ func TestReadGRPCDetect(t *testing.T) {
 // writes: each method config with the numbers of the report.
 func TestReadGRPCRoundTrip(t *testing.T) {
 	for _, f := range targettest.Fixtures {
-		if f.Only != "" && f.Only != "grpc" {
+		if !f.For(grpctarget.Target) {
 			continue
 		}
 		t.Run(f.Name, func(t *testing.T) {

@@ -383,7 +383,7 @@ func TestReadHAProxyRefuses(t *testing.T) {
 // writes, with the frontend they suggest, and finds the report's numbers.
 func TestReadHAProxyRoundTrip(t *testing.T) {
 	for _, fx := range targettest.Fixtures {
-		if fx.Only != "" && fx.Only != "haproxy" {
+		if !fx.For(haproxy.Target) {
 			continue
 		}
 		t.Run(fx.Name, func(t *testing.T) {

@@ -37,7 +37,7 @@ func TestGolden(t *testing.T) {
 	for _, f := range targettest.Fixtures {
 		r := targettest.LoadReport(t, f.Report)
 		for _, tg := range All {
-			if f.Only != "" && tg.Name != f.Only {
+			if !f.For(tg) {
 				continue
 			}
 			t.Run(f.Name+"/"+tg.Name, func(t *testing.T) {
