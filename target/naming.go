@@ -25,6 +25,10 @@ type Naming struct {
 	// lone: a snippet of one group names its object for the service alone
 	// (resilience4j: an instance per measured group, no catch-all).
 	Lone bool
+	// CatchAllUnnamed: the object of a catch-all group is the service's,
+	// named for no group (gRPC: a methodConfig of the whole service, no
+	// method), so GroupsNamed finds no group of it.
+	CatchAllUnnamed bool
 	// names are the names an object read back carries, in the form of
 	// (service, group) names: an HAProxy backend's, a resilience4j
 	// instance's, a gRPC method config's "service/method" names.

@@ -254,7 +254,8 @@ func grpcSwitch(d *target.Doc, cfg Config) {
 // grpcNaming: "<service>/<Group>" in CamelCase, or the group's own service
 // and method when it is a gRPC method path (renderGRPC, grpcObjectName).
 var naming = &target.Naming{
-	Service: target.GrpcFullName,
+	Service:         target.GrpcFullName,
+	CatchAllUnnamed: true,
 	Of: func(svc, group string) string {
 		n := grpcObjectName(svc, group)
 		return n.Service + "/" + n.Method

@@ -3,70 +3,31 @@ package targets
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	yaml "go.yaml.in/yaml/v3"
-
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/target"
 	envoytarget "github.com/tunetimeout/tunetimeout/target/envoy"
 	"github.com/tunetimeout/tunetimeout/target/gatewayapi"
 	grpctarget "github.com/tunetimeout/tunetimeout/target/grpc"
+	"github.com/tunetimeout/tunetimeout/target/internal/targettest"
 	"github.com/tunetimeout/tunetimeout/target/istio"
 	"github.com/tunetimeout/tunetimeout/target/linkerd"
-	"github.com/tunetimeout/tunetimeout/target/nginx"
 	"github.com/tunetimeout/tunetimeout/target/resilience4j"
+	yaml "go.yaml.in/yaml/v3"
 )
-
-// The hostile configs of issue 30, generated here: each must end with an
-// error that names the bound it hit, fast and in little memory, whatever
-// the file names (a reader's walk never meets more nodes than the budget).
-
-// aliasBomb is anchors nested depth deep, each an alias list width wide,
-// under the given prefix (the anchors' mapping keys, x0...): width^depth
-// leaves from a few hundred bytes.
-func aliasBomb(prefix string, depth, width int, leaf string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%sx0: &a0 [%s]\n", prefix, strings.TrimSuffix(strings.Repeat(leaf+", ", width), ", "))
-	for i := 1; i < depth; i++ {
-		fmt.Fprintf(&b, "%sx%d: &a%d [%s]\n", prefix, i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), width), ", "))
-	}
-	return b.String()
-}
-
-// bounded runs read and fails the test when it allocates more than maxMiB
-// or takes more than 15 s. The inputs here took minutes or gigabytes before
-// their bounds: the allocation is the measure, and the time only catches a
-// run that would never end. It is no speed test (those are benchmarks): a
-// bound of 2 s failed at 2.19 s on a machine busy with other builds.
-func bounded(t *testing.T, maxMiB uint64, read func() error) error {
-	t.Helper()
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	start := time.Now()
-	err := read()
-	took := time.Since(start)
-	runtime.ReadMemStats(&after)
-	alloc := (after.TotalAlloc - before.TotalAlloc) >> 20
-	assert.Less(t, took, 15*time.Second, "took %s", took)
-	assert.LessOrEqual(t, alloc, maxMiB, "allocated %d MiB", alloc)
-	return err
-}
 
 const nodeBudgetErr = "YAML nodes with aliases expanded: over the node budget of one run, 1,048,576 nodes in all"
 
 // TestYAMLAliasBombs: the bomb of issue 30 in the form each YAML reader
-// reads. Before one bounded decoding path served them all, the
+// reads. Before one targettest.Bounded decoding path served them all, the
 // resilience4j reader took more than 6 GB on the 486-byte file and the
 // Kubernetes List took 4.9 GB.
 func TestYAMLAliasBombs(t *testing.T) {
-	r4j := aliasBomb("", 9, 9, "lol")
+	r4j := targettest.AliasBomb("", 9, 9, "lol")
 	require.Len(t, r4j, 486)
 	r4j += "resilience4j.retry.instances.a.maxAttempts: 3\n"
 	// A List of Lists of one VirtualService, each an alias list 60 wide:
@@ -77,7 +38,7 @@ func TestYAMLAliasBombs(t *testing.T) {
 	for i := 1; i <= 3; i++ {
 		fmt.Fprintf(&list, "- &v%d {apiVersion: v1, kind: List, items: [%s]}\n", i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*v%d, ", i-1), 60), ", "))
 	}
-	envoy := aliasBomb("", 9, 9, "{name: v, domains: ['*'], routes: [{match: {prefix: /}, route: {cluster: c}}]}") +
+	envoy := targettest.AliasBomb("", 9, 9, "{name: v, domains: ['*'], routes: [{match: {prefix: /}, route: {cluster: c}}]}") +
 		"name: rc\nvirtual_hosts: *a8\n"
 	grpc := `{"methodConfig": [{"name": [{"service": "s"}], "timeout": "1s"}], "x": ` + strings.Repeat("[", 1) + `"a"]}`
 	tests := []struct {
@@ -95,7 +56,7 @@ func TestYAMLAliasBombs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var objs []target.Object
-			err := bounded(t, 64, func() (err error) {
+			err := targettest.Bounded(t, 64, func() (err error) {
 				objs, err = tt.read(tt.file, []byte(tt.data), nil, budget.New())
 				return err
 			})
@@ -132,7 +93,7 @@ func TestYAMLBudgetIsTheRuns(t *testing.T) {
 // of "0," took 1.3 GB before).
 func TestYAMLRefusedBeforeDecoding(t *testing.T) {
 	data := []byte("connect_timeout: 1s\nx: [" + strings.Repeat("0,", 8<<20-16) + "0]\n")
-	err := bounded(t, 1, func() error {
+	err := targettest.Bounded(t, 1, func() error {
 		_, err := envoytarget.ReadConfig("flat.yaml", data, nil, nil)
 		return err
 	})
@@ -158,47 +119,6 @@ func TestYAMLAliasBytes(t *testing.T) {
 	assert.EqualError(t, err, "rc.yaml:1: values YAML aliases repeat: over the byte budget of one run, 64 MiB in all")
 }
 
-// TestR4jPathsCount: each Spring property holds its whole path; a key of
-// many dots under an alias named many times is within the YAML nodes, not
-// within the properties' segments.
-func TestR4jPathsCount(t *testing.T) {
-	// A key of 500 segments (YAML's implicit keys stop at 1,024
-	// characters), named 5,000 times: 15,000 YAML nodes, 2.5 million
-	// segments.
-	data := "x: &m {" + strings.Repeat("a.", 499) + "b: 1}\nl: [" + strings.TrimSuffix(strings.Repeat("*m,", 5000), ",") + "]\n"
-	err := bounded(t, 300, func() error {
-		_, err := resilience4j.ReadConfig("application.yml", []byte(data), nil, nil)
-		return err
-	})
-	assert.EqualError(t, err, "application.yml:1: segments of Spring properties (a property's key segments and list items; aliases expanded): over the node budget of one run, 1,048,576 nodes in all")
-}
-
-// TestIstioHostsCount: a route holds every host of its VirtualService;
-// routes times hosts count against the budget, and repeats of a host are
-// dropped in one pass.
-func TestIstioHostsCount(t *testing.T) {
-	hosts := make([]string, 5000)
-	for i := range hosts {
-		hosts[i] = fmt.Sprintf("h%d", i%2500) // each twice
-	}
-	vs := func(routes int) string {
-		return "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: r}\nspec:\n  hosts: [" + strings.Join(hosts, ", ") +
-			"]\n  http:\n" + strings.Repeat("  - route: [{destination: {host: r}}]\n", routes)
-	}
-	objs, err := istio.ReadConfig("vs.yaml", []byte(vs(2)), nil, nil)
-	require.NoError(t, err)
-	require.Len(t, objs, 2)
-	assert.Len(t, objs[1].Matches, 2500, "each host once")
-	assert.Equal(t, target.Match{Kind: target.MatchHost, Value: "h2499"}, objs[1].Matches[2499])
-	err = bounded(t, 400, func() error {
-		_, err := istio.ReadConfig("vs.yaml", []byte(vs(300)), nil, nil)
-		return err
-	})
-	// The document's 7,716 nodes, then 5,000 hosts a route: the 209th
-	// route, on line 215, passes the budget.
-	assert.EqualError(t, err, "vs.yaml:215: hosts repeated in the routes of VirtualServices: over the node budget of one run, 1,048,576 nodes in all")
-}
-
 // FuzzYAMLWordCount holds the bound yamlDocuments relies on to refuse a
 // file before decoding it: a stream decodes to at most 3 nodes a word, and
 // one more.
@@ -208,7 +128,7 @@ func FuzzYAMLWordCount(f *testing.F) {
 	}
 	// Issue 30: the alias bomb, whose words are few and whose nodes after
 	// expansion are many; the count is of the text, before expansion.
-	f.Add([]byte(aliasBomb("", 9, 9, "lol")))
+	f.Add([]byte(targettest.AliasBomb("", 9, 9, "lol")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 1<<12 {
 			return
@@ -237,32 +157,6 @@ func literalNodes(n *yaml.Node) int64 {
 	return c
 }
 
-// TestEnvoyNamesLinear: 20,000 virtual hosts of one name took a minute
-// when a name was made unique by trying "(2)", "(3)"... from 2 each time;
-// the next number is remembered, and a name the file already has is
-// skipped.
-func TestEnvoyNamesLinear(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("name: rc\nvirtual_hosts:\n- {name: v, domains: ['*'], routes: [{name: r (3), match: {prefix: /}, route: {cluster: c}}]}\n")
-	for range 20_000 {
-		b.WriteString("- {name: v, domains: ['*'], routes: [{name: r, match: {prefix: /}, route: {cluster: c}}]}\n")
-	}
-	var objs []target.Object
-	err := bounded(t, 200, func() (err error) {
-		objs, err = envoytarget.ReadConfig("rc.yaml", []byte(b.String()), nil, nil)
-		return err
-	})
-	require.NoError(t, err)
-	require.Len(t, objs, 20_001)
-	seen := map[string]bool{}
-	for _, o := range objs {
-		require.False(t, seen[o.Name], "%q twice", o.Name)
-		seen[o.Name] = true
-	}
-	assert.Equal(t, []string{"rc/v/r (3)", "rc/v/r", "rc/v/r (2)", "rc/v/r (4)"}, []string{objs[0].Name, objs[1].Name, objs[2].Name, objs[3].Name})
-	assert.Equal(t, "rc/v/r (20001)", objs[20_000].Name)
-}
-
 func TestUniqueNames(t *testing.T) {
 	var u target.UniqueNames
 	alt := func(n string) func(int) string { return func(i int) string { return fmt.Sprintf("%s-%d", n, i) } }
@@ -271,57 +165,4 @@ func TestUniqueNames(t *testing.T) {
 		got = append(got, u.Name(n, alt(n)))
 	}
 	assert.Equal(t, []string{"a", "a-2", "a-3", "a-4", "b", "a-3-2", "a-5"}, got)
-}
-
-// TestNginxIncludeBudget: each include is capped by whoever opens it; the
-// run's budget caps their sum, bytes and words. One 4 MiB file included 20
-// times took 6.9 GB, 500 includes crashed.
-func TestNginxIncludeBudget(t *testing.T) {
-	comment := strings.Repeat("# "+strings.Repeat("x", 1021)+"\n", 4<<10) // 4 MiB read, no word kept
-	words := strings.Repeat("add_header X y;\n", 200_000)                 // 600,000 words
-	files := map[string]string{"big.conf": comment, "words.conf": words}
-	open := func(p string) ([]byte, error) {
-		if s, ok := files[p]; ok {
-			return []byte(s), nil
-		}
-		return nil, fmt.Errorf("no file %s", p)
-	}
-	main := func(file string, n int) string {
-		return "http { server { location / { proxy_pass http://u;\n" + strings.Repeat("include "+file+";\n", n) + "} } }\n"
-	}
-	err := bounded(t, 200, func() error {
-		_, err := nginx.ReadConfig("nginx.conf", []byte(main("big.conf", 20)), open, nil)
-		return err
-	})
-	// 16 includes of 4 MiB are the 64 MiB: the 17th, on line 18, is over.
-	assert.EqualError(t, err, `nginx.conf:18: include "big.conf" (big.conf): over the byte budget of one run, 64 MiB in all`)
-	assert.True(t, errors.Is(err, budget.ErrSpent))
-
-	err = bounded(t, 400, func() error {
-		_, err := nginx.ReadConfig("nginx.conf", []byte(main("words.conf", 500)), open, nil)
-		return err
-	})
-	// 6 words on line 1, 2 for the include, 600,000 in the first
-	// words.conf, 2 more: 448,566 left, 3 a line, 149,522 lines.
-	assert.EqualError(t, err, `words.conf:149523: nginx words (every file and include of the config): over the node budget of one run, 1,048,576 nodes in all`)
-
-	// The budget is the run's: what one config took is not there for the next.
-	b := budget.New()
-	_, err = nginx.ReadConfig("nginx.conf", []byte(main("words.conf", 1)), open, b)
-	require.NoError(t, err)
-	_, err = nginx.ReadConfig("nginx.conf", []byte(main("words.conf", 1)), open, b)
-	assert.ErrorIs(t, err, budget.ErrSpent)
-}
-
-// TestNginxNamesUnique: a file included twice gives its locations twice,
-// at one position: the second takes a number.
-func TestNginxNamesUnique(t *testing.T) {
-	open := func(string) ([]byte, error) { return []byte("location /a { proxy_pass http://u; }\n"), nil }
-	objs, err := nginx.ReadConfig("nginx.conf", []byte("http { server { include a.conf; include a.conf; include a.conf; } }\n"), open, nil)
-	require.NoError(t, err)
-	var names []string
-	for _, o := range objs {
-		names = append(names, o.Name)
-	}
-	assert.Equal(t, []string{"server location /a", "server location /a (a.conf:1)", "server location /a (a.conf:1) #2"}, names)
 }

@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
 	"github.com/tunetimeout/tunetimeout/internal/outfile"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/internal/targettest"
 )
 
 // goldenFile is a snippet of the mixture fixture as TestGolden pins it.
@@ -33,7 +33,7 @@ func targetsOf(t *testing.T, list string) []target.Target {
 }
 
 func TestRenderAll(t *testing.T) {
-	r := loadReport(t, "mixture.json")
+	r := targettest.LoadReport(t, "mixture.json")
 	rs, err := target.RenderAll(context.Background(), r, targetsOf(t, "all"), target.Options{})
 	require.NoError(t, err)
 	require.Len(t, rs, len(All))
@@ -60,7 +60,7 @@ func TestRenderAll(t *testing.T) {
 }
 
 func TestEmbed(t *testing.T) {
-	r := loadReport(t, "mixture.json")
+	r := targettest.LoadReport(t, "mixture.json")
 	rs, err := target.RenderAll(context.Background(), r, targetsOf(t, "grpc,envoy"), target.Options{})
 	require.NoError(t, err)
 	target.Embed(r, rs)
@@ -72,7 +72,7 @@ func TestEmbed(t *testing.T) {
 }
 
 func TestPrint(t *testing.T) {
-	r := loadReport(t, "mixture.json")
+	r := targettest.LoadReport(t, "mixture.json")
 	render := func(list string) []target.Rendered {
 		rs, err := target.RenderAll(context.Background(), r, targetsOf(t, list), target.Options{})
 		require.NoError(t, err)
@@ -103,7 +103,7 @@ func TestPrint(t *testing.T) {
 }
 
 func TestWriteDir(t *testing.T) {
-	r := loadReport(t, "mixture.json")
+	r := targettest.LoadReport(t, "mixture.json")
 	rs, err := target.RenderAll(context.Background(), r, targetsOf(t, "all"), target.Options{})
 	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), "config", "client")

@@ -1,9 +1,7 @@
-package targets
+package gonethttp_test
 
 import (
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,8 +10,79 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tunetimeout/tunetimeout/target"
 	"github.com/tunetimeout/tunetimeout/target/gonethttp"
-	"github.com/tunetimeout/tunetimeout/target/httpx"
+	"github.com/tunetimeout/tunetimeout/target/internal/targettest"
 )
+
+// goBudgetTest runs in the package of an emitted Go snippet: 100 calls of
+// the first group through Do against a server that always answers 503.
+// With the group's budget (Ratio 0.1, 3 attempts) the retries are the 10
+// tokens the bucket starts with and the 0.1 each later call earns (the
+// first call's is lost at the cap): 19, not the 200 of 3 attempts each;
+// without it, all 200.
+const goBudgetTest = `package PKG
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+)
+
+func TestBudget(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	for _, budget := range []bool{true, false} {
+		hits.Store(0)
+		p := POLICY
+		p.Base, p.Cap = 1, 1 // no waits: the test counts, it does not time
+		if budget {
+			p.Budget = &Budget{Ratio: p.Budget.Ratio}
+		} else {
+			p.Budget = nil
+		}
+		for range 100 {
+			req, _ := http.NewRequest("GET", srv.URL, nil)
+			resp, err := Do(context.Background(), srv.Client(), req, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		t.Logf("budget %v: %d hits", budget, hits.Load())
+		if budget && hits.Load() != 100+19 {
+			t.Errorf("with the budget: %d hits, want 119 (100 calls, 10 tokens to start, 99 x 0.1 earned: the first call's is lost at the cap of 10)", hits.Load())
+		}
+		if !budget && hits.Load() != 300 {
+			t.Errorf("without: %d hits, want 300", hits.Load())
+		}
+	}
+}
+`
+
+// TestGoSnippetBudget runs the emitted Go snippet's Do with its retry
+// budget against a server that only fails (go test in a module of its
+// own, the standard library only).
+func TestGoSnippetBudget(t *testing.T) {
+	goTool := targettest.RequireTool(t, "go", "the Go toolchain")
+	r := targettest.LoadReport(t, "policy.json")
+	body, err := gonethttp.Target.Render(r, target.Options{Service: "shop-api", Namespace: "shop"})
+	require.NoError(t, err)
+	src := string(body)
+	require.Contains(t, src, "Budget:      &Budget{Ratio: 0.1},")
+	pkg := strings.TrimPrefix(strings.SplitN(src[strings.Index(src, "\npackage ")+1:], "\n", 2)[0], "package ")
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module budgetcheck\n\ngo 1.26\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "client.go"), body, 0o644))
+	test := strings.NewReplacer("PKG", pkg, "POLICY", "GETAPIUsersIDPolicy").Replace(goBudgetTest)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "client_test.go"), []byte(test), 0o644))
+	err = targettest.RunTool(dir, goTool, "test", "-count=1", "-v", ".")
+	assert.NoError(t, err)
+}
 
 // goDeadlineTest runs in the package of an emitted Go snippet: how
 // DeadlineFromRequest reads the header a caller set, and what Do sends.
@@ -103,8 +172,8 @@ func TestDoSetsTimeLeft(t *testing.T) {
 // them); Do sends the attempt's time left and drops a call with less than
 // MinUseful left.
 func TestGoSnippetDeadline(t *testing.T) {
-	goTool := requireTool(t, "go", "the Go toolchain")
-	r := loadReport(t, "policy.json")
+	goTool := targettest.RequireTool(t, "go", "the Go toolchain")
+	r := targettest.LoadReport(t, "policy.json")
 	body, err := gonethttp.Target.Render(r, target.Options{Service: "shop-api", Namespace: "shop"})
 	require.NoError(t, err)
 	src := string(body)
@@ -115,44 +184,5 @@ func TestGoSnippetDeadline(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "client.go"), body, 0o644))
 	test := strings.NewReplacer("PKG", pkg, "POLICY", "GETAPIUsersIDPolicy").Replace(goDeadlineTest)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "client_test.go"), []byte(test), 0o644))
-	assert.NoError(t, runTool(dir, goTool, "test", "-count=1", "-v", "."))
+	assert.NoError(t, targettest.RunTool(dir, goTool, "test", "-count=1", "-v", "."))
 }
-
-// httpxTimeLeftRun prints what the emitted httpx snippet's time_left
-// reads from header mappings.
-const httpxTimeLeftRun = `import email.message
-import json
-
-import snippet
-
-cases = [{}, {"X-Envoy-Expected-Rq-Timeout-Ms": "250"}, {"x-envoy-expected-rq-timeout-ms": "0"},
-         {"x-envoy-expected-rq-timeout-ms": "1.5"}, {"x-envoy-expected-rq-timeout-ms": "-5"}]
-m = email.message.Message()  # http.server's headers
-m["X-Envoy-Expected-Rq-Timeout-Ms"] = "40"
-print(json.dumps([snippet.time_left(c) for c in cases] + [snippet.time_left(m)]))
-`
-
-// TestHTTPXSnippetTimeLeft runs the emitted httpx snippet's time_left
-// (Debian's python3 and httpx) on header mappings: names in any case,
-// whole milliseconds, 0 and anything else as None.
-func TestHTTPXSnippetTimeLeft(t *testing.T) {
-	const py = "/usr/bin/python3"
-	if out, err := exec.Command(py, "-E", "-s", "-c", "import httpx").CombinedOutput(); err != nil {
-		t.Skipf("%s cannot import httpx (%v: %s): apt-get install -y python3-httpx", py, err, out)
-	}
-	body, err := httpx.Target.Render(loadReport(t, "policy.json"), target.Options{Service: "shop-api", Namespace: "shop"})
-	require.NoError(t, err)
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "snippet.py"), body, 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "run.py"), []byte(httpxTimeLeftRun), 0o644))
-	cmd := exec.Command(py, "-E", "-s", "-B", "run.py")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	var got []*float64
-	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
-	want := []*float64{nil, floatPtr(0.25), nil, nil, nil, floatPtr(0.04)}
-	assert.Equal(t, want, got)
-}
-
-func floatPtr(f float64) *float64 { return &f }

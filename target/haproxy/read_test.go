@@ -1,13 +1,10 @@
-package targets
+package haproxy_test
 
 import (
-	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
@@ -15,111 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tunetimeout/tunetimeout/target"
 	"github.com/tunetimeout/tunetimeout/target/haproxy"
+	"github.com/tunetimeout/tunetimeout/target/internal/targettest"
 	"github.com/tunetimeout/tunetimeout/target/nginx"
 )
 
-// lbMountOpener is the Opener of the reader tests: paths under a mount point
-// ("/etc/nginx") are read from a folder of testdata, and a folder is
-// answered with the names in it, one a line, as the readers expect of an
-// Opener. Other paths do not exist.
-func lbMountOpener(mounts map[string]string) target.Opener {
-	points := make([]string, 0, len(mounts))
-	for p := range mounts {
-		points = append(points, p)
-	}
-	// The longest mount point first.
-	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
-	return func(path string) ([]byte, error) {
-		path = filepath.ToSlash(filepath.Clean(path))
-		for _, p := range points {
-			rel, ok := strings.CutPrefix(path, p)
-			if !ok || rel != "" && !strings.HasPrefix(rel, "/") {
-				continue
-			}
-			real := filepath.Join(mounts[p], filepath.FromSlash(rel))
-			st, err := os.Stat(real)
-			if err != nil {
-				return nil, err
-			}
-			if !st.IsDir() {
-				return os.ReadFile(real)
-			}
-			entries, err := os.ReadDir(real)
-			if err != nil {
-				return nil, err
-			}
-			var names []string
-			for _, e := range entries {
-				names = append(names, e.Name())
-			}
-			return []byte(strings.Join(names, "\n")), nil
-		}
-		return nil, fmt.Errorf("open %s: %w", path, fs.ErrNotExist)
-	}
-}
+var haproxyFixtures = targettest.ConfigFixtureDir("haproxy")
 
-// lbSummary is an object in one line: what the reader tests assert, every
-// value with where it comes from ("30@nginx.conf:56", "60=default").
-func lbSummary(o target.Object) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %q @%d", o.Kind, o.Name, o.Pos.Line)
-	if o.Upstream != "" {
-		fmt.Fprintf(&b, " up=%s", o.Upstream)
-	}
-	for _, m := range o.Matches {
-		ci := ""
-		if m.CaseInsensitive {
-			ci = "(i)"
-		}
-		rule := ""
-		if m.Rule > 0 {
-			rule = fmt.Sprintf("#%d", m.Rule)
-		}
-		fmt.Fprintf(&b, " %s%s=%s%s", m.Kind, ci, m.Value, rule)
-	}
-	if o.Router != "" && o.Target == "haproxy" {
-		fmt.Fprintf(&b, " router=%q", o.Router)
-	}
-	where := func(p target.Pos, def bool) string {
-		if def {
-			return "=default"
-		}
-		return "@" + filepath.Base(p.File) + ":" + fmt.Sprint(p.Line)
-	}
-	f := func(name string, s *target.Setting[float64]) {
-		if s != nil {
-			fmt.Fprintf(&b, " %s=%g%s", name, s.Value, where(s.Pos, s.Default))
-		}
-	}
-	i := func(name string, s *target.Setting[int]) {
-		if s != nil {
-			fmt.Fprintf(&b, " %s=%d%s", name, s.Value, where(s.Pos, s.Default))
-		}
-	}
-	f("timeout", o.Timeout)
-	if o.TimeoutIdle && o.Timeout != nil {
-		b.WriteString("(idle)")
-	}
-	f("perTry", o.PerTryTimeout)
-	f("connect", o.ConnectTimeout)
-	f("queue", o.QueueTimeout)
-	i("attempts", o.Attempts)
-	if s := o.RetryOn; s != nil {
-		fmt.Fprintf(&b, " retryOn=%s%s", strings.Join(s.Value, ","), where(s.Pos, s.Default))
-	}
-	if s := o.RetryNonIdempotent; s != nil {
-		fmt.Fprintf(&b, " nonIdempotent=%t%s", s.Value, where(s.Pos, s.Default))
-	}
-	i("maxInFlight", o.MaxInFlight)
-	if o.Jitter != "" {
-		fmt.Fprintf(&b, " jitter=%s", o.Jitter)
-	}
-	return b.String()
-}
-
-var haproxyFixtures = configFixtureDir("haproxy")
-
-// haproxyCheckable drops what the fixtures leave out from a config before
+// haproxyCheckable drops what the targettest.Fixtures leave out from a config before
 // haproxy -c reads it: the certificate files of "ssl crt" on bind lines.
 func haproxyCheckable(conf []byte) []byte {
 	return regexp.MustCompile(`(?m)^(\s*bind\s.*?) ssl crt \S+`).ReplaceAll(conf, []byte("$1"))
@@ -129,7 +28,7 @@ func haproxyCheckable(conf []byte) []byte {
 // and returns what it said.
 func haproxyAccepts(t *testing.T, conf []byte) (string, error) {
 	t.Helper()
-	haproxy := requireTool(t, "haproxy", "apt-get install -y nginx haproxy")
+	haproxy := targettest.RequireTool(t, "haproxy", "apt-get install -y nginx haproxy")
 	f := filepath.Join(t.TempDir(), "haproxy.cfg")
 	require.NoError(t, os.WriteFile(f, haproxyCheckable(conf), 0o644))
 	out, err := exec.Command(haproxy, "-c", "-f", f).CombinedOutput()
@@ -139,7 +38,7 @@ func haproxyAccepts(t *testing.T, conf []byte) (string, error) {
 // TestReadHAProxyFixtures reads HAProxy's own examples (ORIGIN.md), each
 // of which haproxy -c accepts.
 func TestReadHAProxyFixtures(t *testing.T) {
-	requireConfigFixtures(t, haproxyFixtures)
+	targettest.RequireConfigFixtures(t, haproxyFixtures)
 	tests := []struct {
 		file  string
 		want  []string
@@ -189,10 +88,10 @@ func TestReadHAProxyFixtures(t *testing.T) {
 			require.NoError(t, err)
 			objs, err := haproxy.ReadConfig(tt.file, data, nil)
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, lbSummaries(objs))
+			assert.Equal(t, tt.want, targettest.LBSummaries(objs))
 			for name, parts := range tt.notes {
-				o := lbObjectNamed(t, objs, name)
-				assert.NotEmpty(t, lbNoteWith(o, parts...), "%s: no note with %q in %q", name, parts, o.Notes)
+				o := targettest.LBObjectNamed(t, objs, name)
+				assert.NotEmpty(t, targettest.LBNoteWith(o, parts...), "%s: no note with %q in %q", name, parts, o.Notes)
 			}
 			out, err := haproxyAccepts(t, data)
 			require.NoError(t, err, out)
@@ -292,7 +191,7 @@ func TestReadHAProxyDefaults(t *testing.T) {
 		// timeout server, retries 3, timeout queue = timeout connect.
 		`backend "backend web" @58 connect=5@haproxy.cfg:56 queue=5=default attempts=4=default retryOn=conn-failure=default nonIdempotent=false=default jitter=none`,
 		`listen "listen admin" @61 timeout=3@haproxy.cfg:63(idle) connect=5@haproxy.cfg:56 queue=5=default attempts=1@haproxy.cfg:64 retryOn=conn-failure=default nonIdempotent=false=default maxInFlight=5@haproxy.cfg:61 jitter=none`,
-	}, lbSummaries(objs))
+	}, targettest.LBSummaries(objs))
 	notes := []struct {
 		object string
 		parts  []string
@@ -309,11 +208,11 @@ func TestReadHAProxyDefaults(t *testing.T) {
 		{"backend web", []string{"after a use_backend rule not read as matches, the requests it takes are not known"}},
 	}
 	for _, n := range notes {
-		o := lbObjectNamed(t, objs, n.object)
-		assert.NotEmpty(t, lbNoteWith(o, n.parts...), "%s: no note with %q in %q", n.object, n.parts, o.Notes)
+		o := targettest.LBObjectNamed(t, objs, n.object)
+		assert.NotEmpty(t, targettest.LBNoteWith(o, n.parts...), "%s: no note with %q in %q", n.object, n.parts, o.Notes)
 	}
-	assert.Empty(t, lbNoteWith(lbObjectNamed(t, objs, "backend shop"), "redispatch"), "no option redispatch")
-	assert.Equal(t, "maxconn 50+20", lbObjectNamed(t, objs, "backend api").MaxInFlight.Raw)
+	assert.Empty(t, targettest.LBNoteWith(targettest.LBObjectNamed(t, objs, "backend shop"), "redispatch"), "no option redispatch")
+	assert.Equal(t, "maxconn 50+20", targettest.LBObjectNamed(t, objs, "backend api").MaxInFlight.Raw)
 	out, err := haproxyAccepts(t, []byte(haproxyDefaults))
 	require.NoError(t, err, out)
 }
@@ -357,7 +256,7 @@ func TestReadHAProxyRoutes(t *testing.T) {
 				assert.Equal(t, "frontend f", objs[0].Router, "one frontend's rules compete")
 			}
 			if tt.note != "" {
-				assert.NotEmpty(t, lbNoteWith(objs[0], tt.note), "%q", objs[0].Notes)
+				assert.NotEmpty(t, targettest.LBNoteWith(objs[0], tt.note), "%q", objs[0].Notes)
 			}
 			out, err := haproxyAccepts(t, []byte(conf))
 			require.NoError(t, err, out)
@@ -483,13 +382,13 @@ func TestReadHAProxyRefuses(t *testing.T) {
 // TestReadHAProxyRoundTrip reads back the snippets the haproxy target
 // writes, with the frontend they suggest, and finds the report's numbers.
 func TestReadHAProxyRoundTrip(t *testing.T) {
-	for _, fx := range fixtures {
-		if fx.only != "" && fx.only != "haproxy" {
+	for _, fx := range targettest.Fixtures {
+		if !fx.For(haproxy.Target) {
 			continue
 		}
-		t.Run(fx.name, func(t *testing.T) {
-			r := loadReport(t, fx.report)
-			body, err := Render("haproxy", r, fx.opts)
+		t.Run(fx.Name, func(t *testing.T) {
+			r := targettest.LoadReport(t, fx.Report)
+			body, err := haproxy.Target.Render(r, fx.Opts)
 			require.NoError(t, err)
 			// The frontend the snippet's comment suggests.
 			fe := "frontend check\n    mode http\n    bind 127.0.0.1:18080\n    timeout client 10s\n"
@@ -499,7 +398,7 @@ func TestReadHAProxyRoundTrip(t *testing.T) {
 			cfg := append([]byte(fe+"\n"), body...)
 			objs, err := haproxy.ReadConfig("haproxy.cfg", cfg, nil)
 			require.NoError(t, err)
-			p, err := target.NewPlan(r, fx.opts)
+			p, err := target.NewPlan(r, fx.Opts)
 			require.NoError(t, err)
 			p.NoRetryAfter(&target.Doc{}, "") // as the writer: no 429
 			routes := p.PathRoutes()
@@ -524,7 +423,7 @@ func TestReadHAProxyRoundTrip(t *testing.T) {
 						want = []target.Match{{Kind: target.MatchRegex, Value: rt.Match.Regex, Rule: i + 1}}
 					default:
 						want = []target.Match{{Kind: target.MatchPrefix, Value: "/", Rule: i + 1}}
-						assert.NotEmpty(t, lbNoteWith(o, "default_backend of frontend check"), o.Name)
+						assert.NotEmpty(t, targettest.LBNoteWith(o, "default_backend of frontend check"), o.Name)
 					}
 					if rt.Match.Method != "" {
 						want = append(want, target.Match{Kind: target.MatchMethod, Value: rt.Match.Method, Rule: i + 1})
@@ -543,7 +442,7 @@ func TestReadHAProxyRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	body, err := Render("haproxy", loadReport(t, "policy.json"), target.Options{Service: "shop-api"})
+	body, err := haproxy.Target.Render(targettest.LoadReport(t, "policy.json"), target.Options{Service: "shop-api"})
 	require.NoError(t, err)
 	objs, err := haproxy.ReadConfig("haproxy.cfg", body, nil)
 	require.NoError(t, err)
@@ -553,7 +452,7 @@ func TestReadHAProxyRoundTrip(t *testing.T) {
 		`backend "backend shop_api_get_api_users_id" @54 timeout=0.8@haproxy.cfg:58(idle) connect=0.006@haproxy.cfg:57 queue=0.006@haproxy.cfg:56 attempts=3@haproxy.cfg:59 retryOn=conn-failure@haproxy.cfg:61 nonIdempotent=false@haproxy.cfg:61 maxInFlight=18@haproxy.cfg:54 jitter=none`,
 		`backend "backend shop_api_get_api_search" @64 timeout=0.351@haproxy.cfg:68(idle) connect=0.006@haproxy.cfg:67 queue=0.006@haproxy.cfg:66 attempts=7@haproxy.cfg:69 retryOn=conn-failure@haproxy.cfg:71 nonIdempotent=false@haproxy.cfg:71 maxInFlight=6@haproxy.cfg:64 jitter=none`,
 		`backend "backend shop_api_catch_all" @74 timeout=0.351@haproxy.cfg:78(idle) connect=0.006@haproxy.cfg:77 queue=0.006@haproxy.cfg:76 attempts=7@haproxy.cfg:79 retryOn=conn-failure@haproxy.cfg:81 nonIdempotent=false@haproxy.cfg:81 maxInFlight=6@haproxy.cfg:74 jitter=none`,
-	}, lbSummaries(objs))
+	}, targettest.LBSummaries(objs))
 }
 
 func TestReadHAProxyDetect(t *testing.T) {
@@ -601,6 +500,6 @@ func FuzzReadHAProxy(f *testing.F) {
 			}
 			return
 		}
-		lbCheckLines(t, "fuzz.cfg", data, objs)
+		targettest.LBCheckLines(t, "fuzz.cfg", data, objs)
 	})
 }

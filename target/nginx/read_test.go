@@ -1,4 +1,4 @@
-package targets
+package nginx_test
 
 import (
 	"bytes"
@@ -86,41 +86,6 @@ func nginxAcceptsText(t *testing.T, conf string) error {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644))
 	return nginxAccepts(t, dir, "nginx.conf")
-}
-
-// lbSummaries is lbSummary of each object.
-func lbSummaries(objs []target.Object) []string {
-	out := make([]string, len(objs))
-	for i, o := range objs {
-		out[i] = lbSummary(o)
-	}
-	return out
-}
-
-// lbNoteWith returns the first note of o that holds every part.
-func lbNoteWith(o target.Object, parts ...string) string {
-	for _, n := range o.Notes {
-		ok := true
-		for _, p := range parts {
-			ok = ok && strings.Contains(n, p)
-		}
-		if ok {
-			return n
-		}
-	}
-	return ""
-}
-
-// lbObjectNamed returns the object of a name, failing the test without one.
-func lbObjectNamed(t *testing.T, objs []target.Object, name string) target.Object {
-	t.Helper()
-	for _, o := range objs {
-		if o.Name == name {
-			return o
-		}
-	}
-	t.Fatalf("no object %q in %q", name, lbSummaries(objs))
-	return target.Object{}
 }
 
 // TestReadNginxFixtures reads configs others wrote (ORIGIN.md says
@@ -640,35 +605,4 @@ func FuzzReadNginx(f *testing.F) {
 		}
 		lbCheckLines(t, "", data, objs) // an include is the input too, under its name
 	})
-}
-
-// lbCheckLines fails when an object or one of its settings stands outside
-// the lines of data, or in another file than file ("": any file).
-func lbCheckLines(t *testing.T, file string, data []byte, objs []target.Object) {
-	t.Helper()
-	lines := bytes.Count(data, []byte("\n")) + 1
-	in := func(what string, p target.Pos) {
-		if file != "" && p.File != file || p.Line < 1 || p.Line > lines {
-			t.Fatalf("%s at %s, outside the %d lines of %s", what, p, lines, file)
-		}
-	}
-	for _, o := range objs {
-		in(o.Name, o.Pos)
-		for _, s := range []*target.Setting[float64]{o.Timeout, o.PerTryTimeout, o.ConnectTimeout, o.QueueTimeout, o.BackoffBase, o.BackoffMax, o.RetryBudget, o.HedgeDelay} {
-			if s != nil {
-				in(o.Name+" setting", s.Pos)
-			}
-		}
-		for _, s := range []*target.Setting[int]{o.Attempts, o.MaxInFlight, o.HedgeAttempts} {
-			if s != nil {
-				in(o.Name+" setting", s.Pos)
-			}
-		}
-		if o.RetryOn != nil {
-			in(o.Name+" retry_on", o.RetryOn.Pos)
-		}
-		if o.RetryNonIdempotent != nil {
-			in(o.Name+" non-idempotent", o.RetryNonIdempotent.Pos)
-		}
-	}
 }

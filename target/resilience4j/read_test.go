@@ -1,4 +1,4 @@
-package targets
+package resilience4j_test
 
 import (
 	"path/filepath"
@@ -10,18 +10,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/internal/targettest"
 	"github.com/tunetimeout/tunetimeout/target/resilience4j"
 )
 
-var r4jFixtures = configFixtureDir("resilience4j")
+var r4jFixtures = targettest.ConfigFixtureDir("resilience4j")
 
 // TestReadResilience4jFixtures reads resilience4j's Spring Boot demo and
 // its own test properties (origins in each file).
 func TestReadResilience4jFixtures(t *testing.T) {
-	requireConfigFixtures(t, r4jFixtures)
+	targettest.RequireConfigFixtures(t, r4jFixtures)
 	t.Run("Spring Boot demo application.yml", func(t *testing.T) {
 		p := filepath.Join(r4jFixtures, "application.yml")
-		objs := readConfig(t, "resilience4j", p)
+		objs := targettest.ReadConfig(t, resilience4j.Target, p)
 		require.Len(t, objs, 2, "backendA and backendB; the circuit breaker's and rate limiter's settings are not timeouts")
 		a, b := objs[0], objs[1]
 		assert.Equal(t, "backendA", a.Name)
@@ -39,9 +40,9 @@ func TestReadResilience4jFixtures(t *testing.T) {
 		assert.Equal(t, 71, a.RetryOn.Pos.Line)
 		assert.Equal(t, &target.Setting[int]{Value: 10, Pos: target.Pos{File: p, Line: 88}, Raw: "10"}, a.MaxInFlight, "the instance's, over configs.default's 100")
 		assert.Equal(t, target.Defaulted(0.0, target.Pos{File: p, Line: 78}), a.QueueTimeout, "maxWaitDuration defaults to 0")
-		assert.True(t, hasNote(a, "cancelRunningFuture false"), describeObject(a))
-		assert.True(t, hasNote(a, "maxAttempts, waitDuration, retryExceptions, ignoreExceptions from resilience4j.retry.configs.default"), describeObject(a))
-		assert.True(t, hasNote(a, "thread-pool-bulkhead (maxThreadPoolSize 4, coreThreadPoolSize 2, queueCapacity 2)"), describeObject(a))
+		assert.True(t, targettest.HasNote(a, "cancelRunningFuture false"), targettest.DescribeObject(a))
+		assert.True(t, targettest.HasNote(a, "maxAttempts, waitDuration, retryExceptions, ignoreExceptions from resilience4j.retry.configs.default"), targettest.DescribeObject(a))
+		assert.True(t, targettest.HasNote(a, "thread-pool-bulkhead (maxThreadPoolSize 4, coreThreadPoolSize 2, queueCapacity 2)"), targettest.DescribeObject(a))
 
 		assert.Equal(t, "backendB", b.Name)
 		assert.Equal(t, &target.Setting[int]{Value: 20, Pos: target.Pos{File: p, Line: 91}, Raw: "20"}, b.MaxInFlight)
@@ -51,7 +52,7 @@ func TestReadResilience4jFixtures(t *testing.T) {
 
 	t.Run("resilience4j's test properties", func(t *testing.T) {
 		p := filepath.Join(r4jFixtures, "resilience.properties")
-		objs := byName(t, readConfig(t, "resilience4j", p))
+		objs := targettest.ByName(t, targettest.ReadConfig(t, resilience4j.Target, p))
 		require.Len(t, objs, 2)
 		a, b := objs["backendA"], objs["backendB"]
 		assert.Equal(t, &target.Setting[float64]{Value: 5, Pos: target.Pos{File: p, Line: 114}, Raw: "PT5S"}, a.PerTryTimeout, "the instance's own, over its baseConfig's PT10S")
@@ -66,45 +67,45 @@ func TestReadResilience4jFixtures(t *testing.T) {
 		assert.Equal(t, &target.Setting[float64]{Value: 10, Pos: target.Pos{File: p, Line: 78}, Raw: "PT10S"}, b.BackoffMax, "exponential up to exponentialMaxWaitDuration")
 		assert.Equal(t, "none", b.Jitter, "enableRandomizedWait=false")
 		assert.Equal(t, &target.Setting[float64]{Value: 0.01, Pos: target.Pos{File: p, Line: 86}, Raw: "PT0.01S"}, b.QueueTimeout)
-		assert.True(t, hasNote(b, "resultPredicate"), describeObject(b))
+		assert.True(t, targettest.HasNote(b, "resultPredicate"), targettest.DescribeObject(b))
 	})
 }
 
 // TestReadResilience4jRoundTrip reads back the YAML tunetimeout writes and
-// finds what the snippet's own reader (semantics_test.go) finds in it.
+// finds what the snippet's own reader (readResilience4j, snippet_test.go) finds in it.
 func TestReadResilience4jRoundTrip(t *testing.T) {
 	for _, fx := range []struct {
 		report string
 		opts   target.Options
 	}{{"mixture.json", target.Options{}}, {"policy.json", target.Options{Service: "shop-api"}}, {"deadline.json", target.Options{}}} {
 		t.Run(fx.report, func(t *testing.T) {
-			r := loadReport(t, fx.report)
-			body, err := Render("resilience4j", r, fx.opts)
+			r := targettest.LoadReport(t, fx.report)
+			body, err := resilience4j.Target.Render(r, fx.opts)
 			require.NoError(t, err)
 			require.NoError(t, validateResilience4j(body))
 			objs, err := resilience4j.ReadConfig("resilience4j.yaml", body, nil, nil)
 			require.NoError(t, err)
-			requireInside(t, "resilience4j.yaml", body, objs)
+			targettest.RequireInside(t, "resilience4j.yaml", body, objs)
 			want, err := readResilience4j(body)
 			require.NoError(t, err)
-			got := byName(t, objs)
+			got := targettest.ByName(t, objs)
 			require.Len(t, got, len(want))
 			for _, b := range want {
-				o, ok := got[b.name]
-				require.True(t, ok, b.name)
-				assert.InDelta(t, b.perTry.Seconds(), o.PerTryTimeout.Value, 1e-9, b.name)
-				if b.attempts > 1 {
-					assert.Equal(t, b.attempts, o.Attempts.Value, b.name)
-					assert.InDelta(t, b.base.Seconds(), o.BackoffBase.Value, 1e-9, b.name)
-					assert.InDelta(t, b.cap.Seconds(), o.BackoffMax.Value, 1e-9, b.name)
-					assert.Equal(t, b.retryExceptions, o.RetryOn.Value, b.name)
-					assert.Equal(t, "±50 %", o.Jitter, b.name)
+				o, ok := got[b.Name]
+				require.True(t, ok, b.Name)
+				assert.InDelta(t, b.PerTry.Seconds(), o.PerTryTimeout.Value, 1e-9, b.Name)
+				if b.Attempts > 1 {
+					assert.Equal(t, b.Attempts, o.Attempts.Value, b.Name)
+					assert.InDelta(t, b.Base.Seconds(), o.BackoffBase.Value, 1e-9, b.Name)
+					assert.InDelta(t, b.Cap.Seconds(), o.BackoffMax.Value, 1e-9, b.Name)
+					assert.Equal(t, b.RetryExceptions, o.RetryOn.Value, b.Name)
+					assert.Equal(t, "±50 %", o.Jitter, b.Name)
 				} else {
 					// maxAttempts 1 written out: an unconfigured instance
 					// would take resilience4j's default of 3.
-					require.NotNil(t, o.Attempts, b.name)
-					assert.Equal(t, 1, o.Attempts.Value, b.name)
-					assert.False(t, o.Attempts.Default, b.name)
+					require.NotNil(t, o.Attempts, b.Name)
+					assert.Equal(t, 1, o.Attempts.Value, b.Name)
+					assert.False(t, o.Attempts.Default, b.Name)
 				}
 			}
 		})
@@ -139,13 +140,13 @@ func TestReadResilience4jBinding(t *testing.T) {
 spring.config.activate.on-profile: prod
 resilience4j.timelimiter.instances.inventory.timeoutDuration: 800ms
 `
-		objs := mustRead(t, resilience4j.ReadConfig, "application.yml", yml)
+		objs := targettest.MustRead(t, resilience4j.ReadConfig, "application.yml", yml)
 		var names []string
 		for _, o := range objs {
 			names = append(names, o.Name)
 		}
 		assert.Equal(t, []string{"orders.v2", "inventory", "default", "inventory (profile prod)"}, names)
-		m := byName(t, objs)
+		m := targettest.ByName(t, objs)
 		assert.Equal(t, &target.Setting[float64]{Value: 5, Pos: target.Pos{File: "application.yml", Line: 4}, Raw: "5s"}, m["orders.v2"].PerTryTimeout, "its baseConfig's, not base's or default's")
 		assert.Equal(t, &target.Setting[float64]{Value: 3, Pos: target.Pos{File: "application.yml", Line: 6}, Raw: "3s"}, m["inventory"].PerTryTimeout, "configs.default")
 		assert.Equal(t, target.Defaulted(1.0, target.Pos{File: "application.yml", Line: 11}), m["default"].PerTryTimeout, "an instance named default does not take configs.default")
@@ -155,8 +156,8 @@ resilience4j.timelimiter.instances.inventory.timeoutDuration: 800ms
 		assert.Nil(t, inv.BackoffMax, "exponential without exponentialMaxWaitDuration: no cap")
 		assert.Equal(t, "±25 %", inv.Jitter)
 		assert.Equal(t, target.Defaulted(resilience4j.Everything, target.Pos{File: "application.yml", Line: 10}), inv.RetryOn, "no retryExceptions: every exception")
-		assert.True(t, hasNote(inv, "x1.5 without exponentialMaxWaitDuration"), describeObject(inv))
-		assert.True(t, hasNote(inv, "maxThreadPoolSize 8") || hasNote(inv, "max-thread-pool-size 8"), describeObject(inv))
+		assert.True(t, targettest.HasNote(inv, "x1.5 without exponentialMaxWaitDuration"), targettest.DescribeObject(inv))
+		assert.True(t, targettest.HasNote(inv, "maxThreadPoolSize 8") || targettest.HasNote(inv, "max-thread-pool-size 8"), targettest.DescribeObject(inv))
 		prod := m["inventory (profile prod)"]
 		assert.Equal(t, &target.Setting[float64]{Value: 0.8, Pos: target.Pos{File: "application.yml", Line: 23}, Raw: "800ms"}, prod.PerTryTimeout)
 		assert.Equal(t, 4, prod.Attempts.Value, "the rest as without the profile")
@@ -172,7 +173,7 @@ resilience4j.retry.instances.a.retry-exceptions[1]=\
 resilience4j.retry.instances.a.wait\u0044uration 750
 resilience4j.bulkhead.instances.a.maxConcurrentCalls=7
 `
-		objs := mustRead(t, resilience4j.ReadConfig, "application.properties", props)
+		objs := targettest.MustRead(t, resilience4j.ReadConfig, "application.properties", props)
 		require.Len(t, objs, 1)
 		a := objs[0]
 		assert.Equal(t, target.Pos{File: "application.properties", Line: 3}, a.Pos)
@@ -247,10 +248,10 @@ func TestReadResilience4jDetect(t *testing.T) {
 		assert.Equal(t, c.want, resilience4j.Detect(c.file, []byte(c.data)), c.file)
 	}
 	// Without a telling name, the reader sniffs YAML or properties.
-	objs := mustRead(t, resilience4j.ReadConfig, "-", "resilience4j.retry.instances.a.maxAttempts=3\n")
+	objs := targettest.MustRead(t, resilience4j.ReadConfig, "-", "resilience4j.retry.instances.a.maxAttempts=3\n")
 	require.Len(t, objs, 1)
 	assert.Equal(t, 3, objs[0].Attempts.Value)
-	objs = mustRead(t, resilience4j.ReadConfig, "-", "resilience4j:\n  retry:\n    instances:\n      a: {maxAttempts: 2}\n")
+	objs = targettest.MustRead(t, resilience4j.ReadConfig, "-", "resilience4j:\n  retry:\n    instances:\n      a: {maxAttempts: 2}\n")
 	assert.Equal(t, 2, objs[0].Attempts.Value)
 }
 
@@ -260,12 +261,12 @@ func FuzzReadResilience4j(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(r4jFixtures, "*"))
 	sort.Strings(files)
 	for _, p := range files {
-		f.Add(mustFile(f, p), filepath.Ext(p) == ".properties")
+		f.Add(targettest.MustFile(f, p), filepath.Ext(p) == ".properties")
 	}
 	f.Add([]byte("resilience4j.retry.instances.a.waitDuration=PT-9223372036854775808S\\\n"), true)
 	f.Add([]byte("a: &x {b: *x}\nresilience4j: {retry: {instances: {a: {<<: *x}}}}\n"), false)
 	// Issue 30: the alias bomb, and a long key named many times.
-	f.Add([]byte(aliasBomb("", 9, 9, "lol")+"resilience4j.retry.instances.a.maxAttempts: 3\n"), false)
+	f.Add([]byte(targettest.AliasBomb("", 9, 9, "lol")+"resilience4j.retry.instances.a.maxAttempts: 3\n"), false)
 	f.Add([]byte("x: &m {"+strings.Repeat("a.", 499)+"b: 1}\nl: ["+strings.TrimSuffix(strings.Repeat("*m,", 3000), ",")+"]\n"), false)
 	f.Fuzz(func(t *testing.T, data []byte, properties bool) {
 		file := "application.yml"
@@ -274,7 +275,7 @@ func FuzzReadResilience4j(f *testing.F) {
 		}
 		objs, err := resilience4j.ReadConfig(file, data, nil, nil)
 		if err == nil {
-			requireInside(t, file, data, objs)
+			targettest.RequireInside(t, file, data, objs)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package targets
+package envoy_test
 
 import (
 	"bytes"
@@ -10,27 +10,24 @@ import (
 	"strings"
 	"testing"
 
-	adminv3 "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
-	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
-	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
-	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
-	"sigs.k8s.io/yaml"
-
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/target"
 	"github.com/tunetimeout/tunetimeout/target/envoy"
 	"github.com/tunetimeout/tunetimeout/target/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"sigs.k8s.io/yaml"
 
 	// The types the fixtures' "@type"s name, for protojson to resolve
-
 	// their Any fields.
+	adminv3 "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
+	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/config/metrics/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/config/trace/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/file/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
@@ -40,73 +37,12 @@ import (
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/priority/previous_priorities/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/tunetimeout/tunetimeout/target/internal/targettest"
 )
 
 // envoyFixtureDir holds real Envoy configs (ORIGIN.md says whose).
-var envoyFixtureDir = configFixtureDir("envoy")
-
-// pbTestLine is the line of the nth (from 1) occurrence of s in data.
-func pbTestLine(t *testing.T, data []byte, s string, nth int) int {
-	t.Helper()
-	at := 0
-	for i := 0; i < nth; i++ {
-		j := bytes.Index(data[at:], []byte(s))
-		require.GreaterOrEqual(t, j, 0, "%q occurs fewer than %d times", s, nth)
-		if i < nth-1 {
-			at += j + len(s)
-		} else {
-			at += j
-		}
-	}
-	return 1 + bytes.Count(data[:at], []byte("\n"))
-}
-
-// pbTestFind returns the object of a name.
-func pbTestFind(t *testing.T, objs []target.Object, name string) target.Object {
-	t.Helper()
-	for _, o := range objs {
-		if o.Name == name {
-			return o
-		}
-	}
-	var names []string
-	for _, o := range objs {
-		names = append(names, o.Name)
-	}
-	t.Fatalf("no object %q in %q", name, names)
-	return target.Object{}
-}
-
-// pbTestLinesInside fails unless every object and setting stands in the
-// file, at a line from 1 to its last.
-func pbTestLinesInside(t *testing.T, file string, data []byte, objs []target.Object) {
-	t.Helper()
-	lines := 1 + bytes.Count(data, []byte("\n"))
-	check := func(what string, p target.Pos) {
-		if p.File != file || p.Line < 1 || p.Line > lines {
-			t.Fatalf("%s at %s: outside %s (%d lines)", what, p, file, lines)
-		}
-	}
-	for _, o := range objs {
-		check(o.Name, o.Pos)
-		for _, s := range []*target.Setting[float64]{o.Timeout, o.PerTryTimeout, o.BackoffBase, o.BackoffMax, o.RetryBudget, o.HedgeDelay, o.ConnectTimeout, o.QueueTimeout} {
-			if s != nil {
-				check(o.Name, s.Pos)
-			}
-		}
-		for _, s := range []*target.Setting[int]{o.Attempts, o.HedgeAttempts, o.MaxInFlight} {
-			if s != nil {
-				check(o.Name, s.Pos)
-			}
-		}
-		if o.RetryOn != nil {
-			check(o.Name, o.RetryOn.Pos)
-		}
-		if o.RetryNonIdempotent != nil {
-			check(o.Name, o.RetryNonIdempotent.Pos)
-		}
-	}
-}
+var envoyFixtureDir = targettest.ConfigFixtureDir("envoy")
 
 func TestReadEnvoyDuration(t *testing.T) {
 	for _, tc := range []struct {
@@ -186,13 +122,13 @@ func TestReadEnvoyDurationForms(t *testing.T) {
 
 // envoyTestRead reads a fixture, requiring no error.
 func envoyTestRead(t *testing.T, name string) ([]byte, []target.Object) {
-	requireConfigFixtures(t, envoyFixtureDir)
+	targettest.RequireConfigFixtures(t, envoyFixtureDir)
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(envoyFixtureDir, name))
 	require.NoError(t, err)
 	objs, err := envoy.ReadConfig(name, data, nil, nil)
 	require.NoError(t, err)
-	pbTestLinesInside(t, name, data, objs)
+	targettest.PBLinesInside(t, name, data, objs)
 	return data, objs
 }
 
@@ -201,18 +137,18 @@ func TestReadEnvoyBootstraps(t *testing.T) {
 		data, objs := envoyTestRead(t, "envoy-demo.yaml")
 		// listener_1's route_config has no virtual hosts: no route.
 		require.Len(t, objs, 2)
-		rt := pbTestFind(t, objs, "proxy/app/route 1")
+		rt := targettest.PBFind(t, objs, "proxy/app/route 1")
 		assert.Equal(t, "route", rt.Kind)
 		assert.Equal(t, "loopback", rt.Upstream)
 		assert.Equal(t, []target.Match{{Kind: target.MatchPrefix, Value: "/"}}, rt.Matches, `domains "*" is no condition`)
-		routeLine := pbTestLine(t, data, "- match:", 1)
+		routeLine := targettest.PBLine(t, data, "- match:", 1)
 		assert.Equal(t, &target.Setting[float64]{Value: 15, Pos: target.Pos{File: "envoy-demo.yaml", Line: routeLine}, Default: true}, rt.Timeout)
 		assert.Equal(t, &target.Setting[int]{Value: 1, Pos: target.Pos{File: "envoy-demo.yaml", Line: routeLine}, Default: true}, rt.Attempts)
 		assert.Nil(t, rt.PerTryTimeout)
 		assert.Nil(t, rt.RetryOn)
-		c := pbTestFind(t, objs, "loopback")
+		c := targettest.PBFind(t, objs, "loopback")
 		assert.Equal(t, "cluster", c.Kind)
-		assert.Equal(t, pbTestLine(t, data, "- name: loopback", 1), c.Pos.Line)
+		assert.Equal(t, targettest.PBLine(t, data, "- name: loopback", 1), c.Pos.Line)
 		assert.Equal(t, &target.Setting[float64]{Value: 5, Pos: c.Pos, Default: true}, c.ConnectTimeout)
 		assert.Equal(t, &target.Setting[int]{Value: 1024, Pos: c.Pos, Default: true}, c.MaxInFlight)
 		assert.Nil(t, c.RetryBudget)
@@ -220,25 +156,25 @@ func TestReadEnvoyBootstraps(t *testing.T) {
 	t.Run("life-of-a-request", func(t *testing.T) {
 		data, objs := envoyTestRead(t, "life-of-a-request.yaml")
 		require.Len(t, objs, 3)
-		rt := pbTestFind(t, objs, "local_route/local_service/route 1")
+		rt := targettest.PBFind(t, objs, "local_route/local_service/route 1")
 		assert.Equal(t, []target.Match{{Kind: target.MatchExact, Value: "/foo"}, {Kind: target.MatchHost, Value: "acme.com"}}, rt.Matches)
 		assert.Equal(t, "some_service", rt.Upstream)
 		assert.True(t, rt.Timeout.Default)
-		c := pbTestFind(t, objs, "some_service")
-		assert.Equal(t, &target.Setting[float64]{Value: 5, Pos: target.Pos{File: "life-of-a-request.yaml", Line: pbTestLine(t, data, "connect_timeout: 5s", 1)}, Raw: "5s"}, c.ConnectTimeout, "written, not the default though equal")
-		assert.Equal(t, pbTestLine(t, data, "connect_timeout: 5s", 2), pbTestFind(t, objs, "some_statsd_sink").ConnectTimeout.Pos.Line)
+		c := targettest.PBFind(t, objs, "some_service")
+		assert.Equal(t, &target.Setting[float64]{Value: 5, Pos: target.Pos{File: "life-of-a-request.yaml", Line: targettest.PBLine(t, data, "connect_timeout: 5s", 1)}, Raw: "5s"}, c.ConnectTimeout, "written, not the default though equal")
+		assert.Equal(t, targettest.PBLine(t, data, "connect_timeout: 5s", 2), targettest.PBFind(t, objs, "some_statsd_sink").ConnectTimeout.Pos.Line)
 	})
 	t.Run("a grpc_service timeout is not a route timeout", func(t *testing.T) {
 		_, objs := envoyTestRead(t, "examples-opentelemetry-envoy-1.yaml")
 		require.Len(t, objs, 5)
 		for _, name := range []string{"service1_route/service1/route 1", "envoy2_route/envoy2/route 1"} {
-			rt := pbTestFind(t, objs, name)
+			rt := targettest.PBFind(t, objs, name)
 			assert.Equal(t, 15.0, rt.Timeout.Value, "the tracer's timeout: 0.250s is no route's")
 			assert.True(t, rt.Timeout.Default)
 		}
-		assert.Equal(t, "envoy_cluster2", pbTestFind(t, objs, "envoy2_route/envoy2/route 1").Upstream)
+		assert.Equal(t, "envoy_cluster2", targettest.PBFind(t, objs, "envoy2_route/envoy2/route 1").Upstream)
 		for _, name := range []string{"service_cluster1", "envoy_cluster2", "opentelemetry_collector"} {
-			assert.True(t, pbTestFind(t, objs, name).ConnectTimeout.Default, name)
+			assert.True(t, targettest.PBFind(t, objs, name).ConnectTimeout.Default, name)
 		}
 	})
 }
@@ -249,31 +185,31 @@ func TestReadEnvoyResources(t *testing.T) {
 		require.Len(t, objs, 1)
 		c := objs[0]
 		assert.Equal(t, "example_proxy_cluster", c.Name)
-		assert.Equal(t, pbTestLine(t, data, `- "@type"`, 1), c.Pos.Line)
+		assert.Equal(t, targettest.PBLine(t, data, `- "@type"`, 1), c.Pos.Line)
 		assert.Equal(t, &target.Setting[float64]{Value: 1, Pos: target.Pos{File: "envoy-dynamic-cds-demo.yaml", Line: 4}, Raw: "1s"}, c.ConnectTimeout)
 	})
 	t.Run("route configurations in camelCase: retries", func(t *testing.T) {
 		const file = "gateway-retry.routes.yaml"
 		data, objs := envoyTestRead(t, file)
 		require.Len(t, objs, 3)
-		first := pbTestFind(t, objs, "first-listener/first-listener/*/first-route")
-		assert.Equal(t, &target.Setting[int]{Value: 4, Pos: target.Pos{File: file, Line: pbTestLine(t, data, "numRetries: 3", 1)}, Raw: "3"}, first.Attempts, "numRetries 3 is 4 attempts")
+		first := targettest.PBFind(t, objs, "first-listener/first-listener/*/first-route")
+		assert.Equal(t, &target.Setting[int]{Value: 4, Pos: target.Pos{File: file, Line: targettest.PBLine(t, data, "numRetries: 3", 1)}, Raw: "3"}, first.Attempts, "numRetries 3 is 4 attempts")
 		assert.Equal(t, []string{"connect-failure", "refused-stream", "unavailable", "cancelled", "retriable-status-codes", "500"}, first.RetryOn.Value)
-		assert.Equal(t, pbTestLine(t, data, "retryOn:", 1), first.RetryOn.Pos.Line)
-		assert.Equal(t, &target.Setting[float64]{Value: 0.2, Pos: target.Pos{File: file, Line: pbTestLine(t, data, "baseInterval: 0.200s", 1)}, Raw: "0.200s"}, first.BackoffBase)
+		assert.Equal(t, targettest.PBLine(t, data, "retryOn:", 1), first.RetryOn.Pos.Line)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.2, Pos: target.Pos{File: file, Line: targettest.PBLine(t, data, "baseInterval: 0.200s", 1)}, Raw: "0.200s"}, first.BackoffBase)
 		assert.Equal(t, &target.Setting[float64]{Value: 2, Pos: first.Pos, Default: true}, first.BackoffMax, "10 x base_interval")
 		assert.Equal(t, "full", first.Jitter)
 		assert.True(t, first.RetryNonIdempotent.Value, "a POST may be retried after a 500")
 		assert.Nil(t, first.PerTryTimeout)
 		assert.True(t, first.Timeout.Default)
 
-		second := pbTestFind(t, objs, "first-listener/first-listener/foo/second-route-defaults")
+		second := targettest.PBFind(t, objs, "first-listener/first-listener/foo/second-route-defaults")
 		assert.Equal(t, []target.Match{{Kind: target.MatchPrefix, Value: "/"}, {Kind: target.MatchHost, Value: "foo"}}, second.Matches)
 		assert.Equal(t, 3, second.Attempts.Value)
 		assert.Equal(t, &target.Setting[float64]{Value: 0.025, Pos: second.Pos, Default: true}, second.BackoffBase)
 		assert.Equal(t, &target.Setting[float64]{Value: 0.25, Pos: second.Pos, Default: true}, second.BackoffMax)
 
-		third := pbTestFind(t, objs, "first-listener/first-listener/foo/third-route-only-triggers")
+		third := targettest.PBFind(t, objs, "first-listener/first-listener/foo/third-route-only-triggers")
 		assert.Equal(t, 6, third.Attempts.Value)
 		assert.Equal(t, []string{"reset", "reset-before-request", "connect-failure"}, third.RetryOn.Value)
 		assert.True(t, third.RetryNonIdempotent.Value, "reset follows a request that was sent")
@@ -282,17 +218,17 @@ func TestReadEnvoyResources(t *testing.T) {
 		const file = "gateway-http-route-timeout.routes.yaml"
 		data, objs := envoyTestRead(t, file)
 		require.Len(t, objs, 8)
-		first := pbTestFind(t, objs, "first-listener/first-listener/*/first-route")
-		assert.Equal(t, &target.Setting[float64]{Value: 5, Pos: target.Pos{File: file, Line: pbTestLine(t, data, "timeout: 5s", 1)}, Raw: "5s"}, first.Timeout)
+		first := targettest.PBFind(t, objs, "first-listener/first-listener/*/first-route")
+		assert.Equal(t, &target.Setting[float64]{Value: 5, Pos: target.Pos{File: file, Line: targettest.PBLine(t, data, "timeout: 5s", 1)}, Raw: "5s"}, first.Timeout)
 		assert.Contains(t, strings.Join(first.Notes, "\n"), `header "user" matched`)
 		assert.Contains(t, strings.Join(first.Notes, "\n"), "idle_timeout 20s")
-		third := pbTestFind(t, objs, "first-listener/first-listener/*/third-route")
+		third := targettest.PBFind(t, objs, "first-listener/first-listener/*/third-route")
 		assert.Equal(t, 0.0, third.Timeout.Value)
 		assert.False(t, third.Timeout.Default, "0s is written: no timeout, not the default 15s")
-		assert.Equal(t, 4000.0, pbTestFind(t, objs, "first-listener/first-listener/*/second-route").Timeout.Value)
+		assert.Equal(t, 4000.0, targettest.PBFind(t, objs, "first-listener/first-listener/*/second-route").Timeout.Value)
 		// The same route name in another route configuration is another object.
-		other := pbTestFind(t, objs, "second-listener/second-listener/*/first-route")
-		assert.Equal(t, pbTestLine(t, data, "timeout: 5s", 2), other.Timeout.Pos.Line)
+		other := targettest.PBFind(t, objs, "second-listener/second-listener/*/first-route")
+		assert.Equal(t, targettest.PBLine(t, data, "timeout: 5s", 2), other.Timeout.Pos.Line)
 	})
 	t.Run("clusters: circuit breakers and retry budget", func(t *testing.T) {
 		const file = "gateway-circuit-breaker.clusters.yaml"
@@ -301,9 +237,9 @@ func TestReadEnvoyResources(t *testing.T) {
 		c := objs[0]
 		assert.Equal(t, "first-route-dest", c.Name)
 		assert.Equal(t, 1, c.Pos.Line)
-		assert.Equal(t, &target.Setting[float64]{Value: 10, Pos: target.Pos{File: file, Line: pbTestLine(t, data, "connectTimeout: 10s", 1)}, Raw: "10s"}, c.ConnectTimeout)
-		assert.Equal(t, &target.Setting[int]{Value: 1, Pos: target.Pos{File: file, Line: pbTestLine(t, data, "maxRequests: 1", 1)}, Raw: "1"}, c.MaxInFlight)
-		assert.Equal(t, &target.Setting[float64]{Value: 0.1, Pos: target.Pos{File: file, Line: pbTestLine(t, data, "value: 10", 1)}, Raw: "10"}, c.RetryBudget)
+		assert.Equal(t, &target.Setting[float64]{Value: 10, Pos: target.Pos{File: file, Line: targettest.PBLine(t, data, "connectTimeout: 10s", 1)}, Raw: "10s"}, c.ConnectTimeout)
+		assert.Equal(t, &target.Setting[int]{Value: 1, Pos: target.Pos{File: file, Line: targettest.PBLine(t, data, "maxRequests: 1", 1)}, Raw: "1"}, c.MaxInFlight)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.1, Pos: target.Pos{File: file, Line: targettest.PBLine(t, data, "value: 10", 1)}, Raw: "10"}, c.RetryBudget)
 		assert.Contains(t, strings.Join(c.Notes, "\n"), "min_retry_concurrency 1")
 		assert.Contains(t, strings.Join(c.Notes, "\n"), "replaces max_retries")
 	})
@@ -315,14 +251,14 @@ func TestReadEnvoyConfigDump(t *testing.T) {
 	// The listener takes its routes by RDS: the route is the
 	// RoutesConfigDump's, once.
 	require.Len(t, objs, 3)
-	rt := pbTestFind(t, objs, "default-eg-http/default-eg-http/route 1")
+	rt := targettest.PBFind(t, objs, "default-eg-http/default-eg-http/route 1")
 	assert.Equal(t, []target.Match{{Kind: target.MatchPrefix, Value: "/"}, {Kind: target.MatchHost, Value: "www.example.com"}}, rt.Matches)
 	assert.Equal(t, "default-backend-rule-0-match-0-www.example.com", rt.Upstream)
-	assert.Equal(t, pbTestLine(t, data, `"routes": [`, 1)+1, rt.Pos.Line, "a JSON object stands at its {")
+	assert.Equal(t, targettest.PBLine(t, data, `"routes": [`, 1)+1, rt.Pos.Line, "a JSON object stands at its {")
 	assert.True(t, rt.Timeout.Default)
-	xds := pbTestFind(t, objs, "xds_cluster")
-	assert.Equal(t, &target.Setting[float64]{Value: 1, Pos: target.Pos{File: file, Line: pbTestLine(t, data, `"connect_timeout": "1s"`, 1)}, Raw: "1s"}, xds.ConnectTimeout)
-	assert.Equal(t, 5.0, pbTestFind(t, objs, "default-backend-rule-0-match-0-www.example.com").ConnectTimeout.Value)
+	xds := targettest.PBFind(t, objs, "xds_cluster")
+	assert.Equal(t, &target.Setting[float64]{Value: 1, Pos: target.Pos{File: file, Line: targettest.PBLine(t, data, `"connect_timeout": "1s"`, 1)}, Raw: "1s"}, xds.ConnectTimeout)
+	assert.Equal(t, 5.0, targettest.PBFind(t, objs, "default-backend-rule-0-match-0-www.example.com").ConnectTimeout.Value)
 }
 
 func TestReadEnvoySemantics(t *testing.T) {
@@ -347,14 +283,14 @@ virtual_hosts:
       cluster: b
       retry_policy: {retry_on: connect-failure}
 `, func(t *testing.T, objs []target.Object) {
-			a := pbTestFind(t, objs, "rc/vh/route 1")
+			a := targettest.PBFind(t, objs, "rc/vh/route 1")
 			assert.Equal(t, []target.Match{{Kind: target.MatchPrefix, Value: "/a"}, {Kind: target.MatchHost, Value: "api.example.com"}}, a.Matches)
 			assert.Equal(t, 5, a.Attempts.Value)
 			assert.Equal(t, 7, a.Attempts.Pos.Line, "the virtual host's num_retries")
 			assert.Equal(t, 0.5, a.PerTryTimeout.Value)
 			assert.Equal(t, []string{"5xx"}, a.RetryOn.Value)
 			assert.Contains(t, a.Notes[0], `retry_policy of virtual host "vh" (line 6)`)
-			b := pbTestFind(t, objs, "rc/vh/route 2")
+			b := targettest.PBFind(t, objs, "rc/vh/route 2")
 			assert.Equal(t, &target.Setting[int]{Value: 2, Pos: b.Pos, Default: true}, b.Attempts, "num_retries defaults to 1")
 			assert.Nil(t, b.PerTryTimeout, "nothing of the virtual host's policy is merged in")
 			assert.False(t, b.RetryNonIdempotent.Value, "connect-failure repeats nothing")
@@ -394,11 +330,11 @@ virtual_hosts:
         rate_limited_retry_back_off:
           reset_headers: [{name: X-RateLimit-Reset, format: UNIX_TIMESTAMP}]
 `, func(t *testing.T, objs []target.Object) {
-			a := pbTestFind(t, objs, "route_config/vh/a")
+			a := targettest.PBFind(t, objs, "route_config/vh/a")
 			assert.Equal(t, &target.Setting[float64]{Value: 60, Pos: target.Pos{File: "x.yaml", Line: 14}, Raw: "60s"}, a.RetryAfterMax)
-			b := pbTestFind(t, objs, "route_config/vh/b")
+			b := targettest.PBFind(t, objs, "route_config/vh/b")
 			assert.Equal(t, &target.Setting[float64]{Value: 300, Pos: b.Pos, Default: true}, b.RetryAfterMax, "SECONDS and 300s are the defaults")
-			c := pbTestFind(t, objs, "route_config/vh/c")
+			c := targettest.PBFind(t, objs, "route_config/vh/c")
 			assert.Nil(t, c.RetryAfterMax, "no Retry-After header: not honoured")
 		}},
 		{"hedging on per-try timeout: the per-try timeout is the hedge delay", `
@@ -423,7 +359,7 @@ virtual_hosts:
       hedge_policy:
         hedge_on_per_try_timeout: true
 `, func(t *testing.T, objs []target.Object) {
-			o := pbTestFind(t, objs, "route_config/vh/search")
+			o := targettest.PBFind(t, objs, "route_config/vh/search")
 			assert.Equal(t, []target.Match{{Kind: target.MatchRegex, Value: "^/search/.*$", CaseInsensitive: true}, {Kind: target.MatchMethod, Value: "GET"}}, o.Matches)
 			assert.Nil(t, o.PerTryTimeout, "with hedge_on_per_try_timeout it ends no attempt")
 			assert.Equal(t, &target.Setting[float64]{Value: 0.052, Pos: target.Pos{File: "x.yaml", Line: 18}, Raw: "0.052s"}, o.HedgeDelay)
@@ -448,12 +384,12 @@ virtual_hosts:
   - match: {prefix: /old}
     redirect: {path_redirect: /new}
 `, func(t *testing.T, objs []target.Object) {
-			o := pbTestFind(t, objs, "rc/vh/route 1")
+			o := targettest.PBFind(t, objs, "rc/vh/route 1")
 			assert.Equal(t, "blue", o.Upstream)
 			assert.Contains(t, strings.Join(o.Notes, "\n"), "blue (weight 90), green (weight 10)")
 			assert.Equal(t, []string{"retriable-status-codes", "503"}, o.RetryOn.Value)
 			assert.True(t, o.RetryNonIdempotent.Value)
-			r := pbTestFind(t, objs, "rc/vh/route 2")
+			r := targettest.PBFind(t, objs, "rc/vh/route 2")
 			assert.Empty(t, r.Upstream)
 			assert.Nil(t, r.Timeout, "a redirect has no upstream to time")
 		}},
@@ -470,11 +406,11 @@ static_resources:
   - <<: *base
     name: b
 `, func(t *testing.T, objs []target.Object) {
-			a := pbTestFind(t, objs, "a")
+			a := targettest.PBFind(t, objs, "a")
 			assert.Equal(t, 2.5, a.ConnectTimeout.Value)
 			assert.Equal(t, &target.Setting[int]{Value: 300, Pos: target.Pos{File: "x.yaml", Line: 9}, Raw: "300"}, a.MaxInFlight, "the DEFAULT priority's, not HIGH's")
 			assert.Equal(t, &target.Setting[float64]{Value: 0.2, Pos: a.Pos, Default: true}, a.RetryBudget, "budget_percent defaults to 20")
-			b := pbTestFind(t, objs, "b")
+			b := targettest.PBFind(t, objs, "b")
 			assert.Equal(t, 2.5, b.ConnectTimeout.Value, "merged from the anchor")
 			assert.Equal(t, 10, b.Pos.Line)
 		}},
@@ -482,7 +418,7 @@ static_resources:
   {"version_info": "1", "cluster": {"@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", "name": "c", "connectTimeout": "0.25s",
    "circuitBreakers": {"thresholds": [{"maxRetries": 7}]}}}
 ]`, func(t *testing.T, objs []target.Object) {
-			c := pbTestFind(t, objs, "c")
+			c := targettest.PBFind(t, objs, "c")
 			assert.Equal(t, 0.25, c.ConnectTimeout.Value)
 			assert.Equal(t, 2, c.Pos.Line)
 			assert.Contains(t, c.Notes, "max_retries 7: at most that many retries outstanding at once to the cluster")
@@ -500,8 +436,8 @@ static_resources:
    "name": "local", "virtual_hosts": [{"name": "vh", "domains": ["*"], "routes": [{"match": {"prefix": "/"}, "route": {"cluster": "c", "timeout": "3s"}}]}]}}]}
 ]}`, func(t *testing.T, objs []target.Object) {
 			require.Len(t, objs, 2, "the bootstrap's cluster is the ClustersConfigDump's; a warming cluster serves nothing")
-			assert.Equal(t, 3.0, pbTestFind(t, objs, "local/vh/route 1").Timeout.Value)
-			assert.Equal(t, 11, pbTestFind(t, objs, "local/vh/route 1").Pos.Line)
+			assert.Equal(t, 3.0, targettest.PBFind(t, objs, "local/vh/route 1").Timeout.Value)
+			assert.Equal(t, 11, targettest.PBFind(t, objs, "local/vh/route 1").Pos.Line)
 		}},
 		{"config_dump?resource= entries, v2alpha listeners", `configs:
 - "@type": type.googleapis.com/envoy.admin.v3.RoutesConfigDump.DynamicRouteConfig
@@ -520,9 +456,9 @@ static_resources:
           config:
             route_config: {virtual_hosts: [{name: v, routes: [{match: {prefix: /}, route: {cluster: c}}]}]}
 `, func(t *testing.T, objs []target.Object) {
-			assert.Equal(t, 0.1, pbTestFind(t, objs, "r/v/route 1").Timeout.Value)
-			assert.Equal(t, 0.2, pbTestFind(t, objs, "c").ConnectTimeout.Value)
-			assert.Equal(t, "c", pbTestFind(t, objs, "old/v/route 1").Upstream, "an unnamed route config takes its listener's name")
+			assert.Equal(t, 0.1, targettest.PBFind(t, objs, "r/v/route 1").Timeout.Value)
+			assert.Equal(t, 0.2, targettest.PBFind(t, objs, "c").ConnectTimeout.Value)
+			assert.Equal(t, "c", targettest.PBFind(t, objs, "old/v/route 1").Upstream, "an unnamed route config takes its listener's name")
 		}},
 		{"a bare Listener, an api_listener", `
 name: grpc-xds
@@ -540,7 +476,7 @@ api_listener:
             cluster: svc
             max_stream_duration: {grpc_timeout_header_max: 0s}
 `, func(t *testing.T, objs []target.Object) {
-			o := pbTestFind(t, objs, "rc/vh/route 1")
+			o := targettest.PBFind(t, objs, "rc/vh/route 1")
 			assert.Equal(t, []target.Match{{Kind: target.MatchPrefix, Value: ""}, {Kind: target.MatchHost, Value: "svc"}}, o.Matches)
 			notes := strings.Join(o.Notes, "\n")
 			assert.Contains(t, notes, "only gRPC requests")
@@ -551,7 +487,7 @@ api_listener:
 			data := []byte(strings.TrimPrefix(tc.yaml, "\n"))
 			objs, err := envoy.ReadConfig("x.yaml", data, nil, nil)
 			require.NoError(t, err)
-			pbTestLinesInside(t, "x.yaml", data, objs)
+			targettest.PBLinesInside(t, "x.yaml", data, objs)
 			tc.check(t, objs)
 		})
 	}
@@ -635,8 +571,8 @@ virtual_hosts:
 		assert.Equal(t, "x.yaml:3: field \"connect_timeout\": 1 is not a duration: a proto JSON duration is a string of seconds with an \"s\", as \"1s\"\n"+
 			"x.yaml:5: field \"connect_timeout\": \"1h\" is not a duration: it does not end in s (a proto JSON duration is seconds with an \"s\", as \"1.5s\")", err.Error())
 		require.Len(t, objs, 3, "what could be read still is")
-		assert.Equal(t, 2.0, pbTestFind(t, objs, "b").ConnectTimeout.Value)
-		assert.Nil(t, pbTestFind(t, objs, "a").ConnectTimeout, "neither the default nor a guess")
+		assert.Equal(t, 2.0, targettest.PBFind(t, objs, "b").ConnectTimeout.Value)
+		assert.Nil(t, targettest.PBFind(t, objs, "a").ConnectTimeout, "neither the default nor a guess")
 	})
 	t.Run("not YAML", func(t *testing.T) {
 		_, err := envoy.ReadConfig("x.yaml", []byte("a: [b\n"), nil, nil)
@@ -646,7 +582,7 @@ virtual_hosts:
 }
 
 func TestReadEnvoyDetect(t *testing.T) {
-	requireConfigFixtures(t, envoyFixtureDir)
+	targettest.RequireConfigFixtures(t, envoyFixtureDir)
 	for _, tc := range []struct {
 		file, content string
 		want          bool
@@ -678,9 +614,7 @@ func TestReadEnvoyDetect(t *testing.T) {
 		assert.True(t, envoy.Detect(e.Name(), data), e.Name())
 		assert.False(t, grpc.Detect(e.Name(), data), e.Name())
 	}
-	tgt, err := Lookup("envoy")
-	require.NoError(t, err)
-	assert.True(t, tgt.Reads())
+	assert.True(t, envoy.Target.Reads())
 }
 
 // envoyTestValidate reads a fixture with go-control-plane's types, as
@@ -757,7 +691,7 @@ func envoyTestUpperEnums(t *testing.T, js []byte) []byte {
 }
 
 func TestReadEnvoyFixturesAreEnvoyConfigs(t *testing.T) {
-	requireConfigFixtures(t, envoyFixtureDir)
+	targettest.RequireConfigFixtures(t, envoyFixtureDir)
 	entries, err := os.ReadDir(envoyFixtureDir)
 	require.NoError(t, err)
 	for _, e := range entries {
@@ -768,7 +702,7 @@ func TestReadEnvoyFixturesAreEnvoyConfigs(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(envoyFixtureDir, e.Name()))
 			require.NoError(t, err)
 			lines := bytes.Count(data, []byte("\n"))
-			assert.LessOrEqual(t, lines, 210, "keep fixtures small")
+			assert.LessOrEqual(t, lines, 210, "keep targettest.Fixtures small")
 			envoyTestValidate(t, e.Name(), data)
 		})
 	}
@@ -777,25 +711,25 @@ func TestReadEnvoyFixturesAreEnvoyConfigs(t *testing.T) {
 // TestReadEnvoyRoundTrip reads back the snippets tunetimeout writes: every
 // route and the cluster with the numbers of the report.
 func TestReadEnvoyRoundTrip(t *testing.T) {
-	for _, f := range fixtures {
-		if f.only != "" && f.only != "envoy" {
+	for _, f := range targettest.Fixtures {
+		if !f.For(envoy.Target) {
 			continue
 		}
-		t.Run(f.name, func(t *testing.T) {
-			r := loadReport(t, f.report)
-			body, err := Render("envoy", r, f.opts)
+		t.Run(f.Name, func(t *testing.T) {
+			r := targettest.LoadReport(t, f.Report)
+			body, err := envoy.Target.Render(r, f.Opts)
 			require.NoError(t, err)
 			objs, err := envoy.ReadConfig("envoy.yaml", body, nil, nil)
 			require.NoError(t, err)
-			pbTestLinesInside(t, "envoy.yaml", body, objs)
-			p, err := target.NewPlan(r, f.opts)
+			targettest.PBLinesInside(t, "envoy.yaml", body, objs)
+			p, err := target.NewPlan(r, f.Opts)
 			require.NoError(t, err)
 			names := target.NewUnique("-")
 			routes := p.PathRoutes()
 			require.Len(t, objs, len(routes)+1)
 			secs := func(d interface{ Seconds() float64 }) float64 { return math.Round(d.Seconds()*1000) / 1000 }
 			for _, rt := range routes {
-				o := pbTestFind(t, objs, p.Service+"/"+p.Service+"/"+names.Name(target.RouteName(rt.Group)))
+				o := targettest.PBFind(t, objs, p.Service+"/"+p.Service+"/"+names.Name(target.RouteName(rt.Group)))
 				assert.Equal(t, p.Service, o.Upstream)
 				assert.Equal(t, secs(rt.Timeout), o.Timeout.Value, rt.Group)
 				assert.False(t, o.Timeout.Default)
@@ -830,7 +764,7 @@ func TestReadEnvoyRoundTrip(t *testing.T) {
 					assert.Equal(t, &target.Setting[int]{Value: 1, Pos: o.Pos, Default: true}, o.Attempts, rt.Group)
 				}
 			}
-			c := pbTestFind(t, objs, p.Service)
+			c := targettest.PBFind(t, objs, p.Service)
 			connect, _ := p.ClusterConnect()
 			assert.Equal(t, secs(connect), c.ConnectTimeout.Value)
 			if p.Bulkhead != nil {
@@ -859,13 +793,13 @@ func FuzzReadEnvoy(f *testing.F) {
 		require.NoError(f, err)
 		var r report.Report
 		require.NoError(f, json.Unmarshal(b, &r))
-		if body, err := Render("envoy", &r, target.Options{}); err == nil {
+		if body, err := envoy.Target.Render(&r, target.Options{}); err == nil {
 			f.Add(body)
 		}
 	}
 	f.Add([]byte("a: &a [*a]\nb: *a\n"))
 	// Issue 30: an alias bomb of virtual hosts, and virtual hosts of one name.
-	f.Add([]byte(aliasBomb("", 9, 9, "{name: v, domains: ['*'], routes: [{match: {prefix: /}, route: {cluster: c}}]}") + "name: rc\nvirtual_hosts: *a8\n"))
+	f.Add([]byte(targettest.AliasBomb("", 9, 9, "{name: v, domains: ['*'], routes: [{match: {prefix: /}, route: {cluster: c}}]}") + "name: rc\nvirtual_hosts: *a8\n"))
 	f.Add([]byte("name: rc\nvirtual_hosts:\n" + strings.Repeat("- {name: v, routes: [{name: r (2), match: {prefix: /}, route: {cluster: c}}, {name: r, match: {prefix: /}, route: {cluster: c}}]}\n", 50)))
 	f.Add([]byte("static_resources:\n  clusters:\n  - <<: *x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -877,7 +811,7 @@ func FuzzReadEnvoy(f *testing.F) {
 				t.Fatalf("error at %s, outside the file", re.Pos)
 			}
 		}
-		pbTestLinesInside(t, "f.yaml", data, objs)
+		targettest.PBLinesInside(t, "f.yaml", data, objs)
 		seen := map[string]bool{}
 		for _, o := range objs {
 			if seen[o.Name] {

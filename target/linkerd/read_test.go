@@ -1,4 +1,4 @@
-package targets
+package linkerd_test
 
 import (
 	"path/filepath"
@@ -8,22 +8,23 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/internal/targettest"
 	"github.com/tunetimeout/tunetimeout/target/linkerd"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 )
 
-var linkerdFixtures = configFixtureDir("linkerd")
+var linkerdFixtures = targettest.ConfigFixtureDir("linkerd")
 
 // TestReadLinkerdFixtures reads Linkerd's books demo and reference
 // examples (origins in each file).
 func TestReadLinkerdFixtures(t *testing.T) {
-	requireConfigFixtures(t, linkerdFixtures)
+	targettest.RequireConfigFixtures(t, linkerdFixtures)
 	path := func(f string) string { return filepath.Join(linkerdFixtures, f) }
 
 	t.Run("books demo HTTPRoutes, annotated by the task", func(t *testing.T) {
 		p := path("booksapp-httproutes.yaml")
-		objs := readConfig(t, "linkerd", p)
+		objs := targettest.ReadConfig(t, linkerd.Target, p)
 		require.Len(t, objs, 1, "only books-create carries Linkerd annotations")
 		o := objs[0]
 		assert.Equal(t, "HTTPRoute (Linkerd annotations)", o.Kind)
@@ -42,7 +43,7 @@ func TestReadLinkerdFixtures(t *testing.T) {
 
 	t.Run("reference examples", func(t *testing.T) {
 		p := path("reference-examples.yaml")
-		objs := byName(t, readConfig(t, "linkerd", p))
+		objs := targettest.ByName(t, targettest.ReadConfig(t, linkerd.Target, p))
 		require.Len(t, objs, 3)
 		h := objs["schlep/schlep-default rule[0]"]
 		assert.Equal(t, 3, h.Attempts.Value)
@@ -61,7 +62,7 @@ func TestReadLinkerdFixtures(t *testing.T) {
 
 	t.Run("generated ServiceProfile: Linkerd's defaults", func(t *testing.T) {
 		p := path("booksapp-webapp-serviceprofile.yaml")
-		objs := readConfig(t, "linkerd", p)
+		objs := targettest.ReadConfig(t, linkerd.Target, p)
 		require.Len(t, objs, 9)
 		o := objs[0]
 		assert.Equal(t, "ServiceProfile route", o.Kind)
@@ -75,7 +76,7 @@ func TestReadLinkerdFixtures(t *testing.T) {
 
 	t.Run("ServiceProfile retries and timeouts", func(t *testing.T) {
 		p := path("booksapp-retries-timeouts-serviceprofile.yaml")
-		objs := byName(t, readConfig(t, "linkerd", p))
+		objs := targettest.ByName(t, targettest.ReadConfig(t, linkerd.Target, p))
 		head := objs["booksapp/authors.booksapp.svc.cluster.local HEAD /authors/{id}.json"]
 		assert.Equal(t, &target.Setting[[]string]{Value: []string{"5xx"}, Pos: target.Pos{File: p, Line: 18}, Raw: "true"}, head.RetryOn)
 		assert.Nil(t, head.Attempts, "a retryable route has no count: the budget bounds it")
@@ -86,17 +87,17 @@ func TestReadLinkerdFixtures(t *testing.T) {
 	})
 }
 
-// TestReadLinkerdFixturesValid decodes the fixtures strictly: the
+// TestReadLinkerdFixturesValid decodes the targettest.Fixtures strictly: the
 // ServiceProfiles into the structs that mirror Linkerd's CRD, the routes
 // into the Gateway API's types, and checks the annotations' durations.
 func TestReadLinkerdFixturesValid(t *testing.T) {
-	requireConfigFixtures(t, linkerdFixtures)
+	targettest.RequireConfigFixtures(t, linkerdFixtures)
 	files, err := filepath.Glob(filepath.Join(linkerdFixtures, "*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {
-		for _, doc := range fixtureDocs(t, f) {
-			_, kind := kindOf(t, doc)
+		for _, doc := range targettest.FixtureDocs(t, f) {
+			_, kind := targettest.KindOf(t, doc)
 			var ann map[string]string
 			switch kind {
 			case "ServiceProfile":
@@ -111,11 +112,11 @@ func TestReadLinkerdFixturesValid(t *testing.T) {
 				}
 			case "HTTPRoute":
 				var hr gatewayv1.HTTPRoute
-				require.NoError(t, strictJSON(doc, &hr), f)
+				require.NoError(t, targettest.StrictJSON(doc, &hr), f)
 				ann = hr.Annotations
 			case "GRPCRoute":
 				var gr gatewayv1.GRPCRoute
-				require.NoError(t, strictJSON(doc, &gr), f)
+				require.NoError(t, targettest.StrictJSON(doc, &gr), f)
 				ann = gr.Annotations
 			default:
 				t.Fatalf("%s: kind %s", f, kind)
@@ -144,13 +145,13 @@ func TestReadLinkerdRoundTrip(t *testing.T) {
 		{"deadline.json", target.Options{LinkerdResource: target.LinkerdServiceProfile}},
 	} {
 		t.Run(fx.report+"/"+fx.opts.LinkerdResource, func(t *testing.T) {
-			r := loadReport(t, fx.report)
-			body, err := Render("linkerd", r, fx.opts)
+			r := targettest.LoadReport(t, fx.report)
+			body, err := linkerd.Target.Render(r, fx.opts)
 			require.NoError(t, err)
 			require.NoError(t, validateLinkerd(body))
 			objs, err := linkerd.ReadConfig("lk.yaml", body, nil, nil)
 			require.NoError(t, err)
-			requireInside(t, "lk.yaml", body, objs)
+			targettest.RequireInside(t, "lk.yaml", body, objs)
 			p, err := target.NewPlan(r, fx.opts)
 			require.NoError(t, err)
 			p.NoRetryAfter(&target.Doc{}, "") // as the writer: no 429
@@ -179,7 +180,7 @@ func TestReadLinkerdRoundTrip(t *testing.T) {
 						assert.Nil(t, o.PerTryTimeout, o.Name)
 					}
 				default:
-					assert.False(t, retried && len(rt.Statuses()) > 0, "%s: retries on statuses were written: %s", o.Name, describeObject(o))
+					assert.False(t, retried && len(rt.Statuses()) > 0, "%s: retries on statuses were written: %s", o.Name, targettest.DescribeObject(o))
 				}
 			}
 		})
@@ -194,32 +195,32 @@ func TestReadLinkerdAnnotations(t *testing.T) {
 			"spec:\n  parentRefs: [{group: core, kind: Service, name: svc, port: 80}]\n  rules:\n  - timeouts: {request: 5s}\n"
 	}
 	t.Run("limit 0 counts as unset", func(t *testing.T) {
-		objs := mustRead(t, linkerd.ReadConfig, "r.yaml", route("HTTPRoute", "gateway.networking.k8s.io/v1", "    retry.linkerd.io/http: \"502-504,429\"\n    retry.linkerd.io/limit: \"0\"\n"))
+		objs := targettest.MustRead(t, linkerd.ReadConfig, "r.yaml", route("HTTPRoute", "gateway.networking.k8s.io/v1", "    retry.linkerd.io/http: \"502-504,429\"\n    retry.linkerd.io/limit: \"0\"\n"))
 		o := objs[0]
 		assert.Equal(t, &target.Setting[int]{Value: 2, Pos: target.Pos{File: "r.yaml", Line: 7}, Raw: "0"}, o.Attempts)
 		assert.Equal(t, []string{"502-504", "429"}, o.RetryOn.Value)
 		assert.Nil(t, o.Timeout, "Linkerd reads no timeouts of a gateway.networking.k8s.io rule")
 	})
 	t.Run("a policy.linkerd.io rule's request timeout, the annotation first", func(t *testing.T) {
-		objs := mustRead(t, linkerd.ReadConfig, "r.yaml", route("HTTPRoute", "policy.linkerd.io/v1beta3", "    retry.linkerd.io/timeout: 250ms\n"))
+		objs := targettest.MustRead(t, linkerd.ReadConfig, "r.yaml", route("HTTPRoute", "policy.linkerd.io/v1beta3", "    retry.linkerd.io/timeout: 250ms\n"))
 		o := objs[0]
 		assert.Equal(t, "HTTPRoute rule", o.Kind)
 		assert.Equal(t, &target.Setting[float64]{Value: 5, Pos: target.Pos{File: "r.yaml", Line: 10}, Raw: "5s"}, o.Timeout)
 		assert.Equal(t, target.Defaulted(2, target.Pos{File: "r.yaml", Line: 10}), o.Attempts, "a retry timeout alone: the limit's default 1")
 		assert.Equal(t, []string{"timeout"}, o.RetryOn.Value)
-		objs = mustRead(t, linkerd.ReadConfig, "r.yaml", route("HTTPRoute", "policy.linkerd.io/v1beta3", "    timeout.linkerd.io/request: 2m\n"))
+		objs = targettest.MustRead(t, linkerd.ReadConfig, "r.yaml", route("HTTPRoute", "policy.linkerd.io/v1beta3", "    timeout.linkerd.io/request: 2m\n"))
 		assert.Equal(t, 120.0, objs[0].Timeout.Value)
 		assert.Nil(t, objs[0].Attempts)
 	})
 	t.Run("the response timeout ends an attempt first", func(t *testing.T) {
-		objs := mustRead(t, linkerd.ReadConfig, "r.yaml", route("GRPCRoute", "policy.linkerd.io/v1alpha1", "    retry.linkerd.io/grpc: unavailable,CANCELLED\n    retry.linkerd.io/timeout: 2s\n    timeout.linkerd.io/response: 500ms\n    retry.linkerd.io/http: 5xx\n"))
+		objs := targettest.MustRead(t, linkerd.ReadConfig, "r.yaml", route("GRPCRoute", "policy.linkerd.io/v1alpha1", "    retry.linkerd.io/grpc: unavailable,CANCELLED\n    retry.linkerd.io/timeout: 2s\n    timeout.linkerd.io/response: 500ms\n    retry.linkerd.io/http: 5xx\n"))
 		o := objs[0]
 		assert.Equal(t, &target.Setting[float64]{Value: 0.5, Pos: target.Pos{File: "r.yaml", Line: 8}, Raw: "500ms"}, o.PerTryTimeout)
 		assert.Equal(t, []string{"unavailable", "CANCELLED", "timeout"}, o.RetryOn.Value)
-		assert.True(t, hasNote(o, "retry.linkerd.io/http is not read on a GRPCRoute"), describeObject(o))
+		assert.True(t, targettest.HasNote(o, "retry.linkerd.io/http is not read on a GRPCRoute"), targettest.DescribeObject(o))
 	})
 	t.Run("Service annotations", func(t *testing.T) {
-		objs := mustRead(t, linkerd.ReadConfig, "s.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  namespace: ns\n  annotations:\n    retry.linkerd.io/grpc: internal\n    timeout.linkerd.io/request: 1d\n")
+		objs := targettest.MustRead(t, linkerd.ReadConfig, "s.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  namespace: ns\n  annotations:\n    retry.linkerd.io/grpc: internal\n    timeout.linkerd.io/request: 1d\n")
 		require.Len(t, objs, 1)
 		o := objs[0]
 		assert.Equal(t, "Service (Linkerd annotations)", o.Kind)
@@ -228,7 +229,7 @@ func TestReadLinkerdAnnotations(t *testing.T) {
 		assert.Equal(t, []string{"internal"}, o.RetryOn.Value)
 	})
 	t.Run("other annotations are not Linkerd's business", func(t *testing.T) {
-		objs := mustRead(t, linkerd.ReadConfig, "s.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  annotations:\n    prometheus.io/port: 9090\n")
+		objs := targettest.MustRead(t, linkerd.ReadConfig, "s.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  annotations:\n    prometheus.io/port: 9090\n")
 		assert.Empty(t, objs)
 	})
 	t.Run("refused", func(t *testing.T) {
@@ -286,7 +287,7 @@ spec:
       - method: HEAD
     isRetryable: false
 `
-	objs := byName(t, mustRead(t, linkerd.ReadConfig, "sp.yaml", sp))
+	objs := targettest.ByName(t, targettest.MustRead(t, linkerd.ReadConfig, "sp.yaml", sp))
 	c := objs["ns/api.ns.svc.cluster.local create"]
 	assert.Equal(t, []target.Match{{Kind: target.MatchHost, Value: "api.ns.svc.cluster.local"}, {Kind: target.MatchMethod, Value: "POST"}, {Kind: target.MatchRegex, Value: "/orders"}}, c.Matches)
 	assert.Equal(t, 1.5, c.Timeout.Value)
@@ -294,7 +295,7 @@ spec:
 	assert.Equal(t, target.Defaulted(0.2, target.Pos{File: "sp.yaml", Line: 1}), c.RetryBudget, "Linkerd's default budget, at the profile")
 	e := objs["ns/api.ns.svc.cluster.local either"]
 	assert.Equal(t, &target.Setting[int]{Value: 1, Pos: target.Pos{File: "sp.yaml", Line: 18}, Raw: "false"}, e.Attempts)
-	assert.True(t, hasNote(e, "conditions any are not modeled"), describeObject(e))
+	assert.True(t, targettest.HasNote(e, "conditions any are not modeled"), targettest.DescribeObject(e))
 
 	head := "apiVersion: linkerd.io/v1alpha2\nkind: ServiceProfile\nmetadata: {name: a}\nspec:\n"
 	for _, c := range []struct{ body, want string }{
@@ -318,14 +319,14 @@ spec:
 func FuzzReadLinkerd(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(linkerdFixtures, "*.yaml"))
 	for _, p := range files {
-		f.Add(mustFile(f, p))
+		f.Add(targettest.MustFile(f, p))
 	}
-	f.Add([]byte(mixedStream))
+	f.Add([]byte(targettest.MixedStream))
 	f.Add([]byte("apiVersion: v1\nkind: Service\nmetadata:\n  annotations:\n    retry.linkerd.io/limit: \"+7\"\n    timeout.linkerd.io/request: 18446744073709551615d\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objs, err := linkerd.ReadConfig("f.yaml", data, nil, nil)
 		if err == nil {
-			requireInside(t, "f.yaml", data, objs)
+			targettest.RequireInside(t, "f.yaml", data, objs)
 		}
 	})
 }

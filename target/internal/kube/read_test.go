@@ -1,10 +1,7 @@
-package targets
+package kube_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,160 +10,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"sigs.k8s.io/yaml"
-
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/target"
 	"github.com/tunetimeout/tunetimeout/target/gatewayapi"
 	"github.com/tunetimeout/tunetimeout/target/internal/kube"
+	"github.com/tunetimeout/tunetimeout/target/internal/targettest"
 	"github.com/tunetimeout/tunetimeout/target/istio"
 	"github.com/tunetimeout/tunetimeout/target/linkerd"
 )
 
-// Tests of the Kubernetes-manifest helpers shared by the Istio, Gateway
-// API and Linkerd readers, and the helpers of their tests.
-
-// describeObject prints an object for failure messages.
-func describeObject(o target.Object) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %q at %s upstream %q matches %v\n", o.Target, o.Kind, o.Name, o.Pos, o.Upstream, o.Matches)
-	for _, s := range objectSettings(o) {
-		fmt.Fprintf(&b, "  %s = %v at %s raw %q default %v\n", s.name, s.value, s.pos, s.raw, s.def)
-	}
-	if o.Jitter != "" {
-		fmt.Fprintf(&b, "  jitter %s\n", o.Jitter)
-	}
-	for _, n := range o.Notes {
-		fmt.Fprintf(&b, "  note: %s\n", n)
-	}
-	return b.String()
-}
-
-type settingView struct {
-	name  string
-	value any
-	pos   target.Pos
-	raw   string
-	def   bool
-}
-
-// objectSettings lists the settings an object has.
-func objectSettings(o target.Object) []settingView {
-	var out []settingView
-	add := func(name string, v any, pos target.Pos, raw string, def bool) {
-		out = append(out, settingView{name, v, pos, raw, def})
-	}
-	for _, f := range []struct {
-		name string
-		s    *target.Setting[float64]
-	}{{"Timeout", o.Timeout}, {"PerTryTimeout", o.PerTryTimeout}, {"BackoffBase", o.BackoffBase}, {"BackoffMax", o.BackoffMax},
-		{"RetryBudget", o.RetryBudget}, {"HedgeDelay", o.HedgeDelay}, {"ConnectTimeout", o.ConnectTimeout}, {"QueueTimeout", o.QueueTimeout}} {
-		if f.s != nil {
-			add(f.name, f.s.Value, f.s.Pos, f.s.Raw, f.s.Default)
-		}
-	}
-	for _, f := range []struct {
-		name string
-		s    *target.Setting[int]
-	}{{"Attempts", o.Attempts}, {"HedgeAttempts", o.HedgeAttempts}, {"MaxInFlight", o.MaxInFlight}} {
-		if f.s != nil {
-			add(f.name, f.s.Value, f.s.Pos, f.s.Raw, f.s.Default)
-		}
-	}
-	if s := o.RetryOn; s != nil {
-		add("RetryOn", s.Value, s.Pos, s.Raw, s.Default)
-	}
-	if s := o.RetryNonIdempotent; s != nil {
-		add("RetryNonIdempotent", s.Value, s.Pos, s.Raw, s.Default)
-	}
-	return out
-}
-
-// requireInside fails unless every object and setting stands on a line of
-// the input, in the file read, and every default stands where its object
-// does.
-func requireInside(t testing.TB, file string, data []byte, objs []target.Object) {
-	t.Helper()
-	lines := bytes.Count(data, []byte("\n")) + 1
-	for _, o := range objs {
-		if o.Pos.File != file || o.Pos.Line < 1 || o.Pos.Line > lines {
-			t.Fatalf("object at %s, outside %s's %d lines:\n%s", o.Pos, file, lines, describeObject(o))
-		}
-		for _, s := range objectSettings(o) {
-			if s.pos.File != file || s.pos.Line < 1 || s.pos.Line > lines {
-				t.Fatalf("%s at %s, outside %s's %d lines:\n%s", s.name, s.pos, file, lines, describeObject(o))
-			}
-			if s.def && s.raw != "" {
-				t.Fatalf("%s is a default with a raw value %q:\n%s", s.name, s.raw, describeObject(o))
-			}
-		}
-		if o.Name == "" || o.Kind == "" || o.Target == "" {
-			t.Fatalf("object without a name, kind or target:\n%s", describeObject(o))
-		}
-	}
-}
-
-// mustFile reads a file of the tests.
-func mustFile(tb testing.TB, path string) []byte {
-	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
-}
-
-// readConfig reads a fixture with a name, which must detect it.
-func readConfig(t *testing.T, name, path string) []target.Object {
-	t.Helper()
-	tg, err := Lookup(name)
-	require.NoError(t, err)
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.True(t, tg.Detects(path, data), "%s does not detect %s", name, path)
-	objs, err := tg.Read(path, data, nil)
-	require.NoError(t, err)
-	requireInside(t, path, data, objs)
-	return objs
-}
-
-// byName indexes objects by name.
-func byName(t *testing.T, objs []target.Object) map[string]target.Object {
-	t.Helper()
-	m := map[string]target.Object{}
-	for _, o := range objs {
-		_, dup := m[o.Name]
-		require.False(t, dup, "two objects named %q", o.Name)
-		m[o.Name] = o
-	}
-	return m
-}
-
-// fixtureDocs returns the documents of a manifest fixture as JSON, for
-// the targets' own Go types.
-func fixtureDocs(t *testing.T, path string) [][]byte {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var out [][]byte
-	for _, d := range yamlDocs(data) {
-		j, err := yaml.YAMLToJSON(d)
-		require.NoError(t, err, path)
-		if string(bytes.TrimSpace(j)) == "null" {
-			continue
-		}
-		out = append(out, j)
-	}
-	return out
-}
-
-// kindOf returns the apiVersion and kind of a JSON document.
-func kindOf(t *testing.T, doc []byte) (string, string) {
-	t.Helper()
-	var head struct{ APIVersion, Kind string }
-	require.NoError(t, json.Unmarshal(doc, &head))
-	return head.APIVersion, head.Kind
-}
+// Tests of the Kubernetes-manifest reading shared by the Istio, Gateway
+// API and Linkerd readers.
 
 func TestReadKubeObjects(t *testing.T) {
 	stream := `# a comment before anything
@@ -239,12 +93,12 @@ func TestReadKubeGEPDuration(t *testing.T) {
 		if assert.NoError(t, err, in) {
 			assert.Equal(t, want, got, in)
 		}
-		assert.True(t, gatewayDuration.MatchString(in), "%s: the CRD's pattern refuses it", in)
+		assert.True(t, targettest.GatewayDuration.MatchString(in), "%s: the CRD's pattern refuses it", in)
 	}
 	for _, in := range []string{"1", "1m1", "1d", "1h30m10s20ms50h", "999999h", "1.5h", "-15m", "", "1us", "1 s", " 1s", "1S"} {
 		_, err := kube.GEPDuration(in)
 		assert.Error(t, err, in)
-		assert.False(t, gatewayDuration.MatchString(in), in)
+		assert.False(t, targettest.GatewayDuration.MatchString(in), in)
 	}
 }
 
@@ -261,103 +115,20 @@ func TestReadKubeGoDuration(t *testing.T) {
 	}
 }
 
-// mixedStream is one file of resources of every kube target, as a Helm
-// chart renders them: each reader takes its own and leaves the rest.
-const mixedStream = `# Source: shop/templates/mesh.yaml
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: books
-  annotations:
-    linkerd.io/inject: enabled
-spec: {}
----
-apiVersion: v1
-kind: Service
-metadata:
-  name: books
-  namespace: shop
-  annotations:
-    timeout.linkerd.io/request: 3s
-    retry.linkerd.io/http: gateway-error
-spec:
-  ports:
-  - port: 7002
----
-apiVersion: networking.istio.io/v1
-kind: VirtualService
-metadata:
-  name: books
-  namespace: shop
-spec:
-  hosts:
-  - books
-  http:
-  - timeout: 2s
-    route:
-    - destination:
-        host: books
----
-apiVersion: networking.istio.io/v1
-kind: DestinationRule
-metadata:
-  name: books
-  namespace: shop
-spec:
-  host: books
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata:
-  name: books-create
-  namespace: shop
-  annotations:
-    retry.linkerd.io/http: "5xx"
-    retry.linkerd.io/limit: "2"
-spec:
-  parentRefs:
-  - group: ""
-    kind: Service
-    name: books
-    port: 7002
-  rules:
-  - matches:
-    - path:
-        type: Exact
-        value: /books.json
-      method: POST
-    timeouts:
-      request: 1500ms
----
-apiVersion: linkerd.io/v1alpha2
-kind: ServiceProfile
-metadata:
-  name: authors.shop.svc.cluster.local
-  namespace: shop
-spec:
-  routes:
-  - name: GET /authors.json
-    condition:
-      method: GET
-      pathRegex: /authors\.json
-    timeout: 300ms
-`
-
 func TestReadKubeMixedStream(t *testing.T) {
-	data := []byte(mixedStream)
+	data := []byte(targettest.MixedStream)
 	want := map[string][]string{
 		"istio":       {"VirtualService route shop/books http[0]", "DestinationRule shop/books"},
 		"gateway-api": {"HTTPRoute rule shop/books-create rule[0]"},
 		"linkerd": {"Service (Linkerd annotations) shop/books", "HTTPRoute (Linkerd annotations) shop/books-create rule[0]",
 			"ServiceProfile route shop/authors.shop.svc.cluster.local GET /authors.json"},
 	}
-	for name, names := range want {
-		tg, err := Lookup(name)
-		require.NoError(t, err)
+	for _, tg := range []target.Target{istio.Target, gatewayapi.Target, linkerd.Target} {
+		name, names := tg.Name, want[tg.Name]
 		require.True(t, tg.Detects("shop.yaml", data), name)
 		objs, err := tg.Read("shop.yaml", data, nil)
 		require.NoError(t, err, name)
-		requireInside(t, "shop.yaml", data, objs)
+		targettest.RequireInside(t, "shop.yaml", data, objs)
 		var got []string
 		for _, o := range objs {
 			assert.Equal(t, name, o.Target)
@@ -383,7 +154,7 @@ func TestReadKubeDetect(t *testing.T) {
 		data                 string
 		istio, gateway, lkrd bool
 	}{
-		{mixedStream, true, true, true},
+		{targettest.MixedStream, true, true, true},
 		{"apiVersion: networking.istio.io/v1beta1\nkind: VirtualService\n", true, false, false},
 		{`{"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute"}`, false, true, false},
 		{"apiVersion: policy.linkerd.io/v1beta3\nkind: HTTPRoute\n", false, false, true},
@@ -410,9 +181,9 @@ func TestReadKubeErrorsPoint(t *testing.T) {
 // FuzzReadKube feeds any bytes to the three Kubernetes readers: they
 // never panic, and what they return stands on the input's lines.
 func FuzzReadKube(f *testing.F) {
-	f.Add([]byte(mixedStream))
+	f.Add([]byte(targettest.MixedStream))
 	for _, dir := range []string{"istio", "gatewayapi", "linkerd"} {
-		files, _ := filepath.Glob(filepath.Join(configFixtureDir(dir), "*.yaml"))
+		files, _ := filepath.Glob(filepath.Join(targettest.ConfigFixtureDir(dir), "*.yaml"))
 		for _, p := range files {
 			if b, err := os.ReadFile(p); err == nil {
 				f.Add(b)
@@ -435,7 +206,7 @@ func FuzzReadKube(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			requireInside(t, "f.yaml", data, objs)
+			targettest.RequireInside(t, "f.yaml", data, objs)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package targets
+package istio_test
 
 import (
 	"bytes"
@@ -10,23 +10,22 @@ import (
 	"github.com/golang/protobuf/jsonpb" //nolint:staticcheck // the decoder Istio's own types use
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	networkingv1 "istio.io/api/networking/v1"
-
-	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/target"
+	"github.com/tunetimeout/tunetimeout/target/internal/targettest"
 	"github.com/tunetimeout/tunetimeout/target/istio"
+	networkingv1 "istio.io/api/networking/v1"
 )
 
-var istioFixtures = configFixtureDir("istio")
+var istioFixtures = targettest.ConfigFixtureDir("istio")
 
 // TestReadIstioFixtures reads Istio's own samples (origins in each file).
 func TestReadIstioFixtures(t *testing.T) {
-	requireConfigFixtures(t, istioFixtures)
+	targettest.RequireConfigFixtures(t, istioFixtures)
 	path := func(f string) string { return filepath.Join(istioFixtures, f) }
 
 	t.Run("HTTPRetry example: attempts are retries", func(t *testing.T) {
 		p := path("ratings-retries.yaml")
-		objs := readConfig(t, "istio", p)
+		objs := targettest.ReadConfig(t, istio.Target, p)
 		require.Len(t, objs, 1)
 		o := objs[0]
 		assert.Equal(t, "VirtualService route", o.Kind)
@@ -47,7 +46,7 @@ func TestReadIstioFixtures(t *testing.T) {
 
 	t.Run("request timeouts task", func(t *testing.T) {
 		p := path("request-timeouts.yaml")
-		objs := byName(t, readConfig(t, "istio", p))
+		objs := targettest.ByName(t, targettest.ReadConfig(t, istio.Target, p))
 		require.Len(t, objs, 2)
 		rv := objs["reviews http[0]"]
 		assert.Equal(t, &target.Setting[float64]{Value: 0.5, Pos: target.Pos{File: p, Line: 35}, Raw: "0.5s"}, rv.Timeout)
@@ -58,35 +57,35 @@ func TestReadIstioFixtures(t *testing.T) {
 		assert.Nil(t, rv.PerTryTimeout)
 		rt := objs["ratings http[0]"]
 		assert.True(t, rt.Timeout.Default)
-		assert.True(t, hasNote(rt, "fault injection"), describeObject(rt))
+		assert.True(t, targettest.HasNote(rt, "fault injection"), targettest.DescribeObject(rt))
 	})
 
 	t.Run("header matches are noted", func(t *testing.T) {
-		objs := readConfig(t, "istio", path("virtual-service-reviews-jason-v2-v3.yaml"))
+		objs := targettest.ReadConfig(t, istio.Target, path("virtual-service-reviews-jason-v2-v3.yaml"))
 		require.Len(t, objs, 2)
 		assert.Equal(t, "reviews http[0]", objs[0].Name)
-		assert.True(t, hasNote(objs[0], "headers are not modeled"), describeObject(objs[0]))
-		assert.False(t, hasNote(objs[1], "not modeled"))
+		assert.True(t, targettest.HasNote(objs[0], "headers are not modeled"), targettest.DescribeObject(objs[0]))
+		assert.False(t, targettest.HasNote(objs[1], "not modeled"))
 		assert.Equal(t, []target.Match{{Kind: target.MatchHost, Value: "reviews"}}, objs[1].Matches)
 	})
 
 	t.Run("destination rules", func(t *testing.T) {
 		p := path("destination-rule-examples.yaml")
-		objs := byName(t, readConfig(t, "istio", p))
+		objs := targettest.ByName(t, targettest.ReadConfig(t, istio.Target, p))
 		cb := objs["reviews-cb-policy"]
 		assert.Equal(t, &target.Setting[int]{Value: 1000, Pos: target.Pos{File: p, Line: 18}, Raw: "1000"}, cb.MaxInFlight)
 		assert.Equal(t, target.Defaulted(10.0, target.Pos{File: p, Line: 7}), cb.ConnectTimeout, "Istio's connectTimeout default is 10s")
 		assert.Equal(t, []target.Match{{Kind: target.MatchHost, Value: "reviews.prod.svc.cluster.local"}}, cb.Matches)
 		assert.Equal(t, "", cb.Upstream)
-		assert.True(t, hasNote(cb, "consecutive5xxErrors 7"), describeObject(cb))
+		assert.True(t, targettest.HasNote(cb, "consecutive5xxErrors 7"), targettest.DescribeObject(cb))
 		redis := objs["bookinfo-redis"]
 		assert.Equal(t, &target.Setting[float64]{Value: 0.03, Pos: target.Pos{File: p, Line: 35}, Raw: "30ms"}, redis.ConnectTimeout)
 		assert.Equal(t, target.Defaulted(1<<32-1, target.Pos{File: p, Line: 25}), redis.MaxInFlight, "http2MaxRequests defaults to 2^32-1")
 		hb := objs["httpbin"]
-		assert.True(t, hasNote(hb, "http1MaxPendingRequests 1"), describeObject(hb))
+		assert.True(t, targettest.HasNote(hb, "http1MaxPendingRequests 1"), targettest.DescribeObject(hb))
 		assert.Nil(t, hb.RetryBudget)
 
-		all := readConfig(t, "istio", path("bookinfo-destination-rule-all.yaml"))
+		all := targettest.ReadConfig(t, istio.Target, path("bookinfo-destination-rule-all.yaml"))
 		var names []string
 		for _, o := range all {
 			names = append(names, o.Name)
@@ -96,28 +95,19 @@ func TestReadIstioFixtures(t *testing.T) {
 	})
 }
 
-func hasNote(o target.Object, part string) bool {
-	for _, n := range o.Notes {
-		if strings.Contains(n, part) {
-			return true
-		}
-	}
-	return false
-}
-
 // TestReadIstioFixturesValid has Istio's API types read every fixture
-// document, strictly, with the decoder Istio uses: the fixtures are
+// document, strictly, with the decoder Istio uses: the targettest.Fixtures are
 // configurations Istio takes.
 func TestReadIstioFixturesValid(t *testing.T) {
-	requireConfigFixtures(t, istioFixtures)
+	targettest.RequireConfigFixtures(t, istioFixtures)
 	files, err := filepath.Glob(filepath.Join(istioFixtures, "*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	strict := &jsonpb.Unmarshaler{}
 	for _, f := range files {
-		for _, doc := range fixtureDocs(t, f) {
-			var o k8sObject
-			require.NoError(t, strictJSON(doc, &o), f)
+		for _, doc := range targettest.FixtureDocs(t, f) {
+			var o targettest.K8sObject
+			require.NoError(t, targettest.StrictJSON(doc, &o), f)
 			switch o.Kind {
 			case "VirtualService":
 				require.NoError(t, strict.Unmarshal(bytes.NewReader(o.Spec), &networkingv1.VirtualService{}), f)
@@ -138,13 +128,13 @@ func TestReadIstioRoundTrip(t *testing.T) {
 		opts   target.Options
 	}{{"mixture.json", target.Options{}}, {"policy.json", target.Options{Service: "shop-api", Namespace: "shop"}}, {"deadline.json", target.Options{}}} {
 		t.Run(fx.report, func(t *testing.T) {
-			r := loadReport(t, fx.report)
-			body, err := Render("istio", r, fx.opts)
+			r := targettest.LoadReport(t, fx.report)
+			body, err := istio.Target.Render(r, fx.opts)
 			require.NoError(t, err)
 			require.NoError(t, validateIstio(body))
 			objs, err := istio.ReadConfig("istio.yaml", body, nil, nil)
 			require.NoError(t, err)
-			requireInside(t, "istio.yaml", body, objs)
+			targettest.RequireInside(t, "istio.yaml", body, objs)
 			p, err := target.NewPlan(r, fx.opts)
 			require.NoError(t, err)
 			p.NoRetryAfter(&target.Doc{}, "") // as the writer: no 429
@@ -213,13 +203,13 @@ spec:
       backoff: 100ms
       retryOn: "5xx,503"
 `
-	objs := byName(t, mustRead(t, istio.ReadConfig, "vs.yaml", vs))
+	objs := targettest.ByName(t, targettest.MustRead(t, istio.ReadConfig, "vs.yaml", vs))
 	off := objs["shop/api off"]
 	assert.Equal(t, &target.Setting[int]{Value: 1, Pos: target.Pos{File: "vs.yaml", Line: 15}, Raw: "0"}, off.Attempts, "attempts 0 turns retries off")
 	assert.Nil(t, off.RetryOn)
 	assert.Contains(t, off.Matches, target.Match{Kind: target.MatchPrefix, Value: "/Api", CaseInsensitive: true})
 	assert.Contains(t, off.Matches, target.Match{Kind: target.MatchMethod, Value: "GET"})
-	assert.True(t, hasNote(off, "gateways mesh, shop/edge"), describeObject(off))
+	assert.True(t, targettest.HasNote(off, "gateways mesh, shop/edge"), targettest.DescribeObject(off))
 	none := objs["shop/api no-attempts"]
 	assert.Equal(t, target.Defaulted(1, target.Pos{File: "vs.yaml", Line: 18}), none.Attempts, "retries without attempts are off: proto3's 0")
 	bo := objs["shop/api backoff"]
@@ -248,7 +238,7 @@ spec:
         http: {http2MaxRequests: 64}
       retryBudget: {percent: 12.5}
 `
-	objs = byName(t, mustRead(t, istio.ReadConfig, "dr.yaml", dr))
+	objs = targettest.ByName(t, targettest.MustRead(t, istio.ReadConfig, "dr.yaml", dr))
 	require.Len(t, objs, 2)
 	top := objs["api"]
 	assert.Equal(t, 0.25, top.ConnectTimeout.Value)
@@ -258,14 +248,6 @@ spec:
 	assert.Equal(t, target.Defaulted(10.0, target.Pos{File: "dr.yaml", Line: 14}), v2.ConnectTimeout, "the subset's connectionPool replaces the rule's whole")
 	assert.Equal(t, 64, v2.MaxInFlight.Value)
 	assert.Equal(t, &target.Setting[float64]{Value: 0.125, Pos: target.Pos{File: "dr.yaml", Line: 19}, Raw: "12.5"}, v2.RetryBudget)
-}
-
-func mustRead(t *testing.T, read func(string, []byte, target.Opener, *budget.Budget) ([]target.Object, error), file, data string) []target.Object {
-	t.Helper()
-	objs, err := read(file, []byte(data), nil, nil)
-	require.NoError(t, err)
-	requireInside(t, file, []byte(data), objs)
-	return objs
 }
 
 // TestReadIstioRefuses checks that values Istio refuses are refused with
@@ -300,13 +282,13 @@ func TestReadIstioRefuses(t *testing.T) {
 func FuzzReadIstio(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(istioFixtures, "*.yaml"))
 	for _, p := range files {
-		f.Add(mustFile(f, p))
+		f.Add(targettest.MustFile(f, p))
 	}
 	f.Add([]byte("apiVersion: networking.istio.io/v1\nkind: VirtualService\nspec: {http: [{retries: {attempts: 2147483647, backoff: 1ms}, timeout: 9223372036s}]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objs, err := istio.ReadConfig("f.yaml", data, nil, nil)
 		if err == nil {
-			requireInside(t, "f.yaml", data, objs)
+			targettest.RequireInside(t, "f.yaml", data, objs)
 		}
 	})
 }

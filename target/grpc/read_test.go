@@ -1,4 +1,4 @@
-package targets
+package grpc_test
 
 import (
 	"bytes"
@@ -13,19 +13,19 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/resolver"
-	"google.golang.org/grpc/resolver/manual"
-
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/target"
 	"github.com/tunetimeout/tunetimeout/target/envoy"
 	grpctarget "github.com/tunetimeout/tunetimeout/target/grpc"
+	"github.com/tunetimeout/tunetimeout/target/internal/targettest"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/resolver"
+	"google.golang.org/grpc/resolver/manual"
 )
 
 // grpcFixtureDir holds real service configs (ORIGIN.md says whose).
-var grpcFixtureDir = configFixtureDir("grpc")
+var grpcFixtureDir = targettest.ConfigFixtureDir("grpc")
 
 // grpcTestParse parses a service config with grpc-go's own parser, through
 // a resolver's ClientConn, and returns what grpc-go made of it.
@@ -60,13 +60,13 @@ func grpcTestParse(t *testing.T, js string) (*grpc.ServiceConfig, error) {
 
 // grpcTestRead reads a fixture, requiring no error.
 func grpcTestRead(t *testing.T, name string) ([]byte, []target.Object) {
-	requireConfigFixtures(t, grpcFixtureDir)
+	targettest.RequireConfigFixtures(t, grpcFixtureDir)
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(grpcFixtureDir, name))
 	require.NoError(t, err)
 	objs, err := grpctarget.ReadConfig(name, data, nil, nil)
 	require.NoError(t, err)
-	pbTestLinesInside(t, name, data, objs)
+	targettest.PBLinesInside(t, name, data, objs)
 	return data, objs
 }
 
@@ -79,12 +79,12 @@ func TestReadGRPCFixtures(t *testing.T) {
 		assert.Equal(t, "grpc.examples.echo.Echo", o.Name)
 		assert.Equal(t, "methodConfig", o.Kind)
 		assert.Equal(t, []target.Match{{Kind: target.MatchMethod, Value: "grpc.examples.echo.Echo"}}, o.Matches)
-		assert.Equal(t, pbTestLine(t, data, `"methodConfig": [{`, 1), o.Pos.Line)
+		assert.Equal(t, targettest.PBLine(t, data, `"methodConfig": [{`, 1), o.Pos.Line)
 		assert.Nil(t, o.Timeout, "no timeout: no deadline but the caller's")
-		assert.Equal(t, &target.Setting[int]{Value: 4, Pos: target.Pos{File: file, Line: pbTestLine(t, data, `"MaxAttempts"`, 1)}, Raw: "4"}, o.Attempts)
-		assert.Equal(t, &target.Setting[float64]{Value: 0.01, Pos: target.Pos{File: file, Line: pbTestLine(t, data, `"InitialBackoff"`, 1)}, Raw: ".01s"}, o.BackoffBase)
+		assert.Equal(t, &target.Setting[int]{Value: 4, Pos: target.Pos{File: file, Line: targettest.PBLine(t, data, `"MaxAttempts"`, 1)}, Raw: "4"}, o.Attempts)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.01, Pos: target.Pos{File: file, Line: targettest.PBLine(t, data, `"InitialBackoff"`, 1)}, Raw: ".01s"}, o.BackoffBase)
 		assert.Equal(t, 0.01, o.BackoffMax.Value)
-		assert.Equal(t, &target.Setting[[]string]{Value: []string{"UNAVAILABLE"}, Pos: target.Pos{File: file, Line: pbTestLine(t, data, `"RetryableStatusCodes"`, 1)}, Raw: "[UNAVAILABLE]"}, o.RetryOn)
+		assert.Equal(t, &target.Setting[[]string]{Value: []string{"UNAVAILABLE"}, Pos: target.Pos{File: file, Line: targettest.PBLine(t, data, `"RetryableStatusCodes"`, 1)}, Raw: "[UNAVAILABLE]"}, o.RetryOn)
 		assert.Equal(t, "±20 %", o.Jitter)
 		assert.Contains(t, o.Notes, "backoffMultiplier 1.0: each wait is 1.0 times the one before, up to maxBackoff")
 		assert.Nil(t, o.RetryBudget)
@@ -92,7 +92,7 @@ func TestReadGRPCFixtures(t *testing.T) {
 	t.Run("grpc-java's retrying example", func(t *testing.T) {
 		_, objs := grpcTestRead(t, "java-examples-retrying_service_config.json")
 		require.Len(t, objs, 1)
-		o := pbTestFind(t, objs, "helloworld.Greeter/SayHello")
+		o := targettest.PBFind(t, objs, "helloworld.Greeter/SayHello")
 		assert.Equal(t, []target.Match{{Kind: target.MatchMethod, Value: "helloworld.Greeter/SayHello"}}, o.Matches)
 		assert.Equal(t, 5, o.Attempts.Value)
 		assert.Equal(t, 0.5, o.BackoffBase.Value)
@@ -103,10 +103,10 @@ func TestReadGRPCFixtures(t *testing.T) {
 		data, objs := grpcTestRead(t, file)
 		require.Len(t, objs, 1)
 		o := objs[0]
-		assert.Equal(t, &target.Setting[int]{Value: 3, Pos: target.Pos{File: file, Line: pbTestLine(t, data, `"maxAttempts": 3`, 1)}, Raw: "3"}, o.HedgeAttempts)
-		assert.Equal(t, &target.Setting[float64]{Value: 1, Pos: target.Pos{File: file, Line: pbTestLine(t, data, `"hedgingDelay"`, 1)}, Raw: "1s"}, o.HedgeDelay)
+		assert.Equal(t, &target.Setting[int]{Value: 3, Pos: target.Pos{File: file, Line: targettest.PBLine(t, data, `"maxAttempts": 3`, 1)}, Raw: "3"}, o.HedgeAttempts)
+		assert.Equal(t, &target.Setting[float64]{Value: 1, Pos: target.Pos{File: file, Line: targettest.PBLine(t, data, `"hedgingDelay"`, 1)}, Raw: "1s"}, o.HedgeDelay)
 		assert.Nil(t, o.Attempts, "hedged, not retried")
-		assert.Equal(t, &target.Setting[float64]{Value: 0.1, Pos: target.Pos{File: file, Line: pbTestLine(t, data, `"tokenRatio"`, 1)}, Raw: "0.1"}, o.RetryBudget)
+		assert.Equal(t, &target.Setting[float64]{Value: 0.1, Pos: target.Pos{File: file, Line: targettest.PBLine(t, data, `"tokenRatio"`, 1)}, Raw: "0.1"}, o.RetryBudget)
 		notes := strings.Join(o.Notes, "\n")
 		assert.Contains(t, notes, "grpc-go (1.85) and C-core ignore it")
 		assert.Contains(t, notes, "not a percentage")
@@ -115,19 +115,19 @@ func TestReadGRPCFixtures(t *testing.T) {
 		const file = "java-test_retry_service_config.json"
 		data, objs := grpcTestRead(t, file)
 		require.Len(t, objs, 3)
-		s1 := pbTestFind(t, objs, "SimpleService1")
+		s1 := targettest.PBFind(t, objs, "SimpleService1")
 		assert.Equal(t, []target.Match{{Kind: target.MatchMethod, Value: "SimpleService1"}}, s1.Matches, "a whole service")
 		assert.Equal(t, 3, s1.Attempts.Value)
 		assert.Equal(t, 2.1, s1.BackoffBase.Value)
 		assert.Equal(t, 2.2, s1.BackoffMax.Value)
 		assert.Equal(t, []string{"UNAVAILABLE", "RESOURCE_EXHAUSTED"}, s1.RetryOn.Value)
 		assert.Contains(t, s1.Notes, "backoffMultiplier 3: each wait is 3 times the one before, up to maxBackoff")
-		s2 := pbTestFind(t, objs, "SimpleService2")
+		s2 := targettest.PBFind(t, objs, "SimpleService2")
 		assert.Equal(t, &target.Setting[int]{Value: 1, Pos: s2.Pos, Default: true}, s2.Attempts)
 		assert.Nil(t, s2.RetryOn)
-		both := pbTestFind(t, objs, "SimpleService1/Foo1, SimpleService2/Foo2")
+		both := targettest.PBFind(t, objs, "SimpleService1/Foo1, SimpleService2/Foo2")
 		assert.Equal(t, []target.Match{{Kind: target.MatchMethod, Value: "SimpleService1/Foo1"}, {Kind: target.MatchMethod, Value: "SimpleService2/Foo2"}}, both.Matches)
-		assert.Equal(t, pbTestLine(t, data, `"maxAttempts":5`, 1), both.Attempts.Pos.Line)
+		assert.Equal(t, targettest.PBLine(t, data, `"maxAttempts":5`, 1), both.Attempts.Pos.Line)
 		assert.Contains(t, strings.Join(both.Notes, "\n"), "waitForReady")
 		assert.NotContains(t, strings.Join(s1.Notes, "\n"), "waitForReady", "false")
 		for _, o := range objs {
@@ -137,11 +137,11 @@ func TestReadGRPCFixtures(t *testing.T) {
 	t.Run("grpc-java's hedging test config", func(t *testing.T) {
 		_, objs := grpcTestRead(t, "java-test_hedging_service_config.json")
 		require.Len(t, objs, 3)
-		o := pbTestFind(t, objs, "SimpleService1")
+		o := targettest.PBFind(t, objs, "SimpleService1")
 		assert.Equal(t, 2.1, o.HedgeDelay.Value)
 		assert.Equal(t, 3, o.HedgeAttempts.Value)
 		assert.Contains(t, strings.Join(o.Notes, "\n"), "nonFatalStatusCodes UNAVAILABLE, RESOURCE_EXHAUSTED")
-		assert.Equal(t, 0.1, pbTestFind(t, objs, "SimpleService1/Foo1, SimpleService2/Foo2").HedgeDelay.Value)
+		assert.Equal(t, 0.1, targettest.PBFind(t, objs, "SimpleService1/Foo1, SimpleService2/Foo2").HedgeDelay.Value)
 	})
 }
 
@@ -149,7 +149,7 @@ func TestReadGRPCFixtures(t *testing.T) {
 // must take it, and holds what the reader read against what grpc-go made
 // of it.
 func TestReadGRPCAgreesWithGRPCGo(t *testing.T) {
-	requireConfigFixtures(t, grpcFixtureDir)
+	targettest.RequireConfigFixtures(t, grpcFixtureDir)
 	entries, err := os.ReadDir(grpcFixtureDir)
 	require.NoError(t, err)
 	for _, e := range entries {
@@ -158,7 +158,7 @@ func TestReadGRPCAgreesWithGRPCGo(t *testing.T) {
 		}
 		t.Run(e.Name(), func(t *testing.T) {
 			data, objs := grpcTestRead(t, e.Name())
-			assert.LessOrEqual(t, bytes.Count(data, []byte("\n")), 200, "keep fixtures small")
+			assert.LessOrEqual(t, bytes.Count(data, []byte("\n")), 200, "keep targettest.Fixtures small")
 			sc, err := grpcTestParse(t, string(data))
 			require.NoError(t, err)
 			for _, o := range objs {
@@ -202,7 +202,7 @@ func TestReadGRPCSemantics(t *testing.T) {
   ],
   "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1234}
 }`, func(t *testing.T, objs []target.Object) {
-			o := pbTestFind(t, objs, "shop.Search/Find")
+			o := targettest.PBFind(t, objs, "shop.Search/Find")
 			assert.Equal(t, &target.Setting[int]{Value: 5, Pos: target.Pos{File: "x.json", Line: 4}, Raw: "7"}, o.Attempts)
 			assert.Contains(t, strings.Join(o.Notes, "\n"), "maxAttempts 7: gRPC makes at most 5 attempts")
 			assert.Equal(t, []string{"UNAVAILABLE", "RESOURCE_EXHAUSTED"}, o.RetryOn.Value)
@@ -210,7 +210,7 @@ func TestReadGRPCSemantics(t *testing.T) {
 			assert.Equal(t, 8.457, o.Timeout.Value)
 			assert.Equal(t, 0.1234, o.RetryBudget.Value)
 			assert.Contains(t, strings.Join(o.Notes, "\n"), "gRPC reads tokenRatio to 3 decimals")
-			all := pbTestFind(t, objs, "(every method)")
+			all := targettest.PBFind(t, objs, "(every method)")
 			assert.Nil(t, all.Matches, "no condition: every method")
 			assert.Equal(t, 30.0, all.Timeout.Value)
 		}},
@@ -231,7 +231,7 @@ func TestReadGRPCSemantics(t *testing.T) {
 			data := []byte(tc.json)
 			objs, err := grpctarget.ReadConfig("x.json", data, nil, nil)
 			require.NoError(t, err)
-			pbTestLinesInside(t, "x.json", data, objs)
+			targettest.PBLinesInside(t, "x.json", data, objs)
 			tc.check(t, objs)
 		})
 	}
@@ -289,7 +289,7 @@ func TestReadGRPCErrors(t *testing.T) {
 }
 
 func TestReadGRPCDetect(t *testing.T) {
-	requireConfigFixtures(t, grpcFixtureDir)
+	targettest.RequireConfigFixtures(t, grpcFixtureDir)
 	for _, tc := range []struct {
 		file, content string
 		want          bool
@@ -317,26 +317,24 @@ func TestReadGRPCDetect(t *testing.T) {
 		assert.True(t, grpctarget.Detect(e.Name(), data), e.Name())
 		assert.False(t, envoy.Detect(e.Name(), data), e.Name())
 	}
-	tgt, err := Lookup("grpc")
-	require.NoError(t, err)
-	assert.True(t, tgt.Reads())
+	assert.True(t, grpctarget.Target.Reads())
 }
 
 // TestReadGRPCRoundTrip reads back the service configs tunetimeout
 // writes: each method config with the numbers of the report.
 func TestReadGRPCRoundTrip(t *testing.T) {
-	for _, f := range fixtures {
-		if f.only != "" && f.only != "grpc" {
+	for _, f := range targettest.Fixtures {
+		if !f.For(grpctarget.Target) {
 			continue
 		}
-		t.Run(f.name, func(t *testing.T) {
-			r := loadReport(t, f.report)
-			body, err := Render("grpc", r, f.opts)
+		t.Run(f.Name, func(t *testing.T) {
+			r := targettest.LoadReport(t, f.Report)
+			body, err := grpctarget.Target.Render(r, f.Opts)
 			require.NoError(t, err)
 			objs, err := grpctarget.ReadConfig("grpc.json", body, nil, nil)
 			require.NoError(t, err)
-			pbTestLinesInside(t, "grpc.json", body, objs)
-			p, err := target.NewPlan(r, f.opts)
+			targettest.PBLinesInside(t, "grpc.json", body, objs)
+			p, err := target.NewPlan(r, f.Opts)
 			require.NoError(t, err)
 			secs := func(d time.Duration) float64 { return math.Round(d.Seconds()*1000) / 1000 }
 			svc := target.GrpcFullName(p.Service)
@@ -399,7 +397,7 @@ func FuzzReadGRPC(f *testing.F) {
 		require.NoError(f, err)
 		var r report.Report
 		require.NoError(f, json.Unmarshal(b, &r))
-		if body, err := Render("grpc", &r, target.Options{}); err == nil {
+		if body, err := grpctarget.Target.Render(&r, target.Options{}); err == nil {
 			f.Add(body)
 		}
 	}
@@ -415,7 +413,7 @@ func FuzzReadGRPC(f *testing.F) {
 				t.Fatalf("error at %s, outside the file", re.Pos)
 			}
 		}
-		pbTestLinesInside(t, "f.json", data, objs)
+		targettest.PBLinesInside(t, "f.json", data, objs)
 		for _, o := range objs {
 			if o.Attempts != nil && (o.Attempts.Value < 1 || o.Attempts.Value > grpctarget.MaxAttempts) {
 				t.Fatalf("%s: %d attempts", o.Name, o.Attempts.Value)

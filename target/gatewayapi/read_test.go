@@ -1,4 +1,4 @@
-package targets
+package gatewayapi_test
 
 import (
 	"path/filepath"
@@ -9,20 +9,21 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tunetimeout/tunetimeout/target"
 	"github.com/tunetimeout/tunetimeout/target/gatewayapi"
+	"github.com/tunetimeout/tunetimeout/target/internal/targettest"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
-var gatewayFixtures = configFixtureDir("gatewayapi")
+var gatewayFixtures = targettest.ConfigFixtureDir("gatewayapi")
 
 // TestReadGatewayAPIFixtures reads the Gateway API's own examples
 // (origins in each file).
 func TestReadGatewayAPIFixtures(t *testing.T) {
-	requireConfigFixtures(t, gatewayFixtures)
+	targettest.RequireConfigFixtures(t, gatewayFixtures)
 	path := func(f string) string { return filepath.Join(gatewayFixtures, f) }
 
 	t.Run("timeouts", func(t *testing.T) {
 		p := path("timeout-example.yaml")
-		objs := readConfig(t, "gateway-api", p)
+		objs := targettest.ReadConfig(t, gatewayapi.Target, p)
 		require.Len(t, objs, 1)
 		o := objs[0]
 		assert.Equal(t, "HTTPRoute rule", o.Kind)
@@ -37,7 +38,7 @@ func TestReadGatewayAPIFixtures(t *testing.T) {
 
 	t.Run("GEP-1731 retry: attempts are retries", func(t *testing.T) {
 		p := path("retry-example.yaml")
-		objs := readConfig(t, "gateway-api", p)
+		objs := targettest.ReadConfig(t, gatewayapi.Target, p)
 		require.Len(t, objs, 1)
 		o := objs[0]
 		assert.Equal(t, &target.Setting[int]{Value: 3, Pos: target.Pos{File: p, Line: 21}, Raw: "2"}, o.Attempts)
@@ -46,32 +47,32 @@ func TestReadGatewayAPIFixtures(t *testing.T) {
 		assert.Nil(t, o.Timeout, "unspecified: the implementation's")
 		assert.Equal(t, []target.Match{{Kind: target.MatchPrefix, Value: "/"}}, o.Matches, "a rule without matches matches PathPrefix /")
 		assert.Equal(t, "", o.Jitter, "the implementation's")
-		assert.True(t, hasNote(o, "standard-channel field since Gateway API v1.7.0"), describeObject(o))
+		assert.True(t, targettest.HasNote(o, "standard-channel field since Gateway API v1.7.0"), targettest.DescribeObject(o))
 	})
 
 	t.Run("routing examples", func(t *testing.T) {
-		objs := byName(t, readConfig(t, "gateway-api", path("http-routing.yaml")))
+		objs := targettest.ByName(t, targettest.ReadConfig(t, gatewayapi.Target, path("http-routing.yaml")))
 		require.Len(t, objs, 3)
 		assert.Equal(t, []target.Match{{Kind: target.MatchHost, Value: "foo.example.com"}, {Kind: target.MatchPrefix, Value: "/login"}}, objs["foo-route rule[0]"].Matches)
 		canary := objs["bar-route rule[0]"]
 		assert.Equal(t, []target.Match{{Kind: target.MatchHost, Value: "bar.example.com"}, {Kind: target.MatchPrefix, Value: "/"}}, canary.Matches, "a match without a path is PathPrefix /")
-		assert.True(t, hasNote(canary, "headers are not modeled"))
+		assert.True(t, targettest.HasNote(canary, "headers are not modeled"))
 		assert.Equal(t, "bar-svc", objs["bar-route rule[1]"].Upstream)
 
-		objs = byName(t, readConfig(t, "gateway-api", path("default-match-http.yaml")))
+		objs = targettest.ByName(t, targettest.ReadConfig(t, gatewayapi.Target, path("default-match-http.yaml")))
 		require.Len(t, objs, 2, "the GatewayClass and Gateway are not routes")
 		assert.Contains(t, objs["default-match-route rule[1]"].Matches, target.Match{Kind: target.MatchExact, Value: "/example/exact"})
 		assert.Equal(t, "my-custom-resource", objs["default-match-route rule[0]"].Upstream)
 	})
 
 	t.Run("GRPCRoute", func(t *testing.T) {
-		objs := byName(t, readConfig(t, "gateway-api", path("grpc-routing.yaml")))
+		objs := targettest.ByName(t, targettest.ReadConfig(t, gatewayapi.Target, path("grpc-routing.yaml")))
 		require.Len(t, objs, 3)
 		login := objs["foo-route rule[0]"]
 		assert.Equal(t, "GRPCRoute rule", login.Kind)
 		assert.Equal(t, []target.Match{{Kind: target.MatchHost, Value: "foo.example.com"}, {Kind: target.MatchMethod, Value: "com.example/Login"}}, login.Matches)
 		assert.Nil(t, login.Timeout)
-		assert.True(t, hasNote(login, "no timeouts or retry"))
+		assert.True(t, targettest.HasNote(login, "no timeouts or retry"))
 	})
 }
 
@@ -79,20 +80,20 @@ func TestReadGatewayAPIFixtures(t *testing.T) {
 // into sigs.k8s.io/gateway-api's types and checks their durations against
 // the CRD's pattern.
 func TestReadGatewayAPIFixturesValid(t *testing.T) {
-	requireConfigFixtures(t, gatewayFixtures)
+	targettest.RequireConfigFixtures(t, gatewayFixtures)
 	files, err := filepath.Glob(filepath.Join(gatewayFixtures, "*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {
-		for _, doc := range fixtureDocs(t, f) {
-			_, kind := kindOf(t, doc)
+		for _, doc := range targettest.FixtureDocs(t, f) {
+			_, kind := targettest.KindOf(t, doc)
 			switch kind {
 			case "HTTPRoute":
 				var hr gatewayv1.HTTPRoute
-				require.NoError(t, strictJSON(doc, &hr), f)
+				require.NoError(t, targettest.StrictJSON(doc, &hr), f)
 				for _, r := range hr.Spec.Rules {
 					for _, m := range r.Matches {
-						require.NoError(t, gatewayCheckPath(m.Path), f)
+						require.NoError(t, targettest.GatewayCheckPath(m.Path), f)
 					}
 					var durs []gatewayv1.Duration
 					if r.Timeouts != nil {
@@ -106,15 +107,15 @@ func TestReadGatewayAPIFixturesValid(t *testing.T) {
 						durs = append(durs, *r.Retry.Backoff)
 					}
 					for _, d := range durs {
-						assert.True(t, gatewayDuration.MatchString(string(d)), "%s: %s", f, d)
+						assert.True(t, targettest.GatewayDuration.MatchString(string(d)), "%s: %s", f, d)
 					}
 				}
 			case "GRPCRoute":
-				require.NoError(t, strictJSON(doc, &gatewayv1.GRPCRoute{}), f)
+				require.NoError(t, targettest.StrictJSON(doc, &gatewayv1.GRPCRoute{}), f)
 			case "Gateway":
-				require.NoError(t, strictJSON(doc, &gatewayv1.Gateway{}), f)
+				require.NoError(t, targettest.StrictJSON(doc, &gatewayv1.Gateway{}), f)
 			case "GatewayClass":
-				require.NoError(t, strictJSON(doc, &gatewayv1.GatewayClass{}), f)
+				require.NoError(t, targettest.StrictJSON(doc, &gatewayv1.GatewayClass{}), f)
 			default:
 				t.Fatalf("%s: kind %s", f, kind)
 			}
@@ -135,13 +136,13 @@ func TestReadGatewayAPIRoundTrip(t *testing.T) {
 		{"deadline.json", target.Options{GatewayAPIChannel: target.GatewayExperimental}},
 	} {
 		t.Run(fx.report+"/"+fx.opts.GatewayAPIChannel, func(t *testing.T) {
-			r := loadReport(t, fx.report)
-			body, err := Render("gateway-api", r, fx.opts)
+			r := targettest.LoadReport(t, fx.report)
+			body, err := gatewayapi.Target.Render(r, fx.opts)
 			require.NoError(t, err)
 			require.NoError(t, validateGateway(body))
 			objs, err := gatewayapi.ReadConfig("gw.yaml", body, nil, nil)
 			require.NoError(t, err)
-			requireInside(t, "gw.yaml", body, objs)
+			targettest.RequireInside(t, "gw.yaml", body, objs)
 			p, err := target.NewPlan(r, fx.opts)
 			require.NoError(t, err)
 			p.NoRetryAfter(&target.Doc{}, "") // as the writer: no 429
@@ -199,12 +200,12 @@ func TestReadGatewayAPIRefuses(t *testing.T) {
 		}
 	}
 	// attempts 0 disables retries (v1.7.0): one attempt, written.
-	objs := mustRead(t, gatewayapi.ReadConfig, "gw.yaml", head+"matches: [{method: POST}]\n    retry: {attempts: 0}\n")
+	objs := targettest.MustRead(t, gatewayapi.ReadConfig, "gw.yaml", head+"matches: [{method: POST}]\n    retry: {attempts: 0}\n")
 	assert.Equal(t, &target.Setting[int]{Value: 1, Pos: target.Pos{File: "gw.yaml", Line: 7}, Raw: "0"}, objs[0].Attempts)
 	assert.Nil(t, objs[0].RetryNonIdempotent, "nothing is retried")
 
 	// A zero request timeout disables it, and then any backendRequest goes.
-	objs = mustRead(t, gatewayapi.ReadConfig, "gw.yaml", head+"timeouts: {request: 0s, backendRequest: 1h}\n")
+	objs = targettest.MustRead(t, gatewayapi.ReadConfig, "gw.yaml", head+"timeouts: {request: 0s, backendRequest: 1h}\n")
 	assert.Equal(t, 0.0, objs[0].Timeout.Value)
 	assert.Equal(t, 3600.0, objs[0].PerTryTimeout.Value)
 }
@@ -222,13 +223,13 @@ spec:
     - method: {type: RegularExpression, service: "shop\\..*"}
     backendRefs: [{name: orders, port: 50051}]
 `
-	objs := mustRead(t, gatewayapi.ReadConfig, "g.yaml", gr)
+	objs := targettest.MustRead(t, gatewayapi.ReadConfig, "g.yaml", gr)
 	require.Len(t, objs, 1)
 	o := objs[0]
 	assert.Equal(t, "ns/g svc", o.Name, "a named rule keeps its name")
 	assert.Equal(t, []target.Match{{Kind: target.MatchMethod, Value: "shop.Orders"}}, o.Matches)
-	assert.True(t, hasNote(o, "method Ping of any service"), describeObject(o))
-	assert.True(t, hasNote(o, "method type RegularExpression"), describeObject(o))
+	assert.True(t, targettest.HasNote(o, "method Ping of any service"), targettest.DescribeObject(o))
+	assert.True(t, targettest.HasNote(o, "method type RegularExpression"), targettest.DescribeObject(o))
 	assert.Equal(t, "orders", o.Upstream)
 }
 
@@ -236,13 +237,13 @@ spec:
 func FuzzReadGatewayAPI(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(gatewayFixtures, "*.yaml"))
 	for _, p := range files {
-		f.Add(mustFile(f, p))
+		f.Add(targettest.MustFile(f, p))
 	}
 	f.Add([]byte("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nspec: {rules: [{timeouts: {request: 99999h99999h99999h99999h}}]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objs, err := gatewayapi.ReadConfig("f.yaml", data, nil, nil)
 		if err == nil {
-			requireInside(t, "f.yaml", data, objs)
+			targettest.RequireInside(t, "f.yaml", data, objs)
 		}
 	})
 }
