@@ -105,6 +105,6 @@ func TestOptionsListed(t *testing.T) {
 			}
 		}
 	}
-	assert.Len(t, declared, 66)
+	assert.Len(t, declared, 85)
 	assert.ElementsMatch(t, declared, Options())
 }
