@@ -29,7 +29,6 @@ const (
 	Chain                 Option = "chain"
 	Clients               Option = "clients"
 	Column                Option = "column"
-	Confidence            Option = "confidence"
 	ConfigFormat          Option = "config-format"
 	Data                  Option = "data"
 	Deadline              Option = "deadline"
@@ -42,6 +41,7 @@ const (
 	For                   Option = "for"
 	From                  Option = "from"
 	Headroom              Option = "headroom"
+	Hedge                 Option = "hedge"
 	Herd                  Option = "herd"
 	Idempotent            Option = "idempotent"
 	IdempotentMethods     Option = "idempotent-methods"
@@ -50,6 +50,7 @@ const (
 	Interval              Option = "interval"
 	Latency               Option = "latency"
 	Limit                 Option = "limit"
+	LinkerdResource       Option = "linkerd-resource"
 	LogFormat             Option = "log-format"
 	LogFormatName         Option = "log-format-name"
 	Lookback              Option = "lookback"
@@ -70,6 +71,7 @@ const (
 	Query                 Option = "query"
 	QueryTimeout          Option = "query-timeout"
 	Rate                  Option = "rate"
+	RecoverWithin         Option = "recover-within"
 	RequestsMetric        Option = "requests-metric"
 	RetryBudget           Option = "retry-budget"
 	RetryOn               Option = "retry-on"
@@ -104,13 +106,13 @@ const (
 func Options() []Option {
 	return []Option{Aggregate, Arrivals, Attempts, BackoffBase, BackoffCap, BasicAuthPasswordEnv, BasicAuthPasswordFile,
 		BasicAuthUser, BearerTokenEnv, BearerTokenFile, By, CAFile, Candidates, Capacity, Chain, Clients, Column,
-		Confidence, ConfigFormat, Data, Deadline, Dialect, DropExpired, EmitDir, FalseTimeouts, Field, Follow, For,
-		From, Headroom, Herd, Idempotent, IdempotentMethods, IncludeErrors, Input, Interval, Latency, Limit,
-		LogFormat, LogFormatName, Lookback, Map, Max, MaxFetchBytes, MaxFetchTime, MaxGroups, MaxResponseBytes,
-		MaxSearches, MaxTraces, Metric, NginxConf, Operation, Plan, Pool, Profile, Query, QueryTimeout, Rate,
-		RequestsMetric, RetryBudget, RetryOn, RoutePattern, RTT, Selector, Service, SpanKind, StatusColumn, Step,
-		Strict, Suggest, Table, Tags, TestOut, Time, TimeColumn, Timeout, To, Topology, Trigger, Unit, URL, Window,
-		WindowPrecision, Windows, Workers}
+		ConfigFormat, Data, Deadline, Dialect, DropExpired, EmitDir, FalseTimeouts, Field, Follow, For, From,
+		Headroom, Hedge, Herd, Idempotent, IdempotentMethods, IncludeErrors, Input, Interval, Latency, Limit,
+		LinkerdResource, LogFormat, LogFormatName, Lookback, Map, Max, MaxFetchBytes, MaxFetchTime, MaxGroups,
+		MaxResponseBytes, MaxSearches, MaxTraces, Metric, NginxConf, Operation, Plan, Pool, Profile, Query,
+		QueryTimeout, Rate, RecoverWithin, RequestsMetric, RetryBudget, RetryOn, RoutePattern, RTT, Selector,
+		Service, SpanKind, StatusColumn, Step, Strict, Suggest, Table, Tags, TestOut, Time, TimeColumn, Timeout, To,
+		Topology, Trigger, Unit, URL, Window, WindowPrecision, Windows, Workers}
 }
 
 // Render writes an option as people give it on the command line. The CLI
