@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/internal/nginxconf"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // nginx access logs.
@@ -81,7 +82,7 @@ func nginxLatencies() []string {
 type nginxFormat struct {
 	text   string // the format, the quoted parts of log_format joined
 	escape string // "default", "json" or "none"
-	origin string // "--log-format", `log_format "main" in nginx.conf:12`, ...
+	origin string // usage.LogFormat's flag, `log_format "main" in nginx.conf:12`, ...
 }
 
 // parseNginxFormat splits a format string into its leading literal and its
@@ -247,23 +248,23 @@ func (nf nginxFormat) missingLatency(vars []logItem, variable, latency string) e
 		}
 		return fmt.Errorf("%s records no latency. Add $request_time (and $upstream_response_time, "+
 			"$upstream_connect_time) to a log_format of your own, e.g.\n  log_format timed '%s $request_time $upstream_connect_time $upstream_response_time';\n"+
-			"  access_log /var/log/nginx/access.log timed;\nand pass it with --log-format or --nginx-conf FILE --log-format-name timed",
-			what, nginxCombined)
+			"  access_log /var/log/nginx/access.log timed;\nand pass it with %s or %s FILE %s timed",
+			what, nginxCombined, usage.LogFormat, usage.NginxConf, usage.LogFormatName)
 	}
 	if len(vars) == 0 && strings.Contains(nf.text, "%") {
-		return fmt.Errorf("%s has no nginx variable ($name); it looks like an Apache LogFormat: use --input apache", nf.describe())
+		return fmt.Errorf("%s has no nginx variable ($name); it looks like an Apache LogFormat: use %s apache", nf.describe(), usage.Input)
 	}
 	var others []string
 	for _, m := range nginxMeasures {
 		if m.variable != variable && slices.ContainsFunc(vars, func(v logItem) bool { return v.key == m.variable }) {
-			others = append(others, fmt.Sprintf("--latency %s ($%s)", m.name, m.variable))
+			others = append(others, fmt.Sprintf("%s %s ($%s)", usage.Latency, m.name, m.variable))
 		}
 	}
 	hint := "add $" + variable + " to the log_format"
 	if len(others) > 0 {
 		hint = "add it, or choose a measure the format has: " + strings.Join(others, ", ")
 	}
-	return fmt.Errorf("%s has no $%s, which --latency %s needs: %s", nf.describe(), variable, latency, hint)
+	return fmt.Errorf("%s has no $%s, which %s %s needs: %s", nf.describe(), variable, usage.Latency, latency, hint)
 }
 
 // nginxFormatOf returns the format the options name: --log-format, or
@@ -272,7 +273,7 @@ func (nf nginxFormat) missingLatency(vars []logItem, variable, latency string) e
 func nginxFormatOf(o Options) (nf nginxFormat, ok bool, err error) {
 	switch {
 	case o.LogFormat != "" && o.NginxConf != "":
-		return nf, false, fmt.Errorf("give the log format either with --log-format or with --nginx-conf, not both")
+		return nf, false, fmt.Errorf("give the log format either with %s or with %s, not both", usage.LogFormat, usage.NginxConf)
 	case o.LogFormat != "":
 		nf, err = nginxFormatFlag(o.LogFormat)
 		return nf, err == nil, err
@@ -282,7 +283,7 @@ func nginxFormatOf(o Options) (nf nginxFormat, ok bool, err error) {
 	case o.LogFormatName == "combined":
 		return nginxFormat{text: nginxCombined, escape: "default", origin: combinedOrigin}, true, nil
 	case o.LogFormatName != "":
-		return nf, false, fmt.Errorf("--log-format-name %q needs --nginx-conf, the config file that defines it", o.LogFormatName)
+		return nf, false, usage.About(usage.LogFormatName, fmt.Errorf("%s %q needs %s, the config file that defines it", usage.LogFormatName, o.LogFormatName, usage.NginxConf))
 	}
 	return nf, false, nil
 }
@@ -296,28 +297,28 @@ func nginxFormatOf(o Options) (nf nginxFormat, ok bool, err error) {
 func nginxFormatFlag(s string) (nginxFormat, error) {
 	t := strings.TrimSpace(s)
 	if strings.HasPrefix(t, "log_format") || strings.HasPrefix(t, "escape=") || strings.HasPrefix(t, "'") {
-		ds, err := nginxconf.Read("--log-format", []byte(t), nginxconf.Options{OpenEnd: true, KeepIncludes: true})
+		ds, err := nginxconf.Read(usage.LogFormat.String(), []byte(t), nginxconf.Options{OpenEnd: true, KeepIncludes: true})
 		if err != nil {
 			return nginxFormat{}, nginxConfError(err)
 		}
 		if len(ds) != 1 || ds[0].IsBlock {
-			return nginxFormat{}, fmt.Errorf("--log-format: want one log_format directive or format string, got %q", s)
+			return nginxFormat{}, usage.About(usage.LogFormat, fmt.Errorf("%s: want one log_format directive or format string, got %q", usage.LogFormat, s))
 		}
 		args := append([]string{ds[0].Name}, nginxWords(ds[0].Args)...)
 		name := ""
 		if len(args) > 0 && args[0] == "log_format" {
 			if len(args) < 3 {
-				return nginxFormat{}, fmt.Errorf("--log-format: a log_format directive needs a name and a format: %q", s)
+				return nginxFormat{}, usage.About(usage.LogFormat, fmt.Errorf("%s: a log_format directive needs a name and a format: %q", usage.LogFormat, s))
 			}
 			name, args = args[1], args[2:]
 		}
 		nf, err := logFormatArgs(args)
 		if err != nil {
-			return nginxFormat{}, fmt.Errorf("--log-format: %w", err)
+			return nginxFormat{}, usage.About(usage.LogFormat, fmt.Errorf("%s: %w", usage.LogFormat, err))
 		}
-		nf.origin = "--log-format"
+		nf.origin = usage.LogFormat.String()
 		if name != "" {
-			nf.origin = fmt.Sprintf("--log-format (log_format %q)", name)
+			nf.origin = fmt.Sprintf("%s (log_format %q)", usage.LogFormat, name)
 		}
 		if name == "combined" && nf.text == "" {
 			nf.text = nginxCombined
@@ -327,7 +328,7 @@ func nginxFormatFlag(s string) (nginxFormat, error) {
 	if t == "combined" {
 		return nginxFormat{text: nginxCombined, escape: "default", origin: combinedOrigin}, nil
 	}
-	return nginxFormat{text: unescapeNginx(s), escape: "default", origin: "--log-format"}, nil
+	return nginxFormat{text: unescapeNginx(s), escape: "default", origin: usage.LogFormat.String()}, nil
 }
 
 // logFormatArgs reads the arguments of a log_format directive after its
@@ -402,11 +403,11 @@ func NewNginx(r io.Reader, name string, o Options) (Decoder, error) {
 		case nginxCombined:
 			return nil, fmt.Errorf("%s: the lines look like the combined format (nginx's or Apache's), which records no latency. "+
 				"nginx: add $request_time to a log_format, e.g. log_format timed '%s $request_time $upstream_response_time'; "+
-				"Apache: add %%D to the LogFormat and use --input apache", name, nginxCombined)
+				"Apache: add %%D to the LogFormat and use %s apache", name, nginxCombined, usage.Input)
 		default:
-			return nil, fmt.Errorf("%s: nginx logs are written in a format of the user's choice: give it with --log-format '<format>' "+
-				"or --nginx-conf nginx.conf --log-format-name <name> (without them only combined followed by "+
-				"$request_time [$upstream_response_time] is recognised, and the first line is not that)", name)
+			return nil, fmt.Errorf("%s: nginx logs are written in a format of the user's choice: give it with %s '<format>' "+
+				"or %s nginx.conf %s <name> (without them only combined followed by "+
+				"$request_time [$upstream_response_time] is recognised, and the first line is not that)", name, usage.LogFormat, usage.NginxConf, usage.LogFormatName)
 		}
 	}
 	return newNginxDecoder(br, name, nf, o)

@@ -12,6 +12,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/budget"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/internal/nginxconf"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // Reading log_format directives from an nginx configuration, read by
@@ -88,7 +89,7 @@ func readNginxConf(path, name string) (nginxFormat, error) {
 		if len(r.formats) == 0 {
 			return nginxFormat{}, fmt.Errorf("%s defines no log_format%s", path, r.missingNote())
 		}
-		return nginxFormat{}, fmt.Errorf("%s defines several log formats (%s): choose one with --log-format-name", path, r.names())
+		return nginxFormat{}, usage.About(usage.LogFormatName, fmt.Errorf("%s defines several log formats (%s): choose one with %s", path, r.names(), usage.LogFormatName))
 	}
 	for _, f := range r.formats {
 		if f.name == name {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // Input is what is known about the calls to one dependency. Zero means
@@ -268,9 +269,9 @@ func (r Result) Verdict() string {
 	hang := r.hangRate()
 	switch {
 	case hang <= 0 && !r.PoolKnown:
-		return "Give --rate (or timestamps) and --pool to see what a hang costs."
+		return fmt.Sprintf("Give %s (or timestamps) and %s to see what a hang costs.", usage.Rate, usage.Pool)
 	case hang <= 0:
-		return fmt.Sprintf("Give --rate (or timestamps) to see what a hang costs the pool of %s.", human.Count(int64(r.Pool)))
+		return fmt.Sprintf("Give %s (or timestamps) to see what a hang costs the pool of %s.", usage.Rate, human.Count(int64(r.Pool)))
 	case r.Timeout <= 0:
 		return "Give a timeout to see what a hang costs."
 	}
@@ -293,7 +294,7 @@ func (r Result) Verdict() string {
 	var b strings.Builder
 	switch {
 	case !r.PoolKnown:
-		b.WriteString(s + "; give --pool to compare that with the pool the calls share.")
+		fmt.Fprintf(&b, "%s; give %s to compare that with the pool the calls share.", s, usage.Pool)
 	case r.PoolExhausted:
 		fmt.Fprintf(&b, "%s, %s x the pool of %s: the pool is exhausted %s s into the hang.",
 			s, strconv.FormatFloat(r.InFlightDuringHang/float64(r.Pool), 'f', 1, 64), human.Count(int64(r.Pool)),
@@ -397,7 +398,7 @@ func (s Shared) Verdict() string {
 	var b strings.Builder
 	pool := human.Count(int64(s.Pool))
 	if !s.RateKnown {
-		fmt.Fprintf(&b, "The %d groups share the pool of %s; give --rate (or timestamps) to see what a hang of the dependency costs it.", s.Groups, pool)
+		fmt.Fprintf(&b, "The %d groups share the pool of %s; give %s (or timestamps) to see what a hang of the dependency costs it.", s.Groups, pool, usage.Rate)
 	} else {
 		fmt.Fprintf(&b, "When the dependency hangs, the %d groups hang together: %s calls wait at once (each group's rate x what each of its calls waits)",
 			s.Groups, human.Number(s.InFlightDuringHang))

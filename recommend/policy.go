@@ -13,6 +13,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // Defaults of a call policy (docs/method.md#7-retries).
@@ -594,8 +595,8 @@ func (b *policyBuilder) amplification() {
 	}
 	if p.Attempts > 1 && p.RetryBudget == 0 && len(p.RetryOn) > 0 {
 		b.warn(finding.NoRetryBudget, finding.Fields{"attempts": p.Attempts, "suggested_budget_fraction": 0.1},
-			"no retry budget: during an outage %d attempts per request cost %d x the load on a dependency that is already failing; a budget of 10 %% (--retry-budget 10%%) keeps it near 1.1 x",
-			p.Attempts, p.Attempts)
+			"no retry budget: during an outage %d attempts per request cost %d x the load on a dependency that is already failing; a budget of 10 %% (%s 10%%) keeps it near 1.1 x",
+			p.Attempts, p.Attempts, usage.RetryBudget)
 	}
 }
 
@@ -637,8 +638,8 @@ func (b *policyBuilder) fitAttempts() {
 	dl, cp := p.Deadline, p.Backoff.Cap
 	if dl == 0 {
 		p.WorstCase = WorstCaseOf(p.Attempts, p.PerTryTimeout, cp)
-		b.step("attempts", p.WorstCase, "%d attempts of %s with waits capped at %s take at most %s; without a deadline nothing bounds that (give --deadline)",
-			p.Attempts, d(p.PerTryTimeout), d(cp), d(p.WorstCase))
+		b.step("attempts", p.WorstCase, "%d attempts of %s with waits capped at %s take at most %s; without a deadline nothing bounds that (give %s)",
+			p.Attempts, d(p.PerTryTimeout), d(cp), d(p.WorstCase), usage.Deadline)
 		return
 	}
 	for p.Attempts > 1 {
@@ -660,8 +661,8 @@ func (b *policyBuilder) fitAttempts() {
 		p.RequestedAttempts, p.RequestedAttempts-1, d(asked), d(p.MinUsefulTry), d(dl), attemptsText(p.Attempts), each, d(p.WorstCase))
 	if p.Attempts == 1 {
 		b.warn(finding.NoRetriesFit, finding.Fields{"deadline_seconds": dl, "first_wait_seconds": p.Backoff.window(0), "min_useful_try_seconds": p.MinUsefulTry},
-			"no retries fit the deadline of %s: even the first wait (up to %s) would leave less than the %s an attempt needs; raise the deadline or lower --backoff-base",
-			d(dl), d(p.Backoff.window(0)), d(p.MinUsefulTry))
+			"no retries fit the deadline of %s: even the first wait (up to %s) would leave less than the %s an attempt needs; raise the deadline or lower %s",
+			d(dl), d(p.Backoff.window(0)), d(p.MinUsefulTry), usage.BackoffBase)
 	}
 }
 
@@ -679,8 +680,8 @@ func (b *policyBuilder) retryOn(o PolicyOptions) {
 		p.Idempotent = slices.Contains(o.IdempotentMethods, o.Method)
 		if o.Idempotent && !p.Idempotent {
 			b.warn(finding.MethodNotIdempotent, finding.Fields{"method": o.Method},
-				"%s is not idempotent, so the group is not treated as idempotent despite --idempotent; add %s to --idempotent-methods when every such request carries an idempotency key",
-				o.Method, o.Method)
+				"%s is not idempotent, so the group is not treated as idempotent despite %s; add %s to %s when every such request carries an idempotency key",
+				o.Method, usage.Idempotent, o.Method, usage.IdempotentMethods)
 		}
 	case len(o.Methods) > 0:
 		p.IdempotentFrom = IdempotentFromMethods
@@ -693,8 +694,8 @@ func (b *policyBuilder) retryOn(o PolicyOptions) {
 		p.Idempotent = len(unsafe) == 0
 		if o.Idempotent && !p.Idempotent {
 			b.warn(finding.MethodNotIdempotent, finding.Fields{"method": unsafe[0], "methods": p.Methods},
-				"the group's calls include %s, not idempotent, so the group is not treated as idempotent despite --idempotent; add %s to --idempotent-methods when every such request carries an idempotency key",
-				b.methodsText(o.Methods, unsafe), strings.Join(unsafe, ", "))
+				"the group's calls include %s, not idempotent, so the group is not treated as idempotent despite %s; add %s to %s when every such request carries an idempotency key",
+				b.methodsText(o.Methods, unsafe), usage.Idempotent, strings.Join(unsafe, ", "), usage.IdempotentMethods)
 		}
 	case o.Idempotent:
 		p.IdempotentFrom = IdempotentFromFlag
@@ -711,10 +712,10 @@ func (b *policyBuilder) retryOn(o PolicyOptions) {
 			// A route that mixes reads and writes: a retry of one of its
 			// calls could be a write's.
 			b.warn(finding.MethodsMixed, finding.Fields{"methods": p.Methods, "not_idempotent": unsafe, "retry_on": NeverSent},
-				"the group's calls mix %s: %s not idempotent, so none of them is retried beyond failures that prove the request was never sent (%s); add method to --by (--by route,method) to retry the idempotent ones",
-				b.methodsText(o.Methods, p.Methods), isAre(unsafe), strings.Join(NeverSent, ", "))
+				"the group's calls mix %s: %s not idempotent, so none of them is retried beyond failures that prove the request was never sent (%s); add method to %s (%s route,method) to retry the idempotent ones",
+				b.methodsText(o.Methods, p.Methods), isAre(unsafe), strings.Join(NeverSent, ", "), usage.By, usage.By)
 		default:
-			what := "the call is not marked idempotent (--idempotent)"
+			what := fmt.Sprintf("the call is not marked idempotent (%s)", usage.Idempotent)
 			switch {
 			case p.Method != "":
 				what = fmt.Sprintf("%s is not idempotent", p.Method)
@@ -742,8 +743,8 @@ func (b *policyBuilder) retryOn(o PolicyOptions) {
 			}
 			if len(risky) > 0 {
 				b.warn(finding.RetryOnNotIdempotent, finding.Fields{"risky": risky, "never_sent": NeverSent},
-					"--retry-on %s on a call that is not idempotent: the request may already have taken effect, and %s; only %s prove that",
-					strings.Join(risky, ", "), RFC9110, strings.Join(NeverSent, ", "))
+					"%s %s on a call that is not idempotent: the request may already have taken effect, and %s; only %s prove that",
+					usage.RetryOn, strings.Join(risky, ", "), RFC9110, strings.Join(NeverSent, ", "))
 			}
 		}
 	}
@@ -816,7 +817,7 @@ func (b *policyBuilder) whyNoTimeoutRetry() string {
 	if !b.p.Idempotent {
 		return "the call is not idempotent: a timed-out request may have taken effect"
 	}
-	return "timeout is not in --retry-on"
+	return fmt.Sprintf("timeout is not in %s", usage.RetryOn)
 }
 
 // fastFailures says what a request does when every attempt fails fast with
@@ -828,7 +829,7 @@ func (b *policyBuilder) fastFailures() {
 		return
 	}
 	if !p.RetriesOn(RetryConnectFailure) {
-		b.step("fast-failures", 0, "a refused connection is not retried (%s is not in --retry-on): one attempt", RetryConnectFailure)
+		b.step("fast-failures", 0, "a refused connection is not retried (%s is not in %s): one attempt", RetryConnectFailure, usage.RetryOn)
 		return
 	}
 	p.FastAttempts = p.Attempts

@@ -9,6 +9,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	groupname "github.com/tunetimeout/tunetimeout/internal/names"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/report/plot"
 )
 
@@ -256,8 +257,8 @@ func callGraphSection(r *Report) *Section {
 			}
 			edges = strings.Join(names, ", ")
 		}
-		s.Blocks = append(s.Blocks, textPara(fmt.Sprintf("The plan (--plan): retries at the %s layer only (%s); every other hop makes one attempt; each within the time it has left of the %s deadline at %s, and no more than its caller's own call leaves it (each group's call policy says its part, step \"plan\").",
-			p.RetryAt, edges, human.Seconds(p.DeadlineSeconds), human.Quantile(p.Quantile))))
+		s.Blocks = append(s.Blocks, textPara(fmt.Sprintf("The plan (%s): retries at the %s layer only (%s); every other hop makes one attempt; each within the time it has left of the %s deadline at %s, and no more than its caller's own call leaves it (each group's call policy says its part, step \"plan\").",
+			usage.Plan, p.RetryAt, edges, human.Seconds(p.DeadlineSeconds), human.Quantile(p.Quantile))))
 		if st := chainSimTable(cg, p.Simulation); st != nil {
 			s.Blocks = append(s.Blocks, textPara("The chain under a fault at "+p.Simulation.FaultAt+" ("+pathArrows(cg, p.Simulation.Path)+")"+hangSummary(p.Simulation)+":"), Block{Table: st})
 		}
@@ -452,9 +453,9 @@ func chainSimTable(cg *CallGraph, sim *ChainSimulation) *Table {
 		own[i] = human.Seconds(w)
 	}
 	t.Legend = fmt.Sprintf("%s requests of the root replayed (seed %d) down the path: %s's latency drawn from its measured calls, each hop above it its callee's own work before calling on (%s, root first: the median time spent above the next call less that above this one) and the whole call below. "+
-		"Every hop retries: each hop makes the --attempts of its recommended timeout, retrying timeouts and 5xx as an idempotent call does, within the whole deadline counted from its own call (a hop that resets it); the plan: the plan's policies, retrying what they retry. "+
+		"Every hop retries: each hop makes the %s of its recommended timeout, retrying timeouts and 5xx as an idempotent call does, within the whole deadline counted from its own call (a hop that resets it); the plan: the plan's policies, retrying what they retry. "+
 		"Success: the root's requests answered within its deadline. Work after the root gave up: the work below after the root's call ended, per request, no hop being cancelled by its caller (docs/chain.md).",
-		human.Count(int64(sim.Requests)), sim.Seed, sim.FaultAt, strings.Join(own, ", "))
+		human.Count(int64(sim.Requests)), sim.Seed, sim.FaultAt, strings.Join(own, ", "), usage.Attempts)
 	return t
 }
 

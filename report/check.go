@@ -10,6 +10,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // Check is what `tunetimeout check` found: the configs' values held
@@ -139,7 +140,7 @@ func WriteCheckText(w io.Writer, c *Check) error {
 		b.WriteString("\n" + wrap(head+": "+v(f.Message), "", textWidth))
 	}
 	if len(c.UnmatchedConfig) > 0 {
-		b.WriteString("\nConfig with no data (give --map OBJECT=GROUP, or data grouped by route):\n")
+		fmt.Fprintf(&b, "\nConfig with no data (give %s OBJECT=GROUP, or data grouped by route):\n", usage.Map)
 		for _, o := range c.UnmatchedConfig {
 			fmt.Fprintf(&b, "  %s:%d: %s %s\n", v(o.File), o.Line, v(o.Kind), v(o.Object))
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tunetimeout/tunetimeout/internal/escape"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // Fix is the smallest edit of a config file that brings one value to the
@@ -70,7 +71,7 @@ func WriteFixes(w io.Writer, c *Check, read func(file string) ([]byte, error)) (
 func diffHeaderName(file string) error {
 	for _, r := range file {
 		if escape.Unsafe(r) {
-			return fmt.Errorf("--suggest: config file %s: its name holds a control character (%U), which a diff header cannot hold safely: rename the file", escape.Quote(file), r)
+			return usage.About(usage.Suggest, fmt.Errorf("%s: config file %s: its name holds a control character (%U), which a diff header cannot hold safely: rename the file", usage.Suggest, escape.Quote(file), r))
 		}
 	}
 	return nil

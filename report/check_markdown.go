@@ -8,6 +8,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // WriteCheckMarkdown writes the check as GitHub-flavoured Markdown for a
@@ -38,7 +39,7 @@ func WriteCheckMarkdown(w io.Writer, c *Check) error {
 		}
 	}
 	if len(c.UnmatchedConfig) > 0 {
-		b.WriteString("\nConfig with no data (give `--map OBJECT=GROUP`, or data grouped by route):\n\n| where | kind | object |\n|---|---|---|\n")
+		fmt.Fprintf(&b, "\nConfig with no data (give `%s OBJECT=GROUP`, or data grouped by route):\n\n| where | kind | object |\n|---|---|---|\n", usage.Map)
 		for _, o := range c.UnmatchedConfig {
 			b.WriteString("| " + mdWhere(o.File, o.Line) + " | " + cell(md(o.Kind)) + "| " + cell(md(o.Object)) + "|\n")
 		}

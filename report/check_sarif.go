@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/tunetimeout/tunetimeout/internal/finding"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // SARIFSchema is the URI of the SARIF 2.1.0 schema (OASIS Standard with
@@ -119,10 +120,12 @@ type (
 // The notifications of a check's SARIF log, declared in
 // tool.driver.notifications in this order: they are not finding codes,
 // which name results, so their ids are in lower case.
-var sarifNotifications = []struct{ id, level, summary string }{
-	{"unmatched-config", "warning", "a config object no group of the data maps to: it was not checked (--map OBJECT=GROUP, or data grouped by route)"},
-	{"unmatched-group", "warning", "a group of the data no config object maps to: no config was checked against it"},
-	{"config-note", "note", "what was read and not checked"},
+func sarifNotifications() []struct{ id, level, summary string } {
+	return []struct{ id, level, summary string }{
+		{"unmatched-config", "warning", fmt.Sprintf("a config object no group of the data maps to: it was not checked (%s OBJECT=GROUP, or data grouped by route)", usage.Map)},
+		{"unmatched-group", "warning", "a group of the data no config object maps to: no config was checked against it"},
+		{"config-note", "note", "what was read and not checked"},
+	}
 }
 
 // sarifLevel is the SARIF level of a severity (§3.27.10): error and
@@ -205,15 +208,16 @@ func WriteCheckSARIF(w io.Writer, c *Check) error {
 		}
 	}
 
+	notifications := sarifNotifications()
 	var notes []sarifNotification
 	note := func(i int, text string, at []sarifLocation) {
-		n := sarifNotifications[i]
+		n := notifications[i]
 		notes = append(notes, sarifNotification{Descriptor: sarifReference{ID: n.id, Index: i}, Level: n.level,
 			Message: sarifMessage{Text: text}, Locations: at})
 	}
 	for _, o := range c.UnmatchedConfig {
 		uri, base := sarifURI(o.File)
-		note(0, fmt.Sprintf("%s %s: no group of the data maps to it, so it was not checked (--map OBJECT=GROUP, or data grouped by route)", o.Kind, o.Object),
+		note(0, fmt.Sprintf("%s %s: no group of the data maps to it, so it was not checked (%s OBJECT=GROUP, or data grouped by route)", o.Kind, o.Object, usage.Map),
 			[]sarifLocation{sarifAt(uri, base, o.Line)})
 	}
 	for _, g := range c.UnmatchedGroups {
@@ -223,7 +227,7 @@ func WriteCheckSARIF(w io.Writer, c *Check) error {
 		note(2, n, nil)
 	}
 	var descriptors []sarifDescriptor
-	for _, n := range sarifNotifications {
+	for _, n := range notifications {
 		descriptors = append(descriptors, sarifDescriptor{ID: n.id, ShortDescription: sarifMessage{Text: n.summary},
 			DefaultConfiguration: sarifConfiguration{Level: n.level}})
 	}

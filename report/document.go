@@ -67,7 +67,7 @@ type Para struct {
 type Span struct {
 	Text   string
 	Strong bool
-	Code   bool // a flag or a file name: `--rtt`
+	Code   bool // a flag or a file name: usage.RTT as the CLI writes it
 }
 
 // Notice is a finding shown where it applies: its severity ("warning",

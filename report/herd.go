@@ -13,9 +13,9 @@ import (
 // the crowd.
 type Herd struct {
 	Clients           int     `json:"clients"`
-	ClientsSource     string  `json:"clients_source"` // "--herd", or how --clients made it
+	ClientsSource     string  `json:"clients_source"` // usage.Herd, or how usage.Clients made it
 	CapacityPerSecond float64 `json:"capacity_per_second"`
-	CapacitySource    string  `json:"capacity_source"` // "--capacity", or how the data made it
+	CapacitySource    string  `json:"capacity_source"` // usage.Capacity, or how the data made it
 	RejectCost        float64 `json:"reject_cost"`
 	Attempts          int     `json:"attempts"`
 	Seed              uint64  `json:"seed"`

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/report/plot"
 )
 
@@ -182,7 +183,7 @@ func metastabilitySection(g Group) *Section {
 	}
 	switch {
 	case m.Cure != nil:
-		blocks = append(blocks, para("", strong("The cheapest cure: "), text(m.Cure.Summary+fmt.Sprintf(" (%s closed loops run; the changes tried in order: a retry budget, fewer attempts, a longer backoff, --drop-expired, a lower rate).", human.Count(int64(m.Cure.Runs))))))
+		blocks = append(blocks, para("", strong("The cheapest cure: "), text(m.Cure.Summary+fmt.Sprintf(" (%s closed loops run; the changes tried in order: a retry budget, fewer attempts, a longer backoff, %s, a lower rate).", human.Count(int64(m.Cure.Runs)), usage.DropExpired))))
 	case m.CureReason != "":
 		blocks = append(blocks, para("", strong("No cure found: "), text(m.CureReason+".")))
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // PrometheusSource describes a report read live from Prometheus.
@@ -261,11 +262,11 @@ func bucketsSection(g Group) *Section {
 		}
 		switch {
 		case b.UsesWorstSlot != "":
-			add("The recommendation builds on the profile's worst hour, %s, its steps pooled (%s calls); --aggregate overall uses the whole window.", b.UsesWorstSlot, human.Number(b.Calls))
+			add("The recommendation builds on the profile's worst hour, %s, its steps pooled (%s calls); %s overall uses the whole window.", b.UsesWorstSlot, human.Number(b.Calls), usage.Aggregate)
 		case b.UsesWorstStep:
-			add("The recommendation builds on the worst step (%s calls); --aggregate overall uses the whole window.", human.Number(worst.Calls))
+			add("The recommendation builds on the worst step (%s calls); %s overall uses the whole window.", human.Number(worst.Calls), usage.Aggregate)
 		default:
-			add("The recommendation builds on the whole window (--aggregate overall); the worst step needs %s.", worst.Bucket)
+			add("The recommendation builds on the whole window (%s overall); the worst step needs %s.", usage.Aggregate, worst.Bucket)
 		}
 	}
 	for _, s := range b.Repairs {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/finding"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/report/plot"
 )
 
@@ -239,10 +240,10 @@ func groupSection(id string, g Group, figures bool) Section {
 	switch {
 	case rec.ConnectTimeoutSeconds == nil && rec.ReusedConnects > 0:
 		s.Blocks = append(s.Blocks, para("muted", text(fmt.Sprintf("Connect timeout: not recommended: no connect times. All %s measured were 0, requests on reused keepalive connections that connected nothing; give the round-trip time (",
-			human.Count(rec.ReusedConnects))), code("--rtt"), text(").")))
+			human.Count(rec.ReusedConnects))), code(usage.RTT.String()), text(").")))
 	case rec.ConnectTimeoutSeconds == nil:
 		s.Blocks = append(s.Blocks, para("muted", text("Connect timeout: not recommended without a round-trip time ("),
-			code("--rtt"), text(") or measured connect times.")))
+			code(usage.RTT.String()), text(") or measured connect times.")))
 	}
 	recFindings, _ := g.warningFindings()
 	s.Blocks = append(s.Blocks, notices(rec.Warnings, recFindings)...)
@@ -417,7 +418,7 @@ func rateSourceText(source string) string {
 	case "measured":
 		return "measured from timestamps"
 	case "flag":
-		return "from --rate"
+		return "from " + usage.Rate.String()
 	case "prometheus":
 		return "from Prometheus, the increase of _count"
 	case "otlp":
@@ -509,7 +510,7 @@ func idempotence(p *Policy) string {
 		}
 		return fmt.Sprintf("%s: the calls are %s", idem, methods)
 	case "flag":
-		return idem + ": --idempotent"
+		return idem + ": " + usage.Idempotent.String()
 	}
 	return idem
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/report/plot"
 )
 
@@ -104,7 +105,7 @@ func windowsSection(g Group) *Section {
 	if ww := g.WorstWindow; ww != nil {
 		blocks = append(blocks, textPara(ww.Reason))
 	} else {
-		text := "No window has enough calls above the quantile to tell which is the worst (--window-precision): the recommendation is the whole period's."
+		text := fmt.Sprintf("No window has enough calls above the quantile to tell which is the worst (%s): the recommendation is the whole period's.", usage.WindowPrecision)
 		switch n := g.WindowCallsNeeded; {
 		case n > 0:
 			text += fmt.Sprintf(" To tell a window whose %s is a fifth above the rest's from the noise, it would need about %s calls, against the %s of the median window: longer windows, or a daily profile, would tell.",

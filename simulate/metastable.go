@@ -12,6 +12,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/histogram"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/recommend"
 )
 
@@ -491,8 +492,8 @@ func (l *loop) run(ctx context.Context) error {
 			if !l.o.DropExpired && l.now < recoverBy {
 				drain := float64(l.queue.size) / capPerNs
 				if left := float64(recoverBy - l.now + int64(l.p.PerTryTimeout)); drain > left {
-					l.res.Reason = fmt.Sprintf("stopped at %s: the queue holds %s attempts, %s of work at full capacity, more than the %s left to recover: the dependency cannot be back within --recover-within",
-						human.Seconds(float64(l.now)/1e9), human.Count(int64(l.queue.size)), human.Seconds(drain/1e9), human.Seconds(left/1e9))
+					l.res.Reason = fmt.Sprintf("stopped at %s: the queue holds %s attempts, %s of work at full capacity, more than the %s left to recover: the dependency cannot be back within %s",
+						human.Seconds(float64(l.now)/1e9), human.Count(int64(l.queue.size)), human.Seconds(drain/1e9), human.Seconds(left/1e9), usage.RecoverWithin)
 					l.res.Ended = time.Duration(l.now)
 					return nil
 				}
@@ -793,8 +794,8 @@ func (l *loop) finish() {
 		res.Recovery = time.Duration(l.lastBadEnd - l.trigTo)
 		res.Recovered = res.Recovery <= l.o.RecoverWithin
 		if !res.Recovered {
-			res.Reason = fmt.Sprintf("back to normal only %s after the trigger, later than --recover-within %s",
-				human.Seconds(res.Recovery.Seconds()), human.Seconds(l.o.RecoverWithin.Seconds()))
+			res.Reason = fmt.Sprintf("back to normal only %s after the trigger, later than %s %s",
+				human.Seconds(res.Recovery.Seconds()), usage.RecoverWithin, human.Seconds(l.o.RecoverWithin.Seconds()))
 		}
 	}
 	// Per second, and the series cut at the end of the run.

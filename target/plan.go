@@ -12,6 +12,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/internal/escape"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/littleslaw"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
@@ -226,9 +227,9 @@ func (rt *Route) readPolicy(pol *report.Policy, recTimeout time.Duration, recWhy
 	case pol.Method != nil:
 		rt.IdempotentWhy = fmt.Sprintf("%s is not idempotent (RFC 9110 section 9.2.2)", *pol.Method)
 	case pol.Idempotent:
-		rt.IdempotentWhy = "the call policy says the calls are idempotent (--idempotent)"
+		rt.IdempotentWhy = fmt.Sprintf("the call policy says the calls are idempotent (%s)", usage.Idempotent)
 	default:
-		rt.IdempotentWhy = "the calls are not marked idempotent (--idempotent)"
+		rt.IdempotentWhy = fmt.Sprintf("the calls are not marked idempotent (%s)", usage.Idempotent)
 	}
 	rt.RetryOn = append(rt.RetryOn, pol.RetryOn...)
 	if !rt.Idempotent && pol.RetryOn == nil {
@@ -482,7 +483,7 @@ func (p *Plan) Timers(rt Route, others int) Timers {
 		t.Connect, t.ConnectWhy = *p.Connect, p.ConnectWhy
 	} else {
 		t.Connect = defaultConnect
-		t.ConnectWhy = fmt.Sprintf("%s, a default: the report has no connect timeout (analyze --rtt, or logs with connect times)", FmtDur(t.Connect))
+		t.ConnectWhy = fmt.Sprintf("%s, a default: the report has no connect timeout (analyze %s, or logs with connect times)", FmtDur(t.Connect), usage.RTT)
 		if dl > 0 {
 			// Room for every attempt with its waits when there is some (a
 			// tenth of the deadline's share at least), else for one.
@@ -495,8 +496,8 @@ func (p *Plan) Timers(rt Route, others int) Timers {
 			}
 			if fit < t.Connect {
 				t.Connect = max(fit, ms)
-				t.ConnectWhy = fmt.Sprintf("%s, a default shortened from %s so that %s fit the deadline of %s: the report has no connect timeout (analyze --rtt, or logs with connect times)",
-					FmtDur(t.Connect), FmtDur(defaultConnect), what, FmtDur(dl))
+				t.ConnectWhy = fmt.Sprintf("%s, a default shortened from %s so that %s fit the deadline of %s: the report has no connect timeout (analyze %s, or logs with connect times)",
+					FmtDur(t.Connect), FmtDur(defaultConnect), what, FmtDur(dl), usage.RTT)
 			}
 		}
 	}

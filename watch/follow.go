@@ -12,6 +12,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/report"
 )
 
@@ -59,10 +60,10 @@ type tail struct {
 // header is read before each part. now is the clock (nil: time.Now).
 func NewFollow(files []string, o analysis.Options, window time.Duration, now func() time.Time) (*Follow, error) {
 	if len(files) == 0 {
-		return nil, errors.New("--follow: no file to follow")
+		return nil, usage.About(usage.Follow, fmt.Errorf("%s: no file to follow", usage.Follow))
 	}
 	if window <= 0 {
-		return nil, fmt.Errorf("--window %v is not positive", window)
+		return nil, usage.About(usage.Window, fmt.Errorf("%s %v is not positive", usage.Window, window))
 	}
 	if now == nil {
 		now = time.Now

@@ -6,9 +6,9 @@
 // anchors and aliases) takes the machine, however small each file is.
 //
 // One Budget serves a whole run: `check` reads every config and include
-// against one, and `--nginx-conf` reads an nginx config and its includes
-// against one. What is spent is not given back: the bound is on the work,
-// not on what is held at the end.
+// against one, and the nginx config named by usage.NginxConf is read with
+// its includes against one. What is spent is not given back: the bound
+// is on the work, not on what is held at the end.
 package budget
 
 import (

@@ -1,6 +1,13 @@
 package finding
 
-// Def declares one code: its severity and what it means, in a line.
+import (
+	"regexp"
+
+	"github.com/tunetimeout/tunetimeout/internal/usage"
+)
+
+// Def declares one code: its severity and what it means, in a line
+// (Summary names options as the CLI writes them, usage.Option).
 // docs/findings.md says more, for each code.
 type Def struct {
 	Code     Code
@@ -122,9 +129,12 @@ const (
 	StdinReadOnce           Code = "TT-STDIN-READ-ONCE"
 )
 
-// defs declares every code, in the order of docs/findings.md.
+// defs declares every code, in the order of docs/findings.md. A summary
+// names an option by its key in braces, {window}: Codes and Lookup write
+// it as the CLI does (usage.Option's String), when they are called, after
+// the CLI has said how (usage.Render).
 var defs = []Def{
-	{MaxBelowQuantile, Warning, "the --max you set is below the measured quantile: the timeout cuts off more calls than asked"},
+	{MaxBelowQuantile, Warning, "the {max} you set is below the measured quantile: the timeout cuts off more calls than asked"},
 	{LowerBound, Warning, "censored calls lie at or below the quantile: it is only a lower bound"},
 	{LowerBoundPileUp, Warning, "the quantile falls into a pile-up at an existing timeout: it is only a lower bound"},
 	{CensoredPileUp, Warning, "many calls end at the largest value: an existing timeout cut them off"},
@@ -158,10 +168,10 @@ var defs = []Def{
 	{GroupFailed, Warning, "a group's series could not be read and is left out"},
 	{PrometheusNote, Info, "a note of the bucketed source (Prometheus, OTLP metrics) on what it read"},
 	{ServerWarning, Warning, "the server's own warning or info on the query (Prometheus's warnings and infos)"},
-	{RateShared, Info, "the --rate is shared among the groups by their share of the calls"},
+	{RateShared, Info, "the {rate} is shared among the groups by their share of the calls"},
 
-	{CheckTimeoutCutsOff, Error, "a configured timeout cuts off more calls than --false-timeouts allows"},
-	{CheckTimeoutFits, Info, "a configured timeout cuts off no more calls than --false-timeouts allows"},
+	{CheckTimeoutCutsOff, Error, "a configured timeout cuts off more calls than {false-timeouts} allows"},
+	{CheckTimeoutFits, Info, "a configured timeout cuts off no more calls than {false-timeouts} allows"},
 	{CheckDefaultTimeout, Warning, "no timeout is set: the target's default is in force"},
 	{CheckNoTimeout, Error, "no timeout bounds the call: a hang holds every call until the caller gives up"},
 	{CheckHangExhaustsPool, Error, "a hang at the configured timeout exhausts the pool (Little's law at the peak rate)"},
@@ -169,7 +179,7 @@ var defs = []Def{
 	{CheckRetryNonIdempotent, Error, "non-idempotent requests are retried after failures that may have been applied"},
 	{CheckNoJitter, Warning, "retries go at once, without backoff or jitter"},
 	{CheckRetryLayers, Warning, "several configs of one call chain retry: their attempts multiply at the bottom"},
-	{CheckTimeoutInversion, Warning, "along a --topology path, a callee's configs wait at least as long as its caller waits for it"},
+	{CheckTimeoutInversion, Warning, "along a {topology} path, a callee's configs wait at least as long as its caller waits for it"},
 	{CheckConnectTimeoutLong, Warning, "the connect timeout is longer than a connect inside a datacenter needs"},
 	{CheckBulkheadBelowDemand, Warning, "a limit of calls in flight is below normal demand: calls are turned away on a normal day"},
 	{CheckRetry500, Warning, "500 is retried: a deterministic bug returns it every time, and it may follow a half-applied request"},
@@ -187,39 +197,57 @@ var defs = []Def{
 	{CallOutlivesCaller, Warning, "a service's outgoing calls ran on after the request they were made for had ended: nobody waited for them"},
 	{NoBudgetLeft, Warning, "calls were made with less of the root's deadline left than their callee's median: work that will mostly time out, or that nobody waits for"},
 	{RetryAmplification, Warning, "attempts multiply along a path of the call graph: a callee gets more than 3 attempts per call of the root"},
-	{DeadlineBudget, Warning, "the recommended timeouts along a path of the call graph add up to more than the --deadline at its root"},
+	{DeadlineBudget, Warning, "the recommended timeouts along a path of the call graph add up to more than the {deadline} at its root"},
 
-	{GroupsFolded, Info, "groups beyond --max-groups were folded into \"other\""},
+	{GroupsFolded, Info, "groups beyond {max-groups} were folded into \"other\""},
 	{GroupEmpty, Warning, "a group has no call usable for latency and is left out"},
 	{NotRequests, Info, "lines that are a server's own messages, not requests, were skipped"},
 	{TimesOutOfRange, Warning, "records with a time outside 1970-2262: their latency is used, their time is not"},
-	{OutsideWindow, Info, "calls outside --from/--to were left out"},
+	{OutsideWindow, Info, "calls outside {from}/{to} were left out"},
 	{InputCutOff, Warning, "a compressed input ends early (the file is cut off)"},
 	{DecoderNote, Info, "a note of the input format's decoder on how it read the input"},
 	{OldHdrHistogramGo, Info, "an interval log of hdrhistogram-go before v1.3.0: its times are read as it wrote them"},
-	{FlagsNotForIntervalLogs, Info, "--by, --latency, --include-errors and the log format do not apply to interval logs"},
+	{FlagsNotForIntervalLogs, Info, "{by}, {latency}, {include-errors} and the log format do not apply to interval logs"},
 	{ForeignIntervalLog, Info, "an interval log another tool wrote: the unit is assumed, rates come from its intervals"},
 	{CoarseHistograms, Info, "intervals hold histograms coarser than tunetimeout's"},
 	{SparseSummary, Info, "a summary so sparse it is hardly smaller than its log"},
-	{LogWindows, Info, "without --window, interval logs are analysed window by window at their own interval"},
-	{OneWindow, Info, "the calls fall in a single --window, or none has a time: there are no windows to compare"},
+	{LogWindows, Info, "without {window}, interval logs are analysed window by window at their own interval"},
+	{OneWindow, Info, "the calls fall in a single {window}, or none has a time: there are no windows to compare"},
 	{StraddlingIntervals, Info, "intervals of an interval log straddle two windows: each is counted in the window of its start"},
 	{JaegerRead, Info, "how many traces of which service were read from Jaeger, over which period, in how many searches"},
-	{JaegerNote, Info, "a note of the Jaeger source on what it read (traces answered twice, more than --max-traces, searches that hit --limit)"},
+	{JaegerNote, Info, "a note of the Jaeger source on what it read (traces answered twice, more than {max-traces}, searches that hit {limit})"},
 	{ClickHouseNote, Info, "a note of the ClickHouse source on how it queried"},
-	{NoTimeColumn, Info, "the ClickHouse rows have no --time column: the rates are not measured"},
+	{NoTimeColumn, Info, "the ClickHouse rows have no {time} column: the rates are not measured"},
 	{StdinReadOnce, Info, "spans read from standard input are read once: the call-graph checks that read them again are not made"},
 }
 
 // Codes returns every declared code, in the order of docs/findings.md.
-func Codes() []Def { return append([]Def(nil), defs...) }
+func Codes() []Def {
+	out := make([]Def, len(defs))
+	for i, d := range defs {
+		out[i] = d.rendered()
+	}
+	return out
+}
 
 // Lookup returns the declaration of c.
 func Lookup(c Code) (Def, bool) {
 	for _, d := range defs {
 		if d.Code == c {
-			return d, true
+			return d.rendered(), true
 		}
 	}
 	return Def{}, false
+}
+
+// optionInSummary is an option named in a summary of defs: {key}.
+var optionInSummary = regexp.MustCompile(`\{([a-z][a-z-]*)\}`)
+
+// rendered is d with the options its summary names written as the CLI
+// writes them.
+func (d Def) rendered() Def {
+	d.Summary = optionInSummary.ReplaceAllStringFunc(d.Summary, func(m string) string {
+		return usage.Option(m[1 : len(m)-1]).String()
+	})
+	return d
 }

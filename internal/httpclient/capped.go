@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // ErrTooLarge is (wrapped in) the error of a request whose answer was
@@ -16,7 +17,7 @@ var ErrTooLarge = errors.New("the answer is larger than --max-response-bytes")
 type TooLargeError struct{ Limit int64 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("the answer is larger than %s (--max-response-bytes)", human.Bytes(e.Limit))
+	return fmt.Sprintf("the answer is larger than %s (%s)", human.Bytes(e.Limit), usage.MaxResponseBytes)
 }
 
 // Is makes errors.Is(err, ErrTooLarge) true.

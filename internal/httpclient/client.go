@@ -26,6 +26,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // Options is how to reach a server. The flags named in errors (--url,
@@ -101,9 +103,9 @@ func (o Options) Check() error {
 	u, err := url.Parse(o.URL)
 	switch {
 	case o.URL == "":
-		errs = append(errs, fmt.Errorf("--url is required: the address of %s, e.g. %s", o.Server, o.ExampleURL))
+		errs = append(errs, usage.About(usage.URL, fmt.Errorf("%s is required: the address of %s, e.g. %s", usage.URL, o.Server, o.ExampleURL)))
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		errs = append(errs, fmt.Errorf("--url %q is not an http:// or https:// address", RedactURL(o.URL)))
+		errs = append(errs, usage.About(usage.URL, fmt.Errorf("%s %q is not an http:// or https:// address", usage.URL, RedactURL(o.URL))))
 	}
 	if err != nil {
 		u = &url.URL{} // the other flags are checked without its user
@@ -114,22 +116,25 @@ func (o Options) Check() error {
 	}
 	user := o.BasicUser != "" || u.User != nil && u.User.Username() != ""
 	if o.BasicPasswordFile != "" && o.BasicPasswordEnv != "" {
-		errs = append(errs, errors.New("--basic-auth-password-file and --basic-auth-password-env exclude each other"))
+		errs = append(errs, fmt.Errorf("%s and %s exclude each other", usage.BasicAuthPasswordFile, usage.BasicAuthPasswordEnv))
 	}
 	if !user && (urlPass || o.BasicPasswordFile != "" || o.BasicPasswordEnv != "") {
-		errs = append(errs, errors.New("a basic-auth password needs a user: --basic-auth-user"))
+		errs = append(errs, usage.About(usage.BasicAuthUser, fmt.Errorf("a basic-auth password needs a user: %s", usage.BasicAuthUser)))
 	}
 	token := o.BearerTokenFile != "" || o.BearerTokenEnv != ""
 	if o.BearerTokenFile != "" && o.BearerTokenEnv != "" {
-		errs = append(errs, errors.New("--bearer-token-file and --bearer-token-env exclude each other"))
+		errs = append(errs, fmt.Errorf("%s and %s exclude each other", usage.BearerTokenFile, usage.BearerTokenEnv))
 	}
 	if token && (user || urlPass) {
 		errs = append(errs, errors.New("choose one of bearer token and basic auth"))
 	}
-	for _, e := range []struct{ name, flag string }{{o.BasicPasswordEnv, "--basic-auth-password-env"}, {o.BearerTokenEnv, "--bearer-token-env"}} {
+	for _, e := range []struct {
+		name string
+		flag usage.Option
+	}{{o.BasicPasswordEnv, usage.BasicAuthPasswordEnv}, {o.BearerTokenEnv, usage.BearerTokenEnv}} {
 		if e.name != "" && !envName.MatchString(e.name) {
 			// Likely the secret itself ($TOKEN for TOKEN): not shown.
-			errs = append(errs, fmt.Errorf("%s takes the name of an environment variable, such as %s; what it was given is not one (the secret itself?), so it is not shown", e.flag, o.ExampleEnv))
+			errs = append(errs, usage.About(e.flag, fmt.Errorf("%s takes the name of an environment variable, such as %s; what it was given is not one (the secret itself?), so it is not shown", e.flag, o.ExampleEnv)))
 		}
 	}
 	if _, err := parseHeaders(o.Headers, o.authBy(u), &Redactor{}, true); err != nil {
@@ -153,7 +158,7 @@ func commandLineSecrets(u *url.URL, headers []string) error {
 	const seen = "which the process list shows to every user of this machine"
 	if u.User != nil {
 		if _, ok := u.User.Password(); ok {
-			errs = append(errs, fmt.Errorf("--url holds a password, %s: give the user with --basic-auth-user and the password with --basic-auth-password-file or --basic-auth-password-env", seen))
+			errs = append(errs, usage.About(usage.URL, fmt.Errorf("%s holds a password, %s: give the user with %s and the password with %s or %s", usage.URL, seen, usage.BasicAuthUser, usage.BasicAuthPasswordFile, usage.BasicAuthPasswordEnv)))
 		}
 	}
 	for _, p := range strings.Split(u.RawQuery, "&") {
@@ -163,7 +168,7 @@ func commandLineSecrets(u *url.URL, headers []string) error {
 			if err != nil || !validHeaderName(key) {
 				key = "a key"
 			}
-			errs = append(errs, fmt.Errorf("--url's query holds a credential under %s, %s: send it in a header from a file (-H @FILE) if the server takes one, or use --bearer-token-file, --bearer-token-env or basic auth (--basic-auth-user with --basic-auth-password-file or --basic-auth-password-env)", key, seen))
+			errs = append(errs, usage.About(usage.URL, fmt.Errorf("%s's query holds a credential under %s, %s: send it in a header from a file (-H @FILE) if the server takes one, or use %s, %s or basic auth (%s with %s or %s)", usage.URL, key, seen, usage.BearerTokenFile, usage.BearerTokenEnv, usage.BasicAuthUser, usage.BasicAuthPasswordFile, usage.BasicAuthPasswordEnv)))
 		}
 	}
 	for _, h := range headers {
@@ -173,7 +178,7 @@ func commandLineSecrets(u *url.URL, headers []string) error {
 			continue // a file, or malformed (parseHeaders says so)
 		}
 		if credentialHeader(name) {
-			errs = append(errs, fmt.Errorf("-H %s carries a credential, %s: give a bearer token with --bearer-token-file or --bearer-token-env, basic auth with --basic-auth-user and --basic-auth-password-file or --basic-auth-password-env, or any header from a file with -H @FILE (lines of Name: value)", name, seen))
+			errs = append(errs, fmt.Errorf("-H %s carries a credential, %s: give a bearer token with %s or %s, basic auth with %s and %s or %s, or any header from a file with -H @FILE (lines of Name: value)", name, seen, usage.BearerTokenFile, usage.BearerTokenEnv, usage.BasicAuthUser, usage.BasicAuthPasswordFile, usage.BasicAuthPasswordEnv))
 		}
 	}
 	return errors.Join(errs...)
@@ -197,13 +202,13 @@ var credentialName = regexp.MustCompile(`(?i)auth|token|key|secret|pass|pwd|cook
 func (o Options) authBy(u *url.URL) string {
 	switch {
 	case o.BearerTokenFile != "":
-		return "--bearer-token-file"
+		return usage.BearerTokenFile.String()
 	case o.BearerTokenEnv != "":
-		return "--bearer-token-env"
+		return usage.BearerTokenEnv.String()
 	case o.BasicUser != "":
-		return "--basic-auth-user"
+		return usage.BasicAuthUser.String()
 	case u.User != nil:
-		return "the user:password in --url"
+		return "the user:password in " + usage.URL.String()
 	}
 	return ""
 }
@@ -293,11 +298,11 @@ func (o Options) credentials(sec *Redactor, user, pass string) (string, string, 
 	var err error
 	switch {
 	case o.BasicPasswordFile != "":
-		if pass, err = readSecret(o.BasicPasswordFile, "--basic-auth-password-file"); err != nil {
+		if pass, err = readSecret(o.BasicPasswordFile, usage.BasicAuthPasswordFile); err != nil {
 			return "", "", "", err
 		}
 	case o.BasicPasswordEnv != "":
-		if pass, err = envSecret(o.BasicPasswordEnv, "--basic-auth-password-env"); err != nil {
+		if pass, err = envSecret(o.BasicPasswordEnv, usage.BasicAuthPasswordEnv); err != nil {
 			return "", "", "", err
 		}
 	}
@@ -310,11 +315,11 @@ func (o Options) credentials(sec *Redactor, user, pass string) (string, string, 
 	var token string
 	switch {
 	case o.BearerTokenFile != "":
-		if token, err = readSecret(o.BearerTokenFile, "--bearer-token-file"); err != nil {
+		if token, err = readSecret(o.BearerTokenFile, usage.BearerTokenFile); err != nil {
 			return "", "", "", err
 		}
 	case o.BearerTokenEnv != "":
-		if token, err = envSecret(o.BearerTokenEnv, "--bearer-token-env"); err != nil {
+		if token, err = envSecret(o.BearerTokenEnv, usage.BearerTokenEnv); err != nil {
 			return "", "", "", err
 		}
 	}
@@ -332,11 +337,11 @@ func (o Options) baseTransport() (http.RoundTripper, error) {
 	if o.CAFile != "" {
 		pem, err := os.ReadFile(o.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("--ca-file: %w", err)
+			return nil, usage.About(usage.CAFile, fmt.Errorf("%s: %w", usage.CAFile, err))
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--ca-file %s holds no PEM certificate", o.CAFile)
+			return nil, usage.About(usage.CAFile, fmt.Errorf("%s %s holds no PEM certificate", usage.CAFile, o.CAFile))
 		}
 		tlsConf.RootCAs = pool
 	}
@@ -415,7 +420,7 @@ type RedirectError struct{ To string } // scheme://host[:port]
 
 func (e *RedirectError) Error() string { return "a redirect to " + e.To }
 
-func readSecret(path, flag string) (string, error) {
+func readSecret(path string, flag usage.Option) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		why := err
@@ -438,7 +443,7 @@ func readSecret(path, flag string) (string, error) {
 
 // envSecret reads the secret in the environment variable name (a name
 // Check has found well formed).
-func envSecret(name, flag string) (string, error) {
+func envSecret(name string, flag usage.Option) (string, error) {
 	s := strings.TrimSpace(os.Getenv(name))
 	if s == "" {
 		// Not named: a token of letters, digits and _ (ghp_..., glsa_...)
@@ -531,7 +536,7 @@ func parseHeaders(hs []string, authBy string, sec *Redactor, files bool) (http.H
 		case key == "Authorization" && authBy != "":
 			errs = append(errs, fmt.Errorf("-H %s and %s both set the Authorization header: give one of them", name, authBy))
 		case key == "Host":
-			errs = append(errs, fmt.Errorf("-H %s: the host comes from --url", name))
+			errs = append(errs, fmt.Errorf("-H %s: the host comes from %s", name, usage.URL))
 		case ownHeaders[key]:
 			errs = append(errs, fmt.Errorf("-H %s: tunetimeout sets this header itself", name))
 		default:

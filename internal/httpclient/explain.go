@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // Advice is what a source adds to Explain: its own hints and the errors of
@@ -47,11 +48,11 @@ func (c *Client) Explain(err error, what string, a Advice) error {
 	case errors.Is(err, context.Canceled):
 		msg = "interrupted"
 	case errors.As(err, &redir):
-		msg = fmt.Sprintf("%s at %s redirected to %s, which tunetimeout does not follow: it sends the credentials, the -H headers and --url's query only to --url's host (and not from https to http); if %s is the server to query, give its address as --url",
-			c.Server, c.Display, redir.To, redir.To)
+		msg = fmt.Sprintf("%s at %s redirected to %s, which tunetimeout does not follow: it sends the credentials, the -H headers and %s's query only to %s's host (and not from https to http); if %s is the server to query, give its address as %s",
+			c.Server, c.Display, redir.To, usage.URL, usage.URL, redir.To, usage.URL)
 	case errors.As(err, &big):
-		msg = fmt.Sprintf("%s at %s answered %s with more than %s, the --max-response-bytes cap; %s",
-			c.Server, c.Display, what, human.Bytes(big.Limit), a.TooLarge)
+		msg = fmt.Sprintf("%s at %s answered %s with more than %s, the %s cap; %s",
+			c.Server, c.Display, what, human.Bytes(big.Limit), usage.MaxResponseBytes, a.TooLarge)
 	case o.TimedOut:
 		msg = fmt.Sprintf("%s at %s did not answer within %v%s; %s", c.Server, c.Display, c.PerTry(), tries, a.Timeout)
 	case isAPI:

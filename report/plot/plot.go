@@ -14,6 +14,7 @@ import (
 	"strconv"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // Scene is one SVG plot.
@@ -573,7 +574,7 @@ func InFlight(id string, g Group) (Scene, bool) {
 	rows := []row{
 		{"in flight normally", "normal", ll.InFlightNormal, "unknown without a rate"},
 		{"bulkhead", "bulkhead", bulkhead, "unknown without a rate"},
-		{"pool", "pool", pool, "unknown: give --pool"},
+		{"pool", "pool", pool, "unknown: give " + usage.Pool.String()},
 		{hang, hangClass, ll.InFlightDuringHang, "unknown without a rate"},
 	}
 	s := Scene{ID: id + "-littles-law", Class: "littles-law", Width: 760, Height: 56 + 30*len(rows),

@@ -62,15 +62,20 @@ const (
 	MetastableAttempts = 1.1
 	MetastableGoodput  = 0.99
 	MetastableFor      = 5 * time.Minute
-	// MetastableRunbook is the runbook annotation of both: break the loop,
-	// then restore (Bronson et al., HotOS 2021: a metastable state
-	// outlives its trigger; only removing the retry load ends it).
-	MetastableRunbook = "A metastable state outlives its trigger: rolling the trigger back does not end it, restarting does not either, breaking the loop does. 1. Shed load: turn away or rate-limit requests at the edge until attempts per request are back near 1. 2. Drain the queues: the dependency is working on calls whose callers gave up; let it drop them (work with an expired deadline), or drain its queue once the load is off. 3. Turn retries off: the switch each snippet's comments name (docs/policy.md), without a deploy. 4. Restore: when goodput meets the offered load again, turn retries back on (with a retry budget: tunetimeout simulate --trigger names the one that recovers), then the load, in steps."
+	// metastableRunbook is the runbook annotation of both (MetastableRunbook
+	// names the option in it): break the loop, then restore (Bronson et al.,
+	// HotOS 2021: a metastable state outlives its trigger; only removing the
+	// retry load ends it).
+	metastableRunbook = "A metastable state outlives its trigger: rolling the trigger back does not end it, restarting does not either, breaking the loop does. 1. Shed load: turn away or rate-limit requests at the edge until attempts per request are back near 1. 2. Drain the queues: the dependency is working on calls whose callers gave up; let it drop them (work with an expired deadline), or drain its queue once the load is off. 3. Turn retries off: the switch each snippet's comments name (docs/policy.md), without a deploy. 4. Restore: when goodput meets the offered load again, turn retries back on (with a retry budget: tunetimeout simulate %s names the one that recovers), then the load, in steps."
 	// DefaultWindows are the SRE workbook's recommended pairs ("Alerting on
 	// SLOs", table 5-8): page on 2 % of a month's budget spent in 1h and on
 	// 5 % in 6h, ticket on 10 % in 1d and in 3d.
 	DefaultWindows = "1h/5m:14.4:page,6h/30m:6:page,1d/2h:3:ticket,3d/6h:1:ticket"
 )
+
+// MetastableRunbook is the runbook annotation of the metastable alerts,
+// naming simulate's option that finds the retry budget that recovers.
+func MetastableRunbook() string { return fmt.Sprintf(metastableRunbook, usage.Trigger) }
 
 // Window is one pair of the multi-window, multi-burn-rate alerts: the
 // ratio over both Long and Short above Burn x budget fires an alert of
@@ -242,7 +247,7 @@ type Target struct {
 func Build(r *report.Report, o Options) (*Rules, error) {
 	if r == nil || r.Prometheus == nil {
 		if o.Metric == "" {
-			return nil, errors.New("the report was not read from Prometheus (no prometheus object): give --metric, or use a report of tunetimeout prometheus -o json")
+			return nil, usage.About(usage.Metric, fmt.Errorf("the report was not read from Prometheus (no prometheus object): give %s, or use a report of tunetimeout prometheus -o json", usage.Metric))
 		}
 	}
 	src := r.Prometheus
@@ -254,7 +259,7 @@ func Build(r *report.Report, o Options) (*Rules, error) {
 	// promtool refuses, or end an expression and add to it. The flags are
 	// the command line's (exit 2); a report's metric is the data's.
 	if o.Metric != "" {
-		if err := promsource.CheckMetric("--metric", o.Metric); err != nil {
+		if err := promsource.CheckMetric(usage.Metric.String(), o.Metric); err != nil {
 			return nil, &usage.Error{Err: err}
 		}
 	}
@@ -267,7 +272,7 @@ func Build(r *report.Report, o Options) (*Rules, error) {
 		return nil, &usage.Error{Err: err}
 	}
 	if o.RequestsMetric != "" {
-		if err := promsource.CheckMetric("--requests-metric", o.RequestsMetric); err != nil {
+		if err := promsource.CheckMetric(usage.RequestsMetric.String(), o.RequestsMetric); err != nil {
 			return nil, &usage.Error{Err: err}
 		}
 	}
@@ -279,7 +284,7 @@ func Build(r *report.Report, o Options) (*Rules, error) {
 		}
 	}
 	if len(o.Windows) == 0 {
-		return nil, errors.New("no --windows")
+		return nil, usage.About(usage.Windows, fmt.Errorf("no %s", usage.Windows))
 	}
 	if o.DemandRange <= 0 {
 		o.DemandRange = 5 * time.Minute
@@ -391,7 +396,7 @@ func target(g report.Group, o Options, kind, sel string, unit float64) (Target, 
 		t.Timeout = seconds(g.Recommendation.TimeoutSeconds)
 	}
 	if t.Timeout <= 0 {
-		return t, fmt.Sprintf("group %q has no recommended timeout: give --timeout", g.Name), nil
+		return t, fmt.Sprintf("group %q has no recommended timeout: give %s", g.Name, usage.Timeout), nil
 	}
 	t.Budget = o.FalseTimeouts
 	if t.Budget == 0 {
@@ -400,7 +405,7 @@ func target(g report.Group, o Options, kind, sel string, unit float64) (Target, 
 		}
 	}
 	if !(t.Budget > 0) {
-		return t, "", errors.New("no false-timeout budget: the report has no recommendation quantile; give --false-timeouts")
+		return t, "", usage.About(usage.FalseTimeouts, fmt.Errorf("no false-timeout budget: the report has no recommendation quantile; give %s", usage.FalseTimeouts))
 	}
 	for _, w := range o.Windows {
 		if w.Burn*t.Budget >= 1 {
@@ -477,7 +482,7 @@ func regexpQuote(s string) string { return strings.ReplaceAll(s, ".", `\.`) }
 func groupLabels(g report.Group, by []string) ([][2]string, error) {
 	if len(by) == 0 {
 		if g.Name != "all" || len(g.Labels) > 0 {
-			return nil, fmt.Errorf("the group's name is not \"all\": the report was grouped by labels; give --by as the prometheus run had it")
+			return nil, usage.About(usage.By, fmt.Errorf("the group's name is not \"all\": the report was grouped by labels; give %s as the prometheus run had it", usage.By))
 		}
 		return nil, nil
 	}
@@ -488,14 +493,14 @@ func groupLabels(g report.Group, by []string) ([][2]string, error) {
 		}
 		for l := range g.Labels {
 			if !slices.Contains(by, l) {
-				return nil, fmt.Errorf("the report grouped by the label %s, not in --by %s: give --by as the prometheus run had it", l, strings.Join(by, ","))
+				return nil, usage.About(usage.By, fmt.Errorf("the report grouped by the label %s, not in %s %s: give %s as the prometheus run had it", l, usage.By, strings.Join(by, ","), usage.By))
 			}
 		}
 		return out, nil
 	}
 	values, ok := names.ParseKey(g.Name, by).ByValues()
 	if !ok {
-		return nil, fmt.Errorf("cannot split the group's name into the values of the %d labels %s: give --by as the prometheus run had it", len(by), strings.Join(by, ","))
+		return nil, usage.About(usage.By, fmt.Errorf("cannot split the group's name into the values of the %d labels %s: give %s as the prometheus run had it", len(by), strings.Join(by, ","), usage.By))
 	}
 	out := make([][2]string, len(by))
 	for i, l := range by {
@@ -621,7 +626,7 @@ func groupRules(t Target, o Options, metric, source string) Group {
 	}
 	g.littlesLawRules(t, o, metric, by, timeout, common, alertLabels)
 	if o.RequestsMetric == "" {
-		g.Notes = append(g.Notes, fmt.Sprintf("No %s or %s alert: no --requests-metric (the callers' requests, each counted once however many attempts it makes).", RetryStormAlert, GoodputAlert))
+		g.Notes = append(g.Notes, fmt.Sprintf("No %s or %s alert: no %s (the callers' requests, each counted once however many attempts it makes).", RetryStormAlert, GoodputAlert, usage.RequestsMetric))
 		return g
 	}
 	g.Rules = append(g.Rules, metastableRules(t, o, metric, by, exactness, common, alertLabels)...)
@@ -690,7 +695,7 @@ func (g *Group) littlesLawRules(t Target, o Options, metric string, by []string,
 	// then exactly when rate x timeout does.
 	switch {
 	case t.Pool == 0:
-		g.Notes = append(g.Notes, fmt.Sprintf("No %s alert: no pool size (--pool).", HangAlert))
+		g.Notes = append(g.Notes, fmt.Sprintf("No %s alert: no pool size (%s).", HangAlert, usage.Pool))
 	case t.Bulkhead > 0 && t.Bulkhead <= t.Pool:
 		g.Notes = append(g.Notes, fmt.Sprintf("No %s alert: the bulkhead of %d caps the calls a hang holds within the pool of %d (%s watches the bulkhead).", HangAlert, t.Bulkhead, t.Pool, DemandAlert))
 	default:
@@ -743,7 +748,7 @@ func metastableRules(t Target, o Options, metric string, by []string, exactness 
 		goodput = sumBy(by, "rate("+series(metric+"_bucket", with(t.Matchers, leMatcher(t.LE)))+r+")")
 	}
 	forLit := dur(MetastableFor)
-	runbook := literal(MetastableRunbook)
+	runbook := literal(MetastableRunbook())
 	goodDesc := fmt.Sprintf("The calls of group %s answered within the timeout, %s, per second (over %s) have been below %s of the callers' requests per second (%s) for %s: the dependency does not serve the offered load, and its retries keep it so.",
 		t.Group, dur(t.Timeout), dur(w), human.Percent(MetastableGoodput), o.RequestsMetric, forLit)
 	if exactness != "" {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -101,7 +102,7 @@ func UnitTest(r *Rules, o Options, metric, selector, rulesPath string) ([]byte, 
 		f.Tests = append(f.Tests, ut)
 	}
 	var buf bytes.Buffer
-	buf.WriteString("# promtool test rules for the rules of group " + strconv.Quote(t.Group) + ", written by tunetimeout rules --test-out.\n")
+	buf.WriteString("# promtool test rules for the rules of group " + strconv.Quote(t.Group) + ", written by tunetimeout rules " + usage.TestOut.String() + ".\n")
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(f); err != nil {

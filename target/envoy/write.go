@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/target"
 )
 
@@ -81,7 +82,7 @@ func renderEnvoy(p *target.Plan, d *target.Doc) error {
 		d.Note("  max_connections and max_pending_requests: the same bulkhead (HTTP/1.1 holds one connection per request; a cold start queues them all, and a queued request waits within the route timeout)")
 		d.Printf("    max_connections: %d\n    max_pending_requests: %d\n    max_requests: %d\n", *b, *b, *b)
 	} else {
-		d.Note("  no bulkhead (Envoy's default thresholds of 1024 apply): the report has no call rate (analyze --rate, or timestamps)")
+		d.Note("  no bulkhead (Envoy's default thresholds of 1024 apply): the report has no call rate (analyze %s, or timestamps)", usage.Rate)
 	}
 	if bud := p.Budget; bud != nil {
 		pct := math.Min(100, math.Round(*bud*100*1000)/1000)

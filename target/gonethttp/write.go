@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/target"
 )
 
@@ -64,7 +65,7 @@ func write(p *target.Plan, d *target.Doc) error {
 		d.Note("MaxConnsPerHost %s; a request beyond it waits for a connection within its attempt's time (Go has no limit on waiting requests)", p.BulkheadWhy)
 		d.Printf("\tMaxConnsPerHost:       %d,\n\tMaxIdleConnsPerHost:   %d,\n", *b, *b)
 	} else {
-		d.Note("MaxConnsPerHost not set (no limit): the report has no call rate for a bulkhead (analyze --rate)")
+		d.Note("MaxConnsPerHost not set (no limit): the report has no call rate for a bulkhead (analyze %s)", usage.Rate)
 	}
 	d.Printf("\tIdleConnTimeout:       90 * time.Second,\n}\n")
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/target"
 )
@@ -151,7 +152,7 @@ func grpcRetries(d *target.Doc, rt target.Route, mc *grpcMethodConfig, herdWindo
 		mc.HedgingPolicy = hp
 		d.Note("  hedgingPolicy: another request %s (%s) after the last one, up to maxAttempts %d, until one answers; nonFatalStatusCodes %s send the next at once. With independent attempts p99 %s, p99.9 %s, for %s more requests",
 			hp.HedgingDelay, target.QuantileName(h.Quantile), hp.MaxAttempts, strings.Join(codes, ", "), target.Secs(h.P99Seconds), target.Secs(h.P999Seconds), target.Percent(h.ExtraLoadFraction))
-		d.Note("  hedgingPolicy replaces retryPolicy. grpc-java implements it; grpc-go (1.85) and gRPC C-core drop it without a word, so their clients neither hedge nor retry this method: write the config without --hedge for them")
+		d.Note("  hedgingPolicy replaces retryPolicy. grpc-java implements it; grpc-go (1.85) and gRPC C-core drop it without a word, so their clients neither hedge nor retry this method: write the config without %s for them", usage.Hedge)
 	case rt.Attempts <= 1:
 		d.Note("  no retryPolicy (gRPC needs maxAttempts >= 2): %s", rt.AttemptsWhy)
 	case rt.NeverSentOnly():
@@ -189,7 +190,7 @@ func grpcRetries(d *target.Doc, rt target.Route, mc *grpcMethodConfig, herdWindo
 			d.Note("  no gRPC status for %s: left out", strings.Join(skipped, ", "))
 		}
 		if !rt.Idempotent {
-			d.Note("  %s: UNAVAILABLE may follow a request the server applied; the call policy's --retry-on asks for it anyway", rt.IdempotentWhy)
+			d.Note("  %s: UNAVAILABLE may follow a request the server applied; the call policy's %s asks for it anyway", rt.IdempotentWhy, usage.RetryOn)
 		}
 		d.Note("  %s", rt.HangText(false))
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/target"
 )
@@ -154,7 +155,7 @@ func renderHAProxy(p *target.Plan, d *target.Doc) error {
 			d.Note("  server maxconn %s; calls beyond it wait in the queue for at most timeout queue", bwhy)
 			server += " maxconn " + strconv.Itoa(*b)
 		} else {
-			d.Note("  no maxconn: the report has no call rate for a bulkhead (analyze --rate)")
+			d.Note("  no maxconn: the report has no call rate for a bulkhead (analyze %s)", usage.Rate)
 		}
 		d.Printf("%s init-addr last,libc,none  # every instance of the service\n", server)
 		if len(routes) > 1 {

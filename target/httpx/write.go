@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/internal/human"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/target"
 )
 
@@ -37,7 +38,7 @@ func write(p *target.Plan, d *target.Doc) error {
 		d.Note("max_connections %s; a request beyond it waits at most the pool timeout, then fails (httpx.PoolTimeout)", p.BulkheadWhy)
 		d.Printf("LIMITS = httpx.Limits(max_connections=%d, max_keepalive_connections=%d)\n\n", *b, *b)
 	} else {
-		d.Note("httpx's default limits (100 connections): the report has no call rate for a bulkhead (analyze --rate)")
+		d.Note("httpx's default limits (100 connections): the report has no call rate for a bulkhead (analyze %s)", usage.Rate)
 		d.Printf("LIMITS = httpx.Limits()\n\n")
 	}
 	d.Printf("%s", retriesOffCode)

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/target"
 )
 
@@ -66,7 +67,7 @@ func renderLinkerd(p *target.Plan, d *target.Doc) error {
 	p.NoRetryAfter(d, "Linkerd (25-250ms between attempts)")
 	d.Note("timeout.linkerd.io/request bounds the whole request, retries included; retry.linkerd.io/timeout bounds one attempt and retries it; retry.linkerd.io/limit counts the retries after the first. Durations are one number and a unit (800ms, 2500ms).")
 	d.Note("Linkerd waits 25ms to 250ms, full jitter, between attempts (not configurable), never retries a request whose body is over 64KiB, and has no retry budget in this model.")
-	d.Note("A ServiceProfile for the same Service takes precedence over these annotations: remove it, or use --linkerd-resource serviceprofile. Requests matching no route get a 404, hence the catch-all.")
+	d.Note("A ServiceProfile for the same Service takes precedence over these annotations: remove it, or use %s serviceprofile. Requests matching no route get a 404, hence the catch-all.", usage.LinkerdResource)
 	p.NoteUnroutable(d, "a Linkerd route")
 	names := target.NewUnique("-")
 	resource := "httproute.policy.linkerd.io"

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/target"
 )
@@ -78,7 +79,7 @@ func renderNginx(p *target.Plan, d *target.Doc) error {
 		}
 		server += fmt.Sprintf(" max_conns=%d", each)
 	} else {
-		d.Note("no max_conns: the report has no call rate for a bulkhead (analyze --rate)")
+		d.Note("no max_conns: the report has no call rate for a bulkhead (analyze %s)", usage.Rate)
 	}
 	for i := range tries {
 		if i == 0 {

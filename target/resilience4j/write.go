@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/target"
 )
 
@@ -93,7 +94,7 @@ func write(p *target.Plan, d *target.Doc) error {
 			d.Printf("      %s:\n        maxConcurrentCalls: %d\n        maxWaitDuration: 0ms\n", inst[i], *b)
 		}
 	} else {
-		d.Note("no bulkhead: the report has no call rate (analyze --rate, or timestamps)")
+		d.Note("no bulkhead: the report has no call rate (analyze %s, or timestamps)", usage.Rate)
 	}
 	connect, cwhy := p.ClusterConnect()
 	d.Note("set the HTTP client's connect timeout to %s (%s): resilience4j has none", target.UnitDur(connect), cwhy)
