@@ -20,12 +20,31 @@ const Missing = "-"
 // names its groups by this rule (promsource.GroupName, ingest's --by).
 
 // NeedsQuote reports whether the group value v is quoted in a group's
-// name: it is "-", or holds a space (Unicode's) or a double quote.
+// name: it is "-", or holds a space (Unicode's) or a double quote. Every
+// log line's group value is checked (ingest's Grouper): eight bytes are
+// looked at a time, and a word with no byte below '#' and none above
+// 0x7f (the common case: a route) is passed at once.
 func NeedsQuote[T ~string | ~[]byte](v T) bool {
 	if string(v) == Missing {
 		return true
 	}
-	for i := 0; i < len(v); {
+	// plain reports whether the eight bytes from j have none below 0x23
+	// ('#': the space, '"' and the ASCII spaces are) and none with the
+	// high bit set: such a byte sets the high bit of its byte of
+	// w-0x23..23 or of w (a borrow into the next byte only sends the
+	// word to the bytewise look below, which is exact).
+	plain := func(j int) bool {
+		w := uint64(v[j]) | uint64(v[j+1])<<8 | uint64(v[j+2])<<16 | uint64(v[j+3])<<24 |
+			uint64(v[j+4])<<32 | uint64(v[j+5])<<40 | uint64(v[j+6])<<48 | uint64(v[j+7])<<56
+		return ((w-0x2323232323232323)|w)&0x8080808080808080 == 0
+	}
+	i := 0
+	for ; i+8 <= len(v) && plain(i); i += 8 {
+	}
+	if i < len(v) && i+8 > len(v) && len(v) >= 8 && plain(len(v)-8) {
+		return false // the last eight bytes, overlapping the words before
+	}
+	for i < len(v) {
 		c := v[i]
 		if c < utf8.RuneSelf {
 			if c == '"' || c == ' ' || (c >= '\t' && c <= '\r') {
