@@ -262,7 +262,7 @@ func (p *profiler) finish(ctx context.Context, name string, wholeLatency *histog
 	q := human.Quantile(whole.Recommendation.Quantile)
 	zone := p.loc.String()
 	if worst < 0 {
-		median := medianSlotCalls(prof.Slots)
+		median := medianCalls(prof.Slots, func(s report.ProfileSlot) int64 { return s.Samples })
 		var above float64
 		prof.CallsNeeded, above = windowCallsNeeded(wholeLatency, whole, used, median)
 		prof.Reason = fmt.Sprintf("No hour of the %s is worse beyond the noise: no slot's lower bound of its %s (%s confidence over the %s slots at once) lies above the upper bound of the other slots pooled.",
@@ -310,19 +310,4 @@ func (p *profiler) unit() string {
 		return "weeks"
 	}
 	return "days"
-}
-
-// medianSlotCalls is the median of the slots' calls, those with any.
-func medianSlotCalls(ss []report.ProfileSlot) int64 {
-	var ns []int64
-	for _, s := range ss {
-		if s.Samples > 0 {
-			ns = append(ns, s.Samples)
-		}
-	}
-	if len(ns) == 0 {
-		return 0
-	}
-	slices.Sort(ns)
-	return ns[len(ns)/2]
 }

@@ -131,7 +131,7 @@ func windowsOf(ctx context.Context, name string, whole *histogram.Latency, cells
 // calls over its length, its busiest minute unknown within it.
 func windowGroup(name string, c *histogram.Cell, length time.Duration) *histogram.Group {
 	g := histogram.CellGroup(name, c)
-	if calls := g.Latency.Count() + excludedCalls(g.Excluded); g.Arrivals.Count() == 0 && calls > 0 {
+	if calls := g.Latency.Count() + total(g.Excluded); g.Arrivals.Count() == 0 && calls > 0 {
 		rate := float64(calls) / length.Seconds()
 		g.Measured = &histogram.Measured{Rate: rate, PeakRate: rate, Source: "interval counts"}
 	}
@@ -238,7 +238,7 @@ func Windows(ctx context.Context, whole report.Group, g *histogram.Group, cells 
 				profile.WorstSlot.Slot, profile.TZ, human.Count(profile.WorstSlot.Samples))
 		}
 		if !significant {
-			median := medianCalls(windows)
+			median := medianCalls(windows, func(w report.Window) int64 { return w.Samples })
 			var above float64
 			out.WindowCallsNeeded, above = windowCallsNeeded(g.Latency, whole, len(windows), median)
 			ww.Reason += needPhrase("window", out.WindowCallsNeeded, median, above, q, "longer windows, or a daily profile, would tell")
@@ -359,12 +359,13 @@ func windowCallsNeeded(lat *histogram.Latency, whole report.Group, k int, median
 	return callsToTell(lat, q, conf, *hi), toldAbove(lat, q, conf, *hi, median)
 }
 
-// medianCalls is the median of the windows' calls, those with any.
-func medianCalls(ws []report.Window) int64 {
+// medianCalls is the median of the windows' (or slots') calls, those
+// with any.
+func medianCalls[T any](ws []T, calls func(T) int64) int64 {
 	var ns []int64
 	for _, w := range ws {
-		if w.Samples > 0 {
-			ns = append(ns, w.Samples)
+		if n := calls(w); n > 0 {
+			ns = append(ns, n)
 		}
 	}
 	if len(ns) == 0 {
@@ -410,13 +411,4 @@ func windowPhrase(start, end time.Time) string {
 		return s.Format("2006-01-02 15:04:05") + " to " + e.Format("15:04:05") + " UTC"
 	}
 	return s.Format("2006-01-02 15:04:05") + " to " + e.Format("2006-01-02 15:04:05") + " UTC"
-}
-
-// excludedCalls is the calls a group excluded, whatever the reason.
-func excludedCalls(m map[string]int64) int64 {
-	var t int64
-	for _, v := range m {
-		t += v
-	}
-	return t
 }

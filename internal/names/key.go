@@ -9,8 +9,8 @@ import (
 // was written from (the group rule above) and, when the reader knows them,
 // the --by keys they are the values of. Every package that reads something
 // out of a group's name (its request method, its path, the labels of a
-// saved report's group, the edge of a call graph) reads it from a Key made
-// by ParseKey, the one parser of group names.
+// saved report's group) reads it from a Key made by ParseKey, the one
+// parser of group names; the edge of a call graph is Edge's.
 type Key struct {
 	// Name is the group's name as written ("GET /users/{id}").
 	Name string
@@ -21,37 +21,29 @@ type Key struct {
 	// the group rule can have written: a reader then falls back on the
 	// name's words (strings.Fields), as a person may have typed it.
 	Values []string
-	// quoted marks the values that were written quoted (they hold a space
-	// or a quote, or are "-"): no such value is read as a path or a
-	// method, as no word of the name was before values were quoted.
-	quoted []bool
 }
 
 // ParseKey reads a group's name into its Key; by, when known, names the
 // keys of its values.
 func ParseKey(name string, by []string) Key {
 	k := Key{Name: name, By: by}
-	values, err := Split(name)
-	if err != nil {
-		return k
-	}
-	k.Values = values
-	k.quoted = make([]bool, len(values))
-	for i, v := range values {
-		k.quoted[i] = v == "" || NeedsQuote(v)
+	if values, err := Split(name); err == nil {
+		k.Values = values
 	}
 	return k
 }
 
-// words are the name's values as a reader of shapes sees them: the values
-// not quoted, or the name's words when it is not one the rule wrote.
+// words are the name's values as a reader of shapes sees them: those
+// written unquoted and not missing ("-"), as no word of a name was read as
+// a path or a method before values were quoted; or the name's words when
+// it is not one the rule wrote.
 func (k Key) words() []string {
 	if k.Values == nil {
 		return strings.Fields(k.Name)
 	}
 	out := make([]string, 0, len(k.Values))
-	for i, v := range k.Values {
-		if !k.quoted[i] {
+	for _, v := range k.Values {
+		if v != "" && !NeedsQuote(v) {
 			out = append(out, v)
 		}
 	}
@@ -70,9 +62,9 @@ func (k Key) Path() string {
 	return ""
 }
 
-// MethodKeys are the --by keys (log fields, CSV columns, Prometheus
+// methodKeys are the --by keys (log fields, CSV columns, Prometheus
 // labels) whose values are request methods.
-var MethodKeys = []string{"method", "http_method", "http_request_method", "request_method"}
+var methodKeys = []string{"method", "http_method", "http_request_method", "request_method"}
 
 // HTTPMethods are the methods of RFC 9110 and PATCH (RFC 5789): a group's
 // method must be one of them to decide its idempotency or a route's match.
@@ -82,7 +74,7 @@ var HTTPMethods = []string{"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "O
 func IsHTTPMethod(m string) bool { return slices.Contains(HTTPMethods, m) }
 
 // Method is the group's request method, "" when it has none. With the
-// keys known, it is the value of the first method key (MethodKeys), in any
+// keys known, it is the value of the first method key (methodKeys), in any
 // case; a name whose values do not match the keys one to one (a route
 // holding spaces, written before values were quoted) gives it from the
 // start or the end of its words, whichever side has no other key before
@@ -98,7 +90,7 @@ func (k Key) Method() string {
 		return ""
 	}
 	at := slices.IndexFunc(k.By, func(b string) bool {
-		return slices.Contains(MethodKeys, strings.ToLower(strings.TrimSpace(b)))
+		return slices.Contains(methodKeys, strings.ToLower(strings.TrimSpace(b)))
 	})
 	if at < 0 {
 		return ""
@@ -136,6 +128,3 @@ func (k Key) ByValues() (values []string, ok bool) {
 	}
 	return k.Values, true
 }
-
-// Edge is the group's edge of the call graph, as Edge reads it.
-func (k Key) Edge() (caller, callee string, ok bool) { return Edge(k.Name) }
