@@ -93,8 +93,8 @@ func Summarize(ctx context.Context, o Options, every time.Duration, stdin io.Rea
 		// comment: with few calls in each, the summary is no smaller
 		// than the log.
 		in.Note(finding.Newf(finding.SparseSummary, finding.Fields{"intervals": cells, "mean_calls": float64(calls) / float64(cells), "suggested_interval_seconds": 10 * every},
-			"%s intervals of groups hold %s calls on average: a summary this sparse is hardly smaller than its log; a longer %s (%s, 1h) makes it smaller.",
-			human.Count(cells), human.Number(float64(calls)/float64(cells)), usage.Interval, human.Duration(10*every)))
+			"%s intervals of groups hold %s on average: a summary this sparse is hardly smaller than its log; a longer %s (%s, 1h) makes it smaller.",
+			human.Count(cells), human.NumberOf(float64(calls)/float64(cells), "call"), usage.Interval, human.Duration(10*every)))
 	}
 	return in, histogram.WriteLog(w, set, t)
 }

@@ -427,12 +427,21 @@ func bucketReasons(rec *recommend.Recommendation, h *histogram.Latency, pos hist
 		}
 		fs = append(fs, finding.Newf(finding.BucketCensored,
 			finding.Fields{"calls": c, "fraction": frac, "bound_seconds": hist.LargestUsable(), "beyond_24h_buckets": beyond24h},
-			"%s calls (%s) took longer than "+fmt.Sprintf(which, largest)+"; they count as taking at least %s, so a timeout above %s cuts off anywhere between 0 %% and %s of calls: the data cannot say",
-			human.Count(c), share, largest, largest, share))
+			"%s (%s) took longer than "+fmt.Sprintf(which, largest)+"; %s as taking at least %s, so a timeout above %s cuts off anywhere between 0 %% and %s of calls: the data cannot say",
+			human.Calls(c), share, countAs(c), largest, largest, share))
 	}
 	rec.LowerBound = beyond
 	rec.Findings = fs
 	rec.Warnings = finding.Messages(fs)
+}
+
+// countAs is the verb of censored calls that count as taking at least a
+// bound: "it counts" for one, "they count" for more.
+func countAs(calls int64) string {
+	if calls == 1 {
+		return "it counts"
+	}
+	return "they count"
 }
 
 // suggestLE proposes a bucket bound near histogram_quantile's estimate, as

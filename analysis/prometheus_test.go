@@ -62,7 +62,7 @@ func TestBucketReasons(t *testing.T) {
 		last := rec.Findings[len(rec.Findings)-1]
 		assert.Equal(t, finding.BucketCensored, last.Code)
 		assert.Equal(t, finding.Fields{"calls": int64(1), "fraction": 0.001, "bound_seconds": 1.0, "beyond_24h_buckets": false}, last.Fields)
-		assert.Contains(t, last.Message, "1 calls (0.1 %) took longer than the largest finite bound 1s (the +Inf bucket)")
+		assert.Contains(t, last.Message, "1 call (0.1 %) took longer than the largest finite bound 1s (the +Inf bucket); it counts as taking at least 1s")
 	})
 	t.Run("+Inf", func(t *testing.T) {
 		lat := h.Latency()

@@ -215,8 +215,8 @@ func (p *padding) quantile() {
 	// count above it is exact, not a bound.
 	n, base := p.h.Count(), p.r.Base
 	above := p.h.CountAbove(base)
-	p.step("quantile", "%s of %s calls is %s: %s slower (%s; at most the %s asked for)",
-		p.name, human.Count(n), human.Duration(base), human.Calls(above), human.Percent(float64(above)/float64(n)), human.Percent(p.o.FalseTimeouts))
+	p.step("quantile", "%s of %s is %s: %s slower (%s; at most the %s asked for)",
+		p.name, human.Calls(n), human.Duration(base), human.Calls(above), human.Percent(float64(above)/float64(n)), human.Percent(p.o.FalseTimeouts))
 }
 
 // tightTail is step 2, the tight tail: a timeout close to the median
@@ -344,8 +344,8 @@ func (r *Recommendation) warnSamples(h *histogram.Latency, f float64, name strin
 	if float64(n)*f < 1 {
 		oneIn := int64(math.Round(1 / f))
 		r.warn(finding.FewSamples, finding.Fields{"samples": n, "one_in": oneIn, "quantile": q},
-			"only %s calls: fewer than needed to see one in %s, so %s is at best the largest sample",
-			human.Count(n), human.Count(oneIn), name)
+			"only %s: fewer than needed to see one in %s, so %s is at best the largest sample",
+			human.Calls(n), human.Count(oneIn), name)
 	}
 	// Inside a pile-up the interval only brackets the existing timeout; the
 	// warnings above already say what is unknown.

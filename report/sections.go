@@ -89,7 +89,7 @@ func newPolicyDocument(r *Report) *Document {
 		d.Sections = append(d.Sections, *s)
 	}
 	for i, g := range r.Groups {
-		s := Section{ID: groupID(i), Title: g.Name, Class: "group", Blocks: []Block{para("muted", text(human.Count(g.Samples)+" calls."))}}
+		s := Section{ID: groupID(i), Title: g.Name, Class: "group", Blocks: []Block{para("muted", text(human.Calls(g.Samples)+"."))}}
 		if g.Policy == nil {
 			s.Blocks = append(s.Blocks, textPara("No call policy."))
 		} else {
@@ -222,7 +222,7 @@ func summarySection(r *Report) *Section {
 // warnings, the plots when figures, then groupSections.
 func groupSection(id string, g Group, figures bool) Section {
 	s := Section{ID: id, Title: g.Name, Class: "group"}
-	calls := human.Count(g.Samples) + " calls"
+	calls := human.Calls(g.Samples)
 	if g.Censored > 0 {
 		calls += fmt.Sprintf(", %s of them censored (took at least their recorded time)", human.Count(g.Censored))
 	}
@@ -408,7 +408,7 @@ func littlesLawRateText(ll LittlesLaw) string {
 		s += fmt.Sprintf(", busiest minute %s calls/s", human.Number(*ll.PeakRatePerSecond))
 	}
 	if ll.BusiestSecond != nil {
-		s += fmt.Sprintf(", busiest second %s calls", human.Number(*ll.BusiestSecond))
+		s += ", busiest second " + human.NumberOf(*ll.BusiestSecond, "call")
 	}
 	return s + "."
 }

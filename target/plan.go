@@ -619,7 +619,7 @@ func derivation(g *report.Group, t time.Duration) string {
 	if rec.LowerBound {
 		base = "at least " + base
 	}
-	s := fmt.Sprintf("%s = %s of %s calls (%s)", FmtDur(t), human.Quantile(rec.Quantile), human.Count(g.Samples), base)
+	s := fmt.Sprintf("%s = %s of %s (%s)", FmtDur(t), human.Quantile(rec.Quantile), human.Calls(g.Samples), base)
 	for _, st := range rec.Steps {
 		switch st.Rule {
 		case "quantile", "connect":

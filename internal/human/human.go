@@ -143,6 +143,15 @@ func Quantile(q float64) string {
 	return "p" + strconv.FormatFloat(p, 'f', -1, 64)
 }
 
+// NumberOf writes x as Number does with noun in the number it takes: "1
+// call", "0.5 calls", "12 calls". noun is a regular English noun.
+func NumberOf(x float64, noun string) string {
+	if n := Number(x); n != "1" {
+		return n + " " + noun + "s"
+	}
+	return "1 " + noun
+}
+
 // Calls counts calls in words: "1 call", "0 calls", "200,000 calls".
 func Calls(n int64) string {
 	if n == 1 {

@@ -106,6 +106,15 @@ func TestQuantileFromFalseTimeouts(t *testing.T) {
 	}
 }
 
+func TestNumberOf(t *testing.T) {
+	assert.Equal(t, "1 call", NumberOf(1, "call"))
+	assert.Equal(t, "1 call", NumberOf(1.0004, "call"), "written as 1, read as one")
+	assert.Equal(t, "0.5 calls", NumberOf(0.5, "call"))
+	assert.Equal(t, "0 calls", NumberOf(0, "call"))
+	assert.Equal(t, "1.2 calls", NumberOf(1.2, "call"))
+	assert.Equal(t, "1,200 calls", NumberOf(1200, "call"))
+}
+
 func TestCalls(t *testing.T) {
 	assert.Equal(t, "0 calls", Calls(0))
 	assert.Equal(t, "1 call", Calls(1))

@@ -469,7 +469,7 @@ func Histogram(id string, g Group) (Scene, bool) {
 			x0, x1 := px(lower), px(b.UpperSeconds)
 			y := py(float64(b.Count))
 			s.Rects = append(s.Rects, Shape{Class: "bar", X: f1(x0 + 0.5), Y: f1(y), W: f1(max(x1-x0-1, 0.5)), H: f1(f.bottom - y),
-				Tip: fmt.Sprintf("%s to %s: %s calls", human.Seconds(lower), human.Seconds(b.UpperSeconds), human.Count(b.Count))})
+				Tip: fmt.Sprintf("%s to %s: %s", human.Seconds(lower), human.Seconds(b.UpperSeconds), human.Calls(b.Count))})
 		}
 		lower = b.UpperSeconds
 	}

@@ -64,7 +64,7 @@ func Profile(id, name, quantile, zone string, cells []ProfileCell, timeout float
 	for _, c := range cells {
 		x, y := f.left+cellW*float64(c.Hour), f.top+rowH*float64(row[c.Day])
 		sh := Shape{Class: "profile-cell", X: f1(x), Y: f1(y), W: f1(cellW), H: f1(rowH),
-			Tip: fmt.Sprintf("%s %02d:00: %s calls", c.Day, c.Hour, human.Count(c.Samples))}
+			Tip: fmt.Sprintf("%s %02d:00: %s", c.Day, c.Hour, human.Calls(c.Samples))}
 		if c.Quantile > 0 {
 			sh.Fill = heat(pos(c.Quantile))
 			sh.Tip += fmt.Sprintf(", %s %s", quantile, human.Seconds(c.Quantile))
