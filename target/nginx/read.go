@@ -251,26 +251,13 @@ func nginxSeconds(d *nginxconf.Directive) (float64, error) {
 	return float64(ms) / 1000, nil
 }
 
-// parseNginxTime parses an nginx time as ngx_parse_time does: numbers with
+// ParseTime parses an nginx time as ngx_parse_time does: numbers with
 // units ms s m h d w M y, each unit once and larger units first ("1m30s",
 // "1h 30m" when quoted), a number without a unit being seconds ("90",
 // "1m30"). With isSec false (a timeout, kept in milliseconds) it returns
 // milliseconds and refuses M and y, as nginx does; with isSec true (a
 // time in seconds: fail_timeout) it returns seconds and refuses ms.
 func ParseTime(s string, isSec bool) (int64, error) {
-	const maxInt = math.MaxInt64
-	const (
-		stStart = iota
-		stYear
-		stMonth
-		stWeek
-		stDay
-		stHour
-		stMin
-		stSec
-		stMsec
-		stLast
-	)
 	bad := errors.New("not an nginx time (a number with the units ms, s, m, h, d, w, largest first; a bare number is seconds)")
 	if !isSec && strings.ContainsAny(s, "yM") {
 		bad = errors.New("not an nginx time: months (M) and years (y) are not allowed in a timeout")
@@ -279,12 +266,12 @@ func ParseTime(s string, isSec bool) (int64, error) {
 	var value, total int64
 	step := stStart
 	if !isSec {
-		step = stMonth
+		step = stMonth // a timeout: no M, no y
 	}
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c >= '0' && c <= '9' {
-			if value > (maxInt-int64(c-'0'))/10 {
+			if value > (math.MaxInt64-int64(c-'0'))/10 {
 				return 0, bad
 			}
 			value = value*10 + int64(c-'0')
@@ -292,73 +279,19 @@ func ParseTime(s string, isSec bool) (int64, error) {
 			valid = true
 			continue
 		}
-		i++
-		var scale int64
-		next := step
-		switch c {
-		case 'y':
-			if step > stStart {
-				return 0, bad
-			}
-			next, scale = stYear, 60*60*24*365
-		case 'M':
-			if step >= stMonth {
-				return 0, bad
-			}
-			next, scale = stMonth, 60*60*24*30
-		case 'w':
-			if step >= stWeek {
-				return 0, bad
-			}
-			next, scale = stWeek, 60*60*24*7
-		case 'd':
-			if step >= stDay {
-				return 0, bad
-			}
-			next, scale = stDay, 60*60*24
-		case 'h':
-			if step >= stHour {
-				return 0, bad
-			}
-			next, scale = stHour, 60*60
-		case 'm':
-			if i < len(s) && s[i] == 's' {
-				if isSec || step >= stMsec {
-					return 0, bad
-				}
-				i++
-				next, scale = stMsec, 1
-				break
-			}
-			if step >= stMin {
-				return 0, bad
-			}
-			next, scale = stMin, 60
-		case 's':
-			if step >= stSec {
-				return 0, bad
-			}
-			next, scale = stSec, 1
-		case ' ':
-			if step >= stSec {
-				return 0, bad
-			}
-			next, scale = stLast, 1
-		default:
+		next, scale, width := nginxTimeUnit(s[i:], step, isSec)
+		if width == 0 {
 			return 0, bad
 		}
+		i += width
 		step = next
 		if step != stMsec && !isSec {
 			scale *= 1000
 		}
-		if value > maxInt/scale {
+		var ok bool
+		if total, ok = addScaled(total, value, scale); !ok {
 			return 0, bad
 		}
-		value *= scale
-		if total > maxInt-value {
-			return 0, bad
-		}
-		total += value
 		value = 0
 		for i < len(s) && s[i] == ' ' {
 			i++
@@ -367,16 +300,84 @@ func ParseTime(s string, isSec bool) (int64, error) {
 	if !valid {
 		return 0, bad
 	}
+	// A number without a unit at the end: seconds.
+	scale := int64(1)
 	if !isSec {
-		if value > maxInt/1000 {
-			return 0, bad
-		}
-		value *= 1000
+		scale = 1000
 	}
-	if total > maxInt-value {
+	total, ok := addScaled(total, value, scale)
+	if !ok {
 		return 0, bad
 	}
-	return total + value, nil
+	return total, nil
+}
+
+// timeStep is the last unit ngx_parse_time read, larger units first: a
+// unit is read only after a larger one.
+type timeStep int
+
+const (
+	stStart timeStep = iota
+	stYear
+	stMonth
+	stWeek
+	stDay
+	stHour
+	stMin
+	stSec
+	stMsec
+	stLast // a bare number before a space: nothing may follow
+)
+
+// nginxTimeUnits are the units of one letter: the step each is and its
+// length in seconds.
+var nginxTimeUnits = map[byte]struct {
+	step    timeStep
+	seconds int64
+}{
+	'y': {stYear, 60 * 60 * 24 * 365},
+	'M': {stMonth, 60 * 60 * 24 * 30},
+	'w': {stWeek, 60 * 60 * 24 * 7},
+	'd': {stDay, 60 * 60 * 24},
+	'h': {stHour, 60 * 60},
+	'm': {stMin, 60},
+	's': {stSec, 1},
+}
+
+// nginxTimeUnit reads the unit s starts with after a number, as
+// ngx_parse_time's switch does: the step it is, its scale (seconds, or
+// milliseconds for ms) and its width in bytes; width 0 when it is no unit
+// or not one allowed after step.
+func nginxTimeUnit(s string, step timeStep, isSec bool) (next timeStep, scale int64, width int) {
+	switch {
+	case strings.HasPrefix(s, "ms"):
+		if isSec || step >= stMsec {
+			return step, 0, 0
+		}
+		return stMsec, 1, 2
+	case s[0] == ' ':
+		if step >= stSec {
+			return step, 0, 0
+		}
+		return stLast, 1, 1
+	}
+	u, ok := nginxTimeUnits[s[0]]
+	if !ok || step >= u.step {
+		return step, 0, 0
+	}
+	return u.step, u.seconds, 1
+}
+
+// addScaled is total + value*scale, false when it overflows an int64.
+func addScaled(total, value, scale int64) (int64, bool) {
+	if value > math.MaxInt64/scale {
+		return 0, false
+	}
+	value *= scale
+	if total > math.MaxInt64-value {
+		return 0, false
+	}
+	return total + value, true
 }
 
 // nginxUpstream is an upstream block: its servers as the round-robin
