@@ -926,63 +926,12 @@ func (in *nginxInterp) proxyObject(name string, pos target.Pos, matches []target
 		return target.Object{}, err
 	}
 	o := target.Object{Target: "nginx", Kind: "location", Name: name, Pos: pos, Matches: matches, Upstream: tg.host, TimeoutIdle: true, Jitter: "none"}
-	timeout := func(directive string) (*target.Setting[float64], error) {
-		d := set[directive]
-		if d == nil {
-			return target.Keyed(target.Defaulted[float64](nginxDefaultTimeoutSeconds, pos), directive), nil
-		}
-		v, err := nginxSeconds(d)
-		if err != nil {
-			return nil, err
-		}
-		return target.Keyed(target.Set(v, at(d), d.Arg(0)), directive), nil
-	}
-	if o.Timeout, err = timeout(mod + "_read_timeout"); err != nil {
+	if err := proxyTimeouts(&o, mod, set); err != nil {
 		return o, err
 	}
-	if o.ConnectTimeout, err = timeout(mod + "_connect_timeout"); err != nil {
-		return o, err
-	}
-	if d := set[mod+"_send_timeout"]; d != nil {
-		o.Notes = append(o.Notes, fmt.Sprintf("%s_send_timeout %s (%s) bounds the wait between two writes of the request", mod, d.Arg(0), at(d)))
-	}
-
-	// The conditions: nginx's default "error timeout"; "off" wins over
-	// anything beside it.
-	off := false
-	next := set[mod+"_next_upstream"]
-	if next == nil {
-		o.RetryOn = target.Defaulted(append([]string(nil), nginxDefaultNextUpstream...), pos)
-		o.RetryNonIdempotent = target.Defaulted(false, pos)
-	} else {
-		conds, nonIdem := []string{}, false
-		for _, a := range next.Args {
-			switch a.Value {
-			case "off":
-				off = true
-			case "non_idempotent":
-				nonIdem = true
-			default:
-				if !slices.Contains(conds, a.Value) {
-					conds = append(conds, a.Value)
-				}
-			}
-		}
-		if off {
-			conds, nonIdem = []string{}, false
-		}
-		o.RetryOn = target.Set(conds, at(next), rawArgs(next))
-		o.RetryNonIdempotent = target.Set(nonIdem, at(next), rawArgs(next))
-	}
+	off, next := retryConditions(&o, mod, set)
 	if b := set["proxy_request_buffering"]; mod == "proxy" && b != nil && b.Arg(0) == "off" && !off {
 		o.Notes = append(o.Notes, fmt.Sprintf("proxy_request_buffering off (%s): a request whose body was sent is not passed to the next server", at(b)))
-	}
-
-	// The tries: one per peer, at most proxy_next_upstream_tries.
-	tries, triesAt := 0, (*nginxconf.Directive)(nil)
-	if d := set[mod+"_next_upstream_tries"]; d != nil {
-		tries, _ = nginxNumber(d.Arg(0))
-		triesAt = d
 	}
 	switch {
 	case off:
@@ -993,43 +942,7 @@ func (in *nginxInterp) proxyObject(name string, pos target.Pos, matches []target
 	case tg.dynamic:
 		o.Notes = append(o.Notes, fmt.Sprintf("%s %s has variables: the server is chosen per request, so the number of tries is not known", pass.Name, pass.Arg(0)))
 	default:
-		peers, single, what := 1, true, fmt.Sprintf("%s %s is one server", pass.Name, tg.host)
-		if tg.name {
-			what = fmt.Sprintf("%s %s is a host name: nginx makes one peer per address it resolves to at startup, counted here as one", pass.Name, tg.host)
-		}
-		if u := tg.upstream; u != nil {
-			peers, single = u.tries()
-			what = fmt.Sprintf("upstream %s has %s", u.name, target.Plural(peers, "server"))
-			if single {
-				what = fmt.Sprintf("upstream %s has one server, which nginx never retries", u.name)
-				if u.servers[0].name {
-					what = fmt.Sprintf("upstream %s has one server, %s, which nginx never retries (a host name is one peer per address it resolves to, counted here as one)", u.name, u.servers[0].addr)
-				}
-			}
-		}
-		n := peers
-		if single {
-			n = 1
-		}
-		if tries > 0 && tries < n {
-			n = tries
-		}
-		if triesAt != nil {
-			o.Attempts = target.Set(n, at(triesAt), triesAt.Arg(0))
-			switch {
-			case tries == 0:
-				o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries 0: one try per server, and %s", mod, what))
-			case tries > n:
-				o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries %s, but %s: %s", mod, triesAt.Arg(0), what, nginxTries(n)))
-			}
-		} else {
-			o.Attempts = target.Defaulted(n, pos)
-			if n > 1 || tg.name {
-				o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries not set: one try per server, and %s", mod, what))
-			} else if tg.upstream != nil && single {
-				o.Notes = append(o.Notes, what)
-			}
-		}
+		proxyTries(&o, mod, set, pass, tg)
 	}
 	if d := set[mod+"_next_upstream_timeout"]; d != nil && !off {
 		if v, _ := nginxSeconds(d); v > 0 {
@@ -1041,6 +954,121 @@ func (in *nginxInterp) proxyObject(name string, pos target.Pos, matches []target
 		o.Notes = append(o.Notes, fmt.Sprintf("upstream %s balances with %s: a retry still goes to another server", tg.upstream.name, tg.upstream.balancer))
 	}
 	return o, nil
+}
+
+// proxyTimeouts sets a proxying location's timeouts, mod's (proxy or
+// grpc) read and connect timeouts in force or nginx's default, and notes
+// its send timeout.
+func proxyTimeouts(o *target.Object, mod string, set nginxSettings) error {
+	timeout := func(directive string) (*target.Setting[float64], error) {
+		d := set[directive]
+		if d == nil {
+			return target.Keyed(target.Defaulted[float64](nginxDefaultTimeoutSeconds, o.Pos), directive), nil
+		}
+		v, err := nginxSeconds(d)
+		if err != nil {
+			return nil, err
+		}
+		return target.Keyed(target.Set(v, at(d), d.Arg(0)), directive), nil
+	}
+	var err error
+	if o.Timeout, err = timeout(mod + "_read_timeout"); err != nil {
+		return err
+	}
+	if o.ConnectTimeout, err = timeout(mod + "_connect_timeout"); err != nil {
+		return err
+	}
+	if d := set[mod+"_send_timeout"]; d != nil {
+		o.Notes = append(o.Notes, fmt.Sprintf("%s_send_timeout %s (%s) bounds the wait between two writes of the request", mod, d.Arg(0), at(d)))
+	}
+	return nil
+}
+
+// retryConditions sets the conditions a proxying location retries on:
+// nginx's default "error timeout", or mod's _next_upstream in force (next),
+// where "off" wins over anything beside it.
+func retryConditions(o *target.Object, mod string, set nginxSettings) (off bool, next *nginxconf.Directive) {
+	next = set[mod+"_next_upstream"]
+	if next == nil {
+		o.RetryOn = target.Defaulted(append([]string(nil), nginxDefaultNextUpstream...), o.Pos)
+		o.RetryNonIdempotent = target.Defaulted(false, o.Pos)
+		return false, nil
+	}
+	conds, nonIdem := []string{}, false
+	for _, a := range next.Args {
+		switch a.Value {
+		case "off":
+			off = true
+		case "non_idempotent":
+			nonIdem = true
+		default:
+			if !slices.Contains(conds, a.Value) {
+				conds = append(conds, a.Value)
+			}
+		}
+	}
+	if off {
+		conds, nonIdem = []string{}, false
+	}
+	o.RetryOn = target.Set(conds, at(next), rawArgs(next))
+	o.RetryNonIdempotent = target.Set(nonIdem, at(next), rawArgs(next))
+	return off, next
+}
+
+// proxyTries sets the tries of a location that retries, to a known
+// server or upstream: one per peer, at most mod's _next_upstream_tries.
+func proxyTries(o *target.Object, mod string, set nginxSettings, pass *nginxconf.Directive, tg nginxPassTarget) {
+	tries, triesAt := 0, set[mod+"_next_upstream_tries"]
+	if triesAt != nil {
+		tries, _ = nginxNumber(triesAt.Arg(0))
+	}
+	peers, single, what := passPeers(pass, tg)
+	n := peers
+	if single {
+		n = 1
+	}
+	if tries > 0 && tries < n {
+		n = tries
+	}
+	if triesAt == nil {
+		o.Attempts = target.Defaulted(n, o.Pos)
+		if n > 1 || tg.name {
+			o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries not set: one try per server, and %s", mod, what))
+		} else if tg.upstream != nil && single {
+			o.Notes = append(o.Notes, what)
+		}
+		return
+	}
+	o.Attempts = target.Set(n, at(triesAt), triesAt.Arg(0))
+	switch {
+	case tries == 0:
+		o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries 0: one try per server, and %s", mod, what))
+	case tries > n:
+		o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries %s, but %s: %s", mod, triesAt.Arg(0), what, nginxTries(n)))
+	}
+}
+
+// passPeers is the peers a pass sends to as the balancer counts them,
+// whether they are a single peer (which nginx never retries), and what a
+// note says of them.
+func passPeers(pass *nginxconf.Directive, tg nginxPassTarget) (peers int, single bool, what string) {
+	u := tg.upstream
+	if u == nil {
+		if tg.name {
+			return 1, true, fmt.Sprintf("%s %s is a host name: nginx makes one peer per address it resolves to at startup, counted here as one", pass.Name, tg.host)
+		}
+		return 1, true, fmt.Sprintf("%s %s is one server", pass.Name, tg.host)
+	}
+	peers, single = u.tries()
+	switch {
+	case !single:
+		what = fmt.Sprintf("upstream %s has %s", u.name, target.Plural(peers, "server"))
+	case u.servers[0].name:
+		what = fmt.Sprintf("upstream %s has one server, %s, which nginx never retries (a host name is one peer per address it resolves to, counted here as one)", u.name, u.servers[0].addr)
+	default:
+		what = fmt.Sprintf("upstream %s has one server, which nginx never retries", u.name)
+	}
+	return peers, single, what
 }
 
 // add appends an object, its name made unique: a repeated name takes
