@@ -495,7 +495,12 @@ func targetNames(ts []target.Target) string {
 // runs), read whole and bounded, a regular file only (budget.Includable);
 // a directory is the names in it, one a line, a directory's with a final
 // "/", for the globs of nginx includes.
-func openIncluded(p string) ([]byte, error) {
+func openIncluded(p string) ([]byte, error) { return openIncludedWith(p, os.Open) }
+
+// openIncludedWith is openIncluded opening a file with open. The mode is
+// checked before the open (opening a named pipe waits for a writer) and
+// again on the open file: the path may name a pipe or a device by then.
+func openIncludedWith(p string, open func(string) (*os.File, error)) ([]byte, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
 		return nil, err
@@ -503,9 +508,26 @@ func openIncluded(p string) ([]byte, error) {
 	if err := budget.Includable(fi.Mode()); err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	if !fi.IsDir() {
-		return readBounded(p, nil)
+	if fi.IsDir() {
+		return listIncluded(p)
 	}
+	f, err := open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if err := budget.Includable(fi.Mode()); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return readAllBounded(p, f)
+}
+
+// listIncluded is a directory as openIncluded answers it: the names in
+// it, one a line, a directory's with a final "/".
+func listIncluded(p string) ([]byte, error) {
 	entries, err := os.ReadDir(p)
 	if err != nil {
 		return nil, err
@@ -546,6 +568,12 @@ func readBounded(name string, stdin io.Reader) ([]byte, error) {
 		defer f.Close()
 		r = f
 	}
+	return readAllBounded(name, r)
+}
+
+// readAllBounded reads the config file name from r, refusing one over
+// MaxConfigBytes.
+func readAllBounded(name string, r io.Reader) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxConfigBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -61,3 +61,34 @@ func TestOpenIncludedRegularOnly(t *testing.T) {
 		assert.EqualError(t, err, tt.want)
 	}
 }
+
+// TestOpenIncludedRegularAfterOpen: the opener checks the file it opened
+// too, not only the path before it: a path that is a regular file when
+// looked at and a named pipe once opened (swapped in between) is refused
+// with the error of a pipe, not read.
+func TestOpenIncludedRegularAfterOpen(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "site.conf")
+	require.NoError(t, os.WriteFile(p, []byte("# a regular file when looked at\n"), 0o644))
+	opened := ""
+	swapped := func(name string) (*os.File, error) {
+		opened = name
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		defer w.Close()
+		if _, err := w.WriteString("server { location / { proxy_pass http://127.0.0.1:1; } }\n"); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	data, err := openIncludedWith(p, swapped)
+	assert.EqualError(t, err, p+": not a regular file (a named pipe); an include is read only from a regular file")
+	assert.Nil(t, data)
+	assert.Equal(t, p, opened, "the file is opened once the path is found regular")
+
+	// Unswapped, the same file is read.
+	data, err = openIncludedWith(p, os.Open)
+	require.NoError(t, err)
+	assert.Equal(t, "# a regular file when looked at\n", string(data))
+}

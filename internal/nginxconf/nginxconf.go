@@ -64,6 +64,14 @@ type Directive struct {
 	Block   []*Directive
 }
 
+// Arg is the value of argument i, "" when the directive has fewer.
+func (d *Directive) Arg(i int) string {
+	if i < len(d.Args) {
+		return d.Args[i].Value
+	}
+	return ""
+}
+
 // Entry is one name in a directory, for globs.
 type Entry struct {
 	Name string

@@ -87,6 +87,15 @@ func TestReadWords(t *testing.T) {
 	}
 }
 
+// TestDirectiveArg: Arg is an argument's value, quotes removed, and ""
+// past the last one.
+func TestDirectiveArg(t *testing.T) {
+	ds, err := Read("t.conf", []byte(`a "b c" d;`), Options{})
+	require.NoError(t, err)
+	require.Len(t, ds, 1)
+	assert.Equal(t, []string{"b c", "d", ""}, []string{ds[0].Arg(0), ds[0].Arg(1), ds[0].Arg(2)})
+}
+
 func TestReadErrors(t *testing.T) {
 	tests := []struct {
 		name, in string

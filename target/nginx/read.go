@@ -68,7 +68,7 @@ func ReadConfig(file string, data []byte, open target.Opener, b *budget.Budget) 
 	if err != nil {
 		return nil, nginxError(err)
 	}
-	return nginxInterpret(file, nginxDirectives(top))
+	return nginxInterpret(file, top)
 }
 
 // detectNginxConfig: a file named *.conf or nginx.conf, or one whose first bytes
@@ -96,39 +96,16 @@ var (
 
 // --- Directives.
 
-// nginxDirective is one directive: a name, its arguments, and its block
-// for a block directive.
-type nginxDirective struct {
-	name    string
-	args    []nginxconf.Word
-	pos     target.Pos
-	isBlock bool
-	block   []*nginxDirective
-}
-
-func (d *nginxDirective) arg(i int) string {
-	if i < len(d.args) {
-		return d.args[i].Value
-	}
-	return ""
-}
+// at is where a directive is, as the reader's errors and settings say it.
+func at(d *nginxconf.Directive) target.Pos { return target.Pos{File: d.File, Line: d.Line} }
 
 // rawArgs is the arguments as one string, for messages and Raw.
-func (d *nginxDirective) rawArgs() string {
-	vs := make([]string, len(d.args))
-	for i, a := range d.args {
+func rawArgs(d *nginxconf.Directive) string {
+	vs := make([]string, len(d.Args))
+	for i, a := range d.Args {
 		vs[i] = a.Value
 	}
 	return strings.Join(vs, " ")
-}
-
-// nginxDirectives turns the directives nginxconf read into the reader's.
-func nginxDirectives(ds []*nginxconf.Directive) []*nginxDirective {
-	out := make([]*nginxDirective, len(ds))
-	for i, d := range ds {
-		out[i] = &nginxDirective{name: d.Name, args: d.Args, pos: target.Pos{File: d.File, Line: d.Line}, isBlock: d.IsBlock, block: nginxDirectives(d.Block)}
-	}
-	return out
 }
 
 // nginxOptions read includes through open: a file's bytes taken from the
@@ -197,55 +174,55 @@ var nginxInherited = func() map[string]bool {
 
 // nginxSettings are the inherited directives in force at a level, each
 // already checked.
-type nginxSettings map[string]*nginxDirective
+type nginxSettings map[string]*nginxconf.Directive
 
-func (s nginxSettings) with(level []*nginxDirective) (nginxSettings, error) {
+func (s nginxSettings) with(level []*nginxconf.Directive) (nginxSettings, error) {
 	out := nginxSettings{}
 	for k, v := range s {
 		out[k] = v
 	}
 	seen := map[string]bool{}
 	for _, d := range level {
-		if d.isBlock || !nginxInherited[d.name] {
+		if d.IsBlock || !nginxInherited[d.Name] {
 			continue
 		}
-		if seen[d.name] {
-			return nil, target.ErrorAt(d.pos, "%q directive is duplicate", d.name)
+		if seen[d.Name] {
+			return nil, target.ErrorAt(at(d), "%q directive is duplicate", d.Name)
 		}
-		seen[d.name] = true
+		seen[d.Name] = true
 		if err := checkNginxSetting(d); err != nil {
 			return nil, err
 		}
-		out[d.name] = d
+		out[d.Name] = d
 	}
 	return out, nil
 }
 
 // checkNginxSetting refuses what nginx refuses in an inherited directive.
-func checkNginxSetting(d *nginxDirective) error {
+func checkNginxSetting(d *nginxconf.Directive) error {
 	switch {
-	case strings.HasSuffix(d.name, "_next_upstream"):
-		if len(d.args) == 0 {
-			return target.ErrorAt(d.pos, "invalid number of arguments in %q directive", d.name)
+	case strings.HasSuffix(d.Name, "_next_upstream"):
+		if len(d.Args) == 0 {
+			return target.ErrorAt(at(d), "invalid number of arguments in %q directive", d.Name)
 		}
-		for _, a := range d.args {
-			if !nginxNextUpstreamValues[a.Value] || a.Value == "updating" && strings.HasPrefix(d.name, "grpc_") {
-				return target.ErrorAt(d.pos, "%s %q: not a condition nginx knows (error, timeout, invalid_header, http_500, http_502, http_503, http_504, http_403, http_404, http_429, non_idempotent, off)", d.name, a.Value)
+		for _, a := range d.Args {
+			if !nginxNextUpstreamValues[a.Value] || a.Value == "updating" && strings.HasPrefix(d.Name, "grpc_") {
+				return target.ErrorAt(at(d), "%s %q: not a condition nginx knows (error, timeout, invalid_header, http_500, http_502, http_503, http_504, http_403, http_404, http_429, non_idempotent, off)", d.Name, a.Value)
 			}
 		}
 		return nil
-	case d.name == "proxy_request_buffering":
-		if len(d.args) != 1 || d.arg(0) != "on" && d.arg(0) != "off" {
-			return target.ErrorAt(d.pos, "proxy_request_buffering %q: not on or off", d.rawArgs())
+	case d.Name == "proxy_request_buffering":
+		if len(d.Args) != 1 || d.Arg(0) != "on" && d.Arg(0) != "off" {
+			return target.ErrorAt(at(d), "proxy_request_buffering %q: not on or off", rawArgs(d))
 		}
 		return nil
 	}
-	if len(d.args) != 1 {
-		return target.ErrorAt(d.pos, "invalid number of arguments in %q directive", d.name)
+	if len(d.Args) != 1 {
+		return target.ErrorAt(at(d), "invalid number of arguments in %q directive", d.Name)
 	}
-	if strings.HasSuffix(d.name, "_tries") {
-		if _, err := nginxNumber(d.arg(0)); err != nil {
-			return target.ErrorAt(d.pos, "%s %q: not a number of tries", d.name, d.arg(0))
+	if strings.HasSuffix(d.Name, "_tries") {
+		if _, err := nginxNumber(d.Arg(0)); err != nil {
+			return target.ErrorAt(at(d), "%s %q: not a number of tries", d.Name, d.Arg(0))
 		}
 		return nil
 	}
@@ -266,34 +243,21 @@ func nginxNumber(s string) (int, error) {
 }
 
 // nginxSeconds reads a timeout directive's value in seconds.
-func nginxSeconds(d *nginxDirective) (float64, error) {
-	ms, err := ParseTime(d.arg(0), false)
+func nginxSeconds(d *nginxconf.Directive) (float64, error) {
+	ms, err := ParseTime(d.Arg(0), false)
 	if err != nil {
-		return 0, target.ErrorAt(d.pos, "%s %q: %v", d.name, d.arg(0), err)
+		return 0, target.ErrorAt(at(d), "%s %q: %v", d.Name, d.Arg(0), err)
 	}
 	return float64(ms) / 1000, nil
 }
 
-// parseNginxTime parses an nginx time as ngx_parse_time does: numbers with
+// ParseTime parses an nginx time as ngx_parse_time does: numbers with
 // units ms s m h d w M y, each unit once and larger units first ("1m30s",
 // "1h 30m" when quoted), a number without a unit being seconds ("90",
 // "1m30"). With isSec false (a timeout, kept in milliseconds) it returns
 // milliseconds and refuses M and y, as nginx does; with isSec true (a
 // time in seconds: fail_timeout) it returns seconds and refuses ms.
 func ParseTime(s string, isSec bool) (int64, error) {
-	const maxInt = math.MaxInt64
-	const (
-		stStart = iota
-		stYear
-		stMonth
-		stWeek
-		stDay
-		stHour
-		stMin
-		stSec
-		stMsec
-		stLast
-	)
 	bad := errors.New("not an nginx time (a number with the units ms, s, m, h, d, w, largest first; a bare number is seconds)")
 	if !isSec && strings.ContainsAny(s, "yM") {
 		bad = errors.New("not an nginx time: months (M) and years (y) are not allowed in a timeout")
@@ -302,12 +266,12 @@ func ParseTime(s string, isSec bool) (int64, error) {
 	var value, total int64
 	step := stStart
 	if !isSec {
-		step = stMonth
+		step = stMonth // a timeout: no M, no y
 	}
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c >= '0' && c <= '9' {
-			if value > (maxInt-int64(c-'0'))/10 {
+			if value > (math.MaxInt64-int64(c-'0'))/10 {
 				return 0, bad
 			}
 			value = value*10 + int64(c-'0')
@@ -315,73 +279,19 @@ func ParseTime(s string, isSec bool) (int64, error) {
 			valid = true
 			continue
 		}
-		i++
-		var scale int64
-		next := step
-		switch c {
-		case 'y':
-			if step > stStart {
-				return 0, bad
-			}
-			next, scale = stYear, 60*60*24*365
-		case 'M':
-			if step >= stMonth {
-				return 0, bad
-			}
-			next, scale = stMonth, 60*60*24*30
-		case 'w':
-			if step >= stWeek {
-				return 0, bad
-			}
-			next, scale = stWeek, 60*60*24*7
-		case 'd':
-			if step >= stDay {
-				return 0, bad
-			}
-			next, scale = stDay, 60*60*24
-		case 'h':
-			if step >= stHour {
-				return 0, bad
-			}
-			next, scale = stHour, 60*60
-		case 'm':
-			if i < len(s) && s[i] == 's' {
-				if isSec || step >= stMsec {
-					return 0, bad
-				}
-				i++
-				next, scale = stMsec, 1
-				break
-			}
-			if step >= stMin {
-				return 0, bad
-			}
-			next, scale = stMin, 60
-		case 's':
-			if step >= stSec {
-				return 0, bad
-			}
-			next, scale = stSec, 1
-		case ' ':
-			if step >= stSec {
-				return 0, bad
-			}
-			next, scale = stLast, 1
-		default:
+		next, scale, width := nginxTimeUnit(s[i:], step, isSec)
+		if width == 0 {
 			return 0, bad
 		}
+		i += width
 		step = next
 		if step != stMsec && !isSec {
 			scale *= 1000
 		}
-		if value > maxInt/scale {
+		var ok bool
+		if total, ok = addScaled(total, value, scale); !ok {
 			return 0, bad
 		}
-		value *= scale
-		if total > maxInt-value {
-			return 0, bad
-		}
-		total += value
 		value = 0
 		for i < len(s) && s[i] == ' ' {
 			i++
@@ -390,16 +300,84 @@ func ParseTime(s string, isSec bool) (int64, error) {
 	if !valid {
 		return 0, bad
 	}
+	// A number without a unit at the end: seconds.
+	scale := int64(1)
 	if !isSec {
-		if value > maxInt/1000 {
-			return 0, bad
-		}
-		value *= 1000
+		scale = 1000
 	}
-	if total > maxInt-value {
+	total, ok := addScaled(total, value, scale)
+	if !ok {
 		return 0, bad
 	}
-	return total + value, nil
+	return total, nil
+}
+
+// timeStep is the last unit ngx_parse_time read, larger units first: a
+// unit is read only after a larger one.
+type timeStep int
+
+const (
+	stStart timeStep = iota
+	stYear
+	stMonth
+	stWeek
+	stDay
+	stHour
+	stMin
+	stSec
+	stMsec
+	stLast // a bare number before a space: nothing may follow
+)
+
+// nginxTimeUnits are the units of one letter: the step each is and its
+// length in seconds.
+var nginxTimeUnits = map[byte]struct {
+	step    timeStep
+	seconds int64
+}{
+	'y': {stYear, 60 * 60 * 24 * 365},
+	'M': {stMonth, 60 * 60 * 24 * 30},
+	'w': {stWeek, 60 * 60 * 24 * 7},
+	'd': {stDay, 60 * 60 * 24},
+	'h': {stHour, 60 * 60},
+	'm': {stMin, 60},
+	's': {stSec, 1},
+}
+
+// nginxTimeUnit reads the unit s starts with after a number, as
+// ngx_parse_time's switch does: the step it is, its scale (seconds, or
+// milliseconds for ms) and its width in bytes; width 0 when it is no unit
+// or not one allowed after step.
+func nginxTimeUnit(s string, step timeStep, isSec bool) (next timeStep, scale int64, width int) {
+	switch {
+	case strings.HasPrefix(s, "ms"):
+		if isSec || step >= stMsec {
+			return step, 0, 0
+		}
+		return stMsec, 1, 2
+	case s[0] == ' ':
+		if step >= stSec {
+			return step, 0, 0
+		}
+		return stLast, 1, 1
+	}
+	u, ok := nginxTimeUnits[s[0]]
+	if !ok || step >= u.step {
+		return step, 0, 0
+	}
+	return u.step, u.seconds, 1
+}
+
+// addScaled is total + value*scale, false when it overflows an int64.
+func addScaled(total, value, scale int64) (int64, bool) {
+	if value > math.MaxInt64/scale {
+		return 0, false
+	}
+	value *= scale
+	if total > math.MaxInt64-value {
+		return 0, false
+	}
+	return total + value, true
 }
 
 // nginxUpstream is an upstream block: its servers as the round-robin
@@ -455,23 +433,23 @@ type nginxInterp struct {
 
 // nginxInterpret reads the objects of the directives of a file, includes
 // expanded.
-func nginxInterpret(file string, top []*nginxDirective) ([]target.Object, error) {
+func nginxInterpret(file string, top []*nginxconf.Directive) ([]target.Object, error) {
 	in := &nginxInterp{upstreams: map[string]*nginxUpstream{}}
-	var https []*nginxDirective
+	var https []*nginxconf.Directive
 	isMain := false
 	hasServer, hasLocation := false, false
 	for _, d := range top {
-		switch d.name {
+		switch d.Name {
 		case "http", "events", "stream", "mail":
 			isMain = true
-			if d.name == "http" {
+			if d.Name == "http" {
 				if len(https) > 0 {
-					return nil, target.ErrorAt(d.pos, "\"http\" directive is duplicate")
+					return nil, target.ErrorAt(at(d), "\"http\" directive is duplicate")
 				}
 				https = append(https, d)
 			}
 		case "worker_processes":
-			in.workers, in.workersAt = d.arg(0), d.pos
+			in.workers, in.workersAt = d.Arg(0), at(d)
 		case "server", "upstream":
 			hasServer = true
 		case "location":
@@ -480,8 +458,8 @@ func nginxInterpret(file string, top []*nginxDirective) ([]target.Object, error)
 	}
 	if isMain {
 		for _, d := range top {
-			if nginxInherited[d.name] || d.name == "proxy_pass" || d.name == "grpc_pass" {
-				return nil, target.ErrorAt(d.pos, "%q directive is not allowed here", d.name)
+			if nginxInherited[d.Name] || d.Name == "proxy_pass" || d.Name == "grpc_pass" {
+				return nil, target.ErrorAt(at(d), "%q directive is not allowed here", d.Name)
 			}
 		}
 	}
@@ -489,14 +467,14 @@ func nginxInterpret(file string, top []*nginxDirective) ([]target.Object, error)
 	switch {
 	case isMain:
 		for _, h := range https {
-			if err = in.http(h.block); err != nil {
+			if err = in.http(h.Block); err != nil {
 				return nil, err
 			}
 		}
 	case hasLocation && !hasServer:
 		// A fragment of a server block: its locations in a server
 		// without a name.
-		srv := &nginxDirective{name: "server", isBlock: true, block: top, pos: target.Pos{File: file, Line: 1}}
+		srv := &nginxconf.Directive{Name: "server", IsBlock: true, Block: top, File: file, Line: 1}
 		if err = in.server(srv, nginxSettings{}, true); err != nil {
 			return nil, err
 		}
@@ -509,7 +487,7 @@ func nginxInterpret(file string, top []*nginxDirective) ([]target.Object, error)
 }
 
 // http reads one http block (or an http-context fragment).
-func (in *nginxInterp) http(block []*nginxDirective) error {
+func (in *nginxInterp) http(block []*nginxconf.Directive) error {
 	if err := in.collectUpstreams(block); err != nil {
 		return err
 	}
@@ -519,11 +497,11 @@ func (in *nginxInterp) http(block []*nginxDirective) error {
 	}
 	for _, d := range block {
 		switch {
-		case d.name == "server" && d.isBlock:
+		case d.Name == "server" && d.IsBlock:
 			if err := in.server(d, set, false); err != nil {
 				return err
 			}
-		case d.name == "upstream" || d.isBlock:
+		case d.Name == "upstream" || d.IsBlock:
 		default:
 			if err := checkNginxContext(d); err != nil {
 				return err
@@ -536,31 +514,31 @@ func (in *nginxInterp) http(block []*nginxDirective) error {
 
 // checkNginxContext refuses the directives of a location where they are
 // not allowed.
-func checkNginxContext(d *nginxDirective) error {
-	switch d.name {
+func checkNginxContext(d *nginxconf.Directive) error {
+	switch d.Name {
 	case "proxy_pass", "grpc_pass":
-		return target.ErrorAt(d.pos, "%q directive is not allowed here", d.name)
+		return target.ErrorAt(at(d), "%q directive is not allowed here", d.Name)
 	}
 	return nil
 }
 
 // collectUpstreams reads the upstream blocks of an http block first:
 // a location may name one defined after it.
-func (in *nginxInterp) collectUpstreams(block []*nginxDirective) error {
+func (in *nginxInterp) collectUpstreams(block []*nginxconf.Directive) error {
 	for _, d := range block {
-		if d.name != "upstream" || !d.isBlock {
+		if d.Name != "upstream" || !d.IsBlock {
 			continue
 		}
-		if len(d.args) != 1 {
-			return target.ErrorAt(d.pos, "invalid number of arguments in \"upstream\" directive")
+		if len(d.Args) != 1 {
+			return target.ErrorAt(at(d), "invalid number of arguments in \"upstream\" directive")
 		}
-		key := strings.ToLower(d.arg(0))
+		key := strings.ToLower(d.Arg(0))
 		if _, dup := in.upstreams[key]; dup {
-			return target.ErrorAt(d.pos, "duplicate upstream %q", d.arg(0))
+			return target.ErrorAt(at(d), "duplicate upstream %q", d.Arg(0))
 		}
-		u := &nginxUpstream{name: d.arg(0), pos: d.pos}
-		for _, s := range d.block {
-			switch s.name {
+		u := &nginxUpstream{name: d.Arg(0), pos: at(d)}
+		for _, s := range d.Block {
+			switch s.Name {
 			case "server":
 				srv, err := parseNginxServer(s)
 				if err != nil {
@@ -568,19 +546,19 @@ func (in *nginxInterp) collectUpstreams(block []*nginxDirective) error {
 				}
 				u.servers = append(u.servers, srv)
 			case "keepalive":
-				u.keepalive = s.arg(0)
+				u.keepalive = s.Arg(0)
 			case "zone":
 				u.zone = true
 			case "hash", "ip_hash", "least_conn", "random":
-				u.balancer = s.name
+				u.balancer = s.Name
 			default:
-				if nginxInherited[s.name] || s.name == "proxy_pass" || s.name == "grpc_pass" {
-					return target.ErrorAt(s.pos, "%q directive is not allowed here", s.name)
+				if nginxInherited[s.Name] || s.Name == "proxy_pass" || s.Name == "grpc_pass" {
+					return target.ErrorAt(at(s), "%q directive is not allowed here", s.Name)
 				}
 			}
 		}
 		if len(u.servers) == 0 {
-			return target.ErrorAt(d.pos, "no servers are inside upstream %q", u.name)
+			return target.ErrorAt(at(d), "no servers are inside upstream %q", u.name)
 		}
 		in.upstreams[key] = u
 		in.order = append(in.order, u)
@@ -591,11 +569,11 @@ func (in *nginxInterp) collectUpstreams(block []*nginxDirective) error {
 var nginxIPv4 = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$`)
 
 // parseNginxServer reads a server line of an upstream block.
-func parseNginxServer(d *nginxDirective) (nginxServer, error) {
-	if len(d.args) == 0 {
-		return nginxServer{}, target.ErrorAt(d.pos, "invalid number of arguments in \"server\" directive")
+func parseNginxServer(d *nginxconf.Directive) (nginxServer, error) {
+	if len(d.Args) == 0 {
+		return nginxServer{}, target.ErrorAt(at(d), "invalid number of arguments in \"server\" directive")
 	}
-	s := nginxServer{addr: d.arg(0), pos: d.pos}
+	s := nginxServer{addr: d.Arg(0), pos: at(d)}
 	host := s.addr
 	switch {
 	case strings.HasPrefix(host, "unix:"):
@@ -606,7 +584,7 @@ func parseNginxServer(d *nginxDirective) (nginxServer, error) {
 		}
 		s.name = !nginxIPv4.MatchString(host)
 	}
-	for _, a := range d.args[1:] {
+	for _, a := range d.Args[1:] {
 		v := a.Value
 		switch {
 		case v == "backup":
@@ -618,17 +596,17 @@ func parseNginxServer(d *nginxDirective) (nginxServer, error) {
 		case strings.HasPrefix(v, "max_conns="):
 			n, err := nginxNumber(strings.TrimPrefix(v, "max_conns="))
 			if err != nil {
-				return s, target.ErrorAt(d.pos, "server %s: %q: max_conns is not a number", s.addr, v)
+				return s, target.ErrorAt(at(d), "server %s: %q: max_conns is not a number", s.addr, v)
 			}
 			s.maxConns = min(n, math.MaxInt32+1)
 		case strings.HasPrefix(v, "max_fails="):
 			if _, err := nginxNumber(strings.TrimPrefix(v, "max_fails=")); err != nil {
-				return s, target.ErrorAt(d.pos, "server %s: %q: max_fails is not a number", s.addr, v)
+				return s, target.ErrorAt(at(d), "server %s: %q: max_fails is not a number", s.addr, v)
 			}
 			s.maxFails = strings.TrimPrefix(v, "max_fails=")
 		case strings.HasPrefix(v, "fail_timeout="):
 			if _, err := ParseTime(strings.TrimPrefix(v, "fail_timeout="), true); err != nil {
-				return s, target.ErrorAt(d.pos, "server %s: %q: %v", s.addr, v, err)
+				return s, target.ErrorAt(at(d), "server %s: %q: %v", s.addr, v, err)
 			}
 		}
 	}
@@ -643,23 +621,23 @@ type nginxServerBlock struct {
 	notes   []string
 }
 
-func (in *nginxInterp) server(d *nginxDirective, set nginxSettings, fragment bool) error {
-	set, err := set.with(d.block)
+func (in *nginxInterp) server(d *nginxconf.Directive, set nginxSettings, fragment bool) error {
+	set, err := set.with(d.Block)
 	if err != nil {
 		return err
 	}
-	sb := &nginxServerBlock{router: "nginx " + d.pos.String()}
+	sb := &nginxServerBlock{router: "nginx " + at(d).String()}
 	var names []string
 	listen := ""
-	for _, c := range d.block {
-		switch c.name {
+	for _, c := range d.Block {
+		switch c.Name {
 		case "server_name":
-			for _, a := range c.args {
+			for _, a := range c.Args {
 				names = append(names, a.Value)
 			}
 		case "listen":
 			if listen == "" {
-				listen = c.arg(0)
+				listen = c.Arg(0)
 			}
 		}
 	}
@@ -683,13 +661,13 @@ func (in *nginxInterp) server(d *nginxDirective, set nginxSettings, fragment boo
 	default:
 		sb.label = "server"
 	}
-	for _, c := range d.block {
+	for _, c := range d.Block {
 		switch {
-		case c.name == "location" && c.isBlock:
+		case c.Name == "location" && c.IsBlock:
 			if err := in.location(c, set, sb, nil); err != nil {
 				return err
 			}
-		case c.isBlock:
+		case c.IsBlock:
 		default:
 			if err := checkNginxContext(c); err != nil {
 				return err
@@ -707,18 +685,18 @@ type nginxLoc struct {
 	named bool
 }
 
-func parseNginxLocation(d *nginxDirective) (nginxLoc, error) {
+func parseNginxLocation(d *nginxconf.Directive) (nginxLoc, error) {
 	var mod, uri string
-	switch len(d.args) {
+	switch len(d.Args) {
 	case 2:
-		mod, uri = d.arg(0), d.arg(1)
+		mod, uri = d.Arg(0), d.Arg(1)
 		switch mod {
 		case "=", "~", "~*", "^~":
 		default:
-			return nginxLoc{}, target.ErrorAt(d.pos, "invalid location modifier %q", mod)
+			return nginxLoc{}, target.ErrorAt(at(d), "invalid location modifier %q", mod)
 		}
 	case 1:
-		uri = d.arg(0)
+		uri = d.Arg(0)
 		switch {
 		case strings.HasPrefix(uri, "=") && len(uri) > 1:
 			mod, uri = "=", uri[1:]
@@ -730,7 +708,7 @@ func parseNginxLocation(d *nginxDirective) (nginxLoc, error) {
 			mod, uri = "~", uri[1:]
 		}
 	default:
-		return nginxLoc{}, target.ErrorAt(d.pos, "invalid number of arguments in \"location\" directive")
+		return nginxLoc{}, target.ErrorAt(at(d), "invalid number of arguments in \"location\" directive")
 	}
 	l := nginxLoc{label: "location " + uri}
 	if mod != "" {
@@ -755,12 +733,12 @@ func parseNginxLocation(d *nginxDirective) (nginxLoc, error) {
 
 // location reads a location and its nested blocks; parents are the
 // enclosing locations, outermost first.
-func (in *nginxInterp) location(d *nginxDirective, set nginxSettings, sb *nginxServerBlock, parents []nginxLoc) error {
+func (in *nginxInterp) location(d *nginxconf.Directive, set nginxSettings, sb *nginxServerBlock, parents []nginxLoc) error {
 	loc, err := parseNginxLocation(d)
 	if err != nil {
 		return err
 	}
-	set, err = set.with(d.block)
+	set, err = set.with(d.Block)
 	if err != nil {
 		return err
 	}
@@ -776,18 +754,18 @@ func (in *nginxInterp) location(d *nginxDirective, set nginxSettings, sb *nginxS
 		}
 	}
 	label := strings.TrimSpace(sb.label + " " + loc.label)
-	pass, err := nginxPassOf(d.block)
+	pass, err := nginxPassOf(d.Block)
 	if err != nil {
 		return err
 	}
 	var nested []string
-	for _, c := range d.block {
-		if c.name == "location" && c.isBlock {
-			nested = append(nested, fmt.Sprintf("%s (%s)", c.rawArgs(), c.pos))
+	for _, c := range d.Block {
+		if c.Name == "location" && c.IsBlock {
+			nested = append(nested, fmt.Sprintf("%s (%s)", rawArgs(c), at(c)))
 		}
 	}
 	if pass != nil {
-		o, err := in.proxyObject(label, d.pos, matches, set, pass)
+		o, err := in.proxyObject(label, at(d), matches, set, pass)
 		if err != nil {
 			return err
 		}
@@ -803,13 +781,13 @@ func (in *nginxInterp) location(d *nginxDirective, set nginxSettings, sb *nginxS
 		}
 		in.add(o)
 	}
-	for _, c := range d.block {
+	for _, c := range d.Block {
 		switch {
-		case c.name == "location" && c.isBlock:
+		case c.Name == "location" && c.IsBlock:
 			if err := in.location(c, set, sb, append(parents, loc)); err != nil {
 				return err
 			}
-		case (c.name == "if" || c.name == "limit_except") && c.isBlock:
+		case (c.Name == "if" || c.Name == "limit_except") && c.IsBlock:
 			if err := in.conditional(c, label, matches, set); err != nil {
 				return err
 			}
@@ -829,43 +807,43 @@ func nginxTries(n int) string {
 // conditional reads an "if" or "limit_except" block of a location: with
 // a proxy_pass of its own it is an object, the location's timeouts and
 // retries in force (nginx takes none of them inside these blocks).
-func (in *nginxInterp) conditional(d *nginxDirective, label string, matches []target.Match, set nginxSettings) error {
-	for _, c := range d.block {
-		if nginxInherited[c.name] {
-			return target.ErrorAt(c.pos, "%q directive is not allowed here", c.name)
+func (in *nginxInterp) conditional(d *nginxconf.Directive, label string, matches []target.Match, set nginxSettings) error {
+	for _, c := range d.Block {
+		if nginxInherited[c.Name] {
+			return target.ErrorAt(at(c), "%q directive is not allowed here", c.Name)
 		}
 	}
-	pass, err := nginxPassOf(d.block)
+	pass, err := nginxPassOf(d.Block)
 	if err != nil || pass == nil {
 		return err
 	}
-	cond := d.name + " " + d.rawArgs()
-	o, err := in.proxyObject(label+" "+cond, d.pos, matches, set, pass)
+	cond := d.Name + " " + rawArgs(d)
+	o, err := in.proxyObject(label+" "+cond, at(d), matches, set, pass)
 	if err != nil {
 		return err
 	}
-	switch d.name {
+	switch d.Name {
 	case "if":
 		o.Notes = append(o.Notes, fmt.Sprintf("applies only when %s holds: the condition is not read as a match", cond))
 	default:
-		o.Notes = append(o.Notes, fmt.Sprintf("%s: applies to the methods other than %s", cond, d.rawArgs()))
+		o.Notes = append(o.Notes, fmt.Sprintf("%s: applies to the methods other than %s", cond, rawArgs(d)))
 	}
 	in.add(o)
 	return nil
 }
 
 // nginxPassOf returns the proxy_pass or grpc_pass of a block.
-func nginxPassOf(block []*nginxDirective) (*nginxDirective, error) {
-	var pass *nginxDirective
+func nginxPassOf(block []*nginxconf.Directive) (*nginxconf.Directive, error) {
+	var pass *nginxconf.Directive
 	for _, c := range block {
-		if c.isBlock || c.name != "proxy_pass" && c.name != "grpc_pass" {
+		if c.IsBlock || c.Name != "proxy_pass" && c.Name != "grpc_pass" {
 			continue
 		}
 		if pass != nil {
-			return nil, target.ErrorAt(c.pos, "%q directive is duplicate", c.name)
+			return nil, target.ErrorAt(at(c), "%q directive is duplicate", c.Name)
 		}
-		if len(c.args) != 1 {
-			return nil, target.ErrorAt(c.pos, "invalid number of arguments in %q directive", c.name)
+		if len(c.Args) != 1 {
+			return nil, target.ErrorAt(at(c), "invalid number of arguments in %q directive", c.Name)
 		}
 		pass = c
 	}
@@ -880,10 +858,10 @@ type nginxPassTarget struct {
 	name     bool           // a host name nginx resolves at startup
 }
 
-func (in *nginxInterp) passTarget(d *nginxDirective) (nginxPassTarget, error) {
-	u := d.arg(0)
+func (in *nginxInterp) passTarget(d *nginxconf.Directive) (nginxPassTarget, error) {
+	u := d.Arg(0)
 	rest := u
-	switch d.name {
+	switch d.Name {
 	case "proxy_pass":
 		switch {
 		case strings.HasPrefix(strings.ToLower(u), "http://"):
@@ -893,7 +871,7 @@ func (in *nginxInterp) passTarget(d *nginxDirective) (nginxPassTarget, error) {
 		case strings.Contains(u, "$"):
 			return nginxPassTarget{host: u, dynamic: true}, nil
 		default:
-			return nginxPassTarget{}, target.ErrorAt(d.pos, "proxy_pass %q: invalid URL prefix (http:// or https://)", u)
+			return nginxPassTarget{}, target.ErrorAt(at(d), "proxy_pass %q: invalid URL prefix (http:// or https://)", u)
 		}
 	default:
 		switch {
@@ -925,11 +903,11 @@ func (in *nginxInterp) passTarget(d *nginxDirective) (nginxPassTarget, error) {
 		name, port = name[:i], name[i+1:]
 	}
 	if name == "" {
-		return nginxPassTarget{}, target.ErrorAt(d.pos, "%s %q: no host", d.name, u)
+		return nginxPassTarget{}, target.ErrorAt(at(d), "%s %q: no host", d.Name, u)
 	}
 	if up := in.upstreams[strings.ToLower(name)]; up != nil {
 		if port != "" {
-			return nginxPassTarget{}, target.ErrorAt(d.pos, "upstream %q may not have port %s", up.name, port)
+			return nginxPassTarget{}, target.ErrorAt(at(d), "upstream %q may not have port %s", up.name, port)
 		}
 		return nginxPassTarget{upstream: up, host: up.name}, nil
 	}
@@ -938,9 +916,9 @@ func (in *nginxInterp) passTarget(d *nginxDirective) (nginxPassTarget, error) {
 
 // proxyObject builds the object of a proxying location from the settings
 // in force there.
-func (in *nginxInterp) proxyObject(name string, pos target.Pos, matches []target.Match, set nginxSettings, pass *nginxDirective) (target.Object, error) {
+func (in *nginxInterp) proxyObject(name string, pos target.Pos, matches []target.Match, set nginxSettings, pass *nginxconf.Directive) (target.Object, error) {
 	mod := "proxy"
-	if pass.name == "grpc_pass" {
+	if pass.Name == "grpc_pass" {
 		mod = "grpc"
 	}
 	tg, err := in.passTarget(pass)
@@ -948,121 +926,149 @@ func (in *nginxInterp) proxyObject(name string, pos target.Pos, matches []target
 		return target.Object{}, err
 	}
 	o := target.Object{Target: "nginx", Kind: "location", Name: name, Pos: pos, Matches: matches, Upstream: tg.host, TimeoutIdle: true, Jitter: "none"}
-	timeout := func(directive string) (*target.Setting[float64], error) {
-		d := set[directive]
-		if d == nil {
-			return target.Keyed(target.Defaulted[float64](nginxDefaultTimeoutSeconds, pos), directive), nil
-		}
-		v, err := nginxSeconds(d)
-		if err != nil {
-			return nil, err
-		}
-		return target.Keyed(target.Set(v, d.pos, d.arg(0)), directive), nil
-	}
-	if o.Timeout, err = timeout(mod + "_read_timeout"); err != nil {
+	if err := proxyTimeouts(&o, mod, set); err != nil {
 		return o, err
 	}
-	if o.ConnectTimeout, err = timeout(mod + "_connect_timeout"); err != nil {
-		return o, err
-	}
-	if d := set[mod+"_send_timeout"]; d != nil {
-		o.Notes = append(o.Notes, fmt.Sprintf("%s_send_timeout %s (%s) bounds the wait between two writes of the request", mod, d.arg(0), d.pos))
-	}
-
-	// The conditions: nginx's default "error timeout"; "off" wins over
-	// anything beside it.
-	off := false
-	next := set[mod+"_next_upstream"]
-	if next == nil {
-		o.RetryOn = target.Defaulted(append([]string(nil), nginxDefaultNextUpstream...), pos)
-		o.RetryNonIdempotent = target.Defaulted(false, pos)
-	} else {
-		conds, nonIdem := []string{}, false
-		for _, a := range next.args {
-			switch a.Value {
-			case "off":
-				off = true
-			case "non_idempotent":
-				nonIdem = true
-			default:
-				if !slices.Contains(conds, a.Value) {
-					conds = append(conds, a.Value)
-				}
-			}
-		}
-		if off {
-			conds, nonIdem = []string{}, false
-		}
-		o.RetryOn = target.Set(conds, next.pos, next.rawArgs())
-		o.RetryNonIdempotent = target.Set(nonIdem, next.pos, next.rawArgs())
-	}
-	if b := set["proxy_request_buffering"]; mod == "proxy" && b != nil && b.arg(0) == "off" && !off {
-		o.Notes = append(o.Notes, fmt.Sprintf("proxy_request_buffering off (%s): a request whose body was sent is not passed to the next server", b.pos))
-	}
-
-	// The tries: one per peer, at most proxy_next_upstream_tries.
-	tries, triesAt := 0, (*nginxDirective)(nil)
-	if d := set[mod+"_next_upstream_tries"]; d != nil {
-		tries, _ = nginxNumber(d.arg(0))
-		triesAt = d
+	off, next := retryConditions(&o, mod, set)
+	if b := set["proxy_request_buffering"]; mod == "proxy" && b != nil && b.Arg(0) == "off" && !off {
+		o.Notes = append(o.Notes, fmt.Sprintf("proxy_request_buffering off (%s): a request whose body was sent is not passed to the next server", at(b)))
 	}
 	switch {
 	case off:
-		o.Attempts = target.Set(1, next.pos, "off")
+		o.Attempts = target.Set(1, at(next), "off")
 	case len(o.RetryOn.Value) == 0:
 		// "non_idempotent" alone: no condition to pass a request on.
-		o.Attempts = target.Set(1, next.pos, next.rawArgs())
+		o.Attempts = target.Set(1, at(next), rawArgs(next))
 	case tg.dynamic:
-		o.Notes = append(o.Notes, fmt.Sprintf("%s %s has variables: the server is chosen per request, so the number of tries is not known", pass.name, pass.arg(0)))
+		o.Notes = append(o.Notes, fmt.Sprintf("%s %s has variables: the server is chosen per request, so the number of tries is not known", pass.Name, pass.Arg(0)))
 	default:
-		peers, single, what := 1, true, fmt.Sprintf("%s %s is one server", pass.name, tg.host)
-		if tg.name {
-			what = fmt.Sprintf("%s %s is a host name: nginx makes one peer per address it resolves to at startup, counted here as one", pass.name, tg.host)
-		}
-		if u := tg.upstream; u != nil {
-			peers, single = u.tries()
-			what = fmt.Sprintf("upstream %s has %s", u.name, target.Plural(peers, "server"))
-			if single {
-				what = fmt.Sprintf("upstream %s has one server, which nginx never retries", u.name)
-				if u.servers[0].name {
-					what = fmt.Sprintf("upstream %s has one server, %s, which nginx never retries (a host name is one peer per address it resolves to, counted here as one)", u.name, u.servers[0].addr)
-				}
-			}
-		}
-		n := peers
-		if single {
-			n = 1
-		}
-		if tries > 0 && tries < n {
-			n = tries
-		}
-		if triesAt != nil {
-			o.Attempts = target.Set(n, triesAt.pos, triesAt.arg(0))
-			switch {
-			case tries == 0:
-				o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries 0: one try per server, and %s", mod, what))
-			case tries > n:
-				o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries %s, but %s: %s", mod, triesAt.arg(0), what, nginxTries(n)))
-			}
-		} else {
-			o.Attempts = target.Defaulted(n, pos)
-			if n > 1 || tg.name {
-				o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries not set: one try per server, and %s", mod, what))
-			} else if tg.upstream != nil && single {
-				o.Notes = append(o.Notes, what)
-			}
-		}
+		proxyTries(&o, mod, set, pass, tg)
 	}
 	if d := set[mod+"_next_upstream_timeout"]; d != nil && !off {
 		if v, _ := nginxSeconds(d); v > 0 {
-			o.RetryWindow = target.Set(v, d.pos, d.arg(0))
-			o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_timeout %s (%s): no try starts after %s; one begun before may run its own timeouts, so the worst case is about %s plus one try", mod, d.arg(0), d.pos, d.arg(0), d.arg(0)))
+			o.RetryWindow = target.Set(v, at(d), d.Arg(0))
+			o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_timeout %s (%s): no try starts after %s; one begun before may run its own timeouts, so the worst case is about %s plus one try", mod, d.Arg(0), at(d), d.Arg(0), d.Arg(0)))
 		}
 	}
 	if tg.upstream != nil && tg.upstream.balancer != "" {
 		o.Notes = append(o.Notes, fmt.Sprintf("upstream %s balances with %s: a retry still goes to another server", tg.upstream.name, tg.upstream.balancer))
 	}
 	return o, nil
+}
+
+// proxyTimeouts sets a proxying location's timeouts, mod's (proxy or
+// grpc) read and connect timeouts in force or nginx's default, and notes
+// its send timeout.
+func proxyTimeouts(o *target.Object, mod string, set nginxSettings) error {
+	timeout := func(directive string) (*target.Setting[float64], error) {
+		d := set[directive]
+		if d == nil {
+			return target.Keyed(target.Defaulted[float64](nginxDefaultTimeoutSeconds, o.Pos), directive), nil
+		}
+		v, err := nginxSeconds(d)
+		if err != nil {
+			return nil, err
+		}
+		return target.Keyed(target.Set(v, at(d), d.Arg(0)), directive), nil
+	}
+	var err error
+	if o.Timeout, err = timeout(mod + "_read_timeout"); err != nil {
+		return err
+	}
+	if o.ConnectTimeout, err = timeout(mod + "_connect_timeout"); err != nil {
+		return err
+	}
+	if d := set[mod+"_send_timeout"]; d != nil {
+		o.Notes = append(o.Notes, fmt.Sprintf("%s_send_timeout %s (%s) bounds the wait between two writes of the request", mod, d.Arg(0), at(d)))
+	}
+	return nil
+}
+
+// retryConditions sets the conditions a proxying location retries on:
+// nginx's default "error timeout", or mod's _next_upstream in force (next),
+// where "off" wins over anything beside it.
+func retryConditions(o *target.Object, mod string, set nginxSettings) (off bool, next *nginxconf.Directive) {
+	next = set[mod+"_next_upstream"]
+	if next == nil {
+		o.RetryOn = target.Defaulted(append([]string(nil), nginxDefaultNextUpstream...), o.Pos)
+		o.RetryNonIdempotent = target.Defaulted(false, o.Pos)
+		return false, nil
+	}
+	conds, nonIdem := []string{}, false
+	for _, a := range next.Args {
+		switch a.Value {
+		case "off":
+			off = true
+		case "non_idempotent":
+			nonIdem = true
+		default:
+			if !slices.Contains(conds, a.Value) {
+				conds = append(conds, a.Value)
+			}
+		}
+	}
+	if off {
+		conds, nonIdem = []string{}, false
+	}
+	o.RetryOn = target.Set(conds, at(next), rawArgs(next))
+	o.RetryNonIdempotent = target.Set(nonIdem, at(next), rawArgs(next))
+	return off, next
+}
+
+// proxyTries sets the tries of a location that retries, to a known
+// server or upstream: one per peer, at most mod's _next_upstream_tries.
+func proxyTries(o *target.Object, mod string, set nginxSettings, pass *nginxconf.Directive, tg nginxPassTarget) {
+	tries, triesAt := 0, set[mod+"_next_upstream_tries"]
+	if triesAt != nil {
+		tries, _ = nginxNumber(triesAt.Arg(0))
+	}
+	peers, single, what := passPeers(pass, tg)
+	n := peers
+	if single {
+		n = 1
+	}
+	if tries > 0 && tries < n {
+		n = tries
+	}
+	if triesAt == nil {
+		o.Attempts = target.Defaulted(n, o.Pos)
+		if n > 1 || tg.name {
+			o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries not set: one try per server, and %s", mod, what))
+		} else if tg.upstream != nil && single {
+			o.Notes = append(o.Notes, what)
+		}
+		return
+	}
+	o.Attempts = target.Set(n, at(triesAt), triesAt.Arg(0))
+	switch {
+	case tries == 0:
+		o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries 0: one try per server, and %s", mod, what))
+	case tries > n:
+		o.Notes = append(o.Notes, fmt.Sprintf("%s_next_upstream_tries %s, but %s: %s", mod, triesAt.Arg(0), what, nginxTries(n)))
+	}
+}
+
+// passPeers is the peers a pass sends to as the balancer counts them,
+// whether they are a single peer (which nginx never retries), and what a
+// note says of them.
+func passPeers(pass *nginxconf.Directive, tg nginxPassTarget) (peers int, single bool, what string) {
+	u := tg.upstream
+	if u == nil {
+		if tg.name {
+			return 1, true, fmt.Sprintf("%s %s is a host name: nginx makes one peer per address it resolves to at startup, counted here as one", pass.Name, tg.host)
+		}
+		return 1, true, fmt.Sprintf("%s %s is one server", pass.Name, tg.host)
+	}
+	peers, single = u.tries()
+	switch {
+	case !single:
+		what = fmt.Sprintf("upstream %s has %s", u.name, target.Plural(peers, "server"))
+	case u.servers[0].name:
+		what = fmt.Sprintf("upstream %s has one server, %s, which nginx never retries (a host name is one peer per address it resolves to, counted here as one)", u.name, u.servers[0].addr)
+	default:
+		what = fmt.Sprintf("upstream %s has one server, which nginx never retries", u.name)
+	}
+	return peers, single, what
 }
 
 // add appends an object, its name made unique: a repeated name takes
