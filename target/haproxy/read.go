@@ -242,74 +242,17 @@ func Words(line string) ([]haproxyWord, error) {
 			inWord = true
 		case c == '\\' && !squote:
 			inWord = true
-			if i+1 >= len(line) {
-				cur.WriteByte('\\')
-				continue
+			last, err := haproxyEscape(line, i, dquote, &cur)
+			if err != nil {
+				return nil, err
 			}
-			switch n := line[i+1]; n {
-			case ' ', '\\', '#', '\'', '"':
-				cur.WriteByte(n)
-				i++
-			case 't':
-				cur.WriteByte('\t')
-				i++
-			case 'n':
-				cur.WriteByte('\n')
-				i++
-			case 'r':
-				cur.WriteByte('\r')
-				i++
-			case '$':
-				if dquote {
-					i++
-					cur.WriteByte('$')
-				} else {
-					cur.WriteByte('\\')
-				}
-			case 'x':
-				if i+3 >= len(line) || !haproxyIsHex(line[i+2]) || !haproxyIsHex(line[i+3]) {
-					return nil, fmt.Errorf("truncated or invalid hexadecimal sequence at position %d", i+1)
-				}
-				v, _ := strconv.ParseUint(line[i+2:i+4], 16, 8)
-				cur.WriteByte(byte(v))
-				i += 3
-			default:
-				cur.WriteByte('\\')
-			}
+			i = last
 		case (c == ' ' || c == '\t') && !squote && !dquote:
 			emit()
 		case c == '$' && dquote:
-			// An environment variable: $NAME or ${NAME} or ${NAME-default}.
-			j := i + 1
-			brace := j < len(line) && line[j] == '{'
-			if brace {
-				j++
-			}
-			if j >= len(line) || !(haproxyIsAlpha(line[j]) || line[j] == '_' || line[j] == '.') {
-				return nil, fmt.Errorf("invalid variable name at position %d", j+1)
-			}
-			if line[j] == '.' {
-				j++
-			}
-			for j < len(line) && (haproxyIsAlpha(line[j]) || line[j] >= '0' && line[j] <= '9' || line[j] == '_') {
-				j++
-			}
-			if brace {
-				if strings.HasPrefix(line[j:], "[*]") {
-					j += 3
-				}
-				switch {
-				case j < len(line) && line[j] == '-':
-					k := strings.IndexByte(line[j:], '}')
-					if k < 0 {
-						return nil, fmt.Errorf("unmatched brace in variable at position %d", i+1)
-					}
-					j += k + 1
-				case j < len(line) && line[j] == '}':
-					j++
-				default:
-					return nil, fmt.Errorf("unmatched brace in variable at position %d", i+1)
-				}
+			j, err := haproxyVariableEnd(line, i)
+			if err != nil {
+				return nil, err
 			}
 			cur.WriteString(line[i:j])
 			inWord, env = true, true
@@ -324,6 +267,82 @@ func Words(line string) ([]haproxyWord, error) {
 	}
 	emit()
 	return words, nil
+}
+
+// haproxyEscape writes what the backslash at line[i] and the bytes after
+// it stand for to cur, and returns the index of the escape's last byte. A
+// backslash that escapes nothing stands for itself; \$ is an escaped $
+// only inside double quotes.
+func haproxyEscape(line string, i int, dquote bool, cur *strings.Builder) (int, error) {
+	if i+1 >= len(line) {
+		cur.WriteByte('\\')
+		return i, nil
+	}
+	switch n := line[i+1]; n {
+	case ' ', '\\', '#', '\'', '"':
+		cur.WriteByte(n)
+		return i + 1, nil
+	case 't':
+		cur.WriteByte('\t')
+		return i + 1, nil
+	case 'n':
+		cur.WriteByte('\n')
+		return i + 1, nil
+	case 'r':
+		cur.WriteByte('\r')
+		return i + 1, nil
+	case '$':
+		if dquote {
+			cur.WriteByte('$')
+			return i + 1, nil
+		}
+	case 'x':
+		if i+3 >= len(line) || !haproxyIsHex(line[i+2]) || !haproxyIsHex(line[i+3]) {
+			return 0, fmt.Errorf("truncated or invalid hexadecimal sequence at position %d", i+1)
+		}
+		v, _ := strconv.ParseUint(line[i+2:i+4], 16, 8)
+		cur.WriteByte(byte(v))
+		return i + 3, nil
+	}
+	cur.WriteByte('\\')
+	return i, nil
+}
+
+// haproxyVariableEnd returns the end of the environment variable whose $
+// is at line[i], inside double quotes: $NAME, ${NAME}, ${NAME[*]} or
+// ${NAME-default}.
+func haproxyVariableEnd(line string, i int) (int, error) {
+	j := i + 1
+	brace := j < len(line) && line[j] == '{'
+	if brace {
+		j++
+	}
+	if j >= len(line) || !(haproxyIsAlpha(line[j]) || line[j] == '_' || line[j] == '.') {
+		return 0, fmt.Errorf("invalid variable name at position %d", j+1)
+	}
+	if line[j] == '.' {
+		j++
+	}
+	for j < len(line) && (haproxyIsAlpha(line[j]) || line[j] >= '0' && line[j] <= '9' || line[j] == '_') {
+		j++
+	}
+	if !brace {
+		return j, nil
+	}
+	if strings.HasPrefix(line[j:], "[*]") {
+		j += 3
+	}
+	switch {
+	case j < len(line) && line[j] == '-':
+		k := strings.IndexByte(line[j:], '}')
+		if k < 0 {
+			return 0, fmt.Errorf("unmatched brace in variable at position %d", i+1)
+		}
+		return j + k + 1, nil
+	case j < len(line) && line[j] == '}':
+		return j + 1, nil
+	}
+	return 0, fmt.Errorf("unmatched brace in variable at position %d", i+1)
 }
 
 func haproxyIsHex(c byte) bool {
