@@ -815,6 +815,21 @@ func (in *instance) integer(mod, prop string) (int, *entry, error) {
 	return int(v), e, nil
 }
 
+// count reads a whole-number property of at least least (smaller, says
+// tooFew), def unless set.
+func (in *instance) count(mod, prop string, least int, tooFew string, def int) (*target.Setting[int], error) {
+	n, e, err := in.integer(mod, prop)
+	switch {
+	case err != nil:
+		return nil, err
+	case e != nil && n < least:
+		return nil, target.ErrorAt(e.pos, "%s %q: %s", e.key, e.value, tooFew)
+	case e != nil:
+		return target.Set(n, e.pos, e.value), nil
+	}
+	return target.Defaulted(def, in.pos), nil
+}
+
 // timeLimiter reads the time limiter's timeoutDuration (1s unless set) as
 // the per-try timeout, and notes a cancelRunningFuture of false.
 func (in *instance) timeLimiter(obj *target.Object) error {
@@ -839,17 +854,11 @@ func (in *instance) timeLimiter(obj *target.Object) error {
 // and what it retries (retryOn), and notes ignoreExceptions and
 // resultPredicate, which are not modeled.
 func (in *instance) retry(obj *target.Object) error {
-	n, e, err := in.integer("retry", "maxattempts")
-	switch {
-	case err != nil:
+	attempts, err := in.count("retry", "maxattempts", 1, "resilience4j requires at least 1 (maxAttempts counts the first call)", r4jDefaultAttempts)
+	if err != nil {
 		return err
-	case e != nil && n < 1:
-		return target.ErrorAt(e.pos, "%s %q: resilience4j requires at least 1 (maxAttempts counts the first call)", e.key, e.value)
-	case e != nil:
-		obj.Attempts = target.Set(n, e.pos, e.value)
-	default:
-		obj.Attempts = target.Defaulted(r4jDefaultAttempts, in.pos)
 	}
+	obj.Attempts = attempts
 	if err := in.backoff(obj); err != nil {
 		return err
 	}
@@ -908,17 +917,11 @@ func (in *instance) retryOn(obj *target.Object) error {
 // bulkhead reads the bulkhead's maxConcurrentCalls (25 unless set) and
 // maxWaitDuration (0 unless set).
 func (in *instance) bulkhead(obj *target.Object) error {
-	n, e, err := in.integer("bulkhead", "maxconcurrentcalls")
-	switch {
-	case err != nil:
+	calls, err := in.count("bulkhead", "maxconcurrentcalls", 0, "negative", r4jDefaultConcurrency)
+	if err != nil {
 		return err
-	case e != nil && n < 0:
-		return target.ErrorAt(e.pos, "%s %q: negative", e.key, e.value)
-	case e != nil:
-		obj.MaxInFlight = target.Set(n, e.pos, e.value)
-	default:
-		obj.MaxInFlight = target.Defaulted(r4jDefaultConcurrency, in.pos)
 	}
+	obj.MaxInFlight = calls
 	w, err := in.dur("bulkhead", "maxwaitduration")
 	if err != nil {
 		return err
