@@ -215,7 +215,7 @@ func haproxyCondition(ws []haproxyWord) (value, known bool) {
 	return true, false
 }
 
-// haproxyWords cuts one line into words as parse_line does.
+// Words cuts one line into words as parse_line does.
 func Words(line string) ([]haproxyWord, error) {
 	var words []haproxyWord
 	var cur strings.Builder
