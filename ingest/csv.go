@@ -231,17 +231,37 @@ func NewCSV(r io.Reader, name string, o CSVOptions) (Decoder, error) {
 		br.Discard(len(utf8BOM))
 	}
 	d := &csvDecoder{csvLayout: csvLayout{name: name, timeCol: -1, statusCol: -1, methodCol: -1}, rows: csvRows{src: lineSource{br: br}, header: true}}
-	err := d.rows.next()
+	header, err := d.readFirstRow()
+	if err != nil {
+		return nil, err
+	}
+	if err := d.findLatency(o, header); err != nil {
+		return nil, err
+	}
+	if err := d.findColumns(o, header); err != nil {
+		return nil, err
+	}
+	if len(d.by) > 0 {
+		d.groups = make(map[string]string)
+	}
+	return d, nil
+}
+
+// readFirstRow reads the input's first row: its header, the columns'
+// names, when any of its fields is not a number, else the first row of
+// values, kept for Next to yield first.
+func (d *csvDecoder) readFirstRow() (header bool, err error) {
+	err = d.rows.next()
 	d.rows.header = false
 	if err == io.EOF {
-		return nil, fmt.Errorf("%s: %w", name, ErrEmptyInput)
+		return false, fmt.Errorf("%s: %w", d.name, ErrEmptyInput)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: first row: %w", name, err)
+		return false, fmt.Errorf("%s: first row: %w", d.name, err)
 	}
 	first := d.rows.fields
 	d.cols.width = len(first)
-	header := slices.ContainsFunc(first, func(f string) bool { return !isNumber(strings.TrimSpace(f)) })
+	header = slices.ContainsFunc(first, func(f string) bool { return !isNumber(strings.TrimSpace(f)) })
 	if header {
 		d.cols.names = make([]string, len(first))
 		d.cols.norm = make([]string, len(first))
@@ -258,72 +278,82 @@ func NewCSV(r io.Reader, name string, o CSVOptions) (Decoder, error) {
 			d.pendingLines[i] = d.rows.fieldLine(i)
 		}
 	}
-	c := &d.cols
+	return header, nil
+}
 
+// findLatency finds the latency column (o.Column, else detected by name
+// in a header, else the only column) and its unit (o.Unit, else the
+// column name's suffix).
+func (l *csvLayout) findLatency(o CSVOptions, header bool) error {
+	c, name := &l.cols, l.name
 	switch {
 	case o.Column != "":
-		if d.lat = c.find(o.Column); d.lat < 0 {
-			return nil, c.notFound(name, usage.Column, o.Column)
+		if l.lat = c.find(o.Column); l.lat < 0 {
+			return c.notFound(name, usage.Column, o.Column)
 		}
 	case header:
-		if d.lat = c.detectLatency(); d.lat < 0 {
-			return nil, fmt.Errorf("%s: no latency column among %s; looked for %s, each alone or with a unit suffix (_ms, _us, _s, _seconds, ...); name it with %s",
+		if l.lat = c.detectLatency(); l.lat < 0 {
+			return fmt.Errorf("%s: no latency column among %s; looked for %s, each alone or with a unit suffix (_ms, _us, _s, _seconds, ...); name it with %s",
 				name, c.list(), strings.Join(latencyColumns, ", "), usage.Column)
 		}
 	case c.width == 1:
-		d.lat = 0
+		l.lat = 0
 	default:
-		return nil, fmt.Errorf("%s: the input has no header row (its first row is all numbers) and %d columns; give the latency column's 1-based index with %s",
+		return fmt.Errorf("%s: the input has no header row (its first row is all numbers) and %d columns; give the latency column's 1-based index with %s",
 			name, c.width, usage.Column)
 	}
 
-	d.unit = o.Unit
-	if d.unit == 0 {
+	l.unit = o.Unit
+	if l.unit == 0 {
 		if header {
-			_, d.unit = splitUnit(c.norm[d.lat])
+			_, l.unit = splitUnit(c.norm[l.lat])
 		}
-		if d.unit == 0 {
-			what := fmt.Sprintf("column %q has no unit suffix (_ms, _us, _s, ...)", c.name(d.lat))
+		if l.unit == 0 {
+			what := fmt.Sprintf("column %q has no unit suffix (_ms, _us, _s, ...)", c.name(l.lat))
 			if !header {
 				what = "the input has no header row to name the unit"
 			}
-			return nil, fmt.Errorf("%s: unknown unit of the latency: %s; pass %s (ns, us, ms or s)", name, what, usage.Unit)
+			return fmt.Errorf("%s: unknown unit of the latency: %s; pass %s (ns, us, ms or s)", name, what, usage.Unit)
 		}
 	}
+	return nil
+}
 
+// findColumns finds the other columns: timestamp and status (given in o,
+// else detected by name in a header), method (detected by name) and the
+// group-by columns; and how many fields a row needs to hold them all.
+func (l *csvLayout) findColumns(o CSVOptions, header bool) error {
+	c, name := &l.cols, l.name
 	if o.TimeColumn != "" {
-		if d.timeCol = c.find(o.TimeColumn); d.timeCol < 0 {
-			return nil, c.notFound(name, usage.TimeColumn, o.TimeColumn)
+		if l.timeCol = c.find(o.TimeColumn); l.timeCol < 0 {
+			return c.notFound(name, usage.TimeColumn, o.TimeColumn)
 		}
 	} else if header {
-		d.timeCol = c.detect(timeColumns)
+		l.timeCol = c.detect(timeColumns)
 	}
 	if o.StatusColumn != "" {
-		if d.statusCol = c.find(o.StatusColumn); d.statusCol < 0 {
-			return nil, c.notFound(name, usage.StatusColumn, o.StatusColumn)
+		if l.statusCol = c.find(o.StatusColumn); l.statusCol < 0 {
+			return c.notFound(name, usage.StatusColumn, o.StatusColumn)
 		}
 	} else if header {
-		d.statusCol = c.detect(statusColumns)
+		l.statusCol = c.detect(statusColumns)
 	}
 	if header {
-		d.methodCol = c.detect(methodColumns)
+		l.methodCol = c.detect(methodColumns)
 	}
 	for _, b := range o.By {
 		i := c.find(b)
 		if i < 0 {
-			return nil, c.notFound(name, usage.By, b)
+			return c.notFound(name, usage.By, b)
 		}
-		d.by = append(d.by, i)
-	}
-	if len(d.by) > 0 {
-		d.groups = make(map[string]string)
+		l.by = append(l.by, i)
 	}
 
-	d.need = max(d.lat, d.timeCol, d.statusCol, d.methodCol) + 1
-	for _, i := range d.by {
-		d.need = max(d.need, i+1)
+	l.need = max(l.lat, l.timeCol, l.statusCol, l.methodCol) + 1
+	for _, i := range l.by {
+		l.need = max(l.need, i+1)
 	}
-	return d, nil
+	return nil
 }
 
 // Next returns the next row's sample; see Decoder.

@@ -215,7 +215,7 @@ func haproxyCondition(ws []haproxyWord) (value, known bool) {
 	return true, false
 }
 
-// haproxyWords cuts one line into words as parse_line does.
+// Words cuts one line into words as parse_line does.
 func Words(line string) ([]haproxyWord, error) {
 	var words []haproxyWord
 	var cur strings.Builder
@@ -242,74 +242,17 @@ func Words(line string) ([]haproxyWord, error) {
 			inWord = true
 		case c == '\\' && !squote:
 			inWord = true
-			if i+1 >= len(line) {
-				cur.WriteByte('\\')
-				continue
+			last, err := haproxyEscape(line, i, dquote, &cur)
+			if err != nil {
+				return nil, err
 			}
-			switch n := line[i+1]; n {
-			case ' ', '\\', '#', '\'', '"':
-				cur.WriteByte(n)
-				i++
-			case 't':
-				cur.WriteByte('\t')
-				i++
-			case 'n':
-				cur.WriteByte('\n')
-				i++
-			case 'r':
-				cur.WriteByte('\r')
-				i++
-			case '$':
-				if dquote {
-					i++
-					cur.WriteByte('$')
-				} else {
-					cur.WriteByte('\\')
-				}
-			case 'x':
-				if i+3 >= len(line) || !haproxyIsHex(line[i+2]) || !haproxyIsHex(line[i+3]) {
-					return nil, fmt.Errorf("truncated or invalid hexadecimal sequence at position %d", i+1)
-				}
-				v, _ := strconv.ParseUint(line[i+2:i+4], 16, 8)
-				cur.WriteByte(byte(v))
-				i += 3
-			default:
-				cur.WriteByte('\\')
-			}
+			i = last
 		case (c == ' ' || c == '\t') && !squote && !dquote:
 			emit()
 		case c == '$' && dquote:
-			// An environment variable: $NAME or ${NAME} or ${NAME-default}.
-			j := i + 1
-			brace := j < len(line) && line[j] == '{'
-			if brace {
-				j++
-			}
-			if j >= len(line) || !(haproxyIsAlpha(line[j]) || line[j] == '_' || line[j] == '.') {
-				return nil, fmt.Errorf("invalid variable name at position %d", j+1)
-			}
-			if line[j] == '.' {
-				j++
-			}
-			for j < len(line) && (haproxyIsAlpha(line[j]) || line[j] >= '0' && line[j] <= '9' || line[j] == '_') {
-				j++
-			}
-			if brace {
-				if strings.HasPrefix(line[j:], "[*]") {
-					j += 3
-				}
-				switch {
-				case j < len(line) && line[j] == '-':
-					k := strings.IndexByte(line[j:], '}')
-					if k < 0 {
-						return nil, fmt.Errorf("unmatched brace in variable at position %d", i+1)
-					}
-					j += k + 1
-				case j < len(line) && line[j] == '}':
-					j++
-				default:
-					return nil, fmt.Errorf("unmatched brace in variable at position %d", i+1)
-				}
+			j, err := haproxyVariableEnd(line, i)
+			if err != nil {
+				return nil, err
 			}
 			cur.WriteString(line[i:j])
 			inWord, env = true, true
@@ -324,6 +267,82 @@ func Words(line string) ([]haproxyWord, error) {
 	}
 	emit()
 	return words, nil
+}
+
+// haproxyEscape writes what the backslash at line[i] and the bytes after
+// it stand for to cur, and returns the index of the escape's last byte. A
+// backslash that escapes nothing stands for itself; \$ is an escaped $
+// only inside double quotes.
+func haproxyEscape(line string, i int, dquote bool, cur *strings.Builder) (int, error) {
+	if i+1 >= len(line) {
+		cur.WriteByte('\\')
+		return i, nil
+	}
+	switch n := line[i+1]; n {
+	case ' ', '\\', '#', '\'', '"':
+		cur.WriteByte(n)
+		return i + 1, nil
+	case 't':
+		cur.WriteByte('\t')
+		return i + 1, nil
+	case 'n':
+		cur.WriteByte('\n')
+		return i + 1, nil
+	case 'r':
+		cur.WriteByte('\r')
+		return i + 1, nil
+	case '$':
+		if dquote {
+			cur.WriteByte('$')
+			return i + 1, nil
+		}
+	case 'x':
+		if i+3 >= len(line) || !haproxyIsHex(line[i+2]) || !haproxyIsHex(line[i+3]) {
+			return 0, fmt.Errorf("truncated or invalid hexadecimal sequence at position %d", i+1)
+		}
+		v, _ := strconv.ParseUint(line[i+2:i+4], 16, 8)
+		cur.WriteByte(byte(v))
+		return i + 3, nil
+	}
+	cur.WriteByte('\\')
+	return i, nil
+}
+
+// haproxyVariableEnd returns the end of the environment variable whose $
+// is at line[i], inside double quotes: $NAME, ${NAME}, ${NAME[*]} or
+// ${NAME-default}.
+func haproxyVariableEnd(line string, i int) (int, error) {
+	j := i + 1
+	brace := j < len(line) && line[j] == '{'
+	if brace {
+		j++
+	}
+	if j >= len(line) || !(haproxyIsAlpha(line[j]) || line[j] == '_' || line[j] == '.') {
+		return 0, fmt.Errorf("invalid variable name at position %d", j+1)
+	}
+	if line[j] == '.' {
+		j++
+	}
+	for j < len(line) && (haproxyIsAlpha(line[j]) || line[j] >= '0' && line[j] <= '9' || line[j] == '_') {
+		j++
+	}
+	if !brace {
+		return j, nil
+	}
+	if strings.HasPrefix(line[j:], "[*]") {
+		j += 3
+	}
+	switch {
+	case j < len(line) && line[j] == '-':
+		k := strings.IndexByte(line[j:], '}')
+		if k < 0 {
+			return 0, fmt.Errorf("unmatched brace in variable at position %d", i+1)
+		}
+		return j + k + 1, nil
+	case j < len(line) && line[j] == '}':
+		return j + 1, nil
+	}
+	return 0, fmt.Errorf("unmatched brace in variable at position %d", i+1)
 }
 
 func haproxyIsHex(c byte) bool {
@@ -746,16 +765,31 @@ func (p *haproxyProxy) object() (target.Object, error) {
 	s := p.sec
 	o := target.Object{Target: "haproxy", Kind: s.kind, Name: s.kind + " " + s.name, Pos: s.pos, TimeoutIdle: true, Jitter: "none"}
 	o.Notes = append(o.Notes, p.notes...)
-	envNote := func(what string) {
-		l := p.settings[what]
-		o.Notes = append(o.Notes, fmt.Sprintf("%s %s (%s) is an environment variable: not read", what, l.word(len(l.words)-1), l.pos))
-	}
+	p.timeouts(&o)
+	conds := p.retries(&o)
+	p.resends(&o, conds)
+	p.retryNotes(&o)
+	p.serverLimit(&o)
+	return o, nil
+}
+
+// envNote says that a setting's value is an environment variable, which
+// the reader does not read.
+func (p *haproxyProxy) envNote(o *target.Object, what string) {
+	l := p.settings[what]
+	o.Notes = append(o.Notes, fmt.Sprintf("%s %s (%s) is an environment variable: not read", what, l.word(len(l.words)-1), l.pos))
+}
+
+// timeouts reads timeout server, connect and queue (the connect's unless
+// set), and notes the timeouts that bound something else: tunnel,
+// http-request, http-keep-alive.
+func (p *haproxyProxy) timeouts(o *target.Object) {
 	var known bool
 	if o.Timeout, known = p.timeout("server"); known {
 		o.Timeout = target.Keyed(o.Timeout, "timeout server")
 	}
 	if !known {
-		envNote("timeout server")
+		p.envNote(o, "timeout server")
 	} else if o.Timeout == nil {
 		o.Notes = append(o.Notes, "no timeout server: HAProxy waits forever and warns at startup")
 	}
@@ -763,16 +797,16 @@ func (p *haproxyProxy) object() (target.Object, error) {
 		o.ConnectTimeout = target.Keyed(o.ConnectTimeout, "timeout connect")
 	}
 	if !known {
-		envNote("timeout connect")
+		p.envNote(o, "timeout connect")
 	} else if o.ConnectTimeout == nil {
 		o.Notes = append(o.Notes, "no timeout connect: a connect waits as long as the kernel lets it, and HAProxy warns at startup")
 	}
 	if o.QueueTimeout, known = p.timeout("queue"); !known {
-		envNote("timeout queue")
+		p.envNote(o, "timeout queue")
 	} else if o.QueueTimeout == nil && o.ConnectTimeout != nil {
 		// HAProxy: "If unspecified, the same value as the backend's
 		// connection timeout".
-		o.QueueTimeout = target.Defaulted(o.ConnectTimeout.Value, s.pos)
+		o.QueueTimeout = target.Defaulted(o.ConnectTimeout.Value, p.sec.pos)
 	}
 	for _, t := range []struct{ name, why string }{
 		{"tunnel", "bounds the idle time of a tunnel (WebSocket, CONNECT) once established, instead of timeout server"},
@@ -783,21 +817,26 @@ func (p *haproxyProxy) object() (target.Object, error) {
 			o.Notes = append(o.Notes, fmt.Sprintf("timeout %s %s (%s) %s", t.name, l.word(2), l.pos, t.why))
 		}
 	}
+}
 
-	// Retries: retries + 1 attempts; retry-on says on what.
+// retries reads the attempts (retries + 1; retries 3 unless set, 1 with
+// retry-on none) and retry-on (conn-failure unless set). conds are the
+// retry-on conditions, nil when retry-on is an environment variable.
+func (p *haproxyProxy) retries(o *target.Object) (conds []string) {
+	s := p.sec
 	retries := haproxyDefaultRetries
 	if l, ok := p.settings["retries"]; ok && !l.words[1].Env {
 		retries, _ = haproxyNumber(l.word(1))
 		o.Attempts = target.Set(retries+1, l.pos, l.word(1))
 	} else if ok {
-		envNote("retries")
+		p.envNote(o, "retries")
 	} else {
 		o.Attempts = target.Defaulted(retries+1, s.pos)
 	}
-	conds := []string{"conn-failure"}
+	conds = []string{"conn-failure"}
 	if l, ok := p.settings["retry-on"]; ok {
 		if l.words[1].Env {
-			envNote("retry-on")
+			p.envNote(o, "retry-on")
 			conds = nil
 		} else {
 			conds = l.values(1)
@@ -810,33 +849,45 @@ func (p *haproxyProxy) object() (target.Object, error) {
 	} else {
 		o.RetryOn = target.Defaulted(conds, s.pos)
 	}
-	if o.RetryOn != nil {
-		// Every condition but a failed connect (and early data the server
-		// refused) may resend a request the server received, whatever its
-		// method.
-		l7 := []string{}
-		for _, c := range conds {
-			if c != "conn-failure" && c != "0rtt-rejected" {
-				l7 = append(l7, c)
-			}
-		}
-		switch {
-		case o.RetryOn.Default:
-			o.RetryNonIdempotent = target.Defaulted(false, s.pos)
-		default:
-			o.RetryNonIdempotent = target.Set(len(l7) > 0, o.RetryOn.Pos, o.RetryOn.Raw)
-		}
-		mode := "tcp"
-		if l, ok := p.settings["mode"]; ok {
-			mode = l.word(1)
-		}
-		if len(l7) > 0 && mode != "http" {
-			o.Notes = append(o.Notes, fmt.Sprintf("retry-on %s: HAProxy ignores retry-on outside mode http", strings.Join(l7, " ")))
-		}
-		if len(l7) > 0 && len(p.disableL7) > 0 {
-			o.Notes = append(o.Notes, fmt.Sprintf("http-request disable-l7-retry (%s): some requests are not retried but on a failed connect; its condition is not read", p.disableL7[0]))
+	return conds
+}
+
+// resends reads whether a retry may resend a request the server received
+// (RetryNonIdempotent): every condition but a failed connect (and early
+// data the server refused) may, whatever the request's method. It notes
+// where such a retry does not happen: outside mode http, or where
+// http-request disable-l7-retry may turn it off.
+func (p *haproxyProxy) resends(o *target.Object, conds []string) {
+	if o.RetryOn == nil {
+		return
+	}
+	l7 := []string{}
+	for _, c := range conds {
+		if c != "conn-failure" && c != "0rtt-rejected" {
+			l7 = append(l7, c)
 		}
 	}
+	switch {
+	case o.RetryOn.Default:
+		o.RetryNonIdempotent = target.Defaulted(false, p.sec.pos)
+	default:
+		o.RetryNonIdempotent = target.Set(len(l7) > 0, o.RetryOn.Pos, o.RetryOn.Raw)
+	}
+	mode := "tcp"
+	if l, ok := p.settings["mode"]; ok {
+		mode = l.word(1)
+	}
+	if len(l7) > 0 && mode != "http" {
+		o.Notes = append(o.Notes, fmt.Sprintf("retry-on %s: HAProxy ignores retry-on outside mode http", strings.Join(l7, " ")))
+	}
+	if len(l7) > 0 && len(p.disableL7) > 0 {
+		o.Notes = append(o.Notes, fmt.Sprintf("http-request disable-l7-retry (%s): some requests are not retried but on a failed connect; its condition is not read", p.disableL7[0]))
+	}
+}
+
+// retryNotes notes where a retry goes (option redispatch) and when it
+// waits (after a failed connect).
+func (p *haproxyProxy) retryNotes(o *target.Object) {
 	if l, ok := p.settings["option redispatch"]; ok && l.word(0) == "option" {
 		every := "the last retry"
 		if len(l.words) > 2 {
@@ -852,10 +903,13 @@ func (p *haproxyProxy) object() (target.Object, error) {
 	if o.Attempts != nil && o.Attempts.Value > 1 && o.ConnectTimeout != nil {
 		o.Notes = append(o.Notes, "a retry after a failed connect to the same server waits min(timeout connect, 1s) first; other retries go at once")
 	}
+}
 
-	// The servers: the most requests in flight is the sum of maxconn of
-	// the active servers (backups take traffic only when they are all
-	// down; fullconn only scales minconn up to maxconn).
+// serverLimit reads the most requests in flight, the sum of maxconn of
+// the active servers (backups take traffic only when they are all down;
+// fullconn only scales minconn up to maxconn), and notes backups,
+// maxqueue and minconn.
+func (p *haproxyProxy) serverLimit(o *target.Object) {
 	sum, all, active := 0, true, 0
 	var raws []string
 	backups, queues := 0, []string{}
@@ -890,7 +944,7 @@ func (p *haproxyProxy) object() (target.Object, error) {
 	case all && sum > math.MaxInt32:
 		o.Notes = append(o.Notes, fmt.Sprintf("maxconn of the servers adds up to %d: read as no limit", sum))
 	case all:
-		o.MaxInFlight = &target.Setting[int]{Value: sum, Pos: s.pos, Raw: "maxconn " + strings.Join(raws, "+")}
+		o.MaxInFlight = &target.Setting[int]{Value: sum, Pos: p.sec.pos, Raw: "maxconn " + strings.Join(raws, "+")}
 	case sum > 0:
 		o.Notes = append(o.Notes, "maxconn on some servers only: no limit over the backend")
 	}
@@ -903,7 +957,6 @@ func (p *haproxyProxy) object() (target.Object, error) {
 	if l, ok := p.settings["fullconn"]; ok && minconn {
 		o.Notes = append(o.Notes, fmt.Sprintf("minconn with fullconn %s (%s): below %s connections to the backend a server takes fewer than its maxconn", l.word(1), l.pos, l.word(1)))
 	}
-	return o, nil
 }
 
 // --- Routing: frontends' use_backend rules as matches.

@@ -157,21 +157,48 @@ func linkerdService(out []target.Object, o kube.Object) ([]target.Object, error)
 // timeout.linkerd.io/response bounds a backend response and is not
 // retried, so the shorter of the two bounds an attempt.
 func linkerdAnnotations(obj *target.Object, o kube.Object, ann map[string]*yaml.Node, grpc bool) error {
-	f := o.File
-	dur := func(key string) (*target.Setting[float64], error) {
-		n := ann[key]
-		if n == nil {
-			return nil, nil
-		}
-		d, err := AnnotationDuration(n.Value)
-		if err != nil {
-			return nil, target.ErrorAt(target.NodePos(f, n), "%s %v", key, err)
-		}
-		return target.Set(d.Seconds(), target.NodePos(f, n), n.Value), nil
-	}
-	req, err := dur(LkRequestTimeout)
+	resp, err := linkerdTimeouts(obj, o.File, ann)
 	if err != nil {
 		return err
+	}
+	r, err := readLinkerdRetry(obj, o, ann, grpc)
+	if err != nil {
+		return err
+	}
+	r.attempts(obj, o.File)
+	if !r.set() {
+		if resp != nil {
+			obj.PerTryTimeout = resp
+			obj.Notes = append(obj.Notes, LkResponseTimeout+" bounds the backend's response and is not retried")
+		}
+		return nil
+	}
+	r.policy(obj, o.File, resp)
+	return nil
+}
+
+// annotationSetting reads a duration annotation (AnnotationDuration), nil
+// when it is absent.
+func annotationSetting(file string, ann map[string]*yaml.Node, key string) (*target.Setting[float64], error) {
+	n := ann[key]
+	if n == nil {
+		return nil, nil
+	}
+	d, err := AnnotationDuration(n.Value)
+	if err != nil {
+		return nil, target.ErrorAt(target.NodePos(file, n), "%s %v", key, err)
+	}
+	return target.Set(d.Seconds(), target.NodePos(file, n), n.Value), nil
+}
+
+// linkerdTimeouts reads timeout.linkerd.io/request as the object's
+// timeout and notes timeout.linkerd.io/idle; it returns
+// timeout.linkerd.io/response, which bounds an attempt or not as the retry
+// policy says.
+func linkerdTimeouts(obj *target.Object, file string, ann map[string]*yaml.Node) (resp *target.Setting[float64], err error) {
+	req, err := annotationSetting(file, ann, LkRequestTimeout)
+	if err != nil {
+		return nil, err
 	}
 	if req != nil {
 		obj.Timeout = req
@@ -179,35 +206,49 @@ func linkerdAnnotations(obj *target.Object, o kube.Object, ann map[string]*yaml.
 			obj.Notes = append(obj.Notes, LkRequestTimeout+" 0: no request timeout")
 		}
 	}
-	resp, err := dur(LkResponseTimeout)
+	resp, err = annotationSetting(file, ann, LkResponseTimeout)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if idle, err := dur(lkIdleTimeout); err != nil {
-		return err
+	if idle, err := annotationSetting(file, ann, lkIdleTimeout); err != nil {
+		return nil, err
 	} else if idle != nil {
 		obj.Notes = append(obj.Notes, fmt.Sprintf("%s %s: a stream idle that long is cut off (not modeled)", lkIdleTimeout, idle.Raw))
 	}
+	return resp, nil
+}
 
-	// The retry policy: parse_http_retry and parse_grpc_retry. A limit of 0
-	// and a zero timeout count as unset; any of limit, timeout and
-	// conditions makes a policy, with the limit 1 unless set.
-	ln := ann[lkRetryLimit]
-	var limit int
-	if ln != nil {
+// linkerdRetry is the retry policy of Linkerd's annotations, as
+// parse_http_retry and parse_grpc_retry read it.
+type linkerdRetry struct {
+	limitNode *yaml.Node // retry.linkerd.io/limit; nil when absent
+	limit     int
+	perTry    *target.Setting[float64] // retry.linkerd.io/timeout; nil when absent or zero
+	conds     []string
+	condNode  *yaml.Node // the first conditions annotation read; nil when none is
+	condKey   string     // the conditions annotations read on the object, "a or b"
+}
+
+// readLinkerdRetry reads retry.linkerd.io/limit, retry.linkerd.io/timeout
+// and the conditions.
+func readLinkerdRetry(obj *target.Object, o kube.Object, ann map[string]*yaml.Node, grpc bool) (linkerdRetry, error) {
+	f := o.File
+	r := linkerdRetry{limitNode: ann[lkRetryLimit]}
+	if ln := r.limitNode; ln != nil {
 		v, err := strconv.ParseUint(strings.TrimPrefix(ln.Value, "+"), 10, 16)
 		if err != nil {
-			return target.ErrorAt(target.NodePos(f, ln), "%s %q: not a whole number from 0 to 65535 (Linkerd then ignores the whole route)", lkRetryLimit, ln.Value)
+			return r, target.ErrorAt(target.NodePos(f, ln), "%s %q: not a whole number from 0 to 65535 (Linkerd then ignores the whole route)", lkRetryLimit, ln.Value)
 		}
-		limit = int(v)
+		r.limit = int(v)
 	}
-	perTry, err := dur(LkRetryTimeout)
+	perTry, err := annotationSetting(f, ann, LkRetryTimeout)
 	if err != nil {
-		return err
+		return r, err
 	}
 	if perTry != nil && perTry.Value == 0 {
 		perTry = nil
 	}
+	r.perTry = perTry
 	// The conditions: retry.linkerd.io/http on an HTTPRoute,
 	// retry.linkerd.io/grpc on a GRPCRoute, either on a Service (for the
 	// HTTP and the gRPC requests to it).
@@ -223,55 +264,66 @@ func linkerdAnnotations(obj *target.Object, o kube.Object, ann map[string]*yaml.
 			obj.Notes = append(obj.Notes, fmt.Sprintf("%s is not read on a %s", k, o.Kind))
 		}
 	}
-	var conds []string
-	var cn *yaml.Node
 	for _, k := range keys {
 		n := ann[k]
 		if n == nil {
 			continue
 		}
-		if cn == nil {
-			cn = n
+		if r.condNode == nil {
+			r.condNode = n
 		}
 		for _, c := range strings.Split(n.Value, ",") {
 			if !Condition(c, k == lkRetryGRPC) {
-				return target.ErrorAt(target.NodePos(f, n), "%s %q: invalid retry condition %q (%s; no spaces; Linkerd then ignores the whole route)", k, n.Value, c, linkerdConditionsHelp(k == lkRetryGRPC))
+				return r, target.ErrorAt(target.NodePos(f, n), "%s %q: invalid retry condition %q (%s; no spaces; Linkerd then ignores the whole route)", k, n.Value, c, linkerdConditionsHelp(k == lkRetryGRPC))
 			}
-			conds = append(conds, c)
+			r.conds = append(r.conds, c)
 		}
 	}
-	condKey := strings.Join(keys, " or ")
-	retry := limit != 0 || perTry != nil || cn != nil
-	switch {
+	r.condKey = strings.Join(keys, " or ")
+	return r, nil
+}
+
+// set reports whether the annotations make a retry policy: any of limit,
+// timeout and conditions does, a limit of 0 and a zero timeout counting as
+// unset.
+func (r linkerdRetry) set() bool { return r.limit != 0 || r.perTry != nil || r.condNode != nil }
+
+// attempts sets the object's attempts: the limit and the first, the limit
+// 1 unless set (or 0) where there is a policy, 1 where a limit of 0 is
+// all there is.
+func (r linkerdRetry) attempts(obj *target.Object, file string) {
+	ln := r.limitNode
+	switch retry := r.set(); {
 	case retry && ln != nil:
-		attempts := limit + 1
-		if limit == 0 {
+		attempts := r.limit + 1
+		if r.limit == 0 {
 			attempts = lkDefaultLimit + 1
 			obj.Notes = append(obj.Notes, lkRetryLimit+" 0 counts as unset: Linkerd retries once")
 		}
-		obj.Attempts = target.Set(attempts, target.NodePos(f, ln), ln.Value)
+		obj.Attempts = target.Set(attempts, target.NodePos(file, ln), ln.Value)
 	case retry:
 		obj.Attempts = target.Defaulted(lkDefaultLimit+1, obj.Pos)
 	case ln != nil:
-		obj.Attempts = target.Set(1, target.NodePos(f, ln), ln.Value)
+		obj.Attempts = target.Set(1, target.NodePos(file, ln), ln.Value)
 		obj.Notes = append(obj.Notes, lkRetryLimit+" 0 without conditions or a retry timeout: no retries")
 	}
-	if !retry {
-		if resp != nil {
-			obj.PerTryTimeout = resp
-			obj.Notes = append(obj.Notes, LkResponseTimeout+" bounds the backend's response and is not retried")
-		}
-		return nil
-	}
+}
+
+// policy sets the rest of a retry policy: what is retried (the conditions,
+// and a timeout where retry.linkerd.io/timeout is set), what bounds an
+// attempt (the shorter of the retry timeout and resp, the response
+// timeout) and the controller's fixed backoff.
+func (r linkerdRetry) policy(obj *target.Object, file string, resp *target.Setting[float64]) {
+	cn, perTry := r.condNode, r.perTry
 	switch {
 	case cn != nil && perTry != nil:
-		obj.RetryOn = target.Set(append(conds, "timeout"), target.NodePos(f, cn), cn.Value)
+		obj.RetryOn = target.Set(append(r.conds, "timeout"), target.NodePos(file, cn), cn.Value)
 	case cn != nil:
-		obj.RetryOn = target.Set(conds, target.NodePos(f, cn), cn.Value)
+		obj.RetryOn = target.Set(r.conds, target.NodePos(file, cn), cn.Value)
 	case perTry != nil:
 		obj.RetryOn = target.Set([]string{"timeout"}, perTry.Pos, perTry.Raw)
 	default:
-		obj.Notes = append(obj.Notes, "a retry limit without "+condKey+" or "+LkRetryTimeout+": the conditions are the proxy's")
+		obj.Notes = append(obj.Notes, "a retry limit without "+r.condKey+" or "+LkRetryTimeout+": the conditions are the proxy's")
 	}
 	obj.PerTryTimeout = perTry
 	if resp != nil && (perTry == nil || resp.Value < perTry.Value) {
@@ -283,7 +335,6 @@ func linkerdAnnotations(obj *target.Object, o kube.Object, ann map[string]*yaml.
 	obj.Jitter = "full"
 	obj.RetryNonIdempotent = kube.RetrySetting(kube.RetriesNonIdempotent(obj.Matches), obj.Attempts)
 	obj.Notes = append(obj.Notes, "Linkerd never retries a request whose body is over 64 KiB; its backoff is fixed, 25ms to 250ms with full jitter")
-	return nil
 }
 
 // linkerdAnnotationDuration parses a duration as Linkerd's policy controller does

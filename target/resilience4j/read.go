@@ -680,226 +680,298 @@ func (m *model) objects(file, suffix string, only *model) ([]target.Object, erro
 	return out, nil
 }
 
-// object combines an instance's timelimiter, retry and bulkhead.
-func (m *model) object(name string, pos target.Pos) (obj target.Object, err error) {
-	obj = target.Object{Target: "resilience4j", Kind: "resilience4j instance", Name: name, Pos: pos}
-	has := func(mod string) bool {
-		s := m.sections[mod]
-		return s != nil && s.instances[name] != nil
+// object combines an instance's timelimiter, retry, bulkhead and
+// thread-pool-bulkhead.
+func (m *model) object(name string, pos target.Pos) (target.Object, error) {
+	obj := target.Object{Target: "resilience4j", Kind: "resilience4j instance", Name: name, Pos: pos}
+	in := &instance{m: m, name: name, pos: pos, inherited: map[string][]string{}}
+	readers := []struct {
+		mod  string
+		read func(*target.Object) error
+	}{
+		{"timelimiter", in.timeLimiter},
+		{"retry", in.retry},
+		{"bulkhead", in.bulkhead},
+		{"threadpoolbulkhead", in.threadPoolBulkhead},
 	}
-	// What the instance takes from a config, by config, for one note each.
-	var fromOrder []string
-	inherited := map[string][]string{}
-	get := func(mod, prop string) (*entry, error) {
-		e, from, err := m.lookup(mod, name, prop)
-		if e != nil && from != "" {
-			cfg := "resilience4j." + moduleKey(mod) + ".configs." + from
-			if inherited[cfg] == nil {
-				fromOrder = append(fromOrder, cfg)
-			}
-			k := leaf(e.key)
-			if !slices.Contains(inherited[cfg], k) {
-				inherited[cfg] = append(inherited[cfg], k)
-			}
-		}
-		return e, err
-	}
-	defer func() {
-		for _, cfg := range fromOrder {
-			obj.Notes = append(obj.Notes, strings.Join(inherited[cfg], ", ")+" from "+cfg)
-		}
-	}()
-	dur := func(mod, prop string) (*target.Setting[float64], error) {
-		e, err := get(mod, prop)
-		if e == nil || err != nil {
-			return nil, err
-		}
-		d, err := SpringBootDuration(e.value)
-		if err == nil && d < 0 {
-			err = fmt.Errorf("%q: negative (resilience4j refuses it)", e.value)
-		}
-		if err != nil {
-			return nil, target.ErrorAt(e.pos, "%s %v", e.key, err)
-		}
-		return target.Set(d.Seconds(), e.pos, e.value), nil
-	}
-	boolean := func(mod, prop string) (bool, *entry, error) {
-		e, err := get(mod, prop)
-		if e == nil || err != nil {
-			return false, nil, err
-		}
-		v, ok := springBool(e.value)
-		if !ok {
-			return false, nil, target.ErrorAt(e.pos, "%s %q: want true or false", e.key, e.value)
-		}
-		return v, e, nil
-	}
-	number := func(mod, prop string) (float64, *entry, error) {
-		e, err := get(mod, prop)
-		if e == nil || err != nil {
-			return 0, nil, err
-		}
-		v, perr := strconv.ParseFloat(strings.TrimSpace(e.value), 64)
-		if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, nil, target.ErrorAt(e.pos, "%s %q: not a number", e.key, e.value)
-		}
-		return v, e, nil
-	}
-	integer := func(mod, prop string) (int, *entry, error) {
-		e, err := get(mod, prop)
-		if e == nil || err != nil {
-			return 0, nil, err
-		}
-		v, perr := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(e.value), "+"), 10, 32)
-		if perr != nil {
-			return 0, nil, target.ErrorAt(e.pos, "%s %q: not a whole number", e.key, e.value)
-		}
-		return int(v), e, nil
-	}
-
 	// A baseConfig that names no config fails the instance in resilience4j,
 	// whatever the instance sets itself.
-	for _, mod := range []string{"timelimiter", "retry", "bulkhead", "threadpoolbulkhead"} {
-		if has(mod) {
-			if _, _, err := m.lookup(mod, name, "\x00"); err != nil {
+	for _, r := range readers {
+		if in.has(r.mod) {
+			if _, _, err := m.lookup(r.mod, name, "\x00"); err != nil {
 				return obj, err
 			}
 		}
 	}
-	if has("timelimiter") {
-		t, err := dur("timelimiter", "timeoutduration")
-		if err != nil {
-			return obj, err
-		}
-		if t == nil {
-			t = target.Defaulted(r4jDefaultTimeout.Seconds(), pos)
-		}
-		obj.PerTryTimeout = t
-		obj.Notes = append(obj.Notes, "the time limiter bounds each attempt (Spring's aspects: Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(call)))))); nothing bounds the whole call; it needs a CompletionStage or reactive return type")
-		if cancel, e, err := boolean("timelimiter", "cancelrunningfuture"); err != nil {
-			return obj, err
-		} else if e != nil && !cancel {
-			obj.Notes = append(obj.Notes, "cancelRunningFuture false: a timed-out call goes on running")
-		}
-	}
-	if has("retry") {
-		n, e, err := integer("retry", "maxattempts")
-		switch {
-		case err != nil:
-			return obj, err
-		case e != nil && n < 1:
-			return obj, target.ErrorAt(e.pos, "%s %q: resilience4j requires at least 1 (maxAttempts counts the first call)", e.key, e.value)
-		case e != nil:
-			obj.Attempts = target.Set(n, e.pos, e.value)
-		default:
-			obj.Attempts = target.Defaulted(r4jDefaultAttempts, pos)
-		}
-		if err := backoff(&obj, pos, dur, boolean, number); err != nil {
-			return obj, err
-		}
-		exc, err := get("retry", "retryexceptions")
-		if err != nil {
-			return obj, err
-		}
-		switch {
-		case exc != nil:
-			list := exc.list
-			if !exc.isList {
-				for _, c := range strings.Split(exc.value, ",") {
-					if c = strings.TrimSpace(c); c != "" {
-						list = append(list, c)
-					}
-				}
-			}
-			raw := exc.value
-			if exc.isList {
-				raw = strings.Join(exc.list, ",")
-			}
-			obj.RetryOn = target.Set(list, exc.pos, raw)
-		default:
-			if p, err := get("retry", "retryexceptionpredicate"); err != nil {
-				return obj, err
-			} else if p != nil {
-				obj.Notes = append(obj.Notes, "retryExceptionPredicate "+p.value+" decides which exceptions are retried: not modeled")
-			} else {
-				obj.RetryOn = target.Defaulted(Everything, pos)
-				obj.Notes = append(obj.Notes, "no retryExceptions: every exception is retried, a timeout and a failure after the request was sent included")
-			}
-		}
-		for _, k := range []string{"ignoreexceptions", "resultpredicate"} {
-			if e, err := get("retry", k); err != nil {
-				return obj, err
-			} else if e != nil {
-				v := e.value
-				if e.isList {
-					v = strings.Join(e.list, ", ")
-				}
-				obj.Notes = append(obj.Notes, fmt.Sprintf("retry %s %s: not modeled", leaf(e.key), v))
-			}
-		}
-	}
-	if has("bulkhead") {
-		n, e, err := integer("bulkhead", "maxconcurrentcalls")
-		switch {
-		case err != nil:
-			return obj, err
-		case e != nil && n < 0:
-			return obj, target.ErrorAt(e.pos, "%s %q: negative", e.key, e.value)
-		case e != nil:
-			obj.MaxInFlight = target.Set(n, e.pos, e.value)
-		default:
-			obj.MaxInFlight = target.Defaulted(r4jDefaultConcurrency, pos)
-		}
-		w, err := dur("bulkhead", "maxwaitduration")
-		if err != nil {
-			return obj, err
-		}
-		if w == nil {
-			w = target.Defaulted(0.0, pos)
-		}
-		obj.QueueTimeout = w
-	}
-	if has("threadpoolbulkhead") {
-		var parts []string
-		for _, k := range []string{"maxthreadpoolsize", "corethreadpoolsize", "queuecapacity", "keepaliveduration"} {
-			e, err := get("threadpoolbulkhead", k)
-			if err != nil {
+	for _, r := range readers {
+		if in.has(r.mod) {
+			if err := r.read(&obj); err != nil {
 				return obj, err
 			}
-			if e != nil {
-				parts = append(parts, leaf(e.key)+" "+e.value)
-			}
 		}
-		obj.Notes = append(obj.Notes, "thread-pool-bulkhead ("+strings.Join(parts, ", ")+"): runs calls on a pool of its own; not modeled as MaxInFlight")
 	}
+	obj.Notes = append(obj.Notes, in.inheritedNotes()...)
 	return obj, nil
 }
 
-// r4jBackoff reads a retry's wait: waitDuration (500ms unless set),
+// instance reads the properties of one instance name, in each module that
+// has it, keeping what it takes from a config for a note.
+type instance struct {
+	m    *model
+	name string
+	pos  target.Pos // where the name first stands: the place of a default
+	// What the instance takes from a config, by config, for one note each.
+	fromOrder []string
+	inherited map[string][]string
+}
+
+// has reports whether a module has the instance.
+func (in *instance) has(mod string) bool {
+	s := in.m.sections[mod]
+	return s != nil && s.instances[in.name] != nil
+}
+
+// get looks a property of the instance up (model.lookup), noting the
+// config it came from, if any.
+func (in *instance) get(mod, prop string) (*entry, error) {
+	e, from, err := in.m.lookup(mod, in.name, prop)
+	if e != nil && from != "" {
+		cfg := "resilience4j." + moduleKey(mod) + ".configs." + from
+		if in.inherited[cfg] == nil {
+			in.fromOrder = append(in.fromOrder, cfg)
+		}
+		k := leaf(e.key)
+		if !slices.Contains(in.inherited[cfg], k) {
+			in.inherited[cfg] = append(in.inherited[cfg], k)
+		}
+	}
+	return e, err
+}
+
+// inheritedNotes says what the instance took from each config, in the
+// order it first took something from it.
+func (in *instance) inheritedNotes() []string {
+	var notes []string
+	for _, cfg := range in.fromOrder {
+		notes = append(notes, strings.Join(in.inherited[cfg], ", ")+" from "+cfg)
+	}
+	return notes
+}
+
+// dur reads a duration property (SpringBootDuration), nil when unset.
+func (in *instance) dur(mod, prop string) (*target.Setting[float64], error) {
+	e, err := in.get(mod, prop)
+	if e == nil || err != nil {
+		return nil, err
+	}
+	d, err := SpringBootDuration(e.value)
+	if err == nil && d < 0 {
+		err = fmt.Errorf("%q: negative (resilience4j refuses it)", e.value)
+	}
+	if err != nil {
+		return nil, target.ErrorAt(e.pos, "%s %v", e.key, err)
+	}
+	return target.Set(d.Seconds(), e.pos, e.value), nil
+}
+
+// boolean reads a true-or-false property (springBool); its entry is nil
+// when unset.
+func (in *instance) boolean(mod, prop string) (bool, *entry, error) {
+	e, err := in.get(mod, prop)
+	if e == nil || err != nil {
+		return false, nil, err
+	}
+	v, ok := springBool(e.value)
+	if !ok {
+		return false, nil, target.ErrorAt(e.pos, "%s %q: want true or false", e.key, e.value)
+	}
+	return v, e, nil
+}
+
+// number reads a finite number; its entry is nil when unset.
+func (in *instance) number(mod, prop string) (float64, *entry, error) {
+	e, err := in.get(mod, prop)
+	if e == nil || err != nil {
+		return 0, nil, err
+	}
+	v, perr := strconv.ParseFloat(strings.TrimSpace(e.value), 64)
+	if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, nil, target.ErrorAt(e.pos, "%s %q: not a number", e.key, e.value)
+	}
+	return v, e, nil
+}
+
+// integer reads a whole number that fits an int32; its entry is nil when
+// unset.
+func (in *instance) integer(mod, prop string) (int, *entry, error) {
+	e, err := in.get(mod, prop)
+	if e == nil || err != nil {
+		return 0, nil, err
+	}
+	v, perr := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(e.value), "+"), 10, 32)
+	if perr != nil {
+		return 0, nil, target.ErrorAt(e.pos, "%s %q: not a whole number", e.key, e.value)
+	}
+	return int(v), e, nil
+}
+
+// count reads a whole-number property of at least least (smaller, says
+// tooFew), def unless set.
+func (in *instance) count(mod, prop string, least int, tooFew string, def int) (*target.Setting[int], error) {
+	n, e, err := in.integer(mod, prop)
+	switch {
+	case err != nil:
+		return nil, err
+	case e != nil && n < least:
+		return nil, target.ErrorAt(e.pos, "%s %q: %s", e.key, e.value, tooFew)
+	case e != nil:
+		return target.Set(n, e.pos, e.value), nil
+	}
+	return target.Defaulted(def, in.pos), nil
+}
+
+// timeLimiter reads the time limiter's timeoutDuration (1s unless set) as
+// the per-try timeout, and notes a cancelRunningFuture of false.
+func (in *instance) timeLimiter(obj *target.Object) error {
+	t, err := in.dur("timelimiter", "timeoutduration")
+	if err != nil {
+		return err
+	}
+	if t == nil {
+		t = target.Defaulted(r4jDefaultTimeout.Seconds(), in.pos)
+	}
+	obj.PerTryTimeout = t
+	obj.Notes = append(obj.Notes, "the time limiter bounds each attempt (Spring's aspects: Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(call)))))); nothing bounds the whole call; it needs a CompletionStage or reactive return type")
+	if cancel, e, err := in.boolean("timelimiter", "cancelrunningfuture"); err != nil {
+		return err
+	} else if e != nil && !cancel {
+		obj.Notes = append(obj.Notes, "cancelRunningFuture false: a timed-out call goes on running")
+	}
+	return nil
+}
+
+// retry reads the retry's maxAttempts (3 unless set), its wait (backoff)
+// and what it retries (retryOn), and notes ignoreExceptions and
+// resultPredicate, which are not modeled.
+func (in *instance) retry(obj *target.Object) error {
+	attempts, err := in.count("retry", "maxattempts", 1, "resilience4j requires at least 1 (maxAttempts counts the first call)", r4jDefaultAttempts)
+	if err != nil {
+		return err
+	}
+	obj.Attempts = attempts
+	if err := in.backoff(obj); err != nil {
+		return err
+	}
+	if err := in.retryOn(obj); err != nil {
+		return err
+	}
+	for _, k := range []string{"ignoreexceptions", "resultpredicate"} {
+		if e, err := in.get("retry", k); err != nil {
+			return err
+		} else if e != nil {
+			v := e.value
+			if e.isList {
+				v = strings.Join(e.list, ", ")
+			}
+			obj.Notes = append(obj.Notes, fmt.Sprintf("retry %s %s: not modeled", leaf(e.key), v))
+		}
+	}
+	return nil
+}
+
+// retryOn reads the retry's retryExceptions, a YAML list or a
+// comma-separated value; without them a retryExceptionPredicate decides,
+// which is only noted, else every exception is retried.
+func (in *instance) retryOn(obj *target.Object) error {
+	exc, err := in.get("retry", "retryexceptions")
+	if err != nil {
+		return err
+	}
+	if exc == nil {
+		if p, err := in.get("retry", "retryexceptionpredicate"); err != nil {
+			return err
+		} else if p != nil {
+			obj.Notes = append(obj.Notes, "retryExceptionPredicate "+p.value+" decides which exceptions are retried: not modeled")
+		} else {
+			obj.RetryOn = target.Defaulted(Everything, in.pos)
+			obj.Notes = append(obj.Notes, "no retryExceptions: every exception is retried, a timeout and a failure after the request was sent included")
+		}
+		return nil
+	}
+	list := exc.list
+	if !exc.isList {
+		for _, c := range strings.Split(exc.value, ",") {
+			if c = strings.TrimSpace(c); c != "" {
+				list = append(list, c)
+			}
+		}
+	}
+	raw := exc.value
+	if exc.isList {
+		raw = strings.Join(exc.list, ",")
+	}
+	obj.RetryOn = target.Set(list, exc.pos, raw)
+	return nil
+}
+
+// bulkhead reads the bulkhead's maxConcurrentCalls (25 unless set) and
+// maxWaitDuration (0 unless set).
+func (in *instance) bulkhead(obj *target.Object) error {
+	calls, err := in.count("bulkhead", "maxconcurrentcalls", 0, "negative", r4jDefaultConcurrency)
+	if err != nil {
+		return err
+	}
+	obj.MaxInFlight = calls
+	w, err := in.dur("bulkhead", "maxwaitduration")
+	if err != nil {
+		return err
+	}
+	if w == nil {
+		w = target.Defaulted(0.0, in.pos)
+	}
+	obj.QueueTimeout = w
+	return nil
+}
+
+// threadPoolBulkhead notes the thread-pool bulkhead's sizes: it runs calls
+// on a pool of its own, which is not modeled.
+func (in *instance) threadPoolBulkhead(obj *target.Object) error {
+	var parts []string
+	for _, k := range []string{"maxthreadpoolsize", "corethreadpoolsize", "queuecapacity", "keepaliveduration"} {
+		e, err := in.get("threadpoolbulkhead", k)
+		if err != nil {
+			return err
+		}
+		if e != nil {
+			parts = append(parts, leaf(e.key)+" "+e.value)
+		}
+	}
+	obj.Notes = append(obj.Notes, "thread-pool-bulkhead ("+strings.Join(parts, ", ")+"): runs calls on a pool of its own; not modeled as MaxInFlight")
+	return nil
+}
+
+// backoff reads a retry's wait: waitDuration (500ms unless set),
 // exponential when enableExponentialBackoff (times
 // exponentialBackoffMultiplier, 1.5 unless set, up to
 // exponentialMaxWaitDuration), randomized when enableRandomizedWait
 // (±randomizedWaitFactor, 0.5 unless set, around each wait). As in
 // CommonRetryConfigurationProperties, the flags do nothing without a
 // waitDuration.
-func backoff(obj *target.Object, pos target.Pos,
-	dur func(mod, prop string) (*target.Setting[float64], error),
-	boolean func(mod, prop string) (bool, *entry, error),
-	number func(mod, prop string) (float64, *entry, error)) error {
-	wait, err := dur("retry", "waitduration")
+func (in *instance) backoff(obj *target.Object) error {
+	wait, err := in.dur("retry", "waitduration")
 	if err != nil {
 		return err
 	}
-	expo, _, err := boolean("retry", "enableexponentialbackoff")
+	expo, _, err := in.boolean("retry", "enableexponentialbackoff")
 	if err != nil {
 		return err
 	}
-	random, _, err := boolean("retry", "enablerandomizedwait")
+	random, _, err := in.boolean("retry", "enablerandomizedwait")
 	if err != nil {
 		return err
 	}
 	if wait == nil {
-		obj.BackoffBase = target.Defaulted(r4jDefaultWait.Seconds(), pos)
+		obj.BackoffBase = target.Defaulted(r4jDefaultWait.Seconds(), in.pos)
 		obj.BackoffMax = obj.BackoffBase
 		obj.Jitter = "none"
 		if expo || random {
@@ -910,7 +982,7 @@ func backoff(obj *target.Object, pos target.Pos,
 	obj.BackoffBase = wait
 	obj.Jitter = "none"
 	if random {
-		f, e, err := number("retry", "randomizedwaitfactor")
+		f, e, err := in.number("retry", "randomizedwaitfactor")
 		if err != nil {
 			return err
 		}
@@ -926,7 +998,7 @@ func backoff(obj *target.Object, pos target.Pos,
 		obj.BackoffMax = wait
 		return nil
 	}
-	mult, e, err := number("retry", "exponentialbackoffmultiplier")
+	mult, e, err := in.number("retry", "exponentialbackoffmultiplier")
 	if err != nil {
 		return err
 	}
@@ -935,7 +1007,7 @@ func backoff(obj *target.Object, pos target.Pos,
 	} else if mult < 1 {
 		return target.ErrorAt(e.pos, "%s %q: resilience4j requires at least 1", e.key, e.value)
 	}
-	maxWait, err := dur("retry", "exponentialmaxwaitduration")
+	maxWait, err := in.dur("retry", "exponentialmaxwaitduration")
 	if err != nil {
 		return err
 	}

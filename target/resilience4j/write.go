@@ -43,36 +43,8 @@ func write(p *target.Plan, d *target.Doc) error {
 	d.Note("Spring's aspects decorate a call as Retry(CircuitBreaker(RateLimiter(TimeLimiter(Bulkhead(call))))): the time limit applies to every attempt, and nothing bounds the whole call, so the retries are fitted so that every attempt may time out in full within the deadline.")
 	d.Note("The @TimeLimiter aspect needs a CompletionStage (or reactive) return type and does not interrupt the work it stops waiting for.")
 	routes := p.GroupRoutes()
-	inst := make([]string, len(routes))
-	names := target.NewUnique("-")
-	for i, rt := range routes {
-		n := naming.Service(p.Service)
-		if len(routes) > 1 {
-			n = naming.Of(n, rt.Group)
-		}
-		inst[i] = names.Name(n)
-	}
-	type fitted struct {
-		attempts      int
-		perTry, worst time.Duration
-		fellBack      bool
-		asked         target.Route
-		askedN        int // the attempts the route's own retries would fit
-	}
-	fits := make([]fitted, len(routes))
-	for i, rt := range routes {
-		// The wait before retry i: min(randomized(base x 2^i), cap) with a
-		// factor of 0.5 (IntervalFunction.ofExponentialRandomBackoff caps
-		// after randomizing): at most min(1.5 x base x 2^i, cap).
-		wait := func(i int) time.Duration { return min(rt.Window(i)*3/2, rt.BackoffCap) }
-		// A connect failure is bounded by the client's connect timeout,
-		// which resilience4j does not set: only the time limiter bounds an
-		// attempt, whatever its failure.
-		fr, n, perTry, worst, fellBack := rt.FitStatic(0, rt.PerTry, wait, rt.Attempts)
-		k, _, _ := rt.StaticFit(0, rt.PerTry, wait, rt.Attempts)
-		fits[i] = fitted{n, perTry, worst, fellBack, rt, k}
-		routes[i] = fr
-	}
+	inst := instanceNames(p.Service, routes)
+	fits := fitRoutes(routes)
 	d.Printf("resilience4j:\n  timelimiter:\n    instances:\n")
 	for i, rt := range routes {
 		d.Note("instance %s (group %q):", inst[i], rt.Group)
@@ -103,56 +75,105 @@ func write(p *target.Plan, d *target.Doc) error {
 	// defaults of RetryConfig (maxAttempts 3, waitDuration 500ms, every
 	// exception retried, the TimeLimiter's TimeoutException included).
 	d.Printf("  retry:\n    instances:\n")
-	for i, rt := range routes {
-		f := fits[i]
-		if f.attempts <= 1 {
-			why := rt.AttemptsWhy
-			if rt.Attempts > 1 {
-				why = fmt.Sprintf("%s, but with every attempt timing out in full only 1 fits the deadline of %s (worst case %s)", rt.AttemptsWhy, target.FmtDur(rt.Deadline), target.FmtDur(f.worst))
-			}
-			d.Note("retry %s maxAttempts 1, no retries: %s; written so that a @Retry naming it does not take resilience4j's defaults (3 attempts, 500ms apart, every exception retried)", inst[i], why)
-			d.Printf("      %s:\n        maxAttempts: 1\n", inst[i])
-			continue
-		}
-		d.Note("retry %s maxAttempts %d (the first call included): %s", inst[i], f.attempts, rt.AttemptsWhy)
-		if f.fellBack {
-			d.Note("  connection failures only: retrying %s, where every attempt may time out in full, would fit %s in the deadline of %s; a failed connect costs a retry no more than the connect timeout", strings.Join(f.asked.RetryOn, ", "), target.Plural(f.askedN, "attempt"), target.FmtDur(rt.Deadline))
-		}
-		if f.attempts < rt.Attempts {
-			d.Note("  %d of them: with every attempt failing as slowly as it can and every wait at its largest, more would not fit the deadline of %s", f.attempts, target.FmtDur(rt.Deadline))
-		}
-		if rt.Deadline > 0 {
-			d.Note("  worst case %s, within the deadline of %s", target.FmtDur(f.worst), target.FmtDur(rt.Deadline))
-		}
-		d.Note("  waitDuration %s doubling up to exponentialMaxWaitDuration %s: %s", target.UnitDur(rt.BackoffBase), target.UnitDur(rt.BackoffCap), rt.BackoffWhy)
-		d.Note("  randomizedWaitFactor 0.5 spreads each wait over +/- 50 %% around it, then caps it: resilience4j's jitter is not full jitter (uniform from 0 to the wait); exponentialMaxWaitDuration only applies with the multiplier and the factor set, as here")
-		exc := r4jIdempotent
-		if rt.NeverSentOnly() {
-			exc = NeverSent
-			why := rt.IdempotentWhy
-			if f.fellBack {
-				why = "only they fit the deadline"
-			}
-			d.Note("  retryExceptions %s: %s, so only failures before the request was sent are retried (resilience4j's default retries every exception, a timeout included)", strings.Join(exc, ", "), why)
-		} else {
-			d.Note("  retryExceptions %s: I/O failures and the time limiter's timeout, from %s; status codes need the HTTP client's exception for them (or a resultPredicate)", strings.Join(exc, ", "), strings.Join(rt.RetryOn, ", "))
-		}
-		d.Note("  resilience4j matches the exception thrown, not its causes: Spring's RestTemplate and WebClient wrap these (ResourceAccessException, WebClientRequestException); with them, point retryExceptionPredicate at a Predicate<Throwable> that walks getCause()")
-		d.Printf("      %s:\n        maxAttempts: %d\n        waitDuration: %s\n", inst[i], f.attempts, target.UnitDur(rt.BackoffBase))
-		d.Printf("        enableExponentialBackoff: true\n        exponentialBackoffMultiplier: 2\n        exponentialMaxWaitDuration: %s\n", target.UnitDur(rt.BackoffCap))
-		d.Printf("        enableRandomizedWait: true\n        randomizedWaitFactor: 0.5\n        retryExceptions:\n")
-		for _, e := range exc {
-			d.Printf("        - %s\n", e)
-		}
-	}
 	var retrying []string
-	for i, f := range fits {
-		if f.attempts > 1 {
+	for i, rt := range routes {
+		writeRetry(d, inst[i], rt, fits[i])
+		if fits[i].attempts > 1 {
 			retrying = append(retrying, inst[i])
 		}
 	}
 	writeSwitch(d, retrying)
 	return nil
+}
+
+// instanceNames names each group's instance: the service, and the group
+// after it where there are several.
+func instanceNames(service string, routes []target.Route) []string {
+	inst := make([]string, len(routes))
+	names := target.NewUnique("-")
+	for i, rt := range routes {
+		n := naming.Service(service)
+		if len(routes) > 1 {
+			n = naming.Of(n, rt.Group)
+		}
+		inst[i] = names.Name(n)
+	}
+	return inst
+}
+
+// fitted is a group's retry as it fits the deadline with every attempt
+// timing out in full.
+type fitted struct {
+	attempts      int
+	perTry, worst time.Duration
+	fellBack      bool
+	asked         target.Route
+	askedN        int // the attempts the route's own retries would fit
+}
+
+// fitRoutes fits each route's retries to its deadline (Route.FitStatic),
+// replacing the route with the one fitted, and returns how each fits.
+func fitRoutes(routes []target.Route) []fitted {
+	fits := make([]fitted, len(routes))
+	for i, rt := range routes {
+		// The wait before retry i: min(randomized(base x 2^i), cap) with a
+		// factor of 0.5 (IntervalFunction.ofExponentialRandomBackoff caps
+		// after randomizing): at most min(1.5 x base x 2^i, cap).
+		wait := func(i int) time.Duration { return min(rt.Window(i)*3/2, rt.BackoffCap) }
+		// A connect failure is bounded by the client's connect timeout,
+		// which resilience4j does not set: only the time limiter bounds an
+		// attempt, whatever its failure.
+		fr, n, perTry, worst, fellBack := rt.FitStatic(0, rt.PerTry, wait, rt.Attempts)
+		k, _, _ := rt.StaticFit(0, rt.PerTry, wait, rt.Attempts)
+		fits[i] = fitted{n, perTry, worst, fellBack, rt, k}
+		routes[i] = fr
+	}
+	return fits
+}
+
+// writeRetry writes a group's retry instance and its notes: maxAttempts 1
+// where no retry fits, else the fitted attempts, their waits and the
+// exceptions they retry.
+func writeRetry(d *target.Doc, inst string, rt target.Route, f fitted) {
+	if f.attempts <= 1 {
+		why := rt.AttemptsWhy
+		if rt.Attempts > 1 {
+			why = fmt.Sprintf("%s, but with every attempt timing out in full only 1 fits the deadline of %s (worst case %s)", rt.AttemptsWhy, target.FmtDur(rt.Deadline), target.FmtDur(f.worst))
+		}
+		d.Note("retry %s maxAttempts 1, no retries: %s; written so that a @Retry naming it does not take resilience4j's defaults (3 attempts, 500ms apart, every exception retried)", inst, why)
+		d.Printf("      %s:\n        maxAttempts: 1\n", inst)
+		return
+	}
+	d.Note("retry %s maxAttempts %d (the first call included): %s", inst, f.attempts, rt.AttemptsWhy)
+	if f.fellBack {
+		d.Note("  connection failures only: retrying %s, where every attempt may time out in full, would fit %s in the deadline of %s; a failed connect costs a retry no more than the connect timeout", strings.Join(f.asked.RetryOn, ", "), target.Plural(f.askedN, "attempt"), target.FmtDur(rt.Deadline))
+	}
+	if f.attempts < rt.Attempts {
+		d.Note("  %d of them: with every attempt failing as slowly as it can and every wait at its largest, more would not fit the deadline of %s", f.attempts, target.FmtDur(rt.Deadline))
+	}
+	if rt.Deadline > 0 {
+		d.Note("  worst case %s, within the deadline of %s", target.FmtDur(f.worst), target.FmtDur(rt.Deadline))
+	}
+	d.Note("  waitDuration %s doubling up to exponentialMaxWaitDuration %s: %s", target.UnitDur(rt.BackoffBase), target.UnitDur(rt.BackoffCap), rt.BackoffWhy)
+	d.Note("  randomizedWaitFactor 0.5 spreads each wait over +/- 50 %% around it, then caps it: resilience4j's jitter is not full jitter (uniform from 0 to the wait); exponentialMaxWaitDuration only applies with the multiplier and the factor set, as here")
+	exc := r4jIdempotent
+	if rt.NeverSentOnly() {
+		exc = NeverSent
+		why := rt.IdempotentWhy
+		if f.fellBack {
+			why = "only they fit the deadline"
+		}
+		d.Note("  retryExceptions %s: %s, so only failures before the request was sent are retried (resilience4j's default retries every exception, a timeout included)", strings.Join(exc, ", "), why)
+	} else {
+		d.Note("  retryExceptions %s: I/O failures and the time limiter's timeout, from %s; status codes need the HTTP client's exception for them (or a resultPredicate)", strings.Join(exc, ", "), strings.Join(rt.RetryOn, ", "))
+	}
+	d.Note("  resilience4j matches the exception thrown, not its causes: Spring's RestTemplate and WebClient wrap these (ResourceAccessException, WebClientRequestException); with them, point retryExceptionPredicate at a Predicate<Throwable> that walks getCause()")
+	d.Printf("      %s:\n        maxAttempts: %d\n        waitDuration: %s\n", inst, f.attempts, target.UnitDur(rt.BackoffBase))
+	d.Printf("        enableExponentialBackoff: true\n        exponentialBackoffMultiplier: 2\n        exponentialMaxWaitDuration: %s\n", target.UnitDur(rt.BackoffCap))
+	d.Printf("        enableRandomizedWait: true\n        randomizedWaitFactor: 0.5\n        retryExceptions:\n")
+	for _, e := range exc {
+		d.Printf("        - %s\n", e)
+	}
 }
 
 // resilience4jSwitch says how to turn the retry instances' retries off
