@@ -101,16 +101,9 @@ func newRecommendation(rec recommend.Recommendation, h *histogram.Latency) repor
 		LowerBound:     rec.LowerBound,
 		TimeoutSeconds: rec.Timeout.Seconds(),
 		CutOffFraction: h.FractionAbove(rec.Timeout),
-		Interval: report.Interval{
-			Confidence: rec.Interval.Confidence,
-			LowSeconds: rec.Interval.Lo.Seconds(),
-			Above:      rec.Interval.Above,
-		},
-		Steps:    []report.Step{},
-		Warnings: append([]string{}, rec.Warnings...),
-	}
-	if rec.Interval.HiKnown {
-		out.Interval.HighSeconds = ptr(rec.Interval.Hi.Seconds())
+		Interval:       newInterval(rec.Interval),
+		Steps:          []report.Step{},
+		Warnings:       append([]string{}, rec.Warnings...),
 	}
 	out.ConnectsMeasured, out.ReusedConnects = rec.Connect.Measured, rec.Connect.Reused
 	if rec.ConnectTimeout > 0 {
@@ -118,6 +111,15 @@ func newRecommendation(rec recommend.Recommendation, h *histogram.Latency) repor
 	}
 	for _, s := range rec.Steps {
 		out.Steps = append(out.Steps, report.Step{Rule: s.Rule, Seconds: s.Value.Seconds(), Reason: s.Reason})
+	}
+	return out
+}
+
+// newInterval is the report of a quantile's confidence interval.
+func newInterval(in histogram.Interval) report.Interval {
+	out := report.Interval{Confidence: in.Confidence, LowSeconds: in.Lo.Seconds(), Above: in.Above}
+	if in.HiKnown {
+		out.HighSeconds = ptr(in.Hi.Seconds())
 	}
 	return out
 }

@@ -46,6 +46,23 @@ type windowing struct {
 // recommendation's quantile.
 var windowQuantiles = []float64{0.5, 0.99, 0.999}
 
+// windowPercentiles are the percentiles a window or a profile's slot
+// reports over lat: windowQuantiles, and rec's quantile among them, a
+// lower bound where rec's is.
+func windowPercentiles(lat *histogram.Latency, rec recommend.Recommendation) []report.Percentile {
+	qs := windowQuantiles
+	if !slices.Contains(qs, rec.Quantile) {
+		qs = append(slices.Clone(qs), rec.Quantile)
+		slices.Sort(qs)
+	}
+	out := make([]report.Percentile, 0, len(qs))
+	for _, q := range qs {
+		out = append(out, report.Percentile{Quantile: q, Seconds: lat.Quantile(q).Seconds(),
+			LowerBound: q == rec.Quantile && rec.LowerBound})
+	}
+	return out
+}
+
 // windowsOf analyses each of a group's windows alone (the calls of its
 // cell): its percentiles, the recommendation's quantile with its interval,
 // the timeout it would get, its rate. It returns them in time order with
@@ -80,22 +97,11 @@ func windowsOf(ctx context.Context, name string, whole *histogram.Latency, cells
 			if err != nil {
 				return nil, nil, -1, -1, 0, nil, nil, fmt.Errorf("window %s: %w", start.Format(time.RFC3339), err)
 			}
-			qs := windowQuantiles
-			if !slices.Contains(qs, rec.Quantile) {
-				qs = append(slices.Clone(qs), rec.Quantile)
-				slices.Sort(qs)
-			}
-			w.Percentiles = make([]report.Percentile, 0, len(qs))
-			for _, q := range qs {
-				w.Percentiles = append(w.Percentiles, report.Percentile{Quantile: q, Seconds: g.Latency.Quantile(q).Seconds(),
-					LowerBound: q == rec.Quantile && rec.LowerBound})
-			}
+			w.Percentiles = windowPercentiles(g.Latency, rec)
 			w.QuantileSeconds, w.TimeoutSeconds = rec.Base.Seconds(), rec.Timeout.Seconds()
-			w.Interval = report.Interval{Confidence: rec.Interval.Confidence, LowSeconds: rec.Interval.Lo.Seconds(), Above: rec.Interval.Above}
-			if rec.Interval.HiKnown {
-				hi := rec.Interval.Hi.Seconds()
-				w.Interval.HighSeconds = &hi
-				w.EnoughData = hi-w.Interval.LowSeconds <= precision*w.QuantileSeconds
+			w.Interval = newInterval(rec.Interval)
+			if hi := w.Interval.HighSeconds; hi != nil {
+				w.EnoughData = *hi-w.Interval.LowSeconds <= precision*w.QuantileSeconds
 			}
 			// Ranked by a lower bound that holds for all the windows
 			// at once (Bonferroni: each at 1 - (1-confidence)/windows),
