@@ -59,84 +59,10 @@ func NewGroup(r Result) report.Group {
 			g.Excluded["above range"] = above
 		}
 	}
-
-	qs := slices.Clone(report.StandardQuantiles)
-	if !slices.Contains(qs, rec.Quantile) {
-		qs = append(qs, rec.Quantile)
-		slices.Sort(qs)
-	}
-	for _, q := range qs {
-		g.Percentiles = append(g.Percentiles, report.Percentile{
-			Quantile:   q,
-			Seconds:    h.Quantile(q).Seconds(),
-			LowerBound: h.QuantileIsLowerBound(q),
-		})
-	}
-
-	g.Recommendation = report.Recommendation{
-		Quantile:       rec.Quantile,
-		BaseSeconds:    rec.Base.Seconds(),
-		LowerBound:     rec.LowerBound,
-		TimeoutSeconds: rec.Timeout.Seconds(),
-		CutOffFraction: h.FractionAbove(rec.Timeout),
-		Interval: report.Interval{
-			Confidence: rec.Interval.Confidence,
-			LowSeconds: rec.Interval.Lo.Seconds(),
-			Above:      rec.Interval.Above,
-		},
-		Steps:    []report.Step{},
-		Warnings: append([]string{}, rec.Warnings...),
-	}
-	if rec.Interval.HiKnown {
-		g.Recommendation.Interval.HighSeconds = ptr(rec.Interval.Hi.Seconds())
-	}
-	g.Recommendation.ConnectsMeasured, g.Recommendation.ReusedConnects = rec.Connect.Measured, rec.Connect.Reused
-	if rec.ConnectTimeout > 0 {
-		g.Recommendation.ConnectTimeoutSeconds = ptr(rec.ConnectTimeout.Seconds())
-	}
-	for _, s := range rec.Steps {
-		g.Recommendation.Steps = append(g.Recommendation.Steps, report.Step{Rule: s.Rule, Seconds: s.Value.Seconds(), Reason: s.Reason})
-	}
-
-	ll := r.LittlesLaw
-	for _, c := range r.Candidates {
-		cand := report.Candidate{TimeoutSeconds: c.Seconds(), CutOffFraction: h.FractionAbove(c)}
-		if ll.RateKnown {
-			inFlight, multiple := ll.HangAt(c)
-			cand.InFlightDuringHang = ptr(inFlight)
-			if ll.PoolKnown {
-				cand.PoolMultiple = ptr(multiple)
-			}
-		}
-		g.Candidates = append(g.Candidates, cand)
-	}
-
-	g.LittlesLaw = report.LittlesLaw{RateSource: r.RateSource, Verdict: ll.Verdict()}
-	if ll.RateKnown {
-		g.LittlesLaw.RatePerSecond = ptr(ll.Rate)
-		if ll.PeakRate > 0 {
-			g.LittlesLaw.PeakRatePerSecond = ptr(ll.PeakRate)
-		}
-		g.LittlesLaw.InFlightNormal = ptr(ll.InFlightNormal)
-		g.LittlesLaw.InFlightPeak = ptr(ll.InFlightPeak)
-		g.LittlesLaw.InFlightDuringHang = ptr(ll.InFlightDuringHang)
-		g.LittlesLaw.Bulkhead = ptr(ll.Bulkhead)
-		if ll.Hystrix > 0 {
-			g.LittlesLaw.HystrixBulkhead = ptr(ll.Hystrix)
-		}
-	}
-	if r.BusiestSecond > 0 {
-		g.LittlesLaw.BusiestSecond = ptr(float64(r.BusiestSecond))
-	}
-	if ll.PoolKnown {
-		g.LittlesLaw.Pool = ptr(ll.Pool)
-		if ll.RateKnown {
-			g.LittlesLaw.PoolExhausted = ptr(ll.PoolExhausted)
-			if ll.PoolExhausted {
-				g.LittlesLaw.SecondsToExhaustion = ptr(ll.SecondsToExhaustion)
-			}
-		}
-	}
+	g.Percentiles = newPercentiles(h, rec.Quantile)
+	g.Recommendation = newRecommendation(rec, h)
+	g.Candidates = newCandidates(r.Candidates, h, r.LittlesLaw)
+	g.LittlesLaw = newLittlesLaw(r)
 	// Never nil, so that the JSON shows an empty list rather than null.
 	g.Findings = finding.Clone(rec.Findings)
 	if r.Policy.Attempts > 0 {
@@ -145,6 +71,111 @@ func NewGroup(r Result) report.Group {
 	}
 	g.Distribution = newDistribution(h.Bars())
 	return g
+}
+
+// newPercentiles are h's standard percentiles (report.StandardQuantiles)
+// and the recommendation's quantile, recQ, among them, in order.
+func newPercentiles(h *histogram.Latency, recQ float64) []report.Percentile {
+	qs := slices.Clone(report.StandardQuantiles)
+	if !slices.Contains(qs, recQ) {
+		qs = append(qs, recQ)
+		slices.Sort(qs)
+	}
+	var out []report.Percentile
+	for _, q := range qs {
+		out = append(out, report.Percentile{
+			Quantile:   q,
+			Seconds:    h.Quantile(q).Seconds(),
+			LowerBound: h.QuantileIsLowerBound(q),
+		})
+	}
+	return out
+}
+
+// newRecommendation is the report of rec, with the share of h's calls
+// its timeout cuts off.
+func newRecommendation(rec recommend.Recommendation, h *histogram.Latency) report.Recommendation {
+	out := report.Recommendation{
+		Quantile:       rec.Quantile,
+		BaseSeconds:    rec.Base.Seconds(),
+		LowerBound:     rec.LowerBound,
+		TimeoutSeconds: rec.Timeout.Seconds(),
+		CutOffFraction: h.FractionAbove(rec.Timeout),
+		Interval:       newInterval(rec.Interval),
+		Steps:          []report.Step{},
+		Warnings:       append([]string{}, rec.Warnings...),
+	}
+	out.ConnectsMeasured, out.ReusedConnects = rec.Connect.Measured, rec.Connect.Reused
+	if rec.ConnectTimeout > 0 {
+		out.ConnectTimeoutSeconds = ptr(rec.ConnectTimeout.Seconds())
+	}
+	for _, s := range rec.Steps {
+		out.Steps = append(out.Steps, report.Step{Rule: s.Rule, Seconds: s.Value.Seconds(), Reason: s.Reason})
+	}
+	return out
+}
+
+// newInterval is the report of a quantile's confidence interval.
+func newInterval(in histogram.Interval) report.Interval {
+	out := report.Interval{Confidence: in.Confidence, LowSeconds: in.Lo.Seconds(), Above: in.Above}
+	if in.HiKnown {
+		out.HighSeconds = ptr(in.Hi.Seconds())
+	}
+	return out
+}
+
+// newCandidates are the candidate timeouts, each with the share of h's
+// calls it cuts off and, by Little's law (ll), the calls a hang holds at
+// once and their multiple of the pool, where the rate and the pool are
+// known.
+func newCandidates(candidates []time.Duration, h *histogram.Latency, ll littleslaw.Result) []report.Candidate {
+	var out []report.Candidate
+	for _, c := range candidates {
+		cand := report.Candidate{TimeoutSeconds: c.Seconds(), CutOffFraction: h.FractionAbove(c)}
+		if ll.RateKnown {
+			inFlight, multiple := ll.HangAt(c)
+			cand.InFlightDuringHang = ptr(inFlight)
+			if ll.PoolKnown {
+				cand.PoolMultiple = ptr(multiple)
+			}
+		}
+		out = append(out, cand)
+	}
+	return out
+}
+
+// newLittlesLaw is the report of r's Little's law: the figures that need
+// the rate only where it is known, those that need the pool only where it
+// is.
+func newLittlesLaw(r Result) report.LittlesLaw {
+	ll := r.LittlesLaw
+	out := report.LittlesLaw{RateSource: r.RateSource, Verdict: ll.Verdict()}
+	if ll.RateKnown {
+		out.RatePerSecond = ptr(ll.Rate)
+		if ll.PeakRate > 0 {
+			out.PeakRatePerSecond = ptr(ll.PeakRate)
+		}
+		out.InFlightNormal = ptr(ll.InFlightNormal)
+		out.InFlightPeak = ptr(ll.InFlightPeak)
+		out.InFlightDuringHang = ptr(ll.InFlightDuringHang)
+		out.Bulkhead = ptr(ll.Bulkhead)
+		if ll.Hystrix > 0 {
+			out.HystrixBulkhead = ptr(ll.Hystrix)
+		}
+	}
+	if r.BusiestSecond > 0 {
+		out.BusiestSecond = ptr(float64(r.BusiestSecond))
+	}
+	if ll.PoolKnown {
+		out.Pool = ptr(ll.Pool)
+		if ll.RateKnown {
+			out.PoolExhausted = ptr(ll.PoolExhausted)
+			if ll.PoolExhausted {
+				out.SecondsToExhaustion = ptr(ll.SecondsToExhaustion)
+			}
+		}
+	}
+	return out
 }
 
 // gridPerDecade is the finest grid of the bin bounds.

@@ -3,7 +3,6 @@ package advice
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/tunetimeout/tunetimeout/histogram"
@@ -232,21 +231,9 @@ func (p *profiler) finish(ctx context.Context, name string, wholeLatency *histog
 			if err != nil {
 				return nil, nil, fmt.Errorf("slot %s: %w", ps.Slot, err)
 			}
-			qs := windowQuantiles
-			if !slices.Contains(qs, rec.Quantile) {
-				qs = append(slices.Clone(qs), rec.Quantile)
-				slices.Sort(qs)
-			}
-			for _, q := range qs {
-				ps.Percentiles = append(ps.Percentiles, report.Percentile{Quantile: q, Seconds: g.Latency.Quantile(q).Seconds(),
-					LowerBound: q == rec.Quantile && rec.LowerBound})
-			}
+			ps.Percentiles = windowPercentiles(g.Latency, rec)
 			ps.QuantileSeconds, ps.TimeoutSeconds = rec.Base.Seconds(), rec.Timeout.Seconds()
-			ps.Interval = report.Interval{Confidence: rec.Interval.Confidence, LowSeconds: rec.Interval.Lo.Seconds(), Above: rec.Interval.Above}
-			if rec.Interval.HiKnown {
-				hi := rec.Interval.Hi.Seconds()
-				ps.Interval.HighSeconds = &hi
-			}
+			ps.Interval = newInterval(rec.Interval)
 			ps.FamilyLowSeconds = g.Latency.QuantileInterval(rec.Quantile, familyConfidence(rec.Interval.Confidence, used)).Lo.Seconds()
 			if rest, ok := restInterval(wholeLatency, g.Latency, rec.Quantile, rec.Interval.Confidence); ok && rest.HiKnown {
 				hi := rest.Hi.Seconds()

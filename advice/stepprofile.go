@@ -141,40 +141,96 @@ func StepProfile(g promsource.Group, wo WindowOptions, rec recommend.Options, st
 	if p == nil || err != nil {
 		return nil, nil, err
 	}
-	slots := make([]bucketPool, len(p.slots))
-	var whole bucketPool
-	type hourAcc struct {
-		at   time.Time
-		pool bucketPool
+	pools := poolSteps(g, p, step)
+	if pools.whole.hist() == nil {
+		return nil, nil, nil // buckets that cannot be added up: no profile
 	}
-	var hours []hourAcc
+	from, to := time.Unix(starts[0], 0), time.Unix(starts[len(starts)-1], 0).Add(step)
+	of := p.occurrences(from, to)
+	prof := &report.Profile{Kind: p.kind, TZ: p.loc.String(), Quantile: q, SlotSeconds: slotLength.Seconds(), Slots: []report.ProfileSlot{}, Cells: pools.cells(q)}
+	used := 0
+	for _, s := range pools.slots {
+		if s.counts != nil {
+			used++
+		}
+	}
+	worst, worstHist := -1, (*histogram.Bucketed)(nil)
+	for i := range pools.slots {
+		if pools.slots[i].counts == nil {
+			continue
+		}
+		h := pools.slots[i].hist()
+		if h == nil {
+			return nil, nil, nil
+		}
+		ps := report.ProfileSlot{Slot: p.slotName(i), Index: i, Days: p.slots[i].days, Of: of[i], Samples: int64(math.Round(h.Count)),
+			RatePerSecond: h.Count / (float64(p.slots[i].days) * slotLength.Seconds()), Percentiles: []report.Percentile{}}
+		if ps.Samples > 0 {
+			rest := pools.whole.without(&pools.slots[i]).hist()
+			if err := bucketSlot(&ps, g, h, rest, q, confidence, used, o.Recommend); err != nil {
+				return nil, nil, err
+			}
+			if ps.Significant && (worst < 0 || ps.FamilyLowSeconds > prof.Slots[worst].FamilyLowSeconds ||
+				ps.FamilyLowSeconds == prof.Slots[worst].FamilyLowSeconds && ps.QuantileSeconds > prof.Slots[worst].QuantileSeconds) {
+				worst, worstHist = len(prof.Slots), h
+			}
+		}
+		prof.Slots = append(prof.Slots, ps)
+	}
+	explainSteps(prof, p, worst, q, confidence, used, use)
+	if worst < 0 || !use {
+		return prof, nil, nil
+	}
+	return prof, worstHist, nil
+}
+
+// stepPools are the buckets of a group's steps added up: per slot of the
+// profile, over the whole period, and per hour, in the order the steps
+// start in.
+type stepPools struct {
+	slots []bucketPool
+	whole bucketPool
+	hours []hourPool
+}
+
+// hourPool is the buckets of the steps that start in the hour at.
+type hourPool struct {
+	at   time.Time
+	pool bucketPool
+}
+
+// poolSteps adds up the buckets of g's steps, each of length step, by
+// when they start; it counts on p's slots the days each slot occurs on.
+func poolSteps(g promsource.Group, p *profiler, step time.Duration) stepPools {
+	pools := stepPools{slots: make([]bucketPool, len(p.slots))}
 	for _, st := range g.Steps {
 		if st.Hist == nil {
 			continue
 		}
 		at := st.End.Add(-step)
 		slot, day := p.slotOf(at)
-		slots[slot].add(st.Hist)
-		whole.add(st.Hist)
+		pools.slots[slot].add(st.Hist)
+		pools.whole.add(st.Hist)
 		s := &p.slots[slot]
 		if s.days == 0 || s.lastDay != day {
 			s.days, s.lastDay = s.days+1, day
 		}
 		lt := at.In(p.loc)
 		hour := time.Date(lt.Year(), lt.Month(), lt.Day(), lt.Hour(), 0, 0, 0, p.loc)
-		if len(hours) == 0 || !hours[len(hours)-1].at.Equal(hour) {
-			hours = append(hours, hourAcc{at: hour})
+		if len(pools.hours) == 0 || !pools.hours[len(pools.hours)-1].at.Equal(hour) {
+			pools.hours = append(pools.hours, hourPool{at: hour})
 		}
-		hours[len(hours)-1].pool.add(st.Hist)
+		pools.hours[len(pools.hours)-1].pool.add(st.Hist)
 	}
-	wh := whole.hist()
-	if wh == nil {
-		return nil, nil, nil // buckets that cannot be added up: no profile
-	}
-	from, to := time.Unix(starts[0], 0), time.Unix(starts[len(starts)-1], 0).Add(step)
-	of := p.occurrences(from, to)
-	prof := &report.Profile{Kind: p.kind, TZ: p.loc.String(), Quantile: q, SlotSeconds: slotLength.Seconds(), Slots: []report.ProfileSlot{}, Cells: []report.ProfileCell{}}
-	for _, h := range hours {
+	return pools
+}
+
+// cells are the profile's cells, an hour each: its calls and their
+// q-quantile at its bucket's upper bound (no calls where the hour's
+// buckets cannot be added up).
+func (pools *stepPools) cells(q float64) []report.ProfileCell {
+	cells := []report.ProfileCell{}
+	for _, h := range pools.hours {
 		hh := h.pool.hist()
 		cell := report.ProfileCell{Day: h.at.Format("2006-01-02"), Hour: h.at.Hour(), Weekday: weekday(h.at)}
 		if hh != nil {
@@ -184,63 +240,54 @@ func StepProfile(g promsource.Group, wo WindowOptions, rec recommend.Options, st
 				cell.QuantileSeconds = d.Seconds()
 			}
 		}
-		prof.Cells = append(prof.Cells, cell)
+		cells = append(cells, cell)
 	}
-	used := 0
-	for _, s := range slots {
-		if s.counts != nil {
-			used++
-		}
+	return cells
+}
+
+// bucketSlot fills in ps, a slot with calls, from h, its buckets: its
+// percentiles and q-quantile at their bucket's upper bound, the
+// quantile's interval, its lower bound for all used slots at once
+// (familyConfidence), whether that lies at or above the upper bound of
+// rest, the other slots pooled (Significant), and the timeout the slot
+// alone gives.
+func bucketSlot(ps *report.ProfileSlot, g promsource.Group, h, rest *histogram.Bucketed, q, confidence float64, used int, rec recommend.Options) error {
+	for _, pq := range []float64{0.5, 0.99, 0.999} {
+		d, lower := h.Upper(pq)
+		ps.Percentiles = append(ps.Percentiles, report.Percentile{Quantile: pq, Seconds: d.Seconds(), LowerBound: lower})
 	}
-	worst, worstHist := -1, (*histogram.Bucketed)(nil)
-	for i := range slots {
-		if slots[i].counts == nil {
-			continue
-		}
-		h := slots[i].hist()
-		if h == nil {
-			return nil, nil, nil
-		}
-		ps := report.ProfileSlot{Slot: p.slotName(i), Index: i, Days: p.slots[i].days, Of: of[i], Samples: int64(math.Round(h.Count)),
-			RatePerSecond: h.Count / (float64(p.slots[i].days) * slotLength.Seconds()), Percentiles: []report.Percentile{}}
-		if ps.Samples > 0 {
-			for _, pq := range []float64{0.5, 0.99, 0.999} {
-				d, lower := h.Upper(pq)
-				ps.Percentiles = append(ps.Percentiles, report.Percentile{Quantile: pq, Seconds: d.Seconds(), LowerBound: lower})
-			}
-			d, _ := h.Upper(q)
-			ps.QuantileSeconds = d.Seconds()
-			lo, hi, known := bucketInterval(h, q, confidence)
-			ps.Interval = report.Interval{Confidence: confidence, LowSeconds: lo}
-			if known {
-				ps.Interval.HighSeconds = &hi
-			}
-			ps.FamilyLowSeconds, _, _ = bucketInterval(h, q, familyConfidence(confidence, used))
-			rest := whole.without(&slots[i]).hist()
-			if _, restHi, ok := bucketInterval(rest, q, confidence); ok {
-				ps.RestHighSeconds = &restHi
-				ps.Significant = ps.FamilyLowSeconds >= restHi
-			}
-			hg, quantile := BucketGroup(g, h)
-			if hg.Latency.Count() > 0 {
-				rec, err := recommend.RecommendMeasured(hg.Latency, recommend.Measured{Quantile: quantile}, o.Recommend)
-				if err != nil {
-					return nil, nil, fmt.Errorf("slot %s: %w", ps.Slot, err)
-				}
-				ps.TimeoutSeconds = rec.Timeout.Seconds()
-			}
-			if ps.Significant && (worst < 0 || ps.FamilyLowSeconds > prof.Slots[worst].FamilyLowSeconds ||
-				ps.FamilyLowSeconds == prof.Slots[worst].FamilyLowSeconds && ps.QuantileSeconds > prof.Slots[worst].QuantileSeconds) {
-				worst, worstHist = len(prof.Slots), h
-			}
-		}
-		prof.Slots = append(prof.Slots, ps)
+	d, _ := h.Upper(q)
+	ps.QuantileSeconds = d.Seconds()
+	lo, hi, known := bucketInterval(h, q, confidence)
+	ps.Interval = report.Interval{Confidence: confidence, LowSeconds: lo}
+	if known {
+		ps.Interval.HighSeconds = &hi
 	}
+	ps.FamilyLowSeconds, _, _ = bucketInterval(h, q, familyConfidence(confidence, used))
+	if _, restHi, ok := bucketInterval(rest, q, confidence); ok {
+		ps.RestHighSeconds = &restHi
+		ps.Significant = ps.FamilyLowSeconds >= restHi
+	}
+	hg, quantile := BucketGroup(g, h)
+	if hg.Latency.Count() > 0 {
+		r, err := recommend.RecommendMeasured(hg.Latency, recommend.Measured{Quantile: quantile}, rec)
+		if err != nil {
+			return fmt.Errorf("slot %s: %w", ps.Slot, err)
+		}
+		ps.TimeoutSeconds = r.Timeout.Seconds()
+	}
+	return nil
+}
+
+// explainSteps gives prof its reason: that no hour is worse beyond the
+// noise (worst < 0), else its worst slot, prof.Slots[worst], and whether
+// the recommendation builds on it (use).
+func explainSteps(prof *report.Profile, p *profiler, worst int, q, confidence float64, used int, use bool) {
 	qs := human.Quantile(q)
 	if worst < 0 {
 		prof.Reason = fmt.Sprintf("No hour of the %s is worse beyond the noise: no slot's lower bound of its %s (the lower bound of the bucket holding it, %s confidence over the %s slots at once) lies at or above the upper bound of the other slots pooled.",
 			p.period(), qs, human.Percent(confidence), human.Count(int64(used)))
-		return prof, nil, nil
+		return
 	}
 	s := prof.Slots[worst]
 	prof.WorstSlot = &report.WorstSlot{Slot: s.Slot, Index: s.Index, Days: s.Days, Of: s.Of, Samples: s.Samples, QuantileSeconds: s.QuantileSeconds,
@@ -253,10 +300,8 @@ func StepProfile(g promsource.Group, wo WindowOptions, rec recommend.Options, st
 			human.Count(s.Samples), human.Duration(time.Duration(s.Days)*slotLength), usage.Aggregate)
 	} else {
 		prof.WorstSlot.Reason += fmt.Sprintf(" The recommendation below is the whole window's (%s overall).", usage.Aggregate)
-		worstHist = nil
 	}
 	prof.Reason = prof.WorstSlot.Reason
-	return prof, worstHist, nil
 }
 
 // BucketGroup is the group Analyse reads for bucketed data: every

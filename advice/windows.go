@@ -46,6 +46,23 @@ type windowing struct {
 // recommendation's quantile.
 var windowQuantiles = []float64{0.5, 0.99, 0.999}
 
+// windowPercentiles are the percentiles a window or a profile's slot
+// reports over lat: windowQuantiles, and rec's quantile among them, a
+// lower bound where rec's is.
+func windowPercentiles(lat *histogram.Latency, rec recommend.Recommendation) []report.Percentile {
+	qs := windowQuantiles
+	if !slices.Contains(qs, rec.Quantile) {
+		qs = append(slices.Clone(qs), rec.Quantile)
+		slices.Sort(qs)
+	}
+	out := make([]report.Percentile, 0, len(qs))
+	for _, q := range qs {
+		out = append(out, report.Percentile{Quantile: q, Seconds: lat.Quantile(q).Seconds(),
+			LowerBound: q == rec.Quantile && rec.LowerBound})
+	}
+	return out
+}
+
 // windowsOf analyses each of a group's windows alone (the calls of its
 // cell): its percentiles, the recommendation's quantile with its interval,
 // the timeout it would get, its rate. It returns them in time order with
@@ -80,22 +97,11 @@ func windowsOf(ctx context.Context, name string, whole *histogram.Latency, cells
 			if err != nil {
 				return nil, nil, -1, -1, 0, nil, nil, fmt.Errorf("window %s: %w", start.Format(time.RFC3339), err)
 			}
-			qs := windowQuantiles
-			if !slices.Contains(qs, rec.Quantile) {
-				qs = append(slices.Clone(qs), rec.Quantile)
-				slices.Sort(qs)
-			}
-			w.Percentiles = make([]report.Percentile, 0, len(qs))
-			for _, q := range qs {
-				w.Percentiles = append(w.Percentiles, report.Percentile{Quantile: q, Seconds: g.Latency.Quantile(q).Seconds(),
-					LowerBound: q == rec.Quantile && rec.LowerBound})
-			}
+			w.Percentiles = windowPercentiles(g.Latency, rec)
 			w.QuantileSeconds, w.TimeoutSeconds = rec.Base.Seconds(), rec.Timeout.Seconds()
-			w.Interval = report.Interval{Confidence: rec.Interval.Confidence, LowSeconds: rec.Interval.Lo.Seconds(), Above: rec.Interval.Above}
-			if rec.Interval.HiKnown {
-				hi := rec.Interval.Hi.Seconds()
-				w.Interval.HighSeconds = &hi
-				w.EnoughData = hi-w.Interval.LowSeconds <= precision*w.QuantileSeconds
+			w.Interval = newInterval(rec.Interval)
+			if hi := w.Interval.HighSeconds; hi != nil {
+				w.EnoughData = *hi-w.Interval.LowSeconds <= precision*w.QuantileSeconds
 			}
 			// Ranked by a lower bound that holds for all the windows
 			// at once (Bonferroni: each at 1 - (1-confidence)/windows),
@@ -166,22 +172,7 @@ func Windows(ctx context.Context, whole report.Group, g *histogram.Group, cells 
 	}
 	slotUsed := profile != nil && profile.WorstSlot != nil && profile.WorstSlot.Used
 	if slotUsed && byLow >= 0 {
-		// The slot goes ahead of any window, unless a window is worse
-		// than the slot itself beyond the noise: its lower bound (for all
-		// the windows at once) above the slot's upper bound, a one-off
-		// worse than the hour that repeats.
-		if hi := profile.Slots[slotIndex(profile)].Interval.HighSeconds; hi != nil && lows[byLow] > *hi {
-			slotUsed, profile.WorstSlot.Used = false, false
-			profile.WorstSlot.Reason += fmt.Sprintf(" But one window is worse still beyond the noise: its lower bound of %s lies above the slot's upper bound of %s, so the recommendation is that window's (Windows).",
-				human.Seconds(lows[byLow]), human.Seconds(*hi))
-			profile.Reason = profile.WorstSlot.Reason
-		}
-	}
-	tooFew := 0
-	for _, w := range windows {
-		if w.Samples > 0 && !w.EnoughData {
-			tooFew++
-		}
+		slotUsed = slotAheadOfWindow(profile, lows[byLow])
 	}
 	// Worse beyond the noise: a window whose quantile's lower bound lies
 	// above the upper bound of the other windows pooled, however few its
@@ -192,46 +183,12 @@ func Windows(ctx context.Context, whole report.Group, g *histogram.Group, cells 
 	significant := byLow >= 0
 	if significant {
 		worst, worstCell = byLow, lowCell
-		if !windows[worst].EnoughData {
-			tooFew--
-		}
 	}
 	out := whole
 	if worst >= 0 {
 		w := windows[worst]
-		ww := &report.WorstWindow{Start: w.Start, End: w.End, QuantileSeconds: w.QuantileSeconds, TimeoutSeconds: w.TimeoutSeconds,
-			WholeTimeoutSeconds: whole.Recommendation.TimeoutSeconds, TooFew: tooFew, Used: !o.WindowForAll}
-		if significant {
-			ww.LowSeconds, ww.RestHighSeconds = &lows[worst], &restHi
-		}
+		ww := worstWindow(windows, worst, significant, lows, restHi, whole, o)
 		q := human.Quantile(whole.Recommendation.Quantile)
-		ww.Significant = significant
-		which := "worst"
-		if !ww.Significant {
-			which = "highest"
-		}
-		ww.Reason = fmt.Sprintf("The %s window is %s: %s %s over %s calls, against %s over the whole period (%s calls), so a timeout of %s against %s.",
-			which, windowPhrase(w.Start, w.End), q, human.Seconds(w.QuantileSeconds), human.Count(w.Samples), human.Seconds(whole.Recommendation.BaseSeconds),
-			human.Count(whole.Samples), human.Seconds(w.TimeoutSeconds), human.Seconds(whole.Recommendation.TimeoutSeconds))
-		if significant {
-			ww.Reason += fmt.Sprintf(" It is worse beyond the noise: the lower bound of its %s, %s (%s confidence over the %s windows at once), lies above the upper bound of the other windows pooled, %s (%s calls), and is the highest lower bound of the windows that are.",
-				q, human.Seconds(lows[worst]), human.Percent(w.Interval.Confidence), human.Count(int64(len(windows))), human.Seconds(restHi), human.Count(whole.Samples-w.Samples))
-		}
-		if tooFew > 0 && significant {
-			ww.Reason += fmt.Sprintf(" Windows are ranked by that lower bound: %s of the %s have too few calls above %s to place it closely (their %s interval is wider than %s of the value), which does not keep them from being told apart.",
-				human.Count(int64(tooFew)), human.Count(int64(len(windows))), q, human.Percent(w.Interval.Confidence), human.Percent(precisionOf(o)))
-		} else if tooFew > 0 {
-			ww.Reason += fmt.Sprintf(" %s of the %s windows have too few calls above %s to tell (their %s interval is wider than %s of the value) and are not ranked.",
-				human.Count(int64(tooFew)), human.Count(int64(len(windows))), q, human.Percent(w.Interval.Confidence), human.Percent(precisionOf(o)))
-		}
-		// Worse beyond the noise: the window's interval lies above the
-		// whole period's. Otherwise the highest window is one of many
-		// alike, and the whole period, with more calls, says it better.
-		if !ww.Significant && ww.Used {
-			ww.Used = false
-			ww.Reason += fmt.Sprintf(" Its interval (%s to %s) reaches into the whole period's: no window is worse beyond the noise, so the recommendation below is the whole period's.",
-				human.Seconds(w.Interval.LowSeconds), human.Seconds(*w.Interval.HighSeconds))
-		}
 		if slotUsed && ww.Used {
 			ww.Used = false
 			ww.Reason += fmt.Sprintf(" The recommendation below is the profile's worst hour's instead (%s %s): it repeats, and rests on %s calls.",
@@ -272,6 +229,77 @@ func Windows(ctx context.Context, whole report.Group, g *histogram.Group, cells 
 	out.Profile = profile
 	out.Windows = windows
 	return out, nil
+}
+
+// slotAheadOfWindow reports whether the profile's worst slot, used, goes
+// ahead of the window worst beyond the noise, whose lower bound is low:
+// it does unless that window is worse than the slot itself beyond the
+// noise, its lower bound (for all the windows at once) above the slot's
+// upper bound, a one-off worse than the hour that repeats; then the slot
+// is no longer used, and its reason says why.
+func slotAheadOfWindow(profile *report.Profile, low float64) bool {
+	hi := profile.Slots[slotIndex(profile)].Interval.HighSeconds
+	if hi == nil || !(low > *hi) {
+		return true
+	}
+	profile.WorstSlot.Used = false
+	profile.WorstSlot.Reason += fmt.Sprintf(" But one window is worse still beyond the noise: its lower bound of %s lies above the slot's upper bound of %s, so the recommendation is that window's (Windows).",
+		human.Seconds(low), human.Seconds(*hi))
+	profile.Reason = profile.WorstSlot.Reason
+	return false
+}
+
+// worstWindow is the report of the worst window, windows[worst], beside
+// the whole period's result: worse beyond the noise when significant
+// (its lower bound lows[worst] above restHi, the upper bound of the other
+// windows pooled), else only the highest, and then not used; the reason
+// says so, and how many windows have too few calls to place their
+// quantile closely.
+func worstWindow(windows []report.Window, worst int, significant bool, lows []float64, restHi float64, whole report.Group, o windowing) *report.WorstWindow {
+	tooFew := 0
+	for _, w := range windows {
+		if w.Samples > 0 && !w.EnoughData {
+			tooFew++
+		}
+	}
+	w := windows[worst]
+	if significant && !w.EnoughData {
+		tooFew--
+	}
+	ww := &report.WorstWindow{Start: w.Start, End: w.End, QuantileSeconds: w.QuantileSeconds, TimeoutSeconds: w.TimeoutSeconds,
+		WholeTimeoutSeconds: whole.Recommendation.TimeoutSeconds, TooFew: tooFew, Used: !o.WindowForAll}
+	if significant {
+		ww.LowSeconds, ww.RestHighSeconds = &lows[worst], &restHi
+	}
+	q := human.Quantile(whole.Recommendation.Quantile)
+	ww.Significant = significant
+	which := "worst"
+	if !ww.Significant {
+		which = "highest"
+	}
+	ww.Reason = fmt.Sprintf("The %s window is %s: %s %s over %s calls, against %s over the whole period (%s calls), so a timeout of %s against %s.",
+		which, windowPhrase(w.Start, w.End), q, human.Seconds(w.QuantileSeconds), human.Count(w.Samples), human.Seconds(whole.Recommendation.BaseSeconds),
+		human.Count(whole.Samples), human.Seconds(w.TimeoutSeconds), human.Seconds(whole.Recommendation.TimeoutSeconds))
+	if significant {
+		ww.Reason += fmt.Sprintf(" It is worse beyond the noise: the lower bound of its %s, %s (%s confidence over the %s windows at once), lies above the upper bound of the other windows pooled, %s (%s calls), and is the highest lower bound of the windows that are.",
+			q, human.Seconds(lows[worst]), human.Percent(w.Interval.Confidence), human.Count(int64(len(windows))), human.Seconds(restHi), human.Count(whole.Samples-w.Samples))
+	}
+	if tooFew > 0 && significant {
+		ww.Reason += fmt.Sprintf(" Windows are ranked by that lower bound: %s of the %s have too few calls above %s to place it closely (their %s interval is wider than %s of the value), which does not keep them from being told apart.",
+			human.Count(int64(tooFew)), human.Count(int64(len(windows))), q, human.Percent(w.Interval.Confidence), human.Percent(precisionOf(o)))
+	} else if tooFew > 0 {
+		ww.Reason += fmt.Sprintf(" %s of the %s windows have too few calls above %s to tell (their %s interval is wider than %s of the value) and are not ranked.",
+			human.Count(int64(tooFew)), human.Count(int64(len(windows))), q, human.Percent(w.Interval.Confidence), human.Percent(precisionOf(o)))
+	}
+	// Worse beyond the noise: the window's interval lies above the
+	// whole period's. Otherwise the highest window is one of many
+	// alike, and the whole period, with more calls, says it better.
+	if !ww.Significant && ww.Used {
+		ww.Used = false
+		ww.Reason += fmt.Sprintf(" Its interval (%s to %s) reaches into the whole period's: no window is worse beyond the noise, so the recommendation below is the whole period's.",
+			human.Seconds(w.Interval.LowSeconds), human.Seconds(*w.Interval.HighSeconds))
+	}
+	return ww
 }
 
 // slotIndex is the index in profile.Slots of its worst slot.

@@ -138,6 +138,61 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		return runOTLPMetrics(ctx, o, metrics, in)
 	}
 	set, windows := set.Collapse()
+	windows = windowsToAnalyse(windows, o, fromLogs, &in)
+	r := &report.Report{Input: in}
+	noteFolded(&r.Input, set, o)
+	groups := set.Groups()
+	var used, total int64
+	for _, g := range groups {
+		used += g.Latency.Count()
+		total += g.Latency.Count() + sum(g.Excluded)
+	}
+	if used == 0 {
+		return nil, nothingToAnalyse(r.Input, groups, o)
+	}
+	if o.Rate > 0 && len(groups) > 1 {
+		r.Input.Note(finding.Newf(finding.RateShared, finding.Fields{"rate_per_second": o.Rate, "groups": len(groups)},
+			"The %s of %s calls/s is shared among the groups by their share of the calls read.", usage.Rate, human.Number(o.Rate)))
+	}
+	var herdStep string
+	if o.Herd.Asked() {
+		// The herd first: the backoff it needs is the policies'.
+		var crowd simulate.HerdAdvice
+		if r.Herd, crowd, err = runHerd(ctx, o, groups); err != nil {
+			return nil, err
+		}
+		if herdStep, err = sizeBackoff(&o, crowd); err != nil {
+			return nil, err
+		}
+	}
+	graph := len(o.Ingest.By) == 0 && edgeFormats(r.Input.Formats)
+	plan, budgets, err := readPlan(ctx, o, stdin, groups, graph)
+	if err != nil {
+		return nil, err
+	}
+	var hangs []littleslaw.Result
+	var simGroups map[string]chainSimGroup
+	if r.Groups, hangs, simGroups, err = fitGroups(ctx, groups, windows, o, total, herdStep, plan, &r.Input); err != nil {
+		return nil, err
+	}
+	r.SharedPool = advice.NewSharedPool(o.Pool, hangs)
+	if graph {
+		r.CallGraph = report.NewCallGraph(r.Groups)
+	}
+	if r.CallGraph != nil {
+		if err := completeCallGraph(ctx, r, o, stdin, budgets, plan, simGroups); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// windowsToAnalyse returns the groups' windows to analyse, nil for none:
+// the calls must fall in two windows at least. It adds to in a note of
+// why there are none when a window was asked for, or that every input is
+// an interval log analysed at its interval when the window is theirs
+// (fromLogs).
+func windowsToAnalyse(windows map[string]histogram.Windows, o Options, fromLogs bool, in *report.Input) map[string]histogram.Windows {
 	if n := windowCount(windows); windows != nil && n < 2 {
 		// One window, the whole period, or none: nothing to compare.
 		if !fromLogs {
@@ -155,68 +210,59 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 			"Every input is an interval log: each window of %s, their interval, is analysed too, as with %s %s (%s sets another length, %s 0 none).",
 			human.Duration(o.Window), usage.Window, human.Duration(o.Window), usage.Window, usage.Window))
 	}
-	r := &report.Report{Input: in}
-	if samples, groups := set.Folded(); samples > 0 {
-		from := human.Count(int64(groups))
-		if set.FoldedAtLeast() { // a count of distinct names is bounded (histogram.Set)
-			from = "at least " + from
-		}
-		r.Input.Note(finding.Newf(finding.GroupsFolded, finding.Fields{"calls": samples, "groups": groups,
-			"groups_at_least": set.FoldedAtLeast(), "into": histogram.Other, "max_groups": o.MaxGroups},
-			"%s calls from %s more groups are folded into %q: only %d groups are kept apart (%s).",
-			human.Count(samples), from, histogram.Other, o.MaxGroups, usage.MaxGroups))
+	return windows
+}
+
+// noteFolded adds to in a note of the calls folded into histogram.Other,
+// when there were more groups than o.MaxGroups.
+func noteFolded(in *report.Input, set *histogram.Set, o Options) {
+	samples, groups := set.Folded()
+	if samples == 0 {
+		return
 	}
-	groups := set.Groups()
-	var used int64
-	for _, g := range groups {
-		used += g.Latency.Count()
+	from := human.Count(int64(groups))
+	if set.FoldedAtLeast() { // a count of distinct names is bounded (histogram.Set)
+		from = "at least " + from
 	}
-	if used == 0 {
-		return nil, nothingToAnalyse(r.Input, groups, o)
+	in.Note(finding.Newf(finding.GroupsFolded, finding.Fields{"calls": samples, "groups": groups,
+		"groups_at_least": set.FoldedAtLeast(), "into": histogram.Other, "max_groups": o.MaxGroups},
+		"%s calls from %s more groups are folded into %q: only %d groups are kept apart (%s).",
+		human.Count(samples), from, histogram.Other, o.MaxGroups, usage.MaxGroups))
+}
+
+// readPlan checks the chain's plan, o.Plan, and reads the chain's budgets
+// it needs before the groups are fitted; nil and nil without a plan.
+// graph is whether the inputs are spans grouped by caller and callee.
+func readPlan(ctx context.Context, o Options, stdin io.Reader, groups []*histogram.Group, graph bool) (*chainPlan, *budgetCounter, error) {
+	if o.Plan == "" {
+		return nil, nil, nil
 	}
-	total := int64(0)
-	for _, g := range groups {
-		total += g.Latency.Count() + sum(g.Excluded)
+	if o.Plan != PlanOutermost && o.Plan != PlanInnermost {
+		return nil, nil, fmt.Errorf("a plan keeps its retries at the %s or the %s layer, not %q", PlanOutermost, PlanInnermost, o.Plan)
 	}
-	if o.Rate > 0 && len(groups) > 1 {
-		r.Input.Note(finding.Newf(finding.RateShared, finding.Fields{"rate_per_second": o.Rate, "groups": len(groups)},
-			"The %s of %s calls/s is shared among the groups by their share of the calls read.", usage.Rate, human.Number(o.Rate)))
+	if o.Policy.Deadline <= 0 {
+		return nil, nil, fmt.Errorf("a plan of the chain needs the root's deadline (%s)", usage.Deadline)
 	}
-	var herdStep string
-	if o.Herd.Asked() {
-		// The herd first: the backoff it needs is the policies'.
-		var crowd simulate.HerdAdvice
-		if r.Herd, crowd, err = runHerd(ctx, o, groups); err != nil {
-			return nil, err
-		}
-		if herdStep, err = sizeBackoff(&o, crowd); err != nil {
-			return nil, err
-		}
+	if !graph {
+		return nil, nil, fmt.Errorf("a plan of the chain needs spans (otlp, zipkin, jaeger) grouped by caller and callee (no %s)", usage.By)
 	}
-	// The chain's budgets, read before the groups when a plan needs them.
-	graph := len(o.Ingest.By) == 0 && edgeFormats(r.Input.Formats)
-	var budgets *budgetCounter
-	var plan *chainPlan
-	if o.Plan != "" {
-		if o.Plan != PlanOutermost && o.Plan != PlanInnermost {
-			return nil, fmt.Errorf("a plan keeps its retries at the %s or the %s layer, not %q", PlanOutermost, PlanInnermost, o.Plan)
-		}
-		if o.Policy.Deadline <= 0 {
-			return nil, fmt.Errorf("a plan of the chain needs the root's deadline (%s)", usage.Deadline)
-		}
-		if !graph {
-			return nil, fmt.Errorf("a plan of the chain needs spans (otlp, zipkin, jaeger) grouped by caller and callee (no %s)", usage.By)
-		}
-		if budgets, err = readBudgets(ctx, o, stdin); err != nil {
-			return nil, err
-		}
-		plan = newChainPlan(groupNames(groups), budgets, o)
+	budgets, err := readBudgets(ctx, o, stdin)
+	if err != nil {
+		return nil, nil, err
 	}
-	r.Groups = []report.Group{}
-	var hangs []littleslaw.Result
-	// Each group's place in the report: a plan fits the edges into a
-	// service before the edges out of it (chainPlan.order), the report
-	// lists them in their order.
+	return newChainPlan(groupNames(groups), budgets, o), budgets, nil
+}
+
+// fitGroups analyses each group that has a call usable for latency (its
+// windows too, when there are) and returns the report's groups, in the
+// groups' order, with their hangs (Little's law); it adds to in a note
+// of each group left out. total is all groups' calls, excluded ones too, to
+// share a --rate by. herdStep, when not "", is the herd's step to the
+// policies' backoff (sizeBackoff). A plan fits the edges into a service
+// before the edges out of it (chainPlan.order), each edge under its part
+// of the deadline, and the returned map holds what the chain's simulation
+// needs of each group.
+func fitGroups(ctx context.Context, groups []*histogram.Group, windows map[string]histogram.Windows, o Options, total int64, herdStep string, plan *chainPlan, in *report.Input) ([]report.Group, []littleslaw.Result, map[string]chainSimGroup, error) {
 	order := make([]int, len(groups))
 	for i := range order {
 		order[i] = i
@@ -230,10 +276,10 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 	for _, gi := range order {
 		g := groups[gi]
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		if g.Latency.Count() == 0 {
-			r.Input.Note(finding.Newf(finding.GroupEmpty, finding.Fields{"group": g.Name, "excluded": maps.Clone(g.Excluded)},
+			in.Note(finding.Newf(finding.GroupEmpty, finding.Fields{"group": g.Name, "excluded": maps.Clone(g.Excluded)},
 				"Group %q has no call usable for latency (%s); it is left out.", g.Name, describe(g.Excluded)))
 			continue
 		}
@@ -244,7 +290,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		}
 		res, err := analyseGroup(ctx, g, og, share, nil)
 		if err != nil {
-			return nil, fmt.Errorf("group %q: %w", g.Name, err)
+			return nil, nil, nil, fmt.Errorf("group %q: %w", g.Name, err)
 		}
 		rg := advice.NewGroup(res)
 		if windows != nil {
@@ -252,7 +298,7 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 				func(ctx context.Context, wg *histogram.Group) (advice.Result, error) {
 					return analyseGroup(ctx, wg, o, share, nil)
 				}); err != nil {
-				return nil, err
+				return nil, nil, nil, err
 			}
 		}
 		if herdStep != "" && rg.Policy != nil {
@@ -267,37 +313,43 @@ func Run(ctx context.Context, o Options, stdin io.Reader) (*report.Report, error
 		}
 		fittedGroups[gi], fittedHangs[gi] = &rg, &res.LittlesLaw
 	}
+	out := []report.Group{}
+	var hangs []littleslaw.Result
 	for i := range groups {
 		if fittedGroups[i] != nil {
-			r.Groups = append(r.Groups, *fittedGroups[i])
+			out = append(out, *fittedGroups[i])
 			hangs = append(hangs, *fittedHangs[i])
 		}
 	}
-	r.SharedPool = advice.NewSharedPool(o.Pool, hangs)
-	if graph {
-		r.CallGraph = report.NewCallGraph(r.Groups)
+	return out, hangs, simGroups, nil
+}
+
+// completeCallGraph checks the call graph's deadlines and attempts
+// (callGraphChecks) and applies the chain's budgets to it, reading them
+// when no plan read them first; with a plan it adds the plan and its
+// simulation over the fitted groups.
+func completeCallGraph(ctx context.Context, r *report.Report, o Options, stdin io.Reader, budgets *budgetCounter, plan *chainPlan, simGroups map[string]chainSimGroup) error {
+	if err := callGraphChecks(ctx, r.CallGraph, o, stdin); err != nil {
+		return err
 	}
-	if r.CallGraph != nil {
-		if err := callGraphChecks(ctx, r.CallGraph, o, stdin); err != nil {
-			return nil, err
-		}
-		if budgets == nil {
-			if budgets, err = readBudgets(ctx, o, stdin); err != nil {
-				return nil, err
-			}
-		}
-		applyBudgets(r.CallGraph, budgets, o, minUsefulTries(r.Groups))
-		if plan != nil {
-			r.CallGraph.Plan = plan.report()
-			if r.CallGraph.Plan.Simulation, err = simulateChain(ctx, r.CallGraph, simGroups, budgets, o); err != nil {
-				return nil, err
-			}
-		}
-		if slices.Contains(o.Inputs, "-") {
-			r.Input.Note(finding.New(finding.StdinReadOnce, nil, "Standard input is read once: the spans read from it are not checked for a deadline that did not reach the callee, nor counted for attempts per call (that needs a second read; give the spans as a file)."))
+	if budgets == nil {
+		var err error
+		if budgets, err = readBudgets(ctx, o, stdin); err != nil {
+			return err
 		}
 	}
-	return r, nil
+	applyBudgets(r.CallGraph, budgets, o, minUsefulTries(r.Groups))
+	if plan != nil {
+		r.CallGraph.Plan = plan.report()
+		var err error
+		if r.CallGraph.Plan.Simulation, err = simulateChain(ctx, r.CallGraph, simGroups, budgets, o); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(o.Inputs, "-") {
+		r.Input.Note(finding.New(finding.StdinReadOnce, nil, "Standard input is read once: the spans read from it are not checked for a deadline that did not reach the callee, nor counted for attempts per call (that needs a second read; give the spans as a file)."))
+	}
+	return nil
 }
 
 // windowCount is how many windows the groups have, all groups' together:

@@ -53,26 +53,7 @@ func WriteChainDir(ctx context.Context, temps *outfile.Temps, dir string, r *rep
 	if r.CallGraph == nil || len(r.CallGraph.Edges) == 0 {
 		return fmt.Errorf("%s with %s: the report has no call graph (spans grouped by caller and callee)", usage.EmitDir, usage.Plan)
 	}
-	var edges []chainEdge
-	var left []string
-	var services []string
-	add := func(s string) {
-		if !slices.Contains(services, s) {
-			services = append(services, s)
-		}
-	}
-	for i := range r.Groups {
-		g := &r.Groups[i]
-		k := slices.IndexFunc(r.CallGraph.Edges, func(e report.Edge) bool { return e.Group == g.Name })
-		if k < 0 {
-			left = append(left, g.Name)
-			continue
-		}
-		e := r.CallGraph.Edges[k]
-		edges = append(edges, chainEdge{caller: e.Caller, callee: e.Callee, group: g})
-		add(e.Caller)
-		add(e.Callee)
-	}
+	edges, left, services := chainEdges(r)
 	if len(edges) == 0 {
 		return fmt.Errorf("%s with %s: no group of the report is an edge of its call graph", usage.EmitDir, usage.Plan)
 	}
@@ -101,11 +82,7 @@ func WriteChainDir(ctx context.Context, temps *outfile.Temps, dir string, r *rep
 		rel := filepath.Join(folders[e.caller], folders[e.callee])
 		dirs = append(dirs, filepath.Join(dir, rel))
 		for _, s := range rs {
-			body := s.Body
-			files = append(files, outfile.File{Path: filepath.Join(dir, rel, s.File), Write: func(w io.Writer) error {
-				_, err := w.Write(body)
-				return err
-			}})
+			files = append(files, outfile.Bytes(filepath.Join(dir, rel, s.File), s.Body))
 			if read != nil && s.Name == read.Name {
 				configs[e.caller] = append(configs[e.caller], filepath.Join(rel, s.File))
 			}
@@ -126,10 +103,7 @@ func WriteChainDir(ctx context.Context, temps *outfile.Temps, dir string, r *rep
 	if err := WriteTopology(&tb, topologyHeader(r, targets, read), topo); err != nil {
 		return err
 	}
-	files = append(files, outfile.File{Path: filepath.Join(dir, TopologyFile), Write: func(w io.Writer) error {
-		_, err := w.Write(tb.Bytes())
-		return err
-	}})
+	files = append(files, outfile.Bytes(filepath.Join(dir, TopologyFile), tb.Bytes()))
 	for _, d := range dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
@@ -138,12 +112,45 @@ func WriteChainDir(ctx context.Context, temps *outfile.Temps, dir string, r *rep
 	if err := temps.WriteAll(ctx, files...); err != nil {
 		return err
 	}
+	logChainDir(log, dir, len(edges), targets, services, notes, left)
+	return nil
+}
+
+// chainEdges are the edges of r's call graph that r's groups hold, in the
+// groups' order; left are the groups that hold none, and services the
+// services the edges join, each once, as the edges first name them.
+func chainEdges(r *report.Report) (edges []chainEdge, left, services []string) {
+	add := func(s string) {
+		if !slices.Contains(services, s) {
+			services = append(services, s)
+		}
+	}
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		k := slices.IndexFunc(r.CallGraph.Edges, func(e report.Edge) bool { return e.Group == g.Name })
+		if k < 0 {
+			left = append(left, g.Name)
+			continue
+		}
+		e := r.CallGraph.Edges[k]
+		edges = append(edges, chainEdge{caller: e.Caller, callee: e.Callee, group: g})
+		add(e.Caller)
+		add(e.Callee)
+	}
+	return edges, left, services
+}
+
+// logChainDir says on log what WriteChainDir wrote into dir (the
+// snippets of edges edges, each target's file in each edge's folder, and
+// the topology), the notes of the services whose names it changed
+// (folderNames), and the groups it left out, which are no edge.
+func logChainDir(log io.Writer, dir string, edges int, targets []target.Target, services []string, notes map[string]string, left []string) {
 	var names []string
 	for _, t := range targets {
 		names = append(names, t.File)
 	}
 	fmt.Fprintf(log, "Wrote the plan's snippets of %d edges to %s, a folder per caller and callee (%s in each), and %s.\n",
-		len(edges), dir, strings.Join(names, ", "), filepath.Join(dir, TopologyFile))
+		edges, dir, strings.Join(names, ", "), filepath.Join(dir, TopologyFile))
 	for _, s := range services {
 		if n, ok := notes[s]; ok {
 			fmt.Fprintf(log, "%s.\n", escape.Visible(n))
@@ -152,7 +159,6 @@ func WriteChainDir(ctx context.Context, temps *outfile.Temps, dir string, r *rep
 	for _, g := range left {
 		fmt.Fprintf(log, "Group %s is no edge of the call graph: its snippets are not written.\n", escape.Quote(g))
 	}
-	return nil
 }
 
 // topologyHeader is the comment atop the chain's topology.

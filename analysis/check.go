@@ -95,17 +95,7 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 		return nil, err
 	}
 	o.defaults()
-	var groups map[string]checkedGroup
-	var in report.Input
-	switch {
-	case o.Report != nil:
-		groups, in = reportGroups(o.Report)
-		if len(groups) == 0 {
-			return nil, fmt.Errorf("the report holds no group to check against")
-		}
-	default:
-		groups, in, err = sourceGroups(ctx, o, stdin)
-	}
+	groups, in, err := checkedGroups(ctx, o, stdin)
 	if err != nil {
 		return nil, err
 	}
@@ -114,16 +104,6 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 	for _, n := range notes {
 		c.Note(n)
 	}
-	names := slices.Sorted(maps.Keys(groups))
-	matched := map[string]bool{}
-	upstreams := map[string]target.Object{}
-	for _, ob := range objects {
-		for _, k := range upstreamKeys(ob) {
-			if _, ok := upstreams[ob.Target+"\x00"+k]; !ok {
-				upstreams[ob.Target+"\x00"+k] = ob
-			}
-		}
-	}
 	for _, ob := range objects {
 		// What the reader saw and did not model, said where it stands.
 		for _, n := range ob.Notes {
@@ -131,32 +111,12 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 				"%s: %s: %s", ob.Pos, ob.Name, n))
 		}
 	}
+	names := slices.Sorted(maps.Keys(groups))
 	served := servedGroups(objects, groups, names, o.Map)
 	if o.Topology != nil {
 		topologyServed(objects, served, groups, names, o.Map, o.Topology)
 	}
-	for i, ob := range objects {
-		gs := served[i]
-		if len(gs) == 0 {
-			if !usedAsUpstream(ob, objects) {
-				c.UnmatchedConfig = append(c.UnmatchedConfig, configObject(ob))
-			}
-			continue
-		}
-		// An object that serves several groups is held to the largest
-		// need among them: a value that fits one group and cuts off
-		// another is no fix.
-		var need time.Duration
-		for _, name := range gs {
-			need = max(need, groups[name].perTryNeed())
-		}
-		var per []report.CheckFinding
-		for _, name := range gs {
-			matched[name] = true
-			per = append(per, checkObject(ob, upstreamOf(ob, upstreams), groups[name], need, o)...)
-		}
-		c.Findings = append(c.Findings, onePerValue(per)...)
-	}
+	matched := checkServed(c, objects, served, groups, o)
 	for _, n := range names {
 		if !matched[n] {
 			c.UnmatchedGroups = append(c.UnmatchedGroups, n)
@@ -182,6 +142,58 @@ func Check(ctx context.Context, o CheckOptions, stdin io.Reader) (*report.Check,
 		return a.Line < b.Line
 	})
 	return c, nil
+}
+
+// checkedGroups are the groups check holds the configs against: a saved
+// report's (o.Report), else those of the data (sourceGroups).
+func checkedGroups(ctx context.Context, o CheckOptions, stdin io.Reader) (map[string]checkedGroup, report.Input, error) {
+	if o.Report == nil {
+		return sourceGroups(ctx, o, stdin)
+	}
+	groups, in := reportGroups(o.Report)
+	if len(groups) == 0 {
+		return nil, report.Input{}, fmt.Errorf("the report holds no group to check against")
+	}
+	return groups, in, nil
+}
+
+// checkServed holds each config object against the groups it serves
+// (served, by the objects' order), adds the findings to c, and lists in
+// c the objects that serve none and send to none (UnmatchedConfig). It
+// returns the groups some object serves.
+func checkServed(c *report.Check, objects []target.Object, served [][]string, groups map[string]checkedGroup, o CheckOptions) map[string]bool {
+	upstreams := map[string]target.Object{}
+	for _, ob := range objects {
+		for _, k := range upstreamKeys(ob) {
+			if _, ok := upstreams[ob.Target+"\x00"+k]; !ok {
+				upstreams[ob.Target+"\x00"+k] = ob
+			}
+		}
+	}
+	matched := map[string]bool{}
+	for i, ob := range objects {
+		gs := served[i]
+		if len(gs) == 0 {
+			if !usedAsUpstream(ob, objects) {
+				c.UnmatchedConfig = append(c.UnmatchedConfig, configObject(ob))
+			}
+			continue
+		}
+		// An object that serves several groups is held to the largest
+		// need among them: a value that fits one group and cuts off
+		// another is no fix.
+		var need time.Duration
+		for _, name := range gs {
+			need = max(need, groups[name].perTryNeed())
+		}
+		var per []report.CheckFinding
+		for _, name := range gs {
+			matched[name] = true
+			per = append(per, checkObject(ob, upstreamOf(ob, upstreams), groups[name], need, o)...)
+		}
+		c.Findings = append(c.Findings, onePerValue(per)...)
+	}
+	return matched
 }
 
 // checkedGroup is one group of the data as check holds configs against
@@ -837,32 +849,58 @@ func configObject(ob target.Object) report.ConfigObject {
 // the largest per-try timeout any group the object serves needs: the value
 // its fixes write.
 func checkObject(ob, upstream target.Object, cg checkedGroup, need time.Duration, o CheckOptions) []report.CheckFinding {
-	var out []report.CheckFinding
-	add := func(pos target.Pos, f finding.Finding) {
-		out = append(out, checkFinding(f, pos, ob.Target, ob.Name, cg.name))
-	}
-	h := cg.latency
-	confidence := o.Recommend.Confidence
-	if confidence == 0 {
-		confidence = 0.95
-	}
-	recommended := cg.perTryNeed().Seconds()
-	needed := need.Seconds()
-	b := ob.Bounds()
-	timeout, perTry := ob.Timeout, ob.PerTryTimeout
+	c := &objectCheck{ob: ob, upstream: upstream, cg: cg, o: o, b: ob.Bounds(), needed: need.Seconds()}
 	// The timer that ends an attempt: the per-try timeout when it is below
 	// the overall bound, else the timeout.
-	timer := timeout
-	if b.PerTryMatters() && perTry != nil {
-		timer = perTry
+	c.timer = ob.Timeout
+	if c.b.PerTryMatters() && ob.PerTryTimeout != nil {
+		c.timer = ob.PerTryTimeout
 	}
-	what := "timeout"
-	if timer == perTry {
-		what = "per-try timeout"
+	_, _, c.hangWait, c.bounded = c.b.Hang()
+	c.timeoutFindings()
+	if c.b.Attempts > 1 {
+		c.retryFindings()
 	}
-	_, _, hangWait, bounded := b.Hang()
+	c.hangFindings()
+	c.connectTimeoutFindings()
+	return c.out
+}
+
+// objectCheck is one config object held against one group's data
+// (checkObject): what its findings are drawn from, and the findings so
+// far.
+type objectCheck struct {
+	ob, upstream target.Object
+	cg           checkedGroup
+	o            CheckOptions
+	b            recommend.Bounds // ob's, as its target enforces them
+	// timer is the setting that ends an attempt (checkObject).
+	timer *target.Setting[float64]
+	// hangWait is how long a hang holds a call under b, when bounded.
+	hangWait time.Duration
+	bounded  bool
+	// needed is the per-try timeout the object's fixes write, in seconds.
+	needed float64
+	out    []report.CheckFinding
+}
+
+// add appends a finding of the object at pos.
+func (c *objectCheck) add(pos target.Pos, f finding.Finding) {
+	c.out = append(c.out, checkFinding(f, pos, c.ob.Target, c.ob.Name, c.cg.name))
+}
+
+// fixLast sets the fix of the finding added last.
+func (c *objectCheck) fixLast(fix *report.Fix) {
+	c.out[len(c.out)-1].Fix = fix
+}
+
+// timeoutFindings says when no timeout bounds the call, when the timeout
+// in force is the target's default, and what the timer cuts off of the
+// group's calls (cutOffFindings).
+func (c *objectCheck) timeoutFindings() {
+	ob, timeout, timer, needed := c.ob, c.ob.Timeout, c.timer, c.needed
 	switch {
-	case !bounded:
+	case !c.bounded:
 		pos := ob.Pos
 		raw, key := "", ""
 		if timeout != nil {
@@ -873,121 +911,140 @@ func checkObject(ob, upstream target.Object, cg checkedGroup, need time.Duration
 		} else if raw != "" {
 			key = fmt.Sprintf(" (%s)", raw)
 		}
-		add(pos, finding.Newf(finding.CheckNoTimeout, finding.Fields{"recommended_seconds": needed},
+		c.add(pos, finding.Newf(finding.CheckNoTimeout, finding.Fields{"recommended_seconds": needed},
 			"no timeout bounds the call%s: a hang holds every call until the caller gives up, and the pool with it; %s is recommended",
 			key, human.Seconds(needed)))
 		if timeout != nil {
-			out[len(out)-1].Fix = fixFor(ob, timeout, needed)
+			c.fixLast(fixFor(ob, timeout, needed))
 		}
 	case timer != nil && timer.Value > 0:
 		if timer.Default {
-			add(timer.Pos, finding.Newf(finding.CheckDefaultTimeout, finding.Fields{"configured_seconds": timer.Value, "recommended_seconds": needed},
+			c.add(timer.Pos, finding.Newf(finding.CheckDefaultTimeout, finding.Fields{"configured_seconds": timer.Value, "recommended_seconds": needed},
 				"no timeout is set: %s's default of %s is in force, chosen by nobody for this service", ob.Target, human.Seconds(timer.Value)))
-			out[len(out)-1].Fix = fixFor(ob, timer, needed)
+			c.fixLast(fixFor(ob, timer, needed))
 		}
-		out = append(out, cutOffFindings(ob, timer, what, cg, h, recommended, needed, confidence, o)...)
+		what := "timeout"
+		if timer == ob.PerTryTimeout {
+			what = "per-try timeout"
+		}
+		confidence := c.o.Recommend.Confidence
+		if confidence == 0 {
+			confidence = 0.95
+		}
+		c.out = append(c.out, cutOffFindings(ob, timer, what, c.cg, c.cg.latency, c.cg.perTryNeed().Seconds(), needed, confidence, c.o)...)
 	}
-	attempts := b.Attempts
-	if attempts > 1 {
-		if dl := cg.deadline(o); dl > 0 && b.Overall == 0 && b.StaticAttempts() > 1 {
-			if worst := b.StaticWorstCase(); worst > dl+time.Millisecond {
-				fit := b.AttemptsWithin(dl)
-				each := human.Seconds(b.EffectivePerTry().Seconds())
-				if before := b.BeforeSum(); before > 0 {
-					each += fmt.Sprintf(" after up to %s before the request is sent", human.Seconds(before.Seconds()))
-				}
-				window := ""
-				if b.RetryWindow > 0 {
-					window = fmt.Sprintf(" (the last starting before %s)", human.Seconds(b.RetryWindow.Seconds()))
-				}
-				add(ob.Attempts.Pos, finding.Newf(finding.CheckAttemptsDontFit, finding.Fields{"attempts": attempts, "attempts_that_fit": fit,
-					"per_try_seconds": b.EffectivePerTry().Seconds(), "before_request_seconds": b.BeforeSum().Seconds(), "worst_case_seconds": worst.Seconds(), "deadline_seconds": dl.Seconds()},
-					"%d attempts%s of %s with waits up to %s take up to %s when each times out, more than the deadline of %s, and nothing in %s bounds them together: at most %d fit",
-					b.StaticAttempts(), window, each, human.Seconds(b.Backoff.Cap.Seconds()), human.Seconds(worst.Seconds()), human.Seconds(dl.Seconds()), ob.Target, fit))
+}
+
+// retryFindings are those of an object that retries: attempts that do not
+// fit the caller's deadline, retries of requests that are not idempotent,
+// retries without jitter, and retries of a 500.
+func (c *objectCheck) retryFindings() {
+	ob, b, attempts := c.ob, c.b, c.b.Attempts
+	if dl := c.cg.deadline(c.o); dl > 0 && b.Overall == 0 && b.StaticAttempts() > 1 {
+		if worst := b.StaticWorstCase(); worst > dl+time.Millisecond {
+			fit := b.AttemptsWithin(dl)
+			each := human.Seconds(b.EffectivePerTry().Seconds())
+			if before := b.BeforeSum(); before > 0 {
+				each += fmt.Sprintf(" after up to %s before the request is sent", human.Seconds(before.Seconds()))
 			}
-		}
-		if nonIdem := ob.RetryNonIdempotent; nonIdem != nil && nonIdem.Value && !ob.NeverSentOnly() && cg.mayWrite() {
-			add(nonIdem.Pos, finding.Newf(finding.CheckRetryNonIdempotent, finding.Fields{"attempts": attempts},
-				"non-idempotent requests (POST, PATCH) are retried after failures that may have been applied: a retried payment is charged twice (RFC 9110 section 9.2.2)"))
-		}
-		// nginx passes a failed request to the next server of the
-		// upstream (proxy_next_upstream): a failover, not a return to the
-		// server that failed, which is what jitter spreads out.
-		if ob.Jitter == "none" && !ob.NeverSentOnly() && !targetOf(ob).RetriesFailOver {
-			add(ob.Attempts.Pos, finding.Newf(finding.CheckNoJitter, finding.Fields{"attempts": attempts},
-				"retries go at once, without backoff or jitter: when the dependency fails, every client retries in the same instant"))
-		}
-		if c := ob.Retries500(); c != "" {
-			pos := ob.Attempts.Pos
-			if ob.RetryOn != nil {
-				pos = ob.RetryOn.Pos
+			window := ""
+			if b.RetryWindow > 0 {
+				window = fmt.Sprintf(" (the last starting before %s)", human.Seconds(b.RetryWindow.Seconds()))
 			}
-			add(pos, finding.Newf(finding.CheckRetry500, finding.Fields{"attempts": attempts, "condition": c},
-				"retry-on %s retries a 500: a deterministic bug returns it every time, so each such request costs %d calls for nothing, and a 500 may follow a request that was half applied", c, attempts))
+			c.add(ob.Attempts.Pos, finding.Newf(finding.CheckAttemptsDontFit, finding.Fields{"attempts": attempts, "attempts_that_fit": fit,
+				"per_try_seconds": b.EffectivePerTry().Seconds(), "before_request_seconds": b.BeforeSum().Seconds(), "worst_case_seconds": worst.Seconds(), "deadline_seconds": dl.Seconds()},
+				"%d attempts%s of %s with waits up to %s take up to %s when each times out, more than the deadline of %s, and nothing in %s bounds them together: at most %d fit",
+				b.StaticAttempts(), window, each, human.Seconds(b.Backoff.Cap.Seconds()), human.Seconds(worst.Seconds()), human.Seconds(dl.Seconds()), ob.Target, fit))
 		}
 	}
-	// A hang under the config's own bounds: Little's law at the peak rate,
-	// against the caller's pool (--pool). A limit of calls in flight the
-	// config sets below the pool (a bulkhead: Envoy max_requests) caps
-	// the hang there, and the pool survives.
-	pool := o.Pool
-	limit := firstSet(ob.MaxInFlight, upstream.MaxInFlight)
+	if nonIdem := ob.RetryNonIdempotent; nonIdem != nil && nonIdem.Value && !ob.NeverSentOnly() && c.cg.mayWrite() {
+		c.add(nonIdem.Pos, finding.Newf(finding.CheckRetryNonIdempotent, finding.Fields{"attempts": attempts},
+			"non-idempotent requests (POST, PATCH) are retried after failures that may have been applied: a retried payment is charged twice (RFC 9110 section 9.2.2)"))
+	}
+	// nginx passes a failed request to the next server of the
+	// upstream (proxy_next_upstream): a failover, not a return to the
+	// server that failed, which is what jitter spreads out.
+	if ob.Jitter == "none" && !ob.NeverSentOnly() && !targetOf(ob).RetriesFailOver {
+		c.add(ob.Attempts.Pos, finding.Newf(finding.CheckNoJitter, finding.Fields{"attempts": attempts},
+			"retries go at once, without backoff or jitter: when the dependency fails, every client retries in the same instant"))
+	}
+	if rc := ob.Retries500(); rc != "" {
+		pos := ob.Attempts.Pos
+		if ob.RetryOn != nil {
+			pos = ob.RetryOn.Pos
+		}
+		c.add(pos, finding.Newf(finding.CheckRetry500, finding.Fields{"attempts": attempts, "condition": rc},
+			"retry-on %s retries a 500: a deterministic bug returns it every time, so each such request costs %d calls for nothing, and a 500 may follow a request that was half applied", rc, attempts))
+	}
+}
+
+// hangFindings holds a hang under the config's own bounds against the
+// caller's pool (--pool), by Little's law at the peak rate, and a limit
+// of calls in flight against normal demand. A limit the config sets
+// below the pool (a bulkhead: Envoy max_requests) caps the hang there,
+// and the pool survives.
+func (c *objectCheck) hangFindings() {
+	ob, b, a, pool := c.ob, c.b, c.cg.advice, c.o.Pool
+	limit := firstSet(ob.MaxInFlight, c.upstream.MaxInFlight)
 	if limit != nil && limit.Default {
 		limit = nil
 	}
-	a := cg.advice
-	if bounded && hangWait > 0 && a.rateKnown && pool > 0 {
-		in := littleslaw.Input{Rate: a.rate, PeakRate: a.peakRate, Pool: pool, MeanLatency: a.meanLatency, Timeout: hangWait, Attempts: 1}
+	if c.bounded && c.hangWait > 0 && a.rateKnown && pool > 0 {
+		in := littleslaw.Input{Rate: a.rate, PeakRate: a.peakRate, Pool: pool, MeanLatency: a.meanLatency, Timeout: c.hangWait, Attempts: 1}
 		r := littleslaw.Analyze(in)
 		if r.PoolExhausted && (limit == nil || limit.Value >= pool) {
 			pos := ob.Pos
-			if timeout != nil {
-				pos = timeout.Pos
+			if ob.Timeout != nil {
+				pos = ob.Timeout.Pos
 			}
-			add(pos, finding.Newf(finding.CheckHangExhaustsPool, finding.Fields{"configured_seconds": hangWait.Seconds(), "rate_per_second": max(r.PeakRate, r.Rate),
-				"pool": pool, "in_flight_during_hang": r.InFlightDuringHang, "seconds_to_exhaustion": r.SecondsToExhaustion, "recommended_seconds": needed},
+			c.add(pos, finding.Newf(finding.CheckHangExhaustsPool, finding.Fields{"configured_seconds": c.hangWait.Seconds(), "rate_per_second": max(r.PeakRate, r.Rate),
+				"pool": pool, "in_flight_during_hang": r.InFlightDuringHang, "seconds_to_exhaustion": r.SecondsToExhaustion, "recommended_seconds": c.needed},
 				"during a hang, %s calls/s x %s (%s) = %s calls wait at once, %.1f x the pool of %s: the pool is exhausted %s s into the hang",
-				human.Number(max(r.PeakRate, r.Rate)), human.Seconds(hangWait.Seconds()), hangWhat(ob, b), human.Number(r.InFlightDuringHang),
+				human.Number(max(r.PeakRate, r.Rate)), human.Seconds(c.hangWait.Seconds()), hangWhat(ob, b), human.Number(r.InFlightDuringHang),
 				r.InFlightDuringHang/float64(pool), human.Count(int64(pool)), human.Number(r.SecondsToExhaustion)))
-			if timer != nil && needed < b.EffectivePerTry().Seconds()-1e-9 {
-				out[len(out)-1].Fix = fixFor(ob, timer, needed)
+			if c.timer != nil && c.needed < b.EffectivePerTry().Seconds()-1e-9 {
+				c.fixLast(fixFor(ob, c.timer, c.needed))
 			}
 		}
 	}
 	if a.rateKnown {
 		if m := limit; m != nil && m.Value < a.bulkhead {
-			add(m.Pos, finding.Newf(finding.CheckBulkheadBelowDemand, finding.Fields{"max_in_flight": m.Value, "bulkhead": a.bulkhead, "in_flight_peak": a.inFlightPeak},
+			c.add(m.Pos, finding.Newf(finding.CheckBulkheadBelowDemand, finding.Fields{"max_in_flight": m.Value, "bulkhead": a.bulkhead, "in_flight_peak": a.inFlightPeak},
 				"the limit of %d calls in flight is below normal demand: at the peak rate %s calls are in flight on average, and %d is the 99.9th percentile (Poisson), so calls are turned away on a normal day",
 				m.Value, human.Number(a.inFlightPeak), a.bulkhead))
 		}
 	}
-	// The connect timeout, the route's own or its cluster's, by analyze's
-	// rule (recommend.ConnectTimeout): too long when above the longest it
-	// finds reasonable (the recommendation, or one lost SYN's 1.1 s) and
-	// above what a connect inside a datacenter needs (1 s).
-	ct := firstSet(ob.ConnectTimeout, upstream.ConnectTimeout)
-	ctLimit := o.DatacenterConnect
+}
+
+// connectTimeoutFindings holds the connect timeout, the route's own or its
+// cluster's, to analyze's rule (recommend.ConnectTimeout): too long when
+// above the longest it finds reasonable (the recommendation, or one lost
+// SYN's 1.1 s) and above what a connect inside a datacenter needs (1 s).
+func (c *objectCheck) connectTimeoutFindings() {
+	a := c.cg.advice
+	ct := firstSet(c.ob.ConnectTimeout, c.upstream.ConnectTimeout)
+	ctLimit := c.o.DatacenterConnect
 	if ctLimit == 0 {
 		ctLimit = time.Second
 	}
 	ctLimit = max(ctLimit, a.connectTimeout, a.longestConnect)
-	if ct != nil && ct.Value > ctLimit.Seconds()+0.0005 {
-		f := finding.Fields{"configured_seconds": ct.Value, "limit_seconds": ctLimit.Seconds()}
-		if rc := a.connectTimeout; rc > 0 {
-			f["recommended_seconds"] = rc.Seconds()
-		}
-		add(ct.Pos, finding.Newf(finding.CheckConnectTimeoutLong, f,
-			"the connect timeout is %s%s: inside a datacenter a connect takes a few round trips of a millisecond or less; above %s a dead host holds each call that long before the retry",
-			human.Seconds(ct.Value), defaultSuffix(ct), human.Seconds(ctLimit.Seconds())))
-		if rc := a.connectTimeout; rc > 0 {
-			owner := ob
-			if ct != ob.ConnectTimeout {
-				owner = upstream
-			}
-			out[len(out)-1].Fix = fixFor(owner, ct, rc.Seconds())
-		}
+	if ct == nil || !(ct.Value > ctLimit.Seconds()+0.0005) {
+		return
 	}
-	return out
+	f := finding.Fields{"configured_seconds": ct.Value, "limit_seconds": ctLimit.Seconds()}
+	if rc := a.connectTimeout; rc > 0 {
+		f["recommended_seconds"] = rc.Seconds()
+	}
+	c.add(ct.Pos, finding.Newf(finding.CheckConnectTimeoutLong, f,
+		"the connect timeout is %s%s: inside a datacenter a connect takes a few round trips of a millisecond or less; above %s a dead host holds each call that long before the retry",
+		human.Seconds(ct.Value), defaultSuffix(ct), human.Seconds(ctLimit.Seconds())))
+	if rc := a.connectTimeout; rc > 0 {
+		owner := c.ob
+		if ct != c.ob.ConnectTimeout {
+			owner = c.upstream
+		}
+		c.fixLast(fixFor(owner, ct, rc.Seconds()))
+	}
 }
 
 // hangWhat says what a hang waits for under the object's bounds.

@@ -137,6 +137,68 @@ func bucketedGroups(ctx context.Context, o Options, p PrometheusOptions, res *pr
 // prometheusGroup analyses one group's buckets.
 func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p PrometheusOptions, res *promsource.Result, q, share float64) (report.Group, littleslaw.Result, error) {
 	view := &report.Buckets{Kind: res.Kind, Quantile: q, Repairs: append([]string{}, finding.Messages(g.Overall.Repairs)...), BoundsSeconds: []float64{}, Steps: []report.StepQuantile{}}
+	chosen, worstIndex := worstStep(view, g, res, q, p.Overall)
+	// --step over days: the steps pooled by hour (docs/windows.md); the
+	// worst slot told apart goes ahead of the worst step.
+	var prof *report.Profile
+	var slotHist *histogram.Bucketed
+	if res.Step > 0 {
+		conf := o.Recommend.Confidence
+		if conf == 0 {
+			conf = recommend.DefaultOptions().Confidence
+		}
+		var err error
+		if prof, slotHist, err = advice.StepProfile(g, o.WindowOptions, o.Recommend, res.Step, q, conf, !p.Overall); err != nil {
+			return report.Group{}, littleslaw.Result{}, err
+		}
+	}
+	if slotHist != nil {
+		chosen = slotHist
+		view.UsesWorstStep, view.UsesWorstSlot = false, prof.WorstSlot.Slot
+		view.Repairs = []string{}
+	}
+	pos := chosen.Locate(q)
+	serverEstimate := g.ServerEstimate
+	switch {
+	case view.UsesWorstStep:
+		serverEstimate = g.Steps[worstIndex].ServerEstimate
+	case slotHist != nil:
+		serverEstimate = math.NaN() // no server answered for the pooled slot
+	}
+	viewChosen(view, res, chosen, pos, serverEstimate)
+
+	hg, quantile := advice.BucketGroup(g, chosen)
+	if slotHist != nil {
+		// Little's law at the slot's rate: its calls over its hour on
+		// every day it occurred.
+		rate := prof.Slots[slices.IndexFunc(prof.Slots, func(s report.ProfileSlot) bool { return s.Index == prof.WorstSlot.Index })].RatePerSecond
+		hg.Measured.Rate, hg.Measured.PeakRate = rate, max(hg.Measured.PeakRate, rate)
+		hg.Measured.Source = "the profile's slot"
+	}
+	lat := hg.Latency
+	result, err := analyseGroup(ctx, hg, o, share, quantile)
+	if err != nil {
+		return report.Group{}, littleslaw.Result{}, err
+	}
+	bucketReasons(&result.Recommendation, lat, pos, chosen)
+	rg := newBucketedGroup(result, g, chosen)
+	rg.Buckets = view
+	if res.Step > 0 {
+		if err := stepWindows(&rg, g, o, res.Step, q, worstIndex, view.UsesWorstStep, view.UsesWorstSlot); err != nil {
+			return report.Group{}, littleslaw.Result{}, err
+		}
+		rg.Profile = prof
+	}
+	return rg, result.LittlesLaw, nil
+}
+
+// worstStep lists in view the quantile q of each of the group's steps
+// and marks the worst, the one whose bucket, then estimate, is highest.
+// It returns the buckets to recommend from, the worst step's (and their
+// repairs in view) unless overall (PrometheusOptions.Overall) or there
+// is none, else the whole window's; and the worst step's index in
+// g.Steps, -1 when there is none.
+func worstStep(view *report.Buckets, g promsource.Group, res *promsource.Result, q float64, overall bool) (*histogram.Bucketed, int) {
 	chosen := g.Overall
 	worstKey := [2]float64{math.Inf(-1), math.Inf(-1)}
 	worstIndex := -1
@@ -158,46 +220,26 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 			worstKey = key
 			worstIndex = i
 			view.WorstStep = ptr(len(view.Steps) - 1)
-			if !p.Overall {
+			if !overall {
 				chosen = st.Hist
 			}
 		}
 	}
-	if view.WorstStep != nil && !p.Overall {
+	if view.WorstStep != nil && !overall {
 		view.UsesWorstStep = true
 		view.Repairs = append([]string{}, finding.Messages(chosen.Repairs)...)
 	}
-	// --step over days: the steps pooled by hour (docs/windows.md); the
-	// worst slot told apart goes ahead of the worst step.
-	var prof *report.Profile
-	var slotHist *histogram.Bucketed
-	if res.Step > 0 {
-		conf := o.Recommend.Confidence
-		if conf == 0 {
-			conf = recommend.DefaultOptions().Confidence
-		}
-		var err error
-		if prof, slotHist, err = advice.StepProfile(g, o.WindowOptions, o.Recommend, res.Step, q, conf, !p.Overall); err != nil {
-			return report.Group{}, littleslaw.Result{}, err
-		}
-	}
-	if slotHist != nil {
-		chosen = slotHist
-		view.UsesWorstStep, view.UsesWorstSlot = false, prof.WorstSlot.Slot
-		view.Repairs = []string{}
-	}
-	pos := chosen.Locate(q)
+	return chosen, worstIndex
+}
+
+// viewChosen describes in view the buckets the recommendation builds on,
+// chosen, and pos, the quantile's position in them; serverEstimate is
+// what the server answered for them, NaN when none did (serverAnswer).
+func viewChosen(view *report.Buckets, res *promsource.Result, chosen *histogram.Bucketed, pos histogram.Position, serverEstimate float64) {
 	view.Calls = chosen.Count
 	view.Bucket = report.NewBucketRange(pos.Bucket.Lo, pos.Bucket.Hi)
 	view.EstimateSeconds = report.Finite(pos.Estimate)
 	view.BeyondLargestBound = pos.InInf
-	serverEstimate := g.ServerEstimate
-	switch {
-	case view.UsesWorstStep:
-		serverEstimate = g.Steps[worstIndex].ServerEstimate
-	case slotHist != nil:
-		serverEstimate = math.NaN() // no server answered for the pooled slot
-	}
 	view.HistogramQuantileSeconds = serverAnswer(res, chosen, pos, serverEstimate)
 	view.EstimateBy, view.EstimateNote = estimateBy(res, chosen, view.EstimateSeconds, view.HistogramQuantileSeconds)
 	if res.ServerAsked {
@@ -210,21 +252,12 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 		view.MaxIsLastBound = len(chosen.Buckets) > 0 && !math.IsInf(chosen.Buckets[len(chosen.Buckets)-1].Hi, 1)
 		view.SuggestedLE = suggestLE(pos, chosen, res.Unit)
 	}
+}
 
-	hg, quantile := advice.BucketGroup(g, chosen)
-	if slotHist != nil {
-		// Little's law at the slot's rate: its calls over its hour on
-		// every day it occurred.
-		rate := prof.Slots[slices.IndexFunc(prof.Slots, func(s report.ProfileSlot) bool { return s.Index == prof.WorstSlot.Index })].RatePerSecond
-		hg.Measured.Rate, hg.Measured.PeakRate = rate, max(hg.Measured.PeakRate, rate)
-		hg.Measured.Source = "the profile's slot"
-	}
-	lat := hg.Latency
-	result, err := analyseGroup(ctx, hg, o, share, quantile)
-	if err != nil {
-		return report.Group{}, littleslaw.Result{}, err
-	}
-	bucketReasons(&result.Recommendation, lat, pos, chosen)
+// newBucketedGroup is the report's group of a result built on the
+// buckets chosen of g: with g's labels, the buckets' repairs, the mean
+// the server measured, and percentiles read from the buckets.
+func newBucketedGroup(result advice.Result, g promsource.Group, chosen *histogram.Bucketed) report.Group {
 	rg := advice.NewGroup(result)
 	if len(g.Labels) > 0 {
 		rg.Labels = map[string]string{}
@@ -245,14 +278,7 @@ func prometheusGroup(ctx context.Context, g promsource.Group, o Options, p Prome
 		d, lower := chosen.Upper(rg.Percentiles[i].Quantile)
 		rg.Percentiles[i].Seconds, rg.Percentiles[i].LowerBound = d.Seconds(), lower
 	}
-	rg.Buckets = view
-	if res.Step > 0 {
-		if err := stepWindows(&rg, g, o, res.Step, q, worstIndex, view.UsesWorstStep, view.UsesWorstSlot); err != nil {
-			return report.Group{}, littleslaw.Result{}, err
-		}
-		rg.Profile = prof
-	}
-	return rg, result.LittlesLaw, nil
+	return rg
 }
 
 // stepWindows writes the steps of --step as the windows analyze --window

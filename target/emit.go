@@ -96,11 +96,7 @@ func WriteDir(ctx context.Context, temps *outfile.Temps, dir string, rs []Render
 	files := make([]outfile.File, len(rs))
 	names := make([]string, len(rs))
 	for i, s := range rs {
-		body := s.Body
-		files[i] = outfile.File{Path: filepath.Join(dir, s.File), Write: func(w io.Writer) error {
-			_, err := w.Write(body)
-			return err
-		}}
+		files[i] = outfile.Bytes(filepath.Join(dir, s.File), s.Body)
 		names[i] = s.File
 	}
 	if err := temps.WriteAll(ctx, files...); err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/ingest"
+	"github.com/tunetimeout/tunetimeout/internal/outfile"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 	"github.com/tunetimeout/tunetimeout/report/rules"
@@ -269,10 +269,7 @@ func writeFile(cmd *cobra.Command, path string, b []byte) error {
 		_, err := cmd.OutOrStdout().Write(b)
 		return err
 	}
-	return temps.Write(cmd.Context(), path, func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	})
+	return temps.WriteAll(cmd.Context(), outfile.Bytes(path, b))
 }
 
 // relativeTo is target as a file in from's directory names it.

@@ -23,6 +23,14 @@ type File struct {
 	Write func(io.Writer) error
 }
 
+// Bytes is the file named path that holds b.
+func Bytes(path string, b []byte) File {
+	return File{Path: path, Write: func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	}}
+}
+
 // Temps is the set of temporary files being written. The zero value is
 // ready to use; a nil *Temps writes the same way without keeping track.
 type Temps struct {

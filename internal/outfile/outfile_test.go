@@ -122,6 +122,18 @@ func TestWriteAllOrNothing(t *testing.T) {
 	}
 }
 
+func TestBytes(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.json")
+	require.NoError(t, (*Temps)(nil).WriteAll(context.Background(), Bytes(a, []byte("a: 1\n")), Bytes(b, nil)))
+	for path, want := range map[string]string{a: "a: 1\n", b: ""} {
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, want, string(got))
+	}
+	assert.Equal(t, []string{"a.yaml", "b.json"}, names(t, dir))
+}
+
 // TestWriteNotAFile: a symbolic link is followed and kept; a named pipe is
 // written to, not replaced.
 func TestWriteNotAFile(t *testing.T) {
