@@ -128,7 +128,7 @@ func init() {
 	Register(Format{
 		Name:      "alb",
 		Priority:  20,
-		Summary:   "AWS Application Load Balancer access logs: the three processing times (or target_processing_time with --latency upstream)",
+		Summary:   "AWS Application Load Balancer access logs: the three processing times (or target_processing_time with {latency} upstream)",
 		Sniff:     sniffALB,
 		Latencies: upstreamLatencies,
 		New:       newALB,

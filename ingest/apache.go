@@ -426,7 +426,7 @@ func init() {
 		Name:      "apache",
 		Priority:  30,
 		Flags:     []Flag{logFormatFlag},
-		Summary:   "Apache httpd access log in the LogFormat given by --log-format (recognised without it: common or combined + %D)",
+		Summary:   "Apache httpd access log in the LogFormat given by {log-format} (recognised without it: common or combined + %D)",
 		Sniff:     sniffApache,
 		Latencies: []string{"request"},
 		New:       NewApache,

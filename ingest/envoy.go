@@ -475,7 +475,7 @@ func init() {
 	Register(Format{
 		Name:      "envoy",
 		Priority:  20,
-		Summary:   "Envoy's default text access log (also Istio's); --latency request (%DURATION%) or upstream (x-envoy-upstream-service-time)",
+		Summary:   "Envoy's default text access log (also Istio's); {latency} request (%DURATION%) or upstream (x-envoy-upstream-service-time)",
 		Sniff:     sniffEnvoy,
 		Latencies: requestOrUpstream,
 		New:       newEnvoyDecoder,

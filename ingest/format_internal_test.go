@@ -3,10 +3,14 @@ package ingest
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // TestSniffOrder pins the order auto-detection tries the formats in (see
@@ -123,4 +127,28 @@ func TestFormatFlags(t *testing.T) {
 		StatusField: "10", PathField: "7", MethodField: "4", Metric: "5", SpanKind: "8",
 		CSV: CSVOptions{Column: "0", TimeColumn: "11", StatusColumn: "9"}}, o,
 		"every flag in a field of its own")
+}
+
+// TestFormatHelpNamesOptions: a format's summary and its flags' usage
+// name options by key, each one of usage's (the CLI expands them).
+func TestFormatHelpNamesOptions(t *testing.T) {
+	var named []usage.Option
+	texts := []string{}
+	for _, f := range Formats() {
+		texts = append(texts, f.Summary)
+	}
+	for _, f := range FormatFlags() {
+		texts = append(texts, f.Usage)
+	}
+	for _, s := range texts {
+		for _, o := range usage.Named(s) {
+			named = append(named, o)
+			assert.Contains(t, usage.Options(), o, "%q names %q, not an option", s, o)
+		}
+	}
+	assert.Len(t, named, 22)
+	nginx := slices.IndexFunc(Formats(), func(f Format) bool { return f.Name == "nginx" })
+	require.GreaterOrEqual(t, nginx, 0)
+	assert.Equal(t, "nginx access log in the log_format given by --log-format or --nginx-conf/--log-format-name (recognised without them: combined + $request_time [$upstream_response_time])",
+		usage.Expand(Formats()[nginx].Summary))
 }

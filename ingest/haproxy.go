@@ -121,7 +121,7 @@ func init() {
 	Register(Format{
 		Name:       "haproxy",
 		Priority:   20,
-		Summary:    `HAProxy "option httplog" lines, with or without a syslog prefix: Ta (or Tr with --latency upstream), Tc, termination state`,
+		Summary:    `HAProxy "option httplog" lines, with or without a syslog prefix: Ta (or Tr with {latency} upstream), Tc, termination state`,
 		Sniff:      sniffHAProxy,
 		NotRequest: hapNotRequest,
 		Latencies:  upstreamLatencies,

@@ -621,7 +621,7 @@ func init() {
 		Name:     "jaeger",
 		Edges:    true,
 		Priority: 55, // see Format.Priority
-		Summary:  "Jaeger JSON traces (/api/traces responses, the UI's Download JSON): a client span's duration; --span-kind",
+		Summary:  "Jaeger JSON traces (/api/traces responses, the UI's Download JSON): a client span's duration; {span-kind}",
 		Sniff:    sniffJaeger,
 		Flags:    []Flag{spanKindFlag},
 		New:      newJaegerDecoder,

@@ -547,11 +547,11 @@ func jsonlFormat(l jsonlLayout, summary string, sniff func([]byte) bool) Format 
 
 func init() {
 	Register(jsonlFormat(jsonlEnvoyLayout,
-		"Envoy JSON access log (Istio's field names): duration ms, response_flags; --latency upstream reads upstream_service_time",
+		"Envoy JSON access log (Istio's field names): duration ms, response_flags; {latency} upstream reads upstream_service_time",
 		jsonlSniff(func(v []jsonlValue) bool { return v[0].kind != jsonlAbsent && v[1].kind != jsonlAbsent },
 			"response_code", "duration")))
 	Register(jsonlFormat(jsonlTraefikLayout,
-		"Traefik JSON access log: Duration ns; --latency upstream reads OriginDuration",
+		"Traefik JSON access log: Duration ns; {latency} upstream reads OriginDuration",
 		jsonlSniff(func(v []jsonlValue) bool { return v[0].kind != jsonlAbsent && v[1].kind != jsonlAbsent },
 			"Duration", "RequestPath")))
 	caddy := jsonlFormat(jsonlCaddyLayout,
@@ -562,7 +562,7 @@ func init() {
 	caddy.NotRequest = caddyNotRequest
 	Register(caddy)
 	Register(jsonlFormat(jsonlGenericLayout,
-		"JSON lines: --field names the latency (dotted path), --unit its unit; --time-field, --status-field, --path-field, --method-field",
+		"JSON lines: {field} names the latency (dotted path), {unit} its unit; {time-field}, {status-field}, {path-field}, {method-field}",
 		nil))
 }
 

@@ -535,9 +535,9 @@ func init() {
 		Name:     "nginx",
 		Priority: 50,
 		Flags: []Flag{logFormatFlag,
-			{Name: "nginx-conf", Usage: "read the log_format from this nginx config file (with --log-format-name)", Field: func(o *Options) *string { return &o.NginxConf }},
-			{Name: "log-format-name", Usage: "name of the log_format in --nginx-conf", Field: func(o *Options) *string { return &o.LogFormatName }}},
-		Summary: "nginx access log in the log_format given by --log-format or --nginx-conf/--log-format-name " +
+			{Name: "nginx-conf", Usage: "read the log_format from this nginx config file (with {log-format-name})", Field: func(o *Options) *string { return &o.NginxConf }},
+			{Name: "log-format-name", Usage: "name of the log_format in {nginx-conf}", Field: func(o *Options) *string { return &o.LogFormatName }}},
+		Summary: "nginx access log in the log_format given by {log-format} or {nginx-conf}/{log-format-name} " +
 			"(recognised without them: combined + $request_time [$upstream_response_time])",
 		Sniff:     sniffNginx,
 		Latencies: nginxLatencies(),
@@ -546,7 +546,7 @@ func init() {
 	Register(Format{
 		Name:      "ingress-nginx",
 		Priority:  40,
-		Summary:   "ingress-nginx controller log in its default upstreaminfo format (or --log-format)",
+		Summary:   "ingress-nginx controller log in its default upstreaminfo format (or {log-format})",
 		Sniff:     sniffIngressNginx,
 		Latencies: nginxLatencies(),
 		New:       NewIngressNginx,

@@ -735,7 +735,7 @@ func init() {
 		Name:     "otlp",
 		Edges:    true,
 		Priority: 55, // see Format.Priority
-		Summary:  "OpenTelemetry spans, OTLP/JSON or protobuf as the Collector's file exporter writes them: a CLIENT span's end - start; --span-kind",
+		Summary:  "OpenTelemetry spans, OTLP/JSON or protobuf as the Collector's file exporter writes them: a CLIENT span's end - start; {span-kind}",
 		Sniff:    sniffOTLP,
 		// Protobuf, which has no lines to sniff: see otlpframe.go.
 		SniffBinary: sniffOTLPProto,

@@ -463,7 +463,7 @@ func init() {
 		Edges:       true,
 		Bucketed:    true,
 		Priority:    55, // see Format.Priority
-		Summary:     "OpenTelemetry histograms (explicit and exponential), OTLP/JSON or protobuf as the Collector's file exporter writes them; --metric",
+		Summary:     "OpenTelemetry histograms (explicit and exponential), OTLP/JSON or protobuf as the Collector's file exporter writes them; {metric}",
 		Sniff:       sniffOTLPMetrics,
 		SniffBinary: sniffOTLPMetricsProto,
 		Flags:       []Flag{metricFlag},

@@ -429,7 +429,7 @@ func init() {
 		Name:     "zipkin",
 		Edges:    true,
 		Priority: 55, // see Format.Priority
-		Summary:  "Zipkin v2 JSON spans (POST /api/v2/spans bodies, /api/v2/traces): a CLIENT span's duration; --span-kind",
+		Summary:  "Zipkin v2 JSON spans (POST /api/v2/spans bodies, /api/v2/traces): a CLIENT span's duration; {span-kind}",
 		Sniff:    sniffZipkin,
 		Flags:    []Flag{spanKindFlag},
 		New:      newZipkinDecoder,

@@ -7,43 +7,46 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tunetimeout/tunetimeout/internal/escape"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/report"
 )
 
 // The metrics, by name: a contract with dashboards (docs/watch.md). Every
-// value is read from the last good report at each scrape.
-var (
-	recommendedDesc = prometheus.NewDesc("tunetimeout_recommended_timeout_seconds",
-		"The recommended timeout of the group in the last good report.",
-		[]string{"group"}, nil)
-	quantileDesc = prometheus.NewDesc("tunetimeout_quantile_seconds",
-		"The measured latency at the quantile (the report's percentiles; quantile=\"1\" is the maximum). For bucketed data (Prometheus) the upper bound of the quantile's bucket.",
-		[]string{"group", "quantile"}, nil)
-	quantileLowerDesc = prometheus.NewDesc("tunetimeout_quantile_lower_seconds",
-		"Lower end of the confidence interval (--confidence) of the quantile the timeout builds on.",
-		[]string{"group", "quantile"}, nil)
-	quantileUpperDesc = prometheus.NewDesc("tunetimeout_quantile_upper_seconds",
-		"Upper end of the confidence interval (--confidence) of the quantile the timeout builds on; absent when it lies beyond the largest measured latency.",
-		[]string{"group", "quantile"}, nil)
-	cutOffDesc = prometheus.NewDesc("tunetimeout_cut_off_ratio",
-		"Share of the group's calls that take longer than the timeout (timeout=\"recommended\", or a --timeout in seconds), at most: the calls of the histogram bucket holding the timeout count as cut off, so it is never below the truth.",
-		[]string{"group", "timeout"}, nil)
-	inFlightDesc = prometheus.NewDesc("tunetimeout_in_flight_during_hang",
-		"Calls in flight at once while the dependency hangs (Little's law: rate x what each call waits); absent without a rate.",
-		[]string{"group"}, nil)
-	poolExhaustedDesc = prometheus.NewDesc("tunetimeout_pool_exhausted",
-		"1 when a hang of the dependency exhausts the --pool, else 0; absent without --pool or without a rate.",
-		[]string{"group"}, nil)
-	lastRunTimestampDesc = prometheus.NewDesc("tunetimeout_last_run_timestamp_seconds",
-		"When the last run ended, successful or not, in Unix seconds; absent before the first run ends.",
-		nil, nil)
-	lastRunSuccessDesc = prometheus.NewDesc("tunetimeout_last_run_success",
-		"1 when the last run succeeded, 0 when it failed (the metrics are then those of the last good run).",
-		nil, nil)
-	lastRunDurationDesc = prometheus.NewDesc("tunetimeout_last_run_duration_seconds",
-		"How long the last run took, successful or not.",
-		nil, nil)
-)
+// value is read from the last good report at each scrape. Their help
+// names options by key ({confidence}), written as the CLI writes them
+// when the Watcher is made (newMetricDescs).
+type metricDescs struct {
+	recommended, quantile, quantileLower, quantileUpper, cutOff, inFlight, poolExhausted,
+	lastRunTimestamp, lastRunSuccess, lastRunDuration *prometheus.Desc
+}
+
+func newMetricDescs() *metricDescs {
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, usage.Expand(help), labels, nil)
+	}
+	return &metricDescs{
+		recommended: desc("tunetimeout_recommended_timeout_seconds",
+			"The recommended timeout of the group in the last good report.", "group"),
+		quantile: desc("tunetimeout_quantile_seconds",
+			"The measured latency at the quantile (the report's percentiles; quantile=\"1\" is the maximum). For bucketed data (Prometheus) the upper bound of the quantile's bucket.", "group", "quantile"),
+		quantileLower: desc("tunetimeout_quantile_lower_seconds",
+			"Lower end of the confidence interval ({confidence}) of the quantile the timeout builds on.", "group", "quantile"),
+		quantileUpper: desc("tunetimeout_quantile_upper_seconds",
+			"Upper end of the confidence interval ({confidence}) of the quantile the timeout builds on; absent when it lies beyond the largest measured latency.", "group", "quantile"),
+		cutOff: desc("tunetimeout_cut_off_ratio",
+			"Share of the group's calls that take longer than the timeout (timeout=\"recommended\", or a {timeout} in seconds), at most: the calls of the histogram bucket holding the timeout count as cut off, so it is never below the truth.", "group", "timeout"),
+		inFlight: desc("tunetimeout_in_flight_during_hang",
+			"Calls in flight at once while the dependency hangs (Little's law: rate x what each call waits); absent without a rate.", "group"),
+		poolExhausted: desc("tunetimeout_pool_exhausted",
+			"1 when a hang of the dependency exhausts the {pool}, else 0; absent without {pool} or without a rate.", "group"),
+		lastRunTimestamp: desc("tunetimeout_last_run_timestamp_seconds",
+			"When the last run ended, successful or not, in Unix seconds; absent before the first run ends."),
+		lastRunSuccess: desc("tunetimeout_last_run_success",
+			"1 when the last run succeeded, 0 when it failed (the metrics are then those of the last good run)."),
+		lastRunDuration: desc("tunetimeout_last_run_duration_seconds",
+			"How long the last run took, successful or not."),
+	}
+}
 
 // RecommendedLabel is the timeout label of tunetimeout_cut_off_ratio at
 // the recommended timeout.
@@ -52,11 +55,15 @@ const RecommendedLabel = "recommended"
 // collector is the Watcher's metrics: a prometheus.Collector that reads
 // the last good report at each scrape, so that groups gone from it are
 // gone from /metrics and nothing accumulates from one run to the next.
-type collector struct{ w *Watcher }
+type collector struct {
+	w *Watcher
+	d *metricDescs
+}
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{recommendedDesc, quantileDesc, quantileLowerDesc, quantileUpperDesc,
-		cutOffDesc, inFlightDesc, poolExhaustedDesc, lastRunTimestampDesc, lastRunSuccessDesc, lastRunDurationDesc} {
+	d := c.d
+	for _, d := range []*prometheus.Desc{d.recommended, d.quantile, d.quantileLower, d.quantileUpper,
+		d.cutOff, d.inFlight, d.poolExhausted, d.lastRunTimestamp, d.lastRunSuccess, d.lastRunDuration} {
 		ch <- d
 	}
 }
@@ -71,9 +78,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	if last.done {
-		gauge(lastRunTimestampDesc, float64(last.end.UnixNano())/1e9)
-		gauge(lastRunSuccessDesc, bool01(last.ok))
-		gauge(lastRunDurationDesc, last.duration.Seconds())
+		gauge(c.d.lastRunTimestamp, float64(last.end.UnixNano())/1e9)
+		gauge(c.d.lastRunSuccess, bool01(last.ok))
+		gauge(c.d.lastRunDuration, last.duration.Seconds())
 	}
 	if r == nil {
 		return
@@ -89,29 +96,29 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		seen[name] = true
 		rec := g.Recommendation
-		gauge(recommendedDesc, rec.TimeoutSeconds, name)
+		gauge(c.d.recommended, rec.TimeoutSeconds, name)
 		for _, p := range g.Percentiles {
-			gauge(quantileDesc, p.Seconds, name, quantileLabel(p.Quantile))
+			gauge(c.d.quantile, p.Seconds, name, quantileLabel(p.Quantile))
 		}
 		if rec.Interval.Confidence > 0 {
 			q := quantileLabel(rec.Quantile)
-			gauge(quantileLowerDesc, rec.Interval.LowSeconds, name, q)
+			gauge(c.d.quantileLower, rec.Interval.LowSeconds, name, q)
 			if rec.Interval.HighSeconds != nil {
-				gauge(quantileUpperDesc, *rec.Interval.HighSeconds, name, q)
+				gauge(c.d.quantileUpper, *rec.Interval.HighSeconds, name, q)
 			}
 		}
-		gauge(cutOffDesc, rec.CutOffFraction, name, RecommendedLabel)
+		gauge(c.d.cutOff, rec.CutOffFraction, name, RecommendedLabel)
 		for _, t := range c.w.o.Timeouts {
 			if cand, ok := candidateAt(g.Candidates, t.Seconds()); ok {
-				gauge(cutOffDesc, cand.CutOffFraction, name, TimeoutLabel(t.Seconds()))
+				gauge(c.d.cutOff, cand.CutOffFraction, name, TimeoutLabel(t.Seconds()))
 			}
 		}
 		ll := g.LittlesLaw
 		if ll.InFlightDuringHang != nil {
-			gauge(inFlightDesc, *ll.InFlightDuringHang, name)
+			gauge(c.d.inFlight, *ll.InFlightDuringHang, name)
 		}
 		if ll.PoolExhausted != nil {
-			gauge(poolExhaustedDesc, bool01(*ll.PoolExhausted), name)
+			gauge(c.d.poolExhausted, bool01(*ll.PoolExhausted), name)
 		}
 	}
 }

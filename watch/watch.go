@@ -122,7 +122,7 @@ func New(o Options) (*Watcher, error) {
 		o.Log = io.Discard
 	}
 	w := &Watcher{o: o, reg: prometheus.NewRegistry(), heavy: make(chan struct{}, maxHeavy)}
-	if err := w.reg.Register(collector{w}); err != nil {
+	if err := w.reg.Register(collector{w, newMetricDescs()}); err != nil {
 		return nil, err
 	}
 	return w, nil

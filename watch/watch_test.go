@@ -21,6 +21,7 @@ import (
 
 	"github.com/tunetimeout/tunetimeout/analysis"
 	"github.com/tunetimeout/tunetimeout/internal/escape"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -447,4 +448,17 @@ func TestBusyTurnsAwayNotHealth(t *testing.T) {
 	w.mu.RLock()
 	assert.Nil(t, w.pages["application/json"])
 	w.mu.RUnlock()
+}
+
+// TestMetricHelpNamesOptions: a metric's help names options as the CLI
+// writes them when the Watcher is made, not as a package variable froze
+// them before the CLI set usage.Render.
+func TestMetricHelpNamesOptions(t *testing.T) {
+	assert.Contains(t, newMetricDescs().quantileLower.String(), `help: "Lower end of the confidence interval (--confidence) of`)
+	saved := usage.Render
+	t.Cleanup(func() { usage.Render = saved })
+	usage.Render = func(o usage.Option) string { return "<" + string(o) + ">" }
+	d := newMetricDescs()
+	assert.Contains(t, d.poolExhausted.String(), "exhausts the <pool>, else 0; absent without <pool> or")
+	assert.Contains(t, d.cutOff.String(), `or a <timeout> in seconds`)
 }

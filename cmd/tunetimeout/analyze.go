@@ -16,6 +16,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/ingest"
 	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/internal/timeflag"
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 	"github.com/tunetimeout/tunetimeout/recommend"
 	"github.com/tunetimeout/tunetimeout/report"
 )
@@ -208,7 +209,7 @@ func addInputFlags(cmd *cobra.Command, o *analysis.Options, f *analyzeFlags) {
 	fl.StringVar(&o.Format, "input", "auto", "input format: "+strings.Join(ingest.FormatNames(), ", "))
 	// Each format's own options, from the registry (ingest.Format.Flags).
 	for _, ff := range ingest.FormatFlags() {
-		fl.StringVar(ff.Field(&o.Ingest), ff.Name, "", ff.Usage)
+		fl.StringVar(ff.Field(&o.Ingest), ff.Name, "", usage.Expand(ff.Usage))
 	}
 	fl.StringVar(&o.Ingest.Latency, "latency", "", "which latency of a log: "+strings.Join(ingest.LatencyNames(), ", ")+" (default: request)")
 	fl.StringArrayVar(&o.Ingest.RoutePatterns, "route-pattern", nil, "a route of your own, e.g. /users/{id}/posts/* (repeatable; tried before automatic normalization)")
@@ -408,7 +409,7 @@ func presetNames() []string {
 func formatList() string {
 	var rows [][]string
 	for _, f := range ingest.Formats() {
-		rows = append(rows, []string{f.Name, f.Summary})
+		rows = append(rows, []string{f.Name, usage.Expand(f.Summary)})
 	}
 	return wrapList(rows)
 }

@@ -1,8 +1,6 @@
 package finding
 
 import (
-	"regexp"
-
 	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
@@ -240,14 +238,9 @@ func Lookup(c Code) (Def, bool) {
 	return Def{}, false
 }
 
-// optionInSummary is an option named in a summary of defs: {key}.
-var optionInSummary = regexp.MustCompile(`\{([a-z][a-z-]*)\}`)
-
-// rendered is d with the options its summary names written as the CLI
-// writes them.
+// rendered is d with the options its summary names ({key}) written as
+// the CLI writes them.
 func (d Def) rendered() Def {
-	d.Summary = optionInSummary.ReplaceAllStringFunc(d.Summary, func(m string) string {
-		return usage.Option(m[1 : len(m)-1]).String()
-	})
+	d.Summary = usage.Expand(d.Summary)
 	return d
 }

@@ -16,9 +16,9 @@ import (
 func TestSummariesNameOptionsByKey(t *testing.T) {
 	named := 0
 	for _, d := range defs {
-		for _, m := range optionInSummary.FindAllStringSubmatch(d.Summary, -1) {
+		for _, o := range usage.Named(d.Summary) {
 			named++
-			assert.True(t, slices.Contains(usage.Options(), usage.Option(m[1])), "%s names %q, not an option of usage", d.Code, m[1])
+			assert.True(t, slices.Contains(usage.Options(), o), "%s names %q, not an option of usage", d.Code, o)
 		}
 	}
 	assert.Equal(t, 17, named)

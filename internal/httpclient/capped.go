@@ -1,7 +1,6 @@
 package httpclient
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -11,7 +10,15 @@ import (
 
 // ErrTooLarge is (wrapped in) the error of a request whose answer was
 // larger than Options.MaxResponseBytes.
-var ErrTooLarge = errors.New("the answer is larger than --max-response-bytes")
+var ErrTooLarge error = errTooLarge{}
+
+// errTooLarge is ErrTooLarge, its message written when asked, as the CLI
+// names the option by then.
+type errTooLarge struct{}
+
+func (errTooLarge) Error() string {
+	return fmt.Sprintf("the answer is larger than %s", usage.MaxResponseBytes)
+}
 
 // TooLargeError is an answer larger than Limit bytes.
 type TooLargeError struct{ Limit int64 }

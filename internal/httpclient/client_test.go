@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tunetimeout/tunetimeout/internal/usage"
 )
 
 // The rules are tested through their users too: promsource's tests (secrets,
@@ -47,4 +49,15 @@ func TestCheckNamesTheServer(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, "--url is required: the address of Jaeger, e.g. http://localhost:16686\n"+
 		"--bearer-token-env takes the name of an environment variable, such as JAEGER_TOKEN; what it was given is not one (the secret itself?), so it is not shown", err.Error())
+}
+
+// TestErrTooLargeNamesOption: ErrTooLarge names the option as usage.Render
+// writes it when the message is read.
+func TestErrTooLargeNamesOption(t *testing.T) {
+	assert.Equal(t, "the answer is larger than --max-response-bytes", ErrTooLarge.Error())
+	saved := usage.Render
+	t.Cleanup(func() { usage.Render = saved })
+	usage.Render = func(o usage.Option) string { return "<" + string(o) + ">" }
+	assert.Equal(t, "the answer is larger than <max-response-bytes>", ErrTooLarge.Error())
+	assert.ErrorIs(t, &TooLargeError{Limit: 10}, ErrTooLarge)
 }

@@ -1,6 +1,9 @@
 package usage
 
-import "errors"
+import (
+	"errors"
+	"regexp"
+)
 
 // Option names a command-line option by its key, "interval". The library
 // packages (ingest to analysis) name options by key, never by a flag's
@@ -29,6 +32,7 @@ const (
 	Chain                 Option = "chain"
 	Clients               Option = "clients"
 	Column                Option = "column"
+	Confidence            Option = "confidence"
 	ConfigFormat          Option = "config-format"
 	Data                  Option = "data"
 	Deadline              Option = "deadline"
@@ -62,9 +66,11 @@ const (
 	MaxResponseBytes      Option = "max-response-bytes"
 	MaxSearches           Option = "max-searches"
 	MaxTraces             Option = "max-traces"
+	MethodField           Option = "method-field"
 	Metric                Option = "metric"
 	NginxConf             Option = "nginx-conf"
 	Operation             Option = "operation"
+	PathField             Option = "path-field"
 	Plan                  Option = "plan"
 	Pool                  Option = "pool"
 	Profile               Option = "profile"
@@ -81,6 +87,7 @@ const (
 	Service               Option = "service"
 	SpanKind              Option = "span-kind"
 	StatusColumn          Option = "status-column"
+	StatusField           Option = "status-field"
 	Step                  Option = "step"
 	Strict                Option = "strict"
 	Suggest               Option = "suggest"
@@ -89,6 +96,7 @@ const (
 	TestOut               Option = "test-out"
 	Time                  Option = "time"
 	TimeColumn            Option = "time-column"
+	TimeField             Option = "time-field"
 	Timeout               Option = "timeout"
 	To                    Option = "to"
 	Topology              Option = "topology"
@@ -106,13 +114,13 @@ const (
 func Options() []Option {
 	return []Option{Aggregate, Arrivals, Attempts, BackoffBase, BackoffCap, BasicAuthPasswordEnv, BasicAuthPasswordFile,
 		BasicAuthUser, BearerTokenEnv, BearerTokenFile, By, CAFile, Candidates, Capacity, Chain, Clients, Column,
-		ConfigFormat, Data, Deadline, Dialect, DropExpired, EmitDir, FalseTimeouts, Field, Follow, For, From,
-		Headroom, Hedge, Herd, Idempotent, IdempotentMethods, IncludeErrors, Input, Interval, Latency, Limit,
+		Confidence, ConfigFormat, Data, Deadline, Dialect, DropExpired, EmitDir, FalseTimeouts, Field, Follow, For,
+		From, Headroom, Hedge, Herd, Idempotent, IdempotentMethods, IncludeErrors, Input, Interval, Latency, Limit,
 		LinkerdResource, LogFormat, LogFormatName, Lookback, Map, Max, MaxFetchBytes, MaxFetchTime, MaxGroups,
-		MaxResponseBytes, MaxSearches, MaxTraces, Metric, NginxConf, Operation, Plan, Pool, Profile, Query,
-		QueryTimeout, Rate, RecoverWithin, RequestsMetric, RetryBudget, RetryOn, RoutePattern, RTT, Selector,
-		Service, SpanKind, StatusColumn, Step, Strict, Suggest, Table, Tags, TestOut, Time, TimeColumn, Timeout, To,
-		Topology, Trigger, Unit, URL, Window, WindowPrecision, Windows, Workers}
+		MaxResponseBytes, MaxSearches, MaxTraces, MethodField, Metric, NginxConf, Operation, PathField, Plan, Pool,
+		Profile, Query, QueryTimeout, Rate, RecoverWithin, RequestsMetric, RetryBudget, RetryOn, RoutePattern, RTT,
+		Selector, Service, SpanKind, StatusColumn, StatusField, Step, Strict, Suggest, Table, Tags, TestOut, Time,
+		TimeColumn, TimeField, Timeout, To, Topology, Trigger, Unit, URL, Window, WindowPrecision, Windows, Workers}
 }
 
 // Render writes an option as people give it on the command line. The CLI
@@ -120,6 +128,28 @@ func Options() []Option {
 // until then an option is written as the long flag of its key,
 // "--interval".
 var Render = func(o Option) string { return "--" + string(o) }
+
+// optionInText is an option named in a text by its key: {key}.
+var optionInText = regexp.MustCompile(`\{([a-z][a-z-]*)\}`)
+
+// Expand writes the options a text names by key, "{latency}", as Render
+// writes them: for help written before the CLI sets Render (a format's
+// summary, a finding's, a metric's help), expanded when it is shown.
+func Expand(text string) string {
+	return optionInText.ReplaceAllStringFunc(text, func(m string) string {
+		return Option(m[1 : len(m)-1]).String()
+	})
+}
+
+// Named lists the options a text names by key ({key}), in order: a test
+// holds each to be one of Options.
+func Named(text string) []Option {
+	var out []Option
+	for _, m := range optionInText.FindAllStringSubmatch(text, -1) {
+		out = append(out, Option(m[1]))
+	}
+	return out
+}
 
 // String is the option as Render writes it.
 func (o Option) String() string { return Render(o) }

@@ -27,6 +27,15 @@ func TestOptionRender(t *testing.T) {
 	assert.Equal(t, "give -RATE", fmt.Sprintf("give %s", Rate), "messages name an option as Render writes it")
 }
 
+func TestExpand(t *testing.T) {
+	assert.Equal(t, "--latency upstream reads it; --span-kind, {Not} {x_y} {}", Expand("{latency} upstream reads it; {span-kind}, {Not} {x_y} {}"))
+	assert.Equal(t, []Option{Latency, SpanKind}, Named("{latency} upstream reads it; {span-kind}, {Not} {x_y} {}"))
+	saved := Render
+	t.Cleanup(func() { Render = saved })
+	Render = func(o Option) string { return "<" + string(o) + ">" }
+	assert.Equal(t, "with <unit> and <field>", Expand("with {unit} and {field}"), "expanded when called, as Render then writes")
+}
+
 func TestAbout(t *testing.T) {
 	assert.NoError(t, About(Window, nil))
 	err := About(Profile, Errorf("%s day: no", Profile))
@@ -49,11 +58,11 @@ var flagInText = regexp.MustCompile(`(?:^|[^-\w])(--[a-z][a-z.-]*)`)
 var foreign = []string{"--query.base-path", "--type"}
 
 // optionKeyed are the library packages that name options by key only: no
-// string literal of their code (tests aside) spells a flag, except the help
-// the CLI shows, built at program start (a format's Summary, a flag's
-// Usage: literals evaluated by init or a package variable's initializer,
-// before the CLI sets Render). The one list: a package converted is added
-// here, and the rule holds for it from then on.
+// string literal of their code (tests aside) spells a flag, help built at
+// program start included (a format's Summary, a flag's Usage, a metric's
+// help name options {key}, and the CLI expands them: Expand). The one
+// list: a package converted is added here, and the rule holds for it from
+// then on.
 var optionKeyed = []string{
 	"ingest", "littleslaw", "recommend", "promsource", "jaegersource", "sqlsource", "source", "simulate",
 	"report", "report/plot", "report/rules", "advice", "target", "target/envoy", "target/gonethttp",
@@ -65,8 +74,7 @@ var optionKeyed = []string{
 }
 
 // spelledFlags returns, for each string literal of the Go files in dir
-// (tests aside) that spells a flag outside of help built at program start,
-// its position and text.
+// (tests aside) that spells a flag, its position and text.
 func spelledFlags(t *testing.T, dir string) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -100,31 +108,7 @@ func spelledFlags(t *testing.T, dir string) []string {
 			}
 			return true
 		}
-		// atStart checks only the function literals of code run at
-		// program start: what they do runs later, after Render is set.
-		atStart := func(n ast.Node) bool {
-			if fl, ok := n.(*ast.FuncLit); ok {
-				ast.Inspect(fl.Body, check)
-				return false
-			}
-			return true
-		}
-		for _, d := range f.Decls {
-			switch d := d.(type) {
-			case *ast.FuncDecl:
-				if d.Recv == nil && d.Name.Name == "init" {
-					ast.Inspect(d.Body, atStart)
-				} else {
-					ast.Inspect(d, check)
-				}
-			case *ast.GenDecl:
-				if d.Tok == token.VAR {
-					ast.Inspect(d, atStart)
-				} else {
-					ast.Inspect(d, check)
-				}
-			}
-		}
+		ast.Inspect(f, check)
 	}
 	return found
 }
@@ -138,8 +122,8 @@ func TestNoFlagSpelled(t *testing.T) {
 }
 
 // TestSpelledFlagsFinds: the scan finds a flag in a message, in a
-// constant and in a function run later that init registers, and leaves
-// the help built at program start.
+// constant, in a package variable and in what init registers, and leaves
+// an option named by key, a flag of another program and tests.
 func TestSpelledFlagsFinds(t *testing.T) {
 	dir := t.TempDir()
 	src := `package p
@@ -148,7 +132,7 @@ import "fmt"
 
 const hint = "use --window"
 
-var help = map[string]string{"a": "read with --latency"}
+var help = map[string]string{"a": "read with --latency", "b": "read with {latency}"}
 
 var later = func() error { return fmt.Errorf("want --from") }
 
@@ -163,8 +147,9 @@ func f(x int) error { return fmt.Errorf("%d (--rate) and --query.base-path", x) 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "p_test.go"), []byte("package p\n\nvar _ = \"--tested\"\n"), 0o600))
 	found := spelledFlags(t, dir)
-	require.Len(t, found, 4, "%q", found)
-	for i, want := range []string{`p.go:5:14: "use --window"`, `p.go:9:46: "want --from"`, `p.go:12:53: "--by "`, `p.go:17:41: "%d (--rate) and --query.base-path"`} {
+	require.Len(t, found, 6, "%q", found)
+	for i, want := range []string{`p.go:5:14: "use --window"`, `p.go:7:35: "read with --latency"`, `p.go:9:46: "want --from"`,
+		`p.go:12:11: "summary: --unit"`, `p.go:12:53: "--by "`, `p.go:17:41: "%d (--rate) and --query.base-path"`} {
 		assert.True(t, strings.HasSuffix(found[i], want), "%s, want %s", found[i], want)
 	}
 }
@@ -189,6 +174,6 @@ func TestOptionsListed(t *testing.T) {
 			}
 		}
 	}
-	assert.Len(t, declared, 87)
+	assert.Len(t, declared, 92)
 	assert.ElementsMatch(t, declared, Options())
 }
