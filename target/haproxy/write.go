@@ -133,7 +133,10 @@ func writeHAProxyBackend(p *target.Plan, d *target.Doc, be, host string, rt targ
 		atOnce = slices.DeleteFunc(slices.Clone(asked.RetryOn), func(c string) bool { return slices.Contains(recommend.NeverSent, c) })
 		asked.RetryOn = slices.Clone(recommend.NeverSent)
 	}
-	rt, n, perTry, worst, fellBack := asked.FitStatic(setup, setup, haproxyNoWait, asked.Attempts)
+	// asked now retries never-sent failures alone (or makes one attempt),
+	// so the fit has nothing to fall back on: Route.StaticFit.
+	rt = asked
+	n, perTry, worst := rt.StaticFit(setup, setup, haproxyNoWait, rt.Attempts)
 	d.Note("  timeout connect %s: %s", target.UnitDur(tm.Connect), tm.ConnectWhy)
 	d.Note("  timeout queue %s: %s", target.UnitDur(tm.Other), tm.OtherWhy)
 	d.Note("  timeout server %s: %s", target.UnitDur(perTry), tm.PerTryWhy)
@@ -141,22 +144,19 @@ func writeHAProxyBackend(p *target.Plan, d *target.Doc, be, host string, rt targ
 		d.Note("  %s", n)
 	}
 	d.Printf("    timeout queue %s\n    timeout connect %s\n    timeout server %s\n", target.UnitDur(tm.Other), target.UnitDur(tm.Connect), target.UnitDur(perTry))
-	writeHAProxyRetries(d, haproxyFit{rt: rt, asked: asked, setup: setup, n: n, worst: worst, fellBack: fellBack, atOnce: atOnce})
+	writeHAProxyRetries(d, haproxyFit{rt: rt, n: n, worst: worst, atOnce: atOnce})
 	if rt.Hedge != nil {
 		d.Note("  no hedging: HAProxy cannot express it")
 	}
 	writeHAProxyServer(p, d, host, rt)
 }
 
-// haproxyFit is how a backend's attempts fit the deadline (Route.FitStatic).
+// haproxyFit is how a backend's attempts fit the deadline (Route.StaticFit).
 type haproxyFit struct {
-	rt       target.Route  // the route fitted
-	asked    target.Route  // the route asked for, conn-failure only when atOnce is set
-	setup    time.Duration // timeout connect and timeout queue
-	n        int           // the attempts that fit
-	worst    time.Duration // their worst case
-	fellBack bool          // rt retries conn-failure only, as asked's retries did not fit
-	atOnce   []string      // the conditions left out as HAProxy would retry them at once
+	rt     target.Route  // the route fitted: it retries never-sent failures alone
+	n      int           // the attempts that fit
+	worst  time.Duration // their worst case
+	atOnce []string      // the conditions left out as HAProxy would retry them at once
 }
 
 // writeHAProxyRetries writes a backend's retries: retries 0 where no
@@ -174,22 +174,15 @@ func writeHAProxyRetries(d *target.Doc, f haproxyFit) {
 		d.Printf("    retries 0\n")
 		return
 	}
-	conds, skipped := haproxyConditions(rt)
+	conds := haproxyConditions(rt)
 	d.Note("  retries %d = %s, less the first; retry-on %s from %s", n-1, rt.AttemptsWhy, strings.Join(conds, " "), strings.Join(rt.RetryOn, ", "))
-	if f.fellBack {
-		k, _, _ := f.asked.StaticFit(f.setup, f.setup, haproxyNoWait, f.asked.Attempts)
-		d.Note("  conn-failure only: retrying %s, where every attempt may run into its timers, would fit %s in the deadline of %s; a connection failure costs a retry no more than the queue and connect timeouts", strings.Join(f.asked.RetryOn, ", "), target.Plural(k, "attempt"), target.FmtDur(rt.Deadline))
-	}
 	if n < rt.Attempts {
 		d.Note("  %d attempts of the %d: more would not fit the deadline of %s", n, rt.Attempts, target.FmtDur(rt.Deadline))
 	}
 	if len(f.atOnce) > 0 {
 		d.Note("  conn-failure only: HAProxy has no backoff, so a retry on %s would go at once, every client's in the same instant, to a server that is failing (the policy backs off %s to %s with jitter); a connection failure never reached the server, and HAProxy waits min(timeout connect, 1s) before retrying it on the same server", strings.Join(f.atOnce, ", "), target.UnitDur(rt.BackoffBase), target.UnitDur(rt.BackoffCap))
-	} else if rt.NeverSentOnly() && !f.fellBack {
+	} else if rt.NeverSentOnly() {
 		d.Note("  conn-failure only: %s, and a connection failure is the one failure after which HAProxy knows the request was never sent (its documentation calls any other retry-on value very dangerous without that guarantee)", rt.IdempotentWhy)
-	}
-	if len(skipped) > 0 {
-		d.Note("  not accepted by retry-on in HAProxy 2.6, left out: %s", strings.Join(skipped, ", "))
 	}
 	if rt.Deadline > 0 {
 		d.Note("  worst case %s, within the deadline of %s", target.FmtDur(worst), target.FmtDur(rt.Deadline))
@@ -249,8 +242,9 @@ func haproxyUseBackend(be string, m target.PathMatch) string {
 
 // haproxyConditions maps the route's retry conditions to retry-on: always
 // conn-failure (retry-on replaces the default), response-timeout for a
-// timeout, the status codes HAProxy 2.6 accepts.
-func haproxyConditions(rt target.Route) (conds, skipped []string) {
+// timeout, the status codes HAProxy 2.6 accepts. The fit leaves rt
+// retrying never-sent failures alone, so nothing is left out.
+func haproxyConditions(rt target.Route) (conds []string) {
 	conds = []string{"conn-failure"}
 	for _, o := range rt.RetryOn {
 		switch o = strings.ToLower(strings.TrimSpace(o)); {
@@ -259,11 +253,9 @@ func haproxyConditions(rt target.Route) (conds, skipped []string) {
 			conds = append(conds, "response-timeout")
 		case haproxyRetryStatus[o]:
 			conds = append(conds, o)
-		default:
-			skipped = append(skipped, o)
 		}
 	}
-	return conds, skipped
+	return conds
 }
 
 // haproxyArg quotes an ACL argument when it holds spaces or quotes.
