@@ -36,10 +36,6 @@ var Target = target.Target{
 	Precedence:  target.FirstRule,
 }
 
-// haproxyRetryStatus lists the statuses HAProxy's retry-on accepts (2.6;
-// not 429).
-var haproxyRetryStatus = map[string]bool{"401": true, "403": true, "404": true, "408": true, "425": true, "500": true, "501": true, "502": true, "503": true, "504": true}
-
 func renderHAProxy(p *target.Plan, d *target.Doc) error {
 	host := target.DNSSubdomain(p.Service)
 	noteHAProxyLimits(p, d)
@@ -160,8 +156,9 @@ type haproxyFit struct {
 }
 
 // writeHAProxyRetries writes a backend's retries: retries 0 where no
-// retry fits, else retries, option redispatch and retry-on, with option
-// http-buffer-request where a layer-7 retry resends the request.
+// retry fits, else retries, option redispatch and retry-on conn-failure.
+// HAProxy retries nothing at layer 7 here (writeHAProxyBackend), so no
+// retry resends the request and no option http-buffer-request is needed.
 func writeHAProxyRetries(d *target.Doc, f haproxyFit) {
 	rt, n, worst := f.rt, f.n, f.worst
 	switch {
@@ -174,14 +171,18 @@ func writeHAProxyRetries(d *target.Doc, f haproxyFit) {
 		d.Printf("    retries 0\n")
 		return
 	}
-	conds := haproxyConditions(rt)
-	d.Note("  retries %d = %s, less the first; retry-on %s from %s", n-1, rt.AttemptsWhy, strings.Join(conds, " "), strings.Join(rt.RetryOn, ", "))
+	// rt retries connect-failure and refused-stream at most (the fit's
+	// route): both are HAProxy's conn-failure, and retry-on replaces the
+	// default rather than adding to it, so it is written whatever rt
+	// lists.
+	const conds = "conn-failure"
+	d.Note("  retries %d = %s, less the first; retry-on %s from %s", n-1, rt.AttemptsWhy, conds, strings.Join(rt.RetryOn, ", "))
 	if n < rt.Attempts {
 		d.Note("  %d attempts of the %d: more would not fit the deadline of %s", n, rt.Attempts, target.FmtDur(rt.Deadline))
 	}
 	if len(f.atOnce) > 0 {
 		d.Note("  conn-failure only: HAProxy has no backoff, so a retry on %s would go at once, every client's in the same instant, to a server that is failing (the policy backs off %s to %s with jitter); a connection failure never reached the server, and HAProxy waits min(timeout connect, 1s) before retrying it on the same server", strings.Join(f.atOnce, ", "), target.UnitDur(rt.BackoffBase), target.UnitDur(rt.BackoffCap))
-	} else if rt.NeverSentOnly() {
+	} else {
 		d.Note("  conn-failure only: %s, and a connection failure is the one failure after which HAProxy knows the request was never sent (its documentation calls any other retry-on value very dangerous without that guarantee)", rt.IdempotentWhy)
 	}
 	if rt.Deadline > 0 {
@@ -190,11 +191,7 @@ func writeHAProxyRetries(d *target.Doc, f haproxyFit) {
 		d.Note("  worst case %s: no deadline in the report", target.FmtDur(worst))
 	}
 	d.Note("  option redispatch: a retry may go to another server; HAProxy has no backoff (the policy's %s to %s)", target.UnitDur(rt.BackoffBase), target.UnitDur(rt.BackoffCap))
-	d.Printf("    retries %d\n    option redispatch\n    retry-on %s\n", n-1, strings.Join(conds, " "))
-	if !rt.NeverSentOnly() {
-		d.Note("  option http-buffer-request: a layer-7 retry resends the request, which HAProxy keeps only when the whole of it (up to tune.bufsize, 16kB) arrived before the first try")
-		d.Printf("    option http-buffer-request\n")
-	}
+	d.Printf("    retries %d\n    option redispatch\n    retry-on %s\n", n-1, conds)
 }
 
 // writeHAProxyServer writes a backend's server line, with the bulkhead as
@@ -238,24 +235,6 @@ func haproxyUseBackend(be string, m target.PathMatch) string {
 		return "use_backend " + be + " if" + method
 	}
 	return ""
-}
-
-// haproxyConditions maps the route's retry conditions to retry-on: always
-// conn-failure (retry-on replaces the default), response-timeout for a
-// timeout, the status codes HAProxy 2.6 accepts. The fit leaves rt
-// retrying never-sent failures alone, so nothing is left out.
-func haproxyConditions(rt target.Route) (conds []string) {
-	conds = []string{"conn-failure"}
-	for _, o := range rt.RetryOn {
-		switch o = strings.ToLower(strings.TrimSpace(o)); {
-		case o == "connect-failure", o == "refused-stream":
-		case o == "timeout":
-			conds = append(conds, "response-timeout")
-		case haproxyRetryStatus[o]:
-			conds = append(conds, o)
-		}
-	}
-	return conds
 }
 
 // haproxyArg quotes an ACL argument when it holds spaces or quotes.
