@@ -680,12 +680,12 @@ func FmtDur(d time.Duration) string { return d.String() }
 // neverSent (the most a refused or timed-out connect can take) when it
 // retries only never-sent failures; before retry i the client waits at
 // most wait(i). It returns how many attempts (at most most) fit the
-// deadline that way, the per-try timeout and the worst case. Without a
-// deadline every attempt is kept. The per-try timeout is never lowered for
+// deadline that way and their worst case. Without a deadline every
+// attempt is kept. The per-try timeout, rt.PerTry, is never lowered for
 // the setup (plan.timers): when setup and one attempt do not fit, one
 // attempt is made, and the worst case outlasts the deadline.
-func (rt Route) StaticFit(setup, neverSent time.Duration, wait func(retry int) time.Duration, most int) (n int, perTry, worst time.Duration) {
-	perTry = rt.PerTry
+func (rt Route) StaticFit(setup, neverSent time.Duration, wait func(retry int) time.Duration, most int) (n int, worst time.Duration) {
+	perTry := rt.PerTry
 	fail := setup + perTry
 	if rt.NeverSentOnly() {
 		fail = min(neverSent, fail)
@@ -701,26 +701,7 @@ func (rt Route) StaticFit(setup, neverSent time.Duration, wait func(retry int) t
 	for rt.Deadline > 0 && n > 1 && worstOf(n) > rt.Deadline {
 		n--
 	}
-	return n, perTry, worstOf(n)
-}
-
-// fitStatic is staticFit, falling back on retrying never-sent failures
-// alone when the route's own retries do not fit as many attempts: a
-// refused connection costs a retry no more than the setup, so retrying it
-// fits where retrying a timeout does not, and it is safe for every call. It
-// returns the route it fitted (the fallback's retryOn when it took it) and
-// whether it fell back.
-func (rt Route) FitStatic(setup, neverSent time.Duration, wait func(retry int) time.Duration, most int) (fitted Route, n int, perTry, worst time.Duration, fellBack bool) {
-	n, perTry, worst = rt.StaticFit(setup, neverSent, wait, most)
-	if n >= min(rt.Attempts, most) || rt.NeverSentOnly() {
-		return rt, n, perTry, worst, false
-	}
-	alt := rt
-	alt.RetryOn = slices.Clone(recommend.NeverSent)
-	if n2, p2, w2 := alt.StaticFit(setup, neverSent, wait, most); n2 > n {
-		return alt, n2, p2, w2, true
-	}
-	return rt, n, perTry, worst, false
+	return n, worstOf(n)
 }
 
 // window is the largest wait before retry i of a capped exponential

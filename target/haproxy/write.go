@@ -132,7 +132,8 @@ func writeHAProxyBackend(p *target.Plan, d *target.Doc, be, host string, rt targ
 	// asked now retries never-sent failures alone (or makes one attempt),
 	// so the fit has nothing to fall back on: Route.StaticFit.
 	rt = asked
-	n, perTry, worst := rt.StaticFit(setup, setup, haproxyNoWait, rt.Attempts)
+	n, worst := rt.StaticFit(setup, setup, haproxyNoWait, rt.Attempts)
+	perTry := rt.PerTry
 	d.Note("  timeout connect %s: %s", target.UnitDur(tm.Connect), tm.ConnectWhy)
 	d.Note("  timeout queue %s: %s", target.UnitDur(tm.Other), tm.OtherWhy)
 	d.Note("  timeout server %s: %s", target.UnitDur(perTry), tm.PerTryWhy)

@@ -119,7 +119,7 @@ func fitRoutes(routes []target.Route) []fitted {
 		// A never-sent failure costs as much as any other (neverSent is
 		// the per-try timeout), so retrying never-sent failures alone
 		// fits no more attempts: there is nothing to fall back on.
-		n, _, worst := rt.StaticFit(0, rt.PerTry, wait, rt.Attempts)
+		n, worst := rt.StaticFit(0, rt.PerTry, wait, rt.Attempts)
 		fits[i] = fitted{n, worst}
 	}
 	return fits
