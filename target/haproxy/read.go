@@ -58,7 +58,7 @@ var haproxySections = map[string]bool{
 	"crt-store": true, "traces": true, "acme": true,
 }
 
-// readHAProxyConfig reads an HAProxy config file. open is not used:
+// ReadConfig reads an HAProxy config file. open is not used:
 // HAProxy has no include; a directory given to haproxy -f is read file by
 // file, in lexical order, by whoever calls Read.
 func ReadConfig(file string, data []byte, _ target.Opener) ([]target.Object, error) {
@@ -73,7 +73,7 @@ func ReadConfig(file string, data []byte, _ target.Opener) ([]target.Object, err
 	return haproxyObjects(secs)
 }
 
-// detectHAProxyConfig: a file named *.cfg or haproxy.cfg, or one whose
+// Detect: a file named *.cfg or haproxy.cfg, or one whose
 // first bytes start a global, defaults, frontend, backend or listen
 // section at the start of a line.
 func Detect(file string, data []byte) bool {
@@ -353,7 +353,7 @@ func haproxyIsAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c 
 
 // --- Time.
 
-// parseHAProxyTime parses an HAProxy time as parse_time_err does, in
+// ParseTime parses an HAProxy time as parse_time_err does, in
 // milliseconds: digits and an optional unit, us ms s m h d, no unit being
 // milliseconds (the unit of every timeout); rounded up to a whole
 // millisecond; at most 2147483647 ms (24.8 days). HAProxy 2.6 reads

@@ -24,7 +24,7 @@ var Target = target.Target{
 	Comment: "#",
 	Write:   renderHAProxy,
 	// The HAProxy reader reads no include and no YAML: its bounds are
-	// its own (read_haproxy.go).
+	// its own (read.go).
 	Reader: func(file string, data []byte, open target.Opener, _ *budget.Budget) ([]target.Object, error) {
 		return ReadConfig(file, data, open)
 	},
@@ -246,7 +246,7 @@ func haproxyArg(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// haproxyNaming: "backend <service>_<group>", in lower case
+// naming: "backend <service>_<group>", in lower case
 // (renderHAProxy).
 var naming = &target.Naming{
 	Service: func(s string) string { return target.Identifier(s, false) },

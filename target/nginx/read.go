@@ -47,7 +47,7 @@ var nginxNextUpstreamValues = map[string]bool{
 	"http_403": true, "http_404": true, "http_429": true, "updating": true, "off": true,
 }
 
-// readNginxConfig reads an nginx config: a whole nginx.conf (main context with
+// ReadConfig reads an nginx config: a whole nginx.conf (main context with
 // an http block) or a fragment of the http context (server and upstream
 // blocks, as in conf.d/*.conf) or of a server (bare location blocks).
 //
@@ -71,7 +71,7 @@ func ReadConfig(file string, data []byte, open target.Opener, b *budget.Budget) 
 	return nginxInterpret(file, top)
 }
 
-// detectNginxConfig: a file named *.conf or nginx.conf, or one whose first bytes
+// Detect: a file named *.conf or nginx.conf, or one whose first bytes
 // have an http, server or location block and a proxy_pass or grpc_pass;
 // never one that reads as HAProxy's sections.
 func Detect(file string, data []byte) bool {

@@ -163,7 +163,7 @@ func writeRetry(d *target.Doc, inst string, rt target.Route, f fitted) {
 	}
 }
 
-// resilience4jSwitch says how to turn the retry instances' retries off
+// writeSwitch says how to turn the retry instances' retries off
 // without a deploy. resilience4j has no switch, and Spring Boot binds
 // these properties when the application starts; but RetryAspect looks its
 // instance up in the RetryRegistry on every call (retryRegistry.retry(name,
@@ -187,8 +187,8 @@ func writeSwitch(d *target.Doc, names []string) {
 	d.Note("Retries off during an incident, without a deploy: resilience4j has no switch, and Spring Boot binds this file when the application starts, but the @Retry aspect looks its instance up in the RetryRegistry on every call, so code the service runs (an admin endpoint) can replace it: retryRegistry.replace(NAME, Retry.of(NAME, RetryConfig.from(retryRegistry.retry(NAME).getRetryConfig()).maxAttempts(1).build())) for NAME in %s; the next call makes one attempt. Without such code, restart the same build with SPRING_APPLICATION_JSON='%s'. Replace them back, or restart without it, to restore the retries.", strings.Join(names, ", "), props)
 }
 
-// resilience4jNaming: "<service>-<group>" as DNS labels of at most 40
-// characters each (renderResilience4j).
+// naming: "<service>-<group>" as DNS labels of at most 40
+// characters each (write).
 var naming = &target.Naming{
 	Service: func(s string) string {
 		if n := target.DNSLabel(s, 40); n != "" {
