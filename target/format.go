@@ -328,14 +328,6 @@ func JSONString(s string) string { return escape.Quote(s) }
 // Ratio shows a fraction with up to three decimals: 0.1, 0.125, 0.001.
 func Ratio(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-// Plural writes n with a noun: "1 attempt", "3 attempts".
-func Plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
-}
-
 // EnvoyNeverSent is what Envoy retries for a call that is not idempotent:
 // failures after which the request never reached the upstream
 // (router/retry_state_impl.cc: connect-failure is a pool or TCP failure,

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/target"
 )
 
@@ -949,7 +950,7 @@ func (p *haproxyProxy) serverLimit(o *target.Object) {
 		o.Notes = append(o.Notes, "maxconn on some servers only: no limit over the backend")
 	}
 	if backups > 0 {
-		o.Notes = append(o.Notes, fmt.Sprintf("%s: used only when no active server is up", target.Plural(backups, "backup server")))
+		o.Notes = append(o.Notes, fmt.Sprintf("%s: used only when no active server is up", human.Plural(int64(backups), "backup server")))
 	}
 	if len(queues) > 0 {
 		o.Notes = append(o.Notes, "maxqueue "+strings.Join(queues, ", ")+": a request beyond maxconn and maxqueue goes to another server or fails")
