@@ -346,7 +346,7 @@ func TestStatusRuleOverride(t *testing.T) {
 	assert.Equal(t, map[string]int64{"status 4xx": 1}, g.Excluded)
 }
 
-// TestSharedPoolNote: groups sharing one pool must fit their bulkheads in it
+// TestSharedPool: groups sharing one pool must fit their bulkheads in it
 // together, whatever each group's own verdict says.
 // TestSharedPool: groups that share --pool hang together. Three routes at
 // 1,000 calls/s each fit a pool of 5,000 alone but not together, and their

@@ -19,7 +19,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/target/targets"
 )
 
-// envoyRoute writes an Envoy config of one route ("match" its match
+// envoyRoutes writes an Envoy config of one route ("match" its match
 // block) from the 3-attempts fixture, with the route's timeout and retry
 // policy replaced.
 func envoyRoutes(t *testing.T, routes string) string {

@@ -215,7 +215,7 @@ func startServer(t *testing.T, name, bin string, args []string, ready string) *p
 	}
 }
 
-// promQuery asks Prometheus itself, for comparison with the tool.
+// query asks Prometheus itself, for comparison with the tool.
 func (s *promServer) query(t *testing.T, q string, at time.Time) []promSample {
 	t.Helper()
 	v := url.Values{"query": {q}, "time": {strconv.FormatInt(at.Unix(), 10)}}

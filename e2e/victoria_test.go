@@ -75,7 +75,7 @@ func vmSpread(n int64, k int64) int64 {
 	return n*(k+1)/per - n*k/per
 }
 
-// vmPerMinute is the calls a minute of one range in an hour.
+// perMinute is the calls a minute of one range in an hour.
 func (r vmRange) perMinute(hour int) int64 {
 	if hour == vmPeakHour {
 		return r.peak

@@ -356,10 +356,10 @@ func (l *csvLayout) findColumns(o CSVOptions, header bool) error {
 	return nil
 }
 
-// Next returns the next row's sample; see Decoder.
 // Notes implements Noter.
 func (d *csvDecoder) Notes() []string { return d.notes }
 
+// Next returns the next row's sample; see Decoder.
 func (d *csvDecoder) Next() (Sample, error) {
 	rec := d.pending
 	d.atPending = rec != nil

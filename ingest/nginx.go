@@ -517,7 +517,7 @@ func looksCombined(line []byte) bool {
 	return bytes.Contains(rest, []byte(" [")) || bytes.HasPrefix(rest, []byte("["))
 }
 
-// parses reports whether l parses line without error.
+// layoutParses reports whether l parses line without error.
 func layoutParses(l *logLayout, line []byte) bool {
 	var s Sample
 	var f Fields

@@ -29,7 +29,7 @@ import (
 //
 // No regular expression, no splitting, no allocation per line.
 
-// role is what a field's value is used for.
+// logRole is what a field's value is used for.
 type logRole uint8
 
 const (
@@ -48,7 +48,7 @@ const (
 	roleTimeUnix             // seconds (or f.unit) since the epoch, with decimals
 )
 
-// aggregate says how a list of durations becomes one.
+// logAggregate says how a list of durations becomes one.
 type logAggregate uint8
 
 const (
@@ -56,7 +56,7 @@ const (
 	aggLast                     // the last entry that has a value
 )
 
-// field is one variable or directive of a compiled format.
+// logField is one variable or directive of a compiled format.
 type logField struct {
 	name string // as errors name it: "request_time", "%D"
 	role logRole
@@ -82,7 +82,7 @@ type logField struct {
 	search bool
 }
 
-// layout is a compiled log format.
+// logLayout is a compiled log format.
 type logLayout struct {
 	prefix []byte // literal text before the first field
 	fields []logField
@@ -95,7 +95,7 @@ type logLayout struct {
 	iso isoCache
 }
 
-// item is one element of a lineResult format string before compilation: a
+// logItem is one element of a lineResult format string before compilation: a
 // literal (name == "") or a variable with the literal that follows it.
 type logItem struct {
 	name string // variable name as errors show it; "" for the leading literal
@@ -123,7 +123,7 @@ func claim(fields []logField, i int, r logRole) *logField {
 	return &fields[i]
 }
 
-// newLayout builds a layout from the items of a format: prefix is the text
+// newLogLayout builds a layout from the items of a format: prefix is the text
 // before the first variable, vars the variables with the text after each,
 // roles the role of each variable (nil: skipped). It fails when a variable
 // that is used has no text between it and its neighbour.
@@ -281,7 +281,7 @@ func indexByteNear(s []byte, c byte) int {
 	return -1
 }
 
-// escaped reports whether line[j] is preceded by an odd number of
+// isEscapedAt reports whether line[j] is preceded by an odd number of
 // backslashes after start.
 func isEscapedAt(line []byte, start, j int) bool {
 	n := 0
@@ -291,7 +291,7 @@ func isEscapedAt(line []byte, start, j int) bool {
 	return n%2 == 1
 }
 
-// listSeparator returns the length of the list separator (", " or " : ")
+// nginxListSep returns the length of the list separator (", " or " : ")
 // that b starts with, or 0.
 func nginxListSep(b []byte) int {
 	switch {
@@ -303,7 +303,7 @@ func nginxListSep(b []byte) int {
 	return 0
 }
 
-// nextEntry splits the first entry off a list value.
+// nginxListEntry splits the first entry off a list value.
 func nginxListEntry(v []byte) (entry, rest []byte, more bool) {
 	for i := 0; i < len(v); i++ {
 		if v[i] == ',' || v[i] == ' ' {
@@ -421,13 +421,13 @@ func (l *logLayout) use(fd *logField, v []byte, s *Sample, f *Fields) error {
 	return nil
 }
 
-// isDash reports whether v is empty or "-", how logs write a value that is
+// isUnsetValue reports whether v is empty or "-", how logs write a value that is
 // not set.
 func isUnsetValue(v []byte) bool {
 	return len(v) == 0 || (len(v) == 1 && v[0] == '-')
 }
 
-// durationOf reads a duration in fd.unit, or a list of them aggregated with
+// logDuration reads a duration in fd.unit, or a list of them aggregated with
 // fd.agg; known is false when no entry has a value ("-").
 func logDuration(fd *logField, v []byte) (d time.Duration, known bool, err error) {
 	if !fd.list {
@@ -463,7 +463,7 @@ func logDuration(fd *logField, v []byte) (d time.Duration, known bool, err error
 	return d, known, nil
 }
 
-// statusOf reads a status code of at most three digits; "-" reads as 0.
+// logStatus reads a status code of at most three digits; "-" reads as 0.
 func logStatus(v []byte) (int, bool) {
 	if len(v) == 0 || len(v) > 3 {
 		return 0, false
@@ -481,7 +481,7 @@ func logStatus(v []byte) (int, bool) {
 	return n, true
 }
 
-// splitRequest splits a request line "GET /x?y HTTP/1.1" into its method and
+// splitRequestLine splits a request line "GET /x?y HTTP/1.1" into its method and
 // target. An HTTP/0.9 line "GET /x" has no protocol; a line without a space
 // ("-", garbage) has neither.
 func splitRequestLine(v []byte) (method, target []byte) {
@@ -496,7 +496,7 @@ func splitRequestLine(v []byte) (method, target []byte) {
 	return method, rest
 }
 
-// decimalOf is parseDecimal over bytes.
+// decimalBytes is parseDecimal over bytes.
 func decimalBytes(b []byte) (decimal, bool) {
 	return parseDecimal(string(b))
 }
@@ -621,7 +621,7 @@ func (c *isoCache) parse(v []byte) (time.Time, bool) {
 	return t, true
 }
 
-// zoneOffset reads a zone offset in seconds from its sign, hours and minutes.
+// clfZoneOffset reads a zone offset in seconds from its sign, hours and minutes.
 func clfZoneOffset(sign byte, hours, minutes []byte) (int, bool) {
 	h, ok1 := twoDigits(hours)
 	m, ok2 := twoDigits(minutes)
@@ -635,7 +635,7 @@ func clfZoneOffset(sign byte, hours, minutes []byte) (int, bool) {
 	return off, true
 }
 
-// digits2 reads the two decimal digits b starts with.
+// twoDigits reads the two decimal digits b starts with.
 func twoDigits(b []byte) (int, bool) {
 	if len(b) < 2 || b[0] < '0' || b[0] > '9' || b[1] < '0' || b[1] > '9' {
 		return 0, false
@@ -643,7 +643,7 @@ func twoDigits(b []byte) (int, bool) {
 	return int(b[0]-'0')*10 + int(b[1]-'0'), true
 }
 
-// digitsN reads b, all decimal digits.
+// allDigits reads b, all decimal digits.
 func allDigits(b []byte) (int, bool) {
 	n := 0
 	for _, c := range b {
@@ -655,7 +655,7 @@ func allDigits(b []byte) (int, bool) {
 	return n, len(b) > 0
 }
 
-// daysIn returns the number of days of a month (1-12) in a year.
+// daysInMonth returns the number of days of a month (1-12) in a year.
 func daysInMonth(month, year int) int {
 	switch month {
 	case 2:

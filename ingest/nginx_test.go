@@ -233,7 +233,7 @@ func TestNginxEscapeJSON(t *testing.T) {
 	assert.Equal(t, `/a\"b`, got.Path, "values are not unescaped: only routes use them")
 }
 
-// decodeLines runs the nginx decoder over lines named "access.log".
+// decodeNginxLines runs the nginx decoder over lines named "access.log".
 func decodeNginxLines(t *testing.T, o Options, lines ...string) ([]Sample, []*ParseError) {
 	t.Helper()
 	d, err := NewNginx(strings.NewReader(strings.Join(lines, "\n")+"\n"), "access.log", o)

@@ -207,8 +207,6 @@ func zipkinID(dst []byte, v string) {
 	_, _ = hex.Decode(dst[len(dst)-len(v)/2:], []byte(v))
 }
 
-// internName returns b as a string ("-" when empty), from m when there,
-// added to m while it holds fewer than maxInternedGroups.
 // linkName is a span's caller or callee b named as a group's name writes
 // the value (names.FinishValue: "-" when missing, quoted when it holds a
 // space, a quote or is "-" itself), interned: Caller+" "+Callee is then
@@ -217,6 +215,8 @@ func linkName(m map[string]string, b []byte) string {
 	return internName(m, names.FinishValue(b, 0))
 }
 
+// internName returns b as a string ("-" when empty), from m when there,
+// added to m while it holds fewer than maxInternedGroups.
 func internName(m map[string]string, b []byte) string {
 	if len(b) == 0 {
 		return "-"

@@ -140,13 +140,13 @@ func (b BucketRange) String() string {
 	return fmt.Sprintf("(%s, %s]", human.Seconds(b.LowSeconds), human.Seconds(*b.HighSeconds))
 }
 
-// serverName names the server as the report's first line does:
-// "Prometheus" when it is one or cannot be told apart (the API is
-// Prometheus's), else the server, with its version when known.
 // OTLPServer is PrometheusSource.Server for histograms read from OTLP
 // metrics files.
 const OTLPServer = "OTLP metrics"
 
+// serverName names the server as the report's first line does:
+// "Prometheus" when it is one or cannot be told apart (the API is
+// Prometheus's), else the server, with its version when known.
 func serverName(p *PrometheusSource) string {
 	switch p.Server {
 	case "", "unknown":

@@ -485,7 +485,7 @@ func policySection(g Group) *Section {
 // policyHeadline is the first line of a call policy: attempts, per-try
 // timeout, cut off and the worst case.
 func policyHeadline(p *Policy) string {
-	s := fmt.Sprintf("%s of %s", plural(p.Attempts, "attempt"), human.Seconds(p.PerTryTimeoutSeconds))
+	s := fmt.Sprintf("%s of %s", human.Plural(int64(p.Attempts), "attempt"), human.Seconds(p.PerTryTimeoutSeconds))
 	if p.RequestedAttempts != p.Attempts {
 		s += fmt.Sprintf(" (%d asked)", p.RequestedAttempts)
 	}
@@ -548,7 +548,7 @@ func policyFacts(g Group) []string {
 	}
 	if p.Layers > 1 || p.Attempts > 1 {
 		out = append(out, fmt.Sprintf("Amplification: %d attempts ^ %s = up to %s calls to the bottom layer per request.",
-			p.Attempts, plural(p.Layers, "layer"), human.Count(int64(p.Amplification))))
+			p.Attempts, human.Plural(int64(p.Layers), "layer"), human.Count(int64(p.Amplification))))
 	}
 	if hd := p.Hedge; hd != nil {
 		out = append(out, fmt.Sprintf("Hedging: another request when none has answered after %s (%s), up to %d in all: p99 %s, p99.9 %s, for %s more requests (attempts assumed independent).",

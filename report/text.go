@@ -245,11 +245,3 @@ func successText(frac float64) string {
 	}
 	return "> 99.999 %"
 }
-
-// plural writes n with a noun: "1 attempt", "3 attempts".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}

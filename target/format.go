@@ -13,7 +13,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/internal/names"
 )
 
-// match is what a group name says about the requests it holds. Group names
+// PathMatch is what a group name says about the requests it holds. Group names
 // are the values of the --by keys joined by spaces ("GET /users/{id}"); a
 // route is normalized with {name} for a variable segment and a trailing *.
 type PathMatch struct {
@@ -133,13 +133,13 @@ func (m PathMatch) describe() string {
 
 // Durations, one function per syntax. All take whole milliseconds.
 
-// protoDur is a proto3 JSON Duration (Envoy, gRPC): "0.800s".
+// ProtoDur is a proto3 JSON Duration (Envoy, gRPC): "0.800s".
 func ProtoDur(d time.Duration) string {
 	ms := d.Milliseconds()
 	return fmt.Sprintf("%d.%03ds", ms/1000, ms%1000)
 }
 
-// unitDur is one number and one unit, "800ms" or "2s": Istio, Spring Boot
+// UnitDur is one number and one unit, "800ms" or "2s": Istio, Spring Boot
 // (resilience4j), nginx and HAProxy all read it.
 func UnitDur(d time.Duration) string {
 	ms := d.Milliseconds()
@@ -149,7 +149,7 @@ func UnitDur(d time.Duration) string {
 	return fmt.Sprintf("%dms", ms)
 }
 
-// gatewayDur is a Gateway API Duration, ^([0-9]{1,5}(h|m|s|ms)){1,4}$:
+// GatewayDur is a Gateway API Duration, ^([0-9]{1,5}(h|m|s|ms)){1,4}$:
 // whole units only, no decimals: 61.001s -> "1m1s1ms".
 func GatewayDur(d time.Duration) string {
 	ms := d.Milliseconds()
@@ -169,7 +169,7 @@ func GatewayDur(d time.Duration) string {
 	return b.String()
 }
 
-// pySeconds is seconds as a Python float: 0.8, 61.001, 2.0.
+// PySeconds is seconds as a Python float: 0.8, 61.001, 2.0.
 func PySeconds(d time.Duration) string {
 	ms := d.Milliseconds()
 	s := fmt.Sprintf("%d.%03d", ms/1000, ms%1000)
@@ -180,7 +180,7 @@ func PySeconds(d time.Duration) string {
 	return s
 }
 
-// goDurLit is a Go expression for a duration: 800 * time.Millisecond.
+// GoDurLit is a Go expression for a duration: 800 * time.Millisecond.
 func GoDurLit(d time.Duration) string {
 	ms := d.Milliseconds()
 	switch {
@@ -194,7 +194,7 @@ func GoDurLit(d time.Duration) string {
 
 // Names, one function per rule.
 
-// dnsLabel is a Kubernetes DNS-1123 label: lowercase letters, digits and
+// DNSLabel is a Kubernetes DNS-1123 label: lowercase letters, digits and
 // '-', starting and ending with a letter or digit, at most maxLen
 // characters; "" when s has no letter or digit.
 func DNSLabel(s string, maxLen int) string {
@@ -218,7 +218,7 @@ func DNSLabel(s string, maxLen int) string {
 	return out
 }
 
-// identifier is a Go, Python or protobuf identifier: ASCII letters, digits
+// Identifier is a Go, Python or protobuf identifier: ASCII letters, digits
 // and '_', not starting with a digit; words are joined in CamelCase when
 // camel is set ("/users/{id}" -> "UsersID" or "users_id").
 func Identifier(s string, camel bool) string {
@@ -279,7 +279,7 @@ func printable(s string, maxLen int) string {
 	return s
 }
 
-// routeName is a group's name as a route name: printable, and never empty.
+// RouteName is a group's name as a route name: printable, and never empty.
 func RouteName(group string) string {
 	if n := printable(group, 200); strings.TrimSpace(n) != "" {
 		return n
@@ -288,7 +288,7 @@ func RouteName(group string) string {
 }
 
 // unique makes names distinct by adding -2, -3, ... (or _2 with sep "_"),
-// in steps linear in the names (uniqueNames).
+// in steps linear in the names (UniqueNames).
 type unique struct {
 	names UniqueNames
 	sep   string
@@ -310,7 +310,7 @@ var (
 	}
 )
 
-// yq writes a string as a YAML scalar: plain where that cannot be read as
+// YQ writes a string as a YAML scalar: plain where that cannot be read as
 // anything else, else double-quoted with every control and bidirectional
 // character escaped (escape.Quote): YAML refuses C1 characters raw.
 func YQ(s string) string {
@@ -320,36 +320,28 @@ func YQ(s string) string {
 	return JSONString(s)
 }
 
-// jsonString is s as a double-quoted string that JSON, YAML and Python all
+// JSONString is s as a double-quoted string that JSON, YAML and Python all
 // read back as s, with no control or bidirectional character raw, and <, >
 // and & as themselves.
 func JSONString(s string) string { return escape.Quote(s) }
 
-// ratio shows a fraction with up to three decimals: 0.1, 0.125, 0.001.
+// Ratio shows a fraction with up to three decimals: 0.1, 0.125, 0.001.
 func Ratio(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-// plural writes n with a noun: "1 attempt", "3 attempts".
-func Plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
-}
-
-// envoyNeverSent is what Envoy retries for a call that is not idempotent:
+// EnvoyNeverSent is what Envoy retries for a call that is not idempotent:
 // failures after which the request never reached the upstream
 // (router/retry_state_impl.cc: connect-failure is a pool or TCP failure,
 // refused-stream an HTTP/2 REFUSED_STREAM, reset-before-request a reset
 // before the request's headers were sent upstream; Envoy 1.31 or later).
 const EnvoyNeverSent = "connect-failure,refused-stream,reset-before-request"
 
-// isStatus reports whether s is an HTTP status code.
+// IsStatus reports whether s is an HTTP status code.
 func IsStatus(s string) bool {
 	n, err := strconv.Atoi(s)
 	return err == nil && n >= 100 && n <= 599 && len(s) == 3
 }
 
-// maxAttempts is the most attempts of any route.
+// MaxAttempts is the most attempts of any route.
 func MaxAttempts(p *Plan) int {
 	m := 1
 	for _, rt := range p.Routes {
@@ -358,7 +350,7 @@ func MaxAttempts(p *Plan) int {
 	return m
 }
 
-// dnsSubdomain is a DNS-1123 subdomain (a Kubernetes metadata.name, a
+// DNSSubdomain is a DNS-1123 subdomain (a Kubernetes metadata.name, a
 // host name): dot-separated labels, at most 253 characters; "backend" when
 // s has no letter or digit.
 func DNSSubdomain(s string) string {
@@ -383,7 +375,7 @@ type GRPCName struct {
 	Method  string `json:"method,omitempty"`
 }
 
-// grpcMethodPath reads a group that is a gRPC method path,
+// GRPCMethodPath reads a group that is a gRPC method path,
 // "/package.Service/Method".
 func GRPCMethodPath(group string) *GRPCName {
 	parts := strings.Split(group, "/")
@@ -396,7 +388,7 @@ func GRPCMethodPath(group string) *GRPCName {
 	return &GRPCName{Service: parts[1], Method: parts[2]}
 }
 
-// grpcFullName is a protobuf full name: identifiers joined by dots.
+// GrpcFullName is a protobuf full name: identifiers joined by dots.
 func GrpcFullName(s string) string {
 	var parts []string
 	for _, p := range strings.Split(s, ".") {
@@ -410,7 +402,7 @@ func GrpcFullName(s string) string {
 	return strings.Join(parts, ".")
 }
 
-// gatewayPath is the path match of a route in the types of the core
+// GatewayPath is the path match of a route in the types of the core
 // conformance level (Exact and PathPrefix): a route with variable segments
 // matches the prefix before the first one, which is broader than the group.
 // Characters the CRD refuses are percent-encoded.

@@ -34,7 +34,7 @@ func TestFormats(t *testing.T) {
 	}{
 		{0.8, 800 * ms}, {0.3, 300 * ms}, {0.7915, 792 * ms}, {0.0000001, ms}, {0, ms}, {1.0000000004, time.Second}, {1.0000004, 1001 * ms},
 	} {
-		assert.Equal(t, tc.want, target.CeilMs(tc.s), "ceilMs(%v)", tc.s)
+		assert.Equal(t, tc.want, target.CeilMs(tc.s), "CeilMs(%v)", tc.s)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // check finds the group an object was written for by that name, with the
 // function that wrote it.
 
-// naming is how a target's snippet names the object of a group.
+// Naming is how a target's snippet names the object of a group.
 type Naming struct {
 	// service is a service name as the target writes it ("backend").
 	Service func(service string) string

@@ -10,7 +10,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// pbReader is what the readers of protobuf-shaped configs (Envoy's, gRPC's
+// PBReader is what the readers of protobuf-shaped configs (Envoy's, gRPC's
 // service config) share: the objects read, their names made unique, and
 // the problems found, each at its line.
 type PBReader struct {
@@ -20,7 +20,7 @@ type PBReader struct {
 	errs  []error
 }
 
-// err joins the problems found, nil when none.
+// Err joins the problems found, nil when none.
 func (r *PBReader) Err() error {
 	if len(r.errs) == 1 {
 		return r.errs[0]
@@ -28,24 +28,24 @@ func (r *PBReader) Err() error {
 	return errors.Join(r.errs...)
 }
 
-// fail records a value the reader refuses.
+// Fail records a value the reader refuses.
 func (r *PBReader) Fail(n *yaml.Node, format string, args ...any) {
 	if len(r.errs) < envoyMaxErrors {
 		r.errs = append(r.errs, ErrorAt(r.Pos(n), format, args...))
 	}
 }
 
-// add appends an object, its name made unique.
+// Add appends an object, its name made unique.
 func (r *PBReader) Add(o Object) {
 	base := o.Name
 	o.Name = r.names.Name(base, func(i int) string { return fmt.Sprintf("%s (%d)", base, i) })
 	r.Objs = append(r.Objs, o)
 }
 
-// pos is where a node stands in the file.
+// Pos is where a node stands in the file.
 func (r *PBReader) Pos(n *yaml.Node) Pos { return NodePos(r.File, n) }
 
-// pbField returns the value of the first key of a mapping that match
+// PBField returns the value of the first key of a mapping that match
 // accepts, following aliases and, after the mapping's own keys, its merge
 // keys (<<: *defaults); nil when absent or null.
 func PBField(n *yaml.Node, match func(string) bool) *yaml.Node {
@@ -53,7 +53,7 @@ func PBField(n *yaml.Node, match func(string) bool) *yaml.Node {
 	return pbFieldIn(n, match, &budget)
 }
 
-// pbFieldIn is pbField within a budget of merged mappings.
+// pbFieldIn is PBField within a budget of merged mappings.
 func pbFieldIn(n *yaml.Node, match func(string) bool, budget *int) *yaml.Node {
 	n = PBDeref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
@@ -96,7 +96,7 @@ func pbFieldIn(n *yaml.Node, match func(string) bool, budget *int) *yaml.Node {
 	return nil
 }
 
-// pbDeref follows aliases to the node they name.
+// PBDeref follows aliases to the node they name.
 func PBDeref(n *yaml.Node) *yaml.Node {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 16; i++ {
 		n = n.Alias
@@ -112,7 +112,7 @@ func pbNull(n *yaml.Node) bool {
 	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
 }
 
-// pbItems returns the items of a sequence, aliases followed; a mapping
+// PBItems returns the items of a sequence, aliases followed; a mapping
 // given for a repeated field is its one item, as Envoy's loader takes it.
 func PBItems(n *yaml.Node) []*yaml.Node {
 	n = PBDeref(n)
@@ -133,7 +133,7 @@ func PBItems(n *yaml.Node) []*yaml.Node {
 	return out
 }
 
-// str returns a scalar's text, "" for anything else.
+// Str returns a scalar's text, "" for anything else.
 func (r *PBReader) Str(n *yaml.Node) string {
 	if n == nil || n.Kind != yaml.ScalarNode || pbNull(n) {
 		return ""
@@ -141,10 +141,10 @@ func (r *PBReader) Str(n *yaml.Node) string {
 	return n.Value
 }
 
-// pbMapping reports whether a node is a mapping.
+// PBMapping reports whether a node is a mapping.
 func PBMapping(n *yaml.Node) bool { return n != nil && n.Kind == yaml.MappingNode }
 
-// uint reads a whole number of at most max: a JSON or YAML number, or the
+// Uint reads a whole number of at most max: a JSON or YAML number, or the
 // string form proto JSON allows for integers.
 func (r *PBReader) Uint(n *yaml.Node, field string, max uint64) (uint64, bool) {
 	if n.Kind != yaml.ScalarNode {
@@ -168,7 +168,7 @@ func (r *PBReader) Uint(n *yaml.Node, field string, max uint64) (uint64, bool) {
 	return v, true
 }
 
-// duration reads a protobuf Duration, recording a ReadError when it is not
+// Duration reads a protobuf Duration, recording a ReadError when it is not
 // one.
 func (r *PBReader) Duration(n *yaml.Node, field string) (float64, string, bool) {
 	v, raw, err := PbDuration(n)
@@ -186,8 +186,8 @@ const envoyMaxErrors = 50
 // keys: merges of merges of aliases can name a mapping exponentially often.
 const pbMaxMerges = 64
 
-// pbDuration reads a google.protobuf.Duration as Envoy and gRPC configs
-// write it: the proto JSON string (pbParseDuration), or the object form
+// PbDuration reads a google.protobuf.Duration as Envoy and gRPC configs
+// write it: the proto JSON string (PbParseDuration), or the object form
 // {seconds, nanos} some YAML configs use. It returns the seconds and the
 // value as written.
 func PbDuration(n *yaml.Node) (float64, string, error) {
@@ -232,7 +232,7 @@ func PbDuration(n *yaml.Node) (float64, string, error) {
 	return 0, "", errors.New("not a duration")
 }
 
-// pbParseDuration parses a proto JSON duration as protojson does: optional
+// PbParseDuration parses a proto JSON duration as protojson does: optional
 // "+", whole seconds without leading zeros, at most nine decimals, then
 // "s" ("0.25s", "15s", ".01s", "1.5s", "0.000000001s"); at most 10,000
 // years. A negative duration is refused: no timeout, backoff or delay may

@@ -18,7 +18,7 @@ import (
 	"github.com/tunetimeout/tunetimeout/report"
 )
 
-// plan is what every target writes: the numbers of each group, in whole
+// Plan is what every target writes: the numbers of each group, in whole
 // milliseconds, each with the sentence that says where it comes from.
 type Plan struct {
 	Service   string
@@ -40,7 +40,7 @@ type Plan struct {
 	BudgetWhy   string
 }
 
-// route is one group: a route, a method, a location, an instance.
+// Route is one group: a route, a method, a location, an instance.
 type Route struct {
 	Group string
 	Match PathMatch
@@ -83,10 +83,10 @@ type Route struct {
 	Budget      *float64
 }
 
-// retries is the number of retries after the first attempt.
+// Retries is the number of retries after the first attempt.
 func (r Route) Retries() int { return r.Attempts - 1 }
 
-// neverSentOnly reports whether the route retries nothing but failures
+// NeverSentOnly reports whether the route retries nothing but failures
 // that prove the request never reached the application (a refused
 // connection, an HTTP/2 refused stream): what a call that is not
 // idempotent may retry (recommend.NeverSent).
@@ -99,10 +99,10 @@ func (r Route) NeverSentOnly() bool {
 	return true
 }
 
-// retriesOn reports whether the route retries on condition c.
+// RetriesOn reports whether the route retries on condition c.
 func (r Route) RetriesOn(c string) bool { return r.Attempts > 1 && slices.Contains(r.RetryOn, c) }
 
-// statuses returns the status codes the route retries on.
+// Statuses returns the status codes the route retries on.
 func (r Route) Statuses() []string {
 	var out []string
 	for _, c := range r.RetryOn {
@@ -113,7 +113,7 @@ func (r Route) Statuses() []string {
 	return out
 }
 
-// newPlan reads the numbers of a report, rounding every duration up to a
+// NewPlan reads the numbers of a report, rounding every duration up to a
 // whole millisecond: rounding a timeout up never cuts off more calls, and
 // every target can write a whole millisecond.
 func NewPlan(r *report.Report, o Options) (*Plan, error) {
@@ -289,7 +289,7 @@ func safeMethod(m *string) bool {
 	return m == nil || *m == "" || slices.Contains(recommend.SafeMethods, strings.ToUpper(*m))
 }
 
-// noRetryAfter is for a target that cannot wait for a Retry-After (nginx,
+// NoRetryAfter is for a target that cannot wait for a Retry-After (nginx,
 // HAProxy, Istio's HTTPRetry, Gateway API's HTTPRouteRetry, Linkerd): its
 // routes do not retry 429. A 429 asks the client to wait (RFC 6585 section
 // 4) for its Retry-After (RFC 9110 section 10.2.3); retried at once it adds
@@ -362,7 +362,7 @@ func (p *Plan) addCatchAll() {
 	p.Routes = append(p.Routes, c)
 }
 
-// describe says in a header line which requests a route matches.
+// Describe says in a header line which requests a route matches.
 func (rt Route) Describe() string {
 	if rt.Synthetic {
 		return "every request no group holds, which were not measured"
@@ -370,7 +370,7 @@ func (rt Route) Describe() string {
 	return rt.Match.describe()
 }
 
-// hangText says what a hang of the dependency does with the route's
+// HangText says what a hang of the dependency does with the route's
 // attempts on a target whose per-try timeout ends an attempt (perTry), or
 // on one that has none (gRPC: one attempt runs into the whole timeout).
 func (rt Route) HangText(perTry bool) string {
@@ -392,18 +392,18 @@ func (rt Route) HangText(perTry bool) string {
 	return fmt.Sprintf("in a hang each of the %d attempts times out at %s: the caller waits up to the timeout of %s", rt.Attempts, FmtDur(rt.PerTry), FmtDur(rt.Timeout))
 }
 
-// secs, percent and quantileName show report values in header lines.
+// Secs, Percent and QuantileName show report values in header lines.
 func Secs(s float64) string         { return human.Seconds(s) }
 func Percent(f float64) string      { return human.Percent(f) }
 func QuantileName(q float64) string { return human.Quantile(q) }
 
-// pathRoutes returns the routes of a target that routes by path, the
+// PathRoutes returns the routes of a target that routes by path, the
 // catch-all included, but for the groups whose names hold control or
 // bidirectional characters: a router matches the decoded request path, a
 // route with such characters would match a different path than the group's
 // (or none), and splitting the name where it breaks would route a
 // different path. They are left to the catch-all, and each target's header
-// names them (noteUnroutable).
+// names them (NoteUnroutable).
 func (p *Plan) PathRoutes() []Route {
 	var out []Route
 	for _, rt := range p.Routes {
@@ -419,7 +419,7 @@ func (rt Route) unroutable() bool {
 	return !rt.Synthetic && strings.IndexFunc(rt.Group, escape.Unsafe) >= 0
 }
 
-// noteUnroutable says in the header which groups a routing target left to
+// NoteUnroutable says in the header which groups a routing target left to
 // its catch-all; what names the target's kind of route ("an Envoy route").
 func (p *Plan) NoteUnroutable(d *Doc, what string) {
 	for _, rt := range p.Routes {
@@ -429,7 +429,7 @@ func (p *Plan) NoteUnroutable(d *Doc, what string) {
 	}
 }
 
-// groupRoutes returns the routes of the measured groups alone, for targets
+// GroupRoutes returns the routes of the measured groups alone, for targets
 // that configure a client per group (Go, httpx, resilience4j) rather than
 // route requests.
 func (p *Plan) GroupRoutes() []Route {
@@ -455,7 +455,7 @@ func (p *Plan) connectTimer(rt Route) (time.Duration, string) {
 	return t.Connect, t.ConnectWhy
 }
 
-// timers are the timers of one attempt of a target that has, before the
+// Timers are the timers of one attempt of a target that has, before the
 // request is sent, a connect and others waits (a queue slot, a pooled
 // connection, the write), each with its reason.
 type Timers struct {
@@ -466,7 +466,7 @@ type Timers struct {
 	over bool
 }
 
-// timers fits the timers of one attempt to the route's deadline: the
+// Timers fits the timers of one attempt to the route's deadline: the
 // report's connect timeout, else defaultConnect shortened so that every
 // attempt, each with its waits before the request, fits (or when that
 // leaves less than 10ms a wait, one attempt, never below a tenth of the
@@ -527,7 +527,7 @@ func (p *Plan) Timers(rt Route, others int) Timers {
 	return t
 }
 
-// overNote says, when the timers of one attempt may outlast the deadline
+// OverNote says, when the timers of one attempt may outlast the deadline
 // (over), why the attempt's own timer is not shortened for it; "" when
 // they fit. before is the sum of the waits before the request.
 func (t Timers) OverNote(before, dl time.Duration) string {
@@ -538,7 +538,7 @@ func (t Timers) OverNote(before, dl time.Duration) string {
 		FmtDur(before+t.PerTry), FmtDur(before), FmtDur(dl), FmtDur(t.PerTry))
 }
 
-// clusterConnect is the connect timeout of a target that has one for the
+// ClusterConnect is the connect timeout of a target that has one for the
 // whole service (Envoy, Istio): the shortest any route needs.
 func (p *Plan) ClusterConnect() (time.Duration, string) {
 	c, why := p.connectTimer(p.Routes[0])
@@ -654,7 +654,7 @@ func policyReason(pol *report.Policy) string {
 	return fmt.Sprintf("%d attempts", pol.Attempts)
 }
 
-// ceilMs converts seconds to a duration rounded up to a whole millisecond,
+// CeilMs converts seconds to a duration rounded up to a whole millisecond,
 // at least 1ms. The seconds are first rounded to the nanosecond so that
 // binary noise (0.8 = 0.80000000000000004) does not add a millisecond.
 func CeilMs(s float64) time.Duration {
@@ -668,11 +668,11 @@ func CeilMs(s float64) time.Duration {
 	return time.Duration(max(ms, 1)) * time.Millisecond
 }
 
-// fmtDur shows a whole-millisecond duration as a Go duration for the
+// FmtDur shows a whole-millisecond duration as a Go duration for the
 // header lines: 800ms, 1.25s, 2m0.5s.
 func FmtDur(d time.Duration) string { return d.String() }
 
-// staticFit is what a client with no bound over the whole call (HAProxy,
+// StaticFit is what a client with no bound over the whole call (HAProxy,
 // resilience4j's Retry without an outer TimeLimiter) may be given: every
 // attempt costs setup (connect, queue: what comes before the per-try
 // timer) plus the per-try timeout; one whose failure is retried costs that
@@ -680,12 +680,12 @@ func FmtDur(d time.Duration) string { return d.String() }
 // neverSent (the most a refused or timed-out connect can take) when it
 // retries only never-sent failures; before retry i the client waits at
 // most wait(i). It returns how many attempts (at most most) fit the
-// deadline that way, the per-try timeout and the worst case. Without a
-// deadline every attempt is kept. The per-try timeout is never lowered for
-// the setup (plan.timers): when setup and one attempt do not fit, one
+// deadline that way and their worst case. Without a deadline every
+// attempt is kept. The per-try timeout, rt.PerTry, is never lowered for
+// the setup (Plan.Timers): when setup and one attempt do not fit, one
 // attempt is made, and the worst case outlasts the deadline.
-func (rt Route) StaticFit(setup, neverSent time.Duration, wait func(retry int) time.Duration, most int) (n int, perTry, worst time.Duration) {
-	perTry = rt.PerTry
+func (rt Route) StaticFit(setup, neverSent time.Duration, wait func(retry int) time.Duration, most int) (n int, worst time.Duration) {
+	perTry := rt.PerTry
 	fail := setup + perTry
 	if rt.NeverSentOnly() {
 		fail = min(neverSent, fail)
@@ -701,29 +701,10 @@ func (rt Route) StaticFit(setup, neverSent time.Duration, wait func(retry int) t
 	for rt.Deadline > 0 && n > 1 && worstOf(n) > rt.Deadline {
 		n--
 	}
-	return n, perTry, worstOf(n)
+	return n, worstOf(n)
 }
 
-// fitStatic is staticFit, falling back on retrying never-sent failures
-// alone when the route's own retries do not fit as many attempts: a
-// refused connection costs a retry no more than the setup, so retrying it
-// fits where retrying a timeout does not, and it is safe for every call. It
-// returns the route it fitted (the fallback's retryOn when it took it) and
-// whether it fell back.
-func (rt Route) FitStatic(setup, neverSent time.Duration, wait func(retry int) time.Duration, most int) (fitted Route, n int, perTry, worst time.Duration, fellBack bool) {
-	n, perTry, worst = rt.StaticFit(setup, neverSent, wait, most)
-	if n >= min(rt.Attempts, most) || rt.NeverSentOnly() {
-		return rt, n, perTry, worst, false
-	}
-	alt := rt
-	alt.RetryOn = slices.Clone(recommend.NeverSent)
-	if n2, p2, w2 := alt.StaticFit(setup, neverSent, wait, most); n2 > n {
-		return alt, n2, p2, w2, true
-	}
-	return rt, n, perTry, worst, false
-}
-
-// window is the largest wait before retry i of a capped exponential
+// Window is the largest wait before retry i of a capped exponential
 // backoff: min(cap, base x 2^i), as the simulation draws it.
 func (rt Route) Window(i int) time.Duration {
 	return recommend.Backoff{Base: rt.BackoffBase, Cap: rt.BackoffCap}.Window(i)
@@ -740,7 +721,7 @@ func herdWhy(reason string) string {
 	return need
 }
 
-// deadlineHeader is the header that passes the time a call has left down
+// DeadlineHeader is the header that passes the time a call has left down
 // the chain, in whole milliseconds: Envoy's x-envoy-expected-rq-timeout-ms,
 // which Envoy's router sets on every request it sends to the route's
 // per-try timeout, or its timeout without one (router.cc,
@@ -754,7 +735,7 @@ func herdWhy(reason string) string {
 // snippets never send it.
 const DeadlineHeader = "x-envoy-expected-rq-timeout-ms"
 
-// usefulWhy says where the route's least useful time comes from; without
+// UsefulWhy says where the route's least useful time comes from; without
 // a call policy any time left is worth the one attempt.
 func (r Route) UsefulWhy() string {
 	if r.MinUsefulWhy == "" {

@@ -50,7 +50,7 @@ type Setting[T any] struct {
 	Key string
 }
 
-// keyed returns s with its Key set; nil stays nil.
+// Keyed returns s with its Key set; nil stays nil.
 func Keyed[T any](s *Setting[T], key string) *Setting[T] {
 	if s != nil {
 		s.Key = key
@@ -203,12 +203,12 @@ type ReadError struct {
 func (e *ReadError) Error() string { return e.Pos.String() + ": " + e.Err.Error() }
 func (e *ReadError) Unwrap() error { return e.Err }
 
-// errorAt returns a ReadError at pos.
+// ErrorAt returns a ReadError at pos.
 func ErrorAt(pos Pos, format string, args ...any) error {
 	return &ReadError{Pos: pos, Err: fmt.Errorf(format, args...)}
 }
 
-// yamlDocuments decodes every document of a YAML (or JSON) stream, as
+// YAMLDocuments decodes every document of a YAML (or JSON) stream, as
 // kubectl, Helm and Kustomize print them, keeping each node's line. Empty
 // documents ("---" twice) are left out. It is the one way a reader decodes
 // YAML, within the run's budget: a file whose words outnumber the nodes
@@ -247,7 +247,7 @@ func YAMLDocuments(b *budget.Budget, file string, data []byte) ([]*yaml.Node, er
 	}
 }
 
-// yamlWordCount is an upper bound of a third of the nodes a YAML stream
+// YAMLWordCount is an upper bound of a third of the nodes a YAML stream
 // decodes to, found without decoding it: its runs of bytes between blanks
 // and commas, and each "[" and "{". Every node has a byte of its own or
 // shares a word with at most two others (a key with no value, "? ", a
@@ -343,7 +343,7 @@ func (c *yamlCounter) size(n *yaml.Node) yamlSize {
 	return s
 }
 
-// uniqueNames makes names unique by numbering the repeats of a name: the
+// UniqueNames makes names unique by numbering the repeats of a name: the
 // first keeps it, the others take alt(2), alt(3)... For each name it
 // remembers the next number to try, so that n objects of one name cost n
 // steps, not the n²/2 of trying from 2 each time (20,000 Envoy virtual
@@ -354,7 +354,7 @@ type UniqueNames struct {
 	next  map[string]int
 }
 
-// name returns name, or the first alt(i) from the name's next number on
+// Name returns name, or the first alt(i) from the name's next number on
 // that no other object has, and takes it.
 func (u *UniqueNames) Name(name string, alt func(i int) string) string {
 	if u.Taken == nil {
@@ -375,7 +375,7 @@ func (u *UniqueNames) Name(name string, alt func(i int) string) string {
 	return out
 }
 
-// orNew is b, or a budget of its own for a read outside a run (nil).
+// OrNew is b, or a budget of its own for a read outside a run (nil).
 func OrNew(b *budget.Budget) *budget.Budget {
 	if b == nil {
 		return budget.New()
@@ -383,7 +383,7 @@ func OrNew(b *budget.Budget) *budget.Budget {
 	return b
 }
 
-// mapValue returns the value of key in a YAML mapping, nil when absent or
+// MapValue returns the value of key in a YAML mapping, nil when absent or
 // n is not a mapping.
 func MapValue(n *yaml.Node, key string) *yaml.Node {
 	if n == nil || n.Kind != yaml.MappingNode {
@@ -397,14 +397,14 @@ func MapValue(n *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// nodePos is where a YAML node stands.
+// NodePos is where a YAML node stands.
 func NodePos(file string, n *yaml.Node) Pos { return Pos{File: file, Line: n.Line} }
 
 // haproxySectionLine is a line that starts a proxy section: at the start
 // of the line, not ending like an nginx directive or block.
 var haproxySectionLine = regexp.MustCompile(`(?m)^(global|defaults|frontend|backend|listen)([ \t][^;{}\n]*)?$`)
 
-// looksHAProxy reports whether data starts sections as HAProxy does.
+// LooksHAProxy reports whether data starts sections as HAProxy does.
 func LooksHAProxy(data []byte) bool { return haproxySectionLine.Match(data) }
 
 func HasMatchKind(ms []Match, kind string) bool {

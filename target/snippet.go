@@ -207,18 +207,18 @@ func (t Target) run(r *report.Report, o Options) (*Doc, error) {
 	return d, nil
 }
 
-// doc collects one snippet: its header lines and its body.
+// Doc collects one snippet: its header lines and its body.
 type Doc struct {
 	header []string
 	Body   bytes.Buffer
 }
 
-// note adds a header line.
+// Note adds a header line.
 func (d *Doc) Note(format string, args ...any) {
 	d.header = append(d.header, OneLine(fmt.Sprintf(format, args...)))
 }
 
-// p writes to the body.
+// Printf writes to the body.
 func (d *Doc) Printf(format string, args ...any) { fmt.Fprintf(&d.Body, format, args...) }
 
 // splitLine breaks s into pieces of at most max bytes, on rune boundaries,
@@ -239,12 +239,12 @@ func splitLine(s string, max int) []string {
 	return append(out, s)
 }
 
-// oneLine keeps a header line on one line whatever a group name holds, and
+// OneLine keeps a header line on one line whatever a group name holds, and
 // shows its control and bidirectional characters as escapes (\x1b): a
 // comment is read on a terminal too.
 func OneLine(s string) string { return escape.Visible(s) }
 
-// sortedKeys returns the keys of a map in order.
+// SortedKeys returns the keys of a map in order.
 func SortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

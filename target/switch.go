@@ -14,14 +14,14 @@ import (
 // proxies and meshes name the setting to change and how to apply it.
 
 const (
-	// retriesOffEnv names the file whose presence turns the Go and httpx
+	// RetriesOffEnv names the file whose presence turns the Go and httpx
 	// snippets' retries off; read once, when the process starts.
 	RetriesOffEnv = "TUNETIMEOUT_RETRIES_OFF_FILE"
-	// retriesOffDefault is that file without the variable.
+	// RetriesOffDefault is that file without the variable.
 	RetriesOffDefault = "/etc/tunetimeout/retries-off"
 )
 
-// noteRetriesOffFile says how to flip the file switch of a code snippet
+// NoteRetriesOffFile says how to flip the file switch of a code snippet
 // whose retry loop is fn. A ConfigMap mounted as a volume is updated in
 // running pods by the kubelet, one mounted with subPath is not
 // (https://kubernetes.io/docs/concepts/configuration/configmap/#mounted-configmaps-are-updated-automatically).
@@ -30,7 +30,7 @@ func NoteRetriesOffFile(d *Doc, fn string) {
 		RetriesOffEnv, RetriesOffDefault, RetriesOffDefault, "/etc/tunetimeout", fn)
 }
 
-// nginxRetriesOffSed and haproxyRetriesOffSed are the edits that turn a
+// NginxRetriesOffSed and HAProxyRetriesOffSed are the edits that turn a
 // written config's retries off, as sed expressions (POSIX extended): they
 // match a directive at the start of a line only, so no comment changes.
 const (
@@ -38,7 +38,7 @@ const (
 	HAProxyRetriesOffSed = `s/^([[:space:]]*)retries [0-9]+/\1retries 0/`
 )
 
-// jsonPatchOp is one operation of a JSON Patch (RFC 6902), as kubectl
+// JSONPatchOp is one operation of a JSON Patch (RFC 6902), as kubectl
 // patch --type=json takes it.
 type JSONPatchOp struct {
 	Op    string `json:"op"`
@@ -46,7 +46,7 @@ type JSONPatchOp struct {
 	Value any    `json:"value"`
 }
 
-// kubectlJSONPatch is the command that applies ops to one resource. The
+// KubectlJSONPatch is the command that applies ops to one resource. The
 // patch is JSON in single quotes for a POSIX shell: its strings are
 // paths and names the snippet wrote, never a quote.
 func KubectlJSONPatch(resource, name, ns string, ops []JSONPatchOp) string {
@@ -57,7 +57,7 @@ func KubectlJSONPatch(resource, name, ns string, ops []JSONPatchOp) string {
 	return fmt.Sprintf("kubectl patch %s %s -n %s --type=json -p '%s'", resource, name, ns, b)
 }
 
-// kubectlSwitchNote says how to turn a Kubernetes resource's retries off
+// KubectlSwitchNote says how to turn a Kubernetes resource's retries off
 // with the commands given, or that no route of the snippet retries.
 func KubectlSwitchNote(d *Doc, what string, cmds []string, undo string) {
 	if len(cmds) == 0 {

@@ -249,9 +249,8 @@ func TestActionlint(t *testing.T) {
 	}
 }
 
-// runStep runs one of the action's run steps as the runner does (bash,
-// its env with the inputs, the runner's files), returning its combined
-// output, exit code and what it wrote to GITHUB_OUTPUT and GITHUB_PATH.
+// runner runs the action's run steps as GitHub's runner does, in a
+// directory of its own that holds its GITHUB_OUTPUT and GITHUB_PATH files.
 type runner struct {
 	dir, output, path string
 }
@@ -265,6 +264,9 @@ func newRunner(t *testing.T) runner {
 	return r
 }
 
+// run runs one of the action's run steps as the runner does (bash, its env
+// with the inputs, the runner's files), returning its combined output and
+// exit code; outputs reads what it wrote to GITHUB_OUTPUT.
 func (r runner) run(t *testing.T, s step, inputs map[string]string) (string, int) {
 	t.Helper()
 	require.Equal(t, "bash", s.Shell)

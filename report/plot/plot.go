@@ -132,7 +132,7 @@ type frame struct{ left, top, right, bottom float64 }
 func (f frame) width() float64  { return f.right - f.left }
 func (f frame) height() float64 { return f.bottom - f.top }
 
-// axes draws the frame's box.
+// box draws the frame's box.
 func (s *Scene) box(f frame) {
 	s.Rects = append(s.Rects, Shape{Class: "frame", X: f1(f.left), Y: f1(f.top), W: f1(f.width()), H: f1(f.height())})
 }

@@ -48,7 +48,7 @@ const (
 	envoyMinRetryConcurrency = 3     // RetryBudget.min_retry_concurrency
 )
 
-// readEnvoyConfig reads the routes and clusters of an Envoy config file. It
+// ReadConfig reads the routes and clusters of an Envoy config file. It
 // returns what it could read and every value it refuses, each a ReadError
 // at its line, joined in one error.
 func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
@@ -77,7 +77,7 @@ var (
 	envoyK8sKindRe       = regexp.MustCompile(`(?m)^\s*(-\s+)?"?kind"?\s*:`)
 )
 
-// detectEnvoyConfig reports whether a file looks like an Envoy config: a .yaml,
+// Detect reports whether a file looks like an Envoy config: a .yaml,
 // .yml or .json file with a bootstrap's static_resources, a route
 // configuration's virtual_hosts, a cluster's connect_timeout, an Envoy
 // "@type", or an admin config dump; not a Kubernetes manifest, not a gRPC

@@ -158,9 +158,9 @@ func envoyRetries(d *target.Doc, rt target.Route) {
 	}
 }
 
-// envoyRetryOn maps the route's retry conditions to Envoy's retry_on: for
+// RetryOn maps the route's retry conditions to Envoy's retry_on: for
 // a call that is not idempotent retrying only never-sent failures,
-// envoyNeverSent; else connect-failure and refused-stream as they are, a
+// target.EnvoyNeverSent; else connect-failure and refused-stream as they are, a
 // timeout to "reset" (a per-try timeout is a local reset), status codes to
 // retriable-status-codes.
 func RetryOn(rt target.Route) (conds string, codes, skipped []string) {
@@ -196,7 +196,7 @@ func RetryOn(rt target.Route) (conds string, codes, skipped []string) {
 	return strings.Join(cs, ","), codes, skipped
 }
 
-// envoyRetryAfterWait is the max_interval of rate_limited_retry_back_off:
+// RetryAfterWait is the max_interval of rate_limited_retry_back_off:
 // the longest Retry-After Envoy waits for. A longer one is discarded and the
 // exponential backoff applies (RetryPolicy.RateLimitedRetryBackOff,
 // route_components.proto), so it is far above any route timeout, which ends

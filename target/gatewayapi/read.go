@@ -17,13 +17,13 @@ import (
 // comments of sigs.k8s.io/gateway-api v1.7.0 apis/v1 (HTTPRouteTimeouts,
 // HTTPRouteRetry).
 
-// detectGatewayAPIConfig reports whether a file holds Gateway API
+// Detect reports whether a file holds Gateway API
 // resources.
 func Detect(_ string, data []byte) bool {
 	return kube.Detect(data, kube.GatewayGroup+"/")
 }
 
-// readGatewayAPIConfig reads the HTTPRoutes and GRPCRoutes of a manifest
+// ReadConfig reads the HTTPRoutes and GRPCRoutes of a manifest
 // stream, one object per rule (Kind "HTTPRoute rule", "GRPCRoute rule").
 // Gateways, TCP, TLS and UDP routes and policies are left out. The Linkerd
 // annotations an HTTPRoute may carry are the linkerd target's to read.

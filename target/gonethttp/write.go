@@ -31,7 +31,7 @@ var Target = target.Target{
 	Write:    write,
 }
 
-// goDNSTimeout is the time the Go snippet gives name resolution, apart from
+// dnsTimeout is the time the Go snippet gives name resolution, apart from
 // the connect: a pod's search path (ndots:5) may take several lookups, and
 // net.Dialer.Timeout alone would spend the connect timeout on them.
 const dnsTimeout = time.Second
@@ -131,7 +131,7 @@ func orNone(list []string) string {
 	return strings.Join(slices.Clone(list), ", ")
 }
 
-// goPolicySource is the Policy type and Do, the same in every Go snippet.
+// policySource is the Policy type and Do, the same in every Go snippet.
 const policySource = `// Policy is how the calls of one group are made.
 type Policy struct {
 	// Timeout bounds the whole call: every attempt and the waits between them.
@@ -391,7 +391,7 @@ func (b *cancelOnClose) Close() error {
 
 `
 
-// goDialSource is the dial function, the same in every Go snippet.
+// dialSource is the dial function, the same in every Go snippet.
 const dialSource = `// dial resolves the host within dnsTimeout, then connects to its addresses
 // in turn, each within the dialer's timeout.
 func dial(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -423,5 +423,5 @@ func dial(ctx context.Context, network, addr string) (net.Conn, error) {
 
 `
 
-// goCommentQuote quotes a group name for a Go comment.
+// commentQuote quotes a group name for a Go comment.
 func commentQuote(s string) string { return target.OneLine(strconv.Quote(s)) }

@@ -41,7 +41,7 @@ const grpcJitter = "±20 %"
 // grpcUnset is the label of a method config's name {} (every method).
 const grpcUnset = "(every method)"
 
-// readGRPCConfig reads the method configs of a gRPC service config. It returns
+// ReadConfig reads the method configs of a gRPC service config. It returns
 // what it could read and every value it refuses, each a ReadError at its
 // line, joined in one error.
 func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]target.Object, error) {
@@ -72,7 +72,7 @@ func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]
 	return r.Objs, r.Err()
 }
 
-// detectGRPCConfig reports whether a file looks like a gRPC service config: a
+// Detect reports whether a file looks like a gRPC service config: a
 // JSON object (in a .json file, or one without a name's extension, as
 // stdin) with a methodConfig.
 func Detect(file string, data []byte) bool {

@@ -206,7 +206,7 @@ func grpcObjectName(svc, group string) target.GRPCName {
 	return target.GRPCName{Service: svc, Method: target.Identifier(group, true)}
 }
 
-// grpcCodes maps retry conditions to gRPC status codes, following gRPC's
+// Codes maps retry conditions to gRPC status codes, following gRPC's
 // HTTP-to-gRPC mapping (doc/http-grpc-status-mapping.md): a failed
 // connection, a refused stream, 429, 502, 503 and 504 are UNAVAILABLE; 429
 // is also RESOURCE_EXHAUSTED, gRPC's own "slow down". A timeout and the
@@ -252,7 +252,7 @@ func grpcSwitch(d *target.Doc, cfg Config) {
 	d.Note("Retries off during an incident, without a deploy: serve this config without its retryPolicy and hedgingPolicy blocks (jq '%s' grpc.json) where the clients' name resolver reads it (xDS, or the DNS TXT record _grpc_config.HOST where the client enables it, gRFC A2): a channel applies a new service config without a restart. A config given in code (grpc.WithDefaultServiceConfig, Java's defaultServiceConfig) takes a deploy. gRPC's transparent retries of RPCs that never left the client stay.", grpcRetriesOffJq)
 }
 
-// grpcNaming: "<service>/<Group>" in CamelCase, or the group's own service
+// naming: "<service>/<Group>" in CamelCase, or the group's own service
 // and method when it is a gRPC method path (renderGRPC, grpcObjectName).
 var naming = &target.Naming{
 	Service:         target.GrpcFullName,

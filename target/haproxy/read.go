@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/target"
 )
 
@@ -58,7 +59,7 @@ var haproxySections = map[string]bool{
 	"crt-store": true, "traces": true, "acme": true,
 }
 
-// readHAProxyConfig reads an HAProxy config file. open is not used:
+// ReadConfig reads an HAProxy config file. open is not used:
 // HAProxy has no include; a directory given to haproxy -f is read file by
 // file, in lexical order, by whoever calls Read.
 func ReadConfig(file string, data []byte, _ target.Opener) ([]target.Object, error) {
@@ -73,7 +74,7 @@ func ReadConfig(file string, data []byte, _ target.Opener) ([]target.Object, err
 	return haproxyObjects(secs)
 }
 
-// detectHAProxyConfig: a file named *.cfg or haproxy.cfg, or one whose
+// Detect: a file named *.cfg or haproxy.cfg, or one whose
 // first bytes start a global, defaults, frontend, backend or listen
 // section at the start of a line.
 func Detect(file string, data []byte) bool {
@@ -353,7 +354,7 @@ func haproxyIsAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c 
 
 // --- Time.
 
-// parseHAProxyTime parses an HAProxy time as parse_time_err does, in
+// ParseTime parses an HAProxy time as parse_time_err does, in
 // milliseconds: digits and an optional unit, us ms s m h d, no unit being
 // milliseconds (the unit of every timeout); rounded up to a whole
 // millisecond; at most 2147483647 ms (24.8 days). HAProxy 2.6 reads
@@ -949,7 +950,7 @@ func (p *haproxyProxy) serverLimit(o *target.Object) {
 		o.Notes = append(o.Notes, "maxconn on some servers only: no limit over the backend")
 	}
 	if backups > 0 {
-		o.Notes = append(o.Notes, fmt.Sprintf("%s: used only when no active server is up", target.Plural(backups, "backup server")))
+		o.Notes = append(o.Notes, fmt.Sprintf("%s: used only when no active server is up", human.Plural(int64(backups), "backup server")))
 	}
 	if len(queues) > 0 {
 		o.Notes = append(o.Notes, "maxqueue "+strings.Join(queues, ", ")+": a request beyond maxconn and maxqueue goes to another server or fails")

@@ -24,7 +24,7 @@ var Target = target.Target{
 	Comment: "#",
 	Write:   renderHAProxy,
 	// The HAProxy reader reads no include and no YAML: its bounds are
-	// its own (read_haproxy.go).
+	// its own (read.go).
 	Reader: func(file string, data []byte, open target.Opener, _ *budget.Budget) ([]target.Object, error) {
 		return ReadConfig(file, data, open)
 	},
@@ -35,10 +35,6 @@ var Target = target.Target{
 	RegexSearch: true,
 	Precedence:  target.FirstRule,
 }
-
-// haproxyRetryStatus lists the statuses HAProxy's retry-on accepts (2.6;
-// not 429).
-var haproxyRetryStatus = map[string]bool{"401": true, "403": true, "404": true, "408": true, "425": true, "500": true, "501": true, "502": true, "503": true, "504": true}
 
 func renderHAProxy(p *target.Plan, d *target.Doc) error {
 	host := target.DNSSubdomain(p.Service)
@@ -133,7 +129,11 @@ func writeHAProxyBackend(p *target.Plan, d *target.Doc, be, host string, rt targ
 		atOnce = slices.DeleteFunc(slices.Clone(asked.RetryOn), func(c string) bool { return slices.Contains(recommend.NeverSent, c) })
 		asked.RetryOn = slices.Clone(recommend.NeverSent)
 	}
-	rt, n, perTry, worst, fellBack := asked.FitStatic(setup, setup, haproxyNoWait, asked.Attempts)
+	// asked now retries never-sent failures alone (or makes one attempt),
+	// so the fit has nothing to fall back on: Route.StaticFit.
+	rt = asked
+	n, worst := rt.StaticFit(setup, setup, haproxyNoWait, rt.Attempts)
+	perTry := rt.PerTry
 	d.Note("  timeout connect %s: %s", target.UnitDur(tm.Connect), tm.ConnectWhy)
 	d.Note("  timeout queue %s: %s", target.UnitDur(tm.Other), tm.OtherWhy)
 	d.Note("  timeout server %s: %s", target.UnitDur(perTry), tm.PerTryWhy)
@@ -141,27 +141,25 @@ func writeHAProxyBackend(p *target.Plan, d *target.Doc, be, host string, rt targ
 		d.Note("  %s", n)
 	}
 	d.Printf("    timeout queue %s\n    timeout connect %s\n    timeout server %s\n", target.UnitDur(tm.Other), target.UnitDur(tm.Connect), target.UnitDur(perTry))
-	writeHAProxyRetries(d, haproxyFit{rt: rt, asked: asked, setup: setup, n: n, worst: worst, fellBack: fellBack, atOnce: atOnce})
+	writeHAProxyRetries(d, haproxyFit{rt: rt, n: n, worst: worst, atOnce: atOnce})
 	if rt.Hedge != nil {
 		d.Note("  no hedging: HAProxy cannot express it")
 	}
 	writeHAProxyServer(p, d, host, rt)
 }
 
-// haproxyFit is how a backend's attempts fit the deadline (Route.FitStatic).
+// haproxyFit is how a backend's attempts fit the deadline (Route.StaticFit).
 type haproxyFit struct {
-	rt       target.Route  // the route fitted
-	asked    target.Route  // the route asked for, conn-failure only when atOnce is set
-	setup    time.Duration // timeout connect and timeout queue
-	n        int           // the attempts that fit
-	worst    time.Duration // their worst case
-	fellBack bool          // rt retries conn-failure only, as asked's retries did not fit
-	atOnce   []string      // the conditions left out as HAProxy would retry them at once
+	rt     target.Route  // the route fitted: it retries never-sent failures alone
+	n      int           // the attempts that fit
+	worst  time.Duration // their worst case
+	atOnce []string      // the conditions left out as HAProxy would retry them at once
 }
 
 // writeHAProxyRetries writes a backend's retries: retries 0 where no
-// retry fits, else retries, option redispatch and retry-on, with option
-// http-buffer-request where a layer-7 retry resends the request.
+// retry fits, else retries, option redispatch and retry-on conn-failure.
+// HAProxy retries nothing at layer 7 here (writeHAProxyBackend), so no
+// retry resends the request and no option http-buffer-request is needed.
 func writeHAProxyRetries(d *target.Doc, f haproxyFit) {
 	rt, n, worst := f.rt, f.n, f.worst
 	switch {
@@ -174,22 +172,19 @@ func writeHAProxyRetries(d *target.Doc, f haproxyFit) {
 		d.Printf("    retries 0\n")
 		return
 	}
-	conds, skipped := haproxyConditions(rt)
-	d.Note("  retries %d = %s, less the first; retry-on %s from %s", n-1, rt.AttemptsWhy, strings.Join(conds, " "), strings.Join(rt.RetryOn, ", "))
-	if f.fellBack {
-		k, _, _ := f.asked.StaticFit(f.setup, f.setup, haproxyNoWait, f.asked.Attempts)
-		d.Note("  conn-failure only: retrying %s, where every attempt may run into its timers, would fit %s in the deadline of %s; a connection failure costs a retry no more than the queue and connect timeouts", strings.Join(f.asked.RetryOn, ", "), target.Plural(k, "attempt"), target.FmtDur(rt.Deadline))
-	}
+	// rt retries connect-failure and refused-stream at most (the fit's
+	// route): both are HAProxy's conn-failure, and retry-on replaces the
+	// default rather than adding to it, so it is written whatever rt
+	// lists.
+	const conds = "conn-failure"
+	d.Note("  retries %d = %s, less the first; retry-on %s from %s", n-1, rt.AttemptsWhy, conds, strings.Join(rt.RetryOn, ", "))
 	if n < rt.Attempts {
 		d.Note("  %d attempts of the %d: more would not fit the deadline of %s", n, rt.Attempts, target.FmtDur(rt.Deadline))
 	}
 	if len(f.atOnce) > 0 {
 		d.Note("  conn-failure only: HAProxy has no backoff, so a retry on %s would go at once, every client's in the same instant, to a server that is failing (the policy backs off %s to %s with jitter); a connection failure never reached the server, and HAProxy waits min(timeout connect, 1s) before retrying it on the same server", strings.Join(f.atOnce, ", "), target.UnitDur(rt.BackoffBase), target.UnitDur(rt.BackoffCap))
-	} else if rt.NeverSentOnly() && !f.fellBack {
+	} else {
 		d.Note("  conn-failure only: %s, and a connection failure is the one failure after which HAProxy knows the request was never sent (its documentation calls any other retry-on value very dangerous without that guarantee)", rt.IdempotentWhy)
-	}
-	if len(skipped) > 0 {
-		d.Note("  not accepted by retry-on in HAProxy 2.6, left out: %s", strings.Join(skipped, ", "))
 	}
 	if rt.Deadline > 0 {
 		d.Note("  worst case %s, within the deadline of %s", target.FmtDur(worst), target.FmtDur(rt.Deadline))
@@ -197,11 +192,7 @@ func writeHAProxyRetries(d *target.Doc, f haproxyFit) {
 		d.Note("  worst case %s: no deadline in the report", target.FmtDur(worst))
 	}
 	d.Note("  option redispatch: a retry may go to another server; HAProxy has no backoff (the policy's %s to %s)", target.UnitDur(rt.BackoffBase), target.UnitDur(rt.BackoffCap))
-	d.Printf("    retries %d\n    option redispatch\n    retry-on %s\n", n-1, strings.Join(conds, " "))
-	if !rt.NeverSentOnly() {
-		d.Note("  option http-buffer-request: a layer-7 retry resends the request, which HAProxy keeps only when the whole of it (up to tune.bufsize, 16kB) arrived before the first try")
-		d.Printf("    option http-buffer-request\n")
-	}
+	d.Printf("    retries %d\n    option redispatch\n    retry-on %s\n", n-1, conds)
 }
 
 // writeHAProxyServer writes a backend's server line, with the bulkhead as
@@ -247,25 +238,6 @@ func haproxyUseBackend(be string, m target.PathMatch) string {
 	return ""
 }
 
-// haproxyConditions maps the route's retry conditions to retry-on: always
-// conn-failure (retry-on replaces the default), response-timeout for a
-// timeout, the status codes HAProxy 2.6 accepts.
-func haproxyConditions(rt target.Route) (conds, skipped []string) {
-	conds = []string{"conn-failure"}
-	for _, o := range rt.RetryOn {
-		switch o = strings.ToLower(strings.TrimSpace(o)); {
-		case o == "connect-failure", o == "refused-stream":
-		case o == "timeout":
-			conds = append(conds, "response-timeout")
-		case haproxyRetryStatus[o]:
-			conds = append(conds, o)
-		default:
-			skipped = append(skipped, o)
-		}
-	}
-	return conds, skipped
-}
-
 // haproxyArg quotes an ACL argument when it holds spaces or quotes.
 func haproxyArg(s string) string {
 	if !strings.ContainsAny(s, " \t\"'\\#") {
@@ -274,7 +246,7 @@ func haproxyArg(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// haproxyNaming: "backend <service>_<group>", in lower case
+// naming: "backend <service>_<group>", in lower case
 // (renderHAProxy).
 var naming = &target.Naming{
 	Service: func(s string) string { return target.Identifier(s, false) },

@@ -104,7 +104,7 @@ func write(p *target.Plan, d *target.Doc) error {
 	return nil
 }
 
-// httpxRetriesOff is the switch that turns retries off without a deploy,
+// retriesOffCode is the switch that turns retries off without a deploy,
 // the same in every httpx snippet (as the Go snippet's RetriesOffFile).
 const retriesOffCode = `# The switch that turns retries off during an incident, without a deploy:
 # while a file exists at RETRIES_OFF_FILE, send() makes one attempt per call
@@ -121,7 +121,7 @@ def retries_off():
 
 `
 
-// httpxBudget is the retry budget's token bucket, the same in every
+// budgetCode is the retry budget's token bucket, the same in every
 // httpx snippet (as the Go snippet's Budget).
 const budgetCode = `class Budget:
     """A retry budget as one token bucket for the calls that share it:
@@ -149,7 +149,7 @@ const budgetCode = `class Budget:
 
 `
 
-// httpxDeadline is the header that passes the time left down and its
+// deadlineCode is the header that passes the time left down and its
 // reader, the same in every httpx snippet (as the Go snippet's
 // DeadlineHeader and DeadlineFromRequest).
 const deadlineCode = `# DEADLINE_HEADER carries the time a call has left, in whole milliseconds
@@ -186,7 +186,7 @@ def time_left(headers):
 
 `
 
-// httpxSend is send(), the same in every httpx snippet.
+// sendCode is send(), the same in every httpx snippet.
 const sendCode = `def send(client, request, group, time_left=None):
     """Send request with the policy of group: return the response, the last
     one when every attempt answered with a retryable status, or raise the

@@ -62,12 +62,12 @@ var istioRetryOnPolicies = map[string]bool{
 // istioGroup is the API group of Istio's traffic resources.
 const istioGroup = "networking.istio.io"
 
-// detectIstioConfig reports whether a file holds Istio resources.
+// Detect reports whether a file holds Istio resources.
 func Detect(_ string, data []byte) bool {
 	return kube.Detect(data, istioGroup+"/")
 }
 
-// readIstioConfig reads the VirtualServices and DestinationRules of a
+// ReadConfig reads the VirtualServices and DestinationRules of a
 // manifest stream: one object per HTTP route of a VirtualService (Kind
 // "VirtualService route"), one per DestinationRule and per subset with a
 // traffic policy of its own (Kind "DestinationRule"). Other resources,

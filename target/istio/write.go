@@ -131,8 +131,8 @@ func renderIstio(p *target.Plan, d *target.Doc) error {
 	return nil
 }
 
-// istioRetryOn maps the route's retry conditions to Istio's retryOn, which
-// takes Envoy's conditions and bare status codes: envoyNeverSent for a call
+// RetryOn maps the route's retry conditions to Istio's retryOn, which
+// takes Envoy's conditions and bare status codes: target.EnvoyNeverSent for a call
 // that retries only never-sent failures, else a timeout is "reset" (Envoy
 // counts a per-try timeout as a local reset).
 func RetryOn(rt target.Route) string {

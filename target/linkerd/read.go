@@ -48,13 +48,13 @@ const (
 	lkProfileBudget  = 0.2
 )
 
-// detectLinkerdConfig reports whether a file holds Linkerd resources or
+// Detect reports whether a file holds Linkerd resources or
 // Linkerd's annotations.
 func Detect(_ string, data []byte) bool {
 	return kube.Detect(data, "linkerd.io/v1alpha", "policy.linkerd.io/", "retry.linkerd.io/", "timeout.linkerd.io/")
 }
 
-// readLinkerdConfig reads the Linkerd configuration of a manifest stream:
+// ReadConfig reads the Linkerd configuration of a manifest stream:
 // one object per rule of a policy.linkerd.io HTTPRoute or GRPCRoute (Kind
 // "HTTPRoute rule", "GRPCRoute rule"), per rule of a Gateway API route
 // that carries Linkerd's annotations (Kind "HTTPRoute (Linkerd
@@ -337,7 +337,7 @@ func (r linkerdRetry) policy(obj *target.Object, file string, resp *target.Setti
 	obj.Notes = append(obj.Notes, "Linkerd never retries a request whose body is over 64 KiB; its backoff is fixed, 25ms to 250ms with full jitter")
 }
 
-// linkerdAnnotationDuration parses a duration as Linkerd's policy controller does
+// AnnotationDuration parses a duration as Linkerd's policy controller does
 // (parse_duration): a whole number and one unit of ms, s, m, h or d ("0"
 // alone is zero); no decimals, no second unit ("1m30s" is refused).
 func AnnotationDuration(s string) (time.Duration, error) {
@@ -379,7 +379,7 @@ func AnnotationDuration(s string) (time.Duration, error) {
 
 var lkStatusRange = regexp.MustCompile(`^([0-9]+)-([0-9]+)$`)
 
-// linkerdCondition reports whether c is a condition Linkerd takes: for
+// Condition reports whether c is a condition Linkerd takes: for
 // HTTP 5xx, gateway-error, a status or a range of statuses from 100 to
 // 599; for gRPC cancelled, deadline-exceeded, internal,
 // resource-exhausted, unavailable. Case is ignored; spaces are not.

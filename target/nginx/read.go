@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/tunetimeout/tunetimeout/internal/budget"
+	"github.com/tunetimeout/tunetimeout/internal/human"
 	"github.com/tunetimeout/tunetimeout/internal/nginxconf"
 	"github.com/tunetimeout/tunetimeout/target"
 )
@@ -47,7 +48,7 @@ var nginxNextUpstreamValues = map[string]bool{
 	"http_403": true, "http_404": true, "http_429": true, "updating": true, "off": true,
 }
 
-// readNginxConfig reads an nginx config: a whole nginx.conf (main context with
+// ReadConfig reads an nginx config: a whole nginx.conf (main context with
 // an http block) or a fragment of the http context (server and upstream
 // blocks, as in conf.d/*.conf) or of a server (bare location blocks).
 //
@@ -71,7 +72,7 @@ func ReadConfig(file string, data []byte, open target.Opener, b *budget.Budget) 
 	return nginxInterpret(file, top)
 }
 
-// detectNginxConfig: a file named *.conf or nginx.conf, or one whose first bytes
+// Detect: a file named *.conf or nginx.conf, or one whose first bytes
 // have an http, server or location block and a proxy_pass or grpc_pass;
 // never one that reads as HAProxy's sections.
 func Detect(file string, data []byte) bool {
@@ -1062,7 +1063,7 @@ func passPeers(pass *nginxconf.Directive, tg nginxPassTarget) (peers int, single
 	peers, single = u.tries()
 	switch {
 	case !single:
-		what = fmt.Sprintf("upstream %s has %s", u.name, target.Plural(peers, "server"))
+		what = fmt.Sprintf("upstream %s has %s", u.name, human.Plural(int64(peers), "server"))
 	case u.servers[0].name:
 		what = fmt.Sprintf("upstream %s has one server, %s, which nginx never retries (a host name is one peer per address it resolves to, counted here as one)", u.name, u.servers[0].addr)
 	default:
@@ -1112,7 +1113,7 @@ func (in *nginxInterp) finish() {
 				all = false
 			}
 		}
-		desc := target.Plural(len(u.servers), "server")
+		desc := human.Plural(int64(len(u.servers)), "server")
 		if backup > 0 || down > 0 {
 			desc += fmt.Sprintf(" (%d backup, %d down)", backup, down)
 		}
@@ -1154,7 +1155,7 @@ func (in *nginxInterp) finish() {
 			}
 		}
 		if failing > 0 && len(u.servers) > 1 {
-			o.Notes = append(o.Notes, fmt.Sprintf("%s without max_fails=0: after max_fails failures (default 1) a server is left out of the tries for fail_timeout (default 10s)", target.Plural(failing, "server")))
+			o.Notes = append(o.Notes, fmt.Sprintf("%s without max_fails=0: after max_fails failures (default 1) a server is left out of the tries for fail_timeout (default 10s)", human.Plural(int64(failing), "server")))
 		}
 		u.obj = &o
 		in.add(o)

@@ -196,7 +196,7 @@ func writeNginxRetries(d *target.Doc, rt target.Route, n int, one, next time.Dur
 		strings.Join(conds, " "), n, target.UnitDur(next))
 }
 
-// nginxConditions maps the route's retry conditions to proxy_next_upstream.
+// Conditions maps the route's retry conditions to proxy_next_upstream.
 // error and timeout cover the connect, sending the request and reading the
 // response header; nginx itself never passes a POST, LOCK or PATCH that was
 // sent to the next server unless non_idempotent is set.
@@ -231,7 +231,7 @@ func Conditions(rt target.Route) (conds, skipped []string) {
 	return conds, skipped
 }
 
-// nginxNonIdempotent reports whether a route needs non_idempotent: calls
+// NonIdempotent reports whether a route needs non_idempotent: calls
 // marked idempotent whose method nginx counts as non-idempotent (POST,
 // LOCK, PATCH), or whose method is unknown. A GET or a HEAD is retried
 // without it, and with it a POST the data never showed would be too.

@@ -41,7 +41,7 @@ const (
 	r4jDefaultConcurrency = 25                     // BulkheadConfig.DEFAULT_MAX_CONCURRENT_CALLS
 )
 
-// r4jEverything is what a retry without retryExceptions retries: every
+// Everything is what a retry without retryExceptions retries: every
 // exception (RetryConfig's default predicate takes any Throwable).
 var Everything = []string{"java.lang.Throwable"}
 
@@ -49,11 +49,11 @@ var Everything = []string{"java.lang.Throwable"}
 // relaxed names.
 var modules = map[string]bool{"timelimiter": true, "retry": true, "bulkhead": true, "threadpoolbulkhead": true}
 
-// r4jFileName is Spring Boot's configuration files: application.yml,
+// fileName is Spring Boot's configuration files: application.yml,
 // application-prod.properties, and Spring Cloud's bootstrap.yml.
 var fileName = regexp.MustCompile(`^(application|bootstrap).*\.(ya?ml|properties)$`)
 
-// detectResilience4jConfig reports whether a file is a Spring Boot
+// Detect reports whether a file is a Spring Boot
 // configuration file that configures resilience4j.
 func Detect(file string, data []byte) bool {
 	if fileName.MatchString(filepath.Base(file)) {
@@ -62,7 +62,7 @@ func Detect(file string, data []byte) bool {
 	return bytes.Contains(data, []byte("resilience4j.")) || bytes.Contains(data, []byte("resilience4j:"))
 }
 
-// readResilience4jConfig reads the resilience4j instances of a Spring Boot
+// ReadConfig reads the resilience4j instances of a Spring Boot
 // configuration file (YAML, or .properties by its name or its look): one
 // object per instance name (Kind "resilience4j instance") with its
 // timelimiter (PerTryTimeout: Spring's aspects call
@@ -115,7 +115,7 @@ func ReadConfig(file string, data []byte, _ target.Opener, b *budget.Budget) ([]
 	return out, nil
 }
 
-// r4jProp is one property of a Spring configuration document: its key's
+// property is one property of a Spring configuration document: its key's
 // segments as written (a list index is "[0]"), its value or a YAML list's
 // items, and where it stands.
 type property struct {
@@ -140,14 +140,14 @@ func (p property) key() string {
 	return b.String()
 }
 
-// r4jNorm is a name in Spring's relaxed form: lower case, without dashes
+// norm is a name in Spring's relaxed form: lower case, without dashes
 // and underscores.
 func norm(s string) string {
 	s = strings.ToLower(s)
 	return strings.NewReplacer("-", "", "_", "").Replace(s)
 }
 
-// r4jDocuments splits a file into documents of properties: YAML documents,
+// documents splits a file into documents of properties: YAML documents,
 // or .properties documents ("#---" between them).
 func documents(b *budget.Budget, file string, data []byte) ([][]property, error) {
 	switch strings.ToLower(filepath.Ext(file)) {
@@ -169,10 +169,10 @@ func documents(b *budget.Budget, file string, data []byte) ([][]property, error)
 	return properties(file, data)
 }
 
-// r4jMaxDepth bounds the nesting of a YAML document.
+// maxDepth bounds the nesting of a YAML document.
 const maxDepth = 64
 
-// r4jYAML flattens each YAML document into properties, as Spring's
+// readYAML flattens each YAML document into properties, as Spring's
 // YamlPropertySourceLoader does: keys with dots are paths
 // ("resilience4j.retry:" is resilience4j, retry), a list of values is one
 // property, other lists are indexed. Each property holds its whole path:
@@ -192,7 +192,7 @@ func readYAML(b *budget.Budget, file string, docs []*yaml.Node) ([][]property, e
 	return out, nil
 }
 
-// r4jWalker flattens one document.
+// walker flattens one document.
 type walker struct {
 	file   string
 	budget *budget.Budget
@@ -289,7 +289,7 @@ func (w walker) walk(n *yaml.Node, path []string, at []target.Pos, pos target.Po
 	return nil
 }
 
-// r4jSplitKey splits a property key at its dots, but inside brackets:
+// splitKey splits a property key at its dots, but inside brackets:
 // "resilience4j.retry.instances[backend.a]" is resilience4j, retry,
 // instances, backend.a, and "list[0]" is list, [0].
 func splitKey(key string) []string {
@@ -328,7 +328,7 @@ func splitKey(key string) []string {
 	return out
 }
 
-// r4jProperties reads a .properties file as java.util.Properties does
+// properties reads a .properties file as java.util.Properties does
 // (comments with # or !, key and value split by =, : or spaces, a
 // backslash at the end of a line continuing it, \uXXXX escapes), with
 // Spring's "#---" between documents. A property stands on the line its key
@@ -368,7 +368,7 @@ func properties(file string, data []byte) ([][]property, error) {
 	return append(docs, doc), nil
 }
 
-// r4jContinues reports whether a line ends in an odd number of
+// continues reports whether a line ends in an odd number of
 // backslashes, which continue it on the next.
 func continues(s string) bool {
 	n := 0
@@ -378,7 +378,7 @@ func continues(s string) bool {
 	return n%2 == 1
 }
 
-// r4jSplitProperty splits a logical line into its key and value, both
+// splitProperty splits a logical line into its key and value, both
 // unescaped.
 func splitProperty(s string) (key, value string) {
 	i := 0
@@ -405,7 +405,7 @@ func splitProperty(s string) (key, value string) {
 	return unescape(key), unescape(rest)
 }
 
-// r4jUnescape undoes the escapes of a properties file.
+// unescape undoes the escapes of a properties file.
 func unescape(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
@@ -443,7 +443,7 @@ func unescape(s string) string {
 	return b.String()
 }
 
-// r4jCondition returns the condition of a document that applies only
+// condition returns the condition of a document that applies only
 // with a Spring profile or on a cloud platform ("profile prod"), "" for
 // one that always applies.
 func condition(doc []property) string {
@@ -465,7 +465,7 @@ func condition(doc []property) string {
 	return ""
 }
 
-// r4jEntry is one property of an instance or config: its value, where it
+// entry is one property of an instance or config: its value, where it
 // stands and where it comes from.
 type entry struct {
 	key    string // as written: resilience4j.retry.instances.a.maxAttempts
@@ -475,14 +475,14 @@ type entry struct {
 	pos    target.Pos
 }
 
-// r4jSection is one module's instances and configs, each a map from a
+// section is one module's instances and configs, each a map from a
 // relaxed property name to its entry.
 type section struct {
 	instances map[string]map[string]*entry
 	configs   map[string]map[string]*entry
 }
 
-// r4jModel is what a configuration says about resilience4j's modules.
+// model is what a configuration says about resilience4j's modules.
 type model struct {
 	sections map[string]*section
 	first    map[string]target.Pos // where each instance name first stands
@@ -505,7 +505,7 @@ func (m *model) size() int64 {
 	return n
 }
 
-// r4jDocPos is where a document's first property stands.
+// docPos is where a document's first property stands.
 func docPos(file string, props []property) target.Pos {
 	if len(props) > 0 {
 		return props[0].pos
@@ -635,10 +635,10 @@ func (m *model) lookup(mod, name, prop string) (e *entry, from string, err error
 	}
 }
 
-// r4jLeaf is the last name of a key: maxAttempts.
+// leaf is the last name of a key: maxAttempts.
 func leaf(key string) string { return key[strings.LastIndexByte(key, '.')+1:] }
 
-// r4jModuleKey is a module's name as Spring's properties write it.
+// moduleKey is a module's name as Spring's properties write it.
 func moduleKey(mod string) string {
 	if mod == "threadpoolbulkhead" {
 		return "thread-pool-bulkhead"
@@ -1040,7 +1040,7 @@ var (
 	springISODuration    = regexp.MustCompile(`(?i)^([-+]?)P(?:([-+]?[0-9]+)D)?(T(?:([-+]?[0-9]+)H)?(?:([-+]?[0-9]+)M)?(?:([-+]?[0-9]+)(?:[.,]([0-9]{0,9}))?S)?)?$`)
 )
 
-// springBootDuration parses a duration as Spring Boot binds a
+// SpringBootDuration parses a duration as Spring Boot binds a
 // java.time.Duration (DurationStyle.detectAndParse): a whole number and a
 // unit of ns, us, ms, s, m, h or d (any case), a bare number of
 // milliseconds (resilience4j's properties have no @DurationUnit), or ISO

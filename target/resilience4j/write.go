@@ -48,12 +48,8 @@ func write(p *target.Plan, d *target.Doc) error {
 	d.Printf("resilience4j:\n  timelimiter:\n    instances:\n")
 	for i, rt := range routes {
 		d.Note("instance %s (group %q):", inst[i], rt.Group)
-		why := rt.PerTryWhy
-		if fits[i].perTry != rt.PerTry {
-			why = "the deadline less the connect timeout: one attempt must fit the deadline"
-		}
-		d.Note("  timelimiter timeoutDuration %s: %s", target.UnitDur(fits[i].perTry), why)
-		d.Printf("      %s:\n        timeoutDuration: %s\n        cancelRunningFuture: true\n", inst[i], target.UnitDur(fits[i].perTry))
+		d.Note("  timelimiter timeoutDuration %s: %s", target.UnitDur(rt.PerTry), rt.PerTryWhy)
+		d.Printf("      %s:\n        timeoutDuration: %s\n        cancelRunningFuture: true\n", inst[i], target.UnitDur(rt.PerTry))
 	}
 	if p.Bulkhead != nil {
 		d.Printf("  bulkhead:\n    instances:\n")
@@ -104,15 +100,12 @@ func instanceNames(service string, routes []target.Route) []string {
 // fitted is a group's retry as it fits the deadline with every attempt
 // timing out in full.
 type fitted struct {
-	attempts      int
-	perTry, worst time.Duration
-	fellBack      bool
-	asked         target.Route
-	askedN        int // the attempts the route's own retries would fit
+	attempts int
+	worst    time.Duration
 }
 
-// fitRoutes fits each route's retries to its deadline (Route.FitStatic),
-// replacing the route with the one fitted, and returns how each fits.
+// fitRoutes fits each route's retries to its deadline (Route.StaticFit)
+// and returns how each fits.
 func fitRoutes(routes []target.Route) []fitted {
 	fits := make([]fitted, len(routes))
 	for i, rt := range routes {
@@ -123,10 +116,11 @@ func fitRoutes(routes []target.Route) []fitted {
 		// A connect failure is bounded by the client's connect timeout,
 		// which resilience4j does not set: only the time limiter bounds an
 		// attempt, whatever its failure.
-		fr, n, perTry, worst, fellBack := rt.FitStatic(0, rt.PerTry, wait, rt.Attempts)
-		k, _, _ := rt.StaticFit(0, rt.PerTry, wait, rt.Attempts)
-		fits[i] = fitted{n, perTry, worst, fellBack, rt, k}
-		routes[i] = fr
+		// A never-sent failure costs as much as any other (neverSent is
+		// the per-try timeout), so retrying never-sent failures alone
+		// fits no more attempts: there is nothing to fall back on.
+		n, worst := rt.StaticFit(0, rt.PerTry, wait, rt.Attempts)
+		fits[i] = fitted{n, worst}
 	}
 	return fits
 }
@@ -145,9 +139,6 @@ func writeRetry(d *target.Doc, inst string, rt target.Route, f fitted) {
 		return
 	}
 	d.Note("retry %s maxAttempts %d (the first call included): %s", inst, f.attempts, rt.AttemptsWhy)
-	if f.fellBack {
-		d.Note("  connection failures only: retrying %s, where every attempt may time out in full, would fit %s in the deadline of %s; a failed connect costs a retry no more than the connect timeout", strings.Join(f.asked.RetryOn, ", "), target.Plural(f.askedN, "attempt"), target.FmtDur(rt.Deadline))
-	}
 	if f.attempts < rt.Attempts {
 		d.Note("  %d of them: with every attempt failing as slowly as it can and every wait at its largest, more would not fit the deadline of %s", f.attempts, target.FmtDur(rt.Deadline))
 	}
@@ -159,11 +150,7 @@ func writeRetry(d *target.Doc, inst string, rt target.Route, f fitted) {
 	exc := r4jIdempotent
 	if rt.NeverSentOnly() {
 		exc = NeverSent
-		why := rt.IdempotentWhy
-		if f.fellBack {
-			why = "only they fit the deadline"
-		}
-		d.Note("  retryExceptions %s: %s, so only failures before the request was sent are retried (resilience4j's default retries every exception, a timeout included)", strings.Join(exc, ", "), why)
+		d.Note("  retryExceptions %s: %s, so only failures before the request was sent are retried (resilience4j's default retries every exception, a timeout included)", strings.Join(exc, ", "), rt.IdempotentWhy)
 	} else {
 		d.Note("  retryExceptions %s: I/O failures and the time limiter's timeout, from %s; status codes need the HTTP client's exception for them (or a resultPredicate)", strings.Join(exc, ", "), strings.Join(rt.RetryOn, ", "))
 	}
@@ -176,7 +163,7 @@ func writeRetry(d *target.Doc, inst string, rt target.Route, f fitted) {
 	}
 }
 
-// resilience4jSwitch says how to turn the retry instances' retries off
+// writeSwitch says how to turn the retry instances' retries off
 // without a deploy. resilience4j has no switch, and Spring Boot binds
 // these properties when the application starts; but RetryAspect looks its
 // instance up in the RetryRegistry on every call (retryRegistry.retry(name,
@@ -200,8 +187,8 @@ func writeSwitch(d *target.Doc, names []string) {
 	d.Note("Retries off during an incident, without a deploy: resilience4j has no switch, and Spring Boot binds this file when the application starts, but the @Retry aspect looks its instance up in the RetryRegistry on every call, so code the service runs (an admin endpoint) can replace it: retryRegistry.replace(NAME, Retry.of(NAME, RetryConfig.from(retryRegistry.retry(NAME).getRetryConfig()).maxAttempts(1).build())) for NAME in %s; the next call makes one attempt. Without such code, restart the same build with SPRING_APPLICATION_JSON='%s'. Replace them back, or restart without it, to restore the retries.", strings.Join(names, ", "), props)
 }
 
-// resilience4jNaming: "<service>-<group>" as DNS labels of at most 40
-// characters each (renderResilience4j).
+// naming: "<service>-<group>" as DNS labels of at most 40
+// characters each (write).
 var naming = &target.Naming{
 	Service: func(s string) string {
 		if n := target.DNSLabel(s, 40); n != "" {

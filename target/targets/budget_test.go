@@ -70,7 +70,7 @@ func TestYAMLAliasBombs(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// TestYAMLBudgetIsTheRun's: the budget is shared by the files of a run; a
+// TestYAMLBudgetIsTheRuns: the budget is shared by the files of a run; a
 // file under it alone passes it with the others.
 func TestYAMLBudgetIsTheRuns(t *testing.T) {
 	// 600,000 nodes with aliases expanded: a mapping of two scalars named
@@ -119,7 +119,7 @@ func TestYAMLAliasBytes(t *testing.T) {
 	assert.EqualError(t, err, "rc.yaml:1: values YAML aliases repeat: over the byte budget of one run, 64 MiB in all")
 }
 
-// FuzzYAMLWordCount holds the bound yamlDocuments relies on to refuse a
+// FuzzYAMLWordCount holds the bound target.YAMLDocuments relies on to refuse a
 // file before decoding it: a stream decodes to at most 3 nodes a word, and
 // one more.
 func FuzzYAMLWordCount(f *testing.F) {

@@ -26,7 +26,7 @@ import (
 // takes the resources of its own API group from a stream and leaves the
 // rest, so that one file of mixed resources is read by all of them.
 
-// kubeObject is one resource of a manifest stream.
+// Object is one resource of a manifest stream.
 type Object struct {
 	File       string
 	Node       *yaml.Node // the resource's mapping
@@ -42,7 +42,7 @@ type Object struct {
 	Budget *budget.Budget
 }
 
-// qualified is the resource's name as kubectl shows it with -A:
+// Qualified is the resource's name as kubectl shows it with -A:
 // "namespace/name", or the bare name when the manifest sets no namespace
 // (which kubectl then takes from -n or the context).
 func (o Object) Qualified() string {
@@ -59,7 +59,7 @@ func (o Object) Qualified() string {
 // kubeMaxListDepth bounds Lists inside Lists: kubectl prints one level.
 const kubeMaxListDepth = 4
 
-// kubeObjects returns the resources of a manifest stream in the order they
+// Objects returns the resources of a manifest stream in the order they
 // appear, the items of a List ("kind: List", or any *List kind with items)
 // in place of the List. Documents that are not mappings, or have no
 // apiVersion and kind (a Helm values file, an empty template), are left
@@ -121,7 +121,7 @@ func kubeAppend(out []Object, file string, n *yaml.Node, depth int) ([]Object, e
 	return append(out, o), nil
 }
 
-// kubeResolve follows YAML aliases (*anchor) to the node they name.
+// Resolve follows YAML aliases (*anchor) to the node they name.
 func Resolve(n *yaml.Node) *yaml.Node {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 8; i++ {
 		n = n.Alias
@@ -132,7 +132,7 @@ func Resolve(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-// kubeField returns the value of key in a mapping, aliases followed; nil
+// Field returns the value of key in a mapping, aliases followed; nil
 // when n is not a mapping or has no such key. A key written twice takes
 // its last value, as kubectl's JSON decoding does.
 func Field(n *yaml.Node, key string) *yaml.Node {
@@ -153,7 +153,7 @@ func Field(n *yaml.Node, key string) *yaml.Node {
 	return v
 }
 
-// kubePath follows a path of keys through nested mappings.
+// Path follows a path of keys through nested mappings.
 func Path(n *yaml.Node, keys ...string) *yaml.Node {
 	for _, k := range keys {
 		n = Field(n, k)
@@ -161,12 +161,12 @@ func Path(n *yaml.Node, keys ...string) *yaml.Node {
 	return n
 }
 
-// kubeNull reports whether a node is YAML's null (~, null, or nothing).
+// Null reports whether a node is YAML's null (~, null, or nothing).
 func Null(n *yaml.Node) bool {
 	return n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
-// kubeScalar returns a scalar's text.
+// Scalar returns a scalar's text.
 func Scalar(n *yaml.Node) (string, bool) {
 	n = Resolve(n)
 	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
@@ -175,7 +175,7 @@ func Scalar(n *yaml.Node) (string, bool) {
 	return n.Value, true
 }
 
-// kubeKeys returns the keys of a mapping in order.
+// Keys returns the keys of a mapping in order.
 func Keys(n *yaml.Node) []string {
 	n = Resolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
@@ -190,7 +190,7 @@ func Keys(n *yaml.Node) []string {
 	return keys
 }
 
-// kubeMapping returns n when it is a mapping, nil when it is absent, and
+// Mapping returns n when it is a mapping, nil when it is absent, and
 // an error that points at it when it is something else.
 func Mapping(file string, n *yaml.Node, what string) (*yaml.Node, error) {
 	n = Resolve(n)
@@ -203,7 +203,7 @@ func Mapping(file string, n *yaml.Node, what string) (*yaml.Node, error) {
 	return n, nil
 }
 
-// kubeList returns the elements of a sequence, none when it is absent,
+// List returns the elements of a sequence, none when it is absent,
 // and an error that points at it when it is something else.
 func List(file string, n *yaml.Node, what string) ([]*yaml.Node, error) {
 	n = Resolve(n)
@@ -222,7 +222,7 @@ func List(file string, n *yaml.Node, what string) ([]*yaml.Node, error) {
 	return out, nil
 }
 
-// kubeString returns a scalar's text; ok is false when n is absent, and
+// String returns a scalar's text; ok is false when n is absent, and
 // the error points at a value that is not a scalar.
 func String(file string, n *yaml.Node, what string) (s string, ok bool, err error) {
 	n = Resolve(n)
@@ -235,7 +235,7 @@ func String(file string, n *yaml.Node, what string) (s string, ok bool, err erro
 	return n.Value, true, nil
 }
 
-// kubeStrings returns a list of scalars.
+// Strings returns a list of scalars.
 func Strings(file string, n *yaml.Node, what string) ([]string, error) {
 	items, err := List(file, n, what)
 	if err != nil {
@@ -254,7 +254,7 @@ func Strings(file string, n *yaml.Node, what string) ([]string, error) {
 	return out, nil
 }
 
-// kubeInt reads an integer of the given bit size; JSON's quoted numbers
+// Int reads an integer of the given bit size; JSON's quoted numbers
 // ("3") are taken as the protobuf and Kubernetes decoders take them.
 func Int(file string, n *yaml.Node, what string, bits int) (v int64, raw string, ok bool, err error) {
 	raw, ok, err = String(file, n, what)
@@ -268,7 +268,7 @@ func Int(file string, n *yaml.Node, what string, bits int) (v int64, raw string,
 	return v, raw, true, nil
 }
 
-// kubeFloat reads a number.
+// Float reads a number.
 func Float(file string, n *yaml.Node, what string) (v float64, raw string, ok bool, err error) {
 	raw, ok, err = String(file, n, what)
 	if !ok || err != nil {
@@ -281,7 +281,7 @@ func Float(file string, n *yaml.Node, what string) (v float64, raw string, ok bo
 	return v, raw, true, nil
 }
 
-// kubeBool reads a boolean as JSON has them: true or false.
+// Bool reads a boolean as JSON has them: true or false.
 func Bool(file string, n *yaml.Node, what string) (v bool, raw string, ok bool, err error) {
 	raw, ok, err = String(file, n, what)
 	if !ok || err != nil {
@@ -296,7 +296,7 @@ func Bool(file string, n *yaml.Node, what string) (v bool, raw string, ok bool, 
 	return false, raw, false, target.ErrorAt(target.NodePos(file, n), "%s %q: want true or false", what, raw)
 }
 
-// kubeWhat names a node's kind for messages.
+// What names a node's kind for messages.
 func What(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -309,7 +309,7 @@ func What(n *yaml.Node) string {
 	return "nothing"
 }
 
-// kubeAnnotations returns the annotations whose keys start with one of
+// Annotations returns the annotations whose keys start with one of
 // the prefixes, each value with the node that holds it. Kubernetes takes
 // only strings: an unquoted number or boolean (retry.linkerd.io/limit: 3)
 // is refused, as the API server refuses it; other annotations are left
@@ -338,7 +338,7 @@ func Annotations(o Object, prefixes ...string) (map[string]*yaml.Node, error) {
 	return out, nil
 }
 
-// kubeGoDuration parses a Go duration (time.ParseDuration): what
+// GoDuration parses a Go duration (time.ParseDuration): what
 // Kubernetes' metav1.Duration takes, what Istio's durations are (its jsonpb
 // decoder, github.com/golang/protobuf/jsonpb, parses them with
 // time.ParseDuration), and Linkerd's ServiceProfile timeouts.
@@ -357,7 +357,7 @@ func GoDuration(s string) (time.Duration, error) {
 // Gateway API duration.
 var gepDurationRE = regexp.MustCompile(`^([0-9]{1,5}(h|m|s|ms)){1,4}$`)
 
-// gepDuration parses a Gateway API duration (GEP-2257): one to four
+// GEPDuration parses a Gateway API duration (GEP-2257): one to four
 // components of one to five digits and a unit of h, m, s or ms, summed
 // ("1h30m", "1s500ms", "0s"); no sign, no decimals, no spaces, and a bare
 // number is not one. The GEP: match the pattern, then parse as
@@ -373,8 +373,8 @@ func GEPDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// kubeFinish readies the objects a Kubernetes reader returns: each
-// object's matches without repeats (kubeAppendMatch keeps them), and the
+// Finish readies the objects a Kubernetes reader returns: each
+// object's matches without repeats (AppendMatch keeps them), and the
 // names made unique.
 func Finish(objs []target.Object) {
 	for i := range objs {
@@ -412,7 +412,7 @@ func kubeUnique(objs []target.Object) {
 	}
 }
 
-// kubeDetect reports whether data looks like a Kubernetes manifest (YAML
+// Detect reports whether data looks like a Kubernetes manifest (YAML
 // or JSON) that holds one of the markers.
 func Detect(data []byte, markers ...string) bool {
 	if !bytes.Contains(data, []byte("apiVersion")) {
@@ -429,7 +429,7 @@ func Detect(data []byte, markers ...string) bool {
 // kubeIdempotentMethods are the HTTP methods RFC 9110 calls idempotent.
 var kubeIdempotentMethods = map[string]bool{"GET": true, "HEAD": true, "OPTIONS": true, "TRACE": true, "PUT": true, "DELETE": true}
 
-// kubeRetriesNonIdempotent reports whether an object's retries reach requests
+// RetriesNonIdempotent reports whether an object's retries reach requests
 // that are not idempotent: it matches no method, or a method that is not
 // idempotent (a gRPC method is a POST).
 func RetriesNonIdempotent(matches []target.Match) bool {
@@ -446,23 +446,23 @@ func RetriesNonIdempotent(matches []target.Match) bool {
 	return !methods
 }
 
-// kubeRetrySetting is a setting derived from the attempts setting: where the
+// RetrySetting is a setting derived from the attempts setting: where the
 // attempts come from, and as default as they are.
 func RetrySetting[T any](v T, attempts *target.Setting[int]) *target.Setting[T] {
 	return &target.Setting[T]{Value: v, Pos: attempts.Pos, Default: attempts.Default}
 }
 
-// kubeAppendMatch adds a match. Repeats are dropped once, by kubeFinish,
+// AppendMatch adds a match. Repeats are dropped once, by Finish,
 // when the reader returns: dropping them here, each against all before it,
 // took a route of many hosts the square of their number.
 func AppendMatch(ms []target.Match, m target.Match) []target.Match {
 	return append(ms, m)
 }
 
-// gatewayGroup is the Gateway API's group.
+// GatewayGroup is the Gateway API's group.
 const GatewayGroup = "gateway.networking.k8s.io"
 
-// gatewayRule is one rule of an HTTPRoute or GRPCRoute as the Gateway API
+// GatewayRule is one rule of an HTTPRoute or GRPCRoute as the Gateway API
 // and Linkerd readers see it.
 type GatewayRule struct {
 	Node     *yaml.Node
@@ -482,7 +482,7 @@ func (r GatewayRule) Object(name, kind string) target.Object {
 		Router: name + " " + r.pos.File + " " + r.upstream}
 }
 
-// gatewayRules reads the rules of an HTTPRoute or GRPCRoute (its spec is
+// GatewayRules reads the rules of an HTTPRoute or GRPCRoute (its spec is
 // the same in policy.linkerd.io): the matches with the CRD's defaults (a
 // rule without matches, or a match without a path, matches PathPrefix
 // "/"), spec.hostnames as MatchHost, and the first backendRef as the
@@ -561,7 +561,7 @@ func GatewayRules(o Object) ([]GatewayRule, error) {
 	return out, nil
 }
 
-// gatewayDurationSetting reads a Gateway API duration into a setting in
+// GatewayDurationSetting reads a Gateway API duration into a setting in
 // seconds; nil when absent.
 func GatewayDurationSetting(f string, n *yaml.Node, what string) (*target.Setting[float64], error) {
 	raw, ok, err := String(f, n, what)
@@ -575,12 +575,12 @@ func GatewayDurationSetting(f string, n *yaml.Node, what string) (*target.Settin
 	return target.Set(d.Seconds(), target.NodePos(f, n), raw), nil
 }
 
-// lkAnnotationPrefixes are the prefixes of Linkerd's timeout and retry
+// LinkerdAnnotationPrefixes are the prefixes of Linkerd's timeout and retry
 // annotations.
 var LinkerdAnnotationPrefixes = []string{"retry.linkerd.io/", "timeout.linkerd.io/"}
 
-// linkerdAnnotated reports whether annotations, as kubeAnnotations returns
-// them for lkAnnotationPrefixes, hold Linkerd's timeout or retry
+// LinkerdAnnotated reports whether annotations, as Annotations returns
+// them for LinkerdAnnotationPrefixes, hold Linkerd's timeout or retry
 // configuration.
 func LinkerdAnnotated(ann map[string]*yaml.Node) bool {
 	return len(ann) > 0

@@ -80,7 +80,7 @@ items:
 	assert.Equal(t, "list.yaml:3: List items: want a list", err.Error())
 }
 
-// TestReadKubeGEPDuration holds gepDuration to GEP-2257's test vectors
+// TestReadKubeGEPDuration holds GEPDuration to GEP-2257's test vectors
 // (sigs.k8s.io/gateway-api geps/gep-2257) and the CRD's pattern.
 func TestReadKubeGEPDuration(t *testing.T) {
 	for in, want := range map[string]time.Duration{
