@@ -504,35 +504,20 @@ func targetNames(ts []target.Target) string {
 
 // openIncluded is the target.Opener of check: a file a config includes,
 // by the path its reader made of it (relative paths from where check
-// runs), read whole and bounded, a regular file only (budget.Includable);
+// runs), read whole and bounded, a regular file only (budget.OpenInclude);
 // a directory is the names in it, one a line, a directory's with a final
 // "/", for the globs of nginx includes.
-func openIncluded(p string) ([]byte, error) { return openIncludedWith(p, os.Open) }
-
-// openIncludedWith is openIncluded opening a file with open. The mode is
-// checked before the open (opening a named pipe waits for a writer) and
-// again on the open file: the path may name a pipe or a device by then.
-func openIncludedWith(p string, open func(string) (*os.File, error)) ([]byte, error) {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return nil, err
-	}
-	if err := budget.Includable(fi.Mode()); err != nil {
+func openIncluded(p string) ([]byte, error) {
+	f, fi, err := budget.OpenInclude(p)
+	if budget.IsNotIncludable(err) {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
-	if fi.IsDir() {
-		return listIncluded(p)
-	}
-	f, err := open(p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
-		return nil, err
-	}
-	if err := budget.Includable(fi.Mode()); err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
+	if fi.IsDir() {
+		return listIncluded(p)
 	}
 	return readAllBounded(p, f)
 }

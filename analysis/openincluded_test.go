@@ -62,33 +62,15 @@ func TestOpenIncludedRegularOnly(t *testing.T) {
 	}
 }
 
-// TestOpenIncludedRegularAfterOpen: the opener checks the file it opened
-// too, not only the path before it: a path that is a regular file when
-// looked at and a named pipe once opened (swapped in between) is refused
-// with the error of a pipe, not read.
-func TestOpenIncludedRegularAfterOpen(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "site.conf")
-	require.NoError(t, os.WriteFile(p, []byte("# a regular file when looked at\n"), 0o644))
-	opened := ""
-	swapped := func(name string) (*os.File, error) {
-		opened = name
-		r, w, err := os.Pipe()
-		if err != nil {
-			return nil, err
-		}
-		defer w.Close()
-		if _, err := w.WriteString("server { location / { proxy_pass http://127.0.0.1:1; } }\n"); err != nil {
-			return nil, err
-		}
-		return r, nil
-	}
-	data, err := openIncludedWith(p, swapped)
-	assert.EqualError(t, err, p+": not a regular file (a named pipe); an include is read only from a regular file")
-	assert.Nil(t, data)
-	assert.Equal(t, p, opened, "the file is opened once the path is found regular")
-
-	// Unswapped, the same file is read.
-	data, err = openIncludedWith(p, os.Open)
+// TestOpenIncludedDash: an include of "-" is the file named "-" beside the
+// config, as nginx reads it, never standard input (the opener once took
+// "-" for it, with none to read: a panic).
+func TestOpenIncludedDash(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "-"), []byte("server { location /dash { proxy_pass http://127.0.0.1:1; } }\n"), 0o644))
+	main := filepath.Join(dir, "nginx.conf")
+	objs, err := nginx.ReadConfig(main, []byte("http {\n    include -;\n}\n"), openIncluded, nil)
 	require.NoError(t, err)
-	assert.Equal(t, "# a regular file when looked at\n", string(data))
+	require.Len(t, objs, 1)
+	assert.Equal(t, "server location /dash "+filepath.Join(dir, "-")+":1", objs[0].Name+" "+objs[0].Pos.String())
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,6 +198,24 @@ type nginxConfFileError struct {
 func (e *nginxConfFileError) Error() string { return e.msg }
 func (e *nginxConfFileError) Unwrap() error { return e.err }
 
+// openConfig opens a config file: an include as budget.OpenInclude does,
+// the main config as it is (it may be a pipe).
+func openConfig(file string, include bool) (*os.File, fs.FileInfo, error) {
+	if include {
+		return budget.OpenInclude(file)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
+}
+
 // readFile reads one config file within the caps. An include must name a
 // regular file (not a device, a pipe or a directory); the main config may
 // also be a pipe (--nginx-conf <(kubectl exec ... cat nginx.conf)).
@@ -204,28 +223,16 @@ func (r *nginxConfReader) readFile(file string, include bool) ([]byte, error) {
 	refuse := func(err error, format string, args ...any) error {
 		return &nginxConfFileError{msg: file + ": " + fmt.Sprintf(format, args...), err: err}
 	}
-	if include {
-		// Before opening: opening a named pipe waits for a writer.
-		if st, err := os.Stat(file); err == nil {
-			if err := budget.Includable(st.Mode()); err != nil {
-				return nil, refuse(nil, "%v", err)
-			}
-		}
+	f, st, err := openConfig(file, include)
+	if budget.IsNotIncludable(err) {
+		return nil, refuse(nil, "%v", err)
 	}
-	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case st.IsDir():
+	if st.IsDir() {
 		return nil, refuse(nil, "is a directory, not a config file")
-	case include && budget.Includable(st.Mode()) != nil:
-		return nil, refuse(nil, "%v", budget.Includable(st.Mode()))
 	}
 	limit := min(int64(maxNginxConfFile), r.budget.BytesLeft())
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))

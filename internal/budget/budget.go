@@ -79,10 +79,9 @@ func (b *Budget) NodesLeft() int64 { return b.nodes }
 func (b *Budget) BytesLeft() int64 { return b.bytes }
 
 // Includable refuses a file a config includes that is neither a regular
-// file nor a directory: a device may give bytes for ever and opening a
-// named pipe waits for a writer, so the mode is checked before the file
-// is opened (and again after, on the open file). nginx's includes in
-// check and in --nginx-conf follow this one rule.
+// file nor a directory (a *NotIncludable): a device may give bytes for
+// ever and opening a named pipe waits for a writer. OpenInclude checks it
+// before the open and again on the open file.
 func Includable(m fs.FileMode) error {
 	if m.IsRegular() || m.IsDir() {
 		return nil
@@ -98,5 +97,5 @@ func Includable(m fs.FileMode) error {
 	case m&fs.ModeSymlink != 0:
 		kind = "a symbolic link"
 	}
-	return fmt.Errorf("not a regular file (%s); an include is read only from a regular file", kind)
+	return &NotIncludable{Kind: kind}
 }
