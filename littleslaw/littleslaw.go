@@ -289,8 +289,11 @@ func (r Result) Verdict() string {
 		// backoff between them: retries multiply what a hang holds.
 		wait = fmt.Sprintf("(%d attempts x %s + %s of backoff)", r.Attempts, human.Duration(r.Timeout), human.Duration(r.Backoff))
 	}
-	s := fmt.Sprintf("%s, %s calls/s x %s = %s calls wait at once",
-		at, human.Number(hang), wait, human.Number(r.InFlightDuringHang))
+	waiting := human.NumberOf(r.InFlightDuringHang, "call") + " wait"
+	if strings.HasPrefix(waiting, "1 call ") {
+		waiting += "s"
+	}
+	s := fmt.Sprintf("%s, %s calls/s x %s = %s at once", at, human.Number(hang), wait, waiting)
 	var b strings.Builder
 	switch {
 	case !r.PoolKnown:

@@ -215,6 +215,8 @@ func TestVerdict(t *testing.T) {
 				"Even normal demand needs a bulkhead of 25, more than the pool of 20: the pool itself is too small."},
 		{"pool unknown", littleslaw.Input{Rate: 2.5, MeanLatency: 32 * ms, Timeout: 800 * ms},
 			"During a hang, 2.5 calls/s x 800ms = 2 calls wait at once; give --pool to compare that with the pool the calls share."},
+		{"one waits", littleslaw.Input{Rate: 1.25, MeanLatency: 32 * ms, Timeout: 800 * ms},
+			"During a hang, 1.2 calls/s x 800ms = 1 call waits at once; give --pool to compare that with the pool the calls share."},
 		{"rate unknown", littleslaw.Input{Pool: 1200, Timeout: 800 * ms},
 			"Give --rate (or timestamps) to see what a hang costs the pool of 1,200."},
 		{"nothing known", littleslaw.Input{Timeout: 800 * ms},
