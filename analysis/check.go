@@ -70,8 +70,8 @@ type CheckOptions struct {
 }
 
 // MaxConfigBytes is the largest config file check reads, includes
-// included: configs are small, and a read must be bounded.
-const MaxConfigBytes = 16 << 20
+// included: budget.MaxFileBytes, as for the nginx config of --nginx-conf.
+const MaxConfigBytes = budget.MaxFileBytes
 
 // Check reads the data and the configs and returns what the configs'
 // timeouts and retries cost on the data (report.Check).

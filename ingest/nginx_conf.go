@@ -23,12 +23,12 @@ import (
 // follows include directives. An include whose file does not exist is
 // left out and named in the error of a format not found.
 
-// maxNginxConfFile caps one config file; the budget of the run
-// (internal/budget, the one check reads configs within) caps all of them
-// with their includes, bytes and words: real configs are kilobytes, and an
-// include of /dev/zero, of a huge file, or of one file many times must not
-// take the machine.
-const maxNginxConfFile = 4 << 20
+// maxNginxConfFile caps one config file, as check caps it
+// (budget.MaxFileBytes); the budget of the run (internal/budget, the one
+// check reads configs within) caps all of them with their includes, bytes
+// and words: real configs are kilobytes, and an include of /dev/zero, of
+// a huge file, or of one file many times must not take the machine.
+const maxNginxConfFile = budget.MaxFileBytes
 
 // nginxConfError says a read error of nginxconf as --nginx-conf says it.
 func nginxConfError(err error) error {

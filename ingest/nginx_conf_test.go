@@ -205,8 +205,8 @@ func TestNginxConfCaps(t *testing.T) {
 	// Comments: a file near the cap that the tokenizer reads fast.
 	comment := strings.Repeat("# "+strings.Repeat("x", 1021)+"\n", 1024)
 	require.Len(t, comment, 1<<20)
-	big := write("big.conf", strings.Repeat(comment, 4)+"#\n") // 4 MiB + 2 bytes
-	nearly := write("nearly.conf", strings.Repeat(comment, 4)) // 4 MiB exactly
+	big := write("big.conf", strings.Repeat(comment, 16)+"#\n") // 16 MiB + 2 bytes
+	nearly := write("nearly.conf", strings.Repeat(comment, 16)) // 16 MiB exactly
 	write("fmt.conf", "log_format main '$request_time';\n")
 	write("words.conf", strings.Repeat("a b;\n", 100_000))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "conf.d"), 0o755))
@@ -223,10 +223,10 @@ func TestNginxConfCaps(t *testing.T) {
 		{"directory", "include conf.d;\n",
 			"nginx.conf:1: include " + filepath.Join(dir, "conf.d") + ": is a directory, not a config file"},
 		{"over the cap", "include fmt.conf;\n\ninclude big.conf;\n",
-			"nginx.conf:3: include " + big + ": larger than 4 MiB, the cap of one config file"},
+			"nginx.conf:3: include " + big + ": larger than 16 MiB, the cap of one config file"},
 		{"at the cap", "include nearly.conf; include fmt.conf;\n", ""},
-		{"over the total", "include fmt.conf;\n" + strings.Repeat("include nearly.conf;\n", 16),
-			"nginx.conf:17: include " + nearly + ": the config and its includes: over the byte budget of one run, 64 MiB in all"},
+		{"over the total", "include fmt.conf;\n" + strings.Repeat("include nearly.conf;\n", 4),
+			"nginx.conf:5: include " + nearly + ": the config and its includes: over the byte budget of one run, 64 MiB in all"},
 		// One file of 200,000 words, included six times: each file is
 		// small, their words are not (internal/budget). 14 words in
 		// nginx.conf, 3 in fmt.conf and five files of words leave 48,559,
@@ -260,7 +260,7 @@ func TestNginxConfCaps(t *testing.T) {
 	})
 	t.Run("a main config over the cap", func(t *testing.T) {
 		_, err := readNginxConf(big, "main")
-		assert.EqualError(t, err, big+": larger than 4 MiB, the cap of one config file")
+		assert.EqualError(t, err, big+": larger than 16 MiB, the cap of one config file")
 	})
 }
 

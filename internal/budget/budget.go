@@ -29,6 +29,10 @@ const (
 	// key each), the words of an nginx config, and what an object repeats
 	// from its resource (each host of a route).
 	MaxNodes = 1 << 20
+	// MaxFileBytes bounds one config file or include: configs are
+	// kilobytes, and a read must be bounded before the run's budget is
+	// known to be enough.
+	MaxFileBytes = 16 << 20
 )
 
 // ErrSpent is the error of a read beyond a budget; errors.Is finds it in
