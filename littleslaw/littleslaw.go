@@ -289,11 +289,11 @@ func (r Result) Verdict() string {
 		// backoff between them: retries multiply what a hang holds.
 		wait = fmt.Sprintf("(%d attempts x %s + %s of backoff)", r.Attempts, human.Duration(r.Timeout), human.Duration(r.Backoff))
 	}
-	waiting := human.NumberOf(r.InFlightDuringHang, "call") + " wait"
-	if strings.HasPrefix(waiting, "1 call ") {
-		waiting += "s"
+	waiting, verb := human.NumberOf(r.InFlightDuringHang, "call"), "wait"
+	if waiting == "1 call" {
+		verb = "waits"
 	}
-	s := fmt.Sprintf("%s, %s calls/s x %s = %s at once", at, human.Number(hang), wait, waiting)
+	s := fmt.Sprintf("%s, %s calls/s x %s = %s %s at once", at, human.Number(hang), wait, waiting, verb)
 	var b strings.Builder
 	switch {
 	case !r.PoolKnown:

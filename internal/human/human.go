@@ -153,12 +153,7 @@ func NumberOf(x float64, noun string) string {
 }
 
 // Calls counts calls in words: "1 call", "0 calls", "200,000 calls".
-func Calls(n int64) string {
-	if n == 1 {
-		return "1 call"
-	}
-	return Count(n) + " calls"
-}
+func Calls(n int64) string { return Plural(n, "call") }
 
 // sizeUnits are the units ParseBytes reads, largest first within each
 // system, matched regardless of case.
