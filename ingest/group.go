@@ -66,9 +66,12 @@ func (g *Grouper) Key(s *Sample, f *Fields) string {
 	if len(g.keys) == 1 && g.keys[0] == "route" {
 		// The route alone (never empty: it starts with "/"), not copied
 		// unless it must be quoted.
-		if r := g.routeOf(f.Path); !names.NeedsQuote(r) {
+		r := g.routeOf(f.Path)
+		if !names.NeedsQuote(r) {
 			return g.name(r)
 		}
+		g.buf = names.FinishValue(append(g.buf[:0], r...), 0)
+		return g.name(g.buf)
 	}
 	b := g.buf[:0]
 	for i, k := range g.keys {

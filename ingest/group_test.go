@@ -68,6 +68,26 @@ func TestGrouperRoutePatterns(t *testing.T) {
 	}
 }
 
+// TestGrouperQuotesRoute: grouped by the route alone, a route holding a
+// space or a quote is written as the group rule quotes it, as it is among
+// other keys, and the same route twice is the same name.
+func TestGrouperQuotesRoute(t *testing.T) {
+	alone, err := NewGrouper([]string{"route"}, nil)
+	require.NoError(t, err)
+	withMethod, err := NewGrouper([]string{"route", "method"}, nil)
+	require.NoError(t, err)
+	for _, tt := range []struct{ path, want string }{
+		{"/a b/7", `"/a b/{id}"`},
+		{`/say"hi"`, `"/say\"hi\""`},
+		{"/plain/7", "/plain/{id}"},
+	} {
+		f := Fields{Path: []byte(tt.path), Method: []byte("GET")}
+		assert.Equal(t, tt.want, alone.Key(&Sample{}, &f), tt.path)
+		assert.Equal(t, tt.want, alone.Key(&Sample{}, &f), "%s, again", tt.path)
+		assert.Equal(t, tt.want+" GET", withMethod.Key(&Sample{}, &f), tt.path)
+	}
+}
+
 func TestGrouperDoesNotAllocate(t *testing.T) {
 	g, err := NewGrouper([]string{"route", "method"}, []string{"/static/*"})
 	require.NoError(t, err)
